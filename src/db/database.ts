@@ -1,0 +1,109 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { MikroORM, type EntitySchema, type Options } from '@mikro-orm/core';
+import type { SqlEntityManager, AbstractSqlDriver } from '@mikro-orm/knex';
+import { PostgreSqlDriver } from '@mikro-orm/postgresql';
+import { BetterSqliteDriver } from '@mikro-orm/better-sqlite';
+import { Migrator } from '@mikro-orm/migrations';
+import type { Logger } from 'pino';
+import type { Config } from '../../config/index.js';
+import { migrationsList } from './migrations/index.js';
+import { coreEntities } from './entities/index.js';
+
+export type Dialect = 'sqlite' | 'postgresql';
+export type Row = Record<string, unknown>;
+
+/**
+ * The one handle on persistence a process holds. Entities and migrations are shared by both
+ * dialects; runtime hot paths use the portable SQL subset through `execute` (placeholders `?`).
+ */
+export class Database {
+  private constructor(
+    readonly orm: MikroORM<AbstractSqlDriver>,
+    readonly dialect: Dialect,
+  ) {}
+
+  static async open(
+    database: Config['database'],
+    opts: { log: Logger; poolMax?: number; entities?: EntitySchema[] },
+  ): Promise<Database> {
+    const entities = [...coreEntities, ...(opts.entities ?? [])];
+    const common: Partial<Options<AbstractSqlDriver>> = {
+      entities,
+      discovery: { warnWhenNoEntities: false },
+      extensions: [Migrator],
+      migrations: { migrationsList, transactional: true, allOrNothing: true, tableName: 'mikro_orm_migrations' },
+      allowGlobalContext: false,
+      debug: false,
+      forceUtcTimezone: true,
+      logger: (message) => opts.log.debug({ orm: true }, message),
+    };
+    if (database.kind === 'sqlite') {
+      if (database.file !== ':memory:') mkdirSync(dirname(resolve(database.file)), { recursive: true });
+      const orm = await MikroORM.init<AbstractSqlDriver>({
+        ...common,
+        driver: BetterSqliteDriver,
+        dbName: database.file,
+        pool: {
+          min: 1,
+          max: 1,
+          afterCreate(conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
+            // WAL lets readers proceed during a write; busy_timeout rides out a checkpoint.
+            conn.pragma('journal_mode = WAL');
+            conn.pragma('busy_timeout = 5000');
+            conn.pragma('synchronous = NORMAL');
+            done(null, conn);
+          },
+        },
+      } as Options<AbstractSqlDriver>);
+      return new Database(orm, 'sqlite');
+    }
+    const schema = database.schema;
+    const orm = await MikroORM.init<AbstractSqlDriver>({
+      ...common,
+      driver: PostgreSqlDriver,
+      clientUrl: database.url,
+      schema,
+      pool: {
+        min: 0,
+        max: opts.poolMax ?? 10,
+        afterCreate(conn: { query(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) {
+          conn.query(`SET search_path TO "${schema}"`, (err) => done(err, conn));
+        },
+      },
+    } as Options<AbstractSqlDriver>);
+    return new Database(orm, 'postgresql');
+  }
+
+  /** A fresh EntityManager, one per request or per actor turn. */
+  fork(): SqlEntityManager {
+    return this.orm.em.fork() as SqlEntityManager;
+  }
+
+  async execute(sql: string, params: unknown[] = [], em?: SqlEntityManager): Promise<Row[]> {
+    return (em ?? this.fork()).execute<Row[]>(sql, params, 'all');
+  }
+
+  /** Applies pending migrations; returns the names applied. */
+  async migrate(): Promise<string[]> {
+    if (this.dialect === 'postgresql') {
+      const schema = this.orm.config.get('schema');
+      if (schema && schema !== 'public') await this.orm.em.fork().execute(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    }
+    const applied = await this.orm.getMigrator().up();
+    return applied.map((m) => m.name);
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await this.execute('SELECT 1 AS ok');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.orm.close(true);
+  }
+}
