@@ -1,0 +1,227 @@
+import type { SqlEntityManager } from '@mikro-orm/knex';
+import type { Logger } from 'pino';
+import type { Validator } from 'typebox/compile';
+import type { Address } from './address.js';
+import { ActorMovedError, InvalidMessageError } from './errors.js';
+import type { Lease } from './placement.js';
+import type { MailboxPayload, MailboxRow } from './runtime-store.js';
+import type { ActorContext, ActorDefinition, ActorRef, DeactivationReason, DurableDelivery } from './types.js';
+
+export type WorkItem =
+  | { t: 'message'; msg: unknown; resolve(value: unknown): void; reject(err: unknown): void }
+  | { t: 'durable'; row: MailboxRow; done(): void }
+  /** the kind's onActivate hook, run as the first turn */
+  | { t: 'activate' };
+
+/** What a turn asks the runtime to commit. */
+export interface TurnEffects {
+  nextState: unknown;
+  stateDirty: boolean;
+  writes: Array<(em: SqlEntityManager) => Promise<void>>;
+  reminders: Array<{ name: string; set?: { dueAt: number; payload: MailboxPayload } }>;
+  emUsed: boolean;
+  em: SqlEntityManager | undefined;
+  afterCommit: Array<() => void | Promise<void>>;
+  passivate: boolean;
+}
+
+/** The services an activation needs from its system. */
+export interface ActivationHost {
+  readonly processId: string;
+  readonly actors: ActorRef;
+  fork(): SqlEntityManager;
+  runTurn(activation: Activation, item: WorkItem, effects: TurnEffects, lease: Lease, durable: DurableDelivery | undefined, run: () => Promise<unknown>): Promise<void>;
+  leaseFor(activation: Activation): Lease | undefined;
+  onTurnIdle(activation: Activation): void;
+  timerFired(activation: Activation, message: unknown): void;
+}
+
+/**
+ * One live actor: its state, its queue, its timers. Turns run one at a time in arrival order.
+ */
+export class Activation {
+  readonly queue: WorkItem[] = [];
+  state: unknown;
+  isNew = false;
+  lastActive = Date.now();
+  private running = false;
+  private stopped = false;
+  private current: Promise<void> | undefined;
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+
+  constructor(
+    readonly host: ActivationHost,
+    readonly def: ActorDefinition,
+    readonly messageValidator: Validator,
+    readonly address: Address,
+    readonly key: string,
+    /** shard for sharded actors; -1 for pinned */
+    readonly shard: number,
+    readonly epoch: number,
+    readonly log: Logger,
+    load: (activation: Activation) => Promise<void>,
+  ) {
+    this.ready = load(this);
+    this.ready.catch(() => undefined);
+  }
+
+  /** settles when the stored state is loaded */
+  readonly ready: Promise<void>;
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  get isBusy(): boolean {
+    return this.running || this.queue.length > 0;
+  }
+
+  enqueue(item: WorkItem): void {
+    if (this.stopped) {
+      rejectItem(item, new ActorMovedError(`${this.address} was deactivated`));
+      return;
+    }
+    this.queue.push(item);
+    this.lastActive = Date.now();
+    if (!this.running) this.current = this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    this.running = true;
+    try {
+      await this.ready;
+      while (this.queue.length > 0 && !this.stopped) {
+        const item = this.queue.shift();
+        if (!item) break;
+        await this.turn(item);
+        this.lastActive = Date.now();
+      }
+    } catch (err) {
+      this.log.error({ err, address: this.address }, 'activation failed');
+      this.failQueued(err);
+    } finally {
+      this.running = false;
+      this.host.onTurnIdle(this);
+    }
+  }
+
+  private async turn(item: WorkItem): Promise<void> {
+    const lease = this.host.leaseFor(this);
+    if (!lease || !lease.isValid() || lease.epoch !== this.epoch) {
+      rejectItem(item, new ActorMovedError(`${this.address} is no longer owned here`));
+      return;
+    }
+    const durable: DurableDelivery | undefined =
+      item.t === 'durable' ? { id: item.row.id, dedupeKey: item.row.dedupeKey, attempt: item.row.attempts + 1 } : undefined;
+    const effects: TurnEffects = {
+      nextState: this.state,
+      stateDirty: false,
+      writes: [],
+      reminders: [],
+      emUsed: false,
+      em: undefined,
+      afterCommit: [],
+      passivate: false,
+    };
+    const ctx = this.context(effects, durable);
+    await this.host.runTurn(this, item, effects, lease, durable, async () => {
+      if (item.t === 'activate') return this.def.onActivate?.(ctx as ActorContext<never>);
+      const msg = item.t === 'message' ? item.msg : item.row.payload.m;
+      if (!this.messageValidator.Check(msg)) {
+        const first = this.messageValidator.Errors(msg)[0];
+        throw new InvalidMessageError(`invalid message for ${this.def.kind}: ${first?.instancePath || '/'} ${first?.message ?? ''}`);
+      }
+      return this.def.handle(ctx as ActorContext<never>, msg as never);
+    });
+  }
+
+  context(effects: TurnEffects, durable: DurableDelivery | undefined): ActorContext<unknown> {
+    // the context's getters need the activation, not the object literal
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const self = this;
+    return {
+      address: this.address,
+      kind: this.def.kind,
+      key: this.key,
+      processId: this.host.processId,
+      epoch: this.epoch,
+      log: this.log,
+      actors: this.host.actors,
+      durable,
+      isNew: this.isNew,
+      get state() {
+        return effects.nextState;
+      },
+      setState(next: unknown) {
+        effects.nextState = next;
+        effects.stateDirty = true;
+      },
+      get em() {
+        effects.emUsed = true;
+        effects.em ??= self.host.fork();
+        return effects.em;
+      },
+      write(step) {
+        effects.writes.push(step);
+      },
+      afterCommit(fn) {
+        effects.afterCommit.push(fn);
+      },
+      setTimer(name, delayMs, message, opts) {
+        self.cancelTimer(name);
+        const fire = (): void => {
+          if (!opts?.repeat) self.timers.delete(name);
+          self.host.timerFired(self, message);
+        };
+        const handle = opts?.repeat ? setInterval(fire, delayMs) : setTimeout(fire, delayMs);
+        handle.unref();
+        self.timers.set(name, handle);
+      },
+      cancelTimer(name) {
+        self.cancelTimer(name);
+      },
+      setReminder(name, dueAt, message, opts) {
+        const payload: MailboxPayload = { m: message, reminder: name, ...(opts?.periodMs ? { periodMs: opts.periodMs } : {}) };
+        effects.reminders.push({ name, set: { dueAt, payload } });
+      },
+      cancelReminder(name) {
+        effects.reminders.push({ name });
+      },
+      passivate() {
+        effects.passivate = true;
+      },
+    };
+  }
+
+  private cancelTimer(name: string): void {
+    const t = this.timers.get(name);
+    if (t) {
+      clearTimeout(t);
+      clearInterval(t);
+      this.timers.delete(name);
+    }
+  }
+
+  /** Ends the activation: waits for the running turn, hands queued work back as "moved". */
+  async stop(reason: DeactivationReason, wait: boolean): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const name of [...this.timers.keys()]) this.cancelTimer(name);
+    if (wait && this.current) await this.current.catch(() => undefined);
+    this.failQueued(new ActorMovedError(`${this.address} was deactivated (${reason})`));
+    try {
+      this.def.onDeactivate?.(this.address, reason);
+    } catch (err) {
+      this.log.warn({ err, address: this.address }, 'onDeactivate threw');
+    }
+  }
+
+  private failQueued(err: unknown): void {
+    for (const item of this.queue.splice(0)) rejectItem(item, err);
+  }
+}
+
+function rejectItem(item: WorkItem, err: unknown): void {
+  if (item.t === 'message') item.reject(err);
+  else if (item.t === 'durable') item.done();
+}

@@ -1,0 +1,352 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { fenceKeyForPin, fenceKeyForShard, rendezvousOwner, type Address } from '../address.js';
+import type { ActorPlacement, Lease, PlacementEvents } from '../placement.js';
+import type { RuntimeStore } from '../runtime-store.js';
+import { loadClusterScripts, type ClusterScripts } from './scripts.js';
+
+export interface ClusterPlacementOptions {
+  redis: Redis;
+  prefix: string;
+  shardCount: number;
+  leaseTtlMs: number;
+  store: RuntimeStore;
+  log: Logger;
+  /** false: this process routes messages and holds pins but owns no shards */
+  hostShards: boolean;
+  processId?: string;
+}
+
+/**
+ * A lease is trusted locally for this share of its time to live, counted from before the
+ * request that took or renewed it, so that it ends here before Redis can hand it to another.
+ */
+const LOCAL_TRUST = 0.75;
+
+class ShardLease implements Lease {
+  accepting = true;
+  released = false;
+  constructor(
+    readonly shard: number,
+    readonly fenceKey: string,
+    readonly epoch: number,
+    readonly value: string,
+    public validUntil: number,
+  ) {}
+  isValid(): boolean {
+    return !this.released && performance.now() < this.validUntil;
+  }
+  isAccepting(): boolean {
+    return this.accepting && this.isValid();
+  }
+}
+
+class PinLease implements Lease {
+  valid = true;
+  constructor(
+    readonly fenceKey: string,
+    readonly epoch: number,
+    readonly value: string,
+    private readonly placement: ClusterPlacement,
+  ) {}
+  isValid(): boolean {
+    return this.valid && this.placement.isLive();
+  }
+  isAccepting(): boolean {
+    return this.isValid();
+  }
+}
+
+/**
+ * Cluster placement: membership with heartbeats, a fixed number of shards owned through Redis
+ * leases with epochs, rendezvous hashing to decide who should own what, hand-over on join and
+ * leave, and presence keys for pinned actors. No coordinator: every process runs the same loop.
+ */
+export class ClusterPlacement implements ActorPlacement {
+  readonly processId: string;
+  readonly shardCount: number;
+  private readonly scripts: ClusterScripts;
+  private readonly owned = new Map<number, ShardLease>();
+  private readonly pins = new Map<Address, PinLease>();
+  private readonly ownerCache = new Map<number, { owner: string | undefined; at: number }>();
+  private hosts: string[] = [];
+  private live = new Set<string>();
+  private liveUntil = 0;
+  private events: PlacementEvents | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private sub: Redis | undefined;
+  private ticking: Promise<void> | undefined;
+  private again = false;
+  private stopping = false;
+  private lastTickOk = false;
+
+  constructor(private readonly opts: ClusterPlacementOptions) {
+    this.processId = opts.processId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    this.shardCount = opts.shardCount;
+    this.scripts = loadClusterScripts(opts.redis);
+  }
+
+  private key(...parts: Array<string | number>): string {
+    return [this.opts.prefix, ...parts].join(':');
+  }
+
+  private get tickMs(): number {
+    return Math.max(200, Math.floor(this.opts.leaseTtlMs / 5));
+  }
+
+  async start(events: PlacementEvents): Promise<void> {
+    this.events = events;
+    const sub = this.opts.redis.duplicate();
+    this.sub = sub;
+    sub.on('message', () => this.tickSoon());
+    await sub.subscribe(this.key('cluster'));
+    await this.tick();
+    await this.opts.redis.publish(this.key('cluster'), `join ${this.processId}`);
+    this.timer = setInterval(() => this.tickSoon(), this.tickMs);
+    this.timer.unref();
+  }
+
+  /** Leaves the membership, drains and releases every shard, and gives pins up. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.ticking?.catch(() => undefined);
+    const redis = this.opts.redis;
+    await redis.zrem(this.key('hosts'), this.processId).catch(() => undefined);
+    await redis.publish(this.key('cluster'), `leave ${this.processId}`).catch(() => undefined);
+    await this.handOver([...this.owned.keys()]);
+    for (const [address, lease] of this.pins) {
+      lease.valid = false;
+      await this.scripts.releaseLease(this.key('pin', address), lease.value).catch(() => undefined);
+    }
+    this.pins.clear();
+    await redis.zrem(this.key('live'), this.processId).catch(() => undefined);
+    await redis.publish(this.key('cluster'), `left ${this.processId}`).catch(() => undefined);
+    const sub = this.sub;
+    this.sub = undefined;
+    if (sub) {
+      await sub.unsubscribe().catch(() => undefined);
+      sub.disconnect();
+    }
+  }
+
+  private tickSoon(): void {
+    if (this.stopping) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = this.tick()
+      .catch((err: unknown) => this.opts.log.warn({ err }, 'placement tick failed'))
+      .finally(() => {
+        this.ticking = undefined;
+        if (this.again) {
+          this.again = false;
+          this.tickSoon();
+        }
+      });
+  }
+
+  private async tick(): Promise<void> {
+    const ttl = this.opts.leaseTtlMs;
+    const sentAt = performance.now();
+    try {
+      const [live, hosts] = await Promise.all([
+        this.scripts.heartbeat(this.key('live'), this.processId, ttl),
+        this.scripts.heartbeat(this.key('hosts'), this.opts.hostShards && !this.stopping ? this.processId : '', ttl),
+      ]);
+      this.live = new Set(live);
+      this.hosts = hosts.slice().sort();
+      this.liveUntil = sentAt + ttl * LOCAL_TRUST;
+      this.lastTickOk = true;
+    } catch (err) {
+      this.lastTickOk = false;
+      throw err;
+    } finally {
+      await this.renew();
+    }
+    if (this.stopping) return;
+
+    const desired = new Set<number>();
+    if (this.opts.hostShards && this.hosts.includes(this.processId)) {
+      for (let s = 0; s < this.shardCount; s++) if (rendezvousOwner(s, this.hosts) === this.processId) desired.add(s);
+    }
+    const surplus = [...this.owned.keys()].filter((s) => !desired.has(s));
+    if (surplus.length > 0) await this.handOver(surplus);
+    const wanted = [...desired].filter((s) => !this.owned.has(s));
+    if (wanted.length > 0) await this.acquire(wanted);
+  }
+
+  /** Renews every held lease; drops the lost ones and the ones we can no longer vouch for. */
+  private async renew(): Promise<void> {
+    const leases = [...this.owned.values()];
+    if (leases.length > 0) {
+      const sentAt = performance.now();
+      try {
+        const results = await this.scripts.renewLeases(
+          leases.map((l) => this.key('lease', l.shard)),
+          leases.map((l) => l.value),
+          this.opts.leaseTtlMs,
+        );
+        const lost: number[] = [];
+        leases.forEach((l, i) => {
+          if (results[i] === 1) l.validUntil = sentAt + this.opts.leaseTtlMs * LOCAL_TRUST;
+          else lost.push(l.shard);
+        });
+        if (lost.length > 0) await this.lose(lost, 'lease lost');
+      } catch (err) {
+        this.opts.log.warn({ err }, 'lease renewal failed');
+      }
+    }
+    // a lease we could not renew in time (Redis away, or this process was paused) ends here
+    const expired = [...this.owned.values()].filter((l) => !l.isValid()).map((l) => l.shard);
+    if (expired.length > 0) await this.lose(expired, 'lease expired before renewal');
+  }
+
+  private async lose(shards: number[], why: string): Promise<void> {
+    for (const s of shards) {
+      const l = this.owned.get(s);
+      if (l) l.released = true;
+      this.owned.delete(s);
+      this.ownerCache.delete(s);
+    }
+    this.opts.log.warn({ shards: shards.length, why, processId: this.processId }, 'shards lost');
+    await this.events?.shardsLost(shards, false);
+  }
+
+  private async acquire(shards: number[]): Promise<void> {
+    const gained: number[] = [];
+    await Promise.all(
+      shards.map(async (shard) => {
+        const sentAt = performance.now();
+        const epoch = await this.scripts.acquireLease(this.key('lease', shard), this.key('epoch'), this.processId, this.opts.leaseTtlMs);
+        if (epoch === 0) return;
+        const value = `${this.processId}|${epoch}`;
+        const fenceKey = fenceKeyForShard(shard);
+        let stored: number;
+        try {
+          stored = await this.opts.store.raiseFence(fenceKey, epoch);
+        } catch (err) {
+          this.opts.log.warn({ err, shard }, 'could not raise the fence; giving the lease back');
+          await this.scripts.releaseLease(this.key('lease', shard), value).catch(() => undefined);
+          return;
+        }
+        if (stored > epoch) {
+          // Redis forgot its epochs (restart without persistence): move the counter past the database
+          this.opts.log.warn({ shard, epoch, stored }, 'epoch behind the database fence; raising the counter');
+          await this.scripts.raiseEpoch(this.key('epoch'), stored);
+          await this.scripts.releaseLease(this.key('lease', shard), value).catch(() => undefined);
+          this.again = true;
+          return;
+        }
+        this.owned.set(shard, new ShardLease(shard, fenceKey, epoch, value, sentAt + this.opts.leaseTtlMs * LOCAL_TRUST));
+        this.ownerCache.set(shard, { owner: this.processId, at: Date.now() });
+        gained.push(shard);
+      }),
+    );
+    if (gained.length > 0) {
+      this.opts.log.info({ shards: gained.length, owned: this.owned.size, processId: this.processId }, 'shards acquired');
+      this.events?.shardsGained(gained);
+    }
+  }
+
+  /** Graceful hand-over: stop accepting, let running turns finish, then release the leases. */
+  private async handOver(shards: number[]): Promise<void> {
+    const leases = shards.map((s) => this.owned.get(s)).filter((l): l is ShardLease => l !== undefined);
+    if (leases.length === 0) return;
+    for (const l of leases) l.accepting = false;
+    await this.events?.shardsLost(shards, true);
+    for (const l of leases) {
+      l.released = true;
+      this.owned.delete(l.shard);
+      this.ownerCache.delete(l.shard);
+    }
+    await Promise.all(leases.map((l) => this.scripts.releaseLease(this.key('lease', l.shard), l.value).catch(() => 0)));
+    this.opts.log.info({ shards: leases.length, owned: this.owned.size, processId: this.processId }, 'shards handed over');
+    await this.opts.redis.publish(this.key('cluster'), `released ${this.processId}`).catch(() => undefined);
+  }
+
+  /** True while our membership heartbeat is fresh. */
+  isLive(): boolean {
+    return performance.now() < this.liveUntil;
+  }
+
+  shardLease(shard: number): Lease | undefined {
+    return this.owned.get(shard);
+  }
+
+  ownedShards(): number[] {
+    return [...this.owned.keys()];
+  }
+
+  async ownerOfShard(shard: number): Promise<string | undefined> {
+    const cached = this.ownerCache.get(shard);
+    if (cached && cached.owner !== undefined && Date.now() - cached.at < 2000) return cached.owner;
+    const value = await this.opts.redis.get(this.key('lease', shard));
+    const owner = value ? value.split('|')[0] : undefined;
+    this.ownerCache.set(shard, { owner, at: Date.now() });
+    return owner;
+  }
+
+  forgetShardOwner(shard: number): void {
+    this.ownerCache.delete(shard);
+  }
+
+  async claimPin(address: Address): Promise<{ lease: Lease; previousOwner: string | undefined }> {
+    const [epoch, previous] = await this.scripts.claimPin(this.key('pin', address), this.key('epoch'), this.processId);
+    const value = `${this.processId}|${epoch}`;
+    const lease = new PinLease(fenceKeyForPin(address), epoch, value, this);
+    const old = this.pins.get(address);
+    if (old) old.valid = false;
+    this.pins.set(address, lease);
+    await this.opts.store.raiseFence(lease.fenceKey, epoch);
+    const previousOwner = previous ? previous.split('|')[0] : undefined;
+    return { lease, previousOwner };
+  }
+
+  invalidatePin(address: Address, newerEpoch: number): void {
+    const lease = this.pins.get(address);
+    if (lease && lease.epoch < newerEpoch) {
+      lease.valid = false;
+      this.pins.delete(address);
+    }
+  }
+
+  async releasePin(address: Address, lease: Lease): Promise<void> {
+    const mine = this.pins.get(address);
+    if (mine === lease) {
+      this.pins.delete(address);
+      mine.valid = false;
+      await this.scripts.releaseLease(this.key('pin', address), mine.value).catch(() => undefined);
+    }
+  }
+
+  pinLease(address: Address): Lease | undefined {
+    return this.pins.get(address);
+  }
+
+  async ownerOfPin(address: Address): Promise<string | undefined> {
+    const value = await this.opts.redis.get(this.key('pin', address));
+    const owner = value ? value.split('|')[0] : undefined;
+    return owner && this.live.has(owner) ? owner : undefined;
+  }
+
+  isReady(): boolean {
+    return this.lastTickOk && this.isLive() && (!this.opts.hostShards || this.owned.size > 0 || this.hosts.length > this.shardCount);
+  }
+
+  describe(): Record<string, unknown> {
+    return {
+      mode: 'cluster',
+      processId: this.processId,
+      shards: this.shardCount,
+      owned: this.owned.size,
+      hosts: this.hosts.length,
+      live: this.live.size,
+      pins: this.pins.size,
+    };
+  }
+}

@@ -1,0 +1,54 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Envelope, Transport } from '../transport.js';
+
+/**
+ * Cluster transport: each process subscribes to its own inbox channel. Pub/sub loses what is
+ * sent while nobody listens, so nothing that must survive travels only this way: durable
+ * messages are rows, and this only wakes their owner.
+ */
+export class RedisTransport implements Transport {
+  private sub: Redis | undefined;
+  private channel = '';
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly log: Logger,
+  ) {}
+
+  inboxOf(processId: string): string {
+    return `${this.prefix}:inbox:${processId}`;
+  }
+
+  async start(processId: string, onEnvelope: (env: Envelope) => void): Promise<void> {
+    this.channel = this.inboxOf(processId);
+    const sub = this.redis.duplicate();
+    this.sub = sub;
+    sub.on('message', (_channel: string, text: string) => {
+      let env: Envelope;
+      try {
+        env = JSON.parse(text) as Envelope;
+      } catch (err) {
+        this.log.warn({ err }, 'unreadable envelope dropped');
+        return;
+      }
+      onEnvelope(env);
+    });
+    await sub.subscribe(this.channel);
+  }
+
+  async send(processId: string, env: Envelope): Promise<boolean> {
+    const receivers = await this.redis.publish(this.inboxOf(processId), JSON.stringify(env));
+    return receivers > 0;
+  }
+
+  async stop(): Promise<void> {
+    const sub = this.sub;
+    this.sub = undefined;
+    if (sub) {
+      await sub.unsubscribe(this.channel).catch(() => undefined);
+      sub.disconnect();
+    }
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Errors of the actor runtime. Each has a fixed `name` and `code`; errors that cross a process
+ * boundary travel as {name, code, message} and are rebuilt by name, never checked with
+ * `instanceof` across the boundary before that.
+ */
+export class ActorRuntimeError extends Error {
+  override readonly name: string = 'ActorRuntimeError';
+  readonly code: string = 'ACTOR_RUNTIME';
+}
+
+/** An ask got no reply in time. The message may still be processed. */
+export class AskTimeoutError extends ActorRuntimeError {
+  override readonly name = 'AskTimeoutError';
+  override readonly code = 'ASK_TIMEOUT';
+}
+
+/** No process can serve the address now (a pinned actor whose connection is gone, or no shard owner). */
+export class ActorUnavailableError extends ActorRuntimeError {
+  override readonly name = 'ActorUnavailableError';
+  override readonly code = 'ACTOR_UNAVAILABLE';
+}
+
+/** The process asked does not own the address (any more); the sender resolves again. */
+export class ActorMovedError extends ActorRuntimeError {
+  override readonly name = 'ActorMovedError';
+  override readonly code = 'ACTOR_MOVED';
+}
+
+/** The database rejected a state write because a newer lease epoch has been seen. */
+export class FencedError extends ActorRuntimeError {
+  override readonly name = 'FencedError';
+  override readonly code = 'FENCED';
+}
+
+export class UnknownActorKindError extends ActorRuntimeError {
+  override readonly name = 'UnknownActorKindError';
+  override readonly code = 'UNKNOWN_KIND';
+}
+
+/** A message that does not match the schema of the actor kind. */
+export class InvalidMessageError extends ActorRuntimeError {
+  override readonly name = 'InvalidMessageError';
+  override readonly code = 'INVALID_MESSAGE';
+}
+
+/** An error a handler threw, as seen by a caller in another process. */
+export class RemoteActorError extends ActorRuntimeError {
+  override readonly name: string = 'RemoteActorError';
+  constructor(
+    message: string,
+    readonly remoteName: string,
+    readonly remoteCode: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+export interface SerializedError {
+  name: string;
+  code?: string;
+  message: string;
+}
+
+export function serializeError(err: unknown): SerializedError {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return { name: err.name, message: err.message, ...(typeof code === 'string' ? { code } : {}) };
+  }
+  return { name: 'Error', message: String(err) };
+}
+
+const byName: Record<string, new (message: string) => ActorRuntimeError> = {
+  AskTimeoutError,
+  ActorUnavailableError,
+  ActorMovedError,
+  FencedError,
+  UnknownActorKindError,
+  InvalidMessageError,
+};
+
+/** The one place a serialized error becomes an Error again. */
+export function rebuildError(e: SerializedError): Error {
+  const Known = byName[e.name];
+  if (Known) return new Known(e.message);
+  return new RemoteActorError(e.message, e.name, e.code);
+}

@@ -1,0 +1,105 @@
+import { fenceKeyForPin, fenceKeyForShard, type Address } from './address.js';
+import type { ActorPlacement, Lease, PlacementEvents } from './placement.js';
+import type { RuntimeStore } from './runtime-store.js';
+
+class FixedLease implements Lease {
+  valid = true;
+  constructor(
+    readonly fenceKey: string,
+    readonly epoch: number,
+  ) {}
+  isValid(): boolean {
+    return this.valid;
+  }
+  isAccepting(): boolean {
+    return this.valid;
+  }
+}
+
+/**
+ * Embedded mode: this process owns every shard. Its epoch is its start time in milliseconds,
+ * so a restarted process fences out anything the previous run left half-done.
+ */
+export class LocalPlacement implements ActorPlacement {
+  readonly processId = `local-${process.pid}`;
+  private readonly epoch = Date.now();
+  private pinCounter = 0;
+  private readonly shards = new Map<number, FixedLease>();
+  private readonly pins = new Map<Address, FixedLease>();
+
+  constructor(
+    readonly shardCount: number,
+    private readonly store: RuntimeStore,
+  ) {}
+
+  async start(events: PlacementEvents): Promise<void> {
+    const keys: string[] = [];
+    for (let s = 0; s < this.shardCount; s++) {
+      keys.push(fenceKeyForShard(s));
+      this.shards.set(s, new FixedLease(fenceKeyForShard(s), this.epoch));
+    }
+    await this.store.raiseFences(keys, this.epoch);
+    events.shardsGained([...this.shards.keys()]);
+  }
+
+  async stop(): Promise<void> {
+    for (const lease of this.shards.values()) lease.valid = false;
+    for (const lease of this.pins.values()) lease.valid = false;
+  }
+
+  shardLease(shard: number): Lease | undefined {
+    return this.shards.get(shard);
+  }
+
+  ownedShards(): number[] {
+    return [...this.shards.keys()];
+  }
+
+  async ownerOfShard(shard: number): Promise<string | undefined> {
+    return this.shards.has(shard) ? this.processId : undefined;
+  }
+
+  forgetShardOwner(): void {}
+
+  async claimPin(address: Address): Promise<{ lease: Lease; previousOwner: string | undefined }> {
+    // epochs above any shard epoch of this run and unique per claim
+    const epoch = this.epoch * 1000 + ++this.pinCounter;
+    const old = this.pins.get(address);
+    if (old) old.valid = false;
+    const lease = new FixedLease(fenceKeyForPin(address), epoch);
+    this.pins.set(address, lease);
+    await this.store.raiseFence(lease.fenceKey, epoch);
+    return { lease, previousOwner: undefined };
+  }
+
+  invalidatePin(address: Address, newerEpoch: number): void {
+    const lease = this.pins.get(address);
+    if (lease && lease.epoch < newerEpoch) {
+      lease.valid = false;
+      this.pins.delete(address);
+    }
+  }
+
+  async releasePin(address: Address, lease: Lease): Promise<void> {
+    if (this.pins.get(address) === lease) {
+      this.pins.delete(address);
+      (lease as FixedLease).valid = false;
+    }
+  }
+
+  pinLease(address: Address): Lease | undefined {
+    return this.pins.get(address);
+  }
+
+  async ownerOfPin(address: Address): Promise<string | undefined> {
+    return this.pins.has(address) ? this.processId : undefined;
+  }
+
+  isReady(): boolean {
+    return true;
+  }
+
+  describe(): Record<string, unknown> {
+    return { mode: 'embedded', processId: this.processId, shards: this.shardCount, pins: this.pins.size };
+  }
+}
