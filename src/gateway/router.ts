@@ -1,0 +1,91 @@
+import Router from '@koa/router';
+import bodyParser from 'koa-bodyparser';
+import type { Context, Middleware, Next } from 'koa';
+import type { Logger } from 'pino';
+import { HttpError, RequestValidationError } from './errors.js';
+import type { MountSpec, RouteSpec } from './route-table.js';
+import { RequestPart } from './validation.js';
+
+export interface RouterOptions {
+  bodyLimit: string;
+}
+
+function fullPath(prefix: string, path: string): string {
+  const p = path === '/' ? '' : path;
+  return `${prefix}${p}` || '/';
+}
+
+/**
+ * Generates the router from the mounts. Per route: authentication, body parsing with a size
+ * limit, TypeBox validation of path, query and body, then the handler and the mount's envelope.
+ * Paths answer with and without a trailing slash (the router is not strict), never a redirect.
+ */
+export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: RouterOptions): Middleware {
+  const router = new Router({ strict: false });
+  const parseBody = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: opts.bodyLimit,
+    strict: false,
+    onerror: (err: Error & { status?: number }) => {
+      if (err.status === 413) throw err;
+      throw new RequestValidationError([{ loc: ['body', 0], msg: `JSON decode error: ${err.message}`, type: 'json_invalid', input: {}, ctx: { error: err.message } }]);
+    },
+  }) as unknown as Middleware;
+
+  for (const mount of mounts) {
+    for (const route of mount.routes) {
+      const template = fullPath(mount.prefix, route.path);
+      router.register(template, [route.method], routeChain(mount, route, template, parseBody));
+    }
+  }
+  const routes = router.routes() as unknown as Middleware;
+  const allowed = router.allowedMethods({
+    throw: true,
+    methodNotAllowed: () => new HttpError(405, 'method_not_allowed', 'method not allowed on this path'),
+    notImplemented: () => new HttpError(501, 'not_implemented', 'method not implemented'),
+  }) as unknown as Middleware;
+  return async (ctx: Context, next: Next) => {
+    await routes(ctx, async () => {
+      await allowed(ctx, next);
+    });
+  };
+}
+
+function routeChain(mount: MountSpec<unknown>, route: RouteSpec<unknown>, template: string, parseBody: Middleware): Middleware[] {
+  const params = route.params ? new RequestPart('path', route.params) : undefined;
+  const query = route.query ? new RequestPart('query', route.query) : undefined;
+  const body = route.body ? new RequestPart('body', route.body) : undefined;
+  const hasBody = route.method !== 'GET' && route.method !== 'DELETE';
+  const chain: Middleware[] = [
+    async (ctx, next) => {
+      ctx.state.routeTemplate = template;
+      if (mount.authenticate && route.auth !== false) ctx.state.auth = await mount.authenticate(ctx);
+      await next();
+    },
+  ];
+  if (hasBody) chain.push(parseBody);
+  chain.push(async (ctx) => {
+    const request = ctx.request as { body?: unknown; rawBody?: unknown };
+    // koa-bodyparser leaves {} when nothing was sent; rawBody tells a real (even empty-object) body apart
+    const bodyPresent = typeof request.rawBody === 'string' && request.rawBody.trim().length > 0;
+    const rawBody = bodyPresent ? request.body : undefined;
+    const result = await route.handler({
+      params: params ? (params.parse({ ...ctx.params }) as Record<string, unknown>) : { ...ctx.params },
+      query: query ? (query.parse({ ...ctx.query }) as Record<string, unknown>) : { ...ctx.query },
+      body: body && (bodyPresent || !route.bodyOptional) ? body.parse(rawBody) : rawBody,
+      auth: ctx.state.auth,
+      koa: ctx,
+      log: ctx.state.log as Logger,
+      requestId: ctx.state.requestId as string,
+    });
+    if (result.headers) for (const [k, v] of Object.entries(result.headers)) ctx.set(k, v);
+    ctx.status = result.status ?? 200;
+    if (result.raw) {
+      ctx.type = result.raw.type;
+      ctx.body = result.raw.body;
+      return;
+    }
+    ctx.body = mount.respond ? mount.respond(result.data) : (result.data ?? null);
+  });
+  return chain;
+}

@@ -1,0 +1,105 @@
+import type { TSchema } from 'typebox';
+import { Compile, type Validator } from 'typebox/compile';
+import type { TLocalizedValidationError } from 'typebox/error';
+import { RequestValidationError, type ValidationDetail } from './errors.js';
+
+export type Location = 'body' | 'query' | 'path' | 'header';
+
+/** A compiled schema for one part of a request. */
+export class RequestPart {
+  private readonly validator: Validator;
+  constructor(
+    readonly where: Location,
+    readonly schema: TSchema,
+  ) {
+    this.validator = Compile(schema);
+  }
+
+  /**
+   * Query and path values arrive as strings: they are converted to the schema's types first.
+   * Defaults are applied. Throws RequestValidationError on failure.
+   */
+  parse(input: unknown): unknown {
+    let value = input;
+    if (this.where !== 'body') value = this.validator.Convert(value);
+    value = this.validator.Default(value);
+    if (this.validator.Check(value)) return value;
+    throw new RequestValidationError(this.validator.Errors(value).map((e) => toDetail(this.where, e, value)));
+  }
+}
+
+function pointerToLoc(pointer: string): Array<string | number> {
+  if (!pointer) return [];
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+}
+
+function at(value: unknown, loc: Array<string | number>): unknown {
+  let v: unknown = value;
+  for (const k of loc) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<string | number, unknown>)[k];
+  }
+  return v;
+}
+
+const typeNames: Record<string, string> = {
+  string: 'string_type',
+  integer: 'int_type',
+  number: 'float_type',
+  boolean: 'bool_type',
+  object: 'dict_type',
+  array: 'list_type',
+  null: 'none_required',
+};
+
+/** TypeBox error -> pydantic-style entry: `loc`, `msg`, `type`, `input`, `ctx`. */
+export function toDetail(where: Location, e: TLocalizedValidationError, root: unknown): ValidationDetail {
+  const base = pointerToLoc(e.instancePath);
+  const input = at(root, base);
+  switch (e.keyword) {
+    case 'required': {
+      const missing = e.params.requiredProperties[0] ?? '';
+      return { loc: [where, ...base, missing], msg: 'Field required', type: 'missing', input: input ?? null, ctx: {} };
+    }
+    case 'type': {
+      const expected = Array.isArray(e.params.type) ? e.params.type[0] : e.params.type;
+      return {
+        loc: [where, ...base],
+        msg: `Input should be a valid ${String(expected)}`,
+        type: typeNames[String(expected)] ?? 'type_error',
+        input: input ?? null,
+        ctx: { expected_type: expected },
+      };
+    }
+    case 'enum':
+      return { loc: [where, ...base], msg: e.message, type: 'enum', input, ctx: { expected: e.params.allowedValues } };
+    case 'const':
+      return { loc: [where, ...base], msg: e.message, type: 'literal_error', input, ctx: { expected: e.params.allowedValue } };
+    case 'pattern':
+      return { loc: [where, ...base], msg: e.message, type: 'string_pattern_mismatch', input, ctx: { pattern: e.params.pattern } };
+    case 'minLength':
+      return { loc: [where, ...base], msg: e.message, type: 'string_too_short', input, ctx: { min_length: e.params.limit } };
+    case 'maxLength':
+      return { loc: [where, ...base], msg: e.message, type: 'string_too_long', input, ctx: { max_length: e.params.limit } };
+    case 'minimum':
+      return { loc: [where, ...base], msg: e.message, type: 'greater_than_equal', input, ctx: { ge: e.params.limit } };
+    case 'maximum':
+      return { loc: [where, ...base], msg: e.message, type: 'less_than_equal', input, ctx: { le: e.params.limit } };
+    case 'minItems':
+      return { loc: [where, ...base], msg: e.message, type: 'too_short', input, ctx: { min_length: e.params.limit } };
+    case 'maxItems':
+      return { loc: [where, ...base], msg: e.message, type: 'too_long', input, ctx: { max_length: e.params.limit } };
+    case 'format':
+      return { loc: [where, ...base], msg: e.message, type: `${e.params.format.replace(/-/g, '_')}_parsing`, input, ctx: { format: e.params.format } };
+    case 'additionalProperties': {
+      const extra = e.params.additionalProperties[0] ?? '';
+      return { loc: [where, ...base, extra], msg: 'Extra inputs are not permitted', type: 'extra_forbidden', input: at(input, [extra]), ctx: {} };
+    }
+    default:
+      return { loc: [where, ...base], msg: e.message, type: e.keyword, input: input ?? null, ctx: { ...e.params } };
+  }
+}

@@ -1,0 +1,189 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from '../../config/index.js';
+import { Database } from '../db/database.js';
+import { createGateway } from '../gateway/gateway.js';
+import { buildOpenApi } from '../gateway/openapi.js';
+import type { MountSpec } from '../gateway/route-table.js';
+import { systemMount } from '../gateway/system-mount.js';
+import { PlatformMetrics } from '../metrics.js';
+import { ActorSystem } from '../runtime/actor-system.js';
+import { ClusterPlacement } from '../runtime/cluster/cluster-placement.js';
+import { RedisTransport } from '../runtime/cluster/redis-transport.js';
+import { LocalPlacement } from '../runtime/local-placement.js';
+import type { ActorPlacement } from '../runtime/placement.js';
+import { RuntimeStore } from '../runtime/runtime-store.js';
+import { InProcessTransport, type Transport } from '../runtime/transport.js';
+import type { PlatformModule, PlatformServices } from './services.js';
+
+export interface PlatformOptions {
+  config: Config;
+  log: Logger;
+  modules: PlatformModule[];
+  /** default: every role hosts shards */
+  hostShards?: boolean;
+  processId?: string;
+}
+
+/**
+ * One process of the platform: database, actor runtime (embedded or cluster), and for the web
+ * roles the HTTP server with the gateway and the modules' hooks (OCPP WebSockets).
+ */
+export class Platform {
+  private server: Server | undefined;
+  private shuttingDown = false;
+  private stopped: Promise<void> | undefined;
+
+  private constructor(
+    readonly services: PlatformServices,
+    private readonly modules: PlatformModule[],
+  ) {}
+
+  static async create(opts: PlatformOptions): Promise<Platform> {
+    const { config, log } = opts;
+    const entities = opts.modules.flatMap((m) => m.entities ?? []);
+    const db = await Database.open(config.database, { log, poolMax: config.DATABASE_POOL_MAX, entities });
+    try {
+      if (config.mode === 'embedded') {
+        const applied = await db.migrate();
+        if (applied.length > 0) log.info({ applied }, 'migrations applied');
+      } else {
+        const pending = await db.orm.getMigrator().getPendingMigrations();
+        if (pending.length > 0) {
+          throw new Error(`database has ${pending.length} pending migration(s); run the release phase first (npm run migrate)`);
+        }
+      }
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
+    const store = new RuntimeStore(db);
+    let redis: Redis | undefined;
+    let placement: ActorPlacement;
+    let transport: Transport;
+    if (config.REDIS_URL) {
+      redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false });
+      redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis error'));
+      placement = new ClusterPlacement({
+        redis,
+        prefix: config.REDIS_PREFIX,
+        shardCount: config.ACTOR_SHARDS,
+        leaseTtlMs: config.LEASE_TTL_MS,
+        store,
+        log,
+        hostShards: opts.hostShards ?? true,
+        ...(opts.processId ? { processId: opts.processId } : {}),
+      });
+      transport = new RedisTransport(redis, config.REDIS_PREFIX, log);
+    } else {
+      placement = new LocalPlacement(config.ACTOR_SHARDS, store);
+      transport = new InProcessTransport();
+    }
+    const late: { actors?: ActorSystem } = {};
+    const metrics = new PlatformMetrics({
+      activations: () => late.actors?.stats().activations ?? 0,
+      ownedShards: () => late.actors?.ownedShardCount() ?? 0,
+    });
+    const actors = new ActorSystem({
+      db,
+      store,
+      placement,
+      transport,
+      log,
+      askTimeoutMs: config.ASK_TIMEOUT_MS,
+      idleMs: config.ACTOR_IDLE_MS,
+      onTurn: (kind, outcome, seconds) => {
+        metrics.actorTurns.inc({ kind, outcome });
+        metrics.actorTurnSeconds.observe({ kind }, seconds);
+      },
+    });
+    late.actors = actors;
+    for (const m of opts.modules) for (const def of m.actors ?? []) actors.register(def);
+    return new Platform({ config, log, db, actors, metrics, redis }, opts.modules);
+  }
+
+  get url(): string {
+    const addr = this.server?.address() as AddressInfo | null | undefined;
+    return addr ? `http://127.0.0.1:${addr.port}` : '';
+  }
+
+  get httpServer(): Server | undefined {
+    return this.server;
+  }
+
+  get isShuttingDown(): boolean {
+    return this.shuttingDown;
+  }
+
+  /** Starts the actor host and, for the web roles, the HTTP server. */
+  async start(): Promise<void> {
+    const { config, log } = this.services;
+    await this.services.actors.start();
+    if (config.PROCESS_ROLE === 'worker') {
+      log.info({ mode: config.mode, processId: this.services.actors.processId }, 'worker started');
+      return;
+    }
+    const featureMounts = this.modules.flatMap((m) => (m.mounts ? (m.mounts(this.services) as Array<MountSpec<unknown>>) : []));
+    let openapi: Record<string, unknown> | undefined;
+    const mounts: Array<MountSpec<unknown>> = [];
+    mounts.push(
+      systemMount({
+        services: this.services,
+        isShuttingDown: () => this.shuttingDown,
+        openapi: () => (openapi ??= buildOpenApi(mounts, { title: 'EV roaming platform', version: '1.0.0', serverUrl: config.publicUrl })),
+      }),
+      ...featureMounts,
+    );
+    const app = createGateway({
+      log,
+      mounts,
+      bodyLimit: config.BODY_LIMIT,
+      observe: (method, route, status, seconds) => this.services.metrics.httpRequests.observe({ method, route, status: String(status) }, seconds),
+    });
+    const server = createServer(app.callback());
+    server.keepAliveTimeout = 65_000;
+    this.server = server;
+    for (const m of this.modules) await m.attach?.(this.services, server);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.PORT, config.HOST, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const port = (server.address() as AddressInfo).port;
+    log.info({ mode: config.mode, port, processId: this.services.actors.processId }, 'listening');
+  }
+
+  /**
+   * Graceful stop: refuse new work, let modules close their sockets, hand shards over, drain
+   * HTTP, close the database and Redis.
+   */
+  stop(): Promise<void> {
+    this.stopped ??= this.doStop();
+    return this.stopped;
+  }
+
+  private async doStop(): Promise<void> {
+    const { log } = this.services;
+    this.shuttingDown = true;
+    const server = this.server;
+    const closed = server
+      ? new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        })
+      : Promise.resolve();
+    for (const m of this.modules) {
+      await m.stop?.().catch((err: unknown) => log.warn({ err, module: m.name }, 'module stop failed'));
+    }
+    await this.services.actors.stop();
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 5000).unref())]);
+    server?.closeAllConnections();
+    await this.services.db.close();
+    if (this.services.redis) await this.services.redis.quit().catch(() => undefined);
+    log.info('stopped');
+  }
+}

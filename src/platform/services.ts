@@ -1,0 +1,36 @@
+import type { Server } from 'node:http';
+import type { EntitySchema } from '@mikro-orm/core';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from '../../config/index.js';
+import type { Database } from '../db/database.js';
+import type { MountSpec } from '../gateway/route-table.js';
+import type { PlatformMetrics } from '../metrics.js';
+import type { ActorSystem } from '../runtime/actor-system.js';
+import type { ActorDefinition } from '../runtime/types.js';
+
+/** What feature code gets: settings, logs, the database, the actors, metrics. No globals. */
+export interface PlatformServices {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly db: Database;
+  readonly actors: ActorSystem;
+  readonly metrics: PlatformMetrics;
+  /** the shared command connection in cluster mode */
+  readonly redis: Redis | undefined;
+}
+
+/**
+ * A feature (OCPI, charge-point management, ...) plugs into the platform through one of these:
+ * its entities, its actor kinds, its HTTP mounts, and hooks on the HTTP server.
+ */
+export interface PlatformModule {
+  name: string;
+  entities?: EntitySchema[];
+  actors?: ActorDefinition[];
+  mounts?(services: PlatformServices): Array<MountSpec<never>>;
+  /** after the HTTP server exists (web roles only), e.g. to accept WebSocket upgrades */
+  attach?(services: PlatformServices, server: Server): Promise<void> | void;
+  /** first step of shutdown, before actors are handed over (close sockets with 1012) */
+  stop?(): Promise<void>;
+}
