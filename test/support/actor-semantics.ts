@@ -1,0 +1,191 @@
+import { expect } from 'chai';
+import { ActorUnavailableError, AskTimeoutError, InvalidMessageError } from '../../src/runtime/errors.js';
+import { startPlatform, type StartedPlatform, type TestEnvironment } from './platforms.js';
+import { deactivations, maxConcurrentTurns, testActorsModule } from './test-actors.js';
+
+async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T = await fn();
+  while (!ok(last)) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 50));
+    last = await fn();
+  }
+  return last;
+}
+
+interface CounterState {
+  count: number;
+  flaky_attempts: number;
+  fired: string[];
+  seqs: string[];
+}
+
+/**
+ * The guarantees of the actor runtime, run once per mode (embedded in one process; cluster with
+ * Redis and PostgreSQL). What a user of the runtime relies on, not how it is built.
+ */
+export function actorSemantics(makeEnv: () => Promise<TestEnvironment>): void {
+  let env: TestEnvironment;
+  let p: StartedPlatform;
+  const overrides = { ACTOR_IDLE_MS: '1000', ASK_TIMEOUT_MS: '3000' };
+
+  beforeEach(async () => {
+    env = await makeEnv();
+    p = await startPlatform(env, [testActorsModule()], { overrides });
+  });
+
+  afterEach(async () => {
+    await p.stop().catch(() => undefined);
+    await env.cleanup();
+  });
+
+  const actors = () => p.platform.services.actors;
+
+  it('answers an ask with the handler result and keeps state across turns', async () => {
+    expect(await actors().ask('counter/a', { op: 'inc' })).to.equal(1);
+    expect(await actors().ask('counter/a', { op: 'inc' })).to.equal(2);
+    const s = await actors().ask<CounterState>('counter/a', { op: 'get' });
+    expect(s.count).to.equal(2);
+  });
+
+  it('runs one turn at a time per actor, in arrival order', async () => {
+    const seqs = Array.from({ length: 30 }, (_, i) => String(i));
+    await Promise.all(seqs.map((seq) => actors().ask('counter/order', { op: 'inc', seq, work_ms: 2 })));
+    const s = await actors().ask<CounterState>('counter/order', { op: 'get' });
+    expect(s.count).to.equal(30);
+    expect(s.seqs).to.deep.equal(seqs);
+    expect(maxConcurrentTurns()).to.equal(1);
+  });
+
+  it('keeps state through passivation and through a restart of the process', async () => {
+    await actors().ask('counter/persist', { op: 'inc' });
+    await actors().ask('counter/persist', { op: 'inc' });
+    // idle passivation after ACTOR_IDLE_MS
+    await eventually(async () => actors().stats().activations, (n) => n === 0, 8000);
+    expect(await actors().ask('counter/persist', { op: 'inc' })).to.equal(3);
+    await p.stop();
+    p = await startPlatform(env, [testActorsModule()], { overrides });
+    expect(await actors().ask('counter/persist', { op: 'inc' })).to.equal(4);
+  });
+
+  it('rejects an ask with the handler error and leaves the state unchanged', async () => {
+    await actors().ask('counter/err', { op: 'inc' });
+    let caught: unknown;
+    try {
+      await actors().ask('counter/err', { op: 'fail' });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).to.be.instanceOf(Error);
+    expect((caught as Error).message).to.equal('asked to fail');
+    const s = await actors().ask<CounterState>('counter/err', { op: 'get' });
+    expect(s.count).to.equal(1);
+  });
+
+  it('times an ask out and refuses a message that fails the kind schema', async () => {
+    let timeout: unknown;
+    try {
+      await actors().ask('counter/slow', { op: 'slow', ms: 800 }, { timeoutMs: 100 });
+    } catch (err) {
+      timeout = err;
+    }
+    expect(timeout).to.be.instanceOf(AskTimeoutError);
+    let invalid: unknown;
+    try {
+      await actors().ask('counter/slow', { op: 'nope' });
+    } catch (err) {
+      invalid = err;
+    }
+    expect(invalid).to.be.instanceOf(Error);
+    expect((invalid as Error).name).to.equal('InvalidMessageError');
+    let invalidDurable: unknown;
+    try {
+      await actors().sendDurable('counter/slow', { op: 'nope' }, { dedupeKey: 'x' });
+    } catch (err) {
+      invalidDurable = err;
+    }
+    expect(invalidDurable).to.be.instanceOf(InvalidMessageError);
+  });
+
+  it('delivers a durable message once per dedupe key, after it is committed', async () => {
+    const first = await actors().sendDurable('counter/d', { op: 'inc' }, { dedupeKey: 'order-1' });
+    const again = await actors().sendDurable('counter/d', { op: 'inc' }, { dedupeKey: 'order-1' });
+    expect(first.duplicate).to.equal(false);
+    expect(again).to.deep.equal({ id: first.id, duplicate: true });
+    await actors().sendDurable('counter/d', { op: 'inc' }, { dedupeKey: 'order-2' });
+    const s = await eventually(
+      () => actors().ask<CounterState>('counter/d', { op: 'get' }),
+      (v) => v.count === 2,
+    );
+    expect(s.count).to.equal(2);
+    // nothing further arrives later
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await actors().ask<CounterState>('counter/d', { op: 'get' })).count).to.equal(2);
+  });
+
+  it('retries a failing durable message with backoff until it succeeds', async () => {
+    await actors().sendDurable('counter/flaky', { op: 'flaky', failures: 2 }, { dedupeKey: 'f' });
+    const s = await eventually(
+      () => actors().ask<CounterState>('counter/flaky', { op: 'get' }),
+      (v) => v.flaky_attempts > 0,
+      15_000,
+    );
+    expect(s.flaky_attempts).to.equal(3);
+  });
+
+  it('fires a persisted reminder after the actor was passivated, and an in-memory timer', async () => {
+    await actors().ask('counter/rem', { op: 'remind', in_ms: 1500, name: 'wake' });
+    await actors().ask('counter/tim', { op: 'timer', in_ms: 100 });
+    const t = await eventually(
+      () => actors().ask<CounterState>('counter/tim', { op: 'get' }),
+      (v) => v.fired.length > 0,
+    );
+    expect(t.fired).to.deep.equal(['timer']);
+    const r = await eventually(
+      () => actors().ask<CounterState>('counter/rem', { op: 'get' }),
+      (v) => v.fired.length > 0,
+    );
+    expect(r.fired).to.deep.equal(['reminder:wake']);
+  });
+
+  it('lets the newest pin of an address win and reports a released pin as unavailable', async () => {
+    const first = await actors().pin('pinned/cp-1');
+    const a = await actors().ask<{ hits: number; epoch: number }>('pinned/cp-1', { hit: true });
+    expect(a.hits).to.equal(1);
+    const second = await actors().pin('pinned/cp-1');
+    expect(second.epoch).to.be.greaterThan(first.epoch);
+    expect(deactivations.some((d) => d.address === 'pinned/cp-1' && d.reason === 'pin-lost')).to.equal(true);
+    const b = await actors().ask<{ hits: number; epoch: number }>('pinned/cp-1', { hit: true });
+    expect(b.hits).to.equal(2);
+    expect(b.epoch).to.equal(second.epoch);
+    // releasing the superseded pin must not end the newer one
+    await first.release();
+    expect(await actors().isPinned('pinned/cp-1')).to.equal(true);
+    await second.release();
+    expect(await actors().isPinned('pinned/cp-1')).to.equal(false);
+    let caught: unknown;
+    try {
+      await actors().ask('pinned/cp-1', { hit: true });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).to.be.instanceOf(ActorUnavailableError);
+  });
+
+  it('rejects the writes of an owner whose epoch was fenced out', async () => {
+    await actors().ask('counter/fence', { op: 'inc' });
+    const db = p.platform.services.db;
+    // another owner took the shard: raise every shard fence past ours
+    await db.execute('UPDATE actor_fence SET epoch = epoch + 1000000000');
+    let caught: unknown;
+    try {
+      await actors().ask('counter/fence', { op: 'inc' }, { timeoutMs: 1000 });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).to.be.instanceOf(Error);
+    const rows = await db.execute(`SELECT state FROM actor_state WHERE address = 'counter/fence'`);
+    expect(JSON.parse(String(rows[0]?.state)).count).to.equal(1);
+  });
+}
