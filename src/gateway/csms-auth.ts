@@ -1,0 +1,33 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { Context } from 'koa';
+import type { Config } from '../../config/index.js';
+import { HttpError } from './errors.js';
+
+export interface OperatorAuth {
+  /** false when no CSMS_API_KEY is set (allowed outside production; a warning is logged at start) */
+  authenticated: boolean;
+}
+
+function digest(s: string): Buffer {
+  return createHash('sha256').update(s).digest();
+}
+
+/**
+ * `Authorization: Bearer <CSMS_API_KEY>` for the management surface (/v1 and operator tools).
+ * Compared in constant time. With no key configured the surface is open (never in production:
+ * the config refuses to start then).
+ */
+export function operatorAuthenticator(config: Pick<Config, 'CSMS_API_KEY'>): (ctx: Context) => OperatorAuth {
+  const key = config.CSMS_API_KEY;
+  const expected = key ? digest(key) : undefined;
+  return (ctx) => {
+    if (!expected) return { authenticated: false };
+    const header = ctx.get('Authorization');
+    const m = /^Bearer\s+(.+)$/i.exec(header);
+    if (!m?.[1] || !timingSafeEqual(digest(m[1].trim()), expected)) {
+      ctx.set('WWW-Authenticate', 'Bearer realm="csms"');
+      throw new HttpError(401, 'unauthorized', 'missing or invalid Authorization: Bearer <CSMS_API_KEY>');
+    }
+    return { authenticated: true };
+  };
+}
