@@ -1,0 +1,74 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const DIST = resolve(import.meta.dirname, '../..');
+
+export interface NodeProcess {
+  child: ChildProcess;
+  pid: number;
+  /** http://127.0.0.1:<port> for web processes, '' for workers */
+  url: string;
+  /** the runtime's process id (as in shard leases), from the start-up log line */
+  processId: string;
+  /** every JSON log line so far */
+  logs: Array<Record<string, unknown>>;
+  exited: Promise<number | null>;
+  signal(sig: NodeJS.Signals): void;
+  /** SIGTERM and wait for the exit code */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts a real platform process from dist/ (`entry` defaults to the product's main) with the
+ * given environment, and resolves once it logged that it is listening (web) or started (worker).
+ */
+export async function startNode(env: Record<string, string>, opts: { entry?: string; startTimeoutMs?: number } = {}): Promise<NodeProcess> {
+  const entry = opts.entry ?? resolve(DIST, 'src/main.js');
+  const child = spawn(process.execPath, [entry], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Array<Record<string, unknown>> = [];
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const ready = new Promise<{ url: string; processId: string }>((resolveReady, reject) => {
+    const timer = setTimeout(() => reject(new Error(`process did not start in time\n${stderr}`)), opts.startTimeoutMs ?? 30_000);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      let rec: Record<string, unknown>;
+      try {
+        rec = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      logs.push(rec);
+      if (rec.msg === 'listening' || rec.msg === 'worker started') {
+        clearTimeout(timer);
+        resolveReady({ url: rec.port !== undefined ? `http://127.0.0.1:${String(rec.port)}` : '', processId: String(rec.processId) });
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`process exited with ${String(code)} before it started\n${stderr}`));
+    });
+  });
+  const { url, processId } = await ready;
+  return {
+    child,
+    pid: child.pid ?? 0,
+    url,
+    processId,
+    logs,
+    exited,
+    signal: (sig) => {
+      child.kill(sig);
+    },
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
