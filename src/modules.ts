@@ -1,6 +1,7 @@
+import { csmsModule } from './csms/module.js';
 import type { PlatformModule } from './platform/services.js';
 
 /** The features this build runs. Each feature adds itself here. */
 export function platformModules(): PlatformModule[] {
-  return [];
+  return [csmsModule()];
 }

@@ -1,0 +1,400 @@
+import { randomUUID } from 'node:crypto';
+import Type, { type Static } from 'typebox';
+import { sessionWrites, epochMs } from '../src/csms/session-store.js';
+import type { CsmsEvent } from '../src/csms/events.js';
+import {
+  ChargerCommand,
+  ChargerEvent,
+  ProtocolName,
+  type ChargerEventOutcome,
+  type ProtocolAdapter,
+} from '../src/ocpp/domain.js';
+import { ocpp16Adapter } from '../src/ocpp/v16/adapter.js';
+import { ocpp201Adapter } from '../src/ocpp/v201/adapter.js';
+import type { ActorContext, DeactivationReason } from '../src/runtime/types.js';
+import { defineActor } from '../src/runtime/types.js';
+import { parseAddress, type Address } from '../src/runtime/address.js';
+
+export const CHARGE_POINT_KIND = 'charge-point';
+
+export function chargePointAddress(id: string): Address {
+  return `${CHARGE_POINT_KIND}/${id}`;
+}
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+const ConnectorStatus = Type.Object({
+  evse_id: Type.Integer(),
+  connector_id: Type.Integer(),
+  status: Type.String(),
+  error_code: Nullable(Type.String()),
+  updated_at: Type.String(),
+});
+
+const Reservation = Type.Object({
+  reservation_id: Type.Integer(),
+  evse_id: Nullable(Type.Integer()),
+  id_tag: Type.String(),
+  expiry_date: Type.String(),
+  status: Type.String(),
+});
+
+/** A transaction in progress, kept in state so that retries and meter values need no reads. */
+const OpenTransaction = Type.Object({
+  transaction_id: Type.String(),
+  session_id: Type.String(),
+  dedupe_key: Type.String(),
+  evse_id: Type.Integer(),
+  meter_start_wh: Nullable(Type.Number()),
+  meter_last_wh: Nullable(Type.Number()),
+  seq_nos: Type.Array(Type.Integer()),
+});
+
+/** A CSMS-to-charger call waiting for its turn or for the charger's answer. */
+const OutboundCall = Type.Object({
+  command_id: Type.String(),
+  command: ChargerCommand,
+  queued_at: Type.Integer(),
+  /** set while it is the one outstanding call (OCPP-J: at most one per direction) */
+  sent_at: Nullable(Type.Integer()),
+  /** the connection it was sent on; a call sent on an older connection has no answer coming */
+  connection: Nullable(Type.String()),
+});
+
+const CommandRecord = Type.Object({
+  command_id: Type.String(),
+  kind: Type.String(),
+  /** queued, sent, then the charger's answer (Accepted, Rejected, ...) or timeout / failed / expired */
+  status: Type.String(),
+  detail: Nullable(Type.String()),
+  updated_at: Type.String(),
+});
+
+export const ChargePointState = Type.Object({
+  protocol: Nullable(ProtocolName),
+  boot: Nullable(
+    Type.Object({
+      vendor: Type.String(),
+      model: Type.String(),
+      serial_number: Nullable(Type.String()),
+      firmware_version: Nullable(Type.String()),
+      booted_at: Type.String(),
+    }),
+  ),
+  connectors: Type.Array(ConnectorStatus),
+  reservations: Type.Array(Reservation),
+  transactions: Type.Array(OpenTransaction),
+  /** the last few finished starts, so a late retry of a StartTransaction still gets its id */
+  finished: Type.Array(Type.Object({ dedupe_key: Type.String(), transaction_id: Type.String() })),
+  next_transaction_id: Type.Integer(),
+  next_remote_start_id: Type.Integer(),
+  outbound: Type.Array(OutboundCall),
+  commands: Type.Array(CommandRecord),
+});
+export type ChargePointState = Static<typeof ChargePointState>;
+
+export const ChargePointMessage = Type.Union([
+  Type.Object({ type: Type.Literal('connected'), protocol: ProtocolName, connection: Type.String() }),
+  Type.Object({ type: Type.Literal('event'), event: ChargerEvent }),
+  Type.Object({ type: Type.Literal('command'), command: ChargerCommand }),
+  Type.Object({
+    type: Type.Literal('answer'),
+    command_id: Type.String(),
+    status: Type.String(),
+    detail: Nullable(Type.String()),
+  }),
+  Type.Object({ type: Type.Literal('get') }),
+]);
+export type ChargePointMessage = Static<typeof ChargePointMessage>;
+
+export interface CommandAccepted {
+  command_id: string;
+  status: string;
+}
+
+/** What the actor needs from the process that holds the charger's socket. */
+export interface ChargePointActorDeps {
+  /** Sends a CALL on this process's socket for the charger; undefined when there is none. */
+  sendCall(chargePointId: string, action: string, payload: Record<string, unknown>): { connection: string; answer: Promise<unknown> } | undefined;
+  /** The newest connection won elsewhere (or the process stops): close ours. */
+  closeSocket(chargePointId: string, reason: DeactivationReason): void;
+  publish(event: CsmsEvent): void;
+  heartbeatIntervalS: number;
+}
+
+const MAX_COMMAND_RECORDS = 20;
+const MAX_FINISHED = 20;
+/** a queued command that could not be sent for this long is dropped rather than sent late */
+const COMMAND_EXPIRY_MS = 120_000;
+
+function adapterFor(protocol: ProtocolName): ProtocolAdapter {
+  return protocol === 'ocpp2.0.1' ? ocpp201Adapter : ocpp16Adapter;
+}
+
+function record(s: ChargePointState, command_id: string, kind: string, status: string, detail: string | null): ChargePointState['commands'] {
+  const rest = s.commands.filter((c) => c.command_id !== command_id);
+  return [...rest, { command_id, kind, status, detail, updated_at: new Date().toISOString() }].slice(-MAX_COMMAND_RECORDS);
+}
+
+/**
+ * The charge-point actor: one per charger, pinned to the process that holds its WebSocket
+ * (DESIGN.md section 3). It keeps what the charger reported (boot, connector status, open
+ * transactions, reservations), builds charging sessions, and queues CSMS-to-charger calls so
+ * that at most one is outstanding.
+ */
+export function chargePointActor(deps: ChargePointActorDeps) {
+  type Ctx = ActorContext<ChargePointState>;
+
+  /** Sends the head of the queue when nothing is outstanding; runs after the turn commits. */
+  function pump(ctx: Ctx, s: ChargePointState): ChargePointState {
+    let state = s;
+    const now = Date.now();
+    while (state.outbound.length > 0) {
+      const head = state.outbound[0]!;
+      if (head.sent_at !== null) return state;
+      if (now - head.queued_at > COMMAND_EXPIRY_MS) {
+        state = { ...state, outbound: state.outbound.slice(1), commands: record(state, head.command_id, head.command.kind, 'expired', null) };
+        continue;
+      }
+      if (!state.protocol) return state;
+      const call = adapterFor(state.protocol).toCall(head.command, state.next_remote_start_id);
+      const sent = deps.sendCall(ctx.key, call.action, call.payload);
+      if (!sent) return state;
+      const commandId = head.command_id;
+      sent.answer.then(
+        (payload) =>
+          ctx.actors.tell(ctx.address, {
+            type: 'answer',
+            command_id: commandId,
+            status: adapterFor(state.protocol ?? 'ocpp1.6').answerStatus(call.action, payload),
+            detail: null,
+          }),
+        (err: unknown) =>
+          ctx.actors.tell(ctx.address, {
+            type: 'answer',
+            command_id: commandId,
+            status: err instanceof Error && err.name === 'ChargerCallTimeoutError' ? 'timeout' : 'failed',
+            detail: err instanceof Error ? err.message : String(err),
+          }),
+      );
+      return {
+        ...state,
+        next_remote_start_id: head.command.kind === 'start' ? state.next_remote_start_id + 1 : state.next_remote_start_id,
+        outbound: [{ ...head, sent_at: now, connection: sent.connection }, ...state.outbound.slice(1)],
+        commands: record(state, commandId, head.command.kind, 'sent', call.action),
+      };
+    }
+    return state;
+  }
+
+  function publish(ctx: Ctx, event: Omit<CsmsEvent, 'charge_point_id'>): void {
+    ctx.afterCommit(() => deps.publish({ ...event, charge_point_id: ctx.key }));
+  }
+
+  function onEvent(ctx: Ctx, event: ChargerEvent): ChargerEventOutcome {
+    const s = ctx.state;
+    const protocol = s.protocol ?? 'ocpp1.6';
+    switch (event.type) {
+      case 'booted': {
+        ctx.setState({
+          ...s,
+          boot: {
+            vendor: event.vendor,
+            model: event.model,
+            serial_number: event.serial_number,
+            firmware_version: event.firmware_version,
+            booted_at: new Date().toISOString(),
+          },
+        });
+        publish(ctx, { type: 'charge-point' });
+        return { heartbeat_interval_s: deps.heartbeatIntervalS };
+      }
+      case 'status-changed': {
+        const others = s.connectors.filter((c) => !(c.evse_id === event.evse_id && c.connector_id === event.connector_id));
+        const connectors = [
+          ...others,
+          { evse_id: event.evse_id, connector_id: event.connector_id, status: event.status, error_code: event.error_code, updated_at: event.timestamp },
+        ].sort((a, b) => a.evse_id - b.evse_id || a.connector_id - b.connector_id);
+        ctx.setState({ ...s, connectors });
+        publish(ctx, { type: 'charge-point' });
+        return {};
+      }
+      case 'authorize-requested':
+        // every token is accepted here; token checks belong to the eMSP side (OCPI real-time authorization)
+        return { id_tag_status: 'Accepted' };
+      case 'transaction-started': {
+        const open = s.transactions.find((t) => t.dedupe_key === event.dedupe_key || (event.transaction_id !== null && t.transaction_id === event.transaction_id));
+        if (open) return { transaction_id: open.transaction_id, id_tag_status: 'Accepted' };
+        const done = s.finished.find((f) => f.dedupe_key === event.dedupe_key || f.transaction_id === event.transaction_id);
+        if (done) return { transaction_id: done.transaction_id, id_tag_status: 'Accepted' };
+        const transactionId = event.transaction_id ?? String(s.next_transaction_id);
+        const sessionId = randomUUID();
+        ctx.write((em) =>
+          sessionWrites.insert(em, {
+            id: sessionId,
+            charge_point_id: ctx.key,
+            protocol,
+            transaction_id: transactionId,
+            evse_id: event.evse_id,
+            connector_id: event.connector_id,
+            id_tag: event.id_tag,
+            started_at: epochMs(event.timestamp),
+            meter_start_wh: event.meter_start_wh,
+          }),
+        );
+        ctx.setState({
+          ...s,
+          next_transaction_id: event.transaction_id === null ? s.next_transaction_id + 1 : s.next_transaction_id,
+          transactions: [
+            ...s.transactions,
+            {
+              transaction_id: transactionId,
+              session_id: sessionId,
+              dedupe_key: event.dedupe_key,
+              evse_id: event.evse_id,
+              meter_start_wh: event.meter_start_wh,
+              meter_last_wh: event.meter_start_wh,
+              seq_nos: event.seq_no === null ? [] : [event.seq_no],
+            },
+          ],
+        });
+        publish(ctx, { type: 'session', session_id: sessionId });
+        return { transaction_id: transactionId, id_tag_status: 'Accepted' };
+      }
+      case 'transaction-updated':
+      case 'transaction-ended': {
+        const tx = s.transactions.find((t) => t.transaction_id === event.transaction_id);
+        // unknown or already finished: a retry after the end, or a transaction we never saw
+        if (!tx) return { id_tag_status: 'Accepted' };
+        if (event.seq_no !== null && tx.seq_nos.includes(event.seq_no)) return { id_tag_status: 'Accepted' };
+        const meterStart = tx.meter_start_wh ?? event.meter_wh;
+        const meterLast = event.meter_wh ?? tx.meter_last_wh;
+        const energy = meterStart !== null && meterLast !== null ? Math.max(0, meterLast - meterStart) : 0;
+        const ended = event.type === 'transaction-ended';
+        ctx.write((em) =>
+          sessionWrites.progress(em, tx.session_id, {
+            meter_last_wh: meterLast,
+            energy_wh: energy,
+            id_tag: event.id_tag,
+            ...(ended ? { stopped: { at: epochMs(event.timestamp), reason: event.reason } } : {}),
+          }),
+        );
+        const others = s.transactions.filter((t) => t !== tx);
+        ctx.setState({
+          ...s,
+          transactions: ended
+            ? others
+            : [...others, { ...tx, meter_start_wh: meterStart, meter_last_wh: meterLast, seq_nos: event.seq_no === null ? tx.seq_nos : [...tx.seq_nos, event.seq_no] }],
+          finished: ended ? [...s.finished, { dedupe_key: tx.dedupe_key, transaction_id: tx.transaction_id }].slice(-MAX_FINISHED) : s.finished,
+        });
+        publish(ctx, { type: 'session', session_id: tx.session_id });
+        return { id_tag_status: 'Accepted' };
+      }
+      case 'meter-sampled': {
+        // outside a transaction a sample changes nothing the CSMS keeps
+        const tx = event.transaction_id === null ? undefined : s.transactions.find((t) => t.transaction_id === event.transaction_id);
+        if (tx) return onEvent(ctx, { type: 'transaction-updated', transaction_id: tx.transaction_id, meter_wh: event.meter_wh, timestamp: event.timestamp, seq_no: null, id_tag: null });
+        return {};
+      }
+      case 'reservation-updated': {
+        // 2.0.1 ReservationStatusUpdate: Expired or Removed, the reservation is over either way
+        ctx.setState({ ...s, reservations: s.reservations.filter((r) => r.reservation_id !== event.reservation_id) });
+        publish(ctx, { type: 'charge-point' });
+        return {};
+      }
+    }
+  }
+
+  function onAnswer(ctx: Ctx, msg: Extract<ChargePointMessage, { type: 'answer' }>): void {
+    const s = ctx.state;
+    const head = s.outbound[0];
+    if (!head || head.command_id !== msg.command_id) return;
+    let reservations = s.reservations;
+    const c = head.command;
+    if (msg.status === 'Accepted' && c.kind === 'reserve') {
+      reservations = [
+        ...reservations.filter((r) => r.reservation_id !== c.reservation_id),
+        { reservation_id: c.reservation_id, evse_id: c.evse_id ?? c.connector_id, id_tag: c.id_tag, expiry_date: c.expiry_date, status: 'Accepted' },
+      ];
+    }
+    if (msg.status === 'Accepted' && c.kind === 'cancel-reservation') {
+      reservations = reservations.filter((r) => r.reservation_id !== c.reservation_id);
+    }
+    const next = {
+      ...s,
+      reservations,
+      outbound: s.outbound.slice(1),
+      commands: record(s, head.command_id, c.kind, msg.status, msg.detail),
+    };
+    ctx.setState(next);
+    publish(ctx, { type: 'charge-point' });
+    ctx.afterCommit(() => ctx.actors.tell(ctx.address, { type: 'get', pump: true }));
+  }
+
+  return defineActor({
+    kind: CHARGE_POINT_KIND,
+    placement: 'pinned',
+    state: ChargePointState,
+    messages: Type.Union([ChargePointMessage, Type.Object({ type: Type.Literal('get'), pump: Type.Boolean() })]),
+    idleMs: null,
+    initialState: (): ChargePointState => ({
+      protocol: null,
+      boot: null,
+      connectors: [],
+      reservations: [],
+      transactions: [],
+      finished: [],
+      next_transaction_id: 1,
+      next_remote_start_id: 1,
+      outbound: [],
+      commands: [],
+    }),
+    handle(ctx, msg): unknown {
+      switch (msg.type) {
+        case 'connected': {
+          const s = ctx.state;
+          // calls sent on an earlier connection will never be answered: report them and move on
+          const stale = s.outbound.filter((o) => o.sent_at !== null && o.connection !== msg.connection);
+          let commands = s.commands;
+          for (const o of stale) commands = record({ ...s, commands }, o.command_id, o.command.kind, 'failed', 'connection closed before the answer');
+          const changed = s.protocol !== msg.protocol || stale.length > 0;
+          const next = pump(ctx, { ...s, protocol: msg.protocol, commands, outbound: s.outbound.filter((o) => !stale.includes(o)) });
+          if (changed || next !== s) ctx.setState(next);
+          publish(ctx, { type: 'charge-point', online: true });
+          return null;
+        }
+        case 'event':
+          return onEvent(ctx, msg.event);
+        case 'command': {
+          const commandId = randomUUID();
+          const s = ctx.state;
+          const queued: ChargePointState = {
+            ...s,
+            outbound: [...s.outbound, { command_id: commandId, command: msg.command, queued_at: Date.now(), sent_at: null, connection: null }],
+            commands: record(s, commandId, msg.command.kind, 'queued', null),
+          };
+          const next = pump(ctx, queued);
+          ctx.setState(next);
+          const status = next.commands.find((c) => c.command_id === commandId)?.status ?? 'queued';
+          return { command_id: commandId, status } satisfies CommandAccepted;
+        }
+        case 'answer':
+          onAnswer(ctx, msg);
+          return null;
+        case 'get': {
+          if ('pump' in msg) {
+            const next = pump(ctx, ctx.state);
+            if (next !== ctx.state) ctx.setState(next);
+          }
+          return ctx.state;
+        }
+      }
+    },
+    onDeactivate(address: Address, reason: DeactivationReason) {
+      if (reason === 'pin-released' || reason === 'idle') return;
+      deps.closeSocket(parseAddress(address).key, reason);
+    },
+  });
+}
+
+export type ChargePointActorDefinition = ReturnType<typeof chargePointActor>;

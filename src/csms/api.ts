@@ -1,0 +1,236 @@
+import { PassThrough } from 'node:stream';
+import Type from 'typebox';
+import type { Config } from '../../config/index.js';
+import { chargePointAddress, type ChargePointState, type CommandAccepted } from '../../actors/charge-point-actor.js';
+import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
+import { HttpError } from '../gateway/errors.js';
+import { defineMount, type MountSpec, type RouteRequest, type RouteResult } from '../gateway/route-table.js';
+import type { ChargerCommand } from '../ocpp/domain.js';
+import { ProtocolName } from '../ocpp/domain.js';
+import type { ActorSystem } from '../runtime/actor-system.js';
+import { ActorUnavailableError } from '../runtime/errors.js';
+import { DuplicateChargePointError, type ChargePointStore } from './charge-point-store.js';
+import type { CsmsEventBus } from './events.js';
+import { hashIdentityKey, newIdentityKey } from './identity-key.js';
+import { ChargingSession, type SessionReader } from './session-store.js';
+import {
+  ChargePointView,
+  CommandAcceptedView,
+  CreateChargePointBody,
+  CreatedChargePoint,
+  RemoteStartBody,
+  RemoteStopBody,
+  chargePointView,
+} from './views.js';
+
+export interface CsmsApiDeps {
+  config: Config;
+  actors: ActorSystem;
+  chargePoints: ChargePointStore;
+  sessions: SessionReader;
+  events: CsmsEventBus;
+  /** open event streams, ended at shutdown */
+  streams: Set<PassThrough>;
+}
+
+const Paging = {
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+};
+
+const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 48 }) });
+
+/** X-Total-Count, X-Limit and a Link to the next page that keeps the filters (DESIGN.md section 5). */
+function pageHeaders(req: RouteRequest<OperatorAuth>, total: number, offset: number, limit: number): Record<string, string> {
+  const headers: Record<string, string> = { 'X-Total-Count': String(total), 'X-Limit': String(limit) };
+  if (offset + limit < total) {
+    const url = new URL(req.koa.href);
+    url.searchParams.set('offset', String(offset + limit));
+    url.searchParams.set('limit', String(limit));
+    headers.Link = `<${url.toString()}>; rel="next"`;
+  }
+  return headers;
+}
+
+/** The charger's WebSocket URL: under PUBLIC_URL when set, else under the origin the operator used. */
+export function ocppUrlFor(config: Config, id: string, origin?: string): string {
+  const base = config.PUBLIC_URL || !origin ? config.publicUrl : origin;
+  return `${base.replace(/^http/, 'ws')}/ocpp/${encodeURIComponent(id)}`;
+}
+
+/** The management surface for charge points and sessions (spec: "Management surface"). */
+export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
+  const { config, actors, chargePoints } = deps;
+
+  async function view(id: string, origin: string): Promise<ChargePointView> {
+    const row = await chargePoints.find(id);
+    if (!row) throw new HttpError(404, 'not_found', `no charge point ${id}`);
+    const address = chargePointAddress(id);
+    const [online, state] = await Promise.all([actors.isPinned(address), chargePoints.actorState(address)]);
+    return chargePointView(row, online, state, ocppUrlFor(config, id, origin));
+  }
+
+  async function command(id: string, cmd: ChargerCommand): Promise<CommandAccepted> {
+    try {
+      return await actors.ask<CommandAccepted>(chargePointAddress(id), { type: 'command', command: cmd });
+    } catch (err) {
+      if (err instanceof ActorUnavailableError) throw new HttpError(409, 'charge_point_offline', `charge point ${id} is not connected`);
+      throw err;
+    }
+  }
+
+  async function requireKnown(id: string): Promise<void> {
+    if (!(await chargePoints.find(id))) throw new HttpError(404, 'not_found', `no charge point ${id}`);
+  }
+
+  return defineMount<OperatorAuth>({
+    name: 'csms-v1',
+    prefix: '/v1',
+    description: 'Charge-point management: registry, sessions, remote start/stop',
+    authenticate: operatorAuthenticator(config),
+    security: 'bearer',
+    routes: [
+      {
+        method: 'GET',
+        path: '/charge-points',
+        summary: 'List charge points with their protocol and live online status',
+        query: Type.Object({
+          protocol: Type.Optional(ProtocolName),
+          online: Type.Optional(Type.Boolean({ description: 'filter by WebSocket connection state' })),
+          ...Paging,
+        }),
+        response: Type.Array(ChargePointView),
+        handler: async (req): Promise<RouteResult> => {
+          const q = req.query as { protocol?: ProtocolName; online?: boolean; offset: number; limit: number };
+          const rows = await chargePoints.list(q.protocol);
+          const online = await Promise.all(rows.map((r) => actors.isPinned(chargePointAddress(r.id))));
+          const matching = rows.map((row, i) => ({ row, online: online[i] ?? false })).filter((x) => q.online === undefined || x.online === q.online);
+          const page = matching.slice(q.offset, q.offset + q.limit);
+          const states = await Promise.all(page.map((x) => chargePoints.actorState(chargePointAddress(x.row.id))));
+          return {
+            data: page.map((x, i) => chargePointView(x.row, x.online, states[i], ocppUrlFor(config, x.row.id, req.koa.origin))),
+            headers: pageHeaders(req, matching.length, q.offset, q.limit),
+          };
+        },
+      },
+      {
+        method: 'POST',
+        path: '/charge-points',
+        summary: 'Create a charge-point identity; the answer carries the OCPP URL and the key, shown once',
+        body: CreateChargePointBody,
+        response: CreatedChargePoint,
+        responses: { 201: 'created', 409: 'the id exists' },
+        handler: async (req): Promise<RouteResult> => {
+          const body = req.body as { id?: string; protocol: ProtocolName };
+          const id = body.id ?? `CP-${newIdentityKey().slice(0, 10).replace(/[^A-Za-z0-9]/g, 'X')}`;
+          const key = newIdentityKey();
+          const createdAt = Date.now();
+          try {
+            await chargePoints.create({ id, protocol: body.protocol, key_hash: hashIdentityKey(key), created_at: createdAt });
+          } catch (err) {
+            if (err instanceof DuplicateChargePointError) throw new HttpError(409, 'conflict', err.message);
+            throw err;
+          }
+          deps.events.publish({ type: 'charge-point', charge_point_id: id });
+          return {
+            status: 201,
+            headers: { Location: `/v1/charge-points/${encodeURIComponent(id)}` },
+            data: { id, protocol: body.protocol, ocpp_url: ocppUrlFor(config, id, req.koa.origin), username: id, password: key, created_at: new Date(createdAt).toISOString() },
+          };
+        },
+      },
+      {
+        method: 'GET',
+        path: '/charge-points/:id',
+        summary: 'One charge point: boot information, connector status, reservations, recent commands',
+        params: IdParams,
+        response: ChargePointView,
+        responses: { 404: 'unknown charge point' },
+        handler: async (req) => ({ data: await view(String(req.params.id), req.koa.origin) }),
+      },
+      {
+        method: 'GET',
+        path: '/sessions',
+        summary: 'Charging sessions built from the transactions chargers report, newest first',
+        query: Type.Object({
+          charge_point_id: Type.Optional(Type.String({ maxLength: 48 })),
+          status: Type.Optional(Type.Union([Type.Literal('ACTIVE'), Type.Literal('COMPLETED')])),
+          ...Paging,
+        }),
+        response: Type.Array(ChargingSession),
+        handler: async (req): Promise<RouteResult> => {
+          const q = req.query as { charge_point_id?: string; status?: 'ACTIVE' | 'COMPLETED'; offset: number; limit: number };
+          const { total, items } = await deps.sessions.list(q);
+          return { data: items, headers: pageHeaders(req, total, q.offset, q.limit) };
+        },
+      },
+      {
+        method: 'POST',
+        path: '/charge-points/:id/remote-start',
+        summary: 'Ask the charger to start a session (1.6 RemoteStartTransaction, 2.0.1 RequestStartTransaction)',
+        params: IdParams,
+        body: RemoteStartBody,
+        response: CommandAcceptedView,
+        responses: { 404: 'unknown charge point', 409: 'charge point offline' },
+        handler: async (req): Promise<RouteResult> => {
+          const id = String(req.params.id);
+          await requireKnown(id);
+          const b = req.body as { id_tag: string; evse_id?: number; connector_id?: number };
+          const res = await command(id, { kind: 'start', id_tag: b.id_tag, evse_id: b.evse_id ?? null, connector_id: b.connector_id ?? null });
+          return { data: { result: 'ACCEPTED', command_id: res.command_id, command_status: res.status } };
+        },
+      },
+      {
+        method: 'POST',
+        path: '/charge-points/:id/remote-stop',
+        summary: 'Ask the charger to stop a session (1.6 RemoteStopTransaction, 2.0.1 RequestStopTransaction)',
+        params: IdParams,
+        body: RemoteStopBody,
+        bodyOptional: true,
+        response: CommandAcceptedView,
+        responses: { 404: 'unknown charge point', 409: 'charge point offline, or no open transaction' },
+        handler: async (req): Promise<RouteResult> => {
+          const id = String(req.params.id);
+          await requireKnown(id);
+          const b = (req.body ?? {}) as { transaction_id?: string };
+          let transactionId = b.transaction_id;
+          if (transactionId === undefined) {
+            let state: ChargePointState;
+            try {
+              state = await actors.ask<ChargePointState>(chargePointAddress(id), { type: 'get' });
+            } catch (err) {
+              if (err instanceof ActorUnavailableError) throw new HttpError(409, 'charge_point_offline', `charge point ${id} is not connected`);
+              throw err;
+            }
+            transactionId = state.transactions[state.transactions.length - 1]?.transaction_id;
+            if (transactionId === undefined) throw new HttpError(409, 'no_active_transaction', `charge point ${id} has no open transaction`);
+          }
+          const res = await command(id, { kind: 'stop', transaction_id: transactionId });
+          return { data: { result: 'ACCEPTED', command_id: res.command_id, command_status: res.status, transaction_id: transactionId } };
+        },
+      },
+      {
+        method: 'GET',
+        path: '/events',
+        summary: 'Server-sent events: charge point and session changes, for live views (the dashboard)',
+        handler: (req): RouteResult => {
+          const stream = new PassThrough();
+          deps.streams.add(stream);
+          stream.write(': connected\n\n');
+          const unsubscribe = deps.events.subscribe((e) => stream.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`));
+          const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);
+          keepAlive.unref();
+          const end = (): void => {
+            clearInterval(keepAlive);
+            unsubscribe();
+            deps.streams.delete(stream);
+            stream.end();
+          };
+          req.koa.req.on('close', end);
+          stream.on('close', end);
+          return { headers: { 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' }, raw: { body: stream, type: 'text/event-stream' } };
+        },
+      },
+    ],
+  });
+}

@@ -1,0 +1,66 @@
+import type { Database, Row } from '../db/database.js';
+import type { ProtocolName } from '../ocpp/domain.js';
+
+export interface ChargePointRow {
+  id: string;
+  protocol: ProtocolName;
+  key_hash: string;
+  created_at: number;
+}
+
+export class DuplicateChargePointError extends Error {
+  override readonly name = 'DuplicateChargePointError';
+  readonly code = 'DUPLICATE_CHARGE_POINT';
+}
+
+function toRow(r: Row): ChargePointRow {
+  return {
+    id: String(r.id),
+    protocol: r.protocol === 'ocpp2.0.1' ? 'ocpp2.0.1' : 'ocpp1.6',
+    key_hash: String(r.key_hash),
+    created_at: Number(r.created_at),
+  };
+}
+
+/** The registry of charger identities (csms_charge_point). */
+export class ChargePointStore {
+  constructor(private readonly db: Database) {}
+
+  async create(row: ChargePointRow): Promise<void> {
+    const existing = await this.find(row.id);
+    if (existing) throw new DuplicateChargePointError(`charge point ${row.id} exists`);
+    try {
+      await this.db.execute('INSERT INTO csms_charge_point (id, protocol, key_hash, created_at) VALUES (?, ?, ?, ?)', [
+        row.id,
+        row.protocol,
+        row.key_hash,
+        row.created_at,
+      ]);
+    } catch (err) {
+      // a concurrent create of the same id lost the race on the primary key
+      if (await this.find(row.id)) throw new DuplicateChargePointError(`charge point ${row.id} exists`);
+      throw err;
+    }
+  }
+
+  async find(id: string): Promise<ChargePointRow | undefined> {
+    const [r] = await this.db.execute('SELECT id, protocol, key_hash, created_at FROM csms_charge_point WHERE id = ?', [id]);
+    return r ? toRow(r) : undefined;
+  }
+
+  async list(protocol: ProtocolName | undefined): Promise<ChargePointRow[]> {
+    const rows = protocol
+      ? await this.db.execute('SELECT id, protocol, key_hash, created_at FROM csms_charge_point WHERE protocol = ? ORDER BY id', [protocol])
+      : await this.db.execute('SELECT id, protocol, key_hash, created_at FROM csms_charge_point ORDER BY id');
+    return rows.map(toRow);
+  }
+
+  /**
+   * What the charge-point actor last committed (boot, connectors, reservations, commands).
+   * Read from the runtime's state table so that it is there while the charger is offline too.
+   */
+  async actorState(address: string): Promise<unknown> {
+    const [r] = await this.db.execute('SELECT state FROM actor_state WHERE address = ?', [address]);
+    return r ? (JSON.parse(String(r.state)) as unknown) : undefined;
+  }
+}

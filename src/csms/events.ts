@@ -1,0 +1,66 @@
+import { EventEmitter } from 'node:events';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+/** What the dashboard hears about: something about this charge point (or its session) changed. */
+export interface CsmsEvent {
+  type: 'charge-point' | 'session';
+  charge_point_id: string;
+  online?: boolean;
+  session_id?: string;
+}
+
+/**
+ * Change notifications for live views. In cluster mode they travel over Redis pub/sub, because
+ * the charger's socket and the operator's event stream are usually on different processes.
+ * Losing one is harmless: a view refetches on the next one, and the /v1 API is the truth.
+ */
+export class CsmsEventBus {
+  private readonly local = new EventEmitter();
+  private subscriber: Redis | undefined;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly redis: Redis | undefined,
+    private readonly channel: string,
+  ) {
+    this.local.setMaxListeners(0);
+  }
+
+  async start(): Promise<void> {
+    if (!this.redis) return;
+    const sub = this.redis.duplicate();
+    this.subscriber = sub;
+    sub.on('error', (err: Error) => this.log.warn({ err: err.message }, 'csms event subscriber error'));
+    sub.on('message', (_channel: string, text: string) => {
+      try {
+        this.local.emit('event', JSON.parse(text) as CsmsEvent);
+      } catch {
+        this.log.debug('csms event not JSON');
+      }
+    });
+    await sub.subscribe(this.channel);
+  }
+
+  publish(event: CsmsEvent): void {
+    if (this.local.listenerCount('event') === 0 && !this.redis) return;
+    if (this.redis) {
+      this.redis.publish(this.channel, JSON.stringify(event)).catch((err: unknown) => this.log.debug({ err }, 'csms event not published'));
+    } else {
+      this.local.emit('event', event);
+    }
+  }
+
+  subscribe(fn: (event: CsmsEvent) => void): () => void {
+    this.local.on('event', fn);
+    return () => this.local.off('event', fn);
+  }
+
+  async stop(): Promise<void> {
+    this.local.removeAllListeners();
+    if (this.subscriber) {
+      this.subscriber.disconnect();
+      this.subscriber = undefined;
+    }
+  }
+}

@@ -1,0 +1,111 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { PassThrough } from 'node:stream';
+import { chargePointActor, chargePointAddress } from '../../actors/charge-point-actor.js';
+import { defineMount, type MountSpec } from '../gateway/route-table.js';
+import { OcppEndpoint, ConnectionRegistry } from '../ocpp/endpoint.js';
+import { OcppSchemas } from '../ocpp/schemas.js';
+import type { PlatformModule, PlatformServices } from '../platform/services.js';
+import { csmsApiMount } from './api.js';
+import { ChargePointStore } from './charge-point-store.js';
+import { CsmsEventBus } from './events.js';
+import { identityKeyMatches } from './identity-key.js';
+import { SessionReader } from './session-store.js';
+
+export interface CsmsModuleOptions {
+  /** WebSocket ping interval; a charger that misses one pong is dropped (default 30 s) */
+  pingIntervalMs?: number;
+  /** how long a CSMS-to-charger call waits for its answer (default 30 s) */
+  callTimeoutMs?: number;
+  /** the Heartbeat interval given to chargers in the BootNotification reply (default 300 s) */
+  heartbeatIntervalS?: number;
+}
+
+const dashboardDir = join(import.meta.dirname, '../dashboard');
+
+function dashboardMount(): MountSpec<unknown> {
+  const page = (file: string, type: string) => {
+    let cached: string | undefined;
+    return () => ({ raw: { body: (cached ??= readFileSync(join(dashboardDir, file), 'utf8')), type } });
+  };
+  return defineMount<unknown>({
+    name: 'csms-dashboard',
+    prefix: '/dashboard',
+    description: 'Operator dashboard (static page; it calls /v1 with the operator key)',
+    routes: [
+      { method: 'GET', path: '/', summary: 'Operator dashboard', handler: page('index.html', 'text/html; charset=utf-8') },
+      { method: 'GET', path: '/dashboard.css', summary: 'Dashboard styles', handler: page('dashboard.css', 'text/css; charset=utf-8') },
+    ],
+  });
+}
+
+/**
+ * Charge-point management as a platform module: the OCPP WebSocket endpoint, the pinned
+ * charge-point actor, the /v1 API for charge points and sessions, and the dashboard.
+ */
+export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
+  const registry = new ConnectionRegistry();
+  const streams = new Set<PassThrough>();
+  const late: { events?: CsmsEventBus; endpoint?: OcppEndpoint } = {};
+
+  const actor = chargePointActor({
+    sendCall(id, action, payload) {
+      const conn = registry.get(id);
+      if (!conn?.isOpen) return undefined;
+      return { connection: conn.connectionId, answer: conn.call(action, payload) };
+    },
+    closeSocket(id, reason) {
+      registry.get(id)?.close(reason === 'shutdown' ? 1012 : 4000, reason === 'shutdown' ? 'service restart' : 'replaced by a newer connection');
+    },
+    publish(event) {
+      late.events?.publish(event);
+    },
+    heartbeatIntervalS: opts.heartbeatIntervalS ?? 300,
+  });
+
+  return {
+    name: 'csms',
+    actors: [actor],
+    mounts(services: PlatformServices) {
+      const events = (late.events ??= new CsmsEventBus(services.log, services.redis, `${services.config.REDIS_PREFIX}:csms:events`));
+      return [
+        csmsApiMount({
+          config: services.config,
+          actors: services.actors,
+          chargePoints: new ChargePointStore(services.db),
+          sessions: new SessionReader(services.db),
+          events,
+          streams,
+        }),
+        dashboardMount(),
+      ] as Array<MountSpec<never>>;
+    },
+    async attach(services, server) {
+      const events = (late.events ??= new CsmsEventBus(services.log, services.redis, `${services.config.REDIS_PREFIX}:csms:events`));
+      await events.start();
+      const chargePoints = new ChargePointStore(services.db);
+      const endpoint = new OcppEndpoint({
+        log: services.log.child({ module: 'ocpp' }),
+        actors: services.actors,
+        schemas: new OcppSchemas(),
+        registry,
+        authenticate: async (id, password) => {
+          const row = await chargePoints.find(id);
+          return row && identityKeyMatches(password, row.key_hash) ? row.protocol : undefined;
+        },
+        address: chargePointAddress,
+        onlineChanged: (id, online) => events.publish({ type: 'charge-point', charge_point_id: id, online }),
+        pingIntervalMs: opts.pingIntervalMs ?? 30_000,
+        callTimeoutMs: opts.callTimeoutMs ?? 30_000,
+      });
+      endpoint.attach(server);
+      late.endpoint = endpoint;
+    },
+    async stop() {
+      for (const s of streams) s.end();
+      streams.clear();
+      await late.endpoint?.stop();
+      await late.events?.stop();
+    },
+  };
+}

@@ -1,0 +1,138 @@
+import type { SqlEntityManager } from '@mikro-orm/knex';
+import Type, { type Static } from 'typebox';
+import type { Database, Row } from '../db/database.js';
+
+/** A charging session as the /v1 API shows it, built from the transactions chargers report. */
+export const ChargingSession = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  charge_point_id: Type.String(),
+  protocol: Type.String(),
+  transaction_id: Type.String(),
+  evse_id: Type.Integer(),
+  connector_id: Type.Integer(),
+  id_tag: Type.Union([Type.String(), Type.Null()]),
+  status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('COMPLETED')]),
+  started_at: Type.String({ format: 'date-time' }),
+  stopped_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  meter_start_wh: Type.Union([Type.Number(), Type.Null()]),
+  meter_last_wh: Type.Union([Type.Number(), Type.Null()]),
+  energy_wh: Type.Number({ description: 'energy delivered so far (Wh)' }),
+  stop_reason: Type.Union([Type.String(), Type.Null()]),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+export type ChargingSession = Static<typeof ChargingSession>;
+
+export interface NewSessionRow {
+  id: string;
+  charge_point_id: string;
+  protocol: string;
+  transaction_id: string;
+  evse_id: number;
+  connector_id: number;
+  id_tag: string | null;
+  started_at: number;
+  meter_start_wh: number | null;
+}
+
+export interface SessionProgress {
+  meter_last_wh: number | null;
+  energy_wh: number;
+  id_tag?: string | null;
+  /** set when the session ends */
+  stopped?: { at: number; reason: string | null };
+}
+
+/** Parses a charger's timestamp; a charger with no clock sends nonsense, then now counts. */
+export function epochMs(timestamp: string, fallback = Date.now()): number {
+  const t = Date.parse(timestamp);
+  return Number.isFinite(t) ? t : fallback;
+}
+
+/**
+ * Writes run inside the charge-point actor's fenced turn (through ctx.write), so a stale owner
+ * of a charger cannot write a session after a newer one took over. Reads serve the /v1 API.
+ */
+export const sessionWrites = {
+  async insert(em: SqlEntityManager, s: NewSessionRow): Promise<void> {
+    await em.execute(
+      `INSERT INTO csms_session (id, charge_point_id, protocol, transaction_id, evse_id, connector_id, id_tag, status, started_at,
+         stopped_at, meter_start_wh, meter_last_wh, energy_wh, stop_reason, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'ACTIVE', ?, NULL, ?, ?, 0, NULL, ?)`,
+      [s.id, s.charge_point_id, s.protocol, s.transaction_id, s.evse_id, s.connector_id, s.id_tag, s.started_at, s.meter_start_wh, s.meter_start_wh, Date.now()],
+    );
+  },
+
+  async progress(em: SqlEntityManager, sessionId: string, p: SessionProgress): Promise<void> {
+    const sets = ['meter_last_wh = ?', 'energy_wh = ?', 'updated_at = ?'];
+    const params: unknown[] = [p.meter_last_wh, p.energy_wh, Date.now()];
+    if (p.id_tag) {
+      sets.push('id_tag = ?');
+      params.push(p.id_tag);
+    }
+    if (p.stopped) {
+      sets.push(`status = 'COMPLETED'`, 'stopped_at = ?', 'stop_reason = ?');
+      params.push(p.stopped.at, p.stopped.reason);
+    }
+    params.push(sessionId);
+    await em.execute(`UPDATE csms_session SET ${sets.join(', ')} WHERE id = ?`, params);
+  },
+};
+
+function iso(v: unknown): string {
+  return new Date(Number(v)).toISOString();
+}
+
+function num(v: unknown): number | null {
+  return v === null || v === undefined ? null : Number(v);
+}
+
+function toSession(r: Row): ChargingSession {
+  return {
+    id: String(r.id),
+    charge_point_id: String(r.charge_point_id),
+    protocol: String(r.protocol),
+    transaction_id: String(r.transaction_id),
+    evse_id: Number(r.evse_id),
+    connector_id: Number(r.connector_id),
+    id_tag: r.id_tag === null || r.id_tag === undefined ? null : String(r.id_tag),
+    status: r.status === 'COMPLETED' ? 'COMPLETED' : 'ACTIVE',
+    started_at: iso(r.started_at),
+    stopped_at: r.stopped_at === null || r.stopped_at === undefined ? null : iso(r.stopped_at),
+    meter_start_wh: num(r.meter_start_wh),
+    meter_last_wh: num(r.meter_last_wh),
+    energy_wh: Number(r.energy_wh),
+    stop_reason: r.stop_reason === null || r.stop_reason === undefined ? null : String(r.stop_reason),
+    updated_at: iso(r.updated_at),
+  };
+}
+
+export interface SessionQuery {
+  charge_point_id?: string;
+  status?: 'ACTIVE' | 'COMPLETED';
+  offset: number;
+  limit: number;
+}
+
+export class SessionReader {
+  constructor(private readonly db: Database) {}
+
+  async list(q: SessionQuery): Promise<{ total: number; items: ChargingSession[] }> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (q.charge_point_id !== undefined) {
+      where.push('charge_point_id = ?');
+      params.push(q.charge_point_id);
+    }
+    if (q.status !== undefined) {
+      where.push('status = ?');
+      params.push(q.status);
+    }
+    const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+    const [count] = await this.db.execute(`SELECT COUNT(*) AS n FROM csms_session ${clause}`, params);
+    const rows = await this.db.execute(
+      `SELECT * FROM csms_session ${clause} ORDER BY started_at DESC, id ASC LIMIT ? OFFSET ?`,
+      [...params, q.limit, q.offset],
+    );
+    return { total: Number(count?.n ?? 0), items: rows.map(toSession) };
+  }
+}

@@ -1,0 +1,78 @@
+import Type, { type Static } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { ChargePointState } from '../../actors/charge-point-actor.js';
+import { ProtocolName } from '../ocpp/domain.js';
+import type { ChargePointRow } from './charge-point-store.js';
+
+/** Schemas of the /v1 bodies (the spec leaves them open; docs/CSMS.md describes them). */
+export const ChargePointView = Type.Object({
+  id: Type.String(),
+  protocol: ProtocolName,
+  online: Type.Boolean({ description: 'the charger holds a WebSocket to some web process now' }),
+  created_at: Type.String({ format: 'date-time' }),
+  ocpp_url: Type.String({ description: 'where the charger connects' }),
+  boot: ChargePointState.properties.boot,
+  connectors: ChargePointState.properties.connectors,
+  reservations: ChargePointState.properties.reservations,
+  active_transactions: Type.Array(Type.String()),
+  commands: ChargePointState.properties.commands,
+});
+export type ChargePointView = Static<typeof ChargePointView>;
+
+export const CreatedChargePoint = Type.Object({
+  id: Type.String(),
+  protocol: ProtocolName,
+  ocpp_url: Type.String(),
+  username: Type.String({ description: 'HTTP Basic user name: the charge point id' }),
+  password: Type.String({ description: 'HTTP Basic password (identity key material); shown once, stored hashed' }),
+  created_at: Type.String({ format: 'date-time' }),
+});
+
+export const CreateChargePointBody = Type.Object(
+  {
+    id: Type.Optional(
+      Type.String({ pattern: '^[A-Za-z0-9._~:*+|@-]{1,48}$', description: 'charge point identity; generated when absent' }),
+    ),
+    protocol: ProtocolName,
+  },
+  { additionalProperties: false },
+);
+
+export const RemoteStartBody = Type.Object(
+  {
+    id_tag: Type.String({ minLength: 1, maxLength: 20, description: 'the token the session is started for' }),
+    evse_id: Type.Optional(Type.Integer({ minimum: 1 })),
+    connector_id: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+export const RemoteStopBody = Type.Object(
+  { transaction_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'default: the charger\'s open transaction' })) },
+  { additionalProperties: false },
+);
+
+export const CommandAcceptedView = Type.Object({
+  result: Type.Literal('ACCEPTED', { description: 'the CSMS took the request; the charger answers separately' }),
+  command_id: Type.String(),
+  command_status: Type.String({ description: 'sent, or queued behind another outstanding call' }),
+  transaction_id: Type.Optional(Type.String()),
+});
+
+const checkState = Compile(ChargePointState);
+
+export function chargePointView(row: ChargePointRow, online: boolean, state: unknown, ocppUrl: string): ChargePointView {
+  const s = checkState.Check(state) ? state : undefined;
+  return {
+    id: row.id,
+    protocol: row.protocol,
+    online,
+    created_at: new Date(row.created_at).toISOString(),
+    ocpp_url: ocppUrl,
+    boot: s?.boot ?? null,
+    connectors: s?.connectors ?? [],
+    reservations: s?.reservations ?? [],
+    active_transactions: s?.transactions.map((t) => t.transaction_id) ?? [],
+    commands: s?.commands ?? [],
+  };
+}

@@ -1,0 +1,202 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { WebSocket } from 'ws';
+import type { ChargerEvent, ChargerEventOutcome, ProtocolAdapter } from './domain.js';
+import { ChargerCallError, ChargerCallTimeoutError, ChargerDisconnectedError, OcppCallError, errorCodeFor, type OcppErrorKind } from './errors.js';
+import { callFrame, errorFrame, parseFrame, resultFrame, type InboundFrame } from './frames.js';
+import type { OcppSchemas } from './schemas.js';
+
+export interface ConnectionOptions {
+  chargePointId: string;
+  adapter: ProtocolAdapter;
+  schemas: OcppSchemas;
+  log: Logger;
+  /** hands a domain event to the charge-point actor and returns its outcome */
+  handleEvent(event: ChargerEvent): Promise<ChargerEventOutcome>;
+  callTimeoutMs: number;
+}
+
+interface PendingCall {
+  id: string;
+  action: string;
+  resolve(payload: unknown): void;
+  reject(err: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * One charger's WebSocket: OCPP-J framing, schema checks in both directions, and the one place
+ * where anything an inbound handler throws becomes a CALLERROR. The socket stays open whatever
+ * the charger sends.
+ */
+export class ChargerConnection {
+  /** distinguishes this socket from earlier ones of the same charger */
+  readonly connectionId = randomUUID();
+  /** set by pong and by any frame; cleared by each liveness round */
+  alive = true;
+  lastSeen = Date.now();
+  private pending: PendingCall | undefined;
+  /** frames that arrive before the actor is pinned wait here */
+  private held: string[] | undefined = [];
+  private closed = false;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly opts: ConnectionOptions,
+  ) {
+    ws.on('message', (data, isBinary) => {
+      this.alive = true;
+      this.lastSeen = Date.now();
+      const text = isBinary ? '' : data.toString();
+      if (this.held) this.held.push(text);
+      else void this.onFrame(text);
+    });
+    ws.on('pong', () => {
+      this.alive = true;
+    });
+    ws.on('close', () => {
+      this.closed = true;
+      this.failPending(new ChargerDisconnectedError(`${opts.chargePointId} disconnected`));
+    });
+  }
+
+  get chargePointId(): string {
+    return this.opts.chargePointId;
+  }
+
+  get version(): ProtocolAdapter['version'] {
+    return this.opts.adapter.version;
+  }
+
+  get isOpen(): boolean {
+    return !this.closed && this.ws.readyState === this.ws.OPEN;
+  }
+
+  /** Starts handling frames (after the actor is pinned to this process). */
+  open(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const text of held) void this.onFrame(text);
+  }
+
+  /** Liveness round: a socket that did not answer the previous ping is dead. */
+  probe(): void {
+    if (!this.alive) {
+      this.ws.terminate();
+      return;
+    }
+    this.alive = false;
+    this.ws.ping();
+  }
+
+  close(code: number, reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.failPending(new ChargerDisconnectedError(reason));
+    this.ws.close(code, reason);
+  }
+
+  /** Sends a CSMS-to-charger CALL; resolves with the charger's (schema-checked) CALLRESULT payload. */
+  call(action: string, payload: Record<string, unknown>): Promise<unknown> {
+    if (this.pending) return Promise.reject(new Error(`a call (${this.pending.action}) is already outstanding`));
+    if (!this.isOpen) return Promise.reject(new ChargerDisconnectedError(`${this.chargePointId} is not connected`));
+    try {
+      this.opts.schemas.checkRequest(this.version, action, payload);
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    const id = randomUUID();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (this.pending?.id !== id) return;
+        this.pending = undefined;
+        reject(new ChargerCallTimeoutError(`${this.chargePointId} did not answer ${action} within ${this.opts.callTimeoutMs} ms`));
+      }, this.opts.callTimeoutMs);
+      timer.unref();
+      this.pending = { id, action, resolve, reject, timer };
+      this.ws.send(callFrame(id, action, payload));
+    });
+  }
+
+  private failPending(err: Error): void {
+    const p = this.pending;
+    if (!p) return;
+    this.pending = undefined;
+    clearTimeout(p.timer);
+    p.reject(err);
+  }
+
+  private async onFrame(text: string): Promise<void> {
+    const frame = parseFrame(text);
+    switch (frame.t) {
+      case 'call':
+        await this.onCall(frame);
+        return;
+      case 'result':
+      case 'error':
+        this.onAnswer(frame);
+        return;
+      case 'malformed':
+        this.sendError(frame.id, frame.reason === 'unknown-type' ? 'MessageTypeNotSupported' : 'RpcFrameworkError', frame.description, {});
+    }
+  }
+
+  private async onCall(frame: Extract<InboundFrame, { t: 'call' }>): Promise<void> {
+    const { adapter, schemas } = this.opts;
+    let reply: Record<string, unknown>;
+    try {
+      if (!schemas.knows(this.version, frame.action)) throw new OcppCallError('NotImplemented', `${frame.action} is not an ${this.version} action`);
+      schemas.checkRequest(this.version, frame.action, frame.payload);
+      const event = adapter.toEvent(frame.action, frame.payload);
+      if (event === undefined) throw new OcppCallError('NotSupported', `${frame.action} is not supported by this CSMS`);
+      const outcome = event === null ? undefined : await this.opts.handleEvent(event);
+      reply = adapter.toReply(frame.action, frame.payload, outcome, new Date());
+    } catch (err) {
+      if (err instanceof OcppCallError) {
+        this.sendError(frame.id, err.kind, err.message, err.details);
+      } else {
+        this.opts.log.error({ err, action: frame.action }, 'OCPP call failed');
+        this.sendError(frame.id, 'InternalError', 'the CSMS could not process this call', {});
+      }
+      return;
+    }
+    try {
+      schemas.checkResponse(this.version, frame.action, reply);
+    } catch (err) {
+      // our own reply failing the official schema is a bug here, not the charger's fault
+      this.opts.log.error({ err, action: frame.action }, 'OCPP reply fails its schema');
+      this.sendError(frame.id, 'InternalError', 'the CSMS produced an invalid reply', {});
+      return;
+    }
+    this.send(resultFrame(frame.id, reply));
+  }
+
+  private onAnswer(frame: Extract<InboundFrame, { t: 'result' | 'error' }>): void {
+    const p = this.pending;
+    if (!p || p.id !== frame.id) {
+      this.opts.log.debug({ id: frame.id }, 'answer to no outstanding call');
+      return;
+    }
+    this.pending = undefined;
+    clearTimeout(p.timer);
+    if (frame.t === 'error') {
+      p.reject(new ChargerCallError(frame.code, `${p.action}: ${frame.code} ${frame.description}`));
+      return;
+    }
+    try {
+      this.opts.schemas.checkResponse(this.version, p.action, frame.payload);
+    } catch (err) {
+      p.reject(new ChargerCallError('FormatViolation', err instanceof Error ? err.message : String(err)));
+      return;
+    }
+    p.resolve(frame.payload);
+  }
+
+  private sendError(id: string, kind: OcppErrorKind, description: string, details: Record<string, unknown>): void {
+    this.send(errorFrame(id, errorCodeFor(this.version, kind), description, details));
+  }
+
+  private send(text: string): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(text);
+  }
+}

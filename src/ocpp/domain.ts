@@ -1,0 +1,160 @@
+import Type, { type Static } from 'typebox';
+
+/**
+ * What chargers tell the CSMS, independent of the protocol version. Each version's adapter maps
+ * its wire messages onto these (DESIGN.md section 6); the charge-point actor only sees these.
+ */
+export const ProtocolName = Type.Union([Type.Literal('ocpp1.6'), Type.Literal('ocpp2.0.1')]);
+export type ProtocolName = Static<typeof ProtocolName>;
+
+const Timestamp = Type.String({ description: 'ISO 8601 date-time as the charger sent it' });
+
+export const BootedEvent = Type.Object({
+  type: Type.Literal('booted'),
+  vendor: Type.String(),
+  model: Type.String(),
+  serial_number: Type.Union([Type.String(), Type.Null()]),
+  firmware_version: Type.Union([Type.String(), Type.Null()]),
+  reason: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const StatusChangedEvent = Type.Object({
+  type: Type.Literal('status-changed'),
+  /** 0 = the charger as a whole (1.6 connectorId 0) */
+  evse_id: Type.Integer({ minimum: 0 }),
+  connector_id: Type.Integer({ minimum: 0 }),
+  status: Type.String(),
+  error_code: Type.Union([Type.String(), Type.Null()]),
+  timestamp: Timestamp,
+});
+
+export const AuthorizeRequestedEvent = Type.Object({
+  type: Type.Literal('authorize-requested'),
+  id_tag: Type.String(),
+});
+
+export const TransactionStartedEvent = Type.Object({
+  type: Type.Literal('transaction-started'),
+  /** given by the charger (2.0.1); absent when the CSMS allocates it (1.6) */
+  transaction_id: Type.Union([Type.String(), Type.Null()]),
+  /** what makes a retry of the same start recognisable (1.6: connector, tag, meter, time; 2.0.1: id + seqNo) */
+  dedupe_key: Type.String(),
+  evse_id: Type.Integer({ minimum: 0 }),
+  connector_id: Type.Integer({ minimum: 0 }),
+  id_tag: Type.Union([Type.String(), Type.Null()]),
+  meter_start_wh: Type.Union([Type.Number(), Type.Null()]),
+  timestamp: Timestamp,
+  seq_no: Type.Union([Type.Integer(), Type.Null()]),
+  /** 2.0.1 RequestStartTransaction's remoteStartId when the start was remote */
+  remote_start_id: Type.Union([Type.Integer(), Type.Null()]),
+});
+
+export const TransactionUpdatedEvent = Type.Object({
+  type: Type.Literal('transaction-updated'),
+  transaction_id: Type.String(),
+  /** absolute energy register reading (Energy.Active.Import.Register) in Wh */
+  meter_wh: Type.Union([Type.Number(), Type.Null()]),
+  timestamp: Timestamp,
+  seq_no: Type.Union([Type.Integer(), Type.Null()]),
+  /** 2.0.1 sends the idToken later when the transaction started before authorization */
+  id_tag: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const TransactionEndedEvent = Type.Object({
+  type: Type.Literal('transaction-ended'),
+  transaction_id: Type.String(),
+  meter_wh: Type.Union([Type.Number(), Type.Null()]),
+  timestamp: Timestamp,
+  reason: Type.Union([Type.String(), Type.Null()]),
+  seq_no: Type.Union([Type.Integer(), Type.Null()]),
+  id_tag: Type.Union([Type.String(), Type.Null()]),
+});
+
+/** 1.6 MeterValues outside or inside a transaction; 2.0.1 MeterValues (never in a transaction). */
+export const MeterSampledEvent = Type.Object({
+  type: Type.Literal('meter-sampled'),
+  transaction_id: Type.Union([Type.String(), Type.Null()]),
+  evse_id: Type.Integer({ minimum: 0 }),
+  meter_wh: Type.Union([Type.Number(), Type.Null()]),
+  timestamp: Timestamp,
+});
+
+export const ReservationUpdatedEvent = Type.Object({
+  type: Type.Literal('reservation-updated'),
+  reservation_id: Type.Integer(),
+  status: Type.String(),
+});
+
+export const ChargerEvent = Type.Union([
+  BootedEvent,
+  StatusChangedEvent,
+  AuthorizeRequestedEvent,
+  TransactionStartedEvent,
+  TransactionUpdatedEvent,
+  TransactionEndedEvent,
+  MeterSampledEvent,
+  ReservationUpdatedEvent,
+]);
+export type ChargerEvent = Static<typeof ChargerEvent>;
+
+/** What the actor answers to an event; the adapter turns it into the wire reply. */
+export const ChargerEventOutcome = Type.Object({
+  /** Accepted / Invalid / ... for authorizations and starts */
+  id_tag_status: Type.Optional(Type.String()),
+  transaction_id: Type.Optional(Type.String()),
+  heartbeat_interval_s: Type.Optional(Type.Integer()),
+});
+export type ChargerEventOutcome = Static<typeof ChargerEventOutcome>;
+
+/** What the CSMS asks of chargers, independent of the version. */
+export const ChargerCommand = Type.Union([
+  Type.Object({
+    kind: Type.Literal('start'),
+    id_tag: Type.String({ minLength: 1, maxLength: 20 }),
+    evse_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+    connector_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+  }),
+  Type.Object({ kind: Type.Literal('stop'), transaction_id: Type.String() }),
+  Type.Object({
+    kind: Type.Literal('reserve'),
+    reservation_id: Type.Integer(),
+    id_tag: Type.String({ minLength: 1, maxLength: 20 }),
+    expiry_date: Type.String(),
+    evse_id: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+    connector_id: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+  }),
+  Type.Object({ kind: Type.Literal('cancel-reservation'), reservation_id: Type.Integer() }),
+  Type.Object({ kind: Type.Literal('unlock'), evse_id: Type.Integer({ minimum: 1 }), connector_id: Type.Integer({ minimum: 1 }) }),
+  Type.Object({
+    kind: Type.Literal('trigger'),
+    message: Type.Union([
+      Type.Literal('BootNotification'),
+      Type.Literal('Heartbeat'),
+      Type.Literal('StatusNotification'),
+      Type.Literal('MeterValues'),
+    ]),
+    evse_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+  }),
+]);
+export type ChargerCommand = Static<typeof ChargerCommand>;
+
+/** The wire call a command becomes, with what the actor needs to remember about it. */
+export interface WireCall {
+  action: string;
+  payload: Record<string, unknown>;
+}
+
+/** One protocol version's mapping between its wire messages and the domain. */
+export interface ProtocolAdapter {
+  readonly version: ProtocolName;
+  /**
+   * A charger's CALL as a domain event; `null` for calls answered without the actor (Heartbeat);
+   * `undefined` when the action is not handled (NotImplemented).
+   */
+  toEvent(action: string, payload: unknown): ChargerEvent | null | undefined;
+  /** The CALLRESULT payload for a handled call. */
+  toReply(action: string, payload: unknown, outcome: ChargerEventOutcome | undefined, now: Date): Record<string, unknown>;
+  toCall(command: ChargerCommand, remoteStartId: number): WireCall;
+  /** The charger's answer to a CSMS call, reduced to its status word. */
+  answerStatus(action: string, payload: unknown): string;
+}

