@@ -1,4 +1,5 @@
 import { csmsModule } from './csms/module.js';
+import { ocpiModule } from './ocpi/module.js';
 import type { PlatformModule } from './platform/services.js';
 
 /** The features this build runs. Each feature adds itself here. */

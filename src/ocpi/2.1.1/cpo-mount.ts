@@ -1,0 +1,60 @@
+import Type from 'typebox';
+import type { MountSpec } from '../../gateway/route-table.js';
+import type { OcpiCaller } from '../auth.js';
+import { Envelope, ListQuery } from '../common/schemas.js';
+import type { OcpiContext } from '../context.js';
+import { unknownToken } from '../envelope.js';
+import { assertOwnParty, assertSameId, requireLink } from '../guards.js';
+import { locationTo211 } from '../mappers.js';
+import { endpointsOf, listAnswer, ocpiMount, param, pathParty, validated, type OcpiRoute } from '../mount-kit.js';
+import * as S from './schemas.js';
+
+export const CPO_211_PREFIX = '/ocpi/cpo/2.1.1';
+
+/** CPO mount, OCPI 2.1.1 (spec Endpoints "CPO mount, version 2.1.1"; commands come later). */
+export function cpo211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
+  const routes: OcpiRoute[] = [
+    {
+      method: 'GET',
+      path: '/locations',
+      module: 'locations',
+      summary: 'Our published locations, paged (date_from inclusive, date_to exclusive)',
+      query: ListQuery,
+      response: Envelope(Type.Array(S.Location)),
+      handler: (req) => {
+        requireLink(req.auth, '2.1.1');
+        return listAnswer(ctx, req, ctx.stores.locations, [ctx.own], locationTo211);
+      },
+    },
+    {
+      method: 'PATCH',
+      path: '/tokens/:country_code/:party_id/:token_uid',
+      module: 'tokens',
+      summary: "Partial update of a token of the caller's party",
+      params: S.TokenPath,
+      body: S.TokenPatch,
+      response: Envelope(S.Token),
+      responses: { 404: 'unknown token (status_code 2004)' },
+      handler: async (req) => {
+        const caller = requireLink(req.auth, '2.1.1');
+        const party = pathParty(req);
+        assertOwnParty(caller, party);
+        const patch = validated(S.TokenPatch, req.body);
+        const uid = param(req, 'token_uid');
+        const existing = await ctx.stores.tokens.get({ ...party, id: uid });
+        if (!existing) throw unknownToken();
+        const merged: S.Token = { ...existing, ...patch, uid, last_updated: patch.last_updated ?? new Date().toISOString() };
+        assertSameId('uid', uid, merged.uid);
+        return { data: await ctx.stores.tokens.put({ ...party, id: uid }, merged) };
+      },
+    },
+  ];
+  routes.unshift({
+    method: 'GET',
+    path: '/',
+    summary: 'Version details: the module endpoints of this mount',
+    response: Envelope(S.VersionDetail),
+    handler: (req) => ({ data: { version: '2.1.1', endpoints: endpointsOf(routes, '2.1.1', 'CPO', ctx.baseUrl(req.koa), CPO_211_PREFIX) } }),
+  });
+  return ocpiMount(ctx, { name: 'ocpi-cpo-2.1.1', prefix: CPO_211_PREFIX, version: '2.1.1', accept: 'raw', description: 'OCPI 2.1.1, CPO role', routes });
+}

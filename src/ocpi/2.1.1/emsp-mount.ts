@@ -1,0 +1,147 @@
+import Type from 'typebox';
+import type { MountSpec } from '../../gateway/route-table.js';
+import type { OcpiCaller } from '../auth.js';
+import { Envelope, ListQuery } from '../common/schemas.js';
+import type { OcpiContext } from '../context.js';
+import { handshake } from '../credentials.js';
+import { credentialsMethodNotAllowed, unknownToken } from '../envelope.js';
+import { assertOwnParty, assertSameId, requireLink } from '../guards.js';
+import { patchConnector211, putEvse211 } from '../location-service.js';
+import { endpointsOf, listAnswer, ocpiMount, param, pathParty, validated, type OcpiRoute } from '../mount-kit.js';
+import * as S from './schemas.js';
+
+export const EMSP_211_PREFIX = '/ocpi/emsp/2.1.1';
+
+const AuthorizeQuery = Type.Object({ type: Type.Optional(Type.Union([Type.Literal('RFID'), Type.Literal('OTHER')], { default: 'RFID' })) });
+
+/** eMSP mount, OCPI 2.1.1 (spec Endpoints "eMSP mount, version 2.1.1"). */
+export function emsp211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
+  const routes: OcpiRoute[] = [
+    {
+      method: 'PUT',
+      path: '/credentials',
+      module: 'credentials',
+      summary: 'Rotates the credentials of a registered partner (the identity stays the token\'s)',
+      body: S.Credentials,
+      response: Envelope(S.Credentials),
+      responses: { 405: 'called with the initial token (Token A): initial registration uses POST' },
+      handler: async (req) => {
+        if (req.auth.tokenKind === 'initial') throw credentialsMethodNotAllowed('not registered yet: initial registration uses POST /credentials');
+        const body = validated(S.Credentials, req.body);
+        return { data: await handshake(ctx, 'rotate', req.auth, { version: '2.1.1', body }, `${ctx.baseUrl(req.koa)}/ocpi/emsp/versions`, 'EMSP') };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/tokens',
+      module: 'tokens',
+      summary: "Our own tokens for the CPO to pull, paged",
+      query: ListQuery,
+      response: Envelope(Type.Array(S.Token)),
+      handler: (req) => {
+        requireLink(req.auth, '2.1.1');
+        return listAnswer(ctx, req, ctx.stores.tokens, [ctx.own], (t) => t);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/tokens/:token_uid/authorize',
+      module: 'tokens',
+      summary: 'Real-time authorization of one of our tokens',
+      params: Type.Object({ token_uid: S.Token.properties.uid }),
+      query: AuthorizeQuery,
+      body: S.LocationReferences,
+      bodyOptional: true,
+      response: Envelope(S.AuthorizationInfo),
+      responses: { 404: 'unknown token (status_code 2004)' },
+      handler: async (req) => {
+        requireLink(req.auth, '2.1.1');
+        const type = validated(AuthorizeQuery, req.query).type ?? 'RFID';
+        const token = await ctx.stores.tokens.get({ ...ctx.own, id: param(req, 'token_uid') });
+        if (!token || token.type !== type) throw unknownToken();
+        const location = req.body === undefined ? undefined : validated(S.LocationReferences, req.body);
+        // values beyond ALLOWED are not shown in the spec; OCPI 2.1.1 calls a refused token BLOCKED
+        return { data: { allowed: token.valid ? 'ALLOWED' : 'BLOCKED', ...(location ? { location } : {}) } };
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/sessions/:country_code/:party_id/:session_id',
+      module: 'sessions',
+      summary: 'A new or updated session of the caller',
+      params: S.SessionPath,
+      body: S.SessionCreate,
+      response: Envelope(S.SessionOut),
+      handler: async (req) => {
+        const caller = requireLink(req.auth, '2.1.1');
+        const party = pathParty(req);
+        assertOwnParty(caller, party);
+        const body = validated(S.SessionCreate, req.body);
+        const id = param(req, 'session_id');
+        assertSameId('id', id, body.id);
+        // authorization_id is not shown in the spec: the auth_id the session was started with
+        const session = { ...body, authorization_id: body.auth_id };
+        return { data: await ctx.stores.sessions.put({ ...party, id }, session) };
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/locations/:country_code/:party_id/:location_id/:evse_uid',
+      module: 'locations',
+      summary: "A new or updated EVSE of one of the caller's locations",
+      params: S.EvsePath,
+      body: S.Evse,
+      response: Envelope(S.Evse),
+      responses: { 404: 'unknown location (status_code 2003)' },
+      handler: async (req) => {
+        const caller = requireLink(req.auth, '2.1.1');
+        const party = pathParty(req);
+        assertOwnParty(caller, party);
+        return { data: await putEvse211(ctx, party, param(req, 'location_id'), param(req, 'evse_uid'), validated(S.Evse, req.body)) };
+      },
+    },
+    {
+      method: 'PATCH',
+      path: '/locations/:country_code/:party_id/:location_id/:evse_uid/:connector_id',
+      module: 'locations',
+      summary: 'Partial update of a connector',
+      params: S.ConnectorPath,
+      body: S.ConnectorPatchBody,
+      response: Envelope(S.Connector),
+      responses: { 404: 'unknown location, EVSE or connector (status_code 2003)' },
+      handler: async (req) => {
+        const caller = requireLink(req.auth, '2.1.1');
+        const party = pathParty(req);
+        assertOwnParty(caller, party);
+        const path = { location_id: param(req, 'location_id'), evse_uid: param(req, 'evse_uid'), connector_id: param(req, 'connector_id') };
+        return { data: await patchConnector211(ctx, party, path, validated(S.ConnectorPatchBody, req.body)) };
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/tariffs/:country_code/:party_id/:tariff_id',
+      module: 'tariffs',
+      summary: 'A new or updated tariff of the caller',
+      params: S.TariffPath,
+      body: S.Tariff,
+      response: Envelope(S.Tariff),
+      handler: async (req) => {
+        const caller = requireLink(req.auth, '2.1.1');
+        const party = pathParty(req);
+        assertOwnParty(caller, party);
+        const body = validated(S.Tariff, req.body);
+        const id = param(req, 'tariff_id');
+        assertSameId('id', id, body.id);
+        return { data: await ctx.stores.tariffs.put({ ...party, id }, body) };
+      },
+    },
+  ];
+  routes.unshift({
+    method: 'GET',
+    path: '/',
+    summary: 'Version details: the module endpoints of this mount',
+    response: Envelope(S.VersionDetail),
+    handler: (req) => ({ data: { version: '2.1.1', endpoints: endpointsOf(routes, '2.1.1', 'EMSP', ctx.baseUrl(req.koa), EMSP_211_PREFIX) } }),
+  });
+  return ocpiMount(ctx, { name: 'ocpi-emsp-2.1.1', prefix: EMSP_211_PREFIX, version: '2.1.1', accept: 'raw', description: 'OCPI 2.1.1, eMSP role', routes });
+}

@@ -1,0 +1,90 @@
+import type { MountSpec } from '../../gateway/route-table.js';
+import type { OcpiCaller } from '../auth.js';
+import { Envelope } from '../common/schemas.js';
+import type { OcpiContext } from '../context.js';
+import { handshake } from '../credentials.js';
+import { assertOwnParty, requireLink } from '../guards.js';
+import { patchEvse, patchLocation, putLocation } from '../location-service.js';
+import { endpointsOf, ocpiMount, param, pathParty, validated, type OcpiRoute } from '../mount-kit.js';
+import * as S from './schemas.js';
+
+export const EMSP_221_PREFIX = '/ocpi/emsp/2.2.1';
+
+/** eMSP mount, OCPI 2.2.1 (spec Endpoints "eMSP mount, version 2.2.1"). */
+export function emsp221Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
+  const routes: OcpiRoute[] = [
+    {
+      method: 'POST',
+      path: '/credentials',
+      module: 'credentials',
+      summary: 'Initial handshake: store the caller\'s token and versions URL, discover it, issue our token',
+      body: S.Credentials,
+      response: Envelope(S.Credentials),
+      responses: { 405: 'already registered' },
+      handler: async (req) => {
+        const body = validated(S.Credentials, req.body);
+        return { data: await handshake(ctx, 'register', req.auth, { version: '2.2.1', body }, `${ctx.baseUrl(req.koa)}/ocpi/emsp/versions`, 'EMSP') };
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/locations/:country_code/:party_id/:location_id',
+      module: 'locations',
+      summary: "Full replace of one of the caller's locations (path location_id must equal body id)",
+      params: S.LocationPath,
+      body: S.Location,
+      response: Envelope(S.LocationOut),
+      handler: async (req) => {
+        const caller = requireLink(req.auth, '2.2.1');
+        const body = validated(S.Location, req.body);
+        const party = pathParty(req);
+        assertOwnParty(caller, party);
+        assertOwnParty(caller, body);
+        return { data: await putLocation(ctx, party, param(req, 'location_id'), body) };
+      },
+    },
+    {
+      method: 'PATCH',
+      path: '/locations/:country_code/:party_id/:location_id',
+      module: 'locations',
+      summary: "Partial update of one of the caller's locations",
+      params: S.LocationPath,
+      body: S.LocationPatchBody,
+      response: Envelope(S.LocationOut),
+      responses: { 404: 'unknown location (status_code 2003)' },
+      handler: async (req) => {
+        const caller = requireLink(req.auth, '2.2.1');
+        const body = validated(S.LocationPatchBody, req.body);
+        const party = pathParty(req);
+        assertOwnParty(caller, party);
+        assertOwnParty(caller, body);
+        return { data: await patchLocation(ctx, party, param(req, 'location_id'), body) };
+      },
+    },
+    {
+      method: 'PATCH',
+      path: '/locations/:country_code/:party_id/:location_id/:evse_uid',
+      module: 'locations',
+      summary: "Partial update of an EVSE of one of the caller's locations",
+      params: S.EvsePath,
+      body: S.EvsePatchBody,
+      response: Envelope(S.Evse),
+      responses: { 404: 'unknown location or EVSE (status_code 2003)' },
+      handler: async (req) => {
+        const caller = requireLink(req.auth, '2.2.1');
+        const party = pathParty(req);
+        assertOwnParty(caller, party);
+        const body = validated(S.EvsePatchBody, req.body);
+        return { data: await patchEvse(ctx, party, param(req, 'location_id'), param(req, 'evse_uid'), body) };
+      },
+    },
+  ];
+  routes.unshift({
+    method: 'GET',
+    path: '/',
+    summary: 'VersionDetail: the module endpoints of this version',
+    response: Envelope(S.VersionDetail),
+    handler: (req) => ({ data: { version: '2.2.1', endpoints: endpointsOf(routes, '2.2.1', 'EMSP', ctx.baseUrl(req.koa), EMSP_221_PREFIX) } }),
+  });
+  return ocpiMount(ctx, { name: 'ocpi-emsp-2.2.1', prefix: EMSP_221_PREFIX, version: '2.2.1', accept: 'base64-or-raw', description: 'OCPI 2.2.1, eMSP role', routes });
+}

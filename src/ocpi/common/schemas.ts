@@ -1,0 +1,68 @@
+import Type, { type TSchema } from 'typebox';
+
+/**
+ * Schemas shared by both OCPI versions (spec "Resources and their fields"). Objects stay open
+ * (unknown fields are kept), as OCPI receivers must accept fields added by later versions.
+ * Enumerations marked "open" in the spec are strings; closed ones are unions of their values.
+ */
+
+export const DateTime = Type.String({ format: 'date-time', description: 'ISO 8601 date-time' });
+
+/** spec Limits 5: country_code is 2 letters (ISO 3166-1 alpha-2, uppercase in paths) */
+export const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, uppercase' });
+/** spec Limits 5: party_id is 3 characters (uppercase alphanumerics in paths) */
+export const PartyId = Type.String({ pattern: '^[A-Z0-9]{3}$', description: '3-character party id' });
+
+/** The string ids OCPI gives objects (location id, EVSE uid, session id, ...): 36 characters at most. */
+export const ObjectId = Type.String({ minLength: 1, maxLength: 36 });
+
+export function oneOf(values: readonly string[], description?: string) {
+  return Type.Union(
+    values.map((v) => Type.Literal(v)),
+    description ? { description } : {},
+  );
+}
+
+export function openEnum(shown: readonly string[]) {
+  return Type.String({ description: `open enumeration; values shown: ${shown.join(', ')}`, examples: [...shown] });
+}
+
+export const DisplayText = Type.Object({ language: Type.String(), text: Type.String() });
+export const GeoLocation = Type.Object({ latitude: Type.String(), longitude: Type.String() });
+export const BusinessDetails = Type.Object({ name: Type.String(), website: Type.Optional(Type.String()) });
+export const EnergyMix = Type.Object({
+  is_green_energy: Type.Boolean(),
+  energy_sources: Type.Optional(Type.Array(Type.Object({ source: openEnum(['SOLAR']), percentage: Type.Number() }))),
+});
+export const Hours = Type.Object({ twentyfourseven: Type.Boolean() });
+/** Fields not shown in the spec: any object. */
+export const OpenObject = Type.Object({});
+
+export const EvseStatus = openEnum(['AVAILABLE', 'BLOCKED', 'CHARGING', 'INOPERATIVE']);
+export const Capability = openEnum(['CHARGING_PROFILE_CAPABLE', 'CREDIT_CARD_PAYABLE', 'REMOTE_START_STOP_CAPABLE', 'RESERVABLE', 'RFID_READER', 'UNLOCK_CAPABLE']);
+export const ParkingRestriction = openEnum(['EV_ONLY', 'PLUGGED', 'DISABLED']);
+export const ConnectorStandard = openEnum(['CHADEMO', 'DOMESTIC_A', 'DOMESTIC_B', 'IEC_62196_T2']);
+export const ConnectorFormat = oneOf(['SOCKET', 'CABLE']);
+export const PowerType = oneOf(['AC_1_PHASE', 'AC_3_PHASE', 'DC']);
+export const Facility = openEnum(['HOTEL', 'RESTAURANT', 'CAFE', 'BUS_STOP', 'PARKING_LOT']);
+export const Whitelist = oneOf(['ALWAYS', 'ALLOWED', 'ALLOWED_OFFLINE', 'NEVER']);
+
+/** Query of the list endpoints (spec: "Query parameters of the list endpoints"). */
+export const ListQuery = Type.Object({
+  date_from: Type.Optional(DateTime),
+  date_to: Type.Optional(DateTime),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1 })),
+});
+
+/** The response envelope with a typed `data` (OpenAPI documentation of the success bodies). */
+export function Envelope(data: TSchema): TSchema {
+  return Type.Object({
+    status_code: Type.Integer({ default: 1000 }),
+    status_message: Type.Optional(Type.String()),
+    timestamp: Type.Optional(DateTime),
+    data: Type.Optional(data),
+  });
+}
+
+export const PartyPath = Type.Object({ country_code: CountryCode, party_id: PartyId });

@@ -1,0 +1,59 @@
+import type { Context } from 'koa';
+import type { PlatformServices } from '../platform/services.js';
+import type * as V211 from './2.1.1/schemas.js';
+import type * as V221 from './2.2.1/schemas.js';
+import { TokenDirectory, type PartyIdentity } from './auth.js';
+import { PartnerClient } from './client/partner-client.js';
+import { PartnerDirectory } from './partners.js';
+import { ObjectStore } from './store/object-store.js';
+
+/** Our own party (config OCPI_COUNTRY_CODE, OCPI_PARTY_ID, OCPI_BUSINESS_NAME). */
+export interface OwnParty extends PartyIdentity {
+  business_name: string;
+}
+
+/** The stores of the OCPI objects, one per module (docs/OCPI.md "What is stored"). */
+export interface OcpiStores {
+  locations: ObjectStore<V221.StoredLocation>;
+  sessions: ObjectStore<V211.SessionCreate & { authorization_id: string }>;
+  tariffs: ObjectStore<V211.Tariff>;
+  tokens: ObjectStore<V211.Token>;
+  cdrs: ObjectStore<{ id: string; last_updated: string }>;
+}
+
+/** What every OCPI mount shares: one per process, built by the module. */
+export class OcpiContext {
+  readonly tokens: TokenDirectory;
+  readonly stores: OcpiStores;
+  readonly own: OwnParty;
+  readonly partners: PartnerDirectory;
+  readonly client: PartnerClient;
+
+  constructor(readonly services: PlatformServices) {
+    const { db, config } = services;
+    this.tokens = new TokenDirectory({ db });
+    this.stores = {
+      locations: new ObjectStore(db, 'locations'),
+      sessions: new ObjectStore(db, 'sessions'),
+      tariffs: new ObjectStore(db, 'tariffs'),
+      tokens: new ObjectStore(db, 'tokens'),
+      cdrs: new ObjectStore(db, 'cdrs'),
+    };
+    this.own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID, business_name: config.OCPI_BUSINESS_NAME };
+    this.client = new PartnerClient({ timeoutMs: 5000 });
+    this.partners = new PartnerDirectory(services, this.tokens);
+  }
+
+  /**
+   * The origin partners reach us at: PUBLIC_URL when set, otherwise the origin of the request
+   * (Host / X-Forwarded-* behind a proxy), so links work on any port.
+   */
+  baseUrl(ctx?: Context): string {
+    if (this.services.config.PUBLIC_URL || !ctx) return this.services.config.publicUrl;
+    return `${ctx.protocol}://${ctx.host}`;
+  }
+
+  isOwn(party: PartyIdentity): boolean {
+    return party.country_code === this.own.country_code && party.party_id === this.own.party_id;
+  }
+}

@@ -1,0 +1,71 @@
+import { OcpiError, type OcpiFieldError } from '../gateway/errors.js';
+
+/**
+ * The OCPI success envelope (spec "Response envelope"), the `respond` of every OCPI mount, and
+ * the OCPI errors handlers throw (spec "Errors"). The error mapper renders the errors; nothing
+ * else in the module builds an envelope.
+ */
+export type OcpiVersion = '2.1.1' | '2.2.1';
+
+export interface SuccessEnvelope {
+  status_code: 1000;
+  status_message: 'Success';
+  timestamp: string;
+  data?: unknown;
+}
+
+export function ocpiEnvelope(data: unknown): SuccessEnvelope {
+  const envelope: SuccessEnvelope = { status_code: 1000, status_message: 'Success', timestamp: new Date().toISOString() };
+  // "data" is absent, not null, on answers that carry nothing (DELETE /credentials)
+  if (data !== undefined) envelope.data = data;
+  return envelope;
+}
+
+/** 2001, delivered as HTTP 200 (the spec documents it as 400). */
+export function invalidParameters(errors: OcpiFieldError[]): OcpiError {
+  return new OcpiError(200, 2001, 'Invalid or missing parameters', errors);
+}
+
+/** spec Errors rule 1: the caller named a party its token is not bound to. */
+export function identityMismatch(field: 'country_code' | 'party_id', given: string, bound: string): OcpiError {
+  return invalidParameters([
+    { field, message: `${field} ${given} does not match the identity tied to the token (${bound})`, type: 'value_error.identity_mismatch' },
+  ]);
+}
+
+/** spec Errors rule 2 (and the same rule for every PUT whose body names its own id). */
+export function idMismatch(field: string, pathValue: string, bodyValue: string): OcpiError {
+  return invalidParameters([{ field, message: `path ${field} ${pathValue} differs from body ${field} ${bodyValue}`, type: 'value_error.id_mismatch' }]);
+}
+
+/** 401: status_code 2001 on 2.2.1 endpoints, 2000 on 2.1.1 endpoints. */
+export function unauthorized(version: OcpiVersion): OcpiError {
+  return new OcpiError(401, version === '2.2.1' ? 2001 : 2000, 'Unauthorized');
+}
+
+export function unknownLocation(): OcpiError {
+  return new OcpiError(404, 2003, 'Unknown location');
+}
+
+export function unknownToken(): OcpiError {
+  return new OcpiError(404, 2004, 'Resource not found');
+}
+
+/** 405 with an OCPI body: POST /credentials when registered, PUT /credentials with Token A. */
+export function credentialsMethodNotAllowed(message: string): OcpiError {
+  return new OcpiError(405, 2000, message);
+}
+
+/** 3001: the partner's versions URL or version details could not be used. */
+export function unableToUseClientApi(message: string): OcpiError {
+  return new OcpiError(200, 3001, `Unable to use the client's API: ${message}`);
+}
+
+/** 3002: no OCPI version in common with the partner. */
+export function unsupportedVersion(message: string): OcpiError {
+  return new OcpiError(200, 3002, `Unsupported version: ${message}`);
+}
+
+export function unknownVersion(version: string): OcpiError {
+  return new OcpiError(404, 3002, `Unsupported version ${version}`);
+}

@@ -1,0 +1,85 @@
+import type { Static, TSchema } from 'typebox';
+import type { Context } from 'koa';
+import { defineMount, type MountSpec, type RouteRequest, type RouteResult, type RouteSpec } from '../gateway/route-table.js';
+import type { OcpiCaller, PartnerRole } from './auth.js';
+import type { OcpiContext } from './context.js';
+import { ocpiEnvelope, type OcpiVersion } from './envelope.js';
+import { listWindow, pageHeaders, type Page } from './pagination.js';
+import type { ObjectStore } from './store/object-store.js';
+import type { PartyIdentity } from './auth.js';
+
+export type OcpiRoute = RouteSpec<OcpiCaller>;
+export type OcpiRequest = RouteRequest<OcpiCaller>;
+
+export interface OcpiMountOptions {
+  name: string;
+  prefix: string;
+  version: OcpiVersion;
+  description: string;
+  /** 2.2.1 accepts the base64-encoded token and the raw one, 2.1.1 the raw one (spec Authentication) */
+  accept: 'raw' | 'base64-or-raw';
+  routes: OcpiRoute[];
+}
+
+/** An OCPI mount: `Authorization: Token` authentication and the success envelope as `respond`. */
+export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<OcpiCaller> {
+  return defineMount<OcpiCaller>({
+    name: o.name,
+    prefix: o.prefix,
+    description: o.description,
+    security: 'ocpiToken',
+    authenticate: (koa: Context) => ctx.tokens.authenticate(koa, o.version, o.accept),
+    respond: ocpiEnvelope,
+    routes: o.routes,
+  });
+}
+
+/**
+ * Who sends and who receives a module's objects on a mount of `role` (OCPI 2.2.1 InterfaceRole):
+ * the CPO sends locations, sessions, CDRs and tariffs and receives tokens and commands; the eMSP
+ * the other way round. Credentials are listed as SENDER, as the spec shows them.
+ */
+function interfaceRole(role: PartnerRole, module: string): 'SENDER' | 'RECEIVER' {
+  if (module === 'credentials') return 'SENDER';
+  const cpoReceives = module === 'tokens' || module === 'commands';
+  return (role === 'CPO') === cpoReceives ? 'RECEIVER' : 'SENDER';
+}
+
+/** The version-details endpoint list, generated from a mount's route table. */
+export function endpointsOf(routes: readonly OcpiRoute[], version: OcpiVersion, role: PartnerRole, baseUrl: string, prefix: string) {
+  const modules: string[] = [];
+  for (const r of routes) if (r.module && !modules.includes(r.module)) modules.push(r.module);
+  return modules.map((identifier) =>
+    version === '2.2.1' ? { identifier, role: interfaceRole(role, identifier), url: `${baseUrl}${prefix}/${identifier}` } : { identifier, url: `${baseUrl}${prefix}/${identifier}` },
+  );
+}
+
+/** A list answer: one page of `store`, mapped, with the paging headers. */
+export async function listAnswer<T extends { last_updated: string }, O>(
+  ctx: OcpiContext,
+  req: OcpiRequest,
+  store: ObjectStore<T>,
+  parties: readonly PartyIdentity[] | undefined,
+  map: (t: T) => O,
+): Promise<RouteResult> {
+  const window = listWindow(req.query);
+  const page: Page<T> = await store.list(window, parties);
+  return { data: page.items.map(map), headers: pageHeaders(req.koa, ctx.baseUrl(req.koa), window, page.total) };
+}
+
+/**
+ * The body, path or query of a request as the type of the schema the route declared: the router
+ * validated it against that same schema before the handler runs.
+ */
+export function validated<S extends TSchema>(_schema: S, value: unknown): Static<S> {
+  return value as Static<S>;
+}
+
+/** The party named by a path with country_code and party_id. */
+export function pathParty(req: OcpiRequest): PartyIdentity {
+  return { country_code: String(req.params.country_code), party_id: String(req.params.party_id) };
+}
+
+export function param(req: OcpiRequest, name: string): string {
+  return String(req.params[name]);
+}

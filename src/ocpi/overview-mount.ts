@@ -1,0 +1,226 @@
+import Type from 'typebox';
+import type { MountSpec } from '../gateway/route-table.js';
+import * as S from './2.2.1/schemas.js';
+import * as S211 from './2.1.1/schemas.js';
+import type { OcpiCaller } from './auth.js';
+import { Envelope, ListQuery, OpenObject } from './common/schemas.js';
+import type { OcpiContext } from './context.js';
+import { handshake, ourRoleToward, ownCredentials, unregister } from './credentials.js';
+import { credentialsMethodNotAllowed, unknownVersion } from './envelope.js';
+import { assertOwnParty, requireLink } from './guards.js';
+import { findLocation, patchLocation, putLocation } from './location-service.js';
+import { endpointsOf, listAnswer, ocpiMount, param, pathParty, validated, type OcpiRoute } from './mount-kit.js';
+import { CPO_211_PREFIX } from './2.1.1/cpo-mount.js';
+import { EMSP_211_PREFIX } from './2.1.1/emsp-mount.js';
+
+export const OVERVIEW_PREFIX = '/ocpi/2.2.1';
+
+const VersionList = Type.Array(Type.Object({ version: Type.String(), url: Type.String() }));
+
+export interface OverviewMountOptions {
+  /** the 2.1.1 role mounts' routes: GET /versions/2.1.1 lists their endpoints */
+  cpo211Routes: readonly OcpiRoute[];
+  emsp211Routes: readonly OcpiRoute[];
+}
+
+/**
+ * The overview mount (spec Endpoints "Overview mount"): OCPI 2.2.1 module endpoints without a
+ * role segment. Request and response bodies are not shown in the spec; docs/OCPI.md says what
+ * each one stores and serves.
+ */
+export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): MountSpec<OcpiCaller> {
+  const versionsUrl = (base: string): string => `${base}${OVERVIEW_PREFIX}/versions`;
+  const routes: OcpiRoute[] = [
+    {
+      method: 'GET',
+      path: '/versions',
+      auth: false,
+      summary: 'The supported OCPI versions with the URLs of their details',
+      response: Envelope(VersionList),
+      handler: (req) => {
+        const base = versionsUrl(ctx.baseUrl(req.koa));
+        return { data: [{ version: '2.1.1', url: `${base}/2.1.1` }, { version: '2.2.1', url: `${base}/2.2.1` }] };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/versions/:version',
+      auth: false,
+      summary: 'The module endpoint map of a version',
+      params: Type.Object({ version: Type.String() }),
+      response: Envelope(Type.Object({ version: Type.String(), endpoints: Type.Array(OpenObject) })),
+      responses: { 404: 'version not supported' },
+      handler: (req) => {
+        const version = param(req, 'version');
+        const base = ctx.baseUrl(req.koa);
+        if (version === '2.2.1') return { data: { version, endpoints: endpointsOf(routes, '2.2.1', 'CPO', base, OVERVIEW_PREFIX) } };
+        if (version === '2.1.1') {
+          // 2.1.1 has no overview: its endpoints are those of the 2.1.1 role mounts
+          return {
+            data: {
+              version,
+              endpoints: [...endpointsOf(opts.cpo211Routes, '2.1.1', 'CPO', base, CPO_211_PREFIX), ...endpointsOf(opts.emsp211Routes, '2.1.1', 'EMSP', base, EMSP_211_PREFIX)],
+            },
+          };
+        }
+        throw unknownVersion(version);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/credentials',
+      module: 'credentials',
+      summary: 'The credentials the caller uses with us (Token A or the current token)',
+      response: Envelope(S.Credentials),
+      handler: (req) => ({ data: ownCredentials(ctx, '2.2.1', req.auth.token, versionsUrl(ctx.baseUrl(req.koa)), ourRoleToward(req.auth.role)) }),
+    },
+    {
+      method: 'POST',
+      path: '/credentials',
+      module: 'credentials',
+      summary: 'Initial handshake with Token A',
+      body: S.Credentials,
+      response: Envelope(S.Credentials),
+      responses: { 405: 'already registered' },
+      handler: async (req) => {
+        const body = validated(S.Credentials, req.body);
+        return { data: await handshake(ctx, 'register', req.auth, { version: '2.2.1', body }, versionsUrl(ctx.baseUrl(req.koa)), ourRoleToward(req.auth.role)) };
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/credentials',
+      module: 'credentials',
+      summary: 'Rotates the credentials of a registered partner',
+      body: S.Credentials,
+      response: Envelope(S.Credentials),
+      responses: { 405: 'called with Token A' },
+      handler: async (req) => {
+        if (req.auth.tokenKind === 'initial') throw credentialsMethodNotAllowed('not registered yet: initial registration uses POST /credentials');
+        const body = validated(S.Credentials, req.body);
+        return { data: await handshake(ctx, 'rotate', req.auth, { version: '2.2.1', body }, versionsUrl(ctx.baseUrl(req.koa)), ourRoleToward(req.auth.role)) };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/credentials',
+      module: 'credentials',
+      summary: 'Removes the credentials relationship; every token of the caller stops working',
+      handler: async (req) => {
+        await unregister(ctx, req.auth, '2.2.1');
+        return { data: undefined };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/locations',
+      module: 'locations',
+      summary: 'Our locations, paged',
+      query: ListQuery,
+      response: Envelope(Type.Array(S.LocationOut)),
+      handler: (req) => {
+        requireLink(req.auth, '2.2.1');
+        return listAnswer(ctx, req, ctx.stores.locations, [ctx.own], (l) => l);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/locations/:country_code/:party_id/:location_id',
+      module: 'locations',
+      summary: "One of our locations, or one of the caller's",
+      params: S.LocationPath,
+      response: Envelope(S.LocationOut),
+      responses: { 404: 'unknown location (status_code 2003)' },
+      handler: async (req) => {
+        const caller = requireLink(req.auth, '2.2.1');
+        const party = pathParty(req);
+        if (!ctx.isOwn(party)) assertOwnParty(caller, party);
+        return { data: await findLocation(ctx, party, param(req, 'location_id')) };
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/locations/:country_code/:party_id/:location_id',
+      module: 'locations',
+      summary: "Full replace of one of the caller's locations",
+      params: S.LocationPath,
+      body: S.Location,
+      response: Envelope(S.LocationOut),
+      handler: async (req) => {
+        const caller = requireLink(req.auth, '2.2.1');
+        const party = pathParty(req);
+        const body = validated(S.Location, req.body);
+        assertOwnParty(caller, party);
+        assertOwnParty(caller, body);
+        return { data: await putLocation(ctx, party, param(req, 'location_id'), body) };
+      },
+    },
+    {
+      method: 'PATCH',
+      path: '/locations/:country_code/:party_id/:location_id',
+      module: 'locations',
+      summary: "Partial update of one of the caller's locations, its EVSEs (by uid) or connectors (by id)",
+      params: S.LocationPath,
+      body: S.LocationPatchBody,
+      response: Envelope(S.LocationOut),
+      responses: { 404: 'unknown location (status_code 2003)' },
+      handler: async (req) => {
+        const caller = requireLink(req.auth, '2.2.1');
+        const party = pathParty(req);
+        const body = validated(S.LocationPatchBody, req.body);
+        assertOwnParty(caller, party);
+        assertOwnParty(caller, body);
+        return { data: await patchLocation(ctx, party, param(req, 'location_id'), body) };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/sessions',
+      module: 'sessions',
+      summary: "Sessions of the caller's party, paged",
+      query: ListQuery,
+      response: Envelope(Type.Array(S211.SessionOut)),
+      handler: (req) => {
+        const caller = requireLink(req.auth, '2.2.1');
+        return listAnswer(ctx, req, ctx.stores.sessions, [caller], (s) => s);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/cdrs',
+      module: 'cdrs',
+      summary: "CDRs of the caller's party, paged",
+      query: ListQuery,
+      response: Envelope(Type.Array(OpenObject)),
+      handler: (req) => {
+        const caller = requireLink(req.auth, '2.2.1');
+        return listAnswer(ctx, req, ctx.stores.cdrs, [caller], (c) => c);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/tariffs',
+      module: 'tariffs',
+      summary: 'Our tariffs, paged',
+      query: ListQuery,
+      response: Envelope(Type.Array(S211.Tariff)),
+      handler: (req) => {
+        requireLink(req.auth, '2.2.1');
+        return listAnswer(ctx, req, ctx.stores.tariffs, [ctx.own], (t) => t);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/tokens',
+      module: 'tokens',
+      summary: 'Our own tokens, paged',
+      query: ListQuery,
+      response: Envelope(Type.Array(S211.Token)),
+      handler: (req) => {
+        requireLink(req.auth, '2.2.1');
+        return listAnswer(ctx, req, ctx.stores.tokens, [ctx.own], (t) => t);
+      },
+    },
+  ];
+  return ocpiMount(ctx, { name: 'ocpi-overview-2.2.1', prefix: OVERVIEW_PREFIX, version: '2.2.1', accept: 'base64-or-raw', description: 'OCPI 2.2.1 overview (no role segment)', routes });
+}

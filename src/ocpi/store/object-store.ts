@@ -1,0 +1,90 @@
+import type { Database } from '../../db/database.js';
+import type { PartyIdentity } from '../auth.js';
+import type { ListWindow, Page } from '../pagination.js';
+
+/** The OCPI modules whose objects live in `ocpi_object`. */
+export type ObjectModule = 'locations' | 'sessions' | 'tariffs' | 'tokens' | 'cdrs';
+
+export interface ObjectKey extends PartyIdentity {
+  id: string;
+}
+
+/**
+ * Rows of `ocpi_object` <-> OCPI objects, for one module. The stored JSON is the object as it
+ * was validated at the edge (the 2.2.1 shape for locations, the 2.1.1 shapes for the other
+ * modules), so reading it back is the one place a row becomes a typed object.
+ */
+export class ObjectStore<T extends { last_updated: string }> {
+  constructor(
+    private readonly db: Database,
+    readonly module: ObjectModule,
+  ) {}
+
+  async get(key: ObjectKey): Promise<T | undefined> {
+    const rows = await this.db.execute('SELECT data FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ?', [
+      this.module,
+      key.country_code,
+      key.party_id,
+      key.id,
+    ]);
+    const row = rows[0];
+    return row ? this.fromRow(row.data) : undefined;
+  }
+
+  /** Inserts or replaces the object. */
+  async put(key: ObjectKey, object: T): Promise<T> {
+    const now = Date.now();
+    await this.db.execute(
+      `INSERT INTO ocpi_object (module, country_code, party_id, object_id, last_updated_ms, data, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (module, country_code, party_id, object_id)
+       DO UPDATE SET last_updated_ms = excluded.last_updated_ms, data = excluded.data, updated_at = excluded.updated_at`,
+      [this.module, key.country_code, key.party_id, key.id, Date.parse(object.last_updated), JSON.stringify(object), now],
+    );
+    return object;
+  }
+
+  async remove(key: ObjectKey): Promise<void> {
+    await this.db.execute('DELETE FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ?', [
+      this.module,
+      key.country_code,
+      key.party_id,
+      key.id,
+    ]);
+  }
+
+  /**
+   * One page of the objects of `parties` (all parties when omitted), oldest `last_updated`
+   * first so that paging is stable while objects are added.
+   */
+  async list(window: ListWindow, parties?: readonly PartyIdentity[]): Promise<Page<T>> {
+    const where: string[] = ['module = ?'];
+    const params: unknown[] = [this.module];
+    if (parties) {
+      if (parties.length === 0) return { items: [], total: 0 };
+      where.push(`(${parties.map(() => '(country_code = ? AND party_id = ?)').join(' OR ')})`);
+      for (const p of parties) params.push(p.country_code, p.party_id);
+    }
+    if (window.from !== undefined) {
+      where.push('last_updated_ms >= ?');
+      params.push(window.from);
+    }
+    if (window.to !== undefined) {
+      where.push('last_updated_ms < ?');
+      params.push(window.to);
+    }
+    const clause = where.join(' AND ');
+    const [countRows, rows] = await Promise.all([
+      this.db.execute(`SELECT COUNT(*) AS n FROM ocpi_object WHERE ${clause}`, params),
+      this.db.execute(`SELECT data FROM ocpi_object WHERE ${clause} ORDER BY last_updated_ms, country_code, party_id, object_id LIMIT ? OFFSET ?`, [
+        ...params,
+        window.limit,
+        window.offset,
+      ]),
+    ]);
+    return { items: rows.map((r) => this.fromRow(r.data)), total: Number(countRows[0]?.n ?? 0) };
+  }
+
+  private fromRow(data: unknown): T {
+    return JSON.parse(String(data)) as T;
+  }
+}
