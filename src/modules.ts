@@ -4,5 +4,5 @@ import type { PlatformModule } from './platform/services.js';
 
 /** The features this build runs. Each feature adds itself here. */
 export function platformModules(): PlatformModule[] {
-  return [csmsModule()];
+  return [csmsModule(), ocpiModule()];
 }
