@@ -70,8 +70,9 @@ export class TestCharger {
     return this.ws.protocol;
   }
 
-  waitFor(match: (f: Frame) => boolean, timeoutMs = 5000): Promise<Frame> {
-    const already = this.received.find(match);
+  /** The first frame from index `from` on that matches, now or later. */
+  waitFor(match: (f: Frame) => boolean, timeoutMs = 5000, from = 0): Promise<Frame> {
+    const already = this.received.slice(from).find(match);
     if (already) return Promise.resolve(already);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('no matching frame in time')), timeoutMs);
@@ -85,7 +86,7 @@ export class TestCharger {
     });
   }
 
-  /** Waits for a CSMS CALL of this action (received after `since` frames). */
+  /** Waits for the first CSMS CALL of this action. */
   async csmsCall(action: string, timeoutMs = 5000): Promise<{ id: string; payload: Record<string, unknown> }> {
     const f = await this.waitFor((x) => x[0] === 2 && x[2] === action, timeoutMs);
     return { id: f[1], payload: f[3] as Record<string, unknown> };
@@ -93,7 +94,7 @@ export class TestCharger {
 
   /** Sends raw text and waits for the answer to `id`. */
   async sendRaw(text: string, id: string): Promise<Frame> {
-    const wait = this.waitFor((f) => (f[0] === 3 || f[0] === 4) && f[1] === id);
+    const wait = this.waitFor((f) => (f[0] === 3 || f[0] === 4) && f[1] === id, 5000, this.received.length);
     this.ws.send(text);
     return wait;
   }

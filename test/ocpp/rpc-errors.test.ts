@@ -1,0 +1,119 @@
+import { expect } from 'chai';
+import WebSocket from 'ws';
+import { connect, tryConnect, type Frame, type TestCharger } from './support/charger.js';
+import { startCsms, type CsmsUnderTest, type RegisteredChargePoint } from './support/csms.js';
+import { v16, v201 } from './support/messages.js';
+import { connectedCharger, eventually } from './support/scenario.js';
+
+function errorCode(f: Frame): string {
+  if (f[0] !== 4) throw new Error(`expected a CALLERROR, got ${JSON.stringify(f)}`);
+  return f[2];
+}
+
+describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
+  let csms: CsmsUnderTest;
+  before(async () => {
+    csms = await startCsms({ pingIntervalMs: 200 });
+  });
+  after(async () => csms.stop());
+
+  describe('at the upgrade', () => {
+    let cp: RegisteredChargePoint;
+    before(async () => {
+      cp = await csms.registerChargePoint('ocpp2.0.1');
+    });
+
+    it('refuses an unknown identity, a wrong password and a missing Authorization with 401', async () => {
+      const unknown = await tryConnect({ url: cp.ocpp_url.replace(cp.id, 'UNKNOWN-1'), username: 'UNKNOWN-1', password: cp.password, protocols: ['ocpp2.0.1'] });
+      expect(unknown).to.deep.equal({ ok: false, status: 401 });
+      const wrong = await tryConnect({ url: cp.ocpp_url, username: cp.username, password: `${cp.password}x`, protocols: ['ocpp2.0.1'] });
+      expect(wrong).to.deep.equal({ ok: false, status: 401 });
+      const otherUser = await tryConnect({ url: cp.ocpp_url, username: 'someone-else', password: cp.password, protocols: ['ocpp2.0.1'] });
+      expect(otherUser).to.deep.equal({ ok: false, status: 401 });
+      const none = await tryConnect({ url: cp.ocpp_url, protocols: ['ocpp2.0.1'] });
+      expect(none).to.deep.equal({ ok: false, status: 401 });
+    });
+
+    it('refuses a charger with no common subprotocol with 400', async () => {
+      const r = await tryConnect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp1.6', 'ocpp1.5'] });
+      expect(r).to.deep.equal({ ok: false, status: 400 });
+    });
+
+    it('picks the registered protocol among several offered, without permessage-deflate', async () => {
+      const charger = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp1.6', 'ocpp2.0.1'] });
+      expect(charger.protocol).to.equal('ocpp2.0.1');
+      expect(charger.ws.extensions).to.equal('');
+      await charger.close();
+    });
+
+    it('drops a charger that stops answering pings (liveness)', async () => {
+      const headers = { Authorization: `Basic ${Buffer.from(`${cp.username}:${cp.password}`).toString('base64')}` };
+      const ws = new WebSocket(cp.ocpp_url, ['ocpp2.0.1'], { headers, autoPong: false });
+      const closed = new Promise<void>((r) => ws.once('close', () => r()));
+      await new Promise((r) => ws.once('open', r));
+      await closed;
+      await eventually(async () => ((await csms.api<{ online: boolean }>('GET', `/v1/charge-points/${cp.id}`)).body.online ? undefined : true));
+    });
+  });
+
+  for (const version of ['ocpp1.6', 'ocpp2.0.1'] as const) {
+    const names =
+      version === 'ocpp1.6'
+        ? { format: 'FormationViolation', occurrence: 'OccurenceConstraintViolation', frame: 'FormationViolation', type: 'NotSupported' }
+        : { format: 'FormatViolation', occurrence: 'OccurrenceConstraintViolation', frame: 'RpcFrameworkError', type: 'MessageTypeNotSupported' };
+    const boot = version === 'ocpp1.6' ? v16.boot() : v201.boot();
+
+    describe(`${version} CALLERRORs`, () => {
+      let charger: TestCharger;
+      before(async () => {
+        ({ charger } = await connectedCharger(csms, version));
+      });
+      after(async () => {
+        // after every bad frame the connection is still up and working
+        expect((await charger.call('BootNotification', boot)).status).to.equal('Accepted');
+        await charger.close();
+      });
+
+      it(`answers a frame that is not JSON with ${names.frame} and message id -1`, async () => {
+        const f = await charger.sendRaw('{not json', '-1');
+        expect(f[0]).to.equal(4);
+        expect(errorCode(f)).to.equal(names.frame);
+      });
+
+      it(`answers a frame that is not an OCPP-J array with ${names.frame}`, async () => {
+        expect(errorCode(await charger.sendRaw('{"a":1}', '-1'))).to.equal(names.frame);
+        expect(errorCode(await charger.sendRaw('[2, "m-short"]', '-1'))).to.equal(names.frame);
+      });
+
+      it(`answers an unknown message type with ${names.type}`, async () => {
+        expect(errorCode(await charger.sendRaw('[7, "m-type", "Heartbeat", {}]', 'm-type'))).to.equal(names.type);
+      });
+
+      it('answers an unknown action with NotImplemented and a known but unhandled one with NotSupported', async () => {
+        expect(errorCode(await charger.callFrame('MakeCoffee', {}))).to.equal('NotImplemented');
+        expect(errorCode(await charger.callFrame('DataTransfer', { vendorId: 'acme' }))).to.equal('NotSupported');
+      });
+
+      it(`answers a missing required field with ${names.occurrence}`, async () => {
+        expect(errorCode(await charger.callFrame('BootNotification', {}))).to.equal(names.occurrence);
+      });
+
+      it('answers a wrong type with TypeConstraintViolation', async () => {
+        const bad = version === 'ocpp1.6' ? v16.status(1, 'Available', { connectorId: 'one' }) : { ...v201.status(1, 1), evseId: 'one' };
+        expect(errorCode(await charger.callFrame('StatusNotification', bad))).to.equal('TypeConstraintViolation');
+      });
+
+      it('answers a value outside its enumeration or an unknown property with PropertyConstraintViolation', async () => {
+        const badEnum = version === 'ocpp1.6' ? v16.status(1, 'Exploded') : v201.status(1, 1, 'Exploded');
+        expect(errorCode(await charger.callFrame('StatusNotification', badEnum))).to.equal('PropertyConstraintViolation');
+        expect(errorCode(await charger.callFrame('Heartbeat', { extra: true }))).to.equal('PropertyConstraintViolation');
+      });
+
+      it(`answers a string over its maximum length with ${names.format}`, async () => {
+        const long = 'X'.repeat(60);
+        const bad = version === 'ocpp1.6' ? v16.authorize(long) : v201.authorize(long);
+        expect(errorCode(await charger.callFrame('Authorize', bad))).to.equal(names.format);
+      });
+    });
+  }
+});
