@@ -44,7 +44,12 @@ export class Platform {
   static async create(opts: PlatformOptions): Promise<Platform> {
     const { config, log } = opts;
     const entities = opts.modules.flatMap((m) => m.entities ?? []);
-    const db = await Database.open(config.database, { log, poolMax: config.DATABASE_POOL_MAX, entities });
+    const db = await Database.open(config.database, {
+      log,
+      poolMax: config.DATABASE_POOL_MAX,
+      entities,
+      idleInTransactionMs: config.LEASE_TTL_MS * 2,
+    });
     try {
       if (config.mode === 'embedded') {
         const applied = await db.migrate();

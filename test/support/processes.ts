@@ -26,7 +26,8 @@ export interface NodeProcess {
 export async function startNode(env: Record<string, string>, opts: { entry?: string; startTimeoutMs?: number } = {}): Promise<NodeProcess> {
   const entry = opts.entry ?? resolve(DIST, 'src/main.js');
   const child = spawn(process.execPath, [entry], {
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    // the start-up line is read from the log, so the child always logs at info or finer
+    env: { ...process.env, ...env, LOG_LEVEL: env.LOG_LEVEL === 'debug' || env.LOG_LEVEL === 'trace' ? env.LOG_LEVEL : 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Array<Record<string, unknown>> = [];

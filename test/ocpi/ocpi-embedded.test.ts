@@ -1,0 +1,17 @@
+import { embeddedTarget } from '../support/ocpi-harness.js';
+import { authAndErrorsSuite } from './suites/auth-and-errors.js';
+import { cpoAndListsSuite } from './suites/cpo-and-lists.js';
+import { credentialsSuite } from './suites/credentials.js';
+import { emspSuite } from './suites/emsp.js';
+import { managementSuite } from './suites/management.js';
+import { overviewSuite } from './suites/overview.js';
+
+describe('OCPI, embedded mode (one process, SQLite; partners mocked with nock)', () => {
+  const target = () => embeddedTarget();
+  authAndErrorsSuite(target);
+  credentialsSuite(target);
+  emspSuite(target);
+  cpoAndListsSuite(target);
+  overviewSuite(target);
+  managementSuite(target);
+});

@@ -1,0 +1,168 @@
+import { expect } from 'chai';
+import nock from 'nock';
+import { aLocation, aTariff } from '../../support/ocpi-builders.js';
+import { OcpiApi, type OcpiTarget, type RegisteredPartner } from '../../support/ocpi-harness.js';
+
+/** Every role-mount endpoint of the spec with a body that passes validation (commands are not there yet). */
+const ROLE_ENDPOINTS: Array<[string, string, '2.1.1' | '2.2.1', unknown?]> = [
+  ['GET', '/ocpi/cpo/2.1.1/locations', '2.1.1'],
+  ['PATCH', '/ocpi/cpo/2.1.1/tokens/DE/AAA/T1', '2.1.1', { valid: false }],
+  ['PUT', '/ocpi/cpo/2.2.1/credentials', '2.2.1', {}],
+  ['GET', '/ocpi/emsp/2.2.1', '2.2.1'],
+  ['POST', '/ocpi/emsp/2.2.1/credentials', '2.2.1', {}],
+  ['PUT', '/ocpi/emsp/2.2.1/locations/DE/AAA/L1', '2.2.1', {}],
+  ['PATCH', '/ocpi/emsp/2.2.1/locations/DE/AAA/L1', '2.2.1', {}],
+  ['PATCH', '/ocpi/emsp/2.2.1/locations/DE/AAA/L1/E1', '2.2.1', {}],
+  ['GET', '/ocpi/emsp/2.1.1/tokens', '2.1.1'],
+  ['POST', '/ocpi/emsp/2.1.1/tokens/T1/authorize', '2.1.1'],
+  ['PUT', '/ocpi/emsp/2.1.1/sessions/DE/AAA/S1', '2.1.1', {}],
+  ['PUT', '/ocpi/emsp/2.1.1/locations/DE/AAA/L1/E1', '2.1.1', {}],
+  ['PATCH', '/ocpi/emsp/2.1.1/locations/DE/AAA/L1/E1/C1', '2.1.1', {}],
+  ['PUT', '/ocpi/emsp/2.1.1/credentials', '2.1.1', {}],
+  ['PUT', '/ocpi/emsp/2.1.1/tariffs/DE/AAA/T1', '2.1.1', {}],
+  ['GET', '/ocpi/2.2.1/credentials', '2.2.1'],
+  ['GET', '/ocpi/2.2.1/locations', '2.2.1'],
+  ['GET', '/ocpi/2.2.1/sessions', '2.2.1'],
+  ['GET', '/ocpi/2.2.1/cdrs', '2.2.1'],
+  ['GET', '/ocpi/2.2.1/tariffs', '2.2.1'],
+  ['GET', '/ocpi/2.2.1/tokens', '2.2.1'],
+];
+
+export function authAndErrorsSuite(makeTarget: () => Promise<OcpiTarget>): void {
+  describe('OCPI authentication, envelope and errors', function () {
+    this.timeout(60_000);
+    let target: OcpiTarget;
+    let api: OcpiApi;
+    let cpo: RegisteredPartner;
+    let emsp: RegisteredPartner;
+
+    before(async () => {
+      target = await makeTarget();
+      api = new OcpiApi(target);
+      cpo = await api.register('CPO');
+      emsp = await api.register('EMSP');
+    });
+    after(async () => {
+      nock.cleanAll();
+      await target.stop();
+    });
+
+    it('answers 401 without a token on every role-mount endpoint: status_code 2001 on 2.2.1, 2000 on 2.1.1', async () => {
+      for (const [method, path, version, body] of ROLE_ENDPOINTS) {
+        for (const token of [undefined, 'not-a-token']) {
+          const res = await api.request(method, path, { body, ...(token ? { token } : {}) });
+          expect(res.status, `${method} ${path}`).to.equal(401);
+          expect(res.body.status_code, `${method} ${path}`).to.equal(version === '2.2.1' ? 2001 : 2000);
+          expect(res.body.status_message).to.equal('Unauthorized');
+          expect(res.body.timestamp).to.be.a('string');
+          expect(res.body).not.to.have.property('data');
+        }
+      }
+    });
+
+    it('accepts the base64-encoded and the raw token on 2.2.1, only the raw token on 2.1.1', async () => {
+      const b64 = await api.request('GET', '/ocpi/emsp/2.2.1', { token: cpo.token, encoding: 'base64' });
+      const raw = await api.request('GET', '/ocpi/emsp/2.2.1', { token: cpo.token });
+      expect([b64.status, raw.status]).to.deep.equal([200, 200]);
+      const raw211 = await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: emsp.token });
+      expect(raw211.status).to.equal(200);
+      const b64211 = await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: emsp.token, encoding: 'base64' });
+      expect(b64211.status).to.equal(401);
+      expect(b64211.body.status_code).to.equal(2000);
+    });
+
+    it('wraps successes in the envelope: status_code 1000, status_message, timestamp, data', async () => {
+      const res = await api.request('GET', '/ocpi/emsp/2.2.1', { token: cpo.token, encoding: 'base64' });
+      expect(res.body.status_code).to.equal(1000);
+      expect(res.body.status_message).to.equal('Success');
+      expect(Date.parse(String(res.body.timestamp))).to.be.a('number').and.not.NaN;
+      expect(res.body.data).to.be.an('object');
+    });
+
+    it('refuses Token A on module endpoints: it only registers', async () => {
+      const { token: tokenA } = await api.onboard({ country_code: 'BE', party_id: 'TKA' }, 'CPO');
+      const res = await api.request('PUT', '/ocpi/emsp/2.2.1/locations/BE/TKA/L1', { token: tokenA, encoding: 'base64', body: aLocation({ country_code: 'BE', party_id: 'TKA', id: 'L1' }) });
+      expect(res.status).to.equal(401);
+      expect(res.body.status_code).to.equal(2001);
+    });
+
+    it('rejects a request naming another party with 2001, field country_code, type value_error.identity_mismatch', async () => {
+      const res = await api.request('PUT', '/ocpi/emsp/2.2.1/locations/FR/XYZ/L1', { token: cpo.token, encoding: 'base64', body: aLocation({ country_code: 'FR', party_id: 'XYZ', id: 'L1' }) });
+      expect(res.status).to.equal(200);
+      expect(res.body.status_code).to.equal(2001);
+      expect(res.body.status_message).to.equal('Invalid or missing parameters');
+      expect(res.body.doc_url).to.be.a('string').and.match(/^https?:\/\//);
+      expect(res.body.errors).to.be.an('array').with.length(1);
+      const [error] = res.body.errors as Array<Record<string, unknown>>;
+      expect(error).to.include({ field: 'country_code', type: 'value_error.identity_mismatch' });
+      expect(error?.message).to.be.a('string');
+      expect(res.body).not.to.have.property('data');
+    });
+
+    it('rejects a body naming another party than the path with the identity mismatch too', async () => {
+      const { country_code, party_id } = cpo.party;
+      const res = await api.request('PUT', `/ocpi/emsp/2.2.1/locations/${country_code}/${party_id}/L1`, {
+        token: cpo.token,
+        encoding: 'base64',
+        body: aLocation({ country_code: 'FR', party_id: 'XYZ', id: 'L1' }),
+      });
+      expect(res.body.status_code).to.equal(2001);
+      expect((res.body.errors as Array<Record<string, unknown>>)[0]).to.include({ field: 'country_code', type: 'value_error.identity_mismatch' });
+    });
+
+    it('answers 422 HTTPValidationError {detail: [{loc, msg, type, input, ctx}]} for a body failing its schema', async () => {
+      const { country_code, party_id } = cpo.party;
+      const res = await api.request('PUT', `/ocpi/emsp/2.2.1/locations/${country_code}/${party_id}/L1`, {
+        token: cpo.token,
+        encoding: 'base64',
+        body: aLocation({ country_code, party_id, id: 'L1', publish: 'yes', last_updated: undefined }),
+      });
+      expect(res.status).to.equal(422);
+      const detail = res.body.detail as Array<Record<string, unknown>>;
+      expect(detail).to.be.an('array').that.is.not.empty;
+      for (const d of detail) expect(d).to.have.all.keys('loc', 'msg', 'type', 'input', 'ctx');
+      expect(detail.map((d) => (d.loc as unknown[]).join('.'))).to.include.members(['body.last_updated', 'body.publish']);
+      expect(detail.find((d) => (d.loc as unknown[]).join('.') === 'body.last_updated')).to.include({ type: 'missing' });
+    });
+
+    it('answers 422 for query and path parameters that fail their schema, and for malformed JSON', async () => {
+      const query = await api.request('GET', '/ocpi/cpo/2.1.1/locations?limit=many', { token: emsp.token });
+      expect(query.status).to.equal(422);
+      expect((query.body.detail as Array<{ loc: unknown[] }>)[0]?.loc).to.deep.equal(['query', 'limit']);
+      const path = await api.request('PUT', '/ocpi/emsp/2.1.1/tariffs/de/abc/T1', { token: cpo.token, body: aTariff({ id: 'T1' }) });
+      expect(path.status).to.equal(422);
+      expect((path.body.detail as Array<{ loc: unknown[] }>)[0]?.loc[0]).to.equal('path');
+      const malformed = await api.request('PUT', `/ocpi/emsp/2.1.1/tariffs/${cpo.party.country_code}/${cpo.party.party_id}/T1`, { token: cpo.token, rawBody: '{"id": ' });
+      expect(malformed.status).to.equal(422);
+      expect((malformed.body.detail as Array<{ type: string }>)[0]?.type).to.equal('json_invalid');
+    });
+
+    it('answers with and without a trailing slash, never with a redirect', async () => {
+      for (const path of ['/ocpi/cpo/2.1.1/locations', '/ocpi/cpo/2.1.1/locations/']) {
+        const res = await api.request('GET', path, { token: emsp.token });
+        expect(res.status, path).to.equal(200);
+        expect(res.body.status_code).to.equal(1000);
+      }
+      const root = await api.request('GET', '/ocpi/emsp/2.2.1/', { token: cpo.token, encoding: 'base64' });
+      expect(root.status).to.equal(200);
+      const versions = await api.request('GET', '/ocpi/2.2.1/versions/');
+      expect(versions.status).to.equal(200);
+    });
+
+    it('serves an OpenAPI 3.1 document listing the OCPI endpoints and no commands', async () => {
+      const res = await api.request('GET', '/openapi.json');
+      expect(res.status).to.equal(200);
+      expect(res.body.openapi).to.equal('3.1.0');
+      const paths = Object.keys(res.body.paths as Record<string, unknown>);
+      expect(paths).to.include.members([
+        '/ocpi/cpo/2.1.1/locations',
+        '/ocpi/cpo/2.1.1/tokens/{country_code}/{party_id}/{token_uid}',
+        '/ocpi/emsp/2.2.1/locations/{country_code}/{party_id}/{location_id}/{evse_uid}',
+        '/ocpi/emsp/2.1.1/tokens/{token_uid}/authorize',
+        '/ocpi/2.2.1/versions/{version}',
+        '/v1/partners',
+      ]);
+      expect(paths.filter((p) => p.includes('/commands'))).to.deep.equal([]);
+    });
+  });
+}

@@ -1,0 +1,123 @@
+import { expect } from 'chai';
+import nock from 'nock';
+import { aLocation, aToken, anEvse, aConnector, isoAt } from '../../support/ocpi-builders.js';
+import { OcpiApi, dataOf, type Answer, type OcpiTarget, type RegisteredPartner } from '../../support/ocpi-harness.js';
+
+type Obj = Record<string, unknown>;
+
+/** The CPO mounts and paging of list endpoints (spec "Query parameters of the list endpoints", Limits). */
+export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
+  describe('OCPI CPO mounts and lists', function () {
+    this.timeout(60_000);
+    let target: OcpiTarget;
+    let api: OcpiApi;
+    let emsp: RegisteredPartner;
+    const ids = ['OWN-1', 'OWN-2', 'OWN-3', 'OWN-4', 'OWN-5'];
+
+    const follow = async (first: string): Promise<{ pages: Answer[]; items: Obj[] }> => {
+      const pages: Answer[] = [];
+      let next: string | undefined = first;
+      while (next) {
+        const url = new URL(next, 'http://x');
+        const page = await api.request('GET', `${url.pathname}${url.search}`, { token: emsp.token });
+        expect(page.status).to.equal(200);
+        pages.push(page);
+        next = /<([^>]+)>;\s*rel="next"/.exec(page.headers.get('link') ?? '')?.[1];
+      }
+      return { pages, items: pages.flatMap((p) => dataOf<Obj[]>(p)) };
+    };
+
+    before(async () => {
+      target = await makeTarget();
+      api = new OcpiApi(target);
+      emsp = await api.register('EMSP');
+      // our own locations, created by an operator, last_updated one minute apart
+      for (const [i, id] of ids.entries()) {
+        const res = await api.request('PUT', `/v1/ocpi/locations/${id}`, {
+          body: aLocation({ id, last_updated: isoAt(i * 60), evses: [anEvse({ uid: `${id}-E1`, connectors: [aConnector({ id: '1', max_voltage: 230, max_amperage: 16, tariff_ids: ['T-A'] })] })] }),
+        });
+        expect(res.status).to.equal(200);
+      }
+    });
+    after(async () => {
+      nock.cleanAll();
+      await target.stop();
+    });
+
+    it('GET /locations (CPO 2.1.1) pages our locations with X-Total-Count, X-Limit and Link rel="next" until the end', async () => {
+      const { pages, items } = await follow('/ocpi/cpo/2.1.1/locations?limit=2');
+      expect(pages).to.have.length(3);
+      expect(items.map((l) => l.id)).to.deep.equal(ids);
+      for (const p of pages) {
+        expect(p.headers.get('x-total-count')).to.equal('5');
+        expect(p.headers.get('x-limit')).to.equal('2');
+      }
+      expect(pages[0]?.headers.get('link')).to.match(/^<http:\/\/[^>]+\/ocpi\/cpo\/2\.1\.1\/locations\?offset=2&limit=2>; rel="next"$/);
+      expect(pages[2]?.headers.get('link')).to.equal(null);
+    });
+
+    it('serves the 2.1.1 LocationOut shape: type, voltage/amperage/tariff_id, no 2.2.1-only fields', async () => {
+      const res = await api.request('GET', '/ocpi/cpo/2.1.1/locations?limit=1', { token: emsp.token });
+      const [location] = dataOf<Obj[]>(res);
+      expect(location).to.include({ id: 'OWN-1', type: 'ON_STREET' });
+      for (const field of ['country_code', 'party_id', 'publish', 'parking_type']) expect(location).not.to.have.property(field);
+      const connector = (location?.evses as Array<{ connectors: Obj[] }>)[0]?.connectors[0];
+      expect(connector).to.include({ voltage: 230, amperage: 16, tariff_id: 'T-A' });
+      expect(connector).not.to.have.property('max_voltage');
+    });
+
+    it('filters by date_from (inclusive) and date_to (exclusive) and keeps the filters in the Link', async () => {
+      const from = encodeURIComponent(isoAt(60));
+      const to = encodeURIComponent(isoAt(240));
+      const { pages, items } = await follow(`/ocpi/cpo/2.1.1/locations?date_from=${from}&date_to=${to}&limit=2`);
+      expect(items.map((l) => l.id)).to.deep.equal(['OWN-2', 'OWN-3', 'OWN-4']);
+      const link = pages[0]?.headers.get('link') ?? '';
+      expect(link).to.include(`date_from=${from}`);
+      expect(link).to.include(`date_to=${to}`);
+      expect(pages[0]?.headers.get('x-total-count')).to.equal('3');
+    });
+
+    it('applies the default limit (100) and caps a larger one at the maximum (1000); offset skips', async () => {
+      const def = await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: emsp.token });
+      expect(def.headers.get('x-limit')).to.equal('100');
+      expect(def.headers.get('link')).to.equal(null);
+      const big = await api.request('GET', '/ocpi/cpo/2.1.1/locations?limit=5000', { token: emsp.token });
+      expect(big.headers.get('x-limit')).to.equal('1000');
+      const offset = await api.request('GET', '/ocpi/cpo/2.1.1/locations?offset=4', { token: emsp.token });
+      expect(dataOf<Obj[]>(offset).map((l) => l.id)).to.deep.equal(['OWN-5']);
+      const negative = await api.request('GET', '/ocpi/cpo/2.1.1/locations?offset=-1', { token: emsp.token });
+      expect(negative.status).to.equal(422);
+      const badDate = await api.request('GET', '/ocpi/cpo/2.1.1/locations?date_from=yesterday', { token: emsp.token });
+      expect(badDate.status).to.equal(422);
+    });
+
+    it('PATCH /tokens (CPO 2.1.1) updates a token of the caller; unknown token is 404 2004; another party is 2001', async () => {
+      const { country_code: cc, party_id: pid } = emsp.party;
+      const created = await api.request('PUT', `/v1/ocpi/tokens/${cc}/${pid}/TOK-P`, { body: aToken({ uid: 'TOK-P', valid: true }) });
+      expect(created.status).to.equal(200);
+      const res = await api.request('PATCH', `/ocpi/cpo/2.1.1/tokens/${cc}/${pid}/TOK-P`, { token: emsp.token, body: { valid: false, last_updated: isoAt(999) } });
+      expect(res.body.status_code).to.equal(1000);
+      expect(dataOf<Obj>(res)).to.include({ uid: 'TOK-P', valid: false, whitelist: 'ALLOWED', last_updated: isoAt(999) });
+      const unknown = await api.request('PATCH', `/ocpi/cpo/2.1.1/tokens/${cc}/${pid}/TOK-NONE`, { token: emsp.token, body: { valid: false } });
+      expect(unknown.status).to.equal(404);
+      expect(unknown.body).to.include({ status_code: 2004, status_message: 'Resource not found' });
+      const other = await api.request('PATCH', '/ocpi/cpo/2.1.1/tokens/NL/EVP/TOK-P', { token: emsp.token, body: { valid: false } });
+      expect(other.body.status_code).to.equal(2001);
+      expect((other.body.errors as Obj[])[0]).to.include({ field: 'country_code', type: 'value_error.identity_mismatch' });
+      const invalid = await api.request('PATCH', `/ocpi/cpo/2.1.1/tokens/${cc}/${pid}/TOK-P`, { token: emsp.token, body: { whitelist: 'SOMETIMES' } });
+      expect(invalid.status).to.equal(422);
+    });
+
+    it('lists the module endpoints of the CPO mounts and offers both versions at /ocpi/cpo/versions', async () => {
+      const v211 = dataOf<{ endpoints: Array<{ identifier: string }> }>(await api.request('GET', '/ocpi/cpo/2.1.1', { token: emsp.token }));
+      expect(v211.endpoints.map((e) => e.identifier)).to.deep.equal(['locations', 'tokens']);
+      const v221 = dataOf<{ endpoints: Array<{ identifier: string; role: string; url: string }> }>(await api.request('GET', '/ocpi/cpo/2.2.1', { token: emsp.token, encoding: 'base64' }));
+      expect(v221.endpoints.map(({ identifier, role }) => ({ identifier, role }))).to.deep.equal([{ identifier: 'credentials', role: 'SENDER' }]);
+      expect(v221.endpoints[0]?.url).to.match(/\/ocpi\/cpo\/2\.2\.1\/credentials$/);
+      const versions = dataOf<Array<{ version: string; url: string }>>(await api.request('GET', '/ocpi/cpo/versions', { token: emsp.token }));
+      expect(versions.map((v) => v.version)).to.deep.equal(['2.1.1', '2.2.1']);
+      expect(versions[0]?.url).to.match(/\/ocpi\/cpo\/2\.1\.1$/);
+      expect((await api.request('GET', '/ocpi/cpo/versions')).status).to.equal(401);
+    });
+  });
+}

@@ -1,0 +1,157 @@
+import { expect } from 'chai';
+import nock from 'nock';
+import { credentials211, credentials221 } from '../../support/ocpi-builders.js';
+import { OcpiApi, dataOf, uniqueParty, type OcpiTarget } from '../../support/ocpi-harness.js';
+
+/** The credentials link (spec "States and transitions") on every mount that lists credentials. */
+export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
+  describe('OCPI credentials handshake', function () {
+    this.timeout(60_000);
+    let target: OcpiTarget;
+    let api: OcpiApi;
+
+    before(async () => {
+      target = await makeTarget();
+      api = new OcpiApi(target);
+    });
+    afterEach(() => nock.cleanAll());
+    after(async () => target.stop());
+
+    it('registers a CPO partner via POST on the eMSP 2.2.1 mount: discovery with its token, our token in the answer, Token A retired', async () => {
+      const party = uniqueParty();
+      const onboarded = await api.onboard(party, 'CPO');
+      expect(onboarded.versions_url).to.match(/\/ocpi\/emsp\/versions$/);
+      const versions = await api.request('GET', '/ocpi/emsp/versions', { token: onboarded.token, encoding: 'base64' });
+      expect(versions.status).to.equal(200);
+      expect(dataOf<Array<{ version: string }>>(versions).map((v) => v.version)).to.have.members(['2.1.1', '2.2.1']);
+
+      const fake = await target.partner('token-B-register');
+      const res = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+        token: onboarded.token,
+        encoding: 'base64',
+        body: credentials221(party, fake.token, fake.versionsUrl),
+      });
+      expect(res.status).to.equal(200);
+      expect(res.body.status_code).to.equal(1000);
+      const ours = dataOf<{ token: string; url: string; roles: Array<Record<string, unknown>> }>(res);
+      expect(ours.token).to.be.a('string').and.not.equal(onboarded.token);
+      expect(ours.url).to.match(/\/ocpi\/emsp\/versions$/);
+      expect(ours.roles[0]).to.include({ role: 'EMSP', country_code: 'NL', party_id: 'EVP' });
+      expect(fake.seen.length).to.be.greaterThan(0);
+
+      const partner = await api.request('GET', `/v1/partners/${onboarded.id}`);
+      expect(partner.body).to.include({ status: 'registered', version: '2.2.1', versions_url: fake.versionsUrl });
+      const withA = await api.request('GET', '/ocpi/emsp/2.2.1', { token: onboarded.token, encoding: 'base64' });
+      expect(withA.status).to.equal(401);
+      const withC = await api.request('GET', '/ocpi/emsp/2.2.1', { token: ours.token, encoding: 'base64' });
+      expect(withC.status).to.equal(200);
+    });
+
+    it('answers 405 to POST /credentials once registered (overview and eMSP 2.2.1 mounts)', async () => {
+      const p = await api.register('CPO');
+      for (const path of ['/ocpi/2.2.1/credentials', '/ocpi/emsp/2.2.1/credentials']) {
+        const res = await api.request('POST', path, { token: p.token, encoding: 'base64', body: credentials221(p.party, p.fake.token, p.fake.versionsUrl) });
+        expect(res.status, path).to.equal(405);
+        expect(res.body.status_code).to.be.a('number');
+      }
+    });
+
+    it('rejects a registration whose roles name another party (2001 identity mismatch) and keeps Token A usable', async () => {
+      const party = uniqueParty();
+      const { token } = await api.onboard(party, 'CPO');
+      const fake = await target.partner('token-B-mismatch');
+      const res = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', { token, encoding: 'base64', body: credentials221({ country_code: 'FR', party_id: 'ZZZ' }, fake.token, fake.versionsUrl) });
+      expect(res.body.status_code).to.equal(2001);
+      expect((res.body.errors as Array<Record<string, unknown>>)[0]).to.include({ field: 'country_code', type: 'value_error.identity_mismatch' });
+      const retry = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', { token, encoding: 'base64', body: credentials221(party, fake.token, fake.versionsUrl) });
+      expect(retry.body.status_code).to.equal(1000);
+    });
+
+    it('answers 422 for credentials without roles', async () => {
+      const { token } = await api.onboard(uniqueParty(), 'CPO');
+      const res = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', { token, encoding: 'base64', body: { token: 'x', url: 'http://x/versions', roles: [] } });
+      expect(res.status).to.equal(422);
+      expect((res.body.detail as Array<{ loc: unknown[]; type: string }>)[0]).to.deep.include({ loc: ['body', 'roles'], type: 'too_short' });
+    });
+
+    it('rotates on the eMSP 2.1.1 mount with PUT: fresh token, old one invalid, identity kept from the token', async () => {
+      const p = await api.register('CPO');
+      const fresh = await target.partner('token-B-rotated');
+      const on = 0;
+      const res = await api.request('PUT', '/ocpi/emsp/2.1.1/credentials', {
+        token: p.token,
+        on,
+        // the body names another party: ignored, the identity stays the token's
+        body: credentials211({ country_code: 'FR', party_id: 'ZZZ' }, fresh.token, fresh.versionsUrl),
+      });
+      expect(res.status).to.equal(200);
+      expect(res.body.status_code).to.equal(1000);
+      const ours = dataOf<Record<string, unknown>>(res);
+      expect(ours).to.include({ country_code: 'NL', party_id: 'EVP' });
+      expect(ours).to.have.property('business_details');
+      expect(ours.token).to.be.a('string').and.not.equal(p.token);
+      expect(fresh.seen.length).to.be.greaterThan(0);
+      const old = await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: p.token, on });
+      expect(old.status).to.equal(401);
+      const now = await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: String(ours.token), on });
+      expect(now.status).to.equal(200);
+      const partner = await api.request('GET', `/v1/partners/${p.id}`);
+      expect(partner.body).to.include({ country_code: p.party.country_code, party_id: p.party.party_id, versions_url: fresh.versionsUrl, status: 'registered' });
+    });
+
+    it('answers 405 to PUT /credentials with Token A (eMSP 2.1.1, CPO 2.2.1 and overview mounts)', async () => {
+      const party = uniqueParty();
+      const { token } = await api.onboard(party, 'CPO');
+      const r211 = await api.request('PUT', '/ocpi/emsp/2.1.1/credentials', { token, body: credentials211(party, 'b', 'http://x/versions') });
+      expect(r211.status).to.equal(405);
+      const r221 = await api.request('PUT', '/ocpi/cpo/2.2.1/credentials', { token, encoding: 'base64', body: credentials221(party, 'b', 'http://x/versions') });
+      expect(r221.status).to.equal(405);
+      const overview = await api.request('PUT', '/ocpi/2.2.1/credentials', { token, encoding: 'base64', body: credentials221(party, 'b', 'http://x/versions') });
+      expect(overview.status).to.equal(405);
+    });
+
+    it('rotates on the CPO 2.2.1 mount with PUT', async () => {
+      const p = await api.register('EMSP');
+      const fresh = await target.partner('token-B-cpo-rotated');
+      const res = await api.request('PUT', '/ocpi/cpo/2.2.1/credentials', { token: p.token, encoding: 'base64', on: 0, body: credentials221(p.party, fresh.token, fresh.versionsUrl, 'EMSP') });
+      expect(res.body.status_code).to.equal(1000);
+      const ours = dataOf<{ token: string; roles: Array<Record<string, unknown>> }>(res);
+      expect(ours.roles[0]).to.include({ role: 'CPO' });
+      expect((await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: p.token, on: 0 })).status).to.equal(401);
+      expect((await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: ours.token, on: 0 })).status).to.equal(200);
+    });
+
+    it('GET /credentials on the overview answers with Token A or the current token, 401 without', async () => {
+      const party = uniqueParty();
+      const { token } = await api.onboard(party, 'EMSP');
+      const withA = await api.request('GET', '/ocpi/2.2.1/credentials', { token, encoding: 'base64' });
+      expect(withA.status).to.equal(200);
+      expect(dataOf<{ token: string; roles: Array<Record<string, unknown>> }>(withA)).to.deep.include({ token });
+      const p = await api.register('EMSP');
+      const withC = await api.request('GET', '/ocpi/2.2.1/credentials', { token: p.token, encoding: 'base64' });
+      expect(dataOf<{ token: string; roles: Array<Record<string, unknown>> }>(withC).token).to.equal(p.token);
+      expect(dataOf<{ roles: Array<Record<string, unknown>> }>(withC).roles[0]).to.include({ role: 'CPO', country_code: 'NL', party_id: 'EVP' });
+      const none = await api.request('GET', '/ocpi/2.2.1/credentials');
+      expect(none.status).to.equal(401);
+    });
+
+    it('registers and rotates on the overview mount, and DELETE ends the link', async () => {
+      const p = await api.register('EMSP', '/ocpi/2.2.1/credentials');
+      const fresh = await target.partner('token-B-overview');
+      const put = await api.request('PUT', '/ocpi/2.2.1/credentials', { token: p.token, encoding: 'base64', on: 0, body: credentials221(p.party, fresh.token, fresh.versionsUrl, 'EMSP') });
+      expect(put.body.status_code).to.equal(1000);
+      const current = dataOf<{ token: string }>(put).token;
+      const del = await api.request('DELETE', '/ocpi/2.2.1/credentials', { token: current, encoding: 'base64', on: 0 });
+      expect(del.status).to.equal(200);
+      expect(del.body.status_code).to.equal(1000);
+      expect(del.body).not.to.have.property('data');
+      expect((await api.request('GET', '/ocpi/2.2.1/credentials', { token: current, encoding: 'base64', on: 0 })).status).to.equal(401);
+      const partner = await api.request('GET', `/v1/partners/${p.id}`);
+      expect(partner.body).to.include({ status: 'unregistered' });
+      // an unregistered partner can be given a fresh Token A
+      const again = await api.request('POST', '/v1/partners', { body: { ...p.party, role: 'EMSP' } });
+      expect(again.status).to.equal(201);
+      expect(again.body.id).to.equal(p.id);
+    });
+  });
+}

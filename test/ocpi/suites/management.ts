@@ -1,0 +1,66 @@
+import { expect } from 'chai';
+import nock from 'nock';
+import { aLocation, isoAt } from '../../support/ocpi-builders.js';
+import { OcpiApi, dataOf, uniqueParty, type OcpiTarget } from '../../support/ocpi-harness.js';
+
+type Obj = Record<string, unknown>;
+
+/** The operator's partner and own-data routes on the management surface (/v1). */
+export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
+  describe('OCPI partners and own data on /v1', function () {
+    this.timeout(60_000);
+    let target: OcpiTarget;
+    let api: OcpiApi;
+
+    before(async () => {
+      target = await makeTarget();
+      api = new OcpiApi(target);
+    });
+    after(async () => {
+      nock.cleanAll();
+      await target.stop();
+    });
+
+    it('POST /v1/partners answers 201 {id, token, versions_url}; GET lists and reads partners', async () => {
+      const party = uniqueParty();
+      const res = await api.request('POST', '/v1/partners', { body: { ...party, role: 'EMSP' } });
+      expect(res.status).to.equal(201);
+      expect(res.body).to.include.keys('id', 'token', 'versions_url');
+      expect(res.body.versions_url).to.match(/^http:\/\/.+\/ocpi\/cpo\/versions$/);
+      const list = await api.request('GET', '/v1/partners');
+      expect(list.status).to.equal(200);
+      expect((list.body.value as Obj[]).map((p) => p.id)).to.include(res.body.id);
+      const one = await api.request('GET', `/v1/partners/${String(res.body.id)}`);
+      expect(one.body).to.include({ ...party, role: 'EMSP', status: 'unregistered' });
+      expect(one.body).not.to.have.property('token');
+      const unknown = await api.request('GET', '/v1/partners/00000000-0000-4000-8000-000000000000');
+      expect(unknown.status).to.equal(404);
+    });
+
+    it('requires the Bearer key, validates the body, and refuses our own party and registered partners', async () => {
+      expect((await api.request('GET', '/v1/partners', { bearer: false })).status).to.equal(401);
+      expect((await api.request('POST', '/v1/partners', { bearer: 'wrong-key-0123456789', body: { ...uniqueParty(), role: 'CPO' } })).status).to.equal(401);
+      const invalid = await api.request('POST', '/v1/partners', { body: { country_code: 'DE', party_id: 'AB', role: 'CPO' } });
+      expect(invalid.status).to.equal(422);
+      expect((invalid.body.detail as Array<{ loc: unknown[] }>)[0]?.loc).to.deep.equal(['body', 'party_id']);
+      expect((await api.request('POST', '/v1/partners', { body: { country_code: 'NL', party_id: 'EVP', role: 'CPO' } })).status).to.equal(409);
+      const registered = await api.register('CPO');
+      expect((await api.request('POST', '/v1/partners', { body: { ...registered.party, role: 'CPO' } })).status).to.equal(409);
+    });
+
+    it('creates and edits our own locations through /v1/ocpi/locations', async () => {
+      const created = await api.request('PUT', '/v1/ocpi/locations/MY-1', { body: aLocation({ id: 'MY-1', name: 'Depot' }) });
+      expect(created.status).to.equal(200);
+      expect(created.body).to.include({ id: 'MY-1', name: 'Depot' });
+      const patched = await api.request('PATCH', '/v1/ocpi/locations/MY-1', { body: { name: 'Depot North', last_updated: isoAt(10) } });
+      expect(patched.body).to.include({ name: 'Depot North', city: 'Utrecht' });
+      const foreign = await api.request('PUT', '/v1/ocpi/locations/MY-2', { body: aLocation({ id: 'MY-2', country_code: 'DE', party_id: 'ABC' }) });
+      expect(foreign.status).to.equal(400);
+      const unknown = await api.request('PATCH', '/v1/ocpi/locations/NOPE', { body: { name: 'x', last_updated: isoAt() } });
+      expect(unknown.status).to.equal(404);
+      const emsp = await api.register('EMSP');
+      const pulled = await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: emsp.token });
+      expect(dataOf<Obj[]>(pulled).map((l) => l.name)).to.include('Depot North');
+    });
+  });
+}

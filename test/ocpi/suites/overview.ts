@@ -1,0 +1,109 @@
+import { expect } from 'chai';
+import nock from 'nock';
+import { aConnector, aLocation, aSession, aTariff, aToken, anEvse, isoAt } from '../../support/ocpi-builders.js';
+import { OcpiApi, dataOf, type OcpiTarget, type RegisteredPartner } from '../../support/ocpi-harness.js';
+
+type Obj = Record<string, unknown>;
+
+/** The overview mount (spec Endpoints "Overview mount"). */
+export function overviewSuite(makeTarget: () => Promise<OcpiTarget>): void {
+  describe('OCPI overview mount', function () {
+    this.timeout(60_000);
+    let target: OcpiTarget;
+    let api: OcpiApi;
+    let cpo: RegisteredPartner;
+    let emsp: RegisteredPartner;
+
+    before(async () => {
+      target = await makeTarget();
+      api = new OcpiApi(target);
+      cpo = await api.register('CPO');
+      emsp = await api.register('EMSP');
+      await api.request('PUT', '/v1/ocpi/locations/OV-OWN', { body: aLocation({ id: 'OV-OWN' }) });
+      await api.request('PUT', '/v1/ocpi/tariffs/OV-TAR', { body: aTariff({ id: 'OV-TAR' }) });
+      await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OV-TOK', { body: aToken({ uid: 'OV-TOK' }) });
+    });
+    after(async () => {
+      nock.cleanAll();
+      await target.stop();
+    });
+
+    it('GET /versions lists the versions without authentication; /versions/{version} answers the endpoint map or 404', async () => {
+      const versions = await api.request('GET', '/ocpi/2.2.1/versions');
+      expect(versions.status).to.equal(200);
+      const list = dataOf<Array<{ version: string; url: string }>>(versions);
+      expect(list.map((v) => v.version)).to.deep.equal(['2.1.1', '2.2.1']);
+      const detail = await api.request('GET', '/ocpi/2.2.1/versions/2.2.1');
+      const endpoints = dataOf<{ version: string; endpoints: Array<{ identifier: string; url: string }> }>(detail).endpoints;
+      expect(endpoints.map((e) => e.identifier)).to.deep.equal(['credentials', 'locations', 'sessions', 'cdrs', 'tariffs', 'tokens']);
+      expect(endpoints[1]?.url).to.match(/\/ocpi\/2\.2\.1\/locations$/);
+      const old = await api.request('GET', '/ocpi/2.2.1/versions/2.1.1');
+      expect(dataOf<{ endpoints: unknown[] }>(old).endpoints).to.not.be.empty;
+      const unknown = await api.request('GET', '/ocpi/2.2.1/versions/3.0');
+      expect(unknown.status).to.equal(404);
+      expect(unknown.body.status_code).to.be.a('number');
+    });
+
+    it('GET /locations pages our locations; GET one answers ours or the caller\'s, 404 2003 when unknown, 2001 for another party', async () => {
+      const list = await api.request('GET', '/ocpi/2.2.1/locations?limit=10', { token: emsp.token, encoding: 'base64' });
+      expect(dataOf<Obj[]>(list).map((l) => l.id)).to.deep.equal(['OV-OWN']);
+      expect(list.headers.get('x-total-count')).to.equal('1');
+      const one = await api.request('GET', '/ocpi/2.2.1/locations/NL/EVP/OV-OWN', { token: emsp.token, encoding: 'base64' });
+      expect(dataOf<Obj>(one)).to.include({ id: 'OV-OWN', country_code: 'NL', party_id: 'EVP', parking_type: 'ON_STREET' });
+      const unknown = await api.request('GET', '/ocpi/2.2.1/locations/NL/EVP/NOPE', { token: emsp.token, encoding: 'base64' });
+      expect(unknown.status).to.equal(404);
+      expect(unknown.body).to.include({ status_code: 2003, status_message: 'Unknown location' });
+      const foreign = await api.request('GET', `/ocpi/2.2.1/locations/${cpo.party.country_code}/${cpo.party.party_id}/X`, { token: emsp.token, encoding: 'base64' });
+      expect(foreign.body.status_code).to.equal(2001);
+    });
+
+    it('PUT and PATCH store the caller\'s locations; PATCH updates nested EVSEs and connectors', async () => {
+      const { country_code: cc, party_id: pid } = cpo.party;
+      const path = `/ocpi/2.2.1/locations/${cc}/${pid}/OV-1`;
+      const body = aLocation({ country_code: cc, party_id: pid, id: 'OV-1', evses: [anEvse({ uid: 'E1', connectors: [aConnector({ id: 'C1' })] })] });
+      expect(dataOf<Obj>(await api.request('PUT', path, { token: cpo.token, encoding: 'base64', body }))).to.include({ id: 'OV-1' });
+      const patched = await api.request('PATCH', path, {
+        token: cpo.token,
+        encoding: 'base64',
+        body: { evses: [{ uid: 'E1', status: 'BLOCKED', connectors: [{ id: 'C1', max_amperage: 63 }] }], last_updated: isoAt(500) },
+      });
+      expect(patched.body.status_code).to.equal(1000);
+      const evse = (dataOf<Obj>(patched).evses as Obj[])[0];
+      expect(evse).to.include({ uid: 'E1', status: 'BLOCKED' });
+      expect((evse?.connectors as Obj[])[0]).to.include({ id: 'C1', max_amperage: 63, max_voltage: 400 });
+      const got = await api.request('GET', path, { token: cpo.token, encoding: 'base64' });
+      expect(dataOf<Obj>(got).last_updated).to.equal(isoAt(500));
+      const mismatch = await api.request('PUT', path, { token: cpo.token, encoding: 'base64', body: { ...body, id: 'OV-2' } });
+      expect(mismatch.body.status_code).to.equal(2001);
+      const missing = await api.request('PATCH', `/ocpi/2.2.1/locations/${cc}/${pid}/OV-NONE`, { token: cpo.token, encoding: 'base64', body: { name: 'x', last_updated: isoAt() } });
+      expect(missing.status).to.equal(404);
+      const foreign = await api.request('PUT', `/ocpi/2.2.1/locations/NL/EVP/OV-OWN`, { token: cpo.token, encoding: 'base64', body: aLocation({ id: 'OV-OWN' }) });
+      expect(foreign.body.status_code).to.equal(2001);
+    });
+
+    it('GET /sessions answers the caller\'s sessions, filtered by date_from and paged by limit', async () => {
+      const { country_code: cc, party_id: pid } = cpo.party;
+      for (const [i, id] of ['OS-1', 'OS-2', 'OS-3'].entries()) {
+        await api.request('PUT', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/${id}`, { token: cpo.token, body: aSession({ id, last_updated: isoAt(i * 10) }) });
+      }
+      const res = await api.request('GET', `/ocpi/2.2.1/sessions?date_from=${encodeURIComponent(isoAt(10))}&limit=1`, { token: cpo.token, encoding: 'base64' });
+      expect(dataOf<Obj[]>(res).map((s) => s.id)).to.deep.equal(['OS-2']);
+      expect(res.headers.get('x-total-count')).to.equal('2');
+      expect(res.headers.get('link')).to.include('date_from=');
+      const others = await api.request('GET', '/ocpi/2.2.1/sessions', { token: emsp.token, encoding: 'base64' });
+      expect(dataOf<Obj[]>(others)).to.deep.equal([]);
+    });
+
+    it('GET /cdrs, /tariffs and /tokens answer lists with paging headers', async () => {
+      const cdrs = await api.request('GET', '/ocpi/2.2.1/cdrs', { token: emsp.token, encoding: 'base64' });
+      expect(cdrs.body.status_code).to.equal(1000);
+      expect(dataOf(cdrs)).to.deep.equal([]);
+      expect(cdrs.headers.get('x-total-count')).to.equal('0');
+      const tariffs = await api.request('GET', '/ocpi/2.2.1/tariffs', { token: emsp.token, encoding: 'base64' });
+      expect(dataOf<Obj[]>(tariffs).map((t) => t.id)).to.deep.equal(['OV-TAR']);
+      const tokens = await api.request('GET', '/ocpi/2.2.1/tokens', { token: cpo.token, encoding: 'base64' });
+      expect(dataOf<Obj[]>(tokens).map((t) => t.uid)).to.deep.equal(['OV-TOK']);
+      expect(tokens.headers.get('x-limit')).to.equal('100');
+    });
+  });
+}
