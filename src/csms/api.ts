@@ -52,6 +52,11 @@ function pageHeaders(req: RouteRequest<OperatorAuth>, total: number, offset: num
   return headers;
 }
 
+/** scheme://host the operator used (Koa 3's ctx.origin is the Origin header, not this) */
+function baseOf(req: RouteRequest<OperatorAuth>): string {
+  return `${req.koa.protocol}://${req.koa.host}`;
+}
+
 /** The charger's WebSocket URL: under PUBLIC_URL when set, else under the origin the operator used. */
 export function ocppUrlFor(config: Config, id: string, origin?: string): string {
   const base = config.PUBLIC_URL || !origin ? config.publicUrl : origin;
@@ -108,7 +113,7 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
           const page = matching.slice(q.offset, q.offset + q.limit);
           const states = await Promise.all(page.map((x) => chargePoints.actorState(chargePointAddress(x.row.id))));
           return {
-            data: page.map((x, i) => chargePointView(x.row, x.online, states[i], ocppUrlFor(config, x.row.id, req.koa.origin))),
+            data: page.map((x, i) => chargePointView(x.row, x.online, states[i], ocppUrlFor(config, x.row.id, baseOf(req)))),
             headers: pageHeaders(req, matching.length, q.offset, q.limit),
           };
         },
@@ -135,7 +140,7 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
           return {
             status: 201,
             headers: { Location: `/v1/charge-points/${encodeURIComponent(id)}` },
-            data: { id, protocol: body.protocol, ocpp_url: ocppUrlFor(config, id, req.koa.origin), username: id, password: key, created_at: new Date(createdAt).toISOString() },
+            data: { id, protocol: body.protocol, ocpp_url: ocppUrlFor(config, id, baseOf(req)), username: id, password: key, created_at: new Date(createdAt).toISOString() },
           };
         },
       },
@@ -146,7 +151,7 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
         params: IdParams,
         response: ChargePointView,
         responses: { 404: 'unknown charge point' },
-        handler: async (req) => ({ data: await view(String(req.params.id), req.koa.origin) }),
+        handler: async (req) => ({ data: await view(String(req.params.id), baseOf(req)) }),
       },
       {
         method: 'GET',

@@ -1,0 +1,132 @@
+import { expect } from 'chai';
+import { embeddedEnvironment, type TestEnvironment } from '../support/platforms.js';
+import type { ChargingSession } from '../../src/csms/session-store.js';
+import { connect } from './support/charger.js';
+import { API_KEY, startCsms, uniqueChargePointId, type CsmsUnderTest } from './support/csms.js';
+import { v16 } from './support/messages.js';
+import { connectedCharger, eventually } from './support/scenario.js';
+
+interface ChargePointItem {
+  id: string;
+  protocol: string;
+  online: boolean;
+}
+
+describe('/v1 management API for charge points and sessions', () => {
+  let csms: CsmsUnderTest;
+  before(async () => {
+    csms = await startCsms();
+  });
+  after(async () => csms.stop());
+
+  it('POST /charge-points answers 201 with the OCPP URL and the key, which is not shown again', async () => {
+    const id = uniqueChargePointId('NEW');
+    const res = await csms.api<{ id: string; protocol: string; ocpp_url: string; username: string; password: string }>('POST', '/v1/charge-points', {
+      id,
+      protocol: 'ocpp2.0.1',
+    });
+    expect(res.status).to.equal(201);
+    expect(res.headers.get('location')).to.equal(`/v1/charge-points/${id}`);
+    expect(res.body).to.include({ id, protocol: 'ocpp2.0.1', username: id });
+    expect(res.body.ocpp_url).to.equal(`${csms.url.replace(/^http/, 'ws')}/ocpp/${id}`);
+    expect(res.body.password).to.have.length.within(16, 40);
+    const again = await csms.api<Record<string, unknown>>('GET', `/v1/charge-points/${id}`);
+    expect(again.status).to.equal(200);
+    expect(JSON.stringify(again.body)).not.to.contain(res.body.password);
+    expect(again.body).to.include({ id, protocol: 'ocpp2.0.1', online: false });
+  });
+
+  it('generates an id when none is given, and refuses a duplicate with 409', async () => {
+    const res = await csms.api<{ id: string }>('POST', '/v1/charge-points', { protocol: 'ocpp1.6' });
+    expect(res.status).to.equal(201);
+    expect(res.body.id).to.match(/^CP-/);
+    const dup = await csms.api<{ error: { code: string } }>('POST', '/v1/charge-points', { id: res.body.id, protocol: 'ocpp1.6' });
+    expect(dup.status).to.equal(409);
+    expect(dup.body.error.code).to.equal('conflict');
+  });
+
+  it('validates bodies and queries with 422 detail entries', async () => {
+    const res = await csms.api<{ detail: Array<{ loc: unknown[]; type: string }> }>('POST', '/v1/charge-points', { protocol: 'ocpp3' });
+    expect(res.status).to.equal(422);
+    expect(res.body.detail[0]?.loc[0]).to.equal('body');
+    const start = await csms.api<{ detail: unknown[] }>('POST', '/v1/charge-points/X/remote-start', { id_tag: '' });
+    expect(start.status).to.equal(422);
+    expect((await csms.api('GET', '/v1/charge-points?online=perhaps')).status).to.equal(422);
+  });
+
+  it('needs the operator key', async () => {
+    expect((await csms.api('GET', '/v1/charge-points', undefined, { key: null })).status).to.equal(401);
+    expect((await csms.api('GET', '/v1/sessions', undefined, { key: 'wrong-key-wrong-key' })).status).to.equal(401);
+    expect((await csms.api('GET', '/v1/charge-points', undefined, { key: API_KEY })).status).to.equal(200);
+  });
+
+  it('answers 404 for an unknown charge point', async () => {
+    const res = await csms.api<{ error: { code: string } }>('GET', '/v1/charge-points/NOT-THERE');
+    expect(res.status).to.equal(404);
+    expect(res.body.error.code).to.equal('not_found');
+  });
+
+  it('filters the list by protocol and by online state, and pages it', async () => {
+    const { cp: online16, charger } = await connectedCharger(csms, 'ocpp1.6');
+    const offline201 = await csms.registerChargePoint('ocpp2.0.1');
+    const only201 = await csms.api<ChargePointItem[]>('GET', '/v1/charge-points?protocol=ocpp2.0.1&limit=1000');
+    expect(only201.body.every((c) => c.protocol === 'ocpp2.0.1')).to.equal(true);
+    expect(only201.body.map((c) => c.id)).to.include(offline201.id);
+    const online = await csms.api<ChargePointItem[]>('GET', '/v1/charge-points?online=true');
+    expect(online.body.map((c) => c.id)).to.deep.equal([online16.id]);
+    const offline = await csms.api<ChargePointItem[]>('GET', '/v1/charge-points?online=false&limit=1000');
+    expect(offline.body.map((c) => c.id)).to.include(offline201.id).and.not.include(online16.id);
+    const page = await csms.api<ChargePointItem[]>('GET', '/v1/charge-points?protocol=ocpp2.0.1&limit=1');
+    expect(page.body).to.have.length(1);
+    expect(Number(page.headers.get('x-total-count'))).to.be.above(1);
+    expect(page.headers.get('link')).to.contain('offset=1').and.contain('protocol=ocpp2.0.1');
+    await charger.close();
+  });
+
+  it('lists the operations in the OpenAPI document', async () => {
+    const res = await fetch(`${csms.url}/openapi.json`);
+    const doc = (await res.json()) as { paths: Record<string, unknown> };
+    for (const p of ['/v1/charge-points', '/v1/charge-points/{id}', '/v1/sessions', '/v1/charge-points/{id}/remote-start', '/v1/charge-points/{id}/remote-stop']) {
+      expect(doc.paths, p).to.have.property(p);
+    }
+  });
+
+  it('serves the dashboard page without the key (it asks the operator for it)', async () => {
+    const res = await fetch(`${csms.url}/dashboard`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.contain('text/html');
+    expect(await res.text()).to.contain('/v1/charge-points');
+  });
+});
+
+describe('sessions survive a restart of the service', () => {
+  let env: TestEnvironment;
+  before(async () => {
+    env = await embeddedEnvironment({ CSMS_API_KEY: API_KEY });
+  });
+  after(async () => env.cleanup());
+
+  it('a session started before the restart is listed after it, and its charger can finish it', async () => {
+    const first = await startCsms({}, env);
+    const cp = await first.registerChargePoint('ocpp1.6');
+    let charger = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp1.6'] });
+    const { transactionId } = await charger.call<{ transactionId: number }>('StartTransaction', v16.start({ meterStart: 0 }));
+    await charger.call('MeterValues', v16.meterValues(1, transactionId, 800));
+    await first.stop();
+    expect(await charger.closed).to.equal(1012);
+
+    const second = await startCsms({}, env);
+    const listed = await second.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${cp.id}`);
+    expect(listed.body.map((s) => [s.status, s.energy_wh])).to.deep.equal([['ACTIVE', 800]]);
+    const url = `${second.url.replace(/^http/, 'ws')}/ocpp/${cp.id}`;
+    charger = await connect({ url, username: cp.username, password: cp.password, protocols: ['ocpp1.6'] });
+    await charger.call('StopTransaction', v16.stop(transactionId, 1500));
+    const done = await eventually(async () => {
+      const s = (await second.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${cp.id}`)).body[0];
+      return s?.status === 'COMPLETED' ? s : undefined;
+    });
+    expect(done.energy_wh).to.equal(1500);
+    await charger.close();
+    await second.stop();
+  });
+});
