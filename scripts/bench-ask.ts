@@ -1,0 +1,140 @@
+import { spawn } from 'node:child_process';
+import { cpus, totalmem } from 'node:os';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Redis } from 'ioredis';
+import type { ActorSystem } from '../src/runtime/actor-system.js';
+import { REDIS_URL } from '../test/support/databases.js';
+import { clusterEnvironment, embeddedEnvironment, startPlatform } from '../test/support/platforms.js';
+import { startWorker } from '../test/support/cluster-harness.js';
+import { testActorsModule } from '../test/support/test-actors.js';
+
+/**
+ * Ask round trips: embedded (one process), and across two processes in cluster mode, beside a
+ * raw ioredis publish/subscribe round trip to a second process measured in the same run.
+ *
+ *   npm run build && node dist/scripts/bench-ask.js [--seconds=5]
+ *
+ * Bounded: each phase runs a fixed number of sequential round trips and a fixed time of
+ * concurrent ones, then everything it started is stopped and removed.
+ */
+const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 3000);
+const SECONDS = Number(process.argv.find((a) => a.startsWith('--seconds='))?.split('=')[1] ?? 4);
+const CONCURRENCY = 32;
+
+interface Result {
+  name: string;
+  p50: number;
+  p99: number;
+  perSecond: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+async function measure(name: string, roundTrip: () => Promise<unknown>): Promise<Result> {
+  for (let i = 0; i < 300; i++) await roundTrip();
+  const samples: number[] = [];
+  for (let i = 0; i < SEQUENTIAL; i++) {
+    const t = performance.now();
+    await roundTrip();
+    samples.push(performance.now() - t);
+  }
+  samples.sort((a, b) => a - b);
+  let done = 0;
+  const until = performance.now() + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < until) {
+        await roundTrip();
+        done++;
+      }
+    }),
+  );
+  return { name, p50: percentile(samples, 50), p99: percentile(samples, 99), perSecond: done / SECONDS };
+}
+
+async function rawRedis(prefix: string): Promise<Result> {
+  const child = spawn(process.execPath, [resolve(import.meta.dirname, 'bench/redis-echo.js'), REDIS_URL, prefix], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((r) => createInterface({ input: child.stdout! }).once('line', () => r()));
+  const pub = new Redis(REDIS_URL);
+  const sub = new Redis(REDIS_URL);
+  const waiting = new Map<string, () => void>();
+  sub.on('message', (_c: string, text: string) => {
+    const id = (JSON.parse(text) as { id: string }).id;
+    waiting.get(id)?.();
+    waiting.delete(id);
+  });
+  await sub.subscribe(`${prefix}:raw:rep`);
+  let n = 0;
+  try {
+    return await measure('raw ioredis pub/sub round trip (2 processes)', () => {
+      const id = String(n++);
+      return new Promise<void>((r) => {
+        waiting.set(id, r);
+        void pub.publish(`${prefix}:raw:req`, JSON.stringify({ id, echo: 'ping' }));
+      });
+    });
+  } finally {
+    child.kill('SIGTERM');
+    pub.disconnect();
+    sub.disconnect();
+  }
+}
+
+async function askLoop(name: string, actors: ActorSystem): Promise<Result> {
+  let n = 0;
+  return measure(name, () => actors.ask(`echo/k${n++ % 100}`, { echo: 'ping' }));
+}
+
+async function main(): Promise<void> {
+  const results: Result[] = [];
+
+  const embedded = await embeddedEnvironment();
+  const local = await startPlatform(embedded, [testActorsModule()]);
+  results.push(await askLoop('ask, embedded (one process)', local.platform.services.actors));
+  await local.stop();
+  await embedded.cleanup();
+
+  const cluster = await clusterEnvironment({ LEASE_TTL_MS: '6000' });
+  const worker = await startWorker(cluster.env);
+  const client = await startPlatform(cluster, [testActorsModule()], { hostShards: false, overrides: { PROCESS_ROLE: 'worker' } });
+  try {
+    // wait until the worker owns every shard
+    for (let i = 0; i < 100; i++) {
+      try {
+        await client.platform.services.actors.ask('echo/k0', { echo: 1 }, { timeoutMs: 500 });
+        break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    results.push(await rawRedis(cluster.env.REDIS_PREFIX ?? 'bench'));
+    results.push(await askLoop('ask, cluster (client process -> worker process via Redis)', client.platform.services.actors));
+  } finally {
+    await client.stop();
+    await worker.stop();
+    await cluster.cleanup();
+  }
+
+  const raw = results.find((r) => r.name.startsWith('raw'));
+  const cross = results.find((r) => r.name.startsWith('ask, cluster'));
+  console.log(`\nmachine: ${cpus().length} x ${cpus()[0]?.model ?? '?'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+  console.log(`sequential round trips: ${SEQUENTIAL}; concurrent: ${CONCURRENCY} callers for ${SECONDS} s\n`);
+  console.log('| what | p50 ms | p99 ms | round trips/s (32 concurrent) |');
+  console.log('|---|---|---|---|');
+  for (const r of results) console.log(`| ${r.name} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${Math.round(r.perSecond)} |`);
+  if (raw && cross) {
+    console.log(`\ncross-process ask p50 / raw Redis round trip p50 = ${(cross.p50 / raw.p50).toFixed(2)}x (aim: <= 2x)`);
+    console.log(`cross-process ask throughput / raw Redis throughput = ${(cross.perSecond / raw.perSecond).toFixed(2)}`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
