@@ -75,7 +75,7 @@ export function authAndErrorsSuite(makeTarget: () => Promise<OcpiTarget>): void 
       const res = await api.request('GET', '/ocpi/emsp/2.2.1', { token: cpo.token, encoding: 'base64' });
       expect(res.body.status_code).to.equal(1000);
       expect(res.body.status_message).to.equal('Success');
-      expect(Date.parse(String(res.body.timestamp))).to.be.a('number').and.not.NaN;
+      expect(Number.isNaN(Date.parse(String(res.body.timestamp)))).to.equal(false);
       expect(res.body.data).to.be.an('object');
     });
 
@@ -119,7 +119,7 @@ export function authAndErrorsSuite(makeTarget: () => Promise<OcpiTarget>): void 
       });
       expect(res.status).to.equal(422);
       const detail = res.body.detail as Array<Record<string, unknown>>;
-      expect(detail).to.be.an('array').that.is.not.empty;
+      expect(detail).to.be.an('array').with.length.greaterThan(0);
       for (const d of detail) expect(d).to.have.all.keys('loc', 'msg', 'type', 'input', 'ctx');
       expect(detail.map((d) => (d.loc as unknown[]).join('.'))).to.include.members(['body.last_updated', 'body.publish']);
       expect(detail.find((d) => (d.loc as unknown[]).join('.') === 'body.last_updated')).to.include({ type: 'missing' });
