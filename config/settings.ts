@@ -21,30 +21,29 @@ export const SettingsSchema = Type.Object({
     description: 'postgres:// URL (cluster) or sqlite:<file> (embedded)',
   }),
   DATABASE_SCHEMA: Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$', default: 'public', description: 'PostgreSQL schema' }),
-  DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 200, default: 10, description: 'PostgreSQL connections per process' }),
   REDIS_URL: Type.Optional(
     Type.String({ pattern: '^rediss?://[^\\s]+$', description: 'redis:// or rediss:// URL; unset = embedded in-process bus' }),
   ),
   REDIS_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_-]{1,64}$', default: 'evp', description: 'key prefix for every Redis key' }),
   PROCESS_ROLE: Type.Union([Type.Literal('all'), Type.Literal('web'), Type.Literal('worker')], {
     default: 'all',
-    description: 'all = gateway and actor host; web = gateway and actor host; worker = actor host only',
+    description: 'all: everything in one process (embedded); web: HTTP, OCPP WebSockets and an actor host; worker: actor host only',
   }),
   CSMS_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Bearer key of the /v1 management surface' })),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
-    { default: 'info' },
+    { default: 'info', description: 'pino log level' },
   ),
   OCPI_COUNTRY_CODE: Type.String({ pattern: '^[A-Z]{2}$', default: 'NL', description: "the platform's own OCPI country code" }),
   OCPI_PARTY_ID: Type.String({ pattern: '^[A-Z0-9]{3}$', default: 'EVP', description: "the platform's own OCPI party id" }),
-  OCPI_BUSINESS_NAME: Type.String({ minLength: 1, default: 'EV Roaming Platform' }),
+  OCPI_BUSINESS_NAME: Type.String({ minLength: 1, default: 'EV Roaming Platform', description: "the platform's business name in OCPI credentials" }),
   ACTOR_SHARDS: Type.Integer({ minimum: 1, maximum: 4096, default: 256, description: 'number of shards (same on every process)' }),
   LEASE_TTL_MS: Type.Integer({ minimum: 1000, maximum: 120000, default: 6000, description: 'shard lease time to live' }),
   ACTOR_IDLE_MS: Type.Integer({ minimum: 1000, default: 120000, description: 'an idle actor is passivated after this' }),
-  ASK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000 }),
+  ASK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'default time an ask waits for its reply' }),
   BODY_LIMIT: Type.String({ pattern: '^[0-9]+(b|kb|mb)$', default: '1mb', description: 'largest accepted request body' }),
-  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 60000, default: 25000 }),
-  WORKER_THREADS: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Piscina threads for pricing' }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 60000, default: 25000, description: 'SIGTERM: exit 1 if the graceful stop takes longer' }),
 });
 
 export type Settings = Static<typeof SettingsSchema>;
