@@ -46,8 +46,10 @@ describe('settings', () => {
     expect(loadConfig({ NODE_ENV: 'production', CSMS_API_KEY: 'k'.repeat(32) }).NODE_ENV).to.equal('production');
   });
 
-  it('is documented: docs/CONFIGURATION.md carries the table generated from the schema', () => {
-    const doc = readFileSync(resolve(import.meta.dirname, '../../../docs/CONFIGURATION.md'), 'utf8');
-    expect(doc).to.contain(settingsTable());
+  it('is documented: README.md and docs/CONFIGURATION.md carry the table generated from the schema', () => {
+    for (const file of ['README.md', 'docs/CONFIGURATION.md']) {
+      const doc = readFileSync(resolve(import.meta.dirname, '../../..', file), 'utf8');
+      expect(doc, file).to.contain(settingsTable());
+    }
   });
 });
