@@ -29,7 +29,7 @@ function echoModule(): PlatformModule {
           },
           { method: 'GET', path: '/boom', summary: 'fails', handler: () => { throw new Error('secret internals'); } },
         ],
-      }),
+      }) as never,
     ],
   };
 }
