@@ -7,10 +7,7 @@ import {
   ChargerEvent,
   ProtocolName,
   type ChargerEventOutcome,
-  type ProtocolAdapter,
 } from '../src/ocpp/domain.js';
-import { ocpp16Adapter } from '../src/ocpp/v16/adapter.js';
-import { ocpp201Adapter } from '../src/ocpp/v201/adapter.js';
 import type { ActorContext, DeactivationReason } from '../src/runtime/types.js';
 import { defineActor } from '../src/runtime/types.js';
 import { parseAddress, type Address } from '../src/runtime/address.js';
@@ -95,7 +92,7 @@ export type ChargePointState = Static<typeof ChargePointState>;
 
 export const ChargePointMessage = Type.Union([
   Type.Object({ type: Type.Literal('connected'), protocol: ProtocolName, connection: Type.String() }),
-  Type.Object({ type: Type.Literal('event'), event: ChargerEvent }),
+  Type.Object({ type: Type.Literal('event'), protocol: ProtocolName, event: ChargerEvent }),
   Type.Object({ type: Type.Literal('command'), command: ChargerCommand }),
   Type.Object({
     type: Type.Literal('answer'),
@@ -114,8 +111,11 @@ export interface CommandAccepted {
 
 /** What the actor needs from the process that holds the charger's socket. */
 export interface ChargePointActorDeps {
-  /** Sends a CALL on this process's socket for the charger; undefined when there is none. */
-  sendCall(chargePointId: string, action: string, payload: Record<string, unknown>): { connection: string; answer: Promise<unknown> } | undefined;
+  /**
+   * Sends the command as a CALL on this process's socket for the charger, in the protocol of
+   * that socket; undefined when there is none. The answer is the charger's status word.
+   */
+  sendCommand(chargePointId: string, command: ChargerCommand, remoteStartId: number): { connection: string; action: string; answer: Promise<string> } | undefined;
   /** The newest connection won elsewhere (or the process stops): close ours. */
   closeSocket(chargePointId: string, reason: DeactivationReason): void;
   publish(event: CsmsEvent): void;
@@ -126,10 +126,6 @@ const MAX_COMMAND_RECORDS = 20;
 const MAX_FINISHED = 20;
 /** a queued command that could not be sent for this long is dropped rather than sent late */
 const COMMAND_EXPIRY_MS = 120_000;
-
-function adapterFor(protocol: ProtocolName): ProtocolAdapter {
-  return protocol === 'ocpp2.0.1' ? ocpp201Adapter : ocpp16Adapter;
-}
 
 function record(s: ChargePointState, command_id: string, kind: string, status: string, detail: string | null): ChargePointState['commands'] {
   const rest = s.commands.filter((c) => c.command_id !== command_id);
@@ -156,19 +152,11 @@ export function chargePointActor(deps: ChargePointActorDeps) {
         state = { ...state, outbound: state.outbound.slice(1), commands: record(state, head.command_id, head.command.kind, 'expired', null) };
         continue;
       }
-      if (!state.protocol) return state;
-      const call = adapterFor(state.protocol).toCall(head.command, state.next_remote_start_id);
-      const sent = deps.sendCall(ctx.key, call.action, call.payload);
+      const sent = deps.sendCommand(ctx.key, head.command, state.next_remote_start_id);
       if (!sent) return state;
       const commandId = head.command_id;
       sent.answer.then(
-        (payload) =>
-          ctx.actors.tell(ctx.address, {
-            type: 'answer',
-            command_id: commandId,
-            status: adapterFor(state.protocol ?? 'ocpp1.6').answerStatus(call.action, payload),
-            detail: null,
-          }),
+        (status) => ctx.actors.tell(ctx.address, { type: 'answer', command_id: commandId, status, detail: null }),
         (err: unknown) =>
           ctx.actors.tell(ctx.address, {
             type: 'answer',
@@ -181,7 +169,7 @@ export function chargePointActor(deps: ChargePointActorDeps) {
         ...state,
         next_remote_start_id: head.command.kind === 'start' ? state.next_remote_start_id + 1 : state.next_remote_start_id,
         outbound: [{ ...head, sent_at: now, connection: sent.connection }, ...state.outbound.slice(1)],
-        commands: record(state, commandId, head.command.kind, 'sent', call.action),
+        commands: record(state, commandId, head.command.kind, 'sent', sent.action),
       };
     }
     return state;
@@ -191,9 +179,8 @@ export function chargePointActor(deps: ChargePointActorDeps) {
     ctx.afterCommit(() => deps.publish({ ...event, charge_point_id: ctx.key }));
   }
 
-  function onEvent(ctx: Ctx, event: ChargerEvent): ChargerEventOutcome {
-    const s = ctx.state;
-    const protocol = s.protocol ?? 'ocpp1.6';
+  function onEvent(ctx: Ctx, event: ChargerEvent, protocol: ProtocolName): ChargerEventOutcome {
+    const s = ctx.state.protocol === protocol ? ctx.state : { ...ctx.state, protocol };
     switch (event.type) {
       case 'booted': {
         ctx.setState({
@@ -293,7 +280,9 @@ export function chargePointActor(deps: ChargePointActorDeps) {
       case 'meter-sampled': {
         // outside a transaction a sample changes nothing the CSMS keeps
         const tx = event.transaction_id === null ? undefined : s.transactions.find((t) => t.transaction_id === event.transaction_id);
-        if (tx) return onEvent(ctx, { type: 'transaction-updated', transaction_id: tx.transaction_id, meter_wh: event.meter_wh, timestamp: event.timestamp, seq_no: null, id_tag: null });
+        if (tx) {
+          return onEvent(ctx, { type: 'transaction-updated', transaction_id: tx.transaction_id, meter_wh: event.meter_wh, timestamp: event.timestamp, seq_no: null, id_tag: null }, protocol);
+        }
         return {};
       }
       case 'reservation-updated': {
@@ -357,14 +346,15 @@ export function chargePointActor(deps: ChargePointActorDeps) {
           const stale = s.outbound.filter((o) => o.sent_at !== null && o.connection !== msg.connection);
           let commands = s.commands;
           for (const o of stale) commands = record({ ...s, commands }, o.command_id, o.command.kind, 'failed', 'connection closed before the answer');
-          const changed = s.protocol !== msg.protocol || stale.length > 0;
-          const next = pump(ctx, { ...s, protocol: msg.protocol, commands, outbound: s.outbound.filter((o) => !stale.includes(o)) });
-          if (changed || next !== s) ctx.setState(next);
+          // a plain (re)connect writes nothing: the protocol is recorded with the next change
+          const base = stale.length > 0 ? { ...s, protocol: msg.protocol, commands, outbound: s.outbound.filter((o) => !stale.includes(o)) } : s;
+          const next = pump(ctx, base);
+          if (next !== s) ctx.setState(next);
           publish(ctx, { type: 'charge-point', online: true });
           return null;
         }
         case 'event':
-          return onEvent(ctx, msg.event);
+          return onEvent(ctx, msg.event, msg.protocol);
         case 'command': {
           const commandId = randomUUID();
           const s = ctx.state;

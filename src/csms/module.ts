@@ -49,10 +49,10 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
   const late: { events?: CsmsEventBus; endpoint?: OcppEndpoint } = {};
 
   const actor = chargePointActor({
-    sendCall(id, action, payload) {
+    sendCommand(id, command, remoteStartId) {
       const conn = registry.get(id);
       if (!conn?.isOpen) return undefined;
-      return { connection: conn.connectionId, answer: conn.call(action, payload) };
+      return { connection: conn.connectionId, ...conn.command(command, remoteStartId) };
     },
     closeSocket(id, reason) {
       registry.get(id)?.close(reason === 'shutdown' ? 1012 : 4000, reason === 'shutdown' ? 'service restart' : 'replaced by a newer connection');

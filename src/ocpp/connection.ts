@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
-import type { ChargerEvent, ChargerEventOutcome, ProtocolAdapter } from './domain.js';
+import type { ChargerCommand, ChargerEvent, ChargerEventOutcome, ProtocolAdapter } from './domain.js';
 import { ChargerCallError, ChargerCallTimeoutError, ChargerDisconnectedError, OcppCallError, errorCodeFor, type OcppErrorKind } from './errors.js';
 import { callFrame, errorFrame, parseFrame, resultFrame, type InboundFrame } from './frames.js';
 import type { OcppSchemas } from './schemas.js';
@@ -96,6 +96,12 @@ export class ChargerConnection {
     this.ws.close(code, reason);
   }
 
+  /** A domain command as a CALL in this socket's protocol; resolves with the charger's status word. */
+  command(command: ChargerCommand, remoteStartId: number): { action: string; answer: Promise<string> } {
+    const call = this.opts.adapter.toCall(command, remoteStartId);
+    return { action: call.action, answer: this.call(call.action, call.payload).then((payload) => this.opts.adapter.answerStatus(call.action, payload)) };
+  }
+
   /** Sends a CSMS-to-charger CALL; resolves with the charger's (schema-checked) CALLRESULT payload. */
   call(action: string, payload: Record<string, unknown>): Promise<unknown> {
     if (this.pending) return Promise.reject(new Error(`a call (${this.pending.action}) is already outstanding`));
@@ -155,7 +161,7 @@ export class ChargerConnection {
       if (err instanceof OcppCallError) {
         this.sendError(frame.id, err.kind, err.message, err.details);
       } else {
-        this.opts.log.error({ err, action: frame.action }, 'OCPP call failed');
+        this.opts.log.error({ err, action: frame.action, charge_point: this.chargePointId }, 'OCPP call failed');
         this.sendError(frame.id, 'InternalError', 'the CSMS could not process this call', {});
       }
       return;
@@ -164,7 +170,7 @@ export class ChargerConnection {
       schemas.checkResponse(this.version, frame.action, reply);
     } catch (err) {
       // our own reply failing the official schema is a bug here, not the charger's fault
-      this.opts.log.error({ err, action: frame.action }, 'OCPP reply fails its schema');
+      this.opts.log.error({ err, action: frame.action, charge_point: this.chargePointId }, 'OCPP reply fails its schema');
       this.sendError(frame.id, 'InternalError', 'the CSMS produced an invalid reply', {});
       return;
     }
@@ -174,7 +180,7 @@ export class ChargerConnection {
   private onAnswer(frame: Extract<InboundFrame, { t: 'result' | 'error' }>): void {
     const p = this.pending;
     if (!p || p.id !== frame.id) {
-      this.opts.log.debug({ id: frame.id }, 'answer to no outstanding call');
+      this.opts.log.debug({ id: frame.id, charge_point: this.chargePointId }, 'answer to no outstanding call');
       return;
     }
     this.pending = undefined;

@@ -138,9 +138,9 @@ export class OcppEndpoint {
       chargePointId: id,
       adapter: adapters[protocol],
       schemas: this.opts.schemas,
-      log: log.child({ charge_point: id }),
+      log,
       callTimeoutMs: this.opts.callTimeoutMs,
-      handleEvent: (event: ChargerEvent) => actors.ask<ChargerEventOutcome>(address, { type: 'event', event }),
+      handleEvent: (event: ChargerEvent) => actors.ask<ChargerEventOutcome>(address, { type: 'event', protocol, event }),
     });
     let released = false;
     // the close handler needs the pin, which exists only once pin() resolved

@@ -1,0 +1,336 @@
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, freemem, totalmem, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import type { ChargerSpec, GeneratorPlan, GeneratorReport, ToGenerator } from './load-test/protocol.js';
+import { freePort, memoryAfterGc, type MemorySample } from './load-test/inspector.js';
+import { emptyHistogram, merge, quantile, rssOf } from './load-test/stats.js';
+
+/**
+ * Load test of the OCPP endpoint: N simulated chargers (a mix of 1.6 and 2.0.1) register over
+ * /v1, connect with their keys, boot, report status, heartbeat, and some run transactions with
+ * meter values. Spread over several generator processes and one or more target web processes.
+ * Bounded: it stops after the ramp plus --hold seconds, or --max-seconds, whichever is first.
+ *
+ *   node dist/scripts/load-test.js --chargers 10000 --generators 2 --ramp 0 --hold 30 --baseline
+ *
+ * Without --target it starts one embedded platform process itself (SQLite in a temp folder)
+ * and reads its memory from /proc; --baseline also measures a bare `ws` server holding the
+ * same number of idle sockets, in the same run, for the memory ratio.
+ */
+const { values: args } = parseArgs({
+  options: {
+    chargers: { type: 'string', default: '1000' },
+    'share-201': { type: 'string', default: '0.5' },
+    'share-transacting': { type: 'string', default: '0.05' },
+    target: { type: 'string', multiple: true },
+    'api-key': { type: 'string', default: process.env.CSMS_API_KEY ?? 'load-test-operator-key' },
+    generators: { type: 'string', default: '2' },
+    ramp: { type: 'string', default: '20', description: 'seconds to connect everyone; 0 = as fast as possible (boot storm)' },
+    'max-connecting': { type: 'string', default: '500' },
+    hold: { type: 'string', default: '30' },
+    'max-seconds': { type: 'string', default: '600' },
+    heartbeat: { type: 'string', default: '30' },
+    'meter-every': { type: 'string', default: '10' },
+    'transaction-seconds': { type: 'string', default: '30' },
+    baseline: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    /** extra node flags for the embedded server, e.g. --server-node-arg=--cpu-prof */
+    'server-node-arg': { type: 'string', multiple: true },
+  },
+});
+
+const N = Number(args.chargers);
+const GENERATORS = Math.max(1, Number(args.generators));
+const RAMP_S = Number(args.ramp);
+const HOLD_S = Number(args.hold);
+const MAX_S = Number(args['max-seconds']);
+const API_KEY = String(args['api-key']);
+const dist = import.meta.dirname;
+const deadline = Date.now() + MAX_S * 1000;
+const tty = process.stdout.isTTY;
+
+function log(line: string): void {
+  process.stdout.write(`${tty ? '\r\x1b[2K' : ''}${line}\n`);
+}
+
+function progress(line: string): void {
+  if (tty) process.stdout.write(`\r\x1b[2K${line}`);
+  else log(line);
+}
+
+interface Target {
+  url: string;
+  pid: number | undefined;
+  child: ChildProcess | undefined;
+  /** inspector port of a process this script started (memory after a forced GC) */
+  inspectPort: number | undefined;
+}
+
+async function startEmbeddedServer(dir: string): Promise<Target> {
+  const inspectPort = await freePort();
+  const child = spawn(process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, ...(args['server-node-arg'] ?? []), join(dist, '../src/main.js')], {
+    env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'load.sqlite')}`, PORT: '0', HOST: '127.0.0.1', CSMS_API_KEY: API_KEY, LOG_LEVEL: 'info', REDIS_URL: '' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('server did not start')), 60_000);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const rec = JSON.parse(line) as { msg?: string; port?: number };
+        if (rec.msg === 'listening' && rec.port) {
+          clearTimeout(timer);
+          resolve({ url: `http://127.0.0.1:${rec.port}`, pid: child.pid, child, inspectPort });
+        }
+      } catch {
+        /* not a log line */
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${String(code)}`)));
+  });
+}
+
+async function startBareServer(): Promise<Target> {
+  const inspectPort = await freePort();
+  const child = fork(join(dist, 'load-test/bare-server.js'), [], { stdio: ['ignore', 'inherit', 'pipe', 'ipc'], execArgv: [`--inspect=127.0.0.1:${inspectPort}`] });
+  const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid, child, inspectPort };
+}
+
+/** Memory after a forced GC for processes started here; RSS from /metrics for external targets. */
+async function settledMemory(target: Target): Promise<MemorySample | undefined> {
+  return target.inspectPort ? memoryAfterGc(target.inspectPort) : undefined;
+}
+
+async function memoryOf(target: Target): Promise<number> {
+  if (target.pid) return rssOf(target.pid);
+  const text = await fetch(`${target.url}/metrics`).then((r) => r.text());
+  const m = /^process_resident_memory_bytes\s+(\d+(\.\d+)?)/m.exec(text);
+  return m?.[1] ? Number(m[1]) : 0;
+}
+
+async function register(targets: Target[]): Promise<ChargerSpec[]> {
+  const specs: ChargerSpec[] = [];
+  const share201 = Number(args['share-201']);
+  const shareTx = Number(args['share-transacting']);
+  const runId = Date.now().toString(36);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      const i = next++;
+      if (i >= N) return;
+      const target = targets[i % targets.length]!;
+      const protocol = (i % 100) / 100 < share201 ? 'ocpp2.0.1' : 'ocpp1.6';
+      const res = await fetch(`${target.url}/v1/charge-points`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ id: `LT-${runId}-${i}`, protocol }),
+      });
+      if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${await res.text()}`);
+      const body = (await res.json()) as { id: string; password: string };
+      specs[i] = {
+        id: body.id,
+        password: body.password,
+        protocol,
+        url: `${target.url.replace(/^http/, 'ws')}/ocpp/${body.id}`,
+        transacting: (i * 7919) % 10_000 < shareTx * 10_000,
+      };
+      if (i % 500 === 0) progress(`registering chargers: ${i}/${N}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, worker));
+  log(`registered ${N} chargers`);
+  return specs;
+}
+
+interface Phase {
+  label: string;
+  readyAtMs: number | undefined;
+  connected: number;
+  ready: number;
+  booted: number;
+  messages: number;
+  errors: number;
+  disconnects: number;
+  transactions: number;
+  histogram: number[];
+  lastError: string | undefined;
+  messagesPerSecond: number;
+}
+
+/** Runs one phase: generators connect `specs`, hold, then stop. */
+async function phase(label: string, specs: ChargerSpec[], idle: boolean, onHeld: () => Promise<void>): Promise<Phase> {
+  const started = Date.now();
+  const gens: ChildProcess[] = [];
+  const latest = new Map<ChildProcess, GeneratorReport>();
+  const histogram = emptyHistogram();
+  let messages = 0;
+  let holdMessages = 0;
+  let holdStartedAt = 0;
+  const rate = RAMP_S > 0 ? N / RAMP_S / GENERATORS : 0;
+  for (let g = 0; g < GENERATORS; g++) {
+    const child = fork(join(dist, 'load-test/generator.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.on('message', (r: GeneratorReport) => {
+      latest.set(child, r);
+      merge(histogram, r.histogram);
+      messages += r.messages;
+      if (holdStartedAt) holdMessages += r.messages;
+    });
+    const plan: GeneratorPlan = {
+      type: 'plan',
+      chargers: specs.filter((_, i) => i % GENERATORS === g),
+      connectRate: rate,
+      maxConnecting: Number(args['max-connecting']),
+      heartbeatS: Number(args.heartbeat),
+      meterEveryS: Number(args['meter-every']),
+      transactionS: Number(args['transaction-seconds']),
+      idle,
+    };
+    child.send(plan satisfies ToGenerator);
+    gens.push(child);
+  }
+  const sum = (k: 'connected' | 'ready' | 'booted' | 'errors' | 'disconnects' | 'transactions'): number =>
+    [...latest.values()].reduce((a, r) => a + r[k], 0);
+  let readyAtMs: number | undefined;
+  let lastMessages = 0;
+  let lastTick = Date.now();
+  const goal = idle ? 'connected' : 'ready';
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const now = Date.now();
+    const mps = ((messages - lastMessages) * 1000) / (now - lastTick);
+    lastMessages = messages;
+    lastTick = now;
+    const done = sum(goal);
+    if (readyAtMs === undefined && done >= specs.length) {
+      readyAtMs = now - started;
+      log(`${label}: all ${specs.length} chargers ${idle ? 'connected' : 'connected, booted and reported status'} in ${(readyAtMs / 1000).toFixed(1)} s`);
+      holdStartedAt = now;
+    }
+    progress(
+      `${label} ${((now - started) / 1000).toFixed(0)}s connected=${sum('connected')} ready=${sum('ready')} msg/s=${mps.toFixed(0)} ` +
+        `p50=${quantile(histogram, 0.5).toFixed(1)}ms p99=${quantile(histogram, 0.99).toFixed(1)}ms errors=${sum('errors')} tx=${sum('transactions')}`,
+    );
+    const rampOver = now - started > RAMP_S * 1000 + 120_000;
+    if ((holdStartedAt && now - holdStartedAt >= HOLD_S * 1000) || now > deadline || rampOver) break;
+  }
+  const heldFor = holdStartedAt ? (Date.now() - holdStartedAt) / 1000 : 0;
+  await onHeld();
+  const snapshot = {
+    connected: sum('connected'),
+    ready: sum('ready'),
+    booted: sum('booted'),
+    errors: sum('errors'),
+    disconnects: sum('disconnects'),
+    transactions: sum('transactions'),
+    lastError: [...latest.values()].map((r) => r.lastError).find((e) => e !== undefined),
+  };
+  await Promise.all(
+    gens.map(
+      (g) =>
+        new Promise<void>((resolve) => {
+          g.once('exit', () => resolve());
+          g.send({ type: 'stop' } satisfies ToGenerator);
+        }),
+    ),
+  );
+  log('');
+  return { label, readyAtMs, ...snapshot, messages, histogram, messagesPerSecond: heldFor > 0 ? holdMessages / heldFor : 0 };
+}
+
+function perConnection(idle: MemorySample | undefined, loaded: MemorySample | undefined, connected: number): Record<string, number> {
+  if (!idle || !loaded) return {};
+  const n = Math.max(1, connected);
+  return {
+    settledIdleRssMb: idle.rss / 2 ** 20,
+    settledLoadedRssMb: loaded.rss / 2 ** 20,
+    settledRssBytesPerConnection: (loaded.rss - idle.rss) / n,
+    settledHeapBytesPerConnection: (loaded.heapUsed - idle.heapUsed) / n,
+  };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'evp-load-'));
+  const external = (args.target ?? []).map((url): Target => ({ url: url.replace(/\/+$/, ''), pid: undefined, child: undefined, inspectPort: undefined }));
+  const targets = external.length > 0 ? external : [await startEmbeddedServer(dir)];
+  const children: ChildProcess[] = targets.flatMap((t) => (t.child ? [t.child] : []));
+  const result: Record<string, unknown> = {
+    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, totalMemMb: Math.round(totalmem() / 2 ** 20), freeMemMb: Math.round(freemem() / 2 ** 20), node: process.version },
+    options: { ...args, target: targets.map((t) => t.url) },
+  };
+  try {
+    log(`targets: ${targets.map((t) => t.url).join(', ')}; ${N} chargers over ${GENERATORS} generator process(es)`);
+    if (args.baseline) {
+      const bare = await startBareServer();
+      children.push(bare.child!);
+      const idleRss = await rssOf(bare.pid!);
+      const idleSettled = await settledMemory(bare);
+      let loadedSettled: MemorySample | undefined;
+      const specs: ChargerSpec[] = Array.from({ length: N }, (_, i) => ({ id: `B-${i}`, password: 'x', protocol: 'ocpp1.6', url: bare.url.replace(/^http/, 'ws'), transacting: false }));
+      let loadedRss = 0;
+      const p = await phase('bare ws baseline', specs, true, async () => {
+        loadedRss = await rssOf(bare.pid!);
+        loadedSettled = await settledMemory(bare);
+      });
+      result.baseline = {
+        connected: p.connected,
+        idleRssMb: idleRss / 2 ** 20,
+        loadedRssMb: loadedRss / 2 ** 20,
+        bytesPerConnection: (loadedRss - idleRss) / Math.max(1, p.connected),
+        ...perConnection(idleSettled, loadedSettled, p.connected),
+      };
+      bare.child?.kill();
+    }
+    const specs = await register(targets);
+    const idleMemory = await Promise.all(targets.map(memoryOf));
+    const idleSettled = targets.length === 1 && targets[0] ? await settledMemory(targets[0]) : undefined;
+    let loadedSettled: MemorySample | undefined;
+    const memory: number[] = [];
+    const p = await phase('ocpp', specs, false, async () => {
+      memory.push(...(await Promise.all(targets.map(memoryOf))));
+      if (targets.length === 1 && targets[0]) loadedSettled = await settledMemory(targets[0]);
+    });
+    const idleTotal = idleMemory.reduce((a, b) => a + b, 0);
+    const loadedTotal = memory.reduce((a, b) => a + b, 0);
+    result.ocpp = {
+      chargers: N,
+      connected: p.connected,
+      ready: p.ready,
+      bootStormSeconds: p.readyAtMs === undefined ? null : p.readyAtMs / 1000,
+      messagesPerSecondWhileHeld: Math.round(p.messagesPerSecond),
+      messages: p.messages,
+      latencyMs: { p50: quantile(p.histogram, 0.5), p99: quantile(p.histogram, 0.99) },
+      errors: p.errors,
+      disconnects: p.disconnects,
+      transactionsCompleted: p.transactions,
+      lastError: p.lastError ?? null,
+      serverIdleRssMb: idleTotal / 2 ** 20,
+      serverLoadedRssMb: loadedTotal / 2 ** 20,
+      serverBytesPerCharger: (loadedTotal - idleTotal) / Math.max(1, p.connected),
+      ...perConnection(idleSettled, loadedSettled, p.connected),
+    };
+    const base = result.baseline as { bytesPerConnection: number; settledRssBytesPerConnection?: number } | undefined;
+    const ocpp = result.ocpp as { serverBytesPerCharger: number; settledRssBytesPerConnection?: number };
+    if (base) {
+      result.memoryRatio = ocpp.serverBytesPerCharger / base.bytesPerConnection;
+      if (base.settledRssBytesPerConnection && ocpp.settledRssBytesPerConnection) {
+        result.memoryRatioAfterGc = ocpp.settledRssBytesPerConnection / base.settledRssBytesPerConnection;
+      }
+    }
+    log(JSON.stringify(result, null, 2));
+    if (args.out) writeFileSync(String(args.out), `${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    for (const c of children) c.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`load test failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

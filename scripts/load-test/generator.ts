@@ -1,0 +1,260 @@
+import WebSocket from 'ws';
+import type { ChargerSpec, GeneratorPlan, GeneratorReport, ToGenerator } from './protocol.js';
+import { emptyHistogram, record } from './stats.js';
+
+/**
+ * A generator process of the load test: simulated chargers speaking OCPP-J on plain `ws`
+ * (deliberately not the server's code), reporting counts and latencies to the coordinator.
+ */
+const state: Omit<GeneratorReport, 'type'> = {
+  connected: 0,
+  booted: 0,
+  ready: 0,
+  messages: 0,
+  errors: 0,
+  disconnects: 0,
+  transactions: 0,
+  histogram: emptyHistogram(),
+  lastError: undefined,
+};
+const sockets = new Set<WebSocket>();
+const timers = new Set<NodeJS.Timeout>();
+let stopping = false;
+
+function fail(message: string): void {
+  state.errors += 1;
+  state.lastError = message;
+}
+
+class SimulatedCharger {
+  private ws: WebSocket | undefined;
+  private nextId = 0;
+  private readonly pending = new Map<string, { t0: number; resolve(p: Record<string, unknown>): void; reject(e: Error): void }>();
+  private meter = Math.floor(Math.random() * 100_000);
+
+  constructor(
+    private readonly spec: ChargerSpec,
+    private readonly plan: GeneratorPlan,
+  ) {}
+
+  connect(): Promise<void> {
+    const headers = { Authorization: `Basic ${Buffer.from(`${this.spec.id}:${this.spec.password}`).toString('base64')}` };
+    const ws = new WebSocket(this.spec.url, [this.spec.protocol], { headers, perMessageDeflate: false, handshakeTimeout: 60_000 });
+    this.ws = ws;
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => {
+        sockets.add(ws);
+        state.connected += 1;
+        resolve();
+      });
+      ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode ?? 0}`)));
+      ws.once('error', (err) => reject(err));
+      ws.on('close', () => {
+        if (sockets.delete(ws)) {
+          state.connected -= 1;
+          if (!stopping) state.disconnects += 1;
+        }
+        for (const p of this.pending.values()) p.reject(new Error('closed'));
+        this.pending.clear();
+      });
+      ws.on('message', (data) => this.onMessage(data.toString()));
+    });
+  }
+
+  private onMessage(text: string): void {
+    const frame = JSON.parse(text) as [number, string, ...unknown[]];
+    if (frame[0] === 2) {
+      // a CSMS call: answer Accepted so that commands in a mixed test do not stall
+      this.ws?.send(JSON.stringify([3, frame[1], { status: 'Accepted' }]));
+      return;
+    }
+    const p = this.pending.get(frame[1]);
+    if (!p) return;
+    this.pending.delete(frame[1]);
+    record(state.histogram, performance.now() - p.t0);
+    state.messages += 1;
+    if (frame[0] === 3) p.resolve((frame[2] ?? {}) as Record<string, unknown>);
+    else p.reject(new Error(`CALLERROR ${String(frame[2])}: ${String(frame[3])}`));
+  }
+
+  call(action: string, payload: unknown): Promise<Record<string, unknown>> {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error('not connected'));
+    const id = String(++this.nextId);
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { t0: performance.now(), resolve, reject });
+      ws.send(JSON.stringify([2, id, action, payload]));
+    });
+  }
+
+  private get is16(): boolean {
+    return this.spec.protocol === 'ocpp1.6';
+  }
+
+  async boot(): Promise<void> {
+    const boot = this.is16
+      ? { chargePointVendor: 'LoadTest', chargePointModel: 'Sim-16', firmwareVersion: '1.0' }
+      : { chargingStation: { vendorName: 'LoadTest', model: 'Sim-201', firmwareVersion: '1.0' }, reason: 'PowerUp' };
+    await this.call('BootNotification', boot);
+    state.booted += 1;
+    await this.status('Available');
+    state.ready += 1;
+  }
+
+  status(status: string): Promise<Record<string, unknown>> {
+    const ts = new Date().toISOString();
+    return this.is16
+      ? this.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status, timestamp: ts })
+      : this.call('StatusNotification', { timestamp: ts, connectorStatus: status === 'Charging' ? 'Occupied' : status, evseId: 1, connectorId: 1 });
+  }
+
+  heartbeatLoop(): void {
+    const beat = (): void => {
+      if (stopping) return;
+      this.call('Heartbeat', {}).catch((err: Error) => fail(`Heartbeat: ${err.message}`));
+    };
+    // spread the first beat over the interval so that a ramp does not turn into waves
+    const first = setTimeout(() => {
+      beat();
+      const t = setInterval(beat, this.plan.heartbeatS * 1000);
+      timers.add(t);
+    }, Math.random() * this.plan.heartbeatS * 1000);
+    timers.add(first);
+  }
+
+  async transactionLoop(): Promise<void> {
+    while (!stopping) {
+      await sleep(Math.random() * 5000);
+      if (stopping) return;
+      try {
+        await this.transaction();
+        state.transactions += 1;
+      } catch (err) {
+        fail(`transaction: ${(err as Error).message}`);
+        await sleep(2000);
+      }
+    }
+  }
+
+  private meterValues16(transactionId: number): unknown {
+    return {
+      connectorId: 1,
+      transactionId,
+      meterValue: [{ timestamp: new Date().toISOString(), sampledValue: [{ value: String(this.meter), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }] }],
+    };
+  }
+
+  private meterValue201(): unknown {
+    return [{ timestamp: new Date().toISOString(), sampledValue: [{ value: this.meter, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } }] }];
+  }
+
+  private async transaction(): Promise<void> {
+    const idTag = `LT-${this.spec.id}`.slice(0, 20);
+    const end = Date.now() + this.plan.transactionS * 1000;
+    if (this.is16) {
+      await this.call('Authorize', { idTag });
+      const started = await this.call('StartTransaction', { connectorId: 1, idTag, meterStart: this.meter, timestamp: new Date().toISOString() });
+      const transactionId = Number(started.transactionId);
+      await this.status('Charging');
+      while (Date.now() < end && !stopping) {
+        await sleep(this.plan.meterEveryS * 1000);
+        this.meter += 250;
+        await this.call('MeterValues', this.meterValues16(transactionId));
+      }
+      await this.call('StopTransaction', { transactionId, meterStop: this.meter, timestamp: new Date().toISOString(), reason: 'Local' });
+      await this.status('Available');
+      return;
+    }
+    await this.call('Authorize', { idToken: { idToken: idTag, type: 'ISO14443' } });
+    const transactionId = `${this.spec.id}-${Date.now()}`.slice(0, 36);
+    let seqNo = 0;
+    const event = (eventType: string, triggerReason: string, extra: Record<string, unknown> = {}) =>
+      this.call('TransactionEvent', {
+        eventType,
+        timestamp: new Date().toISOString(),
+        triggerReason,
+        seqNo: seqNo++,
+        transactionInfo: { transactionId, ...(eventType === 'Ended' ? { stoppedReason: 'Local' } : {}) },
+        evse: { id: 1, connectorId: 1 },
+        meterValue: this.meterValue201(),
+        ...extra,
+      });
+    await event('Started', 'Authorized', { idToken: { idToken: idTag, type: 'ISO14443' } });
+    await this.status('Charging');
+    while (Date.now() < end && !stopping) {
+      await sleep(this.plan.meterEveryS * 1000);
+      this.meter += 250;
+      await event('Updated', 'MeterValuePeriodic');
+    }
+    await event('Ended', 'StopAuthorized');
+    await this.status('Available');
+  }
+
+  close(): void {
+    this.ws?.close(1000);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => {
+    const t = setTimeout(r, ms);
+    t.unref();
+  });
+}
+
+const chargers: SimulatedCharger[] = [];
+
+async function run(plan: GeneratorPlan): Promise<void> {
+  let inFlight = 0;
+  const started = performance.now();
+  let index = 0;
+  const startOne = async (spec: ChargerSpec): Promise<void> => {
+    const c = new SimulatedCharger(spec, plan);
+    chargers.push(c);
+    inFlight += 1;
+    try {
+      await c.connect();
+      if (!plan.idle) {
+        await c.boot();
+        c.heartbeatLoop();
+        if (spec.transacting) void c.transactionLoop();
+      }
+    } catch (err) {
+      fail(`${spec.id}: ${(err as Error).message}`);
+    } finally {
+      inFlight -= 1;
+    }
+  };
+  while (index < plan.chargers.length && !stopping) {
+    // keep to the ramp: at most connectRate new connections per second since the start
+    const due = plan.connectRate > 0 ? Math.floor(((performance.now() - started) / 1000) * plan.connectRate) + 1 : Infinity;
+    if (index < due && inFlight < plan.maxConnecting) {
+      const spec = plan.chargers[index++];
+      if (spec) void startOne(spec);
+      continue;
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+const reporter = setInterval(() => {
+  const report: GeneratorReport = { type: 'report', ...state };
+  process.send?.(report);
+  state.histogram = emptyHistogram();
+  state.messages = 0;
+}, 1000);
+
+process.on('message', (m: ToGenerator) => {
+  if (m.type === 'plan') void run(m);
+  if (m.type === 'stop') {
+    stopping = true;
+    for (const t of timers) clearTimeout(t);
+    for (const c of chargers) c.close();
+    setTimeout(() => {
+      clearInterval(reporter);
+      process.send?.({ type: 'report', ...state } satisfies GeneratorReport);
+      process.exit(0);
+    }, 1000);
+  }
+});
+process.on('disconnect', () => process.exit(0));
