@@ -79,7 +79,7 @@ export interface TokenDirectoryOptions {
 /**
  * Token -> partner lookups on every request. The table holds sha256 hashes; the lookup is by
  * primary key. A small positive cache spares the database: a rotation in this process evicts
- * the old hash at once (`forget`), other processes drop it within `cacheMs` (default 2 s,
+ * the old hash at once (`forget`), other processes drop it within `cacheMs` (default 1 s,
  * docs/OCPI.md). Misses are not cached, so a token issued on another process works at once.
  */
 export class TokenDirectory {
@@ -88,7 +88,7 @@ export class TokenDirectory {
   private readonly maxEntries: number;
 
   constructor(private readonly opts: TokenDirectoryOptions) {
-    this.cacheMs = opts.cacheMs ?? 2000;
+    this.cacheMs = opts.cacheMs ?? 1000;
     this.maxEntries = opts.maxEntries ?? 10_000;
   }
 

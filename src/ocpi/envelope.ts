@@ -14,7 +14,18 @@ export interface SuccessEnvelope {
   data?: unknown;
 }
 
-export function ocpiEnvelope(data: unknown): SuccessEnvelope {
+/**
+ * A payload already serialized to JSON (a cached list page): the envelope is written around it
+ * as text instead of parsing and serializing it again.
+ */
+export class SerializedJson {
+  constructor(readonly json: string) {}
+}
+
+export function ocpiEnvelope(data: unknown): SuccessEnvelope | string {
+  if (data instanceof SerializedJson) {
+    return `{"status_code":1000,"status_message":"Success","timestamp":"${new Date().toISOString()}","data":${data.json}}`;
+  }
   const envelope: SuccessEnvelope = { status_code: 1000, status_message: 'Success', timestamp: new Date().toISOString() };
   // "data" is absent, not null, on answers that carry nothing (DELETE /credentials)
   if (data !== undefined) envelope.data = data;

@@ -3,8 +3,8 @@ import type { Context } from 'koa';
 import { defineMount, type MountSpec, type RouteRequest, type RouteResult, type RouteSpec } from '../gateway/route-table.js';
 import type { OcpiCaller, PartnerRole } from './auth.js';
 import type { OcpiContext } from './context.js';
-import { ocpiEnvelope, type OcpiVersion } from './envelope.js';
-import { listWindow, pageHeaders, type Page } from './pagination.js';
+import { SerializedJson, ocpiEnvelope, type OcpiVersion } from './envelope.js';
+import { listWindow, pageHeaders } from './pagination.js';
 import type { ObjectStore } from './store/object-store.js';
 import type { PartyIdentity } from './auth.js';
 
@@ -54,17 +54,24 @@ export function endpointsOf(routes: readonly OcpiRoute[], version: OcpiVersion, 
   );
 }
 
-/** A list answer: one page of `store`, mapped, with the paging headers. */
+/**
+ * A list answer: one page of `store` rendered by `render` (named by `renderName`, the key of
+ * the page cache), with the paging headers.
+ */
 export async function listAnswer<T extends { last_updated: string }, O>(
   ctx: OcpiContext,
   req: OcpiRequest,
   store: ObjectStore<T>,
   parties: readonly PartyIdentity[] | undefined,
-  map: (t: T) => O,
+  renderName: string,
+  render: (t: T) => O,
 ): Promise<RouteResult> {
   const window = listWindow(req.query);
-  const page: Page<T> = await store.list(window, parties);
-  return { data: page.items.map(map), headers: pageHeaders(req.koa, ctx.baseUrl(req.koa), window, page.total) };
+  const page = await store.renderedList(window, parties, renderName, render);
+  return {
+    data: new SerializedJson(page.json),
+    headers: { 'Content-Type': 'application/json; charset=utf-8', ...pageHeaders(req.koa, ctx.baseUrl(req.koa), window, page.total) },
+  };
 }
 
 /**

@@ -120,7 +120,7 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
       response: Envelope(Type.Array(S.LocationOut)),
       handler: (req) => {
         requireLink(req.auth, '2.2.1');
-        return listAnswer(ctx, req, ctx.stores.locations, [ctx.own], (l) => l);
+        return listAnswer(ctx, req, ctx.stores.locations, [ctx.own], 'as-stored', (l) => l);
       },
     },
     {
@@ -182,7 +182,7 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
       response: Envelope(Type.Array(S211.SessionOut)),
       handler: (req) => {
         const caller = requireLink(req.auth, '2.2.1');
-        return listAnswer(ctx, req, ctx.stores.sessions, [caller], (s) => s);
+        return listAnswer(ctx, req, ctx.stores.sessions, [caller], 'as-stored', (s) => s);
       },
     },
     {
@@ -194,7 +194,7 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
       response: Envelope(Type.Array(OpenObject)),
       handler: (req) => {
         const caller = requireLink(req.auth, '2.2.1');
-        return listAnswer(ctx, req, ctx.stores.cdrs, [caller], (c) => c);
+        return listAnswer(ctx, req, ctx.stores.cdrs, [caller], 'as-stored', (c) => c);
       },
     },
     {
@@ -206,7 +206,7 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
       response: Envelope(Type.Array(S211.Tariff)),
       handler: (req) => {
         requireLink(req.auth, '2.2.1');
-        return listAnswer(ctx, req, ctx.stores.tariffs, [ctx.own], (t) => t);
+        return listAnswer(ctx, req, ctx.stores.tariffs, [ctx.own], 'as-stored', (t) => t);
       },
     },
     {
@@ -218,7 +218,7 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
       response: Envelope(Type.Array(S211.Token)),
       handler: (req) => {
         requireLink(req.auth, '2.2.1');
-        return listAnswer(ctx, req, ctx.stores.tokens, [ctx.own], (t) => t);
+        return listAnswer(ctx, req, ctx.stores.tokens, [ctx.own], 'as-stored', (t) => t);
       },
     },
   ];

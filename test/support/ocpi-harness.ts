@@ -46,12 +46,18 @@ export async function clusterTarget(): Promise<OcpiTarget> {
     await env.cleanup();
     throw err;
   }
+  const partners: FakePartner[] = [];
   return {
     mode: 'cluster',
     urls: nodes.map((n) => n.url),
-    partner: (token, versions) => loopbackPartner(token, versions),
+    partner: async (token, versions) => {
+      const partner = await loopbackPartner(token, versions);
+      partners.push(partner);
+      return partner;
+    },
     stop: async () => {
       await Promise.all(nodes.map((n) => n.stop()));
+      await Promise.all(partners.map((p) => p.close()));
       await env.cleanup();
     },
   };

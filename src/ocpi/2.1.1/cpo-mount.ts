@@ -23,7 +23,7 @@ export function cpo211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       response: Envelope(Type.Array(S.Location)),
       handler: (req) => {
         requireLink(req.auth, '2.1.1');
-        return listAnswer(ctx, req, ctx.stores.locations, [ctx.own], locationTo211);
+        return listAnswer(ctx, req, ctx.stores.locations, [ctx.own], '2.1.1', locationTo211);
       },
     },
     {

@@ -40,7 +40,7 @@ export function emsp211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       response: Envelope(Type.Array(S.Token)),
       handler: (req) => {
         requireLink(req.auth, '2.1.1');
-        return listAnswer(ctx, req, ctx.stores.tokens, [ctx.own], (t) => t);
+        return listAnswer(ctx, req, ctx.stores.tokens, [ctx.own], 'as-stored', (t) => t);
       },
     },
     {

@@ -9,16 +9,40 @@ export interface ObjectKey extends PartyIdentity {
   id: string;
 }
 
+/** A list page already serialized for one rendering (the objects as a JSON array). */
+export interface RenderedPage {
+  json: string;
+  total: number;
+}
+
+interface CachedPage extends RenderedPage {
+  expiresAt: number;
+}
+
+export interface ObjectStoreOptions {
+  /**
+   * How long a rendered list page is reused (ms). Writes through this process clear the cache
+   * at once; a write on another process shows in lists after at most this long.
+   */
+  pageCacheMs?: number;
+}
+
 /**
  * Rows of `ocpi_object` <-> OCPI objects, for one module. The stored JSON is the object as it
  * was validated at the edge (the 2.2.1 shape for locations, the 2.1.1 shapes for the other
  * modules), so reading it back is the one place a row becomes a typed object.
  */
 export class ObjectStore<T extends { last_updated: string }> {
+  private readonly pages = new Map<string, CachedPage>();
+  private readonly pageCacheMs: number;
+
   constructor(
     private readonly db: Database,
     readonly module: ObjectModule,
-  ) {}
+    opts: ObjectStoreOptions = {},
+  ) {
+    this.pageCacheMs = opts.pageCacheMs ?? 1000;
+  }
 
   async get(key: ObjectKey): Promise<T | undefined> {
     const rows = await this.db.execute('SELECT data FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ?', [
@@ -33,6 +57,7 @@ export class ObjectStore<T extends { last_updated: string }> {
 
   /** Inserts or replaces the object. */
   async put(key: ObjectKey, object: T): Promise<T> {
+    this.pages.clear();
     const now = Date.now();
     await this.db.execute(
       `INSERT INTO ocpi_object (module, country_code, party_id, object_id, last_updated_ms, data, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -40,10 +65,12 @@ export class ObjectStore<T extends { last_updated: string }> {
        DO UPDATE SET last_updated_ms = excluded.last_updated_ms, data = excluded.data, updated_at = excluded.updated_at`,
       [this.module, key.country_code, key.party_id, key.id, Date.parse(object.last_updated), JSON.stringify(object), now],
     );
+    this.pages.clear();
     return object;
   }
 
   async remove(key: ObjectKey): Promise<void> {
+    this.pages.clear();
     await this.db.execute('DELETE FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ?', [
       this.module,
       key.country_code,
@@ -75,13 +102,31 @@ export class ObjectStore<T extends { last_updated: string }> {
     const clause = where.join(' AND ');
     const [countRows, rows] = await Promise.all([
       this.db.execute(`SELECT COUNT(*) AS n FROM ocpi_object WHERE ${clause}`, params),
-      this.db.execute(`SELECT data FROM ocpi_object WHERE ${clause} ORDER BY last_updated_ms, country_code, party_id, object_id LIMIT ? OFFSET ?`, [
+      this.db.execute(`SELECT data FROM ocpi_object WHERE ${clause} ORDER BY last_updated_ms, object_id, country_code, party_id LIMIT ? OFFSET ?`, [
         ...params,
         window.limit,
         window.offset,
       ]),
     ]);
     return { items: rows.map((r) => this.fromRow(r.data)), total: Number(countRows[0]?.n ?? 0) };
+  }
+
+  /**
+   * One page rendered with `render` (named by `renderName`) and serialized: the hot path of the
+   * list endpoints (docs/PERFORMANCE.md). Pages are reused for `pageCacheMs`.
+   */
+  async renderedList<O>(window: ListWindow, parties: readonly PartyIdentity[] | undefined, renderName: string, render: (t: T) => O): Promise<RenderedPage> {
+    const partiesKey = parties ? parties.map((p) => `${p.country_code}-${p.party_id}`).join(',') : '*';
+    const key = `${renderName}|${partiesKey}|${window.from ?? ''}|${window.to ?? ''}|${window.offset}|${window.limit}`;
+    const now = Date.now();
+    const cached = this.pages.get(key);
+    if (cached && cached.expiresAt > now) return cached;
+    const page = await this.list(window, parties);
+    const rendered: CachedPage = { json: JSON.stringify(page.items.map(render)), total: page.total, expiresAt: now + this.pageCacheMs };
+    // bounded: many distinct filters must not grow the cache without end
+    if (this.pages.size >= 1000) this.pages.clear();
+    this.pages.set(key, rendered);
+    return rendered;
   }
 
   private fromRow(data: unknown): T {
