@@ -15,7 +15,8 @@ import { credentialsMethodNotAllowed, unableToUseClientApi, unauthorized, unsupp
 
 export type { PartnerView } from '../../actors/partner-actor.js';
 
-export interface PartnerRow extends PartnerView {
+/** A partner as the `ocpi_partner` projection has it (endpoints and business details live in the actor). */
+export interface PartnerRow extends Omit<PartnerView, 'endpoints' | 'business_details'> {
   created_at: string;
   updated_at: string;
 }
@@ -89,8 +90,6 @@ export class PartnerDirectory {
       status: r.status === 'registered' ? 'registered' : 'unregistered',
       versions_url: typeof r.versions_url === 'string' ? r.versions_url : null,
       version: r.version === '2.1.1' || r.version === '2.2.1' ? r.version : null,
-      endpoints: [],
-      business_details: null,
       created_at: new Date(Number(r.created_at)).toISOString(),
       updated_at: new Date(Number(r.updated_at)).toISOString(),
     };

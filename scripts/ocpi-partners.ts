@@ -1,0 +1,72 @@
+/**
+ * Partner onboarding from the command line, through the management surface of a running
+ * service (the same routes an operator's tools call):
+ *
+ *   node dist/scripts/ocpi-partners.js onboard DE ABC CPO      -> {id, token (Token A), versions_url}
+ *   node dist/scripts/ocpi-partners.js list
+ *   node dist/scripts/ocpi-partners.js show <id>
+ *   node dist/scripts/ocpi-partners.js register <id> <their versions URL> <their Token A>
+ *   node dist/scripts/ocpi-partners.js rotate <id>
+ *   node dist/scripts/ocpi-partners.js pull-locations <id>
+ *
+ * Settings: CSMS_URL (default http://localhost:$PORT/v1, PORT default 3000) and CSMS_API_KEY.
+ * Exit codes: 0 done, 1 the service refused (its answer is printed), 2 usage.
+ */
+
+const usage = `usage: ocpi-partners <onboard CC PID ROLE | list | show ID | register ID VERSIONS_URL TOKEN | rotate ID | pull-locations ID>`;
+
+async function call(method: string, path: string, body?: unknown): Promise<number> {
+  const base = (process.env.CSMS_URL ?? `http://localhost:${process.env.PORT ?? '3000'}/v1`).replace(/\/+$/, '');
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (process.env.CSMS_API_KEY) headers.Authorization = `Bearer ${process.env.CSMS_API_KEY}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }), signal: AbortSignal.timeout(60_000) });
+  const text = await res.text();
+  let printed = text;
+  try {
+    printed = JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    // not JSON: print as it came
+  }
+  (res.ok ? console.log : console.error)(printed);
+  return res.ok ? 0 : 1;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  switch (command) {
+    case 'onboard': {
+      const [country_code, party_id, role] = args;
+      if (!country_code || !party_id || (role !== 'CPO' && role !== 'EMSP')) break;
+      return call('POST', '/partners', { country_code, party_id, role });
+    }
+    case 'list':
+      return call('GET', '/partners');
+    case 'show':
+      if (!args[0]) break;
+      return call('GET', `/partners/${encodeURIComponent(args[0])}`);
+    case 'register': {
+      const [id, versions_url, token] = args;
+      if (!id || !versions_url || !token) break;
+      return call('POST', `/partners/${encodeURIComponent(id)}/register`, { versions_url, token });
+    }
+    case 'rotate':
+      if (!args[0]) break;
+      return call('POST', `/partners/${encodeURIComponent(args[0])}/rotate`);
+    case 'pull-locations':
+      if (!args[0]) break;
+      return call('POST', `/partners/${encodeURIComponent(args[0])}/pull-locations`);
+    default:
+      break;
+  }
+  console.error(usage);
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);
