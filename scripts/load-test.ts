@@ -29,7 +29,7 @@ const { values: args } = parseArgs({
     'api-key': { type: 'string', default: process.env.CSMS_API_KEY ?? 'load-test-operator-key' },
     generators: { type: 'string', default: '2' },
     ramp: { type: 'string', default: '20', description: 'seconds to connect everyone; 0 = as fast as possible (boot storm)' },
-    'max-connecting': { type: 'string', default: '500' },
+    'max-connecting': { type: 'string', default: '100', description: 'connections being opened at once, per generator' },
     hold: { type: 'string', default: '30' },
     'max-seconds': { type: 'string', default: '600' },
     heartbeat: { type: 'string', default: '30' },
@@ -155,8 +155,10 @@ interface Phase {
   errors: number;
   disconnects: number;
   transactions: number;
+  retries: number;
   histogram: number[];
   lastError: string | undefined;
+  lastRetryReason: string | undefined;
   messagesPerSecond: number;
 }
 
@@ -191,7 +193,7 @@ async function phase(label: string, specs: ChargerSpec[], idle: boolean, onHeld:
     child.send(plan satisfies ToGenerator);
     gens.push(child);
   }
-  const sum = (k: 'connected' | 'ready' | 'booted' | 'errors' | 'disconnects' | 'transactions'): number =>
+  const sum = (k: 'connected' | 'ready' | 'booted' | 'errors' | 'disconnects' | 'transactions' | 'retries'): number =>
     [...latest.values()].reduce((a, r) => a + r[k], 0);
   let readyAtMs: number | undefined;
   let lastMessages = 0;
@@ -211,7 +213,7 @@ async function phase(label: string, specs: ChargerSpec[], idle: boolean, onHeld:
     }
     progress(
       `${label} ${((now - started) / 1000).toFixed(0)}s connected=${sum('connected')} ready=${sum('ready')} msg/s=${mps.toFixed(0)} ` +
-        `p50=${quantile(histogram, 0.5).toFixed(1)}ms p99=${quantile(histogram, 0.99).toFixed(1)}ms errors=${sum('errors')} tx=${sum('transactions')}`,
+        `p50=${quantile(histogram, 0.5).toFixed(1)}ms p99=${quantile(histogram, 0.99).toFixed(1)}ms errors=${sum('errors')} retries=${sum('retries')} tx=${sum('transactions')}`,
     );
     const rampOver = now - started > RAMP_S * 1000 + 120_000;
     if ((holdStartedAt && now - holdStartedAt >= HOLD_S * 1000) || now > deadline || rampOver) break;
@@ -225,7 +227,9 @@ async function phase(label: string, specs: ChargerSpec[], idle: boolean, onHeld:
     errors: sum('errors'),
     disconnects: sum('disconnects'),
     transactions: sum('transactions'),
+    retries: sum('retries'),
     lastError: [...latest.values()].map((r) => r.lastError).find((e) => e !== undefined),
+    lastRetryReason: [...latest.values()].map((r) => r.lastRetryReason).find((e) => e !== undefined),
   };
   await Promise.all(
     gens.map(
@@ -303,6 +307,8 @@ async function main(): Promise<void> {
       messages: p.messages,
       latencyMs: { p50: quantile(p.histogram, 0.5), p99: quantile(p.histogram, 0.99) },
       errors: p.errors,
+      connectRetries: p.retries,
+      lastRetryReason: p.lastRetryReason ?? null,
       disconnects: p.disconnects,
       transactionsCompleted: p.transactions,
       lastError: p.lastError ?? null,

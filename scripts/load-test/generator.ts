@@ -14,8 +14,10 @@ const state: Omit<GeneratorReport, 'type'> = {
   errors: 0,
   disconnects: 0,
   transactions: 0,
+  retries: 0,
   histogram: emptyHistogram(),
   lastError: undefined,
+  lastRetryReason: undefined,
 };
 const sockets = new Set<WebSocket>();
 const timers = new Set<NodeJS.Timeout>();
@@ -213,7 +215,18 @@ async function run(plan: GeneratorPlan): Promise<void> {
     chargers.push(c);
     inFlight += 1;
     try {
-      await c.connect();
+      // a refused or reset connection is retried with backoff, as chargers do
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await c.connect();
+          break;
+        } catch (err) {
+          if (attempt >= 5 || stopping) throw err;
+          state.retries += 1;
+          state.lastRetryReason = (err as Error).message;
+          await sleep(500 * attempt + Math.random() * 1000);
+        }
+      }
       if (!plan.idle) {
         await c.boot();
         c.heartbeatLoop();

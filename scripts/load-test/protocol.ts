@@ -31,8 +31,11 @@ export interface GeneratorReport {
   errors: number;
   disconnects: number;
   transactions: number;
+  /** connection attempts that failed and were tried again */
+  retries: number;
   histogram: number[];
   lastError: string | undefined;
+  lastRetryReason: string | undefined;
 }
 
 export type ToGenerator = GeneratorPlan | { type: 'stop' };

@@ -1,0 +1,57 @@
+import { expect } from 'chai';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { connect } from '../ocpp/support/charger.js';
+import { API_KEY, startCsms, type CsmsUnderTest } from '../ocpp/support/csms.js';
+import { v16 } from '../ocpp/support/messages.js';
+
+/** Debian's chromium (apt-get install chromium); the test never downloads a browser. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+describe('operator dashboard in a real browser', function () {
+  this.timeout(60_000);
+  let csms: CsmsUnderTest;
+  let browser: Browser;
+  let page: Page;
+
+  before(async () => {
+    csms = await startCsms();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    const context = await browser.newContext();
+    // the operator key the page would ask for; a string script because it runs in the page
+    await context.addInitScript({ content: `localStorage.setItem('csms-api-key', ${JSON.stringify(API_KEY)});` });
+    page = await context.newPage();
+  });
+  after(async () => {
+    await browser?.close();
+    await csms?.stop();
+  });
+
+  it('shows a charger going online, sends a remote start, and shows the session, all without a reload', async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    await page.goto(`${csms.url}/dashboard`);
+    const row = page.getByTestId(`cp-${cp.id}`);
+    await row.waitFor();
+    expect(await row.getAttribute('data-online')).to.equal('false');
+    await page.getByTestId('live').filter({ hasText: 'live' }).waitFor();
+
+    const charger = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp1.6'] });
+    charger.answers = { RemoteStartTransaction: { status: 'Accepted' } };
+    await charger.call('BootNotification', v16.boot());
+    await charger.call('StatusNotification', v16.status(1, 'Available'));
+    await page.locator(`[data-testid="cp-${cp.id}"][data-online="true"]`).waitFor();
+    expect(await row.getByTestId('connectors').textContent()).to.contain('Available');
+
+    page.once('dialog', (dialog) => void dialog.accept('DRIVER-UI'));
+    await row.getByTestId('remote-start').click();
+    const call = await charger.csmsCall('RemoteStartTransaction', 10_000);
+    expect(call.payload.idTag).to.equal('DRIVER-UI');
+    const { transactionId } = await charger.call<{ transactionId: number }>('StartTransaction', v16.start({ idTag: 'DRIVER-UI', meterStart: 0 }));
+    await charger.call('MeterValues', v16.meterValues(1, transactionId, 2500));
+
+    const session = page.locator(`[data-testid="session-${cp.id}"][data-status="ACTIVE"]`);
+    await session.waitFor();
+    await page.locator(`[data-testid="session-${cp.id}"] [data-testid="energy"]`).filter({ hasText: '2.500' }).waitFor();
+    await charger.close();
+    await page.locator(`[data-testid="cp-${cp.id}"][data-online="false"]`).waitFor();
+  });
+});

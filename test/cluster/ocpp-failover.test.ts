@@ -1,0 +1,79 @@
+import { expect } from 'chai';
+import type { ChargingSession } from '../../src/csms/session-store.js';
+import { connect, type TestCharger } from '../ocpp/support/charger.js';
+import { API_KEY, apiClient, uniqueChargePointId, type RegisteredChargePoint } from '../ocpp/support/csms.js';
+import { v16 } from '../ocpp/support/messages.js';
+import { eventually } from '../ocpp/support/scenario.js';
+import { clusterEnvironment, type TestEnvironment } from '../support/platforms.js';
+import { startNode, type NodeProcess } from '../support/processes.js';
+
+interface ChargePointView {
+  online: boolean;
+  commands: Array<{ command_id: string; status: string }>;
+}
+
+describe('charge points across web processes (Redis, PostgreSQL, real processes)', function () {
+  this.timeout(120_000);
+  let env: TestEnvironment;
+  let a: NodeProcess;
+  let b: NodeProcess;
+
+  before(async () => {
+    env = await clusterEnvironment({ CSMS_API_KEY: API_KEY, PROCESS_ROLE: 'web' });
+    [a, b] = await Promise.all([startNode(env.env), startNode(env.env)]);
+  });
+  after(async () => {
+    await Promise.all([a, b].map((p) => p?.stop()));
+    await env.cleanup();
+  });
+
+  const wsUrl = (node: NodeProcess, id: string): string => `${node.url.replace(/^http/, 'ws')}/ocpp/${id}`;
+
+  async function chargerOn(node: NodeProcess, cp: RegisteredChargePoint): Promise<TestCharger> {
+    const charger = await connect({ url: wsUrl(node, cp.id), username: cp.username, password: cp.password, protocols: ['ocpp1.6'] });
+    charger.answers = { RemoteStartTransaction: { status: 'Accepted' } };
+    return charger;
+  }
+
+  it('a remote start sent to B reaches the charger on A; after kill -9 of A the charger reconnects to B and carries on', async () => {
+    const apiA = apiClient(a.url);
+    const apiB = apiClient(b.url);
+    const created = await apiB<RegisteredChargePoint>('POST', '/v1/charge-points', { id: uniqueChargePointId('CL'), protocol: 'ocpp1.6' });
+    expect(created.status).to.equal(201);
+    const cp = created.body;
+
+    const onA = await chargerOn(a, cp);
+    await onA.call('BootNotification', v16.boot());
+    // the online flag is the same on every process
+    expect((await apiA<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body.online).to.equal(true);
+    expect((await apiB<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body.online).to.equal(true);
+    const online = await apiB<Array<{ id: string }>>('GET', '/v1/charge-points?online=true');
+    expect(online.body.map((c) => c.id)).to.include(cp.id);
+
+    const first = await apiB<{ command_id: string }>('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-B1', connector_id: 1 });
+    expect(first.status).to.equal(200);
+    expect((await onA.csmsCall('RemoteStartTransaction', 10_000)).payload).to.deep.equal({ idTag: 'TAG-B1', connectorId: 1 });
+    await eventually(async () => (await apiB<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body.commands.find((c) => c.command_id === first.body.command_id && c.status === 'Accepted'), 10_000);
+    const { transactionId } = await onA.call<{ transactionId: number }>('StartTransaction', v16.start({ idTag: 'TAG-B1', meterStart: 100 }));
+    await onA.call('MeterValues', v16.meterValues(1, transactionId, 600));
+
+    a.signal('SIGKILL');
+    await a.exited;
+    await onA.closed;
+
+    // the charger reconnects to the surviving process and finishes what it started
+    const onB = await chargerOn(b, cp);
+    await onB.call('BootNotification', v16.boot());
+    await onB.call('StopTransaction', v16.stop(transactionId, 1600));
+    const second = await apiB<{ command_id: string }>('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-B2' });
+    expect(second.status).to.equal(200);
+    expect((await onB.csmsCall('RemoteStartTransaction', 10_000)).payload).to.deep.equal({ idTag: 'TAG-B2' });
+    expect((await apiB<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body.online).to.equal(true);
+
+    const sessions = await apiB<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${cp.id}`);
+    expect(sessions.body.map((s) => [s.transaction_id, s.status, s.energy_wh])).to.deep.equal([[String(transactionId), 'COMPLETED', 1500]]);
+    await onB.close();
+    await eventually(async () => ((await apiB<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body.online ? undefined : true), 10_000);
+    expect((await apiB('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-B3' })).status).to.equal(409);
+  });
+});
