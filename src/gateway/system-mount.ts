@@ -28,6 +28,7 @@ export function systemMount(opts: SystemMountOptions): MountSpec<unknown> {
         summary: 'Readiness: database and Redis reachable, shards owned, not shutting down',
         responses: { 503: 'not ready' },
         handler: async () => {
+          // redis: null in embedded mode, where there is none to reach
           const [database, redis] = await Promise.all([
             services.db.ping(),
             services.redis
@@ -35,11 +36,11 @@ export function systemMount(opts: SystemMountOptions): MountSpec<unknown> {
                   .ping()
                   .then(() => true)
                   .catch(() => false)
-              : Promise.resolve(true),
+              : Promise.resolve(null),
           ]);
           const placement = services.actors.placementReady();
           const shuttingDown = opts.isShuttingDown();
-          const ready = database && redis && placement && !shuttingDown;
+          const ready = database && redis !== false && placement && !shuttingDown;
           return {
             status: ready ? 200 : 503,
             data: { status: ready ? 'ready' : 'not ready', checks: { database, redis, placement, shutting_down: shuttingDown }, ...services.actors.describe() },
