@@ -15,16 +15,20 @@ export interface SuccessEnvelope {
 }
 
 /**
- * A payload already serialized to JSON (a cached list page): the envelope is written around it
- * as text instead of parsing and serializing it again.
+ * A payload already serialized to JSON bytes (a cached list page): the envelope is written
+ * around it instead of parsing and serializing it again, and goes out as bytes, so the page is
+ * not encoded to UTF-8 on every request.
  */
 export class SerializedJson {
-  constructor(readonly json: string) {}
+  constructor(readonly json: Buffer) {}
 }
 
-export function ocpiEnvelope(data: unknown): SuccessEnvelope | string {
+const DATA_CLOSE = Buffer.from('}');
+
+export function ocpiEnvelope(data: unknown): SuccessEnvelope | Buffer {
   if (data instanceof SerializedJson) {
-    return `{"status_code":1000,"status_message":"Success","timestamp":"${new Date().toISOString()}","data":${data.json}}`;
+    const head = Buffer.from(`{"status_code":1000,"status_message":"Success","timestamp":"${new Date().toISOString()}","data":`);
+    return Buffer.concat([head, data.json, DATA_CLOSE]);
   }
   const envelope: SuccessEnvelope = { status_code: 1000, status_message: 'Success', timestamp: new Date().toISOString() };
   // "data" is absent, not null, on answers that carry nothing (DELETE /credentials)

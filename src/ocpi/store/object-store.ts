@@ -9,9 +9,9 @@ export interface ObjectKey extends PartyIdentity {
   id: string;
 }
 
-/** A list page already serialized for one rendering (the objects as a JSON array). */
+/** A list page already serialized for one rendering (the objects as a JSON array, UTF-8). */
 export interface RenderedPage {
-  json: string;
+  json: Buffer;
   total: number;
 }
 
@@ -122,7 +122,7 @@ export class ObjectStore<T extends { last_updated: string }> {
     const cached = this.pages.get(key);
     if (cached && cached.expiresAt > now) return cached;
     const page = await this.list(window, parties);
-    const rendered: CachedPage = { json: JSON.stringify(page.items.map(render)), total: page.total, expiresAt: now + this.pageCacheMs };
+    const rendered: CachedPage = { json: Buffer.from(JSON.stringify(page.items.map(render))), total: page.total, expiresAt: now + this.pageCacheMs };
     // bounded: many distinct filters must not grow the cache without end
     if (this.pages.size >= 1000) this.pages.clear();
     this.pages.set(key, rendered);
