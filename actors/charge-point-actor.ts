@@ -315,16 +315,16 @@ export function chargePointActor(deps: ChargePointActorDeps) {
       outbound: s.outbound.slice(1),
       commands: record(s, head.command_id, c.kind, msg.status, msg.detail),
     };
-    ctx.setState(next);
+    // the outstanding call is settled: the next queued one may go
+    ctx.setState(pump(ctx, next));
     publish(ctx, { type: 'charge-point' });
-    ctx.afterCommit(() => ctx.actors.tell(ctx.address, { type: 'get', pump: true }));
   }
 
   return defineActor({
     kind: CHARGE_POINT_KIND,
     placement: 'pinned',
     state: ChargePointState,
-    messages: Type.Union([ChargePointMessage, Type.Object({ type: Type.Literal('get'), pump: Type.Boolean() })]),
+    messages: ChargePointMessage,
     idleMs: null,
     initialState: (): ChargePointState => ({
       protocol: null,
@@ -371,13 +371,8 @@ export function chargePointActor(deps: ChargePointActorDeps) {
         case 'answer':
           onAnswer(ctx, msg);
           return null;
-        case 'get': {
-          if ('pump' in msg) {
-            const next = pump(ctx, ctx.state);
-            if (next !== ctx.state) ctx.setState(next);
-          }
+        case 'get':
           return ctx.state;
-        }
       }
     },
     onDeactivate(address: Address, reason: DeactivationReason) {

@@ -163,7 +163,7 @@ interface Phase {
 }
 
 /** Runs one phase: generators connect `specs`, hold, then stop. */
-async function phase(label: string, specs: ChargerSpec[], idle: boolean, onHeld: () => Promise<void>): Promise<Phase> {
+async function phase(label: string, specs: ChargerSpec[], idle: boolean, holdS: number, onHeld: () => Promise<void>): Promise<Phase> {
   const started = Date.now();
   const gens: ChildProcess[] = [];
   const latest = new Map<ChildProcess, GeneratorReport>();
@@ -216,7 +216,7 @@ async function phase(label: string, specs: ChargerSpec[], idle: boolean, onHeld:
         `p50=${quantile(histogram, 0.5).toFixed(1)}ms p99=${quantile(histogram, 0.99).toFixed(1)}ms errors=${sum('errors')} retries=${sum('retries')} tx=${sum('transactions')}`,
     );
     const rampOver = now - started > RAMP_S * 1000 + 120_000;
-    if ((holdStartedAt && now - holdStartedAt >= HOLD_S * 1000) || now > deadline || rampOver) break;
+    if ((holdStartedAt && now - holdStartedAt >= holdS * 1000) || now > deadline || rampOver) break;
   }
   const heldFor = holdStartedAt ? (Date.now() - holdStartedAt) / 1000 : 0;
   await onHeld();
@@ -274,7 +274,8 @@ async function main(): Promise<void> {
       let loadedSettled: MemorySample | undefined;
       const specs: ChargerSpec[] = Array.from({ length: N }, (_, i) => ({ id: `B-${i}`, password: 'x', protocol: 'ocpp1.6', url: bare.url.replace(/^http/, 'ws'), transacting: false }));
       let loadedRss = 0;
-      const p = await phase('bare ws baseline', specs, true, async () => {
+      // idle sockets do nothing: a short hold is enough to read the memory
+      const p = await phase('bare ws baseline', specs, true, Math.min(HOLD_S, 5), async () => {
         loadedRss = await rssOf(bare.pid!);
         loadedSettled = await settledMemory(bare);
       });
@@ -292,7 +293,7 @@ async function main(): Promise<void> {
     const idleSettled = targets.length === 1 && targets[0] ? await settledMemory(targets[0]) : undefined;
     let loadedSettled: MemorySample | undefined;
     const memory: number[] = [];
-    const p = await phase('ocpp', specs, false, async () => {
+    const p = await phase('ocpp', specs, false, HOLD_S, async () => {
       memory.push(...(await Promise.all(targets.map(memoryOf))));
       if (targets.length === 1 && targets[0]) loadedSettled = await settledMemory(targets[0]);
     });

@@ -55,7 +55,12 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
       return { connection: conn.connectionId, ...conn.command(command, remoteStartId) };
     },
     closeSocket(id, reason) {
-      registry.get(id)?.close(reason === 'shutdown' ? 1012 : 4000, reason === 'shutdown' ? 'service restart' : 'replaced by a newer connection');
+      const conn = registry.get(id);
+      if (!conn) return;
+      if (reason === 'shutdown') conn.close(1012, 'service restart');
+      else if (reason === 'pin-lost') conn.close(4000, 'replaced by a newer connection');
+      // the actor failed: the charger reconnects and gets a fresh activation
+      else conn.close(1011, 'charge point actor ended');
     },
     publish(event) {
       late.events?.publish(event);

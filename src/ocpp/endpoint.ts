@@ -96,7 +96,14 @@ export class OcppEndpoint {
       const m = PATH.exec(req.url ?? '');
       if (!m) return; // not ours: another module may handle it (or the socket times out)
       socket.on('error', () => undefined);
-      void this.upgrade(req, socket, head, decodeURIComponent(m[1] ?? '')).catch((err: unknown) => {
+      let id: string;
+      try {
+        id = decodeURIComponent(m[1] ?? '');
+      } catch {
+        refuse(socket, 404, 'Not Found');
+        return;
+      }
+      void this.upgrade(req, socket, head, id).catch((err: unknown) => {
         this.opts.log.error({ err }, 'OCPP upgrade failed');
         refuse(socket, 500, 'Internal Server Error');
       });

@@ -34,6 +34,14 @@ describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
       expect(none).to.deep.equal({ ok: false, status: 401 });
     });
 
+    it('refuses a path that is not a charge point identity with 404, and stays up', async () => {
+      const base = cp.ocpp_url.slice(0, cp.ocpp_url.lastIndexOf('/'));
+      expect(await tryConnect({ url: `${base}/%E0%A4%A`, username: cp.username, password: cp.password, protocols: ['ocpp2.0.1'] })).to.deep.equal({ ok: false, status: 404 });
+      expect(await tryConnect({ url: `${base}/a%20b`, username: 'a b', password: cp.password, protocols: ['ocpp2.0.1'] })).to.deep.equal({ ok: false, status: 404 });
+      const charger = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp2.0.1'] });
+      await charger.close();
+    });
+
     it('refuses a charger with no common subprotocol with 400', async () => {
       const r = await tryConnect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp1.6', 'ocpp1.5'] });
       expect(r).to.deep.equal({ ok: false, status: 400 });
