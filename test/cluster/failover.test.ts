@@ -5,7 +5,7 @@ import type { NodeProcess } from '../support/processes.js';
 import { SteadyLoad, checkTurnLog, mailboxCounts, shardOwners, startWorker, waitFor } from '../support/cluster-harness.js';
 
 const SHARDS = 64;
-const TTL = 3000;
+const TTL = 4000;
 
 /**
  * Three real worker processes own the shards; this test process routes load to them without
@@ -111,6 +111,27 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
     expect(code).to.equal(0);
     expect(exitMs).to.be.below(25_000);
     await new Promise((r) => setTimeout(r, 1500));
+    await load.stop();
+    await expectSafety();
+  });
+
+  it('hands shards to a process that joins under load, without overlap', async () => {
+    load.start();
+    await new Promise((r) => setTimeout(r, 2000));
+    const joining = await startWorker(env.env);
+    nodes.push(joining);
+    const tookMs = await waitFor(
+      'the new process owns its share of the shards',
+      async () => {
+        const owners = await shardOwners(prefixOf(), SHARDS);
+        return owners.filter((o) => o === joining.processId).length >= SHARDS / 8 && owners.every((o) => o !== undefined);
+      },
+      10_000,
+      50,
+    );
+    const owned = (await shardOwners(prefixOf(), SHARDS)).filter((o) => o === joining.processId).length;
+    console.log(`      a fourth process joined and owns ${owned} of ${SHARDS} shards after ${tookMs} ms`);
+    await new Promise((r) => setTimeout(r, 2000));
     await load.stop();
     await expectSafety();
   });

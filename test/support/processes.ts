@@ -4,6 +4,12 @@ import { createInterface } from 'node:readline';
 
 const DIST = resolve(import.meta.dirname, '../..');
 
+/** every child still running; killed when the test process exits, so none outlives a failed run */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 export interface NodeProcess {
   child: ChildProcess;
   pid: number;
@@ -31,13 +37,22 @@ export async function startNode(env: Record<string, string>, opts: { entry?: str
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Array<Record<string, unknown>> = [];
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  running.add(child);
+  const exited = new Promise<number | null>((r) =>
+    child.once('exit', (code) => {
+      running.delete(child);
+      r(code);
+    }),
+  );
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderr += d.toString();
   });
   const ready = new Promise<{ url: string; processId: string }>((resolveReady, reject) => {
-    const timer = setTimeout(() => reject(new Error(`process did not start in time\n${stderr}`)), opts.startTimeoutMs ?? 30_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`process did not start in time\n${stderr}`));
+    }, opts.startTimeoutMs ?? 30_000);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       let rec: Record<string, unknown>;
       try {
