@@ -73,10 +73,17 @@ async function startEmbeddedServer(dir: string): Promise<Target> {
   const inspectPort = await freePort();
   const child = spawn(process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, ...(args['server-node-arg'] ?? []), join(dist, '../src/main.js')], {
     env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'load.sqlite')}`, PORT: '0', HOST: '127.0.0.1', CSMS_API_KEY: API_KEY, LOG_LEVEL: 'info', REDIS_URL: '' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // the inspector announces every attach on stderr; pass on everything else
+  child.stderr?.on('data', (d: Buffer) => {
+    const text = d.toString().replace(/^(Debugger .*|For help, see: .*)\n/gm, '');
+    if (text) process.stderr.write(text);
   });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('server did not start')), 60_000);
+    // the interface keeps reading the server's log until it exits: a pipe left unread would
+    // block the server's logger once the pipe is full
     createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
         const rec = JSON.parse(line) as { msg?: string; port?: number };
@@ -94,7 +101,7 @@ async function startEmbeddedServer(dir: string): Promise<Target> {
 
 async function startBareServer(): Promise<Target> {
   const inspectPort = await freePort();
-  const child = fork(join(dist, 'load-test/bare-server.js'), [], { stdio: ['ignore', 'inherit', 'pipe', 'ipc'], execArgv: [`--inspect=127.0.0.1:${inspectPort}`] });
+  const child = fork(join(dist, 'load-test/bare-server.js'), [], { stdio: ['ignore', 'inherit', 'ignore', 'ipc'], execArgv: [`--inspect=127.0.0.1:${inspectPort}`] });
   const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
   return { url: `http://127.0.0.1:${port}`, pid: child.pid, child, inspectPort };
 }
@@ -244,6 +251,15 @@ async function phase(label: string, specs: ChargerSpec[], idle: boolean, holdS: 
   return { label, readyAtMs, ...snapshot, messages, histogram, messagesPerSecond: heldFor > 0 ? holdMessages / heldFor : 0 };
 }
 
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(timer);
+}
+
 function perConnection(idle: MemorySample | undefined, loaded: MemorySample | undefined, connected: number): Record<string, number> {
   if (!idle || !loaded) return {};
   const n = Math.max(1, connected);
@@ -286,7 +302,7 @@ async function main(): Promise<void> {
         bytesPerConnection: (loadedRss - idleRss) / Math.max(1, p.connected),
         ...perConnection(idleSettled, loadedSettled, p.connected),
       };
-      bare.child?.kill();
+      if (bare.child) await stopChild(bare.child);
     }
     const specs = await register(targets);
     const idleMemory = await Promise.all(targets.map(memoryOf));
@@ -329,7 +345,8 @@ async function main(): Promise<void> {
     log(JSON.stringify(result, null, 2));
     if (args.out) writeFileSync(String(args.out), `${JSON.stringify(result, null, 2)}\n`);
   } finally {
-    for (const c of children) c.kill('SIGTERM');
+    // wait for the processes started here to exit (their logs are still being read meanwhile)
+    await Promise.all(children.map((c) => stopChild(c)));
     rmSync(dir, { recursive: true, force: true });
   }
 }
