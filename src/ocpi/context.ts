@@ -4,6 +4,7 @@ import type * as V211 from './2.1.1/schemas.js';
 import type * as V221 from './2.2.1/schemas.js';
 import { TokenDirectory, type PartyIdentity } from './auth.js';
 import { PartnerClient } from './client/partner-client.js';
+import { CacheInvalidation } from './invalidation.js';
 import { PartnerDirectory } from './partners.js';
 import { ObjectStore } from './store/object-store.js';
 
@@ -28,20 +29,37 @@ export class OcpiContext {
   readonly own: OwnParty;
   readonly partners: PartnerDirectory;
   readonly client: PartnerClient;
+  private readonly invalidation: CacheInvalidation;
 
   constructor(readonly services: PlatformServices) {
     const { db, config } = services;
+    this.invalidation = new CacheInvalidation(services.redis, config.REDIS_PREFIX, services.log);
     this.tokens = new TokenDirectory({ db });
+    const onWrite = (module: string) => this.invalidation.objectsWritten(module);
     this.stores = {
-      locations: new ObjectStore(db, 'locations'),
-      sessions: new ObjectStore(db, 'sessions'),
-      tariffs: new ObjectStore(db, 'tariffs'),
-      tokens: new ObjectStore(db, 'tokens'),
-      cdrs: new ObjectStore(db, 'cdrs'),
+      locations: new ObjectStore(db, 'locations', { onWrite }),
+      sessions: new ObjectStore(db, 'sessions', { onWrite }),
+      tariffs: new ObjectStore(db, 'tariffs', { onWrite }),
+      tokens: new ObjectStore(db, 'tokens', { onWrite }),
+      cdrs: new ObjectStore(db, 'cdrs', { onWrite }),
     };
     this.own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID, business_name: config.OCPI_BUSINESS_NAME };
     this.client = new PartnerClient({ timeoutMs: 5000 });
-    this.partners = new PartnerDirectory(services, this.tokens);
+    this.partners = new PartnerDirectory(services, this.tokens, (hashes) => this.invalidation.tokensRevoked(hashes));
+  }
+
+  /** Cluster mode: listen for other processes' revocations and writes (module `attach`). */
+  async startInvalidation(): Promise<void> {
+    await this.invalidation.start({
+      tokens: (hashes) => this.tokens.forget(hashes),
+      objects: (module) => {
+        for (const store of Object.values(this.stores)) if (store.module === module) store.clearPages();
+      },
+    });
+  }
+
+  async stopInvalidation(): Promise<void> {
+    await this.invalidation.stop();
   }
 
   /**

@@ -23,11 +23,13 @@ function opaque<Auth>(mount: MountSpec<Auth>): MountSpec<never> {
  * partner routes under /v1 (docs/OCPI.md). Commands are not part of this module yet.
  */
 export function ocpiModule(): PlatformModule {
+  let context: OcpiContext | undefined;
   return {
     name: 'ocpi',
     actors: [partnerActor],
     mounts(services) {
       const ctx = new OcpiContext(services);
+      context = ctx;
       const cpo211 = cpo211Mount(ctx);
       const emsp211 = emsp211Mount(ctx);
       return [
@@ -40,6 +42,12 @@ export function ocpiModule(): PlatformModule {
         opaque(overviewMount(ctx, { cpo211Routes: cpo211.routes, emsp211Routes: emsp211.routes })),
         opaque(ocpiManagementMount(ctx)),
       ];
+    },
+    async attach() {
+      await context?.startInvalidation();
+    },
+    async stop() {
+      await context?.stopInvalidation();
     },
   };
 }

@@ -30,13 +30,18 @@ export class PartnerDirectory {
   constructor(
     private readonly services: PlatformServices,
     private readonly tokens: TokenDirectory,
+    /** tells the other processes (cluster mode) which tokens stopped working */
+    private readonly revoked: (hashes: readonly string[]) => void = () => undefined,
   ) {}
 
   async ask(countryCode: string, partyId: string, message: PartnerMessage): Promise<PartnerReply> {
     const reply = await this.services.actors.ask<PartnerReply>(addressOf(PARTNER_KIND, partnerKey(countryCode, partyId)), message, {
       timeoutMs: HANDSHAKE_ASK_TIMEOUT_MS,
     });
-    if (reply.ok) this.tokens.forget(reply.revoked);
+    if (reply.ok && reply.revoked.length > 0) {
+      this.tokens.forget(reply.revoked);
+      this.revoked(reply.revoked);
+    }
     return reply;
   }
 

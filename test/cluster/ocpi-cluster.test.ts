@@ -1,5 +1,8 @@
-import { expect } from 'chai';
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { REDIS_URL } from '../support/databases.js';
 import { credentials211, credentials221 } from '../support/ocpi-builders.js';
 import { OcpiApi, clusterTarget, dataOf, uniqueParty, type OcpiTarget } from '../support/ocpi-harness.js';
 import { authAndErrorsSuite } from '../ocpi/suites/auth-and-errors.js';
@@ -61,6 +64,28 @@ describe('OCPI, cluster mode (two web processes, Redis, PostgreSQL)', () => {
       for (const on of [0, 1]) {
         expect((await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: tokenC, on })).status, `old token, process ${on}`).to.equal(401);
         expect((await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: tokenC2, on })).status, `new token, process ${on}`).to.equal(200);
+      }
+    });
+
+    it('tells the other processes over Redis which tokens a rotation revoked', async () => {
+      const party = uniqueParty();
+      const onboarded = await api.request('POST', '/v1/partners', { on: 0, body: { ...party, role: 'CPO' } });
+      const fake = await cluster.partner('cluster-token-notice');
+      const registered = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', { token: String(onboarded.body.token), on: 0, body: credentials221(party, fake.token, fake.versionsUrl) });
+      const tokenC = dataOf<{ token: string }>(registered).token;
+      const sub = new Redis(REDIS_URL);
+      try {
+        const notices: string[] = [];
+        sub.on('message', (_channel: string, text: string) => notices.push(text));
+        await sub.subscribe(`${String(cluster.redisPrefix)}:ocpi:invalidate`);
+        const rotated = await api.request('PUT', '/ocpi/emsp/2.1.1/credentials', { token: tokenC, on: 1, body: credentials211(party, fake.token, fake.versionsUrl) });
+        expect(rotated.body.status_code).to.equal(1000);
+        const revoked = createHash('sha256').update(tokenC).digest('hex');
+        for (let i = 0; i < 50 && !notices.some((n) => n.includes(revoked)); i++) await sleep(20);
+        const notice = notices.map((n) => JSON.parse(n) as { tokens?: string[] }).find((n) => n.tokens?.includes(revoked));
+        expect(notice, JSON.stringify(notices)).to.not.equal(undefined);
+      } finally {
+        sub.disconnect();
       }
     });
 

@@ -19,6 +19,8 @@ export interface OcpiTarget {
   stop(): Promise<void>;
   /** the embedded platform (embedded mode only) */
   platform?: StartedPlatform;
+  /** the Redis key prefix (cluster mode only) */
+  redisPrefix?: string;
 }
 
 export async function embeddedTarget(extra: Record<string, string> = {}): Promise<OcpiTarget> {
@@ -50,6 +52,7 @@ export async function clusterTarget(): Promise<OcpiTarget> {
   return {
     mode: 'cluster',
     urls: nodes.map((n) => n.url),
+    redisPrefix: env.env.REDIS_PREFIX,
     partner: async (token, versions) => {
       const partner = await loopbackPartner(token, versions);
       partners.push(partner);

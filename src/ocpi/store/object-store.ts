@@ -25,6 +25,8 @@ export interface ObjectStoreOptions {
    * at once; a write on another process shows in lists after at most this long.
    */
   pageCacheMs?: number;
+  /** called after every write (cluster mode: tells the other processes) */
+  onWrite?: (module: ObjectModule) => void;
 }
 
 /**
@@ -35,6 +37,7 @@ export interface ObjectStoreOptions {
 export class ObjectStore<T extends { last_updated: string }> {
   private readonly pages = new Map<string, CachedPage>();
   private readonly pageCacheMs: number;
+  private readonly onWrite: ((module: ObjectModule) => void) | undefined;
 
   constructor(
     private readonly db: Database,
@@ -42,6 +45,12 @@ export class ObjectStore<T extends { last_updated: string }> {
     opts: ObjectStoreOptions = {},
   ) {
     this.pageCacheMs = opts.pageCacheMs ?? 1000;
+    this.onWrite = opts.onWrite;
+  }
+
+  /** Forgets every rendered page (a write here or, in cluster mode, on another process). */
+  clearPages(): void {
+    this.pages.clear();
   }
 
   async get(key: ObjectKey): Promise<T | undefined> {
@@ -66,6 +75,7 @@ export class ObjectStore<T extends { last_updated: string }> {
       [this.module, key.country_code, key.party_id, key.id, Date.parse(object.last_updated), JSON.stringify(object), now],
     );
     this.pages.clear();
+    this.onWrite?.(this.module);
     return object;
   }
 
@@ -77,6 +87,8 @@ export class ObjectStore<T extends { last_updated: string }> {
       key.party_id,
       key.id,
     ]);
+    this.pages.clear();
+    this.onWrite?.(this.module);
   }
 
   /**
