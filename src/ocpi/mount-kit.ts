@@ -5,7 +5,7 @@ import type { OcpiCaller, PartnerRole } from './auth.js';
 import type { OcpiContext } from './context.js';
 import { SerializedJson, ocpiEnvelope, type OcpiVersion } from './envelope.js';
 import { listWindow, pageHeaders } from './pagination.js';
-import type { ObjectStore } from './store/object-store.js';
+import type { ListOptions, ObjectStore } from './store/object-store.js';
 import type { PartyIdentity } from './auth.js';
 
 export type OcpiRoute = RouteSpec<OcpiCaller>;
@@ -65,9 +65,10 @@ export async function listAnswer<T extends { last_updated: string }, O>(
   parties: readonly PartyIdentity[] | undefined,
   renderName: string,
   render: (t: T) => O,
+  opts: ListOptions = {},
 ): Promise<RouteResult> {
   const window = listWindow(req.query);
-  const page = await store.renderedList(window, parties, renderName, render);
+  const page = await store.renderedList(window, parties, renderName, render, opts);
   return {
     data: new SerializedJson(page.json),
     headers: { 'Content-Type': 'application/json; charset=utf-8', ...pageHeaders(req.koa, ctx.baseUrl(req.koa), window, page.total) },

@@ -6,7 +6,7 @@ import type { OcpiCaller } from './auth.js';
 import { Envelope, ListQuery, OpenObject } from './common/schemas.js';
 import type { OcpiContext } from './context.js';
 import { handshake, ourRoleToward, ownCredentials, unregister } from './credentials.js';
-import { credentialsMethodNotAllowed, unknownVersion } from './envelope.js';
+import { credentialsMethodNotAllowed, unknownLocation, unknownVersion } from './envelope.js';
 import { assertOwnParty, requireLink } from './guards.js';
 import { findLocation, patchLocation, putLocation } from './location-service.js';
 import { endpointsOf, listAnswer, ocpiMount, param, pathParty, validated, type OcpiRoute } from './mount-kit.js';
@@ -115,12 +115,12 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
       method: 'GET',
       path: '/locations',
       module: 'locations',
-      summary: 'Our locations, paged',
+      summary: 'Our published locations, paged',
       query: ListQuery,
       response: Envelope(Type.Array(S.LocationOut)),
       handler: (req) => {
         requireLink(req.auth, '2.2.1');
-        return listAnswer(ctx, req, ctx.stores.locations, [ctx.own], 'as-stored', (l) => l);
+        return listAnswer(ctx, req, ctx.stores.locations, [ctx.own], 'as-stored', (l) => l, { publishedOnly: true });
       },
     },
     {
@@ -135,7 +135,10 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
         const caller = requireLink(req.auth, '2.2.1');
         const party = pathParty(req);
         if (!ctx.isOwn(party)) assertOwnParty(caller, party);
-        return { data: await findLocation(ctx, party, param(req, 'location_id')) };
+        const location = await findLocation(ctx, party, param(req, 'location_id'));
+        // an unpublished location of ours is not shown to partners
+        if (ctx.isOwn(party) && location.publish === false) throw unknownLocation();
+        return { data: location };
       },
     },
     {

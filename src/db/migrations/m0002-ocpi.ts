@@ -45,6 +45,8 @@ export class M0002Ocpi extends Migration {
         t.string('party_id', 3).notNullable();
         t.string('object_id', 36).notNullable();
         t.bigInteger('last_updated_ms').notNullable();
+        // Location.publish (2.2.1): false keeps our location out of what partners list and read
+        t.boolean('published').notNullable().defaultTo(true);
         t.text('data').notNullable();
         t.bigInteger('updated_at').notNullable();
         t.primary(['module', 'country_code', 'party_id', 'object_id']);

@@ -18,12 +18,12 @@ export function cpo211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       method: 'GET',
       path: '/locations',
       module: 'locations',
-      summary: 'Our published locations, paged (date_from inclusive, date_to exclusive)',
+      summary: 'Our published locations (publish: true), paged (date_from inclusive, date_to exclusive)',
       query: ListQuery,
       response: Envelope(Type.Array(S.Location)),
       handler: (req) => {
         requireLink(req.auth, '2.1.1');
-        return listAnswer(ctx, req, ctx.stores.locations, [ctx.own], '2.1.1', locationTo211);
+        return listAnswer(ctx, req, ctx.stores.locations, [ctx.own], '2.1.1', locationTo211, { publishedOnly: true });
       },
     },
     {

@@ -9,6 +9,16 @@ export interface ObjectKey extends PartyIdentity {
   id: string;
 }
 
+export interface ListOptions {
+  /** leave out objects whose `publish` is false (our locations as partners see them) */
+  publishedOnly?: boolean;
+}
+
+/** `publish: false` marks an unpublished location; every other object is published. */
+function isPublished(object: object): boolean {
+  return !('publish' in object) || object.publish !== false;
+}
+
 /** A list page already serialized for one rendering (the objects as a JSON array, UTF-8). */
 export interface RenderedPage {
   json: Buffer;
@@ -69,10 +79,10 @@ export class ObjectStore<T extends { last_updated: string }> {
     this.pages.clear();
     const now = Date.now();
     await this.db.execute(
-      `INSERT INTO ocpi_object (module, country_code, party_id, object_id, last_updated_ms, data, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO ocpi_object (module, country_code, party_id, object_id, last_updated_ms, published, data, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (module, country_code, party_id, object_id)
-       DO UPDATE SET last_updated_ms = excluded.last_updated_ms, data = excluded.data, updated_at = excluded.updated_at`,
-      [this.module, key.country_code, key.party_id, key.id, Date.parse(object.last_updated), JSON.stringify(object), now],
+       DO UPDATE SET last_updated_ms = excluded.last_updated_ms, published = excluded.published, data = excluded.data, updated_at = excluded.updated_at`,
+      [this.module, key.country_code, key.party_id, key.id, Date.parse(object.last_updated), isPublished(object) ? 1 : 0, JSON.stringify(object), now],
     );
     this.pages.clear();
     this.onWrite?.(this.module);
@@ -95,9 +105,14 @@ export class ObjectStore<T extends { last_updated: string }> {
    * One page of the objects of `parties` (all parties when omitted), oldest `last_updated`
    * first so that paging is stable while objects are added.
    */
-  async list(window: ListWindow, parties?: readonly PartyIdentity[]): Promise<Page<T>> {
+  async list(window: ListWindow, parties?: readonly PartyIdentity[], opts: ListOptions = {}): Promise<Page<T>> {
     const where: string[] = ['module = ?'];
     const params: unknown[] = [this.module];
+    if (opts.publishedOnly) {
+      // 1/0, not true/false: SQLite binds no booleans, and PostgreSQL reads '1' as true
+      where.push('published = ?');
+      params.push(1);
+    }
     if (parties) {
       if (parties.length === 0) return { items: [], total: 0 };
       where.push(`(${parties.map(() => '(country_code = ? AND party_id = ?)').join(' OR ')})`);
@@ -127,13 +142,19 @@ export class ObjectStore<T extends { last_updated: string }> {
    * One page rendered with `render` (named by `renderName`) and serialized: the hot path of the
    * list endpoints (docs/PERFORMANCE.md). Pages are reused for `pageCacheMs`.
    */
-  async renderedList<O>(window: ListWindow, parties: readonly PartyIdentity[] | undefined, renderName: string, render: (t: T) => O): Promise<RenderedPage> {
+  async renderedList<O>(
+    window: ListWindow,
+    parties: readonly PartyIdentity[] | undefined,
+    renderName: string,
+    render: (t: T) => O,
+    opts: ListOptions = {},
+  ): Promise<RenderedPage> {
     const partiesKey = parties ? parties.map((p) => `${p.country_code}-${p.party_id}`).join(',') : '*';
-    const key = `${renderName}|${partiesKey}|${window.from ?? ''}|${window.to ?? ''}|${window.offset}|${window.limit}`;
+    const key = `${renderName}|${opts.publishedOnly ? 'published' : 'all'}|${partiesKey}|${window.from ?? ''}|${window.to ?? ''}|${window.offset}|${window.limit}`;
     const now = Date.now();
     const cached = this.pages.get(key);
     if (cached && cached.expiresAt > now) return cached;
-    const page = await this.list(window, parties);
+    const page = await this.list(window, parties, opts);
     const rendered: CachedPage = { json: Buffer.from(JSON.stringify(page.items.map(render))), total: page.total, expiresAt: now + this.pageCacheMs };
     // bounded: many distinct filters must not grow the cache without end
     if (this.pages.size >= 1000) this.pages.clear();

@@ -57,6 +57,19 @@ export function overviewSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(foreign.body.status_code).to.equal(2001);
     });
 
+    it('keeps our unpublished locations (publish: false) out of partners\' lists and reads', async () => {
+      await api.request('PUT', '/v1/ocpi/locations/OV-HIDDEN', { body: aLocation({ id: 'OV-HIDDEN', publish: false }) });
+      const list = await api.request('GET', '/ocpi/2.2.1/locations', { token: emsp.token, encoding: 'base64' });
+      expect(dataOf<Obj[]>(list).map((l) => l.id)).to.deep.equal(['OV-OWN']);
+      const list211 = await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: emsp.token });
+      expect(dataOf<Obj[]>(list211).map((l) => l.id)).to.deep.equal(['OV-OWN']);
+      const one = await api.request('GET', '/ocpi/2.2.1/locations/NL/EVP/OV-HIDDEN', { token: emsp.token, encoding: 'base64' });
+      expect(one.status).to.equal(404);
+      await api.request('PATCH', '/v1/ocpi/locations/OV-HIDDEN', { body: { publish: true, last_updated: isoAt(5) } });
+      const shown = await api.request('GET', '/ocpi/2.2.1/locations/NL/EVP/OV-HIDDEN', { token: emsp.token, encoding: 'base64', on: 0 });
+      expect(shown.status).to.equal(200);
+    });
+
     it('PUT and PATCH store the caller\'s locations; PATCH updates nested EVSEs and connectors', async () => {
       const { country_code: cc, party_id: pid } = cpo.party;
       const path = `/ocpi/2.2.1/locations/${cc}/${pid}/OV-1`;
