@@ -56,6 +56,8 @@ const OutboundCall = Type.Object({
   sent_at: Nullable(Type.Integer()),
   /** the connection it was sent on; a call sent on an older connection has no answer coming */
   connection: Nullable(Type.String()),
+  /** actor address that gets the final outcome (durably), e.g. an OCPI command actor */
+  notify: Type.Optional(Type.String()),
 });
 
 const CommandRecord = Type.Object({
@@ -93,7 +95,12 @@ export type ChargePointState = Static<typeof ChargePointState>;
 export const ChargePointMessage = Type.Union([
   Type.Object({ type: Type.Literal('connected'), protocol: ProtocolName, connection: Type.String() }),
   Type.Object({ type: Type.Literal('event'), protocol: ProtocolName, event: ChargerEvent }),
-  Type.Object({ type: Type.Literal('command'), command: ChargerCommand }),
+  Type.Object({
+    type: Type.Literal('command'),
+    command: ChargerCommand,
+    /** actor address that receives a ChargePointCommandResult once the charger answered (or did not) */
+    notify: Type.Optional(Type.String()),
+  }),
   Type.Object({
     type: Type.Literal('answer'),
     command_id: Type.String(),
@@ -103,6 +110,20 @@ export const ChargePointMessage = Type.Union([
   Type.Object({ type: Type.Literal('get') }),
 ]);
 export type ChargePointMessage = Static<typeof ChargePointMessage>;
+
+/**
+ * Sent durably (dedupe key `charge-point-command:<command_id>`) to the `notify` address of a
+ * command once it is settled: the charger's status word (Accepted, Rejected, Unlocked, ...) or
+ * timeout / failed / expired.
+ */
+export interface ChargePointCommandResult {
+  type: 'charge-point-command-result';
+  charge_point_id: string;
+  command_id: string;
+  kind: string;
+  status: string;
+  detail: string | null;
+}
 
 export interface CommandAccepted {
   command_id: string;
@@ -141,7 +162,28 @@ function record(s: ChargePointState, command_id: string, kind: string, status: s
 export function chargePointActor(deps: ChargePointActorDeps) {
   type Ctx = ActorContext<ChargePointState>;
 
-  /** Sends the head of the queue when nothing is outstanding; runs after the turn commits. */
+  /** Records a command's final outcome and, after the turn commits, tells whoever asked for it. */
+  function settle(ctx: Ctx, s: ChargePointState, call: ChargePointState['outbound'][number], status: string, detail: string | null): ChargePointState['commands'] {
+    const notify = call.notify;
+    if (notify) {
+      const result: ChargePointCommandResult = {
+        type: 'charge-point-command-result',
+        charge_point_id: ctx.key,
+        command_id: call.command_id,
+        kind: call.command.kind,
+        status,
+        detail,
+      };
+      ctx.afterCommit(async () => {
+        await ctx.actors.sendDurable(notify, result, { dedupeKey: `charge-point-command:${call.command_id}` }).catch((err: unknown) => {
+          ctx.log.warn({ err, notify, command_id: call.command_id }, 'command result not delivered');
+        });
+      });
+    }
+    return record(s, call.command_id, call.command.kind, status, detail);
+  }
+
+  /** Sends the head of the queue when nothing is outstanding. */
   function pump(ctx: Ctx, s: ChargePointState): ChargePointState {
     let state = s;
     const now = Date.now();
@@ -149,7 +191,7 @@ export function chargePointActor(deps: ChargePointActorDeps) {
       const head = state.outbound[0]!;
       if (head.sent_at !== null) return state;
       if (now - head.queued_at > COMMAND_EXPIRY_MS) {
-        state = { ...state, outbound: state.outbound.slice(1), commands: record(state, head.command_id, head.command.kind, 'expired', null) };
+        state = { ...state, outbound: state.outbound.slice(1), commands: settle(ctx, state, head, 'expired', null) };
         continue;
       }
       const sent = deps.sendCommand(ctx.key, head.command, state.next_remote_start_id);
@@ -313,7 +355,7 @@ export function chargePointActor(deps: ChargePointActorDeps) {
       ...s,
       reservations,
       outbound: s.outbound.slice(1),
-      commands: record(s, head.command_id, c.kind, msg.status, msg.detail),
+      commands: settle(ctx, s, head, msg.status, msg.detail),
     };
     // the outstanding call is settled: the next queued one may go
     ctx.setState(pump(ctx, next));
@@ -345,7 +387,7 @@ export function chargePointActor(deps: ChargePointActorDeps) {
           // calls sent on an earlier connection will never be answered: report them and move on
           const stale = s.outbound.filter((o) => o.sent_at !== null && o.connection !== msg.connection);
           let commands = s.commands;
-          for (const o of stale) commands = record({ ...s, commands }, o.command_id, o.command.kind, 'failed', 'connection closed before the answer');
+          for (const o of stale) commands = settle(ctx, { ...s, commands }, o, 'failed', 'connection closed before the answer');
           // a plain (re)connect writes nothing: the protocol is recorded with the next change
           const base = stale.length > 0 ? { ...s, protocol: msg.protocol, commands, outbound: s.outbound.filter((o) => !stale.includes(o)) } : s;
           const next = pump(ctx, base);
@@ -360,7 +402,10 @@ export function chargePointActor(deps: ChargePointActorDeps) {
           const s = ctx.state;
           const queued: ChargePointState = {
             ...s,
-            outbound: [...s.outbound, { command_id: commandId, command: msg.command, queued_at: Date.now(), sent_at: null, connection: null }],
+            outbound: [
+              ...s.outbound,
+              { command_id: commandId, command: msg.command, queued_at: Date.now(), sent_at: null, connection: null, ...(msg.notify ? { notify: msg.notify } : {}) },
+            ],
             commands: record(s, commandId, msg.command.kind, 'queued', null),
           };
           const next = pump(ctx, queued);

@@ -32,9 +32,8 @@ interface PendingCall {
 export class ChargerConnection {
   /** distinguishes this socket from earlier ones of the same charger */
   readonly connectionId = randomUUID();
-  /** set by pong and by any frame; cleared by each liveness round */
+  /** set by pong and by any frame (a Heartbeat needs nothing else); cleared by each liveness round */
   alive = true;
-  lastSeen = Date.now();
   private pending: PendingCall | undefined;
   /** frames that arrive before the actor is pinned wait here */
   private held: string[] | undefined = [];
@@ -46,7 +45,6 @@ export class ChargerConnection {
   ) {
     ws.on('message', (data, isBinary) => {
       this.alive = true;
-      this.lastSeen = Date.now();
       const text = isBinary ? '' : data.toString();
       if (this.held) this.held.push(text);
       else void this.onFrame(text);

@@ -1,5 +1,6 @@
 import { embeddedEnvironment, startPlatform, type StartedPlatform, type TestEnvironment } from '../../support/platforms.js';
 import { csmsModule, type CsmsModuleOptions } from '../../../src/csms/module.js';
+import type { PlatformModule } from '../../../src/platform/services.js';
 
 export const API_KEY = 'test-operator-key-0123456789';
 
@@ -46,9 +47,9 @@ export function uniqueChargePointId(prefix = 'CP'): string {
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${counter}`;
 }
 
-export async function startCsms(opts: CsmsModuleOptions = {}, env?: TestEnvironment): Promise<CsmsUnderTest> {
+export async function startCsms(opts: CsmsModuleOptions = {}, env?: TestEnvironment, extra: PlatformModule[] = []): Promise<CsmsUnderTest> {
   const environment = env ?? (await embeddedEnvironment({ CSMS_API_KEY: API_KEY }));
-  const started = await startPlatform(environment, [csmsModule({ pingIntervalMs: 60_000, callTimeoutMs: 5_000, ...opts })]);
+  const started = await startPlatform(environment, [csmsModule({ pingIntervalMs: 60_000, callTimeoutMs: 5_000, ...opts }), ...extra]);
   const url = started.platform.url;
   const api = apiClient(url);
   return {

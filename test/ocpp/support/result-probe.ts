@@ -1,0 +1,28 @@
+import Type from 'typebox';
+import type { PlatformModule } from '../../../src/platform/services.js';
+import { defineActor } from '../../../src/runtime/types.js';
+
+/** Stands in for an OCPI command actor: keeps the command results the charge-point actor sends it. */
+const Result = Type.Object({
+  type: Type.Literal('charge-point-command-result'),
+  charge_point_id: Type.String(),
+  command_id: Type.String(),
+  kind: Type.String(),
+  status: Type.String(),
+  detail: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const resultProbeActor = defineActor({
+  kind: 'command-result-probe',
+  placement: 'sharded',
+  state: Type.Object({ results: Type.Array(Result) }),
+  messages: Type.Union([Result, Type.Object({ type: Type.Literal('get') })]),
+  initialState: () => ({ results: [] }),
+  handle(ctx, msg) {
+    if (msg.type === 'get') return ctx.state.results;
+    ctx.setState({ results: [...ctx.state.results, msg] });
+    return null;
+  },
+});
+
+export const resultProbeModule: PlatformModule = { name: 'result-probe', actors: [resultProbeActor] };
