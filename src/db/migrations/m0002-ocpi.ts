@@ -45,8 +45,9 @@ export class M0002Ocpi extends Migration {
         t.string('party_id', 3).notNullable();
         t.string('object_id', 36).notNullable();
         t.bigInteger('last_updated_ms').notNullable();
-        // Location.publish (2.2.1): false keeps our location out of what partners list and read
-        t.boolean('published').notNullable().defaultTo(true);
+        // Location.publish (2.2.1): 0 keeps our location out of what partners list and read.
+        // An integer, not a boolean: the same 1/0 then compares on PostgreSQL and SQLite alike.
+        t.smallint('published').notNullable().defaultTo(1);
         t.text('data').notNullable();
         t.bigInteger('updated_at').notNullable();
         t.primary(['module', 'country_code', 'party_id', 'object_id']);

@@ -109,7 +109,7 @@ export class ObjectStore<T extends { last_updated: string }> {
     const where: string[] = ['module = ?'];
     const params: unknown[] = [this.module];
     if (opts.publishedOnly) {
-      // 1/0, not true/false: SQLite binds no booleans, and PostgreSQL reads '1' as true
+      // an integer column (m0002-ocpi): 1 published, 0 not
       where.push('published = ?');
       params.push(1);
     }
