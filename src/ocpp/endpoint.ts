@@ -88,6 +88,8 @@ export class OcppEndpoint {
   private pinger: NodeJS.Timeout | undefined;
   private stopping = false;
   private readonly pins = new Map<ChargerConnection, PinnedActor>();
+  /** the newest connection attempt per charger on this process (two may race through pin()) */
+  private readonly newest = new Map<string, ChargerConnection>();
 
   constructor(private readonly opts: OcppEndpointOptions) {}
 
@@ -149,6 +151,7 @@ export class OcppEndpoint {
       callTimeoutMs: this.opts.callTimeoutMs,
       handleEvent: (event: ChargerEvent) => actors.ask<ChargerEventOutcome>(address, { type: 'event', protocol, event }),
     });
+    this.newest.set(id, conn);
     let released = false;
     // the close handler needs the pin, which exists only once pin() resolved
     const held: { pin?: PinnedActor } = {};
@@ -157,6 +160,7 @@ export class OcppEndpoint {
       released = true;
       registry.delete(conn);
       this.pins.delete(conn);
+      if (this.newest.get(id) === conn) this.newest.delete(id);
       await held.pin.release().catch((err: unknown) => log.warn({ err, charge_point: id }, 'pin release failed'));
       this.opts.onlineChanged(id, false, conn.connectionId);
     };
@@ -164,9 +168,10 @@ export class OcppEndpoint {
     // the newest connection wins: pinning ends any older activation, whose onDeactivate closes its socket
     const pinned = await actors.pin(address);
     held.pin = pinned;
-    if (!conn.isOpen || this.stopping) {
+    if (!conn.isOpen || this.stopping || this.newest.get(id) !== conn) {
+      const superseded = this.newest.get(id) !== conn;
       await release();
-      if (conn.isOpen) conn.close(1012, 'service restart');
+      if (conn.isOpen) conn.close(superseded ? 4000 : 1012, superseded ? 'replaced by a newer connection' : 'service restart');
       return;
     }
     registry.set(conn);

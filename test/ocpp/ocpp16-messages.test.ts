@@ -161,6 +161,21 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     await newer.close();
   });
 
+  it('two connections of one identity racing in: exactly one stays, and it is the charger the CSMS talks to', async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    const opts = { url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp1.6'] };
+    const sockets = await Promise.all([connect(opts), connect(opts), connect(opts)]);
+    const survivor = await eventually(async () => {
+      const open = sockets.filter((c) => c.closeCode === undefined);
+      return open.length === 1 ? open[0] : undefined;
+    });
+    survivor.answers = { RemoteStartTransaction: { status: 'Accepted' } };
+    expect((await csms.api('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-RACE' })).status).to.equal(200);
+    await survivor.csmsCall('RemoteStartTransaction');
+    expect((await survivor.call('BootNotification', v16.boot())).status).to.equal('Accepted');
+    await survivor.close();
+  });
+
   it('answers 409 to a remote start or stop while the charger is offline, 404 for an unknown one', async () => {
     const cp = await csms.registerChargePoint('ocpp1.6');
     const start = await csms.api<{ error: { code: string } }>('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-1' });
