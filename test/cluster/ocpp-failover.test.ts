@@ -35,6 +35,20 @@ describe('charge points across web processes (Redis, PostgreSQL, real processes)
     return charger;
   }
 
+  it('the newest connection wins across processes: the socket on A is closed when the charger connects to B', async () => {
+    const apiA = apiClient(a.url);
+    const created = await apiA<RegisteredChargePoint>('POST', '/v1/charge-points', { id: uniqueChargePointId('NW'), protocol: 'ocpp1.6' });
+    const cp = created.body;
+    const onA = await chargerOn(a, cp);
+    await onA.call('BootNotification', v16.boot());
+    const onB = await chargerOn(b, cp);
+    expect(await onA.closed).to.equal(4000);
+    expect((await apiA('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-NW' })).status).to.equal(200);
+    expect((await onB.csmsCall('RemoteStartTransaction', 10_000)).payload).to.deep.equal({ idTag: 'TAG-NW' });
+    expect((await apiA<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body.online).to.equal(true);
+    await onB.close();
+  });
+
   it('a remote start sent to B reaches the charger on A; after kill -9 of A the charger reconnects to B and carries on', async () => {
     const apiA = apiClient(a.url);
     const apiB = apiClient(b.url);
