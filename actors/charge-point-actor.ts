@@ -239,6 +239,9 @@ export function chargePointActor(deps: ChargePointActorDeps) {
         return { heartbeat_interval_s: deps.heartbeatIntervalS };
       }
       case 'status-changed': {
+        // a repeated report of the same status (periodic, or after a reconnect) changes nothing
+        const same = s.connectors.find((c) => c.evse_id === event.evse_id && c.connector_id === event.connector_id);
+        if (same && same.status === event.status && same.error_code === event.error_code) return {};
         const others = s.connectors.filter((c) => !(c.evse_id === event.evse_id && c.connector_id === event.connector_id));
         const connectors = [
           ...others,
