@@ -64,7 +64,7 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
   }
 
   /** Their credentials object, in either version's shape. */
-  function theirToken(data: unknown): { token: string; url: string; business: { name: string; website?: string } | null } {
+  function theirCredentials(data: unknown): { token: string; url: string; business: { name: string; website?: string } | null } {
     if (checkCredentials221.Check(data)) return { token: data.token, url: data.url, business: data.roles[0]?.business_details ?? null };
     if (checkCredentials211.Check(data)) return { token: data.token, url: data.url, business: data.business_details };
     throw new PartnerCallError(3001, 'the partner answered without a credentials object');
@@ -94,7 +94,7 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
       const role = ourRoleToward(partner.role);
       const sent = ownCredentials(ctx, version, ours, ourVersionsUrl(ctx.baseUrl(req.koa), partner.role), role);
       const answer = await ctx.client.data('POST', endpoint.url, body.token, version, sent);
-      const theirs = theirToken(answer.envelope.data);
+      const theirs = theirCredentials(answer.envelope.data);
       const reply = await ctx.partners.ask(partner.country_code, partner.party_id, {
         op: 'complete-outbound',
         pending_hash: pending,
@@ -139,7 +139,7 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         }
       }
       if (!answer || !version) throw new PartnerCallError(3001, 'no credentials endpoint of the partner accepts PUT');
-      const theirs = theirToken(answer.envelope.data);
+      const theirs = theirCredentials(answer.envelope.data);
       const reply = await ctx.partners.ask(partner.country_code, partner.party_id, {
         op: 'complete-outbound',
         pending_hash: pending,
@@ -161,8 +161,7 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
   async function pullLocations(partner: PartnerRow, limit: number | undefined) {
     const state = await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'get' });
     if (!state.ok || state.partner.status !== 'registered' || !state.their_token) throw new HttpError(409, 'not_registered', 'the partner is not registered');
-    const endpoint = state.partner.endpoints.find((e) => e.identifier === 'locations' && SUPPORTED_VERSIONS.includes(e.version as OcpiVersion));
-    const chosen = endpointOf(state.partner.endpoints, 'locations') ?? endpoint;
+    const chosen = endpointOf(state.partner.endpoints, 'locations');
     if (!chosen) throw new HttpError(409, 'no_locations_endpoint', 'the partner lists no locations endpoint');
     const version = chosen.version as OcpiVersion;
     const url = limit ? `${chosen.url}?limit=${limit}` : chosen.url;

@@ -1,12 +1,11 @@
 import type { Static, TSchema } from 'typebox';
 import type { Context } from 'koa';
 import { defineMount, type MountSpec, type RouteRequest, type RouteResult, type RouteSpec } from '../gateway/route-table.js';
-import type { OcpiCaller, PartnerRole } from './auth.js';
+import type { OcpiCaller, PartnerRole, PartyIdentity } from './auth.js';
 import type { OcpiContext } from './context.js';
 import { SerializedJson, ocpiEnvelope, type OcpiVersion } from './envelope.js';
 import { listWindow, pageHeaders } from './pagination.js';
 import type { ListOptions, ObjectStore } from './store/object-store.js';
-import type { PartyIdentity } from './auth.js';
 
 export type OcpiRoute = RouteSpec<OcpiCaller>;
 export type OcpiRequest = RouteRequest<OcpiCaller>;
@@ -30,8 +29,16 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
     security: 'ocpiToken',
     authenticate: (koa: Context) => ctx.tokens.authenticate(koa, o.version, o.accept),
     respond: ocpiEnvelope,
-    routes: o.routes,
+    routes: o.routes.map((r) => ({ ...r, responses: { ...documentedErrors(r, o.version), ...r.responses } })),
   });
+}
+
+/** The error answers every OCPI route shares, for the OpenAPI document (spec Errors). */
+function documentedErrors(route: OcpiRoute, version: OcpiVersion): Record<number, string> {
+  const errors: Record<number, string> = {};
+  if (route.auth !== false) errors[401] = `missing or unknown token (status_code ${version === '2.2.1' ? 2001 : 2000})`;
+  if (route.body || route.query || route.params) errors[422] = 'HTTPValidationError: a body, query or path parameter fails its schema';
+  return errors;
 }
 
 /**

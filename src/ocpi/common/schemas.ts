@@ -58,7 +58,7 @@ export const ListQuery = Type.Object({
 /** The response envelope with a typed `data` (OpenAPI documentation of the success bodies). */
 export function Envelope(data: TSchema): TSchema {
   return Type.Object({
-    status_code: Type.Integer({ default: 1000 }),
+    status_code: Type.Optional(Type.Integer({ default: 1000 })),
     status_message: Type.Optional(Type.String()),
     timestamp: Type.Optional(DateTime),
     data: Type.Optional(data),
