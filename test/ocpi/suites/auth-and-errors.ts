@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import nock from 'nock';
-import { aLocation, aTariff } from '../../support/ocpi-builders.js';
+import { aLocation, aSession, aTariff, anEvse211, isoAt } from '../../support/ocpi-builders.js';
 import { OcpiApi, type OcpiTarget, type RegisteredPartner } from '../../support/ocpi-harness.js';
 
 /** Every role-mount endpoint of the spec with a body that passes validation (commands are not there yet). */
@@ -108,6 +108,66 @@ export function authAndErrorsSuite(makeTarget: () => Promise<OcpiTarget>): void 
       });
       expect(res.body.status_code).to.equal(2001);
       expect((res.body.errors as Array<Record<string, unknown>>)[0]).to.include({ field: 'country_code', type: 'value_error.identity_mismatch' });
+    });
+
+    it('answers the identity mismatch on every endpoint that names a party', async () => {
+      const other = { country_code: 'FR', party_id: 'XYZ' };
+      const cases: Array<[string, string, RegisteredPartner, unknown?]> = [
+        ['PUT', '/ocpi/emsp/2.2.1/locations/FR/XYZ/L1', cpo, aLocation({ ...other, id: 'L1' })],
+        ['PATCH', '/ocpi/emsp/2.2.1/locations/FR/XYZ/L1', cpo, { name: 'x', last_updated: isoAt() }],
+        ['PATCH', '/ocpi/emsp/2.2.1/locations/FR/XYZ/L1/E1', cpo, { status: 'BLOCKED', last_updated: isoAt() }],
+        ['PUT', '/ocpi/emsp/2.1.1/sessions/FR/XYZ/S1', cpo, aSession({ id: 'S1' })],
+        ['PUT', '/ocpi/emsp/2.1.1/locations/FR/XYZ/L1/E1', cpo, anEvse211({ uid: 'E1' })],
+        ['PATCH', '/ocpi/emsp/2.1.1/locations/FR/XYZ/L1/E1/C1', cpo, { amperage: 16, last_updated: isoAt() }],
+        ['PUT', '/ocpi/emsp/2.1.1/tariffs/FR/XYZ/T1', cpo, aTariff({ id: 'T1' })],
+        ['PATCH', '/ocpi/cpo/2.1.1/tokens/FR/XYZ/T1', emsp, { valid: false }],
+        ['GET', '/ocpi/2.2.1/locations/FR/XYZ/L1', cpo],
+        ['PUT', '/ocpi/2.2.1/locations/FR/XYZ/L1', cpo, aLocation({ ...other, id: 'L1' })],
+        ['PATCH', '/ocpi/2.2.1/locations/FR/XYZ/L1', cpo, { name: 'x', last_updated: isoAt() }],
+      ];
+      for (const [method, path, caller, body] of cases) {
+        const res = await api.request(method, path, { token: caller.token, body });
+        expect(res.status, `${method} ${path}`).to.equal(200);
+        expect(res.body.status_code, `${method} ${path}`).to.equal(2001);
+        expect((res.body.errors as Array<Record<string, unknown>>)[0], `${method} ${path}`).to.include({ field: 'country_code', type: 'value_error.identity_mismatch' });
+      }
+    });
+
+    it('answers 422 on every endpoint whose body, query or path fails its schema', async () => {
+      const { country_code: cc, party_id: pid } = cpo.party;
+      const cases: Array<[string, string, RegisteredPartner, unknown?]> = [
+        ['GET', '/ocpi/cpo/2.1.1/locations?limit=0', emsp],
+        ['PATCH', `/ocpi/cpo/2.1.1/tokens/${emsp.party.country_code}/${emsp.party.party_id}/T1`, emsp, { valid: 'no' }],
+        ['PUT', '/ocpi/cpo/2.2.1/credentials', emsp, { token: 'x', url: 'http://x/versions' }],
+        ['POST', '/ocpi/emsp/2.2.1/credentials', cpo, { url: 'http://x/versions', roles: [] }],
+        ['PUT', `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/L1`, cpo, { id: 'L1' }],
+        ['PATCH', `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/L1`, cpo, { name: 5, last_updated: isoAt() }],
+        ['PATCH', `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/L1/E1`, cpo, { connectors: 'none', last_updated: isoAt() }],
+        ['GET', '/ocpi/emsp/2.1.1/tokens?offset=-1', cpo],
+        ['POST', '/ocpi/emsp/2.1.1/tokens/T1/authorize', cpo, { location_id: 7 }],
+        ['PUT', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/S1`, cpo, { id: 'S1' }],
+        ['PUT', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/L1/E1`, cpo, { uid: 'E1', status: 'AVAILABLE' }],
+        ['PATCH', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/L1/E1/C1`, cpo, { power_type: 'AC_9_PHASE', last_updated: isoAt() }],
+        ['PUT', '/ocpi/emsp/2.1.1/credentials', cpo, { token: 'x', url: 'http://x/versions', party_id: 'TOOLONG' }],
+        ['PUT', `/ocpi/emsp/2.1.1/tariffs/${cc}/${pid}/T1`, cpo, { ...aTariff({ id: 'T1' }), elements: 'free' }],
+        ['POST', '/ocpi/2.2.1/credentials', cpo, { token: 1 }],
+        ['PUT', '/ocpi/2.2.1/credentials', cpo, {}],
+        ['GET', '/ocpi/2.2.1/locations?date_to=later', cpo],
+        ['GET', '/ocpi/2.2.1/locations/nl/EVP/L1', cpo],
+        ['PUT', `/ocpi/2.2.1/locations/${cc}/${pid}/L1`, cpo, { ...aLocation({ country_code: cc, party_id: pid }), coordinates: 'here' }],
+        ['PATCH', `/ocpi/2.2.1/locations/${cc}/${pid}/L1`, cpo, { publish: 'yes', last_updated: isoAt() }],
+        ['GET', '/ocpi/2.2.1/sessions?limit=x', cpo],
+        ['GET', '/ocpi/2.2.1/cdrs?offset=x', cpo],
+        ['GET', '/ocpi/2.2.1/tariffs?date_from=x', cpo],
+        ['GET', '/ocpi/2.2.1/tokens?limit=-5', cpo],
+      ];
+      for (const [method, path, caller, body] of cases) {
+        const res = await api.request(method, path, { token: caller.token, body });
+        expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).to.equal(422);
+        const detail = res.body.detail as Array<Record<string, unknown>>;
+        expect(detail, `${method} ${path}`).to.be.an('array').with.length.greaterThan(0);
+        for (const d of detail) expect(d, `${method} ${path}`).to.have.all.keys('loc', 'msg', 'type', 'input', 'ctx');
+      }
     });
 
     it('answers 422 HTTPValidationError {detail: [{loc, msg, type, input, ctx}]} for a body failing its schema', async () => {
