@@ -8,7 +8,7 @@ import { defineMount, type MountSpec, type RouteRequest, type RouteResult } from
 import type { ChargerCommand } from '../ocpp/domain.js';
 import { ProtocolName } from '../ocpp/domain.js';
 import type { ActorSystem } from '../runtime/actor-system.js';
-import { ActorUnavailableError } from '../runtime/errors.js';
+import { ActorUnavailableError, AskTimeoutError } from '../runtime/errors.js';
 import { DuplicateChargePointError, type ChargePointStore } from './charge-point-store.js';
 import type { CsmsEventBus } from './events.js';
 import { hashIdentityKey, newIdentityKey } from './identity-key.js';
@@ -75,13 +75,20 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
     return chargePointView(row, online, state, ocppUrlFor(config, id, origin));
   }
 
-  async function command(id: string, cmd: ChargerCommand): Promise<CommandAccepted> {
+  /** An ask to the charger's actor, wherever its socket is; offline -> 409, no answer -> 503. */
+  async function askChargePoint<T>(id: string, message: unknown): Promise<T> {
     try {
-      return await actors.ask<CommandAccepted>(chargePointAddress(id), { type: 'command', command: cmd });
+      return await actors.ask<T>(chargePointAddress(id), message);
     } catch (err) {
       if (err instanceof ActorUnavailableError) throw new HttpError(409, 'charge_point_offline', `charge point ${id} is not connected`);
+      // e.g. the process holding the socket died and its pin has not expired yet
+      if (err instanceof AskTimeoutError) throw new HttpError(503, 'charge_point_unreachable', `charge point ${id} did not answer in time; retry`);
       throw err;
     }
+  }
+
+  function command(id: string, cmd: ChargerCommand): Promise<CommandAccepted> {
+    return askChargePoint<CommandAccepted>(id, { type: 'command', command: cmd });
   }
 
   async function requireKnown(id: string): Promise<void> {
@@ -176,7 +183,7 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
         params: IdParams,
         body: RemoteStartBody,
         response: CommandAcceptedView,
-        responses: { 404: 'unknown charge point', 409: 'charge point offline' },
+        responses: { 404: 'unknown charge point', 409: 'charge point offline', 503: 'the process holding the charger did not answer in time' },
         handler: async (req): Promise<RouteResult> => {
           const id = String(req.params.id);
           await requireKnown(id);
@@ -200,13 +207,7 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
           const b = (req.body ?? {}) as { transaction_id?: string };
           let transactionId = b.transaction_id;
           if (transactionId === undefined) {
-            let state: ChargePointState;
-            try {
-              state = await actors.ask<ChargePointState>(chargePointAddress(id), { type: 'get' });
-            } catch (err) {
-              if (err instanceof ActorUnavailableError) throw new HttpError(409, 'charge_point_offline', `charge point ${id} is not connected`);
-              throw err;
-            }
+            const state = await askChargePoint<ChargePointState>(id, { type: 'get' });
             transactionId = state.transactions[state.transactions.length - 1]?.transaction_id;
             if (transactionId === undefined) throw new HttpError(409, 'no_active_transaction', `charge point ${id} has no open transaction`);
           }
