@@ -118,9 +118,9 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
           const online = await Promise.all(rows.map((r) => actors.isPinned(chargePointAddress(r.id))));
           const matching = rows.map((row, i) => ({ row, online: online[i] ?? false })).filter((x) => q.online === undefined || x.online === q.online);
           const page = matching.slice(q.offset, q.offset + q.limit);
-          const states = await Promise.all(page.map((x) => chargePoints.actorState(chargePointAddress(x.row.id))));
+          const states = await chargePoints.actorStates(page.map((x) => chargePointAddress(x.row.id)));
           return {
-            data: page.map((x, i) => chargePointView(x.row, x.online, states[i], ocppUrlFor(config, x.row.id, baseOf(req)))),
+            data: page.map((x) => chargePointView(x.row, x.online, states.get(chargePointAddress(x.row.id)), ocppUrlFor(config, x.row.id, baseOf(req)))),
             headers: pageHeaders(req, matching.length, q.offset, q.limit),
           };
         },

@@ -60,7 +60,16 @@ export class ChargePointStore {
    * Read from the runtime's state table so that it is there while the charger is offline too.
    */
   async actorState(address: string): Promise<unknown> {
-    const [r] = await this.db.execute('SELECT state FROM actor_state WHERE address = ?', [address]);
-    return r ? (JSON.parse(String(r.state)) as unknown) : undefined;
+    return (await this.actorStates([address])).get(address);
+  }
+
+  /** The same for a page of charge points, in one query. */
+  async actorStates(addresses: string[]): Promise<Map<string, unknown>> {
+    const states = new Map<string, unknown>();
+    if (addresses.length === 0) return states;
+    const marks = addresses.map(() => '?').join(', ');
+    const rows = await this.db.execute(`SELECT address, state FROM actor_state WHERE address IN (${marks})`, addresses);
+    for (const r of rows) states.set(String(r.address), JSON.parse(String(r.state)) as unknown);
+    return states;
   }
 }
