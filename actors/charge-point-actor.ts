@@ -395,7 +395,6 @@ export function chargePointActor(deps: ChargePointActorDeps) {
           const base = stale.length > 0 ? { ...s, protocol: msg.protocol, commands, outbound: s.outbound.filter((o) => !stale.includes(o)) } : s;
           const next = pump(ctx, base);
           if (next !== s) ctx.setState(next);
-          publish(ctx, { type: 'charge-point', online: true });
           return null;
         }
         case 'event':

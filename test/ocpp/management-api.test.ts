@@ -83,6 +83,25 @@ describe('/v1 management API for charge points and sessions', () => {
     await charger.close();
   });
 
+  it('streams change events: a charger coming online and its status change', async () => {
+    const res = await fetch(`${csms.url}/v1/events`, { headers: { Authorization: `Bearer ${API_KEY}` } });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.contain('text/event-stream');
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const { cp, charger } = await connectedCharger(csms, 'ocpp2.0.1');
+    await charger.call('StatusNotification', { timestamp: new Date().toISOString(), connectorStatus: 'Available', evseId: 1, connectorId: 1 });
+    let text = '';
+    const wanted = [`"charge_point_id":"${cp.id}","online":true`, `event: charge-point\ndata: {"type":"charge-point","charge_point_id":"${cp.id}"}`];
+    while (!wanted.every((w) => text.includes(w))) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    expect(wanted.every((w) => text.includes(w)), text).to.equal(true);
+    await reader.cancel();
+    await charger.close();
+  });
+
   it('lists the operations in the OpenAPI document', async () => {
     const res = await fetch(`${csms.url}/openapi.json`);
     const doc = (await res.json()) as { paths: Record<string, unknown> };
