@@ -11,7 +11,8 @@ import { connectorPatchFrom211, connectorTo211, evseFrom211, later, mergeConnect
 /**
  * Writes to locations, EVSEs and connectors, shared by the eMSP mounts (partners' locations),
  * the overview mount and the operator's own-location routes. PUT replaces, PATCH merges; a
- * merge must still give a complete object, otherwise the answer is 2001.
+ * merge must still give a complete object, otherwise the answer is 2001. Changes inside a
+ * location go through `ObjectStore.update`, so concurrent ones do not overwrite each other.
  */
 
 const checkLocation = Compile(V221.Location);
@@ -41,32 +42,41 @@ export async function putLocation(ctx: OcpiContext, party: PartyIdentity, locati
 
 export async function patchLocation(ctx: OcpiContext, party: PartyIdentity, locationId: string, patch: V221.LocationPatch): Promise<V221.StoredLocation> {
   assertSameId('id', locationId, patch.id);
-  const existing = await findLocation(ctx, party, locationId);
-  const merged = mergeLocation(existing, patch);
-  assertComplete(checkLocation, merged, 'location');
-  return ctx.stores.locations.put({ ...party, id: locationId }, merged);
+  const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (existing) => {
+    const merged = mergeLocation(existing, patch);
+    assertComplete(checkLocation, merged, 'location');
+    return merged;
+  });
+  if (!updated) throw unknownLocation();
+  return updated;
 }
 
 export async function patchEvse(ctx: OcpiContext, party: PartyIdentity, locationId: string, evseUid: string, patch: V221.EvsePatch & { last_updated: string }): Promise<V221.Evse> {
   assertSameId('uid', evseUid, patch.uid);
-  const location = await findLocation(ctx, party, locationId);
-  const evse = location.evses?.find((e) => e.uid === evseUid);
-  if (!evse) throw unknownLocation();
-  const merged = mergeEvse(evse, patch);
-  assertComplete(checkEvse, merged, 'evse');
-  const evses = (location.evses ?? []).map((e) => (e.uid === evseUid ? merged : e));
-  await ctx.stores.locations.put({ ...party, id: locationId }, { ...location, evses, last_updated: later(location.last_updated, patch.last_updated) });
-  return merged;
+  let result: V221.Evse | undefined;
+  const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (location) => {
+    const evse = location.evses?.find((e) => e.uid === evseUid);
+    if (!evse) throw unknownLocation();
+    const merged = mergeEvse(evse, patch);
+    assertComplete(checkEvse, merged, 'evse');
+    result = merged;
+    const evses = (location.evses ?? []).map((e) => (e.uid === evseUid ? merged : e));
+    return { ...location, evses, last_updated: later(location.last_updated, patch.last_updated) };
+  });
+  if (!updated || !result) throw unknownLocation();
+  return result;
 }
 
 /** 2.1.1 PUT of an EVSE: replaces (or adds) it in a location we already have. */
 export async function putEvse211(ctx: OcpiContext, party: PartyIdentity, locationId: string, evseUid: string, body: V211.Evse): Promise<V211.Evse> {
   assertSameId('uid', evseUid, body.uid);
-  const location = await findLocation(ctx, party, locationId);
   const evse = evseFrom211(body);
-  const others = (location.evses ?? []).filter((e) => e.uid !== evseUid);
-  const evses = location.evses?.some((e) => e.uid === evseUid) ? (location.evses ?? []).map((e) => (e.uid === evseUid ? evse : e)) : [...others, evse];
-  await ctx.stores.locations.put({ ...party, id: locationId }, { ...location, evses, last_updated: later(location.last_updated, body.last_updated) });
+  const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (location) => {
+    const known = location.evses?.some((e) => e.uid === evseUid) ?? false;
+    const evses = known ? (location.evses ?? []).map((e) => (e.uid === evseUid ? evse : e)) : [...(location.evses ?? []), evse];
+    return { ...location, evses, last_updated: later(location.last_updated, body.last_updated) };
+  });
+  if (!updated) throw unknownLocation();
   return body;
 }
 
@@ -78,14 +88,18 @@ export async function patchConnector211(
   patch: V211.ConnectorPatch & { last_updated: string },
 ): Promise<V211.Connector> {
   assertSameId('id', path.connector_id, patch.id);
-  const location = await findLocation(ctx, party, path.location_id);
-  const evse = location.evses?.find((e) => e.uid === path.evse_uid);
-  const connector = evse?.connectors.find((c) => c.id === path.connector_id);
-  if (!evse || !connector) throw unknownLocation();
-  const merged = mergeConnector(connector, connectorPatchFrom211(patch));
-  const updatedEvse = { ...evse, connectors: evse.connectors.map((c) => (c.id === path.connector_id ? merged : c)), last_updated: later(evse.last_updated, patch.last_updated) };
-  assertComplete(checkEvse, updatedEvse, 'evse');
-  const evses = (location.evses ?? []).map((e) => (e.uid === path.evse_uid ? updatedEvse : e));
-  await ctx.stores.locations.put({ ...party, id: path.location_id }, { ...location, evses, last_updated: later(location.last_updated, patch.last_updated) });
-  return connectorTo211(merged);
+  let result: V221.Connector | undefined;
+  const updated = await ctx.stores.locations.update({ ...party, id: path.location_id }, (location) => {
+    const evse = location.evses?.find((e) => e.uid === path.evse_uid);
+    const connector = evse?.connectors.find((c) => c.id === path.connector_id);
+    if (!evse || !connector) throw unknownLocation();
+    const merged = mergeConnector(connector, connectorPatchFrom211(patch));
+    const updatedEvse = { ...evse, connectors: evse.connectors.map((c) => (c.id === path.connector_id ? merged : c)), last_updated: later(evse.last_updated, patch.last_updated) };
+    assertComplete(checkEvse, updatedEvse, 'evse');
+    result = merged;
+    const evses = (location.evses ?? []).map((e) => (e.uid === path.evse_uid ? updatedEvse : e));
+    return { ...location, evses, last_updated: later(location.last_updated, patch.last_updated) };
+  });
+  if (!updated || !result) throw unknownLocation();
+  return connectorTo211(result);
 }

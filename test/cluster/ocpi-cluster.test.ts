@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { REDIS_URL } from '../support/databases.js';
-import { credentials211, credentials221 } from '../support/ocpi-builders.js';
+import { aLocation, anEvse, credentials211, credentials221, isoAt } from '../support/ocpi-builders.js';
 import { OcpiApi, clusterTarget, dataOf, uniqueParty, type OcpiTarget } from '../support/ocpi-harness.js';
 import { authAndErrorsSuite } from '../ocpi/suites/auth-and-errors.js';
 import { cpoAndListsSuite } from '../ocpi/suites/cpo-and-lists.js';
@@ -87,6 +87,24 @@ describe('OCPI, cluster mode (two web processes, Redis, PostgreSQL)', () => {
       } finally {
         sub.disconnect();
       }
+    });
+
+    it('keeps every change of concurrent EVSE PATCHes to one location, spread over both processes', async () => {
+      const cpo = await api.register('CPO');
+      const { country_code: cc, party_id: pid } = cpo.party;
+      const uids = ['R1', 'R2', 'R3', 'R4', 'R5', 'R6', 'R7', 'R8'];
+      const put = await api.request('PUT', `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/LOC-RACE`, {
+        token: cpo.token,
+        body: aLocation({ country_code: cc, party_id: pid, id: 'LOC-RACE', evses: uids.map((uid) => anEvse({ uid, status: 'AVAILABLE' })) }),
+      });
+      expect(put.body.status_code).to.equal(1000);
+      const answers = await Promise.all(
+        uids.map((uid, i) => api.request('PATCH', `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/LOC-RACE/${uid}`, { token: cpo.token, on: i % 2, body: { status: 'CHARGING', last_updated: isoAt(1000 + i) } })),
+      );
+      for (const a of answers) expect(a.body.status_code, JSON.stringify(a.body)).to.equal(1000);
+      const location = dataOf<{ evses: Array<{ status: string }>; last_updated: string }>(await api.request('GET', `/ocpi/2.2.1/locations/${cc}/${pid}/LOC-RACE`, { token: cpo.token }));
+      expect(location.evses.map((e) => e.status)).to.deep.equal(uids.map(() => 'CHARGING'));
+      expect(location.last_updated).to.equal(isoAt(1000 + uids.length - 1));
     });
 
     it('lets exactly one of two concurrent registrations with the same Token A through', async () => {

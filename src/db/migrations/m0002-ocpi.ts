@@ -49,6 +49,8 @@ export class M0002Ocpi extends Migration {
         // An integer, not a boolean: the same 1/0 then compares on PostgreSQL and SQLite alike.
         t.smallint('published').notNullable().defaultTo(1);
         t.text('data').notNullable();
+        // bumped by every write: a PATCH (read, merge, write) only lands on the row it read
+        t.integer('revision').notNullable().defaultTo(0);
         t.bigInteger('updated_at').notNullable();
         t.primary(['module', 'country_code', 'party_id', 'object_id']);
         // the paging order of one party's objects, so a page is an index walk, not a sort

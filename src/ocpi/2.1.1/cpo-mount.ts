@@ -4,7 +4,7 @@ import type { OcpiCaller } from '../auth.js';
 import { Envelope, ListQuery } from '../common/schemas.js';
 import type { OcpiContext } from '../context.js';
 import { unknownToken } from '../envelope.js';
-import { assertOwnParty, assertSameId, requireLink } from '../guards.js';
+import { assertOwnParty, requireLink } from '../guards.js';
 import { locationTo211 } from '../mappers.js';
 import { endpointsOf, listAnswer, ocpiMount, param, pathParty, validated, type OcpiRoute } from '../mount-kit.js';
 import * as S from './schemas.js';
@@ -41,11 +41,10 @@ export function cpo211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
         assertOwnParty(caller, party);
         const patch = validated(S.TokenPatch, req.body);
         const uid = param(req, 'token_uid');
-        const existing = await ctx.stores.tokens.get({ ...party, id: uid });
-        if (!existing) throw unknownToken();
-        const merged: S.Token = { ...existing, ...patch, uid, last_updated: patch.last_updated ?? new Date().toISOString() };
-        assertSameId('uid', uid, merged.uid);
-        return { data: await ctx.stores.tokens.put({ ...party, id: uid }, merged) };
+        // TokenPatch may omit last_updated (spec: every field optional): the time of the change then
+        const updated = await ctx.stores.tokens.update({ ...party, id: uid }, (existing) => ({ ...existing, ...patch, uid, last_updated: patch.last_updated ?? new Date().toISOString() }));
+        if (!updated) throw unknownToken();
+        return { data: updated };
       },
     },
   ];

@@ -1,3 +1,4 @@
+import type { QueryResult } from '@mikro-orm/core';
 import type { Database } from '../../db/database.js';
 import type { PartyIdentity } from '../auth.js';
 import type { ListWindow, Page } from '../pagination.js';
@@ -7,6 +8,14 @@ export type ObjectModule = 'locations' | 'sessions' | 'tariffs' | 'tokens' | 'cd
 
 export interface ObjectKey extends PartyIdentity {
   id: string;
+}
+
+const MAX_UPDATE_ATTEMPTS = 10;
+
+/** An object changed under every attempt of an update (a write storm on one object). */
+export class ConcurrentUpdateError extends Error {
+  override readonly name = 'ConcurrentUpdateError';
+  readonly code = 'CONCURRENT_UPDATE';
 }
 
 export interface ListOptions {
@@ -81,12 +90,42 @@ export class ObjectStore<T extends { last_updated: string }> {
     await this.db.execute(
       `INSERT INTO ocpi_object (module, country_code, party_id, object_id, last_updated_ms, published, data, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (module, country_code, party_id, object_id)
-       DO UPDATE SET last_updated_ms = excluded.last_updated_ms, published = excluded.published, data = excluded.data, updated_at = excluded.updated_at`,
+       DO UPDATE SET last_updated_ms = excluded.last_updated_ms, published = excluded.published, data = excluded.data,
+       updated_at = excluded.updated_at, revision = ocpi_object.revision + 1`,
       [this.module, key.country_code, key.party_id, key.id, Date.parse(object.last_updated), isPublished(object) ? 1 : 0, JSON.stringify(object), now],
     );
     this.pages.clear();
     this.onWrite?.(this.module);
     return object;
+  }
+
+  /**
+   * Read, change, write back — only onto the row that was read: a write in between (another
+   * request, another process) makes it read again (optimistic concurrency on `revision`).
+   * Undefined when the object does not exist; `change` may throw to refuse.
+   */
+  async update(key: ObjectKey, change: (current: T) => T): Promise<T | undefined> {
+    const where = 'module = ? AND country_code = ? AND party_id = ? AND object_id = ?';
+    const keyParams = [this.module, key.country_code, key.party_id, key.id];
+    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+      const rows = await this.db.execute(`SELECT data, revision FROM ocpi_object WHERE ${where}`, keyParams);
+      const row = rows[0];
+      if (!row) return undefined;
+      const next = change(this.fromRow(row.data));
+      const result = await this.db
+        .fork()
+        .execute<QueryResult>(
+          `UPDATE ocpi_object SET last_updated_ms = ?, published = ?, data = ?, updated_at = ?, revision = revision + 1 WHERE ${where} AND revision = ?`,
+          [Date.parse(next.last_updated), isPublished(next) ? 1 : 0, JSON.stringify(next), Date.now(), ...keyParams, Number(row.revision)],
+          'run',
+        );
+      if (result.affectedRows === 1) {
+        this.pages.clear();
+        this.onWrite?.(this.module);
+        return next;
+      }
+    }
+    throw new ConcurrentUpdateError(`${this.module} ${key.country_code}-${key.party_id}-${key.id} kept changing under ${MAX_UPDATE_ATTEMPTS} attempts`);
   }
 
   async remove(key: ObjectKey): Promise<void> {

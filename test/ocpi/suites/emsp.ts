@@ -101,6 +101,7 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
         }
         expect((await patch221('LOC-EVSE/E1', { status: 'BLOCKED' })).status).to.equal(422);
       });
+
     });
 
     describe('2.1.1', () => {
