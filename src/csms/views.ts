@@ -31,7 +31,7 @@ export const CreatedChargePoint = Type.Object({
 export const CreateChargePointBody = Type.Object(
   {
     id: Type.Optional(
-      Type.String({ pattern: '^[A-Za-z0-9._~:*+|@-]{1,48}$', description: 'charge point identity; generated when absent' }),
+      Type.String({ pattern: '^[A-Za-z0-9_.~*+|@=-]{1,48}$', description: 'charge point identity (OCPP identifierString without ":", which HTTP Basic user names cannot hold); generated when absent' }),
     ),
     protocol: ProtocolName,
   },

@@ -50,7 +50,7 @@ export interface OcppEndpointOptions {
 }
 
 const PATH = /^\/ocpp\/([^/?#]+)\/?$/;
-const IDENTITY = /^[A-Za-z0-9._~:*+|@-]{1,48}$/;
+const IDENTITY = /^[A-Za-z0-9_.~*+|@=-]{1,48}$/;
 
 const adapters: Record<ProtocolName, ProtocolAdapter> = { 'ocpp1.6': ocpp16Adapter, 'ocpp2.0.1': ocpp201Adapter };
 

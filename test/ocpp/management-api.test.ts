@@ -49,6 +49,8 @@ describe('/v1 management API for charge points and sessions', () => {
     const res = await csms.api<{ detail: Array<{ loc: unknown[]; type: string }> }>('POST', '/v1/charge-points', { protocol: 'ocpp3' });
     expect(res.status).to.equal(422);
     expect(res.body.detail[0]?.loc[0]).to.equal('body');
+    // a colon cannot be part of an HTTP Basic user name, so it cannot be part of an identity
+    expect((await csms.api('POST', '/v1/charge-points', { id: 'CP:1', protocol: 'ocpp1.6' })).status).to.equal(422);
     const start = await csms.api<{ detail: unknown[] }>('POST', '/v1/charge-points/X/remote-start', { id_tag: '' });
     expect(start.status).to.equal(422);
     expect((await csms.api('GET', '/v1/charge-points?online=perhaps')).status).to.equal(422);
