@@ -204,8 +204,8 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
         handler: async (req): Promise<RouteResult> => {
           const id = String(req.params.id);
           await requireKnown(id);
-          const b = (req.body ?? {}) as { transaction_id?: string };
-          let transactionId = b.transaction_id;
+          const b = (req.body ?? {}) as { transaction_id?: string | number };
+          let transactionId = b.transaction_id === undefined ? undefined : String(b.transaction_id);
           if (transactionId === undefined) {
             const state = await askChargePoint<ChargePointState>(id, { type: 'get' });
             transactionId = state.transactions[state.transactions.length - 1]?.transaction_id;

@@ -48,7 +48,12 @@ export const RemoteStartBody = Type.Object(
 );
 
 export const RemoteStopBody = Type.Object(
-  { transaction_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'default: the charger\'s open transaction' })) },
+  {
+    // 1.6 transaction ids are integers on the wire and strings in our views: take either
+    transaction_id: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Integer({ minimum: 0 })], { description: "default: the charger's open transaction" }),
+    ),
+  },
   { additionalProperties: false },
 );
 

@@ -95,7 +95,8 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
       return v.body.commands.find((c) => c.command_id === started.body.command_id && c.status === 'Accepted');
     });
     const { transactionId } = await charger.call<{ transactionId: number }>('StartTransaction', v16.start({ idTag: 'TAG-R' }));
-    const stopped = await csms.api<{ transaction_id: string }>('POST', `/v1/charge-points/${cp.id}/remote-stop`);
+    // an operator may name the 1.6 transaction by its integer id, as the charger reported it
+    const stopped = await csms.api<{ transaction_id: string }>('POST', `/v1/charge-points/${cp.id}/remote-stop`, { transaction_id: transactionId });
     expect(stopped.status).to.equal(200);
     expect(stopped.body.transaction_id).to.equal(String(transactionId));
     expect((await charger.csmsCall('RemoteStopTransaction')).payload).to.deep.equal({ transactionId });
