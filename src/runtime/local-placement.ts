@@ -1,5 +1,6 @@
 import { fenceKeyForPin, fenceKeyForShard, type Address } from './address.js';
 import type { ActorPlacement, Lease, PlacementEvents } from './placement.js';
+import { PinTable } from './pin-table.js';
 import type { RuntimeStore } from './runtime-store.js';
 
 class FixedLease implements Lease {
@@ -25,7 +26,7 @@ export class LocalPlacement implements ActorPlacement {
   private readonly epoch = Date.now();
   private pinCounter = 0;
   private readonly shards = new Map<number, FixedLease>();
-  private readonly pins = new Map<Address, FixedLease>();
+  private readonly pins = new PinTable<FixedLease>();
 
   constructor(
     readonly shardCount: number,
@@ -44,7 +45,7 @@ export class LocalPlacement implements ActorPlacement {
 
   async stop(): Promise<void> {
     for (const lease of this.shards.values()) lease.valid = false;
-    for (const lease of this.pins.values()) lease.valid = false;
+    this.pins.invalidateAll();
   }
 
   shardLease(shard: number): Lease | undefined {
@@ -64,27 +65,18 @@ export class LocalPlacement implements ActorPlacement {
   async claimPin(address: Address): Promise<{ lease: Lease; previousOwner: string | undefined }> {
     // epochs above any shard epoch of this run and unique per claim
     const epoch = this.epoch * 1000 + ++this.pinCounter;
-    const old = this.pins.get(address);
-    if (old) old.valid = false;
     const lease = new FixedLease(fenceKeyForPin(address), epoch);
-    this.pins.set(address, lease);
+    this.pins.put(address, lease);
     await this.store.raiseFence(lease.fenceKey, epoch);
     return { lease, previousOwner: undefined };
   }
 
   invalidatePin(address: Address, newerEpoch: number): void {
-    const lease = this.pins.get(address);
-    if (lease && lease.epoch < newerEpoch) {
-      lease.valid = false;
-      this.pins.delete(address);
-    }
+    this.pins.invalidate(address, newerEpoch);
   }
 
   async releasePin(address: Address, lease: Lease): Promise<void> {
-    if (this.pins.get(address) === lease) {
-      this.pins.delete(address);
-      (lease as FixedLease).valid = false;
-    }
+    this.pins.release(address, lease);
   }
 
   pinLease(address: Address): Lease | undefined {

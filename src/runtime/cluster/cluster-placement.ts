@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { fenceKeyForPin, fenceKeyForShard, rendezvousOwner, type Address } from '../address.js';
 import type { ActorPlacement, Lease, PlacementEvents } from '../placement.js';
+import { PinTable } from '../pin-table.js';
 import type { RuntimeStore } from '../runtime-store.js';
 import { loadClusterScripts, type ClusterScripts } from './scripts.js';
 
@@ -69,7 +70,7 @@ export class ClusterPlacement implements ActorPlacement {
   readonly shardCount: number;
   private readonly scripts: ClusterScripts;
   private readonly owned = new Map<number, ShardLease>();
-  private readonly pins = new Map<Address, PinLease>();
+  private readonly pins = new PinTable<PinLease>();
   private readonly ownerCache = new Map<number, { owner: string | undefined; at: number }>();
   private hosts: string[] = [];
   private live = new Set<string>();
@@ -118,7 +119,7 @@ export class ClusterPlacement implements ActorPlacement {
     await redis.zrem(this.key('hosts'), this.processId).catch(() => undefined);
     await redis.publish(this.key('cluster'), `leave ${this.processId}`).catch(() => undefined);
     await this.handOver([...this.owned.keys()]);
-    for (const [address, lease] of this.pins) {
+    for (const [address, lease] of this.pins.entries()) {
       lease.valid = false;
       await this.scripts.releaseLease(this.key('pin', address), lease.value).catch(() => undefined);
     }
@@ -299,29 +300,19 @@ export class ClusterPlacement implements ActorPlacement {
     const [epoch, previous] = await this.scripts.claimPin(this.key('pin', address), this.key('epoch'), this.processId);
     const value = `${this.processId}|${epoch}`;
     const lease = new PinLease(fenceKeyForPin(address), epoch, value, this);
-    const old = this.pins.get(address);
-    if (old) old.valid = false;
-    this.pins.set(address, lease);
+    this.pins.put(address, lease);
     await this.opts.store.raiseFence(lease.fenceKey, epoch);
     const previousOwner = previous ? previous.split('|')[0] : undefined;
     return { lease, previousOwner };
   }
 
   invalidatePin(address: Address, newerEpoch: number): void {
-    const lease = this.pins.get(address);
-    if (lease && lease.epoch < newerEpoch) {
-      lease.valid = false;
-      this.pins.delete(address);
-    }
+    this.pins.invalidate(address, newerEpoch);
   }
 
   async releasePin(address: Address, lease: Lease): Promise<void> {
-    const mine = this.pins.get(address);
-    if (mine === lease) {
-      this.pins.delete(address);
-      mine.valid = false;
-      await this.scripts.releaseLease(this.key('pin', address), mine.value).catch(() => undefined);
-    }
+    const mine = this.pins.release(address, lease);
+    if (mine) await this.scripts.releaseLease(this.key('pin', address), mine.value).catch(() => undefined);
   }
 
   pinLease(address: Address): Lease | undefined {
