@@ -1,9 +1,11 @@
-import type { Static, TSchema } from 'typebox';
+import Type, { type Static, type TSchema } from 'typebox';
 import type { Context } from 'koa';
 import { defineMount, type MountSpec, type RouteRequest, type RouteResult, type RouteSpec } from '../gateway/route-table.js';
 import type { OcpiCaller, PartnerRole, PartyIdentity } from './auth.js';
+import { Envelope, ListQuery } from './common/schemas.js';
 import type { OcpiContext } from './context.js';
 import { SerializedJson, ocpiEnvelope, type OcpiVersion } from './envelope.js';
+import { requireLink } from './guards.js';
 import { listWindow, pageHeaders } from './pagination.js';
 import type { ListOptions, ObjectStore } from './store/object-store.js';
 
@@ -65,7 +67,7 @@ export function endpointsOf(routes: readonly OcpiRoute[], version: OcpiVersion, 
  * A list answer: one page of `store` rendered by `render` (named by `renderName`, the key of
  * the page cache), with the paging headers.
  */
-export async function listAnswer<T extends { last_updated: string }, O>(
+async function listAnswer<T extends { last_updated: string }, O>(
   ctx: OcpiContext,
   req: OcpiRequest,
   store: ObjectStore<T>,
@@ -79,6 +81,43 @@ export async function listAnswer<T extends { last_updated: string }, O>(
   return {
     data: new SerializedJson(page.json),
     headers: { 'Content-Type': 'application/json; charset=utf-8', ...pageHeaders(req.koa, ctx.baseUrl(req.koa), window, page.total) },
+  };
+}
+
+export interface ListRouteOptions<T extends { last_updated: string }> {
+  path: string;
+  module: string;
+  summary: string;
+  version: OcpiVersion;
+  store: ObjectStore<T>;
+  /** whose objects the list shows: our own party's, or the calling partner's */
+  owner: 'ours' | 'caller';
+  /** one listed object, for the OpenAPI document of the answer */
+  item: TSchema;
+  /** the served shape when it is not the stored one; `name` keys the page cache */
+  render?: { name: string; as: (stored: T) => unknown };
+  publishedOnly?: boolean;
+}
+
+/**
+ * GET of a paged list (spec "Query parameters of the list endpoints"): every list of every
+ * mount needs a registered link and answers one page of one store through `listAnswer`.
+ */
+export function listRoute<T extends { last_updated: string }>(ctx: OcpiContext, o: ListRouteOptions<T>): OcpiRoute {
+  const renderName = o.render?.name ?? 'as-stored';
+  const render = o.render?.as ?? ((stored: T) => stored);
+  const listOptions: ListOptions = o.publishedOnly ? { publishedOnly: true } : {};
+  return {
+    method: 'GET',
+    path: o.path,
+    module: o.module,
+    summary: o.summary,
+    query: ListQuery,
+    response: Envelope(Type.Array(o.item)),
+    handler: (req) => {
+      const caller = requireLink(req.auth, o.version);
+      return listAnswer(ctx, req, o.store, o.owner === 'caller' ? [caller] : [ctx.own], renderName, render, listOptions);
+    },
   };
 }
 

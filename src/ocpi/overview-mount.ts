@@ -3,13 +3,13 @@ import type { MountSpec } from '../gateway/route-table.js';
 import * as S from './2.2.1/schemas.js';
 import * as S211 from './2.1.1/schemas.js';
 import type { OcpiCaller } from './auth.js';
-import { Envelope, ListQuery, OpenObject } from './common/schemas.js';
+import { Envelope, OpenObject } from './common/schemas.js';
 import type { OcpiContext } from './context.js';
 import { handshake, ourRoleToward, ownCredentials, unregister } from './credentials.js';
 import { credentialsMethodNotAllowed, unknownLocation, unknownVersion } from './envelope.js';
 import { assertOwnParty, requireLink } from './guards.js';
 import { findLocation, patchLocation, putLocation } from './location-service.js';
-import { endpointsOf, listAnswer, ocpiMount, param, pathParty, validated, type OcpiRoute } from './mount-kit.js';
+import { endpointsOf, listRoute, ocpiMount, param, pathParty, validated, type OcpiRoute } from './mount-kit.js';
 import { CPO_211_PREFIX } from './2.1.1/cpo-mount.js';
 import { EMSP_211_PREFIX } from './2.1.1/emsp-mount.js';
 
@@ -111,18 +111,7 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
         return { data: undefined };
       },
     },
-    {
-      method: 'GET',
-      path: '/locations',
-      module: 'locations',
-      summary: 'Our published locations, paged',
-      query: ListQuery,
-      response: Envelope(Type.Array(S.LocationOut)),
-      handler: (req) => {
-        requireLink(req.auth, '2.2.1');
-        return listAnswer(ctx, req, ctx.stores.locations, [ctx.own], 'as-stored', (l) => l, { publishedOnly: true });
-      },
-    },
+    listRoute(ctx, { path: '/locations', module: 'locations', summary: 'Our published locations, paged', version: '2.2.1', store: ctx.stores.locations, owner: 'ours', item: S.LocationOut, publishedOnly: true }),
     {
       method: 'GET',
       path: '/locations/:country_code/:party_id/:location_id',
@@ -176,54 +165,10 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
         return { data: await patchLocation(ctx, party, param(req, 'location_id'), body) };
       },
     },
-    {
-      method: 'GET',
-      path: '/sessions',
-      module: 'sessions',
-      summary: "Sessions of the caller's party, paged",
-      query: ListQuery,
-      response: Envelope(Type.Array(S211.SessionOut)),
-      handler: (req) => {
-        const caller = requireLink(req.auth, '2.2.1');
-        return listAnswer(ctx, req, ctx.stores.sessions, [caller], 'as-stored', (s) => s);
-      },
-    },
-    {
-      method: 'GET',
-      path: '/cdrs',
-      module: 'cdrs',
-      summary: "CDRs of the caller's party, paged",
-      query: ListQuery,
-      response: Envelope(Type.Array(OpenObject)),
-      handler: (req) => {
-        const caller = requireLink(req.auth, '2.2.1');
-        return listAnswer(ctx, req, ctx.stores.cdrs, [caller], 'as-stored', (c) => c);
-      },
-    },
-    {
-      method: 'GET',
-      path: '/tariffs',
-      module: 'tariffs',
-      summary: 'Our tariffs, paged',
-      query: ListQuery,
-      response: Envelope(Type.Array(S211.Tariff)),
-      handler: (req) => {
-        requireLink(req.auth, '2.2.1');
-        return listAnswer(ctx, req, ctx.stores.tariffs, [ctx.own], 'as-stored', (t) => t);
-      },
-    },
-    {
-      method: 'GET',
-      path: '/tokens',
-      module: 'tokens',
-      summary: 'Our own tokens, paged',
-      query: ListQuery,
-      response: Envelope(Type.Array(S211.Token)),
-      handler: (req) => {
-        requireLink(req.auth, '2.2.1');
-        return listAnswer(ctx, req, ctx.stores.tokens, [ctx.own], 'as-stored', (t) => t);
-      },
-    },
+    listRoute(ctx, { path: '/sessions', module: 'sessions', summary: "Sessions of the caller's party, paged", version: '2.2.1', store: ctx.stores.sessions, owner: 'caller', item: S211.SessionOut }),
+    listRoute(ctx, { path: '/cdrs', module: 'cdrs', summary: "CDRs of the caller's party, paged", version: '2.2.1', store: ctx.stores.cdrs, owner: 'caller', item: OpenObject }),
+    listRoute(ctx, { path: '/tariffs', module: 'tariffs', summary: 'Our tariffs, paged', version: '2.2.1', store: ctx.stores.tariffs, owner: 'ours', item: S211.Tariff }),
+    listRoute(ctx, { path: '/tokens', module: 'tokens', summary: 'Our own tokens, paged', version: '2.2.1', store: ctx.stores.tokens, owner: 'ours', item: S211.Token }),
   ];
   return ocpiMount(ctx, { name: 'ocpi-overview-2.2.1', prefix: OVERVIEW_PREFIX, version: '2.2.1', accept: 'base64-or-raw', description: 'OCPI 2.2.1 overview (no role segment)', routes });
 }

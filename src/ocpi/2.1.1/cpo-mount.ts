@@ -1,12 +1,11 @@
-import Type from 'typebox';
 import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../auth.js';
-import { Envelope, ListQuery } from '../common/schemas.js';
+import { Envelope } from '../common/schemas.js';
 import type { OcpiContext } from '../context.js';
 import { unknownToken } from '../envelope.js';
 import { assertOwnParty, requireLink } from '../guards.js';
 import { locationTo211 } from '../mappers.js';
-import { endpointsOf, listAnswer, ocpiMount, param, pathParty, validated, type OcpiRoute } from '../mount-kit.js';
+import { endpointsOf, listRoute, ocpiMount, param, pathParty, validated, type OcpiRoute } from '../mount-kit.js';
 import * as S from './schemas.js';
 
 export const CPO_211_PREFIX = '/ocpi/cpo/2.1.1';
@@ -14,18 +13,17 @@ export const CPO_211_PREFIX = '/ocpi/cpo/2.1.1';
 /** CPO mount, OCPI 2.1.1 (spec Endpoints "CPO mount, version 2.1.1"; commands come later). */
 export function cpo211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
   const routes: OcpiRoute[] = [
-    {
-      method: 'GET',
+    listRoute(ctx, {
       path: '/locations',
       module: 'locations',
       summary: 'Our published locations (publish: true), paged (date_from inclusive, date_to exclusive)',
-      query: ListQuery,
-      response: Envelope(Type.Array(S.Location)),
-      handler: (req) => {
-        requireLink(req.auth, '2.1.1');
-        return listAnswer(ctx, req, ctx.stores.locations, [ctx.own], '2.1.1', locationTo211, { publishedOnly: true });
-      },
-    },
+      version: '2.1.1',
+      store: ctx.stores.locations,
+      owner: 'ours',
+      item: S.Location,
+      render: { name: '2.1.1', as: locationTo211 },
+      publishedOnly: true,
+    }),
     {
       method: 'PATCH',
       path: '/tokens/:country_code/:party_id/:token_uid',

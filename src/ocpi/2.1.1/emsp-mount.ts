@@ -1,13 +1,13 @@
 import Type from 'typebox';
 import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../auth.js';
-import { Envelope, ListQuery } from '../common/schemas.js';
+import { Envelope } from '../common/schemas.js';
 import type { OcpiContext } from '../context.js';
 import { handshake } from '../credentials.js';
 import { credentialsMethodNotAllowed, unknownToken } from '../envelope.js';
 import { assertOwnParty, assertSameId, requireLink } from '../guards.js';
 import { patchConnector211, putEvse211 } from '../location-service.js';
-import { endpointsOf, listAnswer, ocpiMount, param, pathParty, validated, type OcpiRoute } from '../mount-kit.js';
+import { endpointsOf, listRoute, ocpiMount, param, pathParty, validated, type OcpiRoute } from '../mount-kit.js';
 import * as S from './schemas.js';
 
 export const EMSP_211_PREFIX = '/ocpi/emsp/2.1.1';
@@ -31,18 +31,7 @@ export function emsp211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
         return { data: await handshake(ctx, 'rotate', req.auth, { version: '2.1.1', body }, `${ctx.baseUrl(req.koa)}/ocpi/emsp/versions`, 'EMSP') };
       },
     },
-    {
-      method: 'GET',
-      path: '/tokens',
-      module: 'tokens',
-      summary: "Our own tokens for the CPO to pull, paged",
-      query: ListQuery,
-      response: Envelope(Type.Array(S.Token)),
-      handler: (req) => {
-        requireLink(req.auth, '2.1.1');
-        return listAnswer(ctx, req, ctx.stores.tokens, [ctx.own], 'as-stored', (t) => t);
-      },
-    },
+    listRoute(ctx, { path: '/tokens', module: 'tokens', summary: 'Our own tokens for the CPO to pull, paged', version: '2.1.1', store: ctx.stores.tokens, owner: 'ours', item: S.Token }),
     {
       method: 'POST',
       path: '/tokens/:token_uid/authorize',
