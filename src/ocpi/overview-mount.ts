@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import type { MountSpec } from '../gateway/route-table.js';
+import { locationPushRoutes } from './2.2.1/location-routes.js';
 import * as S from './2.2.1/schemas.js';
 import * as S211 from './2.1.1/schemas.js';
 import type { OcpiCaller } from './auth.js';
@@ -8,7 +9,7 @@ import type { OcpiContext } from './context.js';
 import { handshake, ourRoleToward, ownCredentials, unregister } from './credentials.js';
 import { credentialsMethodNotAllowed, unknownLocation, unknownVersion } from './envelope.js';
 import { assertOwnParty, requireLink } from './guards.js';
-import { findLocation, patchLocation, putLocation } from './location-service.js';
+import { findLocation } from './location-service.js';
 import { endpointsOf, listRoute, ocpiMount, param, pathParty, validated, type OcpiRoute } from './mount-kit.js';
 import { CPO_211_PREFIX } from './2.1.1/cpo-mount.js';
 import { EMSP_211_PREFIX } from './2.1.1/emsp-mount.js';
@@ -130,41 +131,10 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
         return { data: location };
       },
     },
-    {
-      method: 'PUT',
-      path: '/locations/:country_code/:party_id/:location_id',
-      module: 'locations',
-      summary: "Full replace of one of the caller's locations",
-      params: S.LocationPath,
-      body: S.Location,
-      response: Envelope(S.LocationOut),
-      handler: async (req) => {
-        const caller = requireLink(req.auth, '2.2.1');
-        const party = pathParty(req);
-        const body = validated(S.Location, req.body);
-        assertOwnParty(caller, party);
-        assertOwnParty(caller, body);
-        return { data: await putLocation(ctx, party, param(req, 'location_id'), body) };
-      },
-    },
-    {
-      method: 'PATCH',
-      path: '/locations/:country_code/:party_id/:location_id',
-      module: 'locations',
-      summary: "Partial update of one of the caller's locations, its EVSEs (by uid) or connectors (by id)",
-      params: S.LocationPath,
-      body: S.LocationPatchBody,
-      response: Envelope(S.LocationOut),
-      responses: { 404: 'unknown location (status_code 2003)' },
-      handler: async (req) => {
-        const caller = requireLink(req.auth, '2.2.1');
-        const party = pathParty(req);
-        const body = validated(S.LocationPatchBody, req.body);
-        assertOwnParty(caller, party);
-        assertOwnParty(caller, body);
-        return { data: await patchLocation(ctx, party, param(req, 'location_id'), body) };
-      },
-    },
+    ...locationPushRoutes(ctx, {
+      put: "Full replace of one of the caller's locations",
+      patch: "Partial update of one of the caller's locations, its EVSEs (by uid) or connectors (by id)",
+    }),
     listRoute(ctx, { path: '/sessions', module: 'sessions', summary: "Sessions of the caller's party, paged", version: '2.2.1', store: ctx.stores.sessions, owner: 'caller', item: S211.SessionOut }),
     listRoute(ctx, { path: '/cdrs', module: 'cdrs', summary: "CDRs of the caller's party, paged", version: '2.2.1', store: ctx.stores.cdrs, owner: 'caller', item: OpenObject }),
     listRoute(ctx, { path: '/tariffs', module: 'tariffs', summary: 'Our tariffs, paged', version: '2.2.1', store: ctx.stores.tariffs, owner: 'ours', item: S211.Tariff }),

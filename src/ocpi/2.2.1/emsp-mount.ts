@@ -4,8 +4,9 @@ import { Envelope } from '../common/schemas.js';
 import type { OcpiContext } from '../context.js';
 import { handshake } from '../credentials.js';
 import { assertOwnParty, requireLink } from '../guards.js';
-import { patchEvse, patchLocation, putLocation } from '../location-service.js';
+import { patchEvse } from '../location-service.js';
 import { endpointsOf, ocpiMount, param, pathParty, validated, type OcpiRoute } from '../mount-kit.js';
+import { locationPushRoutes } from './location-routes.js';
 import * as S from './schemas.js';
 
 export const EMSP_221_PREFIX = '/ocpi/emsp/2.2.1';
@@ -26,41 +27,10 @@ export function emsp221Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
         return { data: await handshake(ctx, 'register', req.auth, { version: '2.2.1', body }, `${ctx.baseUrl(req.koa)}/ocpi/emsp/versions`, 'EMSP') };
       },
     },
-    {
-      method: 'PUT',
-      path: '/locations/:country_code/:party_id/:location_id',
-      module: 'locations',
-      summary: "Full replace of one of the caller's locations (path location_id must equal body id)",
-      params: S.LocationPath,
-      body: S.Location,
-      response: Envelope(S.LocationOut),
-      handler: async (req) => {
-        const caller = requireLink(req.auth, '2.2.1');
-        const body = validated(S.Location, req.body);
-        const party = pathParty(req);
-        assertOwnParty(caller, party);
-        assertOwnParty(caller, body);
-        return { data: await putLocation(ctx, party, param(req, 'location_id'), body) };
-      },
-    },
-    {
-      method: 'PATCH',
-      path: '/locations/:country_code/:party_id/:location_id',
-      module: 'locations',
-      summary: "Partial update of one of the caller's locations",
-      params: S.LocationPath,
-      body: S.LocationPatchBody,
-      response: Envelope(S.LocationOut),
-      responses: { 404: 'unknown location (status_code 2003)' },
-      handler: async (req) => {
-        const caller = requireLink(req.auth, '2.2.1');
-        const body = validated(S.LocationPatchBody, req.body);
-        const party = pathParty(req);
-        assertOwnParty(caller, party);
-        assertOwnParty(caller, body);
-        return { data: await patchLocation(ctx, party, param(req, 'location_id'), body) };
-      },
-    },
+    ...locationPushRoutes(ctx, {
+      put: "Full replace of one of the caller's locations (path location_id must equal body id)",
+      patch: "Partial update of one of the caller's locations",
+    }),
     {
       method: 'PATCH',
       path: '/locations/:country_code/:party_id/:location_id/:evse_uid',
