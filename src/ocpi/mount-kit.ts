@@ -5,7 +5,7 @@ import type { OcpiCaller, PartnerRole, PartyIdentity } from './auth.js';
 import { Envelope, ListQuery } from './common/schemas.js';
 import type { OcpiContext } from './context.js';
 import { SerializedJson, ocpiEnvelope, type OcpiVersion } from './envelope.js';
-import { requireLink } from './guards.js';
+import { assertOwnParty, requireLink } from './guards.js';
 import { listWindow, pageHeaders } from './pagination.js';
 import type { ListOptions, ObjectStore } from './store/object-store.js';
 
@@ -132,6 +132,17 @@ export function validated<S extends TSchema>(_schema: S, value: unknown): Static
 /** The party named by a path with country_code and party_id. */
 export function pathParty(req: OcpiRequest): PartyIdentity {
   return { country_code: String(req.params.country_code), party_id: String(req.params.party_id) };
+}
+
+/**
+ * How every write of a partner to its own objects starts: a registered link, and the party the
+ * path names must be the caller's (spec Errors rule 1).
+ */
+export function callerOwnPath(req: OcpiRequest, version: OcpiVersion): { caller: OcpiCaller; party: PartyIdentity } {
+  const caller = requireLink(req.auth, version);
+  const party = pathParty(req);
+  assertOwnParty(caller, party);
+  return { caller, party };
 }
 
 export function param(req: OcpiRequest, name: string): string {

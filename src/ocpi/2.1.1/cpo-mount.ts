@@ -3,9 +3,8 @@ import type { OcpiCaller } from '../auth.js';
 import { Envelope } from '../common/schemas.js';
 import type { OcpiContext } from '../context.js';
 import { unknownToken } from '../envelope.js';
-import { assertOwnParty, requireLink } from '../guards.js';
 import { locationTo211 } from '../mappers.js';
-import { endpointsOf, listRoute, ocpiMount, param, pathParty, validated, type OcpiRoute } from '../mount-kit.js';
+import { callerOwnPath, endpointsOf, listRoute, ocpiMount, param, validated, type OcpiRoute } from '../mount-kit.js';
 import * as S from './schemas.js';
 
 export const CPO_211_PREFIX = '/ocpi/cpo/2.1.1';
@@ -34,9 +33,7 @@ export function cpo211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       response: Envelope(S.Token),
       responses: { 404: 'unknown token (status_code 2004)' },
       handler: async (req) => {
-        const caller = requireLink(req.auth, '2.1.1');
-        const party = pathParty(req);
-        assertOwnParty(caller, party);
+        const { party } = callerOwnPath(req, '2.1.1');
         const patch = validated(S.TokenPatch, req.body);
         const uid = param(req, 'token_uid');
         // TokenPatch may omit last_updated (spec: every field optional): the time of the change then

@@ -5,9 +5,9 @@ import { Envelope } from '../common/schemas.js';
 import type { OcpiContext } from '../context.js';
 import { handshake } from '../credentials.js';
 import { credentialsMethodNotAllowed, unknownToken } from '../envelope.js';
-import { assertOwnParty, assertSameId, requireLink } from '../guards.js';
+import { assertSameId, requireLink } from '../guards.js';
 import { patchConnector211, putEvse211 } from '../location-service.js';
-import { endpointsOf, listRoute, ocpiMount, param, pathParty, validated, type OcpiRoute } from '../mount-kit.js';
+import { callerOwnPath, endpointsOf, listRoute, ocpiMount, param, validated, type OcpiRoute } from '../mount-kit.js';
 import * as S from './schemas.js';
 
 export const EMSP_211_PREFIX = '/ocpi/emsp/2.1.1';
@@ -62,9 +62,7 @@ export function emsp211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       body: S.SessionCreate,
       response: Envelope(S.SessionOut),
       handler: async (req) => {
-        const caller = requireLink(req.auth, '2.1.1');
-        const party = pathParty(req);
-        assertOwnParty(caller, party);
+        const { party } = callerOwnPath(req, '2.1.1');
         const body = validated(S.SessionCreate, req.body);
         const id = param(req, 'session_id');
         assertSameId('id', id, body.id);
@@ -83,9 +81,7 @@ export function emsp211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       response: Envelope(S.Evse),
       responses: { 404: 'unknown location (status_code 2003)' },
       handler: async (req) => {
-        const caller = requireLink(req.auth, '2.1.1');
-        const party = pathParty(req);
-        assertOwnParty(caller, party);
+        const { party } = callerOwnPath(req, '2.1.1');
         return { data: await putEvse211(ctx, party, param(req, 'location_id'), param(req, 'evse_uid'), validated(S.Evse, req.body)) };
       },
     },
@@ -99,9 +95,7 @@ export function emsp211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       response: Envelope(S.Connector),
       responses: { 404: 'unknown location, EVSE or connector (status_code 2003)' },
       handler: async (req) => {
-        const caller = requireLink(req.auth, '2.1.1');
-        const party = pathParty(req);
-        assertOwnParty(caller, party);
+        const { party } = callerOwnPath(req, '2.1.1');
         const path = { location_id: param(req, 'location_id'), evse_uid: param(req, 'evse_uid'), connector_id: param(req, 'connector_id') };
         return { data: await patchConnector211(ctx, party, path, validated(S.ConnectorPatchBody, req.body)) };
       },
@@ -115,9 +109,7 @@ export function emsp211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       body: S.Tariff,
       response: Envelope(S.Tariff),
       handler: async (req) => {
-        const caller = requireLink(req.auth, '2.1.1');
-        const party = pathParty(req);
-        assertOwnParty(caller, party);
+        const { party } = callerOwnPath(req, '2.1.1');
         const body = validated(S.Tariff, req.body);
         const id = param(req, 'tariff_id');
         assertSameId('id', id, body.id);

@@ -3,9 +3,8 @@ import type { OcpiCaller } from '../auth.js';
 import { Envelope } from '../common/schemas.js';
 import type { OcpiContext } from '../context.js';
 import { handshake } from '../credentials.js';
-import { assertOwnParty, requireLink } from '../guards.js';
 import { patchEvse } from '../location-service.js';
-import { endpointsOf, ocpiMount, param, pathParty, validated, type OcpiRoute } from '../mount-kit.js';
+import { callerOwnPath, endpointsOf, ocpiMount, param, validated, type OcpiRoute } from '../mount-kit.js';
 import { locationPushRoutes } from './location-routes.js';
 import * as S from './schemas.js';
 
@@ -41,9 +40,7 @@ export function emsp221Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       response: Envelope(S.Evse),
       responses: { 404: 'unknown location or EVSE (status_code 2003)' },
       handler: async (req) => {
-        const caller = requireLink(req.auth, '2.2.1');
-        const party = pathParty(req);
-        assertOwnParty(caller, party);
+        const { party } = callerOwnPath(req, '2.2.1');
         const body = validated(S.EvsePatchBody, req.body);
         return { data: await patchEvse(ctx, party, param(req, 'location_id'), param(req, 'evse_uid'), body) };
       },

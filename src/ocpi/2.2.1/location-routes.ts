@@ -1,8 +1,8 @@
 import { Envelope } from '../common/schemas.js';
 import type { OcpiContext } from '../context.js';
-import { assertOwnParty, requireLink } from '../guards.js';
+import { assertOwnParty } from '../guards.js';
 import { patchLocation, putLocation } from '../location-service.js';
-import { param, pathParty, validated, type OcpiRoute } from '../mount-kit.js';
+import { callerOwnPath, param, validated, type OcpiRoute } from '../mount-kit.js';
 import * as S from './schemas.js';
 
 /**
@@ -21,10 +21,8 @@ export function locationPushRoutes(ctx: OcpiContext, summaries: { put: string; p
       body: S.Location,
       response: Envelope(S.LocationOut),
       handler: async (req) => {
-        const caller = requireLink(req.auth, '2.2.1');
-        const party = pathParty(req);
+        const { caller, party } = callerOwnPath(req, '2.2.1');
         const body = validated(S.Location, req.body);
-        assertOwnParty(caller, party);
         assertOwnParty(caller, body);
         return { data: await putLocation(ctx, party, param(req, 'location_id'), body) };
       },
@@ -39,10 +37,8 @@ export function locationPushRoutes(ctx: OcpiContext, summaries: { put: string; p
       response: Envelope(S.LocationOut),
       responses: { 404: 'unknown location (status_code 2003)' },
       handler: async (req) => {
-        const caller = requireLink(req.auth, '2.2.1');
-        const party = pathParty(req);
+        const { caller, party } = callerOwnPath(req, '2.2.1');
         const body = validated(S.LocationPatchBody, req.body);
-        assertOwnParty(caller, party);
         assertOwnParty(caller, body);
         return { data: await patchLocation(ctx, party, param(req, 'location_id'), body) };
       },
