@@ -1,9 +1,11 @@
-import type * as V211 from './2.1.1/schemas.js';
-import type * as V221 from './2.2.1/schemas.js';
+import * as V211 from './2.1.1/schemas.js';
+import * as V221 from './2.2.1/schemas.js';
 import { hashToken, newToken, type OcpiCaller, type PartnerRole } from './auth.js';
+import { Envelope } from './common/schemas.js';
 import type { OcpiContext } from './context.js';
-import type { OcpiVersion } from './envelope.js';
+import { credentialsMethodNotAllowed, type OcpiVersion } from './envelope.js';
 import { assertOwnParty } from './guards.js';
+import { validated, type OcpiRoute } from './mount-kit.js';
 
 /**
  * The receiving side of the credentials handshake (spec "States and transitions", credentials
@@ -65,6 +67,38 @@ export async function handshake(
     c.version,
   );
   return ownCredentials(ctx, c.version, token, ourVersionsUrl, ourRole);
+}
+
+export interface CredentialsRouteOptions {
+  /** POST registers with Token A, PUT rotates a registered link (spec credentials module) */
+  method: 'POST' | 'PUT';
+  version: OcpiVersion;
+  summary: string;
+  /** the documented 405: POST once registered, PUT with Token A */
+  methodNotAllowed: string;
+  /** the path of the versions endpoint our Credentials name */
+  ourVersionsPath: string;
+  ourRole: (caller: OcpiCaller) => PartnerRole;
+}
+
+/** POST or PUT `/credentials` of a mount: the body in the mount's version, then `handshake`. */
+export function credentialsRoute(ctx: OcpiContext, o: CredentialsRouteOptions): OcpiRoute {
+  const credentials = o.version === '2.2.1' ? V221.Credentials : V211.Credentials;
+  return {
+    method: o.method,
+    path: '/credentials',
+    module: 'credentials',
+    summary: o.summary,
+    body: credentials,
+    response: Envelope(credentials),
+    responses: { 405: o.methodNotAllowed },
+    handler: async (req) => {
+      if (o.method === 'PUT' && req.auth.tokenKind === 'initial') throw credentialsMethodNotAllowed('not registered yet: initial registration uses POST /credentials');
+      const sent: CredentialsBody = o.version === '2.2.1' ? { version: '2.2.1', body: validated(V221.Credentials, req.body) } : { version: '2.1.1', body: validated(V211.Credentials, req.body) };
+      const ourVersionsUrl = `${ctx.baseUrl(req.koa)}${o.ourVersionsPath}`;
+      return { data: await handshake(ctx, o.method === 'POST' ? 'register' : 'rotate', req.auth, sent, ourVersionsUrl, o.ourRole(req.auth)) };
+    },
+  };
 }
 
 export async function unregister(ctx: OcpiContext, caller: OcpiCaller, version: OcpiVersion): Promise<void> {

@@ -6,11 +6,11 @@ import * as S211 from './2.1.1/schemas.js';
 import type { OcpiCaller } from './auth.js';
 import { Envelope, OpenObject } from './common/schemas.js';
 import type { OcpiContext } from './context.js';
-import { handshake, ourRoleToward, ownCredentials, unregister } from './credentials.js';
-import { credentialsMethodNotAllowed, unknownLocation, unknownVersion } from './envelope.js';
+import { credentialsRoute, ourRoleToward, ownCredentials, unregister } from './credentials.js';
+import { unknownLocation, unknownVersion } from './envelope.js';
 import { assertOwnParty, requireLink } from './guards.js';
 import { findLocation } from './location-service.js';
-import { endpointsOf, listRoute, ocpiMount, param, pathParty, validated, type OcpiRoute } from './mount-kit.js';
+import { endpointsOf, listRoute, ocpiMount, param, pathParty, type OcpiRoute } from './mount-kit.js';
 import { CPO_211_PREFIX } from './2.1.1/cpo-mount.js';
 import { EMSP_211_PREFIX } from './2.1.1/emsp-mount.js';
 
@@ -75,33 +75,22 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
       response: Envelope(S.Credentials),
       handler: (req) => ({ data: ownCredentials(ctx, '2.2.1', req.auth.token, versionsUrl(ctx.baseUrl(req.koa)), ourRoleToward(req.auth.role)) }),
     },
-    {
+    credentialsRoute(ctx, {
       method: 'POST',
-      path: '/credentials',
-      module: 'credentials',
+      version: '2.2.1',
       summary: 'Initial handshake with Token A',
-      body: S.Credentials,
-      response: Envelope(S.Credentials),
-      responses: { 405: 'already registered' },
-      handler: async (req) => {
-        const body = validated(S.Credentials, req.body);
-        return { data: await handshake(ctx, 'register', req.auth, { version: '2.2.1', body }, versionsUrl(ctx.baseUrl(req.koa)), ourRoleToward(req.auth.role)) };
-      },
-    },
-    {
+      methodNotAllowed: 'already registered',
+      ourVersionsPath: `${OVERVIEW_PREFIX}/versions`,
+      ourRole: (caller) => ourRoleToward(caller.role),
+    }),
+    credentialsRoute(ctx, {
       method: 'PUT',
-      path: '/credentials',
-      module: 'credentials',
+      version: '2.2.1',
       summary: 'Rotates the credentials of a registered partner',
-      body: S.Credentials,
-      response: Envelope(S.Credentials),
-      responses: { 405: 'called with Token A' },
-      handler: async (req) => {
-        if (req.auth.tokenKind === 'initial') throw credentialsMethodNotAllowed('not registered yet: initial registration uses POST /credentials');
-        const body = validated(S.Credentials, req.body);
-        return { data: await handshake(ctx, 'rotate', req.auth, { version: '2.2.1', body }, versionsUrl(ctx.baseUrl(req.koa)), ourRoleToward(req.auth.role)) };
-      },
-    },
+      methodNotAllowed: 'called with Token A',
+      ourVersionsPath: `${OVERVIEW_PREFIX}/versions`,
+      ourRole: (caller) => ourRoleToward(caller.role),
+    }),
     {
       method: 'DELETE',
       path: '/credentials',

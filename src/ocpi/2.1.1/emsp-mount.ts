@@ -3,8 +3,8 @@ import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../auth.js';
 import { Envelope } from '../common/schemas.js';
 import type { OcpiContext } from '../context.js';
-import { handshake } from '../credentials.js';
-import { credentialsMethodNotAllowed, unknownToken } from '../envelope.js';
+import { credentialsRoute } from '../credentials.js';
+import { unknownToken } from '../envelope.js';
 import { assertSameId, requireLink } from '../guards.js';
 import { patchConnector211, putEvse211 } from '../location-service.js';
 import { callerOwnPath, endpointsOf, listRoute, ocpiMount, param, validated, type OcpiRoute } from '../mount-kit.js';
@@ -17,20 +17,14 @@ const AuthorizeQuery = Type.Object({ type: Type.Optional(Type.Union([Type.Litera
 /** eMSP mount, OCPI 2.1.1 (spec Endpoints "eMSP mount, version 2.1.1"). */
 export function emsp211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
   const routes: OcpiRoute[] = [
-    {
+    credentialsRoute(ctx, {
       method: 'PUT',
-      path: '/credentials',
-      module: 'credentials',
-      summary: 'Rotates the credentials of a registered partner (the identity stays the token\'s)',
-      body: S.Credentials,
-      response: Envelope(S.Credentials),
-      responses: { 405: 'called with the initial token (Token A): initial registration uses POST' },
-      handler: async (req) => {
-        if (req.auth.tokenKind === 'initial') throw credentialsMethodNotAllowed('not registered yet: initial registration uses POST /credentials');
-        const body = validated(S.Credentials, req.body);
-        return { data: await handshake(ctx, 'rotate', req.auth, { version: '2.1.1', body }, `${ctx.baseUrl(req.koa)}/ocpi/emsp/versions`, 'EMSP') };
-      },
-    },
+      version: '2.1.1',
+      summary: "Rotates the credentials of a registered partner (the identity stays the token's)",
+      methodNotAllowed: 'called with the initial token (Token A): initial registration uses POST',
+      ourVersionsPath: '/ocpi/emsp/versions',
+      ourRole: () => 'EMSP',
+    }),
     listRoute(ctx, { path: '/tokens', module: 'tokens', summary: 'Our own tokens for the CPO to pull, paged', version: '2.1.1', store: ctx.stores.tokens, owner: 'ours', item: S.Token }),
     {
       method: 'POST',

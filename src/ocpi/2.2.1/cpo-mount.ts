@@ -2,9 +2,8 @@ import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../auth.js';
 import { Envelope } from '../common/schemas.js';
 import type { OcpiContext } from '../context.js';
-import { handshake } from '../credentials.js';
-import { credentialsMethodNotAllowed } from '../envelope.js';
-import { endpointsOf, ocpiMount, validated, type OcpiRoute } from '../mount-kit.js';
+import { credentialsRoute } from '../credentials.js';
+import { endpointsOf, ocpiMount, type OcpiRoute } from '../mount-kit.js';
 import * as S from './schemas.js';
 
 export const CPO_221_PREFIX = '/ocpi/cpo/2.2.1';
@@ -12,20 +11,14 @@ export const CPO_221_PREFIX = '/ocpi/cpo/2.2.1';
 /** CPO mount, OCPI 2.2.1 (spec Endpoints "CPO mount, version 2.2.1"; commands come later). */
 export function cpo221Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
   const routes: OcpiRoute[] = [
-    {
+    credentialsRoute(ctx, {
       method: 'PUT',
-      path: '/credentials',
-      module: 'credentials',
+      version: '2.2.1',
       summary: 'Rotates the credentials of a registered partner',
-      body: S.Credentials,
-      response: Envelope(S.Credentials),
-      responses: { 405: 'called with the initial token (Token A)' },
-      handler: async (req) => {
-        if (req.auth.tokenKind === 'initial') throw credentialsMethodNotAllowed('not registered yet: initial registration uses POST /credentials');
-        const body = validated(S.Credentials, req.body);
-        return { data: await handshake(ctx, 'rotate', req.auth, { version: '2.2.1', body }, `${ctx.baseUrl(req.koa)}/ocpi/cpo/versions`, 'CPO') };
-      },
-    },
+      methodNotAllowed: 'called with the initial token (Token A)',
+      ourVersionsPath: '/ocpi/cpo/versions',
+      ourRole: () => 'CPO',
+    }),
   ];
   routes.unshift({
     method: 'GET',

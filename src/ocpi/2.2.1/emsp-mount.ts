@@ -2,7 +2,7 @@ import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../auth.js';
 import { Envelope } from '../common/schemas.js';
 import type { OcpiContext } from '../context.js';
-import { handshake } from '../credentials.js';
+import { credentialsRoute } from '../credentials.js';
 import { patchEvse } from '../location-service.js';
 import { callerOwnPath, endpointsOf, ocpiMount, param, validated, type OcpiRoute } from '../mount-kit.js';
 import { locationPushRoutes } from './location-routes.js';
@@ -13,19 +13,14 @@ export const EMSP_221_PREFIX = '/ocpi/emsp/2.2.1';
 /** eMSP mount, OCPI 2.2.1 (spec Endpoints "eMSP mount, version 2.2.1"). */
 export function emsp221Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
   const routes: OcpiRoute[] = [
-    {
+    credentialsRoute(ctx, {
       method: 'POST',
-      path: '/credentials',
-      module: 'credentials',
-      summary: 'Initial handshake: store the caller\'s token and versions URL, discover it, issue our token',
-      body: S.Credentials,
-      response: Envelope(S.Credentials),
-      responses: { 405: 'already registered' },
-      handler: async (req) => {
-        const body = validated(S.Credentials, req.body);
-        return { data: await handshake(ctx, 'register', req.auth, { version: '2.2.1', body }, `${ctx.baseUrl(req.koa)}/ocpi/emsp/versions`, 'EMSP') };
-      },
-    },
+      version: '2.2.1',
+      summary: "Initial handshake: store the caller's token and versions URL, discover it, issue our token",
+      methodNotAllowed: 'already registered',
+      ourVersionsPath: '/ocpi/emsp/versions',
+      ourRole: () => 'EMSP',
+    }),
     ...locationPushRoutes(ctx, {
       put: "Full replace of one of the caller's locations (path location_id must equal body id)",
       patch: "Partial update of one of the caller's locations",
