@@ -63,6 +63,28 @@ export function endpointsOf(routes: readonly OcpiRoute[], version: OcpiVersion, 
   );
 }
 
+export interface VersionDetailsRouteOptions {
+  /** the mount's route table, which the answer lists by module */
+  routes: readonly OcpiRoute[];
+  version: OcpiVersion;
+  role: PartnerRole;
+  prefix: string;
+  summary: string;
+  /** the version's VersionDetail schema, for the OpenAPI document */
+  detail: TSchema;
+}
+
+/** GET `/` of a role mount: its version details (docs/OCPI.md decision 7). */
+export function versionDetailsRoute(ctx: OcpiContext, o: VersionDetailsRouteOptions): OcpiRoute {
+  return {
+    method: 'GET',
+    path: '/',
+    summary: o.summary,
+    response: Envelope(o.detail),
+    handler: (req) => ({ data: { version: o.version, endpoints: endpointsOf(o.routes, o.version, o.role, ctx.baseUrl(req.koa), o.prefix) } }),
+  };
+}
+
 /**
  * A list answer: one page of `store` rendered by `render` (named by `renderName`, the key of
  * the page cache), with the paging headers.

@@ -4,7 +4,7 @@ import { Envelope } from '../common/schemas.js';
 import type { OcpiContext } from '../context.js';
 import { unknownToken } from '../envelope.js';
 import { locationTo211 } from '../mappers.js';
-import { callerOwnPath, endpointsOf, listRoute, ocpiMount, param, validated, type OcpiRoute } from '../mount-kit.js';
+import { callerOwnPath, listRoute, ocpiMount, param, validated, versionDetailsRoute, type OcpiRoute } from '../mount-kit.js';
 import * as S from './schemas.js';
 
 export const CPO_211_PREFIX = '/ocpi/cpo/2.1.1';
@@ -43,12 +43,6 @@ export function cpo211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       },
     },
   ];
-  routes.unshift({
-    method: 'GET',
-    path: '/',
-    summary: 'Version details: the module endpoints of this mount',
-    response: Envelope(S.VersionDetail),
-    handler: (req) => ({ data: { version: '2.1.1', endpoints: endpointsOf(routes, '2.1.1', 'CPO', ctx.baseUrl(req.koa), CPO_211_PREFIX) } }),
-  });
+  routes.unshift(versionDetailsRoute(ctx, { routes, version: '2.1.1', role: 'CPO', prefix: CPO_211_PREFIX, summary: 'Version details: the module endpoints of this mount', detail: S.VersionDetail }));
   return ocpiMount(ctx, { name: 'ocpi-cpo-2.1.1', prefix: CPO_211_PREFIX, version: '2.1.1', accept: 'raw', description: 'OCPI 2.1.1, CPO role', routes });
 }

@@ -7,7 +7,7 @@ import { credentialsRoute } from '../credentials.js';
 import { unknownToken } from '../envelope.js';
 import { assertSameId, requireLink } from '../guards.js';
 import { patchConnector211, putEvse211 } from '../location-service.js';
-import { callerOwnPath, endpointsOf, listRoute, ocpiMount, param, validated, type OcpiRoute } from '../mount-kit.js';
+import { callerOwnPath, listRoute, ocpiMount, param, validated, versionDetailsRoute, type OcpiRoute } from '../mount-kit.js';
 import * as S from './schemas.js';
 
 export const EMSP_211_PREFIX = '/ocpi/emsp/2.1.1';
@@ -111,12 +111,6 @@ export function emsp211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       },
     },
   ];
-  routes.unshift({
-    method: 'GET',
-    path: '/',
-    summary: 'Version details: the module endpoints of this mount',
-    response: Envelope(S.VersionDetail),
-    handler: (req) => ({ data: { version: '2.1.1', endpoints: endpointsOf(routes, '2.1.1', 'EMSP', ctx.baseUrl(req.koa), EMSP_211_PREFIX) } }),
-  });
+  routes.unshift(versionDetailsRoute(ctx, { routes, version: '2.1.1', role: 'EMSP', prefix: EMSP_211_PREFIX, summary: 'Version details: the module endpoints of this mount', detail: S.VersionDetail }));
   return ocpiMount(ctx, { name: 'ocpi-emsp-2.1.1', prefix: EMSP_211_PREFIX, version: '2.1.1', accept: 'raw', description: 'OCPI 2.1.1, eMSP role', routes });
 }

@@ -4,7 +4,7 @@ import { Envelope } from '../common/schemas.js';
 import type { OcpiContext } from '../context.js';
 import { credentialsRoute } from '../credentials.js';
 import { patchEvse } from '../location-service.js';
-import { callerOwnPath, endpointsOf, ocpiMount, param, validated, type OcpiRoute } from '../mount-kit.js';
+import { callerOwnPath, ocpiMount, param, validated, versionDetailsRoute, type OcpiRoute } from '../mount-kit.js';
 import { locationPushRoutes } from './location-routes.js';
 import * as S from './schemas.js';
 
@@ -41,12 +41,6 @@ export function emsp221Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       },
     },
   ];
-  routes.unshift({
-    method: 'GET',
-    path: '/',
-    summary: 'VersionDetail: the module endpoints of this version',
-    response: Envelope(S.VersionDetail),
-    handler: (req) => ({ data: { version: '2.2.1', endpoints: endpointsOf(routes, '2.2.1', 'EMSP', ctx.baseUrl(req.koa), EMSP_221_PREFIX) } }),
-  });
+  routes.unshift(versionDetailsRoute(ctx, { routes, version: '2.2.1', role: 'EMSP', prefix: EMSP_221_PREFIX, summary: 'VersionDetail: the module endpoints of this version', detail: S.VersionDetail }));
   return ocpiMount(ctx, { name: 'ocpi-emsp-2.2.1', prefix: EMSP_221_PREFIX, version: '2.2.1', accept: 'base64-or-raw', description: 'OCPI 2.2.1, eMSP role', routes });
 }
