@@ -29,6 +29,7 @@ const PartnerOut = Type.Object({
 });
 const Created = Type.Object({ ...PartnerOut.properties, token: Type.String({ description: 'Token A' }), versions_url: Type.String() });
 const IdPath = Type.Object({ id: Type.String({ format: 'uuid' }) });
+const LocationIdPath = Type.Object({ location_id: ObjectId });
 const RegisterBody = Type.Object({ versions_url: Type.String({ minLength: 1 }), token: Type.String({ minLength: 1, maxLength: 64 }) });
 const PullBody = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
 
@@ -190,6 +191,18 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
 
   const ownParty = () => ({ country_code: ctx.own.country_code, party_id: ctx.own.party_id });
 
+  /** 400 unless the party a body names is ours; a field the body leaves out names ours. */
+  function assertOurParty(named: { country_code?: string; party_id?: string }, message: string): void {
+    if ((named.country_code ?? ctx.own.country_code) !== ctx.own.country_code || (named.party_id ?? ctx.own.party_id) !== ctx.own.party_id) {
+      throw new HttpError(400, 'not_own_party', message);
+    }
+  }
+
+  /** 400 unless the body's id is the one the path names. */
+  function assertPathId(pathName: string, pathValue: string, bodyName: string, bodyValue: string): void {
+    if (bodyValue !== pathValue) throw new HttpError(400, 'id_mismatch', `path ${pathName} ${pathValue} differs from body ${bodyName} ${bodyValue}`);
+  }
+
   return defineMount<OperatorAuth>({
     name: 'ocpi-management',
     prefix: '/v1',
@@ -272,12 +285,12 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         method: 'PUT',
         path: '/ocpi/locations/:location_id',
         summary: 'Creates or replaces one of our locations (2.2.1 shape; country_code and party_id are ours)',
-        params: Type.Object({ location_id: ObjectId }),
+        params: LocationIdPath,
         body: S221.Location,
         response: S221.LocationOut,
         handler: async (req) => {
           const body = validated(S221.Location, req.body);
-          if (!ctx.isOwn(body)) throw new HttpError(400, 'not_own_party', `country_code and party_id must be ours (${ctx.own.country_code}-${ctx.own.party_id})`);
+          assertOurParty(body, `country_code and party_id must be ours (${ctx.own.country_code}-${ctx.own.party_id})`);
           return { data: await putLocation(ctx, ownParty(), String(req.params.location_id), body) };
         },
       },
@@ -285,15 +298,13 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         method: 'PATCH',
         path: '/ocpi/locations/:location_id',
         summary: 'Partial update of one of our locations, its EVSEs (by uid) or connectors (by id)',
-        params: Type.Object({ location_id: ObjectId }),
+        params: LocationIdPath,
         body: S221.LocationPatchBody,
         response: S221.LocationOut,
         responses: { 404: 'unknown location' },
         handler: async (req) => {
           const body = validated(S221.LocationPatchBody, req.body);
-          if ((body.country_code ?? ctx.own.country_code) !== ctx.own.country_code || (body.party_id ?? ctx.own.party_id) !== ctx.own.party_id) {
-            throw new HttpError(400, 'not_own_party', 'country_code and party_id must be ours');
-          }
+          assertOurParty(body, 'country_code and party_id must be ours');
           return { data: await patchLocation(ctx, ownParty(), String(req.params.location_id), body) };
         },
       },
@@ -307,7 +318,7 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         handler: async (req) => {
           const body = validated(S211.Tariff, req.body);
           const id = String(req.params.tariff_id);
-          if (body.id !== id) throw new HttpError(400, 'id_mismatch', `path tariff_id ${id} differs from body id ${body.id}`);
+          assertPathId('tariff_id', id, 'id', body.id);
           return { data: await ctx.stores.tariffs.put({ ...ownParty(), id }, body) };
         },
       },
@@ -321,7 +332,7 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         handler: async (req) => {
           const body = validated(S211.Token, req.body);
           const uid = String(req.params.token_uid);
-          if (body.uid !== uid) throw new HttpError(400, 'id_mismatch', `path token_uid ${uid} differs from body uid ${body.uid}`);
+          assertPathId('token_uid', uid, 'uid', body.uid);
           const party = { country_code: String(req.params.country_code), party_id: String(req.params.party_id) };
           return { data: await ctx.stores.tokens.put({ ...party, id: uid }, body) };
         },
