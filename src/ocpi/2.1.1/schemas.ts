@@ -1,23 +1,21 @@
 import Type, { type Static } from 'typebox';
 import {
   BusinessDetails,
-  Capability,
   ConnectorFormat,
   ConnectorStandard,
   CountryCode,
   DateTime,
   DisplayText,
   EnergyMix,
-  EvseStatus,
   Facility,
   GeoLocation,
   Hours,
   ObjectId,
   OpenObject,
-  ParkingRestriction,
   PartyId,
   PowerType,
   Whitelist,
+  evseWith,
   oneOf,
   openEnum,
 } from '../common/schemas.js';
@@ -41,21 +39,7 @@ export type ConnectorPatch = Static<typeof ConnectorPatch>;
 /** ConnectorPatch as a request body: `last_updated` is what orders updates, so it is required. */
 export const ConnectorPatchBody = Type.Object({ ...ConnectorPatch.properties, last_updated: DateTime });
 
-export const Evse = Type.Object({
-  uid: ObjectId,
-  evse_id: Type.Optional(Type.String()),
-  status: EvseStatus,
-  status_schedule: Type.Optional(Type.Array(OpenObject)),
-  capabilities: Type.Optional(Type.Array(Capability)),
-  connectors: Type.Array(Connector),
-  floor_level: Type.Optional(Type.String()),
-  coordinates: Type.Optional(GeoLocation),
-  physical_reference: Type.Optional(Type.String()),
-  directions: Type.Optional(Type.Array(DisplayText)),
-  parking_restrictions: Type.Optional(Type.Array(ParkingRestriction)),
-  images: Type.Optional(Type.Array(OpenObject)),
-  last_updated: DateTime,
-});
+export const Evse = evseWith(Connector);
 export type Evse = Static<typeof Evse>;
 
 const LocationType = openEnum(['ON_STREET']);

@@ -1,22 +1,20 @@
 import Type, { type Static } from 'typebox';
 import {
   BusinessDetails,
-  Capability,
   ConnectorFormat,
   ConnectorStandard,
   CountryCode,
   DateTime,
   DisplayText,
   EnergyMix,
-  EvseStatus,
   Facility,
   GeoLocation,
   Hours,
   ObjectId,
   OpenObject,
-  ParkingRestriction,
   PartyId,
   PowerType,
+  evseWith,
   oneOf,
   openEnum,
 } from '../common/schemas.js';
@@ -38,21 +36,7 @@ export const Connector = Type.Object({
 export type Connector = Static<typeof Connector>;
 export const ConnectorPatch = Type.Partial(Connector);
 
-export const Evse = Type.Object({
-  uid: ObjectId,
-  evse_id: Type.Optional(Type.String()),
-  status: EvseStatus,
-  status_schedule: Type.Optional(Type.Array(OpenObject)),
-  capabilities: Type.Optional(Type.Array(Capability)),
-  connectors: Type.Array(Connector),
-  floor_level: Type.Optional(Type.String()),
-  coordinates: Type.Optional(GeoLocation),
-  physical_reference: Type.Optional(Type.String()),
-  directions: Type.Optional(Type.Array(DisplayText)),
-  parking_restrictions: Type.Optional(Type.Array(ParkingRestriction)),
-  images: Type.Optional(Type.Array(OpenObject)),
-  last_updated: DateTime,
-});
+export const Evse = evseWith(Connector);
 export type Evse = Static<typeof Evse>;
 
 /** EVSEPatch: every field optional; connectors may be partial too (merged by id). */

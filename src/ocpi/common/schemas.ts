@@ -47,6 +47,25 @@ export const PowerType = oneOf(['AC_1_PHASE', 'AC_3_PHASE', 'DC']);
 export const Facility = openEnum(['HOTEL', 'RESTAURANT', 'CAFE', 'BUS_STOP', 'PARKING_LOT']);
 export const Whitelist = oneOf(['ALWAYS', 'ALLOWED', 'ALLOWED_OFFLINE', 'NEVER']);
 
+/** The EVSE of both versions: the fields are the same, the connectors are each version's. */
+export function evseWith<C extends TSchema>(connector: C) {
+  return Type.Object({
+    uid: ObjectId,
+    evse_id: Type.Optional(Type.String()),
+    status: EvseStatus,
+    status_schedule: Type.Optional(Type.Array(OpenObject)),
+    capabilities: Type.Optional(Type.Array(Capability)),
+    connectors: Type.Array(connector),
+    floor_level: Type.Optional(Type.String()),
+    coordinates: Type.Optional(GeoLocation),
+    physical_reference: Type.Optional(Type.String()),
+    directions: Type.Optional(Type.Array(DisplayText)),
+    parking_restrictions: Type.Optional(Type.Array(ParkingRestriction)),
+    images: Type.Optional(Type.Array(OpenObject)),
+    last_updated: DateTime,
+  });
+}
+
 /** Query of the list endpoints (spec: "Query parameters of the list endpoints"). */
 export const ListQuery = Type.Object({
   date_from: Type.Optional(DateTime),
