@@ -3,6 +3,7 @@ import { Compile } from 'typebox/compile';
 import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
 import { HttpError } from '../gateway/errors.js';
 import { defineMount, type MountSpec, type RouteRequest } from '../gateway/route-table.js';
+import type { PartnerMessage } from '../../actors/partner-actor.js';
 import * as S211 from './2.1.1/schemas.js';
 import * as S221 from './2.2.1/schemas.js';
 import { hashToken, newToken } from './auth.js';
@@ -14,7 +15,7 @@ import type { OcpiVersion } from './envelope.js';
 import { patchLocation, putLocation } from './location-service.js';
 import { locationFrom211 } from './mappers.js';
 import { validated } from './mount-kit.js';
-import type { PartnerRow } from './partners.js';
+import type { PartnerRow, PartnerView } from './partners.js';
 
 const Role = Type.Union([Type.Literal('CPO'), Type.Literal('EMSP')]);
 const NewPartner = Type.Object({ country_code: CountryCode, party_id: PartyId, role: Role });
@@ -72,15 +73,36 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
   }
 
   /**
-   * Our side of a handshake with a partner that gave us `token` (their Token A) and its
-   * versions URL: a pending token of ours goes first (the partner discovers us with it while
-   * answering), then discovery, POST /credentials, and the partner actor records the link.
+   * An outbound credentials exchange: a pending token of ours goes first (the partner may use
+   * it while it answers), then `exchange`; on failure the pending token is withdrawn, and a
+   * failed call to the partner answers 502.
    */
-  async function registerWith(req: Req, partner: PartnerRow, body: { versions_url: string; token: string }) {
+  async function withPendingToken<R>(partner: PartnerRow, exchange: (ours: string, pendingHash: string) => Promise<R>): Promise<R> {
     const ours = newToken();
     const pending = hashToken(ours);
     await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'prepare-outbound', pending_hash: pending });
     try {
+      return await exchange(ours, pending);
+    } catch (err) {
+      await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'abort-outbound', pending_hash: pending });
+      return badGateway(err);
+    }
+  }
+
+  /** The end of an outbound exchange: the partner actor records the link, our pending token becomes current. */
+  async function completeOutbound(partner: PartnerRow, link: Omit<Extract<PartnerMessage, { op: 'complete-outbound' }>, 'op'>): Promise<PartnerView> {
+    const reply = await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'complete-outbound', ...link });
+    if (!reply.ok) throw new HttpError(409, 'handshake_superseded', reply.message);
+    return reply.partner;
+  }
+
+  /**
+   * Our side of a handshake with a partner that gave us `token` (their Token A) and its
+   * versions URL: discovery (the partner discovers us with our pending token while answering),
+   * POST /credentials, and the partner actor records the link.
+   */
+  async function registerWith(req: Req, partner: PartnerRow, body: { versions_url: string; token: string }) {
+    return withPendingToken(partner, async (ours, pending) => {
       let discovery: Discovery;
       try {
         discovery = await ctx.client.discover(body.versions_url, body.token, '2.2.1');
@@ -96,8 +118,7 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
       const sent = ownCredentials(ctx, version, ours, ourVersionsUrl(ctx.baseUrl(req.koa), partner.role), role);
       const answer = await ctx.client.data('POST', endpoint.url, body.token, version, sent);
       const theirs = theirCredentials(answer.envelope.data);
-      const reply = await ctx.partners.ask(partner.country_code, partner.party_id, {
-        op: 'complete-outbound',
+      return completeOutbound(partner, {
         pending_hash: pending,
         their_token: theirs.token,
         versions_url: theirs.url,
@@ -105,12 +126,7 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         endpoints: discovery.endpoints,
         business_details: theirs.business,
       });
-      if (!reply.ok) throw new HttpError(409, 'handshake_superseded', reply.message);
-      return reply.partner;
-    } catch (err) {
-      await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'abort-outbound', pending_hash: pending });
-      return badGateway(err);
-    }
+    });
   }
 
   /** Our side of a rotation: a new token of ours, PUT /credentials, the partner's new token. */
@@ -119,10 +135,7 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
     if (!state.ok || state.partner.status !== 'registered' || !state.their_token) throw new HttpError(409, 'not_registered', 'the partner is not registered');
     const current = state.partner;
     const theirOld = state.their_token;
-    const ours = newToken();
-    const pending = hashToken(ours);
-    await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'prepare-outbound', pending_hash: pending });
-    try {
+    return withPendingToken(partner, async (ours, pending) => {
       // PUT /credentials exists on some mounts only (eMSP: 2.1.1): try the versions in order
       let answer;
       let version: OcpiVersion | undefined;
@@ -141,8 +154,7 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
       }
       if (!answer || !version) throw new PartnerCallError(3001, 'no credentials endpoint of the partner accepts PUT');
       const theirs = theirCredentials(answer.envelope.data);
-      const reply = await ctx.partners.ask(partner.country_code, partner.party_id, {
-        op: 'complete-outbound',
+      const linked = await completeOutbound(partner, {
         pending_hash: pending,
         their_token: theirs.token,
         versions_url: theirs.url,
@@ -150,12 +162,8 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         endpoints: current.endpoints,
         business_details: theirs.business ?? current.business_details,
       });
-      if (!reply.ok) throw new HttpError(409, 'handshake_superseded', reply.message);
-      return { ...reply.partner, rotated_with_version: version };
-    } catch (err) {
-      await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'abort-outbound', pending_hash: pending });
-      return badGateway(err);
-    }
+      return { ...linked, rotated_with_version: version };
+    });
   }
 
   /** GETs every page of the partner's locations (following Link rel="next") and stores them. */
