@@ -106,6 +106,21 @@ export const ChargerEventOutcome = Type.Object({
 });
 export type ChargerEventOutcome = Static<typeof ChargerEventOutcome>;
 
+/** Heartbeat interval we hand a charger at boot unless the actor decides otherwise. */
+export const DEFAULT_HEARTBEAT_INTERVAL_S = 300;
+
+/**
+ * The BootNotification and Heartbeat replies: the same fields in 1.6 and 2.0.1, so both
+ * adapters answer them from here. Undefined for any other action.
+ */
+export function clockReply(action: string, outcome: ChargerEventOutcome | undefined, now: Date): Record<string, unknown> | undefined {
+  if (action === 'BootNotification') {
+    return { status: 'Accepted', currentTime: now.toISOString(), interval: outcome?.heartbeat_interval_s ?? DEFAULT_HEARTBEAT_INTERVAL_S };
+  }
+  if (action === 'Heartbeat') return { currentTime: now.toISOString() };
+  return undefined;
+}
+
 /** What the CSMS asks of chargers, independent of the version. */
 export const ChargerCommand = Type.Union([
   Type.Object({

@@ -1,4 +1,4 @@
-import type { ChargerCommand, ChargerEvent, ChargerEventOutcome, ProtocolAdapter, WireCall } from '../domain.js';
+import { clockReply, type ChargerCommand, type ChargerEvent, type ChargerEventOutcome, type ProtocolAdapter, type WireCall } from '../domain.js';
 import { energyRegisterWh, type SampledReading } from '../meter.js';
 
 /*
@@ -59,8 +59,6 @@ function readings(meterValue: MeterValuesReq['meterValue']): { wh: number | null
   }));
   return { wh: energyRegisterWh(samples), timestamp: last.timestamp };
 }
-
-const HEARTBEAT_INTERVAL_S = 300;
 
 /** OCPP 1.6-J: connector ids double as EVSE ids (one connector per EVSE). */
 export const ocpp16Adapter: ProtocolAdapter = {
@@ -138,11 +136,9 @@ export const ocpp16Adapter: ProtocolAdapter = {
 
   toReply(action, payload, outcome: ChargerEventOutcome | undefined, now) {
     const idTagInfo = { status: outcome?.id_tag_status ?? 'Accepted' };
+    const clock = clockReply(action, outcome, now);
+    if (clock) return clock;
     switch (action) {
-      case 'BootNotification':
-        return { status: 'Accepted', currentTime: now.toISOString(), interval: outcome?.heartbeat_interval_s ?? HEARTBEAT_INTERVAL_S };
-      case 'Heartbeat':
-        return { currentTime: now.toISOString() };
       case 'Authorize':
         return { idTagInfo };
       case 'StartTransaction':

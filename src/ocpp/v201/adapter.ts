@@ -1,4 +1,4 @@
-import type { ChargerCommand, ChargerEvent, ChargerEventOutcome, ProtocolAdapter, WireCall } from '../domain.js';
+import { clockReply, type ChargerCommand, type ChargerEvent, type ChargerEventOutcome, type ProtocolAdapter, type WireCall } from '../domain.js';
 import { energyRegisterWh, type SampledReading } from '../meter.js';
 
 /* Wire shapes of the OCPP 2.0.1 messages handled here, as their official schemas guarantee. */
@@ -57,8 +57,6 @@ function energyWh(meterValue: MeterValue201[] | undefined): number | null {
   }));
   return energyRegisterWh(samples);
 }
-
-const HEARTBEAT_INTERVAL_S = 300;
 
 /** OCPP 2.0.1: EVSEs and connectors are numbered separately; the charger names transactions. */
 export const ocpp201Adapter: ProtocolAdapter = {
@@ -134,11 +132,9 @@ export const ocpp201Adapter: ProtocolAdapter = {
 
   toReply(action, payload, outcome: ChargerEventOutcome | undefined, now) {
     const idTokenInfo = { status: outcome?.id_tag_status ?? 'Accepted' };
+    const clock = clockReply(action, outcome, now);
+    if (clock) return clock;
     switch (action) {
-      case 'BootNotification':
-        return { status: 'Accepted', currentTime: now.toISOString(), interval: outcome?.heartbeat_interval_s ?? HEARTBEAT_INTERVAL_S };
-      case 'Heartbeat':
-        return { currentTime: now.toISOString() };
       case 'Authorize':
         return { idTokenInfo };
       case 'TransactionEvent':
