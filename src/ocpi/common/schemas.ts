@@ -35,7 +35,7 @@ export const EnergyMix = Type.Object({
   energy_sources: Type.Optional(Type.Array(Type.Object({ source: openEnum(['SOLAR']), percentage: Type.Number() }))),
 });
 export const Hours = Type.Object({ twentyfourseven: Type.Boolean() });
-/** Fields not shown in the spec: any object. */
+/** Fields not shown in the spec: an open JSON object. */
 export const OpenObject = Type.Object({});
 
 export const EvseStatus = openEnum(['AVAILABLE', 'BLOCKED', 'CHARGING', 'INOPERATIVE']);
