@@ -208,19 +208,4 @@ export class RuntimeStore {
     );
     return rows.map(toMailboxRow);
   }
-
-  /** Earliest pending time for an address, to arm a local timer for a pinned actor's reminder. */
-  async nextDueFor(address: Address): Promise<number | undefined> {
-    const rows = await this.db.execute(
-      `SELECT MIN(next_attempt_at) AS next FROM actor_mailbox WHERE address = ? AND status = 'pending'`,
-      [address],
-    );
-    const next = rows[0]?.next;
-    return next === null || next === undefined ? undefined : num(next);
-  }
-
-  async countByStatus(): Promise<Record<string, number>> {
-    const rows = await this.db.execute('SELECT status, COUNT(*) AS n FROM actor_mailbox GROUP BY status');
-    return Object.fromEntries(rows.map((r) => [str(r.status), num(r.n)]));
-  }
 }
