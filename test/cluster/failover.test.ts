@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { startPlatform, clusterEnvironment, type StartedPlatform, type TestEnvironment } from '../support/platforms.js';
 import { testActorsModule } from '../support/test-actors.js';
 import type { NodeProcess } from '../support/processes.js';
-import { SteadyLoad, checkTurnLog, mailboxCounts, shardOwners, startWorker, waitFor } from '../support/cluster-harness.js';
+import { SteadyLoad, checkTurnLog, mailboxCounts, shardOwners, startWorker } from '../support/cluster-harness.js';
+import { waitFor } from '../support/eventually.js';
 
 const SHARDS = 64;
 const TTL = 4000;

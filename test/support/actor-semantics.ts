@@ -1,18 +1,8 @@
 import { expect } from 'chai';
 import { ActorUnavailableError, AskTimeoutError, InvalidMessageError } from '../../src/runtime/errors.js';
+import { eventuallyMatches } from './eventually.js';
 import { startPlatform, type StartedPlatform, type TestEnvironment } from './platforms.js';
 import { deactivations, maxConcurrentTurns, testActorsModule } from './test-actors.js';
-
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T = await fn();
-  while (!ok(last)) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 50));
-    last = await fn();
-  }
-  return last;
-}
 
 interface CounterState {
   count: number;
@@ -62,7 +52,7 @@ export function actorSemantics(makeEnv: () => Promise<TestEnvironment>): void {
     await actors().ask('counter/persist', { op: 'inc' });
     await actors().ask('counter/persist', { op: 'inc' });
     // idle passivation after ACTOR_IDLE_MS
-    await eventually(async () => actors().stats().activations, (n) => n === 0, 8000);
+    await eventuallyMatches(async () => actors().stats().activations, (n) => n === 0, 8000);
     expect(await actors().ask('counter/persist', { op: 'inc' })).to.equal(3);
     await p.stop();
     p = await startPlatform(env, [testActorsModule()], { overrides });
@@ -114,7 +104,7 @@ export function actorSemantics(makeEnv: () => Promise<TestEnvironment>): void {
     expect(first.duplicate).to.equal(false);
     expect(again).to.deep.equal({ id: first.id, duplicate: true });
     await actors().sendDurable('counter/d', { op: 'inc' }, { dedupeKey: 'order-2' });
-    const s = await eventually(
+    const s = await eventuallyMatches(
       () => actors().ask<CounterState>('counter/d', { op: 'get' }),
       (v) => v.count === 2,
     );
@@ -126,7 +116,7 @@ export function actorSemantics(makeEnv: () => Promise<TestEnvironment>): void {
 
   it('retries a failing durable message with backoff until it succeeds', async () => {
     await actors().sendDurable('counter/flaky', { op: 'flaky', failures: 2 }, { dedupeKey: 'f' });
-    const s = await eventually(
+    const s = await eventuallyMatches(
       () => actors().ask<CounterState>('counter/flaky', { op: 'get' }),
       (v) => v.flaky_attempts > 0,
       15_000,
@@ -137,12 +127,12 @@ export function actorSemantics(makeEnv: () => Promise<TestEnvironment>): void {
   it('fires a persisted reminder after the actor was passivated, and an in-memory timer', async () => {
     await actors().ask('counter/rem', { op: 'remind', in_ms: 1500, name: 'wake' });
     await actors().ask('counter/tim', { op: 'timer', in_ms: 100 });
-    const t = await eventually(
+    const t = await eventuallyMatches(
       () => actors().ask<CounterState>('counter/tim', { op: 'get' }),
       (v) => v.fired.length > 0,
     );
     expect(t.fired).to.deep.equal(['timer']);
-    const r = await eventually(
+    const r = await eventuallyMatches(
       () => actors().ask<CounterState>('counter/rem', { op: 'get' }),
       (v) => v.fired.length > 0,
     );

@@ -24,15 +24,6 @@ export async function shardOwners(prefix: string, shards: number): Promise<Array
   }
 }
 
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
 /** Durable increments at a steady rate to `keys` counters, remembering which were acknowledged. */
 export class SteadyLoad {
   readonly acked = new Set<string>();

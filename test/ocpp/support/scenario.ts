@@ -2,6 +2,7 @@ import { chargePointAddress, type ChargePointState, type CommandAccepted } from 
 import type { ChargerCommand } from '../../../src/ocpp/domain.js';
 import { connect, type TestCharger } from './charger.js';
 import type { CsmsUnderTest, RegisteredChargePoint } from './csms.js';
+import { eventually as poll } from '../../support/eventually.js';
 
 /** A registered charger connected with its own key, speaking its registered protocol. */
 export async function connectedCharger(csms: CsmsUnderTest, protocol: 'ocpp1.6' | 'ocpp2.0.1'): Promise<{ cp: RegisteredChargePoint; charger: TestCharger }> {
@@ -20,12 +21,6 @@ export function actorState(csms: CsmsUnderTest, id: string): Promise<ChargePoint
 }
 
 /** Polls until `check` returns a value (not undefined) or the time is up. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+export function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
+  return poll(check, { timeoutMs });
 }
