@@ -43,6 +43,24 @@ export const SettingsSchema = Type.Object({
   ACTOR_IDLE_MS: Type.Integer({ minimum: 1000, default: 120000, description: 'an idle actor is passivated after this' }),
   ASK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'default time an ask waits for its reply' }),
   BODY_LIMIT: Type.String({ pattern: '^[0-9]+(b|kb|mb)$', default: '1mb', description: 'largest accepted request body' }),
+  TRUST_PROXY: Type.Union([Type.Literal('false'), Type.Literal('true')], {
+    default: 'false',
+    description: 'true: X-Forwarded-Proto/-Host/-For count (behind a load balancer such as Heroku\'s); false: they are ignored',
+  }),
+  METRICS_TOKEN: Type.Optional(
+    Type.String({ minLength: 16, description: 'Bearer token of /metrics; unset: /metrics is open except with NODE_ENV=production, where it answers 404' }),
+  ),
+  BODY_MAX_DEPTH: Type.Integer({ minimum: 4, maximum: 1000, default: 64, description: 'deepest nesting of arrays and objects accepted in a JSON request body (422 beyond)' }),
+  PARTNER_URL_POLICY: Type.Union([Type.Literal('public'), Type.Literal('loopback'), Type.Literal('any')], {
+    default: 'public',
+    description: 'destinations our outbound OCPI calls may reach: public (no loopback, private or link-local addresses), loopback (public and loopback), any',
+  }),
+  PARTNER_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 5000, description: 'time limit of one outbound call to a partner, headers and body' }),
+  PARTNER_RESPONSE_LIMIT: Type.String({ pattern: '^[0-9]+(b|kb|mb)$', default: '4mb', description: 'largest reply read from a partner; the read is aborted past it' }),
+  OCPP_HANDSHAKE_TIMEOUT_MS: Type.Integer({ minimum: 500, maximum: 120000, default: 10000, description: 'an OCPP upgrade (and its login) must complete within this, else the socket is destroyed' }),
+  OCPP_BOOT_DEADLINE_MS: Type.Integer({ minimum: 1000, maximum: 3600000, default: 300000, description: 'a charger that has not sent BootNotification this long after connecting is closed (1008)' }),
+  OCPP_MAX_OPEN_TRANSACTIONS: Type.Integer({ minimum: 1, maximum: 1000, default: 64, description: 'open transactions one charger may hold; further starts are refused' }),
+  OCPP_LOGIN_FAILURES: Type.Integer({ minimum: 1, maximum: 1000, default: 5, description: 'failed charger logins per identity or per address before further attempts are refused with a back-off (429)' }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 60000, default: 25000, description: 'SIGTERM: exit 1 if the graceful stop takes longer' }),
 });
 

@@ -28,16 +28,9 @@ export function systemMount(opts: SystemMountOptions): MountSpec<unknown> {
         summary: 'Readiness: database and Redis reachable, shards owned, not shutting down',
         responses: { 503: 'not ready' },
         handler: async () => {
-          // redis: null in embedded mode, where there is none to reach
-          const [database, redis] = await Promise.all([
-            services.db.ping(),
-            services.redis
-              ? services.redis
-                  .ping()
-                  .then(() => true)
-                  .catch(() => false)
-              : Promise.resolve(null),
-          ]);
+          // measured now, but never longer than the probe timeout: a dependency that hangs
+          // must not make the readiness check hang (load balancers give up and mark us dead)
+          const { database, redis } = await services.health.probe();
           const placement = services.actors.placementReady();
           const shuttingDown = opts.isShuttingDown();
           const ready = database && redis !== false && placement && !shuttingDown;

@@ -16,6 +16,7 @@ import { LocalPlacement } from '../runtime/local-placement.js';
 import type { ActorPlacement } from '../runtime/placement.js';
 import { RuntimeStore } from '../runtime/runtime-store.js';
 import { InProcessTransport, type Transport } from '../runtime/transport.js';
+import { DependencyHealth } from './dependency-health.js';
 import type { PlatformModule, PlatformServices } from './services.js';
 
 export interface PlatformOptions {
@@ -106,7 +107,8 @@ export class Platform {
     });
     late.actors = actors;
     for (const m of opts.modules) for (const def of m.actors ?? []) actors.register(def);
-    return new Platform({ config, log, db, actors, metrics, redis }, opts.modules);
+    const health = new DependencyHealth({ db, redis, log });
+    return new Platform({ config, log, db, actors, metrics, redis, health }, opts.modules);
   }
 
   get url(): string {
@@ -125,6 +127,7 @@ export class Platform {
   /** Starts the actor host and, for the web roles, the HTTP server. */
   async start(): Promise<void> {
     const { config, log } = this.services;
+    this.services.health.start();
     await this.services.actors.start();
     if (config.PROCESS_ROLE === 'worker') {
       log.info({ mode: config.mode, processId: this.services.actors.processId }, 'worker started');
@@ -185,6 +188,7 @@ export class Platform {
       await m.stop?.().catch((err: unknown) => log.warn({ err, module: m.name }, 'module stop failed'));
     }
     await this.services.actors.stop();
+    this.services.health.stop();
     await Promise.race([closed, new Promise((r) => setTimeout(r, 5000).unref())]);
     server?.closeAllConnections();
     await this.services.db.close();

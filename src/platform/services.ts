@@ -7,6 +7,7 @@ import type { Database } from '../db/database.js';
 import type { MountSpec } from '../gateway/route-table.js';
 import type { PlatformMetrics } from '../metrics.js';
 import type { ActorSystem } from '../runtime/actor-system.js';
+import type { DependencyHealth } from './dependency-health.js';
 import type { ActorDefinition } from '../runtime/types.js';
 
 /** What feature code gets: settings, logs, the database, the actors, metrics. No globals. */
@@ -18,6 +19,8 @@ export interface PlatformServices {
   readonly metrics: PlatformMetrics;
   /** the shared command connection in cluster mode */
   readonly redis: Redis | undefined;
+  /** whether the database and Redis answer (probed in the background) */
+  readonly health: DependencyHealth;
 }
 
 /**

@@ -1,0 +1,104 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Database } from '../db/database.js';
+
+export interface DependencyState {
+  database: boolean;
+  /** null in embedded mode, where there is no Redis */
+  redis: boolean | null;
+  /** when the state was last measured (ms since the epoch) */
+  checkedAt: number;
+}
+
+export interface DependencyHealthOptions {
+  db: Database;
+  redis: Redis | undefined;
+  log: Logger;
+  /** how often the dependencies are probed */
+  intervalMs?: number;
+  /** a probe that takes longer than this counts as a failure */
+  probeTimeoutMs?: number;
+}
+
+/**
+ * Whether PostgreSQL/SQLite and Redis answer, probed in the background so that readiness and
+ * the OCPP endpoint can ask without waiting on a dependency that is down. An unreachable
+ * dependency puts the process in degraded mode: `/readyz` answers 503 at once and new OCPP
+ * upgrades are refused with 503 and `Retry-After`, while connected chargers stay connected.
+ */
+export class DependencyHealth {
+  private current: DependencyState;
+  private timer: NodeJS.Timeout | undefined;
+  private probing = false;
+  private readonly intervalMs: number;
+  private readonly probeTimeoutMs: number;
+
+  constructor(private readonly opts: DependencyHealthOptions) {
+    this.intervalMs = opts.intervalMs ?? 1000;
+    this.probeTimeoutMs = opts.probeTimeoutMs ?? 1000;
+    this.current = { database: true, redis: opts.redis ? true : null, checkedAt: 0 };
+  }
+
+  start(): void {
+    if (this.timer) return;
+    void this.probe();
+    this.timer = setInterval(() => void this.probe(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  state(): DependencyState {
+    return this.current;
+  }
+
+  /** the name of the first unreachable dependency, or undefined when all answer */
+  degradedBy(): 'database' | 'redis' | undefined {
+    if (!this.current.database) return 'database';
+    if (this.current.redis === false) return 'redis';
+    return undefined;
+  }
+
+  /** Measures now (bounded by the probe timeout) and returns the new state. */
+  async probe(): Promise<DependencyState> {
+    if (this.probing) return this.current;
+    this.probing = true;
+    try {
+      const { db, redis } = this.opts;
+      const [database, redisOk] = await Promise.all([
+        this.bounded(db.ping()),
+        redis ? this.bounded(redis.ping().then(() => true)) : Promise.resolve(null),
+      ]);
+      const next: DependencyState = { database, redis: redisOk, checkedAt: Date.now() };
+      const before = this.degradedBy();
+      this.current = next;
+      const after = this.degradedBy();
+      if (before !== after) {
+        if (after) this.opts.log.warn({ dependency: after }, 'degraded: a dependency is unreachable');
+        else this.opts.log.info('dependencies reachable again');
+      }
+      return next;
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  private bounded(p: Promise<boolean>): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), this.probeTimeoutMs);
+      p.then(
+        (v) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        () => {
+          clearTimeout(timer);
+          resolve(false);
+        },
+      );
+    });
+  }
+}
