@@ -1,9 +1,12 @@
 import { PassThrough } from 'node:stream';
+import type { Context } from 'koa';
 import Type from 'typebox';
 import type { Config } from '../../config/index.js';
 import { chargePointAddress, type ChargePointState, type CommandAccepted } from '../../actors/charge-point-actor.js';
 import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
 import { HttpError } from '../gateway/errors.js';
+import { publicOrigin } from '../gateway/public-origin.js';
+import { MAX_OFFSET } from '../gateway/request-limits.js';
 import { defineMount, type MountSpec, type RouteRequest, type RouteResult } from '../gateway/route-table.js';
 import type { ChargerCommand } from '../ocpp/domain.js';
 import { ProtocolName } from '../ocpp/domain.js';
@@ -20,6 +23,7 @@ import {
   CreatedChargePoint,
   RemoteStartBody,
   RemoteStopBody,
+  ChargePointId,
   chargePointView,
 } from './views.js';
 
@@ -34,17 +38,17 @@ export interface CsmsApiDeps {
 }
 
 const Paging = {
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
 };
 
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 48 }) });
+const IdParams = Type.Object({ id: ChargePointId });
 
 /** X-Total-Count, X-Limit and a Link to the next page that keeps the filters (DESIGN.md section 5). */
-function pageHeaders(req: RouteRequest<OperatorAuth>, total: number, offset: number, limit: number): Record<string, string> {
+function pageHeaders(config: Config, req: RouteRequest<OperatorAuth>, total: number, offset: number, limit: number): Record<string, string> {
   const headers: Record<string, string> = { 'X-Total-Count': String(total), 'X-Limit': String(limit) };
   if (offset + limit < total) {
-    const url = new URL(req.koa.href);
+    const url = new URL(`${publicOrigin(config, req.koa)}${req.koa.originalUrl}`);
     url.searchParams.set('offset', String(offset + limit));
     url.searchParams.set('limit', String(limit));
     headers.Link = `<${url.toString()}>; rel="next"`;
@@ -52,27 +56,21 @@ function pageHeaders(req: RouteRequest<OperatorAuth>, total: number, offset: num
   return headers;
 }
 
-/** scheme://host the operator used (Koa 3's ctx.origin is the Origin header, not this) */
-function baseOf(req: RouteRequest<OperatorAuth>): string {
-  return `${req.koa.protocol}://${req.koa.host}`;
-}
-
-/** The charger's WebSocket URL: under PUBLIC_URL when set, else under the origin the operator used. */
-export function ocppUrlFor(config: Config, id: string, origin?: string): string {
-  const base = config.PUBLIC_URL || !origin ? config.publicUrl : origin;
-  return `${base.replace(/^http/, 'ws')}/ocpp/${encodeURIComponent(id)}`;
+/** The charger's WebSocket URL, under the origin of gateway/public-origin.ts. */
+export function ocppUrlFor(config: Config, id: string, koa?: Context): string {
+  return `${publicOrigin(config, koa).replace(/^http/, 'ws')}/ocpp/${encodeURIComponent(id)}`;
 }
 
 /** The management surface for charge points and sessions (spec: "Management surface"). */
 export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
   const { config, actors, chargePoints } = deps;
 
-  async function view(id: string, origin: string): Promise<ChargePointView> {
+  async function view(id: string, koa: Context): Promise<ChargePointView> {
     const row = await chargePoints.find(id);
     if (!row) throw new HttpError(404, 'not_found', `no charge point ${id}`);
     const address = chargePointAddress(id);
     const [online, state] = await Promise.all([actors.isPinned(address), chargePoints.actorState(address)]);
-    return chargePointView(row, online, state, ocppUrlFor(config, id, origin));
+    return chargePointView(row, online, state, ocppUrlFor(config, id, koa));
   }
 
   /** An ask to the charger's actor, wherever its socket is; offline -> 409, no answer -> 503. */
@@ -120,8 +118,8 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
           const page = matching.slice(q.offset, q.offset + q.limit);
           const states = await chargePoints.actorStates(page.map((x) => chargePointAddress(x.row.id)));
           return {
-            data: page.map((x) => chargePointView(x.row, x.online, states.get(chargePointAddress(x.row.id)), ocppUrlFor(config, x.row.id, baseOf(req)))),
-            headers: pageHeaders(req, matching.length, q.offset, q.limit),
+            data: page.map((x) => chargePointView(x.row, x.online, states.get(chargePointAddress(x.row.id)), ocppUrlFor(config, x.row.id, req.koa))),
+            headers: pageHeaders(config, req, matching.length, q.offset, q.limit),
           };
         },
       },
@@ -147,7 +145,7 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
           return {
             status: 201,
             headers: { Location: `/v1/charge-points/${encodeURIComponent(id)}` },
-            data: { id, protocol: body.protocol, ocpp_url: ocppUrlFor(config, id, baseOf(req)), username: id, password: key, created_at: new Date(createdAt).toISOString() },
+            data: { id, protocol: body.protocol, ocpp_url: ocppUrlFor(config, id, req.koa), username: id, password: key, created_at: new Date(createdAt).toISOString() },
           };
         },
       },
@@ -158,14 +156,14 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
         params: IdParams,
         response: ChargePointView,
         responses: { 404: 'unknown charge point' },
-        handler: async (req) => ({ data: await view(String(req.params.id), baseOf(req)) }),
+        handler: async (req) => ({ data: await view(String(req.params.id), req.koa) }),
       },
       {
         method: 'GET',
         path: '/sessions',
         summary: 'Charging sessions built from the transactions chargers report, newest first',
         query: Type.Object({
-          charge_point_id: Type.Optional(Type.String({ maxLength: 48 })),
+          charge_point_id: Type.Optional(ChargePointId),
           status: Type.Optional(Type.Union([Type.Literal('ACTIVE'), Type.Literal('COMPLETED')])),
           ...Paging,
         }),
@@ -173,7 +171,7 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
         handler: async (req): Promise<RouteResult> => {
           const q = req.query as { charge_point_id?: string; status?: 'ACTIVE' | 'COMPLETED'; offset: number; limit: number };
           const { total, items } = await deps.sessions.list(q);
-          return { data: items, headers: pageHeaders(req, total, q.offset, q.limit) };
+          return { data: items, headers: pageHeaders(config, req, total, q.offset, q.limit) };
         },
       },
       {

@@ -28,11 +28,12 @@ export const CreatedChargePoint = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
 });
 
+/** A charge point identity: OCPP identifierString without ':', which HTTP Basic user names cannot hold. */
+export const ChargePointId = Type.String({ pattern: '^[A-Za-z0-9_.~*+|@=-]{1,48}$', description: 'charge point identity (OCPP identifierString without ":")' });
+
 export const CreateChargePointBody = Type.Object(
   {
-    id: Type.Optional(
-      Type.String({ pattern: '^[A-Za-z0-9_.~*+|@=-]{1,48}$', description: 'charge point identity (OCPP identifierString without ":", which HTTP Basic user names cannot hold); generated when absent' }),
-    ),
+    id: Type.Optional(Type.String({ ...ChargePointId, description: 'charge point identity (OCPP identifierString without ":", which HTTP Basic user names cannot hold); generated when absent' })),
     protocol: ProtocolName,
   },
   { additionalProperties: false },

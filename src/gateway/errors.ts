@@ -3,7 +3,11 @@
  * code that turns them into response bodies.
  */
 
-/** A plain HTTP error of the management surface and the service endpoints. */
+/**
+ * A plain HTTP error: rendered as `{error: {code, message}}` on /v1 and the service endpoints,
+ * and as an OCPI envelope on /ocpi paths (the router's 404/405 and the body parser's 413 reach
+ * every surface). `headers` go out with the answer (`Allow` of a 405).
+ */
 export class HttpError extends Error {
   override readonly name = 'HttpError';
   constructor(
@@ -11,6 +15,7 @@ export class HttpError extends Error {
     readonly code: string,
     message: string,
     readonly details?: unknown,
+    readonly headers?: Readonly<Record<string, string>>,
   ) {
     super(message);
   }

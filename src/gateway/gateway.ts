@@ -10,19 +10,31 @@ export interface GatewayOptions {
   log: Logger;
   mounts: ReadonlyArray<MountSpec<unknown>>;
   bodyLimit: string;
+  /** BODY_MAX_DEPTH: deepest nesting of a JSON body */
+  bodyMaxDepth: number;
+  /**
+   * TRUST_PROXY: whether X-Forwarded-Proto/-Host/-For count (Koa's `proxy`). Off by default: from
+   * anyone else they would let a caller choose the host of the links we answer (issue 7).
+   */
+  trustProxy: boolean;
   observe?: (method: string, route: string, status: number, seconds: number) => void;
 }
 
 /**
  * The Koa application. Order: request id -> request log -> error mapper -> per-route
- * authentication, body parser (size limit), validation -> handler -> envelope.
+ * authentication, body parser (size and depth limits), validation -> handler -> envelope.
  */
 export function createGateway(opts: GatewayOptions): Koa {
-  const app = new Koa({ proxy: true });
+  const app = new Koa({ proxy: opts.trustProxy });
   app.silent = true;
   app.use(requestId());
+  app.use(async (ctx, next) => {
+    // every answer, errors included: a browser never guesses a type we did not send
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    await next();
+  });
   app.use(requestLog(opts.log, opts.observe));
   app.use(errorMapper(opts.log));
-  app.use(buildRouter(opts.mounts, { bodyLimit: opts.bodyLimit }));
+  app.use(buildRouter(opts.mounts, { bodyLimit: opts.bodyLimit, bodyMaxDepth: opts.bodyMaxDepth }));
   return app;
 }

@@ -3,12 +3,18 @@ import bodyParser from 'koa-bodyparser';
 import type { Context, Middleware, Next } from 'koa';
 import type { Logger } from 'pino';
 import { HttpError, RequestValidationError } from './errors.js';
+import { assertBodyDepth, assertPrintableRequest } from './request-limits.js';
 import type { MountSpec, RouteSpec } from './route-table.js';
 import { RequestPart } from './validation.js';
 
 export interface RouterOptions {
   bodyLimit: string;
+  /** deepest nesting of a JSON body (BODY_MAX_DEPTH) */
+  bodyMaxDepth: number;
 }
+
+/** The order of the methods an `Allow` header lists. */
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 function fullPath(prefix: string, path: string): string {
   const p = path === '/' ? '' : path;
@@ -22,15 +28,23 @@ function fullPath(prefix: string, path: string): string {
  */
 export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: RouterOptions): Middleware {
   const router = new Router({ strict: false });
-  const parseBody = bodyParser({
+  const parser = bodyParser({
     enableTypes: ['json'],
     jsonLimit: opts.bodyLimit,
     strict: false,
-    onerror: (err: Error & { status?: number }) => {
-      if (err.status === 413) throw err;
+    onerror: (err: Error & { status?: number; expose?: boolean }) => {
+      // too large (413) and the other client errors raw-body says it may show; a body that does not parse is a 422
+      if (err.status !== undefined && err.status !== 400 && err.expose) throw err;
       throw new RequestValidationError([{ loc: ['body', 0], msg: `JSON decode error: ${err.message}`, type: 'json_invalid', input: {}, ctx: { error: err.message } }]);
     },
   }) as unknown as Middleware;
+  // the depth is checked on the text once it is read, before any schema walks the parsed value
+  const parseBody: Middleware = (ctx, next) =>
+    parser(ctx, async () => {
+      const raw = (ctx.request as { rawBody?: unknown }).rawBody;
+      if (typeof raw === 'string') assertBodyDepth(raw, opts.bodyMaxDepth);
+      await next();
+    });
 
   for (const mount of mounts) {
     for (const route of mount.routes) {
@@ -39,14 +53,19 @@ export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: Rou
     }
   }
   const routes = router.routes() as unknown as Middleware;
-  const allowed = router.allowedMethods({
-    throw: true,
-    methodNotAllowed: () => new HttpError(405, 'method_not_allowed', 'method not allowed on this path'),
-    notImplemented: () => new HttpError(501, 'not_implemented', 'method not implemented'),
-  }) as unknown as Middleware;
   return async (ctx: Context, next: Next) => {
     await routes(ctx, async () => {
-      await allowed(ctx, next);
+      if (ctx.status !== 404 || ctx.body !== undefined) return next();
+      const allowed = new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods));
+      if (allowed.size === 0) return next();
+      const allow = METHOD_ORDER.filter((m) => allowed.has(m)).join(', ');
+      if (ctx.method === 'OPTIONS') {
+        ctx.status = 204;
+        ctx.set('Allow', allow);
+        return undefined;
+      }
+      // any other method, known to HTTP or not, is this path's 405 (never a 501: issue 7, no 5xx for bad input)
+      throw new HttpError(405, 'method_not_allowed', `${ctx.method} is not allowed on this path`, undefined, { Allow: allow });
     });
   };
 }
@@ -60,6 +79,7 @@ function routeChain(mount: MountSpec<unknown>, route: RouteSpec<unknown>, templa
     async (ctx, next) => {
       ctx.state.routeTemplate = template;
       if (mount.authenticate && route.auth !== false) ctx.state.auth = await mount.authenticate(ctx);
+      assertPrintableRequest(ctx.params as Record<string, string | undefined>, ctx.query);
       await next();
     },
   ];

@@ -1,5 +1,9 @@
+import type { Context } from 'koa';
 import Type from 'typebox';
+import type { Config } from '../../config/index.js';
 import type { PlatformServices } from '../platform/services.js';
+import { bearerCheck } from './csms-auth.js';
+import { HttpError } from './errors.js';
 import { defineMount, type MountSpec } from './route-table.js';
 
 export interface SystemMountOptions {
@@ -8,9 +12,31 @@ export interface SystemMountOptions {
   openapi(): Record<string, unknown>;
 }
 
+/**
+ * Who may read /metrics (METRICS_TOKEN): with a token, callers presenting it as a Bearer token;
+ * without one, anyone, except in production, where the route does not exist (issue 7: metrics
+ * name routes, partners and load to anyone who asks).
+ */
+function metricsGuard(config: Pick<Config, 'METRICS_TOKEN' | 'NODE_ENV'>): (ctx: Context) => void {
+  const token = config.METRICS_TOKEN;
+  if (token) {
+    const matches = bearerCheck(token);
+    return (ctx) => {
+      if (!matches(ctx)) throw new HttpError(401, 'unauthorized', 'missing or invalid Authorization: Bearer <METRICS_TOKEN>', undefined, { 'WWW-Authenticate': 'Bearer realm="metrics"' });
+    };
+  }
+  if (config.NODE_ENV === 'production') {
+    return (ctx) => {
+      throw new HttpError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
+    };
+  }
+  return () => undefined;
+}
+
 /** /healthz (alive), /readyz (database, Redis, shards), /metrics, /openapi.json. */
 export function systemMount(opts: SystemMountOptions): MountSpec<unknown> {
   const { services } = opts;
+  const guardMetrics = metricsGuard(services.config);
   return defineMount<unknown>({
     name: 'system',
     prefix: '',
@@ -43,8 +69,12 @@ export function systemMount(opts: SystemMountOptions): MountSpec<unknown> {
       {
         method: 'GET',
         path: '/metrics',
-        summary: 'Prometheus metrics',
-        handler: async () => ({ raw: { body: await services.metrics.registry.metrics(), type: services.metrics.registry.contentType } }),
+        summary: 'Prometheus metrics (Bearer METRICS_TOKEN when set; absent in production without one)',
+        responses: { 401: 'METRICS_TOKEN is set and the request does not carry it' },
+        handler: async (req) => {
+          guardMetrics(req.koa);
+          return { raw: { body: await services.metrics.registry.metrics(), type: services.metrics.registry.contentType } };
+        },
       },
       {
         method: 'GET',

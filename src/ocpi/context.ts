@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import { publicOrigin } from '../gateway/public-origin.js';
 import type { PlatformServices } from '../platform/services.js';
 import type * as V211 from './2.1.1/schemas.js';
 import type * as V221 from './2.2.1/schemas.js';
@@ -62,13 +63,9 @@ export class OcpiContext {
     await this.invalidation.stop();
   }
 
-  /**
-   * The origin partners reach us at: PUBLIC_URL when set, otherwise the origin of the request
-   * (Host / X-Forwarded-* behind a proxy), so links work on any port.
-   */
+  /** The origin partners reach us at (gateway/public-origin.ts). */
   baseUrl(ctx?: Context): string {
-    if (this.services.config.PUBLIC_URL || !ctx) return this.services.config.publicUrl;
-    return `${ctx.protocol}://${ctx.host}`;
+    return publicOrigin(this.services.config, ctx);
   }
 
   isOwn(party: PartyIdentity): boolean {

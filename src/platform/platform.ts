@@ -148,6 +148,8 @@ export class Platform {
       log,
       mounts,
       bodyLimit: config.BODY_LIMIT,
+      bodyMaxDepth: config.BODY_MAX_DEPTH,
+      trustProxy: config.TRUST_PROXY === 'true',
       observe: (method, route, status, seconds) => this.services.metrics.httpRequests.observe({ method, route, status: String(status) }, seconds),
     });
     const server = createServer(app.callback());

@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { HttpError, OcpiError, RequestValidationError } from '../errors.js';
 
@@ -6,10 +6,28 @@ import { HttpError, OcpiError, RequestValidationError } from '../errors.js';
 export const OCPI_ERRORS_DOC_URL = 'https://github.com/ocpi/ocpi/blob/2.2.1/status_codes.asciidoc#status_codes_2xxx_client_errors';
 
 /**
- * The only place that builds error bodies:
- * - OcpiError -> the OCPI envelope (status_code, status_message, timestamp; doc_url and errors on 2001)
- * - RequestValidationError -> 422 {detail: [{loc, msg, type, input, ctx}]}
- * - HttpError -> {error: {code, message, details?}, request_id}
+ * OCPI status codes of the errors that are not a handler's own (docs/SECURITY.md "Error
+ * shapes"): an unknown path (404), a wrong method (405), a body too large (413) or any other
+ * refused request are 2000 "generic client error" on both versions; a failure of ours is 3000
+ * "generic server error" (OCPI 2.2.1 status_codes.asciidoc, 2xxx and 3xxx).
+ */
+export const OCPI_GENERIC_CLIENT_ERROR = 2000;
+export const OCPI_GENERIC_SERVER_ERROR = 3000;
+
+/** The two error shapes: the OCPI envelope under /ocpi, `{error: {code, message}}` elsewhere. */
+export type Surface = 'ocpi' | 'plain';
+
+export function surfaceOf(path: string): Surface {
+  return path === '/ocpi' || path.startsWith('/ocpi/') ? 'ocpi' : 'plain';
+}
+
+/**
+ * The only place that builds error bodies, one shape per surface (issue 7):
+ * - RequestValidationError -> 422 {detail: [{loc, msg, type, input, ctx}]} on every surface
+ * - on /ocpi: the OCPI envelope (status_code, status_message, timestamp; doc_url and errors on 2001),
+ *   an HttpError (404, 405, 413, ...) as status_code 2000
+ * - elsewhere: {error: {code, message, details?}, request_id}; an OcpiError a shared service threw
+ *   under /v1 (unknown location, invalid parameters) is translated into that shape
  * - anything else -> 500 with no internals exposed (logged with the request id)
  */
 export function errorMapper(log: Logger): Middleware {
@@ -21,39 +39,61 @@ export function errorMapper(log: Logger): Middleware {
       }
     } catch (err) {
       const requestId = ctx.state.requestId as string | undefined;
-      if (err instanceof OcpiError) {
-        ctx.status = err.httpStatus;
-        ctx.body = {
-          status_code: err.statusCode,
-          status_message: err.statusMessage,
-          timestamp: new Date().toISOString(),
-          ...(err.errors ? { doc_url: OCPI_ERRORS_DOC_URL, errors: err.errors } : {}),
-        };
-        return;
-      }
       if (err instanceof RequestValidationError) {
         ctx.status = 422;
         ctx.body = { detail: err.detail };
         return;
       }
-      if (err instanceof HttpError) {
-        ctx.status = err.status;
-        ctx.body = { error: { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) }, request_id: requestId };
-        if (err.status === 405 && typeof err.details === 'object' && err.details && 'allow' in err.details) {
-          ctx.set('Allow', String((err.details as { allow: unknown }).allow));
-        }
-        return;
+      const known = knownError(err);
+      if (!known) {
+        ((ctx.state.log as Logger | undefined) ?? log).error({ err, req_id: requestId }, 'unhandled error');
       }
-      const e = err as { status?: unknown; expose?: unknown; message?: unknown; type?: unknown };
-      // koa/raw-body errors (body too large, bad encoding) carry a status and say when they may be shown
-      if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose === true) {
-        ctx.status = e.status;
-        ctx.body = { error: { code: typeof e.type === 'string' ? e.type : 'bad_request', message: String(e.message) }, request_id: requestId };
-        return;
-      }
-      ((ctx.state.log as Logger | undefined) ?? log).error({ err, req_id: requestId }, 'unhandled error');
-      ctx.status = 500;
-      ctx.body = { error: { code: 'internal_error', message: 'internal server error' }, request_id: requestId };
+      const error = known ?? new HttpError(500, 'internal_error', 'internal server error');
+      if (error instanceof HttpError) for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);
+      if (surfaceOf(ctx.path) === 'ocpi') renderOcpi(ctx, error instanceof OcpiError ? error : ocpiFromHttp(error));
+      else renderPlain(ctx, error instanceof HttpError ? error : httpFromOcpi(error), requestId);
     }
   };
+}
+
+/** Our own errors, and the client errors of koa and raw-body (body too large, bad encoding), which say when they may be shown. */
+function knownError(err: unknown): OcpiError | HttpError | undefined {
+  if (err instanceof OcpiError || err instanceof HttpError) return err;
+  const e = err as { status?: unknown; expose?: unknown; message?: unknown; type?: unknown } | null;
+  if (e && typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose === true) {
+    return new HttpError(e.status, typeof e.type === 'string' ? e.type : 'bad_request', String(e.message));
+  }
+  return undefined;
+}
+
+function renderOcpi(ctx: Context, err: OcpiError): void {
+  ctx.status = err.httpStatus;
+  ctx.body = {
+    status_code: err.statusCode,
+    status_message: err.statusMessage,
+    timestamp: new Date().toISOString(),
+    ...(err.errors ? { doc_url: OCPI_ERRORS_DOC_URL, errors: err.errors } : {}),
+  };
+}
+
+function renderPlain(ctx: Context, err: HttpError, requestId: string | undefined): void {
+  ctx.status = err.status;
+  ctx.body = { error: { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) }, request_id: requestId };
+}
+
+function ocpiFromHttp(err: HttpError): OcpiError {
+  return new OcpiError(err.status, err.status >= 500 ? OCPI_GENERIC_SERVER_ERROR : OCPI_GENERIC_CLIENT_ERROR, err.message);
+}
+
+const plainCodes: Record<number, string> = { 400: 'invalid_parameters', 401: 'unauthorized', 404: 'not_found', 405: 'method_not_allowed' };
+
+/**
+ * An OCPI error outside /ocpi. OCPI delivers "invalid parameters" (2xxx) and "unable to use the
+ * client's API" (3xxx) as HTTP 200; the management surface answers 400 and 502 for them.
+ */
+function httpFromOcpi(err: OcpiError): HttpError {
+  let status = err.httpStatus;
+  if (status < 400) status = err.statusCode >= 3000 ? 502 : 400;
+  const details = err.errors ? { errors: err.errors } : undefined;
+  return new HttpError(status, plainCodes[status] ?? `ocpi_${err.statusCode}`, err.statusMessage, details);
 }

@@ -1,4 +1,5 @@
 import Type, { type TSchema } from 'typebox';
+import { MAX_OFFSET } from '../../gateway/request-limits.js';
 
 /**
  * Schemas shared by both OCPI versions (spec "Resources and their fields"). Objects stay open
@@ -13,8 +14,12 @@ export const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'IS
 /** spec Limits 5: party_id is 3 characters (uppercase alphanumerics in paths) */
 export const PartyId = Type.String({ pattern: '^[A-Z0-9]{3}$', description: '3-character party id' });
 
-/** The string ids OCPI gives objects (location id, EVSE uid, session id, ...): 36 characters at most. */
-export const ObjectId = Type.String({ minLength: 1, maxLength: 36 });
+/**
+ * The string ids OCPI gives objects (location id, EVSE uid, session id, ...): CiString(36) or
+ * string(36), "only printable ASCII allowed" (OCPI 2.2.1 types.asciidoc). In a path this also
+ * keeps NUL bytes and odd unicode away from the store (issue 7).
+ */
+export const ObjectId = Type.String({ minLength: 1, maxLength: 36, pattern: '^[\\x20-\\x7E]+$' });
 
 export function oneOf(values: readonly string[], description?: string) {
   return Type.Union(
@@ -70,8 +75,9 @@ export function evseWith<C extends TSchema>(connector: C) {
 export const ListQuery = Type.Object({
   date_from: Type.Optional(DateTime),
   date_to: Type.Optional(DateTime),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
-  limit: Type.Optional(Type.Integer({ minimum: 1 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0 })),
+  // a larger limit is served as MAX_LIMIT (pagination.ts); this bound only keeps the number sane
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OFFSET })),
 });
 
 /** The response envelope with a typed `data` (OpenAPI documentation of the success bodies). */

@@ -1,0 +1,81 @@
+import { RequestValidationError } from './errors.js';
+
+/**
+ * Limits on what a request may carry before any schema sees it (issue 7: a body nested 5,000
+ * levels deep overflowed the stack of the validator and answered a plain-text 500; a NUL in a
+ * path id reached SQL and answered 500). Each refusal is a 422 HTTPValidationError, which both
+ * surfaces share.
+ */
+
+/**
+ * The deepest nesting of arrays and objects in a JSON text, counted without parsing and without
+ * recursion; stops counting once past `max`. Brackets inside strings do not count.
+ */
+export function jsonDepthExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+export function assertBodyDepth(text: string, max: number): void {
+  if (!jsonDepthExceeds(text, max)) return;
+  throw new RequestValidationError([
+    { loc: ['body'], msg: `JSON nesting deeper than ${max} levels`, type: 'json_too_deep', input: null, ctx: { max_depth: max } },
+  ]);
+}
+
+/**
+ * The largest `offset` (and `limit`) a list query takes: a 32-bit integer, which every database
+ * binds (issue 7: offset=99999999999999999999999 reached SQLite as 1e+23 and answered 500).
+ */
+export const MAX_OFFSET = 2_147_483_647;
+
+/** The longest path segment a route accepts (the longest id of any surface is 48 characters). */
+export const PATH_ID_MAX_LENGTH = 64;
+
+/** The longest query value (ids, dates, enumerations and numbers are far shorter). */
+export const QUERY_VALUE_MAX_LENGTH = 256;
+
+/** Control characters (C0, DEL, C1) and lone surrogates: never part of an id or a query value of any surface. */
+// eslint-disable-next-line no-control-regex
+const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function assertPrintable(where: 'path' | 'query', name: string, value: string, maxLength: number): void {
+  if (value.length > maxLength) {
+    throw new RequestValidationError([
+      { loc: [where, name], msg: `String should have at most ${maxLength} characters`, type: 'string_too_long', input: value.slice(0, maxLength), ctx: { max_length: maxLength } },
+    ]);
+  }
+  if (FORBIDDEN.test(value)) {
+    throw new RequestValidationError([
+      { loc: [where, name], msg: 'String should not contain control characters', type: 'string_pattern_mismatch', input: value, ctx: { pattern: 'no control characters' } },
+    ]);
+  }
+}
+
+/**
+ * Every path parameter and query value of every route, whatever its schema: bounded length and
+ * no control characters (issue 7: a NUL in a path id or a query value reached SQL and answered
+ * 500). The route's own schema (OCPI ids: printable ASCII, 36 characters) comes after.
+ */
+export function assertPrintableRequest(params: Record<string, string | undefined>, query: Record<string, string | string[] | undefined>): void {
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined) assertPrintable('path', name, value, PATH_ID_MAX_LENGTH);
+  }
+  for (const [name, value] of Object.entries(query)) {
+    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) assertPrintable('query', name, v, QUERY_VALUE_MAX_LENGTH);
+  }
+}

@@ -1,0 +1,203 @@
+import { request as httpRequest } from 'node:http';
+import { expect } from 'chai';
+import nock from 'nock';
+import { platformModules } from '../../src/modules.js';
+import { API_KEY, OcpiApi, base64, type Answer, type RegisteredPartner } from '../support/ocpi-harness.js';
+import { nockPartner } from '../support/ocpi-partners.js';
+import { embeddedEnvironment, startPlatform, type StartedPlatform, type TestEnvironment } from '../support/platforms.js';
+
+/**
+ * Issue 7, the gateway's part: body depth, path ids and query numbers, one error shape per
+ * surface, forwarded headers, security headers and /metrics. Each `it` names the finding it
+ * covers; before the fix each of them failed (500s, the wrong shape, links to another host).
+ */
+
+interface Started {
+  env: TestEnvironment;
+  p: StartedPlatform;
+}
+
+async function start(extra: Record<string, string>): Promise<Started> {
+  const env = await embeddedEnvironment({ CSMS_API_KEY: API_KEY, ...extra });
+  return { env, p: await startPlatform(env, platformModules()) };
+}
+
+async function stop(s: Started | undefined): Promise<void> {
+  await s?.p.stop();
+  await s?.env.cleanup();
+}
+
+function isOcpiEnvelope(a: Answer, statusCode: number): void {
+  expect(a.body, JSON.stringify(a.body)).to.include({ status_code: statusCode });
+  expect(a.body.status_message).to.be.a('string');
+  expect(a.body.timestamp).to.be.a('string');
+  expect(a.body).to.not.have.property('error');
+}
+
+/** A request with headers fetch refuses to send (Host), on a plain socket. */
+function rawGet(url: string, path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${url}${path}`, { headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('gateway hardening (issue 7)', () => {
+  let main: Started;
+  let api: OcpiApi;
+  let cpo: RegisteredPartner;
+  let emsp: RegisteredPartner;
+
+  before(async () => {
+    main = await start({});
+    api = new OcpiApi({ mode: 'embedded', urls: [main.p.platform.url], platform: main.p, partner: async (token, versions) => nockPartner(token, versions), stop: async () => undefined });
+    cpo = await api.register('CPO');
+    emsp = await api.register('EMSP');
+  });
+  after(async () => {
+    nock.cleanAll();
+    await stop(main);
+  });
+
+  const cpoLocation = (id: string) => `/ocpi/emsp/2.2.1/locations/${cpo.party.country_code}/${cpo.party.party_id}/${id}`;
+
+  it('refuses a body nested 5,000 levels deep with a 422 on /ocpi and on /v1, not a 500', async () => {
+    const deep = '['.repeat(5000) + ']'.repeat(5000);
+    const ocpi = await api.request('PUT', cpoLocation('LOC-DEEP'), { token: cpo.token, encoding: 'base64', rawBody: deep });
+    expect(ocpi.status).to.equal(422);
+    expect((ocpi.body.detail as Array<{ type: string }>)[0]?.type).to.equal('json_too_deep');
+    const v1 = await api.request('POST', '/v1/charge-points', { rawBody: `{"id":${'{"a":'.repeat(100)}1${'}'.repeat(100)}}` });
+    expect(v1.status).to.equal(422);
+    expect((v1.body.detail as Array<{ type: string; ctx: { max_depth: number } }>)[0]).to.deep.include({ type: 'json_too_deep', ctx: { max_depth: 64 } });
+    // brackets inside strings are text, not nesting
+    const text = await api.request('POST', '/v1/charge-points', { body: { id: '['.repeat(200), protocol: 'ocpp1.6' } });
+    expect(text.status).to.equal(422);
+    expect((text.body.detail as Array<{ type: string }>)[0]?.type).to.equal('string_pattern_mismatch');
+  });
+
+  it('refuses a NUL byte or odd characters in a path id or a query value, and huge offsets, with a 4xx in the shape of the surface', async () => {
+    for (const id of ['a%00b', '%E2%80%AE', 'x'.repeat(37)]) {
+      const res = await api.request('PATCH', cpoLocation(id), { token: cpo.token, encoding: 'base64', body: { last_updated: new Date().toISOString() } });
+      expect(res.status, id).to.equal(422);
+      expect((res.body.detail as Array<{ loc: unknown[] }>)[0]?.loc).to.deep.equal(['path', 'location_id']);
+    }
+    const cp = await api.request('GET', `/v1/charge-points/CP%00-1`);
+    expect(cp.status).to.equal(422);
+    const huge = '99999999999999999999999';
+    const ocpiList = await api.request('GET', `/ocpi/2.2.1/locations?offset=${huge}`, { token: emsp.token, encoding: 'base64' });
+    expect(ocpiList.status).to.equal(422);
+    expect((ocpiList.body.detail as Array<{ loc: unknown[] }>)[0]?.loc).to.deep.equal(['query', 'offset']);
+    for (const path of [`/v1/sessions?offset=${huge}`, `/v1/charge-points?offset=${huge}`, '/v1/sessions?limit=1e400', '/v1/sessions?charge_point_id=%00']) {
+      expect((await api.request('GET', path)).status, path).to.equal(422);
+    }
+  });
+
+  it('answers unknown paths, wrong methods and too large bodies on /ocpi with an OCPI envelope (2000), a 405 with Allow', async () => {
+    const unknown = await api.request('GET', '/ocpi/emsp/2.2.1/nothing-here', { token: cpo.token, encoding: 'base64' });
+    expect(unknown.status).to.equal(404);
+    isOcpiEnvelope(unknown, 2000);
+    const wrong = await api.request('DELETE', cpoLocation('LOC-1'), { token: cpo.token, encoding: 'base64' });
+    expect(wrong.status).to.equal(405);
+    isOcpiEnvelope(wrong, 2000);
+    expect(wrong.headers.get('allow')).to.equal('PUT, PATCH');
+    const odd = await fetch(`${main.p.platform.url}/ocpi/cpo/versions`, { method: 'PROPFIND' });
+    expect(odd.status).to.equal(405);
+    expect(odd.headers.get('allow')).to.equal('GET, HEAD');
+    const big = await api.request('PUT', cpoLocation('LOC-BIG'), { token: cpo.token, encoding: 'base64', body: { name: 'x'.repeat(1024 * 1024 + 10) } });
+    expect(big.status).to.equal(413);
+    isOcpiEnvelope(big, 2000);
+    const bad = await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: 'nobody' });
+    expect(bad.status).to.equal(401);
+    isOcpiEnvelope(bad, 2000);
+  });
+
+  it('answers /v1 errors in the /v1 shape, including an unknown OCPI location behind /v1', async () => {
+    const missing = await api.request('PATCH', '/v1/ocpi/locations/NOT-THERE', { body: { name: 'renamed', last_updated: new Date().toISOString() } });
+    expect(missing.status).to.equal(404);
+    expect(missing.body).to.not.have.property('status_code');
+    expect(missing.body.error).to.include({ code: 'not_found' });
+    expect(missing.body.request_id).to.be.a('string');
+    const wrong = await api.request('DELETE', '/v1/charge-points');
+    expect(wrong.status).to.equal(405);
+    expect(wrong.headers.get('allow')).to.equal('GET, HEAD, POST');
+    expect(wrong.body.error).to.include({ code: 'method_not_allowed' });
+    const options = await fetch(`${main.p.platform.url}/v1/charge-points`, { method: 'OPTIONS' });
+    expect(options.status).to.equal(204);
+    expect(options.headers.get('allow')).to.equal('GET, HEAD, POST');
+  });
+
+  it('builds links from the Host header, not from X-Forwarded-Host, when TRUST_PROXY is off', async () => {
+    const url = main.p.platform.url;
+    const forwarded = { 'X-Forwarded-Host': 'evil.example', 'X-Forwarded-Proto': 'https' };
+    const created = await fetch(`${url}/v1/charge-points`, { method: 'POST', headers: { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json', ...forwarded }, body: JSON.stringify({ protocol: 'ocpp1.6' }) });
+    const host = new URL(url).host;
+    expect(((await created.json()) as { ocpp_url: string }).ocpp_url).to.match(new RegExp(`^ws://${host}/ocpp/`));
+    await api.request('POST', '/v1/charge-points', { body: { protocol: 'ocpp1.6' } });
+    const list = await fetch(`${url}/v1/charge-points?limit=1`, { headers: { Authorization: `Bearer ${API_KEY}`, ...forwarded } });
+    expect(list.headers.get('link')).to.match(new RegExp(`^<http://${host}/v1/charge-points\\?`));
+    const versions = await fetch(`${url}/ocpi/2.2.1/versions`, { headers: { Authorization: `Token ${base64(emsp.token)}`, ...forwarded } });
+    expect(JSON.stringify(await versions.json())).to.contain(`http://${host}/ocpi/2.2.1/versions/2.2.1`).and.not.contain('evil.example');
+    // a Host that is no host name cannot end the Link early: the configured origin is used
+    const odd = await rawGet(url, '/v1/charge-points?limit=1', { Authorization: `Bearer ${API_KEY}`, Host: 'a>; rel="next", <http://evil.example' });
+    expect(odd.status).to.equal(200);
+    expect(String(odd.headers.link)).to.match(/^<http:\/\/localhost:\d+\/v1\/charge-points\?/).and.not.contain('evil');
+  });
+
+  it('sends nosniff on every answer, errors included', async () => {
+    for (const path of ['/healthz', '/nowhere', '/ocpi/nowhere', '/v1/charge-points']) {
+      const res = await fetch(`${main.p.platform.url}${path}`);
+      expect(res.headers.get('x-content-type-options'), path).to.equal('nosniff');
+    }
+  });
+
+  describe('behind a proxy (TRUST_PROXY=true), /metrics with METRICS_TOKEN', () => {
+    let proxied: Started;
+    before(async () => {
+      proxied = await start({ TRUST_PROXY: 'true', METRICS_TOKEN: 'metrics-token-0123456789' });
+    });
+    after(() => stop(proxied));
+
+    it('builds links from X-Forwarded-Proto and -Host', async () => {
+      const created = await fetch(`${proxied.p.platform.url}/v1/charge-points`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json', 'X-Forwarded-Host': 'csms.example.com', 'X-Forwarded-Proto': 'https' },
+        body: JSON.stringify({ protocol: 'ocpp2.0.1' }),
+      });
+      expect(((await created.json()) as { ocpp_url: string }).ocpp_url).to.match(/^wss:\/\/csms\.example\.com\/ocpp\//);
+    });
+
+    it('answers /metrics only to the Bearer METRICS_TOKEN; /healthz stays open', async () => {
+      const url = proxied.p.platform.url;
+      const none = await fetch(`${url}/metrics`);
+      expect(none.status).to.equal(401);
+      expect(none.headers.get('www-authenticate')).to.contain('Bearer');
+      expect((await fetch(`${url}/metrics`, { headers: { Authorization: 'Bearer wrong-token-0123456789' } })).status).to.equal(401);
+      const ok = await fetch(`${url}/metrics`, { headers: { Authorization: 'Bearer metrics-token-0123456789' } });
+      expect(ok.status).to.equal(200);
+      expect(await ok.text()).to.contain('http_request_duration_seconds');
+      expect((await fetch(`${url}/healthz`)).status).to.equal(200);
+    });
+  });
+
+  describe('in production without METRICS_TOKEN', () => {
+    let production: Started;
+    before(async () => {
+      production = await start({ NODE_ENV: 'production' });
+    });
+    after(() => stop(production));
+
+    it('has no /metrics (404); /healthz stays open', async () => {
+      const res = await fetch(`${production.p.platform.url}/metrics`);
+      expect(res.status).to.equal(404);
+      expect(((await res.json()) as { error: { code: string } }).error.code).to.equal('not_found');
+      expect((await fetch(`${production.p.platform.url}/healthz`)).status).to.equal(200);
+    });
+  });
+});
