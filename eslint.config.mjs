@@ -27,4 +27,14 @@ export default tseslint.config(
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
+  {
+    // the dashboard's script runs in the browser; these are the browser globals it uses
+    files: ['src/dashboard/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        ['document', 'localStorage', 'sessionStorage', 'fetch', 'Node', 'TextDecoderStream', 'prompt', 'setTimeout', 'clearTimeout'].map((g) => [g, 'readonly']),
+      ),
+    },
+  },
 );

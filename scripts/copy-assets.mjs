@@ -4,7 +4,7 @@ import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const roots = ['src', 'actors'];
-const assetExt = /\.(lua|html|css|svg|json)$/;
+const assetExt = /\.(lua|html|css|js|svg|json)$/;
 
 function walk(dir) {
   for (const name of readdirSync(dir)) {

@@ -23,10 +23,22 @@ export interface CsmsModuleOptions {
 
 const dashboardDir = join(import.meta.dirname, '../dashboard');
 
+/**
+ * The dashboard's own answers (issue 7): scripts and styles from its own files only (no inline
+ * script can run, so injected markup stays inert), calls to this origin only, never framed
+ * (clickjacking), no referrer to other sites. nosniff is on every answer (gateway.ts).
+ */
+export const DASHBOARD_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+};
+
 function dashboardMount(): MountSpec<unknown> {
   const page = (file: string, type: string) => {
     let cached: string | undefined;
-    return () => ({ raw: { body: (cached ??= readFileSync(join(dashboardDir, file), 'utf8')), type } });
+    return () => ({ headers: { ...DASHBOARD_SECURITY_HEADERS }, raw: { body: (cached ??= readFileSync(join(dashboardDir, file), 'utf8')), type } });
   };
   return defineMount<unknown>({
     name: 'csms-dashboard',
@@ -35,6 +47,7 @@ function dashboardMount(): MountSpec<unknown> {
     routes: [
       { method: 'GET', path: '/', summary: 'Operator dashboard', handler: page('index.html', 'text/html; charset=utf-8') },
       { method: 'GET', path: '/dashboard.css', summary: 'Dashboard styles', handler: page('dashboard.css', 'text/css; charset=utf-8') },
+      { method: 'GET', path: '/dashboard.js', summary: 'Dashboard script', handler: page('dashboard.js', 'text/javascript; charset=utf-8') },
     ],
   });
 }

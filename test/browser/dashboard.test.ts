@@ -54,4 +54,40 @@ describe('operator dashboard in a real browser', function () {
     await charger.close();
     await page.locator(`[data-testid="cp-${cp.id}"][data-online="false"]`).waitFor();
   });
+
+  it('runs under a CSP without inline scripts, refuses framing, and keeps the operator key in sessionStorage only', async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    // a fresh browser context: no key anywhere, the operator types it
+    const context = await browser.newContext();
+    try {
+      const fresh = await context.newPage();
+      const violations: string[] = [];
+      fresh.on('console', (m) => {
+        if (/Content.Security.Policy/i.test(m.text())) violations.push(m.text());
+      });
+      const res = await fresh.goto(`${csms.url}/dashboard`);
+      const headers = res?.headers() ?? {};
+      expect(headers['content-security-policy']).to.contain("script-src 'self'").and.contain("frame-ancestors 'none'").and.not.contain('unsafe-inline');
+      expect(headers['x-frame-options']).to.equal('DENY');
+      expect(headers['x-content-type-options']).to.equal('nosniff');
+      expect(headers['referrer-policy']).to.equal('no-referrer');
+      await fresh.locator('#api-key').fill(API_KEY);
+      await fresh.locator('#key-form button').click();
+      // the script (a file of its own, allowed by the CSP) ran and used the key
+      await fresh.getByTestId(`cp-${cp.id}`).waitFor();
+      expect(await fresh.evaluate("sessionStorage.getItem('csms-api-key')")).to.equal(API_KEY);
+      expect(await fresh.evaluate("localStorage.getItem('csms-api-key')")).to.equal(null);
+      expect(violations).to.deep.equal([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('moves a key an older version left in localStorage into sessionStorage', async () => {
+    // the first context's init script puts the key into localStorage before every page load
+    await page.goto(`${csms.url}/dashboard`);
+    await page.getByTestId('live').filter({ hasText: 'live' }).waitFor();
+    expect(await page.evaluate("localStorage.getItem('csms-api-key')")).to.equal(null);
+    expect(await page.evaluate("sessionStorage.getItem('csms-api-key')")).to.equal(API_KEY);
+  });
 });

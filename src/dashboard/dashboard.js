@@ -1,0 +1,162 @@
+// The dashboard only uses the public /v1 API (GET /v1/charge-points, GET /v1/sessions,
+// POST .../remote-start|remote-stop) and its event stream GET /v1/events. It is a file of its
+// own so that the page's Content-Security-Policy can refuse inline scripts.
+const KEY = 'csms-api-key';
+
+// The operator key lives for the tab's session only (sessionStorage), not on disk for every
+// script of this origin to read later (issue 7). A key an older version left in localStorage
+// is moved over once and removed there.
+const legacy = localStorage.getItem(KEY);
+if (legacy !== null) {
+  sessionStorage.setItem(KEY, legacy);
+  localStorage.removeItem(KEY);
+}
+const $ = (id) => document.getElementById(id);
+const el = (tag, attrs = {}, ...children) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c ?? '')));
+  return e;
+};
+const key = () => sessionStorage.getItem(KEY) || '';
+const headers = () => (key() ? { Authorization: `Bearer ${key()}` } : {});
+
+async function api(method, path, body) {
+  const res = await fetch(path, {
+    method,
+    headers: { ...headers(), ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const data = res.status === 204 ? null : await res.json().catch(() => null);
+  if (!res.ok) throw new Error(data?.error?.message ?? data?.detail?.[0]?.msg ?? `HTTP ${res.status}`);
+  return data;
+}
+
+function say(text) {
+  $('message').textContent = text;
+}
+
+const fmtTime = (t) => (t ? new Date(t).toLocaleString() : '');
+const kwh = (wh) => (wh / 1000).toFixed(3);
+
+function renderChargePoints(items) {
+  const body = $('charge-points');
+  body.replaceChildren(
+    ...items.map((cp) => {
+      const online = cp.online;
+      const tx = cp.active_transactions[cp.active_transactions.length - 1];
+      const connectors = cp.connectors.filter((c) => c.connector_id > 0).map((c) => `${c.evse_id}/${c.connector_id}: ${c.status}`).join(', ');
+      return el(
+        'tr',
+        { 'data-testid': `cp-${cp.id}`, 'data-online': online ? 'true' : 'false' },
+        el('td', {}, cp.id),
+        el('td', {}, cp.protocol),
+        el('td', {}, el('span', { class: `badge ${online ? 'online' : 'offline'}`, 'data-testid': 'online' }, online ? 'online' : 'offline')),
+        el('td', { 'data-testid': 'connectors' }, connectors || el('span', { class: 'muted' }, 'none reported')),
+        el('td', {}, cp.boot ? `${cp.boot.vendor} ${cp.boot.model}` : el('span', { class: 'muted' }, 'not booted')),
+        el('td', {}, tx ?? ''),
+        el(
+          'td',
+          {},
+          el('button', { 'data-testid': 'remote-start', disabled: !online, onclick: () => remoteStart(cp.id) }, 'Remote start'),
+          ' ',
+          el('button', { 'data-testid': 'remote-stop', disabled: !online || !tx, onclick: () => remoteStop(cp.id) }, 'Remote stop'),
+        ),
+      );
+    }),
+  );
+}
+
+function renderSessions(items) {
+  $('sessions').replaceChildren(
+    ...items.map((s) =>
+      el(
+        'tr',
+        { 'data-testid': `session-${s.charge_point_id}`, 'data-status': s.status },
+        el('td', {}, s.charge_point_id),
+        el('td', {}, s.transaction_id),
+        el('td', {}, s.id_tag ?? ''),
+        el('td', {}, el('span', { class: `badge ${s.status}` }, s.status)),
+        el('td', {}, fmtTime(s.started_at)),
+        el('td', {}, fmtTime(s.stopped_at)),
+        el('td', { 'data-testid': 'energy' }, kwh(s.energy_wh)),
+      ),
+    ),
+  );
+}
+
+async function refresh() {
+  try {
+    const [cps, sessions] = await Promise.all([api('GET', '/v1/charge-points?limit=200'), api('GET', '/v1/sessions?limit=50')]);
+    renderChargePoints(cps);
+    renderSessions(sessions);
+  } catch (err) {
+    say(`Could not load: ${err.message}`);
+  }
+}
+
+let pending;
+function refreshSoon() {
+  clearTimeout(pending);
+  pending = setTimeout(refresh, 150);
+}
+
+async function remoteStart(id) {
+  const idTag = prompt('Token (id tag) to start the session for', 'OPERATOR');
+  if (!idTag) return;
+  try {
+    const res = await api('POST', `/v1/charge-points/${encodeURIComponent(id)}/remote-start`, { id_tag: idTag });
+    say(`Remote start sent to ${id} (${res.command_status})`);
+  } catch (err) {
+    say(`Remote start failed: ${err.message}`);
+  }
+}
+
+async function remoteStop(id) {
+  try {
+    const res = await api('POST', `/v1/charge-points/${encodeURIComponent(id)}/remote-stop`, {});
+    say(`Remote stop sent to ${id} for transaction ${res.transaction_id}`);
+  } catch (err) {
+    say(`Remote stop failed: ${err.message}`);
+  }
+}
+
+/** Server-sent events read with fetch, since EventSource cannot send the Authorization header. */
+async function listen() {
+  for (;;) {
+    try {
+      const res = await fetch('/v1/events', { headers: headers() });
+      if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+      $('live').textContent = 'live';
+      refreshSoon();
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        const parts = buffer.split('\n\n');
+        buffer = parts.pop() ?? '';
+        if (parts.some((p) => p.includes('data:'))) refreshSoon();
+      }
+    } catch (err) {
+      say(`Live updates interrupted: ${err.message}`);
+    }
+    $('live').textContent = 'reconnecting…';
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
+
+$('key-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  sessionStorage.setItem(KEY, $('api-key').value);
+  $('api-key').value = '';
+  say('');
+  refresh();
+});
+
+refresh();
+listen();
