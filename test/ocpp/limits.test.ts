@@ -3,7 +3,11 @@ import WebSocket from 'ws';
 import { connect, type Frame, type TestCharger } from './support/charger.js';
 import { API_KEY, startCsms, type CsmsUnderTest } from './support/csms.js';
 import { v16, v201 } from './support/messages.js';
+import pg from 'pg';
+import { RawClient } from './support/raw-socket.js';
 import { connectedCharger } from './support/scenario.js';
+import { PG_URL } from '../support/databases.js';
+import { eventually } from '../support/eventually.js';
 import { clusterEnvironment, embeddedEnvironment, type TestEnvironment } from '../support/platforms.js';
 
 interface SessionView {
@@ -36,7 +40,7 @@ describe('OCPP limits: boot deadline and open transactions per charger', () => {
     // a reconnect without a reboot needs no new BootNotification (1.6-J 4.2, 2.0.1 B01)
     const reconnected = await connect({ url: booted.cp.ocpp_url, username: booted.cp.username, password: booted.cp.password, protocols: ['ocpp2.0.1'] });
     const silent = await connectedCharger(csms, 'ocpp1.6');
-    expect(await silent.charger.closed).to.equal(1008);
+    expect(await eventually(async () => silent.charger.closeCode, { timeoutMs: 5000, what: 'the charger that never booted closed' })).to.equal(1008);
     // the deadline has passed for both: only the one that never booted is gone
     expect(reconnected.ws.readyState).to.equal(WebSocket.OPEN);
     expect(await reconnected.call('Heartbeat', {})).to.have.property('currentTime');
@@ -83,15 +87,11 @@ describe('OCPP limits: boot deadline and open transactions per charger', () => {
   });
 });
 
-/**
- * On PostgreSQL, which cannot store U+0000 in `text`: before the edge refused it, an idTag with
- * a NUL failed its session write and the charger got InternalError on every retry (issue 7).
- */
-describe('OCPP strings with a NUL byte (PostgreSQL)', () => {
+describe('OCPP edge on PostgreSQL: NUL strings, a stalled password lookup', () => {
   let csms: CsmsUnderTest;
   let env: TestEnvironment;
   before(async () => {
-    env = await clusterEnvironment({ CSMS_API_KEY: API_KEY });
+    env = await clusterEnvironment({ CSMS_API_KEY: API_KEY, OCPP_HANDSHAKE_TIMEOUT_MS: '1000' });
     csms = await startCsms({}, env);
   });
   after(async () => {
@@ -105,6 +105,8 @@ describe('OCPP strings with a NUL byte (PostgreSQL)', () => {
     return codes;
   }
 
+  // PostgreSQL `text` cannot store U+0000: before the edge refused it, an idTag with a NUL failed
+  // its session write and the charger got InternalError on every retry (issue 7)
   it('1.6: refuses idTag, vendor, serial and meter value strings with a NUL with PropertyConstraintViolation; a clean start works', async () => {
     const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
     const meter = v16.meterValues(1, undefined, 10);
@@ -136,6 +138,24 @@ describe('OCPP strings with a NUL byte (PostgreSQL)', () => {
     expect(codes).to.deep.equal(Array<string>(4).fill('PropertyConstraintViolation'));
     const ok = await charger.call<{ idTokenInfo?: { status: string } }>('TransactionEvent', v201.transactionEvent({ eventType: 'Started', transactionId: 'T-OK', seqNo: 0, idToken: 'TAG-1' }));
     expect(ok.idTokenInfo?.status).to.equal('Accepted');
+    await charger.close();
+  });
+
+  it('destroys an upgrade whose password lookup stalls (table locked) at OCPP_HANDSHAKE_TIMEOUT_MS; logins work again after', async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    const locker = new pg.Client({ connectionString: PG_URL });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE "${env.env.DATABASE_SCHEMA}".csms_charge_point IN ACCESS EXCLUSIVE MODE`);
+      const raw = await RawClient.connect(Number(new URL(csms.url).port));
+      raw.write(RawClient.upgradeRequest(`/ocpp/${cp.id}`, { protocol: 'ocpp1.6', user: cp.username, password: cp.password }));
+      await eventually(async () => (raw.closed ? true : undefined), { timeoutMs: 5000, what: 'the stalled upgrade destroyed' });
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    const charger = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp1.6'] });
     await charger.close();
   });
 });
