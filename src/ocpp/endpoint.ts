@@ -123,8 +123,9 @@ export class OcppEndpoint {
     if (degraded) return refuseUpgrade(socket, 503, { 'Retry-After': String(jitteredRetryAfterS()) });
     if (!IDENTITY.test(id)) return refuseUpgrade(socket, 404);
     const address = clientAddress(req, this.opts.trustProxy);
-    const keys = [`id:${id}`, `address:${address}`];
-    const waitMs = logins.retryAfterMs(keys);
+    const idKey = `id:${id}`;
+    const addressKey = `address:${address}`;
+    const waitMs = logins.retryAfterMs([idKey, addressKey]);
     if (waitMs > 0) return refuseUpgrade(socket, 429, { 'Retry-After': String(Math.ceil(waitMs / 1000)) });
     const offered = (req.headers['sec-websocket-protocol'] ?? '')
       .split(',')
@@ -133,14 +134,16 @@ export class OcppEndpoint {
     const creds = basicCredentials(req.headers.authorization);
     const protocol = creds && creds.user === id ? await this.opts.authenticate(id, creds.password) : undefined;
     if (!protocol) {
-      // no credentials at all is a client asking for the challenge, not a guess: not counted
-      const blocks = creds ? logins.failed(keys) : [];
+      // No credentials at all is a client asking for the challenge, not a guess: not counted. An
+      // address counts identities that fail, not failures: one misconfigured charger retrying
+      // must not lock out every charger behind the same NAT or proxy address.
+      const blocks = !creds ? [] : logins.failed(logins.failures(idKey) === 0 ? [idKey, addressKey] : [idKey]);
       for (const block of blocks) {
         log.warn({ charge_point: id, address, key: block.key, failures: block.failures, retry_after_ms: block.backoffMs }, 'failed charger logins: backing off');
       }
       return refuseUpgrade(socket, 401, { 'WWW-Authenticate': 'Basic realm="ocpp"' });
     }
-    logins.succeeded(`id:${id}`);
+    logins.succeeded(idKey);
     // the charger must speak the protocol it was registered with (OCPP-J: no common subprotocol -> refuse)
     if (!offered.includes(protocol)) return refuseUpgrade(socket, 400);
     // the client may have left during the lookup; ws would then destroy the socket without calling back

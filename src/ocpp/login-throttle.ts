@@ -86,6 +86,11 @@ export class LoginThrottle {
     return blocks;
   }
 
+  /** Failures remembered for the key (0 once forgotten). */
+  failures(key: string): number {
+    return this.current(key, this.now())?.count ?? 0;
+  }
+
   /** A successful login clears the failures of its key. */
   succeeded(key: string): void {
     this.entries.delete(key);

@@ -146,6 +146,13 @@ describe('OCPP endpoint: failed logins back off per identity and per address', (
     expect((await attempt(cp.id, cp.password, '10.0.1.2')).status).to.equal(101);
   });
 
+  it('counts one misconfigured charger once against its address: others behind the same address still log in', async () => {
+    const [wrong, right] = [await t.csms.registerChargePoint('ocpp1.6'), await t.csms.registerChargePoint('ocpp1.6')];
+    for (let i = 0; i < 3; i += 1) expect((await attempt(wrong.id, 'wrong-password', '10.0.3.1')).status).to.equal(401);
+    expect((await attempt(wrong.id, wrong.password, '10.0.3.1')).status).to.equal(429);
+    expect((await attempt(right.id, right.password, '10.0.3.1')).status).to.equal(101);
+  });
+
   it('does not count an upgrade without credentials (a client asking for the challenge)', async () => {
     for (let i = 0; i < 5; i += 1) {
       const raw = await RawClient.connect(t.port);
