@@ -7,6 +7,7 @@ import {
   ChargerEvent,
   ProtocolName,
   type ChargerEventOutcome,
+  type ConnectedReply,
 } from '../src/ocpp/domain.js';
 import type { ActorContext, DeactivationReason } from '../src/runtime/types.js';
 import { defineActor } from '../src/runtime/types.js';
@@ -141,6 +142,8 @@ export interface ChargePointActorDeps {
   closeSocket(chargePointId: string, reason: DeactivationReason): void;
   publish(event: CsmsEvent): void;
   heartbeatIntervalS: number;
+  /** OCPP_MAX_OPEN_TRANSACTIONS, read when a start arrives (settings exist once the platform runs) */
+  maxOpenTransactions(): number;
 }
 
 const MAX_COMMAND_RECORDS = 20;
@@ -259,6 +262,16 @@ export function chargePointActor(deps: ChargePointActorDeps) {
         if (open) return { transaction_id: open.transaction_id, id_tag_status: 'Accepted' };
         const done = s.finished.find((f) => f.dedupe_key === event.dedupe_key || f.transaction_id === event.transaction_id);
         if (done) return { transaction_id: done.transaction_id, id_tag_status: 'Accepted' };
+        if (s.transactions.length >= deps.maxOpenTransactions()) {
+          // Refused with status Invalid, not a CALLERROR: a CALLERROR to a transaction message
+          // makes the charger send it again (1.6 TransactionMessageAttempts, 2.0.1 E13), Invalid
+          // is a final answer, and a charger with StopTransactionOnInvalidId / StopTxOnInvalidId
+          // ends the transaction at once. 1.6 still needs an id, so one is spent; nothing is kept.
+          ctx.log.warn({ open: s.transactions.length, limit: deps.maxOpenTransactions() }, 'open transaction limit reached: start refused');
+          const refusedId = event.transaction_id ?? String(s.next_transaction_id);
+          if (event.transaction_id === null) ctx.setState({ ...s, next_transaction_id: s.next_transaction_id + 1 });
+          return { transaction_id: refusedId, id_tag_status: 'Invalid' };
+        }
         const transactionId = event.transaction_id ?? String(s.next_transaction_id);
         const sessionId = randomUUID();
         ctx.write((em) =>
@@ -386,6 +399,7 @@ export function chargePointActor(deps: ChargePointActorDeps) {
     handle(ctx, msg): unknown {
       switch (msg.type) {
         case 'connected': {
+          const booted = ctx.state.boot !== null;
           const s = ctx.state;
           // calls sent on an earlier connection will never be answered: report them and move on
           const stale = s.outbound.filter((o) => o.sent_at !== null && o.connection !== msg.connection);
@@ -395,7 +409,7 @@ export function chargePointActor(deps: ChargePointActorDeps) {
           const base = stale.length > 0 ? { ...s, protocol: msg.protocol, commands, outbound: s.outbound.filter((o) => !stale.includes(o)) } : s;
           const next = pump(ctx, base);
           if (next !== s) ctx.setState(next);
-          return null;
+          return { booted } satisfies ConnectedReply;
         }
         case 'event':
           return onEvent(ctx, msg.event, msg.protocol);

@@ -4,6 +4,7 @@ import type { PassThrough } from 'node:stream';
 import { chargePointActor, chargePointAddress } from '../../actors/charge-point-actor.js';
 import { defineMount, type MountSpec } from '../gateway/route-table.js';
 import { OcppEndpoint, ConnectionRegistry } from '../ocpp/endpoint.js';
+import { LoginThrottle } from '../ocpp/login-throttle.js';
 import { OcppSchemas } from '../ocpp/schemas.js';
 import type { PlatformModule, PlatformServices } from '../platform/services.js';
 import { csmsApiMount } from './api.js';
@@ -59,7 +60,7 @@ function dashboardMount(): MountSpec<unknown> {
 export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
   const registry = new ConnectionRegistry();
   const streams = new Set<PassThrough>();
-  const late: { events?: CsmsEventBus; endpoint?: OcppEndpoint } = {};
+  const late: { events?: CsmsEventBus; endpoint?: OcppEndpoint; maxOpenTransactions?: number } = {};
 
   const actor = chargePointActor({
     sendCommand(id, command, remoteStartId) {
@@ -79,6 +80,11 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
       late.events?.publish(event);
     },
     heartbeatIntervalS: opts.heartbeatIntervalS ?? 300,
+    maxOpenTransactions() {
+      // a charge-point actor runs only where a charger's socket was accepted, so attach() has run
+      if (late.maxOpenTransactions === undefined) throw new Error('the CSMS module is not attached to an HTTP server');
+      return late.maxOpenTransactions;
+    },
   });
 
   return {
@@ -99,6 +105,8 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
       ] as Array<MountSpec<never>>;
     },
     async attach(services, server) {
+      const { config } = services;
+      late.maxOpenTransactions = config.OCPP_MAX_OPEN_TRANSACTIONS;
       const events = (late.events ??= new CsmsEventBus(services.log, services.redis, `${services.config.REDIS_PREFIX}:csms:events`));
       await events.start();
       const chargePoints = new ChargePointStore(services.db);
@@ -115,6 +123,11 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
         onlineChanged: (id, online) => events.publish({ type: 'charge-point', charge_point_id: id, online }),
         pingIntervalMs: opts.pingIntervalMs ?? 30_000,
         callTimeoutMs: opts.callTimeoutMs ?? 30_000,
+        handshakeTimeoutMs: config.OCPP_HANDSHAKE_TIMEOUT_MS,
+        bootDeadlineMs: config.OCPP_BOOT_DEADLINE_MS,
+        logins: new LoginThrottle({ maxFailures: config.OCPP_LOGIN_FAILURES }),
+        trustProxy: config.TRUST_PROXY === 'true',
+        degradedBy: () => services.health.degradedBy(),
       });
       endpoint.attach(server);
       late.endpoint = endpoint;

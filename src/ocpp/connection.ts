@@ -5,6 +5,7 @@ import type { ChargerCommand, ChargerEvent, ChargerEventOutcome, ProtocolAdapter
 import { ChargerCallError, ChargerCallTimeoutError, ChargerDisconnectedError, OcppCallError, errorCodeFor, type OcppErrorKind } from './errors.js';
 import { callFrame, errorFrame, parseFrame, resultFrame, type InboundFrame } from './frames.js';
 import type { OcppSchemas } from './schemas.js';
+import { stringWithNul } from './text-guard.js';
 
 export interface ConnectionOptions {
   chargePointId: string;
@@ -15,6 +16,13 @@ export interface ConnectionOptions {
   handleEvent(event: ChargerEvent): Promise<ChargerEventOutcome>;
   callTimeoutMs: number;
 }
+
+/**
+ * Calls from the charger being handled at once, held ones included. OCPP-J (1.6-J section 4.1.1,
+ * 2.0.1 part 4 section 4.1.1) allows one outstanding CALL per direction; a charger that floods
+ * gets GenericError for the calls past this many rather than an unbounded queue of actor asks.
+ */
+export const MAX_CALLS_IN_PROGRESS = 32;
 
 interface PendingCall {
   id: string;
@@ -38,6 +46,9 @@ export class ChargerConnection {
   /** frames that arrive before the actor is pinned wait here */
   private held: string[] | undefined = [];
   private closed = false;
+  /** frames received and not yet fully handled (held ones included) */
+  private inProgress = 0;
+  private bootTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly ws: WebSocket,
@@ -45,15 +56,22 @@ export class ChargerConnection {
   ) {
     ws.on('message', (data, isBinary) => {
       this.alive = true;
+      // OCPP-J uses text frames only; a binary one reads as "not JSON" and gets its CALLERROR
       const text = isBinary ? '' : data.toString();
+      if (this.inProgress >= MAX_CALLS_IN_PROGRESS) {
+        void this.onFrame(text, true);
+        return;
+      }
+      this.inProgress += 1;
       if (this.held) this.held.push(text);
-      else void this.onFrame(text);
+      else void this.handle(text);
     });
     ws.on('pong', () => {
       this.alive = true;
     });
     ws.on('close', () => {
       this.closed = true;
+      clearTimeout(this.bootTimer);
       this.failPending(new ChargerDisconnectedError(`${opts.chargePointId} disconnected`));
     });
   }
@@ -70,11 +88,22 @@ export class ChargerConnection {
     return !this.closed && this.ws.readyState === this.ws.OPEN;
   }
 
-  /** Starts handling frames (after the actor is pinned to this process). */
-  open(): void {
+  /**
+   * Starts handling frames (after the actor is pinned to this process). With a boot deadline the
+   * charger must have its BootNotification accepted within it, or it is closed with 1008 (policy
+   * violation): 1.6-J section 4.2 and 2.0.1 B01 make the boot the first thing a charger does.
+   */
+  open(opts: { bootDeadlineMs: number | null } = { bootDeadlineMs: null }): void {
+    if (opts.bootDeadlineMs !== null && !this.closed) {
+      this.bootTimer = setTimeout(() => {
+        this.opts.log.warn({ charge_point: this.chargePointId, deadline_ms: opts.bootDeadlineMs }, 'no BootNotification before the deadline: closing');
+        this.close(1008, 'BootNotification expected');
+      }, opts.bootDeadlineMs);
+      this.bootTimer.unref();
+    }
     const held = this.held ?? [];
     this.held = undefined;
-    for (const text of held) void this.onFrame(text);
+    for (const text of held) void this.handle(text);
   }
 
   /** Liveness round: a socket that did not answer the previous ping is dead. */
@@ -90,6 +119,7 @@ export class ChargerConnection {
   close(code: number, reason: string): void {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.bootTimer);
     this.failPending(new ChargerDisconnectedError(reason));
     this.ws.close(code, reason);
   }
@@ -130,10 +160,23 @@ export class ChargerConnection {
     p.reject(err);
   }
 
-  private async onFrame(text: string): Promise<void> {
+  private async handle(text: string): Promise<void> {
+    try {
+      await this.onFrame(text, false);
+    } finally {
+      this.inProgress -= 1;
+    }
+  }
+
+  /** `busy`: too many calls in progress; a CALL is refused, answers and errors are still read. */
+  private async onFrame(text: string, busy: boolean): Promise<void> {
     const frame = parseFrame(text);
     switch (frame.t) {
       case 'call':
+        if (busy) {
+          this.sendError(frame.id, 'GenericError', `more than ${MAX_CALLS_IN_PROGRESS} calls in progress; OCPP-J allows one outstanding call`, {});
+          return;
+        }
         await this.onCall(frame);
         return;
       case 'result':
@@ -151,6 +194,9 @@ export class ChargerConnection {
     try {
       if (!schemas.knows(this.version, frame.action)) throw new OcppCallError('NotImplemented', `${frame.action} is not an ${this.version} action`);
       schemas.checkRequest(this.version, frame.action, frame.payload);
+      const nul = stringWithNul(frame.payload);
+      // a field the schema allows but that no store can hold: refused here, never an InternalError
+      if (nul !== undefined) throw new OcppCallError('PropertyConstraintViolation', `${frame.action}: the string at ${nul} contains a NUL character`, { path: nul });
       const event = adapter.toEvent(frame.action, frame.payload);
       if (event === undefined) throw new OcppCallError('NotSupported', `${frame.action} is not supported by this CSMS`);
       const outcome = event === null ? undefined : await this.opts.handleEvent(event);
@@ -172,6 +218,7 @@ export class ChargerConnection {
       this.sendError(frame.id, 'InternalError', 'the CSMS produced an invalid reply', {});
       return;
     }
+    if (frame.action === 'BootNotification' && reply.status === 'Accepted') clearTimeout(this.bootTimer);
     this.send(resultFrame(frame.id, reply));
   }
 

@@ -106,6 +106,12 @@ export const ChargerEventOutcome = Type.Object({
 });
 export type ChargerEventOutcome = Static<typeof ChargerEventOutcome>;
 
+/** What the charge-point actor answers when a connection of its charger is set up. */
+export interface ConnectedReply {
+  /** the charger has sent a BootNotification at some time (on this connection or an earlier one) */
+  booted: boolean;
+}
+
 /** Heartbeat interval we hand a charger at boot unless the actor decides otherwise. */
 export const DEFAULT_HEARTBEAT_INTERVAL_S = 300;
 

@@ -4,8 +4,10 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ActorSystem, PinnedActor } from '../runtime/actor-system.js';
 import { ChargerConnection } from './connection.js';
-import type { ChargerEvent, ChargerEventOutcome, ProtocolAdapter, ProtocolName } from './domain.js';
+import type { ChargerEvent, ChargerEventOutcome, ConnectedReply, ProtocolAdapter, ProtocolName } from './domain.js';
+import type { LoginThrottle } from './login-throttle.js';
 import type { OcppSchemas } from './schemas.js';
+import { HandshakeDeadlines, basicCredentials, clientAddress, jitteredRetryAfterS, refuseUpgrade, routeUpgrade } from './upgrade.js';
 import { ocpp16Adapter } from './v16/adapter.js';
 import { ocpp201Adapter } from './v201/adapter.js';
 
@@ -47,28 +49,21 @@ export interface OcppEndpointOptions {
   onlineChanged(id: string, online: boolean, connectionId: string): void;
   pingIntervalMs: number;
   callTimeoutMs: number;
+  /** OCPP_HANDSHAKE_TIMEOUT_MS: a connection must be a request or a completed upgrade by then */
+  handshakeTimeoutMs: number;
+  /** OCPP_BOOT_DEADLINE_MS: a charger never booted must send BootNotification within this */
+  bootDeadlineMs: number;
+  /** failed logins per identity and per address (OCPP_LOGIN_FAILURES) */
+  logins: LoginThrottle;
+  /** TRUST_PROXY: whether X-Forwarded-For names the client */
+  trustProxy: boolean;
+  /** the unreachable dependency (database, Redis) while the process is degraded */
+  degradedBy(): string | undefined;
 }
 
-const PATH = /^\/ocpp\/([^/?#]+)\/?$/;
 const IDENTITY = /^[A-Za-z0-9_.~*+|@=-]{1,48}$/;
 
 const adapters: Record<ProtocolName, ProtocolAdapter> = { 'ocpp1.6': ocpp16Adapter, 'ocpp2.0.1': ocpp201Adapter };
-
-function refuse(socket: Duplex, status: number, reason: string, headers: Record<string, string> = {}): void {
-  const extra = Object.entries(headers)
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join('');
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n${extra}\r\n`);
-}
-
-function basicCredentials(header: string | undefined): { user: string; password: string } | undefined {
-  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
-  if (!m?.[1]) return undefined;
-  const decoded = Buffer.from(m[1], 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon < 0) return undefined;
-  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
-}
 
 /**
  * The OCPP WebSocket endpoint, `/ocpp/<charge point id>` on the platform's HTTP server
@@ -90,24 +85,28 @@ export class OcppEndpoint {
   private readonly pins = new Map<ChargerConnection, PinnedActor>();
   /** the newest connection attempt per charger on this process (two may race through pin()) */
   private readonly newest = new Map<string, ChargerConnection>();
+  private readonly deadlines: HandshakeDeadlines;
 
-  constructor(private readonly opts: OcppEndpointOptions) {}
+  constructor(private readonly opts: OcppEndpointOptions) {
+    this.deadlines = new HandshakeDeadlines(opts.handshakeTimeoutMs);
+  }
 
+  /**
+   * Takes every upgrade request of the server: the platform serves WebSockets only here, so an
+   * upgrade this endpoint does not serve is answered (404/400) and closed, never left hanging.
+   */
   attach(server: Server): void {
+    this.deadlines.watch(server);
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-      const m = PATH.exec(req.url ?? '');
-      if (!m) return; // not ours: another module may handle it (or the socket times out)
+      // a reset or a write to a vanished client must not become an unhandled 'error'
       socket.on('error', () => undefined);
-      let id: string;
-      try {
-        id = decodeURIComponent(m[1] ?? '');
-      } catch {
-        refuse(socket, 404, 'Not Found');
-        return;
-      }
-      void this.upgrade(req, socket, head, id).catch((err: unknown) => {
-        this.opts.log.error({ err }, 'OCPP upgrade failed');
-        refuse(socket, 500, 'Internal Server Error');
+      this.deadlines.arm(socket);
+      const route = routeUpgrade(req.url);
+      if (route.t === 'refuse') return refuseUpgrade(socket, route.status);
+      void this.upgrade(req, socket, head, route.id).catch((err: unknown) => {
+        // e.g. the identity lookup failed: the charger should come back, not give up
+        this.opts.log.warn({ err }, 'OCPP upgrade failed');
+        refuseUpgrade(socket, 503, { 'Retry-After': String(jitteredRetryAfterS()) });
       });
     });
     this.pinger = setInterval(() => {
@@ -117,21 +116,54 @@ export class OcppEndpoint {
   }
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, id: string): Promise<void> {
-    if (this.stopping) return refuse(socket, 503, 'Service Unavailable');
-    if (!IDENTITY.test(id)) return refuse(socket, 404, 'Not Found');
+    const { log, logins } = this.opts;
+    if (this.stopping) return refuseUpgrade(socket, 503);
+    // degraded mode (issue 7): accepting a charger we cannot serve only starts a reconnect storm
+    const degraded = this.opts.degradedBy();
+    if (degraded) return refuseUpgrade(socket, 503, { 'Retry-After': String(jitteredRetryAfterS()) });
+    if (!IDENTITY.test(id)) return refuseUpgrade(socket, 404);
+    const address = clientAddress(req, this.opts.trustProxy);
+    const idKey = `id:${id}`;
+    const addressKey = `address:${address}`;
+    const waitMs = logins.retryAfterMs([idKey, addressKey]);
+    if (waitMs > 0) return refuseUpgrade(socket, 429, { 'Retry-After': String(Math.ceil(waitMs / 1000)) });
     const offered = (req.headers['sec-websocket-protocol'] ?? '')
       .split(',')
       .map((p) => p.trim())
       .filter(Boolean);
     const creds = basicCredentials(req.headers.authorization);
     const protocol = creds && creds.user === id ? await this.opts.authenticate(id, creds.password) : undefined;
-    if (!protocol) return refuse(socket, 401, 'Unauthorized', { 'WWW-Authenticate': 'Basic realm="ocpp"' });
+    if (!protocol) {
+      // No credentials at all is a client asking for the challenge, not a guess: not counted. An
+      // address counts identities that fail, not failures: one misconfigured charger retrying
+      // must not lock out every charger behind the same NAT or proxy address.
+      const blocks = !creds ? [] : logins.failed(logins.failures(idKey) === 0 ? [idKey, addressKey] : [idKey]);
+      for (const block of blocks) {
+        log.warn({ charge_point: id, address, key: block.key, failures: block.failures, retry_after_ms: block.backoffMs }, 'failed charger logins: backing off');
+      }
+      return refuseUpgrade(socket, 401, { 'WWW-Authenticate': 'Basic realm="ocpp"' });
+    }
+    logins.succeeded(idKey);
     // the charger must speak the protocol it was registered with (OCPP-J: no common subprotocol -> refuse)
-    if (!offered.includes(protocol)) return refuse(socket, 400, 'Bad Request');
+    if (!offered.includes(protocol)) return refuseUpgrade(socket, 400);
+    // the client may have left during the lookup; ws would then destroy the socket without calling back
+    if (socket.destroyed || !socket.writable || !socket.readable) return void socket.destroy();
     this.chosen.set(req, protocol);
-    const ws = await new Promise<WebSocket>((resolve) => {
-      this.wss.handleUpgrade(req, socket, head, resolve);
+    const ws = await new Promise<WebSocket | undefined>((resolve) => {
+      // ws answers a bad handshake (version, key) itself and never calls back: settle on close too
+      socket.once('close', () => resolve(undefined));
+      this.wss.handleUpgrade(req, socket, head, (upgraded) => {
+        // attached before anything can read a frame: an invalid frame (bad UTF-8, reserved
+        // opcode, oversized) makes ws emit 'error' and close with 1007/1002/1009; unhandled,
+        // that 'error' ended the whole process (issue 7)
+        upgraded.on('error', (err: Error & { code?: string }) => {
+          log.info({ charge_point: id, code: err.code, err: err.message }, 'charger sent an invalid WebSocket frame');
+        });
+        resolve(upgraded);
+      });
     });
+    if (!ws) return;
+    this.deadlines.clear(socket);
     try {
       await this.accept(ws, id, protocol);
     } catch (err) {
@@ -176,8 +208,8 @@ export class OcppEndpoint {
     }
     registry.set(conn);
     this.pins.set(conn, pinned);
-    await actors.ask(address, { type: 'connected', protocol, connection: conn.connectionId });
-    conn.open();
+    const { booted } = await actors.ask<ConnectedReply>(address, { type: 'connected', protocol, connection: conn.connectionId });
+    conn.open({ bootDeadlineMs: booted ? null : this.opts.bootDeadlineMs });
     this.opts.onlineChanged(id, true, conn.connectionId);
   }
 

@@ -138,7 +138,9 @@ export const ocpp201Adapter: ProtocolAdapter = {
       case 'Authorize':
         return { idTokenInfo };
       case 'TransactionEvent':
-        return (payload as TransactionEventReq).idToken ? { idTokenInfo } : {};
+        // idTokenInfo is required with an idToken (E01); a refusal is sent even without one, so
+        // that the charger learns its transaction was not accepted (StopTxOnInvalidId)
+        return (payload as TransactionEventReq).idToken || idTokenInfo.status !== 'Accepted' ? { idTokenInfo } : {};
       default:
         return {};
     }
