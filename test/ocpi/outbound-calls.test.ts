@@ -177,6 +177,19 @@ describe('OCPI outbound calls: limits, redirects and the destination policy (rea
     expect(JSON.stringify(pulled.body)).to.include('partner unreachable: reply too deep');
   });
 
+  it('answers 502, not 500, when the partner\'s token cannot go raw into a 2.1.1 header', async () => {
+    // every base64 (2.2.1) attempt is refused, so the handshake tries the raw token (2.1.1)
+    const partner = await rogue((_req, res) => {
+      res.writeHead(401, { 'Content-Type': 'application/json' });
+      res.end('{"status_code": 2001, "status_message": "Unauthorized"}');
+    });
+    const { id } = await api.onboard(uniqueParty(), 'CPO');
+    const res = await api.request('POST', `/v1/partners/${id}/register`, { body: { versions_url: `${partner.url}/versions`, token: 'their\ntoken\u2603' } });
+    expect(res.status).to.equal(502);
+    expect(JSON.stringify(res.body)).to.include('partner unreachable: invalid request');
+    expect(partner.requests).to.equal(1);
+  });
+
   describe('PARTNER_URL_POLICY=public (the default)', () => {
     let strict: OcpiTarget;
     let strictApi: OcpiApi;

@@ -7,6 +7,8 @@
 export type PartnerFailure =
   /** not http(s), a host name that does not resolve, or an address PARTNER_URL_POLICY refuses */
   | 'destination refused'
+  /** a header of ours cannot be sent (the partner's token, sent raw to 2.1.1, is not valid in HTTP) */
+  | 'invalid request'
   /** the connection could not be made or broke (refused, reset, TLS) */
   | 'no connection'
   /** no complete reply within PARTNER_TIMEOUT_MS */

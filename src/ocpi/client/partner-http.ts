@@ -1,5 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { request as httpRequest, validateHeaderValue, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { classifyAddress, policyAllows, type DestinationPolicy } from './address-class.js';
 import { PartnerCallError, type PartnerFailure } from './partner-call-error.js';
@@ -67,6 +67,16 @@ export class PartnerHttp {
     const literal = classifyAddress(host);
     if (literal !== undefined && !policyAllows(this.opts.policy, literal)) {
       return Promise.reject(failure('destination refused', `${literal} address`));
+    }
+
+    // http.request throws on a header it cannot send (a partner's token with a line break or a
+    // non-Latin-1 character, sent raw to a 2.1.1 partner): refuse it here as a failed call
+    for (const [name, value] of Object.entries(call.headers)) {
+      try {
+        validateHeaderValue(name, value);
+      } catch {
+        return Promise.reject(failure('invalid request', `header ${name} cannot be sent`));
+      }
     }
 
     return new Promise<PartnerHttpReply>((resolve, reject) => {
