@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import type { SqlEntityManager } from '@mikro-orm/knex';
-import { PartnerCallError, PartnerClient } from '../src/ocpi/client/partner-client.js';
+import { PartnerCallError, type PartnerClient } from '../src/ocpi/client/partner-client.js';
 import { defineActor, type ActorContext } from '../src/runtime/types.js';
 
 /**
@@ -95,8 +95,6 @@ export function partnerKey(countryCode: string, partyId: string): string {
   return `${countryCode}-${partyId}`;
 }
 
-const client = new PartnerClient({ timeoutMs: 5000 });
-
 function viewOf(s: PartnerState): PartnerView {
   return {
     id: s.id,
@@ -137,11 +135,32 @@ function commit(ctx: ActorContext<PartnerState>, next: PartnerState, revoked: st
   return { ok: true, partner: viewOf(s), revoked, their_token: s.their_token };
 }
 
+/** A registered link: `current_hash` is our one valid token; the partner's token, URL and endpoints as discovered. */
+function linked(
+  s: PartnerState,
+  link: Pick<PartnerState, 'their_token' | 'versions_url' | 'version' | 'endpoints' | 'business_details'> & { current_hash: string },
+): PartnerState {
+  return {
+    ...s,
+    status: 'registered',
+    tokens: [{ hash: link.current_hash, kind: 'current' }],
+    their_token: link.their_token,
+    versions_url: link.versions_url,
+    version: link.version,
+    endpoints: link.endpoints,
+    business_details: link.business_details ?? s.business_details,
+  };
+}
+
 function hashesExcept(s: PartnerState, keep: string): string[] {
   return s.tokens.filter((t) => t.hash !== keep).map((t) => t.hash);
 }
 
-async function handshake(ctx: ActorContext<PartnerState>, msg: Extract<PartnerMessage, { op: 'register' | 'rotate' }>): Promise<PartnerReply> {
+async function handshake(
+  client: PartnerClient,
+  ctx: ActorContext<PartnerState>,
+  msg: Extract<PartnerMessage, { op: 'register' | 'rotate' }>,
+): Promise<PartnerReply> {
   const s = ctx.state;
   const presented = s.tokens.find((t) => t.hash === msg.caller_hash);
   if (!presented) return fail('not_found', 'the token used is no longer valid');
@@ -155,99 +174,80 @@ async function handshake(ctx: ActorContext<PartnerState>, msg: Extract<PartnerMe
   try {
     discovery = await client.discover(msg.versions_url, msg.their_token, msg.version);
   } catch (err) {
-    if (err instanceof PartnerCallError) return fail(err.code, err.message);
+    if (err instanceof PartnerCallError) {
+      // the caller (a partner holding Token A) gets the category; our log gets what happened
+      ctx.log.warn({ partner: ctx.key, op: msg.op, partnerCall: err.toLog() }, 'partner discovery failed');
+      return fail(err.code, err.message);
+    }
     throw err;
   }
   ctx.log.info({ partner: ctx.key, op: msg.op, version: discovery.version }, 'partner discovered');
   // the previous token (Token A on register, the old token on rotation) stops working now
-  return commit(
-    ctx,
-    {
-      ...s,
-      status: 'registered',
-      tokens: [{ hash: msg.new_hash, kind: 'current' }],
-      their_token: msg.their_token,
-      versions_url: msg.versions_url,
-      version: discovery.version,
-      endpoints: discovery.endpoints,
-      business_details: msg.business_details ?? s.business_details,
-    },
-    s.tokens.map((t) => t.hash),
-  );
+  return commit(ctx, linked(s, { ...msg, current_hash: msg.new_hash, version: discovery.version, endpoints: discovery.endpoints }), s.tokens.map((t) => t.hash));
 }
 
-export const partnerActor = defineActor({
-  kind: PARTNER_KIND,
-  placement: 'sharded',
-  state: PartnerState,
-  messages: PartnerMessage,
-  initialState: (key) => {
-    const [country_code = '', party_id = ''] = key.split('-');
-    return {
-      id: '',
-      country_code,
-      party_id,
-      role: 'CPO' as const,
-      status: 'new' as const,
-      tokens: [],
-      their_token: null,
-      versions_url: null,
-      version: null,
-      endpoints: [],
-      business_details: null,
-      created_at: 0,
-      updated_at: 0,
-    };
-  },
-  async handle(ctx, msg): Promise<PartnerReply> {
-    const s = ctx.state;
-    if (msg.op === 'create') {
-      if (s.status === 'registered') return fail('exists', `partner ${ctx.key} is registered; DELETE its credentials first`);
-      const now = Date.now();
-      // an unregistered partner gets a fresh Token A; any older one stops working
-      return commit(
-        ctx,
-        {
-          ...s,
-          id: s.id || msg.id,
-          role: msg.role,
-          status: 'unregistered',
-          tokens: [{ hash: msg.initial_hash, kind: 'initial' }],
-          created_at: s.created_at || now,
-        },
-        s.tokens.map((t) => t.hash),
-      );
-    }
-    if (s.status === 'new') return fail('not_found', `no partner ${ctx.key}`);
-    switch (msg.op) {
-      case 'get':
-        return { ok: true, partner: viewOf(s), revoked: [], their_token: s.their_token };
-      case 'register':
-      case 'rotate':
-        return handshake(ctx, msg);
-      case 'unregister':
-        return commit(ctx, { ...s, status: 'unregistered', tokens: [], their_token: null, versions_url: null, version: null, endpoints: [] }, s.tokens.map((t) => t.hash));
-      case 'prepare-outbound':
-        return commit(ctx, { ...s, tokens: [...s.tokens.filter((t) => t.hash !== msg.pending_hash), { hash: msg.pending_hash, kind: 'pending' }] }, []);
-      case 'complete-outbound': {
-        if (!s.tokens.some((t) => t.hash === msg.pending_hash)) return fail('not_found', 'the handshake was superseded');
+/** `client` makes the calls to partners (the process's limits and destination policy). */
+export function partnerActor(client: PartnerClient) {
+  return defineActor({
+    kind: PARTNER_KIND,
+    placement: 'sharded',
+    state: PartnerState,
+    messages: PartnerMessage,
+    initialState: (key) => {
+      const [country_code = '', party_id = ''] = key.split('-');
+      return {
+        id: '',
+        country_code,
+        party_id,
+        role: 'CPO' as const,
+        status: 'new' as const,
+        tokens: [],
+        their_token: null,
+        versions_url: null,
+        version: null,
+        endpoints: [],
+        business_details: null,
+        created_at: 0,
+        updated_at: 0,
+      };
+    },
+    async handle(ctx, msg): Promise<PartnerReply> {
+      const s = ctx.state;
+      if (msg.op === 'create') {
+        if (s.status === 'registered') return fail('exists', `partner ${ctx.key} is registered; DELETE its credentials first`);
+        const now = Date.now();
+        // an unregistered partner gets a fresh Token A; any older one stops working
         return commit(
           ctx,
           {
             ...s,
-            status: 'registered',
-            tokens: [{ hash: msg.pending_hash, kind: 'current' }],
-            their_token: msg.their_token,
-            versions_url: msg.versions_url,
-            version: msg.version,
-            endpoints: msg.endpoints,
-            business_details: msg.business_details ?? s.business_details,
+            id: s.id || msg.id,
+            role: msg.role,
+            status: 'unregistered',
+            tokens: [{ hash: msg.initial_hash, kind: 'initial' }],
+            created_at: s.created_at || now,
           },
-          hashesExcept(s, msg.pending_hash),
+          s.tokens.map((t) => t.hash),
         );
       }
-      case 'abort-outbound':
-        return commit(ctx, { ...s, tokens: s.tokens.filter((t) => t.hash !== msg.pending_hash) }, [msg.pending_hash]);
-    }
-  },
-});
+      if (s.status === 'new') return fail('not_found', `no partner ${ctx.key}`);
+      switch (msg.op) {
+        case 'get':
+          return { ok: true, partner: viewOf(s), revoked: [], their_token: s.their_token };
+        case 'register':
+        case 'rotate':
+          return handshake(client, ctx, msg);
+        case 'unregister':
+          return commit(ctx, { ...s, status: 'unregistered', tokens: [], their_token: null, versions_url: null, version: null, endpoints: [] }, s.tokens.map((t) => t.hash));
+        case 'prepare-outbound':
+          return commit(ctx, { ...s, tokens: [...s.tokens.filter((t) => t.hash !== msg.pending_hash), { hash: msg.pending_hash, kind: 'pending' }] }, []);
+        case 'complete-outbound': {
+          if (!s.tokens.some((t) => t.hash === msg.pending_hash)) return fail('not_found', 'the handshake was superseded');
+          return commit(ctx, linked(s, { ...msg, current_hash: msg.pending_hash }), hashesExcept(s, msg.pending_hash));
+        }
+        case 'abort-outbound':
+          return commit(ctx, { ...s, tokens: s.tokens.filter((t) => t.hash !== msg.pending_hash) }, [msg.pending_hash]);
+      }
+    },
+  });
+}

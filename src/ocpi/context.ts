@@ -4,7 +4,7 @@ import type { PlatformServices } from '../platform/services.js';
 import type * as V211 from './2.1.1/schemas.js';
 import type * as V221 from './2.2.1/schemas.js';
 import { TokenDirectory, type PartyIdentity } from './auth.js';
-import { PartnerClient } from './client/partner-client.js';
+import { PartnerClient, partnerHttpOptions } from './client/partner-client.js';
 import { CacheInvalidation } from './invalidation.js';
 import { PartnerDirectory } from './partners.js';
 import { ObjectStore } from './store/object-store.js';
@@ -45,7 +45,7 @@ export class OcpiContext {
       cdrs: new ObjectStore(db, 'cdrs', { onWrite }),
     };
     this.own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID, business_name: config.OCPI_BUSINESS_NAME };
-    this.client = new PartnerClient({ timeoutMs: 5000 });
+    this.client = new PartnerClient(partnerHttpOptions(config));
     this.partners = new PartnerDirectory(services, this.tokens, (hashes) => this.invalidation.tokensRevoked(hashes));
   }
 

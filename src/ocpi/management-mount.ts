@@ -60,8 +60,12 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
     return `${base}/ocpi/${ourRoleToward(partnerRole) === 'CPO' ? 'cpo' : 'emsp'}/versions`;
   }
 
+  /** A failed call to a partner: 502 with the failure's category; what exactly failed goes to our log only. */
   function badGateway(err: unknown): never {
-    if (err instanceof PartnerCallError) throw new HttpError(502, 'partner_call_failed', err.message, { ocpi_status_code: err.code });
+    if (err instanceof PartnerCallError) {
+      ctx.services.log.warn({ partnerCall: err.toLog() }, 'partner call failed');
+      throw new HttpError(502, 'partner_call_failed', err.message, { ocpi_status_code: err.code });
+    }
     throw err;
   }
 
@@ -69,7 +73,7 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
   function theirCredentials(data: unknown): { token: string; url: string; business: { name: string; website?: string } | null } {
     if (checkCredentials221.Check(data)) return { token: data.token, url: data.url, business: data.roles[0]?.business_details ?? null };
     if (checkCredentials211.Check(data)) return { token: data.token, url: data.url, business: data.business_details };
-    throw new PartnerCallError(3001, 'the partner answered without a credentials object');
+    throw new PartnerCallError(3001, 'unexpected data', { message: 'the partner answered without a credentials object' });
   }
 
   /**
@@ -107,12 +111,13 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
       try {
         discovery = await ctx.client.discover(body.versions_url, body.token, '2.2.1');
       } catch (err) {
-        // a 2.1.1-only partner expects the raw token on its versions URL
-        if (!(err instanceof PartnerCallError) || err.code !== 3001) throw err;
+        // a 2.1.1-only partner expects the raw token on its versions URL: try again only when the
+        // partner answered and refused (a timeout or a refused destination would fail twice)
+        if (!(err instanceof PartnerCallError) || !(err.reason === 'error answer' || err.reason === 'not an OCPI envelope')) throw err;
         discovery = await ctx.client.discover(body.versions_url, body.token, '2.1.1');
       }
       const endpoint = endpointOf(discovery.endpoints, 'credentials');
-      if (!endpoint) throw new PartnerCallError(3001, 'the partner lists no credentials endpoint');
+      if (!endpoint) throw new PartnerCallError(3001, 'unexpected data', { message: 'the partner lists no credentials endpoint' });
       const version = endpoint.version as OcpiVersion;
       const role = ourRoleToward(partner.role);
       const sent = ownCredentials(ctx, version, ours, ourVersionsUrl(ctx.baseUrl(req.koa), partner.role), role);
@@ -152,7 +157,7 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
           throw err;
         }
       }
-      if (!answer || !version) throw new PartnerCallError(3001, 'no credentials endpoint of the partner accepts PUT');
+      if (!answer || !version) throw new PartnerCallError(3001, 'error answer', { message: 'no credentials endpoint of the partner accepts PUT' });
       const theirs = theirCredentials(answer.envelope.data);
       const linked = await completeOutbound(partner, {
         pending_hash: pending,
@@ -174,27 +179,31 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
     if (!chosen) throw new HttpError(409, 'no_locations_endpoint', 'the partner lists no locations endpoint');
     const version = chosen.version as OcpiVersion;
     const url = limit ? `${chosen.url}?limit=${limit}` : chosen.url;
-    let pulled;
-    try {
-      pulled = await ctx.client.pullAll(url, state.their_token, version);
-    } catch (err) {
-      return badGateway(err);
-    }
     const party = { country_code: partner.country_code, party_id: partner.party_id };
     const ids: string[] = [];
     let rejected = 0;
-    for (const o of pulled.objects) {
-      let location: S221.StoredLocation | undefined;
-      if (version === '2.1.1' && checkLocation211.Check(o)) location = locationFrom211(o, party);
-      else if (version === '2.2.1' && checkLocation221.Check(o) && o.id) location = { ...o, ...party, id: o.id };
-      if (!location) {
-        rejected++;
-        continue;
+    let pages = 0;
+    try {
+      // each page is stored before the next one is read (one page in memory at a time); a failure
+      // part-way answers 502 and keeps the pages stored so far (a pull again overwrites them)
+      for await (const page of ctx.client.pages(url, state.their_token, version)) {
+        pages++;
+        for (const o of page) {
+          let location: S221.StoredLocation | undefined;
+          if (version === '2.1.1' && checkLocation211.Check(o)) location = locationFrom211(o, party);
+          else if (version === '2.2.1' && checkLocation221.Check(o) && o.id) location = { ...o, ...party, id: o.id };
+          if (!location) {
+            rejected++;
+            continue;
+          }
+          await ctx.stores.locations.put({ ...party, id: location.id }, location);
+          ids.push(location.id);
+        }
       }
-      await ctx.stores.locations.put({ ...party, id: location.id }, location);
-      ids.push(location.id);
+    } catch (err) {
+      return badGateway(err);
     }
-    return { version, url: chosen.url, pages: pulled.pages, stored: ids.length, rejected, location_ids: ids };
+    return { version, url: chosen.url, pages, stored: ids.length, rejected, location_ids: ids };
   }
 
   const ownParty = () => ({ country_code: ctx.own.country_code, party_id: ctx.own.party_id });

@@ -106,7 +106,7 @@ export class Platform {
       },
     });
     late.actors = actors;
-    for (const m of opts.modules) for (const def of m.actors ?? []) actors.register(def);
+    for (const m of opts.modules) for (const def of typeof m.actors === 'function' ? m.actors(config) : (m.actors ?? [])) actors.register(def);
     const health = new DependencyHealth({ db, redis, log });
     return new Platform({ config, log, db, actors, metrics, redis, health }, opts.modules);
   }

@@ -30,7 +30,8 @@ export interface PlatformServices {
 export interface PlatformModule {
   name: string;
   entities?: EntitySchema[];
-  actors?: ActorDefinition[];
+  /** its actor kinds; a function when they need settings (e.g. limits of outbound calls) */
+  actors?: ActorDefinition[] | ((config: Config) => ActorDefinition[]);
   mounts?(services: PlatformServices): Array<MountSpec<never>>;
   /** after the HTTP server exists (web roles only), e.g. to accept WebSocket upgrades */
   attach?(services: PlatformServices, server: Server): Promise<void> | void;

@@ -6,7 +6,7 @@ import { emspSuite } from './suites/emsp.js';
 import { managementSuite } from './suites/management.js';
 import { overviewSuite } from './suites/overview.js';
 
-describe('OCPI, embedded mode (one process, SQLite; partners mocked with nock)', () => {
+describe('OCPI, embedded mode (one process, SQLite; partners on loopback)', () => {
   const target = () => embeddedTarget();
   authAndErrorsSuite(target);
   credentialsSuite(target);

@@ -32,6 +32,8 @@ async function instance(countryCode: string, partyId: string, name: string): Pro
     OCPI_COUNTRY_CODE: countryCode,
     OCPI_PARTY_ID: partyId,
     OCPI_BUSINESS_NAME: name,
+    // the other instance is on loopback, which the default policy refuses
+    PARTNER_URL_POLICY: 'loopback',
   });
   const started = await startPlatform(env, [ocpiModule()]);
   return {

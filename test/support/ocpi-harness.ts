@@ -3,7 +3,7 @@ import { ocpiModule } from '../../src/ocpi/module.js';
 import { clusterEnvironment, embeddedEnvironment, startPlatform, type StartedPlatform } from './platforms.js';
 import { startNode, type NodeProcess } from './processes.js';
 import { credentials221, type Json, type PartyOf } from './ocpi-builders.js';
-import { loopbackPartner, nockPartner, type FakePartner } from './ocpi-partners.js';
+import { loopbackPartner, type FakePartner } from './ocpi-partners.js';
 
 export const API_KEY = 'test-operator-key-0123456789';
 
@@ -23,23 +23,47 @@ export interface OcpiTarget {
   redisPrefix?: string;
 }
 
+/**
+ * The fake partners of the suites are servers on loopback, which the default destination policy
+ * refuses: the targets allow loopback explicitly.
+ */
+const PARTNERS_ON_LOOPBACK = { PARTNER_URL_POLICY: 'loopback' };
+
+/** The fake partners a target started, closed when it stops. */
+function partnerPool(): { partner: OcpiTarget['partner']; closeAll(): Promise<void> } {
+  const partners: FakePartner[] = [];
+  return {
+    partner: async (token, versions) => {
+      const partner = await loopbackPartner(token, versions);
+      partners.push(partner);
+      return partner;
+    },
+    closeAll: async () => {
+      await Promise.all(partners.splice(0).map((p) => p.close()));
+    },
+  };
+}
+
 export async function embeddedTarget(extra: Record<string, string> = {}): Promise<OcpiTarget> {
-  const env = await embeddedEnvironment({ CSMS_API_KEY: API_KEY, ...extra });
+  const env = await embeddedEnvironment({ CSMS_API_KEY: API_KEY, ...PARTNERS_ON_LOOPBACK, ...extra });
   const started = await startPlatform(env, [ocpiModule()]);
+  const partners = partnerPool();
   return {
     mode: 'embedded',
     urls: [started.platform.url],
     platform: started,
-    partner: async (token, versions) => nockPartner(token, versions),
+    partner: partners.partner,
     stop: async () => {
       await started.stop();
+      await partners.closeAll();
       await env.cleanup();
     },
   };
 }
 
 export async function clusterTarget(): Promise<OcpiTarget> {
-  const env = await clusterEnvironment({ CSMS_API_KEY: API_KEY });
+  // env.env goes to the child processes: they get the policy too
+  const env = await clusterEnvironment({ CSMS_API_KEY: API_KEY, ...PARTNERS_ON_LOOPBACK });
   const nodes: NodeProcess[] = [];
   try {
     for (let i = 0; i < 2; i++) nodes.push(await startNode({ ...env.env, PROCESS_ROLE: 'web', LOG_LEVEL: 'warn' }));
@@ -48,19 +72,15 @@ export async function clusterTarget(): Promise<OcpiTarget> {
     await env.cleanup();
     throw err;
   }
-  const partners: FakePartner[] = [];
+  const partners = partnerPool();
   return {
     mode: 'cluster',
     urls: nodes.map((n) => n.url),
     redisPrefix: env.env.REDIS_PREFIX,
-    partner: async (token, versions) => {
-      const partner = await loopbackPartner(token, versions);
-      partners.push(partner);
-      return partner;
-    },
+    partner: partners.partner,
     stop: async () => {
       await Promise.all(nodes.map((n) => n.stop()));
-      await Promise.all(partners.map((p) => p.close()));
+      await partners.closeAll();
       await env.cleanup();
     },
   };

@@ -1,12 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import nock from 'nock';
 
 /**
  * A roaming partner's HTTP side as our platform sees it during discovery: a versions URL and
- * version details, answering only to the token it was given. `nockPartner` intercepts fetch in
- * this process (embedded mode); `loopbackPartner` is a real server, for platforms running in
- * other processes (cluster mode), which nock cannot reach.
+ * version details, answering only to the token it was given. Real servers on loopback (the
+ * targets allow loopback destinations with PARTNER_URL_POLICY=loopback): the platform's one
+ * outbound client, its limits and its destination check run as they do against a real partner.
  */
 export interface FakePartner {
   versionsUrl: string;
@@ -15,6 +14,45 @@ export interface FakePartner {
   /** Authorization headers seen, in order */
   seen: string[];
   close(): Promise<void>;
+}
+
+/** Any HTTP server posing as a partner, on port 0; counts what reaches it. */
+export interface PartnerServer {
+  /** http://127.0.0.1:<port> */
+  url: string;
+  port: number;
+  /** TCP connections accepted */
+  connections: number;
+  /** HTTP requests received */
+  requests: number;
+  close(): Promise<void>;
+}
+
+/** `host` '::' listens on IPv6 and IPv4 (dual stack): attempts at 127.0.0.1 and ::1 both show. */
+export async function partnerServer(handler: (req: IncomingMessage, res: ServerResponse) => void, host = '127.0.0.1'): Promise<PartnerServer> {
+  const server: Server = createServer((req, res) => {
+    partner.requests++;
+    handler(req, res);
+  });
+  server.on('connection', (socket) => {
+    partner.connections++;
+    // the platform aborts replies it refuses: a reset is expected here
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => server.listen(0, host, () => r()));
+  const port = (server.address() as AddressInfo).port;
+  const partner: PartnerServer = {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    connections: 0,
+    requests: 0,
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
+  return partner;
 }
 
 function envelope(data: unknown): string {
@@ -30,40 +68,10 @@ function accepts(header: string | undefined, token: string): boolean {
   return header === `Token ${token}` || header === `Token ${Buffer.from(token).toString('base64')}`;
 }
 
-let counter = 0;
-
-export function nockPartner(token: string, versions: string[] = ['2.1.1', '2.2.1']): FakePartner {
-  counter += 1;
-  const origin = `http://partner-${counter}.test`;
-  const base = `${origin}/ocpi`;
-  const seen: string[] = [];
-  const scope = nock(origin)
-    .persist()
-    .get(/^\/ocpi\/.*/)
-    .reply(function reply(uri) {
-      const auth = String(this.req.headers.authorization ?? '');
-      seen.push(auth);
-      if (!accepts(auth, token)) return [401, JSON.stringify({ status_code: 2001, status_message: 'Unauthorized' })];
-      if (uri === '/ocpi/versions') return [200, envelope(versions.map((v) => ({ version: v, url: `${base}/${v}` })))];
-      const v = uri.replace('/ocpi/', '');
-      if (versions.includes(v)) return [200, envelope(details(base, v))];
-      return [404, '{}'];
-    });
-  return {
-    versionsUrl: `${base}/versions`,
-    token,
-    seen,
-    // the suite calls nock.cleanAll() after each test
-    close: async () => {
-      scope.persist(false);
-    },
-  };
-}
-
 export async function loopbackPartner(token: string, versions: string[] = ['2.1.1', '2.2.1']): Promise<FakePartner> {
   const seen: string[] = [];
   let base = '';
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const server = await partnerServer((req, res) => {
     const auth = req.headers.authorization ?? '';
     seen.push(auth);
     res.setHeader('Content-Type', 'application/json');
@@ -85,16 +93,6 @@ export async function loopbackPartner(token: string, versions: string[] = ['2.1.
     res.statusCode = 404;
     res.end('{}');
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ocpi`;
-  return {
-    versionsUrl: `${base}/versions`,
-    token,
-    seen,
-    close: () =>
-      new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      }),
-  };
+  base = `${server.url}/ocpi`;
+  return { versionsUrl: `${base}/versions`, token, seen, close: () => server.close() };
 }

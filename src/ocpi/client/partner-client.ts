@@ -1,30 +1,31 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { byteSize } from '../../../config/byte-size.js';
+import type { Config } from '../../../config/index.js';
 import { authorizationHeader } from '../auth.js';
 import type { OcpiVersion } from '../envelope.js';
 import { nextLink } from '../pagination.js';
+import { nestedDeeperThan } from './json-depth.js';
+import { PartnerCallError } from './partner-call-error.js';
+import { PartnerHttp, type PartnerHttpOptions } from './partner-http.js';
+
+export { PartnerCallError, type PartnerFailure } from './partner-call-error.js';
 
 /**
  * Outbound OCPI calls to a partner: discovery of its versions URL and version details, the
- * client side of the credentials handshake, and paged pulls. Every call has a timeout
- * (AbortSignal.timeout), so a partner that does not answer gives an error, not a hang.
+ * client side of the credentials handshake, and paged pulls. Every byte goes through
+ * PartnerHttp (time limit, size limit, no redirects, destination policy); this class adds the
+ * OCPI layer: the token header of the version, the envelope, the status codes.
  */
 
 export const SUPPORTED_VERSIONS: readonly OcpiVersion[] = ['2.2.1', '2.1.1'];
 
-/** Why a call to a partner failed, as the OCPI status code to answer with. */
-export class PartnerCallError extends Error {
-  override readonly name = 'PartnerCallError';
-  constructor(
-    /** 3001 unable to use the client's API, 3002 unsupported version */
-    readonly code: 3001 | 3002,
-    message: string,
-    /** the partner's HTTP status, when it answered */
-    readonly httpStatus?: number,
-  ) {
-    super(message);
-  }
-}
+/**
+ * Deepest nesting read from a partner: an OCPI Location with its EVSEs, connectors and open
+ * objects (images, energy mix) inside an envelope stays far below it.
+ */
+export const REPLY_MAX_DEPTH = 64;
 
 const AnyEnvelope = Type.Object({ status_code: Type.Integer(), status_message: Type.Optional(Type.String()), data: Type.Optional(Type.Unknown()) });
 const checkEnvelope = Compile(AnyEnvelope);
@@ -45,49 +46,54 @@ export interface Discovery {
   endpoints: DiscoveredEndpoint[];
 }
 
-export interface PartnerClientOptions {
-  timeoutMs?: number;
-}
-
 export interface CallResult {
   status: number;
   envelope: Static<typeof AnyEnvelope>;
-  headers: Headers;
+  headers: IncomingHttpHeaders;
+}
+
+/** The limits of outbound calls, from the settings (docs/OCPI.md "Outbound calls"). */
+export function partnerHttpOptions(config: Pick<Config, 'PARTNER_TIMEOUT_MS' | 'PARTNER_RESPONSE_LIMIT' | 'PARTNER_URL_POLICY'>): PartnerHttpOptions {
+  return { timeoutMs: config.PARTNER_TIMEOUT_MS, responseLimitBytes: byteSize(config.PARTNER_RESPONSE_LIMIT), policy: config.PARTNER_URL_POLICY };
+}
+
+function unexpected(where: string, what: string): PartnerCallError {
+  return new PartnerCallError(3001, 'unexpected data', { detail: `${where}: ${what}` });
 }
 
 export class PartnerClient {
-  private readonly timeoutMs: number;
-  constructor(opts: PartnerClientOptions = {}) {
-    this.timeoutMs = opts.timeoutMs ?? 5000;
+  private readonly http: PartnerHttp;
+  constructor(opts: PartnerHttpOptions) {
+    this.http = new PartnerHttp(opts);
   }
 
+  /** One call; any HTTP status, as long as the reply is an OCPI envelope. */
   async call(method: string, url: string, token: string, version: OcpiVersion, body?: unknown): Promise<CallResult> {
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method,
-        headers: {
-          Authorization: authorizationHeader(token, version),
-          Accept: 'application/json',
-          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(this.timeoutMs),
-        redirect: 'error',
-      });
-    } catch (err) {
-      const reason = err instanceof Error && err.name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : String(err instanceof Error ? err.message : err);
-      throw new PartnerCallError(3001, `${method} ${url}: ${reason}`);
+    const reply = await this.http.send({
+      method,
+      url,
+      headers: {
+        Authorization: authorizationHeader(token, version),
+        Accept: 'application/json',
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const where = `${method} ${url}`;
+    if (reply.status === 405) throw new PartnerCallError(3001, 'error answer', { httpStatus: 405, detail: `${where}: HTTP 405` });
+    if (nestedDeeperThan(reply.body, REPLY_MAX_DEPTH)) {
+      throw new PartnerCallError(3001, 'reply too deep', { httpStatus: reply.status, detail: `${where}: nested deeper than ${REPLY_MAX_DEPTH}` });
     }
-    if (res.status === 405) throw new PartnerCallError(3001, `${method} ${url}: method not allowed`, 405);
     let json: unknown;
     try {
-      json = await res.json();
+      json = JSON.parse(reply.body.toString('utf8'));
     } catch {
-      throw new PartnerCallError(3001, `${method} ${url}: HTTP ${res.status} without a JSON body`);
+      json = undefined;
     }
-    if (!checkEnvelope.Check(json)) throw new PartnerCallError(3001, `${method} ${url}: HTTP ${res.status} without an OCPI envelope`);
-    return { status: res.status, envelope: json, headers: res.headers };
+    if (!checkEnvelope.Check(json)) {
+      throw new PartnerCallError(3001, 'not an OCPI envelope', { httpStatus: reply.status, detail: `${where}: HTTP ${reply.status}, ${reply.body.length} bytes` });
+    }
+    return { status: reply.status, envelope: json, headers: reply.headers };
   }
 
   /** A successful (HTTP 2xx, status_code 1xxx) call's `data`. */
@@ -95,7 +101,7 @@ export class PartnerClient {
     const result = await this.call(method, url, token, version, body);
     const { status, envelope } = result;
     if (status < 200 || status >= 300 || envelope.status_code < 1000 || envelope.status_code >= 2000) {
-      throw new PartnerCallError(3001, `${method} ${url}: HTTP ${status}, status_code ${envelope.status_code} ${envelope.status_message ?? ''}`.trim());
+      throw new PartnerCallError(3001, 'error answer', { httpStatus: status, detail: `${method} ${url}: HTTP ${status}, status_code ${envelope.status_code}` });
     }
     return result;
   }
@@ -106,34 +112,44 @@ export class PartnerClient {
    */
   async discover(versionsUrl: string, token: string, headerVersion: OcpiVersion): Promise<Discovery> {
     const list = (await this.data('GET', versionsUrl, token, headerVersion)).envelope.data;
-    if (!checkVersionList.Check(list)) throw new PartnerCallError(3001, `GET ${versionsUrl}: data is not a list of versions`);
+    if (!checkVersionList.Check(list)) throw unexpected(`GET ${versionsUrl}`, 'data is not a list of versions');
     const mutual = SUPPORTED_VERSIONS.filter((v) => list.some((x) => x.version === v));
     const highest = mutual[0];
-    if (!highest) throw new PartnerCallError(3002, `partner offers ${list.map((x) => x.version).join(', ') || 'no versions'}; we support ${SUPPORTED_VERSIONS.join(', ')}`);
+    if (!highest) {
+      // what the partner offers stays in our log: the caller only learns what we support
+      throw new PartnerCallError(3002, 'no common version', {
+        message: `no version in common; we support ${SUPPORTED_VERSIONS.join(', ')}`,
+        detail: `partner offers ${list.map((x) => x.version).join(', ').slice(0, 200) || 'no versions'}`,
+      });
+    }
     const endpoints: DiscoveredEndpoint[] = [];
     for (const version of mutual) {
       const entry = list.find((x) => x.version === version);
       if (!entry) continue;
       const details = (await this.data('GET', entry.url, token, version)).envelope.data;
-      if (!checkDetails.Check(details)) throw new PartnerCallError(3001, `GET ${entry.url}: data is not a version detail`);
+      if (!checkDetails.Check(details)) throw unexpected(`GET ${entry.url}`, 'data is not a version detail');
       for (const e of details.endpoints) endpoints.push({ version, identifier: e.identifier, url: e.url, ...(e.role ? { role: e.role } : {}) });
     }
     return { version: highest, endpoints };
   }
 
-  /** Follows `Link: rel="next"` from `url` and returns every object of every page. */
-  async pullAll(url: string, token: string, version: OcpiVersion, maxPages = 1000): Promise<{ objects: unknown[]; pages: number }> {
-    const objects: unknown[] = [];
+  /**
+   * Follows `Link: rel="next"` from `url`, one page at a time: the caller stores a page before
+   * the next is read, so memory holds one page (at most PARTNER_RESPONSE_LIMIT) however many
+   * pages the partner has.
+   */
+  async *pages(url: string, token: string, version: OcpiVersion, maxPages = 1000): AsyncGenerator<unknown[]> {
     let next: string | undefined = url;
     let pages = 0;
     while (next && pages < maxPages) {
-      const { envelope, headers } = await this.data('GET', next, token, version);
-      if (!Array.isArray(envelope.data)) throw new PartnerCallError(3001, `GET ${next}: data is not a list`);
-      objects.push(...(envelope.data as unknown[]));
+      const { envelope, headers }: CallResult = await this.data('GET', next, token, version);
+      const data: unknown = envelope.data;
+      if (!Array.isArray(data)) throw unexpected(`GET ${next}`, 'data is not a list');
       pages++;
-      next = nextLink(headers.get('link'));
+      yield data;
+      const link = headers.link;
+      next = nextLink(Array.isArray(link) ? link.join(', ') : (link ?? null));
     }
-    return { objects, pages };
   }
 }
 

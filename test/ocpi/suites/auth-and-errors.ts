@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import nock from 'nock';
 import { aLocation, aSession, aTariff, anEvse211, isoAt } from '../../support/ocpi-builders.js';
 import { OcpiApi, type OcpiTarget, type RegisteredPartner } from '../../support/ocpi-harness.js';
 
@@ -43,7 +42,6 @@ export function authAndErrorsSuite(makeTarget: () => Promise<OcpiTarget>): void 
       emsp = await api.register('EMSP');
     });
     after(async () => {
-      nock.cleanAll();
       await target.stop();
     });
 

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import nock from 'nock';
 import { aLocation, aToken, anEvse, aConnector, isoAt } from '../../support/ocpi-builders.js';
 import { OcpiApi, dataOf, type Answer, type OcpiTarget, type RegisteredPartner } from '../../support/ocpi-harness.js';
 
@@ -40,7 +39,6 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       }
     });
     after(async () => {
-      nock.cleanAll();
       await target.stop();
     });
 

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import nock from 'nock';
 import { credentials211, credentials221 } from '../../support/ocpi-builders.js';
 import { OcpiApi, dataOf, uniqueParty, type OcpiTarget } from '../../support/ocpi-harness.js';
 
@@ -14,7 +13,6 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       target = await makeTarget();
       api = new OcpiApi(target);
     });
-    afterEach(() => nock.cleanAll());
     after(async () => target.stop());
 
     it('registers a CPO partner via POST on the eMSP 2.2.1 mount: discovery with its token, our token in the answer, Token A retired', async () => {

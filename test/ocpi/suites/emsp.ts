@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import nock from 'nock';
 import { aConnector, aLocation, aSession, aTariff, aToken, anEvse, anEvse211, isoAt } from '../../support/ocpi-builders.js';
 import { OcpiApi, dataOf, type OcpiTarget, type RegisteredPartner } from '../../support/ocpi-harness.js';
 
@@ -27,7 +26,6 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
       ({ country_code: cc, party_id: pid } = cpo.party);
     });
     after(async () => {
-      nock.cleanAll();
       await target.stop();
     });
 

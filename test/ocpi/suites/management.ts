@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import nock from 'nock';
 import { aLocation, isoAt } from '../../support/ocpi-builders.js';
 import { OcpiApi, dataOf, uniqueParty, type OcpiTarget } from '../../support/ocpi-harness.js';
 
@@ -17,7 +16,6 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
       api = new OcpiApi(target);
     });
     after(async () => {
-      nock.cleanAll();
       await target.stop();
     });
 

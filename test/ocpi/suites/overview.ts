@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import nock from 'nock';
 import { aConnector, aLocation, aSession, aTariff, aToken, anEvse, isoAt } from '../../support/ocpi-builders.js';
 import { OcpiApi, dataOf, type OcpiTarget, type RegisteredPartner } from '../../support/ocpi-harness.js';
 
@@ -24,7 +23,6 @@ export function overviewSuite(makeTarget: () => Promise<OcpiTarget>): void {
       await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OV-TOK', { body: aToken({ uid: 'OV-TOK' }) });
     });
     after(async () => {
-      nock.cleanAll();
       await target.stop();
     });
 
