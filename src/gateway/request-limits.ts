@@ -1,3 +1,4 @@
+import { jsonNestingExceeds } from '../json-depth.js';
 import { RequestValidationError } from './errors.js';
 
 /**
@@ -7,31 +8,8 @@ import { RequestValidationError } from './errors.js';
  * surfaces share.
  */
 
-/**
- * The deepest nesting of arrays and objects in a JSON text, counted without parsing and without
- * recursion; stops counting once past `max`. Brackets inside strings do not count.
- */
-export function jsonDepthExceeds(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: the next character is escaped
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) {
-      depth--;
-    }
-  }
-  return false;
-}
-
 export function assertBodyDepth(text: string, max: number): void {
-  if (!jsonDepthExceeds(text, max)) return;
+  if (!jsonNestingExceeds(text, max)) return;
   throw new RequestValidationError([
     { loc: ['body'], msg: `JSON nesting deeper than ${max} levels`, type: 'json_too_deep', input: null, ctx: { max_depth: max } },
   ]);

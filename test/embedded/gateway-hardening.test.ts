@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import nock from 'nock';
 import { platformModules } from '../../src/modules.js';
 import { API_KEY, OcpiApi, base64, type Answer, type RegisteredPartner } from '../support/ocpi-harness.js';
-import { nockPartner } from '../support/ocpi-partners.js';
+import { loopbackPartner, type FakePartner } from '../support/ocpi-partners.js';
 import { embeddedEnvironment, startPlatform, type StartedPlatform, type TestEnvironment } from '../support/platforms.js';
 
 /**
@@ -49,6 +49,13 @@ function rawGet(url: string, path: string, headers: Record<string, string>): Pro
   });
 }
 
+/** the partners' servers on loopback, closed after the suite */
+const partners: FakePartner[] = [];
+function remember(partner: FakePartner): FakePartner {
+  partners.push(partner);
+  return partner;
+}
+
 describe('gateway hardening (issue 7)', () => {
   let main: Started;
   let api: OcpiApi;
@@ -56,13 +63,14 @@ describe('gateway hardening (issue 7)', () => {
   let emsp: RegisteredPartner;
 
   before(async () => {
-    main = await start({});
-    api = new OcpiApi({ mode: 'embedded', urls: [main.p.platform.url], platform: main.p, partner: async (token, versions) => nockPartner(token, versions), stop: async () => undefined });
+    main = await start({ PARTNER_URL_POLICY: 'loopback' });
+    api = new OcpiApi({ mode: 'embedded', urls: [main.p.platform.url], platform: main.p, partner: async (token, versions) => remember(await loopbackPartner(token, versions)), stop: async () => undefined });
     cpo = await api.register('CPO');
     emsp = await api.register('EMSP');
   });
   after(async () => {
     nock.cleanAll();
+    await Promise.all(partners.splice(0).map((x) => x.close()));
     await stop(main);
   });
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import nock from 'nock';
 import { platformModules } from '../../src/modules.js';
 import { API_KEY, OcpiApi, base64, type RegisteredPartner } from '../support/ocpi-harness.js';
-import { nockPartner } from '../support/ocpi-partners.js';
+import { loopbackPartner, type FakePartner } from '../support/ocpi-partners.js';
 import { embeddedEnvironment, startPlatform, type StartedPlatform, type TestEnvironment } from '../support/platforms.js';
 
 /**
@@ -117,6 +117,13 @@ function deepObject(n: number): string {
   return '{"a":'.repeat(n) + '1' + '}'.repeat(n);
 }
 
+/** the partners' servers on loopback, closed after the suite */
+const partners: FakePartner[] = [];
+function remember(partner: FakePartner): FakePartner {
+  partners.push(partner);
+  return partner;
+}
+
 describe('HTTP fuzz over every route of /openapi.json (embedded)', function () {
   this.timeout(120_000);
   let env: TestEnvironment;
@@ -128,18 +135,19 @@ describe('HTTP fuzz over every route of /openapi.json (embedded)', function () {
   let tried = 0;
 
   before(async () => {
-    env = await embeddedEnvironment({ CSMS_API_KEY: API_KEY, BODY_LIMIT: `${BODY_LIMIT / 1024}kb` });
+    env = await embeddedEnvironment({ CSMS_API_KEY: API_KEY, BODY_LIMIT: `${BODY_LIMIT / 1024}kb`, PARTNER_URL_POLICY: 'loopback' });
     p = await startPlatform(env, platformModules());
     // the fuzzed bodies name URLs: nothing may leave the machine
     nock.disableNetConnect();
     nock.enableNetConnect('127.0.0.1');
-    const api = new OcpiApi({ mode: 'embedded', urls: [p.platform.url], platform: p, partner: async (token, versions) => nockPartner(token, versions), stop: async () => undefined });
+    const api = new OcpiApi({ mode: 'embedded', urls: [p.platform.url], platform: p, partner: async (token, versions) => remember(await loopbackPartner(token, versions)), stop: async () => undefined });
     cpo = await api.register('CPO');
     emsp = await api.register('EMSP');
   });
 
   after(async () => {
     nock.cleanAll();
+    await Promise.all(partners.splice(0).map((x) => x.close()));
     nock.enableNetConnect();
     const byStatus = [...outcomes.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}: ${n}`).join(', ');
     console.log(`      http fuzz (seed ${SEED}): ${tried} requests; by status: ${byStatus}`);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { byteSize } from '../../config/byte-size.js';
 import { classifyAddress, policyAllows, type AddressClass } from '../../src/ocpi/client/address-class.js';
-import { nestedDeeperThan } from '../../src/ocpi/client/json-depth.js';
+import { jsonNestingExceeds } from '../../src/json-depth.js';
 
 /** The destination classifier behind PARTNER_URL_POLICY (issue 7, SSRF through the handshake). */
 describe('outbound destinations: address classes', () => {
@@ -89,7 +89,7 @@ describe('size settings', () => {
 });
 
 describe('nesting depth of a partner reply', () => {
-  const deeper = (text: string, max: number) => nestedDeeperThan(Buffer.from(text), max);
+  const deeper = (text: string, max: number) => jsonNestingExceeds(Buffer.from(text), max);
 
   it('counts arrays and objects, not brackets inside strings or escaped quotes', () => {
     expect(deeper('{"a": [1, {"b": []}]}', 4)).to.equal(false);

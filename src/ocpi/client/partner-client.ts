@@ -6,7 +6,7 @@ import type { Config } from '../../../config/index.js';
 import { authorizationHeader } from '../auth.js';
 import type { OcpiVersion } from '../envelope.js';
 import { nextLink } from '../pagination.js';
-import { nestedDeeperThan } from './json-depth.js';
+import { jsonNestingExceeds } from '../../json-depth.js';
 import { PartnerCallError } from './partner-call-error.js';
 import { PartnerHttp, type PartnerHttpOptions } from './partner-http.js';
 
@@ -81,7 +81,7 @@ export class PartnerClient {
     });
     const where = `${method} ${url}`;
     if (reply.status === 405) throw new PartnerCallError(3001, 'error answer', { httpStatus: 405, detail: `${where}: HTTP 405` });
-    if (nestedDeeperThan(reply.body, REPLY_MAX_DEPTH)) {
+    if (jsonNestingExceeds(reply.body, REPLY_MAX_DEPTH)) {
       throw new PartnerCallError(3001, 'reply too deep', { httpStatus: reply.status, detail: `${where}: nested deeper than ${REPLY_MAX_DEPTH}` });
     }
     let json: unknown;
