@@ -75,8 +75,13 @@ class DuplicateDeliveryError extends Error {
 
 const MAX_FORWARD_HOPS = 3;
 
-/** How long a received ask id is remembered (a re-send comes within the sender's timeout). */
+/**
+ * How long, and how many, received ask ids are remembered: a re-send comes after the sender saw
+ * our membership lapse (a lease TTL) and within its ask timeout. Past the count the oldest
+ * answered ones go first, so a busy process does not hold a minute of replies.
+ */
 const RECEIVED_ASK_MEMORY_MS = 60_000;
+const RECEIVED_ASK_MEMORY_MAX = 10_000;
 
 /**
  * The pause before an ask resolves its target again (moved, fenced, no owner yet). Every retry
@@ -636,7 +641,7 @@ export class ActorSystem implements ActorRef, ActivationHost {
   private rememberAsk(id: string, entry: ReceivedAsk): void {
     const oldest = Date.now() - RECEIVED_ASK_MEMORY_MS;
     for (const [k, v] of this.received) {
-      if (v.at >= oldest || v.reply === undefined) break;
+      if (v.reply === undefined || (v.at >= oldest && this.received.size < RECEIVED_ASK_MEMORY_MAX)) break;
       this.received.delete(k);
     }
     this.received.set(id, entry);
