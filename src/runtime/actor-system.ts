@@ -13,8 +13,10 @@ import {
   FencedError,
   InvalidMessageError,
   UnknownActorKindError,
+  UnrecoverableError,
   rebuildError,
   serializeError,
+  type SerializedError,
 } from './errors.js';
 import type { ActorPlacement, Lease, PlacementEvents } from './placement.js';
 import type { MailboxRow, RuntimeStore } from './runtime-store.js';
@@ -45,6 +47,18 @@ interface PendingAsk {
   resolve(value: unknown): void;
   reject(err: unknown): void;
   timer: NodeJS.Timeout;
+  /** the process the ask was sent to: if its membership lapses, the ask is re-sent elsewhere */
+  owner: string;
+}
+
+type Reply = { ok: true; value: unknown } | { ok: false; error: SerializedError };
+
+/** An ask this process received, by its id: answered again from here if it is re-sent. */
+interface ReceivedAsk {
+  at: number;
+  reply: Reply | undefined;
+  /** calls with this id waiting for the turn (the first one and any re-send) */
+  waiting: Array<Extract<Envelope, { t: 'call' }>>;
 }
 
 /** A pinned actor held by this process, e.g. for the charger whose socket we hold. */
@@ -62,6 +76,23 @@ class DuplicateDeliveryError extends Error {
 const MAX_FORWARD_HOPS = 3;
 
 /**
+ * How long, and how many, received ask ids are remembered: a re-send comes after the sender saw
+ * our membership lapse (a lease TTL) and within its ask timeout. Past the count the oldest
+ * answered ones go first, so a busy process does not hold a minute of replies.
+ */
+const RECEIVED_ASK_MEMORY_MS = 60_000;
+const RECEIVED_ASK_MEMORY_MAX = 10_000;
+
+/**
+ * The pause before an ask resolves its target again (moved, fenced, no owner yet). Every retry
+ * path backs off: a fenced shard retried at once spun 1,238 commit transactions in a second
+ * (issue 7).
+ */
+function retryDelayMs(attempt: number, remainingMs: number): number {
+  return Math.max(1, Math.min(250, 10 * 2 ** attempt, remainingMs));
+}
+
+/**
  * The actor runtime of one process: activations, turns, routing through the placement and the
  * transport, durable messages and reminders.
  */
@@ -71,6 +102,8 @@ export class ActorSystem implements ActorRef, ActivationHost {
   private readonly kinds = new Map<string, Kind>();
   private readonly activations = new Map<Address, Activation>();
   private readonly pending = new Map<string, PendingAsk>();
+  private readonly received = new Map<string, ReceivedAsk>();
+  private rerouted = 0;
   private readonly inFlight = new Set<string>();
   private readonly timers: NodeJS.Timeout[] = [];
   private started = false;
@@ -98,6 +131,13 @@ export class ActorSystem implements ActorRef, ActivationHost {
     const events: PlacementEvents = {
       shardsLost: (shards, graceful) => this.dropShards(shards, graceful),
       shardsGained: () => void this.sweep(),
+      membersLeft: (ids) => this.rerouteAsksTo(ids),
+      pinsLost: (addresses) => {
+        for (const address of addresses) {
+          const act = this.activations.get(address);
+          if (act) void this.deactivate(act, 'pin-lost', false);
+        }
+      },
     };
     await this.opts.placement.start(events);
     const sweepMs = this.opts.sweepMs ?? 1000;
@@ -132,8 +172,8 @@ export class ActorSystem implements ActorRef, ActivationHost {
     return this.opts.placement.ownedShards().length;
   }
 
-  stats(): { activations: number; inFlightDurable: number; pendingAsks: number } {
-    return { activations: this.activations.size, inFlightDurable: this.inFlight.size, pendingAsks: this.pending.size };
+  stats(): { activations: number; inFlightDurable: number; pendingAsks: number; reroutedAsks: number } {
+    return { activations: this.activations.size, inFlightDurable: this.inFlight.size, pendingAsks: this.pending.size, reroutedAsks: this.rerouted };
   }
 
   // ---- ActorRef ---------------------------------------------------------------------------
@@ -146,6 +186,8 @@ export class ActorSystem implements ActorRef, ActivationHost {
     const timeoutMs = opts?.timeoutMs ?? this.opts.askTimeoutMs;
     const deadline = Date.now() + timeoutMs;
     const kind = this.kindOf(address);
+    // one id for every send of this ask: a process that sees it twice answers from memory
+    const askId = randomUUID();
     for (let attempt = 0; ; attempt++) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw new AskTimeoutError(`no reply from ${address} within ${timeoutMs} ms`);
@@ -158,25 +200,23 @@ export class ActorSystem implements ActorRef, ActivationHost {
             () => new AskTimeoutError(`no reply from ${address} within ${timeoutMs} ms`),
           )) as R;
         } catch (err) {
-          if (err instanceof ActorMovedError) continue;
-          throw err;
+          if (!(err instanceof ActorMovedError)) throw err;
+          await sleep(retryDelayMs(attempt, deadline - Date.now()));
+          continue;
         }
       }
       const owner = await this.ownerOf(address, kind.def);
       if (!owner || owner === this.processId) {
         if (kind.def.placement === 'pinned') throw new ActorUnavailableError(`${address} is not connected`);
-        await sleep(Math.min(250, 20 * 2 ** attempt, Math.max(1, remaining)));
+        await sleep(retryDelayMs(attempt, remaining));
         continue;
       }
       try {
-        return (await this.remoteAsk(owner, address, message, remaining, timeoutMs)) as R;
+        return (await this.remoteAsk(askId, owner, address, message, remaining, timeoutMs)) as R;
       } catch (err) {
-        if (err instanceof ActorMovedError) {
-          this.forgetOwner(address, kind.def);
-          await sleep(Math.min(100, 10 * 2 ** attempt));
-          continue;
-        }
-        throw err;
+        if (!(err instanceof ActorMovedError)) throw err;
+        this.forgetOwner(address, kind.def);
+        await sleep(retryDelayMs(attempt, deadline - Date.now()));
       }
     }
   }
@@ -282,9 +322,10 @@ export class ActorSystem implements ActorRef, ActivationHost {
       if (err instanceof FencedError) {
         this.log.warn({ address: act.address, epoch: act.epoch, fence: lease.fenceKey }, 'turn fenced: a newer owner exists');
         this.opts.onTurn?.(kind, 'fenced', (performance.now() - started) / 1000);
+        // give the lease up before the caller retries, or the retry reactivates under it
+        this.onFenced(act, lease);
         if (item.t === 'message') item.reject(new ActorMovedError(err.message));
         else if (item.t === 'durable') item.done();
-        this.onFenced(act);
         return;
       }
       if (err instanceof DuplicateDeliveryError) {
@@ -295,8 +336,9 @@ export class ActorSystem implements ActorRef, ActivationHost {
       if (item.t === 'message') item.reject(err);
       else if (item.t === 'durable') {
         const max = act.def.maxAttempts ?? 10;
-        const outcome = await this.opts.store.fail(item.row, serializeError(err).message, max).catch(() => 'retry' as const);
-        this.log.warn({ err, address: act.address, attempt: item.row.attempts + 1, outcome }, 'durable message failed');
+        const unrecoverable = err instanceof UnrecoverableError;
+        const outcome = await this.opts.store.fail(item.row, serializeError(err).message, max, unrecoverable).catch(() => 'retry' as const);
+        this.log.warn({ err, address: act.address, attempt: item.row.attempts + 1, outcome, unrecoverable }, 'durable message failed');
         item.done();
       } else {
         this.log.error({ err, address: act.address }, 'onActivate failed');
@@ -334,7 +376,8 @@ export class ActorSystem implements ActorRef, ActivationHost {
     }
   }
 
-  private onFenced(act: Activation): void {
+  private onFenced(act: Activation, lease: Lease): void {
+    this.opts.placement.leaseFenced(lease);
     if (act.shard < 0) {
       void this.deactivate(act, 'pin-lost', false);
       return;
@@ -419,14 +462,13 @@ export class ActorSystem implements ActorRef, ActivationHost {
     if (def.placement === 'sharded') this.opts.placement.forgetShardOwner(shardOf(address, this.opts.placement.shardCount));
   }
 
-  private remoteAsk(owner: string, address: Address, msg: unknown, remaining: number, timeoutMs: number): Promise<unknown> {
-    const id = randomUUID();
+  private remoteAsk(id: string, owner: string, address: Address, msg: unknown, remaining: number, timeoutMs: number): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         reject(new AskTimeoutError(`no reply from ${address} within ${timeoutMs} ms`));
       }, remaining);
-      this.pending.set(id, { resolve, reject, timer });
+      this.pending.set(id, { resolve, reject, timer, owner });
       const env: Envelope = { t: 'call', id, from: this.processId, to: address, msg, ask: true, hops: 0 };
       this.opts.transport.send(owner, env).then(
         (delivered) => {
@@ -439,7 +481,23 @@ export class ActorSystem implements ActorRef, ActivationHost {
     });
   }
 
-  private settle(id: string, reply: { ok: true; value: unknown } | { ok: false; error: { name: string; message: string; code?: string } }): void {
+  /**
+   * Processes whose membership lapsed will not answer: what we asked them is re-sent to the new
+   * owner now instead of waiting out its timeout (issue 7: after kill -9, 7 of 24 asks waited
+   * 30 s). Their leases lapsed before their membership did, so they cannot commit any more; the
+   * re-send carries the same ask id (see `onCall`).
+   */
+  private rerouteAsksTo(processIds: string[]): void {
+    const gone = new Set(processIds);
+    for (const [id, p] of this.pending) {
+      if (!gone.has(p.owner)) continue;
+      this.rerouted++;
+      this.settle(id, { ok: false, error: { name: 'ActorMovedError', message: `${p.owner} left the cluster` } });
+    }
+    if (gone.size > 0) this.log.info({ processes: [...gone] }, 'members left; asks to them re-sent');
+  }
+
+  private settle(id: string, reply: Reply): void {
     const p = this.pending.get(id);
     if (!p) return;
     this.pending.delete(id);
@@ -556,18 +614,40 @@ export class ActorSystem implements ActorRef, ActivationHost {
       act.enqueue({ t: 'message', msg: env.msg, resolve: () => undefined, reject: (err: unknown) => this.log.debug({ err }, 'tell failed') });
       return;
     }
+    // A sender re-sends an ask (same id) when it believes the owner gone; if that owner was us
+    // after all, the turn must not run twice: answer from memory, or join the running turn.
+    const seen = this.received.get(env.id);
+    if (seen) {
+      if (seen.reply) this.reply(env, seen.reply);
+      else seen.waiting.push(env);
+      return;
+    }
+    const entry: ReceivedAsk = { at: Date.now(), reply: undefined, waiting: [env] };
+    this.rememberAsk(env.id, entry);
+    const answer = (r: Reply): void => {
+      // "moved" is not an answer to remember: the re-send must run where the actor is now
+      if (r.ok || r.error.name !== 'ActorMovedError') entry.reply = r;
+      else this.received.delete(env.id);
+      for (const w of entry.waiting.splice(0)) this.reply(w, r);
+    };
     act.enqueue({
       t: 'message',
       msg: env.msg,
-      resolve: (value) => this.reply(env, { ok: true, value: value ?? null }),
-      reject: (err) => this.reply(env, { ok: false, error: serializeError(err) }),
+      resolve: (value) => answer({ ok: true, value: value ?? null }),
+      reject: (err) => answer({ ok: false, error: serializeError(err) }),
     });
   }
 
-  private reply(
-    env: Extract<Envelope, { t: 'call' }>,
-    r: { ok: true; value: unknown } | { ok: false; error: { name: string; message: string; code?: string } },
-  ): void {
+  private rememberAsk(id: string, entry: ReceivedAsk): void {
+    const oldest = Date.now() - RECEIVED_ASK_MEMORY_MS;
+    for (const [k, v] of this.received) {
+      if (v.reply === undefined || (v.at >= oldest && this.received.size < RECEIVED_ASK_MEMORY_MAX)) break;
+      this.received.delete(k);
+    }
+    this.received.set(id, entry);
+  }
+
+  private reply(env: Extract<Envelope, { t: 'call' }>, r: Reply): void {
     const out: Envelope = r.ok ? { t: 'reply', id: env.id, ok: true, value: r.value } : { t: 'reply', id: env.id, ok: false, error: r.error };
     void this.opts.transport.send(env.from, out).catch((err: unknown) => this.log.debug({ err }, 'reply not sent'));
   }

@@ -37,8 +37,19 @@ export class UnknownActorKindError extends ActorRuntimeError {
   override readonly code = 'UNKNOWN_KIND';
 }
 
+/**
+ * A failure that no retry can cure (a message its kind's schema refuses, a request the handler
+ * can never accept). A durable message that fails with one goes to the dead letters at once
+ * instead of being retried `maxAttempts` times (issue 7). Handlers throw it (or a subclass);
+ * across processes it is rebuilt by name like every runtime error.
+ */
+export class UnrecoverableError extends ActorRuntimeError {
+  override readonly name: string = 'UnrecoverableError';
+  override readonly code: string = 'UNRECOVERABLE';
+}
+
 /** A message that does not match the schema of the actor kind. */
-export class InvalidMessageError extends ActorRuntimeError {
+export class InvalidMessageError extends UnrecoverableError {
   override readonly name = 'InvalidMessageError';
   override readonly code = 'INVALID_MESSAGE';
 }
@@ -76,6 +87,7 @@ const byName: Record<string, new (message: string) => ActorRuntimeError> = {
   FencedError,
   UnknownActorKindError,
   InvalidMessageError,
+  UnrecoverableError,
 };
 
 /** The one place a serialized error becomes an Error again. */

@@ -79,6 +79,21 @@ export class LocalPlacement implements ActorPlacement {
     this.pins.release(address, lease);
   }
 
+  /**
+   * Another process fenced this one out of the shared database (two embedded processes on one
+   * file): the newer one owns it. This process stops serving what it lost and does not take it
+   * back.
+   */
+  leaseFenced(lease: Lease): void {
+    for (const [shard, mine] of this.shards) {
+      if (mine === lease) {
+        mine.valid = false;
+        this.shards.delete(shard);
+      }
+    }
+    for (const [address, mine] of this.pins.entries()) if (mine === lease) this.pins.release(address, mine);
+  }
+
   pinLease(address: Address): Lease | undefined {
     return this.pins.get(address);
   }

@@ -14,6 +14,13 @@ export interface PlacementEvents {
   /** the shards are no longer ours; `graceful` = we are handing them over, drain first */
   shardsLost(shards: number[], graceful: boolean): Promise<void>;
   shardsGained(shards: number[]): void;
+  /**
+   * these processes' membership lapsed (heartbeats stopped for a lease TTL): their leases have
+   * lapsed too, so whatever they were asked and did not answer must be re-sent to the new owner
+   */
+  membersLeft(processIds: string[]): void;
+  /** pins this process held were found claimed by a newer connection elsewhere */
+  pinsLost(addresses: Address[]): void;
 }
 
 /**
@@ -37,6 +44,12 @@ export interface ActorPlacement {
   invalidatePin(address: Address, newerEpoch: number): void;
   releasePin(address: Address, lease: Lease): Promise<void>;
   pinLease(address: Address): Lease | undefined;
+  /**
+   * The database refused a commit under this lease: a newer owner exists. The lease is given up
+   * here and now (before anything retries), so that no new activation starts under the stale
+   * epoch; a shard is then acquired again under a fresh epoch, or by the rightful owner.
+   */
+  leaseFenced(lease: Lease): void;
   /** the live process holding the pin, if any */
   ownerOfPin(address: Address): Promise<string | undefined>;
   /** true when this process has what it needs to serve (leases taken, Redis reachable) */

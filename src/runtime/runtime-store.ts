@@ -177,10 +177,13 @@ export class RuntimeStore {
     return rows[0]?.status === 'pending';
   }
 
-  /** A failed delivery: retry later with backoff, or dead-letter after maxAttempts. */
-  async fail(row: MailboxRow, error: string, maxAttempts: number): Promise<'retry' | 'dead'> {
+  /**
+   * A failed delivery: retry later with backoff, or dead-letter after maxAttempts, or at once
+   * when the failure is one no retry can cure (`unrecoverable`).
+   */
+  async fail(row: MailboxRow, error: string, maxAttempts: number, unrecoverable = false): Promise<'retry' | 'dead'> {
     const attempts = row.attempts + 1;
-    const dead = attempts >= maxAttempts;
+    const dead = unrecoverable || attempts >= maxAttempts;
     const backoff = Math.min(60_000, 500 * 2 ** (attempts - 1));
     await this.db.execute(
       `UPDATE actor_mailbox SET attempts = ?, status = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ? AND status = 'pending' RETURNING id`,

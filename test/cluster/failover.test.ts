@@ -1,12 +1,15 @@
 import { expect } from 'chai';
+import { shardOf } from '../../src/runtime/address.js';
 import { startPlatform, clusterEnvironment, type StartedPlatform, type TestEnvironment } from '../support/platforms.js';
 import { testActorsModule } from '../support/test-actors.js';
 import type { NodeProcess } from '../support/processes.js';
-import { SteadyLoad, checkTurnLog, mailboxCounts, shardOwners, startWorker } from '../support/cluster-harness.js';
+import { SteadyLoad, checkTurnLog, mailboxCounts, shardOwners, startWorker, turnsLoggedBy } from '../support/cluster-harness.js';
 import { waitFor } from '../support/eventually.js';
 
 const SHARDS = 64;
 const TTL = 4000;
+/** what a busy CI machine may add to a timing promise */
+const CI_SLACK_MS = 1000;
 
 /**
  * Three real worker processes own the shards; this test process routes load to them without
@@ -64,8 +67,9 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
 
   it('keeps a single activation per key and loses no acknowledged message when a process is killed -9', async () => {
     load.start();
-    await new Promise((r) => setTimeout(r, 3000));
     const victim = nodes[0]!;
+    await load.progressed('the load runs', 600);
+    await waitFor('the victim commits turns', async () => (await turnsLoggedBy(schemaOf(), victim.processId)) > 0, 10_000);
     const before = await shardOwners(prefixOf(), SHARDS);
     const victimShards = before.flatMap((o, s) => (o === victim.processId ? [s] : []));
     expect(victimShards.length).to.be.greaterThan(0);
@@ -83,14 +87,45 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
     );
     console.log(`      failover of ${victimShards.length} shards after kill -9: ${tookMs} ms (lease TTL ${TTL} ms)`);
     expect(Date.now() - killedAt).to.be.at.most(TTL + 5000);
-    await new Promise((r) => setTimeout(r, 3000));
+    await load.progressed('the load carries on after the failover', 600);
     await load.stop();
     await expectSafety();
   });
 
+  it('re-sends asks in flight to a process killed -9 to the new owner within the lease TTL + 1 s', async () => {
+    const victim = nodes[0]!;
+    const owners = await shardOwners(prefixOf(), SHARDS);
+    const addresses: string[] = [];
+    for (let i = 0; addresses.length < 24; i++) {
+      const address = `counter/inflight-${i}`;
+      if (owners[shardOf(address, SHARDS)] === victim.processId) addresses.push(address);
+    }
+    const WORK_MS = 1500;
+    const actors = client.platform.services.actors;
+    const outcomes = addresses.map((address) => {
+      const asked = actors.ask<number>(address, { op: 'inc', announce: true, work_ms: WORK_MS }, { timeoutMs: 30_000 });
+      return asked.then(
+        (value) => ({ ok: true as const, value, at: Date.now() }),
+        (err: unknown) => ({ ok: false as const, error: (err as Error).name, at: Date.now() }),
+      );
+    });
+    await waitFor('the victim runs every ask', async () => (await turnsLoggedBy(schemaOf(), victim.processId, { fenceKey: 'started' })) === addresses.length, 10_000, 20);
+    victim.signal('SIGKILL');
+    const killedAt = Date.now();
+    const reroutedMs = await waitFor('the asks are re-sent', async () => actors.stats().reroutedAsks >= addresses.length, TTL + 5000, 20);
+    const results = await Promise.all(outcomes);
+    const doneMs = Math.max(...results.map((r) => r.at)) - killedAt;
+    console.log(`      ${addresses.length} asks in flight at kill -9: re-sent after ${reroutedMs} ms, all answered ${doneMs} ms after the kill (TTL ${TTL} ms, turn ${WORK_MS} ms)`);
+    expect(results.filter((r) => !r.ok), 'asks that failed').to.deep.equal([]);
+    expect(results.map((r) => (r.ok ? r.value : 0))).to.deep.equal(addresses.map(() => 1));
+    // membership lapses a TTL after the last heartbeat; the re-sent turn then runs once more
+    expect(reroutedMs, 're-route after the kill').to.be.at.most(TTL + 1000 + CI_SLACK_MS);
+    expect(doneMs, 'answers after the kill').to.be.at.most(TTL + 1000 + WORK_MS + CI_SLACK_MS);
+  });
+
   it('hands shards over within 3 s on SIGTERM and exits 0 within 25 s', async () => {
     load.start();
-    await new Promise((r) => setTimeout(r, 2000));
+    await load.progressed('the load runs', 400);
     const leaving = nodes[1]!;
     const before = await shardOwners(prefixOf(), SHARDS);
     const moving = before.flatMap((o, s) => (o === leaving.processId ? [s] : []));
@@ -111,14 +146,14 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
     console.log(`      hand-over of ${moving.length} shards on SIGTERM: ${tookMs} ms; exit ${String(code)} after ${exitMs} ms`);
     expect(code).to.equal(0);
     expect(exitMs).to.be.below(25_000);
-    await new Promise((r) => setTimeout(r, 1500));
+    await load.progressed('the load carries on after the hand-over', 300);
     await load.stop();
     await expectSafety();
   });
 
   it('hands shards to a process that joins under load, without overlap', async () => {
     load.start();
-    await new Promise((r) => setTimeout(r, 2000));
+    await load.progressed('the load runs', 400);
     const joining = await startWorker(env.env);
     nodes.push(joining);
     const tookMs = await waitFor(
@@ -132,15 +167,16 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
     );
     const owned = (await shardOwners(prefixOf(), SHARDS)).filter((o) => o === joining.processId).length;
     console.log(`      a fourth process joined and owns ${owned} of ${SHARDS} shards after ${tookMs} ms`);
-    await new Promise((r) => setTimeout(r, 2000));
+    await load.progressed('the load carries on after the join', 300);
     await load.stop();
     await expectSafety();
   });
 
   it('fences a process paused past its lease: none of its writes after the pause commits, and it drops the shards', async () => {
     load.start();
-    await new Promise((r) => setTimeout(r, 2000));
     const paused = nodes[2]!;
+    await load.progressed('the load runs', 400);
+    await waitFor('the process to pause commits turns', async () => (await turnsLoggedBy(schemaOf(), paused.processId)) > 0, 10_000);
     const before = await shardOwners(prefixOf(), SHARDS);
     const held = before.flatMap((o, s) => (o === paused.processId ? [s] : []));
     paused.signal('SIGSTOP');
@@ -155,7 +191,13 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
       TTL + 5000,
       50,
     );
-    await new Promise((r) => setTimeout(r, 1000));
+    // the new owners serve the shards before the paused process wakes up with its stale leases
+    const takenAt = Date.now();
+    await waitFor(
+      'the new owners commit turns',
+      async () => (await turnsLoggedBy(schemaOf(), nodes[0]!.processId, { since: takenAt })) + (await turnsLoggedBy(schemaOf(), nodes[1]!.processId, { since: takenAt })) >= 50,
+      10_000,
+    );
     const resumedAt = Date.now();
     paused.signal('SIGCONT');
     await waitFor(
@@ -163,7 +205,7 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
       async () => paused.logs.some((l) => l.msg === 'shards lost' && typeof l.time === 'string' && Date.parse(l.time) >= pausedAt),
       10_000,
     );
-    await new Promise((r) => setTimeout(r, 3000));
+    await load.progressed('the load carries on after the resume', 600);
     await load.stop();
     await expectSafety();
     const report = await checkTurnLog(schemaOf(), SHARDS);

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { shardOf } from '../../src/runtime/address.js';
 import type { ActorSystem } from '../../src/runtime/actor-system.js';
 import { PG_URL, REDIS_URL } from './databases.js';
+import { waitFor } from './eventually.js';
 import { startNode, type NodeProcess } from './processes.js';
 
 export const CLUSTER_NODE = resolve(import.meta.dirname, 'cluster-node.js');
@@ -61,6 +62,12 @@ export class SteadyLoad {
           .catch(() => this.askErrors++),
       );
     }, 10);
+  }
+
+  /** Waits until `n` more durable messages than now were acknowledged (the load moves on). */
+  async progressed(what: string, n: number, timeoutMs = 30_000): Promise<void> {
+    const from = this.acked.size;
+    await waitFor(what, async () => this.acked.size >= from + n, timeoutMs);
   }
 
   private track(p: Promise<unknown>): void {
@@ -149,6 +156,24 @@ export async function checkTurnLog(schema: string, shardCount: number): Promise<
     const durableSeqs = new Map<string, number>();
     for (const r of rows) if (r.fence_key === 'durable' && r.seq) durableSeqs.set(r.seq, (durableSeqs.get(r.seq) ?? 0) + 1);
     return { turns: rows.length, activations, overlaps, epochRegressions, durableSeqs, rows };
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Rows of test_turn_log a process wrote since a time (ms since the epoch): committed turns, or
+ * with `fenceKey: 'started'` the turns it announced when they began.
+ */
+export async function turnsLoggedBy(schema: string, processId: string, opts: { since?: number; fenceKey?: string } = {}): Promise<number> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    const res = await client.query(
+      `SELECT COUNT(*)::int AS n FROM "${schema}".test_turn_log WHERE process = $1 AND recorded_at >= $2 AND ($3::text IS NULL OR fence_key = $3)`,
+      [processId, opts.since ?? 0, opts.fenceKey ?? null],
+    );
+    return Number((res.rows[0] as { n: number } | undefined)?.n ?? 0);
   } finally {
     await client.end();
   }

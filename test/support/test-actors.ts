@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import type { PlatformModule } from '../../src/platform/services.js';
+import { UnrecoverableError } from '../../src/runtime/errors.js';
 import { defineActor } from '../../src/runtime/types.js';
 
 /**
@@ -17,7 +18,14 @@ export const TURN_LOG_SQL = {
 };
 
 const CounterMessage = Type.Union([
-  Type.Object({ op: Type.Literal('inc'), seq: Type.Optional(Type.String()), log: Type.Optional(Type.Boolean()), work_ms: Type.Optional(Type.Integer()) }),
+  Type.Object({
+    op: Type.Literal('inc'),
+    seq: Type.Optional(Type.String()),
+    log: Type.Optional(Type.Boolean()),
+    work_ms: Type.Optional(Type.Integer()),
+    /** record the start of the turn at once (committed on its own), so a test sees it running */
+    announce: Type.Optional(Type.Boolean()),
+  }),
   Type.Object({ op: Type.Literal('get') }),
   Type.Object({ op: Type.Literal('fail') }),
   Type.Object({ op: Type.Literal('slow'), ms: Type.Integer() }),
@@ -25,6 +33,7 @@ const CounterMessage = Type.Union([
   Type.Object({ op: Type.Literal('remind'), in_ms: Type.Integer(), name: Type.String() }),
   Type.Object({ op: Type.Literal('timer'), in_ms: Type.Integer() }),
   Type.Object({ op: Type.Literal('fired'), via: Type.String() }),
+  Type.Object({ op: Type.Literal('unrecoverable') }),
 ]);
 
 const CounterState = Type.Object({
@@ -58,6 +67,12 @@ export const counterActor = defineActor({
       switch (msg.op) {
         case 'inc': {
           const started = Date.now();
+          if (msg.announce) {
+            await ctx.em.execute(
+              'INSERT INTO test_turn_log (address, fence_key, process, epoch, seq, started_at, ended_at, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+              [ctx.address, 'started', ctx.processId, ctx.epoch, msg.seq ?? null, started, started, started],
+            );
+          }
           if (msg.work_ms) await new Promise((r) => setTimeout(r, msg.work_ms));
           const seqs = msg.seq ? [...s.seqs.slice(-49), msg.seq] : s.seqs;
           ctx.setState({ ...s, count: s.count + 1, seqs });
@@ -96,6 +111,8 @@ export const counterActor = defineActor({
         case 'fired':
           ctx.setState({ ...s, fired: [...s.fired, msg.via] });
           return null;
+        case 'unrecoverable':
+          throw new UnrecoverableError('this message can never succeed');
       }
     } finally {
       running.set(ctx.address, (running.get(ctx.address) ?? 1) - 1);
@@ -115,6 +132,17 @@ export const echoActor = defineActor({
 });
 
 export const deactivations: Array<{ address: string; reason: string }> = [];
+
+/**
+ * The module-level records above outlive a platform: every suite runs in one mocha process
+ * (scripts/run-tests.ts), so a run that did not reset them could pass on what an earlier run
+ * (the embedded one, before the cluster one) left behind (issue 7).
+ */
+export function resetTestActors(): void {
+  running.clear();
+  maxConcurrent = 0;
+  deactivations.length = 0;
+}
 
 /** A pinned actor, as a charge point would be. */
 export const pinnedActor = defineActor({

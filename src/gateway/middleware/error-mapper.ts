@@ -28,6 +28,7 @@ export function surfaceOf(path: string): Surface {
  *   an HttpError (404, 405, 413, ...) as status_code 2000
  * - elsewhere: {error: {code, message, details?}, request_id}; an OcpiError a shared service threw
  *   under /v1 (unknown location, invalid parameters) is translated into that shape
+ * - the actor runtime could not reach an actor in time -> 503 with Retry-After, on both surfaces
  * - anything else -> 500 with no internals exposed (logged with the request id)
  */
 export function errorMapper(log: Logger): Middleware {
@@ -37,8 +38,9 @@ export function errorMapper(log: Logger): Middleware {
       if (ctx.status === 404 && ctx.body === undefined) {
         throw new HttpError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
       }
-    } catch (err) {
+    } catch (thrown) {
       const requestId = ctx.state.requestId as string | undefined;
+      const err = unavailable(thrown) ?? thrown;
       if (err instanceof RequestValidationError) {
         ctx.status = 422;
         ctx.body = { detail: err.detail };
@@ -96,4 +98,16 @@ function httpFromOcpi(err: OcpiError): HttpError {
   if (status < 400) status = err.statusCode >= 3000 ? 502 : 400;
   const details = err.errors ? { errors: err.errors } : undefined;
   return new HttpError(status, plainCodes[status] ?? `ocpi_${err.statusCode}`, err.statusMessage, details);
+}
+
+/**
+ * The actor runtime's "no answer now" errors, matched by name as errors that may have crossed a
+ * process boundary are: the actor's owner is moving or gone and the request may be retried, a
+ * 503, never a 500 (issue 7: asks to a killed process answered HTTP 500).
+ */
+const UNAVAILABLE = new Set(['AskTimeoutError', 'ActorUnavailableError', 'ActorMovedError']);
+
+function unavailable(err: unknown): HttpError | undefined {
+  if (!(err instanceof Error) || !UNAVAILABLE.has(err.name)) return undefined;
+  return new HttpError(503, 'unavailable', 'the service could not answer in time; retry', undefined, { 'Retry-After': '1' });
 }

@@ -44,16 +44,22 @@ class ShardLease implements Lease {
   }
 }
 
+/**
+ * A pin stays valid while Redis is away: the charger is connected here, so this is where its
+ * actor must live. Losing Redis must not close connected chargers (issue 7: 300 chargers made
+ * 4,065 reconnects in 60 s when a pin's validity followed our heartbeat). Safety does not rest on
+ * Redis: a newer claim elsewhere raises the database fence, which refuses our commits, and the
+ * pin is re-asserted (or found lost) once Redis answers again.
+ */
 class PinLease implements Lease {
   valid = true;
   constructor(
     readonly fenceKey: string,
     readonly epoch: number,
     readonly value: string,
-    private readonly placement: ClusterPlacement,
   ) {}
   isValid(): boolean {
-    return this.valid && this.placement.isLive();
+    return this.valid;
   }
   isAccepting(): boolean {
     return this.isValid();
@@ -82,6 +88,11 @@ export class ClusterPlacement implements ActorPlacement {
   private again = false;
   private stopping = false;
   private lastTickOk = false;
+  /** Redis may have lost or missed our pins (a failed tick, a dropped connection): write them again */
+  private pinsUnsure = false;
+  private readonly onRedisClose = (): void => {
+    this.pinsUnsure = true;
+  };
 
   constructor(private readonly opts: ClusterPlacementOptions) {
     this.processId = opts.processId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -99,6 +110,7 @@ export class ClusterPlacement implements ActorPlacement {
 
   async start(events: PlacementEvents): Promise<void> {
     this.events = events;
+    this.opts.redis.on('close', this.onRedisClose);
     const sub = this.opts.redis.duplicate();
     this.sub = sub;
     sub.on('message', () => this.tickSoon());
@@ -113,6 +125,7 @@ export class ClusterPlacement implements ActorPlacement {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    this.opts.redis.off('close', this.onRedisClose);
     if (this.timer) clearInterval(this.timer);
     await this.ticking?.catch(() => undefined);
     const redis = this.opts.redis;
@@ -159,17 +172,22 @@ export class ClusterPlacement implements ActorPlacement {
         this.scripts.heartbeat(this.key('live'), this.processId, ttl),
         this.scripts.heartbeat(this.key('hosts'), this.opts.hostShards && !this.stopping ? this.processId : '', ttl),
       ]);
+      const before = this.live;
       this.live = new Set(live);
       this.hosts = hosts.slice().sort();
       this.liveUntil = sentAt + ttl * LOCAL_TRUST;
       this.lastTickOk = true;
+      const left = [...before].filter((p) => !this.live.has(p));
+      if (left.length > 0) this.events?.membersLeft(left);
     } catch (err) {
       this.lastTickOk = false;
+      this.pinsUnsure = true;
       throw err;
     } finally {
       await this.renew();
     }
     if (this.stopping) return;
+    if (this.pinsUnsure) await this.reassertPins();
 
     const desired = new Set<number>();
     if (this.opts.hostShards && this.hosts.includes(this.processId)) {
@@ -205,6 +223,34 @@ export class ClusterPlacement implements ActorPlacement {
     // a lease we could not renew in time (Redis away, or this process was paused) ends here
     const expired = [...this.owned.values()].filter((l) => !l.isValid()).map((l) => l.shard);
     if (expired.length > 0) await this.lose(expired, 'lease expired before renewal');
+  }
+
+  /** After Redis was away: our pins are written again, or given up where a newer claim won. */
+  private async reassertPins(): Promise<void> {
+    this.pinsUnsure = false;
+    const held = [...this.pins.entries()];
+    if (held.length === 0) return;
+    let results: number[];
+    try {
+      results = await this.scripts.reassertPins(
+        held.map(([address]) => this.key('pin', address)),
+        this.key('epoch'),
+        held.map(([, l]) => l.value),
+        held.map(([, l]) => l.epoch),
+      );
+    } catch (err) {
+      this.pinsUnsure = true;
+      this.opts.log.warn({ err }, 'could not re-assert pins');
+      return;
+    }
+    const lost: Address[] = [];
+    held.forEach(([address, lease], i) => {
+      if (results[i] === 1) return;
+      this.pins.release(address, lease);
+      lost.push(address);
+    });
+    this.opts.log.info({ pins: held.length, lost: lost.length, processId: this.processId }, 'pins re-asserted');
+    if (lost.length > 0) this.events?.pinsLost(lost);
   }
 
   private async lose(shards: number[], why: string): Promise<void> {
@@ -297,13 +343,20 @@ export class ClusterPlacement implements ActorPlacement {
   }
 
   async claimPin(address: Address): Promise<{ lease: Lease; previousOwner: string | undefined }> {
-    const [epoch, previous] = await this.scripts.claimPin(this.key('pin', address), this.key('epoch'), this.processId);
-    const value = `${this.processId}|${epoch}`;
-    const lease = new PinLease(fenceKeyForPin(address), epoch, value, this);
-    this.pins.put(address, lease);
-    await this.opts.store.raiseFence(lease.fenceKey, epoch);
-    const previousOwner = previous ? previous.split('|')[0] : undefined;
-    return { lease, previousOwner };
+    for (let attempt = 0; ; attempt++) {
+      const [epoch, previous] = await this.scripts.claimPin(this.key('pin', address), this.key('epoch'), this.processId);
+      const value = `${this.processId}|${epoch}`;
+      const lease = new PinLease(fenceKeyForPin(address), epoch, value);
+      this.pins.put(address, lease);
+      const stored = await this.opts.store.raiseFence(lease.fenceKey, epoch);
+      const previousOwner = previous ? previous.split('|')[0] : undefined;
+      if (stored <= epoch) return { lease, previousOwner };
+      // Redis forgot its epochs (restarted empty): a claim under this epoch could never commit
+      this.pins.release(address, lease);
+      if (attempt >= 2) throw new Error(`pin epoch of ${address} stays behind its database fence ${stored}`);
+      this.opts.log.warn({ address, epoch, stored }, 'pin epoch behind the database fence; raising the counter');
+      await this.scripts.raiseEpoch(this.key('epoch'), stored);
+    }
   }
 
   invalidatePin(address: Address, newerEpoch: number): void {
@@ -317,6 +370,26 @@ export class ClusterPlacement implements ActorPlacement {
 
   pinLease(address: Address): Lease | undefined {
     return this.pins.get(address);
+  }
+
+  leaseFenced(lease: Lease): void {
+    for (const [shard, mine] of this.owned) {
+      if (mine !== lease) continue;
+      mine.released = true;
+      this.owned.delete(shard);
+      this.ownerCache.delete(shard);
+      this.opts.log.warn({ shard, epoch: mine.epoch, processId: this.processId }, 'shard fenced by a newer owner; lease given up');
+      // compare-and-delete: if Redis still names us (it lost the newer owner's write), the shard
+      // is free for the next acquisition, which takes an epoch past the fence
+      void this.scripts
+        .releaseLease(this.key('lease', shard), mine.value)
+        .then(() => this.opts.redis.publish(this.key('cluster'), `released ${this.processId}`))
+        .catch((err: unknown) => this.opts.log.warn({ err, shard }, 'could not give a fenced lease up'));
+      return;
+    }
+    for (const [address, mine] of this.pins.entries()) {
+      if (mine === lease) void this.releasePin(address, mine);
+    }
   }
 
   async ownerOfPin(address: Address): Promise<string | undefined> {

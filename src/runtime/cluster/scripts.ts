@@ -12,6 +12,7 @@ export interface ClusterScripts {
   releaseLease(key: string, value: string): Promise<number>;
   claimPin(pinKey: string, epochKey: string, processId: string): Promise<[number, string]>;
   raiseEpoch(epochKey: string, floor: number): Promise<number>;
+  reassertPins(pinKeys: string[], epochKey: string, values: string[], epochs: number[]): Promise<number[]>;
 }
 
 const files = {
@@ -21,6 +22,7 @@ const files = {
   releaseLease: 'release-lease-1.lua',
   claimPin: 'claim-pin-2.lua',
   raiseEpoch: 'raise-epoch-1.lua',
+  reassertPins: 'reassert-pins-n.lua',
 } as const;
 
 type Call = (...args: Array<string | number>) => Promise<unknown>;
@@ -60,5 +62,9 @@ export function loadClusterScripts(redis: Redis): ClusterScripts {
       return [Number(epoch), String(previous)];
     },
     raiseEpoch: async (epochKey, floor) => Number(await call('raiseEpoch')(epochKey, floor)),
+    reassertPins: async (pinKeys, epochKey, values, epochs) =>
+      pinKeys.length === 0
+        ? []
+        : ((await call('reassertPins')(pinKeys.length + 1, ...pinKeys, epochKey, ...values, ...epochs)) as number[]).map(Number),
   };
 }

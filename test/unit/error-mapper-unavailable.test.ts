@@ -1,0 +1,50 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import Koa from 'koa';
+import { errorMapper } from '../../src/gateway/middleware/error-mapper.js';
+import { createLogger } from '../../src/logger.js';
+import { ActorMovedError, ActorUnavailableError, AskTimeoutError, RemoteActorError } from '../../src/runtime/errors.js';
+
+/**
+ * Issue 7: a request whose actor could not answer (its process was killed, the ask timed out)
+ * answered HTTP 500. It is the service being unavailable for a moment: 503 and Retry-After.
+ */
+describe('error mapper: the actor runtime not answering', () => {
+  let server: Server;
+  let url: string;
+  let toThrow: Error;
+
+  before(async () => {
+    const app = new Koa();
+    app.silent = true;
+    app.use(errorMapper(createLogger('silent')));
+    app.use(() => {
+      throw toThrow;
+    });
+    server = createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  });
+
+  after(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  for (const err of [new AskTimeoutError('no reply'), new ActorUnavailableError('no owner'), new ActorMovedError('moved')]) {
+    it(`answers ${err.name} with 503 and Retry-After, without internals`, async () => {
+      toThrow = err;
+      const res = await fetch(url);
+      expect(res.status).to.equal(503);
+      expect(res.headers.get('retry-after')).to.equal('1');
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).to.equal('unavailable');
+      expect(body.error.message).not.to.include(err.message);
+    });
+  }
+
+  it('keeps a handler error from another process a 500', async () => {
+    toThrow = new RemoteActorError('boom', 'TypeError', undefined);
+    expect((await fetch(url)).status).to.equal(500);
+  });
+});
