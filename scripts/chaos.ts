@@ -1,7 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { formatReport, runChaos, violations } from './chaos/scenario.js';
+import { formatReport, violations } from './chaos/report.js';
+import { runChaos } from './chaos/scenario.js';
 
 /**
  * The chaos run for people: the scenario of test/cluster/chaos.test.ts, longer. Rounds of

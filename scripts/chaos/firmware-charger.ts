@@ -207,6 +207,7 @@ export class FirmwareCharger {
         this.counters.csmsCalls += 1;
         ws.send(JSON.stringify(this.answerCsms(frame[1], String(frame[2]))));
       } else if (waiting && (frame[0] === 3 || frame[0] === 4) && waiting.id === frame[1]) {
+        // a CALLRESULT payload is an object by the OCPP-J framing; the recorder reads only known fields
         waiting.finish(frame[0] === 3 ? { kind: 'result', payload: (frame[2] ?? {}) as Record<string, unknown> } : { kind: 'error', code: String(frame[2]) });
       }
     });

@@ -22,14 +22,19 @@ export class PrivateRedis {
     const child = spawn(REDIS_SERVER, ['--port', String(this.port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], {
       stdio: 'ignore',
     });
-    // a missing binary or a failed spawn must fail the run, not crash it
-    const failed = new Promise<never>((_, reject) => child.once('error', (err) => reject(err)));
+    // a missing binary, a failed spawn or an early exit (port taken) must fail the start, not crash the run
+    const failed = new Promise<never>((_, reject) => {
+      child.once('error', (err) => reject(err));
+      child.once('exit', (code) => reject(new Error(`redis-server exited with ${String(code)} on port ${this.port}`)));
+    });
     failed.catch(() => undefined);
     this.child = child;
     child.once('exit', () => {
       if (this.child === child) this.child = undefined;
     });
     await Promise.race([failed, waitForPort(this.port, 10_000)]);
+    // the port may have answered for another process that took it first
+    await Promise.race([failed, new Promise((r) => setTimeout(r, 100))]);
   }
 
   /** SIGTERM and wait for the exit (the port is free again afterwards). */

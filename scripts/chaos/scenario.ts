@@ -2,11 +2,12 @@ import { shardOf } from '../../src/runtime/address.js';
 import { eventually } from '../../test/support/eventually.js';
 import { clusterEnvironment, type TestEnvironment } from '../../test/support/platforms.js';
 import { freePort } from '../load-test/inspector.js';
-import { ApiPoller, type PollRecord, type PollRequest } from './api-poller.js';
+import { ApiPoller, type PollRequest } from './api-poller.js';
 import { ChaosCluster, LeaseReader, type Member } from './chaos-cluster.js';
 import { FirmwareCharger, type ChargerIdentity, type OcppProtocol } from './firmware-charger.js';
 import { PrivateRedis } from './private-redis.js';
-import { checkLedger, emptyLedgerCheck, type LedgerCheck, type SessionView } from './verify.js';
+import { summariseHttp, type ChaosReport, type FaultFigures, type VictimWindow } from './report.js';
+import { checkLedger, emptyLedgerCheck, type SessionView } from './verify.js';
 
 export interface ChaosOptions {
   chargers: number;
@@ -18,47 +19,6 @@ export interface ChaosOptions {
   warmupMs: number;
   redisDownMs: number;
   log(line: string): void;
-}
-
-export interface FaultFigures {
-  fault: string;
-  /** chargers whose socket was on the victim (all of them for Redis) */
-  victims: number;
-  /** victims that answered again on a new socket (Redis: that got a CALLRESULT after the restart) */
-  back: number;
-  /** from the fault (Redis: from its restart) until the last victim was back */
-  chargersBackMs: number | undefined;
-  /** from the fault (Redis: from its restart) until every shard had a live owner again */
-  shardsReownedMs: number | undefined;
-  /** charger connections opened while the fault lasted and the cluster recovered */
-  reconnects: number;
-}
-
-export interface ChaosReport {
-  seed: number;
-  chargers: number;
-  rounds: number;
-  loadMs: number;
-  faults: FaultFigures[];
-  crashes: string[];
-  exitCodes: string[];
-  http: {
-    total: number;
-    byOutcome: Record<string, number>;
-    /** 5xx answers outside a Redis outage, and any 5xx other than 503 inside one */
-    serverErrors: string[];
-    /** 503 answered while Redis was down (degraded mode) */
-    degraded503: number;
-    hangs: string[];
-    slowestMs: number;
-    /** asks to an actor whose owner was killed or paused, sent before it was re-owned, answered 2xx */
-    reRouted: number;
-  };
-  ledger: LedgerCheck;
-  /** chargers that still had unacknowledged messages when the drain bound ran out */
-  notDrained: string[];
-  onlineAtEnd: number;
-  chargerCounters: { connects: number; refused: Record<string, number>; callErrors: Record<string, number>; callTimeouts: number };
 }
 
 const API_KEY = 'chaos-operator-key-0123456789abcdef';
@@ -90,7 +50,22 @@ async function api<T>(base: string, method: string, path: string, body?: unknown
     signal: AbortSignal.timeout(HTTP_BOUND_MS),
   });
   const text = await res.text();
+  // our own server's answer, read by the harness only: the checks that use it fail loudly if its shape is off
   return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
+}
+
+/** A private redis-server on a free port; another process may take the port first, so a few tries. */
+async function startPrivateRedis(): Promise<PrivateRedis> {
+  for (let attempt = 1; ; attempt++) {
+    const redis = new PrivateRedis(await freePort());
+    try {
+      await redis.start();
+      return redis;
+    } catch (err) {
+      await redis.stop();
+      if (attempt >= 3) throw err;
+    }
+  }
 }
 
 /** Polls until `done` holds; the time it took, or undefined when the bound ran out. */
@@ -113,8 +88,7 @@ async function timeUntil(check: () => Promise<boolean> | boolean, boundMs: numbe
  */
 export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const random = seededRandom(o.seed);
-  const redis = new PrivateRedis(await freePort());
-  await redis.start();
+  const redis = await startPrivateRedis();
   let env: TestEnvironment | undefined;
   let leases: LeaseReader | undefined;
   let cluster: ChaosCluster | undefined;
@@ -167,6 +141,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     await timeUntil(() => chargers.every((ch) => ch.onlineAt.length > 0), 20_000);
     o.log(`${chargers.filter((ch) => ch.onlineAt.length > 0).length}/${chargers.length} chargers booted`);
 
+    // the index is below the length of a list that is never empty here
     const pick = <T>(list: T[]): T => list[Math.floor(random() * list.length)] as T;
     const auth = { Authorization: `Bearer ${API_KEY}` };
     const partnerAsk = (partner: { id: string; address: string }): PollRequest => ({
@@ -211,7 +186,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     };
     const connects = (): number => chargers.reduce((n, ch) => n + ch.counters.connects, 0);
     /** asks that needed an actor of a victim while it was not yet re-owned */
-    const victimWindows: Array<{ from: number; to: number; processId: string; shardOwners: Array<string | undefined>; chargers: Set<string> }> = [];
+    const victimWindows: VictimWindow[] = [];
     const redisOutages: Array<{ from: number; to: number }> = [];
     const recoveryBoundMs = o.leaseTtlMs * 2 + 6000;
     const allOwnedBy = (owners: Array<string | undefined> | undefined, alive: Set<string>): boolean => !!owners && owners.every((x) => x !== undefined && alive.has(x));
@@ -232,7 +207,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       const shardOwners = (await reader.owners()) ?? [];
       const connectsBefore = connects();
       const since = mark(`${fault} ${victim.name}`);
-      const window = { from: since, to: Number.POSITIVE_INFINITY, processId: victim.node.processId, shardOwners, chargers: new Set(victims.map((v) => v.identity.id)) };
+      const window: VictimWindow = { from: since, to: Number.POSITIVE_INFINITY, processId: victim.node.processId, shardOwners, chargers: new Set(victims.map((v) => v.identity.id)) };
       victimWindows.push(window);
       let shardsReownedMs: number | undefined;
       let back: { back: number; ms: number | undefined };
@@ -331,7 +306,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     }, 10_000);
 
     const http = summariseHttp(p.records, redisOutages, victimWindows, timeline);
-    const counters = { connects: 0, refused: {} as Record<string, number>, callErrors: {} as Record<string, number>, callTimeouts: 0 };
+    const counters: ChaosReport['chargerCounters'] = { connects: 0, refused: {}, callErrors: {}, callTimeouts: 0 };
     for (const ch of chargers) {
       counters.connects += ch.counters.connects;
       counters.callTimeouts += ch.counters.callTimeouts;
@@ -365,77 +340,3 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   }
 }
 
-function summariseHttp(
-  records: PollRecord[],
-  redisOutages: Array<{ from: number; to: number }>,
-  victimWindows: Array<{ from: number; to: number; processId: string; shardOwners: Array<string | undefined>; chargers: Set<string> }>,
-  timeline: Array<{ at: number; what: string }>,
-): ChaosReport['http'] {
-  /** "1.2 s after redis stopped": when a request was sent, in the run's own terms */
-  const when = (t: number): string => {
-    const last = timeline.filter((e) => e.at <= t).at(-1);
-    return last ? `${((t - last.at) / 1000).toFixed(1)} s after ${last.what}` : 'before the load';
-  };
-  const byOutcome: Record<string, number> = {};
-  const serverErrors: string[] = [];
-  const hangs: string[] = [];
-  let degraded503 = 0;
-  let reRouted = 0;
-  let slowestMs = 0;
-  for (const r of records) {
-    const key = String(r.outcome);
-    byOutcome[key] = (byOutcome[key] ?? 0) + 1;
-    slowestMs = Math.max(slowestMs, r.ms);
-    const at = `${r.route} on ${r.target}, sent ${when(r.startedAt)}, answered after ${r.ms} ms`;
-    if (r.outcome === 'timeout') hangs.push(at);
-    if (typeof r.outcome === 'number' && r.outcome >= 500) {
-      const inOutage = redisOutages.some((w) => r.startedAt + r.ms >= w.from && r.startedAt <= w.to);
-      if (r.outcome === 503 && inOutage) degraded503 += 1;
-      else serverErrors.push(`${r.outcome} ${at}`);
-    }
-    if (typeof r.outcome === 'number' && r.outcome < 300 && r.needs) {
-      const needs = r.needs;
-      const owned = victimWindows.some(
-        (w) =>
-          r.startedAt >= w.from &&
-          r.startedAt <= w.to &&
-          (w.chargers.has(needs.replace(/^charge-point\//, '')) || w.shardOwners[shardOf(needs, w.shardOwners.length || 1)] === w.processId),
-      );
-      if (owned) reRouted += 1;
-    }
-  }
-  return { total: records.length, byOutcome, serverErrors, degraded503, hangs, slowestMs, reRouted };
-}
-
-/** What the run must show: an empty list is a pass. */
-export function violations(r: ChaosReport): string[] {
-  return [
-    ...r.crashes.map((x) => `crash: ${x}`),
-    ...r.http.serverErrors.map((x) => `5xx: ${x}`),
-    ...r.http.hangs.map((x) => `hang: ${x}`),
-    ...r.ledger.lost.map((x) => `lost: ${x}`),
-    ...r.ledger.duplicates.map((x) => `duplicate: ${x}`),
-    ...r.notDrained.map((x) => `wedged charger: ${x}`),
-    ...(r.onlineAtEnd === r.chargers ? [] : [`offline: ${r.onlineAtEnd}/${r.chargers} chargers online at the end`]),
-    ...r.faults.filter((f) => f.fault.startsWith('redis') && f.reconnects > f.victims).map((f) => `reconnect loop: ${f.fault}: ${f.reconnects} reconnects of ${f.victims} chargers`),
-  ];
-}
-
-/** The figures, one per line, as the test and the script print them. */
-export function formatReport(r: ChaosReport): string[] {
-  const ms = (v: number | undefined): string => (v === undefined ? 'not within the bound' : `${(v / 1000).toFixed(1)} s`);
-  const entries = (rec: Record<string, number>): string =>
-    Object.entries(rec)
-      .map(([k, v]) => `${k}: ${v}`)
-      .join(', ') || 'none';
-  const l = r.ledger;
-  return [
-    `chaos run: seed ${r.seed}, ${r.chargers} chargers (half ocpp1.6, half ocpp2.0.1), ${r.rounds} round(s), ${(r.loadMs / 1000).toFixed(0)} s of load`,
-    ...r.faults.map((f) => `  ${f.fault}: chargers back ${f.back}/${f.victims} in ${ms(f.chargersBackMs)} (${f.reconnects} reconnects); shards re-owned in ${ms(f.shardsReownedMs)}`),
-    `  crashes: ${r.crashes.length}; exit codes at the final SIGTERM: ${r.exitCodes.join(', ')}`,
-    `  HTTP poller: ${r.http.total} requests (${entries(r.http.byOutcome)}); 5xx outside degraded mode: ${r.http.serverErrors.length}; 503 while Redis was down: ${r.http.degraded503}; hangs: ${r.http.hangs.length}; slowest ${r.http.slowestMs} ms`,
-    `  asks re-routed (to an actor of a killed or paused owner, answered 2xx): ${r.http.reRouted}`,
-    `  transactions acknowledged/found: starts ${l.startsAcked}/${l.startsFound}, stops ${l.stopsAcked}/${l.stopsFound}; meter values ${l.metersAcked}/${l.metersFound}; lost ${l.lost.length}; duplicate sessions ${l.duplicates.length}`,
-    `  chargers: ${r.chargerCounters.connects} connects, refused upgrades (${entries(r.chargerCounters.refused)}), CALLERRORs (${entries(r.chargerCounters.callErrors)}), call timeouts ${r.chargerCounters.callTimeouts}; not drained ${r.notDrained.length}; online at the end ${r.onlineAtEnd}/${r.chargers}`,
-  ];
-}

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { formatReport, runChaos, type ChaosReport } from '../../scripts/chaos/scenario.js';
+import { formatReport, type ChaosReport } from '../../scripts/chaos/report.js';
+import { runChaos } from '../../scripts/chaos/scenario.js';
 
 /**
  * Issue 7, item 7: the bounded chaos run (~60 s). Three real processes on a private
