@@ -124,6 +124,8 @@ export class FirmwareCharger {
   }
 
   private enqueue(action: string, payload: unknown, onAck: (r: Record<string, unknown>) => void = () => undefined): Promise<void> {
+    // after close nothing will be sent; a producer waiting here must not wait forever
+    if (this.closed) return Promise.resolve();
     return new Promise((resolve) => {
       this.queue.push({
         action,

@@ -25,6 +25,8 @@ const API_KEY = 'chaos-operator-key-0123456789abcdef';
 const SHARDS = 64;
 /** an HTTP call or an ask not answered within this is a hang (ASK_TIMEOUT_MS + a margin) */
 const HTTP_BOUND_MS = 12_000;
+/** a paused process is paused past its lease TTL by this much */
+const PAUSE_PAST_TTL_MS = 2000;
 /** chargers give up on a CALL after this and reconnect */
 const CALL_TIMEOUT_MS = 4000;
 
@@ -172,7 +174,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
         { route: 'GET /ocpi/cpo/versions', method: 'GET', path: '/ocpi/cpo/versions', headers: { Authorization: `Token ${partner.token}` } },
       ];
     };
-    const p = new ApiPoller({ targets: () => c.httpTargets(), requests, boundMs: HTTP_BOUND_MS, everyMs: 100, random });
+    const pauseMs = o.leaseTtlMs + PAUSE_PAST_TTL_MS;
+    // a request that reached a web just before it was paused waits for SIGCONT: not a hang
+    const boundMs = Math.max(HTTP_BOUND_MS, pauseMs + 5000);
+    const p = new ApiPoller({ targets: () => c.httpTargets(), requests, boundMs, everyMs: 100, random });
     poller = p;
     const loadStarted = Date.now();
     p.start();
@@ -211,7 +216,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       victimWindows.push(window);
       let shardsReownedMs: number | undefined;
       let back: { back: number; ms: number | undefined };
-      // asks aimed at the victim's actors right after the fault: they must reach the new owner
+      // asks aimed at the victim's actors around the fault: they must reach the new owner
       const burst = (): void =>
         p.burst([
           ...partners.filter((x) => shardOwners[shardOf(x.address, SHARDS)] === victim.node.processId).map(partnerAsk),
@@ -234,7 +239,6 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
         burst();
         c.pause(victim);
         burst();
-        const pauseMs = o.leaseTtlMs + 2000;
         // only while it is paused: after SIGCONT it may rightly take shards back
         const reowned = timeUntil(async () => allOwnedBy(await reader.owners(), liveIds()), pauseMs);
         const b = chargersBack(victims, since);
