@@ -1,5 +1,8 @@
 import type { FirmwareCharger } from './firmware-charger.js';
 
+/** What the check reads of a charger: who it is, whether it drained, what it was told. */
+export type ChargerLedger = Pick<FirmwareCharger, 'identity' | 'drained' | 'transactions'>;
+
 /** The fields of a /v1 session the check reads. */
 export interface SessionView {
   transaction_id: string;
@@ -34,7 +37,7 @@ export function emptyLedgerCheck(): LedgerCheck {
  * message applied whose answer it never got, so for it an acknowledged value is "found" when
  * the session is at or past it.
  */
-export function checkLedger(charger: FirmwareCharger, sessions: SessionView[], into: LedgerCheck): void {
+export function checkLedger(charger: ChargerLedger, sessions: SessionView[], into: LedgerCheck): void {
   const id = charger.identity.id;
   const exact = charger.drained;
   const known = new Set<string>();

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { formatReport, type ChaosReport } from '../../scripts/chaos/report.js';
 import { runChaos } from '../../scripts/chaos/scenario.js';
+import { checkLedger, emptyLedgerCheck, type ChargerLedger, type LedgerCheck, type SessionView } from '../../scripts/chaos/verify.js';
 
 /**
  * Issue 7, item 7: the bounded chaos run (~60 s). Three real processes on a private
@@ -59,5 +60,47 @@ describe('chaos: kill -9, SIGSTOP and a Redis restart under charging load (priva
   it('every charger is back online after the faults, and the victims of each fault came back', () => {
     expect(report.onlineAtEnd).to.equal(report.chargers);
     for (const f of report.faults) expect(f.back, f.fault).to.equal(f.victims);
+  });
+});
+
+/** The ledger check itself, on records made by hand: it must be able to fail. */
+describe('chaos: the check of acknowledged transaction messages against /v1/sessions', () => {
+  const charger: ChargerLedger = {
+    identity: { id: 'CP-L', password: 'x', protocol: 'ocpp1.6' },
+    drained: true,
+    transactions: [
+      { transactionId: '1', meterStart: 1000, startAcked: true, metersAcked: [1100, 1200], meterStop: 1300, stopAcked: true },
+      { transactionId: '2', meterStart: 1300, startAcked: true, metersAcked: [1400], meterStop: undefined, stopAcked: false },
+    ],
+  };
+  const session = (transaction_id: string, status: string, start: number, last: number): SessionView => ({
+    transaction_id,
+    status,
+    meter_start_wh: start,
+    meter_last_wh: last,
+    energy_wh: last - start,
+  });
+  const check = (sessions: SessionView[]): LedgerCheck => {
+    const into = emptyLedgerCheck();
+    checkLedger(charger, sessions, into);
+    return into;
+  };
+
+  it('passes when every acknowledged message is reflected', () => {
+    const r = check([session('1', 'COMPLETED', 1000, 1300), session('2', 'ACTIVE', 1300, 1400)]);
+    expect(r).to.deep.include({ lost: [], duplicates: [], startsAcked: 2, startsFound: 2, stopsAcked: 1, stopsFound: 1, metersAcked: 3, metersFound: 3 });
+  });
+
+  it('finds a lost meter value, a lost stop and a lost start', () => {
+    expect(check([session('1', 'COMPLETED', 1000, 1300), session('2', 'ACTIVE', 1300, 1300)]).lost).to.have.length(1);
+    expect(check([session('1', 'ACTIVE', 1000, 1300), session('2', 'ACTIVE', 1300, 1400)]).lost).to.have.length(1);
+    expect(check([session('1', 'COMPLETED', 1000, 1300)]).lost).to.have.length(1);
+  });
+
+  it('finds a second session for one transaction and a session nobody started', () => {
+    const twice = check([session('1', 'COMPLETED', 1000, 1300), session('1', 'ACTIVE', 1000, 1000), session('2', 'ACTIVE', 1300, 1400)]);
+    expect(twice.duplicates).to.have.length(1);
+    const stranger = check([session('1', 'COMPLETED', 1000, 1300), session('2', 'ACTIVE', 1300, 1400), session('3', 'ACTIVE', 1400, 1400)]);
+    expect(stranger.duplicates).to.have.length(1);
   });
 });
