@@ -102,3 +102,29 @@ export class DependencyHealth {
     });
   }
 }
+
+/** ioredis: a command given up while the connection is down, or aborted when it closed */
+const OUTAGE_ERROR_NAMES = new Set(['MaxRetriesPerRequestError', 'AbortError']);
+/** node sockets, and the PostgreSQL connection-exception class 08 and admin shutdown (57P01..03) */
+const OUTAGE_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '08000', '08001', '08003', '08006', '57P01', '57P02', '57P03']);
+/** ioredis "Connection is closed.", ioredis without an offline queue, knex's pool while the database is away */
+const OUTAGE_MESSAGES = /^Connection is closed\.?$|Stream isn't writeable|Timeout acquiring a connection|Connection terminated/;
+
+/**
+ * Whether an error says that the database or Redis could not be reached, rather than that a
+ * request was wrong or our code is: such a request may succeed on a retry, so it is answered
+ * 503 with Retry-After, never 500 (issue 7, degraded mode). Looks one `cause` deep, and at the
+ * original name and code of an error another process sent back.
+ */
+export function isDependencyOutage(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 2; e = e.cause, depth++) {
+    // an error rebuilt from another process keeps the original name and code beside its own
+    const { code, remoteName, remoteCode } = e as { code?: unknown; remoteName?: unknown; remoteCode?: unknown };
+    const names = [e.name, remoteName];
+    const codes = [code, remoteCode];
+    if (names.some((n) => typeof n === 'string' && OUTAGE_ERROR_NAMES.has(n))) return true;
+    if (codes.some((c) => typeof c === 'string' && OUTAGE_ERROR_CODES.has(c))) return true;
+    if (OUTAGE_MESSAGES.test(e.message)) return true;
+  }
+  return false;
+}

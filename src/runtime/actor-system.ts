@@ -476,7 +476,9 @@ export class ActorSystem implements ActorRef, ActivationHost {
           // nobody listens on that inbox: the process is gone; resolve the owner again
           this.settle(id, { ok: false, error: { name: 'ActorMovedError', message: `${owner} is gone` } });
         },
-        (err: unknown) => this.settle(id, { ok: false, error: serializeError(err) }),
+        // the message never left this process (Redis unreachable): the actor is unavailable
+        // for now, which the caller may retry; not an error of the actor's own
+        (err: unknown) => this.settle(id, { ok: false, error: { name: 'ActorUnavailableError', message: `could not send to ${owner}: ${serializeError(err).message}` } }),
       );
     });
   }

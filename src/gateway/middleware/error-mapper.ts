@@ -1,5 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { isDependencyOutage } from '../../platform/dependency-health.js';
 import { HttpError, OcpiError, RequestValidationError } from '../errors.js';
 
 /** Where the invalid-parameters error points its `doc_url`. */
@@ -28,7 +29,8 @@ export function surfaceOf(path: string): Surface {
  *   an HttpError (404, 405, 413, ...) as status_code 2000
  * - elsewhere: {error: {code, message, details?}, request_id}; an OcpiError a shared service threw
  *   under /v1 (unknown location, invalid parameters) is translated into that shape
- * - the actor runtime could not reach an actor in time -> 503 with Retry-After, on both surfaces
+ * - the actor runtime could not reach an actor in time, or the database or Redis is unreachable
+ *   -> 503 with Retry-After, on both surfaces
  * - anything else -> 500 with no internals exposed (logged with the request id)
  */
 export function errorMapper(log: Logger): Middleware {
@@ -108,6 +110,9 @@ function httpFromOcpi(err: OcpiError): HttpError {
 const UNAVAILABLE = new Set(['AskTimeoutError', 'ActorUnavailableError', 'ActorMovedError']);
 
 function unavailable(err: unknown): HttpError | undefined {
+  if (isDependencyOutage(err)) {
+    return new HttpError(503, 'dependency_unavailable', 'the database or Redis cannot be reached; retry', undefined, { 'Retry-After': '5' });
+  }
   if (!(err instanceof Error) || !UNAVAILABLE.has(err.name)) return undefined;
   return new HttpError(503, 'unavailable', 'the service could not answer in time; retry', undefined, { 'Retry-After': '1' });
 }

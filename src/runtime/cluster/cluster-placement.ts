@@ -113,6 +113,8 @@ export class ClusterPlacement implements ActorPlacement {
     this.opts.redis.on('close', this.onRedisClose);
     const sub = this.opts.redis.duplicate();
     this.sub = sub;
+    // without a listener ioredis prints every failed reconnect to stderr as an unhandled error
+    sub.on('error', (err: Error) => this.opts.log.warn({ err: err.message }, 'cluster subscriber error'));
     sub.on('message', () => this.tickSoon());
     await sub.subscribe(this.key('cluster'));
     await this.tick();

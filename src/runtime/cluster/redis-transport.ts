@@ -25,6 +25,8 @@ export class RedisTransport implements Transport {
     this.channel = this.inboxOf(processId);
     const sub = this.redis.duplicate();
     this.sub = sub;
+    // without a listener ioredis prints every failed reconnect to stderr as an unhandled error
+    sub.on('error', (err: Error) => this.log.warn({ err: err.message }, 'inbox subscriber error'));
     sub.on('message', (_channel: string, text: string) => {
       let env: Envelope;
       try {
