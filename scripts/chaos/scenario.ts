@@ -8,6 +8,7 @@ import { FirmwareCharger, type ChargerIdentity, type OcppProtocol } from './firm
 import { PrivateRedis } from './private-redis.js';
 import { summariseHttp, type ChaosReport, type FaultFigures, type VictimWindow } from './report.js';
 import { checkLedger, emptyLedgerCheck, type SessionView } from './verify.js';
+import { seededRandom } from '../prng.js';
 
 export interface ChaosOptions {
   chargers: number;
@@ -29,18 +30,6 @@ const HTTP_BOUND_MS = 12_000;
 const PAUSE_PAST_TTL_MS = 2000;
 /** chargers give up on a CALL after this and reconnect */
 const CALL_TIMEOUT_MS = 4000;
-
-/** A small seeded generator (mulberry32), so that --seed repeats a run's choices. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

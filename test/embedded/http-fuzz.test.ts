@@ -4,6 +4,7 @@ import { platformModules } from '../../src/modules.js';
 import { API_KEY, OcpiApi, base64, type RegisteredPartner } from '../support/ocpi-harness.js';
 import { loopbackPartner, type FakePartner } from '../support/ocpi-partners.js';
 import { embeddedEnvironment, startPlatform, type StartedPlatform, type TestEnvironment } from '../support/platforms.js';
+import { seededRandom } from '../../scripts/prng.js';
 
 /**
  * HTTP fuzz over every route of /openapi.json (issue 7, "What to build" 7): for each route, a
@@ -20,18 +21,6 @@ type Schema = Json;
 
 const BODY_LIMIT = 16 * 1024;
 const SEED = Number(process.env.FUZZ_SEED ?? 7);
-
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed with its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Operation {
   method: string;
@@ -276,7 +265,7 @@ describe('HTTP fuzz over every route of /openapi.json (embedded)', function () {
     const doc = (await (await fetch(`${p.platform.url}/openapi.json`)).json()) as Json;
     const ops = operationsOf(doc);
     expect(ops.length).to.be.greaterThan(40);
-    const random = prng(SEED);
+    const random = seededRandom(SEED);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
     // credentials last: a fuzzed DELETE or PUT with a valid token may end the partners' links
     const ordered = [...ops].sort((a, b) => Number(a.template.includes('credentials')) - Number(b.template.includes('credentials')));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { Prng } from '../support/prng.js';
+import { Prng } from '../../scripts/prng.js';
 import { eventually } from '../support/eventually.js';
 import type { Frame, TestCharger } from './support/charger.js';
 import { startCsms, type CsmsUnderTest, type RegisteredChargePoint } from './support/csms.js';

@@ -1,6 +1,6 @@
 /**
  * A seeded pseudo-random generator (mulberry32: 32-bit state, good enough to pick test inputs),
- * so that a fuzz run is the same run every time and a failure can be replayed from its seed.
+ * so that a fuzz or chaos run is the same run every time and a failure can be replayed from its seed.
  */
 export class Prng {
   private state: number;
@@ -38,4 +38,10 @@ export class Prng {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
     return Array.from({ length: this.int(min, max) }, () => alphabet[this.int(0, alphabet.length - 1)]).join('');
   }
+}
+
+/** The generator as a plain function returning numbers in [0, 1). */
+export function seededRandom(seed: number): () => number {
+  const prng = new Prng(seed);
+  return () => prng.next();
 }
