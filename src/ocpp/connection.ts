@@ -1,20 +1,36 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
-import type { ChargerCommand, ChargerEvent, ChargerEventOutcome, ProtocolAdapter } from './domain.js';
+import type { ChargerCommand, ChargerEvent, ChargerEventOutcome, ProtocolAdapter, ProtocolName } from './domain.js';
 import { ChargerCallError, ChargerCallTimeoutError, ChargerDisconnectedError, OcppCallError, errorCodeFor, type OcppErrorKind } from './errors.js';
 import { callFrame, errorFrame, parseFrame, resultFrame, type InboundFrame } from './frames.js';
+import type { OcppCall, OcppResponse } from './messages.js';
 import type { OcppSchemas } from './schemas.js';
 import { stringWithNul } from './text-guard.js';
+import { ocpp16Adapter } from './v16/adapter.js';
+import { ocpp201Adapter } from './v201/adapter.js';
 
-export interface ConnectionOptions {
+export interface ConnectionSettings {
   chargePointId: string;
-  adapter: ProtocolAdapter;
   schemas: OcppSchemas;
   log: Logger;
   /** hands a domain event to the charge-point actor and returns its outcome */
   handleEvent(event: ChargerEvent): Promise<ChargerEventOutcome>;
   callTimeoutMs: number;
+}
+
+export interface ConnectionOptions<V extends ProtocolName> extends ConnectionSettings {
+  adapter: ProtocolAdapter<V>;
+}
+
+/** A connection of either version (the class is typed by its version). */
+export type AnyChargerConnection = ChargerConnection<'ocpp1.6'> | ChargerConnection<'ocpp2.0.1'>;
+
+/** A charger's connection in the protocol it negotiated. */
+export function chargerConnection(ws: WebSocket, protocol: ProtocolName, settings: ConnectionSettings): AnyChargerConnection {
+  return protocol === 'ocpp1.6'
+    ? new ChargerConnection(ws, { ...settings, adapter: ocpp16Adapter })
+    : new ChargerConnection(ws, { ...settings, adapter: ocpp201Adapter });
 }
 
 /**
@@ -24,10 +40,10 @@ export interface ConnectionOptions {
  */
 export const MAX_CALLS_IN_PROGRESS = 32;
 
-interface PendingCall {
+interface PendingCall<V extends ProtocolName> {
   id: string;
   action: string;
-  resolve(payload: unknown): void;
+  resolve(payload: OcppResponse<V>): void;
   reject(err: Error): void;
   timer: NodeJS.Timeout;
 }
@@ -37,12 +53,12 @@ interface PendingCall {
  * where anything an inbound handler throws becomes a CALLERROR. The socket stays open whatever
  * the charger sends.
  */
-export class ChargerConnection {
+export class ChargerConnection<V extends ProtocolName> {
   /** distinguishes this socket from earlier ones of the same charger */
   readonly connectionId = randomUUID();
   /** set by pong and by any frame (a Heartbeat needs nothing else); cleared by each liveness round */
   alive = true;
-  private pending: PendingCall | undefined;
+  private pending: PendingCall<V> | undefined;
   /** frames that arrive before the actor is pinned wait here */
   private held: string[] | undefined = [];
   private closed = false;
@@ -52,7 +68,7 @@ export class ChargerConnection {
 
   constructor(
     private readonly ws: WebSocket,
-    private readonly opts: ConnectionOptions,
+    private readonly opts: ConnectionOptions<V>,
   ) {
     ws.on('message', (data, isBinary) => {
       this.alive = true;
@@ -80,7 +96,7 @@ export class ChargerConnection {
     return this.opts.chargePointId;
   }
 
-  get version(): ProtocolAdapter['version'] {
+  get version(): V {
     return this.opts.adapter.version;
   }
 
@@ -127,15 +143,17 @@ export class ChargerConnection {
   /** A domain command as a CALL in this socket's protocol; resolves with the charger's status word. */
   command(command: ChargerCommand, remoteStartId: number): { action: string; answer: Promise<string> } {
     const call = this.opts.adapter.toCall(command, remoteStartId);
-    return { action: call.action, answer: this.call(call.action, call.payload).then((payload) => this.opts.adapter.answerStatus(call.action, payload)) };
+    return { action: call.action, answer: this.call(call).then((payload) => this.opts.adapter.answerStatus(payload)) };
   }
 
   /** Sends a CSMS-to-charger CALL; resolves with the charger's (schema-checked) CALLRESULT payload. */
-  call(action: string, payload: Record<string, unknown>): Promise<unknown> {
+  call(call: OcppCall<V>): Promise<OcppResponse<V>> {
+    const { action, payload } = call;
     if (this.pending) return Promise.reject(new Error(`a call (${this.pending.action}) is already outstanding`));
     if (!this.isOpen) return Promise.reject(new ChargerDisconnectedError(`${this.chargePointId} is not connected`));
     try {
-      this.opts.schemas.checkRequest(this.version, action, payload);
+      // the types say the payload fits; the check stays, as a guard against a bug in an adapter
+      this.opts.schemas.checkRequest(this.version, call);
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
@@ -190,17 +208,20 @@ export class ChargerConnection {
 
   private async onCall(frame: Extract<InboundFrame, { t: 'call' }>): Promise<void> {
     const { adapter, schemas } = this.opts;
-    let reply: Record<string, unknown>;
+    let reply: OcppResponse<V>;
     try {
       if (!schemas.knows(this.version, frame.action)) throw new OcppCallError('NotImplemented', `${frame.action} is not an ${this.version} action`);
-      schemas.checkRequest(this.version, frame.action, frame.payload);
-      const nul = stringWithNul(frame.payload);
+      const call = { action: frame.action, payload: frame.payload };
+      // from here on the call is typed: its payload is its action's generated request type (an
+      // assertion signature needs the declared this.opts.schemas, not the destructured alias)
+      this.opts.schemas.checkRequest(this.version, call);
+      const nul = stringWithNul(call.payload);
       // a field the schema allows but that no store can hold: refused here, never an InternalError
       if (nul !== undefined) throw new OcppCallError('PropertyConstraintViolation', `${frame.action}: the string at ${nul} contains a NUL character`, { path: nul });
-      const event = adapter.toEvent(frame.action, frame.payload);
+      const event = adapter.toEvent(call);
       if (event === undefined) throw new OcppCallError('NotSupported', `${frame.action} is not supported by this CSMS`);
       const outcome = event === null ? undefined : await this.opts.handleEvent(event);
-      reply = adapter.toReply(frame.action, frame.payload, outcome, new Date());
+      reply = adapter.toReply(call, outcome, new Date());
     } catch (err) {
       if (err instanceof OcppCallError) {
         this.sendError(frame.id, err.kind, err.message, err.details);
@@ -211,14 +232,14 @@ export class ChargerConnection {
       return;
     }
     try {
-      schemas.checkResponse(this.version, frame.action, reply);
+      this.opts.schemas.checkResponse(this.version, frame.action, reply);
     } catch (err) {
       // our own reply failing the official schema is a bug here, not the charger's fault
       this.opts.log.error({ err, action: frame.action, charge_point: this.chargePointId }, 'OCPP reply fails its schema');
       this.sendError(frame.id, 'InternalError', 'the CSMS produced an invalid reply', {});
       return;
     }
-    if (frame.action === 'BootNotification' && reply.status === 'Accepted') clearTimeout(this.bootTimer);
+    if (frame.action === 'BootNotification' && 'status' in reply && reply.status === 'Accepted') clearTimeout(this.bootTimer);
     this.send(resultFrame(frame.id, reply));
   }
 

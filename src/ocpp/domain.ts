@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox';
+import type { OcppCall, OcppResponse } from './messages.js';
 
 /**
  * What chargers tell the CSMS, independent of the protocol version. Each version's adapter maps
@@ -116,15 +117,22 @@ export interface ConnectedReply {
 export const DEFAULT_HEARTBEAT_INTERVAL_S = 300;
 
 /**
- * The BootNotification and Heartbeat replies: the same fields in 1.6 and 2.0.1, so both
- * adapters answer them from here. Undefined for any other action.
+ * The BootNotification reply: the same fields in 1.6 and 2.0.1, so both adapters answer it from
+ * here (and the Heartbeat reply from `now` alone).
  */
-export function clockReply(action: string, outcome: ChargerEventOutcome | undefined, now: Date): Record<string, unknown> | undefined {
-  if (action === 'BootNotification') {
-    return { status: 'Accepted', currentTime: now.toISOString(), interval: outcome?.heartbeat_interval_s ?? DEFAULT_HEARTBEAT_INTERVAL_S };
-  }
-  if (action === 'Heartbeat') return { currentTime: now.toISOString() };
-  return undefined;
+export function bootReply(outcome: ChargerEventOutcome | undefined, now: Date): { status: 'Accepted'; currentTime: string; interval: number } {
+  return { status: 'Accepted', currentTime: now.toISOString(), interval: outcome?.heartbeat_interval_s ?? DEFAULT_HEARTBEAT_INTERVAL_S };
+}
+
+/**
+ * `value` as one of a wire enum's values: the actor's outcome carries plain strings, the replies
+ * the generated enum types. A value outside the enum is a bug here; the connection answers the
+ * call with InternalError, as it did when the reply then failed its schema.
+ */
+export function oneOf<T extends string>(values: readonly T[], value: string, field: string): T {
+  const known = values.find((v) => v === value);
+  if (known === undefined) throw new Error(`${field}: ${value} is not one of ${values.join(', ')}`);
+  return known;
 }
 
 /** What the CSMS asks of chargers, independent of the version. */
@@ -159,23 +167,21 @@ export const ChargerCommand = Type.Union([
 ]);
 export type ChargerCommand = Static<typeof ChargerCommand>;
 
-/** The wire call a command becomes, with what the actor needs to remember about it. */
-export interface WireCall {
-  action: string;
-  payload: Record<string, unknown>;
-}
-
-/** One protocol version's mapping between its wire messages and the domain. */
-export interface ProtocolAdapter {
-  readonly version: ProtocolName;
+/**
+ * One protocol version's mapping between its wire messages and the domain. Calls are typed by
+ * action (OcppCall: `switch (call.action)` narrows the payload); the connection hands over only
+ * calls that passed OcppSchemas.checkRequest.
+ */
+export interface ProtocolAdapter<V extends ProtocolName> {
+  readonly version: V;
   /**
    * A charger's CALL as a domain event; `null` for calls answered without the actor (Heartbeat);
    * `undefined` when the action is not handled (NotImplemented).
    */
-  toEvent(action: string, payload: unknown): ChargerEvent | null | undefined;
+  toEvent(call: OcppCall<V>): ChargerEvent | null | undefined;
   /** The CALLRESULT payload for a handled call. */
-  toReply(action: string, payload: unknown, outcome: ChargerEventOutcome | undefined, now: Date): Record<string, unknown>;
-  toCall(command: ChargerCommand, remoteStartId: number): WireCall;
-  /** The charger's answer to a CSMS call, reduced to its status word. */
-  answerStatus(action: string, payload: unknown): string;
+  toReply(call: OcppCall<V>, outcome: ChargerEventOutcome | undefined, now: Date): OcppResponse<V>;
+  toCall(command: ChargerCommand, remoteStartId: number): OcppCall<V>;
+  /** The charger's (schema-checked) answer to a CSMS call, reduced to its status word. */
+  answerStatus(payload: OcppResponse<V>): string;
 }

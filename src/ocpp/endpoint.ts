@@ -3,28 +3,26 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ActorSystem, PinnedActor } from '../runtime/actor-system.js';
-import { ChargerConnection } from './connection.js';
-import type { ChargerEvent, ChargerEventOutcome, ConnectedReply, ProtocolAdapter, ProtocolName } from './domain.js';
+import { chargerConnection, type AnyChargerConnection } from './connection.js';
+import type { ChargerEvent, ChargerEventOutcome, ConnectedReply, ProtocolName } from './domain.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { OcppSchemas } from './schemas.js';
 import { HandshakeDeadlines, basicCredentials, clientAddress, jitteredRetryAfterS, refuseUpgrade, routeUpgrade } from './upgrade.js';
-import { ocpp16Adapter } from './v16/adapter.js';
-import { ocpp201Adapter } from './v201/adapter.js';
 
 /** Chargers whose socket this process holds, by charge point id. The actor's turns send through it. */
 export class ConnectionRegistry {
-  private readonly byId = new Map<string, ChargerConnection>();
+  private readonly byId = new Map<string, AnyChargerConnection>();
 
-  get(id: string): ChargerConnection | undefined {
+  get(id: string): AnyChargerConnection | undefined {
     return this.byId.get(id);
   }
 
-  set(conn: ChargerConnection): void {
+  set(conn: AnyChargerConnection): void {
     this.byId.set(conn.chargePointId, conn);
   }
 
   /** Forgets the connection only if it is still the current one for its charger. */
-  delete(conn: ChargerConnection): void {
+  delete(conn: AnyChargerConnection): void {
     if (this.byId.get(conn.chargePointId) === conn) this.byId.delete(conn.chargePointId);
   }
 
@@ -32,7 +30,7 @@ export class ConnectionRegistry {
     return this.byId.size;
   }
 
-  all(): ChargerConnection[] {
+  all(): AnyChargerConnection[] {
     return [...this.byId.values()];
   }
 }
@@ -63,8 +61,6 @@ export interface OcppEndpointOptions {
 
 const IDENTITY = /^[A-Za-z0-9_.~*+|@=-]{1,48}$/;
 
-const adapters: Record<ProtocolName, ProtocolAdapter> = { 'ocpp1.6': ocpp16Adapter, 'ocpp2.0.1': ocpp201Adapter };
-
 /**
  * The OCPP WebSocket endpoint, `/ocpp/<charge point id>` on the platform's HTTP server
  * (DESIGN.md section 6). Identity, password (HTTP Basic, OCPP security profile 1) and the
@@ -82,9 +78,9 @@ export class OcppEndpoint {
   });
   private pinger: NodeJS.Timeout | undefined;
   private stopping = false;
-  private readonly pins = new Map<ChargerConnection, PinnedActor>();
+  private readonly pins = new Map<AnyChargerConnection, PinnedActor>();
   /** the newest connection attempt per charger on this process (two may race through pin()) */
-  private readonly newest = new Map<string, ChargerConnection>();
+  private readonly newest = new Map<string, AnyChargerConnection>();
   private readonly deadlines: HandshakeDeadlines;
 
   constructor(private readonly opts: OcppEndpointOptions) {
@@ -175,9 +171,8 @@ export class OcppEndpoint {
   private async accept(ws: WebSocket, id: string, protocol: ProtocolName): Promise<void> {
     const { actors, registry, log } = this.opts;
     const address = this.opts.address(id);
-    const conn = new ChargerConnection(ws, {
+    const conn = chargerConnection(ws, protocol, {
       chargePointId: id,
-      adapter: adapters[protocol],
       schemas: this.opts.schemas,
       log,
       callTimeoutMs: this.opts.callTimeoutMs,

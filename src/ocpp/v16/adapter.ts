@@ -1,53 +1,8 @@
-import { clockReply, type ChargerCommand, type ChargerEvent, type ChargerEventOutcome, type ProtocolAdapter, type WireCall } from '../domain.js';
+import { bootReply, oneOf, type ChargerCommand, type ChargerEvent, type ChargerEventOutcome, type ProtocolAdapter } from '../domain.js';
+import type { AuthorizeResponse, HeartbeatResponse, MeterValuesRequest, StartTransactionResponse, StopTransactionResponse } from '../generated/ocpp16.js';
 import { energyRegisterWh, type SampledReading } from '../meter.js';
 
-/*
- * Wire shapes of the OCPP 1.6-J messages handled here. Payloads reach this file only after they
- * passed the official schema, so these describe what the schema guarantees.
- */
-interface BootNotificationReq {
-  chargePointVendor: string;
-  chargePointModel: string;
-  chargePointSerialNumber?: string;
-  chargeBoxSerialNumber?: string;
-  firmwareVersion?: string;
-}
-interface StatusNotificationReq {
-  connectorId: number;
-  errorCode: string;
-  status: string;
-  timestamp?: string;
-}
-interface AuthorizeReq {
-  idTag: string;
-}
-interface StartTransactionReq {
-  connectorId: number;
-  idTag: string;
-  meterStart: number;
-  timestamp: string;
-  reservationId?: number;
-}
-interface StopTransactionReq {
-  transactionId: number;
-  meterStop: number;
-  timestamp: string;
-  idTag?: string;
-  reason?: string;
-}
-interface SampledValue16 {
-  value: string;
-  measurand?: string;
-  phase?: string;
-  unit?: string;
-}
-interface MeterValuesReq {
-  connectorId: number;
-  transactionId?: number;
-  meterValue: Array<{ timestamp: string; sampledValue: SampledValue16[] }>;
-}
-
-function readings(meterValue: MeterValuesReq['meterValue']): { wh: number | null; timestamp: string | undefined } {
+function readings(meterValue: MeterValuesRequest['meterValue']): { wh: number | null; timestamp: string | undefined } {
   const last = meterValue[meterValue.length - 1];
   if (!last) return { wh: null, timestamp: undefined };
   const samples: SampledReading[] = last.sampledValue.map((s) => ({
@@ -60,14 +15,16 @@ function readings(meterValue: MeterValuesReq['meterValue']): { wh: number | null
   return { wh: energyRegisterWh(samples), timestamp: last.timestamp };
 }
 
+const idTagStatuses: ReadonlyArray<AuthorizeResponse['idTagInfo']['status']> = ['Accepted', 'Blocked', 'Expired', 'Invalid', 'ConcurrentTx'];
+
 /** OCPP 1.6-J: connector ids double as EVSE ids (one connector per EVSE). */
-export const ocpp16Adapter: ProtocolAdapter = {
+export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
   version: 'ocpp1.6',
 
-  toEvent(action, payload): ChargerEvent | null | undefined {
-    switch (action) {
+  toEvent(call): ChargerEvent | null | undefined {
+    switch (call.action) {
       case 'BootNotification': {
-        const p = payload as BootNotificationReq;
+        const p = call.payload;
         return {
           type: 'booted',
           vendor: p.chargePointVendor,
@@ -80,7 +37,7 @@ export const ocpp16Adapter: ProtocolAdapter = {
       case 'Heartbeat':
         return null;
       case 'StatusNotification': {
-        const p = payload as StatusNotificationReq;
+        const p = call.payload;
         return {
           type: 'status-changed',
           evse_id: p.connectorId,
@@ -91,9 +48,9 @@ export const ocpp16Adapter: ProtocolAdapter = {
         };
       }
       case 'Authorize':
-        return { type: 'authorize-requested', id_tag: (payload as AuthorizeReq).idTag };
+        return { type: 'authorize-requested', id_tag: call.payload.idTag };
       case 'StartTransaction': {
-        const p = payload as StartTransactionReq;
+        const p = call.payload;
         return {
           type: 'transaction-started',
           transaction_id: null,
@@ -109,7 +66,7 @@ export const ocpp16Adapter: ProtocolAdapter = {
         };
       }
       case 'StopTransaction': {
-        const p = payload as StopTransactionReq;
+        const p = call.payload;
         return {
           type: 'transaction-ended',
           transaction_id: String(p.transactionId),
@@ -121,7 +78,7 @@ export const ocpp16Adapter: ProtocolAdapter = {
         };
       }
       case 'MeterValues': {
-        const p = payload as MeterValuesReq;
+        const p = call.payload;
         const { wh, timestamp } = readings(p.meterValue);
         const ts = timestamp ?? new Date().toISOString();
         if (p.transactionId !== undefined) {
@@ -134,29 +91,31 @@ export const ocpp16Adapter: ProtocolAdapter = {
     }
   },
 
-  toReply(action, payload, outcome: ChargerEventOutcome | undefined, now) {
-    const idTagInfo = { status: outcome?.id_tag_status ?? 'Accepted' };
-    const clock = clockReply(action, outcome, now);
-    if (clock) return clock;
-    switch (action) {
+  toReply(call, outcome: ChargerEventOutcome | undefined, now) {
+    // read only by the replies that carry it: an outcome's status word is checked where it is sent
+    const idTagInfo = () => ({ status: oneOf(idTagStatuses, outcome?.id_tag_status ?? 'Accepted', 'idTagInfo.status') });
+    switch (call.action) {
+      case 'BootNotification':
+        return bootReply(outcome, now);
+      case 'Heartbeat':
+        return { currentTime: now.toISOString() } satisfies HeartbeatResponse;
       case 'Authorize':
-        return { idTagInfo };
+        return { idTagInfo: idTagInfo() } satisfies AuthorizeResponse;
       case 'StartTransaction':
-        return { transactionId: Number(outcome?.transaction_id ?? 0), idTagInfo };
+        return { transactionId: Number(outcome?.transaction_id ?? 0), idTagInfo: idTagInfo() } satisfies StartTransactionResponse;
       case 'StopTransaction':
-        return (payload as StopTransactionReq).idTag !== undefined ? { idTagInfo } : {};
+        return call.payload.idTag !== undefined ? ({ idTagInfo: idTagInfo() } satisfies StopTransactionResponse) : {};
       default:
         return {};
     }
   },
 
-  toCall(command: ChargerCommand): WireCall {
+  toCall(command: ChargerCommand) {
     switch (command.kind) {
-      case 'start':
-        return {
-          action: 'RemoteStartTransaction',
-          payload: { idTag: command.id_tag, ...(command.connector_id ?? command.evse_id ? { connectorId: command.connector_id ?? command.evse_id } : {}) },
-        };
+      case 'start': {
+        const connectorId = command.connector_id ?? command.evse_id;
+        return { action: 'RemoteStartTransaction', payload: { idTag: command.id_tag, ...(connectorId ? { connectorId } : {}) } };
+      }
       case 'stop':
         return { action: 'RemoteStopTransaction', payload: { transactionId: Number(command.transaction_id) } };
       case 'reserve':
@@ -178,8 +137,7 @@ export const ocpp16Adapter: ProtocolAdapter = {
     }
   },
 
-  answerStatus(_action, payload) {
-    const status = (payload as { status?: unknown }).status;
-    return typeof status === 'string' ? status : 'Accepted';
+  answerStatus(payload) {
+    return 'status' in payload && typeof payload.status === 'string' ? payload.status : 'Accepted';
   },
 };

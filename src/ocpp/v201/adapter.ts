@@ -1,51 +1,8 @@
-import { clockReply, type ChargerCommand, type ChargerEvent, type ChargerEventOutcome, type ProtocolAdapter, type WireCall } from '../domain.js';
+import { bootReply, oneOf, type ChargerCommand, type ChargerEvent, type ChargerEventOutcome, type ProtocolAdapter } from '../domain.js';
+import type { AuthorizationStatusEnumType, AuthorizeResponse, HeartbeatResponse, IdTokenType, MeterValueType, TransactionEventResponse } from '../generated/ocpp201.js';
 import { energyRegisterWh, type SampledReading } from '../meter.js';
 
-/* Wire shapes of the OCPP 2.0.1 messages handled here, as their official schemas guarantee. */
-interface IdToken {
-  idToken: string;
-  type: string;
-}
-interface BootNotificationReq {
-  chargingStation: { model: string; vendorName: string; serialNumber?: string; firmwareVersion?: string };
-  reason: string;
-}
-interface StatusNotificationReq {
-  timestamp: string;
-  connectorStatus: string;
-  evseId: number;
-  connectorId: number;
-}
-interface SampledValue201 {
-  value: number;
-  measurand?: string;
-  phase?: string;
-  unitOfMeasure?: { unit?: string; multiplier?: number };
-}
-interface MeterValue201 {
-  timestamp: string;
-  sampledValue: SampledValue201[];
-}
-interface TransactionEventReq {
-  eventType: 'Started' | 'Updated' | 'Ended';
-  timestamp: string;
-  triggerReason: string;
-  seqNo: number;
-  transactionInfo: { transactionId: string; stoppedReason?: string; remoteStartId?: number };
-  idToken?: IdToken;
-  evse?: { id: number; connectorId?: number };
-  meterValue?: MeterValue201[];
-}
-interface MeterValuesReq {
-  evseId: number;
-  meterValue: MeterValue201[];
-}
-interface ReservationStatusUpdateReq {
-  reservationId: number;
-  reservationUpdateStatus: string;
-}
-
-function energyWh(meterValue: MeterValue201[] | undefined): number | null {
+function energyWh(meterValue: MeterValueType[] | undefined): number | null {
   const last = meterValue?.[meterValue.length - 1];
   if (!last) return null;
   const samples: SampledReading[] = last.sampledValue.map((s) => ({
@@ -59,13 +16,26 @@ function energyWh(meterValue: MeterValue201[] | undefined): number | null {
 }
 
 /** OCPP 2.0.1: EVSEs and connectors are numbered separately; the charger names transactions. */
-export const ocpp201Adapter: ProtocolAdapter = {
+const authorizationStatuses: readonly AuthorizationStatusEnumType[] = [
+  'Accepted',
+  'Blocked',
+  'ConcurrentTx',
+  'Expired',
+  'Invalid',
+  'NoCredit',
+  'NotAllowedTypeEVSE',
+  'NotAtThisLocation',
+  'NotAtThisTime',
+  'Unknown',
+];
+
+export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
   version: 'ocpp2.0.1',
 
-  toEvent(action, payload): ChargerEvent | null | undefined {
-    switch (action) {
+  toEvent(call): ChargerEvent | null | undefined {
+    switch (call.action) {
       case 'BootNotification': {
-        const p = payload as BootNotificationReq;
+        const p = call.payload;
         return {
           type: 'booted',
           vendor: p.chargingStation.vendorName,
@@ -78,13 +48,13 @@ export const ocpp201Adapter: ProtocolAdapter = {
       case 'Heartbeat':
         return null;
       case 'StatusNotification': {
-        const p = payload as StatusNotificationReq;
+        const p = call.payload;
         return { type: 'status-changed', evse_id: p.evseId, connector_id: p.connectorId, status: p.connectorStatus, error_code: null, timestamp: p.timestamp };
       }
       case 'Authorize':
-        return { type: 'authorize-requested', id_tag: (payload as { idToken: IdToken }).idToken.idToken };
+        return { type: 'authorize-requested', id_tag: call.payload.idToken.idToken };
       case 'TransactionEvent': {
-        const p = payload as TransactionEventReq;
+        const p = call.payload;
         const transactionId = p.transactionInfo.transactionId;
         const idTag = p.idToken?.idToken ?? null;
         const wh = energyWh(p.meterValue);
@@ -117,12 +87,12 @@ export const ocpp201Adapter: ProtocolAdapter = {
         };
       }
       case 'MeterValues': {
-        const p = payload as MeterValuesReq;
+        const p = call.payload;
         const last = p.meterValue[p.meterValue.length - 1];
         return { type: 'meter-sampled', transaction_id: null, evse_id: p.evseId, meter_wh: energyWh(p.meterValue), timestamp: last?.timestamp ?? new Date().toISOString() };
       }
       case 'ReservationStatusUpdate': {
-        const p = payload as ReservationStatusUpdateReq;
+        const p = call.payload;
         return { type: 'reservation-updated', reservation_id: p.reservationId, status: p.reservationUpdateStatus };
       }
       default:
@@ -130,24 +100,29 @@ export const ocpp201Adapter: ProtocolAdapter = {
     }
   },
 
-  toReply(action, payload, outcome: ChargerEventOutcome | undefined, now) {
-    const idTokenInfo = { status: outcome?.id_tag_status ?? 'Accepted' };
-    const clock = clockReply(action, outcome, now);
-    if (clock) return clock;
-    switch (action) {
+  toReply(call, outcome: ChargerEventOutcome | undefined, now) {
+    // read only by the replies that carry it: an outcome's status word is checked where it is sent
+    const idTokenInfo = () => ({ status: oneOf(authorizationStatuses, outcome?.id_tag_status ?? 'Accepted', 'idTokenInfo.status') });
+    switch (call.action) {
+      case 'BootNotification':
+        return bootReply(outcome, now);
+      case 'Heartbeat':
+        return { currentTime: now.toISOString() } satisfies HeartbeatResponse;
       case 'Authorize':
-        return { idTokenInfo };
-      case 'TransactionEvent':
+        return { idTokenInfo: idTokenInfo() } satisfies AuthorizeResponse;
+      case 'TransactionEvent': {
         // idTokenInfo is required with an idToken (E01); a refusal is sent even without one, so
         // that the charger learns its transaction was not accepted (StopTxOnInvalidId)
-        return (payload as TransactionEventReq).idToken || idTokenInfo.status !== 'Accepted' ? { idTokenInfo } : {};
+        const info = idTokenInfo();
+        return call.payload.idToken || info.status !== 'Accepted' ? ({ idTokenInfo: info } satisfies TransactionEventResponse) : {};
+      }
       default:
         return {};
     }
   },
 
-  toCall(command: ChargerCommand, remoteStartId: number): WireCall {
-    const central = (idTag: string): IdToken => ({ idToken: idTag, type: 'Central' });
+  toCall(command: ChargerCommand, remoteStartId: number) {
+    const central = (idTag: string): IdTokenType => ({ idToken: idTag, type: 'Central' });
     switch (command.kind) {
       case 'start':
         return {
@@ -175,8 +150,7 @@ export const ocpp201Adapter: ProtocolAdapter = {
     }
   },
 
-  answerStatus(_action, payload) {
-    const status = (payload as { status?: unknown }).status;
-    return typeof status === 'string' ? status : 'Accepted';
+  answerStatus(payload) {
+    return 'status' in payload && typeof payload.status === 'string' ? payload.status : 'Accepted';
   },
 };
