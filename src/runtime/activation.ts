@@ -125,13 +125,13 @@ export class Activation {
     };
     const ctx = this.context(effects, durable);
     await this.host.runTurn(this, item, effects, lease, durable, async () => {
-      if (item.t === 'activate') return this.def.onActivate?.(ctx as ActorContext<never>);
+      if (item.t === 'activate') return this.def.onActivate?.(ctx);
       const msg = item.t === 'message' ? item.msg : item.row.payload.m;
       if (!this.messageValidator.Check(msg)) {
         const first = this.messageValidator.Errors(msg)[0];
         throw new InvalidMessageError(`invalid message for ${this.def.kind}: ${first?.instancePath || '/'} ${first?.message ?? ''}`);
       }
-      return this.def.handle(ctx as ActorContext<never>, msg as never);
+      return this.def.handle(ctx, msg);
     });
   }
 
