@@ -2,6 +2,7 @@ import Type, { type Static } from 'typebox';
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import { PartnerCallError, type PartnerClient } from '../src/ocpi/client/partner-client.js';
 import { defineActor, type ActorContext } from '../src/runtime/types.js';
+import { Business, Endpoint, partnerProtocol, Role, Version, type PartnerMessage, type PartnerReply, type PartnerView } from './partner-protocol.js';
 
 /**
  * The partner actor, `partner/<country_code>-<party_id>`: the one owner of a roaming partner's
@@ -15,11 +16,7 @@ import { defineActor, type ActorContext } from '../src/runtime/types.js';
  * process that answers the HTTP request, and never cross the bus.
  */
 
-const Role = Type.Union([Type.Literal('CPO'), Type.Literal('EMSP')]);
 const Kind = Type.Union([Type.Literal('initial'), Type.Literal('current'), Type.Literal('pending')]);
-const Version = Type.Union([Type.Literal('2.1.1'), Type.Literal('2.2.1')]);
-const Business = Type.Object({ name: Type.String(), website: Type.Optional(Type.String()) });
-const Endpoint = Type.Object({ version: Type.String(), identifier: Type.String(), role: Type.Optional(Type.String()), url: Type.String() });
 
 export const PartnerState = Type.Object({
   id: Type.String(),
@@ -39,61 +36,6 @@ export const PartnerState = Type.Object({
   updated_at: Type.Integer(),
 });
 export type PartnerState = Static<typeof PartnerState>;
-
-const Handshake = {
-  caller_hash: Type.String(),
-  /** the version of the mount the handshake came through: how we send the partner's token */
-  version: Version,
-  their_token: Type.String(),
-  versions_url: Type.String(),
-  business_details: Type.Union([Business, Type.Null()]),
-  new_hash: Type.String(),
-};
-
-export const PartnerMessage = Type.Union([
-  Type.Object({ op: Type.Literal('create'), id: Type.String(), role: Role, initial_hash: Type.String() }),
-  Type.Object({ op: Type.Literal('get') }),
-  Type.Object({ op: Type.Literal('register'), ...Handshake }),
-  Type.Object({ op: Type.Literal('rotate'), ...Handshake }),
-  Type.Object({ op: Type.Literal('unregister') }),
-  Type.Object({ op: Type.Literal('prepare-outbound'), pending_hash: Type.String() }),
-  Type.Object({
-    op: Type.Literal('complete-outbound'),
-    pending_hash: Type.String(),
-    their_token: Type.String(),
-    versions_url: Type.String(),
-    version: Version,
-    endpoints: Type.Array(Endpoint),
-    business_details: Type.Union([Business, Type.Null()]),
-  }),
-  Type.Object({ op: Type.Literal('abort-outbound'), pending_hash: Type.String() }),
-]);
-export type PartnerMessage = Static<typeof PartnerMessage>;
-
-/** What an operator or a mount sees of a partner (no secrets of ours). */
-export interface PartnerView {
-  id: string;
-  country_code: string;
-  party_id: string;
-  role: 'CPO' | 'EMSP';
-  status: 'unregistered' | 'registered';
-  versions_url: string | null;
-  version: '2.1.1' | '2.2.1' | null;
-  endpoints: Array<Static<typeof Endpoint>>;
-  business_details: Static<typeof Business> | null;
-}
-
-/** Replies are tagged unions: errors cross process boundaries as data, not as thrown objects. */
-export type PartnerReply =
-  | { ok: true; partner: PartnerView; revoked: string[]; their_token: string | null }
-  | { ok: false; code: 'not_found' | 'exists' | 'method_not_allowed' | 3001 | 3002; message: string };
-
-export const PARTNER_KIND = 'partner';
-export const HANDSHAKE_ASK_TIMEOUT_MS = 30_000;
-
-export function partnerKey(countryCode: string, partyId: string): string {
-  return `${countryCode}-${partyId}`;
-}
 
 function viewOf(s: PartnerState): PartnerView {
   return {
@@ -188,11 +130,9 @@ async function handshake(
 
 /** `client` makes the calls to partners (the process's limits and destination policy). */
 export function partnerActor(client: PartnerClient) {
-  return defineActor({
-    kind: PARTNER_KIND,
+  return defineActor(partnerProtocol, {
     placement: 'sharded',
     state: PartnerState,
-    messages: PartnerMessage,
     initialState: (key) => {
       const [country_code = '', party_id = ''] = key.split('-');
       return {

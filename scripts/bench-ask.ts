@@ -7,7 +7,7 @@ import type { ActorSystem } from '../src/runtime/actor-system.js';
 import { REDIS_URL } from '../test/support/databases.js';
 import { clusterEnvironment, embeddedEnvironment, startPlatform } from '../test/support/platforms.js';
 import { startWorker } from '../test/support/cluster-harness.js';
-import { testActorsModule } from '../test/support/test-actors.js';
+import { echoProtocol, testActorsModule } from '../test/support/test-actors.js';
 
 /**
  * Ask round trips: embedded (one process), and across two processes in cluster mode, beside a
@@ -85,7 +85,7 @@ async function rawRedis(prefix: string): Promise<Result> {
 
 async function askLoop(name: string, actors: ActorSystem): Promise<Result> {
   let n = 0;
-  return measure(name, () => actors.ask(`echo/k${n++ % 100}`, { echo: 'ping' }));
+  return measure(name, () => actors.ref(echoProtocol, `k${n++ % 100}`).ask({ echo: 'ping' }));
 }
 
 async function main(): Promise<void> {
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     // wait until the worker owns every shard
     for (let i = 0; i < 100; i++) {
       try {
-        await client.platform.services.actors.ask('echo/k0', { echo: 1 }, { timeoutMs: 500 });
+        await client.platform.services.actors.ref(echoProtocol, 'k0').ask({ echo: 1 }, { timeoutMs: 500 });
         break;
       } catch {
         await new Promise((r) => setTimeout(r, 100));

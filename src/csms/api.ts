@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import Type from 'typebox';
 import type { Config } from '../../config/index.js';
-import { chargePointAddress, type ChargePointState, type CommandAccepted } from '../../actors/charge-point-actor.js';
+import { chargePointProtocol, type ChargePointMessage, type ChargePointReplies, type CommandAccepted } from '../../actors/charge-point-protocol.js';
 import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
 import { HttpError } from '../gateway/errors.js';
 import { publicOrigin } from '../gateway/public-origin.js';
@@ -11,6 +11,7 @@ import { defineMount, type MountSpec, type RouteRequest, type RouteResult } from
 import type { ChargerCommand } from '../ocpp/domain.js';
 import { ProtocolName } from '../ocpp/domain.js';
 import type { ActorSystem } from '../runtime/actor-system.js';
+import type { ReplyTo } from '../runtime/protocol.js';
 import { ActorUnavailableError, AskTimeoutError } from '../runtime/errors.js';
 import { DuplicateChargePointError, type ChargePointStore } from './charge-point-store.js';
 import type { CsmsEventBus } from './events.js';
@@ -65,18 +66,20 @@ export function ocppUrlFor(config: Config, id: string, koa?: Context): string {
 export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
   const { config, actors, chargePoints } = deps;
 
+  const chargePointAddressOf = (id: string): string => actors.ref(chargePointProtocol, id).address;
+
   async function view(id: string, koa: Context): Promise<ChargePointView> {
     const row = await chargePoints.find(id);
     if (!row) throw new HttpError(404, 'not_found', `no charge point ${id}`);
-    const address = chargePointAddress(id);
+    const address = chargePointAddressOf(id);
     const [online, state] = await Promise.all([actors.isPinned(address), chargePoints.actorState(address)]);
     return chargePointView(row, online, state, ocppUrlFor(config, id, koa));
   }
 
   /** An ask to the charger's actor, wherever its socket is; offline -> 409, no answer -> 503. */
-  async function askChargePoint<T>(id: string, message: unknown): Promise<T> {
+  async function askChargePoint<M extends ChargePointMessage>(id: string, message: M): Promise<ReplyTo<ChargePointReplies, 'type', M>> {
     try {
-      return await actors.ask<T>(chargePointAddress(id), message);
+      return await actors.ref(chargePointProtocol, id).ask(message);
     } catch (err) {
       if (err instanceof ActorUnavailableError) throw new HttpError(409, 'charge_point_offline', `charge point ${id} is not connected`);
       // e.g. the process holding the socket died and its pin has not expired yet
@@ -86,7 +89,7 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
   }
 
   function command(id: string, cmd: ChargerCommand): Promise<CommandAccepted> {
-    return askChargePoint<CommandAccepted>(id, { type: 'command', command: cmd });
+    return askChargePoint(id, { type: 'command', command: cmd });
   }
 
   async function requireKnown(id: string): Promise<void> {
@@ -113,12 +116,12 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
         handler: async (req): Promise<RouteResult> => {
           const q = req.query as { protocol?: ProtocolName; online?: boolean; offset: number; limit: number };
           const rows = await chargePoints.list(q.protocol);
-          const online = await Promise.all(rows.map((r) => actors.isPinned(chargePointAddress(r.id))));
+          const online = await Promise.all(rows.map((r) => actors.isPinned(chargePointAddressOf(r.id))));
           const matching = rows.map((row, i) => ({ row, online: online[i] ?? false })).filter((x) => q.online === undefined || x.online === q.online);
           const page = matching.slice(q.offset, q.offset + q.limit);
-          const states = await chargePoints.actorStates(page.map((x) => chargePointAddress(x.row.id)));
+          const states = await chargePoints.actorStates(page.map((x) => chargePointAddressOf(x.row.id)));
           return {
-            data: page.map((x) => chargePointView(x.row, x.online, states.get(chargePointAddress(x.row.id)), ocppUrlFor(config, x.row.id, req.koa))),
+            data: page.map((x) => chargePointView(x.row, x.online, states.get(chargePointAddressOf(x.row.id)), ocppUrlFor(config, x.row.id, req.koa))),
             headers: pageHeaders(config, req, matching.length, q.offset, q.limit),
           };
         },
@@ -205,7 +208,7 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
           const b = (req.body ?? {}) as { transaction_id?: string | number };
           let transactionId = b.transaction_id === undefined ? undefined : String(b.transaction_id);
           if (transactionId === undefined) {
-            const state = await askChargePoint<ChargePointState>(id, { type: 'get' });
+            const state = await askChargePoint(id, { type: 'get' });
             transactionId = state.transactions[state.transactions.length - 1]?.transaction_id;
             if (transactionId === undefined) throw new HttpError(409, 'no_active_transaction', `charge point ${id} has no open transaction`);
           }

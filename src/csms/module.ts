@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PassThrough } from 'node:stream';
-import { chargePointActor, chargePointAddress } from '../../actors/charge-point-actor.js';
+import { chargePointActor } from '../../actors/charge-point-actor.js';
 import { defineMount, type MountSpec } from '../gateway/route-table.js';
 import { OcppEndpoint, ConnectionRegistry } from '../ocpp/endpoint.js';
 import { LoginThrottle } from '../ocpp/login-throttle.js';
@@ -119,7 +119,6 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
           const row = await chargePoints.find(id);
           return row && identityKeyMatches(password, row.key_hash) ? row.protocol : undefined;
         },
-        address: chargePointAddress,
         onlineChanged: (id, online) => events.publish({ type: 'charge-point', charge_point_id: id, online }),
         pingIntervalMs: opts.pingIntervalMs ?? 30_000,
         callTimeoutMs: opts.callTimeoutMs ?? 30_000,

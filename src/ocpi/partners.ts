@@ -1,19 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { PlatformServices } from '../platform/services.js';
-import { addressOf } from '../runtime/address.js';
 import { HttpError } from '../gateway/errors.js';
 import {
   HANDSHAKE_ASK_TIMEOUT_MS,
-  PARTNER_KIND,
   partnerKey,
+  partnerProtocol,
   type PartnerMessage,
   type PartnerReply,
   type PartnerView,
-} from '../../actors/partner-actor.js';
+} from '../../actors/partner-protocol.js';
 import { hashToken, newToken, type PartnerRole, type TokenDirectory } from './auth.js';
 import { credentialsMethodNotAllowed, unableToUseClientApi, unauthorized, unsupportedVersion, type OcpiVersion } from './envelope.js';
 
-export type { PartnerView } from '../../actors/partner-actor.js';
+export type { PartnerView } from '../../actors/partner-protocol.js';
 
 /** A partner as the `ocpi_partner` projection has it (endpoints and business details live in the actor). */
 export interface PartnerRow extends Omit<PartnerView, 'endpoints' | 'business_details'> {
@@ -35,7 +34,7 @@ export class PartnerDirectory {
   ) {}
 
   async ask(countryCode: string, partyId: string, message: PartnerMessage): Promise<PartnerReply> {
-    const reply = await this.services.actors.ask<PartnerReply>(addressOf(PARTNER_KIND, partnerKey(countryCode, partyId)), message, {
+    const reply = await this.services.actors.ref(partnerProtocol, partnerKey(countryCode, partyId)).ask(message, {
       timeoutMs: HANDSHAKE_ASK_TIMEOUT_MS,
     });
     if (reply.ok && reply.revoked.length > 0) {

@@ -3,8 +3,9 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ActorSystem, PinnedActor } from '../runtime/actor-system.js';
+import { chargePointProtocol } from '../../actors/charge-point-protocol.js';
 import { chargerConnection, type AnyChargerConnection } from './connection.js';
-import type { ChargerEvent, ChargerEventOutcome, ConnectedReply, ProtocolName } from './domain.js';
+import type { ChargerEvent, ProtocolName } from './domain.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { OcppSchemas } from './schemas.js';
 import { HandshakeDeadlines, basicCredentials, clientAddress, jitteredRetryAfterS, refuseUpgrade, routeUpgrade } from './upgrade.js';
@@ -42,7 +43,6 @@ export interface OcppEndpointOptions {
   registry: ConnectionRegistry;
   /** the charger's registered protocol when id and password match, else undefined */
   authenticate(id: string, password: string): Promise<ProtocolName | undefined>;
-  address(id: string): string;
   /** called once a charger is connected and its actor pinned here, and once it is gone */
   onlineChanged(id: string, online: boolean, connectionId: string): void;
   pingIntervalMs: number;
@@ -170,13 +170,13 @@ export class OcppEndpoint {
 
   private async accept(ws: WebSocket, id: string, protocol: ProtocolName): Promise<void> {
     const { actors, registry, log } = this.opts;
-    const address = this.opts.address(id);
+    const chargePoint = actors.ref(chargePointProtocol, id);
     const conn = chargerConnection(ws, protocol, {
       chargePointId: id,
       schemas: this.opts.schemas,
       log,
       callTimeoutMs: this.opts.callTimeoutMs,
-      handleEvent: (event: ChargerEvent) => actors.ask<ChargerEventOutcome>(address, { type: 'event', protocol, event }),
+      handleEvent: (event: ChargerEvent) => chargePoint.ask({ type: 'event', protocol, event }),
     });
     this.newest.set(id, conn);
     let released = false;
@@ -193,7 +193,7 @@ export class OcppEndpoint {
     };
     ws.on('close', () => void release());
     // the newest connection wins: pinning ends any older activation, whose onDeactivate closes its socket
-    const pinned = await actors.pin(address);
+    const pinned = await actors.pin(chargePoint.address);
     held.pin = pinned;
     if (!conn.isOpen || this.stopping || this.newest.get(id) !== conn) {
       const superseded = this.newest.get(id) !== conn;
@@ -203,7 +203,7 @@ export class OcppEndpoint {
     }
     registry.set(conn);
     this.pins.set(conn, pinned);
-    const { booted } = await actors.ask<ConnectedReply>(address, { type: 'connected', protocol, connection: conn.connectionId });
+    const { booted } = await chargePoint.ask({ type: 'connected', protocol, connection: conn.connectionId });
     conn.open({ bootDeadlineMs: booted ? null : this.opts.bootDeadlineMs });
     this.opts.onlineChanged(id, true, conn.connectionId);
   }

@@ -8,7 +8,7 @@ import type { MountSpec } from '../gateway/route-table.js';
 import type { PlatformMetrics } from '../metrics.js';
 import type { ActorSystem } from '../runtime/actor-system.js';
 import type { DependencyHealth } from './dependency-health.js';
-import type { ActorDefinition } from '../runtime/types.js';
+import type { RegisteredActor } from '../runtime/types.js';
 
 /** What feature code gets: settings, logs, the database, the actors, metrics. No globals. */
 export interface PlatformServices {
@@ -31,7 +31,7 @@ export interface PlatformModule {
   name: string;
   entities?: EntitySchema[];
   /** its actor kinds; a function when they need settings (e.g. limits of outbound calls) */
-  actors?: ActorDefinition[] | ((config: Config) => ActorDefinition[]);
+  actors?: RegisteredActor[] | ((config: Config) => RegisteredActor[]);
   mounts?(services: PlatformServices): Array<MountSpec<never>>;
   /** after the HTTP server exists (web roles only), e.g. to accept WebSocket upgrades */
   attach?(services: PlatformServices, server: Server): Promise<void> | void;

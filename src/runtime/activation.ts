@@ -5,7 +5,7 @@ import type { Address } from './address.js';
 import { ActorMovedError, InvalidMessageError } from './errors.js';
 import type { Lease } from './placement.js';
 import type { MailboxPayload, MailboxRow } from './runtime-store.js';
-import type { ActorContext, ActorDefinition, ActorRef, DeactivationReason, DurableDelivery } from './types.js';
+import type { ActorContext, RegisteredActor, ActorMessenger, DeactivationReason, DurableDelivery } from './types.js';
 
 export type WorkItem =
   | { t: 'message'; msg: unknown; resolve(value: unknown): void; reject(err: unknown): void }
@@ -28,7 +28,7 @@ export interface TurnEffects {
 /** The services an activation needs from its system. */
 export interface ActivationHost {
   readonly processId: string;
-  readonly actors: ActorRef;
+  readonly actors: ActorMessenger;
   fork(): SqlEntityManager;
   runTurn(activation: Activation, item: WorkItem, effects: TurnEffects, lease: Lease, durable: DurableDelivery | undefined, run: () => Promise<unknown>): Promise<void>;
   leaseFor(activation: Activation): Lease | undefined;
@@ -51,7 +51,7 @@ export class Activation {
 
   constructor(
     readonly host: ActivationHost,
-    readonly def: ActorDefinition,
+    readonly def: RegisteredActor,
     readonly messageValidator: Validator,
     readonly address: Address,
     readonly key: string,
@@ -125,13 +125,13 @@ export class Activation {
     };
     const ctx = this.context(effects, durable);
     await this.host.runTurn(this, item, effects, lease, durable, async () => {
-      if (item.t === 'activate') return this.def.onActivate?.(ctx as ActorContext<never>);
+      if (item.t === 'activate') return this.def.onActivate?.(ctx);
       const msg = item.t === 'message' ? item.msg : item.row.payload.m;
       if (!this.messageValidator.Check(msg)) {
         const first = this.messageValidator.Errors(msg)[0];
         throw new InvalidMessageError(`invalid message for ${this.def.kind}: ${first?.instancePath || '/'} ${first?.message ?? ''}`);
       }
-      return this.def.handle(ctx as ActorContext<never>, msg as never);
+      return this.def.handle(ctx, msg);
     });
   }
 

@@ -4,7 +4,7 @@ import type { SqlEntityManager } from '@mikro-orm/knex';
 import type { Logger } from 'pino';
 import { Compile, type Validator } from 'typebox/compile';
 import type { Database } from '../db/database.js';
-import { parseAddress, shardOf, type Address } from './address.js';
+import { addressOf, parseAddress, shardOf, type Address } from './address.js';
 import { Activation, type ActivationHost, type TurnEffects, type WorkItem } from './activation.js';
 import {
   ActorMovedError,
@@ -21,7 +21,9 @@ import {
 import type { ActorPlacement, Lease, PlacementEvents } from './placement.js';
 import type { MailboxRow, RuntimeStore } from './runtime-store.js';
 import type { Envelope, Transport } from './transport.js';
-import type { ActorDefinition, ActorRef, AskOptions, DeactivationReason, DurableDelivery, DurableSendOptions, DurableSendResult } from './types.js';
+import type { RegisteredActor, DeactivationReason, DurableDelivery } from './types.js';
+import type { ActorMessenger, ActorProtocol, ReplyTo, AskOptions, DurableSendOptions, DurableSendResult, Inbox, TypedRef } from './protocol.js';
+import type { Static, TSchema } from 'typebox';
 
 export interface ActorSystemOptions {
   db: Database;
@@ -38,7 +40,7 @@ export interface ActorSystemOptions {
 }
 
 interface Kind {
-  def: ActorDefinition;
+  def: RegisteredActor;
   messages: Validator;
   state: Validator;
 }
@@ -96,9 +98,9 @@ function retryDelayMs(attempt: number, remainingMs: number): number {
  * The actor runtime of one process: activations, turns, routing through the placement and the
  * transport, durable messages and reminders.
  */
-export class ActorSystem implements ActorRef, ActivationHost {
+export class ActorSystem implements ActorMessenger, ActivationHost {
   readonly processId: string;
-  readonly actors: ActorRef = this;
+  readonly actors: ActorMessenger = this;
   private readonly kinds = new Map<string, Kind>();
   private readonly activations = new Map<Address, Activation>();
   private readonly pending = new Map<string, PendingAsk>();
@@ -118,7 +120,7 @@ export class ActorSystem implements ActorRef, ActivationHost {
     return this.opts.log;
   }
 
-  register(def: ActorDefinition): this {
+  register(def: RegisteredActor): this {
     if (this.started) throw new Error('register actor kinds before start()');
     if (this.kinds.has(def.kind)) throw new Error(`actor kind ${def.kind} registered twice`);
     this.kinds.set(def.kind, { def, messages: Compile(def.messages), state: Compile(def.state) });
@@ -176,13 +178,36 @@ export class ActorSystem implements ActorRef, ActivationHost {
     return { activations: this.activations.size, inFlightDurable: this.inFlight.size, pendingAsks: this.pending.size, reroutedAsks: this.rerouted };
   }
 
-  // ---- ActorRef ---------------------------------------------------------------------------
+  // ---- ActorMessenger ---------------------------------------------------------------------
 
-  tell(address: Address, message: unknown): void {
+  /** The actor `key` of a protocol's kind: its address is built here and nowhere else. */
+  ref<MessageSchema extends TSchema, Replies, Discriminant extends string | undefined>(
+    protocol: ActorProtocol<MessageSchema, Replies, Discriminant>,
+    key: string,
+  ): TypedRef<Static<MessageSchema>, Replies, Discriminant> {
+    const address = addressOf(protocol.kind, key);
+    return {
+      ...this.inbox<Static<MessageSchema>>(address),
+      // The one cast of a reply: it crossed a queue or the wire as `unknown`. It is what the
+      // handler of this protocol returned for this message, which `defineActor` types as a reply
+      // of the protocol and `ReplyTo` narrows by the message's discriminant.
+      ask: async (message, opts) => (await this.askAt(address, message, opts)) as ReplyTo<Replies, Discriminant, typeof message>,
+    };
+  }
+
+  inbox<Msg>(address: Address): Inbox<Msg> {
+    return {
+      address,
+      tell: (message) => this.tellAt(address, message),
+      sendDurable: (message, opts) => this.sendDurableAt(address, message, opts),
+    };
+  }
+
+  private tellAt(address: Address, message: unknown): void {
     void this.deliverTell(address, message, 0).catch((err: unknown) => this.log.warn({ err, address }, 'tell not delivered'));
   }
 
-  async ask<R = unknown>(address: Address, message: unknown, opts?: AskOptions): Promise<R> {
+  private async askAt(address: Address, message: unknown, opts?: AskOptions): Promise<unknown> {
     const timeoutMs = opts?.timeoutMs ?? this.opts.askTimeoutMs;
     const deadline = Date.now() + timeoutMs;
     const kind = this.kindOf(address);
@@ -198,7 +223,7 @@ export class ActorSystem implements ActorRef, ActivationHost {
             new Promise((resolve, reject) => local.enqueue({ t: 'message', msg: message, resolve, reject })),
             remaining,
             () => new AskTimeoutError(`no reply from ${address} within ${timeoutMs} ms`),
-          )) as R;
+          ));
         } catch (err) {
           if (!(err instanceof ActorMovedError)) throw err;
           await sleep(retryDelayMs(attempt, deadline - Date.now()));
@@ -212,7 +237,7 @@ export class ActorSystem implements ActorRef, ActivationHost {
         continue;
       }
       try {
-        return (await this.remoteAsk(askId, owner, address, message, remaining, timeoutMs)) as R;
+        return await this.remoteAsk(askId, owner, address, message, remaining, timeoutMs);
       } catch (err) {
         if (!(err instanceof ActorMovedError)) throw err;
         this.forgetOwner(address, kind.def);
@@ -221,7 +246,7 @@ export class ActorSystem implements ActorRef, ActivationHost {
     }
   }
 
-  async sendDurable(address: Address, message: unknown, opts: DurableSendOptions): Promise<DurableSendResult> {
+  private async sendDurableAt(address: Address, message: unknown, opts: DurableSendOptions): Promise<DurableSendResult> {
     const kind = this.kindOf(address);
     if (!kind.messages.Check(message)) {
       const first = kind.messages.Errors(message)[0];
@@ -453,12 +478,12 @@ export class ActorSystem implements ActorRef, ActivationHost {
     }
   }
 
-  private async ownerOf(address: Address, def: ActorDefinition): Promise<string | undefined> {
+  private async ownerOf(address: Address, def: RegisteredActor): Promise<string | undefined> {
     if (def.placement === 'pinned') return this.opts.placement.ownerOfPin(address);
     return this.opts.placement.ownerOfShard(shardOf(address, this.opts.placement.shardCount));
   }
 
-  private forgetOwner(address: Address, def: ActorDefinition): void {
+  private forgetOwner(address: Address, def: RegisteredActor): void {
     if (def.placement === 'sharded') this.opts.placement.forgetShardOwner(shardOf(address, this.opts.placement.shardCount));
   }
 
@@ -534,7 +559,7 @@ export class ActorSystem implements ActorRef, ActivationHost {
     throw new ActorUnavailableError(`no owner for ${address}`);
   }
 
-  private async wake(address: Address, def: ActorDefinition): Promise<void> {
+  private async wake(address: Address, def: RegisteredActor): Promise<void> {
     if (this.localActivation(address) || this.opts.placement.pinLease(address)) {
       await this.drainAddress(address);
       return;

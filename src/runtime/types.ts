@@ -2,36 +2,12 @@ import type { TSchema, Static } from 'typebox';
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import type { Logger } from 'pino';
 import type { Address } from './address.js';
+import type { ActorMessenger, ActorProtocol, AnyReply } from './protocol.js';
+
+export type { ActorMessenger, ActorProtocol, AskOptions, DurableSendOptions, DurableSendResult, Inbox, TypedRef } from './protocol.js';
+export { defineProtocol } from './protocol.js';
 
 export type Placement = 'sharded' | 'pinned';
-
-export interface AskOptions {
-  /** milliseconds; default ASK_TIMEOUT_MS */
-  timeoutMs?: number;
-}
-
-export interface DurableSendOptions {
-  /** The same key for the same address is accepted once; a repeated send answers `duplicate: true`. */
-  dedupeKey: string;
-  /** earliest time to deliver (epoch ms); default now */
-  notBefore?: number;
-}
-
-export interface DurableSendResult {
-  id: string;
-  duplicate: boolean;
-}
-
-/** What any code (a gateway handler, another actor) uses to reach actors. */
-export interface ActorRef {
-  tell(address: Address, message: unknown): void;
-  ask<R = unknown>(address: Address, message: unknown, opts?: AskOptions): Promise<R>;
-  /**
-   * Commits the message to the database before resolving; it is then delivered at least once,
-   * whatever process dies, and its effect (state, entities, writes of the turn) commits once.
-   */
-  sendDurable(address: Address, message: unknown, opts: DurableSendOptions): Promise<DurableSendResult>;
-}
 
 export interface DurableDelivery {
   id: string;
@@ -48,7 +24,7 @@ export interface ActorContext<S> {
   /** lease epoch this turn runs under */
   readonly epoch: number;
   readonly log: Logger;
-  readonly actors: ActorRef;
+  readonly actors: ActorMessenger;
   /** set when the message came through sendDurable (or a reminder) */
   readonly durable: DurableDelivery | undefined;
   /** true for the first turn after an activation with no stored state */
@@ -82,15 +58,18 @@ export interface ActorContext<S> {
 
 export type DeactivationReason = 'idle' | 'shard-lost' | 'pin-lost' | 'pin-released' | 'shutdown' | 'failed';
 
-export interface ActorDefinition<StateSchema extends TSchema = TSchema, MessageSchema extends TSchema = TSchema> {
-  kind: string;
+/** The implementation of a protocol: placement, state and the handler of its messages. */
+export interface ActorImplementation<StateSchema extends TSchema, Message, Reply> {
   placement: Placement;
   /** Stored state is checked against this when an actor is activated. */
   state: StateSchema;
-  /** Every message is checked against this before a turn. */
-  messages: MessageSchema;
   initialState(key: string): Static<StateSchema>;
-  handle(ctx: ActorContext<Static<StateSchema>>, message: Static<MessageSchema>): Promise<unknown> | unknown;
+  /**
+   * Returns the reply of the message it got; the type allows any reply of the protocol, and
+   * `ReplyTo` on the asking side relies on each branch returning its own (see
+   * docs/ARCHITECTURE.md, "How to add an actor").
+   */
+  handle(ctx: ActorContext<Static<StateSchema>>, message: Message): Promise<Reply> | Reply;
   onActivate?(ctx: ActorContext<Static<StateSchema>>): Promise<void> | void;
   /** Called once when the activation ends; not a turn (nothing it does is committed). */
   onDeactivate?(address: Address, reason: DeactivationReason): void;
@@ -100,7 +79,29 @@ export interface ActorDefinition<StateSchema extends TSchema = TSchema, MessageS
   maxAttempts?: number;
 }
 
-/** Identity helper that keeps the schema types for `handle`. */
-export function defineActor<S extends TSchema, M extends TSchema>(def: ActorDefinition<S, M>): ActorDefinition<S, M> {
-  return def;
+export interface ActorDefinition<
+  StateSchema extends TSchema = TSchema,
+  MessageSchema extends TSchema = TSchema,
+  Replies = unknown,
+  Discriminant extends string | undefined = string | undefined,
+> extends ActorProtocol<MessageSchema, Replies, Discriminant>,
+    ActorImplementation<StateSchema, Static<MessageSchema>, AnyReply<Replies, Discriminant>> {}
+
+/**
+ * An actor: its protocol (what callers import) and its implementation. The handler is typed by
+ * both: its message by the protocol's schema, its return by the protocol's replies.
+ */
+export function defineActor<S extends TSchema, M extends TSchema, R, D extends string | undefined>(
+  protocol: ActorProtocol<M, R, D>,
+  impl: ActorImplementation<S, Static<M>, AnyReply<R, D>>,
+): ActorDefinition<S, M, R, D> {
+  return { ...protocol, ...impl };
 }
+
+/**
+ * An actor as the runtime holds it once registered: it checks messages against the schema at run
+ * time, and the reply types, which only callers need, are erased (an `ActorDefinition` with its
+ * own replies is not assignable to one with `unknown` replies: conditional types make TypeScript
+ * measure them as invariant).
+ */
+export type RegisteredActor = ActorImplementation<TSchema, unknown, unknown> & { readonly kind: string; readonly messages: TSchema };

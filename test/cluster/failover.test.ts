@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { shardOf } from '../../src/runtime/address.js';
 import { startPlatform, clusterEnvironment, type StartedPlatform, type TestEnvironment } from '../support/platforms.js';
-import { testActorsModule } from '../support/test-actors.js';
+import { counterProtocol, testActorsModule } from '../support/test-actors.js';
 import type { NodeProcess } from '../support/processes.js';
 import { SteadyLoad, checkTurnLog, mailboxCounts, shardOwners, startWorker, turnsLoggedBy } from '../support/cluster-harness.js';
 import { waitFor } from '../support/eventually.js';
@@ -95,15 +95,15 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
   it('re-sends asks in flight to a process killed -9 to the new owner within the lease TTL + 1 s', async () => {
     const victim = nodes[0]!;
     const owners = await shardOwners(prefixOf(), SHARDS);
-    const addresses: string[] = [];
+    const actors = client.platform.services.actors;
+    const addresses = [];
     for (let i = 0; addresses.length < 24; i++) {
-      const address = `counter/inflight-${i}`;
-      if (owners[shardOf(address, SHARDS)] === victim.processId) addresses.push(address);
+      const counter = actors.ref(counterProtocol, `inflight-${i}`);
+      if (owners[shardOf(counter.address, SHARDS)] === victim.processId) addresses.push(counter);
     }
     const WORK_MS = 1500;
-    const actors = client.platform.services.actors;
-    const outcomes = addresses.map((address) => {
-      const asked = actors.ask<number>(address, { op: 'inc', announce: true, work_ms: WORK_MS }, { timeoutMs: 30_000 });
+    const outcomes = addresses.map((counter) => {
+      const asked = counter.ask({ op: 'inc', announce: true, work_ms: WORK_MS }, { timeoutMs: 30_000 });
       return asked.then(
         (value) => ({ ok: true as const, value, at: Date.now() }),
         (err: unknown) => ({ ok: false as const, error: (err as Error).name, at: Date.now() }),

@@ -3,9 +3,8 @@ import type { ChargingSession } from '../../src/csms/session-store.js';
 import { connect } from './support/charger.js';
 import { startCsms, type CsmsUnderTest } from './support/csms.js';
 import { v201 } from './support/messages.js';
-import type { ChargePointCommandResult } from '../../actors/charge-point-actor.js';
-import { chargePointAddress } from '../../actors/charge-point-actor.js';
-import { resultProbeModule } from './support/result-probe.js';
+import { chargePointProtocol } from '../../actors/charge-point-protocol.js';
+import { resultProbeModule, resultProbeProtocol } from './support/result-probe.js';
 import { actorState, connectedCharger, eventually, sendCommand } from './support/scenario.js';
 
 describe('OCPP 2.0.1: charger messages and CSMS commands over a real WebSocket', () => {
@@ -111,15 +110,17 @@ describe('OCPP 2.0.1: charger messages and CSMS commands over a real WebSocket',
   it('delivers each command\'s final outcome to the actor that asked for it (answer, timeout)', async () => {
     const { cp, charger } = await connectedCharger(csms, 'ocpp2.0.1');
     charger.answers = { ReserveNow: { status: 'Occupied' } };
-    const probe = 'command-result-probe/ocpi-commands';
     const { actors } = csms.started.platform.services;
+    const probeRef = actors.ref(resultProbeProtocol, 'ocpi-commands');
+    const probe = probeRef.address;
+    const chargePoint = actors.ref(chargePointProtocol, cp.id);
     const expiry = new Date(Date.now() + 600_000).toISOString();
     const reserve = { kind: 'reserve', reservation_id: 31, id_tag: 'TAG-3', expiry_date: expiry, evse_id: null, connector_id: null } as const;
-    const first = await actors.ask<{ command_id: string }>(chargePointAddress(cp.id), { type: 'command', command: reserve, notify: probe });
+    const first = await chargePoint.ask({ type: 'command', command: reserve, notify: probe });
     // UnlockConnector gets no answer: it times out (callTimeoutMs 1 s here)
-    const second = await actors.ask<{ command_id: string }>(chargePointAddress(cp.id), { type: 'command', command: { kind: 'unlock', evse_id: 1, connector_id: 1 }, notify: probe });
+    const second = await chargePoint.ask({ type: 'command', command: { kind: 'unlock', evse_id: 1, connector_id: 1 }, notify: probe });
     const results = await eventually(async () => {
-      const r = await actors.ask<ChargePointCommandResult[]>(probe, { type: 'get' });
+      const r = await probeRef.ask({ type: 'get' });
       return r.length === 2 ? r : undefined;
     });
     expect(results.map((r) => [r.command_id, r.kind, r.status])).to.deep.equal([

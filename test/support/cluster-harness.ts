@@ -6,6 +6,7 @@ import type { ActorSystem } from '../../src/runtime/actor-system.js';
 import { PG_URL, REDIS_URL } from './databases.js';
 import { waitFor } from './eventually.js';
 import { startNode, type NodeProcess } from './processes.js';
+import { counterProtocol } from './test-actors.js';
 
 export const CLUSTER_NODE = resolve(import.meta.dirname, 'cluster-node.js');
 
@@ -46,18 +47,18 @@ export class SteadyLoad {
     this.timer = setInterval(() => {
       for (let i = 0; i < this.perTick; i++) {
         const n = this.seq++;
-        const address = `counter/k${n % this.keys}`;
         const seq = `${this.tag}-${n}`;
         const p = this.actors
-          .sendDurable(address, { op: 'inc', seq, log: true, work_ms: 20 }, { dedupeKey: seq })
+          .ref(counterProtocol, `k${n % this.keys}`)
+          .sendDurable({ op: 'inc', seq, log: true, work_ms: 20 }, { dedupeKey: seq })
           .then(() => this.acked.add(seq))
           .catch(() => this.sendErrors++);
         this.track(p);
       }
-      const askTo = `counter/k${Math.floor(Math.random() * this.keys)}`;
       this.track(
         this.actors
-          .ask(askTo, { op: 'inc', log: true, work_ms: 200 }, { timeoutMs: 3000 })
+          .ref(counterProtocol, `k${Math.floor(Math.random() * this.keys)}`)
+          .ask({ op: 'inc', log: true, work_ms: 200 }, { timeoutMs: 3000 })
           .then(() => this.askOk++)
           .catch(() => this.askErrors++),
       );

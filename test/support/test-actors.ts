@@ -1,7 +1,7 @@
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import type { PlatformModule } from '../../src/platform/services.js';
 import { UnrecoverableError } from '../../src/runtime/errors.js';
-import { defineActor } from '../../src/runtime/types.js';
+import { defineActor, defineProtocol } from '../../src/runtime/types.js';
 
 /**
  * Actor kinds used by the runtime tests. `counter` records every turn in test_turn_log inside
@@ -52,11 +52,26 @@ export function maxConcurrentTurns(): number {
   return maxConcurrent;
 }
 
-export const counterActor = defineActor({
-  kind: 'counter',
+export type CounterState = Static<typeof CounterState>;
+
+/** What each counter message is answered with (`fail` and `unrecoverable` only throw). */
+interface CounterReplies {
+  inc: number;
+  get: CounterState;
+  fail: never;
+  slow: string;
+  flaky: number;
+  remind: string;
+  timer: string;
+  fired: null;
+  unrecoverable: never;
+}
+
+export const counterProtocol = defineProtocol<CounterReplies>()({ kind: 'counter', discriminant: 'op', messages: CounterMessage });
+
+export const counterActor = defineActor(counterProtocol, {
   placement: 'sharded',
   state: CounterState,
-  messages: CounterMessage,
   initialState: () => ({ count: 0, flaky_attempts: 0, fired: [], active: 0, max_active: 0, seqs: [] }),
   async handle(ctx, msg) {
     const now = running.get(ctx.address) ?? 0;
@@ -122,11 +137,10 @@ export const counterActor = defineActor({
 
 const EchoMessage = Type.Object({ echo: Type.Unknown() });
 /** Stateless: replies with what it got. The benchmark's actor. */
-export const echoActor = defineActor({
-  kind: 'echo',
+export const echoProtocol = defineProtocol<unknown>()({ kind: 'echo', messages: EchoMessage });
+export const echoActor = defineActor(echoProtocol, {
   placement: 'sharded',
   state: Type.Object({}),
-  messages: EchoMessage,
   initialState: () => ({}),
   handle: (_ctx, msg) => msg.echo,
 });
@@ -145,11 +159,13 @@ export function resetTestActors(): void {
 }
 
 /** A pinned actor, as a charge point would be. */
-export const pinnedActor = defineActor({
+export const pinnedProtocol = defineProtocol<{ hits: number; process: string; epoch: number }>()({
   kind: 'pinned',
+  messages: Type.Object({ hit: Type.Boolean() }),
+});
+export const pinnedActor = defineActor(pinnedProtocol, {
   placement: 'pinned',
   state: Type.Object({ hits: Type.Integer() }),
-  messages: Type.Object({ hit: Type.Boolean() }),
   initialState: () => ({ hits: 0 }),
   idleMs: null,
   handle(ctx) {

@@ -1,6 +1,6 @@
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import type { PlatformModule } from '../../../src/platform/services.js';
-import { defineActor } from '../../../src/runtime/types.js';
+import { defineActor, defineProtocol } from '../../../src/runtime/types.js';
 
 /** Stands in for an OCPI command actor: keeps the command results the charge-point actor sends it. */
 const Result = Type.Object({
@@ -12,11 +12,15 @@ const Result = Type.Object({
   detail: Type.Union([Type.String(), Type.Null()]),
 });
 
-export const resultProbeActor = defineActor({
+export const resultProbeProtocol = defineProtocol<{ 'charge-point-command-result': null; get: Array<Static<typeof Result>> }>()({
   kind: 'command-result-probe',
+  discriminant: 'type',
+  messages: Type.Union([Result, Type.Object({ type: Type.Literal('get') })]),
+});
+
+export const resultProbeActor = defineActor(resultProbeProtocol, {
   placement: 'sharded',
   state: Type.Object({ results: Type.Array(Result) }),
-  messages: Type.Union([Result, Type.Object({ type: Type.Literal('get') })]),
   initialState: () => ({ results: [] }),
   handle(ctx, msg) {
     if (msg.type === 'get') return ctx.state.results;

@@ -1,4 +1,4 @@
-import { chargePointAddress, type ChargePointState, type CommandAccepted } from '../../../actors/charge-point-actor.js';
+import { chargePointProtocol, type ChargePointState, type CommandAccepted } from '../../../actors/charge-point-protocol.js';
 import type { ChargerCommand } from '../../../src/ocpp/domain.js';
 import { connect, type TestCharger } from './charger.js';
 import type { CsmsUnderTest, RegisteredChargePoint } from './csms.js';
@@ -13,11 +13,11 @@ export async function connectedCharger(csms: CsmsUnderTest, protocol: 'ocpp1.6' 
 
 /** A CSMS-to-charger command through the actor, as the OCPI command flow sends them. */
 export function sendCommand(csms: CsmsUnderTest, id: string, command: ChargerCommand): Promise<CommandAccepted> {
-  return csms.started.platform.services.actors.ask<CommandAccepted>(chargePointAddress(id), { type: 'command', command });
+  return csms.started.platform.services.actors.ref(chargePointProtocol, id).ask({ type: 'command', command });
 }
 
 export function actorState(csms: CsmsUnderTest, id: string): Promise<ChargePointState> {
-  return csms.started.platform.services.actors.ask<ChargePointState>(chargePointAddress(id), { type: 'get' });
+  return csms.started.platform.services.actors.ref(chargePointProtocol, id).ask({ type: 'get' });
 }
 
 /** Polls until `check` returns a value (not undefined) or the time is up. */

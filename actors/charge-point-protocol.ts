@@ -1,0 +1,137 @@
+import Type, { type Static } from 'typebox';
+import { ChargerCommand, ChargerEvent, ProtocolName, type ChargerEventOutcome, type ConnectedReply } from '../src/ocpp/domain.js';
+import { defineProtocol } from '../src/runtime/protocol.js';
+
+/**
+ * The charge-point actor's protocol: what the OCPP endpoint, the `/v1` API and other actors send
+ * it and what each message is answered with. Callers import this, not the actor.
+ */
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+const ConnectorStatus = Type.Object({
+  evse_id: Type.Integer(),
+  connector_id: Type.Integer(),
+  status: Type.String(),
+  error_code: Nullable(Type.String()),
+  updated_at: Type.String(),
+});
+
+const Reservation = Type.Object({
+  reservation_id: Type.Integer(),
+  evse_id: Nullable(Type.Integer()),
+  id_tag: Type.String(),
+  expiry_date: Type.String(),
+  status: Type.String(),
+});
+
+/** A transaction in progress, kept in state so that retries and meter values need no reads. */
+const OpenTransaction = Type.Object({
+  transaction_id: Type.String(),
+  session_id: Type.String(),
+  dedupe_key: Type.String(),
+  evse_id: Type.Integer(),
+  meter_start_wh: Nullable(Type.Number()),
+  meter_last_wh: Nullable(Type.Number()),
+  seq_nos: Type.Array(Type.Integer()),
+});
+
+/** A CSMS-to-charger call waiting for its turn or for the charger's answer. */
+const OutboundCall = Type.Object({
+  command_id: Type.String(),
+  command: ChargerCommand,
+  queued_at: Type.Integer(),
+  /** set while it is the one outstanding call (OCPP-J: at most one per direction) */
+  sent_at: Nullable(Type.Integer()),
+  /** the connection it was sent on; a call sent on an older connection has no answer coming */
+  connection: Nullable(Type.String()),
+  /** actor address that gets the final outcome (durably), e.g. an OCPI command actor */
+  notify: Type.Optional(Type.String()),
+});
+
+const CommandRecord = Type.Object({
+  command_id: Type.String(),
+  kind: Type.String(),
+  /** queued, sent, then the charger's answer (Accepted, Rejected, ...) or timeout / failed / expired */
+  status: Type.String(),
+  detail: Nullable(Type.String()),
+  updated_at: Type.String(),
+});
+
+export const ChargePointState = Type.Object({
+  protocol: Nullable(ProtocolName),
+  boot: Nullable(
+    Type.Object({
+      vendor: Type.String(),
+      model: Type.String(),
+      serial_number: Nullable(Type.String()),
+      firmware_version: Nullable(Type.String()),
+      booted_at: Type.String(),
+    }),
+  ),
+  connectors: Type.Array(ConnectorStatus),
+  reservations: Type.Array(Reservation),
+  transactions: Type.Array(OpenTransaction),
+  /** the last few finished starts, so a late retry of a StartTransaction still gets its id */
+  finished: Type.Array(Type.Object({ dedupe_key: Type.String(), transaction_id: Type.String() })),
+  next_transaction_id: Type.Integer(),
+  next_remote_start_id: Type.Integer(),
+  outbound: Type.Array(OutboundCall),
+  commands: Type.Array(CommandRecord),
+});
+export type ChargePointState = Static<typeof ChargePointState>;
+
+export const ChargePointMessage = Type.Union([
+  Type.Object({ type: Type.Literal('connected'), protocol: ProtocolName, connection: Type.String() }),
+  Type.Object({ type: Type.Literal('event'), protocol: ProtocolName, event: ChargerEvent }),
+  Type.Object({
+    type: Type.Literal('command'),
+    command: ChargerCommand,
+    /** actor address that receives a ChargePointCommandResult once the charger answered (or did not) */
+    notify: Type.Optional(Type.String()),
+  }),
+  Type.Object({
+    type: Type.Literal('answer'),
+    command_id: Type.String(),
+    status: Type.String(),
+    detail: Nullable(Type.String()),
+  }),
+  Type.Object({ type: Type.Literal('get') }),
+]);
+export type ChargePointMessage = Static<typeof ChargePointMessage>;
+
+/**
+ * Sent durably (dedupe key `charge-point-command:<command_id>`) to the `notify` address of a
+ * command once it is settled: the charger's status word (Accepted, Rejected, Unlocked, ...) or
+ * timeout / failed / expired.
+ */
+export interface ChargePointCommandResult {
+  type: 'charge-point-command-result';
+  charge_point_id: string;
+  command_id: string;
+  kind: string;
+  status: string;
+  detail: string | null;
+}
+
+export interface CommandAccepted {
+  command_id: string;
+  status: string;
+}
+
+/** What each message of a charge point is answered with, by its `type`. */
+export interface ChargePointReplies {
+  /** the socket of `connection` is now the charger's: whether it has booted before */
+  connected: ConnectedReply;
+  event: ChargerEventOutcome;
+  command: CommandAccepted;
+  /** the charger's answer to an outbound call (a tell from the actor to itself) */
+  answer: null;
+  get: ChargePointState;
+}
+
+export const chargePointProtocol = defineProtocol<ChargePointReplies>()({
+  kind: 'charge-point',
+  discriminant: 'type',
+  messages: ChargePointMessage,
+});
