@@ -91,7 +91,7 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
     name: 'csms',
     actors: [actor],
     mounts(services: PlatformServices) {
-      const events = (late.events ??= new CsmsEventBus(services.log, services.redis, `${services.config.REDIS_PREFIX}:csms:events`));
+      const events = (late.events ??= new CsmsEventBus(services.log, services.redis, services.redisKeys.csmsEvents()));
       return [
         csmsApiMount({
           config: services.config,
@@ -107,7 +107,7 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
     async attach(services, server) {
       const { config } = services;
       late.maxOpenTransactions = config.OCPP_MAX_OPEN_TRANSACTIONS;
-      const events = (late.events ??= new CsmsEventBus(services.log, services.redis, `${services.config.REDIS_PREFIX}:csms:events`));
+      const events = (late.events ??= new CsmsEventBus(services.log, services.redis, services.redisKeys.csmsEvents()));
       await events.start();
       const chargePoints = new ChargePointStore(services.db);
       const endpoint = new OcppEndpoint({

@@ -11,6 +11,7 @@ import { systemMount } from '../gateway/system-mount.js';
 import { PlatformMetrics } from '../metrics.js';
 import { ActorSystem } from '../runtime/actor-system.js';
 import { ClusterPlacement } from '../runtime/cluster/cluster-placement.js';
+import { RedisKeys } from '../runtime/cluster/redis-keys.js';
 import { RedisTransport } from '../runtime/cluster/redis-transport.js';
 import { LocalPlacement } from '../runtime/local-placement.js';
 import type { ActorPlacement } from '../runtime/placement.js';
@@ -66,6 +67,7 @@ export class Platform {
       throw err;
     }
     const store = new RuntimeStore(db);
+    const redisKeys = new RedisKeys(config.REDIS_PREFIX);
     let redis: Redis | undefined;
     let placement: ActorPlacement;
     let transport: Transport;
@@ -74,7 +76,7 @@ export class Platform {
       redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis error'));
       placement = new ClusterPlacement({
         redis,
-        prefix: config.REDIS_PREFIX,
+        keys: redisKeys,
         shardCount: config.ACTOR_SHARDS,
         leaseTtlMs: config.LEASE_TTL_MS,
         store,
@@ -82,7 +84,7 @@ export class Platform {
         hostShards: opts.hostShards ?? true,
         ...(opts.processId ? { processId: opts.processId } : {}),
       });
-      transport = new RedisTransport(redis, config.REDIS_PREFIX, log);
+      transport = new RedisTransport(redis, redisKeys, log);
     } else {
       placement = new LocalPlacement(config.ACTOR_SHARDS, store);
       transport = new InProcessTransport();
@@ -108,7 +110,7 @@ export class Platform {
     late.actors = actors;
     for (const m of opts.modules) for (const def of typeof m.actors === 'function' ? m.actors(config) : (m.actors ?? [])) actors.register(def);
     const health = new DependencyHealth({ db, redis, log });
-    return new Platform({ config, log, db, actors, metrics, redis, health }, opts.modules);
+    return new Platform({ config, log, db, actors, metrics, redis, redisKeys, health }, opts.modules);
   }
 
   get url(): string {
