@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { sessionWrites, epochMs } from '../src/csms/session-store.js';
-import type { CsmsEvent } from '../src/csms/events.js';
 import type { ChargerCommand, ChargerEvent, ChargerEventOutcome, ConnectedReply, ProtocolName } from '../src/ocpp/domain.js';
 import type { ActorContext, DeactivationReason } from '../src/runtime/types.js';
 import { defineActor } from '../src/runtime/types.js';
@@ -11,6 +10,7 @@ import {
   type ChargePointCommandResult,
   type ChargePointMessage,
   type CommandAccepted,
+  type CsmsEvent,
 } from './charge-point-protocol.js';
 
 /** What the actor needs from the process that holds the charger's socket. */

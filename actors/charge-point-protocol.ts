@@ -135,3 +135,11 @@ export const chargePointProtocol = defineProtocol<ChargePointReplies>()({
   discriminant: 'type',
   messages: ChargePointMessage,
 });
+
+/** What the dashboard hears about: something about this charge point (or its session) changed. */
+export interface CsmsEvent {
+  type: 'charge-point' | 'session';
+  charge_point_id: string;
+  online?: boolean;
+  session_id?: string;
+}
