@@ -6,6 +6,7 @@ import type { Config } from '../../config/index.js';
 import { Database } from '../db/database.js';
 import { createGateway } from '../gateway/gateway.js';
 import { buildOpenApi } from '../gateway/openapi.js';
+import { publicOrigin } from '../gateway/public-origin.js';
 import type { MountSpec } from '../gateway/route-table.js';
 import { systemMount } from '../gateway/system-mount.js';
 import { PlatformMetrics } from '../metrics.js';
@@ -142,7 +143,7 @@ export class Platform {
       systemMount({
         services: this.services,
         isShuttingDown: () => this.shuttingDown,
-        openapi: () => (openapi ??= buildOpenApi(mounts, { title: 'EV roaming platform', version: '1.0.0', serverUrl: config.publicUrl })),
+        openapi: () => (openapi ??= buildOpenApi(mounts, { title: 'EV roaming platform', version: '1.0.0', serverUrl: publicOrigin(config) })),
       }),
       ...featureMounts,
     );
