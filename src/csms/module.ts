@@ -11,7 +11,7 @@ import { csmsApiMount } from './api.js';
 import { ChargePointStore } from './charge-point-store.js';
 import { CsmsEventBus } from './events.js';
 import { identityKeyMatches } from './identity-key.js';
-import { SessionReader } from './session-store.js';
+import { SessionReader, sessionWrites } from './session-store.js';
 
 export interface CsmsModuleOptions {
   /** WebSocket ping interval; a charger that misses one pong is dropped (default 30 s) */
@@ -76,6 +76,7 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
       // the actor failed: the charger reconnects and gets a fresh activation
       else conn.close(1011, 'charge point actor ended');
     },
+    sessions: sessionWrites,
     publish(event) {
       late.events?.publish(event);
     },
