@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { sessionWrites, epochMs } from '../src/csms/session-store.js';
-import type { CsmsEvent } from '../src/csms/events.js';
 import type { ChargerCommand, ChargerEvent, ChargerEventOutcome, ConnectedReply, ProtocolName } from '../src/ocpp/domain.js';
 import type { ActorContext, DeactivationReason } from '../src/runtime/types.js';
 import { defineActor } from '../src/runtime/types.js';
@@ -11,6 +9,8 @@ import {
   type ChargePointCommandResult,
   type ChargePointMessage,
   type CommandAccepted,
+  type CsmsEvent,
+  type SessionWrites,
 } from './charge-point-protocol.js';
 
 /** What the actor needs from the process that holds the charger's socket. */
@@ -23,9 +23,17 @@ export interface ChargePointActorDeps {
   /** The newest connection won elsewhere (or the process stops): close ours. */
   closeSocket(chargePointId: string, reason: DeactivationReason): void;
   publish(event: CsmsEvent): void;
+  /** the session rows behind GET /v1/sessions */
+  sessions: SessionWrites;
   heartbeatIntervalS: number;
   /** OCPP_MAX_OPEN_TRANSACTIONS, read when a start arrives (settings exist once the platform runs) */
   maxOpenTransactions(): number;
+}
+
+/** Parses a charger's timestamp; a charger with no clock sends nonsense, then now counts. */
+function epochMs(timestamp: string, fallback = Date.now()): number {
+  const t = Date.parse(timestamp);
+  return Number.isFinite(t) ? t : fallback;
 }
 
 const MAX_COMMAND_RECORDS = 20;
@@ -158,7 +166,7 @@ export function chargePointActor(deps: ChargePointActorDeps) {
         const transactionId = event.transaction_id ?? String(s.next_transaction_id);
         const sessionId = randomUUID();
         ctx.write((em) =>
-          sessionWrites.insert(em, {
+          deps.sessions.insert(em, {
             id: sessionId,
             charge_point_id: ctx.key,
             protocol,
@@ -200,7 +208,7 @@ export function chargePointActor(deps: ChargePointActorDeps) {
         const energy = meterStart !== null && meterLast !== null ? Math.max(0, meterLast - meterStart) : 0;
         const ended = event.type === 'transaction-ended';
         ctx.write((em) =>
-          sessionWrites.progress(em, tx.session_id, {
+          deps.sessions.progress(em, tx.session_id, {
             meter_last_wh: meterLast,
             energy_wh: energy,
             id_tag: event.id_tag,

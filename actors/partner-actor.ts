@@ -1,8 +1,7 @@
 import Type, { type Static } from 'typebox';
 import type { SqlEntityManager } from '@mikro-orm/knex';
-import { PartnerCallError, type PartnerClient } from '../src/ocpi/client/partner-client.js';
 import { defineActor, type ActorContext } from '../src/runtime/types.js';
-import { Business, Endpoint, partnerProtocol, Role, Version, type PartnerMessage, type PartnerReply, type PartnerView } from './partner-protocol.js';
+import { Business, Endpoint, partnerProtocol, Role, Version, type PartnerDiscoveryPort, type PartnerMessage, type PartnerReply, type PartnerView } from './partner-protocol.js';
 
 /**
  * The partner actor, `partner/<country_code>-<party_id>`: the one owner of a roaming partner's
@@ -99,7 +98,7 @@ function hashesExcept(s: PartnerState, keep: string): string[] {
 }
 
 async function handshake(
-  client: PartnerClient,
+  client: PartnerDiscoveryPort,
   ctx: ActorContext<PartnerState>,
   msg: Extract<PartnerMessage, { op: 'register' | 'rotate' }>,
 ): Promise<PartnerReply> {
@@ -112,16 +111,11 @@ async function handshake(
   if (msg.op === 'rotate' && (s.status !== 'registered' || presented.kind === 'initial')) {
     return fail('method_not_allowed', 'not registered yet: initial registration uses POST /credentials');
   }
-  let discovery;
-  try {
-    discovery = await client.discover(msg.versions_url, msg.their_token, msg.version);
-  } catch (err) {
-    if (err instanceof PartnerCallError) {
-      // the caller (a partner holding Token A) gets the category; our log gets what happened
-      ctx.log.warn({ partner: ctx.key, op: msg.op, partnerCall: err.toLog() }, 'partner discovery failed');
-      return fail(err.code, err.message);
-    }
-    throw err;
+  const discovery = await client.discover(msg.versions_url, msg.their_token, msg.version);
+  if (!discovery.ok) {
+    // the caller (a partner holding Token A) gets the category; our log gets what happened
+    ctx.log.warn({ partner: ctx.key, op: msg.op, partnerCall: discovery.log }, 'partner discovery failed');
+    return fail(discovery.code, discovery.message);
   }
   ctx.log.info({ partner: ctx.key, op: msg.op, version: discovery.version }, 'partner discovered');
   // the previous token (Token A on register, the old token on rotation) stops working now
@@ -129,7 +123,7 @@ async function handshake(
 }
 
 /** `client` makes the calls to partners (the process's limits and destination policy). */
-export function partnerActor(client: PartnerClient) {
+export function partnerActor(client: PartnerDiscoveryPort) {
   return defineActor(partnerProtocol, {
     placement: 'sharded',
     state: PartnerState,

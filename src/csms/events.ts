@@ -2,13 +2,10 @@ import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
-/** What the dashboard hears about: something about this charge point (or its session) changed. */
-export interface CsmsEvent {
-  type: 'charge-point' | 'session';
-  charge_point_id: string;
-  online?: boolean;
-  session_id?: string;
-}
+import type { CsmsEvent } from '../../actors/charge-point-protocol.js';
+
+// the event type lives with the actor that publishes it (issue 8: actors/ imports no CSMS internals)
+export type { CsmsEvent };
 
 /**
  * Change notifications for live views. In cluster mode they travel over Redis pub/sub, because

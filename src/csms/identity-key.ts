@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { hashSecret } from '../secret-hash.js';
 
 /**
  * Identity key material of a charger: the HTTP Basic password of OCPP security profile 1.
@@ -11,7 +12,7 @@ export function newIdentityKey(): string {
 }
 
 export function hashIdentityKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return hashSecret(key);
 }
 
 export function identityKeyMatches(key: string, storedHash: string): boolean {

@@ -11,7 +11,7 @@ import { csmsApiMount } from './api.js';
 import { ChargePointStore } from './charge-point-store.js';
 import { CsmsEventBus } from './events.js';
 import { identityKeyMatches } from './identity-key.js';
-import { SessionReader } from './session-store.js';
+import { SessionReader, sessionWrites } from './session-store.js';
 
 export interface CsmsModuleOptions {
   /** WebSocket ping interval; a charger that misses one pong is dropped (default 30 s) */
@@ -76,6 +76,7 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
       // the actor failed: the charger reconnects and gets a fresh activation
       else conn.close(1011, 'charge point actor ended');
     },
+    sessions: sessionWrites,
     publish(event) {
       late.events?.publish(event);
     },
@@ -91,7 +92,7 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
     name: 'csms',
     actors: [actor],
     mounts(services: PlatformServices) {
-      const events = (late.events ??= new CsmsEventBus(services.log, services.redis, `${services.config.REDIS_PREFIX}:csms:events`));
+      const events = (late.events ??= new CsmsEventBus(services.log, services.redis, services.redisKeys.csmsEvents()));
       return [
         csmsApiMount({
           config: services.config,
@@ -107,7 +108,7 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
     async attach(services, server) {
       const { config } = services;
       late.maxOpenTransactions = config.OCPP_MAX_OPEN_TRANSACTIONS;
-      const events = (late.events ??= new CsmsEventBus(services.log, services.redis, `${services.config.REDIS_PREFIX}:csms:events`));
+      const events = (late.events ??= new CsmsEventBus(services.log, services.redis, services.redisKeys.csmsEvents()));
       await events.start();
       const chargePoints = new ChargePointStore(services.db);
       const endpoint = new OcppEndpoint({

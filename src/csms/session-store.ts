@@ -1,6 +1,7 @@
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import Type, { type Static } from 'typebox';
 import type { Database, Row } from '../db/database.js';
+import type { NewSessionRow, SessionProgress, SessionWrites } from '../../actors/charge-point-protocol.js';
 
 /** A charging session as the /v1 API shows it, built from the transactions chargers report. */
 export const ChargingSession = Type.Object({
@@ -22,37 +23,12 @@ export const ChargingSession = Type.Object({
 });
 export type ChargingSession = Static<typeof ChargingSession>;
 
-export interface NewSessionRow {
-  id: string;
-  charge_point_id: string;
-  protocol: string;
-  transaction_id: string;
-  evse_id: number;
-  connector_id: number;
-  id_tag: string | null;
-  started_at: number;
-  meter_start_wh: number | null;
-}
-
-export interface SessionProgress {
-  meter_last_wh: number | null;
-  energy_wh: number;
-  id_tag?: string | null;
-  /** set when the session ends */
-  stopped?: { at: number; reason: string | null };
-}
-
-/** Parses a charger's timestamp; a charger with no clock sends nonsense, then now counts. */
-export function epochMs(timestamp: string, fallback = Date.now()): number {
-  const t = Date.parse(timestamp);
-  return Number.isFinite(t) ? t : fallback;
-}
-
 /**
  * Writes run inside the charge-point actor's fenced turn (through ctx.write), so a stale owner
- * of a charger cannot write a session after a newer one took over. Reads serve the /v1 API.
+ * of a charger cannot write a session after a newer one took over; the actor gets them as its
+ * session port (deps.sessions). Reads serve the /v1 API.
  */
-export const sessionWrites = {
+export const sessionWrites: SessionWrites = {
   async insert(em: SqlEntityManager, s: NewSessionRow): Promise<void> {
     await em.execute(
       `INSERT INTO csms_session (id, charge_point_id, protocol, transaction_id, evse_id, connector_id, id_tag, status, started_at,

@@ -1,6 +1,7 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Config } from '../../config/index.js';
+import { hashSecret } from '../secret-hash.js';
 import { HttpError } from './errors.js';
 
 export interface OperatorAuth {
@@ -9,7 +10,7 @@ export interface OperatorAuth {
 }
 
 function digest(s: string): Buffer {
-  return createHash('sha256').update(s).digest();
+  return Buffer.from(hashSecret(s), 'hex');
 }
 
 /**

@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { hashSecret } from '../secret-hash.js';
 import type { Context } from 'koa';
 import type { Database } from '../db/database.js';
 import { unauthorized, type OcpiVersion } from './envelope.js';
@@ -28,8 +29,9 @@ export interface OcpiCaller extends PartyIdentity {
   token: string;
 }
 
+/** A token as the tokens table stores it. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return hashSecret(token);
 }
 
 /** A fresh token: 32 random bytes, base64url (43 characters, within OCPI's 64). */

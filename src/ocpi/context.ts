@@ -34,7 +34,7 @@ export class OcpiContext {
 
   constructor(readonly services: PlatformServices) {
     const { db, config } = services;
-    this.invalidation = new CacheInvalidation(services.redis, config.REDIS_PREFIX, services.log);
+    this.invalidation = new CacheInvalidation(services.redis, services.redisKeys, services.log);
     this.tokens = new TokenDirectory({ db });
     const onWrite = (module: string) => this.invalidation.objectsWritten(module);
     this.stores = {

@@ -3,6 +3,7 @@ import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { RedisKeys } from '../runtime/cluster/redis-keys.js';
 
 const Notice = Type.Object({
   origin: Type.String(),
@@ -32,10 +33,10 @@ export class CacheInvalidation {
 
   constructor(
     private readonly redis: Redis | undefined,
-    prefix: string,
+    keys: RedisKeys,
     private readonly log: Logger,
   ) {
-    this.channel = `${prefix}:ocpi:invalidate`;
+    this.channel = keys.ocpiInvalidation();
   }
 
   async start(handlers: InvalidationHandlers): Promise<void> {

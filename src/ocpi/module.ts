@@ -1,6 +1,7 @@
 import type { PlatformModule } from '../platform/services.js';
 import type { MountSpec } from '../gateway/route-table.js';
 import { partnerActor } from '../../actors/partner-actor.js';
+import { discoveryPort } from './client/discovery-port.js';
 import { PartnerClient, partnerHttpOptions } from './client/partner-client.js';
 import { cpo211Mount } from './2.1.1/cpo-mount.js';
 import { emsp211Mount } from './2.1.1/emsp-mount.js';
@@ -27,7 +28,7 @@ export function ocpiModule(): PlatformModule {
   let context: OcpiContext | undefined;
   return {
     name: 'ocpi',
-    actors: (config) => [partnerActor(new PartnerClient(partnerHttpOptions(config)))],
+    actors: (config) => [partnerActor(discoveryPort(new PartnerClient(partnerHttpOptions(config))))],
     mounts(services) {
       const ctx = new OcpiContext(services);
       context = ctx;

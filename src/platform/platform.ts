@@ -6,11 +6,13 @@ import type { Config } from '../../config/index.js';
 import { Database } from '../db/database.js';
 import { createGateway } from '../gateway/gateway.js';
 import { buildOpenApi } from '../gateway/openapi.js';
+import { publicOrigin } from '../gateway/public-origin.js';
 import type { MountSpec } from '../gateway/route-table.js';
 import { systemMount } from '../gateway/system-mount.js';
 import { PlatformMetrics } from '../metrics.js';
 import { ActorSystem } from '../runtime/actor-system.js';
 import { ClusterPlacement } from '../runtime/cluster/cluster-placement.js';
+import { RedisKeys } from '../runtime/cluster/redis-keys.js';
 import { RedisTransport } from '../runtime/cluster/redis-transport.js';
 import { LocalPlacement } from '../runtime/local-placement.js';
 import type { ActorPlacement } from '../runtime/placement.js';
@@ -66,6 +68,7 @@ export class Platform {
       throw err;
     }
     const store = new RuntimeStore(db);
+    const redisKeys = new RedisKeys(config.REDIS_PREFIX);
     let redis: Redis | undefined;
     let placement: ActorPlacement;
     let transport: Transport;
@@ -74,7 +77,7 @@ export class Platform {
       redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis error'));
       placement = new ClusterPlacement({
         redis,
-        prefix: config.REDIS_PREFIX,
+        keys: redisKeys,
         shardCount: config.ACTOR_SHARDS,
         leaseTtlMs: config.LEASE_TTL_MS,
         store,
@@ -82,7 +85,7 @@ export class Platform {
         hostShards: opts.hostShards ?? true,
         ...(opts.processId ? { processId: opts.processId } : {}),
       });
-      transport = new RedisTransport(redis, config.REDIS_PREFIX, log);
+      transport = new RedisTransport(redis, redisKeys, log);
     } else {
       placement = new LocalPlacement(config.ACTOR_SHARDS, store);
       transport = new InProcessTransport();
@@ -108,7 +111,7 @@ export class Platform {
     late.actors = actors;
     for (const m of opts.modules) for (const def of typeof m.actors === 'function' ? m.actors(config) : (m.actors ?? [])) actors.register(def);
     const health = new DependencyHealth({ db, redis, log });
-    return new Platform({ config, log, db, actors, metrics, redis, health }, opts.modules);
+    return new Platform({ config, log, db, actors, metrics, redis, redisKeys, health }, opts.modules);
   }
 
   get url(): string {
@@ -140,7 +143,7 @@ export class Platform {
       systemMount({
         services: this.services,
         isShuttingDown: () => this.shuttingDown,
-        openapi: () => (openapi ??= buildOpenApi(mounts, { title: 'EV roaming platform', version: '1.0.0', serverUrl: config.publicUrl })),
+        openapi: () => (openapi ??= buildOpenApi(mounts, { title: 'EV roaming platform', version: '1.0.0', serverUrl: publicOrigin(config) })),
       }),
       ...featureMounts,
     );

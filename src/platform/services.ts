@@ -7,6 +7,7 @@ import type { Database } from '../db/database.js';
 import type { MountSpec } from '../gateway/route-table.js';
 import type { PlatformMetrics } from '../metrics.js';
 import type { ActorSystem } from '../runtime/actor-system.js';
+import type { RedisKeys } from '../runtime/cluster/redis-keys.js';
 import type { DependencyHealth } from './dependency-health.js';
 import type { RegisteredActor } from '../runtime/types.js';
 
@@ -19,6 +20,8 @@ export interface PlatformServices {
   readonly metrics: PlatformMetrics;
   /** the shared command connection in cluster mode */
   readonly redis: Redis | undefined;
+  /** the names of every Redis key and channel, under REDIS_PREFIX */
+  readonly redisKeys: RedisKeys;
   /** whether the database and Redis answer (probed in the background) */
   readonly health: DependencyHealth;
 }

@@ -7,10 +7,11 @@ import type { ActorPlacement, Lease, PlacementEvents } from '../placement.js';
 import { PinTable } from '../pin-table.js';
 import type { RuntimeStore } from '../runtime-store.js';
 import { loadClusterScripts, type ClusterScripts } from './scripts.js';
+import type { RedisKeys } from './redis-keys.js';
 
 export interface ClusterPlacementOptions {
   redis: Redis;
-  prefix: string;
+  keys: RedisKeys;
   shardCount: number;
   leaseTtlMs: number;
   store: RuntimeStore;
@@ -75,6 +76,7 @@ export class ClusterPlacement implements ActorPlacement {
   readonly processId: string;
   readonly shardCount: number;
   private readonly scripts: ClusterScripts;
+  private readonly keys: RedisKeys;
   private readonly owned = new Map<number, ShardLease>();
   private readonly pins = new PinTable<PinLease>();
   private readonly ownerCache = new Map<number, { owner: string | undefined; at: number }>();
@@ -98,10 +100,7 @@ export class ClusterPlacement implements ActorPlacement {
     this.processId = opts.processId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     this.shardCount = opts.shardCount;
     this.scripts = loadClusterScripts(opts.redis);
-  }
-
-  private key(...parts: Array<string | number>): string {
-    return [this.opts.prefix, ...parts].join(':');
+    this.keys = opts.keys;
   }
 
   private get tickMs(): number {
@@ -116,9 +115,9 @@ export class ClusterPlacement implements ActorPlacement {
     // without a listener ioredis prints every failed reconnect to stderr as an unhandled error
     sub.on('error', (err: Error) => this.opts.log.warn({ err: err.message }, 'cluster subscriber error'));
     sub.on('message', () => this.tickSoon());
-    await sub.subscribe(this.key('cluster'));
+    await sub.subscribe(this.keys.clusterChannel());
     await this.tick();
-    await this.opts.redis.publish(this.key('cluster'), `join ${this.processId}`);
+    await this.opts.redis.publish(this.keys.clusterChannel(), `join ${this.processId}`);
     this.timer = setInterval(() => this.tickSoon(), this.tickMs);
     this.timer.unref();
   }
@@ -131,16 +130,16 @@ export class ClusterPlacement implements ActorPlacement {
     if (this.timer) clearInterval(this.timer);
     await this.ticking?.catch(() => undefined);
     const redis = this.opts.redis;
-    await redis.zrem(this.key('hosts'), this.processId).catch(() => undefined);
-    await redis.publish(this.key('cluster'), `leave ${this.processId}`).catch(() => undefined);
+    await redis.zrem(this.keys.hosts(), this.processId).catch(() => undefined);
+    await redis.publish(this.keys.clusterChannel(), `leave ${this.processId}`).catch(() => undefined);
     await this.handOver([...this.owned.keys()]);
     for (const [address, lease] of this.pins.entries()) {
       lease.valid = false;
-      await this.scripts.releaseLease(this.key('pin', address), lease.value).catch(() => undefined);
+      await this.scripts.releaseLease(this.keys.pin(address), lease.value).catch(() => undefined);
     }
     this.pins.clear();
-    await redis.zrem(this.key('live'), this.processId).catch(() => undefined);
-    await redis.publish(this.key('cluster'), `left ${this.processId}`).catch(() => undefined);
+    await redis.zrem(this.keys.live(), this.processId).catch(() => undefined);
+    await redis.publish(this.keys.clusterChannel(), `left ${this.processId}`).catch(() => undefined);
     const sub = this.sub;
     this.sub = undefined;
     if (sub) {
@@ -171,8 +170,8 @@ export class ClusterPlacement implements ActorPlacement {
     const sentAt = performance.now();
     try {
       const [live, hosts] = await Promise.all([
-        this.scripts.heartbeat(this.key('live'), this.processId, ttl),
-        this.scripts.heartbeat(this.key('hosts'), this.opts.hostShards && !this.stopping ? this.processId : '', ttl),
+        this.scripts.heartbeat(this.keys.live(), this.processId, ttl),
+        this.scripts.heartbeat(this.keys.hosts(), this.opts.hostShards && !this.stopping ? this.processId : '', ttl),
       ]);
       const before = this.live;
       this.live = new Set(live);
@@ -208,7 +207,7 @@ export class ClusterPlacement implements ActorPlacement {
       const sentAt = performance.now();
       try {
         const results = await this.scripts.renewLeases(
-          leases.map((l) => this.key('lease', l.shard)),
+          leases.map((l) => this.keys.lease(l.shard)),
           leases.map((l) => l.value),
           this.opts.leaseTtlMs,
         );
@@ -235,8 +234,8 @@ export class ClusterPlacement implements ActorPlacement {
     let results: number[];
     try {
       results = await this.scripts.reassertPins(
-        held.map(([address]) => this.key('pin', address)),
-        this.key('epoch'),
+        held.map(([address]) => this.keys.pin(address)),
+        this.keys.epoch(),
         held.map(([, l]) => l.value),
         held.map(([, l]) => l.epoch),
       );
@@ -271,7 +270,7 @@ export class ClusterPlacement implements ActorPlacement {
     await Promise.all(
       shards.map(async (shard) => {
         const sentAt = performance.now();
-        const epoch = await this.scripts.acquireLease(this.key('lease', shard), this.key('epoch'), this.processId, this.opts.leaseTtlMs);
+        const epoch = await this.scripts.acquireLease(this.keys.lease(shard), this.keys.epoch(), this.processId, this.opts.leaseTtlMs);
         if (epoch === 0) return;
         const value = `${this.processId}|${epoch}`;
         const fenceKey = fenceKeyForShard(shard);
@@ -280,14 +279,14 @@ export class ClusterPlacement implements ActorPlacement {
           stored = await this.opts.store.raiseFence(fenceKey, epoch);
         } catch (err) {
           this.opts.log.warn({ err, shard }, 'could not raise the fence; giving the lease back');
-          await this.scripts.releaseLease(this.key('lease', shard), value).catch(() => undefined);
+          await this.scripts.releaseLease(this.keys.lease(shard), value).catch(() => undefined);
           return;
         }
         if (stored > epoch) {
           // Redis forgot its epochs (restart without persistence): move the counter past the database
           this.opts.log.warn({ shard, epoch, stored }, 'epoch behind the database fence; raising the counter');
-          await this.scripts.raiseEpoch(this.key('epoch'), stored);
-          await this.scripts.releaseLease(this.key('lease', shard), value).catch(() => undefined);
+          await this.scripts.raiseEpoch(this.keys.epoch(), stored);
+          await this.scripts.releaseLease(this.keys.lease(shard), value).catch(() => undefined);
           this.again = true;
           return;
         }
@@ -313,9 +312,9 @@ export class ClusterPlacement implements ActorPlacement {
       this.owned.delete(l.shard);
       this.ownerCache.delete(l.shard);
     }
-    await Promise.all(leases.map((l) => this.scripts.releaseLease(this.key('lease', l.shard), l.value).catch(() => 0)));
+    await Promise.all(leases.map((l) => this.scripts.releaseLease(this.keys.lease(l.shard), l.value).catch(() => 0)));
     this.opts.log.info({ shards: leases.length, owned: this.owned.size, processId: this.processId }, 'shards handed over');
-    await this.opts.redis.publish(this.key('cluster'), `released ${this.processId}`).catch(() => undefined);
+    await this.opts.redis.publish(this.keys.clusterChannel(), `released ${this.processId}`).catch(() => undefined);
   }
 
   /** True while our membership heartbeat is fresh. */
@@ -334,7 +333,7 @@ export class ClusterPlacement implements ActorPlacement {
   async ownerOfShard(shard: number): Promise<string | undefined> {
     const cached = this.ownerCache.get(shard);
     if (cached && cached.owner !== undefined && Date.now() - cached.at < 2000) return cached.owner;
-    const value = await this.opts.redis.get(this.key('lease', shard));
+    const value = await this.opts.redis.get(this.keys.lease(shard));
     const owner = value ? value.split('|')[0] : undefined;
     this.ownerCache.set(shard, { owner, at: Date.now() });
     return owner;
@@ -346,7 +345,7 @@ export class ClusterPlacement implements ActorPlacement {
 
   async claimPin(address: Address): Promise<{ lease: Lease; previousOwner: string | undefined }> {
     for (let attempt = 0; ; attempt++) {
-      const [epoch, previous] = await this.scripts.claimPin(this.key('pin', address), this.key('epoch'), this.processId);
+      const [epoch, previous] = await this.scripts.claimPin(this.keys.pin(address), this.keys.epoch(), this.processId);
       const value = `${this.processId}|${epoch}`;
       const lease = new PinLease(fenceKeyForPin(address), epoch, value);
       this.pins.put(address, lease);
@@ -357,7 +356,7 @@ export class ClusterPlacement implements ActorPlacement {
       this.pins.release(address, lease);
       if (attempt >= 2) throw new Error(`pin epoch of ${address} stays behind its database fence ${stored}`);
       this.opts.log.warn({ address, epoch, stored }, 'pin epoch behind the database fence; raising the counter');
-      await this.scripts.raiseEpoch(this.key('epoch'), stored);
+      await this.scripts.raiseEpoch(this.keys.epoch(), stored);
     }
   }
 
@@ -367,7 +366,7 @@ export class ClusterPlacement implements ActorPlacement {
 
   async releasePin(address: Address, lease: Lease): Promise<void> {
     const mine = this.pins.release(address, lease);
-    if (mine) await this.scripts.releaseLease(this.key('pin', address), mine.value).catch(() => undefined);
+    if (mine) await this.scripts.releaseLease(this.keys.pin(address), mine.value).catch(() => undefined);
   }
 
   pinLease(address: Address): Lease | undefined {
@@ -384,8 +383,8 @@ export class ClusterPlacement implements ActorPlacement {
       // compare-and-delete: if Redis still names us (it lost the newer owner's write), the shard
       // is free for the next acquisition, which takes an epoch past the fence
       void this.scripts
-        .releaseLease(this.key('lease', shard), mine.value)
-        .then(() => this.opts.redis.publish(this.key('cluster'), `released ${this.processId}`))
+        .releaseLease(this.keys.lease(shard), mine.value)
+        .then(() => this.opts.redis.publish(this.keys.clusterChannel(), `released ${this.processId}`))
         .catch((err: unknown) => this.opts.log.warn({ err, shard }, 'could not give a fenced lease up'));
       return;
     }
@@ -395,7 +394,7 @@ export class ClusterPlacement implements ActorPlacement {
   }
 
   async ownerOfPin(address: Address): Promise<string | undefined> {
-    const value = await this.opts.redis.get(this.key('pin', address));
+    const value = await this.opts.redis.get(this.keys.pin(address));
     const owner = value ? value.split('|')[0] : undefined;
     return owner && this.live.has(owner) ? owner : undefined;
   }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Envelope, Transport } from '../transport.js';
+import type { RedisKeys } from './redis-keys.js';
 
 /**
  * Cluster transport: each process subscribes to its own inbox channel. Pub/sub loses what is
@@ -13,12 +14,12 @@ export class RedisTransport implements Transport {
 
   constructor(
     private readonly redis: Redis,
-    private readonly prefix: string,
+    private readonly keys: RedisKeys,
     private readonly log: Logger,
   ) {}
 
   inboxOf(processId: string): string {
-    return `${this.prefix}:inbox:${processId}`;
+    return this.keys.inbox(processId);
   }
 
   async start(processId: string, onEnvelope: (env: Envelope) => void): Promise<void> {

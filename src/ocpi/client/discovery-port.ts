@@ -1,0 +1,22 @@
+import type { DiscoveryOutcome, PartnerDiscoveryPort } from '../../../actors/partner-protocol.js';
+import { PartnerCallError } from './partner-call-error.js';
+import type { PartnerClient } from './partner-client.js';
+
+/**
+ * The partner actor's discovery port backed by the process's PartnerClient (issue 8: the actor
+ * imports no OCPI internals). A PartnerCallError becomes data the actor can answer with; any
+ * other failure is a bug and still throws, so the turn fails loudly.
+ */
+export function discoveryPort(client: PartnerClient): PartnerDiscoveryPort {
+  return {
+    async discover(versionsUrl, token, version): Promise<DiscoveryOutcome> {
+      try {
+        const found = await client.discover(versionsUrl, token, version);
+        return { ok: true, version: found.version, endpoints: found.endpoints };
+      } catch (err) {
+        if (err instanceof PartnerCallError) return { ok: false, code: err.code, message: err.message, log: err.toLog() };
+        throw err;
+      }
+    },
+  };
+}
