@@ -7,7 +7,8 @@ import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.j
 import { HttpError } from '../gateway/errors.js';
 import { publicOrigin } from '../gateway/public-origin.js';
 import { MAX_OFFSET } from '../gateway/request-limits.js';
-import { defineMount, type MountSpec, type RouteRequest, type RouteResult } from '../gateway/route-table.js';
+import { defineMount, route, type MountSpec, type RouteRequest, type RouteResult } from '../gateway/route-table.js';
+import { Defaulted } from '../gateway/validation.js';
 import type { ChargerCommand } from '../ocpp/domain.js';
 import { ProtocolName } from '../ocpp/domain.js';
 import type { ActorSystem } from '../runtime/actor-system.js';
@@ -39,8 +40,8 @@ export interface CsmsApiDeps {
 }
 
 const Paging = {
-  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0 })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  offset: Defaulted(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0 })),
+  limit: Defaulted(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
 };
 
 const IdParams = Type.Object({ id: ChargePointId });
@@ -103,7 +104,7 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
     authenticate: operatorAuthenticator(config),
     security: 'bearer',
     routes: [
-      {
+      route({
         method: 'GET',
         path: '/charge-points',
         summary: 'List charge points with their protocol and live online status',
@@ -114,7 +115,7 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
         }),
         response: Type.Array(ChargePointView),
         handler: async (req): Promise<RouteResult> => {
-          const q = req.query as { protocol?: ProtocolName; online?: boolean; offset: number; limit: number };
+          const q = req.query;
           const rows = await chargePoints.list(q.protocol);
           const online = await Promise.all(rows.map((r) => actors.isPinned(chargePointAddressOf(r.id))));
           const matching = rows.map((row, i) => ({ row, online: online[i] ?? false })).filter((x) => q.online === undefined || x.online === q.online);
@@ -125,8 +126,8 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
             headers: pageHeaders(config, req, matching.length, q.offset, q.limit),
           };
         },
-      },
-      {
+      }),
+      route({
         method: 'POST',
         path: '/charge-points',
         summary: 'Create a charge-point identity; the answer carries the OCPP URL and the key, shown once',
@@ -134,7 +135,7 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
         response: CreatedChargePoint,
         responses: { 201: 'created', 409: 'the id exists' },
         handler: async (req): Promise<RouteResult> => {
-          const body = req.body as { id?: string; protocol: ProtocolName };
+          const body = req.body;
           const id = body.id ?? `CP-${newIdentityKey().slice(0, 10).replace(/[^A-Za-z0-9]/g, 'X')}`;
           const key = newIdentityKey();
           const createdAt = Date.now();
@@ -151,8 +152,8 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
             data: { id, protocol: body.protocol, ocpp_url: ocppUrlFor(config, id, req.koa), username: id, password: key, created_at: new Date(createdAt).toISOString() },
           };
         },
-      },
-      {
+      }),
+      route({
         method: 'GET',
         path: '/charge-points/:id',
         summary: 'One charge point: boot information, connector status, reservations, recent commands',
@@ -160,8 +161,8 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
         response: ChargePointView,
         responses: { 404: 'unknown charge point' },
         handler: async (req) => ({ data: await view(String(req.params.id), req.koa) }),
-      },
-      {
+      }),
+      route({
         method: 'GET',
         path: '/sessions',
         summary: 'Charging sessions built from the transactions chargers report, newest first',
@@ -172,12 +173,12 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
         }),
         response: Type.Array(ChargingSession),
         handler: async (req): Promise<RouteResult> => {
-          const q = req.query as { charge_point_id?: string; status?: 'ACTIVE' | 'COMPLETED'; offset: number; limit: number };
+          const q = req.query;
           const { total, items } = await deps.sessions.list(q);
           return { data: items, headers: pageHeaders(config, req, total, q.offset, q.limit) };
         },
-      },
-      {
+      }),
+      route({
         method: 'POST',
         path: '/charge-points/:id/remote-start',
         summary: 'Ask the charger to start a session (1.6 RemoteStartTransaction, 2.0.1 RequestStartTransaction)',
@@ -188,12 +189,12 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
         handler: async (req): Promise<RouteResult> => {
           const id = String(req.params.id);
           await requireKnown(id);
-          const b = req.body as { id_tag: string; evse_id?: number; connector_id?: number };
+          const b = req.body;
           const res = await command(id, { kind: 'start', id_tag: b.id_tag, evse_id: b.evse_id ?? null, connector_id: b.connector_id ?? null });
           return { data: { result: 'ACCEPTED', command_id: res.command_id, command_status: res.status } };
         },
-      },
-      {
+      }),
+      route({
         method: 'POST',
         path: '/charge-points/:id/remote-stop',
         summary: 'Ask the charger to stop a session (1.6 RemoteStopTransaction, 2.0.1 RequestStopTransaction)',
@@ -215,8 +216,8 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
           const res = await command(id, { kind: 'stop', transaction_id: transactionId });
           return { data: { result: 'ACCEPTED', command_id: res.command_id, command_status: res.status, transaction_id: transactionId } };
         },
-      },
-      {
+      }),
+      route({
         method: 'GET',
         path: '/events',
         summary: 'Server-sent events: charge point and session changes, for live views (the dashboard)',
@@ -237,7 +238,7 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
           stream.on('close', end);
           return { headers: { 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' }, raw: { body: stream, type: 'text/event-stream' } };
         },
-      },
+      }),
     ],
   });
 }

@@ -103,7 +103,7 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
           streams,
         }),
         dashboardMount(),
-      ] as Array<MountSpec<never>>;
+      ];
     },
     async attach(services, server) {
       const { config } = services;

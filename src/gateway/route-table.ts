@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
-import type { TSchema } from 'typebox';
+import type { Static, TSchema } from 'typebox';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -14,10 +14,10 @@ export interface RouteResult {
   raw?: { body: unknown; type: string };
 }
 
-export interface RouteRequest<Auth = unknown> {
-  params: Record<string, unknown>;
-  query: Record<string, unknown>;
-  body: unknown;
+export interface RouteRequest<Auth = unknown, Params = Record<string, unknown>, Query = Record<string, unknown>, Body = unknown> {
+  params: Params;
+  query: Query;
+  body: Body;
   /** what the mount's authenticator returned (undefined for routes with auth 'none') */
   auth: Auth;
   koa: Context;
@@ -60,6 +60,58 @@ export interface MountSpec<Auth = unknown> {
   routes: Array<RouteSpec<Auth>>;
   /** OpenAPI security scheme name of the authenticator */
   security?: 'ocpiToken' | 'bearer';
+}
+
+/**
+ * The path parameters a koa-router template names, as strings: `/locations/:location_id/:evse_uid`
+ * -> `{ location_id: string; evse_uid: string }`. What a route without a `params` schema receives.
+ */
+export type PathParams<Path extends string> = Path extends `${string}:${infer Name}/${infer Rest}`
+  ? { [K in Name]: string } & PathParams<`/${Rest}`>
+  : Path extends `${string}:${infer Name}`
+    ? { [K in Name]: string }
+    : Record<never, never>;
+
+/** The type a schema validates to, or `Otherwise` when the route declares none. */
+type StaticOr<S extends TSchema | undefined, Otherwise> = S extends TSchema ? Static<S> : Otherwise;
+
+/** The body a handler sees: the schema's type (possibly absent when `bodyOptional`), else what was sent. */
+type BodyOf<B extends TSchema | undefined, Optional extends boolean> = B extends TSchema ? (Optional extends true ? Static<B> | undefined : Static<B>) : unknown;
+
+/** A route whose handler's `params`, `query` and `body` are typed by the route's own schemas. */
+export interface TypedRouteSpec<
+  Auth,
+  Path extends string,
+  P extends TSchema | undefined,
+  Q extends TSchema | undefined,
+  B extends TSchema | undefined,
+  Optional extends boolean,
+> extends Omit<RouteSpec<Auth>, 'path' | 'params' | 'query' | 'body' | 'bodyOptional' | 'handler'> {
+  path: Path;
+  params?: P;
+  query?: Q;
+  body?: B;
+  bodyOptional?: Optional;
+  handler(req: RouteRequest<Auth, StaticOr<P, PathParams<Path>>, StaticOr<Q, Record<string, unknown>>, BodyOf<B, Optional>>): Promise<RouteResult> | RouteResult;
+}
+
+/**
+ * Declares a route, typing its handler by its schemas as Fastify's TypeBox type provider does.
+ * `Auth` comes from where the route is used (the mount's `routes`, an `OcpiRoute[]`). The router
+ * checks path, query and body against these same schemas before the handler runs
+ * (gateway/router.ts), so the handler's types hold; the table keeps the route with its request
+ * types erased (RouteSpec's `handler` is a method, compared bivariantly), which is why no cast
+ * is needed here.
+ */
+export function route<
+  Auth,
+  Path extends string,
+  P extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  B extends TSchema | undefined = undefined,
+  Optional extends boolean = false,
+>(spec: TypedRouteSpec<Auth, Path, P, Q, B, Optional>): RouteSpec<Auth> {
+  return spec;
 }
 
 /** Builds a mount whose handlers see a typed `auth`. */

@@ -4,7 +4,7 @@ import type { Config } from '../../config/index.js';
 import type { PlatformServices } from '../platform/services.js';
 import { bearerCheck } from './csms-auth.js';
 import { HttpError } from './errors.js';
-import { defineMount, type MountSpec } from './route-table.js';
+import { defineMount, route, type MountSpec } from './route-table.js';
 
 export interface SystemMountOptions {
   services: PlatformServices;
@@ -41,14 +41,14 @@ export function systemMount(opts: SystemMountOptions): MountSpec<unknown> {
     name: 'system',
     prefix: '',
     routes: [
-      {
+      route({
         method: 'GET',
         path: '/healthz',
         summary: 'Liveness: the process is up',
         response: Type.Object({ status: Type.Literal('ok') }),
         handler: () => ({ data: { status: 'ok' } }),
-      },
-      {
+      }),
+      route({
         method: 'GET',
         path: '/readyz',
         summary: 'Readiness: database and Redis reachable, shards owned, not shutting down',
@@ -65,8 +65,8 @@ export function systemMount(opts: SystemMountOptions): MountSpec<unknown> {
             data: { status: ready ? 'ready' : 'not ready', checks: { database, redis, placement, shutting_down: shuttingDown }, ...services.actors.describe() },
           };
         },
-      },
-      {
+      }),
+      route({
         method: 'GET',
         path: '/metrics',
         summary: 'Prometheus metrics (Bearer METRICS_TOKEN when set; absent in production without one)',
@@ -75,13 +75,13 @@ export function systemMount(opts: SystemMountOptions): MountSpec<unknown> {
           guardMetrics(req.koa);
           return { raw: { body: await services.metrics.registry.metrics(), type: services.metrics.registry.contentType } };
         },
-      },
-      {
+      }),
+      route({
         method: 'GET',
         path: '/openapi.json',
         summary: 'This OpenAPI 3.1 document',
         handler: () => ({ data: opts.openapi() }),
-      },
+      }),
     ],
   });
 }

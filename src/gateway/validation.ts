@@ -1,4 +1,4 @@
-import type { TSchema } from 'typebox';
+import Type, { type TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
 import type { TLocalizedValidationError } from 'typebox/error';
 import { RequestValidationError, type ValidationDetail } from './errors.js';
@@ -102,4 +102,16 @@ export function toDetail(where: Location, e: TLocalizedValidationError, root: un
     default:
       return { loc: [where, ...base], msg: e.message, type: e.keyword, input: input ?? null, ctx: { ...e.params } };
   }
+}
+
+/**
+ * A request field the client may leave out and the handler always sees: the router applies the
+ * schema's `default` before the handler runs (RequestPart.parse), so in the handler's type the
+ * field is present. The schema and the document are those of `Type.Optional(schema)`.
+ */
+export function Defaulted<T extends TSchema>(schema: T): T {
+  // TypeBox does not type a schema's options: a route table without the default fails at startup
+  if (!('default' in schema)) throw new TypeError('Defaulted: the schema has no default');
+  // TypeBox types an optional property as possibly absent; after Default() it never is
+  return Type.Optional(schema) as TSchema as T;
 }

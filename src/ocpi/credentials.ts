@@ -1,3 +1,4 @@
+import { route, type RouteResult } from '../gateway/route-table.js';
 import * as V211 from './2.1.1/schemas.js';
 import * as V221 from './2.2.1/schemas.js';
 import { hashToken, newToken, type OcpiCaller, type PartnerRole } from './auth.js';
@@ -5,7 +6,7 @@ import { Envelope } from './common/schemas.js';
 import type { OcpiContext } from './context.js';
 import { credentialsMethodNotAllowed, type OcpiVersion } from './envelope.js';
 import { assertOwnParty } from './guards.js';
-import { validated, type OcpiRoute } from './mount-kit.js';
+import type { OcpiRequest, OcpiRoute } from './mount-kit.js';
 
 /**
  * The receiving side of the credentials handshake (spec "States and transitions", credentials
@@ -83,22 +84,16 @@ export interface CredentialsRouteOptions {
 
 /** POST or PUT `/credentials` of a mount: the body in the mount's version, then `handshake`. */
 export function credentialsRoute(ctx: OcpiContext, o: CredentialsRouteOptions): OcpiRoute {
-  const credentials = o.version === '2.2.1' ? V221.Credentials : V211.Credentials;
-  return {
-    method: o.method,
-    path: '/credentials',
-    module: 'credentials',
-    summary: o.summary,
-    body: credentials,
-    response: Envelope(credentials),
-    responses: { 405: o.methodNotAllowed },
-    handler: async (req) => {
-      if (o.method === 'PUT' && req.auth.tokenKind === 'initial') throw credentialsMethodNotAllowed('not registered yet: initial registration uses POST /credentials');
-      const sent: CredentialsBody = o.version === '2.2.1' ? { version: '2.2.1', body: validated(V221.Credentials, req.body) } : { version: '2.1.1', body: validated(V211.Credentials, req.body) };
-      const ourVersionsUrl = `${ctx.baseUrl(req.koa)}${o.ourVersionsPath}`;
-      return { data: await handshake(ctx, o.method === 'POST' ? 'register' : 'rotate', req.auth, sent, ourVersionsUrl, o.ourRole(req.auth)) };
-    },
-  };
+  const common = { method: o.method, path: '/credentials', module: 'credentials', summary: o.summary, responses: { 405: o.methodNotAllowed } } as const;
+  async function answer(req: OcpiRequest, sent: CredentialsBody): Promise<RouteResult> {
+    if (o.method === 'PUT' && req.auth.tokenKind === 'initial') throw credentialsMethodNotAllowed('not registered yet: initial registration uses POST /credentials');
+    const ourVersionsUrl = `${ctx.baseUrl(req.koa)}${o.ourVersionsPath}`;
+    return { data: await handshake(ctx, o.method === 'POST' ? 'register' : 'rotate', req.auth, sent, ourVersionsUrl, o.ourRole(req.auth)) };
+  }
+  // one route per version, so that each handler's body has its version's type
+  return o.version === '2.2.1'
+    ? route({ ...common, body: V221.Credentials, response: Envelope(V221.Credentials), handler: (req) => answer(req, { version: '2.2.1', body: req.body }) })
+    : route({ ...common, body: V211.Credentials, response: Envelope(V211.Credentials), handler: (req) => answer(req, { version: '2.1.1', body: req.body }) });
 }
 
 export async function unregister(ctx: OcpiContext, caller: OcpiCaller, version: OcpiVersion): Promise<void> {

@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
 import { HttpError } from '../gateway/errors.js';
-import { defineMount, type MountSpec, type RouteRequest } from '../gateway/route-table.js';
+import { defineMount, route, type MountSpec, type RouteRequest } from '../gateway/route-table.js';
 import type { PartnerMessage } from '../../actors/partner-protocol.js';
 import * as S211 from './2.1.1/schemas.js';
 import * as S221 from './2.2.1/schemas.js';
@@ -14,7 +14,6 @@ import { ourRoleToward, ownCredentials } from './credentials.js';
 import type { OcpiVersion } from './envelope.js';
 import { patchLocation, putLocation } from './location-service.js';
 import { locationFrom211 } from './mappers.js';
-import { validated } from './mount-kit.js';
 import type { PartnerRow, PartnerView } from './partners.js';
 
 const Role = Type.Union([Type.Literal('CPO'), Type.Literal('EMSP')]);
@@ -227,7 +226,7 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
     security: 'bearer',
     authenticate: operatorAuthenticator(config),
     routes: [
-      {
+      route({
         method: 'POST',
         path: '/partners',
         summary: 'Onboards a partner: answers Token A and the versions URL to start the handshake from',
@@ -235,7 +234,7 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         response: Created,
         responses: { 409: 'the partner is registered', 422: 'invalid body' },
         handler: async (req) => {
-          const body = validated(NewPartner, req.body);
+          const body = req.body;
           if (ctx.isOwn(body)) throw new HttpError(409, 'own_party', 'that is our own country_code and party_id');
           const { partner, token } = await ctx.partners.create(body.country_code, body.party_id, body.role);
           req.log.info({ partner: `${partner.country_code}-${partner.party_id}`, role: partner.role }, 'partner onboarded');
@@ -245,15 +244,15 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
             data: { id: partner.id, token, versions_url: versionsUrl, country_code: partner.country_code, party_id: partner.party_id, role: partner.role, status: partner.status, version: partner.version },
           };
         },
-      },
-      {
+      }),
+      route({
         method: 'GET',
         path: '/partners',
         summary: 'Every partner',
         response: Type.Array(PartnerOut),
         handler: async () => ({ data: await ctx.partners.list() }),
-      },
-      {
+      }),
+      route({
         method: 'GET',
         path: '/partners/:id',
         summary: 'One partner',
@@ -265,8 +264,8 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
           const state = await ctx.partners.ask(row.country_code, row.party_id, { op: 'get' });
           return { data: state.ok ? { ...row, endpoints: state.partner.endpoints, business_details: state.partner.business_details } : row };
         },
-      },
-      {
+      }),
+      route({
         method: 'POST',
         path: '/partners/:id/register',
         summary: 'Handshake with a partner that onboarded us: its versions URL and the Token A it gave us',
@@ -274,9 +273,9 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         body: RegisterBody,
         response: PartnerOut,
         responses: { 404: 'unknown partner', 502: 'the partner could not be used' },
-        handler: async (req) => ({ data: await registerWith(req, await partnerOf(req), validated(RegisterBody, req.body)) }),
-      },
-      {
+        handler: async (req) => ({ data: await registerWith(req, await partnerOf(req), req.body) }),
+      }),
+      route({
         method: 'POST',
         path: '/partners/:id/rotate',
         summary: 'Rotates our credentials with a registered partner (PUT /credentials)',
@@ -284,8 +283,8 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         response: PartnerOut,
         responses: { 404: 'unknown partner', 409: 'not registered', 502: 'the partner could not be used' },
         handler: async (req) => ({ data: await rotateWith(req, await partnerOf(req)) }),
-      },
-      {
+      }),
+      route({
         method: 'POST',
         path: '/partners/:id/pull-locations',
         summary: "Pulls every page of a registered CPO partner's locations and stores them",
@@ -294,11 +293,11 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         bodyOptional: true,
         responses: { 404: 'unknown partner', 409: 'not registered', 502: 'the partner could not be used' },
         handler: async (req) => {
-          const body = req.body === undefined ? {} : validated(PullBody, req.body);
+          const body = req.body ?? {};
           return { data: await pullLocations(await partnerOf(req), body.limit) };
         },
-      },
-      {
+      }),
+      route({
         method: 'PUT',
         path: '/ocpi/locations/:location_id',
         summary: 'Creates or replaces one of our locations (2.2.1 shape; country_code and party_id are ours)',
@@ -306,12 +305,12 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         body: S221.Location,
         response: S221.LocationOut,
         handler: async (req) => {
-          const body = validated(S221.Location, req.body);
+          const body = req.body;
           assertOurParty(body, `country_code and party_id must be ours (${ctx.own.country_code}-${ctx.own.party_id})`);
-          return { data: await putLocation(ctx, ownParty(), String(req.params.location_id), body) };
+          return { data: await putLocation(ctx, ownParty(), req.params.location_id, body) };
         },
-      },
-      {
+      }),
+      route({
         method: 'PATCH',
         path: '/ocpi/locations/:location_id',
         summary: 'Partial update of one of our locations, its EVSEs (by uid) or connectors (by id)',
@@ -320,12 +319,12 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         response: S221.LocationOut,
         responses: { 404: 'unknown location' },
         handler: async (req) => {
-          const body = validated(S221.LocationPatchBody, req.body);
+          const body = req.body;
           assertOurParty(body, 'country_code and party_id must be ours');
-          return { data: await patchLocation(ctx, ownParty(), String(req.params.location_id), body) };
+          return { data: await patchLocation(ctx, ownParty(), req.params.location_id, body) };
         },
-      },
-      {
+      }),
+      route({
         method: 'PUT',
         path: '/ocpi/tariffs/:tariff_id',
         summary: 'Creates or replaces one of our tariffs (2.1.1 Tariff)',
@@ -333,13 +332,13 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         body: S211.Tariff,
         response: S211.Tariff,
         handler: async (req) => {
-          const body = validated(S211.Tariff, req.body);
-          const id = String(req.params.tariff_id);
+          const body = req.body;
+          const id = req.params.tariff_id;
           assertPathId('tariff_id', id, 'id', body.id);
           return { data: await ctx.stores.tariffs.put({ ...ownParty(), id }, body) };
         },
-      },
-      {
+      }),
+      route({
         method: 'PUT',
         path: '/ocpi/tokens/:country_code/:party_id/:token_uid',
         summary: "Creates or replaces a token: ours (eMSP tokens), or a partner's known to our CPO",
@@ -347,13 +346,13 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         body: S211.Token,
         response: S211.Token,
         handler: async (req) => {
-          const body = validated(S211.Token, req.body);
-          const uid = String(req.params.token_uid);
+          const body = req.body;
+          const uid = req.params.token_uid;
           assertPathId('token_uid', uid, 'uid', body.uid);
-          const party = { country_code: String(req.params.country_code), party_id: String(req.params.party_id) };
+          const party = { country_code: req.params.country_code, party_id: req.params.party_id };
           return { data: await ctx.stores.tokens.put({ ...party, id: uid }, body) };
         },
-      },
+      }),
     ],
   });
 }

@@ -1,5 +1,4 @@
 import type { PlatformModule } from '../platform/services.js';
-import type { MountSpec } from '../gateway/route-table.js';
 import { partnerActor } from '../../actors/partner-actor.js';
 import { discoveryPort } from './client/discovery-port.js';
 import { PartnerClient, partnerHttpOptions } from './client/partner-client.js';
@@ -11,14 +10,6 @@ import { OcpiContext } from './context.js';
 import { ocpiManagementMount } from './management-mount.js';
 import { overviewMount } from './overview-mount.js';
 import { roleVersionsMount } from './versions-mount.js';
-
-/**
- * The platform holds mounts of any authentication type side by side; the router hands each
- * route what its own mount's authenticator returned, so the type parameter is erased here.
- */
-function opaque<Auth>(mount: MountSpec<Auth>): MountSpec<never> {
-  return mount as unknown as MountSpec<never>;
-}
 
 /**
  * OCPI 2.1.1 and 2.2.1 for the CPO and eMSP roles, the overview mount, and the operator's
@@ -35,14 +26,14 @@ export function ocpiModule(): PlatformModule {
       const cpo211 = cpo211Mount(ctx);
       const emsp211 = emsp211Mount(ctx);
       return [
-        opaque(roleVersionsMount(ctx, 'cpo')),
-        opaque(roleVersionsMount(ctx, 'emsp')),
-        opaque(cpo211),
-        opaque(cpo221Mount(ctx)),
-        opaque(emsp211),
-        opaque(emsp221Mount(ctx)),
-        opaque(overviewMount(ctx, { cpo211Routes: cpo211.routes, emsp211Routes: emsp211.routes })),
-        opaque(ocpiManagementMount(ctx)),
+        roleVersionsMount(ctx, 'cpo'),
+        roleVersionsMount(ctx, 'emsp'),
+        cpo211,
+        cpo221Mount(ctx),
+        emsp211,
+        emsp221Mount(ctx),
+        overviewMount(ctx, { cpo211Routes: cpo211.routes, emsp211Routes: emsp211.routes }),
+        ocpiManagementMount(ctx),
       ];
     },
     async attach() {

@@ -1,4 +1,4 @@
-import Type, { type Static, type TSchema } from 'typebox';
+import Type, { type TSchema } from 'typebox';
 import type { Context } from 'koa';
 import { defineMount, type MountSpec, type RouteRequest, type RouteResult, type RouteSpec } from '../gateway/route-table.js';
 import type { OcpiCaller, PartnerRole, PartyIdentity } from './auth.js';
@@ -143,14 +143,6 @@ export function listRoute<T extends { last_updated: string }>(ctx: OcpiContext, 
   };
 }
 
-/**
- * The body, path or query of a request as the type of the schema the route declared: the router
- * validated it against that same schema before the handler runs.
- */
-export function validated<S extends TSchema>(_schema: S, value: unknown): Static<S> {
-  return value as Static<S>;
-}
-
 /** The party named by a path with country_code and party_id. */
 export function pathParty(req: OcpiRequest): PartyIdentity {
   return { country_code: String(req.params.country_code), party_id: String(req.params.party_id) };
@@ -165,8 +157,4 @@ export function callerOwnPath(req: OcpiRequest, version: OcpiVersion): { caller:
   const party = pathParty(req);
   assertOwnParty(caller, party);
   return { caller, party };
-}
-
-export function param(req: OcpiRequest, name: string): string {
-  return String(req.params[name]);
 }

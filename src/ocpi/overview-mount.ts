@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import type { MountSpec } from '../gateway/route-table.js';
+import { route, type MountSpec } from '../gateway/route-table.js';
 import { locationPushRoutes } from './2.2.1/location-routes.js';
 import * as S from './2.2.1/schemas.js';
 import * as S211 from './2.1.1/schemas.js';
@@ -10,7 +10,7 @@ import { credentialsRoute, ourRoleToward, ownCredentials, unregister } from './c
 import { unknownLocation, unknownVersion } from './envelope.js';
 import { assertOwnParty, requireLink } from './guards.js';
 import { findLocation } from './location-service.js';
-import { endpointsOf, listRoute, ocpiMount, param, pathParty, type OcpiRoute } from './mount-kit.js';
+import { endpointsOf, listRoute, ocpiMount, pathParty, type OcpiRoute } from './mount-kit.js';
 import { CPO_211_PREFIX } from './2.1.1/cpo-mount.js';
 import { EMSP_211_PREFIX } from './2.1.1/emsp-mount.js';
 
@@ -32,7 +32,7 @@ export interface OverviewMountOptions {
 export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): MountSpec<OcpiCaller> {
   const versionsUrl = (base: string): string => `${base}${OVERVIEW_PREFIX}/versions`;
   const routes: OcpiRoute[] = [
-    {
+    route({
       method: 'GET',
       path: '/versions',
       auth: false,
@@ -42,8 +42,8 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
         const base = versionsUrl(ctx.baseUrl(req.koa));
         return { data: [{ version: '2.1.1', url: `${base}/2.1.1` }, { version: '2.2.1', url: `${base}/2.2.1` }] };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/versions/:version',
       auth: false,
@@ -52,7 +52,7 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
       response: Envelope(Type.Object({ version: Type.String(), endpoints: Type.Array(OpenObject) })),
       responses: { 404: 'version not supported' },
       handler: (req) => {
-        const version = param(req, 'version');
+        const version = req.params.version;
         const base = ctx.baseUrl(req.koa);
         if (version === '2.2.1') return { data: { version, endpoints: endpointsOf(routes, '2.2.1', 'CPO', base, OVERVIEW_PREFIX) } };
         if (version === '2.1.1') {
@@ -66,15 +66,15 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
         }
         throw unknownVersion(version);
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/credentials',
       module: 'credentials',
       summary: 'The credentials the caller uses with us (Token A or the current token)',
       response: Envelope(S.Credentials),
       handler: (req) => ({ data: ownCredentials(ctx, '2.2.1', req.auth.token, versionsUrl(ctx.baseUrl(req.koa)), ourRoleToward(req.auth.role)) }),
-    },
+    }),
     credentialsRoute(ctx, {
       method: 'POST',
       version: '2.2.1',
@@ -91,7 +91,7 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
       ourVersionsPath: `${OVERVIEW_PREFIX}/versions`,
       ourRole: (caller) => ourRoleToward(caller.role),
     }),
-    {
+    route({
       method: 'DELETE',
       path: '/credentials',
       module: 'credentials',
@@ -100,9 +100,9 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
         await unregister(ctx, req.auth, '2.2.1');
         return { data: undefined };
       },
-    },
+    }),
     listRoute(ctx, { path: '/locations', module: 'locations', summary: 'Our published locations, paged', version: '2.2.1', store: ctx.stores.locations, owner: 'ours', item: S.LocationOut, publishedOnly: true }),
-    {
+    route({
       method: 'GET',
       path: '/locations/:country_code/:party_id/:location_id',
       module: 'locations',
@@ -114,12 +114,12 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
         const caller = requireLink(req.auth, '2.2.1');
         const party = pathParty(req);
         if (!ctx.isOwn(party)) assertOwnParty(caller, party);
-        const location = await findLocation(ctx, party, param(req, 'location_id'));
+        const location = await findLocation(ctx, party, req.params.location_id);
         // an unpublished location of ours is not shown to partners
         if (ctx.isOwn(party) && location.publish === false) throw unknownLocation();
         return { data: location };
       },
-    },
+    }),
     ...locationPushRoutes(ctx, {
       put: "Full replace of one of the caller's locations",
       patch: "Partial update of one of the caller's locations, its EVSEs (by uid) or connectors (by id)",

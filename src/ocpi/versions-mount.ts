@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import type { MountSpec } from '../gateway/route-table.js';
+import { route, type MountSpec } from '../gateway/route-table.js';
 import type { OcpiCaller } from './auth.js';
 import { Envelope } from './common/schemas.js';
 import type { OcpiContext } from './context.js';
@@ -18,7 +18,7 @@ export function roleVersionsMount(ctx: OcpiContext, role: 'cpo' | 'emsp'): Mount
     accept: 'base64-or-raw',
     description: `OCPI versions of the ${role === 'cpo' ? 'CPO' : 'eMSP'} role`,
     routes: [
-      {
+      route({
         method: 'GET',
         path: '/versions',
         summary: 'The OCPI versions of this role with the URLs of their details',
@@ -27,7 +27,7 @@ export function roleVersionsMount(ctx: OcpiContext, role: 'cpo' | 'emsp'): Mount
           const base = `${ctx.baseUrl(req.koa)}/ocpi/${role}`;
           return { data: [{ version: '2.1.1', url: `${base}/2.1.1` }, { version: '2.2.1', url: `${base}/2.2.1` }] };
         },
-      },
+      }),
     ],
   });
 }

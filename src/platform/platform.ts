@@ -136,7 +136,7 @@ export class Platform {
       log.info({ mode: config.mode, processId: this.services.actors.processId }, 'worker started');
       return;
     }
-    const featureMounts = this.modules.flatMap((m) => (m.mounts ? (m.mounts(this.services) as Array<MountSpec<unknown>>) : []));
+    const featureMounts = this.modules.flatMap((m) => (m.mounts ? m.mounts(this.services) : []));
     let openapi: Record<string, unknown> | undefined;
     const mounts: Array<MountSpec<unknown>> = [];
     mounts.push(

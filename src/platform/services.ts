@@ -35,7 +35,7 @@ export interface PlatformModule {
   entities?: EntitySchema[];
   /** its actor kinds; a function when they need settings (e.g. limits of outbound calls) */
   actors?: RegisteredActor[] | ((config: Config) => RegisteredActor[]);
-  mounts?(services: PlatformServices): Array<MountSpec<never>>;
+  mounts?(services: PlatformServices): Array<MountSpec<unknown>>;
   /** after the HTTP server exists (web roles only), e.g. to accept WebSocket upgrades */
   attach?(services: PlatformServices, server: Server): Promise<void> | void;
   /** first step of shutdown, before actors are handed over (close sockets with 1012) */

@@ -1,10 +1,10 @@
-import type { MountSpec } from '../../gateway/route-table.js';
+import { route, type MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../auth.js';
 import { Envelope } from '../common/schemas.js';
 import type { OcpiContext } from '../context.js';
 import { credentialsRoute } from '../credentials.js';
 import { patchEvse } from '../location-service.js';
-import { callerOwnPath, ocpiMount, param, validated, versionDetailsRoute, type OcpiRoute } from '../mount-kit.js';
+import { callerOwnPath, ocpiMount, versionDetailsRoute, type OcpiRoute } from '../mount-kit.js';
 import { locationPushRoutes } from './location-routes.js';
 import * as S from './schemas.js';
 
@@ -25,7 +25,7 @@ export function emsp221Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       put: "Full replace of one of the caller's locations (path location_id must equal body id)",
       patch: "Partial update of one of the caller's locations",
     }),
-    {
+    route({
       method: 'PATCH',
       path: '/locations/:country_code/:party_id/:location_id/:evse_uid',
       module: 'locations',
@@ -36,10 +36,10 @@ export function emsp221Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       responses: { 404: 'unknown location or EVSE (status_code 2003)' },
       handler: async (req) => {
         const { party } = callerOwnPath(req, '2.2.1');
-        const body = validated(S.EvsePatchBody, req.body);
-        return { data: await patchEvse(ctx, party, param(req, 'location_id'), param(req, 'evse_uid'), body) };
+        const body = req.body;
+        return { data: await patchEvse(ctx, party, req.params.location_id, req.params.evse_uid, body) };
       },
-    },
+    }),
   ];
   routes.unshift(versionDetailsRoute(ctx, { routes, version: '2.2.1', role: 'EMSP', prefix: EMSP_221_PREFIX, summary: 'VersionDetail: the module endpoints of this version', detail: S.VersionDetail }));
   return ocpiMount(ctx, { name: 'ocpi-emsp-2.2.1', prefix: EMSP_221_PREFIX, version: '2.2.1', accept: 'base64-or-raw', description: 'OCPI 2.2.1, eMSP role', routes });

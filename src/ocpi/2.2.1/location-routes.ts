@@ -1,8 +1,9 @@
+import { route } from '../../gateway/route-table.js';
 import { Envelope } from '../common/schemas.js';
 import type { OcpiContext } from '../context.js';
 import { assertOwnParty } from '../guards.js';
 import { patchLocation, putLocation } from '../location-service.js';
-import { callerOwnPath, param, validated, type OcpiRoute } from '../mount-kit.js';
+import { callerOwnPath, type OcpiRoute } from '../mount-kit.js';
 import * as S from './schemas.js';
 
 /**
@@ -12,7 +13,7 @@ import * as S from './schemas.js';
  */
 export function locationPushRoutes(ctx: OcpiContext, summaries: { put: string; patch: string }): OcpiRoute[] {
   return [
-    {
+    route({
       method: 'PUT',
       path: '/locations/:country_code/:party_id/:location_id',
       module: 'locations',
@@ -22,12 +23,12 @@ export function locationPushRoutes(ctx: OcpiContext, summaries: { put: string; p
       response: Envelope(S.LocationOut),
       handler: async (req) => {
         const { caller, party } = callerOwnPath(req, '2.2.1');
-        const body = validated(S.Location, req.body);
+        const body = req.body;
         assertOwnParty(caller, body);
-        return { data: await putLocation(ctx, party, param(req, 'location_id'), body) };
+        return { data: await putLocation(ctx, party, req.params.location_id, body) };
       },
-    },
-    {
+    }),
+    route({
       method: 'PATCH',
       path: '/locations/:country_code/:party_id/:location_id',
       module: 'locations',
@@ -38,10 +39,10 @@ export function locationPushRoutes(ctx: OcpiContext, summaries: { put: string; p
       responses: { 404: 'unknown location (status_code 2003)' },
       handler: async (req) => {
         const { caller, party } = callerOwnPath(req, '2.2.1');
-        const body = validated(S.LocationPatchBody, req.body);
+        const body = req.body;
         assertOwnParty(caller, body);
-        return { data: await patchLocation(ctx, party, param(req, 'location_id'), body) };
+        return { data: await patchLocation(ctx, party, req.params.location_id, body) };
       },
-    },
+    }),
   ];
 }
