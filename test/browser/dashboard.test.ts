@@ -39,6 +39,8 @@ describe('operator dashboard in a real browser', function () {
     await charger.call('BootNotification', v16.boot());
     await charger.call('StatusNotification', v16.status(1, 'Available'));
     await page.locator(`[data-testid="cp-${cp.id}"][data-online="true"]`).waitFor();
+    // the online event and the status event refresh the row separately and may arrive in either order
+    await row.getByTestId('connectors').filter({ hasText: 'Available' }).waitFor({ timeout: 10_000 });
     expect(await row.getByTestId('connectors').textContent()).to.contain('Available');
 
     page.once('dialog', (dialog) => void dialog.accept('DRIVER-UI'));
