@@ -195,7 +195,8 @@ export class ChargerConnection<V extends ProtocolName> {
           this.sendError(frame.id, 'GenericError', `more than ${MAX_CALLS_IN_PROGRESS} calls in progress; OCPP-J allows one outstanding call`, {});
           return;
         }
-        await this.onCall(frame);
+        // JSON can carry U+0000 only as the escape \u0000: a frame without it needs no walk
+        await this.onCall(frame, text.includes('\\u0000'));
         return;
       case 'result':
       case 'error':
@@ -206,7 +207,7 @@ export class ChargerConnection<V extends ProtocolName> {
     }
   }
 
-  private async onCall(frame: Extract<InboundFrame, { t: 'call' }>): Promise<void> {
+  private async onCall(frame: Extract<InboundFrame, { t: 'call' }>, mayHoldNul: boolean): Promise<void> {
     const { adapter, schemas } = this.opts;
     let reply: OcppResponse<V>;
     try {
@@ -215,7 +216,7 @@ export class ChargerConnection<V extends ProtocolName> {
       // from here on the call is typed: its payload is its action's generated request type (an
       // assertion signature needs the declared this.opts.schemas, not the destructured alias)
       this.opts.schemas.checkRequest(this.version, call);
-      const nul = stringWithNul(call.payload);
+      const nul = mayHoldNul ? stringWithNul(call.payload) : undefined;
       // a field the schema allows but that no store can hold: refused here, never an InternalError
       if (nul !== undefined) throw new OcppCallError('PropertyConstraintViolation', `${frame.action}: the string at ${nul} contains a NUL character`, { path: nul });
       const event = adapter.toEvent(call);
