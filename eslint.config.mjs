@@ -33,7 +33,17 @@ export default tseslint.config(
     languageOptions: {
       sourceType: 'module',
       globals: Object.fromEntries(
-        ['document', 'localStorage', 'sessionStorage', 'fetch', 'Node', 'TextDecoderStream', 'prompt', 'setTimeout', 'clearTimeout'].map((g) => [g, 'readonly']),
+        [
+          'document',
+          'localStorage',
+          'sessionStorage',
+          'fetch',
+          'Node',
+          'TextDecoderStream',
+          'prompt',
+          'setTimeout',
+          'clearTimeout',
+        ].map((g) => [g, 'readonly']),
       ),
     },
   },

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { ChargerCommand, ChargerEvent, ChargerEventOutcome, ConnectedReply, ProtocolName } from '../src/ocpp/domain.js';
+import type {
+  ChargerCommand,
+  ChargerEvent,
+  ChargerEventOutcome,
+  ConnectedReply,
+  ProtocolName,
+} from '../src/ocpp/domain.js';
 import type { ActorContext, DeactivationReason } from '../src/runtime/types.js';
 import { defineActor } from '../src/runtime/types.js';
 import { parseAddress, type Address } from '../src/runtime/address.js';
@@ -19,7 +25,11 @@ export interface ChargePointActorDeps {
    * Sends the command as a CALL on this process's socket for the charger, in the protocol of
    * that socket; undefined when there is none. The answer is the charger's status word.
    */
-  sendCommand(chargePointId: string, command: ChargerCommand, remoteStartId: number): { connection: string; action: string; answer: Promise<string> } | undefined;
+  sendCommand(
+    chargePointId: string,
+    command: ChargerCommand,
+    remoteStartId: number,
+  ): { connection: string; action: string; answer: Promise<string> } | undefined;
   /** The newest connection won elsewhere (or the process stops): close ours. */
   closeSocket(chargePointId: string, reason: DeactivationReason): void;
   publish(event: CsmsEvent): void;
@@ -41,9 +51,17 @@ const MAX_FINISHED = 20;
 /** a queued command that could not be sent for this long is dropped rather than sent late */
 const COMMAND_EXPIRY_MS = 120_000;
 
-function record(s: ChargePointState, command_id: string, kind: string, status: string, detail: string | null): ChargePointState['commands'] {
+function record(
+  s: ChargePointState,
+  command_id: string,
+  kind: string,
+  status: string,
+  detail: string | null,
+): ChargePointState['commands'] {
   const rest = s.commands.filter((c) => c.command_id !== command_id);
-  return [...rest, { command_id, kind, status, detail, updated_at: new Date().toISOString() }].slice(-MAX_COMMAND_RECORDS);
+  return [...rest, { command_id, kind, status, detail, updated_at: new Date().toISOString() }].slice(
+    -MAX_COMMAND_RECORDS,
+  );
 }
 
 /**
@@ -56,7 +74,13 @@ export function chargePointActor(deps: ChargePointActorDeps) {
   type Ctx = ActorContext<ChargePointState>;
 
   /** Records a command's final outcome and, after the turn commits, tells whoever asked for it. */
-  function settle(ctx: Ctx, s: ChargePointState, call: ChargePointState['outbound'][number], status: string, detail: string | null): ChargePointState['commands'] {
+  function settle(
+    ctx: Ctx,
+    s: ChargePointState,
+    call: ChargePointState['outbound'][number],
+    status: string,
+    detail: string | null,
+  ): ChargePointState['commands'] {
     const notify = call.notify;
     if (notify) {
       const result: ChargePointCommandResult = {
@@ -68,9 +92,12 @@ export function chargePointActor(deps: ChargePointActorDeps) {
         detail,
       };
       ctx.afterCommit(async () => {
-        await ctx.actors.inbox<ChargePointCommandResult>(notify).sendDurable(result, { dedupeKey: `charge-point-command:${call.command_id}` }).catch((err: unknown) => {
-          ctx.log.warn({ err, notify, command_id: call.command_id }, 'command result not delivered');
-        });
+        await ctx.actors
+          .inbox<ChargePointCommandResult>(notify)
+          .sendDurable(result, { dedupeKey: `charge-point-command:${call.command_id}` })
+          .catch((err: unknown) => {
+            ctx.log.warn({ err, notify, command_id: call.command_id }, 'command result not delivered');
+          });
       });
     }
     return record(s, call.command_id, call.command.kind, status, detail);
@@ -103,7 +130,8 @@ export function chargePointActor(deps: ChargePointActorDeps) {
       );
       return {
         ...state,
-        next_remote_start_id: head.command.kind === 'start' ? state.next_remote_start_id + 1 : state.next_remote_start_id,
+        next_remote_start_id:
+          head.command.kind === 'start' ? state.next_remote_start_id + 1 : state.next_remote_start_id,
         outbound: [{ ...head, sent_at: now, connection: sent.connection }, ...state.outbound.slice(1)],
         commands: record(state, commandId, head.command.kind, 'sent', sent.action),
       };
@@ -136,10 +164,18 @@ export function chargePointActor(deps: ChargePointActorDeps) {
         // a repeated report of the same status (periodic, or after a reconnect) changes nothing
         const same = s.connectors.find((c) => c.evse_id === event.evse_id && c.connector_id === event.connector_id);
         if (same && same.status === event.status && same.error_code === event.error_code) return {};
-        const others = s.connectors.filter((c) => !(c.evse_id === event.evse_id && c.connector_id === event.connector_id));
+        const others = s.connectors.filter(
+          (c) => !(c.evse_id === event.evse_id && c.connector_id === event.connector_id),
+        );
         const connectors = [
           ...others,
-          { evse_id: event.evse_id, connector_id: event.connector_id, status: event.status, error_code: event.error_code, updated_at: event.timestamp },
+          {
+            evse_id: event.evse_id,
+            connector_id: event.connector_id,
+            status: event.status,
+            error_code: event.error_code,
+            updated_at: event.timestamp,
+          },
         ].sort((a, b) => a.evse_id - b.evse_id || a.connector_id - b.connector_id);
         ctx.setState({ ...s, connectors });
         publish(ctx, { type: 'charge-point' });
@@ -149,16 +185,25 @@ export function chargePointActor(deps: ChargePointActorDeps) {
         // every token is accepted here; token checks belong to the eMSP side (OCPI real-time authorization)
         return { id_tag_status: 'Accepted' };
       case 'transaction-started': {
-        const open = s.transactions.find((t) => t.dedupe_key === event.dedupe_key || (event.transaction_id !== null && t.transaction_id === event.transaction_id));
+        const open = s.transactions.find(
+          (t) =>
+            t.dedupe_key === event.dedupe_key ||
+            (event.transaction_id !== null && t.transaction_id === event.transaction_id),
+        );
         if (open) return { transaction_id: open.transaction_id, id_tag_status: 'Accepted' };
-        const done = s.finished.find((f) => f.dedupe_key === event.dedupe_key || f.transaction_id === event.transaction_id);
+        const done = s.finished.find(
+          (f) => f.dedupe_key === event.dedupe_key || f.transaction_id === event.transaction_id,
+        );
         if (done) return { transaction_id: done.transaction_id, id_tag_status: 'Accepted' };
         if (s.transactions.length >= deps.maxOpenTransactions()) {
           // Refused with status Invalid, not a CALLERROR: a CALLERROR to a transaction message
           // makes the charger send it again (1.6 TransactionMessageAttempts, 2.0.1 E13), Invalid
           // is a final answer, and a charger with StopTransactionOnInvalidId / StopTxOnInvalidId
           // ends the transaction at once. 1.6 still needs an id, so one is spent; nothing is kept.
-          ctx.log.warn({ open: s.transactions.length, limit: deps.maxOpenTransactions() }, 'open transaction limit reached: start refused');
+          ctx.log.warn(
+            { open: s.transactions.length, limit: deps.maxOpenTransactions() },
+            'open transaction limit reached: start refused',
+          );
           const refusedId = event.transaction_id ?? String(s.next_transaction_id);
           if (event.transaction_id === null) ctx.setState({ ...s, next_transaction_id: s.next_transaction_id + 1 });
           return { transaction_id: refusedId, id_tag_status: 'Invalid' };
@@ -220,17 +265,41 @@ export function chargePointActor(deps: ChargePointActorDeps) {
           ...s,
           transactions: ended
             ? others
-            : [...others, { ...tx, meter_start_wh: meterStart, meter_last_wh: meterLast, seq_nos: event.seq_no === null ? tx.seq_nos : [...tx.seq_nos, event.seq_no] }],
-          finished: ended ? [...s.finished, { dedupe_key: tx.dedupe_key, transaction_id: tx.transaction_id }].slice(-MAX_FINISHED) : s.finished,
+            : [
+                ...others,
+                {
+                  ...tx,
+                  meter_start_wh: meterStart,
+                  meter_last_wh: meterLast,
+                  seq_nos: event.seq_no === null ? tx.seq_nos : [...tx.seq_nos, event.seq_no],
+                },
+              ],
+          finished: ended
+            ? [...s.finished, { dedupe_key: tx.dedupe_key, transaction_id: tx.transaction_id }].slice(-MAX_FINISHED)
+            : s.finished,
         });
         publish(ctx, { type: 'session', session_id: tx.session_id });
         return { id_tag_status: 'Accepted' };
       }
       case 'meter-sampled': {
         // outside a transaction a sample changes nothing the CSMS keeps
-        const tx = event.transaction_id === null ? undefined : s.transactions.find((t) => t.transaction_id === event.transaction_id);
+        const tx =
+          event.transaction_id === null
+            ? undefined
+            : s.transactions.find((t) => t.transaction_id === event.transaction_id);
         if (tx) {
-          return onEvent(ctx, { type: 'transaction-updated', transaction_id: tx.transaction_id, meter_wh: event.meter_wh, timestamp: event.timestamp, seq_no: null, id_tag: null }, protocol);
+          return onEvent(
+            ctx,
+            {
+              type: 'transaction-updated',
+              transaction_id: tx.transaction_id,
+              meter_wh: event.meter_wh,
+              timestamp: event.timestamp,
+              seq_no: null,
+              id_tag: null,
+            },
+            protocol,
+          );
         }
         return {};
       }
@@ -252,7 +321,13 @@ export function chargePointActor(deps: ChargePointActorDeps) {
     if (msg.status === 'Accepted' && c.kind === 'reserve') {
       reservations = [
         ...reservations.filter((r) => r.reservation_id !== c.reservation_id),
-        { reservation_id: c.reservation_id, evse_id: c.evse_id ?? c.connector_id, id_tag: c.id_tag, expiry_date: c.expiry_date, status: 'Accepted' },
+        {
+          reservation_id: c.reservation_id,
+          evse_id: c.evse_id ?? c.connector_id,
+          id_tag: c.id_tag,
+          expiry_date: c.expiry_date,
+          status: 'Accepted',
+        },
       ];
     }
     if (msg.status === 'Accepted' && c.kind === 'cancel-reservation') {
@@ -293,9 +368,13 @@ export function chargePointActor(deps: ChargePointActorDeps) {
           // calls sent on an earlier connection will never be answered: report them and move on
           const stale = s.outbound.filter((o) => o.sent_at !== null && o.connection !== msg.connection);
           let commands = s.commands;
-          for (const o of stale) commands = settle(ctx, { ...s, commands }, o, 'failed', 'connection closed before the answer');
+          for (const o of stale)
+            commands = settle(ctx, { ...s, commands }, o, 'failed', 'connection closed before the answer');
           // a plain (re)connect writes nothing: the protocol is recorded with the next change
-          const base = stale.length > 0 ? { ...s, protocol: msg.protocol, commands, outbound: s.outbound.filter((o) => !stale.includes(o)) } : s;
+          const base =
+            stale.length > 0
+              ? { ...s, protocol: msg.protocol, commands, outbound: s.outbound.filter((o) => !stale.includes(o)) }
+              : s;
           const next = pump(ctx, base);
           if (next !== s) ctx.setState(next);
           return { booted } satisfies ConnectedReply;
@@ -309,7 +388,14 @@ export function chargePointActor(deps: ChargePointActorDeps) {
             ...s,
             outbound: [
               ...s.outbound,
-              { command_id: commandId, command: msg.command, queued_at: Date.now(), sent_at: null, connection: null, ...(msg.notify ? { notify: msg.notify } : {}) },
+              {
+                command_id: commandId,
+                command: msg.command,
+                queued_at: Date.now(),
+                sent_at: null,
+                connection: null,
+                ...(msg.notify ? { notify: msg.notify } : {}),
+              },
             ],
             commands: record(s, commandId, msg.command.kind, 'queued', null),
           };

@@ -1,6 +1,12 @@
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import Type, { type Static } from 'typebox';
-import { ChargerCommand, ChargerEvent, ProtocolName, type ChargerEventOutcome, type ConnectedReply } from '../src/ocpp/domain.js';
+import {
+  ChargerCommand,
+  ChargerEvent,
+  ProtocolName,
+  type ChargerEventOutcome,
+  type ConnectedReply,
+} from '../src/ocpp/domain.js';
 import { defineProtocol } from '../src/runtime/protocol.js';
 
 /**

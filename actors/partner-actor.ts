@@ -1,7 +1,17 @@
 import Type, { type Static } from 'typebox';
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import { defineActor, type ActorContext } from '../src/runtime/types.js';
-import { Business, Endpoint, partnerProtocol, Role, Version, type PartnerDiscoveryPort, type PartnerMessage, type PartnerReply, type PartnerView } from './partner-protocol.js';
+import {
+  Business,
+  Endpoint,
+  partnerProtocol,
+  Role,
+  Version,
+  type PartnerDiscoveryPort,
+  type PartnerMessage,
+  type PartnerReply,
+  type PartnerView,
+} from './partner-protocol.js';
 
 /**
  * The partner actor, `partner/<country_code>-<party_id>`: the one owner of a roaming partner's
@@ -79,7 +89,9 @@ function commit(ctx: ActorContext<PartnerState>, next: PartnerState, revoked: st
 /** A registered link: `current_hash` is our one valid token; the partner's token, URL and endpoints as discovered. */
 function linked(
   s: PartnerState,
-  link: Pick<PartnerState, 'their_token' | 'versions_url' | 'version' | 'endpoints' | 'business_details'> & { current_hash: string },
+  link: Pick<PartnerState, 'their_token' | 'versions_url' | 'version' | 'endpoints' | 'business_details'> & {
+    current_hash: string;
+  },
 ): PartnerState {
   return {
     ...s,
@@ -119,7 +131,11 @@ async function handshake(
   }
   ctx.log.info({ partner: ctx.key, op: msg.op, version: discovery.version }, 'partner discovered');
   // the previous token (Token A on register, the old token on rotation) stops working now
-  return commit(ctx, linked(s, { ...msg, current_hash: msg.new_hash, version: discovery.version, endpoints: discovery.endpoints }), s.tokens.map((t) => t.hash));
+  return commit(
+    ctx,
+    linked(s, { ...msg, current_hash: msg.new_hash, version: discovery.version, endpoints: discovery.endpoints }),
+    s.tokens.map((t) => t.hash),
+  );
 }
 
 /** `client` makes the calls to partners (the process's limits and destination policy). */
@@ -148,7 +164,8 @@ export function partnerActor(client: PartnerDiscoveryPort) {
     async handle(ctx, msg): Promise<PartnerReply> {
       const s = ctx.state;
       if (msg.op === 'create') {
-        if (s.status === 'registered') return fail('exists', `partner ${ctx.key} is registered; DELETE its credentials first`);
+        if (s.status === 'registered')
+          return fail('exists', `partner ${ctx.key} is registered; DELETE its credentials first`);
         const now = Date.now();
         // an unregistered partner gets a fresh Token A; any older one stops working
         return commit(
@@ -172,11 +189,34 @@ export function partnerActor(client: PartnerDiscoveryPort) {
         case 'rotate':
           return handshake(client, ctx, msg);
         case 'unregister':
-          return commit(ctx, { ...s, status: 'unregistered', tokens: [], their_token: null, versions_url: null, version: null, endpoints: [] }, s.tokens.map((t) => t.hash));
+          return commit(
+            ctx,
+            {
+              ...s,
+              status: 'unregistered',
+              tokens: [],
+              their_token: null,
+              versions_url: null,
+              version: null,
+              endpoints: [],
+            },
+            s.tokens.map((t) => t.hash),
+          );
         case 'prepare-outbound':
-          return commit(ctx, { ...s, tokens: [...s.tokens.filter((t) => t.hash !== msg.pending_hash), { hash: msg.pending_hash, kind: 'pending' }] }, []);
+          return commit(
+            ctx,
+            {
+              ...s,
+              tokens: [
+                ...s.tokens.filter((t) => t.hash !== msg.pending_hash),
+                { hash: msg.pending_hash, kind: 'pending' },
+              ],
+            },
+            [],
+          );
         case 'complete-outbound': {
-          if (!s.tokens.some((t) => t.hash === msg.pending_hash)) return fail('not_found', 'the handshake was superseded');
+          if (!s.tokens.some((t) => t.hash === msg.pending_hash))
+            return fail('not_found', 'the handshake was superseded');
           return commit(ctx, linked(s, { ...msg, current_hash: msg.pending_hash }), hashesExcept(s, msg.pending_hash));
         }
         case 'abort-outbound':

@@ -9,7 +9,12 @@ import { defineProtocol } from '../src/runtime/protocol.js';
 export const Role = Type.Union([Type.Literal('CPO'), Type.Literal('EMSP')]);
 export const Version = Type.Union([Type.Literal('2.1.1'), Type.Literal('2.2.1')]);
 export const Business = Type.Object({ name: Type.String(), website: Type.Optional(Type.String()) });
-export const Endpoint = Type.Object({ version: Type.String(), identifier: Type.String(), role: Type.Optional(Type.String()), url: Type.String() });
+export const Endpoint = Type.Object({
+  version: Type.String(),
+  identifier: Type.String(),
+  role: Type.Optional(Type.String()),
+  url: Type.String(),
+});
 
 const Handshake = {
   caller_hash: Type.String(),

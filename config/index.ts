@@ -61,5 +61,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
 function requiredName(params: object): string | undefined {
   const p = params as { requiredProperties?: unknown };
-  return Array.isArray(p.requiredProperties) && typeof p.requiredProperties[0] === 'string' ? p.requiredProperties[0] : undefined;
+  return Array.isArray(p.requiredProperties) && typeof p.requiredProperties[0] === 'string'
+    ? p.requiredProperties[0]
+    : undefined;
 }

@@ -10,58 +10,163 @@ export const SettingsSchema = Type.Object({
     default: 'development',
     description: 'production refuses to start without CSMS_API_KEY',
   }),
-  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'HTTP and WebSocket port (0 = any free port)' }),
+  PORT: Type.Integer({
+    minimum: 0,
+    maximum: 65535,
+    default: 3000,
+    description: 'HTTP and WebSocket port (0 = any free port)',
+  }),
   HOST: Type.String({ default: '0.0.0.0', description: 'address the HTTP server binds to' }),
   PUBLIC_URL: Type.Optional(
-    Type.String({ pattern: '^https?://[^\\s]+$', description: 'external base URL used in OCPI links (default http://localhost:PORT)' }),
+    Type.String({
+      pattern: '^https?://[^\\s]+$',
+      description: 'external base URL used in OCPI links (default http://localhost:PORT)',
+    }),
   ),
   DATABASE_URL: Type.String({
     pattern: '^(postgres(ql)?://[^\\s]+|sqlite:.+)$',
     default: 'sqlite:./data/platform.sqlite',
     description: 'postgres:// URL (cluster) or sqlite:<file> (embedded)',
   }),
-  DATABASE_SCHEMA: Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$', default: 'public', description: 'PostgreSQL schema' }),
-  DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 200, default: 10, description: 'PostgreSQL connections per process' }),
+  DATABASE_SCHEMA: Type.String({
+    pattern: '^[a-z_][a-z0-9_]{0,62}$',
+    default: 'public',
+    description: 'PostgreSQL schema',
+  }),
+  DATABASE_POOL_MAX: Type.Integer({
+    minimum: 1,
+    maximum: 200,
+    default: 10,
+    description: 'PostgreSQL connections per process',
+  }),
   REDIS_URL: Type.Optional(
-    Type.String({ pattern: '^rediss?://[^\\s]+$', description: 'redis:// or rediss:// URL; unset = embedded in-process bus' }),
+    Type.String({
+      pattern: '^rediss?://[^\\s]+$',
+      description: 'redis:// or rediss:// URL; unset = embedded in-process bus',
+    }),
   ),
-  REDIS_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_-]{1,64}$', default: 'evp', description: 'key prefix for every Redis key' }),
+  REDIS_PREFIX: Type.String({
+    pattern: '^[A-Za-z0-9:_-]{1,64}$',
+    default: 'evp',
+    description: 'key prefix for every Redis key',
+  }),
   PROCESS_ROLE: Type.Union([Type.Literal('all'), Type.Literal('web'), Type.Literal('worker')], {
     default: 'all',
-    description: 'all: everything in one process (embedded); web: HTTP, OCPP WebSockets and an actor host; worker: actor host only',
+    description:
+      'all: everything in one process (embedded); web: HTTP, OCPP WebSockets and an actor host; worker: actor host only',
   }),
   CSMS_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Bearer key of the /v1 management surface' })),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info', description: 'pino log level' },
   ),
-  OCPI_COUNTRY_CODE: Type.String({ pattern: '^[A-Z]{2}$', default: 'NL', description: "the platform's own OCPI country code" }),
-  OCPI_PARTY_ID: Type.String({ pattern: '^[A-Z0-9]{3}$', default: 'EVP', description: "the platform's own OCPI party id" }),
-  OCPI_BUSINESS_NAME: Type.String({ minLength: 1, default: 'EV Roaming Platform', description: "the platform's business name in OCPI credentials" }),
-  ACTOR_SHARDS: Type.Integer({ minimum: 1, maximum: 4096, default: 256, description: 'number of shards (same on every process)' }),
-  LEASE_TTL_MS: Type.Integer({ minimum: 1000, maximum: 120000, default: 6000, description: 'shard lease time to live' }),
-  ACTOR_IDLE_MS: Type.Integer({ minimum: 1000, default: 120000, description: 'an idle actor is passivated after this' }),
-  ASK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'default time an ask waits for its reply' }),
-  BODY_LIMIT: Type.String({ pattern: '^[0-9]+(b|kb|mb)$', default: '1mb', description: 'largest accepted request body' }),
+  OCPI_COUNTRY_CODE: Type.String({
+    pattern: '^[A-Z]{2}$',
+    default: 'NL',
+    description: "the platform's own OCPI country code",
+  }),
+  OCPI_PARTY_ID: Type.String({
+    pattern: '^[A-Z0-9]{3}$',
+    default: 'EVP',
+    description: "the platform's own OCPI party id",
+  }),
+  OCPI_BUSINESS_NAME: Type.String({
+    minLength: 1,
+    default: 'EV Roaming Platform',
+    description: "the platform's business name in OCPI credentials",
+  }),
+  ACTOR_SHARDS: Type.Integer({
+    minimum: 1,
+    maximum: 4096,
+    default: 256,
+    description: 'number of shards (same on every process)',
+  }),
+  LEASE_TTL_MS: Type.Integer({
+    minimum: 1000,
+    maximum: 120000,
+    default: 6000,
+    description: 'shard lease time to live',
+  }),
+  ACTOR_IDLE_MS: Type.Integer({
+    minimum: 1000,
+    default: 120000,
+    description: 'an idle actor is passivated after this',
+  }),
+  ASK_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    default: 10000,
+    description: 'default time an ask waits for its reply',
+  }),
+  BODY_LIMIT: Type.String({
+    pattern: '^[0-9]+(b|kb|mb)$',
+    default: '1mb',
+    description: 'largest accepted request body',
+  }),
   TRUST_PROXY: Type.Union([Type.Literal('false'), Type.Literal('true')], {
     default: 'false',
-    description: 'true: X-Forwarded-Proto/-Host/-For count (behind a load balancer such as Heroku\'s); false: they are ignored',
+    description:
+      "true: X-Forwarded-Proto/-Host/-For count (behind a load balancer such as Heroku's); false: they are ignored",
   }),
   METRICS_TOKEN: Type.Optional(
-    Type.String({ minLength: 16, description: 'Bearer token of /metrics; unset: /metrics is open except with NODE_ENV=production, where it answers 404' }),
+    Type.String({
+      minLength: 16,
+      description:
+        'Bearer token of /metrics; unset: /metrics is open except with NODE_ENV=production, where it answers 404',
+    }),
   ),
-  BODY_MAX_DEPTH: Type.Integer({ minimum: 4, maximum: 1000, default: 64, description: 'deepest nesting of arrays and objects accepted in a JSON request body (422 beyond)' }),
+  BODY_MAX_DEPTH: Type.Integer({
+    minimum: 4,
+    maximum: 1000,
+    default: 64,
+    description: 'deepest nesting of arrays and objects accepted in a JSON request body (422 beyond)',
+  }),
   PARTNER_URL_POLICY: Type.Union([Type.Literal('public'), Type.Literal('loopback'), Type.Literal('any')], {
     default: 'public',
-    description: 'destinations our outbound OCPI calls may reach: public (no loopback, private or link-local addresses), loopback (public and loopback), any',
+    description:
+      'destinations our outbound OCPI calls may reach: public (no loopback, private or link-local addresses), loopback (public and loopback), any',
   }),
-  PARTNER_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 5000, description: 'time limit of one outbound call to a partner, headers and body' }),
-  PARTNER_RESPONSE_LIMIT: Type.String({ pattern: '^[0-9]+(b|kb|mb)$', default: '4mb', description: 'largest reply read from a partner; the read is aborted past it' }),
-  OCPP_HANDSHAKE_TIMEOUT_MS: Type.Integer({ minimum: 500, maximum: 120000, default: 10000, description: 'an OCPP upgrade (and its login) must complete within this, else the socket is destroyed' }),
-  OCPP_BOOT_DEADLINE_MS: Type.Integer({ minimum: 1000, maximum: 3600000, default: 300000, description: 'a charger that has not sent BootNotification this long after connecting is closed (1008)' }),
-  OCPP_MAX_OPEN_TRANSACTIONS: Type.Integer({ minimum: 1, maximum: 1000, default: 64, description: 'open transactions one charger may hold; further starts are refused' }),
-  OCPP_LOGIN_FAILURES: Type.Integer({ minimum: 1, maximum: 1000, default: 5, description: 'failed charger logins per identity or per address before further attempts are refused with a back-off (429)' }),
-  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 60000, default: 25000, description: 'SIGTERM: exit 1 if the graceful stop takes longer' }),
+  PARTNER_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 120000,
+    default: 5000,
+    description: 'time limit of one outbound call to a partner, headers and body',
+  }),
+  PARTNER_RESPONSE_LIMIT: Type.String({
+    pattern: '^[0-9]+(b|kb|mb)$',
+    default: '4mb',
+    description: 'largest reply read from a partner; the read is aborted past it',
+  }),
+  OCPP_HANDSHAKE_TIMEOUT_MS: Type.Integer({
+    minimum: 500,
+    maximum: 120000,
+    default: 10000,
+    description: 'an OCPP upgrade (and its login) must complete within this, else the socket is destroyed',
+  }),
+  OCPP_BOOT_DEADLINE_MS: Type.Integer({
+    minimum: 1000,
+    maximum: 3600000,
+    default: 300000,
+    description: 'a charger that has not sent BootNotification this long after connecting is closed (1008)',
+  }),
+  OCPP_MAX_OPEN_TRANSACTIONS: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    default: 64,
+    description: 'open transactions one charger may hold; further starts are refused',
+  }),
+  OCPP_LOGIN_FAILURES: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    default: 5,
+    description:
+      'failed charger logins per identity or per address before further attempts are refused with a back-off (429)',
+  }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({
+    minimum: 1000,
+    maximum: 60000,
+    default: 25000,
+    description: 'SIGTERM: exit 1 if the graceful stop takes longer',
+  }),
 });
 
 export type Settings = Static<typeof SettingsSchema>;

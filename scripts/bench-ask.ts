@@ -56,7 +56,9 @@ async function measure(name: string, roundTrip: () => Promise<unknown>): Promise
 }
 
 async function rawRedis(prefix: string): Promise<Result> {
-  const child = spawn(process.execPath, [resolve(import.meta.dirname, 'bench/redis-echo.js'), REDIS_URL, prefix], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [resolve(import.meta.dirname, 'bench/redis-echo.js'), REDIS_URL, prefix], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await new Promise<void>((r) => createInterface({ input: child.stdout! }).once('line', () => r()));
   const pub = new Redis(REDIS_URL);
   const sub = new Redis(REDIS_URL);
@@ -99,7 +101,10 @@ async function main(): Promise<void> {
 
   const cluster = await clusterEnvironment({ LEASE_TTL_MS: '6000' });
   const worker = await startWorker(cluster.env);
-  const client = await startPlatform(cluster, [testActorsModule()], { hostShards: false, overrides: { PROCESS_ROLE: 'worker' } });
+  const client = await startPlatform(cluster, [testActorsModule()], {
+    hostShards: false,
+    overrides: { PROCESS_ROLE: 'worker' },
+  });
   try {
     // wait until the worker owns every shard
     for (let i = 0; i < 100; i++) {
@@ -111,7 +116,9 @@ async function main(): Promise<void> {
       }
     }
     results.push(await rawRedis(cluster.env.REDIS_PREFIX ?? 'bench'));
-    results.push(await askLoop('ask, cluster (client process -> worker process via Redis)', client.platform.services.actors));
+    results.push(
+      await askLoop('ask, cluster (client process -> worker process via Redis)', client.platform.services.actors),
+    );
   } finally {
     await client.stop();
     await worker.stop();
@@ -120,14 +127,21 @@ async function main(): Promise<void> {
 
   const raw = results.find((r) => r.name.startsWith('raw'));
   const cross = results.find((r) => r.name.startsWith('ask, cluster'));
-  console.log(`\nmachine: ${cpus().length} x ${cpus()[0]?.model ?? '?'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+  console.log(
+    `\nmachine: ${cpus().length} x ${cpus()[0]?.model ?? '?'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`,
+  );
   console.log(`sequential round trips: ${SEQUENTIAL}; concurrent: ${CONCURRENCY} callers for ${SECONDS} s\n`);
   console.log('| what | p50 ms | p99 ms | round trips/s (32 concurrent) |');
   console.log('|---|---|---|---|');
-  for (const r of results) console.log(`| ${r.name} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${Math.round(r.perSecond)} |`);
+  for (const r of results)
+    console.log(`| ${r.name} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${Math.round(r.perSecond)} |`);
   if (raw && cross) {
-    console.log(`\ncross-process ask p50 / raw Redis round trip p50 = ${(cross.p50 / raw.p50).toFixed(2)}x (aim: <= 2x)`);
-    console.log(`cross-process ask throughput / raw Redis throughput = ${(cross.perSecond / raw.perSecond).toFixed(2)}`);
+    console.log(
+      `\ncross-process ask p50 / raw Redis round trip p50 = ${(cross.p50 / raw.p50).toFixed(2)}x (aim: <= 2x)`,
+    );
+    console.log(
+      `cross-process ask throughput / raw Redis throughput = ${(cross.perSecond / raw.perSecond).toFixed(2)}`,
+    );
   }
 }
 

@@ -29,7 +29,8 @@ const { values: args } = parseArgs({
 
 function positive(name: string, raw: string | undefined, max: number): number {
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0 || n > max) throw new Error(`--${name} must be a number in (0, ${max}], not ${String(raw)}`);
+  if (!Number.isFinite(n) || n <= 0 || n > max)
+    throw new Error(`--${name} must be a number in (0, ${max}], not ${String(raw)}`);
   return n;
 }
 

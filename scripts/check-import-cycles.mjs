@@ -72,7 +72,8 @@ for (const f of graph.keys()) if (!state.has(f)) visit(f, []);
 // only for importers that exist, so the check also runs over a partial tree (the unit test's)
 const stale = ACTOR_IMPORTS_PENDING.filter((e) => !pendingSeen.has(e) && existsSync(e.split(' -> ')[0]));
 for (const v of violations) console.error(`actors/ may import only actors/, src/runtime/ and ports passed in: ${v}`);
-for (const e of stale) console.error(`allow-listed actor import no longer exists, remove it from ACTOR_IMPORTS_PENDING: ${e}`);
+for (const e of stale)
+  console.error(`allow-listed actor import no longer exists, remove it from ACTOR_IMPORTS_PENDING: ${e}`);
 for (const c of cycles) console.error(`import cycle: ${c.map((f) => relative(process.cwd(), f)).join(' -> ')}`);
 if (cycles.length > 0 || violations.length > 0 || stale.length > 0) process.exit(1);
 console.log(`no import cycles in ${graph.size} files`);

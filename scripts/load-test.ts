@@ -28,8 +28,16 @@ const { values: args } = parseArgs({
     target: { type: 'string', multiple: true },
     'api-key': { type: 'string', default: process.env.CSMS_API_KEY ?? 'load-test-operator-key' },
     generators: { type: 'string', default: '2' },
-    ramp: { type: 'string', default: '20', description: 'seconds to connect everyone; 0 = as fast as possible (boot storm)' },
-    'max-connecting': { type: 'string', default: '100', description: 'connections being opened at once, per generator' },
+    ramp: {
+      type: 'string',
+      default: '20',
+      description: 'seconds to connect everyone; 0 = as fast as possible (boot storm)',
+    },
+    'max-connecting': {
+      type: 'string',
+      default: '100',
+      description: 'connections being opened at once, per generator',
+    },
     hold: { type: 'string', default: '30' },
     'max-seconds': { type: 'string', default: '600' },
     heartbeat: { type: 'string', default: '30' },
@@ -71,10 +79,22 @@ interface Target {
 
 async function startEmbeddedServer(dir: string): Promise<Target> {
   const inspectPort = await freePort();
-  const child = spawn(process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, ...(args['server-node-arg'] ?? []), join(dist, '../src/main.js')], {
-    env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'load.sqlite')}`, PORT: '0', HOST: '127.0.0.1', CSMS_API_KEY: API_KEY, LOG_LEVEL: 'info', REDIS_URL: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [`--inspect=127.0.0.1:${inspectPort}`, ...(args['server-node-arg'] ?? []), join(dist, '../src/main.js')],
+    {
+      env: {
+        ...process.env,
+        DATABASE_URL: `sqlite:${join(dir, 'load.sqlite')}`,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        CSMS_API_KEY: API_KEY,
+        LOG_LEVEL: 'info',
+        REDIS_URL: '',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   // the inspector announces every attach on stderr; pass on everything else
   child.stderr?.on('data', (d: Buffer) => {
     const text = d.toString().replace(/^(Debugger .*|For help, see: .*)\n/gm, '');
@@ -101,7 +121,10 @@ async function startEmbeddedServer(dir: string): Promise<Target> {
 
 async function startBareServer(): Promise<Target> {
   const inspectPort = await freePort();
-  const child = fork(join(dist, 'load-test/bare-server.js'), [], { stdio: ['ignore', 'inherit', 'ignore', 'ipc'], execArgv: [`--inspect=127.0.0.1:${inspectPort}`] });
+  const child = fork(join(dist, 'load-test/bare-server.js'), [], {
+    stdio: ['ignore', 'inherit', 'ignore', 'ipc'],
+    execArgv: [`--inspect=127.0.0.1:${inspectPort}`],
+  });
   const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
   return { url: `http://127.0.0.1:${port}`, pid: child.pid, child, inspectPort };
 }
@@ -170,7 +193,13 @@ interface Phase {
 }
 
 /** Runs one phase: generators connect `specs`, hold, then stop. */
-async function phase(label: string, specs: ChargerSpec[], idle: boolean, holdS: number, onHeld: () => Promise<void>): Promise<Phase> {
+async function phase(
+  label: string,
+  specs: ChargerSpec[],
+  idle: boolean,
+  holdS: number,
+  onHeld: () => Promise<void>,
+): Promise<Phase> {
   const started = Date.now();
   const gens: ChildProcess[] = [];
   const latest = new Map<ChildProcess, GeneratorReport>();
@@ -215,7 +244,9 @@ async function phase(label: string, specs: ChargerSpec[], idle: boolean, holdS: 
     const done = sum(goal);
     if (readyAtMs === undefined && done >= specs.length) {
       readyAtMs = now - started;
-      log(`${label}: all ${specs.length} chargers ${idle ? 'connected' : 'connected, booted and reported status'} in ${(readyAtMs / 1000).toFixed(1)} s`);
+      log(
+        `${label}: all ${specs.length} chargers ${idle ? 'connected' : 'connected, booted and reported status'} in ${(readyAtMs / 1000).toFixed(1)} s`,
+      );
       holdStartedAt = now;
     }
     progress(
@@ -248,7 +279,14 @@ async function phase(label: string, specs: ChargerSpec[], idle: boolean, holdS: 
     ),
   );
   log('');
-  return { label, readyAtMs, ...snapshot, messages, histogram, messagesPerSecond: heldFor > 0 ? holdMessages / heldFor : 0 };
+  return {
+    label,
+    readyAtMs,
+    ...snapshot,
+    messages,
+    histogram,
+    messagesPerSecond: heldFor > 0 ? holdMessages / heldFor : 0,
+  };
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
@@ -260,7 +298,11 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-function perConnection(idle: MemorySample | undefined, loaded: MemorySample | undefined, connected: number): Record<string, number> {
+function perConnection(
+  idle: MemorySample | undefined,
+  loaded: MemorySample | undefined,
+  connected: number,
+): Record<string, number> {
   if (!idle || !loaded) return {};
   const n = Math.max(1, connected);
   return {
@@ -273,11 +315,22 @@ function perConnection(idle: MemorySample | undefined, loaded: MemorySample | un
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'evp-load-'));
-  const external = (args.target ?? []).map((url): Target => ({ url: url.replace(/\/+$/, ''), pid: undefined, child: undefined, inspectPort: undefined }));
+  const external = (args.target ?? []).map((url): Target => ({
+    url: url.replace(/\/+$/, ''),
+    pid: undefined,
+    child: undefined,
+    inspectPort: undefined,
+  }));
   const targets = external.length > 0 ? external : [await startEmbeddedServer(dir)];
   const children: ChildProcess[] = targets.flatMap((t) => (t.child ? [t.child] : []));
   const result: Record<string, unknown> = {
-    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, totalMemMb: Math.round(totalmem() / 2 ** 20), freeMemMb: Math.round(freemem() / 2 ** 20), node: process.version },
+    machine: {
+      cpus: cpus().length,
+      cpu: cpus()[0]?.model,
+      totalMemMb: Math.round(totalmem() / 2 ** 20),
+      freeMemMb: Math.round(freemem() / 2 ** 20),
+      node: process.version,
+    },
     options: { ...args, target: targets.map((t) => t.url) },
   };
   try {
@@ -288,7 +341,13 @@ async function main(): Promise<void> {
       const idleRss = await rssOf(bare.pid!);
       const idleSettled = await settledMemory(bare);
       let loadedSettled: MemorySample | undefined;
-      const specs: ChargerSpec[] = Array.from({ length: N }, (_, i) => ({ id: `B-${i}`, password: 'x', protocol: 'ocpp1.6', url: bare.url.replace(/^http/, 'ws'), transacting: false }));
+      const specs: ChargerSpec[] = Array.from({ length: N }, (_, i) => ({
+        id: `B-${i}`,
+        password: 'x',
+        protocol: 'ocpp1.6',
+        url: bare.url.replace(/^http/, 'ws'),
+        transacting: false,
+      }));
       let loadedRss = 0;
       // idle sockets do nothing: a short hold is enough to read the memory
       const p = await phase('bare ws baseline', specs, true, Math.min(HOLD_S, 5), async () => {

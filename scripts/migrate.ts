@@ -11,13 +11,18 @@ async function main(): Promise<void> {
   const db = await Database.open(config.database, { log, entities });
   try {
     const applied = await db.migrate();
-    log.info({ applied, database: config.database.kind }, applied.length ? 'migrations applied' : 'database is up to date');
+    log.info(
+      { applied, database: config.database.kind },
+      applied.length ? 'migrations applied' : 'database is up to date',
+    );
   } finally {
     await db.close();
   }
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(
+    `${err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
   process.exit(1);
 });

@@ -37,7 +37,11 @@ async function serve(): Promise<void> {
   const started = await startPlatform(env, [ocpiModule()]);
   const url = started.platform.url;
   const json = async (method: string, path: string, body: unknown, auth: string): Promise<Record<string, unknown>> => {
-    const res = await fetch(`${url}${path}`, { method, headers: { Authorization: auth, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { Authorization: auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
     return (await res.json()) as Record<string, unknown>;
   };
@@ -45,16 +49,26 @@ async function serve(): Promise<void> {
   const partner = createServer((req, res) => {
     res.setHeader('Content-Type', 'application/json');
     const base = `http://127.0.0.1:${(partner.address() as AddressInfo).port}`;
-    const data = req.url === '/versions' ? [{ version: '2.2.1', url: `${base}/2.2.1` }] : { version: '2.2.1', endpoints: [] };
+    const data =
+      req.url === '/versions' ? [{ version: '2.2.1', url: `${base}/2.2.1` }] : { version: '2.2.1', endpoints: [] };
     res.end(JSON.stringify({ status_code: 1000, data }));
   });
   await new Promise<void>((r) => partner.listen(0, '127.0.0.1', () => r()));
   const partnerUrl = `http://127.0.0.1:${(partner.address() as AddressInfo).port}/versions`;
-  const onboarded = await json('POST', '/v1/partners', { country_code: 'DE', party_id: 'BEN', role: 'EMSP' }, `Bearer ${key}`);
+  const onboarded = await json(
+    'POST',
+    '/v1/partners',
+    { country_code: 'DE', party_id: 'BEN', role: 'EMSP' },
+    `Bearer ${key}`,
+  );
   const credentials = await json(
     'POST',
     '/ocpi/2.2.1/credentials',
-    { token: 'partner-token', url: partnerUrl, roles: [{ role: 'EMSP', country_code: 'DE', party_id: 'BEN', business_details: { name: 'Bench' } }] },
+    {
+      token: 'partner-token',
+      url: partnerUrl,
+      roles: [{ role: 'EMSP', country_code: 'DE', party_id: 'BEN', business_details: { name: 'Bench' } }],
+    },
     `Token ${String(onboarded.token)}`,
   );
   const token = String((credentials.data as { token: string }).token);
@@ -80,7 +94,17 @@ async function serve(): Promise<void> {
             uid: `${id}-1`,
             status: 'AVAILABLE',
             capabilities: ['RFID_READER'],
-            connectors: [{ id: '1', standard: 'IEC_62196_T2', format: 'SOCKET', power_type: 'AC_3_PHASE', max_voltage: 400, max_amperage: 32, last_updated: '2026-01-01T00:00:00Z' }],
+            connectors: [
+              {
+                id: '1',
+                standard: 'IEC_62196_T2',
+                format: 'SOCKET',
+                power_type: 'AC_3_PHASE',
+                max_voltage: 400,
+                max_amperage: 32,
+                last_updated: '2026-01-01T00:00:00Z',
+              },
+            ],
             last_updated: '2026-01-01T00:00:00Z',
           },
         ],
@@ -105,7 +129,12 @@ async function serve(): Promise<void> {
   });
   const bareServer = bare.listen(0, '127.0.0.1');
   await new Promise<void>((r) => bareServer.once('listening', () => r()));
-  const targets: Targets = { ocpi: url, bare: `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`, token, bytes: body.length };
+  const targets: Targets = {
+    ocpi: url,
+    bare: `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`,
+    token,
+    bytes: body.length,
+  };
   process.stdout.write(`${JSON.stringify(targets)}\n`);
   process.once('SIGTERM', () => {
     bareServer.close();
@@ -123,7 +152,12 @@ interface AutocannonResult {
   non2xx: number;
   errors: number;
 }
-type Autocannon = (opts: { url: string; connections: number; duration: number; headers?: Record<string, string> }) => Promise<AutocannonResult>;
+type Autocannon = (opts: {
+  url: string;
+  connections: number;
+  duration: number;
+  headers?: Record<string, string>;
+}) => Promise<AutocannonResult>;
 
 async function load(name: string, url: string, headers: Record<string, string>): Promise<AutocannonResult> {
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;

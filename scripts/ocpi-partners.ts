@@ -20,7 +20,12 @@ async function call(method: string, path: string, body?: unknown): Promise<numbe
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (process.env.CSMS_API_KEY) headers.Authorization = `Bearer ${process.env.CSMS_API_KEY}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }), signal: AbortSignal.timeout(60_000) });
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(60_000),
+  });
   const text = await res.text();
   let printed = text;
   try {

@@ -50,7 +50,9 @@ async function main(): Promise<void> {
     for (const f of list) mocha.addFile(f);
     await mocha.loadFilesAsync();
     const stats = await new Promise<Mocha.Stats>((resolveRun) => {
-      const runner = mocha.run(() => resolveRun(runner.stats ?? ({ passes: 0, failures: 0, pending: 0 } as Mocha.Stats)));
+      const runner = mocha.run(() =>
+        resolveRun(runner.stats ?? ({ passes: 0, failures: 0, pending: 0 } as Mocha.Stats)),
+      );
     });
     passed += stats.passes;
     failed += stats.failures;

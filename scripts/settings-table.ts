@@ -7,8 +7,20 @@ import { SettingsSchema } from '../config/settings.js';
 export function settingsTable(): string {
   const required = new Set<string>(SettingsSchema.required ?? []);
   const rows = Object.entries(SettingsSchema.properties).map(([name, schema]) => {
-    const s = schema as { default?: unknown; description?: string; pattern?: string; anyOf?: Array<{ const?: unknown }>; minimum?: number; maximum?: number; type?: string };
-    const values = s.anyOf ? s.anyOf.map((a) => String(a.const)).join(' \\| ') : s.type === 'integer' ? `integer${s.minimum !== undefined ? ` >= ${s.minimum}` : ''}${s.maximum !== undefined ? `, <= ${s.maximum}` : ''}` : 'string';
+    const s = schema as {
+      default?: unknown;
+      description?: string;
+      pattern?: string;
+      anyOf?: Array<{ const?: unknown }>;
+      minimum?: number;
+      maximum?: number;
+      type?: string;
+    };
+    const values = s.anyOf
+      ? s.anyOf.map((a) => String(a.const)).join(' \\| ')
+      : s.type === 'integer'
+        ? `integer${s.minimum !== undefined ? ` >= ${s.minimum}` : ''}${s.maximum !== undefined ? `, <= ${s.maximum}` : ''}`
+        : 'string';
     const def = s.default === undefined ? (required.has(name) ? 'required' : '(unset)') : `\`${String(s.default)}\``;
     return `| \`${name}\` | ${values} | ${def} | ${s.description ?? ''} |`;
   });

@@ -12,7 +12,8 @@ export function jsonNestingExceeds(json: string | Uint8Array, max: number): bool
   for (let i = 0; i < json.length; i++) {
     const c = code(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: the next character is escaped
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) {
       inString = true;

@@ -29,7 +29,9 @@ export class ChaosCluster {
     void node.exited.then((code) => {
       if (member.state === 'killed') return;
       const last = node.logs.at(-1);
-      this.crashes.push(`${name} (pid ${node.pid}) exited with ${String(code)}${last ? `; last log: ${JSON.stringify(last).slice(0, 300)}` : ''}`);
+      this.crashes.push(
+        `${name} (pid ${node.pid}) exited with ${String(code)}${last ? `; last log: ${JSON.stringify(last).slice(0, 300)}` : ''}`,
+      );
       member.state = 'killed';
     });
     return member;

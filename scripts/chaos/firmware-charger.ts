@@ -44,7 +44,11 @@ export interface ChargerCounters {
   csmsCalls: number;
 }
 
-type Reply = { kind: 'result'; payload: Record<string, unknown> } | { kind: 'error'; code: string } | { kind: 'timeout' } | { kind: 'closed' };
+type Reply =
+  | { kind: 'result'; payload: Record<string, unknown> }
+  | { kind: 'error'; code: string }
+  | { kind: 'timeout' }
+  | { kind: 'closed' };
 
 interface Queued {
   action: string;
@@ -69,7 +73,14 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  */
 export class FirmwareCharger {
   readonly transactions: TransactionRecord[] = [];
-  readonly counters: ChargerCounters = { connects: 0, refused: {}, connectErrors: 0, callErrors: {}, callTimeouts: 0, csmsCalls: 0 };
+  readonly counters: ChargerCounters = {
+    connects: 0,
+    refused: {},
+    connectErrors: 0,
+    callErrors: {},
+    callTimeouts: 0,
+    csmsCalls: 0,
+  };
   /** when each socket got its first CALLRESULT: the charger was back online then */
   readonly onlineAt: number[] = [];
   /** when the last CALLRESULT came */
@@ -123,7 +134,11 @@ export class FirmwareCharger {
     await this.running;
   }
 
-  private enqueue(action: string, payload: unknown, onAck: (r: Record<string, unknown>) => void = () => undefined): Promise<void> {
+  private enqueue(
+    action: string,
+    payload: unknown,
+    onAck: (r: Record<string, unknown>) => void = () => undefined,
+  ): Promise<void> {
     // after close nothing will be sent; a producer waiting here must not wait forever
     if (this.closed) return Promise.resolve();
     return new Promise((resolve) => {
@@ -210,7 +225,11 @@ export class FirmwareCharger {
         ws.send(JSON.stringify(this.answerCsms(frame[1], String(frame[2]))));
       } else if (waiting && (frame[0] === 3 || frame[0] === 4) && waiting.id === frame[1]) {
         // a CALLRESULT payload is an object by the OCPP-J framing; the recorder reads only known fields
-        waiting.finish(frame[0] === 3 ? { kind: 'result', payload: (frame[2] ?? {}) as Record<string, unknown> } : { kind: 'error', code: String(frame[2]) });
+        waiting.finish(
+          frame[0] === 3
+            ? { kind: 'result', payload: (frame[2] ?? {}) as Record<string, unknown> }
+            : { kind: 'error', code: String(frame[2]) },
+        );
       }
     });
     const exchange = (action: string, payload: unknown): Promise<Reply> =>
@@ -235,7 +254,11 @@ export class FirmwareCharger {
     let online = false;
     try {
       const hello = this.booted ? this.statusNotification() : this.bootNotification();
-      let next: Queued | undefined = { action: hello.action, payload: hello.payload, onAck: () => (this.booted = true) };
+      let next: Queued | undefined = {
+        action: hello.action,
+        payload: hello.payload,
+        onAck: () => (this.booted = true),
+      };
       while (!this.closed && ws.readyState === WebSocket.OPEN) {
         if (!next) {
           next = this.queue[0];
@@ -272,8 +295,10 @@ export class FirmwareCharger {
 
   private answerCsms(id: string, action: string): unknown[] {
     // the poller's remote starts: declined, so that they do not start transactions of their own
-    if (action === 'RemoteStartTransaction' || action === 'RequestStartTransaction') return [3, id, { status: 'Rejected' }];
-    if (action === 'RemoteStopTransaction' || action === 'RequestStopTransaction') return [3, id, { status: 'Rejected' }];
+    if (action === 'RemoteStartTransaction' || action === 'RequestStartTransaction')
+      return [3, id, { status: 'Rejected' }];
+    if (action === 'RemoteStopTransaction' || action === 'RequestStopTransaction')
+      return [3, id, { status: 'Rejected' }];
     return [4, id, 'NotImplemented', `${action} is not simulated`, {}];
   }
 
@@ -286,7 +311,10 @@ export class FirmwareCharger {
       action: 'BootNotification',
       payload: this.is16
         ? { chargePointVendor: 'Chaos', chargePointModel: 'Firmware-16', firmwareVersion: '1.0' }
-        : { chargingStation: { vendorName: 'Chaos', model: 'Firmware-201', firmwareVersion: '1.0' }, reason: 'PowerUp' },
+        : {
+            chargingStation: { vendorName: 'Chaos', model: 'Firmware-201', firmwareVersion: '1.0' },
+            reason: 'PowerUp',
+          },
     };
   }
 
@@ -294,7 +322,9 @@ export class FirmwareCharger {
     const timestamp = new Date().toISOString();
     return {
       action: 'StatusNotification',
-      payload: this.is16 ? { connectorId: 1, errorCode: 'NoError', status: 'Available', timestamp } : { timestamp, connectorStatus: 'Available', evseId: 1, connectorId: 1 },
+      payload: this.is16
+        ? { connectorId: 1, errorCode: 'NoError', status: 'Available', timestamp }
+        : { timestamp, connectorStatus: 'Available', evseId: 1, connectorId: 1 },
     };
   }
 
@@ -311,25 +341,45 @@ export class FirmwareCharger {
 
   private async transaction(): Promise<void> {
     const n = this.transactions.length + 1;
-    const tx: TransactionRecord = { transactionId: undefined, meterStart: this.meter, startAcked: false, metersAcked: [], meterStop: undefined, stopAcked: false };
+    const tx: TransactionRecord = {
+      transactionId: undefined,
+      meterStart: this.meter,
+      startAcked: false,
+      metersAcked: [],
+      meterStop: undefined,
+      stopAcked: false,
+    };
     this.transactions.push(tx);
     const idTag = `CHAOS-${n}`;
     let seqNo = 0;
     const event201 = (eventType: 'Started' | 'Updated' | 'Ended', wh: number): unknown => ({
       eventType,
       timestamp: new Date().toISOString(),
-      triggerReason: eventType === 'Started' ? 'Authorized' : eventType === 'Ended' ? 'StopAuthorized' : 'MeterValuePeriodic',
+      triggerReason:
+        eventType === 'Started' ? 'Authorized' : eventType === 'Ended' ? 'StopAuthorized' : 'MeterValuePeriodic',
       seqNo: seqNo++,
-      transactionInfo: { transactionId: tx.transactionId, ...(eventType === 'Ended' ? { stoppedReason: 'Local' } : {}) },
+      transactionInfo: {
+        transactionId: tx.transactionId,
+        ...(eventType === 'Ended' ? { stoppedReason: 'Local' } : {}),
+      },
       ...(eventType === 'Started' ? { idToken: { idToken: idTag, type: 'ISO14443' } } : {}),
       evse: { id: 1, connectorId: 1 },
-      meterValue: [{ timestamp: new Date().toISOString(), sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } }] }],
+      meterValue: [
+        {
+          timestamp: new Date().toISOString(),
+          sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } }],
+        },
+      ],
     });
     if (this.is16) {
-      await this.enqueue('StartTransaction', { connectorId: 1, idTag, meterStart: tx.meterStart, timestamp: new Date().toISOString() }, (r) => {
-        tx.transactionId = String(r.transactionId);
-        tx.startAcked = true;
-      });
+      await this.enqueue(
+        'StartTransaction',
+        { connectorId: 1, idTag, meterStart: tx.meterStart, timestamp: new Date().toISOString() },
+        (r) => {
+          tx.transactionId = String(r.transactionId);
+          tx.startAcked = true;
+        },
+      );
     } else {
       tx.transactionId = `${this.identity.id}-${n}`.slice(-36);
       await this.enqueue('TransactionEvent', event201('Started', tx.meterStart), () => (tx.startAcked = true));
@@ -341,14 +391,31 @@ export class FirmwareCharger {
       const wh = this.meter;
       const onAck = (): void => void tx.metersAcked.push(wh);
       if (this.is16) {
-        const meterValue = [{ timestamp: new Date().toISOString(), sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }] }];
-        void this.enqueue('MeterValues', { connectorId: 1, transactionId: Number(tx.transactionId), meterValue }, onAck);
+        const meterValue = [
+          {
+            timestamp: new Date().toISOString(),
+            sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }],
+          },
+        ];
+        void this.enqueue(
+          'MeterValues',
+          { connectorId: 1, transactionId: Number(tx.transactionId), meterValue },
+          onAck,
+        );
       } else void this.enqueue('TransactionEvent', event201('Updated', wh), onAck);
     }
     if (!this.producing && this.leaveOpen) return;
     tx.meterStop = this.meter;
     const stop = this.is16
-      ? { action: 'StopTransaction', payload: { transactionId: Number(tx.transactionId), meterStop: this.meter, timestamp: new Date().toISOString(), reason: 'Local' } }
+      ? {
+          action: 'StopTransaction',
+          payload: {
+            transactionId: Number(tx.transactionId),
+            meterStop: this.meter,
+            timestamp: new Date().toISOString(),
+            reason: 'Local',
+          },
+        }
       : { action: 'TransactionEvent', payload: event201('Ended', this.meter) };
     await this.enqueue(stop.action, stop.payload, () => (tx.stopAcked = true));
   }

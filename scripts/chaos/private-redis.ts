@@ -19,9 +19,13 @@ export class PrivateRedis {
 
   async start(): Promise<void> {
     if (this.child) return;
-    const child = spawn(REDIS_SERVER, ['--port', String(this.port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], {
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      REDIS_SERVER,
+      ['--port', String(this.port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'],
+      {
+        stdio: 'ignore',
+      },
+    );
     // a missing binary, a failed spawn or an early exit (port taken) must fail the start, not crash the run
     const failed = new Promise<never>((_, reject) => {
       child.once('error', (err) => reject(err));

@@ -51,7 +51,12 @@ export interface ChaosReport {
   /** chargers that still had unacknowledged messages when the drain bound ran out */
   notDrained: string[];
   onlineAtEnd: number;
-  chargerCounters: { connects: number; refused: Record<string, number>; callErrors: Record<string, number>; callTimeouts: number };
+  chargerCounters: {
+    connects: number;
+    refused: Record<string, number>;
+    callErrors: Record<string, number>;
+    callTimeouts: number;
+  };
 }
 
 /** The poller's outcomes against the run's timeline: what was a fault, what was fair. */
@@ -89,7 +94,8 @@ export function summariseHttp(
         (w) =>
           r.startedAt >= w.from &&
           r.startedAt <= w.to &&
-          (w.chargers.has(needs.replace(/^charge-point\//, '')) || w.shardOwners[shardOf(needs, w.shardOwners.length || 1)] === w.processId),
+          (w.chargers.has(needs.replace(/^charge-point\//, '')) ||
+            w.shardOwners[shardOf(needs, w.shardOwners.length || 1)] === w.processId),
       );
       if (owned) reRouted += 1;
     }
@@ -106,15 +112,20 @@ export function violations(r: ChaosReport): string[] {
     ...r.ledger.lost.map((x) => `lost: ${x}`),
     ...r.ledger.duplicates.map((x) => `duplicate: ${x}`),
     ...r.notDrained.map((x) => `wedged charger: ${x}`),
-    ...r.faults.filter((f) => f.back < f.victims).map((f) => `not back: ${f.fault}: ${f.back}/${f.victims} chargers answered again within the bound`),
+    ...r.faults
+      .filter((f) => f.back < f.victims)
+      .map((f) => `not back: ${f.fault}: ${f.back}/${f.victims} chargers answered again within the bound`),
     ...(r.onlineAtEnd === r.chargers ? [] : [`offline: ${r.onlineAtEnd}/${r.chargers} chargers online at the end`]),
-    ...r.faults.filter((f) => f.fault.startsWith('redis') && f.reconnects > f.victims).map((f) => `reconnect loop: ${f.fault}: ${f.reconnects} reconnects of ${f.victims} chargers`),
+    ...r.faults
+      .filter((f) => f.fault.startsWith('redis') && f.reconnects > f.victims)
+      .map((f) => `reconnect loop: ${f.fault}: ${f.reconnects} reconnects of ${f.victims} chargers`),
   ];
 }
 
 /** The figures, one per line, as the test and the script print them. */
 export function formatReport(r: ChaosReport): string[] {
-  const ms = (v: number | undefined): string => (v === undefined ? 'not within the bound' : `${(v / 1000).toFixed(1)} s`);
+  const ms = (v: number | undefined): string =>
+    v === undefined ? 'not within the bound' : `${(v / 1000).toFixed(1)} s`;
   const entries = (rec: Record<string, number>): string =>
     Object.entries(rec)
       .map(([k, v]) => `${k}: ${v}`)
@@ -122,7 +133,10 @@ export function formatReport(r: ChaosReport): string[] {
   const l = r.ledger;
   return [
     `chaos run: seed ${r.seed}, ${r.chargers} chargers (half ocpp1.6, half ocpp2.0.1), ${r.rounds} round(s), ${(r.loadMs / 1000).toFixed(0)} s of load`,
-    ...r.faults.map((f) => `  ${f.fault}: chargers back ${f.back}/${f.victims} in ${ms(f.chargersBackMs)} (${f.reconnects} reconnects); shards re-owned in ${ms(f.shardsReownedMs)}`),
+    ...r.faults.map(
+      (f) =>
+        `  ${f.fault}: chargers back ${f.back}/${f.victims} in ${ms(f.chargersBackMs)} (${f.reconnects} reconnects); shards re-owned in ${ms(f.shardsReownedMs)}`,
+    ),
     `  crashes: ${r.crashes.length}; exit codes at the final SIGTERM: ${r.exitCodes.join(', ')}`,
     `  HTTP poller: ${r.http.total} requests (${entries(r.http.byOutcome)}); 5xx outside degraded mode: ${r.http.serverErrors.length}; 503 while Redis was down: ${r.http.degraded503}; hangs: ${r.http.hangs.length}; slowest ${r.http.slowestMs} ms`,
     `  asks re-routed (to an actor of a killed or paused owner, answered 2xx): ${r.http.reRouted}`,

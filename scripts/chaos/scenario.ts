@@ -33,10 +33,18 @@ const CALL_TIMEOUT_MS = 4000;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function api<T>(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+async function api<T>(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: { Authorization: `Bearer ${API_KEY}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    headers: {
+      Authorization: `Bearer ${API_KEY}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     signal: AbortSignal.timeout(HTTP_BOUND_MS),
   });
@@ -96,14 +104,19 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const c = new ChaosCluster(env.env);
     cluster = c;
     await Promise.all([c.add('web'), c.add('web'), c.add('worker')]);
-    o.log(`cluster up: ${c.members.map((m) => `${m.name} ${m.node.url || `pid ${m.node.pid}`}`).join(', ')}; private redis on ${redis.port}`);
+    o.log(
+      `cluster up: ${c.members.map((m) => `${m.name} ${m.node.url || `pid ${m.node.pid}`}`).join(', ')}; private redis on ${redis.port}`,
+    );
 
     const [first] = c.httpTargets();
     if (first === undefined) throw new Error('no web process');
     const identities: ChargerIdentity[] = [];
     for (let i = 0; i < o.chargers; i++) {
       const protocol: OcppProtocol = i % 2 === 0 ? 'ocpp1.6' : 'ocpp2.0.1';
-      const res = await api<{ id: string; password: string }>(first, 'POST', '/v1/charge-points', { id: `CHAOS-${o.seed}-${i}`, protocol });
+      const res = await api<{ id: string; password: string }>(first, 'POST', '/v1/charge-points', {
+        id: `CHAOS-${o.seed}-${i}`,
+        protocol,
+      });
       if (res.status !== 201) throw new Error(`registering a charger answered ${res.status}`);
       identities.push({ id: res.body.id, password: res.body.password, protocol });
     }
@@ -111,7 +124,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     // a dozen partner actors, so that every process owns the shards of a few
     for (let i = 0; i < 12; i++) {
       const party = `C${String(i).padStart(2, '0')}`;
-      const res = await api<{ id: string; token: string }>(first, 'POST', '/v1/partners', { country_code: 'DE', party_id: party, role: 'EMSP' });
+      const res = await api<{ id: string; token: string }>(first, 'POST', '/v1/partners', {
+        country_code: 'DE',
+        party_id: party,
+        role: 'EMSP',
+      });
       if (res.status !== 201) throw new Error(`onboarding a partner answered ${res.status}`);
       partners.push({ id: res.body.id, token: res.body.token, address: `partner/DE-${party}` });
     }
@@ -160,7 +177,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
         { route: 'GET /v1/charge-points/{id}', method: 'GET', path: `/v1/charge-points/${cp.id}`, headers: auth },
         remoteStart(cp.id),
         partnerAsk(partner),
-        { route: 'GET /ocpi/cpo/versions', method: 'GET', path: '/ocpi/cpo/versions', headers: { Authorization: `Token ${partner.token}` } },
+        {
+          route: 'GET /ocpi/cpo/versions',
+          method: 'GET',
+          path: '/ocpi/cpo/versions',
+          headers: { Authorization: `Token ${partner.token}` },
+        },
       ];
     };
     const pauseMs = o.leaseTtlMs + PAUSE_PAST_TTL_MS;
@@ -183,16 +205,23 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const victimWindows: VictimWindow[] = [];
     const redisOutages: Array<{ from: number; to: number }> = [];
     const recoveryBoundMs = o.leaseTtlMs * 2 + 6000;
-    const allOwnedBy = (owners: Array<string | undefined> | undefined, alive: Set<string>): boolean => !!owners && owners.every((x) => x !== undefined && alive.has(x));
+    const allOwnedBy = (owners: Array<string | undefined> | undefined, alive: Set<string>): boolean =>
+      !!owners && owners.every((x) => x !== undefined && alive.has(x));
     const liveIds = (): Set<string> => new Set(c.members.filter((m) => m.state === 'up').map((m) => m.node.processId));
     const reader = leases;
 
     /** victims back online: each got a CALLRESULT on a socket opened after `since` */
-    const chargersBack = async (victims: FirmwareCharger[], since: number): Promise<{ back: number; ms: number | undefined }> => {
+    const chargersBack = async (
+      victims: FirmwareCharger[],
+      since: number,
+    ): Promise<{ back: number; ms: number | undefined }> => {
       const backAt = (ch: FirmwareCharger): number | undefined => ch.onlineAt.find((t) => t > since);
       await timeUntil(() => victims.every((ch) => backAt(ch) !== undefined), recoveryBoundMs);
       const times = victims.map(backAt).filter((t): t is number => t !== undefined);
-      return { back: times.length, ms: times.length === victims.length ? Math.max(0, ...times.map((t) => t - since)) : undefined };
+      return {
+        back: times.length,
+        ms: times.length === victims.length ? Math.max(0, ...times.map((t) => t - since)) : undefined,
+      };
     };
 
     const processFault = async (fault: 'kill -9' | 'SIGSTOP', victim: Member): Promise<void> => {
@@ -201,7 +230,13 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       const shardOwners = (await reader.owners()) ?? [];
       const connectsBefore = connects();
       const since = mark(`${fault} ${victim.name}`);
-      const window: VictimWindow = { from: since, to: Number.POSITIVE_INFINITY, processId: victim.node.processId, shardOwners, chargers: new Set(victims.map((v) => v.identity.id)) };
+      const window: VictimWindow = {
+        from: since,
+        to: Number.POSITIVE_INFINITY,
+        processId: victim.node.processId,
+        shardOwners,
+        chargers: new Set(victims.map((v) => v.identity.id)),
+      };
       victimWindows.push(window);
       let shardsReownedMs: number | undefined;
       let back: { back: number; ms: number | undefined };
@@ -238,8 +273,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
         back = await b;
       }
       window.to = since + Math.max(shardsReownedMs ?? recoveryBoundMs, back.ms ?? recoveryBoundMs);
-      faults.push({ fault: `${fault} ${victim.name}`, victims: victims.length, back: back.back, chargersBackMs: back.ms, shardsReownedMs, reconnects: connects() - connectsBefore });
-      o.log(`${fault} ${victim.name}: ${back.back}/${victims.length} chargers back in ${String(back.ms)} ms; shards re-owned in ${String(shardsReownedMs)} ms`);
+      faults.push({
+        fault: `${fault} ${victim.name}`,
+        victims: victims.length,
+        back: back.back,
+        chargersBackMs: back.ms,
+        shardsReownedMs,
+        reconnects: connects() - connectsBefore,
+      });
+      o.log(
+        `${fault} ${victim.name}: ${back.back}/${victims.length} chargers back in ${String(back.ms)} ms; shards re-owned in ${String(shardsReownedMs)} ms`,
+      );
     };
 
     const redisFault = async (): Promise<void> => {
@@ -258,8 +302,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       // degraded answers are fair until the cluster owns its shards again
       outage.to = restarted + (reowned ?? recoveryBoundMs) + 1000;
       const backCount = chargers.filter((ch) => ch.lastAckAt > restarted).length;
-      faults.push({ fault: `redis restart (${o.redisDownMs} ms down)`, victims: chargers.length, back: backCount, chargersBackMs: back, shardsReownedMs: reowned, reconnects: connects() - connectsBefore });
-      o.log(`redis restart: ${backCount}/${chargers.length} chargers answered again in ${String(back)} ms; shards re-owned in ${String(reowned)} ms`);
+      faults.push({
+        fault: `redis restart (${o.redisDownMs} ms down)`,
+        victims: chargers.length,
+        back: backCount,
+        chargersBackMs: back,
+        shardsReownedMs: reowned,
+        reconnects: connects() - connectsBefore,
+      });
+      o.log(
+        `redis restart: ${backCount}/${chargers.length} chargers answered again in ${String(back)} ms; shards re-owned in ${String(reowned)} ms`,
+      );
     };
 
     let rounds = 0;
@@ -287,7 +340,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const ledger = emptyLedgerCheck();
     const base = c.httpTargets()[0] ?? first;
     for (const ch of chargers) {
-      const res = await api<SessionView[]>(base, 'GET', `/v1/sessions?charge_point_id=${encodeURIComponent(ch.identity.id)}&limit=1000`);
+      const res = await api<SessionView[]>(
+        base,
+        'GET',
+        `/v1/sessions?charge_point_id=${encodeURIComponent(ch.identity.id)}&limit=1000`,
+      );
       if (res.status !== 200) throw new Error(`GET /v1/sessions answered ${res.status}`);
       checkLedger(ch, res.body, ledger);
     }
@@ -304,7 +361,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       counters.connects += ch.counters.connects;
       counters.callTimeouts += ch.counters.callTimeouts;
       for (const [k, v] of Object.entries(ch.counters.refused)) counters.refused[k] = (counters.refused[k] ?? 0) + v;
-      for (const [k, v] of Object.entries(ch.counters.callErrors)) counters.callErrors[k] = (counters.callErrors[k] ?? 0) + v;
+      for (const [k, v] of Object.entries(ch.counters.callErrors))
+        counters.callErrors[k] = (counters.callErrors[k] ?? 0) + v;
     }
     await Promise.all(chargers.map((ch) => ch.close()));
     const crashes = [...c.crashes];
@@ -332,4 +390,3 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     await env?.cleanup();
   }
 }
-

@@ -26,7 +26,16 @@ export interface LedgerCheck {
 }
 
 export function emptyLedgerCheck(): LedgerCheck {
-  return { startsAcked: 0, startsFound: 0, stopsAcked: 0, stopsFound: 0, metersAcked: 0, metersFound: 0, lost: [], duplicates: [] };
+  return {
+    startsAcked: 0,
+    startsFound: 0,
+    stopsAcked: 0,
+    stopsFound: 0,
+    metersAcked: 0,
+    metersFound: 0,
+    lost: [],
+    duplicates: [],
+  };
 }
 
 /**
@@ -62,12 +71,19 @@ export function checkLedger(charger: ChargerLedger, sessions: SessionView[], int
     if (expectedLast === undefined) continue;
     const energyOk = session.energy_wh === last - tx.meterStart;
     const meterOk = exact ? last === expectedLast : last >= expectedLast;
-    if (!meterOk || !energyOk) into.lost.push(`${name}: acknowledged meter ${expectedLast} (start ${tx.meterStart}), session shows meter ${last}, energy ${session.energy_wh}`);
+    if (!meterOk || !energyOk)
+      into.lost.push(
+        `${name}: acknowledged meter ${expectedLast} (start ${tx.meterStart}), session shows meter ${last}, energy ${session.energy_wh}`,
+      );
     if (tx.stopAcked) {
       if (session.status === 'COMPLETED') into.stopsFound += 1;
       else into.lost.push(`${name}: acknowledged stop, session ${session.status}`);
-    } else if (exact && session.status !== 'ACTIVE') into.lost.push(`${name}: never stopped, session ${session.status}`);
+    } else if (exact && session.status !== 'ACTIVE')
+      into.lost.push(`${name}: never stopped, session ${session.status}`);
   }
   // a charger that did not drain may have a start applied whose answer it never got
-  if (exact) for (const s of sessions) if (!known.has(s.transaction_id)) into.duplicates.push(`${id}: session for transaction ${s.transaction_id} the charger never started`);
+  if (exact)
+    for (const s of sessions)
+      if (!known.has(s.transaction_id))
+        into.duplicates.push(`${id}: session for transaction ${s.transaction_id} the charger never started`);
 }

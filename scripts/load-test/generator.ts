@@ -31,7 +31,10 @@ function fail(message: string): void {
 class SimulatedCharger {
   private ws: WebSocket | undefined;
   private nextId = 0;
-  private readonly pending = new Map<string, { t0: number; resolve(p: Record<string, unknown>): void; reject(e: Error): void }>();
+  private readonly pending = new Map<
+    string,
+    { t0: number; resolve(p: Record<string, unknown>): void; reject(e: Error): void }
+  >();
   private meter = Math.floor(Math.random() * 100_000);
 
   constructor(
@@ -40,8 +43,14 @@ class SimulatedCharger {
   ) {}
 
   connect(): Promise<void> {
-    const headers = { Authorization: `Basic ${Buffer.from(`${this.spec.id}:${this.spec.password}`).toString('base64')}` };
-    const ws = new WebSocket(this.spec.url, [this.spec.protocol], { headers, perMessageDeflate: false, handshakeTimeout: 60_000 });
+    const headers = {
+      Authorization: `Basic ${Buffer.from(`${this.spec.id}:${this.spec.password}`).toString('base64')}`,
+    };
+    const ws = new WebSocket(this.spec.url, [this.spec.protocol], {
+      headers,
+      perMessageDeflate: false,
+      handshakeTimeout: 60_000,
+    });
     this.ws = ws;
     return new Promise((resolve, reject) => {
       ws.once('open', () => {
@@ -107,7 +116,12 @@ class SimulatedCharger {
     const ts = new Date().toISOString();
     return this.is16
       ? this.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status, timestamp: ts })
-      : this.call('StatusNotification', { timestamp: ts, connectorStatus: status === 'Charging' ? 'Occupied' : status, evseId: 1, connectorId: 1 });
+      : this.call('StatusNotification', {
+          timestamp: ts,
+          connectorStatus: status === 'Charging' ? 'Occupied' : status,
+          evseId: 1,
+          connectorId: 1,
+        });
   }
 
   heartbeatLoop(): void {
@@ -116,11 +130,14 @@ class SimulatedCharger {
       this.call('Heartbeat', {}).catch((err: Error) => fail(`Heartbeat: ${err.message}`));
     };
     // spread the first beat over the interval so that a ramp does not turn into waves
-    const first = setTimeout(() => {
-      beat();
-      const t = setInterval(beat, this.plan.heartbeatS * 1000);
-      timers.add(t);
-    }, Math.random() * this.plan.heartbeatS * 1000);
+    const first = setTimeout(
+      () => {
+        beat();
+        const t = setInterval(beat, this.plan.heartbeatS * 1000);
+        timers.add(t);
+      },
+      Math.random() * this.plan.heartbeatS * 1000,
+    );
     timers.add(first);
   }
 
@@ -142,12 +159,24 @@ class SimulatedCharger {
     return {
       connectorId: 1,
       transactionId,
-      meterValue: [{ timestamp: new Date().toISOString(), sampledValue: [{ value: String(this.meter), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }] }],
+      meterValue: [
+        {
+          timestamp: new Date().toISOString(),
+          sampledValue: [{ value: String(this.meter), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }],
+        },
+      ],
     };
   }
 
   private meterValue201(): unknown {
-    return [{ timestamp: new Date().toISOString(), sampledValue: [{ value: this.meter, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } }] }];
+    return [
+      {
+        timestamp: new Date().toISOString(),
+        sampledValue: [
+          { value: this.meter, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } },
+        ],
+      },
+    ];
   }
 
   private async transaction(): Promise<void> {
@@ -155,7 +184,12 @@ class SimulatedCharger {
     const end = Date.now() + this.plan.transactionS * 1000;
     if (this.is16) {
       await this.call('Authorize', { idTag });
-      const started = await this.call('StartTransaction', { connectorId: 1, idTag, meterStart: this.meter, timestamp: new Date().toISOString() });
+      const started = await this.call('StartTransaction', {
+        connectorId: 1,
+        idTag,
+        meterStart: this.meter,
+        timestamp: new Date().toISOString(),
+      });
       const transactionId = Number(started.transactionId);
       await this.status('Charging');
       while (Date.now() < end && !stopping) {
@@ -163,7 +197,12 @@ class SimulatedCharger {
         this.meter += 250;
         await this.call('MeterValues', this.meterValues16(transactionId));
       }
-      await this.call('StopTransaction', { transactionId, meterStop: this.meter, timestamp: new Date().toISOString(), reason: 'Local' });
+      await this.call('StopTransaction', {
+        transactionId,
+        meterStop: this.meter,
+        timestamp: new Date().toISOString(),
+        reason: 'Local',
+      });
       await this.status('Available');
       return;
     }
@@ -240,7 +279,8 @@ async function run(plan: GeneratorPlan): Promise<void> {
   };
   while (index < plan.chargers.length && !stopping) {
     // keep to the ramp: at most connectRate new connections per second since the start
-    const due = plan.connectRate > 0 ? Math.floor(((performance.now() - started) / 1000) * plan.connectRate) + 1 : Infinity;
+    const due =
+      plan.connectRate > 0 ? Math.floor(((performance.now() - started) / 1000) * plan.connectRate) + 1 : Infinity;
     if (index < due && inFlight < plan.maxConnecting) {
       const spec = plan.chargers[index++];
       if (spec) void startOne(spec);

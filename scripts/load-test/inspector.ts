@@ -26,7 +26,9 @@ export interface MemorySample {
  * collected yet. Used for the platform and the bare ws baseline alike.
  */
 export async function memoryAfterGc(inspectPort: number): Promise<MemorySample> {
-  const list = (await fetch(`http://127.0.0.1:${inspectPort}/json/list`).then((r) => r.json())) as Array<{ webSocketDebuggerUrl: string }>;
+  const list = (await fetch(`http://127.0.0.1:${inspectPort}/json/list`).then((r) => r.json())) as Array<{
+    webSocketDebuggerUrl: string;
+  }>;
   const url = list[0]?.webSocketDebuggerUrl;
   if (!url) throw new Error('no inspector target');
   const ws = new WebSocket(url, { perMessageDeflate: false });
@@ -51,7 +53,10 @@ export async function memoryAfterGc(inspectPort: number): Promise<MemorySample> 
   try {
     await send('HeapProfiler.collectGarbage');
     await send('HeapProfiler.collectGarbage');
-    const res = await send('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true });
+    const res = await send('Runtime.evaluate', {
+      expression: 'JSON.stringify(process.memoryUsage())',
+      returnByValue: true,
+    });
     const value = (res.result as { value?: string } | undefined)?.value ?? '{}';
     const m = JSON.parse(value) as MemorySample;
     return { rss: m.rss, heapUsed: m.heapUsed, external: m.external };

@@ -2,7 +2,12 @@ import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import Type from 'typebox';
 import type { Config } from '../../config/index.js';
-import { chargePointProtocol, type ChargePointMessage, type ChargePointReplies, type CommandAccepted } from '../../actors/charge-point-protocol.js';
+import {
+  chargePointProtocol,
+  type ChargePointMessage,
+  type ChargePointReplies,
+  type CommandAccepted,
+} from '../../actors/charge-point-protocol.js';
 import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
 import { HttpError } from '../gateway/errors.js';
 import { publicOrigin } from '../gateway/public-origin.js';
@@ -47,7 +52,13 @@ const Paging = {
 const IdParams = Type.Object({ id: ChargePointId });
 
 /** X-Total-Count, X-Limit and a Link to the next page that keeps the filters (DESIGN.md section 5). */
-function pageHeaders(config: Config, req: RouteRequest<OperatorAuth>, total: number, offset: number, limit: number): Record<string, string> {
+function pageHeaders(
+  config: Config,
+  req: RouteRequest<OperatorAuth>,
+  total: number,
+  offset: number,
+  limit: number,
+): Record<string, string> {
   const headers: Record<string, string> = { 'X-Total-Count': String(total), 'X-Limit': String(limit) };
   if (offset + limit < total) {
     const url = new URL(`${publicOrigin(config, req.koa)}${req.koa.originalUrl}`);
@@ -78,13 +89,18 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
   }
 
   /** An ask to the charger's actor, wherever its socket is; offline -> 409, no answer -> 503. */
-  async function askChargePoint<M extends ChargePointMessage>(id: string, message: M): Promise<ReplyTo<ChargePointReplies, 'type', M>> {
+  async function askChargePoint<M extends ChargePointMessage>(
+    id: string,
+    message: M,
+  ): Promise<ReplyTo<ChargePointReplies, 'type', M>> {
     try {
       return await actors.ref(chargePointProtocol, id).ask(message);
     } catch (err) {
-      if (err instanceof ActorUnavailableError) throw new HttpError(409, 'charge_point_offline', `charge point ${id} is not connected`);
+      if (err instanceof ActorUnavailableError)
+        throw new HttpError(409, 'charge_point_offline', `charge point ${id} is not connected`);
       // e.g. the process holding the socket died and its pin has not expired yet
-      if (err instanceof AskTimeoutError) throw new HttpError(503, 'charge_point_unreachable', `charge point ${id} did not answer in time; retry`);
+      if (err instanceof AskTimeoutError)
+        throw new HttpError(503, 'charge_point_unreachable', `charge point ${id} did not answer in time; retry`);
       throw err;
     }
   }
@@ -118,11 +134,20 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
           const q = req.query;
           const rows = await chargePoints.list(q.protocol);
           const online = await Promise.all(rows.map((r) => actors.isPinned(chargePointAddressOf(r.id))));
-          const matching = rows.map((row, i) => ({ row, online: online[i] ?? false })).filter((x) => q.online === undefined || x.online === q.online);
+          const matching = rows
+            .map((row, i) => ({ row, online: online[i] ?? false }))
+            .filter((x) => q.online === undefined || x.online === q.online);
           const page = matching.slice(q.offset, q.offset + q.limit);
           const states = await chargePoints.actorStates(page.map((x) => chargePointAddressOf(x.row.id)));
           return {
-            data: page.map((x) => chargePointView(x.row, x.online, states.get(chargePointAddressOf(x.row.id)), ocppUrlFor(config, x.row.id, req.koa))),
+            data: page.map((x) =>
+              chargePointView(
+                x.row,
+                x.online,
+                states.get(chargePointAddressOf(x.row.id)),
+                ocppUrlFor(config, x.row.id, req.koa),
+              ),
+            ),
             headers: pageHeaders(config, req, matching.length, q.offset, q.limit),
           };
         },
@@ -136,11 +161,20 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
         responses: { 201: 'created', 409: 'the id exists' },
         handler: async (req): Promise<RouteResult> => {
           const body = req.body;
-          const id = body.id ?? `CP-${newIdentityKey().slice(0, 10).replace(/[^A-Za-z0-9]/g, 'X')}`;
+          const id =
+            body.id ??
+            `CP-${newIdentityKey()
+              .slice(0, 10)
+              .replace(/[^A-Za-z0-9]/g, 'X')}`;
           const key = newIdentityKey();
           const createdAt = Date.now();
           try {
-            await chargePoints.create({ id, protocol: body.protocol, key_hash: hashIdentityKey(key), created_at: createdAt });
+            await chargePoints.create({
+              id,
+              protocol: body.protocol,
+              key_hash: hashIdentityKey(key),
+              created_at: createdAt,
+            });
           } catch (err) {
             if (err instanceof DuplicateChargePointError) throw new HttpError(409, 'conflict', err.message);
             throw err;
@@ -149,7 +183,14 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
           return {
             status: 201,
             headers: { Location: `/v1/charge-points/${encodeURIComponent(id)}` },
-            data: { id, protocol: body.protocol, ocpp_url: ocppUrlFor(config, id, req.koa), username: id, password: key, created_at: new Date(createdAt).toISOString() },
+            data: {
+              id,
+              protocol: body.protocol,
+              ocpp_url: ocppUrlFor(config, id, req.koa),
+              username: id,
+              password: key,
+              created_at: new Date(createdAt).toISOString(),
+            },
           };
         },
       }),
@@ -185,12 +226,21 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
         params: IdParams,
         body: RemoteStartBody,
         response: CommandAcceptedView,
-        responses: { 404: 'unknown charge point', 409: 'charge point offline', 503: 'the process holding the charger did not answer in time' },
+        responses: {
+          404: 'unknown charge point',
+          409: 'charge point offline',
+          503: 'the process holding the charger did not answer in time',
+        },
         handler: async (req): Promise<RouteResult> => {
           const id = String(req.params.id);
           await requireKnown(id);
           const b = req.body;
-          const res = await command(id, { kind: 'start', id_tag: b.id_tag, evse_id: b.evse_id ?? null, connector_id: b.connector_id ?? null });
+          const res = await command(id, {
+            kind: 'start',
+            id_tag: b.id_tag,
+            evse_id: b.evse_id ?? null,
+            connector_id: b.connector_id ?? null,
+          });
           return { data: { result: 'ACCEPTED', command_id: res.command_id, command_status: res.status } };
         },
       }),
@@ -211,10 +261,18 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
           if (transactionId === undefined) {
             const state = await askChargePoint(id, { type: 'get' });
             transactionId = state.transactions[state.transactions.length - 1]?.transaction_id;
-            if (transactionId === undefined) throw new HttpError(409, 'no_active_transaction', `charge point ${id} has no open transaction`);
+            if (transactionId === undefined)
+              throw new HttpError(409, 'no_active_transaction', `charge point ${id} has no open transaction`);
           }
           const res = await command(id, { kind: 'stop', transaction_id: transactionId });
-          return { data: { result: 'ACCEPTED', command_id: res.command_id, command_status: res.status, transaction_id: transactionId } };
+          return {
+            data: {
+              result: 'ACCEPTED',
+              command_id: res.command_id,
+              command_status: res.status,
+              transaction_id: transactionId,
+            },
+          };
         },
       }),
       route({
@@ -225,7 +283,9 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
           const stream = new PassThrough();
           deps.streams.add(stream);
           stream.write(': connected\n\n');
-          const unsubscribe = deps.events.subscribe((e) => stream.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`));
+          const unsubscribe = deps.events.subscribe((e) =>
+            stream.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`),
+          );
           const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);
           keepAlive.unref();
           const end = (): void => {
@@ -236,7 +296,10 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
           };
           req.koa.req.on('close', end);
           stream.on('close', end);
-          return { headers: { 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' }, raw: { body: stream, type: 'text/event-stream' } };
+          return {
+            headers: { 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' },
+            raw: { body: stream, type: 'text/event-stream' },
+          };
         },
       }),
     ],

@@ -44,13 +44,18 @@ export class ChargePointStore {
   }
 
   async find(id: string): Promise<ChargePointRow | undefined> {
-    const [r] = await this.db.execute('SELECT id, protocol, key_hash, created_at FROM csms_charge_point WHERE id = ?', [id]);
+    const [r] = await this.db.execute('SELECT id, protocol, key_hash, created_at FROM csms_charge_point WHERE id = ?', [
+      id,
+    ]);
     return r ? toRow(r) : undefined;
   }
 
   async list(protocol: ProtocolName | undefined): Promise<ChargePointRow[]> {
     const rows = protocol
-      ? await this.db.execute('SELECT id, protocol, key_hash, created_at FROM csms_charge_point WHERE protocol = ? ORDER BY id', [protocol])
+      ? await this.db.execute(
+          'SELECT id, protocol, key_hash, created_at FROM csms_charge_point WHERE protocol = ? ORDER BY id',
+          [protocol],
+        )
       : await this.db.execute('SELECT id, protocol, key_hash, created_at FROM csms_charge_point ORDER BY id');
     return rows.map(toRow);
   }

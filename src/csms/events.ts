@@ -42,7 +42,9 @@ export class CsmsEventBus {
   publish(event: CsmsEvent): void {
     if (this.local.listenerCount('event') === 0 && !this.redis) return;
     if (this.redis) {
-      this.redis.publish(this.channel, JSON.stringify(event)).catch((err: unknown) => this.log.debug({ err }, 'csms event not published'));
+      this.redis
+        .publish(this.channel, JSON.stringify(event))
+        .catch((err: unknown) => this.log.debug({ err }, 'csms event not published'));
     } else {
       this.local.emit('event', event);
     }

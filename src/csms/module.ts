@@ -39,16 +39,34 @@ export const DASHBOARD_SECURITY_HEADERS: Readonly<Record<string, string>> = {
 function dashboardMount(): MountSpec<unknown> {
   const page = (file: string, type: string) => {
     let cached: string | undefined;
-    return () => ({ headers: { ...DASHBOARD_SECURITY_HEADERS }, raw: { body: (cached ??= readFileSync(join(dashboardDir, file), 'utf8')), type } });
+    return () => ({
+      headers: { ...DASHBOARD_SECURITY_HEADERS },
+      raw: { body: (cached ??= readFileSync(join(dashboardDir, file), 'utf8')), type },
+    });
   };
   return defineMount<unknown>({
     name: 'csms-dashboard',
     prefix: '/dashboard',
     description: 'Operator dashboard (static page; it calls /v1 with the operator key)',
     routes: [
-      { method: 'GET', path: '/', summary: 'Operator dashboard', handler: page('index.html', 'text/html; charset=utf-8') },
-      { method: 'GET', path: '/dashboard.css', summary: 'Dashboard styles', handler: page('dashboard.css', 'text/css; charset=utf-8') },
-      { method: 'GET', path: '/dashboard.js', summary: 'Dashboard script', handler: page('dashboard.js', 'text/javascript; charset=utf-8') },
+      {
+        method: 'GET',
+        path: '/',
+        summary: 'Operator dashboard',
+        handler: page('index.html', 'text/html; charset=utf-8'),
+      },
+      {
+        method: 'GET',
+        path: '/dashboard.css',
+        summary: 'Dashboard styles',
+        handler: page('dashboard.css', 'text/css; charset=utf-8'),
+      },
+      {
+        method: 'GET',
+        path: '/dashboard.js',
+        summary: 'Dashboard script',
+        handler: page('dashboard.js', 'text/javascript; charset=utf-8'),
+      },
     ],
   });
 }

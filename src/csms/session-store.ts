@@ -34,7 +34,19 @@ export const sessionWrites: SessionWrites = {
       `INSERT INTO csms_session (id, charge_point_id, protocol, transaction_id, evse_id, connector_id, id_tag, status, started_at,
          stopped_at, meter_start_wh, meter_last_wh, energy_wh, stop_reason, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'ACTIVE', ?, NULL, ?, ?, 0, NULL, ?)`,
-      [s.id, s.charge_point_id, s.protocol, s.transaction_id, s.evse_id, s.connector_id, s.id_tag, s.started_at, s.meter_start_wh, s.meter_start_wh, Date.now()],
+      [
+        s.id,
+        s.charge_point_id,
+        s.protocol,
+        s.transaction_id,
+        s.evse_id,
+        s.connector_id,
+        s.id_tag,
+        s.started_at,
+        s.meter_start_wh,
+        s.meter_start_wh,
+        Date.now(),
+      ],
     );
   },
 

@@ -29,11 +29,20 @@ export const CreatedChargePoint = Type.Object({
 });
 
 /** A charge point identity: OCPP identifierString without ':', which HTTP Basic user names cannot hold. */
-export const ChargePointId = Type.String({ pattern: '^[A-Za-z0-9_.~*+|@=-]{1,48}$', description: 'charge point identity (OCPP identifierString without ":")' });
+export const ChargePointId = Type.String({
+  pattern: '^[A-Za-z0-9_.~*+|@=-]{1,48}$',
+  description: 'charge point identity (OCPP identifierString without ":")',
+});
 
 export const CreateChargePointBody = Type.Object(
   {
-    id: Type.Optional(Type.String({ ...ChargePointId, description: 'charge point identity (OCPP identifierString without ":", which HTTP Basic user names cannot hold); generated when absent' })),
+    id: Type.Optional(
+      Type.String({
+        ...ChargePointId,
+        description:
+          'charge point identity (OCPP identifierString without ":", which HTTP Basic user names cannot hold); generated when absent',
+      }),
+    ),
     protocol: ProtocolName,
   },
   { additionalProperties: false },
@@ -52,7 +61,9 @@ export const RemoteStopBody = Type.Object(
   {
     // 1.6 transaction ids are integers on the wire and strings in our views: take either
     transaction_id: Type.Optional(
-      Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Integer({ minimum: 0 })], { description: "default: the charger's open transaction" }),
+      Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Integer({ minimum: 0 })], {
+        description: "default: the charger's open transaction",
+      }),
     ),
   },
   { additionalProperties: false },
@@ -67,7 +78,12 @@ export const CommandAcceptedView = Type.Object({
 
 const checkState = Compile(ChargePointState);
 
-export function chargePointView(row: ChargePointRow, online: boolean, state: unknown, ocppUrl: string): ChargePointView {
+export function chargePointView(
+  row: ChargePointRow,
+  online: boolean,
+  state: unknown,
+  ocppUrl: string,
+): ChargePointView {
   const s = checkState.Check(state) ? state : undefined;
   return {
     id: row.id,

@@ -48,22 +48,41 @@ function renderChargePoints(items) {
     ...items.map((cp) => {
       const online = cp.online;
       const tx = cp.active_transactions[cp.active_transactions.length - 1];
-      const connectors = cp.connectors.filter((c) => c.connector_id > 0).map((c) => `${c.evse_id}/${c.connector_id}: ${c.status}`).join(', ');
+      const connectors = cp.connectors
+        .filter((c) => c.connector_id > 0)
+        .map((c) => `${c.evse_id}/${c.connector_id}: ${c.status}`)
+        .join(', ');
       return el(
         'tr',
         { 'data-testid': `cp-${cp.id}`, 'data-online': online ? 'true' : 'false' },
         el('td', {}, cp.id),
         el('td', {}, cp.protocol),
-        el('td', {}, el('span', { class: `badge ${online ? 'online' : 'offline'}`, 'data-testid': 'online' }, online ? 'online' : 'offline')),
+        el(
+          'td',
+          {},
+          el(
+            'span',
+            { class: `badge ${online ? 'online' : 'offline'}`, 'data-testid': 'online' },
+            online ? 'online' : 'offline',
+          ),
+        ),
         el('td', { 'data-testid': 'connectors' }, connectors || el('span', { class: 'muted' }, 'none reported')),
         el('td', {}, cp.boot ? `${cp.boot.vendor} ${cp.boot.model}` : el('span', { class: 'muted' }, 'not booted')),
         el('td', {}, tx ?? ''),
         el(
           'td',
           {},
-          el('button', { 'data-testid': 'remote-start', disabled: !online, onclick: () => remoteStart(cp.id) }, 'Remote start'),
+          el(
+            'button',
+            { 'data-testid': 'remote-start', disabled: !online, onclick: () => remoteStart(cp.id) },
+            'Remote start',
+          ),
           ' ',
-          el('button', { 'data-testid': 'remote-stop', disabled: !online || !tx, onclick: () => remoteStop(cp.id) }, 'Remote stop'),
+          el(
+            'button',
+            { 'data-testid': 'remote-stop', disabled: !online || !tx, onclick: () => remoteStop(cp.id) },
+            'Remote stop',
+          ),
         ),
       );
     }),
@@ -90,7 +109,10 @@ function renderSessions(items) {
 
 async function refresh() {
   try {
-    const [cps, sessions] = await Promise.all([api('GET', '/v1/charge-points?limit=200'), api('GET', '/v1/sessions?limit=50')]);
+    const [cps, sessions] = await Promise.all([
+      api('GET', '/v1/charge-points?limit=200'),
+      api('GET', '/v1/sessions?limit=50'),
+    ]);
     renderChargePoints(cps);
     renderSessions(sessions);
   } catch (err) {

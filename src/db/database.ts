@@ -67,11 +67,16 @@ export class Database {
       pool: {
         min: 0,
         max: opts.poolMax ?? 10,
-        afterCreate(conn: { query(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) {
+        afterCreate(
+          conn: { query(sql: string, cb: (err: Error | null) => void): void },
+          done: (err: Error | null, conn: unknown) => void,
+        ) {
           // A transaction left open by a stuck or paused process would hold the fence row and
           // stall the shard's new owner; PostgreSQL ends such sessions after this long.
           const idle = Math.max(1000, Math.floor(opts.idleInTransactionMs ?? 30_000));
-          conn.query(`SET search_path TO "${schema}"; SET idle_in_transaction_session_timeout = ${idle}`, (err) => done(err, conn));
+          conn.query(`SET search_path TO "${schema}"; SET idle_in_transaction_session_timeout = ${idle}`, (err) =>
+            done(err, conn),
+          );
         },
       },
     } as Options<AbstractSqlDriver>);

@@ -17,12 +17,17 @@ function parametersOf(schema: TSchema | undefined, where: 'path' | 'query'): Jso
     in: where,
     required: where === 'path' ? true : required.has(name),
     schema: prop,
-    ...((prop as { description?: string }).description ? { description: (prop as { description?: string }).description } : {}),
+    ...((prop as { description?: string }).description
+      ? { description: (prop as { description?: string }).description }
+      : {}),
   }));
 }
 
 /** OpenAPI 3.1 (JSON Schema 2020-12 compatible, so TypeBox schemas drop in as they are). */
-export function buildOpenApi(mounts: ReadonlyArray<MountSpec<unknown>>, info: { title: string; version: string; serverUrl: string }): Json {
+export function buildOpenApi(
+  mounts: ReadonlyArray<MountSpec<unknown>>,
+  info: { title: string; version: string; serverUrl: string },
+): Json {
   const paths: Record<string, Json> = {};
   for (const mount of mounts) {
     for (const route of mount.routes) {
@@ -37,10 +42,13 @@ export function buildOpenApi(mounts: ReadonlyArray<MountSpec<unknown>>, info: { 
             description: 'success',
             ...(route.response ? { content: { 'application/json': { schema: route.response } } } : {}),
           },
-          ...Object.fromEntries(Object.entries(route.responses ?? {}).map(([status, description]) => [status, { description }])),
+          ...Object.fromEntries(
+            Object.entries(route.responses ?? {}).map(([status, description]) => [status, { description }]),
+          ),
         },
       };
-      if (route.body) op.requestBody = { required: !route.bodyOptional, content: { 'application/json': { schema: route.body } } };
+      if (route.body)
+        op.requestBody = { required: !route.bodyOptional, content: { 'application/json': { schema: route.body } } };
       if (mount.security && route.auth !== false) op.security = [{ [mount.security]: [] }];
       paths[key] = { ...(paths[key] ?? {}), [route.method.toLowerCase()]: op };
     }
@@ -52,7 +60,12 @@ export function buildOpenApi(mounts: ReadonlyArray<MountSpec<unknown>>, info: { 
     paths,
     components: {
       securitySchemes: {
-        ocpiToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <token> (2.2.1: base64 of the token, or raw)' },
+        ocpiToken: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: 'Token <token> (2.2.1: base64 of the token, or raw)',
+        },
         bearer: { type: 'http', scheme: 'bearer', description: 'CSMS_API_KEY' },
       },
     },

@@ -11,7 +11,13 @@ import { RequestValidationError } from './errors.js';
 export function assertBodyDepth(text: string, max: number): void {
   if (!jsonNestingExceeds(text, max)) return;
   throw new RequestValidationError([
-    { loc: ['body'], msg: `JSON nesting deeper than ${max} levels`, type: 'json_too_deep', input: null, ctx: { max_depth: max } },
+    {
+      loc: ['body'],
+      msg: `JSON nesting deeper than ${max} levels`,
+      type: 'json_too_deep',
+      input: null,
+      ctx: { max_depth: max },
+    },
   ]);
 }
 
@@ -34,12 +40,24 @@ const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff
 function assertPrintable(where: 'path' | 'query', name: string, value: string, maxLength: number): void {
   if (value.length > maxLength) {
     throw new RequestValidationError([
-      { loc: [where, name], msg: `String should have at most ${maxLength} characters`, type: 'string_too_long', input: value.slice(0, maxLength), ctx: { max_length: maxLength } },
+      {
+        loc: [where, name],
+        msg: `String should have at most ${maxLength} characters`,
+        type: 'string_too_long',
+        input: value.slice(0, maxLength),
+        ctx: { max_length: maxLength },
+      },
     ]);
   }
   if (FORBIDDEN.test(value)) {
     throw new RequestValidationError([
-      { loc: [where, name], msg: 'String should not contain control characters', type: 'string_pattern_mismatch', input: value, ctx: { pattern: 'no control characters' } },
+      {
+        loc: [where, name],
+        msg: 'String should not contain control characters',
+        type: 'string_pattern_mismatch',
+        input: value,
+        ctx: { pattern: 'no control characters' },
+      },
     ]);
   }
 }
@@ -49,11 +67,15 @@ function assertPrintable(where: 'path' | 'query', name: string, value: string, m
  * no control characters (issue 7: a NUL in a path id or a query value reached SQL and answered
  * 500). The route's own schema (OCPI ids: printable ASCII, 36 characters) comes after.
  */
-export function assertPrintableRequest(params: Record<string, string | undefined>, query: Record<string, string | string[] | undefined>): void {
+export function assertPrintableRequest(
+  params: Record<string, string | undefined>,
+  query: Record<string, string | string[] | undefined>,
+): void {
   for (const [name, value] of Object.entries(params)) {
     if (value !== undefined) assertPrintable('path', name, value, PATH_ID_MAX_LENGTH);
   }
   for (const [name, value] of Object.entries(query)) {
-    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) assertPrintable('query', name, v, QUERY_VALUE_MAX_LENGTH);
+    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value])
+      assertPrintable('query', name, v, QUERY_VALUE_MAX_LENGTH);
   }
 }

@@ -14,7 +14,12 @@ export interface RouteResult {
   raw?: { body: unknown; type: string };
 }
 
-export interface RouteRequest<Auth = unknown, Params = Record<string, unknown>, Query = Record<string, unknown>, Body = unknown> {
+export interface RouteRequest<
+  Auth = unknown,
+  Params = Record<string, unknown>,
+  Query = Record<string, unknown>,
+  Body = unknown,
+> {
   params: Params;
   query: Query;
   body: Body;
@@ -76,7 +81,11 @@ export type PathParams<Path extends string> = Path extends `${string}:${infer Na
 type StaticOr<S extends TSchema | undefined, Otherwise> = S extends TSchema ? Static<S> : Otherwise;
 
 /** The body a handler sees: the schema's type (possibly absent when `bodyOptional`), else what was sent. */
-type BodyOf<B extends TSchema | undefined, Optional extends boolean> = B extends TSchema ? (Optional extends true ? Static<B> | undefined : Static<B>) : unknown;
+type BodyOf<B extends TSchema | undefined, Optional extends boolean> = B extends TSchema
+  ? Optional extends true
+    ? Static<B> | undefined
+    : Static<B>
+  : unknown;
 
 /** A route whose handler's `params`, `query` and `body` are typed by the route's own schemas. */
 export interface TypedRouteSpec<
@@ -92,7 +101,9 @@ export interface TypedRouteSpec<
   query?: Q;
   body?: B;
   bodyOptional?: Optional;
-  handler(req: RouteRequest<Auth, StaticOr<P, PathParams<Path>>, StaticOr<Q, Record<string, unknown>>, BodyOf<B, Optional>>): Promise<RouteResult> | RouteResult;
+  handler(
+    req: RouteRequest<Auth, StaticOr<P, PathParams<Path>>, StaticOr<Q, Record<string, unknown>>, BodyOf<B, Optional>>,
+  ): Promise<RouteResult> | RouteResult;
 }
 
 /**

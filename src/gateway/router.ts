@@ -35,7 +35,15 @@ export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: Rou
     onerror: (err: Error & { status?: number; expose?: boolean }) => {
       // too large (413) and the other client errors raw-body says it may show; a body that does not parse is a 422
       if (err.status !== undefined && err.status !== 400 && err.expose) throw err;
-      throw new RequestValidationError([{ loc: ['body', 0], msg: `JSON decode error: ${err.message}`, type: 'json_invalid', input: {}, ctx: { error: err.message } }]);
+      throw new RequestValidationError([
+        {
+          loc: ['body', 0],
+          msg: `JSON decode error: ${err.message}`,
+          type: 'json_invalid',
+          input: {},
+          ctx: { error: err.message },
+        },
+      ]);
     },
   }) as unknown as Middleware;
   // the depth is checked on the text once it is read, before any schema walks the parsed value
@@ -65,12 +73,19 @@ export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: Rou
         return undefined;
       }
       // any other method, known to HTTP or not, is this path's 405 (never a 501: issue 7, no 5xx for bad input)
-      throw new HttpError(405, 'method_not_allowed', `${ctx.method} is not allowed on this path`, undefined, { Allow: allow });
+      throw new HttpError(405, 'method_not_allowed', `${ctx.method} is not allowed on this path`, undefined, {
+        Allow: allow,
+      });
     });
   };
 }
 
-function routeChain(mount: MountSpec<unknown>, route: RouteSpec<unknown>, template: string, parseBody: Middleware): Middleware[] {
+function routeChain(
+  mount: MountSpec<unknown>,
+  route: RouteSpec<unknown>,
+  template: string,
+  parseBody: Middleware,
+): Middleware[] {
   const params = route.params ? new RequestPart('path', route.params) : undefined;
   const query = route.query ? new RequestPart('query', route.query) : undefined;
   const body = route.body ? new RequestPart('body', route.body) : undefined;

@@ -22,7 +22,14 @@ function metricsGuard(config: Pick<Config, 'METRICS_TOKEN' | 'NODE_ENV'>): (ctx:
   if (token) {
     const matches = bearerCheck(token);
     return (ctx) => {
-      if (!matches(ctx)) throw new HttpError(401, 'unauthorized', 'missing or invalid Authorization: Bearer <METRICS_TOKEN>', undefined, { 'WWW-Authenticate': 'Bearer realm="metrics"' });
+      if (!matches(ctx))
+        throw new HttpError(
+          401,
+          'unauthorized',
+          'missing or invalid Authorization: Bearer <METRICS_TOKEN>',
+          undefined,
+          { 'WWW-Authenticate': 'Bearer realm="metrics"' },
+        );
     };
   }
   if (config.NODE_ENV === 'production') {
@@ -62,7 +69,11 @@ export function systemMount(opts: SystemMountOptions): MountSpec<unknown> {
           const ready = database && redis !== false && placement && !shuttingDown;
           return {
             status: ready ? 200 : 503,
-            data: { status: ready ? 'ready' : 'not ready', checks: { database, redis, placement, shutting_down: shuttingDown }, ...services.actors.describe() },
+            data: {
+              status: ready ? 'ready' : 'not ready',
+              checks: { database, redis, placement, shutting_down: shuttingDown },
+              ...services.actors.describe(),
+            },
           };
         },
       }),
@@ -73,7 +84,9 @@ export function systemMount(opts: SystemMountOptions): MountSpec<unknown> {
         responses: { 401: 'METRICS_TOKEN is set and the request does not carry it' },
         handler: async (req) => {
           guardMetrics(req.koa);
-          return { raw: { body: await services.metrics.registry.metrics(), type: services.metrics.registry.contentType } };
+          return {
+            raw: { body: await services.metrics.registry.metrics(), type: services.metrics.registry.contentType },
+          };
         },
       }),
       route({

@@ -78,13 +78,37 @@ export function toDetail(where: Location, e: TLocalizedValidationError, root: un
     case 'enum':
       return { loc: [where, ...base], msg: e.message, type: 'enum', input, ctx: { expected: e.params.allowedValues } };
     case 'const':
-      return { loc: [where, ...base], msg: e.message, type: 'literal_error', input, ctx: { expected: e.params.allowedValue } };
+      return {
+        loc: [where, ...base],
+        msg: e.message,
+        type: 'literal_error',
+        input,
+        ctx: { expected: e.params.allowedValue },
+      };
     case 'pattern':
-      return { loc: [where, ...base], msg: e.message, type: 'string_pattern_mismatch', input, ctx: { pattern: e.params.pattern } };
+      return {
+        loc: [where, ...base],
+        msg: e.message,
+        type: 'string_pattern_mismatch',
+        input,
+        ctx: { pattern: e.params.pattern },
+      };
     case 'minLength':
-      return { loc: [where, ...base], msg: e.message, type: 'string_too_short', input, ctx: { min_length: e.params.limit } };
+      return {
+        loc: [where, ...base],
+        msg: e.message,
+        type: 'string_too_short',
+        input,
+        ctx: { min_length: e.params.limit },
+      };
     case 'maxLength':
-      return { loc: [where, ...base], msg: e.message, type: 'string_too_long', input, ctx: { max_length: e.params.limit } };
+      return {
+        loc: [where, ...base],
+        msg: e.message,
+        type: 'string_too_long',
+        input,
+        ctx: { max_length: e.params.limit },
+      };
     case 'minimum':
       return { loc: [where, ...base], msg: e.message, type: 'greater_than_equal', input, ctx: { ge: e.params.limit } };
     case 'maximum':
@@ -94,10 +118,22 @@ export function toDetail(where: Location, e: TLocalizedValidationError, root: un
     case 'maxItems':
       return { loc: [where, ...base], msg: e.message, type: 'too_long', input, ctx: { max_length: e.params.limit } };
     case 'format':
-      return { loc: [where, ...base], msg: e.message, type: `${e.params.format.replace(/-/g, '_')}_parsing`, input, ctx: { format: e.params.format } };
+      return {
+        loc: [where, ...base],
+        msg: e.message,
+        type: `${e.params.format.replace(/-/g, '_')}_parsing`,
+        input,
+        ctx: { format: e.params.format },
+      };
     case 'additionalProperties': {
       const extra = e.params.additionalProperties[0] ?? '';
-      return { loc: [where, ...base, extra], msg: 'Extra inputs are not permitted', type: 'extra_forbidden', input: at(input, [extra]), ctx: {} };
+      return {
+        loc: [where, ...base, extra],
+        msg: 'Extra inputs are not permitted',
+        type: 'extra_forbidden',
+        input: at(input, [extra]),
+        ctx: {},
+      };
     }
     default:
       return { loc: [where, ...base], msg: e.message, type: e.keyword, input: input ?? null, ctx: { ...e.params } };

@@ -44,7 +44,11 @@ export class OcpiContext {
       tokens: new ObjectStore(db, 'tokens', { onWrite }),
       cdrs: new ObjectStore(db, 'cdrs', { onWrite }),
     };
-    this.own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID, business_name: config.OCPI_BUSINESS_NAME };
+    this.own = {
+      country_code: config.OCPI_COUNTRY_CODE,
+      party_id: config.OCPI_PARTY_ID,
+      business_name: config.OCPI_BUSINESS_NAME,
+    };
     this.client = new PartnerClient(partnerHttpOptions(config));
     this.partners = new PartnerDirectory(services, this.tokens, (hashes) => this.invalidation.tokensRevoked(hashes));
   }

@@ -14,13 +14,25 @@ import type { OcpiRequest, OcpiRoute } from './mount-kit.js';
  * bodies into its messages and its replies into our Credentials object.
  */
 
-export type CredentialsBody = { version: '2.2.1'; body: V221.Credentials } | { version: '2.1.1'; body: V211.Credentials };
+export type CredentialsBody =
+  { version: '2.2.1'; body: V221.Credentials } | { version: '2.1.1'; body: V211.Credentials };
 
 /** Our Credentials object, in the shape of `version`. */
-export function ownCredentials(ctx: OcpiContext, version: OcpiVersion, token: string, url: string, role: PartnerRole): V221.Credentials | V211.Credentials {
+export function ownCredentials(
+  ctx: OcpiContext,
+  version: OcpiVersion,
+  token: string,
+  url: string,
+  role: PartnerRole,
+): V221.Credentials | V211.Credentials {
   const business_details = { name: ctx.own.business_name };
-  if (version === '2.1.1') return { token, url, business_details, party_id: ctx.own.party_id, country_code: ctx.own.country_code };
-  return { token, url, roles: [{ role, party_id: ctx.own.party_id, country_code: ctx.own.country_code, business_details }] };
+  if (version === '2.1.1')
+    return { token, url, business_details, party_id: ctx.own.party_id, country_code: ctx.own.country_code };
+  return {
+    token,
+    url,
+    roles: [{ role, party_id: ctx.own.party_id, country_code: ctx.own.country_code, business_details }],
+  };
 }
 
 /** The role we play toward a partner: the other one. */
@@ -48,7 +60,9 @@ export async function handshake(
 ): Promise<V221.Credentials | V211.Credentials> {
   if (op === 'register' && c.version === '2.2.1') {
     // the roles must name the party Token A was issued to (spec Authentication 5)
-    const named = c.body.roles.find((r) => r.country_code === caller.country_code && r.party_id === caller.party_id) ?? c.body.roles[0];
+    const named =
+      c.body.roles.find((r) => r.country_code === caller.country_code && r.party_id === caller.party_id) ??
+      c.body.roles[0];
     if (named) assertOwnParty(caller, named);
   }
   // on PUT the body's country_code and party_id are ignored: the identity stays the token's
@@ -84,16 +98,42 @@ export interface CredentialsRouteOptions {
 
 /** POST or PUT `/credentials` of a mount: the body in the mount's version, then `handshake`. */
 export function credentialsRoute(ctx: OcpiContext, o: CredentialsRouteOptions): OcpiRoute {
-  const common = { method: o.method, path: '/credentials', module: 'credentials', summary: o.summary, responses: { 405: o.methodNotAllowed } } as const;
+  const common = {
+    method: o.method,
+    path: '/credentials',
+    module: 'credentials',
+    summary: o.summary,
+    responses: { 405: o.methodNotAllowed },
+  } as const;
   async function answer(req: OcpiRequest, sent: CredentialsBody): Promise<RouteResult> {
-    if (o.method === 'PUT' && req.auth.tokenKind === 'initial') throw credentialsMethodNotAllowed('not registered yet: initial registration uses POST /credentials');
+    if (o.method === 'PUT' && req.auth.tokenKind === 'initial')
+      throw credentialsMethodNotAllowed('not registered yet: initial registration uses POST /credentials');
     const ourVersionsUrl = `${ctx.baseUrl(req.koa)}${o.ourVersionsPath}`;
-    return { data: await handshake(ctx, o.method === 'POST' ? 'register' : 'rotate', req.auth, sent, ourVersionsUrl, o.ourRole(req.auth)) };
+    return {
+      data: await handshake(
+        ctx,
+        o.method === 'POST' ? 'register' : 'rotate',
+        req.auth,
+        sent,
+        ourVersionsUrl,
+        o.ourRole(req.auth),
+      ),
+    };
   }
   // one route per version, so that each handler's body has its version's type
   return o.version === '2.2.1'
-    ? route({ ...common, body: V221.Credentials, response: Envelope(V221.Credentials), handler: (req) => answer(req, { version: '2.2.1', body: req.body }) })
-    : route({ ...common, body: V211.Credentials, response: Envelope(V211.Credentials), handler: (req) => answer(req, { version: '2.1.1', body: req.body }) });
+    ? route({
+        ...common,
+        body: V221.Credentials,
+        response: Envelope(V221.Credentials),
+        handler: (req) => answer(req, { version: '2.2.1', body: req.body }),
+      })
+    : route({
+        ...common,
+        body: V211.Credentials,
+        response: Envelope(V211.Credentials),
+        handler: (req) => answer(req, { version: '2.1.1', body: req.body }),
+      });
 }
 
 export async function unregister(ctx: OcpiContext, caller: OcpiCaller, version: OcpiVersion): Promise<void> {

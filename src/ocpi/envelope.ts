@@ -27,10 +27,16 @@ const DATA_CLOSE = Buffer.from('}');
 
 export function ocpiEnvelope(data: unknown): SuccessEnvelope | Buffer {
   if (data instanceof SerializedJson) {
-    const head = Buffer.from(`{"status_code":1000,"status_message":"Success","timestamp":"${new Date().toISOString()}","data":`);
+    const head = Buffer.from(
+      `{"status_code":1000,"status_message":"Success","timestamp":"${new Date().toISOString()}","data":`,
+    );
     return Buffer.concat([head, data.json, DATA_CLOSE]);
   }
-  const envelope: SuccessEnvelope = { status_code: 1000, status_message: 'Success', timestamp: new Date().toISOString() };
+  const envelope: SuccessEnvelope = {
+    status_code: 1000,
+    status_message: 'Success',
+    timestamp: new Date().toISOString(),
+  };
   // "data" is absent, not null, on answers that carry nothing (DELETE /credentials)
   if (data !== undefined) envelope.data = data;
   return envelope;
@@ -44,13 +50,23 @@ export function invalidParameters(errors: OcpiFieldError[]): OcpiError {
 /** spec Errors rule 1: the caller named a party its token is not bound to. */
 export function identityMismatch(field: 'country_code' | 'party_id', given: string, bound: string): OcpiError {
   return invalidParameters([
-    { field, message: `${field} ${given} does not match the identity tied to the token (${bound})`, type: 'value_error.identity_mismatch' },
+    {
+      field,
+      message: `${field} ${given} does not match the identity tied to the token (${bound})`,
+      type: 'value_error.identity_mismatch',
+    },
   ]);
 }
 
 /** spec Errors rule 2 (and the same rule for every PUT whose body names its own id). */
 export function idMismatch(field: string, pathValue: string, bodyValue: string): OcpiError {
-  return invalidParameters([{ field, message: `path ${field} ${pathValue} differs from body ${field} ${bodyValue}`, type: 'value_error.id_mismatch' }]);
+  return invalidParameters([
+    {
+      field,
+      message: `path ${field} ${pathValue} differs from body ${field} ${bodyValue}`,
+      type: 'value_error.id_mismatch',
+    },
+  ]);
 }
 
 /** 401: status_code 2001 on 2.2.1 endpoints, 2000 on 2.1.1 endpoints. */

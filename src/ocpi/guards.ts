@@ -19,7 +19,11 @@ export function assertOwnParty(caller: PartyIdentity, named: Partial<PartyIdenti
   }
   if (named.party_id !== undefined && named.party_id !== caller.party_id) {
     // spec Errors rule 1 names the field country_code for any identity mismatch
-    throw identityMismatch('country_code', `${named.country_code ?? caller.country_code}/${named.party_id}`, `${caller.country_code}-${caller.party_id}`);
+    throw identityMismatch(
+      'country_code',
+      `${named.country_code ?? caller.country_code}/${named.party_id}`,
+      `${caller.country_code}-${caller.party_id}`,
+    );
   }
 }
 

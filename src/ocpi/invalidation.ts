@@ -74,6 +74,8 @@ export class CacheInvalidation {
 
   private publish(notice: { origin: string; tokens?: string[]; module?: string }): void {
     if (!this.redis) return;
-    this.redis.publish(this.channel, JSON.stringify(notice)).catch((err: unknown) => this.log.warn({ err }, 'ocpi invalidation not published'));
+    this.redis
+      .publish(this.channel, JSON.stringify(notice))
+      .catch((err: unknown) => this.log.warn({ err }, 'ocpi invalidation not published'));
   }
 }

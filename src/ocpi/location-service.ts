@@ -6,7 +6,15 @@ import type { PartyIdentity } from './auth.js';
 import type { OcpiContext } from './context.js';
 import { invalidParameters, unknownLocation } from './envelope.js';
 import { assertSameId } from './guards.js';
-import { connectorPatchFrom211, connectorTo211, evseFrom211, later, mergeConnector, mergeEvse, mergeLocation } from './mappers.js';
+import {
+  connectorPatchFrom211,
+  connectorTo211,
+  evseFrom211,
+  later,
+  mergeConnector,
+  mergeEvse,
+  mergeLocation,
+} from './mappers.js';
 
 /**
  * Writes to locations, EVSEs and connectors, shared by the eMSP mounts (partners' locations),
@@ -18,7 +26,11 @@ import { connectorPatchFrom211, connectorTo211, evseFrom211, later, mergeConnect
 const checkLocation = Compile(V221.Location);
 const checkEvse = Compile(V221.Evse);
 
-function assertComplete(check: { Check(v: unknown): boolean; Errors(v: unknown): Array<{ instancePath: string; message: string }> }, value: unknown, what: string): void {
+function assertComplete(
+  check: { Check(v: unknown): boolean; Errors(v: unknown): Array<{ instancePath: string; message: string }> },
+  value: unknown,
+  what: string,
+): void {
   if (check.Check(value)) return;
   const errors: OcpiFieldError[] = check.Errors(value).map((e) => ({
     field: e.instancePath.replace(/^\//, '').replace(/\//g, '.') || what,
@@ -28,19 +40,33 @@ function assertComplete(check: { Check(v: unknown): boolean; Errors(v: unknown):
   throw invalidParameters(errors);
 }
 
-export async function findLocation(ctx: OcpiContext, party: PartyIdentity, locationId: string): Promise<V221.StoredLocation> {
+export async function findLocation(
+  ctx: OcpiContext,
+  party: PartyIdentity,
+  locationId: string,
+): Promise<V221.StoredLocation> {
   const found = await ctx.stores.locations.get({ ...party, id: locationId });
   if (!found) throw unknownLocation();
   return found;
 }
 
-export async function putLocation(ctx: OcpiContext, party: PartyIdentity, locationId: string, body: V221.Location): Promise<V221.StoredLocation> {
+export async function putLocation(
+  ctx: OcpiContext,
+  party: PartyIdentity,
+  locationId: string,
+  body: V221.Location,
+): Promise<V221.StoredLocation> {
   assertSameId('id', locationId, body.id);
   const location: V221.StoredLocation = { ...body, ...party, id: locationId };
   return ctx.stores.locations.put({ ...party, id: locationId }, location);
 }
 
-export async function patchLocation(ctx: OcpiContext, party: PartyIdentity, locationId: string, patch: V221.LocationPatch): Promise<V221.StoredLocation> {
+export async function patchLocation(
+  ctx: OcpiContext,
+  party: PartyIdentity,
+  locationId: string,
+  patch: V221.LocationPatch,
+): Promise<V221.StoredLocation> {
   assertSameId('id', locationId, patch.id);
   const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (existing) => {
     const merged = mergeLocation(existing, patch);
@@ -51,7 +77,13 @@ export async function patchLocation(ctx: OcpiContext, party: PartyIdentity, loca
   return updated;
 }
 
-export async function patchEvse(ctx: OcpiContext, party: PartyIdentity, locationId: string, evseUid: string, patch: V221.EvsePatch & { last_updated: string }): Promise<V221.Evse> {
+export async function patchEvse(
+  ctx: OcpiContext,
+  party: PartyIdentity,
+  locationId: string,
+  evseUid: string,
+  patch: V221.EvsePatch & { last_updated: string },
+): Promise<V221.Evse> {
   assertSameId('uid', evseUid, patch.uid);
   let result: V221.Evse | undefined;
   const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (location) => {
@@ -68,12 +100,20 @@ export async function patchEvse(ctx: OcpiContext, party: PartyIdentity, location
 }
 
 /** 2.1.1 PUT of an EVSE: replaces (or adds) it in a location we already have. */
-export async function putEvse211(ctx: OcpiContext, party: PartyIdentity, locationId: string, evseUid: string, body: V211.Evse): Promise<V211.Evse> {
+export async function putEvse211(
+  ctx: OcpiContext,
+  party: PartyIdentity,
+  locationId: string,
+  evseUid: string,
+  body: V211.Evse,
+): Promise<V211.Evse> {
   assertSameId('uid', evseUid, body.uid);
   const evse = evseFrom211(body);
   const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (location) => {
     const known = location.evses?.some((e) => e.uid === evseUid) ?? false;
-    const evses = known ? (location.evses ?? []).map((e) => (e.uid === evseUid ? evse : e)) : [...(location.evses ?? []), evse];
+    const evses = known
+      ? (location.evses ?? []).map((e) => (e.uid === evseUid ? evse : e))
+      : [...(location.evses ?? []), evse];
     return { ...location, evses, last_updated: later(location.last_updated, body.last_updated) };
   });
   if (!updated) throw unknownLocation();
@@ -94,7 +134,11 @@ export async function patchConnector211(
     const connector = evse?.connectors.find((c) => c.id === path.connector_id);
     if (!evse || !connector) throw unknownLocation();
     const merged = mergeConnector(connector, connectorPatchFrom211(patch));
-    const updatedEvse = { ...evse, connectors: evse.connectors.map((c) => (c.id === path.connector_id ? merged : c)), last_updated: later(evse.last_updated, patch.last_updated) };
+    const updatedEvse = {
+      ...evse,
+      connectors: evse.connectors.map((c) => (c.id === path.connector_id ? merged : c)),
+      last_updated: later(evse.last_updated, patch.last_updated),
+    };
     assertComplete(checkEvse, updatedEvse, 'evse');
     result = merged;
     const evses = (location.evses ?? []).map((e) => (e.uid === path.evse_uid ? updatedEvse : e));

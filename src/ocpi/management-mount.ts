@@ -27,10 +27,17 @@ const PartnerOut = Type.Object({
   versions_url: Type.Union([Type.String(), Type.Null()]),
   version: Type.Union([Type.String(), Type.Null()]),
 });
-const Created = Type.Object({ ...PartnerOut.properties, token: Type.String({ description: 'Token A' }), versions_url: Type.String() });
+const Created = Type.Object({
+  ...PartnerOut.properties,
+  token: Type.String({ description: 'Token A' }),
+  versions_url: Type.String(),
+});
 const IdPath = Type.Object({ id: Type.String({ format: 'uuid' }) });
 const LocationIdPath = Type.Object({ location_id: ObjectId });
-const RegisterBody = Type.Object({ versions_url: Type.String({ minLength: 1 }), token: Type.String({ minLength: 1, maxLength: 64 }) });
+const RegisterBody = Type.Object({
+  versions_url: Type.String({ minLength: 1 }),
+  token: Type.String({ minLength: 1, maxLength: 64 }),
+});
 const PullBody = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
 
 const checkLocation211 = Compile(S211.Location);
@@ -69,10 +76,17 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
   }
 
   /** Their credentials object, in either version's shape. */
-  function theirCredentials(data: unknown): { token: string; url: string; business: { name: string; website?: string } | null } {
-    if (checkCredentials221.Check(data)) return { token: data.token, url: data.url, business: data.roles[0]?.business_details ?? null };
+  function theirCredentials(data: unknown): {
+    token: string;
+    url: string;
+    business: { name: string; website?: string } | null;
+  } {
+    if (checkCredentials221.Check(data))
+      return { token: data.token, url: data.url, business: data.roles[0]?.business_details ?? null };
     if (checkCredentials211.Check(data)) return { token: data.token, url: data.url, business: data.business_details };
-    throw new PartnerCallError(3001, 'unexpected data', { message: 'the partner answered without a credentials object' });
+    throw new PartnerCallError(3001, 'unexpected data', {
+      message: 'the partner answered without a credentials object',
+    });
   }
 
   /**
@@ -80,7 +94,10 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
    * it while it answers), then `exchange`; on failure the pending token is withdrawn, and a
    * failed call to the partner answers 502.
    */
-  async function withPendingToken<R>(partner: PartnerRow, exchange: (ours: string, pendingHash: string) => Promise<R>): Promise<R> {
+  async function withPendingToken<R>(
+    partner: PartnerRow,
+    exchange: (ours: string, pendingHash: string) => Promise<R>,
+  ): Promise<R> {
     const ours = newToken();
     const pending = hashToken(ours);
     await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'prepare-outbound', pending_hash: pending });
@@ -93,7 +110,10 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
   }
 
   /** The end of an outbound exchange: the partner actor records the link, our pending token becomes current. */
-  async function completeOutbound(partner: PartnerRow, link: Omit<Extract<PartnerMessage, { op: 'complete-outbound' }>, 'op'>): Promise<PartnerView> {
+  async function completeOutbound(
+    partner: PartnerRow,
+    link: Omit<Extract<PartnerMessage, { op: 'complete-outbound' }>, 'op'>,
+  ): Promise<PartnerView> {
     const reply = await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'complete-outbound', ...link });
     if (!reply.ok) throw new HttpError(409, 'handshake_superseded', reply.message);
     return reply.partner;
@@ -112,11 +132,16 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
       } catch (err) {
         // a 2.1.1-only partner expects the raw token on its versions URL: try again only when the
         // partner answered and refused (a timeout or a refused destination would fail twice)
-        if (!(err instanceof PartnerCallError) || !(err.reason === 'error answer' || err.reason === 'not an OCPI envelope')) throw err;
+        if (
+          !(err instanceof PartnerCallError) ||
+          !(err.reason === 'error answer' || err.reason === 'not an OCPI envelope')
+        )
+          throw err;
         discovery = await ctx.client.discover(body.versions_url, body.token, '2.1.1');
       }
       const endpoint = endpointOf(discovery.endpoints, 'credentials');
-      if (!endpoint) throw new PartnerCallError(3001, 'unexpected data', { message: 'the partner lists no credentials endpoint' });
+      if (!endpoint)
+        throw new PartnerCallError(3001, 'unexpected data', { message: 'the partner lists no credentials endpoint' });
       const version = endpoint.version as OcpiVersion;
       const role = ourRoleToward(partner.role);
       const sent = ownCredentials(ctx, version, ours, ourVersionsUrl(ctx.baseUrl(req.koa), partner.role), role);
@@ -136,7 +161,8 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
   /** Our side of a rotation: a new token of ours, PUT /credentials, the partner's new token. */
   async function rotateWith(req: Req, partner: PartnerRow) {
     const state = await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'get' });
-    if (!state.ok || state.partner.status !== 'registered' || !state.their_token) throw new HttpError(409, 'not_registered', 'the partner is not registered');
+    if (!state.ok || state.partner.status !== 'registered' || !state.their_token)
+      throw new HttpError(409, 'not_registered', 'the partner is not registered');
     const current = state.partner;
     const theirOld = state.their_token;
     return withPendingToken(partner, async (ours, pending) => {
@@ -146,7 +172,13 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
       for (const v of SUPPORTED_VERSIONS) {
         const endpoint = current.endpoints.find((e) => e.version === v && e.identifier === 'credentials');
         if (!endpoint) continue;
-        const sent = ownCredentials(ctx, v, ours, ourVersionsUrl(ctx.baseUrl(req.koa), partner.role), ourRoleToward(partner.role));
+        const sent = ownCredentials(
+          ctx,
+          v,
+          ours,
+          ourVersionsUrl(ctx.baseUrl(req.koa), partner.role),
+          ourRoleToward(partner.role),
+        );
         try {
           answer = await ctx.client.data('PUT', endpoint.url, theirOld, v, sent);
           version = v;
@@ -156,7 +188,10 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
           throw err;
         }
       }
-      if (!answer || !version) throw new PartnerCallError(3001, 'error answer', { message: 'no credentials endpoint of the partner accepts PUT' });
+      if (!answer || !version)
+        throw new PartnerCallError(3001, 'error answer', {
+          message: 'no credentials endpoint of the partner accepts PUT',
+        });
       const theirs = theirCredentials(answer.envelope.data);
       const linked = await completeOutbound(partner, {
         pending_hash: pending,
@@ -173,7 +208,8 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
   /** GETs every page of the partner's locations (following Link rel="next") and stores them. */
   async function pullLocations(partner: PartnerRow, limit: number | undefined) {
     const state = await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'get' });
-    if (!state.ok || state.partner.status !== 'registered' || !state.their_token) throw new HttpError(409, 'not_registered', 'the partner is not registered');
+    if (!state.ok || state.partner.status !== 'registered' || !state.their_token)
+      throw new HttpError(409, 'not_registered', 'the partner is not registered');
     const chosen = endpointOf(state.partner.endpoints, 'locations');
     if (!chosen) throw new HttpError(409, 'no_locations_endpoint', 'the partner lists no locations endpoint');
     const version = chosen.version as OcpiVersion;
@@ -209,14 +245,22 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
 
   /** 400 unless the party a body names is ours; a field the body leaves out names ours. */
   function assertOurParty(named: { country_code?: string; party_id?: string }, message: string): void {
-    if ((named.country_code ?? ctx.own.country_code) !== ctx.own.country_code || (named.party_id ?? ctx.own.party_id) !== ctx.own.party_id) {
+    if (
+      (named.country_code ?? ctx.own.country_code) !== ctx.own.country_code ||
+      (named.party_id ?? ctx.own.party_id) !== ctx.own.party_id
+    ) {
       throw new HttpError(400, 'not_own_party', message);
     }
   }
 
   /** 400 unless the body's id is the one the path names. */
   function assertPathId(pathName: string, pathValue: string, bodyName: string, bodyValue: string): void {
-    if (bodyValue !== pathValue) throw new HttpError(400, 'id_mismatch', `path ${pathName} ${pathValue} differs from body ${bodyName} ${bodyValue}`);
+    if (bodyValue !== pathValue)
+      throw new HttpError(
+        400,
+        'id_mismatch',
+        `path ${pathName} ${pathValue} differs from body ${bodyName} ${bodyValue}`,
+      );
   }
 
   return defineMount<OperatorAuth>({
@@ -237,11 +281,23 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
           const body = req.body;
           if (ctx.isOwn(body)) throw new HttpError(409, 'own_party', 'that is our own country_code and party_id');
           const { partner, token } = await ctx.partners.create(body.country_code, body.party_id, body.role);
-          req.log.info({ partner: `${partner.country_code}-${partner.party_id}`, role: partner.role }, 'partner onboarded');
+          req.log.info(
+            { partner: `${partner.country_code}-${partner.party_id}`, role: partner.role },
+            'partner onboarded',
+          );
           const versionsUrl = ourVersionsUrl(ctx.baseUrl(req.koa), partner.role);
           return {
             status: 201,
-            data: { id: partner.id, token, versions_url: versionsUrl, country_code: partner.country_code, party_id: partner.party_id, role: partner.role, status: partner.status, version: partner.version },
+            data: {
+              id: partner.id,
+              token,
+              versions_url: versionsUrl,
+              country_code: partner.country_code,
+              party_id: partner.party_id,
+              role: partner.role,
+              status: partner.status,
+              version: partner.version,
+            },
           };
         },
       }),
@@ -262,7 +318,11 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
         handler: async (req) => {
           const row = await partnerOf(req);
           const state = await ctx.partners.ask(row.country_code, row.party_id, { op: 'get' });
-          return { data: state.ok ? { ...row, endpoints: state.partner.endpoints, business_details: state.partner.business_details } : row };
+          return {
+            data: state.ok
+              ? { ...row, endpoints: state.partner.endpoints, business_details: state.partner.business_details }
+              : row,
+          };
         },
       }),
       route({

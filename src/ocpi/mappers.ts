@@ -23,13 +23,23 @@ export function connectorTo211(c: V221.Connector): V211.Connector {
 
 export function connectorFrom211(c: V211.Connector): V221.Connector {
   const { voltage, amperage, tariff_id, ...rest } = c;
-  return defined({ ...rest, max_voltage: voltage, max_amperage: amperage, tariff_ids: tariff_id === undefined ? undefined : [tariff_id] });
+  return defined({
+    ...rest,
+    max_voltage: voltage,
+    max_amperage: amperage,
+    tariff_ids: tariff_id === undefined ? undefined : [tariff_id],
+  });
 }
 
 /** ConnectorPatch 2.1.1 -> the 2.2.1 fields it changes. */
 export function connectorPatchFrom211(p: Partial<V211.Connector>): Partial<V221.Connector> {
   const { voltage, amperage, tariff_id, ...rest } = p;
-  return defined({ ...rest, max_voltage: voltage, max_amperage: amperage, tariff_ids: tariff_id === undefined ? undefined : [tariff_id] });
+  return defined({
+    ...rest,
+    max_voltage: voltage,
+    max_amperage: amperage,
+    tariff_ids: tariff_id === undefined ? undefined : [tariff_id],
+  });
 }
 
 export function evseTo211(e: V221.Evse): V211.Evse {
@@ -48,7 +58,16 @@ const TYPE_FROM_PARKING: Record<string, string> = {
 };
 
 export function locationTo211(l: V221.StoredLocation): V211.Location {
-  const { country_code: _cc, party_id: _pid, publish: _publish, publish_allowed_to: _allowed, state: _state, parking_type, evses, ...rest } = l;
+  const {
+    country_code: _cc,
+    party_id: _pid,
+    publish: _publish,
+    publish_allowed_to: _allowed,
+    state: _state,
+    parking_type,
+    evses,
+    ...rest
+  } = l;
   // 2.1.1 requires a location type; 2.2.1 parking types without a 2.1.1 twin become OTHER
   const type = parking_type === undefined ? 'UNKNOWN' : (TYPE_FROM_PARKING[parking_type] ?? 'OTHER');
   return defined({ ...rest, type, evses: evses?.map(evseTo211) });
@@ -71,7 +90,13 @@ export function locationFrom211(l: V211.Location, party: PartyIdentity): V221.St
 }
 
 /** Merges patch items into a list by key; items not there yet are appended. */
-function mergeByKey<T, P>(list: readonly T[] | undefined, patches: readonly P[] | undefined, key: (x: T | P) => unknown, merge: (t: T, p: P) => T, create: (p: P) => T): T[] | undefined {
+function mergeByKey<T, P>(
+  list: readonly T[] | undefined,
+  patches: readonly P[] | undefined,
+  key: (x: T | P) => unknown,
+  merge: (t: T, p: P) => T,
+  create: (p: P) => T,
+): T[] | undefined {
   if (!patches) return list ? [...list] : undefined;
   const out = list ? [...list] : [];
   for (const p of patches) {
@@ -91,14 +116,32 @@ export function mergeConnector(c: V221.Connector, p: Partial<V221.Connector>): V
 export function mergeEvse(e: V221.Evse, p: V221.EvsePatch): V221.Evse {
   const { connectors, ...fields } = p;
   const merged = { ...e, ...defined({ ...fields }) } as V221.Evse;
-  const mergedConnectors = mergeByKey(e.connectors, connectors, (x) => x.id, mergeConnector, (x) => x as V221.Connector);
+  const mergedConnectors = mergeByKey(
+    e.connectors,
+    connectors,
+    (x) => x.id,
+    mergeConnector,
+    (x) => x as V221.Connector,
+  );
   return { ...merged, connectors: mergedConnectors ?? [] };
 }
 
 export function mergeLocation(l: V221.StoredLocation, p: V221.LocationPatch): V221.StoredLocation {
   const { evses, ...fields } = p;
-  const merged = { ...l, ...defined({ ...fields }), id: l.id, country_code: l.country_code, party_id: l.party_id } as V221.StoredLocation;
-  const mergedEvses = mergeByKey(l.evses, evses, (x) => x.uid, mergeEvse, (x) => x as V221.Evse);
+  const merged = {
+    ...l,
+    ...defined({ ...fields }),
+    id: l.id,
+    country_code: l.country_code,
+    party_id: l.party_id,
+  } as V221.StoredLocation;
+  const mergedEvses = mergeByKey(
+    l.evses,
+    evses,
+    (x) => x.uid,
+    mergeEvse,
+    (x) => x as V221.Evse,
+  );
   return defined({ ...merged, evses: mergedEvses });
 }
 

@@ -1,6 +1,12 @@
 import Type, { type TSchema } from 'typebox';
 import type { Context } from 'koa';
-import { defineMount, type MountSpec, type RouteRequest, type RouteResult, type RouteSpec } from '../gateway/route-table.js';
+import {
+  defineMount,
+  type MountSpec,
+  type RouteRequest,
+  type RouteResult,
+  type RouteSpec,
+} from '../gateway/route-table.js';
 import type { OcpiCaller, PartnerRole, PartyIdentity } from './auth.js';
 import { Envelope, ListQuery } from './common/schemas.js';
 import type { OcpiContext } from './context.js';
@@ -39,7 +45,8 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
 function documentedErrors(route: OcpiRoute, version: OcpiVersion): Record<number, string> {
   const errors: Record<number, string> = {};
   if (route.auth !== false) errors[401] = `missing or unknown token (status_code ${version === '2.2.1' ? 2001 : 2000})`;
-  if (route.body || route.query || route.params) errors[422] = 'HTTPValidationError: a body, query or path parameter fails its schema';
+  if (route.body || route.query || route.params)
+    errors[422] = 'HTTPValidationError: a body, query or path parameter fails its schema';
   return errors;
 }
 
@@ -55,11 +62,19 @@ function interfaceRole(role: PartnerRole, module: string): 'SENDER' | 'RECEIVER'
 }
 
 /** The version-details endpoint list, generated from a mount's route table. */
-export function endpointsOf(routes: readonly OcpiRoute[], version: OcpiVersion, role: PartnerRole, baseUrl: string, prefix: string) {
+export function endpointsOf(
+  routes: readonly OcpiRoute[],
+  version: OcpiVersion,
+  role: PartnerRole,
+  baseUrl: string,
+  prefix: string,
+) {
   const modules: string[] = [];
   for (const r of routes) if (r.module && !modules.includes(r.module)) modules.push(r.module);
   return modules.map((identifier) =>
-    version === '2.2.1' ? { identifier, role: interfaceRole(role, identifier), url: `${baseUrl}${prefix}/${identifier}` } : { identifier, url: `${baseUrl}${prefix}/${identifier}` },
+    version === '2.2.1'
+      ? { identifier, role: interfaceRole(role, identifier), url: `${baseUrl}${prefix}/${identifier}` }
+      : { identifier, url: `${baseUrl}${prefix}/${identifier}` },
   );
 }
 
@@ -81,7 +96,9 @@ export function versionDetailsRoute(ctx: OcpiContext, o: VersionDetailsRouteOpti
     path: '/',
     summary: o.summary,
     response: Envelope(o.detail),
-    handler: (req) => ({ data: { version: o.version, endpoints: endpointsOf(o.routes, o.version, o.role, ctx.baseUrl(req.koa), o.prefix) } }),
+    handler: (req) => ({
+      data: { version: o.version, endpoints: endpointsOf(o.routes, o.version, o.role, ctx.baseUrl(req.koa), o.prefix) },
+    }),
   };
 }
 
@@ -102,7 +119,10 @@ async function listAnswer<T extends { last_updated: string }, O>(
   const page = await store.renderedList(window, parties, renderName, render, opts);
   return {
     data: new SerializedJson(page.json),
-    headers: { 'Content-Type': 'application/json; charset=utf-8', ...pageHeaders(req.koa, ctx.baseUrl(req.koa), window, page.total) },
+    headers: {
+      'Content-Type': 'application/json; charset=utf-8',
+      ...pageHeaders(req.koa, ctx.baseUrl(req.koa), window, page.total),
+    },
   };
 }
 
@@ -138,7 +158,15 @@ export function listRoute<T extends { last_updated: string }>(ctx: OcpiContext, 
     response: Envelope(Type.Array(o.item)),
     handler: (req) => {
       const caller = requireLink(req.auth, o.version);
-      return listAnswer(ctx, req, o.store, o.owner === 'caller' ? [caller] : [ctx.own], renderName, render, listOptions);
+      return listAnswer(
+        ctx,
+        req,
+        o.store,
+        o.owner === 'caller' ? [caller] : [ctx.own],
+        renderName,
+        render,
+        listOptions,
+      );
     },
   };
 }

@@ -40,7 +40,12 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
       response: Envelope(VersionList),
       handler: (req) => {
         const base = versionsUrl(ctx.baseUrl(req.koa));
-        return { data: [{ version: '2.1.1', url: `${base}/2.1.1` }, { version: '2.2.1', url: `${base}/2.2.1` }] };
+        return {
+          data: [
+            { version: '2.1.1', url: `${base}/2.1.1` },
+            { version: '2.2.1', url: `${base}/2.2.1` },
+          ],
+        };
       },
     }),
     route({
@@ -54,13 +59,17 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
       handler: (req) => {
         const version = req.params.version;
         const base = ctx.baseUrl(req.koa);
-        if (version === '2.2.1') return { data: { version, endpoints: endpointsOf(routes, '2.2.1', 'CPO', base, OVERVIEW_PREFIX) } };
+        if (version === '2.2.1')
+          return { data: { version, endpoints: endpointsOf(routes, '2.2.1', 'CPO', base, OVERVIEW_PREFIX) } };
         if (version === '2.1.1') {
           // 2.1.1 has no overview: its endpoints are those of the 2.1.1 role mounts
           return {
             data: {
               version,
-              endpoints: [...endpointsOf(opts.cpo211Routes, '2.1.1', 'CPO', base, CPO_211_PREFIX), ...endpointsOf(opts.emsp211Routes, '2.1.1', 'EMSP', base, EMSP_211_PREFIX)],
+              endpoints: [
+                ...endpointsOf(opts.cpo211Routes, '2.1.1', 'CPO', base, CPO_211_PREFIX),
+                ...endpointsOf(opts.emsp211Routes, '2.1.1', 'EMSP', base, EMSP_211_PREFIX),
+              ],
             },
           };
         }
@@ -73,7 +82,15 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
       module: 'credentials',
       summary: 'The credentials the caller uses with us (Token A or the current token)',
       response: Envelope(S.Credentials),
-      handler: (req) => ({ data: ownCredentials(ctx, '2.2.1', req.auth.token, versionsUrl(ctx.baseUrl(req.koa)), ourRoleToward(req.auth.role)) }),
+      handler: (req) => ({
+        data: ownCredentials(
+          ctx,
+          '2.2.1',
+          req.auth.token,
+          versionsUrl(ctx.baseUrl(req.koa)),
+          ourRoleToward(req.auth.role),
+        ),
+      }),
     }),
     credentialsRoute(ctx, {
       method: 'POST',
@@ -101,7 +118,16 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
         return { data: undefined };
       },
     }),
-    listRoute(ctx, { path: '/locations', module: 'locations', summary: 'Our published locations, paged', version: '2.2.1', store: ctx.stores.locations, owner: 'ours', item: S.LocationOut, publishedOnly: true }),
+    listRoute(ctx, {
+      path: '/locations',
+      module: 'locations',
+      summary: 'Our published locations, paged',
+      version: '2.2.1',
+      store: ctx.stores.locations,
+      owner: 'ours',
+      item: S.LocationOut,
+      publishedOnly: true,
+    }),
     route({
       method: 'GET',
       path: '/locations/:country_code/:party_id/:location_id',
@@ -124,10 +150,49 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
       put: "Full replace of one of the caller's locations",
       patch: "Partial update of one of the caller's locations, its EVSEs (by uid) or connectors (by id)",
     }),
-    listRoute(ctx, { path: '/sessions', module: 'sessions', summary: "Sessions of the caller's party, paged", version: '2.2.1', store: ctx.stores.sessions, owner: 'caller', item: S211.SessionOut }),
-    listRoute(ctx, { path: '/cdrs', module: 'cdrs', summary: "CDRs of the caller's party, paged", version: '2.2.1', store: ctx.stores.cdrs, owner: 'caller', item: OpenObject }),
-    listRoute(ctx, { path: '/tariffs', module: 'tariffs', summary: 'Our tariffs, paged', version: '2.2.1', store: ctx.stores.tariffs, owner: 'ours', item: S211.Tariff }),
-    listRoute(ctx, { path: '/tokens', module: 'tokens', summary: 'Our own tokens, paged', version: '2.2.1', store: ctx.stores.tokens, owner: 'ours', item: S211.Token }),
+    listRoute(ctx, {
+      path: '/sessions',
+      module: 'sessions',
+      summary: "Sessions of the caller's party, paged",
+      version: '2.2.1',
+      store: ctx.stores.sessions,
+      owner: 'caller',
+      item: S211.SessionOut,
+    }),
+    listRoute(ctx, {
+      path: '/cdrs',
+      module: 'cdrs',
+      summary: "CDRs of the caller's party, paged",
+      version: '2.2.1',
+      store: ctx.stores.cdrs,
+      owner: 'caller',
+      item: OpenObject,
+    }),
+    listRoute(ctx, {
+      path: '/tariffs',
+      module: 'tariffs',
+      summary: 'Our tariffs, paged',
+      version: '2.2.1',
+      store: ctx.stores.tariffs,
+      owner: 'ours',
+      item: S211.Tariff,
+    }),
+    listRoute(ctx, {
+      path: '/tokens',
+      module: 'tokens',
+      summary: 'Our own tokens, paged',
+      version: '2.2.1',
+      store: ctx.stores.tokens,
+      owner: 'ours',
+      item: S211.Token,
+    }),
   ];
-  return ocpiMount(ctx, { name: 'ocpi-overview-2.2.1', prefix: OVERVIEW_PREFIX, version: '2.2.1', accept: 'base64-or-raw', description: 'OCPI 2.2.1 overview (no role segment)', routes });
+  return ocpiMount(ctx, {
+    name: 'ocpi-overview-2.2.1',
+    prefix: OVERVIEW_PREFIX,
+    version: '2.2.1',
+    accept: 'base64-or-raw',
+    description: 'OCPI 2.2.1 overview (no role segment)',
+    routes,
+  });
 }

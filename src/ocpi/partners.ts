@@ -10,7 +10,13 @@ import {
   type PartnerView,
 } from '../../actors/partner-protocol.js';
 import { hashToken, newToken, type PartnerRole, type TokenDirectory } from './auth.js';
-import { credentialsMethodNotAllowed, unableToUseClientApi, unauthorized, unsupportedVersion, type OcpiVersion } from './envelope.js';
+import {
+  credentialsMethodNotAllowed,
+  unableToUseClientApi,
+  unauthorized,
+  unsupportedVersion,
+  type OcpiVersion,
+} from './envelope.js';
 
 export type { PartnerView } from '../../actors/partner-protocol.js';
 
@@ -45,7 +51,12 @@ export class PartnerDirectory {
   }
 
   /** Ask, and turn a refusal into the OCPI error a credentials endpoint answers with. */
-  async askOcpi(countryCode: string, partyId: string, message: PartnerMessage, version: OcpiVersion): Promise<Extract<PartnerReply, { ok: true }>> {
+  async askOcpi(
+    countryCode: string,
+    partyId: string,
+    message: PartnerMessage,
+    version: OcpiVersion,
+  ): Promise<Extract<PartnerReply, { ok: true }>> {
     const reply = await this.ask(countryCode, partyId, message);
     if (reply.ok) return reply;
     switch (reply.code) {
@@ -62,9 +73,18 @@ export class PartnerDirectory {
   }
 
   /** Onboarding by an operator: a new partner (or a fresh Token A for an unregistered one). */
-  async create(countryCode: string, partyId: string, role: PartnerRole): Promise<{ partner: PartnerView; token: string }> {
+  async create(
+    countryCode: string,
+    partyId: string,
+    role: PartnerRole,
+  ): Promise<{ partner: PartnerView; token: string }> {
     const token = newToken();
-    const reply = await this.ask(countryCode, partyId, { op: 'create', id: randomUUID(), role, initial_hash: hashToken(token) });
+    const reply = await this.ask(countryCode, partyId, {
+      op: 'create',
+      id: randomUUID(),
+      role,
+      initial_hash: hashToken(token),
+    });
     if (!reply.ok) throw new HttpError(409, 'partner_registered', reply.message);
     return { partner: reply.partner, token };
   }

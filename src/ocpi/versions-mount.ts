@@ -25,7 +25,12 @@ export function roleVersionsMount(ctx: OcpiContext, role: 'cpo' | 'emsp'): Mount
         response: Envelope(Type.Array(Type.Object({ version: Type.String(), url: Type.String() }))),
         handler: (req) => {
           const base = `${ctx.baseUrl(req.koa)}/ocpi/${role}`;
-          return { data: [{ version: '2.1.1', url: `${base}/2.1.1` }, { version: '2.2.1', url: `${base}/2.2.1` }] };
+          return {
+            data: [
+              { version: '2.1.1', url: `${base}/2.1.1` },
+              { version: '2.2.1', url: `${base}/2.2.1` },
+            ],
+          };
         },
       }),
     ],

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import type { ChargerCommand, ChargerEvent, ChargerEventOutcome, ProtocolAdapter, ProtocolName } from './domain.js';
-import { ChargerCallError, ChargerCallTimeoutError, ChargerDisconnectedError, OcppCallError, errorCodeFor, type OcppErrorKind } from './errors.js';
+import {
+  ChargerCallError,
+  ChargerCallTimeoutError,
+  ChargerDisconnectedError,
+  OcppCallError,
+  errorCodeFor,
+  type OcppErrorKind,
+} from './errors.js';
 import { callFrame, errorFrame, parseFrame, resultFrame, type InboundFrame } from './frames.js';
 import type { OcppCall, OcppResponse } from './messages.js';
 import type { OcppSchemas } from './schemas.js';
@@ -27,7 +34,11 @@ export interface ConnectionOptions<V extends ProtocolName> extends ConnectionSet
 export type AnyChargerConnection = ChargerConnection<'ocpp1.6'> | ChargerConnection<'ocpp2.0.1'>;
 
 /** A charger's connection in the protocol it negotiated. */
-export function chargerConnection(ws: WebSocket, protocol: ProtocolName, settings: ConnectionSettings): AnyChargerConnection {
+export function chargerConnection(
+  ws: WebSocket,
+  protocol: ProtocolName,
+  settings: ConnectionSettings,
+): AnyChargerConnection {
   return protocol === 'ocpp1.6'
     ? new ChargerConnection(ws, { ...settings, adapter: ocpp16Adapter })
     : new ChargerConnection(ws, { ...settings, adapter: ocpp201Adapter });
@@ -112,7 +123,10 @@ export class ChargerConnection<V extends ProtocolName> {
   open(opts: { bootDeadlineMs: number | null } = { bootDeadlineMs: null }): void {
     if (opts.bootDeadlineMs !== null && !this.closed) {
       this.bootTimer = setTimeout(() => {
-        this.opts.log.warn({ charge_point: this.chargePointId, deadline_ms: opts.bootDeadlineMs }, 'no BootNotification before the deadline: closing');
+        this.opts.log.warn(
+          { charge_point: this.chargePointId, deadline_ms: opts.bootDeadlineMs },
+          'no BootNotification before the deadline: closing',
+        );
         this.close(1008, 'BootNotification expected');
       }, opts.bootDeadlineMs);
       this.bootTimer.unref();
@@ -162,7 +176,11 @@ export class ChargerConnection<V extends ProtocolName> {
       const timer = setTimeout(() => {
         if (this.pending?.id !== id) return;
         this.pending = undefined;
-        reject(new ChargerCallTimeoutError(`${this.chargePointId} did not answer ${action} within ${this.opts.callTimeoutMs} ms`));
+        reject(
+          new ChargerCallTimeoutError(
+            `${this.chargePointId} did not answer ${action} within ${this.opts.callTimeoutMs} ms`,
+          ),
+        );
       }, this.opts.callTimeoutMs);
       timer.unref();
       this.pending = { id, action, resolve, reject, timer };
@@ -192,7 +210,12 @@ export class ChargerConnection<V extends ProtocolName> {
     switch (frame.t) {
       case 'call':
         if (busy) {
-          this.sendError(frame.id, 'GenericError', `more than ${MAX_CALLS_IN_PROGRESS} calls in progress; OCPP-J allows one outstanding call`, {});
+          this.sendError(
+            frame.id,
+            'GenericError',
+            `more than ${MAX_CALLS_IN_PROGRESS} calls in progress; OCPP-J allows one outstanding call`,
+            {},
+          );
           return;
         }
         // JSON can carry U+0000 only as the escape \u0000: a frame without it needs no walk
@@ -203,7 +226,12 @@ export class ChargerConnection<V extends ProtocolName> {
         this.onAnswer(frame);
         return;
       case 'malformed':
-        this.sendError(frame.id, frame.reason === 'unknown-type' ? 'MessageTypeNotSupported' : 'RpcFrameworkError', frame.description, {});
+        this.sendError(
+          frame.id,
+          frame.reason === 'unknown-type' ? 'MessageTypeNotSupported' : 'RpcFrameworkError',
+          frame.description,
+          {},
+        );
     }
   }
 
@@ -211,14 +239,20 @@ export class ChargerConnection<V extends ProtocolName> {
     const { adapter, schemas } = this.opts;
     let reply: OcppResponse<V>;
     try {
-      if (!schemas.knows(this.version, frame.action)) throw new OcppCallError('NotImplemented', `${frame.action} is not an ${this.version} action`);
+      if (!schemas.knows(this.version, frame.action))
+        throw new OcppCallError('NotImplemented', `${frame.action} is not an ${this.version} action`);
       const call = { action: frame.action, payload: frame.payload };
       // from here on the call is typed: its payload is its action's generated request type (an
       // assertion signature needs the declared this.opts.schemas, not the destructured alias)
       this.opts.schemas.checkRequest(this.version, call);
       const nul = mayHoldNul ? stringWithNul(call.payload) : undefined;
       // a field the schema allows but that no store can hold: refused here, never an InternalError
-      if (nul !== undefined) throw new OcppCallError('PropertyConstraintViolation', `${frame.action}: the string at ${nul} contains a NUL character`, { path: nul });
+      if (nul !== undefined)
+        throw new OcppCallError(
+          'PropertyConstraintViolation',
+          `${frame.action}: the string at ${nul} contains a NUL character`,
+          { path: nul },
+        );
       const event = adapter.toEvent(call);
       if (event === undefined) throw new OcppCallError('NotSupported', `${frame.action} is not supported by this CSMS`);
       const outcome = event === null ? undefined : await this.opts.handleEvent(event);
@@ -236,11 +270,15 @@ export class ChargerConnection<V extends ProtocolName> {
       this.opts.schemas.checkResponse(this.version, frame.action, reply);
     } catch (err) {
       // our own reply failing the official schema is a bug here, not the charger's fault
-      this.opts.log.error({ err, action: frame.action, charge_point: this.chargePointId }, 'OCPP reply fails its schema');
+      this.opts.log.error(
+        { err, action: frame.action, charge_point: this.chargePointId },
+        'OCPP reply fails its schema',
+      );
       this.sendError(frame.id, 'InternalError', 'the CSMS produced an invalid reply', {});
       return;
     }
-    if (frame.action === 'BootNotification' && 'status' in reply && reply.status === 'Accepted') clearTimeout(this.bootTimer);
+    if (frame.action === 'BootNotification' && 'status' in reply && reply.status === 'Accepted')
+      clearTimeout(this.bootTimer);
     this.send(resultFrame(frame.id, reply));
   }
 

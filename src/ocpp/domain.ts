@@ -120,8 +120,15 @@ export const DEFAULT_HEARTBEAT_INTERVAL_S = 300;
  * The BootNotification reply: the same fields in 1.6 and 2.0.1, so both adapters answer it from
  * here (and the Heartbeat reply from `now` alone).
  */
-export function bootReply(outcome: ChargerEventOutcome | undefined, now: Date): { status: 'Accepted'; currentTime: string; interval: number } {
-  return { status: 'Accepted', currentTime: now.toISOString(), interval: outcome?.heartbeat_interval_s ?? DEFAULT_HEARTBEAT_INTERVAL_S };
+export function bootReply(
+  outcome: ChargerEventOutcome | undefined,
+  now: Date,
+): { status: 'Accepted'; currentTime: string; interval: number } {
+  return {
+    status: 'Accepted',
+    currentTime: now.toISOString(),
+    interval: outcome?.heartbeat_interval_s ?? DEFAULT_HEARTBEAT_INTERVAL_S,
+  };
 }
 
 /**
@@ -153,7 +160,11 @@ export const ChargerCommand = Type.Union([
     connector_id: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
   }),
   Type.Object({ kind: Type.Literal('cancel-reservation'), reservation_id: Type.Integer() }),
-  Type.Object({ kind: Type.Literal('unlock'), evse_id: Type.Integer({ minimum: 1 }), connector_id: Type.Integer({ minimum: 1 }) }),
+  Type.Object({
+    kind: Type.Literal('unlock'),
+    evse_id: Type.Integer({ minimum: 1 }),
+    connector_id: Type.Integer({ minimum: 1 }),
+  }),
   Type.Object({
     kind: Type.Literal('trigger'),
     message: Type.Union([

@@ -8,7 +8,14 @@ import { chargerConnection, type AnyChargerConnection } from './connection.js';
 import type { ChargerEvent, ProtocolName } from './domain.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { OcppSchemas } from './schemas.js';
-import { HandshakeDeadlines, basicCredentials, clientAddress, jitteredRetryAfterS, refuseUpgrade, routeUpgrade } from './upgrade.js';
+import {
+  HandshakeDeadlines,
+  basicCredentials,
+  clientAddress,
+  jitteredRetryAfterS,
+  refuseUpgrade,
+  routeUpgrade,
+} from './upgrade.js';
 
 /** Chargers whose socket this process holds, by charge point id. The actor's turns send through it. */
 export class ConnectionRegistry {
@@ -135,7 +142,10 @@ export class OcppEndpoint {
       // must not lock out every charger behind the same NAT or proxy address.
       const blocks = !creds ? [] : logins.failed(logins.failures(idKey) === 0 ? [idKey, addressKey] : [idKey]);
       for (const block of blocks) {
-        log.warn({ charge_point: id, address, key: block.key, failures: block.failures, retry_after_ms: block.backoffMs }, 'failed charger logins: backing off');
+        log.warn(
+          { charge_point: id, address, key: block.key, failures: block.failures, retry_after_ms: block.backoffMs },
+          'failed charger logins: backing off',
+        );
       }
       return refuseUpgrade(socket, 401, { 'WWW-Authenticate': 'Basic realm="ocpp"' });
     }
@@ -198,7 +208,8 @@ export class OcppEndpoint {
     if (!conn.isOpen || this.stopping || this.newest.get(id) !== conn) {
       const superseded = this.newest.get(id) !== conn;
       await release();
-      if (conn.isOpen) conn.close(superseded ? 4000 : 1012, superseded ? 'replaced by a newer connection' : 'service restart');
+      if (conn.isOpen)
+        conn.close(superseded ? 4000 : 1012, superseded ? 'replaced by a newer connection' : 'service restart');
       return;
     }
     registry.set(conn);

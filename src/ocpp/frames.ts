@@ -28,7 +28,12 @@ export function parseFrame(text: string): InboundFrame {
   }
   const [type, id] = value as [unknown, unknown];
   if (typeof id !== 'string' || id.length === 0 || id.length > 36) {
-    return { t: 'malformed', id: '-1', reason: 'not-a-frame', description: 'message id must be a string of at most 36 characters' };
+    return {
+      t: 'malformed',
+      id: '-1',
+      reason: 'not-a-frame',
+      description: 'message id must be a string of at most 36 characters',
+    };
   }
   switch (type) {
     case CALL:
@@ -47,7 +52,12 @@ export function parseFrame(text: string): InboundFrame {
         details: value[4] ?? {},
       };
     default:
-      return { t: 'malformed', id, reason: 'unknown-type', description: `unknown message type ${JSON.stringify(type)}` };
+      return {
+        t: 'malformed',
+        id,
+        reason: 'unknown-type',
+        description: `unknown message type ${JSON.stringify(type)}`,
+      };
   }
 }
 

@@ -42,7 +42,8 @@ export class LoginThrottle {
   private readonly now: () => number;
 
   constructor(private readonly opts: LoginThrottleOptions) {
-    if (!Number.isInteger(opts.maxFailures) || opts.maxFailures < 1) throw new Error('maxFailures must be a positive integer');
+    if (!Number.isInteger(opts.maxFailures) || opts.maxFailures < 1)
+      throw new Error('maxFailures must be a positive integer');
     this.baseBackoffMs = opts.baseBackoffMs ?? 1000;
     this.maxBackoffMs = opts.maxBackoffMs ?? 300_000;
     this.forgetAfterMs = opts.forgetAfterMs ?? 900_000;
@@ -70,7 +71,10 @@ export class LoginThrottle {
       e.count += 1;
       e.last = now;
       if (e.count >= this.opts.maxFailures) {
-        const backoffMs = Math.min(this.maxBackoffMs, this.baseBackoffMs * 2 ** Math.min(30, e.count - this.opts.maxFailures));
+        const backoffMs = Math.min(
+          this.maxBackoffMs,
+          this.baseBackoffMs * 2 ** Math.min(30, e.count - this.opts.maxFailures),
+        );
         e.blockedUntil = now + backoffMs;
         blocks.push({ key, failures: e.count, backoffMs });
       }

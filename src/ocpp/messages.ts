@@ -19,7 +19,9 @@ export type MessageMap = Record<string, { request: object; response: object }>;
  * A call of one version as a union discriminated by `action`: a `switch (call.action)` narrows
  * `call.payload` to that action's request type.
  */
-export type CallOf<M extends MessageMap> = { [A in keyof M & string]: { action: A; payload: M[A]['request'] } }[keyof M & string];
+export type CallOf<M extends MessageMap> = {
+  [A in keyof M & string]: { action: A; payload: M[A]['request'] };
+}[keyof M & string];
 export type ResponseOf<M extends MessageMap> = M[keyof M & string]['response'];
 
 /*

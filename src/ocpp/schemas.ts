@@ -68,12 +68,19 @@ export class OcppSchemas {
    * Throws the CALLERROR the payload deserves, if any; past it the call is typed: its payload is
    * the generated request type of its action (src/ocpp/generated), which the schema just enforced.
    */
-  checkRequest<V extends OcppVersion>(version: V, call: { action: string; payload: unknown }): asserts call is OcppCall<V> {
+  checkRequest<V extends OcppVersion>(
+    version: V,
+    call: { action: string; payload: unknown },
+  ): asserts call is OcppCall<V> {
     this.check(version, 'request', call.action, call.payload);
   }
 
   /** As checkRequest, for the answer to a call of `action`. */
-  checkResponse<V extends OcppVersion>(version: V, action: string, payload: unknown): asserts payload is OcppResponse<V> {
+  checkResponse<V extends OcppVersion>(
+    version: V,
+    action: string,
+    payload: unknown,
+  ): asserts payload is OcppResponse<V> {
     this.check(version, 'response', action, payload);
   }
 
@@ -84,10 +91,14 @@ export class OcppSchemas {
     const first: ErrorObject | undefined = validate.errors?.[0];
     const kind = kindByKeyword[first?.keyword ?? ''] ?? 'FormatViolation';
     const where = first?.instancePath || '/';
-    throw new OcppCallError(kind, `${direction} of ${action} invalid at ${where}: ${first?.message ?? 'schema violation'}`, {
-      path: where,
-      keyword: first?.keyword ?? null,
-    });
+    throw new OcppCallError(
+      kind,
+      `${direction} of ${action} invalid at ${where}: ${first?.message ?? 'schema violation'}`,
+      {
+        path: where,
+        keyword: first?.keyword ?? null,
+      },
+    );
   }
 
   private validator(version: OcppVersion, direction: 'request' | 'response', action: string): ValidateFunction | null {

@@ -48,7 +48,9 @@ export function refuseUpgrade(socket: Duplex, status: number, headers: Record<st
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join('');
   socket.once('finish', () => socket.destroy());
-  socket.end(`HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\nConnection: close\r\nContent-Length: 0\r\n${extra}\r\n`);
+  socket.end(
+    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\nConnection: close\r\nContent-Length: 0\r\n${extra}\r\n`,
+  );
 }
 
 export function basicCredentials(header: string | undefined): { user: string; password: string } | undefined {

@@ -106,9 +106,25 @@ export class DependencyHealth {
 /** ioredis: a command given up while the connection is down, or aborted when it closed */
 const OUTAGE_ERROR_NAMES = new Set(['MaxRetriesPerRequestError', 'AbortError']);
 /** node sockets, and the PostgreSQL connection-exception class 08 and admin shutdown (57P01..03) */
-const OUTAGE_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '08000', '08001', '08003', '08006', '57P01', '57P02', '57P03']);
+const OUTAGE_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+  '57P01',
+  '57P02',
+  '57P03',
+]);
 /** ioredis "Connection is closed.", ioredis without an offline queue, knex's pool while the database is away */
-const OUTAGE_MESSAGES = /^Connection is closed\.?$|Stream isn't writeable|Timeout acquiring a connection|Connection terminated/;
+const OUTAGE_MESSAGES =
+  /^Connection is closed\.?$|Stream isn't writeable|Timeout acquiring a connection|Connection terminated/;
 
 /**
  * Whether an error says that the database or Redis could not be reached, rather than that a

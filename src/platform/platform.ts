@@ -60,7 +60,9 @@ export class Platform {
       } else {
         const pending = await db.orm.getMigrator().getPendingMigrations();
         if (pending.length > 0) {
-          throw new Error(`database has ${pending.length} pending migration(s); run the release phase first (npm run migrate)`);
+          throw new Error(
+            `database has ${pending.length} pending migration(s); run the release phase first (npm run migrate)`,
+          );
         }
       }
     } catch (err) {
@@ -109,7 +111,8 @@ export class Platform {
       },
     });
     late.actors = actors;
-    for (const m of opts.modules) for (const def of typeof m.actors === 'function' ? m.actors(config) : (m.actors ?? [])) actors.register(def);
+    for (const m of opts.modules)
+      for (const def of typeof m.actors === 'function' ? m.actors(config) : (m.actors ?? [])) actors.register(def);
     const health = new DependencyHealth({ db, redis, log });
     return new Platform({ config, log, db, actors, metrics, redis, redisKeys, health }, opts.modules);
   }
@@ -143,7 +146,12 @@ export class Platform {
       systemMount({
         services: this.services,
         isShuttingDown: () => this.shuttingDown,
-        openapi: () => (openapi ??= buildOpenApi(mounts, { title: 'EV roaming platform', version: '1.0.0', serverUrl: publicOrigin(config) })),
+        openapi: () =>
+          (openapi ??= buildOpenApi(mounts, {
+            title: 'EV roaming platform',
+            version: '1.0.0',
+            serverUrl: publicOrigin(config),
+          })),
       }),
       ...featureMounts,
     );
@@ -153,7 +161,8 @@ export class Platform {
       bodyLimit: config.BODY_LIMIT,
       bodyMaxDepth: config.BODY_MAX_DEPTH,
       trustProxy: config.TRUST_PROXY === 'true',
-      observe: (method, route, status, seconds) => this.services.metrics.httpRequests.observe({ method, route, status: String(status) }, seconds),
+      observe: (method, route, status, seconds) =>
+        this.services.metrics.httpRequests.observe({ method, route, status: String(status) }, seconds),
     });
     const server = createServer(app.callback());
     server.keepAliveTimeout = 65_000;

@@ -19,7 +19,8 @@ export async function runProcess(modules: PlatformModule[]): Promise<Platform> {
     throw err;
   }
   const log = createLogger(config.LOG_LEVEL, { role: config.PROCESS_ROLE });
-  if (!config.CSMS_API_KEY) log.warn('CSMS_API_KEY is not set: the management surface is open (allowed outside production only)');
+  if (!config.CSMS_API_KEY)
+    log.warn('CSMS_API_KEY is not set: the management surface is open (allowed outside production only)');
   const platform = await Platform.create({ config, log, modules });
   await platform.start();
 

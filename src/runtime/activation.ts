@@ -30,7 +30,14 @@ export interface ActivationHost {
   readonly processId: string;
   readonly actors: ActorMessenger;
   fork(): SqlEntityManager;
-  runTurn(activation: Activation, item: WorkItem, effects: TurnEffects, lease: Lease, durable: DurableDelivery | undefined, run: () => Promise<unknown>): Promise<void>;
+  runTurn(
+    activation: Activation,
+    item: WorkItem,
+    effects: TurnEffects,
+    lease: Lease,
+    durable: DurableDelivery | undefined,
+    run: () => Promise<unknown>,
+  ): Promise<void>;
   leaseFor(activation: Activation): Lease | undefined;
   onTurnIdle(activation: Activation): void;
   timerFired(activation: Activation, message: unknown): void;
@@ -112,7 +119,9 @@ export class Activation {
       return;
     }
     const durable: DurableDelivery | undefined =
-      item.t === 'durable' ? { id: item.row.id, dedupeKey: item.row.dedupeKey, attempt: item.row.attempts + 1 } : undefined;
+      item.t === 'durable'
+        ? { id: item.row.id, dedupeKey: item.row.dedupeKey, attempt: item.row.attempts + 1 }
+        : undefined;
     const effects: TurnEffects = {
       nextState: this.state,
       stateDirty: false,
@@ -129,7 +138,9 @@ export class Activation {
       const msg = item.t === 'message' ? item.msg : item.row.payload.m;
       if (!this.messageValidator.Check(msg)) {
         const first = this.messageValidator.Errors(msg)[0];
-        throw new InvalidMessageError(`invalid message for ${this.def.kind}: ${first?.instancePath || '/'} ${first?.message ?? ''}`);
+        throw new InvalidMessageError(
+          `invalid message for ${this.def.kind}: ${first?.instancePath || '/'} ${first?.message ?? ''}`,
+        );
       }
       return this.def.handle(ctx, msg);
     });
@@ -181,7 +192,11 @@ export class Activation {
         self.cancelTimer(name);
       },
       setReminder(name, dueAt, message, opts) {
-        const payload: MailboxPayload = { m: message, reminder: name, ...(opts?.periodMs ? { periodMs: opts.periodMs } : {}) };
+        const payload: MailboxPayload = {
+          m: message,
+          reminder: name,
+          ...(opts?.periodMs ? { periodMs: opts.periodMs } : {}),
+        };
         effects.reminders.push({ name, set: { dueAt, payload } });
       },
       cancelReminder(name) {

@@ -22,7 +22,16 @@ import type { ActorPlacement, Lease, PlacementEvents } from './placement.js';
 import type { MailboxRow, RuntimeStore } from './runtime-store.js';
 import type { Envelope, Transport } from './transport.js';
 import type { RegisteredActor, DeactivationReason, DurableDelivery } from './types.js';
-import type { ActorMessenger, ActorProtocol, ReplyTo, AskOptions, DurableSendOptions, DurableSendResult, Inbox, TypedRef } from './protocol.js';
+import type {
+  ActorMessenger,
+  ActorProtocol,
+  ReplyTo,
+  AskOptions,
+  DurableSendOptions,
+  DurableSendResult,
+  Inbox,
+  TypedRef,
+} from './protocol.js';
 import type { Static, TSchema } from 'typebox';
 
 export interface ActorSystemOptions {
@@ -175,7 +184,12 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
   }
 
   stats(): { activations: number; inFlightDurable: number; pendingAsks: number; reroutedAsks: number } {
-    return { activations: this.activations.size, inFlightDurable: this.inFlight.size, pendingAsks: this.pending.size, reroutedAsks: this.rerouted };
+    return {
+      activations: this.activations.size,
+      inFlightDurable: this.inFlight.size,
+      pendingAsks: this.pending.size,
+      reroutedAsks: this.rerouted,
+    };
   }
 
   // ---- ActorMessenger ---------------------------------------------------------------------
@@ -191,7 +205,8 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
       // The one cast of a reply: it crossed a queue or the wire as `unknown`. It is what the
       // handler of this protocol returned for this message, which `defineActor` types as a reply
       // of the protocol and `ReplyTo` narrows by the message's discriminant.
-      ask: async (message, opts) => (await this.askAt(address, message, opts)) as ReplyTo<Replies, Discriminant, typeof message>,
+      ask: async (message, opts) =>
+        (await this.askAt(address, message, opts)) as ReplyTo<Replies, Discriminant, typeof message>,
     };
   }
 
@@ -204,7 +219,9 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
   }
 
   private tellAt(address: Address, message: unknown): void {
-    void this.deliverTell(address, message, 0).catch((err: unknown) => this.log.warn({ err, address }, 'tell not delivered'));
+    void this.deliverTell(address, message, 0).catch((err: unknown) =>
+      this.log.warn({ err, address }, 'tell not delivered'),
+    );
   }
 
   private async askAt(address: Address, message: unknown, opts?: AskOptions): Promise<unknown> {
@@ -219,11 +236,11 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
       const local = this.localActivation(address);
       if (local) {
         try {
-          return (await withTimeout(
+          return await withTimeout(
             new Promise((resolve, reject) => local.enqueue({ t: 'message', msg: message, resolve, reject })),
             remaining,
             () => new AskTimeoutError(`no reply from ${address} within ${timeoutMs} ms`),
-          ));
+          );
         } catch (err) {
           if (!(err instanceof ActorMovedError)) throw err;
           await sleep(retryDelayMs(attempt, deadline - Date.now()));
@@ -246,14 +263,27 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
     }
   }
 
-  private async sendDurableAt(address: Address, message: unknown, opts: DurableSendOptions): Promise<DurableSendResult> {
+  private async sendDurableAt(
+    address: Address,
+    message: unknown,
+    opts: DurableSendOptions,
+  ): Promise<DurableSendResult> {
     const kind = this.kindOf(address);
     if (!kind.messages.Check(message)) {
       const first = kind.messages.Errors(message)[0];
-      throw new InvalidMessageError(`invalid message for ${kind.def.kind}: ${first?.instancePath || '/'} ${first?.message ?? ''}`);
+      throw new InvalidMessageError(
+        `invalid message for ${kind.def.kind}: ${first?.instancePath || '/'} ${first?.message ?? ''}`,
+      );
     }
     const shard = kind.def.placement === 'sharded' ? shardOf(address, this.opts.placement.shardCount) : -1;
-    const res = await this.opts.store.enqueue(address, kind.def.kind, shard, opts.dedupeKey, { m: message }, opts.notBefore ?? Date.now());
+    const res = await this.opts.store.enqueue(
+      address,
+      kind.def.kind,
+      shard,
+      opts.dedupeKey,
+      { m: message },
+      opts.notBefore ?? Date.now(),
+    );
     if (!res.duplicate && (opts.notBefore ?? 0) <= Date.now()) void this.wake(address, kind.def);
     return res;
   }
@@ -296,11 +326,14 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
   }
 
   leaseFor(activation: Activation): Lease | undefined {
-    return activation.shard >= 0 ? this.opts.placement.shardLease(activation.shard) : this.opts.placement.pinLease(activation.address);
+    return activation.shard >= 0
+      ? this.opts.placement.shardLease(activation.shard)
+      : this.opts.placement.pinLease(activation.address);
   }
 
   onTurnIdle(activation: Activation): void {
-    if (activation.isStopped && this.activations.get(activation.address) === activation) this.activations.delete(activation.address);
+    if (activation.isStopped && this.activations.get(activation.address) === activation)
+      this.activations.delete(activation.address);
   }
 
   timerFired(activation: Activation, message: unknown): void {
@@ -329,7 +362,11 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
       }
       const result = await run();
       const needsCommit =
-        effects.stateDirty || effects.writes.length > 0 || effects.reminders.length > 0 || effects.emUsed || durable !== undefined;
+        effects.stateDirty ||
+        effects.writes.length > 0 ||
+        effects.reminders.length > 0 ||
+        effects.emUsed ||
+        durable !== undefined;
       if (needsCommit) await this.commit(act, effects, lease, item.t === 'durable' ? item.row : undefined);
       if (effects.stateDirty) act.state = effects.nextState;
       act.isNew = false;
@@ -345,7 +382,10 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
     } catch (err) {
       effects.em?.clear();
       if (err instanceof FencedError) {
-        this.log.warn({ address: act.address, epoch: act.epoch, fence: lease.fenceKey }, 'turn fenced: a newer owner exists');
+        this.log.warn(
+          { address: act.address, epoch: act.epoch, fence: lease.fenceKey },
+          'turn fenced: a newer owner exists',
+        );
         this.opts.onTurn?.(kind, 'fenced', (performance.now() - started) / 1000);
         // give the lease up before the caller retries, or the retry reactivates under it
         this.onFenced(act, lease);
@@ -362,8 +402,13 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
       else if (item.t === 'durable') {
         const max = act.def.maxAttempts ?? 10;
         const unrecoverable = err instanceof UnrecoverableError;
-        const outcome = await this.opts.store.fail(item.row, serializeError(err).message, max, unrecoverable).catch(() => 'retry' as const);
-        this.log.warn({ err, address: act.address, attempt: item.row.attempts + 1, outcome, unrecoverable }, 'durable message failed');
+        const outcome = await this.opts.store
+          .fail(item.row, serializeError(err).message, max, unrecoverable)
+          .catch(() => 'retry' as const);
+        this.log.warn(
+          { err, address: act.address, attempt: item.row.attempts + 1, outcome, unrecoverable },
+          'durable message failed',
+        );
         item.done();
       } else {
         this.log.error({ err, address: act.address }, 'onActivate failed');
@@ -373,7 +418,12 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
 
   // ---- internals --------------------------------------------------------------------------
 
-  private async commit(act: Activation, effects: TurnEffects, lease: Lease, row: MailboxRow | undefined): Promise<void> {
+  private async commit(
+    act: Activation,
+    effects: TurnEffects,
+    lease: Lease,
+    row: MailboxRow | undefined,
+  ): Promise<void> {
     const store = this.opts.store;
     const em = effects.em ?? this.opts.db.fork();
     await em.begin();
@@ -386,7 +436,8 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
         await store.saveState(em, act.address, act.def.kind, JSON.stringify(effects.nextState), lease.epoch);
       }
       for (const r of effects.reminders) {
-        if (r.set) await store.upsertReminder(em, act.address, act.def.kind, act.shard, r.name, r.set.payload, r.set.dueAt);
+        if (r.set)
+          await store.upsertReminder(em, act.address, act.def.kind, act.shard, r.name, r.set.payload, r.set.dueAt);
         else await store.deleteReminder(em, act.address, r.name);
       }
       for (const step of effects.writes) await step(em);
@@ -448,7 +499,9 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
       const parsed: unknown = JSON.parse(raw);
       if (!kind.state.Check(parsed)) {
         const first = kind.state.Errors(parsed)[0];
-        throw new Error(`stored state of ${address} fails its schema at ${first?.instancePath || '/'}: ${first?.message ?? ''}`);
+        throw new Error(
+          `stored state of ${address} fails its schema at ${first?.instancePath || '/'}: ${first?.message ?? ''}`,
+        );
       }
       act.state = parsed;
     };
@@ -484,10 +537,18 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
   }
 
   private forgetOwner(address: Address, def: RegisteredActor): void {
-    if (def.placement === 'sharded') this.opts.placement.forgetShardOwner(shardOf(address, this.opts.placement.shardCount));
+    if (def.placement === 'sharded')
+      this.opts.placement.forgetShardOwner(shardOf(address, this.opts.placement.shardCount));
   }
 
-  private remoteAsk(id: string, owner: string, address: Address, msg: unknown, remaining: number, timeoutMs: number): Promise<unknown> {
+  private remoteAsk(
+    id: string,
+    owner: string,
+    address: Address,
+    msg: unknown,
+    remaining: number,
+    timeoutMs: number,
+  ): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
@@ -503,7 +564,14 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
         },
         // the message never left this process (Redis unreachable): the actor is unavailable
         // for now, which the caller may retry; not an error of the actor's own
-        (err: unknown) => this.settle(id, { ok: false, error: { name: 'ActorUnavailableError', message: `could not send to ${owner}: ${serializeError(err).message}` } }),
+        (err: unknown) =>
+          this.settle(id, {
+            ok: false,
+            error: {
+              name: 'ActorUnavailableError',
+              message: `could not send to ${owner}: ${serializeError(err).message}`,
+            },
+          }),
       );
     });
   }
@@ -548,7 +616,15 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
       }
       const owner = await this.ownerOf(address, kind.def);
       if (owner && owner !== this.processId) {
-        const sent = await this.opts.transport.send(owner, { t: 'call', id: '', from: this.processId, to: address, msg: message, ask: false, hops });
+        const sent = await this.opts.transport.send(owner, {
+          t: 'call',
+          id: '',
+          from: this.processId,
+          to: address,
+          msg: message,
+          ask: false,
+          hops,
+        });
         if (sent) return;
         this.forgetOwner(address, kind.def);
       } else if (kind.def.placement === 'pinned') {
@@ -631,14 +707,25 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
       return;
     }
     if (!act) {
-      if (env.ask) this.reply(env, { ok: false, error: { name: 'ActorMovedError', message: `${env.to} is not owned by ${this.processId}` } });
+      if (env.ask)
+        this.reply(env, {
+          ok: false,
+          error: { name: 'ActorMovedError', message: `${env.to} is not owned by ${this.processId}` },
+        });
       else if (env.hops < MAX_FORWARD_HOPS) {
-        void this.deliverTell(env.to, env.msg, env.hops + 1).catch((err: unknown) => this.log.debug({ err }, 'forward failed'));
+        void this.deliverTell(env.to, env.msg, env.hops + 1).catch((err: unknown) =>
+          this.log.debug({ err }, 'forward failed'),
+        );
       }
       return;
     }
     if (!env.ask) {
-      act.enqueue({ t: 'message', msg: env.msg, resolve: () => undefined, reject: (err: unknown) => this.log.debug({ err }, 'tell failed') });
+      act.enqueue({
+        t: 'message',
+        msg: env.msg,
+        resolve: () => undefined,
+        reject: (err: unknown) => this.log.debug({ err }, 'tell failed'),
+      });
       return;
     }
     // A sender re-sends an ask (same id) when it believes the owner gone; if that owner was us
@@ -675,7 +762,9 @@ export class ActorSystem implements ActorMessenger, ActivationHost {
   }
 
   private reply(env: Extract<Envelope, { t: 'call' }>, r: Reply): void {
-    const out: Envelope = r.ok ? { t: 'reply', id: env.id, ok: true, value: r.value } : { t: 'reply', id: env.id, ok: false, error: r.error };
+    const out: Envelope = r.ok
+      ? { t: 'reply', id: env.id, ok: true, value: r.value }
+      : { t: 'reply', id: env.id, ok: false, error: r.error };
     void this.opts.transport.send(env.from, out).catch((err: unknown) => this.log.debug({ err }, 'reply not sent'));
   }
 }

@@ -11,7 +11,11 @@ import type { Address } from './address.js';
  * `Replies` is either a map from the value of the message's `discriminant` field (`type`, `op`)
  * to that message's reply, or, when there is no discriminant, the one reply of every message.
  */
-export interface ActorProtocol<MessageSchema extends TSchema = TSchema, Replies = unknown, Discriminant extends string | undefined = string | undefined> {
+export interface ActorProtocol<
+  MessageSchema extends TSchema = TSchema,
+  Replies = unknown,
+  Discriminant extends string | undefined = string | undefined,
+> {
   readonly kind: string;
   /** Every message is checked against this before a turn. */
   readonly messages: MessageSchema;
@@ -31,10 +35,15 @@ export type ReplyTo<Replies, Discriminant extends string | undefined, Msg> = Dis
   : Replies;
 
 /** Any reply of the protocol: what its handler may return (each branch returns its own). */
-export type AnyReply<Replies, Discriminant extends string | undefined> = Discriminant extends string ? Replies[keyof Replies] : Replies;
+export type AnyReply<Replies, Discriminant extends string | undefined> = Discriminant extends string
+  ? Replies[keyof Replies]
+  : Replies;
 
 /** The discriminant values of the messages that `Replies` does not answer (never when complete). */
-type Unanswered<MessageSchema extends TSchema, Replies, Discriminant extends string> = Exclude<Static<MessageSchema>[Discriminant & keyof Static<MessageSchema>], keyof Replies>;
+type Unanswered<MessageSchema extends TSchema, Replies, Discriminant extends string> = Exclude<
+  Static<MessageSchema>[Discriminant & keyof Static<MessageSchema>],
+  keyof Replies
+>;
 
 /**
  * Declares an actor's protocol: `defineProtocol<Replies>()({ kind, discriminant, messages })`.
@@ -42,12 +51,19 @@ type Unanswered<MessageSchema extends TSchema, Replies, Discriminant extends str
  * the schema is inferred. A message kind missing from `Replies` does not compile.
  */
 export function defineProtocol<Replies>() {
-  function define<MessageSchema extends TSchema, Discriminant extends string>(spec: {
+  function define<MessageSchema extends TSchema, Discriminant extends string>(
+    spec: {
+      kind: string;
+      discriminant: Discriminant;
+      messages: MessageSchema;
+    } & ([Unanswered<MessageSchema, Replies, Discriminant>] extends [never]
+      ? unknown
+      : { missingReplies: Unanswered<MessageSchema, Replies, Discriminant> }),
+  ): ActorProtocol<MessageSchema, Replies, Discriminant>;
+  function define<MessageSchema extends TSchema>(spec: {
     kind: string;
-    discriminant: Discriminant;
     messages: MessageSchema;
-  } & ([Unanswered<MessageSchema, Replies, Discriminant>] extends [never] ? unknown : { missingReplies: Unanswered<MessageSchema, Replies, Discriminant> })): ActorProtocol<MessageSchema, Replies, Discriminant>;
-  function define<MessageSchema extends TSchema>(spec: { kind: string; messages: MessageSchema }): ActorProtocol<MessageSchema, Replies, undefined>;
+  }): ActorProtocol<MessageSchema, Replies, undefined>;
   function define(spec: { kind: string; messages: TSchema; discriminant?: string }): ActorProtocol<TSchema, Replies> {
     return { kind: spec.kind, messages: spec.messages, discriminant: spec.discriminant };
   }

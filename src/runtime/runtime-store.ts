@@ -121,7 +121,10 @@ export class RuntimeStore {
       [randomUUID(), address, kind, shard, dedupeKey, JSON.stringify(payload), notBefore, now, now],
     );
     if (rows[0]) return { id: str(rows[0].id), duplicate: false };
-    const existing = await this.db.execute('SELECT id FROM actor_mailbox WHERE address = ? AND dedupe_key = ?', [address, dedupeKey]);
+    const existing = await this.db.execute('SELECT id FROM actor_mailbox WHERE address = ? AND dedupe_key = ?', [
+      address,
+      dedupeKey,
+    ]);
     return { id: existing[0] ? str(existing[0].id) : '', duplicate: true };
   }
 
@@ -148,7 +151,11 @@ export class RuntimeStore {
   }
 
   async deleteReminder(em: SqlEntityManager, address: Address, name: string): Promise<void> {
-    await this.db.execute('DELETE FROM actor_mailbox WHERE address = ? AND dedupe_key = ? RETURNING id', [address, REMINDER_PREFIX + name], em);
+    await this.db.execute(
+      'DELETE FROM actor_mailbox WHERE address = ? AND dedupe_key = ? RETURNING id',
+      [address, REMINDER_PREFIX + name],
+      em,
+    );
   }
 
   /**

@@ -4,7 +4,15 @@ import type { Logger } from 'pino';
 import type { Address } from './address.js';
 import type { ActorMessenger, ActorProtocol, AnyReply } from './protocol.js';
 
-export type { ActorMessenger, ActorProtocol, AskOptions, DurableSendOptions, DurableSendResult, Inbox, TypedRef } from './protocol.js';
+export type {
+  ActorMessenger,
+  ActorProtocol,
+  AskOptions,
+  DurableSendOptions,
+  DurableSendResult,
+  Inbox,
+  TypedRef,
+} from './protocol.js';
 export { defineProtocol } from './protocol.js';
 
 export type Placement = 'sharded' | 'pinned';
@@ -84,7 +92,9 @@ export interface ActorDefinition<
   MessageSchema extends TSchema = TSchema,
   Replies = unknown,
   Discriminant extends string | undefined = string | undefined,
-> extends ActorProtocol<MessageSchema, Replies, Discriminant>,
+>
+  extends
+    ActorProtocol<MessageSchema, Replies, Discriminant>,
     ActorImplementation<StateSchema, Static<MessageSchema>, AnyReply<Replies, Discriminant>> {}
 
 /**
@@ -104,4 +114,7 @@ export function defineActor<S extends TSchema, M extends TSchema, R, D extends s
  * own replies is not assignable to one with `unknown` replies: conditional types make TypeScript
  * measure them as invariant).
  */
-export type RegisteredActor = ActorImplementation<TSchema, unknown, unknown> & { readonly kind: string; readonly messages: TSchema };
+export type RegisteredActor = ActorImplementation<TSchema, unknown, unknown> & {
+  readonly kind: string;
+  readonly messages: TSchema;
+};

@@ -15,7 +15,10 @@ describe('operator dashboard in a real browser', function () {
 
   before(async () => {
     csms = await startCsms();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
     const context = await browser.newContext();
     // the operator key the page would ask for; a string script because it runs in the page
     await context.addInitScript({ content: `localStorage.setItem('csms-api-key', ${JSON.stringify(API_KEY)});` });
@@ -34,7 +37,12 @@ describe('operator dashboard in a real browser', function () {
     expect(await row.getAttribute('data-online')).to.equal('false');
     await page.getByTestId('live').filter({ hasText: 'live' }).waitFor();
 
-    const charger = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp1.6'] });
+    const charger = await connect({
+      url: cp.ocpp_url,
+      username: cp.username,
+      password: cp.password,
+      protocols: ['ocpp1.6'],
+    });
     charger.answers = { RemoteStartTransaction: { status: 'Accepted' } };
     await charger.call('BootNotification', v16.boot());
     await charger.call('StatusNotification', v16.status(1, 'Available'));
@@ -47,12 +55,18 @@ describe('operator dashboard in a real browser', function () {
     await row.getByTestId('remote-start').click();
     const call = await charger.csmsCall('RemoteStartTransaction', 10_000);
     expect(call.payload.idTag).to.equal('DRIVER-UI');
-    const { transactionId } = await charger.call<{ transactionId: number }>('StartTransaction', v16.start({ idTag: 'DRIVER-UI', meterStart: 0 }));
+    const { transactionId } = await charger.call<{ transactionId: number }>(
+      'StartTransaction',
+      v16.start({ idTag: 'DRIVER-UI', meterStart: 0 }),
+    );
     await charger.call('MeterValues', v16.meterValues(1, transactionId, 2500));
 
     const session = page.locator(`[data-testid="session-${cp.id}"][data-status="ACTIVE"]`);
     await session.waitFor();
-    await page.locator(`[data-testid="session-${cp.id}"] [data-testid="energy"]`).filter({ hasText: '2.500' }).waitFor();
+    await page
+      .locator(`[data-testid="session-${cp.id}"] [data-testid="energy"]`)
+      .filter({ hasText: '2.500' })
+      .waitFor();
     await charger.close();
     await page.locator(`[data-testid="cp-${cp.id}"][data-online="false"]`).waitFor();
   });
@@ -69,7 +83,10 @@ describe('operator dashboard in a real browser', function () {
       });
       const res = await fresh.goto(`${csms.url}/dashboard`);
       const headers = res?.headers() ?? {};
-      expect(headers['content-security-policy']).to.contain("script-src 'self'").and.contain("frame-ancestors 'none'").and.not.contain('unsafe-inline');
+      expect(headers['content-security-policy'])
+        .to.contain("script-src 'self'")
+        .and.contain("frame-ancestors 'none'")
+        .and.not.contain('unsafe-inline');
       expect(headers['x-frame-options']).to.equal('DENY');
       expect(headers['x-content-type-options']).to.equal('nosniff');
       expect(headers['referrer-policy']).to.equal('no-referrer');

@@ -24,7 +24,9 @@ describe('cluster: an ask re-sent under the same id runs once', function () {
     p = await startPlatform(env, [testActorsModule()]);
     pub = new Redis(REDIS_URL);
     sub = new Redis(REDIS_URL);
-    sub.on('message', (_channel: string, text: string) => replies.push(JSON.parse(text) as { id: string; ok: boolean; value?: unknown }));
+    sub.on('message', (_channel: string, text: string) =>
+      replies.push(JSON.parse(text) as { id: string; ok: boolean; value?: unknown }),
+    );
     await sub.subscribe(`${env.env.REDIS_PREFIX}:inbox:stand-in`);
   });
 
@@ -37,7 +39,10 @@ describe('cluster: an ask re-sent under the same id runs once', function () {
 
   async function send(id: string, msg: unknown): Promise<void> {
     const call = { t: 'call', id, from: 'stand-in', to: 'counter/resent', msg, ask: true, hops: 0 };
-    const receivers = await pub.publish(`${env.env.REDIS_PREFIX}:inbox:${p.platform.services.actors.processId}`, JSON.stringify(call));
+    const receivers = await pub.publish(
+      `${env.env.REDIS_PREFIX}:inbox:${p.platform.services.actors.processId}`,
+      JSON.stringify(call),
+    );
     expect(receivers).to.equal(1);
   }
 
@@ -46,9 +51,13 @@ describe('cluster: an ask re-sent under the same id runs once', function () {
   it('joins a turn still running and answers a finished one from memory', async () => {
     await send('ask-1', { op: 'inc', work_ms: 300 });
     await send('ask-1', { op: 'inc', work_ms: 300 });
-    await eventually(async () => (repliesTo('ask-1').length === 2 ? true : undefined), { what: 'two replies to ask-1' });
+    await eventually(async () => (repliesTo('ask-1').length === 2 ? true : undefined), {
+      what: 'two replies to ask-1',
+    });
     await send('ask-1', { op: 'inc', work_ms: 300 });
-    await eventually(async () => (repliesTo('ask-1').length === 3 ? true : undefined), { what: 'a third reply to ask-1' });
+    await eventually(async () => (repliesTo('ask-1').length === 3 ? true : undefined), {
+      what: 'a third reply to ask-1',
+    });
     expect(repliesTo('ask-1').map((r) => r.value)).to.deep.equal([1, 1, 1]);
     // a new ask id is a new ask
     await send('ask-2', { op: 'inc' });

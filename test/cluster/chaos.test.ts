@@ -1,7 +1,13 @@
 import { expect } from 'chai';
 import { formatReport, type ChaosReport } from '../../scripts/chaos/report.js';
 import { runChaos } from '../../scripts/chaos/scenario.js';
-import { checkLedger, emptyLedgerCheck, type ChargerLedger, type LedgerCheck, type SessionView } from '../../scripts/chaos/verify.js';
+import {
+  checkLedger,
+  emptyLedgerCheck,
+  type ChargerLedger,
+  type LedgerCheck,
+  type SessionView,
+} from '../../scripts/chaos/verify.js';
 
 /**
  * Issue 7, item 7: the bounded chaos run (~60 s). Three real processes on a private
@@ -54,7 +60,8 @@ describe('chaos: kill -9, SIGSTOP and a Redis restart under charging load (priva
   });
 
   it('a Redis restart drops a connected charger at most once: no reconnect loop', () => {
-    for (const f of report.faults.filter((x) => x.fault.startsWith('redis'))) expect(f.reconnects, f.fault).to.be.at.most(f.victims);
+    for (const f of report.faults.filter((x) => x.fault.startsWith('redis')))
+      expect(f.reconnects, f.fault).to.be.at.most(f.victims);
   });
 
   it('every charger is back online after the faults, and the victims of each fault came back', () => {
@@ -69,8 +76,22 @@ describe('chaos: the check of acknowledged transaction messages against /v1/sess
     identity: { id: 'CP-L', password: 'x', protocol: 'ocpp1.6' },
     drained: true,
     transactions: [
-      { transactionId: '1', meterStart: 1000, startAcked: true, metersAcked: [1100, 1200], meterStop: 1300, stopAcked: true },
-      { transactionId: '2', meterStart: 1300, startAcked: true, metersAcked: [1400], meterStop: undefined, stopAcked: false },
+      {
+        transactionId: '1',
+        meterStart: 1000,
+        startAcked: true,
+        metersAcked: [1100, 1200],
+        meterStop: 1300,
+        stopAcked: true,
+      },
+      {
+        transactionId: '2',
+        meterStart: 1300,
+        startAcked: true,
+        metersAcked: [1400],
+        meterStop: undefined,
+        stopAcked: false,
+      },
     ],
   };
   const session = (transaction_id: string, status: string, start: number, last: number): SessionView => ({
@@ -88,7 +109,16 @@ describe('chaos: the check of acknowledged transaction messages against /v1/sess
 
   it('passes when every acknowledged message is reflected', () => {
     const r = check([session('1', 'COMPLETED', 1000, 1300), session('2', 'ACTIVE', 1300, 1400)]);
-    expect(r).to.deep.include({ lost: [], duplicates: [], startsAcked: 2, startsFound: 2, stopsAcked: 1, stopsFound: 1, metersAcked: 3, metersFound: 3 });
+    expect(r).to.deep.include({
+      lost: [],
+      duplicates: [],
+      startsAcked: 2,
+      startsFound: 2,
+      stopsAcked: 1,
+      stopsFound: 1,
+      metersAcked: 3,
+      metersFound: 3,
+    });
   });
 
   it('finds a lost meter value, a lost stop and a lost start', () => {
@@ -98,9 +128,17 @@ describe('chaos: the check of acknowledged transaction messages against /v1/sess
   });
 
   it('finds a second session for one transaction and a session nobody started', () => {
-    const twice = check([session('1', 'COMPLETED', 1000, 1300), session('1', 'ACTIVE', 1000, 1000), session('2', 'ACTIVE', 1300, 1400)]);
+    const twice = check([
+      session('1', 'COMPLETED', 1000, 1300),
+      session('1', 'ACTIVE', 1000, 1000),
+      session('2', 'ACTIVE', 1300, 1400),
+    ]);
     expect(twice.duplicates).to.have.length(1);
-    const stranger = check([session('1', 'COMPLETED', 1000, 1300), session('2', 'ACTIVE', 1300, 1400), session('3', 'ACTIVE', 1400, 1400)]);
+    const stranger = check([
+      session('1', 'COMPLETED', 1000, 1300),
+      session('2', 'ACTIVE', 1300, 1400),
+      session('3', 'ACTIVE', 1400, 1400),
+    ]);
     expect(stranger.duplicates).to.have.length(1);
   });
 });

@@ -33,7 +33,12 @@ describe('degraded mode: Redis goes away under a web process with chargers conne
 
   before(async () => {
     redis = await PrivateRedis.start();
-    env = await clusterEnvironment({ CSMS_API_KEY: API_KEY, PROCESS_ROLE: 'web', REDIS_URL: redis.url, LEASE_TTL_MS: String(TTL) });
+    env = await clusterEnvironment({
+      CSMS_API_KEY: API_KEY,
+      PROCESS_ROLE: 'web',
+      REDIS_URL: redis.url,
+      LEASE_TTL_MS: String(TTL),
+    });
     web = await startNode(env.env);
   });
 
@@ -47,8 +52,18 @@ describe('degraded mode: Redis goes away under a web process with chargers conne
   it('keeps connected chargers through an outage, answers /readyz 503 quickly, and serves them again after it', async () => {
     const api = apiClient(web.url);
     for (let i = 0; i < CHARGERS; i++) {
-      const cp = (await api<RegisteredChargePoint>('POST', '/v1/charge-points', { id: uniqueChargePointId('DG'), protocol: 'ocpp1.6' })).body;
-      const charger = await connect({ url: `${web.url.replace(/^http/, 'ws')}/ocpp/${cp.id}`, username: cp.username, password: cp.password, protocols: ['ocpp1.6'] });
+      const cp = (
+        await api<RegisteredChargePoint>('POST', '/v1/charge-points', {
+          id: uniqueChargePointId('DG'),
+          protocol: 'ocpp1.6',
+        })
+      ).body;
+      const charger = await connect({
+        url: `${web.url.replace(/^http/, 'ws')}/ocpp/${cp.id}`,
+        username: cp.username,
+        password: cp.password,
+        protocols: ['ocpp1.6'],
+      });
       charger.answers = { RemoteStartTransaction: { status: 'Accepted' } };
       await charger.call('BootNotification', v16.boot());
       chargers.push({ cp, charger });
@@ -57,31 +72,48 @@ describe('degraded mode: Redis goes away under a web process with chargers conne
 
     await redis.kill();
     const downAt = Date.now();
-    const notReadyMs = await waitFor('/readyz answers 503', async () => (await probe(web.url, '/readyz')).status === 503, 5000, 50);
+    const notReadyMs = await waitFor(
+      '/readyz answers 503',
+      async () => (await probe(web.url, '/readyz')).status === 503,
+      5000,
+      50,
+    );
     // past the local trust of every lease (75% of the TTL): before the fix, pins lapsed here and
     // the next charger message closed its socket (4000), then every reconnect failed (1011)
     await waitFor(
       'the process gave its shard leases up',
-      async () => web.logs.some((l) => l.msg === 'shards lost' && typeof l.time === 'string' && Date.parse(l.time) >= downAt),
+      async () =>
+        web.logs.some((l) => l.msg === 'shards lost' && typeof l.time === 'string' && Date.parse(l.time) >= downAt),
       TTL + 5000,
     );
     // a StatusNotification is a turn of the charge-point actor (a Heartbeat is answered without it)
-    const statuses = await Promise.allSettled(chargers.map(({ charger }) => charger.call('StatusNotification', v16.status(1, 'Available'))));
-    const droppedDuring = chargers.filter(({ charger }) => charger.closeCode !== undefined).map(({ charger }) => charger.closeCode);
+    const statuses = await Promise.allSettled(
+      chargers.map(({ charger }) => charger.call('StatusNotification', v16.status(1, 'Available'))),
+    );
+    const droppedDuring = chargers
+      .filter(({ charger }) => charger.closeCode !== undefined)
+      .map(({ charger }) => charger.closeCode);
     expect(droppedDuring, 'close codes of chargers dropped during the outage').to.deep.equal([]);
     expect(statuses.map((s) => s.status)).to.deep.equal(chargers.map(() => 'fulfilled'));
     const [readyz, healthz] = [await probe(web.url, '/readyz'), await probe(web.url, '/healthz')];
     const outageMs = Date.now() - downAt;
 
     await redis.resume();
-    const readyMs = await waitFor('/readyz answers 200 again', async () => (await probe(web.url, '/readyz')).status === 200, 15_000, 100);
+    const readyMs = await waitFor(
+      '/readyz answers 200 again',
+      async () => (await probe(web.url, '/readyz')).status === 200,
+      15_000,
+      100,
+    );
     // the restarted Redis had no data: the pins were written again by their holder
     const direct = new Redis(redis.url);
     try {
       await waitFor(
         'the pins are re-asserted',
         async () => {
-          const values = await direct.mget(...chargers.map(({ cp }) => `${env.env.REDIS_PREFIX}:pin:charge-point/${cp.id}`));
+          const values = await direct.mget(
+            ...chargers.map(({ cp }) => `${env.env.REDIS_PREFIX}:pin:charge-point/${cp.id}`),
+          );
           return values.every((v) => v?.startsWith(`${web.processId}|`));
         },
         5000,
@@ -90,10 +122,16 @@ describe('degraded mode: Redis goes away under a web process with chargers conne
       direct.disconnect();
     }
     const target = chargers[0]!;
-    expect((await api('POST', `/v1/charge-points/${target.cp.id}/remote-start`, { id_tag: 'TAG-DG' })).status).to.equal(200);
-    expect((await target.charger.csmsCall('RemoteStartTransaction', 10_000)).payload).to.deep.equal({ idTag: 'TAG-DG' });
+    expect((await api('POST', `/v1/charge-points/${target.cp.id}/remote-start`, { id_tag: 'TAG-DG' })).status).to.equal(
+      200,
+    );
+    expect((await target.charger.csmsCall('RemoteStartTransaction', 10_000)).payload).to.deep.equal({
+      idTag: 'TAG-DG',
+    });
 
-    const closed = chargers.filter(({ charger }) => charger.closeCode !== undefined).map(({ charger }) => charger.closeCode);
+    const closed = chargers
+      .filter(({ charger }) => charger.closeCode !== undefined)
+      .map(({ charger }) => charger.closeCode);
     console.log(
       `      Redis down ${outageMs} ms: /readyz 503 after ${notReadyMs} ms (later ${readyz.ms} ms), ` +
         `${closed.length} of ${CHARGERS} chargers closed, ready again ${readyMs} ms after Redis came back`,

@@ -3,7 +3,14 @@ import { shardOf } from '../../src/runtime/address.js';
 import { startPlatform, clusterEnvironment, type StartedPlatform, type TestEnvironment } from '../support/platforms.js';
 import { counterProtocol, testActorsModule } from '../support/test-actors.js';
 import type { NodeProcess } from '../support/processes.js';
-import { SteadyLoad, checkTurnLog, mailboxCounts, shardOwners, startWorker, turnsLoggedBy } from '../support/cluster-harness.js';
+import {
+  SteadyLoad,
+  checkTurnLog,
+  mailboxCounts,
+  shardOwners,
+  startWorker,
+  turnsLoggedBy,
+} from '../support/cluster-harness.js';
 import { waitFor } from '../support/eventually.js';
 
 const SHARDS = 64;
@@ -27,7 +34,10 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
   beforeEach(async () => {
     env = await clusterEnvironment({ ACTOR_SHARDS: String(SHARDS), LEASE_TTL_MS: String(TTL), ACTOR_IDLE_MS: '5000' });
     nodes = await Promise.all([startWorker(env.env), startWorker(env.env), startWorker(env.env)]);
-    client = await startPlatform(env, [testActorsModule()], { hostShards: false, overrides: { PROCESS_ROLE: 'worker' } });
+    client = await startPlatform(env, [testActorsModule()], {
+      hostShards: false,
+      overrides: { PROCESS_ROLE: 'worker' },
+    });
     const ids = new Set(nodes.map((n) => n.processId));
     await waitFor(
       'the three processes share the shards',
@@ -53,7 +63,12 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
 
   /** every acknowledged durable message took effect exactly once; no two activations overlapped */
   async function expectSafety(): Promise<void> {
-    await waitFor('every durable message is processed', async () => ((await mailboxCounts(schemaOf())).pending ?? 0) === 0, 30_000, 250);
+    await waitFor(
+      'every durable message is processed',
+      async () => ((await mailboxCounts(schemaOf())).pending ?? 0) === 0,
+      30_000,
+      250,
+    );
     const counts = await mailboxCounts(schemaOf());
     expect(counts.dead ?? 0, 'dead letters').to.equal(0);
     const report = await checkTurnLog(schemaOf(), SHARDS);
@@ -69,7 +84,11 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
     load.start();
     const victim = nodes[0]!;
     await load.progressed('the load runs', 600);
-    await waitFor('the victim commits turns', async () => (await turnsLoggedBy(schemaOf(), victim.processId)) > 0, 10_000);
+    await waitFor(
+      'the victim commits turns',
+      async () => (await turnsLoggedBy(schemaOf(), victim.processId)) > 0,
+      10_000,
+    );
     const before = await shardOwners(prefixOf(), SHARDS);
     const victimShards = before.flatMap((o, s) => (o === victim.processId ? [s] : []));
     expect(victimShards.length).to.be.greaterThan(0);
@@ -109,14 +128,29 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
         (err: unknown) => ({ ok: false as const, error: (err as Error).name, at: Date.now() }),
       );
     });
-    await waitFor('the victim runs every ask', async () => (await turnsLoggedBy(schemaOf(), victim.processId, { fenceKey: 'started' })) === addresses.length, 10_000, 20);
+    await waitFor(
+      'the victim runs every ask',
+      async () => (await turnsLoggedBy(schemaOf(), victim.processId, { fenceKey: 'started' })) === addresses.length,
+      10_000,
+      20,
+    );
     victim.signal('SIGKILL');
     const killedAt = Date.now();
-    const reroutedMs = await waitFor('the asks are re-sent', async () => actors.stats().reroutedAsks >= addresses.length, TTL + 5000, 20);
+    const reroutedMs = await waitFor(
+      'the asks are re-sent',
+      async () => actors.stats().reroutedAsks >= addresses.length,
+      TTL + 5000,
+      20,
+    );
     const results = await Promise.all(outcomes);
     const doneMs = Math.max(...results.map((r) => r.at)) - killedAt;
-    console.log(`      ${addresses.length} asks in flight at kill -9: re-sent after ${reroutedMs} ms, all answered ${doneMs} ms after the kill (TTL ${TTL} ms, turn ${WORK_MS} ms)`);
-    expect(results.filter((r) => !r.ok), 'asks that failed').to.deep.equal([]);
+    console.log(
+      `      ${addresses.length} asks in flight at kill -9: re-sent after ${reroutedMs} ms, all answered ${doneMs} ms after the kill (TTL ${TTL} ms, turn ${WORK_MS} ms)`,
+    );
+    expect(
+      results.filter((r) => !r.ok),
+      'asks that failed',
+    ).to.deep.equal([]);
     expect(results.map((r) => (r.ok ? r.value : 0))).to.deep.equal(addresses.map(() => 1));
     // membership lapses a TTL after the last heartbeat; the re-sent turn then runs once more
     expect(reroutedMs, 're-route after the kill').to.be.at.most(TTL + 1000 + CI_SLACK_MS);
@@ -143,7 +177,9 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
     );
     const code = await leaving.exited;
     const exitMs = Date.now() - termAt;
-    console.log(`      hand-over of ${moving.length} shards on SIGTERM: ${tookMs} ms; exit ${String(code)} after ${exitMs} ms`);
+    console.log(
+      `      hand-over of ${moving.length} shards on SIGTERM: ${tookMs} ms; exit ${String(code)} after ${exitMs} ms`,
+    );
     expect(code).to.equal(0);
     expect(exitMs).to.be.below(25_000);
     await load.progressed('the load carries on after the hand-over', 300);
@@ -160,7 +196,9 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
       'the new process owns its share of the shards',
       async () => {
         const owners = await shardOwners(prefixOf(), SHARDS);
-        return owners.filter((o) => o === joining.processId).length >= SHARDS / 8 && owners.every((o) => o !== undefined);
+        return (
+          owners.filter((o) => o === joining.processId).length >= SHARDS / 8 && owners.every((o) => o !== undefined)
+        );
       },
       10_000,
       50,
@@ -176,7 +214,11 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
     load.start();
     const paused = nodes[2]!;
     await load.progressed('the load runs', 400);
-    await waitFor('the process to pause commits turns', async () => (await turnsLoggedBy(schemaOf(), paused.processId)) > 0, 10_000);
+    await waitFor(
+      'the process to pause commits turns',
+      async () => (await turnsLoggedBy(schemaOf(), paused.processId)) > 0,
+      10_000,
+    );
     const before = await shardOwners(prefixOf(), SHARDS);
     const held = before.flatMap((o, s) => (o === paused.processId ? [s] : []));
     paused.signal('SIGSTOP');
@@ -195,27 +237,42 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
     const takenAt = Date.now();
     await waitFor(
       'the new owners commit turns',
-      async () => (await turnsLoggedBy(schemaOf(), nodes[0]!.processId, { since: takenAt })) + (await turnsLoggedBy(schemaOf(), nodes[1]!.processId, { since: takenAt })) >= 50,
+      async () =>
+        (await turnsLoggedBy(schemaOf(), nodes[0]!.processId, { since: takenAt })) +
+          (await turnsLoggedBy(schemaOf(), nodes[1]!.processId, { since: takenAt })) >=
+        50,
       10_000,
     );
     const resumedAt = Date.now();
     paused.signal('SIGCONT');
     await waitFor(
       'the resumed process reports its shards lost',
-      async () => paused.logs.some((l) => l.msg === 'shards lost' && typeof l.time === 'string' && Date.parse(l.time) >= pausedAt),
+      async () =>
+        paused.logs.some(
+          (l) => l.msg === 'shards lost' && typeof l.time === 'string' && Date.parse(l.time) >= pausedAt,
+        ),
       10_000,
     );
     await load.progressed('the load carries on after the resume', 600);
     await load.stop();
     await expectSafety();
     const report = await checkTurnLog(schemaOf(), SHARDS);
-    const epochsBefore = new Set(report.rows.filter((r) => r.process === paused.processId && r.recorded_at < pausedAt).map((r) => r.epoch));
-    const staleAfter = report.rows.filter((r) => r.process === paused.processId && r.recorded_at >= resumedAt && epochsBefore.has(r.epoch));
+    const epochsBefore = new Set(
+      report.rows.filter((r) => r.process === paused.processId && r.recorded_at < pausedAt).map((r) => r.epoch),
+    );
+    const staleAfter = report.rows.filter(
+      (r) => r.process === paused.processId && r.recorded_at >= resumedAt && epochsBefore.has(r.epoch),
+    );
     expect(staleAfter, 'writes under pre-pause epochs committed after the pause').to.deep.equal([]);
     // the pause caught turns in flight, and their commits were refused after it
-    const fenced = paused.logs.filter((l) => l.msg === 'turn fenced: a newer owner exists' && typeof l.time === 'string' && Date.parse(l.time) >= resumedAt);
+    const fenced = paused.logs.filter(
+      (l) =>
+        l.msg === 'turn fenced: a newer owner exists' && typeof l.time === 'string' && Date.parse(l.time) >= resumedAt,
+    );
     const afterResume = report.rows.filter((r) => r.process === paused.processId && r.recorded_at >= resumedAt);
-    console.log(`      paused ${held.length} shards' owner for ${resumedAt - pausedAt} ms: ${fenced.length} turn(s) refused by the fence after it, ${afterResume.length} row(s) committed after it under new epochs`);
+    console.log(
+      `      paused ${held.length} shards' owner for ${resumedAt - pausedAt} ms: ${fenced.length} turn(s) refused by the fence after it, ${afterResume.length} row(s) committed after it under new epochs`,
+    );
     expect(fenced.length, 'turns refused by the fence after the pause').to.be.greaterThan(0);
   });
 });

@@ -48,22 +48,41 @@ describe('OCPI, cluster mode (two web processes, Redis, PostgreSQL)', () => {
       expect((await api.request('GET', '/ocpi/emsp/versions', { token: tokenA, on: 0 })).status).to.equal(200);
 
       const fake = await cluster.partner('cluster-token-B');
-      const registered = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', { token: tokenA, encoding: 'base64', on: 1, body: credentials221(party, fake.token, fake.versionsUrl) });
+      const registered = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+        token: tokenA,
+        encoding: 'base64',
+        on: 1,
+        body: credentials221(party, fake.token, fake.versionsUrl),
+      });
       expect(registered.body.status_code).to.equal(1000);
       const tokenC = dataOf<{ token: string }>(registered).token;
       const seen = await api.request('GET', `/v1/partners/${String(onboarded.body.id)}`, { on: 0 });
       expect(seen.body).to.include({ status: 'registered', version: '2.2.1' });
-      for (const on of [0, 1]) expect((await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: tokenC, on })).status, `process ${on}`).to.equal(200);
+      for (const on of [0, 1])
+        expect(
+          (await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: tokenC, on })).status,
+          `process ${on}`,
+        ).to.equal(200);
 
       const fresh = await cluster.partner('cluster-token-B2');
-      const rotated = await api.request('PUT', '/ocpi/emsp/2.1.1/credentials', { token: tokenC, on: 1, body: credentials211(party, fresh.token, fresh.versionsUrl) });
+      const rotated = await api.request('PUT', '/ocpi/emsp/2.1.1/credentials', {
+        token: tokenC,
+        on: 1,
+        body: credentials211(party, fresh.token, fresh.versionsUrl),
+      });
       expect(rotated.body.status_code).to.equal(1000);
       const tokenC2 = dataOf<{ token: string }>(rotated).token;
       expect((await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: tokenC, on: 1 })).status).to.equal(401);
       await sleep(TOKEN_CACHE_BOUND_MS + 100);
       for (const on of [0, 1]) {
-        expect((await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: tokenC, on })).status, `old token, process ${on}`).to.equal(401);
-        expect((await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: tokenC2, on })).status, `new token, process ${on}`).to.equal(200);
+        expect(
+          (await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: tokenC, on })).status,
+          `old token, process ${on}`,
+        ).to.equal(401);
+        expect(
+          (await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: tokenC2, on })).status,
+          `new token, process ${on}`,
+        ).to.equal(200);
       }
     });
 
@@ -71,18 +90,28 @@ describe('OCPI, cluster mode (two web processes, Redis, PostgreSQL)', () => {
       const party = uniqueParty();
       const onboarded = await api.request('POST', '/v1/partners', { on: 0, body: { ...party, role: 'CPO' } });
       const fake = await cluster.partner('cluster-token-notice');
-      const registered = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', { token: String(onboarded.body.token), on: 0, body: credentials221(party, fake.token, fake.versionsUrl) });
+      const registered = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+        token: String(onboarded.body.token),
+        on: 0,
+        body: credentials221(party, fake.token, fake.versionsUrl),
+      });
       const tokenC = dataOf<{ token: string }>(registered).token;
       const sub = new Redis(REDIS_URL);
       try {
         const notices: string[] = [];
         sub.on('message', (_channel: string, text: string) => notices.push(text));
         await sub.subscribe(`${String(cluster.redisPrefix)}:ocpi:invalidate`);
-        const rotated = await api.request('PUT', '/ocpi/emsp/2.1.1/credentials', { token: tokenC, on: 1, body: credentials211(party, fake.token, fake.versionsUrl) });
+        const rotated = await api.request('PUT', '/ocpi/emsp/2.1.1/credentials', {
+          token: tokenC,
+          on: 1,
+          body: credentials211(party, fake.token, fake.versionsUrl),
+        });
         expect(rotated.body.status_code).to.equal(1000);
         const revoked = createHash('sha256').update(tokenC).digest('hex');
         for (let i = 0; i < 50 && !notices.some((n) => n.includes(revoked)); i++) await sleep(20);
-        const notice = notices.map((n) => JSON.parse(n) as { tokens?: string[] }).find((n) => n.tokens?.includes(revoked));
+        const notice = notices
+          .map((n) => JSON.parse(n) as { tokens?: string[] })
+          .find((n) => n.tokens?.includes(revoked));
         expect(notice, JSON.stringify(notices)).to.not.equal(undefined);
       } finally {
         sub.disconnect();
@@ -95,14 +124,27 @@ describe('OCPI, cluster mode (two web processes, Redis, PostgreSQL)', () => {
       const uids = ['R1', 'R2', 'R3', 'R4', 'R5', 'R6', 'R7', 'R8'];
       const put = await api.request('PUT', `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/LOC-RACE`, {
         token: cpo.token,
-        body: aLocation({ country_code: cc, party_id: pid, id: 'LOC-RACE', evses: uids.map((uid) => anEvse({ uid, status: 'AVAILABLE' })) }),
+        body: aLocation({
+          country_code: cc,
+          party_id: pid,
+          id: 'LOC-RACE',
+          evses: uids.map((uid) => anEvse({ uid, status: 'AVAILABLE' })),
+        }),
       });
       expect(put.body.status_code).to.equal(1000);
       const answers = await Promise.all(
-        uids.map((uid, i) => api.request('PATCH', `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/LOC-RACE/${uid}`, { token: cpo.token, on: i % 2, body: { status: 'CHARGING', last_updated: isoAt(1000 + i) } })),
+        uids.map((uid, i) =>
+          api.request('PATCH', `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/LOC-RACE/${uid}`, {
+            token: cpo.token,
+            on: i % 2,
+            body: { status: 'CHARGING', last_updated: isoAt(1000 + i) },
+          }),
+        ),
       );
       for (const a of answers) expect(a.body.status_code, JSON.stringify(a.body)).to.equal(1000);
-      const location = dataOf<{ evses: Array<{ status: string }>; last_updated: string }>(await api.request('GET', `/ocpi/2.2.1/locations/${cc}/${pid}/LOC-RACE`, { token: cpo.token }));
+      const location = dataOf<{ evses: Array<{ status: string }>; last_updated: string }>(
+        await api.request('GET', `/ocpi/2.2.1/locations/${cc}/${pid}/LOC-RACE`, { token: cpo.token }),
+      );
       expect(location.evses.map((e) => e.status)).to.deep.equal(uids.map(() => 'CHARGING'));
       expect(location.last_updated).to.equal(isoAt(1000 + uids.length - 1));
     });
@@ -113,7 +155,14 @@ describe('OCPI, cluster mode (two web processes, Redis, PostgreSQL)', () => {
       const tokenA = String(onboarded.body.token);
       const fake = await cluster.partner('cluster-token-race');
       const answers = await Promise.all(
-        [0, 1].map((on) => api.request('POST', '/ocpi/emsp/2.2.1/credentials', { token: tokenA, encoding: 'base64', on, body: credentials221(party, fake.token, fake.versionsUrl) })),
+        [0, 1].map((on) =>
+          api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+            token: tokenA,
+            encoding: 'base64',
+            on,
+            body: credentials221(party, fake.token, fake.versionsUrl),
+          }),
+        ),
       );
       const ok = answers.filter((a) => a.status === 200 && a.body.status_code === 1000);
       expect(ok, JSON.stringify(answers.map((a) => [a.status, a.body.status_code]))).to.have.length(1);

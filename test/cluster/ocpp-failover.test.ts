@@ -30,14 +30,22 @@ describe('charge points across web processes (Redis, PostgreSQL, real processes)
   const wsUrl = (node: NodeProcess, id: string): string => `${node.url.replace(/^http/, 'ws')}/ocpp/${id}`;
 
   async function chargerOn(node: NodeProcess, cp: RegisteredChargePoint): Promise<TestCharger> {
-    const charger = await connect({ url: wsUrl(node, cp.id), username: cp.username, password: cp.password, protocols: ['ocpp1.6'] });
+    const charger = await connect({
+      url: wsUrl(node, cp.id),
+      username: cp.username,
+      password: cp.password,
+      protocols: ['ocpp1.6'],
+    });
     charger.answers = { RemoteStartTransaction: { status: 'Accepted' } };
     return charger;
   }
 
   it('the newest connection wins across processes: the socket on A is closed when the charger connects to B', async () => {
     const apiA = apiClient(a.url);
-    const created = await apiA<RegisteredChargePoint>('POST', '/v1/charge-points', { id: uniqueChargePointId('NW'), protocol: 'ocpp1.6' });
+    const created = await apiA<RegisteredChargePoint>('POST', '/v1/charge-points', {
+      id: uniqueChargePointId('NW'),
+      protocol: 'ocpp1.6',
+    });
     const cp = created.body;
     const onA = await chargerOn(a, cp);
     await onA.call('BootNotification', v16.boot());
@@ -52,7 +60,10 @@ describe('charge points across web processes (Redis, PostgreSQL, real processes)
   it('a remote start sent to B reaches the charger on A; after kill -9 of A the charger reconnects to B and carries on', async () => {
     const apiA = apiClient(a.url);
     const apiB = apiClient(b.url);
-    const created = await apiB<RegisteredChargePoint>('POST', '/v1/charge-points', { id: uniqueChargePointId('CL'), protocol: 'ocpp1.6' });
+    const created = await apiB<RegisteredChargePoint>('POST', '/v1/charge-points', {
+      id: uniqueChargePointId('CL'),
+      protocol: 'ocpp1.6',
+    });
     expect(created.status).to.equal(201);
     const cp = created.body;
 
@@ -64,11 +75,26 @@ describe('charge points across web processes (Redis, PostgreSQL, real processes)
     const online = await apiB<Array<{ id: string }>>('GET', '/v1/charge-points?online=true');
     expect(online.body.map((c) => c.id)).to.include(cp.id);
 
-    const first = await apiB<{ command_id: string }>('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-B1', connector_id: 1 });
+    const first = await apiB<{ command_id: string }>('POST', `/v1/charge-points/${cp.id}/remote-start`, {
+      id_tag: 'TAG-B1',
+      connector_id: 1,
+    });
     expect(first.status).to.equal(200);
-    expect((await onA.csmsCall('RemoteStartTransaction', 10_000)).payload).to.deep.equal({ idTag: 'TAG-B1', connectorId: 1 });
-    await eventually(async () => (await apiB<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body.commands.find((c) => c.command_id === first.body.command_id && c.status === 'Accepted'), 10_000);
-    const { transactionId } = await onA.call<{ transactionId: number }>('StartTransaction', v16.start({ idTag: 'TAG-B1', meterStart: 100 }));
+    expect((await onA.csmsCall('RemoteStartTransaction', 10_000)).payload).to.deep.equal({
+      idTag: 'TAG-B1',
+      connectorId: 1,
+    });
+    await eventually(
+      async () =>
+        (await apiB<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body.commands.find(
+          (c) => c.command_id === first.body.command_id && c.status === 'Accepted',
+        ),
+      10_000,
+    );
+    const { transactionId } = await onA.call<{ transactionId: number }>(
+      'StartTransaction',
+      v16.start({ idTag: 'TAG-B1', meterStart: 100 }),
+    );
     await onA.call('MeterValues', v16.meterValues(1, transactionId, 600));
 
     a.signal('SIGKILL');
@@ -79,15 +105,22 @@ describe('charge points across web processes (Redis, PostgreSQL, real processes)
     const onB = await chargerOn(b, cp);
     await onB.call('BootNotification', v16.boot());
     await onB.call('StopTransaction', v16.stop(transactionId, 1600));
-    const second = await apiB<{ command_id: string }>('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-B2' });
+    const second = await apiB<{ command_id: string }>('POST', `/v1/charge-points/${cp.id}/remote-start`, {
+      id_tag: 'TAG-B2',
+    });
     expect(second.status).to.equal(200);
     expect((await onB.csmsCall('RemoteStartTransaction', 10_000)).payload).to.deep.equal({ idTag: 'TAG-B2' });
     expect((await apiB<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body.online).to.equal(true);
 
     const sessions = await apiB<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${cp.id}`);
-    expect(sessions.body.map((s) => [s.transaction_id, s.status, s.energy_wh])).to.deep.equal([[String(transactionId), 'COMPLETED', 1500]]);
+    expect(sessions.body.map((s) => [s.transaction_id, s.status, s.energy_wh])).to.deep.equal([
+      [String(transactionId), 'COMPLETED', 1500],
+    ]);
     await onB.close();
-    await eventually(async () => ((await apiB<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body.online ? undefined : true), 10_000);
+    await eventually(
+      async () => ((await apiB<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body.online ? undefined : true),
+      10_000,
+    );
     expect((await apiB('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-B3' })).status).to.equal(409);
   });
 });

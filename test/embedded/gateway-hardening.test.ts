@@ -4,7 +4,12 @@ import nock from 'nock';
 import { platformModules } from '../../src/modules.js';
 import { API_KEY, OcpiApi, base64, type Answer, type RegisteredPartner } from '../support/ocpi-harness.js';
 import { loopbackPartner, type FakePartner } from '../support/ocpi-partners.js';
-import { embeddedEnvironment, startPlatform, type StartedPlatform, type TestEnvironment } from '../support/platforms.js';
+import {
+  embeddedEnvironment,
+  startPlatform,
+  type StartedPlatform,
+  type TestEnvironment,
+} from '../support/platforms.js';
 
 /**
  * Issue 7, the gateway's part: body depth, path ids and query numbers, one error shape per
@@ -35,7 +40,11 @@ function isOcpiEnvelope(a: Answer, statusCode: number): void {
 }
 
 /** A request with headers fetch refuses to send (Host), on a plain socket. */
-function rawGet(url: string, path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function rawGet(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${url}${path}`, { headers }, (res) => {
       let body = '';
@@ -64,7 +73,13 @@ describe('gateway hardening (issue 7)', () => {
 
   before(async () => {
     main = await start({ PARTNER_URL_POLICY: 'loopback' });
-    api = new OcpiApi({ mode: 'embedded', urls: [main.p.platform.url], platform: main.p, partner: async (token, versions) => remember(await loopbackPartner(token, versions)), stop: async () => undefined });
+    api = new OcpiApi({
+      mode: 'embedded',
+      urls: [main.p.platform.url],
+      platform: main.p,
+      partner: async (token, versions) => remember(await loopbackPartner(token, versions)),
+      stop: async () => undefined,
+    });
     cpo = await api.register('CPO');
     emsp = await api.register('EMSP');
   });
@@ -74,16 +89,26 @@ describe('gateway hardening (issue 7)', () => {
     await stop(main);
   });
 
-  const cpoLocation = (id: string) => `/ocpi/emsp/2.2.1/locations/${cpo.party.country_code}/${cpo.party.party_id}/${id}`;
+  const cpoLocation = (id: string) =>
+    `/ocpi/emsp/2.2.1/locations/${cpo.party.country_code}/${cpo.party.party_id}/${id}`;
 
   it('refuses a body nested 5,000 levels deep with a 422 on /ocpi and on /v1, not a 500', async () => {
     const deep = '['.repeat(5000) + ']'.repeat(5000);
-    const ocpi = await api.request('PUT', cpoLocation('LOC-DEEP'), { token: cpo.token, encoding: 'base64', rawBody: deep });
+    const ocpi = await api.request('PUT', cpoLocation('LOC-DEEP'), {
+      token: cpo.token,
+      encoding: 'base64',
+      rawBody: deep,
+    });
     expect(ocpi.status).to.equal(422);
     expect((ocpi.body.detail as Array<{ type: string }>)[0]?.type).to.equal('json_too_deep');
-    const v1 = await api.request('POST', '/v1/charge-points', { rawBody: `{"id":${'{"a":'.repeat(100)}1${'}'.repeat(100)}}` });
+    const v1 = await api.request('POST', '/v1/charge-points', {
+      rawBody: `{"id":${'{"a":'.repeat(100)}1${'}'.repeat(100)}}`,
+    });
     expect(v1.status).to.equal(422);
-    expect((v1.body.detail as Array<{ type: string; ctx: { max_depth: number } }>)[0]).to.deep.include({ type: 'json_too_deep', ctx: { max_depth: 64 } });
+    expect((v1.body.detail as Array<{ type: string; ctx: { max_depth: number } }>)[0]).to.deep.include({
+      type: 'json_too_deep',
+      ctx: { max_depth: 64 },
+    });
     // brackets inside strings are text, not nesting
     const text = await api.request('POST', '/v1/charge-points', { body: { id: '['.repeat(200), protocol: 'ocpp1.6' } });
     expect(text.status).to.equal(422);
@@ -92,17 +117,29 @@ describe('gateway hardening (issue 7)', () => {
 
   it('refuses a NUL byte or odd characters in a path id or a query value, and huge offsets, with a 4xx in the shape of the surface', async () => {
     for (const id of ['a%00b', '%E2%80%AE', 'x'.repeat(37)]) {
-      const res = await api.request('PATCH', cpoLocation(id), { token: cpo.token, encoding: 'base64', body: { last_updated: new Date().toISOString() } });
+      const res = await api.request('PATCH', cpoLocation(id), {
+        token: cpo.token,
+        encoding: 'base64',
+        body: { last_updated: new Date().toISOString() },
+      });
       expect(res.status, id).to.equal(422);
       expect((res.body.detail as Array<{ loc: unknown[] }>)[0]?.loc).to.deep.equal(['path', 'location_id']);
     }
     const cp = await api.request('GET', `/v1/charge-points/CP%00-1`);
     expect(cp.status).to.equal(422);
     const huge = '99999999999999999999999';
-    const ocpiList = await api.request('GET', `/ocpi/2.2.1/locations?offset=${huge}`, { token: emsp.token, encoding: 'base64' });
+    const ocpiList = await api.request('GET', `/ocpi/2.2.1/locations?offset=${huge}`, {
+      token: emsp.token,
+      encoding: 'base64',
+    });
     expect(ocpiList.status).to.equal(422);
     expect((ocpiList.body.detail as Array<{ loc: unknown[] }>)[0]?.loc).to.deep.equal(['query', 'offset']);
-    for (const path of [`/v1/sessions?offset=${huge}`, `/v1/charge-points?offset=${huge}`, '/v1/sessions?limit=1e400', '/v1/sessions?charge_point_id=%00']) {
+    for (const path of [
+      `/v1/sessions?offset=${huge}`,
+      `/v1/charge-points?offset=${huge}`,
+      '/v1/sessions?limit=1e400',
+      '/v1/sessions?charge_point_id=%00',
+    ]) {
       expect((await api.request('GET', path)).status, path).to.equal(422);
     }
   });
@@ -118,7 +155,11 @@ describe('gateway hardening (issue 7)', () => {
     const odd = await fetch(`${main.p.platform.url}/ocpi/cpo/versions`, { method: 'PROPFIND' });
     expect(odd.status).to.equal(405);
     expect(odd.headers.get('allow')).to.equal('GET, HEAD');
-    const big = await api.request('PUT', cpoLocation('LOC-BIG'), { token: cpo.token, encoding: 'base64', body: { name: 'x'.repeat(1024 * 1024 + 10) } });
+    const big = await api.request('PUT', cpoLocation('LOC-BIG'), {
+      token: cpo.token,
+      encoding: 'base64',
+      body: { name: 'x'.repeat(1024 * 1024 + 10) },
+    });
     expect(big.status).to.equal(413);
     isOcpiEnvelope(big, 2000);
     const bad = await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: 'nobody' });
@@ -127,7 +168,9 @@ describe('gateway hardening (issue 7)', () => {
   });
 
   it('answers /v1 errors in the /v1 shape, including an unknown OCPI location behind /v1', async () => {
-    const missing = await api.request('PATCH', '/v1/ocpi/locations/NOT-THERE', { body: { name: 'renamed', last_updated: new Date().toISOString() } });
+    const missing = await api.request('PATCH', '/v1/ocpi/locations/NOT-THERE', {
+      body: { name: 'renamed', last_updated: new Date().toISOString() },
+    });
     expect(missing.status).to.equal(404);
     expect(missing.body).to.not.have.property('status_code');
     expect(missing.body.error).to.include({ code: 'not_found' });
@@ -144,18 +187,33 @@ describe('gateway hardening (issue 7)', () => {
   it('builds links from the Host header, not from X-Forwarded-Host, when TRUST_PROXY is off', async () => {
     const url = main.p.platform.url;
     const forwarded = { 'X-Forwarded-Host': 'evil.example', 'X-Forwarded-Proto': 'https' };
-    const created = await fetch(`${url}/v1/charge-points`, { method: 'POST', headers: { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json', ...forwarded }, body: JSON.stringify({ protocol: 'ocpp1.6' }) });
+    const created = await fetch(`${url}/v1/charge-points`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json', ...forwarded },
+      body: JSON.stringify({ protocol: 'ocpp1.6' }),
+    });
     const host = new URL(url).host;
     expect(((await created.json()) as { ocpp_url: string }).ocpp_url).to.match(new RegExp(`^ws://${host}/ocpp/`));
     await api.request('POST', '/v1/charge-points', { body: { protocol: 'ocpp1.6' } });
-    const list = await fetch(`${url}/v1/charge-points?limit=1`, { headers: { Authorization: `Bearer ${API_KEY}`, ...forwarded } });
+    const list = await fetch(`${url}/v1/charge-points?limit=1`, {
+      headers: { Authorization: `Bearer ${API_KEY}`, ...forwarded },
+    });
     expect(list.headers.get('link')).to.match(new RegExp(`^<http://${host}/v1/charge-points\\?`));
-    const versions = await fetch(`${url}/ocpi/2.2.1/versions`, { headers: { Authorization: `Token ${base64(emsp.token)}`, ...forwarded } });
-    expect(JSON.stringify(await versions.json())).to.contain(`http://${host}/ocpi/2.2.1/versions/2.2.1`).and.not.contain('evil.example');
+    const versions = await fetch(`${url}/ocpi/2.2.1/versions`, {
+      headers: { Authorization: `Token ${base64(emsp.token)}`, ...forwarded },
+    });
+    expect(JSON.stringify(await versions.json()))
+      .to.contain(`http://${host}/ocpi/2.2.1/versions/2.2.1`)
+      .and.not.contain('evil.example');
     // a Host that is no host name cannot end the Link early: the configured origin is used
-    const odd = await rawGet(url, '/v1/charge-points?limit=1', { Authorization: `Bearer ${API_KEY}`, Host: 'a>; rel="next", <http://evil.example' });
+    const odd = await rawGet(url, '/v1/charge-points?limit=1', {
+      Authorization: `Bearer ${API_KEY}`,
+      Host: 'a>; rel="next", <http://evil.example',
+    });
     expect(odd.status).to.equal(200);
-    expect(String(odd.headers.link)).to.match(/^<http:\/\/localhost:\d+\/v1\/charge-points\?/).and.not.contain('evil');
+    expect(String(odd.headers.link))
+      .to.match(/^<http:\/\/localhost:\d+\/v1\/charge-points\?/)
+      .and.not.contain('evil');
   });
 
   it('sends nosniff on every answer, errors included', async () => {
@@ -175,7 +233,12 @@ describe('gateway hardening (issue 7)', () => {
     it('builds links from X-Forwarded-Proto and -Host', async () => {
       const created = await fetch(`${proxied.p.platform.url}/v1/charge-points`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json', 'X-Forwarded-Host': 'csms.example.com', 'X-Forwarded-Proto': 'https' },
+        headers: {
+          Authorization: `Bearer ${API_KEY}`,
+          'Content-Type': 'application/json',
+          'X-Forwarded-Host': 'csms.example.com',
+          'X-Forwarded-Proto': 'https',
+        },
         body: JSON.stringify({ protocol: 'ocpp2.0.1' }),
       });
       expect(((await created.json()) as { ocpp_url: string }).ocpp_url).to.match(/^wss:\/\/csms\.example\.com\/ocpp\//);
@@ -186,7 +249,9 @@ describe('gateway hardening (issue 7)', () => {
       const none = await fetch(`${url}/metrics`);
       expect(none.status).to.equal(401);
       expect(none.headers.get('www-authenticate')).to.contain('Bearer');
-      expect((await fetch(`${url}/metrics`, { headers: { Authorization: 'Bearer wrong-token-0123456789' } })).status).to.equal(401);
+      expect(
+        (await fetch(`${url}/metrics`, { headers: { Authorization: 'Bearer wrong-token-0123456789' } })).status,
+      ).to.equal(401);
       const ok = await fetch(`${url}/metrics`, { headers: { Authorization: 'Bearer metrics-token-0123456789' } });
       expect(ok.status).to.equal(200);
       expect(await ok.text()).to.contain('http_request_duration_seconds');

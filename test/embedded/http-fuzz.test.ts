@@ -3,7 +3,12 @@ import nock from 'nock';
 import { platformModules } from '../../src/modules.js';
 import { API_KEY, OcpiApi, base64, type RegisteredPartner } from '../support/ocpi-harness.js';
 import { loopbackPartner, type FakePartner } from '../support/ocpi-partners.js';
-import { embeddedEnvironment, startPlatform, type StartedPlatform, type TestEnvironment } from '../support/platforms.js';
+import {
+  embeddedEnvironment,
+  startPlatform,
+  type StartedPlatform,
+  type TestEnvironment,
+} from '../support/platforms.js';
 import { seededRandom } from '../../scripts/prng.js';
 
 /**
@@ -45,7 +50,9 @@ function operationsOf(doc: Json): Operation[] {
   for (const [template, item] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
     for (const [method, op] of Object.entries(item)) {
       const params = (op.parameters ?? []) as Array<{ name: string; in: string; schema: Schema }>;
-      const body = (op.requestBody as { content?: Record<string, { schema: Schema }> } | undefined)?.content?.['application/json']?.schema;
+      const body = (op.requestBody as { content?: Record<string, { schema: Schema }> } | undefined)?.content?.[
+        'application/json'
+      ]?.schema;
       const security = (op.security as Array<Record<string, unknown>> | undefined)?.[0];
       ops.push({
         method: method.toUpperCase(),
@@ -73,10 +80,16 @@ function sample(schema: Schema, name = '', depth = 0): unknown {
       if (depth > 6) return {};
       const props = (schema.properties ?? {}) as Record<string, Schema>;
       const required = new Set((schema.required ?? []) as string[]);
-      return Object.fromEntries(Object.entries(props).filter(([k]) => required.has(k)).map(([k, s]) => [k, sample(s, k, depth + 1)]));
+      return Object.fromEntries(
+        Object.entries(props)
+          .filter(([k]) => required.has(k))
+          .map(([k, s]) => [k, sample(s, k, depth + 1)]),
+      );
     }
     case 'array':
-      return typeof schema.minItems === 'number' && schema.minItems > 0 && schema.items ? [sample(schema.items as Schema, name, depth + 1)] : [];
+      return typeof schema.minItems === 'number' && schema.minItems > 0 && schema.items
+        ? [sample(schema.items as Schema, name, depth + 1)]
+        : [];
     case 'integer':
     case 'number':
       return typeof schema.minimum === 'number' ? schema.minimum : 1;
@@ -92,12 +105,61 @@ function sample(schema: Schema, name = '', depth = 0): unknown {
   }
 }
 
-const ODD_IDS = ['%00', 'a%00b', '%FF', '%E2%80%AE', '%F0%9F%92%A9', '%C0%AF', '%2e%2e', '%2F', 'x'.repeat(300), '%20', '-1', '99999999999999999999999', "'%3B--", '%EF%BF%BF', '%ED%A0%80'];
-const ODD_QUERY = ['%00', '%FF', '99999999999999999999999', '-1', '1e400', 'NaN', '0x10', '1.5', '', 'true', '%E2%80%AE', 'x'.repeat(2000)];
+const ODD_IDS = [
+  '%00',
+  'a%00b',
+  '%FF',
+  '%E2%80%AE',
+  '%F0%9F%92%A9',
+  '%C0%AF',
+  '%2e%2e',
+  '%2F',
+  'x'.repeat(300),
+  '%20',
+  '-1',
+  '99999999999999999999999',
+  "'%3B--",
+  '%EF%BF%BF',
+  '%ED%A0%80',
+];
+const ODD_QUERY = [
+  '%00',
+  '%FF',
+  '99999999999999999999999',
+  '-1',
+  '1e400',
+  'NaN',
+  '0x10',
+  '1.5',
+  '',
+  'true',
+  '%E2%80%AE',
+  'x'.repeat(2000),
+];
 const WRONG_VALUES: unknown[] = [null, true, 1e308, -1, '', 'x'.repeat(5000), [], {}, [[[]]], '\u0000', '\ud800'];
-const BAD_AUTH = ['', 'Token', 'Token ', 'Bearer', 'Basic YTpi', 'Token x', `Token ${'A'.repeat(5000)}`, 'Token =====', 'Bearer ' + 'x'.repeat(3000), 'token  spaced  out', 'Token \u00ff\u00fe'];
+const BAD_AUTH = [
+  '',
+  'Token',
+  'Token ',
+  'Bearer',
+  'Basic YTpi',
+  'Token x',
+  `Token ${'A'.repeat(5000)}`,
+  'Token =====',
+  'Bearer ' + 'x'.repeat(3000),
+  'token  spaced  out',
+  'Token \u00ff\u00fe',
+];
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'PROPFIND', 'HEAD'];
-const CONTENT_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'application/xml', 'application/json; charset=bogus', ''];
+const CONTENT_TYPES = [
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/json; charset=utf-16',
+  'application/xml',
+  'application/json; charset=bogus',
+  '',
+];
 
 function deepArray(n: number): string {
   return '['.repeat(n) + ']'.repeat(n);
@@ -124,12 +186,22 @@ describe('HTTP fuzz over every route of /openapi.json (embedded)', function () {
   let tried = 0;
 
   before(async () => {
-    env = await embeddedEnvironment({ CSMS_API_KEY: API_KEY, BODY_LIMIT: `${BODY_LIMIT / 1024}kb`, PARTNER_URL_POLICY: 'loopback' });
+    env = await embeddedEnvironment({
+      CSMS_API_KEY: API_KEY,
+      BODY_LIMIT: `${BODY_LIMIT / 1024}kb`,
+      PARTNER_URL_POLICY: 'loopback',
+    });
     p = await startPlatform(env, platformModules());
     // the fuzzed bodies name URLs: nothing may leave the machine
     nock.disableNetConnect();
     nock.enableNetConnect('127.0.0.1');
-    const api = new OcpiApi({ mode: 'embedded', urls: [p.platform.url], platform: p, partner: async (token, versions) => remember(await loopbackPartner(token, versions)), stop: async () => undefined });
+    const api = new OcpiApi({
+      mode: 'embedded',
+      urls: [p.platform.url],
+      platform: p,
+      partner: async (token, versions) => remember(await loopbackPartner(token, versions)),
+      stop: async () => undefined,
+    });
     cpo = await api.register('CPO');
     emsp = await api.register('EMSP');
   });
@@ -138,7 +210,10 @@ describe('HTTP fuzz over every route of /openapi.json (embedded)', function () {
     nock.cleanAll();
     await Promise.all(partners.splice(0).map((x) => x.close()));
     nock.enableNetConnect();
-    const byStatus = [...outcomes.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}: ${n}`).join(', ');
+    const byStatus = [...outcomes.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ');
     console.log(`      http fuzz (seed ${SEED}): ${tried} requests; by status: ${byStatus}`);
     for (const f of failures) console.log(`      FAILED ${f}`);
     await p?.stop();
@@ -159,7 +234,14 @@ describe('HTTP fuzz over every route of /openapi.json (embedded)', function () {
 
   function goodPath(op: Operation): string {
     const party = partnerFor(op.template).party;
-    const values: Record<string, string> = { country_code: party.country_code, party_id: party.party_id, version: '2.2.1', command: 'START_SESSION', connector_id: '1', id: 'CP-1' };
+    const values: Record<string, string> = {
+      country_code: party.country_code,
+      party_id: party.party_id,
+      version: '2.2.1',
+      command: 'START_SESSION',
+      connector_id: '1',
+      id: 'CP-1',
+    };
     return op.template.replace(/\{([^}]+)\}/g, (_m, name: string) => values[name] ?? `FUZZ-${name.length}`);
   }
 
@@ -177,17 +259,46 @@ describe('HTTP fuzz over every route of /openapi.json (embedded)', function () {
     const send = (what: string, body: string, headers: Record<string, string> = json): void => {
       out.push({ what, method: op.method, path, headers, body });
     };
-    out.push({ what: 'plausible', method: op.method, path, headers: json, ...(valid === undefined ? {} : { body: JSON.stringify(valid) }) });
+    out.push({
+      what: 'plausible',
+      method: op.method,
+      path,
+      headers: json,
+      ...(valid === undefined ? {} : { body: JSON.stringify(valid) }),
+    });
     for (const param of op.pathParams) {
-      for (let i = 0; i < 5; i++) out.push({ what: `path ${param}`, method: op.method, path: withParam(op, param, pick(ODD_IDS)), headers: json, ...(valid === undefined ? {} : { body: JSON.stringify(valid) }) });
+      for (let i = 0; i < 5; i++)
+        out.push({
+          what: `path ${param}`,
+          method: op.method,
+          path: withParam(op, param, pick(ODD_IDS)),
+          headers: json,
+          ...(valid === undefined ? {} : { body: JSON.stringify(valid) }),
+        });
     }
     for (const q of op.queryParams) {
-      for (let i = 0; i < 4; i++) out.push({ what: `query ${q.name}`, method: op.method, path: `${path}?${q.name}=${pick(ODD_QUERY)}`, headers: json });
-      out.push({ what: `query ${q.name} twice`, method: op.method, path: `${path}?${q.name}=1&${q.name}=2`, headers: json });
+      for (let i = 0; i < 4; i++)
+        out.push({
+          what: `query ${q.name}`,
+          method: op.method,
+          path: `${path}?${q.name}=${pick(ODD_QUERY)}`,
+          headers: json,
+        });
+      out.push({
+        what: `query ${q.name} twice`,
+        method: op.method,
+        path: `${path}?${q.name}=1&${q.name}=2`,
+        headers: json,
+      });
     }
     for (let i = 0; i < 4; i++) {
       const header = pick(BAD_AUTH);
-      out.push({ what: 'bad auth', method: op.method, path, headers: { 'Content-Type': 'application/json', ...(header ? { Authorization: header } : {}) } });
+      out.push({
+        what: 'bad auth',
+        method: op.method,
+        path,
+        headers: { 'Content-Type': 'application/json', ...(header ? { Authorization: header } : {}) },
+      });
     }
     const allowedHere = new Set([op.method]);
     for (let i = 0; i < 3; i++) {
@@ -195,13 +306,29 @@ describe('HTTP fuzz over every route of /openapi.json (embedded)', function () {
       out.push({ what: `method ${m}`, method: m, path, headers: json });
     }
     if (op.method === 'GET' || op.method === 'DELETE') return out;
-    for (let i = 0; i < 2; i++) send('malformed json', pick(['{"a":\'x\'}', '{a:1}', 'NaN', '{"a":"\\uZZZZ"}', '{"a":"\\ud800"}']));
-    send('malformed json', pick(['{"a":', '{]', 'nul', '"unterminated', '{"a":1}}', '\u0000', '{"a":1,}', '[1,2', '\ufeff{}']));
+    for (let i = 0; i < 2; i++)
+      send('malformed json', pick(['{"a":\'x\'}', '{a:1}', 'NaN', '{"a":"\\uZZZZ"}', '{"a":"\\ud800"}']));
+    send(
+      'malformed json',
+      pick(['{"a":', '{]', 'nul', '"unterminated', '{"a":1}}', '\u0000', '{"a":1,}', '[1,2', '\ufeff{}']),
+    );
     send('deep array', deepArray(5000));
     send('deep object', deepObject(pick([100, 1000, 5000])));
-    send('huge string within limit', JSON.stringify({ ...(typeof valid === 'object' && valid ? valid : {}), id: 'x'.repeat(BODY_LIMIT - 1024) }));
+    send(
+      'huge string within limit',
+      JSON.stringify({ ...(typeof valid === 'object' && valid ? valid : {}), id: 'x'.repeat(BODY_LIMIT - 1024) }),
+    );
     send('huge string beyond limit', JSON.stringify({ id: 'x'.repeat(BODY_LIMIT * 4) }));
-    send('huge number', pick(['{"id":1e400}', '{"limit":99999999999999999999999}', '-1e999', '{"offset":-0}', '123456789012345678901234567890']));
+    send(
+      'huge number',
+      pick([
+        '{"id":1e400}',
+        '{"limit":99999999999999999999999}',
+        '-1e999',
+        '{"offset":-0}',
+        '123456789012345678901234567890',
+      ]),
+    );
     send('scalar body', pick(['null', 'true', '1', '"x"', '[]']));
     if (typeof valid === 'object' && valid !== null && !Array.isArray(valid)) {
       const keys = Object.keys(valid);
@@ -212,9 +339,18 @@ describe('HTTP fuzz over every route of /openapi.json (embedded)', function () {
       const strings = Object.keys(valid).filter((k) => typeof (valid as Json)[k] === 'string');
       for (let i = 0; i < Math.min(2, strings.length); i++) {
         const key = pick(strings);
-        send(`odd string ${key}`, JSON.stringify({ ...valid, [key]: pick(['a\u0000b', '\u202e\u0000', '\ud83d\udca9'.repeat(50), '\uffff', 'x'.repeat(BODY_LIMIT / 2)]) }));
+        send(
+          `odd string ${key}`,
+          JSON.stringify({
+            ...valid,
+            [key]: pick(['a\u0000b', '\u202e\u0000', '\ud83d\udca9'.repeat(50), '\uffff', 'x'.repeat(BODY_LIMIT / 2)]),
+          }),
+        );
       }
-      send('proto keys', JSON.stringify(valid).replace(/^\{/, '{"__proto__":{"polluted":1},"constructor":{"prototype":{"x":1}},'));
+      send(
+        'proto keys',
+        JSON.stringify(valid).replace(/^\{/, '{"__proto__":{"polluted":1},"constructor":{"prototype":{"x":1}},'),
+      );
     }
     for (let i = 0; i < 2; i++) {
       const ct = pick(CONTENT_TYPES);
@@ -244,7 +380,8 @@ describe('HTTP fuzz over every route of /openapi.json (embedded)', function () {
     if (status >= 500) return `${status}`;
     const surface = r.path.startsWith('/ocpi') ? 'ocpi' : r.path.startsWith('/v1') ? 'v1' : 'other';
     // HEAD and 204 carry no body; the event stream and the other surfaces have theirs
-    if (r.method === 'HEAD' || status === 204 || type.startsWith('text/event-stream') || surface === 'other') return undefined;
+    if (r.method === 'HEAD' || status === 204 || type.startsWith('text/event-stream') || surface === 'other')
+      return undefined;
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -255,10 +392,16 @@ describe('HTTP fuzz over every route of /openapi.json (embedded)', function () {
     const b = (body ?? {}) as Json;
     if (status === 422 && Array.isArray(b.detail)) return undefined;
     if (surface === 'ocpi') {
-      return typeof b.status_code === 'number' && typeof b.status_message === 'string' && typeof b.timestamp === 'string' ? undefined : `${status} not an OCPI envelope: ${text.slice(0, 120)}`;
+      return typeof b.status_code === 'number' &&
+        typeof b.status_message === 'string' &&
+        typeof b.timestamp === 'string'
+        ? undefined
+        : `${status} not an OCPI envelope: ${text.slice(0, 120)}`;
     }
     const e = b.error as Json | undefined;
-    return typeof e?.code === 'string' && typeof e.message === 'string' ? undefined : `${status} not the /v1 error shape: ${text.slice(0, 120)}`;
+    return typeof e?.code === 'string' && typeof e.message === 'string'
+      ? undefined
+      : `${status} not the /v1 error shape: ${text.slice(0, 120)}`;
   }
 
   it('answers every generated bad request with a 4xx (or a success) in the shape of its surface, and stays up', async () => {
@@ -268,7 +411,9 @@ describe('HTTP fuzz over every route of /openapi.json (embedded)', function () {
     const random = seededRandom(SEED);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
     // credentials last: a fuzzed DELETE or PUT with a valid token may end the partners' links
-    const ordered = [...ops].sort((a, b) => Number(a.template.includes('credentials')) - Number(b.template.includes('credentials')));
+    const ordered = [...ops].sort(
+      (a, b) => Number(a.template.includes('credentials')) - Number(b.template.includes('credentials')),
+    );
     for (const op of ordered) {
       const batch = requestsFor(op, pick);
       const answers = await Promise.all(
@@ -284,7 +429,10 @@ describe('HTTP fuzz over every route of /openapi.json (embedded)', function () {
         tried += 1;
         outcomes.set(a.status, (outcomes.get(a.status) ?? 0) + 1);
         const problem = a.status === -1 ? `no answer: ${a.text}` : checkShape(a.r, a.status, a.type, a.text);
-        if (problem) failures.push(`${a.r.method} ${a.r.path.slice(0, 120)} [${op.method} ${op.template}: ${a.r.what}] -> ${problem}`);
+        if (problem)
+          failures.push(
+            `${a.r.method} ${a.r.path.slice(0, 120)} [${op.method} ${op.template}: ${a.r.what}] -> ${problem}`,
+          );
       }
     }
     const health = await fetch(`${p.platform.url}/healthz`);

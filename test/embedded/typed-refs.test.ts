@@ -3,7 +3,12 @@ import Type from 'typebox';
 import { InvalidMessageError } from '../../src/runtime/errors.js';
 import { defineActor, defineProtocol } from '../../src/runtime/types.js';
 import { eventually } from '../support/eventually.js';
-import { embeddedEnvironment, startPlatform, type StartedPlatform, type TestEnvironment } from '../support/platforms.js';
+import {
+  embeddedEnvironment,
+  startPlatform,
+  type StartedPlatform,
+  type TestEnvironment,
+} from '../support/platforms.js';
 
 /*
  * A toy actor added the way docs/ARCHITECTURE.md ("How to add an actor") says: a protocol (its

@@ -2,7 +2,12 @@ import { expect } from 'chai';
 import Type from 'typebox';
 import { defineMount, route } from '../../src/gateway/route-table.js';
 import { Defaulted } from '../../src/gateway/validation.js';
-import { embeddedEnvironment, startPlatform, type StartedPlatform, type TestEnvironment } from '../support/platforms.js';
+import {
+  embeddedEnvironment,
+  startPlatform,
+  type StartedPlatform,
+  type TestEnvironment,
+} from '../support/platforms.js';
 
 /*
  * A toy route added the way a mount adds one: `route({...})` in a mount's `routes`. Its schemas
@@ -67,7 +72,11 @@ describe('typed routes (a toy route added through the public API)', () => {
   });
 
   it('hands the handler the validated values: path and query converted, defaults applied, the body as sent', async () => {
-    const res = await fetch(`${p.platform.url}/toy/shelves/3/books`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ title: 'Dune' }) });
+    const res = await fetch(`${p.platform.url}/toy/shelves/3/books`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ title: 'Dune' }),
+    });
     expect(res.status).to.equal(201);
     expect(await res.json()).to.deep.equal({ shelf: 'north', row: 3, copies: 1, title: 'Dune' });
     const bare = await fetch(`${p.platform.url}/toy/shelves/4/books?copies=2`, { method: 'POST' });

@@ -43,12 +43,19 @@ describe('OCPI credentials: discovery failures (scripted partners on loopback)',
     return `${base}/versions`;
   }
 
-  const versions221 = (base: string): Scripted => [200, { status_code: 1000, data: [{ version: '2.2.1', url: `${base}/2.2.1` }] }];
+  const versions221 = (base: string): Scripted => [
+    200,
+    { status_code: 1000, data: [{ version: '2.2.1', url: `${base}/2.2.1` }] },
+  ];
   const details221: Scripted = [200, { status_code: 1000, data: { version: '2.2.1', endpoints: [] } }];
 
   async function registerAgainst(versionsUrl: string, party = uniqueParty(), tokenA?: string) {
     const token = tokenA ?? (await api.onboard(party, 'CPO')).token;
-    const res = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', { token, encoding: 'base64', body: credentials221(party, 'their-token', versionsUrl) });
+    const res = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+      token,
+      encoding: 'base64',
+      body: credentials221(party, 'their-token', versionsUrl),
+    });
     return { ...res, tokenA: token, party };
   }
 
@@ -56,7 +63,9 @@ describe('OCPI credentials: discovery failures (scripted partners on loopback)',
     const res = await registerAgainst(await scripted(() => ({ '/versions': [500, 'oops'] })));
     expect(res.status).to.equal(200);
     expect(res.body.status_code).to.equal(3001);
-    expect(res.body.status_message).to.equal("Unable to use the client's API: partner unreachable: not an OCPI envelope");
+    expect(res.body.status_message).to.equal(
+      "Unable to use the client's API: partner unreachable: not an OCPI envelope",
+    );
 
     const fixed = await scripted((base) => ({ '/versions': versions221(base), '/2.2.1': details221 }));
     const retry = await registerAgainst(fixed, res.party, res.tokenA);
@@ -64,22 +73,37 @@ describe('OCPI credentials: discovery failures (scripted partners on loopback)',
   });
 
   it('answers 3002 when the partner supports none of our versions, without repeating what it offers', async () => {
-    const res = await registerAgainst(await scripted((base) => ({ '/versions': [200, { status_code: 1000, data: [{ version: '2.0', url: `${base}/2.0` }] }] })));
+    const res = await registerAgainst(
+      await scripted((base) => ({
+        '/versions': [200, { status_code: 1000, data: [{ version: '2.0', url: `${base}/2.0` }] }],
+      })),
+    );
     expect(res.body.status_code).to.equal(3002);
     expect(res.body.status_message).to.equal('Unsupported version: no version in common; we support 2.2.1, 2.1.1');
   });
 
   it('answers 3001 when the version details are unreachable or not OCPI', async () => {
     const reset = await scripted((base) => ({ '/versions': versions221(base), '/2.2.1': 'reset' }));
-    expect((await registerAgainst(reset)).body).to.include({ status_code: 3001, status_message: "Unable to use the client's API: partner unreachable: no connection" });
+    expect((await registerAgainst(reset)).body).to.include({
+      status_code: 3001,
+      status_message: "Unable to use the client's API: partner unreachable: no connection",
+    });
     const html = await scripted(() => ({ '/versions': [200, '<html>hello</html>'] }));
-    expect((await registerAgainst(html)).body).to.include({ status_code: 3001, status_message: "Unable to use the client's API: partner unreachable: not an OCPI envelope" });
+    expect((await registerAgainst(html)).body).to.include({
+      status_code: 3001,
+      status_message: "Unable to use the client's API: partner unreachable: not an OCPI envelope",
+    });
   });
 
   it('sends the partner its token base64-encoded on a 2.2.1 handshake', async () => {
     const seen: string[] = [];
-    const res = await registerAgainst(await scripted((base) => ({ '/versions': versions221(base), '/2.2.1': details221 }), seen));
+    const res = await registerAgainst(
+      await scripted((base) => ({ '/versions': versions221(base), '/2.2.1': details221 }), seen),
+    );
     expect(res.body.status_code).to.equal(1000);
-    expect(seen).to.deep.equal([`Token ${Buffer.from('their-token').toString('base64')}`, `Token ${Buffer.from('their-token').toString('base64')}`]);
+    expect(seen).to.deep.equal([
+      `Token ${Buffer.from('their-token').toString('base64')}`,
+      `Token ${Buffer.from('their-token').toString('base64')}`,
+    ]);
   });
 });

@@ -1,6 +1,12 @@
 import { expect } from 'chai';
 import { presentedTokens } from '../../src/ocpi/auth.js';
-import { connectorFrom211, connectorTo211, locationFrom211, locationTo211, mergeLocation } from '../../src/ocpi/mappers.js';
+import {
+  connectorFrom211,
+  connectorTo211,
+  locationFrom211,
+  locationTo211,
+  mergeLocation,
+} from '../../src/ocpi/mappers.js';
 import { listWindow, nextLink, MAX_LIMIT } from '../../src/ocpi/pagination.js';
 import type * as V211 from '../../src/ocpi/2.1.1/schemas.js';
 import type * as V221 from '../../src/ocpi/2.2.1/schemas.js';
@@ -25,16 +31,33 @@ describe('OCPI mappers and parsing', () => {
     expect(out).not.to.have.any.keys('country_code', 'party_id', 'publish', 'parking_type');
     expect(locationTo211({ ...stored, parking_type: undefined }).type).to.equal('UNKNOWN');
 
-    const pulled = locationFrom211(aLocation211({ id: 'P1', time_zone: undefined }) as unknown as V211.Location, { country_code: 'DE', party_id: 'ABC' });
-    expect(pulled).to.include({ id: 'P1', country_code: 'DE', party_id: 'ABC', publish: true, parking_type: 'ON_STREET', time_zone: 'Etc/UTC' });
+    const pulled = locationFrom211(aLocation211({ id: 'P1', time_zone: undefined }) as unknown as V211.Location, {
+      country_code: 'DE',
+      party_id: 'ABC',
+    });
+    expect(pulled).to.include({
+      id: 'P1',
+      country_code: 'DE',
+      party_id: 'ABC',
+      publish: true,
+      parking_type: 'ON_STREET',
+      time_zone: 'Etc/UTC',
+    });
     expect(pulled.evses?.[0]?.connectors[0]).to.have.property('max_voltage');
   });
 
   it('merges a location patch: fields replace, EVSEs merge by uid, connectors by id, new ones append', () => {
-    const location = aLocation({ id: 'L1', name: 'Old', evses: [anEvse({ uid: 'E1', connectors: [aConnector({ id: 'C1' }), aConnector({ id: 'C2' })] })] }) as unknown as V221.StoredLocation;
+    const location = aLocation({
+      id: 'L1',
+      name: 'Old',
+      evses: [anEvse({ uid: 'E1', connectors: [aConnector({ id: 'C1' }), aConnector({ id: 'C2' })] })],
+    }) as unknown as V221.StoredLocation;
     const merged = mergeLocation(location, {
       name: 'New',
-      evses: [{ uid: 'E1', status: 'CHARGING', connectors: [{ id: 'C2', max_amperage: 63 }] }, anEvse({ uid: 'E2' }) as unknown as V221.Evse],
+      evses: [
+        { uid: 'E1', status: 'CHARGING', connectors: [{ id: 'C2', max_amperage: 63 }] },
+        anEvse({ uid: 'E2' }) as unknown as V221.Evse,
+      ],
     });
     expect(merged).to.include({ id: 'L1', name: 'New', city: 'Utrecht' });
     expect(merged.evses?.map((e) => e.uid)).to.deep.equal(['E1', 'E2']);
@@ -52,7 +75,8 @@ describe('OCPI mappers and parsing', () => {
     expect(presentedTokens(`Token ${b64}`, 'raw')).to.deep.equal([b64]);
     expect(presentedTokens(`Token ${b64}`, 'base64-or-raw')).to.deep.equal([token, b64]);
     expect(presentedTokens(`token   ${token}`, 'base64-or-raw')).to.deep.equal([token]);
-    for (const bad of [undefined, '', 'Bearer x', 'Token', 'Token a b']) expect(presentedTokens(bad, 'base64-or-raw'), String(bad)).to.deep.equal([]);
+    for (const bad of [undefined, '', 'Bearer x', 'Token', 'Token a b'])
+      expect(presentedTokens(bad, 'base64-or-raw'), String(bad)).to.deep.equal([]);
   });
 
   it('finds rel="next" in a Link header and turns list queries into windows', () => {
@@ -61,6 +85,9 @@ describe('OCPI mappers and parsing', () => {
     expect(nextLink(null)).to.equal(undefined);
     expect(listWindow({})).to.deep.equal({ offset: 0, limit: 100 });
     expect(listWindow({ limit: 5000, offset: 3 })).to.deep.equal({ offset: 3, limit: MAX_LIMIT });
-    expect(listWindow({ date_from: '2026-01-01T00:00:00Z', date_to: '2026-01-02T00:00:00Z' })).to.include({ from: Date.UTC(2026, 0, 1), to: Date.UTC(2026, 0, 2) });
+    expect(listWindow({ date_from: '2026-01-01T00:00:00Z', date_to: '2026-01-02T00:00:00Z' })).to.include({
+      from: Date.UTC(2026, 0, 1),
+      to: Date.UTC(2026, 0, 2),
+    });
   });
 });

@@ -15,12 +15,24 @@ const TIMEOUT_MS = 1000;
 const UNABLE = "Unable to use the client's API: partner unreachable:";
 
 /** A handshake against `versionsUrl`: a new partner's POST /credentials with its Token A. */
-async function handshake(api: OcpiApi, versionsUrl: string): Promise<{ status: number; code: unknown; message: string; ms: number }> {
+async function handshake(
+  api: OcpiApi,
+  versionsUrl: string,
+): Promise<{ status: number; code: unknown; message: string; ms: number }> {
   const party = uniqueParty();
   const { token } = await api.onboard(party, 'CPO');
   const started = Date.now();
-  const res = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', { token, encoding: 'base64', body: credentials221(party, 'their-token', versionsUrl) });
-  return { status: res.status, code: res.body.status_code, message: String(res.body.status_message), ms: Date.now() - started };
+  const res = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+    token,
+    encoding: 'base64',
+    body: credentials221(party, 'their-token', versionsUrl),
+  });
+  return {
+    status: res.status,
+    code: res.body.status_code,
+    message: String(res.body.status_message),
+    ms: Date.now() - started,
+  };
 }
 
 describe('OCPI outbound calls: limits, redirects and the destination policy (real partner servers)', function () {
@@ -29,7 +41,10 @@ describe('OCPI outbound calls: limits, redirects and the destination policy (rea
   let api: OcpiApi;
   const partners: PartnerServer[] = [];
 
-  async function rogue(handler: (req: IncomingMessage, res: ServerResponse) => void, host?: string): Promise<PartnerServer> {
+  async function rogue(
+    handler: (req: IncomingMessage, res: ServerResponse) => void,
+    host?: string,
+  ): Promise<PartnerServer> {
     const p = await partnerServer(handler, host);
     partners.push(p);
     return p;
@@ -75,7 +90,9 @@ describe('OCPI outbound calls: limits, redirects and the destination policy (rea
     peak = Math.max(peak, process.memoryUsage().rss);
 
     const growthMb = (peak - before) / 1024 / 1024;
-    console.log(`      reply cut at ${(written / 1024 / 1024).toFixed(1)} MB written by the partner; RSS grew ${growthMb.toFixed(1)} MB (limit 1 MB)`);
+    console.log(
+      `      reply cut at ${(written / 1024 / 1024).toFixed(1)} MB written by the partner; RSS grew ${growthMb.toFixed(1)} MB (limit 1 MB)`,
+    );
     // unbounded, the 64 MB were buffered, then decoded into a string: over 128 MB
     expect(growthMb).to.be.below(24);
     expect(written).to.be.below(total);
@@ -153,38 +170,52 @@ describe('OCPI outbound calls: limits, redirects and the destination policy (rea
   it('refuses a pulled page nested 100,000 levels deep with 502 (it made storing the page throw: 500)', async () => {
     const party = uniqueParty();
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
-    const location = JSON.stringify(aLocation({ ...party, images: [{ url: 'https://img.test/a.png', category: 'OTHER', type: 'png', extra: 'DEEP' }] }));
+    const location = JSON.stringify(
+      aLocation({
+        ...party,
+        images: [{ url: 'https://img.test/a.png', category: 'OTHER', type: 'png', extra: 'DEEP' }],
+      }),
+    );
     let base = '';
     const partner = await rogue((req, res) => {
       const ok = (data: string): void => void res.end(`{"status_code": 1000, "data": ${data}}`);
       res.setHeader('Content-Type', 'application/json');
       if (req.url === '/versions') return ok(JSON.stringify([{ version: '2.2.1', url: `${base}/2.2.1` }]));
       if (req.url === '/2.2.1') {
-        const endpoints = ['credentials', 'locations'].map((identifier) => ({ identifier, role: 'SENDER', url: `${base}/2.2.1/${identifier}` }));
+        const endpoints = ['credentials', 'locations'].map((identifier) => ({
+          identifier,
+          role: 'SENDER',
+          url: `${base}/2.2.1/${identifier}`,
+        }));
         return ok(JSON.stringify({ version: '2.2.1', endpoints }));
       }
-      if (req.url === '/2.2.1/credentials') return ok(JSON.stringify(credentials221(party, 'their-token-c', `${base}/versions`)));
+      if (req.url === '/2.2.1/credentials')
+        return ok(JSON.stringify(credentials221(party, 'their-token-c', `${base}/versions`)));
       if (req.url === '/2.2.1/locations') return ok(`[${location.replace('"DEEP"', deep)}]`);
       res.statusCode = 404;
       res.end('{}');
     });
     base = partner.url;
     const { id } = await api.onboard(party, 'CPO');
-    const registered = await api.request('POST', `/v1/partners/${id}/register`, { body: { versions_url: `${base}/versions`, token: 'their-token-a' } });
+    const registered = await api.request('POST', `/v1/partners/${id}/register`, {
+      body: { versions_url: `${base}/versions`, token: 'their-token-a' },
+    });
     expect(registered.status).to.equal(200);
     const pulled = await api.request('POST', `/v1/partners/${id}/pull-locations`, { body: {} });
     expect(pulled.status).to.equal(502);
     expect(JSON.stringify(pulled.body)).to.include('partner unreachable: reply too deep');
   });
 
-  it('answers 502, not 500, when the partner\'s token cannot go raw into a 2.1.1 header', async () => {
+  it("answers 502, not 500, when the partner's token cannot go raw into a 2.1.1 header", async () => {
     // every base64 (2.2.1) attempt is refused, so the handshake tries the raw token (2.1.1)
     const partner = await rogue((_req, res) => {
       res.writeHead(401, { 'Content-Type': 'application/json' });
       res.end('{"status_code": 2001, "status_message": "Unauthorized"}');
     });
     const { id } = await api.onboard(uniqueParty(), 'CPO');
-    const res = await api.request('POST', `/v1/partners/${id}/register`, { body: { versions_url: `${partner.url}/versions`, token: 'their\ntoken\u2603' } });
+    const res = await api.request('POST', `/v1/partners/${id}/register`, {
+      body: { versions_url: `${partner.url}/versions`, token: 'their\ntoken\u2603' },
+    });
     expect(res.status).to.equal(502);
     expect(JSON.stringify(res.body)).to.include('partner unreachable: invalid request');
     expect(partner.requests).to.equal(1);
@@ -231,9 +262,13 @@ describe('OCPI outbound calls: limits, redirects and the destination policy (rea
       const local = await rogue((_req, res) => res.end('{}'));
       const party = uniqueParty();
       const { id } = await strictApi.onboard(party, 'EMSP');
-      const res = await strictApi.request('POST', `/v1/partners/${id}/register`, { body: { versions_url: `${local.url}/versions`, token: 'their-token-a' } });
+      const res = await strictApi.request('POST', `/v1/partners/${id}/register`, {
+        body: { versions_url: `${local.url}/versions`, token: 'their-token-a' },
+      });
       expect(res.status).to.equal(502);
-      expect(JSON.stringify(res.body)).to.include('partner unreachable: destination refused').and.not.include(String(local.port));
+      expect(JSON.stringify(res.body))
+        .to.include('partner unreachable: destination refused')
+        .and.not.include(String(local.port));
       expect(local.connections).to.equal(0);
     });
   });

@@ -7,8 +7,11 @@ const CLI = resolve(import.meta.dirname, '../../scripts/ocpi-partners.js');
 
 function run(target: OcpiTarget, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   return new Promise((r) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, CSMS_URL: `${target.urls[0] ?? ''}/v1`, CSMS_API_KEY: API_KEY } }, (error, out, err) =>
-      r({ code: error ? Number(error.code) : 0, out: String(out), err: String(err) }),
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { ...process.env, CSMS_URL: `${target.urls[0] ?? ''}/v1`, CSMS_API_KEY: API_KEY } },
+      (error, out, err) => r({ code: error ? Number(error.code) : 0, out: String(out), err: String(err) }),
     );
   });
 }

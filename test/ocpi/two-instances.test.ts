@@ -3,7 +3,12 @@ import { expect } from 'chai';
 import { ocpiModule } from '../../src/ocpi/module.js';
 import { aLocation, isoAt } from '../support/ocpi-builders.js';
 import { API_KEY } from '../support/ocpi-harness.js';
-import { embeddedEnvironment, startPlatform, type StartedPlatform, type TestEnvironment } from '../support/platforms.js';
+import {
+  embeddedEnvironment,
+  startPlatform,
+  type StartedPlatform,
+  type TestEnvironment,
+} from '../support/platforms.js';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -43,7 +48,10 @@ async function instance(countryCode: string, partyId: string, name: string): Pro
     call: async (method, path, body) => {
       const res = await fetch(`${url}${path}`, {
         method,
-        headers: { Authorization: `Bearer ${API_KEY}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        headers: {
+          Authorization: `Bearer ${API_KEY}`,
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -80,21 +88,34 @@ describe('OCPI between two instances (CPO and eMSP) on loopback', function () {
     // the CPO's operator registers the eMSP as a partner and starts the handshake with Token A
     const onCpo = await cpo.call('POST', '/v1/partners', { country_code: 'NL', party_id: 'EMY', role: 'EMSP' });
     expect(onCpo.status).to.equal(201);
-    const registered = await cpo.call('POST', `/v1/partners/${String(onCpo.body.id)}/register`, { versions_url: onEmsp.body.versions_url, token: onEmsp.body.token });
+    const registered = await cpo.call('POST', `/v1/partners/${String(onCpo.body.id)}/register`, {
+      versions_url: onEmsp.body.versions_url,
+      token: onEmsp.body.token,
+    });
     expect(registered.status, JSON.stringify(registered.body)).to.equal(200);
     expect(registered.body).to.include({ status: 'registered', version: '2.2.1' });
 
     const cpoAtEmsp = await emsp.call('GET', `/v1/partners/${String(onEmsp.body.id)}`);
-    expect(cpoAtEmsp.body).to.include({ status: 'registered', version: '2.2.1', versions_url: `${cpo.url}/ocpi/cpo/versions` });
+    expect(cpoAtEmsp.body).to.include({
+      status: 'registered',
+      version: '2.2.1',
+      versions_url: `${cpo.url}/ocpi/cpo/versions`,
+    });
     expect(cpoAtEmsp.body.business_details).to.deep.equal({ name: 'Charge Point Operator X' });
     // Token A is spent
-    const withA = await fetch(`${emsp.url}/ocpi/emsp/2.2.1`, { headers: { Authorization: `Token ${String(onEmsp.body.token)}` } });
+    const withA = await fetch(`${emsp.url}/ocpi/emsp/2.2.1`, {
+      headers: { Authorization: `Token ${String(onEmsp.body.token)}` },
+    });
     expect(withA.status).to.equal(401);
 
     // the CPO's own locations
     const ids = ['CPX-1', 'CPX-2', 'CPX-3', 'CPX-4', 'CPX-5', 'CPX-6', 'CPX-7'];
     for (const [i, id] of ids.entries()) {
-      const res = await cpo.call('PUT', `/v1/ocpi/locations/${id}`, aLocation({ id, country_code: 'DE', party_id: 'CPX', last_updated: isoAt(i) }));
+      const res = await cpo.call(
+        'PUT',
+        `/v1/ocpi/locations/${id}`,
+        aLocation({ id, country_code: 'DE', party_id: 'CPX', last_updated: isoAt(i) }),
+      );
       expect(res.status).to.equal(200);
     }
 

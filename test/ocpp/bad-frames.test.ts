@@ -27,21 +27,48 @@ describe('OCPP endpoint: a bad WebSocket frame closes only its own connection', 
   });
 
   const cases: Array<{ what: string; frames: Buffer[]; code: number }> = [
-    { what: 'invalid UTF-8 in a text frame', frames: [encodeFrame({ opcode: 1, payload: Buffer.from([0x5b, 0xc3, 0x28, 0x5d]) })], code: 1007 },
+    {
+      what: 'invalid UTF-8 in a text frame',
+      frames: [encodeFrame({ opcode: 1, payload: Buffer.from([0x5b, 0xc3, 0x28, 0x5d]) })],
+      code: 1007,
+    },
     { what: 'a reserved opcode', frames: [encodeFrame({ opcode: 3, payload: '[]' })], code: 1002 },
-    { what: 'a length over the frame limit', frames: [encodeFrame({ opcode: 1, payload: '[', declaredLength: 1024n * 1024n })], code: 1009 },
-    { what: 'a length over 2^53', frames: [encodeFrame({ opcode: 2, payload: 'x', declaredLength: 2n ** 62n })], code: 1009 },
+    {
+      what: 'a length over the frame limit',
+      frames: [encodeFrame({ opcode: 1, payload: '[', declaredLength: 1024n * 1024n })],
+      code: 1009,
+    },
+    {
+      what: 'a length over 2^53',
+      frames: [encodeFrame({ opcode: 2, payload: 'x', declaredLength: 2n ** 62n })],
+      code: 1009,
+    },
     { what: 'an unmasked frame', frames: [encodeFrame({ opcode: 1, payload: '[]', masked: false })], code: 1002 },
     { what: 'a fragmented ping', frames: [encodeFrame({ opcode: 9, payload: 'p', fin: false })], code: 1002 },
     { what: 'RSV1 without an extension', frames: [encodeFrame({ opcode: 1, payload: '[]', rsv: 0b100 })], code: 1002 },
-    { what: 'a continuation with nothing to continue', frames: [encodeFrame({ opcode: 0, payload: '[]' })], code: 1002 },
-    { what: 'invalid UTF-8 split across fragments', frames: [encodeFrame({ opcode: 1, payload: Buffer.from([0x5b, 0xe2]), fin: false }), encodeFrame({ opcode: 0, payload: Buffer.from([0x28, 0xa1]) })], code: 1007 },
+    {
+      what: 'a continuation with nothing to continue',
+      frames: [encodeFrame({ opcode: 0, payload: '[]' })],
+      code: 1002,
+    },
+    {
+      what: 'invalid UTF-8 split across fragments',
+      frames: [
+        encodeFrame({ opcode: 1, payload: Buffer.from([0x5b, 0xe2]), fin: false }),
+        encodeFrame({ opcode: 0, payload: Buffer.from([0x28, 0xa1]) }),
+      ],
+      code: 1007,
+    },
   ];
 
   for (const c of cases) {
     it(`closes the connection with ${c.code} on ${c.what}; /healthz and another charger carry on`, async () => {
       const cp = await csms.registerChargePoint('ocpp2.0.1');
-      const raw = await RawClient.upgraded(port, `/ocpp/${cp.id}`, { protocol: 'ocpp2.0.1', user: cp.username, password: cp.password });
+      const raw = await RawClient.upgraded(port, `/ocpp/${cp.id}`, {
+        protocol: 'ocpp2.0.1',
+        user: cp.username,
+        password: cp.password,
+      });
       for (const f of c.frames) raw.write(f);
       expect(await raw.closeCode()).to.equal(c.code);
       raw.destroy();
@@ -52,7 +79,10 @@ describe('OCPP endpoint: a bad WebSocket frame closes only its own connection', 
 
   it('keeps the other charger usable end to end: a remote start still reaches it', async () => {
     const from = other.charger.received.length;
-    const res = await csms.api('POST', `/v1/charge-points/${other.cp.id}/remote-start`, { id_tag: 'TAG-1', connector_id: 1 });
+    const res = await csms.api('POST', `/v1/charge-points/${other.cp.id}/remote-start`, {
+      id_tag: 'TAG-1',
+      connector_id: 1,
+    });
     expect(res.status).to.equal(200);
     const call = await other.charger.waitFor((f) => f[0] === 2 && f[2] === 'RemoteStartTransaction', 5000, from);
     expect(call[3]).to.include({ idTag: 'TAG-1' });

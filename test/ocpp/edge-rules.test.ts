@@ -25,7 +25,9 @@ describe('OCPP edge rules (pure functions)', () => {
   it('finds a NUL in any string or property name, at any depth, without recursion', () => {
     expect(stringWithNul({ idTag: 'TAG-1', n: 1, list: ['a', { b: null }] })).to.equal(undefined);
     expect(stringWithNul({ idTag: 'TAG\u0000' })).to.equal('/idTag');
-    expect(stringWithNul({ meterValue: [{ sampledValue: [{ value: '1', unit: 'W\u0000h' }] }] })).to.equal('/meterValue/0/sampledValue/0/unit');
+    expect(stringWithNul({ meterValue: [{ sampledValue: [{ value: '1', unit: 'W\u0000h' }] }] })).to.equal(
+      '/meterValue/0/sampledValue/0/unit',
+    );
     expect(stringWithNul({ customData: { 'a/b\u0000': 1 } })).to.equal('/customData/a~1b\\u0000');
     let deep: unknown = 'x\u0000';
     for (let i = 0; i < 100_000; i += 1) deep = [deep];
@@ -35,7 +37,14 @@ describe('OCPP edge rules (pure functions)', () => {
   describe('LoginThrottle', () => {
     function throttle(maxFailures = 3, capacity = 10_000) {
       const clock = { now: 1_000_000 };
-      const t = new LoginThrottle({ maxFailures, capacity, baseBackoffMs: 1000, maxBackoffMs: 60_000, forgetAfterMs: 600_000, now: () => clock.now });
+      const t = new LoginThrottle({
+        maxFailures,
+        capacity,
+        baseBackoffMs: 1000,
+        maxBackoffMs: 60_000,
+        forgetAfterMs: 600_000,
+        now: () => clock.now,
+      });
       return { t, clock };
     }
 

@@ -34,7 +34,15 @@ function count(map: Map<string, number>, key: string): void {
 
 // ---- WebSocket layer -------------------------------------------------------------------------
 
-const INVALID_UTF8 = [[0xff], [0x80], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xe2, 0x28, 0xa1], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xf4, 0x90, 0x80, 0x80]];
+const INVALID_UTF8 = [
+  [0xff],
+  [0x80],
+  [0xc0, 0x80],
+  [0xed, 0xa0, 0x80],
+  [0xe2, 0x28, 0xa1],
+  [0xf8, 0x88, 0x80, 0x80, 0x80],
+  [0xf4, 0x90, 0x80, 0x80],
+];
 
 interface WsCase {
   kind: string;
@@ -60,24 +68,77 @@ const wsGenerators: Array<(rng: Prng) => WsCase> = [
   (rng) => {
     const bad = invalidUtf8(rng);
     const cut = rng.int(1, bad.length - 1);
-    return { kind: 'invalid UTF-8 fragmented', frames: [{ opcode: 1, payload: bad.subarray(0, cut), fin: false }, { opcode: 0, payload: bad.subarray(cut) }], expect: 1007 };
+    return {
+      kind: 'invalid UTF-8 fragmented',
+      frames: [
+        { opcode: 1, payload: bad.subarray(0, cut), fin: false },
+        { opcode: 0, payload: bad.subarray(cut) },
+      ],
+      expect: 1007,
+    };
   },
-  (rng) => ({ kind: 'invalid UTF-8 close reason', frames: [{ opcode: 8, payload: closePayload(1000, Buffer.from(rng.pick(INVALID_UTF8))) }], expect: 1007 }),
-  (rng) => ({ kind: 'reserved opcode', frames: [{ opcode: rng.pick([3, 4, 5, 6, 7, 11, 12, 13, 14, 15]), payload: rng.bytes(rng.int(0, 20)) }], expect: 1002 }),
-  (rng) => ({ kind: 'fragmented control frame', frames: [{ opcode: rng.pick([8, 9, 10]), payload: rng.bytes(rng.int(0, 10)), fin: false }], expect: 1002 }),
-  (rng) => ({ kind: 'control frame over 125 bytes', frames: [{ opcode: rng.pick([9, 10]), payload: rng.bytes(rng.int(126, 300)) }], expect: 1002 }),
+  (rng) => ({
+    kind: 'invalid UTF-8 close reason',
+    frames: [{ opcode: 8, payload: closePayload(1000, Buffer.from(rng.pick(INVALID_UTF8))) }],
+    expect: 1007,
+  }),
+  (rng) => ({
+    kind: 'reserved opcode',
+    frames: [{ opcode: rng.pick([3, 4, 5, 6, 7, 11, 12, 13, 14, 15]), payload: rng.bytes(rng.int(0, 20)) }],
+    expect: 1002,
+  }),
+  (rng) => ({
+    kind: 'fragmented control frame',
+    frames: [{ opcode: rng.pick([8, 9, 10]), payload: rng.bytes(rng.int(0, 10)), fin: false }],
+    expect: 1002,
+  }),
+  (rng) => ({
+    kind: 'control frame over 125 bytes',
+    frames: [{ opcode: rng.pick([9, 10]), payload: rng.bytes(rng.int(126, 300)) }],
+    expect: 1002,
+  }),
   (rng) => ({ kind: 'RSV bits set', frames: [{ opcode: 1, payload: '[]', rsv: rng.int(1, 7) }], expect: 1002 }),
-  (rng) => ({ kind: 'unmasked frame', frames: [{ opcode: rng.pick([1, 2, 9]), payload: rng.bytes(rng.int(0, 20)), masked: false }], expect: 1002 }),
-  (rng) => ({ kind: 'continuation without a start', frames: [{ opcode: 0, payload: rng.bytes(rng.int(0, 20)) }], expect: 1002 }),
-  (rng) => ({ kind: 'data frame inside a fragmented message', frames: [{ opcode: 1, payload: '[2,', fin: false }, { opcode: rng.pick([1, 2]), payload: '"x"]' }], expect: 1002 }),
-  (rng) => ({ kind: 'invalid close code', frames: [{ opcode: 8, payload: closePayload(rng.pick([0, 999, 1004, 1005, 1006, 1015, 1016, 2999, 5000, 65535])) }], expect: 1002 }),
+  (rng) => ({
+    kind: 'unmasked frame',
+    frames: [{ opcode: rng.pick([1, 2, 9]), payload: rng.bytes(rng.int(0, 20)), masked: false }],
+    expect: 1002,
+  }),
+  (rng) => ({
+    kind: 'continuation without a start',
+    frames: [{ opcode: 0, payload: rng.bytes(rng.int(0, 20)) }],
+    expect: 1002,
+  }),
+  (rng) => ({
+    kind: 'data frame inside a fragmented message',
+    frames: [
+      { opcode: 1, payload: '[2,', fin: false },
+      { opcode: rng.pick([1, 2]), payload: '"x"]' },
+    ],
+    expect: 1002,
+  }),
+  (rng) => ({
+    kind: 'invalid close code',
+    frames: [{ opcode: 8, payload: closePayload(rng.pick([0, 999, 1004, 1005, 1006, 1015, 1016, 2999, 5000, 65535])) }],
+    expect: 1002,
+  }),
   () => ({ kind: 'close frame of one byte', frames: [{ opcode: 8, payload: Buffer.from([0x03]) }], expect: 1002 }),
   (rng) => ({
     kind: 'oversized frame',
-    frames: [{ opcode: rng.pick([1, 2]), payload: rng.bytes(4), declaredLength: rng.next() < 0.5 ? BigInt(rng.int(256 * 1024 + 1, 50_000_000)) : 2n ** BigInt(rng.int(33, 63)) - 1n }],
+    frames: [
+      {
+        opcode: rng.pick([1, 2]),
+        payload: rng.bytes(4),
+        declaredLength:
+          rng.next() < 0.5 ? BigInt(rng.int(256 * 1024 + 1, 50_000_000)) : 2n ** BigInt(rng.int(33, 63)) - 1n,
+      },
+    ],
     expect: 1009,
   }),
-  (rng) => ({ kind: 'binary frame', frames: [{ opcode: 2, payload: rng.bytes(rng.int(0, 200)) }], expect: 'callerror' }),
+  (rng) => ({
+    kind: 'binary frame',
+    frames: [{ opcode: 2, payload: rng.bytes(rng.int(0, 200)) }],
+    expect: 'callerror',
+  }),
 ];
 
 // ---- RPC layer ---------------------------------------------------------------------------------
@@ -93,22 +154,77 @@ interface MessageSpec {
 
 const SPECS: Record<Version, MessageSpec[]> = {
   'ocpp1.6': [
-    { action: 'BootNotification', valid: () => v16.boot(), required: [['chargePointVendor'], ['chargePointModel']], bounded: [[['chargePointVendor'], 50], [['firmwareVersion'], 255]], strings: [['chargePointVendor'], ['chargePointModel']] },
-    { action: 'StatusNotification', valid: () => v16.status(1), required: [['connectorId'], ['errorCode'], ['status']], bounded: [], strings: [['timestamp']] },
-    { action: 'Authorize', valid: () => v16.authorize(), required: [['idTag']], bounded: [[['idTag'], 20]], strings: [['idTag']] },
-    { action: 'StartTransaction', valid: () => v16.start(), required: [['connectorId'], ['idTag'], ['meterStart'], ['timestamp']], bounded: [[['idTag'], 20]], strings: [['idTag']] },
-    { action: 'MeterValues', valid: () => v16.meterValues(1, undefined, 100), required: [['connectorId'], ['meterValue']], bounded: [], strings: [['meterValue', '0', 'sampledValue', '0', 'value']] },
+    {
+      action: 'BootNotification',
+      valid: () => v16.boot(),
+      required: [['chargePointVendor'], ['chargePointModel']],
+      bounded: [
+        [['chargePointVendor'], 50],
+        [['firmwareVersion'], 255],
+      ],
+      strings: [['chargePointVendor'], ['chargePointModel']],
+    },
+    {
+      action: 'StatusNotification',
+      valid: () => v16.status(1),
+      required: [['connectorId'], ['errorCode'], ['status']],
+      bounded: [],
+      strings: [['timestamp']],
+    },
+    {
+      action: 'Authorize',
+      valid: () => v16.authorize(),
+      required: [['idTag']],
+      bounded: [[['idTag'], 20]],
+      strings: [['idTag']],
+    },
+    {
+      action: 'StartTransaction',
+      valid: () => v16.start(),
+      required: [['connectorId'], ['idTag'], ['meterStart'], ['timestamp']],
+      bounded: [[['idTag'], 20]],
+      strings: [['idTag']],
+    },
+    {
+      action: 'MeterValues',
+      valid: () => v16.meterValues(1, undefined, 100),
+      required: [['connectorId'], ['meterValue']],
+      bounded: [],
+      strings: [['meterValue', '0', 'sampledValue', '0', 'value']],
+    },
   ],
   'ocpp2.0.1': [
-    { action: 'BootNotification', valid: () => v201.boot(), required: [['chargingStation'], ['reason'], ['chargingStation', 'model']], bounded: [[['chargingStation', 'model'], 20]], strings: [['chargingStation', 'vendorName']] },
-    { action: 'StatusNotification', valid: () => v201.status(1, 1), required: [['timestamp'], ['connectorStatus'], ['evseId']], bounded: [], strings: [['timestamp']] },
-    { action: 'Authorize', valid: () => v201.authorize(), required: [['idToken'], ['idToken', 'type']], bounded: [[['idToken', 'idToken'], 36]], strings: [['idToken', 'idToken']] },
+    {
+      action: 'BootNotification',
+      valid: () => v201.boot(),
+      required: [['chargingStation'], ['reason'], ['chargingStation', 'model']],
+      bounded: [[['chargingStation', 'model'], 20]],
+      strings: [['chargingStation', 'vendorName']],
+    },
+    {
+      action: 'StatusNotification',
+      valid: () => v201.status(1, 1),
+      required: [['timestamp'], ['connectorStatus'], ['evseId']],
+      bounded: [],
+      strings: [['timestamp']],
+    },
+    {
+      action: 'Authorize',
+      valid: () => v201.authorize(),
+      required: [['idToken'], ['idToken', 'type']],
+      bounded: [[['idToken', 'idToken'], 36]],
+      strings: [['idToken', 'idToken']],
+    },
     {
       action: 'TransactionEvent',
-      valid: () => v201.transactionEvent({ eventType: 'Started', transactionId: 'FUZZ-1', seqNo: 0, idToken: 'TAG-1', wh: 0 }),
+      valid: () =>
+        v201.transactionEvent({ eventType: 'Started', transactionId: 'FUZZ-1', seqNo: 0, idToken: 'TAG-1', wh: 0 }),
       required: [['eventType'], ['seqNo'], ['transactionInfo'], ['transactionInfo', 'transactionId']],
       bounded: [[['transactionInfo', 'transactionId'], 36]],
-      strings: [['idToken', 'idToken'], ['transactionInfo', 'transactionId']],
+      strings: [
+        ['idToken', 'idToken'],
+        ['transactionInfo', 'transactionId'],
+      ],
     },
   ],
 };
@@ -156,32 +272,78 @@ function rpcGenerators(version: Version): Array<(rng: Prng) => RpcCase> {
     return { kind, id: i, text: call(i, s.action, make(rng, s)) };
   };
   return [
-    (rng) => ({ kind: 'not JSON', id: '-1', text: rng.pick(['{', '[2,', 'null,', '\u00ff\u00fe', '"unterminated', '[2,"a","B",{}]]']) + rng.word(0, 30) }),
-    (rng) => ({ kind: 'not an array', id: '-1', text: JSON.stringify(rng.pick([null, 1, 'x', true, {}, { a: [2, 'x', 'Heartbeat', {}] }, []])) }),
+    (rng) => ({
+      kind: 'not JSON',
+      id: '-1',
+      text: rng.pick(['{', '[2,', 'null,', '\u00ff\u00fe', '"unterminated', '[2,"a","B",{}]]']) + rng.word(0, 30),
+    }),
+    (rng) => ({
+      kind: 'not an array',
+      id: '-1',
+      text: JSON.stringify(rng.pick([null, 1, 'x', true, {}, { a: [2, 'x', 'Heartbeat', {}] }, []])),
+    }),
     (rng) => ({ kind: 'array too short', id: '-1', text: JSON.stringify(rng.pick([[2], [2, 'x'], [3], []])) }),
-    (rng) => ({ kind: 'bad message id', id: '-1', text: JSON.stringify([2, rng.pick([null, 7, {}, [], '', 'x'.repeat(rng.int(37, 5000))]), 'Heartbeat', {}]) }),
+    (rng) => ({
+      kind: 'bad message id',
+      id: '-1',
+      text: JSON.stringify([2, rng.pick([null, 7, {}, [], '', 'x'.repeat(rng.int(37, 5000))]), 'Heartbeat', {}]),
+    }),
     (rng) => {
       const i = id();
-      return { kind: 'unknown message type', id: i, text: JSON.stringify([rng.pick([0, 1, 5, 99, -1, '2', null, 2.5, 1e308]), i, 'Heartbeat', {}]) };
+      return {
+        kind: 'unknown message type',
+        id: i,
+        text: JSON.stringify([rng.pick([0, 1, 5, 99, -1, '2', null, 2.5, 1e308]), i, 'Heartbeat', {}]),
+      };
     },
     (rng) => {
       const i = id();
-      return { kind: 'CALL of wrong length', id: i, text: JSON.stringify(rng.next() < 0.5 ? [2, i, 'Heartbeat', {}, rng.word(1, 5)] : [2, i, 7]) };
+      return {
+        kind: 'CALL of wrong length',
+        id: i,
+        text: JSON.stringify(rng.next() < 0.5 ? [2, i, 'Heartbeat', {}, rng.word(1, 5)] : [2, i, 7]),
+      };
     },
     (rng) => {
       const i = id();
-      return { kind: 'unknown action', id: i, text: call(i, rng.pick([rng.word(1, 40), '../../etc/passwd', '', 'Heartbeat ', 'constructor', '__proto__', 'x'.repeat(500)]), {}) };
+      return {
+        kind: 'unknown action',
+        id: i,
+        text: call(
+          i,
+          rng.pick([
+            rng.word(1, 40),
+            '../../etc/passwd',
+            '',
+            'Heartbeat ',
+            'constructor',
+            '__proto__',
+            'x'.repeat(500),
+          ]),
+          {},
+        ),
+      };
     },
     mutation('required field missing', (rng, s) => edit(s.valid(), rng.pick(s.required), undefined)),
     mutation('wrong type', (rng, s) => {
       const path = rng.pick(s.required);
       const current = read(s.valid(), path);
-      return edit(s.valid(), path, typeof current === 'string' ? rng.int(0, 9) : typeof current === 'number' ? rng.word(1, 5) : rng.pick([[], 'x', 3]));
+      return edit(
+        s.valid(),
+        path,
+        typeof current === 'string'
+          ? rng.int(0, 9)
+          : typeof current === 'number'
+            ? rng.word(1, 5)
+            : rng.pick([[], 'x', 3]),
+      );
     }),
     mutation('unknown property', (rng, s) => edit(s.valid(), [`x${rng.word(1, 10)}`], rng.word(0, 5))),
     mutation('string over maxLength', (rng, s) => {
       const bounded = s.bounded.length > 0 ? rng.pick(s.bounded) : undefined;
-      return bounded ? edit(s.valid(), bounded[0], 'L'.repeat(bounded[1] + rng.int(1, 2000))) : edit(s.valid(), rng.pick(s.required), { nested: 'x'.repeat(rng.int(1, 2000)) });
+      return bounded
+        ? edit(s.valid(), bounded[0], 'L'.repeat(bounded[1] + rng.int(1, 2000)))
+        : edit(s.valid(), rng.pick(s.required), { nested: 'x'.repeat(rng.int(1, 2000)) });
     }),
     mutation('NUL in a string', (rng, s) => {
       const path = rng.pick(s.strings);
@@ -198,7 +360,11 @@ function rpcGenerators(version: Version): Array<(rng: Prng) => RpcCase> {
     (rng) => {
       // as deep as fits the 256 KiB frame limit (a longer frame is closed with 1009, see above)
       const asObject = rng.next() < 0.5;
-      return { kind: 'deep nesting of the frame', id: '-1', text: deep(rng.int(1000, asObject ? 40_000 : 120_000), asObject) };
+      return {
+        kind: 'deep nesting of the frame',
+        id: '-1',
+        text: deep(rng.int(1000, asObject ? 40_000 : 120_000), asObject),
+      };
     },
   ];
 }
@@ -225,8 +391,11 @@ describe('OCPP fuzz: bad frames and calls per version (seeded, bounded)', functi
     await csms.stop();
     const lines = [`OCPP fuzz figures (seed ${SEED}, both versions):`];
     for (const [kind, n] of [...tried.entries()].sort()) lines.push(`  tried   ${String(n).padStart(5)}  ${kind}`);
-    for (const [outcome, n] of [...outcomes.entries()].sort()) lines.push(`  outcome ${String(n).padStart(5)}  ${outcome}`);
-    lines.push(`  /healthz answers: ${[...httpStatuses.entries()].map(([s, n]) => `${n} x ${s}`).join(', ')}; process exits: 0`);
+    for (const [outcome, n] of [...outcomes.entries()].sort())
+      lines.push(`  outcome ${String(n).padStart(5)}  ${outcome}`);
+    lines.push(
+      `  /healthz answers: ${[...httpStatuses.entries()].map(([s, n]) => `${n} x ${s}`).join(', ')}; process exits: 0`,
+    );
     console.log(lines.join('\n'));
   });
 
@@ -237,15 +406,30 @@ describe('OCPP fuzz: bad frames and calls per version (seeded, bounded)', functi
       let target: RegisteredChargePoint;
       before(async () => {
         good = await connectedCharger(csms, version);
-        good.charger.answers = { RemoteStartTransaction: { status: 'Accepted' }, RequestStartTransaction: { status: 'Accepted' } };
+        good.charger.answers = {
+          RemoteStartTransaction: { status: 'Accepted' },
+          RequestStartTransaction: { status: 'Accepted' },
+        };
         await good.charger.call('BootNotification', version === 'ocpp1.6' ? v16.boot() : v201.boot());
         target = await csms.registerChargePoint(version);
       });
       after(async () => {
         // the well-behaved charger went through all of it and can still be started remotely
         const from = good.charger.received.length;
-        expect((await csms.api('POST', `/v1/charge-points/${good.cp.id}/remote-start`, { id_tag: 'TAG-1', connector_id: 1, evse_id: 1 })).status).to.equal(200);
-        await good.charger.waitFor((f) => f[0] === 2 && /^(RemoteStart|RequestStart)Transaction$/.test(f[2]), 5000, from);
+        expect(
+          (
+            await csms.api('POST', `/v1/charge-points/${good.cp.id}/remote-start`, {
+              id_tag: 'TAG-1',
+              connector_id: 1,
+              evse_id: 1,
+            })
+          ).status,
+        ).to.equal(200);
+        await good.charger.waitFor(
+          (f) => f[0] === 2 && /^(RemoteStart|RequestStart)Transaction$/.test(f[2]),
+          5000,
+          from,
+        );
         await good.charger.close();
       });
 
@@ -253,7 +437,11 @@ describe('OCPP fuzz: bad frames and calls per version (seeded, bounded)', functi
         for (let i = 0; i < WS_CASES; i += 1) {
           const c = rng.pick(wsGenerators)(rng);
           count(tried, `ws: ${c.kind}`);
-          const raw = await RawClient.upgraded(port, `/ocpp/${target.id}`, { protocol: version, user: target.username, password: target.password });
+          const raw = await RawClient.upgraded(port, `/ocpp/${target.id}`, {
+            protocol: version,
+            user: target.username,
+            password: target.password,
+          });
           for (const f of c.frames) raw.write(encodeFrame(f));
           if (c.expect === 'callerror') {
             const answer = await eventually(async () => raw.texts()[0], { what: `${c.kind}: an answer` });
@@ -282,12 +470,20 @@ describe('OCPP fuzz: bad frames and calls per version (seeded, bounded)', functi
           const from = charger.received.length;
           charger.ws.send(c.text);
           const answer = await charger
-            .waitFor((f) => (f[0] === 3 || f[0] === 4) && (f[1] === c.id || (c.orUnreadable === true && f[1] === '-1')), 5000, from)
+            .waitFor(
+              (f) => (f[0] === 3 || f[0] === 4) && (f[1] === c.id || (c.orUnreadable === true && f[1] === '-1')),
+              5000,
+              from,
+            )
             .catch((err: unknown) => {
-              throw new Error(`${c.kind}: ${String(err)} for ${c.text.slice(0, 200)}; got ${JSON.stringify(charger.received.slice(from)).slice(0, 300)}`);
+              throw new Error(
+                `${c.kind}: ${String(err)} for ${c.text.slice(0, 200)}; got ${JSON.stringify(charger.received.slice(from)).slice(0, 300)}`,
+              );
             });
           const code = errorOf(answer);
-          expect(code, `${c.kind}: ${c.text.slice(0, 200)}`).to.be.a('string').and.not.equal('InternalError');
+          expect(code, `${c.kind}: ${c.text.slice(0, 200)}`)
+            .to.be.a('string')
+            .and.not.equal('InternalError');
           count(outcomes, `rpc: ${c.kind} -> CALLERROR ${code ?? ''}`);
           if (i % 50 === 49) {
             expect(await healthz(csms)).to.equal(200);

@@ -55,10 +55,15 @@ describe('an independent OCPP client library drives a charger end to end', () =>
     expect(await charger.call('BootNotification', v16.boot())).to.include({ status: 'Accepted' });
     await charger.call('StatusNotification', v16.status(1, 'Available'));
 
-    expect((await csms.api('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'DRIVER-16', connector_id: 1 })).status).to.equal(200);
+    expect(
+      (await csms.api('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'DRIVER-16', connector_id: 1 }))
+        .status,
+    ).to.equal(200);
     const idTag = await startRequested;
     await charger.call('StatusNotification', v16.status(1, 'Charging'));
-    ({ transactionId } = (await charger.call('StartTransaction', v16.start({ idTag, meterStart: 20_000 }))) as { transactionId: number });
+    ({ transactionId } = (await charger.call('StartTransaction', v16.start({ idTag, meterStart: 20_000 }))) as {
+      transactionId: number;
+    });
     await charger.call('MeterValues', v16.meterValues(1, transactionId, 21_500));
     await charger.call('MeterValues', v16.meterValues(1, transactionId, 23_250));
 
@@ -71,7 +76,12 @@ describe('an independent OCPP client library drives a charger end to end', () =>
       const s = await sessionOf(cp.id);
       return s?.status === 'COMPLETED' ? s : undefined;
     });
-    expect(session).to.include({ id_tag: 'DRIVER-16', transaction_id: String(transactionId), energy_wh: 4000, stop_reason: 'Remote' });
+    expect(session).to.include({
+      id_tag: 'DRIVER-16',
+      transaction_id: String(transactionId),
+      energy_wh: 4000,
+      stop_reason: 'Remote',
+    });
     await charger.close();
   });
 
@@ -94,25 +104,48 @@ describe('an independent OCPP client library drives a charger end to end', () =>
     expect(await charger.call('BootNotification', v201.boot())).to.include({ status: 'Accepted' });
     await charger.call('StatusNotification', v201.status(1, 1, 'Available'));
 
-    expect((await csms.api('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'DRIVER-201', evse_id: 1 })).status).to.equal(200);
+    expect(
+      (await csms.api('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'DRIVER-201', evse_id: 1 })).status,
+    ).to.equal(200);
     const req = await startRequested;
     const transactionId = 'TX-E2E-201';
     await charger.call(
       'TransactionEvent',
-      v201.transactionEvent({ eventType: 'Started', transactionId, seqNo: 0, wh: 1_000, idToken: req.idToken.idToken, remoteStartId: req.remoteStartId }),
+      v201.transactionEvent({
+        eventType: 'Started',
+        transactionId,
+        seqNo: 0,
+        wh: 1_000,
+        idToken: req.idToken.idToken,
+        remoteStartId: req.remoteStartId,
+      }),
     );
-    await charger.call('TransactionEvent', v201.transactionEvent({ eventType: 'Updated', transactionId, seqNo: 1, wh: 3_000 }));
-    await charger.call('TransactionEvent', v201.transactionEvent({ eventType: 'Updated', transactionId, seqNo: 2, wh: 6_500 }));
+    await charger.call(
+      'TransactionEvent',
+      v201.transactionEvent({ eventType: 'Updated', transactionId, seqNo: 1, wh: 3_000 }),
+    );
+    await charger.call(
+      'TransactionEvent',
+      v201.transactionEvent({ eventType: 'Updated', transactionId, seqNo: 2, wh: 6_500 }),
+    );
 
     expect((await csms.api('POST', `/v1/charge-points/${cp.id}/remote-stop`)).status).to.equal(200);
     expect(await stopRequested).to.equal(transactionId);
-    await charger.call('TransactionEvent', v201.transactionEvent({ eventType: 'Ended', transactionId, seqNo: 3, wh: 7_000, stoppedReason: 'Remote' }));
+    await charger.call(
+      'TransactionEvent',
+      v201.transactionEvent({ eventType: 'Ended', transactionId, seqNo: 3, wh: 7_000, stoppedReason: 'Remote' }),
+    );
 
     const session = await eventually(async () => {
       const s = await sessionOf(cp.id);
       return s?.status === 'COMPLETED' ? s : undefined;
     });
-    expect(session).to.include({ id_tag: 'DRIVER-201', transaction_id: transactionId, energy_wh: 6000, stop_reason: 'Remote' });
+    expect(session).to.include({
+      id_tag: 'DRIVER-201',
+      transaction_id: transactionId,
+      energy_wh: 6000,
+      stop_reason: 'Remote',
+    });
     await charger.close();
   });
 });

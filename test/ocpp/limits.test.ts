@@ -25,7 +25,11 @@ describe('OCPP limits: boot deadline and open transactions per charger', () => {
   let csms: CsmsUnderTest;
   let env: TestEnvironment;
   before(async () => {
-    env = await embeddedEnvironment({ CSMS_API_KEY: API_KEY, OCPP_BOOT_DEADLINE_MS: '1000', OCPP_MAX_OPEN_TRANSACTIONS: '2' });
+    env = await embeddedEnvironment({
+      CSMS_API_KEY: API_KEY,
+      OCPP_BOOT_DEADLINE_MS: '1000',
+      OCPP_MAX_OPEN_TRANSACTIONS: '2',
+    });
     csms = await startCsms({}, env);
   });
   after(async () => {
@@ -38,9 +42,19 @@ describe('OCPP limits: boot deadline and open transactions per charger', () => {
     expect((await booted.charger.call('BootNotification', v201.boot())).status).to.equal('Accepted');
     await booted.charger.close();
     // a reconnect without a reboot needs no new BootNotification (1.6-J 4.2, 2.0.1 B01)
-    const reconnected = await connect({ url: booted.cp.ocpp_url, username: booted.cp.username, password: booted.cp.password, protocols: ['ocpp2.0.1'] });
+    const reconnected = await connect({
+      url: booted.cp.ocpp_url,
+      username: booted.cp.username,
+      password: booted.cp.password,
+      protocols: ['ocpp2.0.1'],
+    });
     const silent = await connectedCharger(csms, 'ocpp1.6');
-    expect(await eventually(async () => silent.charger.closeCode, { timeoutMs: 5000, what: 'the charger that never booted closed' })).to.equal(1008);
+    expect(
+      await eventually(async () => silent.charger.closeCode, {
+        timeoutMs: 5000,
+        what: 'the charger that never booted closed',
+      }),
+    ).to.equal(1008);
     // the deadline has passed for both: only the one that never booted is gone
     expect(reconnected.ws.readyState).to.equal(WebSocket.OPEN);
     expect(await reconnected.call('Heartbeat', {})).to.have.property('currentTime');
@@ -57,7 +71,9 @@ describe('OCPP limits: boot deadline and open transactions per charger', () => {
     expect(started.map((s) => s.idTagInfo.status)).to.deep.equal(['Accepted', 'Accepted', 'Invalid']);
     // the refused start has an id of its own; its StopTransaction is answered and changes nothing
     const refusedId = started[2]?.transactionId;
-    expect(refusedId).to.be.a('number').and.not.oneOf(started.slice(0, 2).map((s) => s.transactionId));
+    expect(refusedId)
+      .to.be.a('number')
+      .and.not.oneOf(started.slice(0, 2).map((s) => s.transactionId));
     await charger.call('StopTransaction', v16.stop(refusedId ?? -1, 1500, { reason: 'DeAuthorized' }));
     const sessions = await csms.api<SessionView[]>('GET', `/v1/sessions?charge_point_id=${cp.id}`);
     expect(sessions.body.map((s) => s.id_tag).sort()).to.deep.equal(['TAG-1', 'TAG-2']);
@@ -65,7 +81,10 @@ describe('OCPP limits: boot deadline and open transactions per charger', () => {
     const retry = await charger.call<StartConf>('StartTransaction', starts[0]);
     expect(retry).to.deep.equal(started[0]);
     await charger.call('StopTransaction', v16.stop(started[0]?.transactionId ?? -1, 2000));
-    const again = await charger.call<{ idTagInfo: { status: string } }>('StartTransaction', v16.start({ connectorId: 3, idTag: 'TAG-3' }));
+    const again = await charger.call<{ idTagInfo: { status: string } }>(
+      'StartTransaction',
+      v16.start({ connectorId: 3, idTag: 'TAG-3' }),
+    );
     expect(again.idTagInfo.status).to.equal('Accepted');
     await charger.close();
   });
@@ -74,12 +93,21 @@ describe('OCPP limits: boot deadline and open transactions per charger', () => {
     const { cp, charger } = await connectedCharger(csms, 'ocpp2.0.1');
     await charger.call('BootNotification', v201.boot());
     for (const id of ['T-1', 'T-2']) {
-      const r = await charger.call<{ idTokenInfo?: { status: string } }>('TransactionEvent', v201.transactionEvent({ eventType: 'Started', transactionId: id, seqNo: 0, idToken: 'TAG-1', wh: 0 }));
+      const r = await charger.call<{ idTokenInfo?: { status: string } }>(
+        'TransactionEvent',
+        v201.transactionEvent({ eventType: 'Started', transactionId: id, seqNo: 0, idToken: 'TAG-1', wh: 0 }),
+      );
       expect(r.idTokenInfo?.status).to.equal('Accepted');
     }
-    const withToken = await charger.call<{ idTokenInfo?: { status: string } }>('TransactionEvent', v201.transactionEvent({ eventType: 'Started', transactionId: 'T-3', seqNo: 0, idToken: 'TAG-1', wh: 0 }));
+    const withToken = await charger.call<{ idTokenInfo?: { status: string } }>(
+      'TransactionEvent',
+      v201.transactionEvent({ eventType: 'Started', transactionId: 'T-3', seqNo: 0, idToken: 'TAG-1', wh: 0 }),
+    );
     expect(withToken.idTokenInfo?.status).to.equal('Invalid');
-    const withoutToken = await charger.call<{ idTokenInfo?: { status: string } }>('TransactionEvent', v201.transactionEvent({ eventType: 'Started', transactionId: 'T-4', seqNo: 0, wh: 0 }));
+    const withoutToken = await charger.call<{ idTokenInfo?: { status: string } }>(
+      'TransactionEvent',
+      v201.transactionEvent({ eventType: 'Started', transactionId: 'T-4', seqNo: 0, wh: 0 }),
+    );
     expect(withoutToken.idTokenInfo?.status).to.equal('Invalid');
     const sessions = await csms.api<SessionView[]>('GET', `/v1/sessions?charge_point_id=${cp.id}`);
     expect(sessions.body.map((s) => s.transaction_id).sort()).to.deep.equal(['T-1', 'T-2']);
@@ -116,7 +144,13 @@ describe('OCPP edge on PostgreSQL: NUL strings, a stalled password lookup', () =
       ['Authorize', v16.authorize('\u0000')],
       ['BootNotification', v16.boot({ chargePointVendor: 'Al\u0000fen' })],
       ['BootNotification', v16.boot({ chargePointSerialNumber: 'SN\u0000' })],
-      ['MeterValues', { ...meter, meterValue: [{ timestamp: new Date().toISOString(), sampledValue: [{ ...sample, value: '1\u00000' }] }] }],
+      [
+        'MeterValues',
+        {
+          ...meter,
+          meterValue: [{ timestamp: new Date().toISOString(), sampledValue: [{ ...sample, value: '1\u00000' }] }],
+        },
+      ],
       ['StopTransaction', v16.stop(1, 10, { idTag: 'T\u0000' })],
     ]);
     expect(codes).to.deep.equal(Array<string>(6).fill('PropertyConstraintViolation'));
@@ -130,13 +164,19 @@ describe('OCPP edge on PostgreSQL: NUL strings, a stalled password lookup', () =
   it('2.0.1: refuses an idToken, a model and a customData key with a NUL with PropertyConstraintViolation', async () => {
     const { charger } = await connectedCharger(csms, 'ocpp2.0.1');
     const codes = await refusals(charger, [
-      ['TransactionEvent', v201.transactionEvent({ eventType: 'Started', transactionId: 'T-NUL', seqNo: 0, idToken: 'TAG\u0000' })],
+      [
+        'TransactionEvent',
+        v201.transactionEvent({ eventType: 'Started', transactionId: 'T-NUL', seqNo: 0, idToken: 'TAG\u0000' }),
+      ],
       ['Authorize', v201.authorize('A\u0000')],
       ['BootNotification', v201.boot({ chargingStation: { model: 'M\u0000', vendorName: 'ABB' } })],
       ['Heartbeat', { customData: { vendorId: 'acme', 'k\u0000': 1 } }],
     ]);
     expect(codes).to.deep.equal(Array<string>(4).fill('PropertyConstraintViolation'));
-    const ok = await charger.call<{ idTokenInfo?: { status: string } }>('TransactionEvent', v201.transactionEvent({ eventType: 'Started', transactionId: 'T-OK', seqNo: 0, idToken: 'TAG-1' }));
+    const ok = await charger.call<{ idTokenInfo?: { status: string } }>(
+      'TransactionEvent',
+      v201.transactionEvent({ eventType: 'Started', transactionId: 'T-OK', seqNo: 0, idToken: 'TAG-1' }),
+    );
     expect(ok.idTokenInfo?.status).to.equal('Accepted');
     await charger.close();
   });
@@ -149,13 +189,23 @@ describe('OCPP edge on PostgreSQL: NUL strings, a stalled password lookup', () =
       await locker.query('BEGIN');
       await locker.query(`LOCK TABLE "${env.env.DATABASE_SCHEMA}".csms_charge_point IN ACCESS EXCLUSIVE MODE`);
       const raw = await RawClient.connect(Number(new URL(csms.url).port));
-      raw.write(RawClient.upgradeRequest(`/ocpp/${cp.id}`, { protocol: 'ocpp1.6', user: cp.username, password: cp.password }));
-      await eventually(async () => (raw.closed ? true : undefined), { timeoutMs: 5000, what: 'the stalled upgrade destroyed' });
+      raw.write(
+        RawClient.upgradeRequest(`/ocpp/${cp.id}`, { protocol: 'ocpp1.6', user: cp.username, password: cp.password }),
+      );
+      await eventually(async () => (raw.closed ? true : undefined), {
+        timeoutMs: 5000,
+        what: 'the stalled upgrade destroyed',
+      });
     } finally {
       await locker.query('ROLLBACK');
       await locker.end();
     }
-    const charger = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp1.6'] });
+    const charger = await connect({
+      url: cp.ocpp_url,
+      username: cp.username,
+      password: cp.password,
+      protocols: ['ocpp1.6'],
+    });
     await charger.close();
   });
 });

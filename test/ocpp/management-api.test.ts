@@ -21,10 +21,14 @@ describe('/v1 management API for charge points and sessions', () => {
 
   it('POST /charge-points answers 201 with the OCPP URL and the key, which is not shown again', async () => {
     const id = uniqueChargePointId('NEW');
-    const res = await csms.api<{ id: string; protocol: string; ocpp_url: string; username: string; password: string }>('POST', '/v1/charge-points', {
-      id,
-      protocol: 'ocpp2.0.1',
-    });
+    const res = await csms.api<{ id: string; protocol: string; ocpp_url: string; username: string; password: string }>(
+      'POST',
+      '/v1/charge-points',
+      {
+        id,
+        protocol: 'ocpp2.0.1',
+      },
+    );
     expect(res.status).to.equal(201);
     expect(res.headers.get('location')).to.equal(`/v1/charge-points/${id}`);
     expect(res.body).to.include({ id, protocol: 'ocpp2.0.1', username: id });
@@ -40,13 +44,18 @@ describe('/v1 management API for charge points and sessions', () => {
     const res = await csms.api<{ id: string }>('POST', '/v1/charge-points', { protocol: 'ocpp1.6' });
     expect(res.status).to.equal(201);
     expect(res.body.id).to.match(/^CP-/);
-    const dup = await csms.api<{ error: { code: string } }>('POST', '/v1/charge-points', { id: res.body.id, protocol: 'ocpp1.6' });
+    const dup = await csms.api<{ error: { code: string } }>('POST', '/v1/charge-points', {
+      id: res.body.id,
+      protocol: 'ocpp1.6',
+    });
     expect(dup.status).to.equal(409);
     expect(dup.body.error.code).to.equal('conflict');
   });
 
   it('validates bodies and queries with 422 detail entries', async () => {
-    const res = await csms.api<{ detail: Array<{ loc: unknown[]; type: string }> }>('POST', '/v1/charge-points', { protocol: 'ocpp3' });
+    const res = await csms.api<{ detail: Array<{ loc: unknown[]; type: string }> }>('POST', '/v1/charge-points', {
+      protocol: 'ocpp3',
+    });
     expect(res.status).to.equal(422);
     expect(res.body.detail[0]?.loc[0]).to.equal('body');
     // a colon cannot be part of an HTTP Basic user name, so it cannot be part of an identity
@@ -77,7 +86,9 @@ describe('/v1 management API for charge points and sessions', () => {
     const online = await csms.api<ChargePointItem[]>('GET', '/v1/charge-points?online=true');
     expect(online.body.map((c) => c.id)).to.deep.equal([online16.id]);
     const offline = await csms.api<ChargePointItem[]>('GET', '/v1/charge-points?online=false&limit=1000');
-    expect(offline.body.map((c) => c.id)).to.include(offline201.id).and.not.include(online16.id);
+    expect(offline.body.map((c) => c.id))
+      .to.include(offline201.id)
+      .and.not.include(online16.id);
     const page = await csms.api<ChargePointItem[]>('GET', '/v1/charge-points?protocol=ocpp2.0.1&limit=1');
     expect(page.body).to.have.length(1);
     expect(Number(page.headers.get('x-total-count'))).to.be.above(1);
@@ -91,15 +102,26 @@ describe('/v1 management API for charge points and sessions', () => {
     expect(res.headers.get('content-type')).to.contain('text/event-stream');
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     const { cp, charger } = await connectedCharger(csms, 'ocpp2.0.1');
-    await charger.call('StatusNotification', { timestamp: new Date().toISOString(), connectorStatus: 'Available', evseId: 1, connectorId: 1 });
+    await charger.call('StatusNotification', {
+      timestamp: new Date().toISOString(),
+      connectorStatus: 'Available',
+      evseId: 1,
+      connectorId: 1,
+    });
     let text = '';
-    const wanted = [`"charge_point_id":"${cp.id}","online":true`, `event: charge-point\ndata: {"type":"charge-point","charge_point_id":"${cp.id}"}`];
+    const wanted = [
+      `"charge_point_id":"${cp.id}","online":true`,
+      `event: charge-point\ndata: {"type":"charge-point","charge_point_id":"${cp.id}"}`,
+    ];
     while (!wanted.every((w) => text.includes(w))) {
       const { value, done } = await reader.read();
       if (done) break;
       text += value;
     }
-    expect(wanted.every((w) => text.includes(w)), text).to.equal(true);
+    expect(
+      wanted.every((w) => text.includes(w)),
+      text,
+    ).to.equal(true);
     await reader.cancel();
     await charger.close();
   });
@@ -107,7 +129,13 @@ describe('/v1 management API for charge points and sessions', () => {
   it('lists the operations in the OpenAPI document', async () => {
     const res = await fetch(`${csms.url}/openapi.json`);
     const doc = (await res.json()) as { paths: Record<string, unknown> };
-    for (const p of ['/v1/charge-points', '/v1/charge-points/{id}', '/v1/sessions', '/v1/charge-points/{id}/remote-start', '/v1/charge-points/{id}/remote-stop']) {
+    for (const p of [
+      '/v1/charge-points',
+      '/v1/charge-points/{id}',
+      '/v1/sessions',
+      '/v1/charge-points/{id}/remote-start',
+      '/v1/charge-points/{id}/remote-stop',
+    ]) {
       expect(doc.paths, p).to.have.property(p);
     }
   });
@@ -134,8 +162,16 @@ describe('sessions survive a restart of the service', () => {
   it('a session started before the restart is listed after it, and its charger can finish it', async () => {
     const first = await startCsms({}, env);
     const cp = await first.registerChargePoint('ocpp1.6');
-    let charger = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp1.6'] });
-    const { transactionId } = await charger.call<{ transactionId: number }>('StartTransaction', v16.start({ meterStart: 0 }));
+    let charger = await connect({
+      url: cp.ocpp_url,
+      username: cp.username,
+      password: cp.password,
+      protocols: ['ocpp1.6'],
+    });
+    const { transactionId } = await charger.call<{ transactionId: number }>(
+      'StartTransaction',
+      v16.start({ meterStart: 0 }),
+    );
     await charger.call('MeterValues', v16.meterValues(1, transactionId, 800));
     await first.stop();
     expect(await charger.closed).to.equal(1012);

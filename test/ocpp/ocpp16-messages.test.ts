@@ -22,14 +22,17 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     const hb = await charger.call('Heartbeat', {});
     expect(hb).to.have.property('currentTime');
     expect(await charger.call('StatusNotification', v16.status(1, 'Available'))).to.deep.equal({});
-    expect(await charger.call('StatusNotification', v16.status(2, 'Faulted', { errorCode: 'GroundFailure' }))).to.deep.equal({});
+    expect(
+      await charger.call('StatusNotification', v16.status(2, 'Faulted', { errorCode: 'GroundFailure' })),
+    ).to.deep.equal({});
     const auth = await charger.call<{ idTagInfo: { status: string } }>('Authorize', v16.authorize('TAG-42'));
     expect(auth.idTagInfo.status).to.equal('Accepted');
 
-    const view = await csms.api<{ online: boolean; boot: { vendor: string; serial_number: string }; connectors: Array<{ connector_id: number; status: string; error_code: string | null }> }>(
-      'GET',
-      `/v1/charge-points/${cp.id}`,
-    );
+    const view = await csms.api<{
+      online: boolean;
+      boot: { vendor: string; serial_number: string };
+      connectors: Array<{ connector_id: number; status: string; error_code: string | null }>;
+    }>('GET', `/v1/charge-points/${cp.id}`);
     expect(view.body.online).to.equal(true);
     expect(view.body.boot).to.include({ vendor: 'Alfen', serial_number: 'SN-77' });
     expect(view.body.connectors.map((c) => [c.connector_id, c.status, c.error_code])).to.deep.equal([
@@ -43,7 +46,10 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
     await charger.call('BootNotification', v16.boot());
     const start = v16.start({ idTag: 'TAG-7', meterStart: 5000 });
-    const first = await charger.call<{ transactionId: number; idTagInfo: { status: string } }>('StartTransaction', start);
+    const first = await charger.call<{ transactionId: number; idTagInfo: { status: string } }>(
+      'StartTransaction',
+      start,
+    );
     expect(first.idTagInfo.status).to.equal('Accepted');
     // the charger did not get the answer and sends the same StartTransaction again
     const retry = await charger.call<{ transactionId: number }>('StartTransaction', start);
@@ -54,7 +60,9 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     // a retried StopTransaction changes nothing
     await charger.call('StopTransaction', stop);
     // and a StartTransaction retried after the stop still gets its transaction, not a new one
-    expect((await charger.call<{ transactionId: number }>('StartTransaction', start)).transactionId).to.equal(first.transactionId);
+    expect((await charger.call<{ transactionId: number }>('StartTransaction', start)).transactionId).to.equal(
+      first.transactionId,
+    );
 
     const sessions = await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${cp.id}`);
     expect(sessions.body).to.have.length(1);
@@ -73,7 +81,10 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
 
   it('shows the energy of a running session from its meter values', async () => {
     const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
-    const { transactionId } = await charger.call<{ transactionId: number }>('StartTransaction', v16.start({ meterStart: 100 }));
+    const { transactionId } = await charger.call<{ transactionId: number }>(
+      'StartTransaction',
+      v16.start({ meterStart: 100 }),
+    );
     await charger.call('MeterValues', v16.meterValues(1, transactionId, 1100));
     const sessions = await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${cp.id}&status=ACTIVE`);
     expect(sessions.body.map((s) => [s.status, s.energy_wh])).to.deep.equal([['ACTIVE', 1000]]);
@@ -84,19 +95,31 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
     charger.answers = { RemoteStartTransaction: { status: 'Accepted' }, RemoteStopTransaction: { status: 'Accepted' } };
     await charger.call('BootNotification', v16.boot());
-    const started = await csms.api<{ result: string; command_id: string }>('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-R', connector_id: 1 });
+    const started = await csms.api<{ result: string; command_id: string }>(
+      'POST',
+      `/v1/charge-points/${cp.id}/remote-start`,
+      { id_tag: 'TAG-R', connector_id: 1 },
+    );
     expect(started.status).to.equal(200);
     expect(started.body.result).to.equal('ACCEPTED');
     const call = await charger.csmsCall('RemoteStartTransaction');
     expect(call.payload).to.deep.equal({ idTag: 'TAG-R', connectorId: 1 });
     // the charger's own answer is reported on the charge point, apart from the 200
     await eventually(async () => {
-      const v = await csms.api<{ commands: Array<{ command_id: string; status: string }> }>('GET', `/v1/charge-points/${cp.id}`);
+      const v = await csms.api<{ commands: Array<{ command_id: string; status: string }> }>(
+        'GET',
+        `/v1/charge-points/${cp.id}`,
+      );
       return v.body.commands.find((c) => c.command_id === started.body.command_id && c.status === 'Accepted');
     });
-    const { transactionId } = await charger.call<{ transactionId: number }>('StartTransaction', v16.start({ idTag: 'TAG-R' }));
+    const { transactionId } = await charger.call<{ transactionId: number }>(
+      'StartTransaction',
+      v16.start({ idTag: 'TAG-R' }),
+    );
     // an operator may name the 1.6 transaction by its integer id, as the charger reported it
-    const stopped = await csms.api<{ transaction_id: string }>('POST', `/v1/charge-points/${cp.id}/remote-stop`, { transaction_id: transactionId });
+    const stopped = await csms.api<{ transaction_id: string }>('POST', `/v1/charge-points/${cp.id}/remote-stop`, {
+      transaction_id: transactionId,
+    });
     expect(stopped.status).to.equal(200);
     expect(stopped.body.transaction_id).to.equal(String(transactionId));
     expect((await charger.csmsCall('RemoteStopTransaction')).payload).to.deep.equal({ transactionId });
@@ -107,7 +130,14 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
     await charger.call('BootNotification', v16.boot());
     const expiry = new Date(Date.now() + 3600_000).toISOString();
-    await sendCommand(csms, cp.id, { kind: 'reserve', reservation_id: 11, id_tag: 'TAG-9', expiry_date: expiry, evse_id: 1, connector_id: null });
+    await sendCommand(csms, cp.id, {
+      kind: 'reserve',
+      reservation_id: 11,
+      id_tag: 'TAG-9',
+      expiry_date: expiry,
+      evse_id: 1,
+      connector_id: null,
+    });
     await sendCommand(csms, cp.id, { kind: 'unlock', evse_id: 1, connector_id: 1 });
     await sendCommand(csms, cp.id, { kind: 'trigger', message: 'StatusNotification', evse_id: 1 });
     const reserve = await charger.csmsCall('ReserveNow');
@@ -153,10 +183,17 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
   it('the newest connection for an identity wins; the older socket is closed', async () => {
     const { cp, charger: older } = await connectedCharger(csms, 'ocpp1.6');
     await older.call('BootNotification', v16.boot());
-    const newer = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp1.6'] });
+    const newer = await connect({
+      url: cp.ocpp_url,
+      username: cp.username,
+      password: cp.password,
+      protocols: ['ocpp1.6'],
+    });
     expect(await older.closed).to.equal(4000);
     newer.answers = { RemoteStartTransaction: { status: 'Accepted' } };
-    expect((await csms.api('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-N' })).status).to.equal(200);
+    expect((await csms.api('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-N' })).status).to.equal(
+      200,
+    );
     await newer.csmsCall('RemoteStartTransaction');
     expect((await csms.api<{ online: boolean }>('GET', `/v1/charge-points/${cp.id}`)).body.online).to.equal(true);
     await newer.close();
@@ -171,7 +208,9 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
       return open.length === 1 ? open[0] : undefined;
     });
     survivor.answers = { RemoteStartTransaction: { status: 'Accepted' } };
-    expect((await csms.api('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-RACE' })).status).to.equal(200);
+    expect((await csms.api('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-RACE' })).status).to.equal(
+      200,
+    );
     await survivor.csmsCall('RemoteStartTransaction');
     expect((await survivor.call('BootNotification', v16.boot())).status).to.equal('Accepted');
     await survivor.close();
@@ -179,16 +218,27 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
 
   it('answers 409 to a remote start or stop while the charger is offline, 404 for an unknown one', async () => {
     const cp = await csms.registerChargePoint('ocpp1.6');
-    const start = await csms.api<{ error: { code: string } }>('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-1' });
+    const start = await csms.api<{ error: { code: string } }>('POST', `/v1/charge-points/${cp.id}/remote-start`, {
+      id_tag: 'TAG-1',
+    });
     expect(start.status).to.equal(409);
     expect(start.body.error.code).to.equal('charge_point_offline');
     expect((await csms.api('POST', `/v1/charge-points/${cp.id}/remote-stop`)).status).to.equal(409);
     expect((await csms.api('POST', '/v1/charge-points/NOPE-1/remote-start', { id_tag: 'TAG-1' })).status).to.equal(404);
 
     // it was online, then went away: offline again
-    const charger = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp1.6'] });
+    const charger = await connect({
+      url: cp.ocpp_url,
+      username: cp.username,
+      password: cp.password,
+      protocols: ['ocpp1.6'],
+    });
     await charger.close();
-    await eventually(async () => ((await csms.api<{ online: boolean }>('GET', `/v1/charge-points/${cp.id}`)).body.online ? undefined : true));
-    expect((await csms.api('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-1' })).status).to.equal(409);
+    await eventually(async () =>
+      (await csms.api<{ online: boolean }>('GET', `/v1/charge-points/${cp.id}`)).body.online ? undefined : true,
+    );
+    expect((await csms.api('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-1' })).status).to.equal(
+      409,
+    );
   });
 });

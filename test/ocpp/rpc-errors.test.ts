@@ -24,11 +24,26 @@ describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
     });
 
     it('refuses an unknown identity, a wrong password and a missing Authorization with 401', async () => {
-      const unknown = await tryConnect({ url: cp.ocpp_url.replace(cp.id, 'UNKNOWN-1'), username: 'UNKNOWN-1', password: cp.password, protocols: ['ocpp2.0.1'] });
+      const unknown = await tryConnect({
+        url: cp.ocpp_url.replace(cp.id, 'UNKNOWN-1'),
+        username: 'UNKNOWN-1',
+        password: cp.password,
+        protocols: ['ocpp2.0.1'],
+      });
       expect(unknown).to.deep.equal({ ok: false, status: 401 });
-      const wrong = await tryConnect({ url: cp.ocpp_url, username: cp.username, password: `${cp.password}x`, protocols: ['ocpp2.0.1'] });
+      const wrong = await tryConnect({
+        url: cp.ocpp_url,
+        username: cp.username,
+        password: `${cp.password}x`,
+        protocols: ['ocpp2.0.1'],
+      });
       expect(wrong).to.deep.equal({ ok: false, status: 401 });
-      const otherUser = await tryConnect({ url: cp.ocpp_url, username: 'someone-else', password: cp.password, protocols: ['ocpp2.0.1'] });
+      const otherUser = await tryConnect({
+        url: cp.ocpp_url,
+        username: 'someone-else',
+        password: cp.password,
+        protocols: ['ocpp2.0.1'],
+      });
       expect(otherUser).to.deep.equal({ ok: false, status: 401 });
       const none = await tryConnect({ url: cp.ocpp_url, protocols: ['ocpp2.0.1'] });
       expect(none).to.deep.equal({ ok: false, status: 401 });
@@ -36,19 +51,43 @@ describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
 
     it('refuses a path that is not a charge point identity with 404, and stays up', async () => {
       const base = cp.ocpp_url.slice(0, cp.ocpp_url.lastIndexOf('/'));
-      expect(await tryConnect({ url: `${base}/%E0%A4%A`, username: cp.username, password: cp.password, protocols: ['ocpp2.0.1'] })).to.deep.equal({ ok: false, status: 404 });
-      expect(await tryConnect({ url: `${base}/a%20b`, username: 'a b', password: cp.password, protocols: ['ocpp2.0.1'] })).to.deep.equal({ ok: false, status: 404 });
-      const charger = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp2.0.1'] });
+      expect(
+        await tryConnect({
+          url: `${base}/%E0%A4%A`,
+          username: cp.username,
+          password: cp.password,
+          protocols: ['ocpp2.0.1'],
+        }),
+      ).to.deep.equal({ ok: false, status: 404 });
+      expect(
+        await tryConnect({ url: `${base}/a%20b`, username: 'a b', password: cp.password, protocols: ['ocpp2.0.1'] }),
+      ).to.deep.equal({ ok: false, status: 404 });
+      const charger = await connect({
+        url: cp.ocpp_url,
+        username: cp.username,
+        password: cp.password,
+        protocols: ['ocpp2.0.1'],
+      });
       await charger.close();
     });
 
     it('refuses a charger with no common subprotocol with 400', async () => {
-      const r = await tryConnect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp1.6', 'ocpp1.5'] });
+      const r = await tryConnect({
+        url: cp.ocpp_url,
+        username: cp.username,
+        password: cp.password,
+        protocols: ['ocpp1.6', 'ocpp1.5'],
+      });
       expect(r).to.deep.equal({ ok: false, status: 400 });
     });
 
     it('picks the registered protocol among several offered, without permessage-deflate', async () => {
-      const charger = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp1.6', 'ocpp2.0.1'] });
+      const charger = await connect({
+        url: cp.ocpp_url,
+        username: cp.username,
+        password: cp.password,
+        protocols: ['ocpp1.6', 'ocpp2.0.1'],
+      });
       expect(charger.protocol).to.equal('ocpp2.0.1');
       expect(charger.ws.extensions).to.equal('');
       await charger.close();
@@ -60,15 +99,27 @@ describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
       const closed = new Promise<void>((r) => ws.once('close', () => r()));
       await new Promise((r) => ws.once('open', r));
       await closed;
-      await eventually(async () => ((await csms.api<{ online: boolean }>('GET', `/v1/charge-points/${cp.id}`)).body.online ? undefined : true));
+      await eventually(async () =>
+        (await csms.api<{ online: boolean }>('GET', `/v1/charge-points/${cp.id}`)).body.online ? undefined : true,
+      );
     });
   });
 
   for (const version of ['ocpp1.6', 'ocpp2.0.1'] as const) {
     const names =
       version === 'ocpp1.6'
-        ? { format: 'FormationViolation', occurrence: 'OccurenceConstraintViolation', frame: 'FormationViolation', type: 'NotSupported' }
-        : { format: 'FormatViolation', occurrence: 'OccurrenceConstraintViolation', frame: 'RpcFrameworkError', type: 'MessageTypeNotSupported' };
+        ? {
+            format: 'FormationViolation',
+            occurrence: 'OccurenceConstraintViolation',
+            frame: 'FormationViolation',
+            type: 'NotSupported',
+          }
+        : {
+            format: 'FormatViolation',
+            occurrence: 'OccurrenceConstraintViolation',
+            frame: 'RpcFrameworkError',
+            type: 'MessageTypeNotSupported',
+          };
     const boot = version === 'ocpp1.6' ? v16.boot() : v201.boot();
 
     describe(`${version} CALLERRORs`, () => {
@@ -107,14 +158,21 @@ describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
       });
 
       it('answers a wrong type with TypeConstraintViolation', async () => {
-        const bad = version === 'ocpp1.6' ? v16.status(1, 'Available', { connectorId: 'one' }) : { ...v201.status(1, 1), evseId: 'one' };
+        const bad =
+          version === 'ocpp1.6'
+            ? v16.status(1, 'Available', { connectorId: 'one' })
+            : { ...v201.status(1, 1), evseId: 'one' };
         expect(errorCode(await charger.callFrame('StatusNotification', bad))).to.equal('TypeConstraintViolation');
       });
 
       it('answers a value outside its enumeration or an unknown property with PropertyConstraintViolation', async () => {
         const badEnum = version === 'ocpp1.6' ? v16.status(1, 'Exploded') : v201.status(1, 1, 'Exploded');
-        expect(errorCode(await charger.callFrame('StatusNotification', badEnum))).to.equal('PropertyConstraintViolation');
-        expect(errorCode(await charger.callFrame('Heartbeat', { extra: true }))).to.equal('PropertyConstraintViolation');
+        expect(errorCode(await charger.callFrame('StatusNotification', badEnum))).to.equal(
+          'PropertyConstraintViolation',
+        );
+        expect(errorCode(await charger.callFrame('Heartbeat', { extra: true }))).to.equal(
+          'PropertyConstraintViolation',
+        );
       });
 
       it(`answers a string over its maximum length with ${names.format}`, async () => {

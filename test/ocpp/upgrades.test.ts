@@ -12,10 +12,15 @@ function connections(server: Server): Promise<number> {
 
 /** The server's open sockets come back down to `baseline` (keep-alive sockets of fetch may leave too). */
 async function backTo(server: Server, baseline: number): Promise<void> {
-  await eventually(async () => ((await connections(server)) <= baseline ? true : undefined), { timeoutMs: 5000, what: `sockets back to ${baseline}` });
+  await eventually(async () => ((await connections(server)) <= baseline ? true : undefined), {
+    timeoutMs: 5000,
+    what: `sockets back to ${baseline}`,
+  });
 }
 
-async function withSettings(settings: Record<string, string>): Promise<{ csms: CsmsUnderTest; env: TestEnvironment; port: number; server: Server }> {
+async function withSettings(
+  settings: Record<string, string>,
+): Promise<{ csms: CsmsUnderTest; env: TestEnvironment; port: number; server: Server }> {
   const env = await embeddedEnvironment({ CSMS_API_KEY: API_KEY, ...settings });
   const csms = await startCsms({}, env);
   const server = csms.started.platform.httpServer;
@@ -76,7 +81,10 @@ describe('OCPP endpoint: upgrades it does not serve, half-open sockets, degraded
     const keepAlive = await RawClient.connect(t.port);
     keepAlive.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     expect((await keepAlive.response()).status).to.equal(200);
-    await eventually(async () => (idle.closed && partial.closed ? true : undefined), { timeoutMs: 5000, what: 'idle and partial sockets closed' });
+    await eventually(async () => (idle.closed && partial.closed ? true : undefined), {
+      timeoutMs: 5000,
+      what: 'idle and partial sockets closed',
+    });
     expect(keepAlive.closed).to.equal(false);
     keepAlive.destroy();
     await backTo(t.server, baseline);
@@ -84,7 +92,12 @@ describe('OCPP endpoint: upgrades it does not serve, half-open sockets, degraded
 
   it('refuses new upgrades with 503 and a jittered Retry-After while a dependency is down; connected chargers stay', async () => {
     const cp = await t.csms.registerChargePoint('ocpp2.0.1');
-    const connected = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp2.0.1'] });
+    const connected = await connect({
+      url: cp.ocpp_url,
+      username: cp.username,
+      password: cp.password,
+      protocols: ['ocpp2.0.1'],
+    });
     const health = t.csms.started.platform.services.health;
     const real = health.degradedBy.bind(health);
     health.degradedBy = () => 'redis';
@@ -92,7 +105,13 @@ describe('OCPP endpoint: upgrades it does not serve, half-open sockets, degraded
       const retryAfter = new Set<string>();
       for (let i = 0; i < 8; i += 1) {
         const raw = await RawClient.connect(t.port);
-        raw.write(RawClient.upgradeRequest(`/ocpp/${cp.id}`, { protocol: 'ocpp2.0.1', user: cp.username, password: cp.password }));
+        raw.write(
+          RawClient.upgradeRequest(`/ocpp/${cp.id}`, {
+            protocol: 'ocpp2.0.1',
+            user: cp.username,
+            password: cp.password,
+          }),
+        );
         const res = await raw.response();
         expect(res.status).to.equal(503);
         const seconds = Number(res.headers['retry-after']);
@@ -106,7 +125,12 @@ describe('OCPP endpoint: upgrades it does not serve, half-open sockets, degraded
     } finally {
       health.degradedBy = real;
     }
-    const again = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: ['ocpp2.0.1'] });
+    const again = await connect({
+      url: cp.ocpp_url,
+      username: cp.username,
+      password: cp.password,
+      protocols: ['ocpp2.0.1'],
+    });
     await again.close();
     await connected.closed;
   });
@@ -123,9 +147,20 @@ describe('OCPP endpoint: failed logins back off per identity and per address', (
     await t.env.cleanup();
   });
 
-  async function attempt(id: string, password: string, address: string): Promise<{ status: number; headers: Record<string, string> }> {
+  async function attempt(
+    id: string,
+    password: string,
+    address: string,
+  ): Promise<{ status: number; headers: Record<string, string> }> {
     const raw = await RawClient.connect(t.port);
-    raw.write(RawClient.upgradeRequest(`/ocpp/${id}`, { protocol: 'ocpp1.6', user: id, password, extra: `X-Forwarded-For: ${address}\r\n` }));
+    raw.write(
+      RawClient.upgradeRequest(`/ocpp/${id}`, {
+        protocol: 'ocpp1.6',
+        user: id,
+        password,
+        extra: `X-Forwarded-For: ${address}\r\n`,
+      }),
+    );
     const res = await raw.response();
     raw.destroy();
     return res;
@@ -133,7 +168,8 @@ describe('OCPP endpoint: failed logins back off per identity and per address', (
 
   it('refuses an identity with 429 and Retry-After after OCPP_LOGIN_FAILURES wrong passwords, even the right one, from anywhere', async () => {
     const cp = await t.csms.registerChargePoint('ocpp1.6');
-    for (const address of ['10.0.0.1', '10.0.0.2', '10.0.0.3']) expect((await attempt(cp.id, 'wrong-password', address)).status).to.equal(401);
+    for (const address of ['10.0.0.1', '10.0.0.2', '10.0.0.3'])
+      expect((await attempt(cp.id, 'wrong-password', address)).status).to.equal(401);
     const refused = await attempt(cp.id, cp.password, '10.0.0.4');
     expect(refused.status).to.equal(429);
     expect(Number(refused.headers['retry-after'])).to.be.at.least(1);
@@ -156,7 +192,9 @@ describe('OCPP endpoint: failed logins back off per identity and per address', (
   it('does not count an upgrade without credentials (a client asking for the challenge)', async () => {
     for (let i = 0; i < 5; i += 1) {
       const raw = await RawClient.connect(t.port);
-      raw.write(RawClient.upgradeRequest('/ocpp/NOBODY-X', { protocol: 'ocpp1.6', extra: 'X-Forwarded-For: 10.0.2.1\r\n' }));
+      raw.write(
+        RawClient.upgradeRequest('/ocpp/NOBODY-X', { protocol: 'ocpp1.6', extra: 'X-Forwarded-For: 10.0.2.1\r\n' }),
+      );
       expect((await raw.response()).status).to.equal(401);
       raw.destroy();
     }

@@ -34,9 +34,19 @@ describe('OCPP wire mapping (pure functions)', () => {
   });
 
   it('parses the three frame types and tells malformed frames apart', () => {
-    expect(parseFrame('[2,"a","Heartbeat",{}]')).to.deep.equal({ t: 'call', id: 'a', action: 'Heartbeat', payload: {} });
+    expect(parseFrame('[2,"a","Heartbeat",{}]')).to.deep.equal({
+      t: 'call',
+      id: 'a',
+      action: 'Heartbeat',
+      payload: {},
+    });
     expect(parseFrame('[3,"a",{"x":1}]')).to.deep.equal({ t: 'result', id: 'a', payload: { x: 1 } });
-    expect(parseFrame('[4,"a","GenericError","oops",{}]')).to.include({ t: 'error', id: 'a', code: 'GenericError', description: 'oops' });
+    expect(parseFrame('[4,"a","GenericError","oops",{}]')).to.include({
+      t: 'error',
+      id: 'a',
+      code: 'GenericError',
+      description: 'oops',
+    });
     expect(parseFrame('nope')).to.include({ t: 'malformed', id: '-1', reason: 'not-json' });
     expect(parseFrame(`[2,"${'x'.repeat(37)}","Heartbeat",{}]`)).to.include({ t: 'malformed', id: '-1' });
     expect(parseFrame('[2,"b",5,{}]')).to.include({ t: 'malformed', id: 'b', reason: 'not-a-frame' });
@@ -45,18 +55,49 @@ describe('OCPP wire mapping (pure functions)', () => {
 
   it('maps 1.6 and 2.0.1 messages onto the same domain events', () => {
     const start16 = v16.start({ connectorId: 2, idTag: 'T', meterStart: 10, timestamp: '2026-01-01T00:00:00.000Z' });
-    expect(ocpp16Adapter.toEvent(checked('ocpp1.6', 'StartTransaction', start16))).to.include({ type: 'transaction-started', transaction_id: null, evse_id: 2, id_tag: 'T', meter_start_wh: 10 });
-    const started201 = ocpp201Adapter.toEvent(checked('ocpp2.0.1', 'TransactionEvent', v201.transactionEvent({ eventType: 'Started', transactionId: 'X', seqNo: 0, wh: 10, idToken: 'T' })));
-    expect(started201).to.include({ type: 'transaction-started', transaction_id: 'X', evse_id: 1, id_tag: 'T', meter_start_wh: 10, dedupe_key: 'X|0' });
-    expect(ocpp16Adapter.toEvent(checked('ocpp1.6', 'StatusNotification', v16.status(1, 'Faulted', { errorCode: 'GroundFailure' })))).to.include({ type: 'status-changed', status: 'Faulted', error_code: 'GroundFailure' });
-    expect(ocpp201Adapter.toEvent(checked('ocpp2.0.1', 'StatusNotification', v201.status(2, 1, 'Occupied')))).to.include({ type: 'status-changed', evse_id: 2, connector_id: 1, status: 'Occupied' });
+    expect(ocpp16Adapter.toEvent(checked('ocpp1.6', 'StartTransaction', start16))).to.include({
+      type: 'transaction-started',
+      transaction_id: null,
+      evse_id: 2,
+      id_tag: 'T',
+      meter_start_wh: 10,
+    });
+    const started201 = ocpp201Adapter.toEvent(
+      checked(
+        'ocpp2.0.1',
+        'TransactionEvent',
+        v201.transactionEvent({ eventType: 'Started', transactionId: 'X', seqNo: 0, wh: 10, idToken: 'T' }),
+      ),
+    );
+    expect(started201).to.include({
+      type: 'transaction-started',
+      transaction_id: 'X',
+      evse_id: 1,
+      id_tag: 'T',
+      meter_start_wh: 10,
+      dedupe_key: 'X|0',
+    });
+    expect(
+      ocpp16Adapter.toEvent(
+        checked('ocpp1.6', 'StatusNotification', v16.status(1, 'Faulted', { errorCode: 'GroundFailure' })),
+      ),
+    ).to.include({ type: 'status-changed', status: 'Faulted', error_code: 'GroundFailure' });
+    expect(
+      ocpp201Adapter.toEvent(checked('ocpp2.0.1', 'StatusNotification', v201.status(2, 1, 'Occupied'))),
+    ).to.include({ type: 'status-changed', evse_id: 2, connector_id: 1, status: 'Occupied' });
     expect(ocpp16Adapter.toEvent(checked('ocpp1.6', 'Heartbeat', {}))).to.equal(null);
     expect(ocpp201Adapter.toEvent(checked('ocpp2.0.1', 'DataTransfer', { vendorId: 'X' }))).to.equal(undefined);
   });
 
-  it('maps domain commands onto each version\'s calls', () => {
-    expect(ocpp16Adapter.toCall({ kind: 'stop', transaction_id: '42' }, 1)).to.deep.equal({ action: 'RemoteStopTransaction', payload: { transactionId: 42 } });
-    expect(ocpp201Adapter.toCall({ kind: 'stop', transaction_id: '42' }, 1)).to.deep.equal({ action: 'RequestStopTransaction', payload: { transactionId: '42' } });
+  it("maps domain commands onto each version's calls", () => {
+    expect(ocpp16Adapter.toCall({ kind: 'stop', transaction_id: '42' }, 1)).to.deep.equal({
+      action: 'RemoteStopTransaction',
+      payload: { transactionId: 42 },
+    });
+    expect(ocpp201Adapter.toCall({ kind: 'stop', transaction_id: '42' }, 1)).to.deep.equal({
+      action: 'RequestStopTransaction',
+      payload: { transactionId: '42' },
+    });
     expect(ocpp201Adapter.toCall({ kind: 'start', id_tag: 'T', evse_id: null, connector_id: null }, 9)).to.deep.equal({
       action: 'RequestStartTransaction',
       payload: { idToken: { idToken: 'T', type: 'Central' }, remoteStartId: 9 },

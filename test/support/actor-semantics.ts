@@ -5,7 +5,14 @@ import { RuntimeStore } from '../../src/runtime/runtime-store.js';
 import { uniqueName } from './databases.js';
 import { eventuallyMatches } from './eventually.js';
 import { startPlatform, type StartedPlatform, type TestEnvironment } from './platforms.js';
-import { counterProtocol, deactivations, maxConcurrentTurns, pinnedProtocol, resetTestActors, testActorsModule } from './test-actors.js';
+import {
+  counterProtocol,
+  deactivations,
+  maxConcurrentTurns,
+  pinnedProtocol,
+  resetTestActors,
+  testActorsModule,
+} from './test-actors.js';
 
 /**
  * The guarantees of the actor runtime, run once per mode (embedded in one process; cluster with
@@ -53,7 +60,11 @@ export function actorSemantics(makeEnv: () => Promise<TestEnvironment>): void {
     await counter('persist').ask({ op: 'inc' });
     await counter('persist').ask({ op: 'inc' });
     // idle passivation after ACTOR_IDLE_MS
-    await eventuallyMatches(async () => actors().stats().activations, (n) => n === 0, 8000);
+    await eventuallyMatches(
+      async () => actors().stats().activations,
+      (n) => n === 0,
+      8000,
+    );
     expect(await counter('persist').ask({ op: 'inc' })).to.equal(3);
     await p.stop();
     p = await startPlatform(env, [testActorsModule()], { overrides });
@@ -187,7 +198,9 @@ export function actorSemantics(makeEnv: () => Promise<TestEnvironment>): void {
     }
     // before the fix one ask ran over a thousand fenced commits a second until its deadline
     const fenced = (await fencedTurns()) - fencedBefore;
-    console.log(`      one ask after its shard was fenced: ${fenced} fenced commit attempt(s), ${caught === undefined ? 'answered' : (caught as Error).name}`);
+    console.log(
+      `      one ask after its shard was fenced: ${fenced} fenced commit attempt(s), ${caught === undefined ? 'answered' : (caught as Error).name}`,
+    );
     expect(fenced, 'fenced commit attempts of one ask').to.be.within(1, 9);
     const rows = await db.execute('SELECT state, epoch FROM actor_state WHERE address = ?', [address]);
     const stored = rows[0];
@@ -212,7 +225,12 @@ export function actorSemantics(makeEnv: () => Promise<TestEnvironment>): void {
     await store.enqueue('counter/refused', 'counter', shard, 'r', { m: { op: 'no-such-op' } }, Date.now());
     for (const address of ['counter/doomed', 'counter/refused']) {
       const row = await eventuallyMatches(
-        async () => (await p.platform.services.db.execute('SELECT status, attempts FROM actor_mailbox WHERE address = ?', [address]))[0],
+        async () =>
+          (
+            await p.platform.services.db.execute('SELECT status, attempts FROM actor_mailbox WHERE address = ?', [
+              address,
+            ])
+          )[0],
         (r) => r?.status === 'dead',
         5000,
       );

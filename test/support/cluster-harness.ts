@@ -143,7 +143,10 @@ export async function checkTurnLog(schema: string, shardCount: number): Promise<
       for (let i = 1; i < sorted.length; i++) {
         const prev = sorted[i - 1]!;
         const cur = sorted[i]!;
-        if (cur.start < prev.end) overlaps.push(`${address}: ${prev.process}@${prev.epoch} [${prev.start},${prev.end}] overlaps ${cur.process}@${cur.epoch} [${cur.start},${cur.end}]`);
+        if (cur.start < prev.end)
+          overlaps.push(
+            `${address}: ${prev.process}@${prev.epoch} [${prev.start},${prev.end}] overlaps ${cur.process}@${cur.epoch} [${cur.start},${cur.end}]`,
+          );
         if (cur.epoch < prev.epoch) epochRegressions.push(`${address}: epoch ${cur.epoch} active after ${prev.epoch}`);
       }
     }
@@ -151,11 +154,15 @@ export async function checkTurnLog(schema: string, shardCount: number): Promise<
     for (const r of rows) {
       const shard = shardOf(r.address, shardCount);
       const last = lastEpoch.get(shard);
-      if (last && r.epoch < last.epoch) epochRegressions.push(`shard ${shard}: row ${r.id} epoch ${r.epoch} committed after row ${last.id} epoch ${last.epoch}`);
+      if (last && r.epoch < last.epoch)
+        epochRegressions.push(
+          `shard ${shard}: row ${r.id} epoch ${r.epoch} committed after row ${last.id} epoch ${last.epoch}`,
+        );
       if (!last || r.epoch >= last.epoch) lastEpoch.set(shard, { epoch: r.epoch, id: r.id });
     }
     const durableSeqs = new Map<string, number>();
-    for (const r of rows) if (r.fence_key === 'durable' && r.seq) durableSeqs.set(r.seq, (durableSeqs.get(r.seq) ?? 0) + 1);
+    for (const r of rows)
+      if (r.fence_key === 'durable' && r.seq) durableSeqs.set(r.seq, (durableSeqs.get(r.seq) ?? 0) + 1);
     return { turns: rows.length, activations, overlaps, epochRegressions, durableSeqs, rows };
   } finally {
     await client.end();
@@ -166,7 +173,11 @@ export async function checkTurnLog(schema: string, shardCount: number): Promise<
  * Rows of test_turn_log a process wrote since a time (ms since the epoch): committed turns, or
  * with `fenceKey: 'started'` the turns it announced when they began.
  */
-export async function turnsLoggedBy(schema: string, processId: string, opts: { since?: number; fenceKey?: string } = {}): Promise<number> {
+export async function turnsLoggedBy(
+  schema: string,
+  processId: string,
+  opts: { since?: number; fenceKey?: string } = {},
+): Promise<number> {
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   try {

@@ -19,7 +19,11 @@ export function uniqueName(prefix: string): string {
 }
 
 /** A fresh PostgreSQL schema for one test; `drop` removes it and everything in it. */
-export async function tempSchema(): Promise<{ schema: string; drop(): Promise<void>; query(sql: string, params?: unknown[]): Promise<pg.QueryResult> }> {
+export async function tempSchema(): Promise<{
+  schema: string;
+  drop(): Promise<void>;
+  query(sql: string, params?: unknown[]): Promise<pg.QueryResult>;
+}> {
   const schema = uniqueName('t');
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();

@@ -17,7 +17,11 @@ export async function eventually<T>(
 }
 
 /** Polls `read` until `ok` accepts its value; the error names the last value seen. */
-export async function eventuallyMatches<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
+export async function eventuallyMatches<T>(
+  read: () => Promise<T>,
+  ok: (v: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
   let last: T | undefined;
   try {
     return await eventually(
@@ -33,7 +37,12 @@ export async function eventuallyMatches<T>(read: () => Promise<T>, ok: (v: T) =>
 }
 
 /** Polls a yes/no condition; returns how long it took (the cluster tests report it). */
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<number> {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  everyMs = 100,
+): Promise<number> {
   const started = Date.now();
   await eventually(async () => ((await check()) ? true : undefined), { timeoutMs, everyMs, what });
   return Date.now() - started;

@@ -17,17 +17,45 @@ export function isoAt(offsetSeconds = 0): string {
 
 /** Connector, 2.2.1 shape. */
 export function aConnector(over: Json = {}): Json {
-  return { id: '1', standard: 'IEC_62196_T2', format: 'SOCKET', power_type: 'AC_3_PHASE', max_voltage: 400, max_amperage: 32, tariff_ids: ['T-1'], last_updated: isoAt(), ...over };
+  return {
+    id: '1',
+    standard: 'IEC_62196_T2',
+    format: 'SOCKET',
+    power_type: 'AC_3_PHASE',
+    max_voltage: 400,
+    max_amperage: 32,
+    tariff_ids: ['T-1'],
+    last_updated: isoAt(),
+    ...over,
+  };
 }
 
 /** Connector, 2.1.1 shape. */
 export function aConnector211(over: Json = {}): Json {
-  return { id: '1', standard: 'IEC_62196_T2', format: 'CABLE', power_type: 'DC', voltage: 500, amperage: 125, tariff_id: 'T-1', last_updated: isoAt(), ...over };
+  return {
+    id: '1',
+    standard: 'IEC_62196_T2',
+    format: 'CABLE',
+    power_type: 'DC',
+    voltage: 500,
+    amperage: 125,
+    tariff_id: 'T-1',
+    last_updated: isoAt(),
+    ...over,
+  };
 }
 
 /** EVSE, 2.2.1 shape. */
 export function anEvse(over: Json = {}): Json {
-  return { uid: next('EVSE'), evse_id: 'NL*EVP*E1', status: 'AVAILABLE', capabilities: ['RFID_READER'], connectors: [aConnector()], last_updated: isoAt(), ...over };
+  return {
+    uid: next('EVSE'),
+    evse_id: 'NL*EVP*E1',
+    status: 'AVAILABLE',
+    capabilities: ['RFID_READER'],
+    connectors: [aConnector()],
+    last_updated: isoAt(),
+    ...over,
+  };
 }
 
 /** EVSE, 2.1.1 shape. */
@@ -60,12 +88,33 @@ export function aLocation(over: Json = {}): Json {
 
 /** Token, 2.1.1 shape. */
 export function aToken(over: Json = {}): Json {
-  return { uid: next('TOK'), type: 'RFID', auth_id: 'NL-EVP-C12345678', visual_number: '12345678', issuer: 'EV Roaming Platform', valid: true, whitelist: 'ALLOWED', language: 'nl', last_updated: isoAt(), ...over };
+  return {
+    uid: next('TOK'),
+    type: 'RFID',
+    auth_id: 'NL-EVP-C12345678',
+    visual_number: '12345678',
+    issuer: 'EV Roaming Platform',
+    valid: true,
+    whitelist: 'ALLOWED',
+    language: 'nl',
+    last_updated: isoAt(),
+    ...over,
+  };
 }
 
 /** Location nested in a 2.1.1 session. */
 export function aLocation211(over: Json = {}): Json {
-  return { id: next('LOC'), type: 'ON_STREET', address: 'Main street 1', city: 'Utrecht', country: 'NLD', coordinates: { latitude: '52.090', longitude: '5.121' }, evses: [anEvse211()], last_updated: isoAt(), ...over };
+  return {
+    id: next('LOC'),
+    type: 'ON_STREET',
+    address: 'Main street 1',
+    city: 'Utrecht',
+    country: 'NLD',
+    coordinates: { latitude: '52.090', longitude: '5.121' },
+    evses: [anEvse211()],
+    last_updated: isoAt(),
+    ...over,
+  };
 }
 
 /** SessionCreate, 2.1.1. */
@@ -104,10 +153,27 @@ export interface PartyOf {
 
 /** Credentials 2.2.1 of a partner. */
 export function credentials221(party: PartyOf, token: string, url: string, role = 'CPO'): Json {
-  return { token, url, roles: [{ role, party_id: party.party_id, country_code: party.country_code, business_details: { name: `Partner ${party.party_id}` } }] };
+  return {
+    token,
+    url,
+    roles: [
+      {
+        role,
+        party_id: party.party_id,
+        country_code: party.country_code,
+        business_details: { name: `Partner ${party.party_id}` },
+      },
+    ],
+  };
 }
 
 /** Credentials 2.1.1 of a partner. */
 export function credentials211(party: PartyOf, token: string, url: string): Json {
-  return { token, url, business_details: { name: `Partner ${party.party_id}` }, party_id: party.party_id, country_code: party.country_code };
+  return {
+    token,
+    url,
+    business_details: { name: `Partner ${party.party_id}` },
+    party_id: party.party_id,
+    country_code: party.country_code,
+  };
 }

@@ -141,13 +141,19 @@ export class OcpiApi {
 
   async request(method: string, path: string, opts: RequestOptions = {}): Promise<Answer> {
     const headers: Record<string, string> = {};
-    if (opts.token !== undefined) headers.Authorization = `Token ${opts.encoding === 'base64' ? base64(opts.token) : opts.token}`;
+    if (opts.token !== undefined)
+      headers.Authorization = `Token ${opts.encoding === 'base64' ? base64(opts.token) : opts.token}`;
     if (path.startsWith('/v1') && opts.bearer !== false) headers.Authorization = `Bearer ${opts.bearer ?? API_KEY}`;
     let body: string | undefined;
     if (opts.rawBody !== undefined) body = opts.rawBody;
     else if (opts.body !== undefined) body = JSON.stringify(opts.body);
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const res = await fetch(`${this.url(opts.on)}${path}`, { method, headers, ...(body === undefined ? {} : { body }), redirect: 'manual' });
+    const res = await fetch(`${this.url(opts.on)}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+      redirect: 'manual',
+    });
     const text = await res.text();
     let parsed: Json = {};
     if (text) {
@@ -164,13 +170,21 @@ export class OcpiApi {
   }
 
   /** Onboards a partner and completes its handshake via POST `credentialsPath` (2.2.1 body). */
-  async register(role: 'CPO' | 'EMSP', credentialsPath = role === 'CPO' ? '/ocpi/emsp/2.2.1/credentials' : '/ocpi/2.2.1/credentials'): Promise<RegisteredPartner> {
+  async register(
+    role: 'CPO' | 'EMSP',
+    credentialsPath = role === 'CPO' ? '/ocpi/emsp/2.2.1/credentials' : '/ocpi/2.2.1/credentials',
+  ): Promise<RegisteredPartner> {
     const party = uniqueParty();
     const { id, token: tokenA } = await this.onboard(party, role);
     const fake = await this.target.partner(`B-${randomBytes(8).toString('hex')}`);
-    const res = await this.request('POST', credentialsPath, { token: tokenA, encoding: 'base64', body: credentials221(party, fake.token, fake.versionsUrl, role) });
+    const res = await this.request('POST', credentialsPath, {
+      token: tokenA,
+      encoding: 'base64',
+      body: credentials221(party, fake.token, fake.versionsUrl, role),
+    });
     const data = res.body.data as { token?: string } | undefined;
-    if (res.status !== 200 || res.body.status_code !== 1000 || !data?.token) throw new Error(`handshake failed: ${res.status} ${JSON.stringify(res.body)}`);
+    if (res.status !== 200 || res.body.status_code !== 1000 || !data?.token)
+      throw new Error(`handshake failed: ${res.status} ${JSON.stringify(res.body)}`);
     return { id, party, tokenA, token: data.token, fake };
   }
 }

@@ -29,7 +29,10 @@ export interface PartnerServer {
 }
 
 /** `host` '::' listens on IPv6 and IPv4 (dual stack): attempts at 127.0.0.1 and ::1 both show. */
-export async function partnerServer(handler: (req: IncomingMessage, res: ServerResponse) => void, host = '127.0.0.1'): Promise<PartnerServer> {
+export async function partnerServer(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  host = '127.0.0.1',
+): Promise<PartnerServer> {
   const server: Server = createServer((req, res) => {
     partner.requests++;
     handler(req, res);
@@ -61,7 +64,10 @@ function envelope(data: unknown): string {
 
 function details(base: string, version: string): unknown {
   const endpoints = [{ identifier: 'credentials', role: 'SENDER', url: `${base}/${version}/credentials` }];
-  return { version, endpoints: version === '2.1.1' ? endpoints.map(({ identifier, url }) => ({ identifier, url })) : endpoints };
+  return {
+    version,
+    endpoints: version === '2.1.1' ? endpoints.map(({ identifier, url }) => ({ identifier, url })) : endpoints,
+  };
 }
 
 function accepts(header: string | undefined, token: string): boolean {

@@ -21,7 +21,14 @@ export async function embeddedEnvironment(extra: Record<string, string> = {}): P
   const db = tempSqlite();
   return {
     mode: 'embedded',
-    env: { DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', NODE_ENV: 'test', ...extra },
+    env: {
+      DATABASE_URL: db.url,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      NODE_ENV: 'test',
+      ...extra,
+    },
     cleanup: async () => db.cleanup(),
   };
 }
@@ -84,7 +91,12 @@ export async function startPlatform(
 ): Promise<StartedPlatform> {
   const config = loadConfig({ ...env.env, ...opts.overrides });
   const log = createLogger(config.LOG_LEVEL);
-  const platform = await Platform.create({ config, log, modules, ...(opts.hostShards === undefined ? {} : { hostShards: opts.hostShards }) });
+  const platform = await Platform.create({
+    config,
+    log,
+    modules,
+    ...(opts.hostShards === undefined ? {} : { hostShards: opts.hostShards }),
+  });
   if (env.mode === 'embedded') await platform.services.db.execute(TURN_LOG_SQL.sqlite);
   await platform.start();
   return { platform, config, stop: () => platform.stop() };

@@ -37,9 +37,13 @@ export class PrivateRedis {
 
   /** Starts the server (empty) and waits until it answers PING. */
   async resume(): Promise<void> {
-    const child = spawn(REDIS_SERVER, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      REDIS_SERVER,
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: 'ignore',
+      },
+    );
     child.on('error', () => undefined);
     this.child = child;
     await eventually(

@@ -29,11 +29,18 @@ export interface NodeProcess {
  * Starts a real platform process from dist/ (`entry` defaults to the product's main) with the
  * given environment, and resolves once it logged that it is listening (web) or started (worker).
  */
-export async function startNode(env: Record<string, string>, opts: { entry?: string; startTimeoutMs?: number } = {}): Promise<NodeProcess> {
+export async function startNode(
+  env: Record<string, string>,
+  opts: { entry?: string; startTimeoutMs?: number } = {},
+): Promise<NodeProcess> {
   const entry = opts.entry ?? resolve(DIST, 'src/main.js');
   const child = spawn(process.execPath, [entry], {
     // the start-up line is read from the log, so the child always logs at info or finer
-    env: { ...process.env, ...env, LOG_LEVEL: env.LOG_LEVEL === 'debug' || env.LOG_LEVEL === 'trace' ? env.LOG_LEVEL : 'info' },
+    env: {
+      ...process.env,
+      ...env,
+      LOG_LEVEL: env.LOG_LEVEL === 'debug' || env.LOG_LEVEL === 'trace' ? env.LOG_LEVEL : 'info',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Array<Record<string, unknown>> = [];
@@ -63,7 +70,10 @@ export async function startNode(env: Record<string, string>, opts: { entry?: str
       logs.push(rec);
       if (rec.msg === 'listening' || rec.msg === 'worker started') {
         clearTimeout(timer);
-        resolveReady({ url: rec.port !== undefined ? `http://127.0.0.1:${String(rec.port)}` : '', processId: String(rec.processId) });
+        resolveReady({
+          url: rec.port !== undefined ? `http://127.0.0.1:${String(rec.port)}` : '',
+          processId: String(rec.processId),
+        });
       }
     });
     void exited.then((code) => {

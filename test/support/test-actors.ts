@@ -67,7 +67,11 @@ interface CounterReplies {
   unrecoverable: never;
 }
 
-export const counterProtocol = defineProtocol<CounterReplies>()({ kind: 'counter', discriminant: 'op', messages: CounterMessage });
+export const counterProtocol = defineProtocol<CounterReplies>()({
+  kind: 'counter',
+  discriminant: 'op',
+  messages: CounterMessage,
+});
 
 export const counterActor = defineActor(counterProtocol, {
   placement: 'sharded',

@@ -72,7 +72,16 @@ describe('outbound destinations: address classes', () => {
   }
 
   it('public allows public addresses only; loopback adds loopback; any allows everything', () => {
-    const all: AddressClass[] = ['public', 'loopback', 'private', 'link-local', 'unique-local', 'unspecified', 'multicast', 'reserved'];
+    const all: AddressClass[] = [
+      'public',
+      'loopback',
+      'private',
+      'link-local',
+      'unique-local',
+      'unspecified',
+      'multicast',
+      'reserved',
+    ];
     expect(all.filter((c) => policyAllows('public', c))).to.deep.equal(['public']);
     expect(all.filter((c) => policyAllows('loopback', c))).to.deep.equal(['public', 'loopback']);
     expect(all.filter((c) => policyAllows('any', c))).to.deep.equal(all);

@@ -25,7 +25,12 @@ describe('settings', () => {
   });
 
   it('reads cluster settings and converts numbers', () => {
-    const c = loadConfig({ DATABASE_URL: 'postgres://u@db:5432/x', REDIS_URL: 'rediss://r:6380', PORT: '8080', LEASE_TTL_MS: '9000' });
+    const c = loadConfig({
+      DATABASE_URL: 'postgres://u@db:5432/x',
+      REDIS_URL: 'rediss://r:6380',
+      PORT: '8080',
+      LEASE_TTL_MS: '9000',
+    });
     expect(c.mode).to.equal('cluster');
     expect(c.database).to.deep.equal({ kind: 'postgresql', url: 'postgres://u@db:5432/x', schema: 'public' });
     expect(c.PORT).to.equal(8080);

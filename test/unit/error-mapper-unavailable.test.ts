@@ -31,7 +31,11 @@ describe('error mapper: the actor runtime not answering', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  for (const err of [new AskTimeoutError('no reply'), new ActorUnavailableError('no owner'), new ActorMovedError('moved')]) {
+  for (const err of [
+    new AskTimeoutError('no reply'),
+    new ActorUnavailableError('no owner'),
+    new ActorMovedError('moved'),
+  ]) {
     it(`answers ${err.name} with 503 and Retry-After, without internals`, async () => {
       toThrow = err;
       const res = await fetch(url);
@@ -45,14 +49,21 @@ describe('error mapper: the actor runtime not answering', () => {
 
   // what ioredis and the database drivers throw while Redis or PostgreSQL is away (the chaos run
   // saw /v1 answer 500 during a Redis restart)
-  const outage = (name: string, message: string, code?: string): Error => Object.assign(Object.defineProperty(new Error(message), 'name', { value: name }), code ? { code } : {});
+  const outage = (name: string, message: string, code?: string): Error =>
+    Object.assign(Object.defineProperty(new Error(message), 'name', { value: name }), code ? { code } : {});
   for (const err of [
     outage('MaxRetriesPerRequestError', 'Reached the max retries per request limit (which is 2).'),
     outage('Error', 'Connection is closed.'),
     outage('Error', 'connect ECONNREFUSED 127.0.0.1:6379', 'ECONNREFUSED'),
     outage('KnexTimeoutError', 'Knex: Timeout acquiring a connection. The pool is probably full.'),
-    new Error('query failed', { cause: outage('Error', 'terminating connection due to administrator command', '57P01') }),
-    new RemoteActorError('Reached the max retries per request limit (which is 2).', 'MaxRetriesPerRequestError', undefined),
+    new Error('query failed', {
+      cause: outage('Error', 'terminating connection due to administrator command', '57P01'),
+    }),
+    new RemoteActorError(
+      'Reached the max retries per request limit (which is 2).',
+      'MaxRetriesPerRequestError',
+      undefined,
+    ),
   ]) {
     it(`answers a dependency outage (${err.message.slice(0, 40)}) with 503 and Retry-After`, async () => {
       toThrow = err;

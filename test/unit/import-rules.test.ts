@@ -32,7 +32,8 @@ describe('lint: what actors/ may import', () => {
   it('passes an actor importing the runtime and its own protocol', () => {
     const run = checkTree({
       ...feature,
-      'actors/partner-actor.ts': "import type { Turn } from '../src/runtime/types.js';\nimport type { Port } from './partner-protocol.js';\nexport type A = [Turn, Port];\n",
+      'actors/partner-actor.ts':
+        "import type { Turn } from '../src/runtime/types.js';\nimport type { Port } from './partner-protocol.js';\nexport type A = [Turn, Port];\n",
     });
     expect(run.stderr).to.equal('');
     expect(run.status).to.equal(0);
@@ -41,7 +42,8 @@ describe('lint: what actors/ may import', () => {
   it('fails an actor importing OCPI internals, naming the import', () => {
     const run = checkTree({
       ...feature,
-      'actors/partner-actor.ts': "import { PartnerClient } from '../src/ocpi/client/partner-client.js';\nexport const c = new PartnerClient();\n",
+      'actors/partner-actor.ts':
+        "import { PartnerClient } from '../src/ocpi/client/partner-client.js';\nexport const c = new PartnerClient();\n",
     });
     expect(run.status).to.equal(1);
     expect(run.stderr).to.contain('actors/partner-actor.ts -> src/ocpi/client/partner-client.ts');

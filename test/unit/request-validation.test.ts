@@ -16,12 +16,23 @@ function detail(part: RequestPart, input: unknown): RequestValidationError['deta
 describe('request validation (422 HTTPValidationError entries)', () => {
   const body = new RequestPart(
     'body',
-    Type.Object({ id: Type.String(), kwh: Type.Number(), party_id: Type.String({ minLength: 3, maxLength: 3 }), tags: Type.Optional(Type.Array(Type.String())) }),
+    Type.Object({
+      id: Type.String(),
+      kwh: Type.Number(),
+      party_id: Type.String({ minLength: 3, maxLength: 3 }),
+      tags: Type.Optional(Type.Array(Type.String())),
+    }),
   );
 
   it('reports a missing field with loc, msg, type, input and ctx', () => {
     const [d] = detail(body, { kwh: 1, party_id: 'ABC' });
-    expect(d).to.deep.equal({ loc: ['body', 'id'], msg: 'Field required', type: 'missing', input: { kwh: 1, party_id: 'ABC' }, ctx: {} });
+    expect(d).to.deep.equal({
+      loc: ['body', 'id'],
+      msg: 'Field required',
+      type: 'missing',
+      input: { kwh: 1, party_id: 'ABC' },
+      ctx: {},
+    });
   });
 
   it('reports a wrong type and a too long string at their path', () => {
@@ -35,7 +46,13 @@ describe('request validation (422 HTTPValidationError entries)', () => {
   });
 
   it('converts query strings to the schema types before checking', () => {
-    const q = new RequestPart('query', Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })), online: Type.Optional(Type.Boolean()) }));
+    const q = new RequestPart(
+      'query',
+      Type.Object({
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+        online: Type.Optional(Type.Boolean()),
+      }),
+    );
     expect(q.parse({ limit: '20', online: 'true' })).to.deep.equal({ limit: 20, online: true });
     const [d] = detail(q, { limit: '0' });
     expect(d?.loc).to.deep.equal(['query', 'limit']);

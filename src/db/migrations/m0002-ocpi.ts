@@ -54,7 +54,10 @@ export class M0002Ocpi extends Migration {
         t.bigInteger('updated_at').notNullable();
         t.primary(['module', 'country_code', 'party_id', 'object_id']);
         // the paging order of one party's objects, so a page is an index walk, not a sort
-        t.index(['module', 'country_code', 'party_id', 'last_updated_ms', 'object_id'], 'ocpi_object_party_updated_idx');
+        t.index(
+          ['module', 'country_code', 'party_id', 'last_updated_ms', 'object_id'],
+          'ocpi_object_party_updated_idx',
+        );
         t.index(['module', 'last_updated_ms'], 'ocpi_object_updated_idx');
       }),
     );

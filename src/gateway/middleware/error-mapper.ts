@@ -4,7 +4,8 @@ import { isDependencyOutage } from '../../platform/dependency-health.js';
 import { HttpError, OcpiError, RequestValidationError } from '../errors.js';
 
 /** Where the invalid-parameters error points its `doc_url`. */
-export const OCPI_ERRORS_DOC_URL = 'https://github.com/ocpi/ocpi/blob/2.2.1/status_codes.asciidoc#status_codes_2xxx_client_errors';
+export const OCPI_ERRORS_DOC_URL =
+  'https://github.com/ocpi/ocpi/blob/2.2.1/status_codes.asciidoc#status_codes_2xxx_client_errors';
 
 /**
  * OCPI status codes of the errors that are not a handler's own (docs/SECURITY.md "Error
@@ -53,7 +54,8 @@ export function errorMapper(log: Logger): Middleware {
         ((ctx.state.log as Logger | undefined) ?? log).error({ err, req_id: requestId }, 'unhandled error');
       }
       const error = known ?? new HttpError(500, 'internal_error', 'internal server error');
-      if (error instanceof HttpError) for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);
+      if (error instanceof HttpError)
+        for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);
       if (surfaceOf(ctx.path) === 'ocpi') renderOcpi(ctx, error instanceof OcpiError ? error : ocpiFromHttp(error));
       else renderPlain(ctx, error instanceof HttpError ? error : httpFromOcpi(error), requestId);
     }
@@ -82,14 +84,26 @@ function renderOcpi(ctx: Context, err: OcpiError): void {
 
 function renderPlain(ctx: Context, err: HttpError, requestId: string | undefined): void {
   ctx.status = err.status;
-  ctx.body = { error: { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) }, request_id: requestId };
+  ctx.body = {
+    error: { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) },
+    request_id: requestId,
+  };
 }
 
 function ocpiFromHttp(err: HttpError): OcpiError {
-  return new OcpiError(err.status, err.status >= 500 ? OCPI_GENERIC_SERVER_ERROR : OCPI_GENERIC_CLIENT_ERROR, err.message);
+  return new OcpiError(
+    err.status,
+    err.status >= 500 ? OCPI_GENERIC_SERVER_ERROR : OCPI_GENERIC_CLIENT_ERROR,
+    err.message,
+  );
 }
 
-const plainCodes: Record<number, string> = { 400: 'invalid_parameters', 401: 'unauthorized', 404: 'not_found', 405: 'method_not_allowed' };
+const plainCodes: Record<number, string> = {
+  400: 'invalid_parameters',
+  401: 'unauthorized',
+  404: 'not_found',
+  405: 'method_not_allowed',
+};
 
 /**
  * An OCPI error outside /ocpi. OCPI delivers "invalid parameters" (2xxx) and "unable to use the
@@ -111,8 +125,12 @@ const UNAVAILABLE = new Set(['AskTimeoutError', 'ActorUnavailableError', 'ActorM
 
 function unavailable(err: unknown): HttpError | undefined {
   if (isDependencyOutage(err)) {
-    return new HttpError(503, 'dependency_unavailable', 'the database or Redis cannot be reached; retry', undefined, { 'Retry-After': '5' });
+    return new HttpError(503, 'dependency_unavailable', 'the database or Redis cannot be reached; retry', undefined, {
+      'Retry-After': '5',
+    });
   }
   if (!(err instanceof Error) || !UNAVAILABLE.has(err.name)) return undefined;
-  return new HttpError(503, 'unavailable', 'the service could not answer in time; retry', undefined, { 'Retry-After': '1' });
+  return new HttpError(503, 'unavailable', 'the service could not answer in time; retry', undefined, {
+    'Retry-After': '1',
+  });
 }

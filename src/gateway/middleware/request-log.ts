@@ -2,7 +2,10 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 
 /** One log line per request with its id, status and duration; a child logger for handlers. */
-export function requestLog(log: Logger, observe?: (method: string, route: string, status: number, seconds: number) => void): Middleware {
+export function requestLog(
+  log: Logger,
+  observe?: (method: string, route: string, status: number, seconds: number) => void,
+): Middleware {
   return async (ctx, next) => {
     const started = performance.now();
     const child = log.child({ req_id: ctx.state.requestId as string, corr_id: ctx.state.correlationId as string });

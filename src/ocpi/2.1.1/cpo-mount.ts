@@ -37,12 +37,33 @@ export function cpo211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
         const patch = req.body;
         const uid = req.params.token_uid;
         // TokenPatch may omit last_updated (spec: every field optional): the time of the change then
-        const updated = await ctx.stores.tokens.update({ ...party, id: uid }, (existing) => ({ ...existing, ...patch, uid, last_updated: patch.last_updated ?? new Date().toISOString() }));
+        const updated = await ctx.stores.tokens.update({ ...party, id: uid }, (existing) => ({
+          ...existing,
+          ...patch,
+          uid,
+          last_updated: patch.last_updated ?? new Date().toISOString(),
+        }));
         if (!updated) throw unknownToken();
         return { data: updated };
       },
     }),
   ];
-  routes.unshift(versionDetailsRoute(ctx, { routes, version: '2.1.1', role: 'CPO', prefix: CPO_211_PREFIX, summary: 'Version details: the module endpoints of this mount', detail: S.VersionDetail }));
-  return ocpiMount(ctx, { name: 'ocpi-cpo-2.1.1', prefix: CPO_211_PREFIX, version: '2.1.1', accept: 'raw', description: 'OCPI 2.1.1, CPO role', routes });
+  routes.unshift(
+    versionDetailsRoute(ctx, {
+      routes,
+      version: '2.1.1',
+      role: 'CPO',
+      prefix: CPO_211_PREFIX,
+      summary: 'Version details: the module endpoints of this mount',
+      detail: S.VersionDetail,
+    }),
+  );
+  return ocpiMount(ctx, {
+    name: 'ocpi-cpo-2.1.1',
+    prefix: CPO_211_PREFIX,
+    version: '2.1.1',
+    accept: 'raw',
+    description: 'OCPI 2.1.1, CPO role',
+    routes,
+  });
 }

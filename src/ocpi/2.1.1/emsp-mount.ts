@@ -12,7 +12,9 @@ import * as S from './schemas.js';
 
 export const EMSP_211_PREFIX = '/ocpi/emsp/2.1.1';
 
-const AuthorizeQuery = Type.Object({ type: Type.Optional(Type.Union([Type.Literal('RFID'), Type.Literal('OTHER')], { default: 'RFID' })) });
+const AuthorizeQuery = Type.Object({
+  type: Type.Optional(Type.Union([Type.Literal('RFID'), Type.Literal('OTHER')], { default: 'RFID' })),
+});
 
 /** eMSP mount, OCPI 2.1.1 (spec Endpoints "eMSP mount, version 2.1.1"). */
 export function emsp211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
@@ -25,7 +27,15 @@ export function emsp211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       ourVersionsPath: '/ocpi/emsp/versions',
       ourRole: () => 'EMSP',
     }),
-    listRoute(ctx, { path: '/tokens', module: 'tokens', summary: 'Our own tokens for the CPO to pull, paged', version: '2.1.1', store: ctx.stores.tokens, owner: 'ours', item: S.Token }),
+    listRoute(ctx, {
+      path: '/tokens',
+      module: 'tokens',
+      summary: 'Our own tokens for the CPO to pull, paged',
+      version: '2.1.1',
+      store: ctx.stores.tokens,
+      owner: 'ours',
+      item: S.Token,
+    }),
     route({
       method: 'POST',
       path: '/tokens/:token_uid/authorize',
@@ -90,7 +100,11 @@ export function emsp211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       responses: { 404: 'unknown location, EVSE or connector (status_code 2003)' },
       handler: async (req) => {
         const { party } = callerOwnPath(req, '2.1.1');
-        const path = { location_id: req.params.location_id, evse_uid: req.params.evse_uid, connector_id: req.params.connector_id };
+        const path = {
+          location_id: req.params.location_id,
+          evse_uid: req.params.evse_uid,
+          connector_id: req.params.connector_id,
+        };
         return { data: await patchConnector211(ctx, party, path, req.body) };
       },
     }),
@@ -111,6 +125,22 @@ export function emsp211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       },
     }),
   ];
-  routes.unshift(versionDetailsRoute(ctx, { routes, version: '2.1.1', role: 'EMSP', prefix: EMSP_211_PREFIX, summary: 'Version details: the module endpoints of this mount', detail: S.VersionDetail }));
-  return ocpiMount(ctx, { name: 'ocpi-emsp-2.1.1', prefix: EMSP_211_PREFIX, version: '2.1.1', accept: 'raw', description: 'OCPI 2.1.1, eMSP role', routes });
+  routes.unshift(
+    versionDetailsRoute(ctx, {
+      routes,
+      version: '2.1.1',
+      role: 'EMSP',
+      prefix: EMSP_211_PREFIX,
+      summary: 'Version details: the module endpoints of this mount',
+      detail: S.VersionDetail,
+    }),
+  );
+  return ocpiMount(ctx, {
+    name: 'ocpi-emsp-2.1.1',
+    prefix: EMSP_211_PREFIX,
+    version: '2.1.1',
+    accept: 'raw',
+    description: 'OCPI 2.1.1, eMSP role',
+    routes,
+  });
 }

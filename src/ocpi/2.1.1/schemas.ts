@@ -132,13 +132,19 @@ export const SessionCreate = Type.Object({
 export type SessionCreate = Static<typeof SessionCreate>;
 export const SessionOut = Type.Object({ ...SessionCreate.properties, authorization_id: Type.String() });
 
-export const PriceComponent = Type.Object({ type: openEnum(['TIME', 'ENERGY']), price: Type.Number(), step_size: Type.Integer() });
+export const PriceComponent = Type.Object({
+  type: openEnum(['TIME', 'ENERGY']),
+  price: Type.Number(),
+  step_size: Type.Integer(),
+});
 export const Tariff = Type.Object({
   id: ObjectId,
   currency: Type.String(),
   tariff_alt_text: Type.Optional(Type.Array(DisplayText)),
   tariff_alt_url: Type.Optional(Type.String()),
-  elements: Type.Array(Type.Object({ price_components: Type.Array(PriceComponent), restrictions: Type.Optional(OpenObject) })),
+  elements: Type.Array(
+    Type.Object({ price_components: Type.Array(PriceComponent), restrictions: Type.Optional(OpenObject) }),
+  ),
   energy_mix: Type.Optional(EnergyMix),
   last_updated: DateTime,
 });
@@ -156,7 +162,12 @@ export type Credentials = Static<typeof Credentials>;
 export const Endpoint = Type.Object({ identifier: Type.String(), url: Type.String() });
 export const VersionDetail = Type.Object({ version: Type.String(), endpoints: Type.Array(Endpoint) });
 
-export const EvsePath = Type.Object({ country_code: CountryCode, party_id: PartyId, location_id: ObjectId, evse_uid: ObjectId });
+export const EvsePath = Type.Object({
+  country_code: CountryCode,
+  party_id: PartyId,
+  location_id: ObjectId,
+  evse_uid: ObjectId,
+});
 export const ConnectorPath = Type.Object({ ...EvsePath.properties, connector_id: ObjectId });
 export const TokenPath = Type.Object({ country_code: CountryCode, party_id: PartyId, token_uid: ObjectId });
 export const SessionPath = Type.Object({ country_code: CountryCode, party_id: PartyId, session_id: ObjectId });

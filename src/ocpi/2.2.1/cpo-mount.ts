@@ -19,6 +19,22 @@ export function cpo221Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       ourRole: () => 'CPO',
     }),
   ];
-  routes.unshift(versionDetailsRoute(ctx, { routes, version: '2.2.1', role: 'CPO', prefix: CPO_221_PREFIX, summary: 'Version details: the module endpoints of this mount', detail: S.VersionDetail }));
-  return ocpiMount(ctx, { name: 'ocpi-cpo-2.2.1', prefix: CPO_221_PREFIX, version: '2.2.1', accept: 'base64-or-raw', description: 'OCPI 2.2.1, CPO role', routes });
+  routes.unshift(
+    versionDetailsRoute(ctx, {
+      routes,
+      version: '2.2.1',
+      role: 'CPO',
+      prefix: CPO_221_PREFIX,
+      summary: 'Version details: the module endpoints of this mount',
+      detail: S.VersionDetail,
+    }),
+  );
+  return ocpiMount(ctx, {
+    name: 'ocpi-cpo-2.2.1',
+    prefix: CPO_221_PREFIX,
+    version: '2.2.1',
+    accept: 'base64-or-raw',
+    description: 'OCPI 2.2.1, CPO role',
+    routes,
+  });
 }

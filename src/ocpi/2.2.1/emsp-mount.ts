@@ -41,6 +41,22 @@ export function emsp221Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       },
     }),
   ];
-  routes.unshift(versionDetailsRoute(ctx, { routes, version: '2.2.1', role: 'EMSP', prefix: EMSP_221_PREFIX, summary: 'VersionDetail: the module endpoints of this version', detail: S.VersionDetail }));
-  return ocpiMount(ctx, { name: 'ocpi-emsp-2.2.1', prefix: EMSP_221_PREFIX, version: '2.2.1', accept: 'base64-or-raw', description: 'OCPI 2.2.1, eMSP role', routes });
+  routes.unshift(
+    versionDetailsRoute(ctx, {
+      routes,
+      version: '2.2.1',
+      role: 'EMSP',
+      prefix: EMSP_221_PREFIX,
+      summary: 'VersionDetail: the module endpoints of this version',
+      detail: S.VersionDetail,
+    }),
+  );
+  return ocpiMount(ctx, {
+    name: 'ocpi-emsp-2.2.1',
+    prefix: EMSP_221_PREFIX,
+    version: '2.2.1',
+    accept: 'base64-or-raw',
+    description: 'OCPI 2.2.1, eMSP role',
+    routes,
+  });
 }

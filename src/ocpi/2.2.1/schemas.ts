@@ -129,4 +129,9 @@ export const Endpoint = Type.Object({
 export const VersionDetail = Type.Object({ version: Type.String(), endpoints: Type.Array(Endpoint) });
 
 export const LocationPath = Type.Object({ country_code: CountryCode, party_id: PartyId, location_id: ObjectId });
-export const EvsePath = Type.Object({ country_code: CountryCode, party_id: PartyId, location_id: ObjectId, evse_uid: ObjectId });
+export const EvsePath = Type.Object({
+  country_code: CountryCode,
+  party_id: PartyId,
+  location_id: ObjectId,
+  evse_uid: ObjectId,
+});

@@ -14,7 +14,8 @@ export function discoveryPort(client: PartnerClient): PartnerDiscoveryPort {
         const found = await client.discover(versionsUrl, token, version);
         return { ok: true, version: found.version, endpoints: found.endpoints };
       } catch (err) {
-        if (err instanceof PartnerCallError) return { ok: false, code: err.code, message: err.message, log: err.toLog() };
+        if (err instanceof PartnerCallError)
+          return { ok: false, code: err.code, message: err.message, log: err.toLog() };
         throw err;
       }
     },

@@ -27,13 +27,19 @@ export const SUPPORTED_VERSIONS: readonly OcpiVersion[] = ['2.2.1', '2.1.1'];
  */
 export const REPLY_MAX_DEPTH = 64;
 
-const AnyEnvelope = Type.Object({ status_code: Type.Integer(), status_message: Type.Optional(Type.String()), data: Type.Optional(Type.Unknown()) });
+const AnyEnvelope = Type.Object({
+  status_code: Type.Integer(),
+  status_message: Type.Optional(Type.String()),
+  data: Type.Optional(Type.Unknown()),
+});
 const checkEnvelope = Compile(AnyEnvelope);
 const VersionList = Type.Array(Type.Object({ version: Type.String(), url: Type.String() }));
 const checkVersionList = Compile(VersionList);
 const Details = Type.Object({
   version: Type.String(),
-  endpoints: Type.Array(Type.Object({ identifier: Type.String(), role: Type.Optional(Type.String()), url: Type.String() })),
+  endpoints: Type.Array(
+    Type.Object({ identifier: Type.String(), role: Type.Optional(Type.String()), url: Type.String() }),
+  ),
 });
 const checkDetails = Compile(Details);
 
@@ -53,8 +59,14 @@ export interface CallResult {
 }
 
 /** The limits of outbound calls, from the settings (docs/OCPI.md "Outbound calls"). */
-export function partnerHttpOptions(config: Pick<Config, 'PARTNER_TIMEOUT_MS' | 'PARTNER_RESPONSE_LIMIT' | 'PARTNER_URL_POLICY'>): PartnerHttpOptions {
-  return { timeoutMs: config.PARTNER_TIMEOUT_MS, responseLimitBytes: byteSize(config.PARTNER_RESPONSE_LIMIT), policy: config.PARTNER_URL_POLICY };
+export function partnerHttpOptions(
+  config: Pick<Config, 'PARTNER_TIMEOUT_MS' | 'PARTNER_RESPONSE_LIMIT' | 'PARTNER_URL_POLICY'>,
+): PartnerHttpOptions {
+  return {
+    timeoutMs: config.PARTNER_TIMEOUT_MS,
+    responseLimitBytes: byteSize(config.PARTNER_RESPONSE_LIMIT),
+    policy: config.PARTNER_URL_POLICY,
+  };
 }
 
 function unexpected(where: string, what: string): PartnerCallError {
@@ -80,9 +92,13 @@ export class PartnerClient {
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const where = `${method} ${url}`;
-    if (reply.status === 405) throw new PartnerCallError(3001, 'error answer', { httpStatus: 405, detail: `${where}: HTTP 405` });
+    if (reply.status === 405)
+      throw new PartnerCallError(3001, 'error answer', { httpStatus: 405, detail: `${where}: HTTP 405` });
     if (jsonNestingExceeds(reply.body, REPLY_MAX_DEPTH)) {
-      throw new PartnerCallError(3001, 'reply too deep', { httpStatus: reply.status, detail: `${where}: nested deeper than ${REPLY_MAX_DEPTH}` });
+      throw new PartnerCallError(3001, 'reply too deep', {
+        httpStatus: reply.status,
+        detail: `${where}: nested deeper than ${REPLY_MAX_DEPTH}`,
+      });
     }
     let json: unknown;
     try {
@@ -91,7 +107,10 @@ export class PartnerClient {
       json = undefined;
     }
     if (!checkEnvelope.Check(json)) {
-      throw new PartnerCallError(3001, 'not an OCPI envelope', { httpStatus: reply.status, detail: `${where}: HTTP ${reply.status}, ${reply.body.length} bytes` });
+      throw new PartnerCallError(3001, 'not an OCPI envelope', {
+        httpStatus: reply.status,
+        detail: `${where}: HTTP ${reply.status}, ${reply.body.length} bytes`,
+      });
     }
     return { status: reply.status, envelope: json, headers: reply.headers };
   }
@@ -101,7 +120,10 @@ export class PartnerClient {
     const result = await this.call(method, url, token, version, body);
     const { status, envelope } = result;
     if (status < 200 || status >= 300 || envelope.status_code < 1000 || envelope.status_code >= 2000) {
-      throw new PartnerCallError(3001, 'error answer', { httpStatus: status, detail: `${method} ${url}: HTTP ${status}, status_code ${envelope.status_code}` });
+      throw new PartnerCallError(3001, 'error answer', {
+        httpStatus: status,
+        detail: `${method} ${url}: HTTP ${status}, status_code ${envelope.status_code}`,
+      });
     }
     return result;
   }
@@ -119,7 +141,12 @@ export class PartnerClient {
       // what the partner offers stays in our log: the caller only learns what we support
       throw new PartnerCallError(3002, 'no common version', {
         message: `no version in common; we support ${SUPPORTED_VERSIONS.join(', ')}`,
-        detail: `partner offers ${list.map((x) => x.version).join(', ').slice(0, 200) || 'no versions'}`,
+        detail: `partner offers ${
+          list
+            .map((x) => x.version)
+            .join(', ')
+            .slice(0, 200) || 'no versions'
+        }`,
       });
     }
     const endpoints: DiscoveredEndpoint[] = [];
@@ -128,7 +155,8 @@ export class PartnerClient {
       if (!entry) continue;
       const details = (await this.data('GET', entry.url, token, version)).envelope.data;
       if (!checkDetails.Check(details)) throw unexpected(`GET ${entry.url}`, 'data is not a version detail');
-      for (const e of details.endpoints) endpoints.push({ version, identifier: e.identifier, url: e.url, ...(e.role ? { role: e.role } : {}) });
+      for (const e of details.endpoints)
+        endpoints.push({ version, identifier: e.identifier, url: e.url, ...(e.role ? { role: e.role } : {}) });
     }
     return { version: highest, endpoints };
   }
@@ -154,7 +182,10 @@ export class PartnerClient {
 }
 
 /** The endpoint of `identifier` in the highest version that has one. */
-export function endpointOf(endpoints: readonly DiscoveredEndpoint[], identifier: string): DiscoveredEndpoint | undefined {
+export function endpointOf(
+  endpoints: readonly DiscoveredEndpoint[],
+  identifier: string,
+): DiscoveredEndpoint | undefined {
   for (const v of SUPPORTED_VERSIONS) {
     const e = endpoints.find((x) => x.version === v && x.identifier === identifier);
     if (e) return e;

@@ -53,7 +53,10 @@ export class PartnerHttp {
   send(call: PartnerHttpRequest): Promise<PartnerHttpReply> {
     const where = `${call.method} ${call.url}`;
     const failure = (reason: PartnerFailure, detail: string, httpStatus?: number) =>
-      new PartnerCallError(3001, reason, { detail: `${where}: ${detail}`, ...(httpStatus === undefined ? {} : { httpStatus }) });
+      new PartnerCallError(3001, reason, {
+        detail: `${where}: ${detail}`,
+        ...(httpStatus === undefined ? {} : { httpStatus }),
+      });
 
     let url: URL;
     try {
@@ -61,7 +64,8 @@ export class PartnerHttp {
     } catch {
       return Promise.reject(failure('destination refused', 'not a URL'));
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.reject(failure('destination refused', `scheme ${url.protocol}`));
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return Promise.reject(failure('destination refused', `scheme ${url.protocol}`));
     // the WHATWG parser already turned 0x7f.1, 2130706433 and the like into dotted IPv4
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     const literal = classifyAddress(host);
@@ -92,7 +96,8 @@ export class PartnerHttp {
           reject(outcome.error);
         }
       };
-      const fail = (reason: PartnerFailure, detail: string, httpStatus?: number): void => finish({ error: failure(reason, detail, httpStatus) });
+      const fail = (reason: PartnerFailure, detail: string, httpStatus?: number): void =>
+        finish({ error: failure(reason, detail, httpStatus) });
 
       const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
       const req = send(
@@ -101,14 +106,20 @@ export class PartnerHttp {
           hostname: host,
           ...(url.port ? { port: Number(url.port) } : {}),
           path: `${url.pathname}${url.search}`,
-          headers: { ...call.headers, ...(call.body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(call.body)) }) },
+          headers: {
+            ...call.headers,
+            ...(call.body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(call.body)) }),
+          },
           agent: false,
           // an IP literal was checked above and is connected to as it is (no lookup happens)
           ...(literal === undefined ? { lookup: this.checkedLookup } : {}),
         },
         (res) => this.read(res, { finish, fail }),
       );
-      const timer = setTimeout(() => fail('timeout', `no complete reply within ${this.opts.timeoutMs} ms`), this.opts.timeoutMs);
+      const timer = setTimeout(
+        () => fail('timeout', `no complete reply within ${this.opts.timeoutMs} ms`),
+        this.opts.timeoutMs,
+      );
       req.on('error', (err) => {
         if (err instanceof RefusedDestination) fail('destination refused', err.message);
         else fail('no connection', err.message);
@@ -119,7 +130,10 @@ export class PartnerHttp {
 
   private read(
     res: IncomingMessage,
-    on: { finish: (o: { reply: PartnerHttpReply }) => void; fail: (reason: PartnerFailure, detail: string, httpStatus?: number) => void },
+    on: {
+      finish: (o: { reply: PartnerHttpReply }) => void;
+      fail: (reason: PartnerFailure, detail: string, httpStatus?: number) => void;
+    },
   ): void {
     const status = res.statusCode ?? 0;
     const limit = this.opts.responseLimitBytes;

@@ -44,7 +44,14 @@ export const Hours = Type.Object({ twentyfourseven: Type.Boolean() });
 export const OpenObject = Type.Object({});
 
 export const EvseStatus = openEnum(['AVAILABLE', 'BLOCKED', 'CHARGING', 'INOPERATIVE']);
-export const Capability = openEnum(['CHARGING_PROFILE_CAPABLE', 'CREDIT_CARD_PAYABLE', 'REMOTE_START_STOP_CAPABLE', 'RESERVABLE', 'RFID_READER', 'UNLOCK_CAPABLE']);
+export const Capability = openEnum([
+  'CHARGING_PROFILE_CAPABLE',
+  'CREDIT_CARD_PAYABLE',
+  'REMOTE_START_STOP_CAPABLE',
+  'RESERVABLE',
+  'RFID_READER',
+  'UNLOCK_CAPABLE',
+]);
 export const ParkingRestriction = openEnum(['EV_ONLY', 'PLUGGED', 'DISABLED']);
 export const ConnectorStandard = openEnum(['CHADEMO', 'DOMESTIC_A', 'DOMESTIC_B', 'IEC_62196_T2']);
 export const ConnectorFormat = oneOf(['SOCKET', 'CABLE']);

@@ -73,12 +73,10 @@ export class ObjectStore<T extends { last_updated: string }> {
   }
 
   async get(key: ObjectKey): Promise<T | undefined> {
-    const rows = await this.db.execute('SELECT data FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ?', [
-      this.module,
-      key.country_code,
-      key.party_id,
-      key.id,
-    ]);
+    const rows = await this.db.execute(
+      'SELECT data FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ?',
+      [this.module, key.country_code, key.party_id, key.id],
+    );
     const row = rows[0];
     return row ? this.fromRow(row.data) : undefined;
   }
@@ -92,7 +90,16 @@ export class ObjectStore<T extends { last_updated: string }> {
        ON CONFLICT (module, country_code, party_id, object_id)
        DO UPDATE SET last_updated_ms = excluded.last_updated_ms, published = excluded.published, data = excluded.data,
        updated_at = excluded.updated_at, revision = ocpi_object.revision + 1`,
-      [this.module, key.country_code, key.party_id, key.id, Date.parse(object.last_updated), isPublished(object) ? 1 : 0, JSON.stringify(object), now],
+      [
+        this.module,
+        key.country_code,
+        key.party_id,
+        key.id,
+        Date.parse(object.last_updated),
+        isPublished(object) ? 1 : 0,
+        JSON.stringify(object),
+        now,
+      ],
     );
     this.pages.clear();
     this.onWrite?.(this.module);
@@ -116,7 +123,14 @@ export class ObjectStore<T extends { last_updated: string }> {
         .fork()
         .execute<QueryResult>(
           `UPDATE ocpi_object SET last_updated_ms = ?, published = ?, data = ?, updated_at = ?, revision = revision + 1 WHERE ${where} AND revision = ?`,
-          [Date.parse(next.last_updated), isPublished(next) ? 1 : 0, JSON.stringify(next), Date.now(), ...keyParams, Number(row.revision)],
+          [
+            Date.parse(next.last_updated),
+            isPublished(next) ? 1 : 0,
+            JSON.stringify(next),
+            Date.now(),
+            ...keyParams,
+            Number(row.revision),
+          ],
           'run',
         );
       if (result.affectedRows === 1) {
@@ -125,17 +139,17 @@ export class ObjectStore<T extends { last_updated: string }> {
         return next;
       }
     }
-    throw new ConcurrentUpdateError(`${this.module} ${key.country_code}-${key.party_id}-${key.id} kept changing under ${MAX_UPDATE_ATTEMPTS} attempts`);
+    throw new ConcurrentUpdateError(
+      `${this.module} ${key.country_code}-${key.party_id}-${key.id} kept changing under ${MAX_UPDATE_ATTEMPTS} attempts`,
+    );
   }
 
   async remove(key: ObjectKey): Promise<void> {
     this.pages.clear();
-    await this.db.execute('DELETE FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ?', [
-      this.module,
-      key.country_code,
-      key.party_id,
-      key.id,
-    ]);
+    await this.db.execute(
+      'DELETE FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ?',
+      [this.module, key.country_code, key.party_id, key.id],
+    );
     this.pages.clear();
     this.onWrite?.(this.module);
   }
@@ -168,11 +182,10 @@ export class ObjectStore<T extends { last_updated: string }> {
     const clause = where.join(' AND ');
     const [countRows, rows] = await Promise.all([
       this.db.execute(`SELECT COUNT(*) AS n FROM ocpi_object WHERE ${clause}`, params),
-      this.db.execute(`SELECT data FROM ocpi_object WHERE ${clause} ORDER BY last_updated_ms, object_id, country_code, party_id LIMIT ? OFFSET ?`, [
-        ...params,
-        window.limit,
-        window.offset,
-      ]),
+      this.db.execute(
+        `SELECT data FROM ocpi_object WHERE ${clause} ORDER BY last_updated_ms, object_id, country_code, party_id LIMIT ? OFFSET ?`,
+        [...params, window.limit, window.offset],
+      ),
     ]);
     return { items: rows.map((r) => this.fromRow(r.data)), total: Number(countRows[0]?.n ?? 0) };
   }
@@ -194,7 +207,11 @@ export class ObjectStore<T extends { last_updated: string }> {
     const cached = this.pages.get(key);
     if (cached && cached.expiresAt > now) return cached;
     const page = await this.list(window, parties, opts);
-    const rendered: CachedPage = { json: Buffer.from(JSON.stringify(page.items.map(render))), total: page.total, expiresAt: now + this.pageCacheMs };
+    const rendered: CachedPage = {
+      json: Buffer.from(JSON.stringify(page.items.map(render))),
+      total: page.total,
+      expiresAt: now + this.pageCacheMs,
+    };
     // bounded: many distinct filters must not grow the cache without end
     if (this.pages.size >= 1000) this.pages.clear();
     this.pages.set(key, rendered);

@@ -1,5 +1,18 @@
-import { bootReply, oneOf, type ChargerCommand, type ChargerEvent, type ChargerEventOutcome, type ProtocolAdapter } from '../domain.js';
-import type { AuthorizeResponse, HeartbeatResponse, MeterValuesRequest, StartTransactionResponse, StopTransactionResponse } from '../generated/ocpp16.js';
+import {
+  bootReply,
+  oneOf,
+  type ChargerCommand,
+  type ChargerEvent,
+  type ChargerEventOutcome,
+  type ProtocolAdapter,
+} from '../domain.js';
+import type {
+  AuthorizeResponse,
+  HeartbeatResponse,
+  MeterValuesRequest,
+  StartTransactionResponse,
+  StopTransactionResponse,
+} from '../generated/ocpp16.js';
 import { energyRegisterWh, type SampledReading } from '../meter.js';
 
 function readings(meterValue: MeterValuesRequest['meterValue']): { wh: number | null; timestamp: string | undefined } {
@@ -15,7 +28,13 @@ function readings(meterValue: MeterValuesRequest['meterValue']): { wh: number | 
   return { wh: energyRegisterWh(samples), timestamp: last.timestamp };
 }
 
-const idTagStatuses: ReadonlyArray<AuthorizeResponse['idTagInfo']['status']> = ['Accepted', 'Blocked', 'Expired', 'Invalid', 'ConcurrentTx'];
+const idTagStatuses: ReadonlyArray<AuthorizeResponse['idTagInfo']['status']> = [
+  'Accepted',
+  'Blocked',
+  'Expired',
+  'Invalid',
+  'ConcurrentTx',
+];
 
 /** OCPP 1.6-J: connector ids double as EVSE ids (one connector per EVSE). */
 export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
@@ -82,7 +101,14 @@ export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
         const { wh, timestamp } = readings(p.meterValue);
         const ts = timestamp ?? new Date().toISOString();
         if (p.transactionId !== undefined) {
-          return { type: 'transaction-updated', transaction_id: String(p.transactionId), meter_wh: wh, timestamp: ts, seq_no: null, id_tag: null };
+          return {
+            type: 'transaction-updated',
+            transaction_id: String(p.transactionId),
+            meter_wh: wh,
+            timestamp: ts,
+            seq_no: null,
+            id_tag: null,
+          };
         }
         return { type: 'meter-sampled', transaction_id: null, evse_id: p.connectorId, meter_wh: wh, timestamp: ts };
       }
@@ -93,7 +119,9 @@ export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
 
   toReply(call, outcome: ChargerEventOutcome | undefined, now) {
     // read only by the replies that carry it: an outcome's status word is checked where it is sent
-    const idTagInfo = () => ({ status: oneOf(idTagStatuses, outcome?.id_tag_status ?? 'Accepted', 'idTagInfo.status') });
+    const idTagInfo = () => ({
+      status: oneOf(idTagStatuses, outcome?.id_tag_status ?? 'Accepted', 'idTagInfo.status'),
+    });
     switch (call.action) {
       case 'BootNotification':
         return bootReply(outcome, now);
@@ -102,7 +130,10 @@ export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
       case 'Authorize':
         return { idTagInfo: idTagInfo() } satisfies AuthorizeResponse;
       case 'StartTransaction':
-        return { transactionId: Number(outcome?.transaction_id ?? 0), idTagInfo: idTagInfo() } satisfies StartTransactionResponse;
+        return {
+          transactionId: Number(outcome?.transaction_id ?? 0),
+          idTagInfo: idTagInfo(),
+        } satisfies StartTransactionResponse;
       case 'StopTransaction':
         return call.payload.idTag !== undefined ? ({ idTagInfo: idTagInfo() } satisfies StopTransactionResponse) : {};
       default:
@@ -114,7 +145,10 @@ export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
     switch (command.kind) {
       case 'start': {
         const connectorId = command.connector_id ?? command.evse_id;
-        return { action: 'RemoteStartTransaction', payload: { idTag: command.id_tag, ...(connectorId ? { connectorId } : {}) } };
+        return {
+          action: 'RemoteStartTransaction',
+          payload: { idTag: command.id_tag, ...(connectorId ? { connectorId } : {}) },
+        };
       }
       case 'stop':
         return { action: 'RemoteStopTransaction', payload: { transactionId: Number(command.transaction_id) } };
@@ -133,7 +167,10 @@ export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
       case 'unlock':
         return { action: 'UnlockConnector', payload: { connectorId: command.evse_id } };
       case 'trigger':
-        return { action: 'TriggerMessage', payload: { requestedMessage: command.message, ...(command.evse_id ? { connectorId: command.evse_id } : {}) } };
+        return {
+          action: 'TriggerMessage',
+          payload: { requestedMessage: command.message, ...(command.evse_id ? { connectorId: command.evse_id } : {}) },
+        };
     }
   },
 

@@ -1,5 +1,19 @@
-import { bootReply, oneOf, type ChargerCommand, type ChargerEvent, type ChargerEventOutcome, type ProtocolAdapter } from '../domain.js';
-import type { AuthorizationStatusEnumType, AuthorizeResponse, HeartbeatResponse, IdTokenType, MeterValueType, TransactionEventResponse } from '../generated/ocpp201.js';
+import {
+  bootReply,
+  oneOf,
+  type ChargerCommand,
+  type ChargerEvent,
+  type ChargerEventOutcome,
+  type ProtocolAdapter,
+} from '../domain.js';
+import type {
+  AuthorizationStatusEnumType,
+  AuthorizeResponse,
+  HeartbeatResponse,
+  IdTokenType,
+  MeterValueType,
+  TransactionEventResponse,
+} from '../generated/ocpp201.js';
 import { energyRegisterWh, type SampledReading } from '../meter.js';
 
 function energyWh(meterValue: MeterValueType[] | undefined): number | null {
@@ -49,7 +63,14 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
         return null;
       case 'StatusNotification': {
         const p = call.payload;
-        return { type: 'status-changed', evse_id: p.evseId, connector_id: p.connectorId, status: p.connectorStatus, error_code: null, timestamp: p.timestamp };
+        return {
+          type: 'status-changed',
+          evse_id: p.evseId,
+          connector_id: p.connectorId,
+          status: p.connectorStatus,
+          error_code: null,
+          timestamp: p.timestamp,
+        };
       }
       case 'Authorize':
         return { type: 'authorize-requested', id_tag: call.payload.idToken.idToken };
@@ -74,7 +95,14 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
           };
         }
         if (p.eventType === 'Updated') {
-          return { type: 'transaction-updated', transaction_id: transactionId, meter_wh: wh, timestamp: p.timestamp, seq_no: p.seqNo, id_tag: idTag };
+          return {
+            type: 'transaction-updated',
+            transaction_id: transactionId,
+            meter_wh: wh,
+            timestamp: p.timestamp,
+            seq_no: p.seqNo,
+            id_tag: idTag,
+          };
         }
         return {
           type: 'transaction-ended',
@@ -89,7 +117,13 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
       case 'MeterValues': {
         const p = call.payload;
         const last = p.meterValue[p.meterValue.length - 1];
-        return { type: 'meter-sampled', transaction_id: null, evse_id: p.evseId, meter_wh: energyWh(p.meterValue), timestamp: last?.timestamp ?? new Date().toISOString() };
+        return {
+          type: 'meter-sampled',
+          transaction_id: null,
+          evse_id: p.evseId,
+          meter_wh: energyWh(p.meterValue),
+          timestamp: last?.timestamp ?? new Date().toISOString(),
+        };
       }
       case 'ReservationStatusUpdate': {
         const p = call.payload;
@@ -102,7 +136,9 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
 
   toReply(call, outcome: ChargerEventOutcome | undefined, now) {
     // read only by the replies that carry it: an outcome's status word is checked where it is sent
-    const idTokenInfo = () => ({ status: oneOf(authorizationStatuses, outcome?.id_tag_status ?? 'Accepted', 'idTokenInfo.status') });
+    const idTokenInfo = () => ({
+      status: oneOf(authorizationStatuses, outcome?.id_tag_status ?? 'Accepted', 'idTokenInfo.status'),
+    });
     switch (call.action) {
       case 'BootNotification':
         return bootReply(outcome, now);
@@ -114,7 +150,9 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
         // idTokenInfo is required with an idToken (E01); a refusal is sent even without one, so
         // that the charger learns its transaction was not accepted (StopTxOnInvalidId)
         const info = idTokenInfo();
-        return call.payload.idToken || info.status !== 'Accepted' ? ({ idTokenInfo: info } satisfies TransactionEventResponse) : {};
+        return call.payload.idToken || info.status !== 'Accepted'
+          ? ({ idTokenInfo: info } satisfies TransactionEventResponse)
+          : {};
       }
       default:
         return {};
@@ -127,7 +165,11 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
       case 'start':
         return {
           action: 'RequestStartTransaction',
-          payload: { idToken: central(command.id_tag), remoteStartId, ...(command.evse_id ? { evseId: command.evse_id } : {}) },
+          payload: {
+            idToken: central(command.id_tag),
+            remoteStartId,
+            ...(command.evse_id ? { evseId: command.evse_id } : {}),
+          },
         };
       case 'stop':
         return { action: 'RequestStopTransaction', payload: { transactionId: command.transaction_id } };
@@ -146,7 +188,10 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
       case 'unlock':
         return { action: 'UnlockConnector', payload: { evseId: command.evse_id, connectorId: command.connector_id } };
       case 'trigger':
-        return { action: 'TriggerMessage', payload: { requestedMessage: command.message, ...(command.evse_id ? { evse: { id: command.evse_id } } : {}) } };
+        return {
+          action: 'TriggerMessage',
+          payload: { requestedMessage: command.message, ...(command.evse_id ? { evse: { id: command.evse_id } } : {}) },
+        };
     }
   },
 

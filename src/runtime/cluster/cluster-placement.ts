@@ -270,7 +270,12 @@ export class ClusterPlacement implements ActorPlacement {
     await Promise.all(
       shards.map(async (shard) => {
         const sentAt = performance.now();
-        const epoch = await this.scripts.acquireLease(this.keys.lease(shard), this.keys.epoch(), this.processId, this.opts.leaseTtlMs);
+        const epoch = await this.scripts.acquireLease(
+          this.keys.lease(shard),
+          this.keys.epoch(),
+          this.processId,
+          this.opts.leaseTtlMs,
+        );
         if (epoch === 0) return;
         const value = `${this.processId}|${epoch}`;
         const fenceKey = fenceKeyForShard(shard);
@@ -290,13 +295,19 @@ export class ClusterPlacement implements ActorPlacement {
           this.again = true;
           return;
         }
-        this.owned.set(shard, new ShardLease(shard, fenceKey, epoch, value, sentAt + this.opts.leaseTtlMs * LOCAL_TRUST));
+        this.owned.set(
+          shard,
+          new ShardLease(shard, fenceKey, epoch, value, sentAt + this.opts.leaseTtlMs * LOCAL_TRUST),
+        );
         this.ownerCache.set(shard, { owner: this.processId, at: Date.now() });
         gained.push(shard);
       }),
     );
     if (gained.length > 0) {
-      this.opts.log.info({ shards: gained.length, owned: this.owned.size, processId: this.processId }, 'shards acquired');
+      this.opts.log.info(
+        { shards: gained.length, owned: this.owned.size, processId: this.processId },
+        'shards acquired',
+      );
       this.events?.shardsGained(gained);
     }
   }
@@ -313,7 +324,10 @@ export class ClusterPlacement implements ActorPlacement {
       this.ownerCache.delete(l.shard);
     }
     await Promise.all(leases.map((l) => this.scripts.releaseLease(this.keys.lease(l.shard), l.value).catch(() => 0)));
-    this.opts.log.info({ shards: leases.length, owned: this.owned.size, processId: this.processId }, 'shards handed over');
+    this.opts.log.info(
+      { shards: leases.length, owned: this.owned.size, processId: this.processId },
+      'shards handed over',
+    );
     await this.opts.redis.publish(this.keys.clusterChannel(), `released ${this.processId}`).catch(() => undefined);
   }
 
@@ -379,7 +393,10 @@ export class ClusterPlacement implements ActorPlacement {
       mine.released = true;
       this.owned.delete(shard);
       this.ownerCache.delete(shard);
-      this.opts.log.warn({ shard, epoch: mine.epoch, processId: this.processId }, 'shard fenced by a newer owner; lease given up');
+      this.opts.log.warn(
+        { shard, epoch: mine.epoch, processId: this.processId },
+        'shard fenced by a newer owner; lease given up',
+      );
       // compare-and-delete: if Redis still names us (it lost the newer owner's write), the shard
       // is free for the next acquisition, which takes an epoch past the fence
       void this.scripts
@@ -400,7 +417,11 @@ export class ClusterPlacement implements ActorPlacement {
   }
 
   isReady(): boolean {
-    return this.lastTickOk && this.isLive() && (!this.opts.hostShards || this.owned.size > 0 || this.hosts.length > this.shardCount);
+    return (
+      this.lastTickOk &&
+      this.isLive() &&
+      (!this.opts.hostShards || this.owned.size > 0 || this.hosts.length > this.shardCount)
+    );
   }
 
   describe(): Record<string, unknown> {

@@ -53,9 +53,12 @@ export function loadClusterScripts(redis: Redis): ClusterScripts {
   };
   return {
     heartbeat: async (key, processId, ttlMs) => (await call('heartbeat')(key, processId, ttlMs)) as string[],
-    acquireLease: async (leaseKey, epochKey, processId, ttlMs) => Number(await call('acquireLease')(leaseKey, epochKey, processId, ttlMs)),
+    acquireLease: async (leaseKey, epochKey, processId, ttlMs) =>
+      Number(await call('acquireLease')(leaseKey, epochKey, processId, ttlMs)),
     renewLeases: async (keys, values, ttlMs) =>
-      keys.length === 0 ? [] : ((await call('renewLeases')(keys.length, ...keys, ...values, ttlMs)) as number[]).map(Number),
+      keys.length === 0
+        ? []
+        : ((await call('renewLeases')(keys.length, ...keys, ...values, ttlMs)) as number[]).map(Number),
     releaseLease: async (key, value) => Number(await call('releaseLease')(key, value)),
     claimPin: async (pinKey, epochKey, processId) => {
       const [epoch, previous] = (await call('claimPin')(pinKey, epochKey, processId)) as [number, string];
@@ -65,6 +68,8 @@ export function loadClusterScripts(redis: Redis): ClusterScripts {
     reassertPins: async (pinKeys, epochKey, values, epochs) =>
       pinKeys.length === 0
         ? []
-        : ((await call('reassertPins')(pinKeys.length + 1, ...pinKeys, epochKey, ...values, ...epochs)) as number[]).map(Number),
+        : (
+            (await call('reassertPins')(pinKeys.length + 1, ...pinKeys, epochKey, ...values, ...epochs)) as number[]
+          ).map(Number),
   };
 }

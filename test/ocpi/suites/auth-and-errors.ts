@@ -79,17 +79,27 @@ export function authAndErrorsSuite(makeTarget: () => Promise<OcpiTarget>): void 
 
     it('refuses Token A on module endpoints: it only registers', async () => {
       const { token: tokenA } = await api.onboard({ country_code: 'BE', party_id: 'TKA' }, 'CPO');
-      const res = await api.request('PUT', '/ocpi/emsp/2.2.1/locations/BE/TKA/L1', { token: tokenA, encoding: 'base64', body: aLocation({ country_code: 'BE', party_id: 'TKA', id: 'L1' }) });
+      const res = await api.request('PUT', '/ocpi/emsp/2.2.1/locations/BE/TKA/L1', {
+        token: tokenA,
+        encoding: 'base64',
+        body: aLocation({ country_code: 'BE', party_id: 'TKA', id: 'L1' }),
+      });
       expect(res.status).to.equal(401);
       expect(res.body.status_code).to.equal(2001);
     });
 
     it('rejects a request naming another party with 2001, field country_code, type value_error.identity_mismatch', async () => {
-      const res = await api.request('PUT', '/ocpi/emsp/2.2.1/locations/FR/XYZ/L1', { token: cpo.token, encoding: 'base64', body: aLocation({ country_code: 'FR', party_id: 'XYZ', id: 'L1' }) });
+      const res = await api.request('PUT', '/ocpi/emsp/2.2.1/locations/FR/XYZ/L1', {
+        token: cpo.token,
+        encoding: 'base64',
+        body: aLocation({ country_code: 'FR', party_id: 'XYZ', id: 'L1' }),
+      });
       expect(res.status).to.equal(200);
       expect(res.body.status_code).to.equal(2001);
       expect(res.body.status_message).to.equal('Invalid or missing parameters');
-      expect(res.body.doc_url).to.be.a('string').and.match(/^https?:\/\//);
+      expect(res.body.doc_url)
+        .to.be.a('string')
+        .and.match(/^https?:\/\//);
       expect(res.body.errors).to.be.an('array').with.length(1);
       const [error] = res.body.errors as Array<Record<string, unknown>>;
       expect(error).to.include({ field: 'country_code', type: 'value_error.identity_mismatch' });
@@ -105,7 +115,10 @@ export function authAndErrorsSuite(makeTarget: () => Promise<OcpiTarget>): void 
         body: aLocation({ country_code: 'FR', party_id: 'XYZ', id: 'L1' }),
       });
       expect(res.body.status_code).to.equal(2001);
-      expect((res.body.errors as Array<Record<string, unknown>>)[0]).to.include({ field: 'country_code', type: 'value_error.identity_mismatch' });
+      expect((res.body.errors as Array<Record<string, unknown>>)[0]).to.include({
+        field: 'country_code',
+        type: 'value_error.identity_mismatch',
+      });
     });
 
     it('answers the identity mismatch on every endpoint that names a party', async () => {
@@ -127,7 +140,10 @@ export function authAndErrorsSuite(makeTarget: () => Promise<OcpiTarget>): void 
         const res = await api.request(method, path, { token: caller.token, body });
         expect(res.status, `${method} ${path}`).to.equal(200);
         expect(res.body.status_code, `${method} ${path}`).to.equal(2001);
-        expect((res.body.errors as Array<Record<string, unknown>>)[0], `${method} ${path}`).to.include({ field: 'country_code', type: 'value_error.identity_mismatch' });
+        expect((res.body.errors as Array<Record<string, unknown>>)[0], `${method} ${path}`).to.include({
+          field: 'country_code',
+          type: 'value_error.identity_mismatch',
+        });
       }
     });
 
@@ -145,14 +161,24 @@ export function authAndErrorsSuite(makeTarget: () => Promise<OcpiTarget>): void 
         ['POST', '/ocpi/emsp/2.1.1/tokens/T1/authorize', cpo, { location_id: 7 }],
         ['PUT', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/S1`, cpo, { id: 'S1' }],
         ['PUT', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/L1/E1`, cpo, { uid: 'E1', status: 'AVAILABLE' }],
-        ['PATCH', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/L1/E1/C1`, cpo, { power_type: 'AC_9_PHASE', last_updated: isoAt() }],
+        [
+          'PATCH',
+          `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/L1/E1/C1`,
+          cpo,
+          { power_type: 'AC_9_PHASE', last_updated: isoAt() },
+        ],
         ['PUT', '/ocpi/emsp/2.1.1/credentials', cpo, { token: 'x', url: 'http://x/versions', party_id: 'TOOLONG' }],
         ['PUT', `/ocpi/emsp/2.1.1/tariffs/${cc}/${pid}/T1`, cpo, { ...aTariff({ id: 'T1' }), elements: 'free' }],
         ['POST', '/ocpi/2.2.1/credentials', cpo, { token: 1 }],
         ['PUT', '/ocpi/2.2.1/credentials', cpo, {}],
         ['GET', '/ocpi/2.2.1/locations?date_to=later', cpo],
         ['GET', '/ocpi/2.2.1/locations/nl/EVP/L1', cpo],
-        ['PUT', `/ocpi/2.2.1/locations/${cc}/${pid}/L1`, cpo, { ...aLocation({ country_code: cc, party_id: pid }), coordinates: 'here' }],
+        [
+          'PUT',
+          `/ocpi/2.2.1/locations/${cc}/${pid}/L1`,
+          cpo,
+          { ...aLocation({ country_code: cc, party_id: pid }), coordinates: 'here' },
+        ],
         ['PATCH', `/ocpi/2.2.1/locations/${cc}/${pid}/L1`, cpo, { publish: 'yes', last_updated: isoAt() }],
         ['GET', '/ocpi/2.2.1/sessions?limit=x', cpo],
         ['GET', '/ocpi/2.2.1/cdrs?offset=x', cpo],
@@ -179,18 +205,30 @@ export function authAndErrorsSuite(makeTarget: () => Promise<OcpiTarget>): void 
       const detail = res.body.detail as Array<Record<string, unknown>>;
       expect(detail).to.be.an('array').with.length.greaterThan(0);
       for (const d of detail) expect(d).to.have.all.keys('loc', 'msg', 'type', 'input', 'ctx');
-      expect(detail.map((d) => (d.loc as unknown[]).join('.'))).to.include.members(['body.last_updated', 'body.publish']);
-      expect(detail.find((d) => (d.loc as unknown[]).join('.') === 'body.last_updated')).to.include({ type: 'missing' });
+      expect(detail.map((d) => (d.loc as unknown[]).join('.'))).to.include.members([
+        'body.last_updated',
+        'body.publish',
+      ]);
+      expect(detail.find((d) => (d.loc as unknown[]).join('.') === 'body.last_updated')).to.include({
+        type: 'missing',
+      });
     });
 
     it('answers 422 for query and path parameters that fail their schema, and for malformed JSON', async () => {
       const query = await api.request('GET', '/ocpi/cpo/2.1.1/locations?limit=many', { token: emsp.token });
       expect(query.status).to.equal(422);
       expect((query.body.detail as Array<{ loc: unknown[] }>)[0]?.loc).to.deep.equal(['query', 'limit']);
-      const path = await api.request('PUT', '/ocpi/emsp/2.1.1/tariffs/de/abc/T1', { token: cpo.token, body: aTariff({ id: 'T1' }) });
+      const path = await api.request('PUT', '/ocpi/emsp/2.1.1/tariffs/de/abc/T1', {
+        token: cpo.token,
+        body: aTariff({ id: 'T1' }),
+      });
       expect(path.status).to.equal(422);
       expect((path.body.detail as Array<{ loc: unknown[] }>)[0]?.loc[0]).to.equal('path');
-      const malformed = await api.request('PUT', `/ocpi/emsp/2.1.1/tariffs/${cpo.party.country_code}/${cpo.party.party_id}/T1`, { token: cpo.token, rawBody: '{"id": ' });
+      const malformed = await api.request(
+        'PUT',
+        `/ocpi/emsp/2.1.1/tariffs/${cpo.party.country_code}/${cpo.party.party_id}/T1`,
+        { token: cpo.token, rawBody: '{"id": ' },
+      );
       expect(malformed.status).to.equal(422);
       expect((malformed.body.detail as Array<{ type: string }>)[0]?.type).to.equal('json_invalid');
     });

@@ -33,7 +33,16 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       // our own locations, created by an operator, last_updated one minute apart
       for (const [i, id] of ids.entries()) {
         const res = await api.request('PUT', `/v1/ocpi/locations/${id}`, {
-          body: aLocation({ id, last_updated: isoAt(i * 60), evses: [anEvse({ uid: `${id}-E1`, connectors: [aConnector({ id: '1', max_voltage: 230, max_amperage: 16, tariff_ids: ['T-A'] })] })] }),
+          body: aLocation({
+            id,
+            last_updated: isoAt(i * 60),
+            evses: [
+              anEvse({
+                uid: `${id}-E1`,
+                connectors: [aConnector({ id: '1', max_voltage: 230, max_amperage: 16, tariff_ids: ['T-A'] })],
+              }),
+            ],
+          }),
         });
         expect(res.status).to.equal(200);
       }
@@ -50,7 +59,9 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         expect(p.headers.get('x-total-count')).to.equal('5');
         expect(p.headers.get('x-limit')).to.equal('2');
       }
-      expect(pages[0]?.headers.get('link')).to.match(/^<http:\/\/[^>]+\/ocpi\/cpo\/2\.1\.1\/locations\?offset=2&limit=2>; rel="next"$/);
+      expect(pages[0]?.headers.get('link')).to.match(
+        /^<http:\/\/[^>]+\/ocpi\/cpo\/2\.1\.1\/locations\?offset=2&limit=2>; rel="next"$/,
+      );
       expect(pages[2]?.headers.get('link')).to.equal(null);
     });
 
@@ -58,7 +69,8 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const res = await api.request('GET', '/ocpi/cpo/2.1.1/locations?limit=1', { token: emsp.token });
       const [location] = dataOf<Obj[]>(res);
       expect(location).to.include({ id: 'OWN-1', type: 'ON_STREET' });
-      for (const field of ['country_code', 'party_id', 'publish', 'parking_type']) expect(location).not.to.have.property(field);
+      for (const field of ['country_code', 'party_id', 'publish', 'parking_type'])
+        expect(location).not.to.have.property(field);
       const connector = (location?.evses as Array<{ connectors: Obj[] }>)[0]?.connectors[0];
       expect(connector).to.include({ voltage: 230, amperage: 16, tariff_id: 'T-A' });
       expect(connector).not.to.have.property('max_voltage');
@@ -91,28 +103,58 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
 
     it('PATCH /tokens (CPO 2.1.1) updates a token of the caller; unknown token is 404 2004; another party is 2001', async () => {
       const { country_code: cc, party_id: pid } = emsp.party;
-      const created = await api.request('PUT', `/v1/ocpi/tokens/${cc}/${pid}/TOK-P`, { body: aToken({ uid: 'TOK-P', valid: true }) });
+      const created = await api.request('PUT', `/v1/ocpi/tokens/${cc}/${pid}/TOK-P`, {
+        body: aToken({ uid: 'TOK-P', valid: true }),
+      });
       expect(created.status).to.equal(200);
-      const res = await api.request('PATCH', `/ocpi/cpo/2.1.1/tokens/${cc}/${pid}/TOK-P`, { token: emsp.token, body: { valid: false, last_updated: isoAt(999) } });
+      const res = await api.request('PATCH', `/ocpi/cpo/2.1.1/tokens/${cc}/${pid}/TOK-P`, {
+        token: emsp.token,
+        body: { valid: false, last_updated: isoAt(999) },
+      });
       expect(res.body.status_code).to.equal(1000);
-      expect(dataOf<Obj>(res)).to.include({ uid: 'TOK-P', valid: false, whitelist: 'ALLOWED', last_updated: isoAt(999) });
-      const unknown = await api.request('PATCH', `/ocpi/cpo/2.1.1/tokens/${cc}/${pid}/TOK-NONE`, { token: emsp.token, body: { valid: false } });
+      expect(dataOf<Obj>(res)).to.include({
+        uid: 'TOK-P',
+        valid: false,
+        whitelist: 'ALLOWED',
+        last_updated: isoAt(999),
+      });
+      const unknown = await api.request('PATCH', `/ocpi/cpo/2.1.1/tokens/${cc}/${pid}/TOK-NONE`, {
+        token: emsp.token,
+        body: { valid: false },
+      });
       expect(unknown.status).to.equal(404);
       expect(unknown.body).to.include({ status_code: 2004, status_message: 'Resource not found' });
-      const other = await api.request('PATCH', '/ocpi/cpo/2.1.1/tokens/NL/EVP/TOK-P', { token: emsp.token, body: { valid: false } });
+      const other = await api.request('PATCH', '/ocpi/cpo/2.1.1/tokens/NL/EVP/TOK-P', {
+        token: emsp.token,
+        body: { valid: false },
+      });
       expect(other.body.status_code).to.equal(2001);
-      expect((other.body.errors as Obj[])[0]).to.include({ field: 'country_code', type: 'value_error.identity_mismatch' });
-      const invalid = await api.request('PATCH', `/ocpi/cpo/2.1.1/tokens/${cc}/${pid}/TOK-P`, { token: emsp.token, body: { whitelist: 'SOMETIMES' } });
+      expect((other.body.errors as Obj[])[0]).to.include({
+        field: 'country_code',
+        type: 'value_error.identity_mismatch',
+      });
+      const invalid = await api.request('PATCH', `/ocpi/cpo/2.1.1/tokens/${cc}/${pid}/TOK-P`, {
+        token: emsp.token,
+        body: { whitelist: 'SOMETIMES' },
+      });
       expect(invalid.status).to.equal(422);
     });
 
     it('lists the module endpoints of the CPO mounts and offers both versions at /ocpi/cpo/versions', async () => {
-      const v211 = dataOf<{ endpoints: Array<{ identifier: string }> }>(await api.request('GET', '/ocpi/cpo/2.1.1', { token: emsp.token }));
+      const v211 = dataOf<{ endpoints: Array<{ identifier: string }> }>(
+        await api.request('GET', '/ocpi/cpo/2.1.1', { token: emsp.token }),
+      );
       expect(v211.endpoints.map((e) => e.identifier)).to.deep.equal(['locations', 'tokens']);
-      const v221 = dataOf<{ endpoints: Array<{ identifier: string; role: string; url: string }> }>(await api.request('GET', '/ocpi/cpo/2.2.1', { token: emsp.token, encoding: 'base64' }));
-      expect(v221.endpoints.map(({ identifier, role }) => ({ identifier, role }))).to.deep.equal([{ identifier: 'credentials', role: 'SENDER' }]);
+      const v221 = dataOf<{ endpoints: Array<{ identifier: string; role: string; url: string }> }>(
+        await api.request('GET', '/ocpi/cpo/2.2.1', { token: emsp.token, encoding: 'base64' }),
+      );
+      expect(v221.endpoints.map(({ identifier, role }) => ({ identifier, role }))).to.deep.equal([
+        { identifier: 'credentials', role: 'SENDER' },
+      ]);
       expect(v221.endpoints[0]?.url).to.match(/\/ocpi\/cpo\/2\.2\.1\/credentials$/);
-      const versions = dataOf<Array<{ version: string; url: string }>>(await api.request('GET', '/ocpi/cpo/versions', { token: emsp.token }));
+      const versions = dataOf<Array<{ version: string; url: string }>>(
+        await api.request('GET', '/ocpi/cpo/versions', { token: emsp.token }),
+      );
       expect(versions.map((v) => v.version)).to.deep.equal(['2.1.1', '2.2.1']);
       expect(versions[0]?.url).to.match(/\/ocpi\/cpo\/2\.1\.1$/);
       expect((await api.request('GET', '/ocpi/cpo/versions')).status).to.equal(401);

@@ -20,7 +20,11 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const onboarded = await api.onboard(party, 'CPO');
       expect(onboarded.versions_url).to.match(/\/ocpi\/emsp\/versions$/);
       // discovery on one process, the handshake on the other (cluster mode: two web processes)
-      const versions = await api.request('GET', '/ocpi/emsp/versions', { token: onboarded.token, encoding: 'base64', on: 0 });
+      const versions = await api.request('GET', '/ocpi/emsp/versions', {
+        token: onboarded.token,
+        encoding: 'base64',
+        on: 0,
+      });
       expect(versions.status).to.equal(200);
       expect(dataOf<Array<{ version: string }>>(versions).map((v) => v.version)).to.have.members(['2.1.1', '2.2.1']);
 
@@ -51,7 +55,11 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
     it('answers 405 to POST /credentials once registered (overview and eMSP 2.2.1 mounts)', async () => {
       const p = await api.register('CPO');
       for (const path of ['/ocpi/2.2.1/credentials', '/ocpi/emsp/2.2.1/credentials']) {
-        const res = await api.request('POST', path, { token: p.token, encoding: 'base64', body: credentials221(p.party, p.fake.token, p.fake.versionsUrl) });
+        const res = await api.request('POST', path, {
+          token: p.token,
+          encoding: 'base64',
+          body: credentials221(p.party, p.fake.token, p.fake.versionsUrl),
+        });
         expect(res.status, path).to.equal(405);
         expect(res.body.status_code).to.be.a('number');
       }
@@ -61,18 +69,36 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const party = uniqueParty();
       const { token } = await api.onboard(party, 'CPO');
       const fake = await target.partner('token-B-mismatch');
-      const res = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', { token, encoding: 'base64', body: credentials221({ country_code: 'FR', party_id: 'ZZZ' }, fake.token, fake.versionsUrl) });
+      const res = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+        token,
+        encoding: 'base64',
+        body: credentials221({ country_code: 'FR', party_id: 'ZZZ' }, fake.token, fake.versionsUrl),
+      });
       expect(res.body.status_code).to.equal(2001);
-      expect((res.body.errors as Array<Record<string, unknown>>)[0]).to.include({ field: 'country_code', type: 'value_error.identity_mismatch' });
-      const retry = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', { token, encoding: 'base64', body: credentials221(party, fake.token, fake.versionsUrl) });
+      expect((res.body.errors as Array<Record<string, unknown>>)[0]).to.include({
+        field: 'country_code',
+        type: 'value_error.identity_mismatch',
+      });
+      const retry = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+        token,
+        encoding: 'base64',
+        body: credentials221(party, fake.token, fake.versionsUrl),
+      });
       expect(retry.body.status_code).to.equal(1000);
     });
 
     it('answers 422 for credentials without roles', async () => {
       const { token } = await api.onboard(uniqueParty(), 'CPO');
-      const res = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', { token, encoding: 'base64', body: { token: 'x', url: 'http://x/versions', roles: [] } });
+      const res = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+        token,
+        encoding: 'base64',
+        body: { token: 'x', url: 'http://x/versions', roles: [] },
+      });
       expect(res.status).to.equal(422);
-      expect((res.body.detail as Array<{ loc: unknown[]; type: string }>)[0]).to.deep.include({ loc: ['body', 'roles'], type: 'too_short' });
+      expect((res.body.detail as Array<{ loc: unknown[]; type: string }>)[0]).to.deep.include({
+        loc: ['body', 'roles'],
+        type: 'too_short',
+      });
     });
 
     it('rotates on the eMSP 2.1.1 mount with PUT: fresh token, old one invalid, identity kept from the token', async () => {
@@ -97,29 +123,52 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const now = await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: String(ours.token), on });
       expect(now.status).to.equal(200);
       const partner = await api.request('GET', `/v1/partners/${p.id}`);
-      expect(partner.body).to.include({ country_code: p.party.country_code, party_id: p.party.party_id, versions_url: fresh.versionsUrl, status: 'registered' });
+      expect(partner.body).to.include({
+        country_code: p.party.country_code,
+        party_id: p.party.party_id,
+        versions_url: fresh.versionsUrl,
+        status: 'registered',
+      });
     });
 
     it('answers 405 to PUT /credentials with Token A (eMSP 2.1.1, CPO 2.2.1 and overview mounts)', async () => {
       const party = uniqueParty();
       const { token } = await api.onboard(party, 'CPO');
-      const r211 = await api.request('PUT', '/ocpi/emsp/2.1.1/credentials', { token, body: credentials211(party, 'b', 'http://x/versions') });
+      const r211 = await api.request('PUT', '/ocpi/emsp/2.1.1/credentials', {
+        token,
+        body: credentials211(party, 'b', 'http://x/versions'),
+      });
       expect(r211.status).to.equal(405);
-      const r221 = await api.request('PUT', '/ocpi/cpo/2.2.1/credentials', { token, encoding: 'base64', body: credentials221(party, 'b', 'http://x/versions') });
+      const r221 = await api.request('PUT', '/ocpi/cpo/2.2.1/credentials', {
+        token,
+        encoding: 'base64',
+        body: credentials221(party, 'b', 'http://x/versions'),
+      });
       expect(r221.status).to.equal(405);
-      const overview = await api.request('PUT', '/ocpi/2.2.1/credentials', { token, encoding: 'base64', body: credentials221(party, 'b', 'http://x/versions') });
+      const overview = await api.request('PUT', '/ocpi/2.2.1/credentials', {
+        token,
+        encoding: 'base64',
+        body: credentials221(party, 'b', 'http://x/versions'),
+      });
       expect(overview.status).to.equal(405);
     });
 
     it('rotates on the CPO 2.2.1 mount with PUT', async () => {
       const p = await api.register('EMSP');
       const fresh = await target.partner('token-B-cpo-rotated');
-      const res = await api.request('PUT', '/ocpi/cpo/2.2.1/credentials', { token: p.token, encoding: 'base64', on: 0, body: credentials221(p.party, fresh.token, fresh.versionsUrl, 'EMSP') });
+      const res = await api.request('PUT', '/ocpi/cpo/2.2.1/credentials', {
+        token: p.token,
+        encoding: 'base64',
+        on: 0,
+        body: credentials221(p.party, fresh.token, fresh.versionsUrl, 'EMSP'),
+      });
       expect(res.body.status_code).to.equal(1000);
       const ours = dataOf<{ token: string; roles: Array<Record<string, unknown>> }>(res);
       expect(ours.roles[0]).to.include({ role: 'CPO' });
       expect((await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: p.token, on: 0 })).status).to.equal(401);
-      expect((await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: ours.token, on: 0 })).status).to.equal(200);
+      expect((await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: ours.token, on: 0 })).status).to.equal(
+        200,
+      );
     });
 
     it('GET /credentials on the overview answers with Token A or the current token, 401 without', async () => {
@@ -131,7 +180,11 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const p = await api.register('EMSP');
       const withC = await api.request('GET', '/ocpi/2.2.1/credentials', { token: p.token, encoding: 'base64' });
       expect(dataOf<{ token: string; roles: Array<Record<string, unknown>> }>(withC).token).to.equal(p.token);
-      expect(dataOf<{ roles: Array<Record<string, unknown>> }>(withC).roles[0]).to.include({ role: 'CPO', country_code: 'NL', party_id: 'EVP' });
+      expect(dataOf<{ roles: Array<Record<string, unknown>> }>(withC).roles[0]).to.include({
+        role: 'CPO',
+        country_code: 'NL',
+        party_id: 'EVP',
+      });
       const none = await api.request('GET', '/ocpi/2.2.1/credentials');
       expect(none.status).to.equal(401);
     });
@@ -139,14 +192,21 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
     it('registers and rotates on the overview mount, and DELETE ends the link', async () => {
       const p = await api.register('EMSP', '/ocpi/2.2.1/credentials');
       const fresh = await target.partner('token-B-overview');
-      const put = await api.request('PUT', '/ocpi/2.2.1/credentials', { token: p.token, encoding: 'base64', on: 0, body: credentials221(p.party, fresh.token, fresh.versionsUrl, 'EMSP') });
+      const put = await api.request('PUT', '/ocpi/2.2.1/credentials', {
+        token: p.token,
+        encoding: 'base64',
+        on: 0,
+        body: credentials221(p.party, fresh.token, fresh.versionsUrl, 'EMSP'),
+      });
       expect(put.body.status_code).to.equal(1000);
       const current = dataOf<{ token: string }>(put).token;
       const del = await api.request('DELETE', '/ocpi/2.2.1/credentials', { token: current, encoding: 'base64', on: 0 });
       expect(del.status).to.equal(200);
       expect(del.body.status_code).to.equal(1000);
       expect(del.body).not.to.have.property('data');
-      expect((await api.request('GET', '/ocpi/2.2.1/credentials', { token: current, encoding: 'base64', on: 0 })).status).to.equal(401);
+      expect(
+        (await api.request('GET', '/ocpi/2.2.1/credentials', { token: current, encoding: 'base64', on: 0 })).status,
+      ).to.equal(401);
       const partner = await api.request('GET', `/v1/partners/${p.id}`);
       expect(partner.body).to.include({ status: 'unregistered' });
       // an unregistered partner can be given a fresh Token A

@@ -1,5 +1,14 @@
 import { expect } from 'chai';
-import { aConnector, aLocation, aSession, aTariff, aToken, anEvse, anEvse211, isoAt } from '../../support/ocpi-builders.js';
+import {
+  aConnector,
+  aLocation,
+  aSession,
+  aTariff,
+  aToken,
+  anEvse,
+  anEvse211,
+  isoAt,
+} from '../../support/ocpi-builders.js';
 import { OcpiApi, dataOf, type OcpiTarget, type RegisteredPartner } from '../../support/ocpi-harness.js';
 
 type Obj = Record<string, unknown>;
@@ -15,8 +24,18 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
     let cc: string;
     let pid: string;
 
-    const put221 = (id: string, body: Obj) => api.request('PUT', `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/${id}`, { token: cpo.token, encoding: 'base64', body });
-    const patch221 = (path: string, body: Obj) => api.request('PATCH', `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/${path}`, { token: cpo.token, encoding: 'base64', body });
+    const put221 = (id: string, body: Obj) =>
+      api.request('PUT', `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/${id}`, {
+        token: cpo.token,
+        encoding: 'base64',
+        body,
+      });
+    const patch221 = (path: string, body: Obj) =>
+      api.request('PATCH', `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/${path}`, {
+        token: cpo.token,
+        encoding: 'base64',
+        body,
+      });
 
     before(async () => {
       target = await makeTarget();
@@ -32,7 +51,9 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
     describe('2.2.1', () => {
       it('GET / answers the VersionDetail of the mount', async () => {
         const res = await api.request('GET', '/ocpi/emsp/2.2.1', { token: cpo.token, encoding: 'base64' });
-        const detail = dataOf<{ version: string; endpoints: Array<{ identifier: string; role: string; url: string }> }>(res);
+        const detail = dataOf<{ version: string; endpoints: Array<{ identifier: string; role: string; url: string }> }>(
+          res,
+        );
         expect(detail.version).to.equal('2.2.1');
         expect(detail.endpoints.map((e) => e.identifier)).to.deep.equal(['credentials', 'locations']);
         expect(detail.endpoints.find((e) => e.identifier === 'credentials')).to.include({ role: 'SENDER' });
@@ -40,9 +61,22 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
       });
 
       it('PUT replaces a location and answers the LocationOut', async () => {
-        const first = aLocation({ country_code: cc, party_id: pid, id: 'LOC-PUT', name: 'First', evses: [anEvse({ uid: 'E1' })] });
+        const first = aLocation({
+          country_code: cc,
+          party_id: pid,
+          id: 'LOC-PUT',
+          name: 'First',
+          evses: [anEvse({ uid: 'E1' })],
+        });
         expect(dataOf(await put221('LOC-PUT', first))).to.include({ id: 'LOC-PUT', name: 'First' });
-        const replacement = aLocation({ country_code: cc, party_id: pid, id: 'LOC-PUT', name: undefined, evses: [], last_updated: isoAt(60) });
+        const replacement = aLocation({
+          country_code: cc,
+          party_id: pid,
+          id: 'LOC-PUT',
+          name: undefined,
+          evses: [],
+          last_updated: isoAt(60),
+        });
         const res = await put221('LOC-PUT', replacement);
         expect(res.body.status_code).to.equal(1000);
         const out = dataOf<Obj>(res);
@@ -61,7 +95,10 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
       });
 
       it('PATCH merges into a location; last_updated is required; unknown location is 404 2003', async () => {
-        await put221('LOC-PATCH', aLocation({ country_code: cc, party_id: pid, id: 'LOC-PATCH', name: 'Before', city: 'Utrecht' }));
+        await put221(
+          'LOC-PATCH',
+          aLocation({ country_code: cc, party_id: pid, id: 'LOC-PATCH', name: 'Before', city: 'Utrecht' }),
+        );
         const res = await patch221('LOC-PATCH', { name: 'After', last_updated: isoAt(120) });
         expect(dataOf<Obj>(res)).to.include({ name: 'After', city: 'Utrecht', last_updated: isoAt(120) });
         const noStamp = await patch221('LOC-PATCH', { name: 'x' });
@@ -69,11 +106,15 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
         const unknown = await patch221('LOC-NONE', { name: 'x', last_updated: isoAt() });
         expect(unknown.status).to.equal(404);
         expect(unknown.body).to.include({ status_code: 2003, status_message: 'Unknown location' });
-        const mismatch = await api.request('PATCH', `/ocpi/emsp/2.2.1/locations/${other.party.country_code}/${other.party.party_id}/LOC-PATCH`, {
-          token: cpo.token,
-          encoding: 'base64',
-          body: { name: 'x', last_updated: isoAt() },
-        });
+        const mismatch = await api.request(
+          'PATCH',
+          `/ocpi/emsp/2.2.1/locations/${other.party.country_code}/${other.party.party_id}/LOC-PATCH`,
+          {
+            token: cpo.token,
+            encoding: 'base64',
+            body: { name: 'x', last_updated: isoAt() },
+          },
+        );
         expect(mismatch.body.status_code).to.equal(2001);
       });
 
@@ -84,13 +125,24 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
       });
 
       it('PATCH of an EVSE merges it and answers the EVSE; unknown EVSE or location is 404 2003', async () => {
-        await put221('LOC-EVSE', aLocation({ country_code: cc, party_id: pid, id: 'LOC-EVSE', evses: [anEvse({ uid: 'E1', status: 'AVAILABLE' })] }));
+        await put221(
+          'LOC-EVSE',
+          aLocation({
+            country_code: cc,
+            party_id: pid,
+            id: 'LOC-EVSE',
+            evses: [anEvse({ uid: 'E1', status: 'AVAILABLE' })],
+          }),
+        );
         const res = await patch221('LOC-EVSE/E1', { status: 'CHARGING', last_updated: isoAt(300) });
         expect(res.body.status_code).to.equal(1000);
         const evse = dataOf<Obj>(res);
         expect(evse).to.include({ uid: 'E1', status: 'CHARGING', last_updated: isoAt(300) });
         expect(evse.connectors).to.have.length(1);
-        const location = await api.request('GET', `/ocpi/2.2.1/locations/${cc}/${pid}/LOC-EVSE`, { token: cpo.token, encoding: 'base64' });
+        const location = await api.request('GET', `/ocpi/2.2.1/locations/${cc}/${pid}/LOC-EVSE`, {
+          token: cpo.token,
+          encoding: 'base64',
+        });
         expect(dataOf<Obj>(location).last_updated).to.equal(isoAt(300));
         for (const path of ['LOC-EVSE/NOPE', 'LOC-NONE/E1']) {
           const unknown = await patch221(path, { status: 'BLOCKED', last_updated: isoAt() });
@@ -99,7 +151,6 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
         }
         expect((await patch221('LOC-EVSE/E1', { status: 'BLOCKED' })).status).to.equal(422);
       });
-
     });
 
     describe('2.1.1', () => {
@@ -107,14 +158,22 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
         const res = await api.request('GET', '/ocpi/emsp/2.1.1', { token: cpo.token });
         const detail = dataOf<{ version: string; endpoints: Array<{ identifier: string; url: string }> }>(res);
         expect(detail.version).to.equal('2.1.1');
-        expect(detail.endpoints.map((e) => e.identifier)).to.have.members(['credentials', 'tokens', 'sessions', 'locations', 'tariffs']);
+        expect(detail.endpoints.map((e) => e.identifier)).to.have.members([
+          'credentials',
+          'tokens',
+          'sessions',
+          'locations',
+          'tariffs',
+        ]);
         expect(detail.endpoints[0]).not.to.have.property('role');
       });
 
       it('GET /tokens pages our own tokens for the CPO', async () => {
         const uids = ['T211-1', 'T211-2', 'T211-3'];
         for (const [i, uid] of uids.entries()) {
-          const res = await api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${uid}`, { body: aToken({ uid, last_updated: isoAt(i) }) });
+          const res = await api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${uid}`, {
+            body: aToken({ uid, last_updated: isoAt(i) }),
+          });
           expect(res.status).to.equal(200);
         }
         const res = await api.request('GET', '/ocpi/emsp/2.1.1/tokens?limit=2', { token: cpo.token });
@@ -127,74 +186,142 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
 
       it('POST /tokens/{uid}/authorize answers ALLOWED with the location, BLOCKED for an invalid token, 404 2004 when unknown', async () => {
         await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/AUTH-OK', { body: aToken({ uid: 'AUTH-OK' }) });
-        await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/AUTH-BLOCKED', { body: aToken({ uid: 'AUTH-BLOCKED', valid: false }) });
-        const ok = await api.request('POST', '/ocpi/emsp/2.1.1/tokens/AUTH-OK/authorize', { token: cpo.token, body: { location_id: 'LOC-1', evse_uids: ['E1'] } });
+        await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/AUTH-BLOCKED', {
+          body: aToken({ uid: 'AUTH-BLOCKED', valid: false }),
+        });
+        const ok = await api.request('POST', '/ocpi/emsp/2.1.1/tokens/AUTH-OK/authorize', {
+          token: cpo.token,
+          body: { location_id: 'LOC-1', evse_uids: ['E1'] },
+        });
         expect(ok.body.status_code).to.equal(1000);
         expect(dataOf(ok)).to.deep.equal({ allowed: 'ALLOWED', location: { location_id: 'LOC-1', evse_uids: ['E1'] } });
-        const noBody = await api.request('POST', '/ocpi/emsp/2.1.1/tokens/AUTH-OK/authorize?type=RFID', { token: cpo.token });
+        const noBody = await api.request('POST', '/ocpi/emsp/2.1.1/tokens/AUTH-OK/authorize?type=RFID', {
+          token: cpo.token,
+        });
         expect(dataOf(noBody)).to.deep.equal({ allowed: 'ALLOWED' });
-        const blocked = await api.request('POST', '/ocpi/emsp/2.1.1/tokens/AUTH-BLOCKED/authorize', { token: cpo.token });
+        const blocked = await api.request('POST', '/ocpi/emsp/2.1.1/tokens/AUTH-BLOCKED/authorize', {
+          token: cpo.token,
+        });
         expect(dataOf<Obj>(blocked).allowed).to.equal('BLOCKED');
-        for (const path of ['/ocpi/emsp/2.1.1/tokens/NOPE/authorize', '/ocpi/emsp/2.1.1/tokens/AUTH-OK/authorize?type=OTHER']) {
+        for (const path of [
+          '/ocpi/emsp/2.1.1/tokens/NOPE/authorize',
+          '/ocpi/emsp/2.1.1/tokens/AUTH-OK/authorize?type=OTHER',
+        ]) {
           const unknown = await api.request('POST', path, { token: cpo.token });
           expect(unknown.status, path).to.equal(404);
           expect(unknown.body).to.include({ status_code: 2004, status_message: 'Resource not found' });
         }
-        const badType = await api.request('POST', '/ocpi/emsp/2.1.1/tokens/AUTH-OK/authorize?type=CARD', { token: cpo.token });
+        const badType = await api.request('POST', '/ocpi/emsp/2.1.1/tokens/AUTH-OK/authorize?type=CARD', {
+          token: cpo.token,
+        });
         expect(badType.status).to.equal(422);
-        const badBody = await api.request('POST', '/ocpi/emsp/2.1.1/tokens/AUTH-OK/authorize', { token: cpo.token, body: { evse_uids: ['E1'] } });
+        const badBody = await api.request('POST', '/ocpi/emsp/2.1.1/tokens/AUTH-OK/authorize', {
+          token: cpo.token,
+          body: { evse_uids: ['E1'] },
+        });
         expect(badBody.status).to.equal(422);
       });
 
       it('PUT /sessions stores the session and answers SessionOut with authorization_id', async () => {
         const session = aSession({ id: 'SES-1' });
-        const res = await api.request('PUT', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/SES-1`, { token: cpo.token, body: session });
+        const res = await api.request('PUT', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/SES-1`, {
+          token: cpo.token,
+          body: session,
+        });
         expect(res.body.status_code).to.equal(1000);
         expect(dataOf<Obj>(res)).to.include({ id: 'SES-1', kwh: 12.5, authorization_id: session.auth_id });
-        const mismatch = await api.request('PUT', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/SES-2`, { token: cpo.token, body: session });
+        const mismatch = await api.request('PUT', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/SES-2`, {
+          token: cpo.token,
+          body: session,
+        });
         expect(mismatch.body.status_code).to.equal(2001);
-        const identity = await api.request('PUT', `/ocpi/emsp/2.1.1/sessions/${other.party.country_code}/${other.party.party_id}/SES-1`, { token: cpo.token, body: session });
+        const identity = await api.request(
+          'PUT',
+          `/ocpi/emsp/2.1.1/sessions/${other.party.country_code}/${other.party.party_id}/SES-1`,
+          { token: cpo.token, body: session },
+        );
         expect((identity.body.errors as Obj[])[0]).to.include({ type: 'value_error.identity_mismatch' });
-        const invalid = await api.request('PUT', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/SES-1`, { token: cpo.token, body: { ...session, kwh: 'lots' } });
+        const invalid = await api.request('PUT', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/SES-1`, {
+          token: cpo.token,
+          body: { ...session, kwh: 'lots' },
+        });
         expect(invalid.status).to.equal(422);
       });
 
       it('PUT of an EVSE adds it to a known location in the 2.1.1 shape; unknown location is 404 2003', async () => {
         await put221('LOC-211', aLocation({ country_code: cc, party_id: pid, id: 'LOC-211', evses: [] }));
         const evse = anEvse211({ uid: 'E211' });
-        const res = await api.request('PUT', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-211/E211`, { token: cpo.token, body: evse });
+        const res = await api.request('PUT', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-211/E211`, {
+          token: cpo.token,
+          body: evse,
+        });
         expect(res.body.status_code).to.equal(1000);
         expect(dataOf(res)).to.deep.equal(evse);
-        const stored = dataOf<{ evses: Array<{ uid: string; connectors: Obj[] }> }>(await api.request('GET', `/ocpi/2.2.1/locations/${cc}/${pid}/LOC-211`, { token: cpo.token }));
+        const stored = dataOf<{ evses: Array<{ uid: string; connectors: Obj[] }> }>(
+          await api.request('GET', `/ocpi/2.2.1/locations/${cc}/${pid}/LOC-211`, { token: cpo.token }),
+        );
         expect(stored.evses.map((e) => e.uid)).to.deep.equal(['E211']);
         expect(stored.evses[0]?.connectors[0]).to.include({ max_voltage: 500, max_amperage: 125 });
-        const unknown = await api.request('PUT', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-NONE/E211`, { token: cpo.token, body: evse });
+        const unknown = await api.request('PUT', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-NONE/E211`, {
+          token: cpo.token,
+          body: evse,
+        });
         expect(unknown.status).to.equal(404);
         expect(unknown.body.status_code).to.equal(2003);
-        const mismatch = await api.request('PUT', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-211/OTHER`, { token: cpo.token, body: evse });
+        const mismatch = await api.request('PUT', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-211/OTHER`, {
+          token: cpo.token,
+          body: evse,
+        });
         expect(mismatch.body.status_code).to.equal(2001);
       });
 
       it('PATCH of a connector merges it and answers the 2.1.1 Connector; unknown connector is 404', async () => {
-        await put221('LOC-CON', aLocation({ country_code: cc, party_id: pid, id: 'LOC-CON', evses: [anEvse({ uid: 'E1', connectors: [aConnector({ id: 'C1', max_amperage: 16 })] })] }));
-        const res = await api.request('PATCH', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-CON/E1/C1`, { token: cpo.token, body: { amperage: 32, last_updated: isoAt(50) } });
+        await put221(
+          'LOC-CON',
+          aLocation({
+            country_code: cc,
+            party_id: pid,
+            id: 'LOC-CON',
+            evses: [anEvse({ uid: 'E1', connectors: [aConnector({ id: 'C1', max_amperage: 16 })] })],
+          }),
+        );
+        const res = await api.request('PATCH', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-CON/E1/C1`, {
+          token: cpo.token,
+          body: { amperage: 32, last_updated: isoAt(50) },
+        });
         expect(res.body.status_code).to.equal(1000);
         expect(dataOf<Obj>(res)).to.include({ id: 'C1', amperage: 32, voltage: 400, last_updated: isoAt(50) });
         expect(dataOf<Obj>(res)).not.to.have.property('max_amperage');
-        const unknown = await api.request('PATCH', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-CON/E1/C9`, { token: cpo.token, body: { amperage: 1, last_updated: isoAt() } });
+        const unknown = await api.request('PATCH', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-CON/E1/C9`, {
+          token: cpo.token,
+          body: { amperage: 1, last_updated: isoAt() },
+        });
         expect(unknown.status).to.equal(404);
-        const noStamp = await api.request('PATCH', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-CON/E1/C1`, { token: cpo.token, body: { amperage: 1 } });
+        const noStamp = await api.request('PATCH', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-CON/E1/C1`, {
+          token: cpo.token,
+          body: { amperage: 1 },
+        });
         expect(noStamp.status).to.equal(422);
       });
 
       it('PUT /tariffs stores the tariff; id mismatch is 2001', async () => {
         const tariff = aTariff({ id: 'TAR-1' });
-        const res = await api.request('PUT', `/ocpi/emsp/2.1.1/tariffs/${cc}/${pid}/TAR-1`, { token: cpo.token, body: tariff });
+        const res = await api.request('PUT', `/ocpi/emsp/2.1.1/tariffs/${cc}/${pid}/TAR-1`, {
+          token: cpo.token,
+          body: tariff,
+        });
         expect(res.body.status_code).to.equal(1000);
         expect(dataOf(res)).to.deep.equal(tariff);
-        const mismatch = await api.request('PUT', `/ocpi/emsp/2.1.1/tariffs/${cc}/${pid}/TAR-2`, { token: cpo.token, body: tariff });
+        const mismatch = await api.request('PUT', `/ocpi/emsp/2.1.1/tariffs/${cc}/${pid}/TAR-2`, {
+          token: cpo.token,
+          body: tariff,
+        });
         expect(mismatch.body.status_code).to.equal(2001);
-        const identity = await api.request('PUT', `/ocpi/emsp/2.1.1/tariffs/${other.party.country_code}/${other.party.party_id}/TAR-1`, { token: cpo.token, body: tariff });
+        const identity = await api.request(
+          'PUT',
+          `/ocpi/emsp/2.1.1/tariffs/${other.party.country_code}/${other.party.party_id}/TAR-1`,
+          { token: cpo.token, body: tariff },
+        );
         expect(identity.body.status_code).to.equal(2001);
       });
     });

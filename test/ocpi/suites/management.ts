@@ -37,24 +37,46 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
 
     it('requires the Bearer key, validates the body, and refuses our own party and registered partners', async () => {
       expect((await api.request('GET', '/v1/partners', { bearer: false })).status).to.equal(401);
-      expect((await api.request('POST', '/v1/partners', { bearer: 'wrong-key-0123456789', body: { ...uniqueParty(), role: 'CPO' } })).status).to.equal(401);
-      const invalid = await api.request('POST', '/v1/partners', { body: { country_code: 'DE', party_id: 'AB', role: 'CPO' } });
+      expect(
+        (
+          await api.request('POST', '/v1/partners', {
+            bearer: 'wrong-key-0123456789',
+            body: { ...uniqueParty(), role: 'CPO' },
+          })
+        ).status,
+      ).to.equal(401);
+      const invalid = await api.request('POST', '/v1/partners', {
+        body: { country_code: 'DE', party_id: 'AB', role: 'CPO' },
+      });
       expect(invalid.status).to.equal(422);
       expect((invalid.body.detail as Array<{ loc: unknown[] }>)[0]?.loc).to.deep.equal(['body', 'party_id']);
-      expect((await api.request('POST', '/v1/partners', { body: { country_code: 'NL', party_id: 'EVP', role: 'CPO' } })).status).to.equal(409);
+      expect(
+        (await api.request('POST', '/v1/partners', { body: { country_code: 'NL', party_id: 'EVP', role: 'CPO' } }))
+          .status,
+      ).to.equal(409);
       const registered = await api.register('CPO');
-      expect((await api.request('POST', '/v1/partners', { body: { ...registered.party, role: 'CPO' } })).status).to.equal(409);
+      expect(
+        (await api.request('POST', '/v1/partners', { body: { ...registered.party, role: 'CPO' } })).status,
+      ).to.equal(409);
     });
 
     it('creates and edits our own locations through /v1/ocpi/locations', async () => {
-      const created = await api.request('PUT', '/v1/ocpi/locations/MY-1', { body: aLocation({ id: 'MY-1', name: 'Depot' }) });
+      const created = await api.request('PUT', '/v1/ocpi/locations/MY-1', {
+        body: aLocation({ id: 'MY-1', name: 'Depot' }),
+      });
       expect(created.status).to.equal(200);
       expect(created.body).to.include({ id: 'MY-1', name: 'Depot' });
-      const patched = await api.request('PATCH', '/v1/ocpi/locations/MY-1', { body: { name: 'Depot North', last_updated: isoAt(10) } });
+      const patched = await api.request('PATCH', '/v1/ocpi/locations/MY-1', {
+        body: { name: 'Depot North', last_updated: isoAt(10) },
+      });
       expect(patched.body).to.include({ name: 'Depot North', city: 'Utrecht' });
-      const foreign = await api.request('PUT', '/v1/ocpi/locations/MY-2', { body: aLocation({ id: 'MY-2', country_code: 'DE', party_id: 'ABC' }) });
+      const foreign = await api.request('PUT', '/v1/ocpi/locations/MY-2', {
+        body: aLocation({ id: 'MY-2', country_code: 'DE', party_id: 'ABC' }),
+      });
       expect(foreign.status).to.equal(400);
-      const unknown = await api.request('PATCH', '/v1/ocpi/locations/NOPE', { body: { name: 'x', last_updated: isoAt() } });
+      const unknown = await api.request('PATCH', '/v1/ocpi/locations/NOPE', {
+        body: { name: 'x', last_updated: isoAt() },
+      });
       expect(unknown.status).to.equal(404);
       const emsp = await api.register('EMSP');
       const pulled = await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: emsp.token });

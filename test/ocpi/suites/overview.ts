@@ -32,8 +32,17 @@ export function overviewSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const list = dataOf<Array<{ version: string; url: string }>>(versions);
       expect(list.map((v) => v.version)).to.deep.equal(['2.1.1', '2.2.1']);
       const detail = await api.request('GET', '/ocpi/2.2.1/versions/2.2.1');
-      const endpoints = dataOf<{ version: string; endpoints: Array<{ identifier: string; url: string }> }>(detail).endpoints;
-      expect(endpoints.map((e) => e.identifier)).to.deep.equal(['credentials', 'locations', 'sessions', 'cdrs', 'tariffs', 'tokens']);
+      const endpoints = dataOf<{ version: string; endpoints: Array<{ identifier: string; url: string }> }>(
+        detail,
+      ).endpoints;
+      expect(endpoints.map((e) => e.identifier)).to.deep.equal([
+        'credentials',
+        'locations',
+        'sessions',
+        'cdrs',
+        'tariffs',
+        'tokens',
+      ]);
       expect(endpoints[1]?.url).to.match(/\/ocpi\/2\.2\.1\/locations$/);
       const old = await api.request('GET', '/ocpi/2.2.1/versions/2.1.1');
       expect(dataOf<{ endpoints: unknown[] }>(old).endpoints).to.have.length.greaterThan(0);
@@ -42,41 +51,78 @@ export function overviewSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(unknown.body.status_code).to.be.a('number');
     });
 
-    it('GET /locations pages our locations; GET one answers ours or the caller\'s, 404 2003 when unknown, 2001 for another party', async () => {
-      const list = await api.request('GET', '/ocpi/2.2.1/locations?limit=10', { token: emsp.token, encoding: 'base64' });
+    it("GET /locations pages our locations; GET one answers ours or the caller's, 404 2003 when unknown, 2001 for another party", async () => {
+      const list = await api.request('GET', '/ocpi/2.2.1/locations?limit=10', {
+        token: emsp.token,
+        encoding: 'base64',
+      });
       expect(dataOf<Obj[]>(list).map((l) => l.id)).to.deep.equal(['OV-OWN']);
       expect(list.headers.get('x-total-count')).to.equal('1');
-      const one = await api.request('GET', '/ocpi/2.2.1/locations/NL/EVP/OV-OWN', { token: emsp.token, encoding: 'base64' });
-      expect(dataOf<Obj>(one)).to.include({ id: 'OV-OWN', country_code: 'NL', party_id: 'EVP', parking_type: 'ON_STREET' });
-      const unknown = await api.request('GET', '/ocpi/2.2.1/locations/NL/EVP/NOPE', { token: emsp.token, encoding: 'base64' });
+      const one = await api.request('GET', '/ocpi/2.2.1/locations/NL/EVP/OV-OWN', {
+        token: emsp.token,
+        encoding: 'base64',
+      });
+      expect(dataOf<Obj>(one)).to.include({
+        id: 'OV-OWN',
+        country_code: 'NL',
+        party_id: 'EVP',
+        parking_type: 'ON_STREET',
+      });
+      const unknown = await api.request('GET', '/ocpi/2.2.1/locations/NL/EVP/NOPE', {
+        token: emsp.token,
+        encoding: 'base64',
+      });
       expect(unknown.status).to.equal(404);
       expect(unknown.body).to.include({ status_code: 2003, status_message: 'Unknown location' });
-      const foreign = await api.request('GET', `/ocpi/2.2.1/locations/${cpo.party.country_code}/${cpo.party.party_id}/X`, { token: emsp.token, encoding: 'base64' });
+      const foreign = await api.request(
+        'GET',
+        `/ocpi/2.2.1/locations/${cpo.party.country_code}/${cpo.party.party_id}/X`,
+        { token: emsp.token, encoding: 'base64' },
+      );
       expect(foreign.body.status_code).to.equal(2001);
     });
 
-    it('keeps our unpublished locations (publish: false) out of partners\' lists and reads', async () => {
-      await api.request('PUT', '/v1/ocpi/locations/OV-HIDDEN', { body: aLocation({ id: 'OV-HIDDEN', publish: false }) });
+    it("keeps our unpublished locations (publish: false) out of partners' lists and reads", async () => {
+      await api.request('PUT', '/v1/ocpi/locations/OV-HIDDEN', {
+        body: aLocation({ id: 'OV-HIDDEN', publish: false }),
+      });
       const list = await api.request('GET', '/ocpi/2.2.1/locations', { token: emsp.token, encoding: 'base64' });
       expect(dataOf<Obj[]>(list).map((l) => l.id)).to.deep.equal(['OV-OWN']);
       const list211 = await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: emsp.token });
       expect(dataOf<Obj[]>(list211).map((l) => l.id)).to.deep.equal(['OV-OWN']);
-      const one = await api.request('GET', '/ocpi/2.2.1/locations/NL/EVP/OV-HIDDEN', { token: emsp.token, encoding: 'base64' });
+      const one = await api.request('GET', '/ocpi/2.2.1/locations/NL/EVP/OV-HIDDEN', {
+        token: emsp.token,
+        encoding: 'base64',
+      });
       expect(one.status).to.equal(404);
       await api.request('PATCH', '/v1/ocpi/locations/OV-HIDDEN', { body: { publish: true, last_updated: isoAt(5) } });
-      const shown = await api.request('GET', '/ocpi/2.2.1/locations/NL/EVP/OV-HIDDEN', { token: emsp.token, encoding: 'base64', on: 0 });
+      const shown = await api.request('GET', '/ocpi/2.2.1/locations/NL/EVP/OV-HIDDEN', {
+        token: emsp.token,
+        encoding: 'base64',
+        on: 0,
+      });
       expect(shown.status).to.equal(200);
     });
 
-    it('PUT and PATCH store the caller\'s locations; PATCH updates nested EVSEs and connectors', async () => {
+    it("PUT and PATCH store the caller's locations; PATCH updates nested EVSEs and connectors", async () => {
       const { country_code: cc, party_id: pid } = cpo.party;
       const path = `/ocpi/2.2.1/locations/${cc}/${pid}/OV-1`;
-      const body = aLocation({ country_code: cc, party_id: pid, id: 'OV-1', evses: [anEvse({ uid: 'E1', connectors: [aConnector({ id: 'C1' })] })] });
-      expect(dataOf<Obj>(await api.request('PUT', path, { token: cpo.token, encoding: 'base64', body }))).to.include({ id: 'OV-1' });
+      const body = aLocation({
+        country_code: cc,
+        party_id: pid,
+        id: 'OV-1',
+        evses: [anEvse({ uid: 'E1', connectors: [aConnector({ id: 'C1' })] })],
+      });
+      expect(dataOf<Obj>(await api.request('PUT', path, { token: cpo.token, encoding: 'base64', body }))).to.include({
+        id: 'OV-1',
+      });
       const patched = await api.request('PATCH', path, {
         token: cpo.token,
         encoding: 'base64',
-        body: { evses: [{ uid: 'E1', status: 'BLOCKED', connectors: [{ id: 'C1', max_amperage: 63 }] }], last_updated: isoAt(500) },
+        body: {
+          evses: [{ uid: 'E1', status: 'BLOCKED', connectors: [{ id: 'C1', max_amperage: 63 }] }],
+          last_updated: isoAt(500),
+        },
       });
       expect(patched.body.status_code).to.equal(1000);
       const evse = (dataOf<Obj>(patched).evses as Obj[])[0];
@@ -84,20 +130,38 @@ export function overviewSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect((evse?.connectors as Obj[])[0]).to.include({ id: 'C1', max_amperage: 63, max_voltage: 400 });
       const got = await api.request('GET', path, { token: cpo.token, encoding: 'base64' });
       expect(dataOf<Obj>(got).last_updated).to.equal(isoAt(500));
-      const mismatch = await api.request('PUT', path, { token: cpo.token, encoding: 'base64', body: { ...body, id: 'OV-2' } });
+      const mismatch = await api.request('PUT', path, {
+        token: cpo.token,
+        encoding: 'base64',
+        body: { ...body, id: 'OV-2' },
+      });
       expect(mismatch.body.status_code).to.equal(2001);
-      const missing = await api.request('PATCH', `/ocpi/2.2.1/locations/${cc}/${pid}/OV-NONE`, { token: cpo.token, encoding: 'base64', body: { name: 'x', last_updated: isoAt() } });
+      const missing = await api.request('PATCH', `/ocpi/2.2.1/locations/${cc}/${pid}/OV-NONE`, {
+        token: cpo.token,
+        encoding: 'base64',
+        body: { name: 'x', last_updated: isoAt() },
+      });
       expect(missing.status).to.equal(404);
-      const foreign = await api.request('PUT', `/ocpi/2.2.1/locations/NL/EVP/OV-OWN`, { token: cpo.token, encoding: 'base64', body: aLocation({ id: 'OV-OWN' }) });
+      const foreign = await api.request('PUT', `/ocpi/2.2.1/locations/NL/EVP/OV-OWN`, {
+        token: cpo.token,
+        encoding: 'base64',
+        body: aLocation({ id: 'OV-OWN' }),
+      });
       expect(foreign.body.status_code).to.equal(2001);
     });
 
-    it('GET /sessions answers the caller\'s sessions, filtered by date_from and paged by limit', async () => {
+    it("GET /sessions answers the caller's sessions, filtered by date_from and paged by limit", async () => {
       const { country_code: cc, party_id: pid } = cpo.party;
       for (const [i, id] of ['OS-1', 'OS-2', 'OS-3'].entries()) {
-        await api.request('PUT', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/${id}`, { token: cpo.token, body: aSession({ id, last_updated: isoAt(i * 10) }) });
+        await api.request('PUT', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/${id}`, {
+          token: cpo.token,
+          body: aSession({ id, last_updated: isoAt(i * 10) }),
+        });
       }
-      const res = await api.request('GET', `/ocpi/2.2.1/sessions?date_from=${encodeURIComponent(isoAt(10))}&limit=1`, { token: cpo.token, encoding: 'base64' });
+      const res = await api.request('GET', `/ocpi/2.2.1/sessions?date_from=${encodeURIComponent(isoAt(10))}&limit=1`, {
+        token: cpo.token,
+        encoding: 'base64',
+      });
       expect(dataOf<Obj[]>(res).map((s) => s.id)).to.deep.equal(['OS-2']);
       expect(res.headers.get('x-total-count')).to.equal('2');
       expect(res.headers.get('link')).to.include('date_from=');

@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 
 /** A frame the test charger received. */
-export type Frame = [2, string, string, Record<string, unknown>] | [3, string, Record<string, unknown>] | [4, string, string, string, Record<string, unknown>];
+export type Frame =
+  | [2, string, string, Record<string, unknown>]
+  | [3, string, Record<string, unknown>]
+  | [4, string, string, string, Record<string, unknown>];
 
 export interface ConnectOptions {
   url: string;
@@ -12,9 +15,12 @@ export interface ConnectOptions {
 }
 
 /** How a connection attempt ended: a socket, or the HTTP status of a refused upgrade. */
-export async function tryConnect(opts: ConnectOptions): Promise<{ ok: true; charger: TestCharger } | { ok: false; status: number }> {
+export async function tryConnect(
+  opts: ConnectOptions,
+): Promise<{ ok: true; charger: TestCharger } | { ok: false; status: number }> {
   const headers: Record<string, string> = {};
-  if (opts.username !== undefined) headers.Authorization = `Basic ${Buffer.from(`${opts.username}:${opts.password ?? ''}`).toString('base64')}`;
+  if (opts.username !== undefined)
+    headers.Authorization = `Basic ${Buffer.from(`${opts.username}:${opts.password ?? ''}`).toString('base64')}`;
   const ws = new WebSocket(opts.url, opts.protocols, { headers, perMessageDeflate: false });
   return new Promise((resolve, reject) => {
     ws.once('open', () => resolve({ ok: true, charger: new TestCharger(ws) }));
@@ -45,10 +51,12 @@ export class TestCharger {
   private waiters: Array<{ match: (f: Frame) => boolean; resolve: (f: Frame) => void }> = [];
 
   constructor(readonly ws: WebSocket) {
-    this.closed = new Promise((resolve) => ws.once('close', (code) => {
-      this.closeCode = code;
-      resolve(code);
-    }));
+    this.closed = new Promise((resolve) =>
+      ws.once('close', (code) => {
+        this.closeCode = code;
+        resolve(code);
+      }),
+    );
     ws.on('message', (data) => {
       const frame = JSON.parse(data.toString()) as Frame;
       this.received.push(frame);

@@ -1,4 +1,9 @@
-import { embeddedEnvironment, startPlatform, type StartedPlatform, type TestEnvironment } from '../../support/platforms.js';
+import {
+  embeddedEnvironment,
+  startPlatform,
+  type StartedPlatform,
+  type TestEnvironment,
+} from '../../support/platforms.js';
 import { csmsModule, type CsmsModuleOptions } from '../../../src/csms/module.js';
 import type { PlatformModule } from '../../../src/platform/services.js';
 
@@ -15,7 +20,12 @@ export interface CsmsUnderTest {
   url: string;
   started: StartedPlatform;
   env: TestEnvironment;
-  api<T = unknown>(method: string, path: string, body?: unknown, opts?: { key?: string | null }): Promise<ApiResponse<T>>;
+  api<T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts?: { key?: string | null },
+  ): Promise<ApiResponse<T>>;
   registerChargePoint(protocol: 'ocpp1.6' | 'ocpp2.0.1', id?: string): Promise<RegisteredChargePoint>;
   stop(): Promise<void>;
 }
@@ -29,11 +39,19 @@ export interface RegisteredChargePoint {
 }
 
 export function apiClient(url: string) {
-  return async <T = unknown>(method: string, path: string, body?: unknown, opts: { key?: string | null } = {}): Promise<ApiResponse<T>> => {
+  return async <T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts: { key?: string | null } = {},
+  ): Promise<ApiResponse<T>> => {
     const key = opts.key === undefined ? API_KEY : opts.key;
     const res = await fetch(`${url}${path}`, {
       method,
-      headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+      headers: {
+        ...(key ? { Authorization: `Bearer ${key}` } : {}),
+        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     const text = await res.text();
@@ -47,9 +65,16 @@ export function uniqueChargePointId(prefix = 'CP'): string {
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${counter}`;
 }
 
-export async function startCsms(opts: CsmsModuleOptions = {}, env?: TestEnvironment, extra: PlatformModule[] = []): Promise<CsmsUnderTest> {
+export async function startCsms(
+  opts: CsmsModuleOptions = {},
+  env?: TestEnvironment,
+  extra: PlatformModule[] = [],
+): Promise<CsmsUnderTest> {
   const environment = env ?? (await embeddedEnvironment({ CSMS_API_KEY: API_KEY }));
-  const started = await startPlatform(environment, [csmsModule({ pingIntervalMs: 60_000, callTimeoutMs: 5_000, ...opts }), ...extra]);
+  const started = await startPlatform(environment, [
+    csmsModule({ pingIntervalMs: 60_000, callTimeoutMs: 5_000, ...opts }),
+    ...extra,
+  ]);
   const url = started.platform.url;
   const api = apiClient(url);
   return {
@@ -58,7 +83,10 @@ export async function startCsms(opts: CsmsModuleOptions = {}, env?: TestEnvironm
     env: environment,
     api,
     async registerChargePoint(protocol, id) {
-      const res = await api<RegisteredChargePoint>('POST', '/v1/charge-points', { id: id ?? uniqueChargePointId(), protocol });
+      const res = await api<RegisteredChargePoint>('POST', '/v1/charge-points', {
+        id: id ?? uniqueChargePointId(),
+        protocol,
+      });
       if (res.status !== 201) throw new Error(`register failed: ${res.status} ${JSON.stringify(res.body)}`);
       // the URL advertises PUBLIC_URL; tests reach the server on its real port
       return { ...res.body, ocpp_url: `${url.replace(/^http/, 'ws')}/ocpp/${encodeURIComponent(res.body.id)}` };

@@ -3,8 +3,19 @@
 const now = (): string => new Date().toISOString();
 
 export const v16 = {
-  boot: (o: Record<string, unknown> = {}) => ({ chargePointVendor: 'Alfen', chargePointModel: 'Eve Single', firmwareVersion: '4.1.0', ...o }),
-  status: (connectorId: number, status = 'Available', o: Record<string, unknown> = {}) => ({ connectorId, errorCode: 'NoError', status, timestamp: now(), ...o }),
+  boot: (o: Record<string, unknown> = {}) => ({
+    chargePointVendor: 'Alfen',
+    chargePointModel: 'Eve Single',
+    firmwareVersion: '4.1.0',
+    ...o,
+  }),
+  status: (connectorId: number, status = 'Available', o: Record<string, unknown> = {}) => ({
+    connectorId,
+    errorCode: 'NoError',
+    status,
+    timestamp: now(),
+    ...o,
+  }),
   authorize: (idTag = 'TAG-0001') => ({ idTag }),
   start: (o: Partial<{ connectorId: number; idTag: string; meterStart: number; timestamp: string }> = {}) => ({
     connectorId: 1,
@@ -13,19 +24,44 @@ export const v16 = {
     timestamp: now(),
     ...o,
   }),
-  stop: (transactionId: number, meterStop: number, o: Record<string, unknown> = {}) => ({ transactionId, meterStop, timestamp: now(), reason: 'Remote', ...o }),
+  stop: (transactionId: number, meterStop: number, o: Record<string, unknown> = {}) => ({
+    transactionId,
+    meterStop,
+    timestamp: now(),
+    reason: 'Remote',
+    ...o,
+  }),
   meterValues: (connectorId: number, transactionId: number | undefined, wh: number) => ({
     connectorId,
     ...(transactionId === undefined ? {} : { transactionId }),
-    meterValue: [{ timestamp: now(), sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }] }],
+    meterValue: [
+      {
+        timestamp: now(),
+        sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }],
+      },
+    ],
   }),
 };
 
-const meterValue201 = (wh: number) => [{ timestamp: now(), sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } }] }];
+const meterValue201 = (wh: number) => [
+  {
+    timestamp: now(),
+    sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } }],
+  },
+];
 
 export const v201 = {
-  boot: (o: Record<string, unknown> = {}) => ({ chargingStation: { model: 'Terra AC', vendorName: 'ABB', firmwareVersion: '1.8.0' }, reason: 'PowerUp', ...o }),
-  status: (evseId: number, connectorId: number, connectorStatus = 'Available') => ({ timestamp: now(), connectorStatus, evseId, connectorId }),
+  boot: (o: Record<string, unknown> = {}) => ({
+    chargingStation: { model: 'Terra AC', vendorName: 'ABB', firmwareVersion: '1.8.0' },
+    reason: 'PowerUp',
+    ...o,
+  }),
+  status: (evseId: number, connectorId: number, connectorStatus = 'Available') => ({
+    timestamp: now(),
+    connectorStatus,
+    evseId,
+    connectorId,
+  }),
   authorize: (idToken = 'TAG-0001') => ({ idToken: { idToken, type: 'ISO14443' } }),
   transactionEvent: (o: {
     eventType: 'Started' | 'Updated' | 'Ended';
@@ -38,7 +74,14 @@ export const v201 = {
   }) => ({
     eventType: o.eventType,
     timestamp: now(),
-    triggerReason: o.eventType === 'Started' ? (o.remoteStartId !== undefined ? 'RemoteStart' : 'Authorized') : o.eventType === 'Ended' ? 'RemoteStop' : 'MeterValuePeriodic',
+    triggerReason:
+      o.eventType === 'Started'
+        ? o.remoteStartId !== undefined
+          ? 'RemoteStart'
+          : 'Authorized'
+        : o.eventType === 'Ended'
+          ? 'RemoteStop'
+          : 'MeterValuePeriodic',
     seqNo: o.seqNo,
     transactionInfo: {
       transactionId: o.transactionId,
@@ -50,5 +93,8 @@ export const v201 = {
     ...(o.wh !== undefined ? { meterValue: meterValue201(o.wh) } : {}),
   }),
   meterValues: (evseId: number, wh: number) => ({ evseId, meterValue: meterValue201(wh) }),
-  reservationStatusUpdate: (reservationId: number, reservationUpdateStatus = 'Expired') => ({ reservationId, reservationUpdateStatus }),
+  reservationStatusUpdate: (reservationId: number, reservationUpdateStatus = 'Expired') => ({
+    reservationId,
+    reservationUpdateStatus,
+  }),
 };

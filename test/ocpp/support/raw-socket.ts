@@ -46,8 +46,14 @@ export class RawClient {
   }
 
   /** An upgrade request; with `user` it carries HTTP Basic credentials. */
-  static upgradeRequest(path: string, opts: { protocol?: string; user?: string; password?: string; extra?: string } = {}): string {
-    const auth = opts.user === undefined ? '' : `Authorization: Basic ${Buffer.from(`${opts.user}:${opts.password ?? ''}`).toString('base64')}\r\n`;
+  static upgradeRequest(
+    path: string,
+    opts: { protocol?: string; user?: string; password?: string; extra?: string } = {},
+  ): string {
+    const auth =
+      opts.user === undefined
+        ? ''
+        : `Authorization: Basic ${Buffer.from(`${opts.user}:${opts.password ?? ''}`).toString('base64')}\r\n`;
     return (
       `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
       `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n` +
@@ -56,7 +62,11 @@ export class RawClient {
   }
 
   /** Completes an upgrade with valid credentials; throws unless the server answers 101. */
-  static async upgraded(port: number, path: string, opts: { protocol: string; user: string; password: string }): Promise<RawClient> {
+  static async upgraded(
+    port: number,
+    path: string,
+    opts: { protocol: string; user: string; password: string },
+  ): Promise<RawClient> {
     const client = await RawClient.connect(port);
     client.write(RawClient.upgradeRequest(path, opts));
     const res = await client.response();

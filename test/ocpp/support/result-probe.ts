@@ -12,7 +12,10 @@ const Result = Type.Object({
   detail: Type.Union([Type.String(), Type.Null()]),
 });
 
-export const resultProbeProtocol = defineProtocol<{ 'charge-point-command-result': null; get: Array<Static<typeof Result>> }>()({
+export const resultProbeProtocol = defineProtocol<{
+  'charge-point-command-result': null;
+  get: Array<Static<typeof Result>>;
+}>()({
   kind: 'command-result-probe',
   discriminant: 'type',
   messages: Type.Union([Result, Type.Object({ type: Type.Literal('get') })]),

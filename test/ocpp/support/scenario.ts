@@ -1,13 +1,25 @@
-import { chargePointProtocol, type ChargePointState, type CommandAccepted } from '../../../actors/charge-point-protocol.js';
+import {
+  chargePointProtocol,
+  type ChargePointState,
+  type CommandAccepted,
+} from '../../../actors/charge-point-protocol.js';
 import type { ChargerCommand } from '../../../src/ocpp/domain.js';
 import { connect, type TestCharger } from './charger.js';
 import type { CsmsUnderTest, RegisteredChargePoint } from './csms.js';
 import { eventually as poll } from '../../support/eventually.js';
 
 /** A registered charger connected with its own key, speaking its registered protocol. */
-export async function connectedCharger(csms: CsmsUnderTest, protocol: 'ocpp1.6' | 'ocpp2.0.1'): Promise<{ cp: RegisteredChargePoint; charger: TestCharger }> {
+export async function connectedCharger(
+  csms: CsmsUnderTest,
+  protocol: 'ocpp1.6' | 'ocpp2.0.1',
+): Promise<{ cp: RegisteredChargePoint; charger: TestCharger }> {
   const cp = await csms.registerChargePoint(protocol);
-  const charger = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: [protocol] });
+  const charger = await connect({
+    url: cp.ocpp_url,
+    username: cp.username,
+    password: cp.password,
+    protocols: [protocol],
+  });
   return { cp, charger };
 }
 
