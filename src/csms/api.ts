@@ -10,6 +10,7 @@ import {
 } from '../../actors/charge-point-protocol.js';
 import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
 import { HttpError } from '../gateway/errors.js';
+import { pagingHeaders } from '../gateway/paging.js';
 import { publicOrigin } from '../gateway/public-origin.js';
 import { MAX_OFFSET } from '../gateway/request-limits.js';
 import { defineMount, route, type MountSpec, type RouteRequest, type RouteResult } from '../gateway/route-table.js';
@@ -51,7 +52,7 @@ const Paging = {
 
 const IdParams = Type.Object({ id: ChargePointId });
 
-/** X-Total-Count, X-Limit and a Link to the next page that keeps the filters (DESIGN.md section 5). */
+/** The paging headers of gateway/paging.ts for a /v1 list. */
 function pageHeaders(
   config: Config,
   req: RouteRequest<OperatorAuth>,
@@ -59,14 +60,8 @@ function pageHeaders(
   offset: number,
   limit: number,
 ): Record<string, string> {
-  const headers: Record<string, string> = { 'X-Total-Count': String(total), 'X-Limit': String(limit) };
-  if (offset + limit < total) {
-    const url = new URL(`${publicOrigin(config, req.koa)}${req.koa.originalUrl}`);
-    url.searchParams.set('offset', String(offset + limit));
-    url.searchParams.set('limit', String(limit));
-    headers.Link = `<${url.toString()}>; rel="next"`;
-  }
-  return headers;
+  const origin = publicOrigin(config, req.koa);
+  return pagingHeaders({ origin, path: req.koa.path, query: req.koa.query, offset, limit, total });
 }
 
 /** The charger's WebSocket URL, under the origin of gateway/public-origin.ts. */

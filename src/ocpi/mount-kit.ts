@@ -12,7 +12,8 @@ import { Envelope, ListQuery } from './common/schemas.js';
 import type { OcpiContext } from './context.js';
 import { SerializedJson, ocpiEnvelope, type OcpiVersion } from './envelope.js';
 import { assertOwnParty, requireLink } from './guards.js';
-import { listWindow, pageHeaders } from './pagination.js';
+import { pagingHeaders } from '../gateway/paging.js';
+import { listWindow } from './pagination.js';
 import type { ListOptions, ObjectStore } from './store/object-store.js';
 
 export type OcpiRoute = RouteSpec<OcpiCaller>;
@@ -121,7 +122,14 @@ async function listAnswer<T extends { last_updated: string }, O>(
     data: new SerializedJson(page.json),
     headers: {
       'Content-Type': 'application/json; charset=utf-8',
-      ...pageHeaders(req.koa, ctx.baseUrl(req.koa), window, page.total),
+      ...pagingHeaders({
+        origin: ctx.baseUrl(req.koa),
+        path: req.koa.path,
+        query: req.koa.query,
+        offset: window.offset,
+        limit: window.limit,
+        total: page.total,
+      }),
     },
   };
 }

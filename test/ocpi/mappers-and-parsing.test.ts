@@ -7,7 +7,8 @@ import {
   locationTo211,
   mergeLocation,
 } from '../../src/ocpi/mappers.js';
-import { listWindow, nextLink, MAX_LIMIT } from '../../src/ocpi/pagination.js';
+import { listWindow, MAX_LIMIT } from '../../src/ocpi/pagination.js';
+import { nextLink } from '../../src/gateway/paging.js';
 import type * as V211 from '../../src/ocpi/2.1.1/schemas.js';
 import type * as V221 from '../../src/ocpi/2.2.1/schemas.js';
 import { aConnector, aConnector211, aLocation, aLocation211, anEvse } from '../support/ocpi-builders.js';

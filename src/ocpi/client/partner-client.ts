@@ -5,7 +5,7 @@ import { byteSize } from '../../../config/byte-size.js';
 import type { Config } from '../../../config/index.js';
 import { authorizationHeader } from '../auth.js';
 import type { OcpiVersion } from '../envelope.js';
-import { nextLink } from '../pagination.js';
+import { nextLink } from '../../gateway/paging.js';
 import { jsonNestingExceeds } from '../../json-depth.js';
 import { PartnerCallError } from './partner-call-error.js';
 import { PartnerHttp, type PartnerHttpOptions } from './partner-http.js';
