@@ -192,6 +192,74 @@ interface Phase {
   messagesPerSecond: number;
 }
 
+type Counter = 'connected' | 'ready' | 'booted' | 'errors' | 'disconnects' | 'transactions' | 'retries';
+
+/** The generator processes of one phase and the reports they send once a second. */
+class GeneratorFleet {
+  readonly histogram = emptyHistogram();
+  messages = 0;
+  holdMessages = 0;
+  holdStartedAt = 0;
+  private readonly gens: ChildProcess[] = [];
+  private readonly latest = new Map<ChildProcess, GeneratorReport>();
+
+  constructor(specs: ChargerSpec[], idle: boolean) {
+    const rate = RAMP_S > 0 ? N / RAMP_S / GENERATORS : 0;
+    for (let g = 0; g < GENERATORS; g++) {
+      const child = fork(join(dist, 'load-test/generator.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      child.on('message', (r: GeneratorReport) => {
+        this.latest.set(child, r);
+        merge(this.histogram, r.histogram);
+        this.messages += r.messages;
+        if (this.holdStartedAt) this.holdMessages += r.messages;
+      });
+      const plan: GeneratorPlan = {
+        type: 'plan',
+        chargers: specs.filter((_, i) => i % GENERATORS === g),
+        connectRate: rate,
+        maxConnecting: Number(args['max-connecting']),
+        heartbeatS: Number(args.heartbeat),
+        meterEveryS: Number(args['meter-every']),
+        transactionS: Number(args['transaction-seconds']),
+        idle,
+      };
+      child.send(plan satisfies ToGenerator);
+      this.gens.push(child);
+    }
+  }
+
+  sum(k: Counter): number {
+    return [...this.latest.values()].reduce((a, r) => a + r[k], 0);
+  }
+
+  snapshot(): Omit<Phase, 'label' | 'readyAtMs' | 'messages' | 'histogram' | 'messagesPerSecond'> {
+    const reports = [...this.latest.values()];
+    return {
+      connected: this.sum('connected'),
+      ready: this.sum('ready'),
+      booted: this.sum('booted'),
+      errors: this.sum('errors'),
+      disconnects: this.sum('disconnects'),
+      transactions: this.sum('transactions'),
+      retries: this.sum('retries'),
+      lastError: reports.map((r) => r.lastError).find((e) => e !== undefined),
+      lastRetryReason: reports.map((r) => r.lastRetryReason).find((e) => e !== undefined),
+    };
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.gens.map(
+        (g) =>
+          new Promise<void>((resolve) => {
+            g.once('exit', () => resolve());
+            g.send({ type: 'stop' } satisfies ToGenerator);
+          }),
+      ),
+    );
+  }
+}
+
 /** Runs one phase: generators connect `specs`, hold, then stop. */
 async function phase(
   label: string,
@@ -201,92 +269,56 @@ async function phase(
   onHeld: () => Promise<void>,
 ): Promise<Phase> {
   const started = Date.now();
-  const gens: ChildProcess[] = [];
-  const latest = new Map<ChildProcess, GeneratorReport>();
-  const histogram = emptyHistogram();
-  let messages = 0;
-  let holdMessages = 0;
-  let holdStartedAt = 0;
-  const rate = RAMP_S > 0 ? N / RAMP_S / GENERATORS : 0;
-  for (let g = 0; g < GENERATORS; g++) {
-    const child = fork(join(dist, 'load-test/generator.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    child.on('message', (r: GeneratorReport) => {
-      latest.set(child, r);
-      merge(histogram, r.histogram);
-      messages += r.messages;
-      if (holdStartedAt) holdMessages += r.messages;
-    });
-    const plan: GeneratorPlan = {
-      type: 'plan',
-      chargers: specs.filter((_, i) => i % GENERATORS === g),
-      connectRate: rate,
-      maxConnecting: Number(args['max-connecting']),
-      heartbeatS: Number(args.heartbeat),
-      meterEveryS: Number(args['meter-every']),
-      transactionS: Number(args['transaction-seconds']),
-      idle,
-    };
-    child.send(plan satisfies ToGenerator);
-    gens.push(child);
-  }
-  const sum = (k: 'connected' | 'ready' | 'booted' | 'errors' | 'disconnects' | 'transactions' | 'retries'): number =>
-    [...latest.values()].reduce((a, r) => a + r[k], 0);
-  let readyAtMs: number | undefined;
-  let lastMessages = 0;
-  let lastTick = Date.now();
-  const goal = idle ? 'connected' : 'ready';
-  for (;;) {
-    await new Promise((r) => setTimeout(r, 1000));
-    const now = Date.now();
-    const mps = ((messages - lastMessages) * 1000) / (now - lastTick);
-    lastMessages = messages;
-    lastTick = now;
-    const done = sum(goal);
-    if (readyAtMs === undefined && done >= specs.length) {
-      readyAtMs = now - started;
-      log(
-        `${label}: all ${specs.length} chargers ${idle ? 'connected' : 'connected, booted and reported status'} in ${(readyAtMs / 1000).toFixed(1)} s`,
-      );
-      holdStartedAt = now;
-    }
-    progress(
-      `${label} ${((now - started) / 1000).toFixed(0)}s connected=${sum('connected')} ready=${sum('ready')} msg/s=${mps.toFixed(0)} ` +
-        `p50=${quantile(histogram, 0.5).toFixed(1)}ms p99=${quantile(histogram, 0.99).toFixed(1)}ms errors=${sum('errors')} retries=${sum('retries')} tx=${sum('transactions')}`,
-    );
-    const rampOver = now - started > RAMP_S * 1000 + 120_000;
-    if ((holdStartedAt && now - holdStartedAt >= holdS * 1000) || now > deadline || rampOver) break;
-  }
-  const heldFor = holdStartedAt ? (Date.now() - holdStartedAt) / 1000 : 0;
+  const fleet = new GeneratorFleet(specs, idle);
+  const readyAtMs = await watchPhase(label, fleet, specs.length, idle, holdS, started);
+  const heldFor = fleet.holdStartedAt ? (Date.now() - fleet.holdStartedAt) / 1000 : 0;
   await onHeld();
-  const snapshot = {
-    connected: sum('connected'),
-    ready: sum('ready'),
-    booted: sum('booted'),
-    errors: sum('errors'),
-    disconnects: sum('disconnects'),
-    transactions: sum('transactions'),
-    retries: sum('retries'),
-    lastError: [...latest.values()].map((r) => r.lastError).find((e) => e !== undefined),
-    lastRetryReason: [...latest.values()].map((r) => r.lastRetryReason).find((e) => e !== undefined),
-  };
-  await Promise.all(
-    gens.map(
-      (g) =>
-        new Promise<void>((resolve) => {
-          g.once('exit', () => resolve());
-          g.send({ type: 'stop' } satisfies ToGenerator);
-        }),
-    ),
-  );
+  const snapshot = fleet.snapshot();
+  await fleet.stop();
   log('');
   return {
     label,
     readyAtMs,
     ...snapshot,
-    messages,
-    histogram,
-    messagesPerSecond: heldFor > 0 ? holdMessages / heldFor : 0,
+    messages: fleet.messages,
+    histogram: fleet.histogram,
+    messagesPerSecond: heldFor > 0 ? fleet.holdMessages / heldFor : 0,
   };
+}
+
+/** Prints progress once a second until the phase has held for `holdS`; when every charger was ready. */
+async function watchPhase(
+  label: string,
+  fleet: GeneratorFleet,
+  chargers: number,
+  idle: boolean,
+  holdS: number,
+  started: number,
+): Promise<number | undefined> {
+  let readyAtMs: number | undefined;
+  let lastMessages = 0;
+  let lastTick = Date.now();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const now = Date.now();
+    const mps = ((fleet.messages - lastMessages) * 1000) / (now - lastTick);
+    lastMessages = fleet.messages;
+    lastTick = now;
+    if (readyAtMs === undefined && fleet.sum(idle ? 'connected' : 'ready') >= chargers) {
+      readyAtMs = now - started;
+      const what = idle ? 'connected' : 'connected, booted and reported status';
+      log(`${label}: all ${chargers} chargers ${what} in ${(readyAtMs / 1000).toFixed(1)} s`);
+      fleet.holdStartedAt = now;
+    }
+    const h = fleet.histogram;
+    progress(
+      `${label} ${((now - started) / 1000).toFixed(0)}s connected=${fleet.sum('connected')} ready=${fleet.sum('ready')} msg/s=${mps.toFixed(0)} ` +
+        `p50=${quantile(h, 0.5).toFixed(1)}ms p99=${quantile(h, 0.99).toFixed(1)}ms errors=${fleet.sum('errors')} retries=${fleet.sum('retries')} tx=${fleet.sum('transactions')}`,
+    );
+    const rampOver = now - started > RAMP_S * 1000 + 120_000;
+    if ((fleet.holdStartedAt && now - fleet.holdStartedAt >= holdS * 1000) || now > deadline || rampOver) break;
+  }
+  return readyAtMs;
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
@@ -313,6 +345,82 @@ function perConnection(
   };
 }
 
+interface BaselineFigures {
+  connected: number;
+  idleRssMb: number;
+  loadedRssMb: number;
+  bytesPerConnection: number;
+  settledRssBytesPerConnection?: number;
+}
+
+/** The bare `ws` server under the same idle connections: the memory baseline of this run. */
+async function baselinePhase(): Promise<BaselineFigures> {
+  const bare = await startBareServer();
+  const pid = bare.pid ?? 0;
+  try {
+    const idleRss = await rssOf(pid);
+    const idleSettled = await settledMemory(bare);
+    let loadedSettled: MemorySample | undefined;
+    const specs: ChargerSpec[] = Array.from({ length: N }, (_, i) => ({
+      id: `B-${i}`,
+      password: 'x',
+      protocol: 'ocpp1.6',
+      url: bare.url.replace(/^http/, 'ws'),
+      transacting: false,
+    }));
+    let loadedRss = 0;
+    // idle sockets do nothing: a short hold is enough to read the memory
+    const p = await phase('bare ws baseline', specs, true, Math.min(HOLD_S, 5), async () => {
+      loadedRss = await rssOf(pid);
+      loadedSettled = await settledMemory(bare);
+    });
+    return {
+      connected: p.connected,
+      idleRssMb: idleRss / 2 ** 20,
+      loadedRssMb: loadedRss / 2 ** 20,
+      bytesPerConnection: (loadedRss - idleRss) / Math.max(1, p.connected),
+      ...perConnection(idleSettled, loadedSettled, p.connected),
+    };
+  } finally {
+    if (bare.child) await stopChild(bare.child);
+  }
+}
+
+/** The platform under the OCPP workload. */
+async function ocppPhase(targets: Target[]): Promise<Record<string, unknown> & { serverBytesPerCharger: number }> {
+  const specs = await register(targets);
+  const idleMemory = await Promise.all(targets.map(memoryOf));
+  const single = targets.length === 1 ? targets[0] : undefined;
+  const idleSettled = single ? await settledMemory(single) : undefined;
+  let loadedSettled: MemorySample | undefined;
+  const memory: number[] = [];
+  const p = await phase('ocpp', specs, false, HOLD_S, async () => {
+    memory.push(...(await Promise.all(targets.map(memoryOf))));
+    if (single) loadedSettled = await settledMemory(single);
+  });
+  const idleTotal = idleMemory.reduce((a, b) => a + b, 0);
+  const loadedTotal = memory.reduce((a, b) => a + b, 0);
+  return {
+    chargers: N,
+    connected: p.connected,
+    ready: p.ready,
+    bootStormSeconds: p.readyAtMs === undefined ? null : p.readyAtMs / 1000,
+    messagesPerSecondWhileHeld: Math.round(p.messagesPerSecond),
+    messages: p.messages,
+    latencyMs: { p50: quantile(p.histogram, 0.5), p99: quantile(p.histogram, 0.99) },
+    errors: p.errors,
+    connectRetries: p.retries,
+    lastRetryReason: p.lastRetryReason ?? null,
+    disconnects: p.disconnects,
+    transactionsCompleted: p.transactions,
+    lastError: p.lastError ?? null,
+    serverIdleRssMb: idleTotal / 2 ** 20,
+    serverLoadedRssMb: loadedTotal / 2 ** 20,
+    serverBytesPerCharger: (loadedTotal - idleTotal) / Math.max(1, p.connected),
+    ...perConnection(idleSettled, loadedSettled, p.connected),
+  };
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'evp-load-'));
   const external = (args.target ?? []).map((url): Target => ({
@@ -323,82 +431,25 @@ async function main(): Promise<void> {
   }));
   const targets = external.length > 0 ? external : [await startEmbeddedServer(dir)];
   const children: ChildProcess[] = targets.flatMap((t) => (t.child ? [t.child] : []));
-  const result: Record<string, unknown> = {
-    machine: {
-      cpus: cpus().length,
-      cpu: cpus()[0]?.model,
-      totalMemMb: Math.round(totalmem() / 2 ** 20),
-      freeMemMb: Math.round(freemem() / 2 ** 20),
-      node: process.version,
-    },
-    options: { ...args, target: targets.map((t) => t.url) },
+  const machine = {
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model,
+    totalMemMb: Math.round(totalmem() / 2 ** 20),
+    freeMemMb: Math.round(freemem() / 2 ** 20),
+    node: process.version,
   };
+  const result: Record<string, unknown> = { machine, options: { ...args, target: targets.map((t) => t.url) } };
   try {
     log(`targets: ${targets.map((t) => t.url).join(', ')}; ${N} chargers over ${GENERATORS} generator process(es)`);
-    if (args.baseline) {
-      const bare = await startBareServer();
-      children.push(bare.child!);
-      const idleRss = await rssOf(bare.pid!);
-      const idleSettled = await settledMemory(bare);
-      let loadedSettled: MemorySample | undefined;
-      const specs: ChargerSpec[] = Array.from({ length: N }, (_, i) => ({
-        id: `B-${i}`,
-        password: 'x',
-        protocol: 'ocpp1.6',
-        url: bare.url.replace(/^http/, 'ws'),
-        transacting: false,
-      }));
-      let loadedRss = 0;
-      // idle sockets do nothing: a short hold is enough to read the memory
-      const p = await phase('bare ws baseline', specs, true, Math.min(HOLD_S, 5), async () => {
-        loadedRss = await rssOf(bare.pid!);
-        loadedSettled = await settledMemory(bare);
-      });
-      result.baseline = {
-        connected: p.connected,
-        idleRssMb: idleRss / 2 ** 20,
-        loadedRssMb: loadedRss / 2 ** 20,
-        bytesPerConnection: (loadedRss - idleRss) / Math.max(1, p.connected),
-        ...perConnection(idleSettled, loadedSettled, p.connected),
-      };
-      if (bare.child) await stopChild(bare.child);
-    }
-    const specs = await register(targets);
-    const idleMemory = await Promise.all(targets.map(memoryOf));
-    const idleSettled = targets.length === 1 && targets[0] ? await settledMemory(targets[0]) : undefined;
-    let loadedSettled: MemorySample | undefined;
-    const memory: number[] = [];
-    const p = await phase('ocpp', specs, false, HOLD_S, async () => {
-      memory.push(...(await Promise.all(targets.map(memoryOf))));
-      if (targets.length === 1 && targets[0]) loadedSettled = await settledMemory(targets[0]);
-    });
-    const idleTotal = idleMemory.reduce((a, b) => a + b, 0);
-    const loadedTotal = memory.reduce((a, b) => a + b, 0);
-    result.ocpp = {
-      chargers: N,
-      connected: p.connected,
-      ready: p.ready,
-      bootStormSeconds: p.readyAtMs === undefined ? null : p.readyAtMs / 1000,
-      messagesPerSecondWhileHeld: Math.round(p.messagesPerSecond),
-      messages: p.messages,
-      latencyMs: { p50: quantile(p.histogram, 0.5), p99: quantile(p.histogram, 0.99) },
-      errors: p.errors,
-      connectRetries: p.retries,
-      lastRetryReason: p.lastRetryReason ?? null,
-      disconnects: p.disconnects,
-      transactionsCompleted: p.transactions,
-      lastError: p.lastError ?? null,
-      serverIdleRssMb: idleTotal / 2 ** 20,
-      serverLoadedRssMb: loadedTotal / 2 ** 20,
-      serverBytesPerCharger: (loadedTotal - idleTotal) / Math.max(1, p.connected),
-      ...perConnection(idleSettled, loadedSettled, p.connected),
-    };
-    const base = result.baseline as { bytesPerConnection: number; settledRssBytesPerConnection?: number } | undefined;
-    const ocpp = result.ocpp as { serverBytesPerCharger: number; settledRssBytesPerConnection?: number };
+    const base = args.baseline ? await baselinePhase() : undefined;
+    if (base) result.baseline = base;
+    const ocpp = await ocppPhase(targets);
+    result.ocpp = ocpp;
     if (base) {
       result.memoryRatio = ocpp.serverBytesPerCharger / base.bytesPerConnection;
-      if (base.settledRssBytesPerConnection && ocpp.settledRssBytesPerConnection) {
-        result.memoryRatioAfterGc = ocpp.settledRssBytesPerConnection / base.settledRssBytesPerConnection;
+      const settled = ocpp.settledRssBytesPerConnection;
+      if (base.settledRssBytesPerConnection && typeof settled === 'number') {
+        result.memoryRatioAfterGc = settled / base.settledRssBytesPerConnection;
       }
     }
     log(JSON.stringify(result, null, 2));

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { cpus, totalmem } from 'node:os';
@@ -30,31 +30,43 @@ interface Targets {
   bytes: number;
 }
 
-/** The child: the platform with 1,000 locations and a registered partner, and the bare Koa server. */
-async function serve(): Promise<void> {
-  const key = 'bench-operator-key-0123456789';
-  const env = await embeddedEnvironment({ CSMS_API_KEY: key, LOG_LEVEL: 'silent' });
-  const started = await startPlatform(env, [ocpiModule()]);
-  const url = started.platform.url;
-  const json = async (method: string, path: string, body: unknown, auth: string): Promise<Record<string, unknown>> => {
+type JsonCall = (method: string, path: string, body: unknown, auth: string) => Promise<Record<string, unknown>>;
+
+function jsonCaller(url: string): JsonCall {
+  return async (method, path, body, auth) => {
     const res = await fetch(`${url}${path}`, {
       method,
       headers: { Authorization: auth, 'Content-Type': 'application/json' },
       body: JSON.stringify(body),
     });
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as Record<string, unknown>;
+    const answer: unknown = await res.json();
+    if (typeof answer !== 'object' || answer === null) throw new Error(`${method} ${path}: not a JSON object`);
+    return { ...answer };
   };
-  // a partner eMSP whose versions endpoint answers our discovery
+}
+
+function portOf(server: { address(): AddressInfo | string | null }): number {
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the server is not listening on TCP');
+  return address.port;
+}
+
+/** A partner eMSP whose versions endpoint answers our discovery. */
+async function startPartnerStub(): Promise<Server> {
   const partner = createServer((req, res) => {
     res.setHeader('Content-Type', 'application/json');
-    const base = `http://127.0.0.1:${(partner.address() as AddressInfo).port}`;
+    const base = `http://127.0.0.1:${portOf(partner)}`;
     const data =
       req.url === '/versions' ? [{ version: '2.2.1', url: `${base}/2.2.1` }] : { version: '2.2.1', endpoints: [] };
     res.end(JSON.stringify({ status_code: 1000, data }));
   });
   await new Promise<void>((r) => partner.listen(0, '127.0.0.1', () => r()));
-  const partnerUrl = `http://127.0.0.1:${(partner.address() as AddressInfo).port}/versions`;
+  return partner;
+}
+
+/** Onboards the partner and completes its credentials handshake; the token it calls us with. */
+async function registerPartner(json: JsonCall, key: string, partnerUrl: string): Promise<string> {
   const onboarded = await json(
     'POST',
     '/v1/partners',
@@ -71,47 +83,80 @@ async function serve(): Promise<void> {
     },
     `Token ${String(onboarded.token)}`,
   );
-  const token = String((credentials.data as { token: string }).token);
-  for (let i = 0; i < LOCATIONS; i++) {
-    const id = `LOC-${String(i).padStart(4, '0')}`;
-    await json(
-      'PUT',
-      `/v1/ocpi/locations/${id}`,
+  const data = credentials.data;
+  if (typeof data !== 'object' || data === null || !('token' in data)) {
+    throw new Error(`the credentials handshake failed: ${JSON.stringify(credentials)}`);
+  }
+  return String(data.token);
+}
+
+function benchLocation(i: number, countryCode: string, partyId: string): Record<string, unknown> {
+  const id = `LOC-${String(i).padStart(4, '0')}`;
+  const connector = {
+    id: '1',
+    standard: 'IEC_62196_T2',
+    format: 'SOCKET',
+    power_type: 'AC_3_PHASE',
+    max_voltage: 400,
+    max_amperage: 32,
+    last_updated: '2026-01-01T00:00:00Z',
+  };
+  return {
+    country_code: countryCode,
+    party_id: partyId,
+    id,
+    publish: true,
+    name: `Station ${i}`,
+    address: `Main street ${i}`,
+    city: 'Utrecht',
+    country: 'NLD',
+    coordinates: { latitude: '52.090', longitude: '5.121' },
+    parking_type: 'ON_STREET',
+    time_zone: 'Europe/Amsterdam',
+    evses: [
       {
-        country_code: started.config.OCPI_COUNTRY_CODE,
-        party_id: started.config.OCPI_PARTY_ID,
-        id,
-        publish: true,
-        name: `Station ${i}`,
-        address: `Main street ${i}`,
-        city: 'Utrecht',
-        country: 'NLD',
-        coordinates: { latitude: '52.090', longitude: '5.121' },
-        parking_type: 'ON_STREET',
-        time_zone: 'Europe/Amsterdam',
-        evses: [
-          {
-            uid: `${id}-1`,
-            status: 'AVAILABLE',
-            capabilities: ['RFID_READER'],
-            connectors: [
-              {
-                id: '1',
-                standard: 'IEC_62196_T2',
-                format: 'SOCKET',
-                power_type: 'AC_3_PHASE',
-                max_voltage: 400,
-                max_amperage: 32,
-                last_updated: '2026-01-01T00:00:00Z',
-              },
-            ],
-            last_updated: '2026-01-01T00:00:00Z',
-          },
-        ],
-        last_updated: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+        uid: `${id}-1`,
+        status: 'AVAILABLE',
+        capabilities: ['RFID_READER'],
+        connectors: [connector],
+        last_updated: '2026-01-01T00:00:00Z',
       },
-      `Bearer ${key}`,
-    );
+    ],
+    last_updated: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+  };
+}
+
+/** A bare Koa server answering every request with `body` and `headers`. */
+async function startBareKoa(headers: Record<string, string>, body: Buffer): Promise<Server> {
+  const bare = new Koa();
+  bare.use((ctx) => {
+    ctx.set(headers);
+    ctx.type = 'application/json';
+    ctx.body = body;
+  });
+  const bareServer = bare.listen(0, '127.0.0.1');
+  await new Promise<void>((r) => bareServer.once('listening', () => r()));
+  return bareServer;
+}
+
+/** The child: the platform with 1,000 locations and a registered partner, and the bare Koa server. */
+async function serve(): Promise<void> {
+  const key = 'bench-operator-key-0123456789';
+  const env = await embeddedEnvironment({
+    CSMS_API_KEY: key,
+    LOG_LEVEL: 'silent',
+    // the partner stub listens on loopback, which the default policy refuses
+    PARTNER_URL_POLICY: 'loopback',
+  });
+  const started = await startPlatform(env, [ocpiModule()]);
+  const url = started.platform.url;
+  const json = jsonCaller(url);
+  const partner = await startPartnerStub();
+  const token = await registerPartner(json, key, `http://127.0.0.1:${portOf(partner)}/versions`);
+  const { OCPI_COUNTRY_CODE, OCPI_PARTY_ID } = started.config;
+  for (let i = 0; i < LOCATIONS; i++) {
+    const location = benchLocation(i, OCPI_COUNTRY_CODE, OCPI_PARTY_ID);
+    await json('PUT', `/v1/ocpi/locations/${String(location.id)}`, location, `Bearer ${key}`);
   }
   const sample = await fetch(`${url}${PATH}`, { headers: { Authorization: `Token ${token}` } });
   const body = Buffer.from(await sample.arrayBuffer());
@@ -121,20 +166,8 @@ async function serve(): Promise<void> {
     const v = sample.headers.get(h);
     if (v) headers[h] = v;
   }
-  const bare = new Koa();
-  bare.use((ctx) => {
-    ctx.set(headers);
-    ctx.type = 'application/json';
-    ctx.body = body;
-  });
-  const bareServer = bare.listen(0, '127.0.0.1');
-  await new Promise<void>((r) => bareServer.once('listening', () => r()));
-  const targets: Targets = {
-    ocpi: url,
-    bare: `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`,
-    token,
-    bytes: body.length,
-  };
+  const bareServer = await startBareKoa(headers, body);
+  const targets: Targets = { ocpi: url, bare: `http://127.0.0.1:${portOf(bareServer)}`, token, bytes: body.length };
   process.stdout.write(`${JSON.stringify(targets)}\n`);
   process.once('SIGTERM', () => {
     bareServer.close();

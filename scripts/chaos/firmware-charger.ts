@@ -209,71 +209,27 @@ export class FirmwareCharger {
 
   /** One socket's life: boot (or a status on a reconnect), then the queue head by head. */
   private async converse(ws: WebSocket, base: string): Promise<void> {
-    const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
-    let pending: { id: string; finish(r: Reply): void } | undefined;
-    ws.on('message', (data) => {
-      let frame: unknown;
-      try {
-        frame = JSON.parse(String(data));
-      } catch {
-        return;
-      }
-      if (!Array.isArray(frame)) return;
-      const waiting = pending;
-      if (frame[0] === 2 && typeof frame[1] === 'string') {
-        this.counters.csmsCalls += 1;
-        ws.send(JSON.stringify(this.answerCsms(frame[1], String(frame[2]))));
-      } else if (waiting && (frame[0] === 3 || frame[0] === 4) && waiting.id === frame[1]) {
-        // a CALLRESULT payload is an object by the OCPP-J framing; the recorder reads only known fields
-        waiting.finish(
-          frame[0] === 3
-            ? { kind: 'result', payload: (frame[2] ?? {}) as Record<string, unknown> }
-            : { kind: 'error', code: String(frame[2]) },
-        );
-      }
+    const calls = new SocketCalls(ws, this.opts.callTimeoutMs, (id, action) => {
+      this.counters.csmsCalls += 1;
+      ws.send(JSON.stringify(this.answerCsms(id, action)));
     });
-    const exchange = (action: string, payload: unknown): Promise<Reply> =>
-      new Promise((resolve) => {
-        const id = randomUUID();
-        const finish = (r: Reply): void => {
-          if (pending?.id !== id) return;
-          pending = undefined;
-          clearTimeout(timer);
-          resolve(r);
-        };
-        const timer = setTimeout(() => finish({ kind: 'timeout' }), this.opts.callTimeoutMs);
-        pending = { id, finish };
-        void closed.then(() => finish({ kind: 'closed' }));
-        ws.send(JSON.stringify([2, id, action, payload]), (err) => {
-          if (err) finish({ kind: 'closed' });
-        });
-      });
-
     this.socket = ws;
     this.target = base;
     let online = false;
     try {
       const hello = this.booted ? this.statusNotification() : this.bootNotification();
-      let next: Queued | undefined = {
-        action: hello.action,
-        payload: hello.payload,
-        onAck: () => (this.booted = true),
-      };
+      let next: Queued | undefined = { ...hello, onAck: () => (this.booted = true) };
       while (!this.closed && ws.readyState === WebSocket.OPEN) {
+        next ??= this.queue[0];
         if (!next) {
-          next = this.queue[0];
-          if (!next) {
-            await Promise.race([new Promise<void>((r) => (this.wake = r)), closed]);
-            continue;
-          }
+          await Promise.race([new Promise<void>((r) => (this.wake = r)), calls.closed]);
+          continue;
         }
-        const reply = await exchange(next.action, next.payload);
+        const reply = await calls.exchange(next.action, next.payload);
         if (reply.kind === 'result') {
           this.lastAckAt = Date.now();
-          if (!online) {
-            online = true;
-            this.onlineAt.push(Date.now());
-          }
+          if (!online) this.onlineAt.push(Date.now());
+          online = true;
           if (next === this.queue[0]) this.queue.shift();
           next.onAck(reply.payload);
           next = undefined;
@@ -342,7 +298,7 @@ export class FirmwareCharger {
   private async transaction(): Promise<void> {
     const n = this.transactions.length + 1;
     const tx: TransactionRecord = {
-      transactionId: undefined,
+      transactionId: this.is16 ? undefined : `${this.identity.id}-${n}`.slice(-36),
       meterStart: this.meter,
       startAcked: false,
       metersAcked: [],
@@ -350,19 +306,85 @@ export class FirmwareCharger {
       stopAcked: false,
     };
     this.transactions.push(tx);
-    const idTag = `CHAOS-${n}`;
-    let seqNo = 0;
-    const event201 = (eventType: 'Started' | 'Updated' | 'Ended', wh: number): unknown => ({
+    const messages = new TransactionMessages(this.is16, tx, `CHAOS-${n}`);
+    const start = messages.start();
+    await this.enqueue(start.action, start.payload, (r) => {
+      if (this.is16) tx.transactionId = String(r.transactionId);
+      tx.startAcked = true;
+    });
+    if (this.closed) return;
+    for (let i = 0; i < this.opts.meterValuesPerTransaction && this.producing; i++) {
+      await sleep(this.opts.meterEveryMs);
+      this.meter += 10 + Math.floor(this.opts.random() * 490);
+      const wh = this.meter;
+      const meter = messages.meter(wh);
+      void this.enqueue(meter.action, meter.payload, () => void tx.metersAcked.push(wh));
+    }
+    if (!this.producing && this.leaveOpen) return;
+    tx.meterStop = this.meter;
+    const stop = messages.stop(this.meter);
+    await this.enqueue(stop.action, stop.payload, () => (tx.stopAcked = true));
+  }
+}
+
+interface Message {
+  action: string;
+  payload: unknown;
+}
+
+/** The wire messages of one transaction, in the charger's protocol (2.0.1 numbers its events). */
+class TransactionMessages {
+  private seqNo = 0;
+
+  constructor(
+    private readonly is16: boolean,
+    private readonly tx: TransactionRecord,
+    private readonly idTag: string,
+  ) {}
+
+  start(): Message {
+    const timestamp = new Date().toISOString();
+    if (this.is16) {
+      const payload = { connectorId: 1, idTag: this.idTag, meterStart: this.tx.meterStart, timestamp };
+      return { action: 'StartTransaction', payload };
+    }
+    return { action: 'TransactionEvent', payload: this.event201('Started', this.tx.meterStart) };
+  }
+
+  meter(wh: number): Message {
+    if (!this.is16) return { action: 'TransactionEvent', payload: this.event201('Updated', wh) };
+    const meterValue = [
+      {
+        timestamp: new Date().toISOString(),
+        sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }],
+      },
+    ];
+    return {
+      action: 'MeterValues',
+      payload: { connectorId: 1, transactionId: Number(this.tx.transactionId), meterValue },
+    };
+  }
+
+  stop(meterStop: number): Message {
+    if (!this.is16) return { action: 'TransactionEvent', payload: this.event201('Ended', meterStop) };
+    const timestamp = new Date().toISOString();
+    const payload = { transactionId: Number(this.tx.transactionId), meterStop, timestamp, reason: 'Local' };
+    return { action: 'StopTransaction', payload };
+  }
+
+  private event201(eventType: 'Started' | 'Updated' | 'Ended', wh: number): unknown {
+    const triggerReason =
+      eventType === 'Started' ? 'Authorized' : eventType === 'Ended' ? 'StopAuthorized' : 'MeterValuePeriodic';
+    return {
       eventType,
       timestamp: new Date().toISOString(),
-      triggerReason:
-        eventType === 'Started' ? 'Authorized' : eventType === 'Ended' ? 'StopAuthorized' : 'MeterValuePeriodic',
-      seqNo: seqNo++,
+      triggerReason,
+      seqNo: this.seqNo++,
       transactionInfo: {
-        transactionId: tx.transactionId,
+        transactionId: this.tx.transactionId,
         ...(eventType === 'Ended' ? { stoppedReason: 'Local' } : {}),
       },
-      ...(eventType === 'Started' ? { idToken: { idToken: idTag, type: 'ISO14443' } } : {}),
+      ...(eventType === 'Started' ? { idToken: { idToken: this.idTag, type: 'ISO14443' } } : {}),
       evse: { id: 1, connectorId: 1 },
       meterValue: [
         {
@@ -370,53 +392,65 @@ export class FirmwareCharger {
           sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } }],
         },
       ],
-    });
-    if (this.is16) {
-      await this.enqueue(
-        'StartTransaction',
-        { connectorId: 1, idTag, meterStart: tx.meterStart, timestamp: new Date().toISOString() },
-        (r) => {
-          tx.transactionId = String(r.transactionId);
-          tx.startAcked = true;
-        },
-      );
-    } else {
-      tx.transactionId = `${this.identity.id}-${n}`.slice(-36);
-      await this.enqueue('TransactionEvent', event201('Started', tx.meterStart), () => (tx.startAcked = true));
-    }
-    if (this.closed) return;
-    for (let i = 0; i < this.opts.meterValuesPerTransaction && this.producing; i++) {
-      await sleep(this.opts.meterEveryMs);
-      this.meter += 10 + Math.floor(this.opts.random() * 490);
-      const wh = this.meter;
-      const onAck = (): void => void tx.metersAcked.push(wh);
-      if (this.is16) {
-        const meterValue = [
-          {
-            timestamp: new Date().toISOString(),
-            sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }],
-          },
-        ];
-        void this.enqueue(
-          'MeterValues',
-          { connectorId: 1, transactionId: Number(tx.transactionId), meterValue },
-          onAck,
-        );
-      } else void this.enqueue('TransactionEvent', event201('Updated', wh), onAck);
-    }
-    if (!this.producing && this.leaveOpen) return;
-    tx.meterStop = this.meter;
-    const stop = this.is16
-      ? {
-          action: 'StopTransaction',
-          payload: {
-            transactionId: Number(tx.transactionId),
-            meterStop: this.meter,
-            timestamp: new Date().toISOString(),
-            reason: 'Local',
-          },
-        }
-      : { action: 'TransactionEvent', payload: event201('Ended', this.meter) };
-    await this.enqueue(stop.action, stop.payload, () => (tx.stopAcked = true));
+    };
   }
+}
+
+/**
+ * The CALLs of one socket: one outstanding at a time (OCPP-J), answered by a CALLRESULT or
+ * CALLERROR with its id, or ended by a timeout or the socket closing. CALLs from the CSMS go to
+ * `onCsmsCall`.
+ */
+class SocketCalls {
+  readonly closed: Promise<void>;
+  private pending: { id: string; finish(r: Reply): void } | undefined;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly timeoutMs: number,
+    onCsmsCall: (id: string, action: string) => void,
+  ) {
+    this.closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
+    ws.on('message', (data) => {
+      let frame: unknown;
+      try {
+        frame = JSON.parse(String(data));
+      } catch {
+        return;
+      }
+      if (!Array.isArray(frame)) return;
+      const waiting = this.pending;
+      if (frame[0] === 2 && typeof frame[1] === 'string') onCsmsCall(frame[1], String(frame[2]));
+      else if (waiting && (frame[0] === 3 || frame[0] === 4) && waiting.id === frame[1]) {
+        const payload: unknown = frame[2];
+        waiting.finish(
+          frame[0] === 3
+            ? { kind: 'result', payload: isRecord(payload) ? payload : {} }
+            : { kind: 'error', code: String(payload) },
+        );
+      }
+    });
+  }
+
+  exchange(action: string, payload: unknown): Promise<Reply> {
+    return new Promise((resolve) => {
+      const id = randomUUID();
+      const finish = (r: Reply): void => {
+        if (this.pending?.id !== id) return;
+        this.pending = undefined;
+        clearTimeout(timer);
+        resolve(r);
+      };
+      const timer = setTimeout(() => finish({ kind: 'timeout' }), this.timeoutMs);
+      this.pending = { id, finish };
+      void this.closed.then(() => finish({ kind: 'closed' }));
+      this.ws.send(JSON.stringify([2, id, action, payload]), (err) => {
+        if (err) finish({ kind: 'closed' });
+      });
+    });
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -78,6 +78,14 @@ async function timeUntil(check: () => Promise<boolean> | boolean, boundMs: numbe
   }
 }
 
+interface Partner {
+  id: string;
+  token: string;
+  address: string;
+}
+
+type Recovery = { back: number; ms: number | undefined };
+
 /**
  * The chaos run: a private redis-server, a fresh PostgreSQL schema, two `web` processes and
  * one `worker`; firmware-like chargers run transactions while one web is killed (kill -9, then
@@ -86,307 +94,417 @@ async function timeUntil(check: () => Promise<boolean> | boolean, boundMs: numbe
  * implementation for the cluster test and for `scripts/chaos.ts`.
  */
 export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
-  const random = seededRandom(o.seed);
-  const redis = await startPrivateRedis();
-  let env: TestEnvironment | undefined;
-  let leases: LeaseReader | undefined;
-  let cluster: ChaosCluster | undefined;
-  const chargers: FirmwareCharger[] = [];
-  let poller: ApiPoller | undefined;
+  const run = new ChaosRun(o, await startPrivateRedis());
   try {
-    env = await clusterEnvironment({
+    await run.start();
+    await run.faultRounds();
+    return await run.finish();
+  } finally {
+    await run.teardown();
+  }
+}
+
+/** One chaos run's resources and records; `runChaos` drives it from start to teardown. */
+class ChaosRun {
+  private readonly random: () => number;
+  private env: TestEnvironment | undefined;
+  private leases: LeaseReader | undefined;
+  private cluster: ChaosCluster | undefined;
+  private poller: ApiPoller | undefined;
+  private readonly chargers: FirmwareCharger[] = [];
+  private readonly identities: ChargerIdentity[] = [];
+  private readonly partners: Partner[] = [];
+  private readonly faults: FaultFigures[] = [];
+  private readonly timeline: Array<{ at: number; what: string }> = [];
+  /** asks that needed an actor of a victim while it was not yet re-owned */
+  private readonly victimWindows: VictimWindow[] = [];
+  private readonly redisOutages: Array<{ from: number; to: number }> = [];
+  private readonly auth = { Authorization: `Bearer ${API_KEY}` };
+  private readonly pauseMs: number;
+  private readonly recoveryBoundMs: number;
+  private first = '';
+  private rounds = 0;
+  private loadStarted = 0;
+
+  constructor(
+    private readonly o: ChaosOptions,
+    private readonly redis: PrivateRedis,
+  ) {
+    this.random = seededRandom(o.seed);
+    this.pauseMs = o.leaseTtlMs + PAUSE_PAST_TTL_MS;
+    this.recoveryBoundMs = o.leaseTtlMs * 2 + 6000;
+  }
+
+  private get c(): ChaosCluster {
+    if (!this.cluster) throw new Error('the chaos cluster is not started');
+    return this.cluster;
+  }
+
+  private get reader(): LeaseReader {
+    if (!this.leases) throw new Error('the lease reader is not started');
+    return this.leases;
+  }
+
+  private get p(): ApiPoller {
+    if (!this.poller) throw new Error('the load is not started');
+    return this.poller;
+  }
+
+  async start(): Promise<void> {
+    await this.startCluster();
+    await this.registerChargers();
+    await this.onboardPartners();
+    await this.startChargers();
+    this.startLoad();
+  }
+
+  private async startCluster(): Promise<void> {
+    const env = await clusterEnvironment({
       CSMS_API_KEY: API_KEY,
-      REDIS_URL: redis.url,
-      LEASE_TTL_MS: String(o.leaseTtlMs),
+      REDIS_URL: this.redis.url,
+      LEASE_TTL_MS: String(this.o.leaseTtlMs),
       ACTOR_SHARDS: String(SHARDS),
     });
-    leases = new LeaseReader(redis.url, env.env.REDIS_PREFIX ?? '', SHARDS);
+    this.env = env;
+    this.leases = new LeaseReader(this.redis.url, env.env.REDIS_PREFIX ?? '', SHARDS);
     const c = new ChaosCluster(env.env);
-    cluster = c;
+    this.cluster = c;
     await Promise.all([c.add('web'), c.add('web'), c.add('worker')]);
-    o.log(
-      `cluster up: ${c.members.map((m) => `${m.name} ${m.node.url || `pid ${m.node.pid}`}`).join(', ')}; private redis on ${redis.port}`,
-    );
-
+    const members = c.members.map((m) => `${m.name} ${m.node.url || `pid ${m.node.pid}`}`).join(', ');
+    this.o.log(`cluster up: ${members}; private redis on ${this.redis.port}`);
     const [first] = c.httpTargets();
     if (first === undefined) throw new Error('no web process');
-    const identities: ChargerIdentity[] = [];
-    for (let i = 0; i < o.chargers; i++) {
+    this.first = first;
+  }
+
+  private async registerChargers(): Promise<void> {
+    for (let i = 0; i < this.o.chargers; i++) {
       const protocol: OcppProtocol = i % 2 === 0 ? 'ocpp1.6' : 'ocpp2.0.1';
-      const res = await api<{ id: string; password: string }>(first, 'POST', '/v1/charge-points', {
-        id: `CHAOS-${o.seed}-${i}`,
+      const res = await api<{ id: string; password: string }>(this.first, 'POST', '/v1/charge-points', {
+        id: `CHAOS-${this.o.seed}-${i}`,
         protocol,
       });
       if (res.status !== 201) throw new Error(`registering a charger answered ${res.status}`);
-      identities.push({ id: res.body.id, password: res.body.password, protocol });
+      this.identities.push({ id: res.body.id, password: res.body.password, protocol });
     }
-    const partners: Array<{ id: string; token: string; address: string }> = [];
-    // a dozen partner actors, so that every process owns the shards of a few
+  }
+
+  /** a dozen partner actors, so that every process owns the shards of a few */
+  private async onboardPartners(): Promise<void> {
     for (let i = 0; i < 12; i++) {
       const party = `C${String(i).padStart(2, '0')}`;
-      const res = await api<{ id: string; token: string }>(first, 'POST', '/v1/partners', {
+      const res = await api<{ id: string; token: string }>(this.first, 'POST', '/v1/partners', {
         country_code: 'DE',
         party_id: party,
         role: 'EMSP',
       });
       if (res.status !== 201) throw new Error(`onboarding a partner answered ${res.status}`);
-      partners.push({ id: res.body.id, token: res.body.token, address: `partner/DE-${party}` });
+      this.partners.push({ id: res.body.id, token: res.body.token, address: `partner/DE-${party}` });
     }
+  }
 
-    const startWs = c.wsTargets();
-    identities.forEach((identity, i) => {
+  private async startChargers(): Promise<void> {
+    const startWs = this.c.wsTargets();
+    this.identities.forEach((identity, i) => {
       const charger = new FirmwareCharger(identity, {
-        targets: () => c.wsTargets(),
+        targets: () => this.c.wsTargets(),
         firstTarget: startWs[i % startWs.length] ?? '',
         callTimeoutMs: CALL_TIMEOUT_MS,
         meterEveryMs: 500,
         meterValuesPerTransaction: 6,
-        random,
+        random: this.random,
       });
-      chargers.push(charger);
+      this.chargers.push(charger);
       charger.start();
     });
-    await timeUntil(() => chargers.every((ch) => ch.onlineAt.length > 0), 20_000);
-    o.log(`${chargers.filter((ch) => ch.onlineAt.length > 0).length}/${chargers.length} chargers booted`);
+    await timeUntil(() => this.chargers.every((ch) => ch.onlineAt.length > 0), 20_000);
+    const booted = this.chargers.filter((ch) => ch.onlineAt.length > 0).length;
+    this.o.log(`${booted}/${this.chargers.length} chargers booted`);
+  }
 
-    // the index is below the length of a list that is never empty here
-    const pick = <T>(list: T[]): T => list[Math.floor(random() * list.length)] as T;
-    const auth = { Authorization: `Bearer ${API_KEY}` };
-    const partnerAsk = (partner: { id: string; address: string }): PollRequest => ({
-      route: 'GET /v1/partners/{id}',
-      method: 'GET',
-      path: `/v1/partners/${partner.id}`,
-      headers: auth,
-      needs: partner.address,
+  private startLoad(): void {
+    // a request that reached a web just before it was paused waits for SIGCONT: not a hang
+    const boundMs = Math.max(HTTP_BOUND_MS, this.pauseMs + 5000);
+    this.poller = new ApiPoller({
+      targets: () => this.c.httpTargets(),
+      requests: () => this.requests(),
+      boundMs,
+      everyMs: 100,
+      random: this.random,
     });
-    const remoteStart = (id: string): PollRequest => ({
+    this.loadStarted = Date.now();
+    this.poller.start();
+    this.timeline.push({ at: Date.now(), what: 'load started' });
+  }
+
+  /** an element of a list that is never empty here */
+  private pick<T>(list: T[]): T {
+    const item = list[Math.floor(this.random() * list.length)];
+    if (item === undefined) throw new Error('picked from an empty list');
+    return item;
+  }
+
+  private partnerAsk(partner: Partner): PollRequest {
+    const path = `/v1/partners/${partner.id}`;
+    return { route: 'GET /v1/partners/{id}', method: 'GET', path, headers: this.auth, needs: partner.address };
+  }
+
+  private remoteStart(id: string): PollRequest {
+    return {
       route: 'POST /v1/charge-points/{id}/remote-start',
       method: 'POST',
       path: `/v1/charge-points/${id}/remote-start`,
-      headers: auth,
+      headers: this.auth,
       body: { id_tag: 'POLLER' },
       needs: `charge-point/${id}`,
-    });
-    const requests = (): PollRequest[] => {
-      const cp = pick(identities);
-      const partner = pick(partners);
-      return [
-        { route: 'GET /healthz', method: 'GET', path: '/healthz' },
-        { route: 'GET /v1/charge-points', method: 'GET', path: '/v1/charge-points?limit=50', headers: auth },
-        { route: 'GET /v1/sessions', method: 'GET', path: '/v1/sessions?limit=20', headers: auth },
-        { route: 'GET /v1/charge-points/{id}', method: 'GET', path: `/v1/charge-points/${cp.id}`, headers: auth },
-        remoteStart(cp.id),
-        partnerAsk(partner),
-        {
-          route: 'GET /ocpi/cpo/versions',
-          method: 'GET',
-          path: '/ocpi/cpo/versions',
-          headers: { Authorization: `Token ${partner.token}` },
-        },
-      ];
     };
-    const pauseMs = o.leaseTtlMs + PAUSE_PAST_TTL_MS;
-    // a request that reached a web just before it was paused waits for SIGCONT: not a hang
-    const boundMs = Math.max(HTTP_BOUND_MS, pauseMs + 5000);
-    const p = new ApiPoller({ targets: () => c.httpTargets(), requests, boundMs, everyMs: 100, random });
-    poller = p;
-    const loadStarted = Date.now();
-    p.start();
+  }
 
-    const faults: FaultFigures[] = [];
-    const timeline: Array<{ at: number; what: string }> = [{ at: Date.now(), what: 'load started' }];
-    const mark = (what: string): number => {
-      const at = Date.now();
-      timeline.push({ at, what });
-      return at;
+  private requests(): PollRequest[] {
+    const cp = this.pick(this.identities);
+    const partner = this.pick(this.partners);
+    const auth = this.auth;
+    return [
+      { route: 'GET /healthz', method: 'GET', path: '/healthz' },
+      { route: 'GET /v1/charge-points', method: 'GET', path: '/v1/charge-points?limit=50', headers: auth },
+      { route: 'GET /v1/sessions', method: 'GET', path: '/v1/sessions?limit=20', headers: auth },
+      { route: 'GET /v1/charge-points/{id}', method: 'GET', path: `/v1/charge-points/${cp.id}`, headers: auth },
+      this.remoteStart(cp.id),
+      this.partnerAsk(partner),
+      {
+        route: 'GET /ocpi/cpo/versions',
+        method: 'GET',
+        path: '/ocpi/cpo/versions',
+        headers: { Authorization: `Token ${partner.token}` },
+      },
+    ];
+  }
+
+  private mark(what: string): number {
+    const at = Date.now();
+    this.timeline.push({ at, what });
+    return at;
+  }
+
+  private connects(): number {
+    return this.chargers.reduce((n, ch) => n + ch.counters.connects, 0);
+  }
+
+  /** every shard owned by a process that is up */
+  private async allOwnedByLive(): Promise<boolean> {
+    const owners = await this.reader.owners();
+    const alive = new Set(this.c.members.filter((m) => m.state === 'up').map((m) => m.node.processId));
+    return !!owners && owners.every((x) => x !== undefined && alive.has(x));
+  }
+
+  /** victims back online: each got a CALLRESULT on a socket opened after `since` */
+  private async chargersBack(victims: FirmwareCharger[], since: number): Promise<Recovery> {
+    const backAt = (ch: FirmwareCharger): number | undefined => ch.onlineAt.find((t) => t > since);
+    await timeUntil(() => victims.every((ch) => backAt(ch) !== undefined), this.recoveryBoundMs);
+    const times = victims.map(backAt).filter((t): t is number => t !== undefined);
+    return {
+      back: times.length,
+      ms: times.length === victims.length ? Math.max(0, ...times.map((t) => t - since)) : undefined,
     };
-    const connects = (): number => chargers.reduce((n, ch) => n + ch.counters.connects, 0);
-    /** asks that needed an actor of a victim while it was not yet re-owned */
-    const victimWindows: VictimWindow[] = [];
-    const redisOutages: Array<{ from: number; to: number }> = [];
-    const recoveryBoundMs = o.leaseTtlMs * 2 + 6000;
-    const allOwnedBy = (owners: Array<string | undefined> | undefined, alive: Set<string>): boolean =>
-      !!owners && owners.every((x) => x !== undefined && alive.has(x));
-    const liveIds = (): Set<string> => new Set(c.members.filter((m) => m.state === 'up').map((m) => m.node.processId));
-    const reader = leases;
+  }
 
-    /** victims back online: each got a CALLRESULT on a socket opened after `since` */
-    const chargersBack = async (
-      victims: FirmwareCharger[],
-      since: number,
-    ): Promise<{ back: number; ms: number | undefined }> => {
-      const backAt = (ch: FirmwareCharger): number | undefined => ch.onlineAt.find((t) => t > since);
-      await timeUntil(() => victims.every((ch) => backAt(ch) !== undefined), recoveryBoundMs);
-      const times = victims.map(backAt).filter((t): t is number => t !== undefined);
-      return {
-        back: times.length,
-        ms: times.length === victims.length ? Math.max(0, ...times.map((t) => t - since)) : undefined,
-      };
-    };
-
-    const processFault = async (fault: 'kill -9' | 'SIGSTOP', victim: Member): Promise<void> => {
-      const victimUrl = victim.node.url.replace(/^http/, 'ws');
-      const victims = chargers.filter((ch) => ch.target === victimUrl);
-      const shardOwners = (await reader.owners()) ?? [];
-      const connectsBefore = connects();
-      const since = mark(`${fault} ${victim.name}`);
-      const window: VictimWindow = {
-        from: since,
-        to: Number.POSITIVE_INFINITY,
-        processId: victim.node.processId,
-        shardOwners,
-        chargers: new Set(victims.map((v) => v.identity.id)),
-      };
-      victimWindows.push(window);
-      let shardsReownedMs: number | undefined;
-      let back: { back: number; ms: number | undefined };
-      // asks aimed at the victim's actors around the fault: they must reach the new owner
-      const burst = (): void =>
-        p.burst([
-          ...partners.filter((x) => shardOwners[shardOf(x.address, SHARDS)] === victim.node.processId).map(partnerAsk),
-          ...victims.slice(0, 6).map((v) => remoteStart(v.identity.id)),
-        ]);
-      if (fault === 'kill -9') {
-        // some in flight when the victim dies, some sent after
-        burst();
-        await c.kill(victim);
-        burst();
-        // the replacement starts while the cluster fails over, as a supervisor would restart it
-        const [b, reowned] = await Promise.all([
-          chargersBack(victims, since),
-          timeUntil(async () => allOwnedBy(await reader.owners(), liveIds()), recoveryBoundMs),
-          c.add('web'),
-        ]);
-        back = b;
-        shardsReownedMs = reowned;
-      } else {
-        burst();
-        c.pause(victim);
-        burst();
-        // only while it is paused: after SIGCONT it may rightly take shards back
-        const reowned = timeUntil(async () => allOwnedBy(await reader.owners(), liveIds()), pauseMs);
-        const b = chargersBack(victims, since);
-        await sleep(pauseMs);
-        mark(`SIGCONT ${victim.name}`);
-        c.resume(victim);
-        shardsReownedMs = await reowned;
-        back = await b;
-      }
-      window.to = since + Math.max(shardsReownedMs ?? recoveryBoundMs, back.ms ?? recoveryBoundMs);
-      faults.push({
-        fault: `${fault} ${victim.name}`,
-        victims: victims.length,
-        back: back.back,
-        chargersBackMs: back.ms,
-        shardsReownedMs,
-        reconnects: connects() - connectsBefore,
-      });
-      o.log(
-        `${fault} ${victim.name}: ${back.back}/${victims.length} chargers back in ${String(back.ms)} ms; shards re-owned in ${String(shardsReownedMs)} ms`,
-      );
-    };
-
-    const redisFault = async (): Promise<void> => {
-      const connectsBefore = connects();
-      const from = mark('redis stopped');
-      await redis.stop();
-      await sleep(o.redisDownMs);
-      await redis.start();
-      const restarted = mark('redis started');
-      const outage = { from, to: Number.POSITIVE_INFINITY };
-      redisOutages.push(outage);
-      const [back, reowned] = await Promise.all([
-        timeUntil(() => chargers.every((ch) => ch.lastAckAt > restarted), recoveryBoundMs),
-        timeUntil(async () => allOwnedBy(await reader.owners(), liveIds()), recoveryBoundMs),
-      ]);
-      // degraded answers are fair until the cluster owns its shards again
-      outage.to = restarted + (reowned ?? recoveryBoundMs) + 1000;
-      const backCount = chargers.filter((ch) => ch.lastAckAt > restarted).length;
-      faults.push({
-        fault: `redis restart (${o.redisDownMs} ms down)`,
-        victims: chargers.length,
-        back: backCount,
-        chargersBackMs: back,
-        shardsReownedMs: reowned,
-        reconnects: connects() - connectsBefore,
-      });
-      o.log(
-        `redis restart: ${backCount}/${chargers.length} chargers answered again in ${String(back)} ms; shards re-owned in ${String(reowned)} ms`,
-      );
-    };
-
-    let rounds = 0;
+  async faultRounds(): Promise<void> {
     do {
-      await sleep(o.warmupMs);
-      const [a, b] = c.webs();
+      await sleep(this.o.warmupMs);
+      const [a, b] = this.c.webs();
       if (!a || !b) throw new Error('fewer than two web processes up');
-      await processFault('kill -9', rounds % 2 === 0 ? a : b);
+      await this.processFault('kill -9', this.rounds % 2 === 0 ? a : b);
       await sleep(1000);
       // the survivor of the kill, which now holds most chargers
-      const survivor = c.webs().find((m) => m === (rounds % 2 === 0 ? b : a));
-      if (survivor) await processFault('SIGSTOP', survivor);
+      const survivor = this.c.webs().find((m) => m === (this.rounds % 2 === 0 ? b : a));
+      if (survivor) await this.processFault('SIGSTOP', survivor);
       await sleep(1000);
-      await redisFault();
-      rounds += 1;
-    } while (o.another(rounds));
+      await this.redisFault();
+      this.rounds += 1;
+    } while (this.o.another(this.rounds));
+  }
 
-    // the end of the run: half the chargers stop their transaction, half leave it open
-    mark('chargers finishing');
-    chargers.forEach((ch, i) => ch.finish(i % 2 === 0));
-    await timeUntil(() => chargers.every((ch) => ch.drained), 30_000);
-    const loadMs = Date.now() - loadStarted;
-    await p.stop();
+  private async processFault(fault: 'kill -9' | 'SIGSTOP', victim: Member): Promise<void> {
+    const victimUrl = victim.node.url.replace(/^http/, 'ws');
+    const victims = this.chargers.filter((ch) => ch.target === victimUrl);
+    const shardOwners = (await this.reader.owners()) ?? [];
+    const connectsBefore = this.connects();
+    const since = this.mark(`${fault} ${victim.name}`);
+    const window: VictimWindow = {
+      from: since,
+      to: Number.POSITIVE_INFINITY,
+      processId: victim.node.processId,
+      shardOwners,
+      chargers: new Set(victims.map((v) => v.identity.id)),
+    };
+    this.victimWindows.push(window);
+    // asks aimed at the victim's actors around the fault: they must reach the new owner
+    const burst = (): void =>
+      this.p.burst([
+        ...this.partners
+          .filter((x) => shardOwners[shardOf(x.address, SHARDS)] === victim.node.processId)
+          .map((x) => this.partnerAsk(x)),
+        ...victims.slice(0, 6).map((v) => this.remoteStart(v.identity.id)),
+      ]);
+    const { back, shardsReownedMs } =
+      fault === 'kill -9'
+        ? await this.killAndReplace(victim, victims, since, burst)
+        : await this.pauseAndResume(victim, victims, since, burst);
+    window.to = since + Math.max(shardsReownedMs ?? this.recoveryBoundMs, back.ms ?? this.recoveryBoundMs);
+    this.faults.push({
+      fault: `${fault} ${victim.name}`,
+      victims: victims.length,
+      back: back.back,
+      chargersBackMs: back.ms,
+      shardsReownedMs,
+      reconnects: this.connects() - connectsBefore,
+    });
+    this.o.log(
+      `${fault} ${victim.name}: ${back.back}/${victims.length} chargers back in ${String(back.ms)} ms; shards re-owned in ${String(shardsReownedMs)} ms`,
+    );
+  }
 
-    const ledger = emptyLedgerCheck();
-    const base = c.httpTargets()[0] ?? first;
-    for (const ch of chargers) {
-      const res = await api<SessionView[]>(
-        base,
-        'GET',
-        `/v1/sessions?charge_point_id=${encodeURIComponent(ch.identity.id)}&limit=1000`,
-      );
-      if (res.status !== 200) throw new Error(`GET /v1/sessions answered ${res.status}`);
-      checkLedger(ch, res.body, ledger);
-    }
-    let onlineAtEnd = 0;
-    await timeUntil(async () => {
-      const res = await api<unknown[]>(base, 'GET', '/v1/charge-points?online=true&limit=1000');
-      onlineAtEnd = res.status === 200 ? res.body.length : 0;
-      return onlineAtEnd === chargers.length;
-    }, 10_000);
+  /** kill -9; the replacement starts while the cluster fails over, as a supervisor would restart it */
+  private async killAndReplace(
+    victim: Member,
+    victims: FirmwareCharger[],
+    since: number,
+    burst: () => void,
+  ): Promise<{ back: Recovery; shardsReownedMs: number | undefined }> {
+    // some in flight when the victim dies, some sent after
+    burst();
+    await this.c.kill(victim);
+    burst();
+    const [back, shardsReownedMs] = await Promise.all([
+      this.chargersBack(victims, since),
+      timeUntil(() => this.allOwnedByLive(), this.recoveryBoundMs),
+      this.c.add('web'),
+    ]);
+    return { back, shardsReownedMs };
+  }
 
-    const http = summariseHttp(p.records, redisOutages, victimWindows, timeline);
-    const counters: ChaosReport['chargerCounters'] = { connects: 0, refused: {}, callErrors: {}, callTimeouts: 0 };
-    for (const ch of chargers) {
-      counters.connects += ch.counters.connects;
-      counters.callTimeouts += ch.counters.callTimeouts;
-      for (const [k, v] of Object.entries(ch.counters.refused)) counters.refused[k] = (counters.refused[k] ?? 0) + v;
-      for (const [k, v] of Object.entries(ch.counters.callErrors))
-        counters.callErrors[k] = (counters.callErrors[k] ?? 0) + v;
-    }
-    await Promise.all(chargers.map((ch) => ch.close()));
-    const crashes = [...c.crashes];
-    const exitCodes = await c.stopAll();
+  /** SIGSTOP past the lease TTL, then SIGCONT */
+  private async pauseAndResume(
+    victim: Member,
+    victims: FirmwareCharger[],
+    since: number,
+    burst: () => void,
+  ): Promise<{ back: Recovery; shardsReownedMs: number | undefined }> {
+    burst();
+    this.c.pause(victim);
+    burst();
+    // only while it is paused: after SIGCONT it may rightly take shards back
+    const reowned = timeUntil(() => this.allOwnedByLive(), this.pauseMs);
+    const back = this.chargersBack(victims, since);
+    await sleep(this.pauseMs);
+    this.mark(`SIGCONT ${victim.name}`);
+    this.c.resume(victim);
+    const shardsReownedMs = await reowned;
+    return { back: await back, shardsReownedMs };
+  }
+
+  private async redisFault(): Promise<void> {
+    const connectsBefore = this.connects();
+    const from = this.mark('redis stopped');
+    await this.redis.stop();
+    await sleep(this.o.redisDownMs);
+    await this.redis.start();
+    const restarted = this.mark('redis started');
+    const outage = { from, to: Number.POSITIVE_INFINITY };
+    this.redisOutages.push(outage);
+    const [back, reowned] = await Promise.all([
+      timeUntil(() => this.chargers.every((ch) => ch.lastAckAt > restarted), this.recoveryBoundMs),
+      timeUntil(() => this.allOwnedByLive(), this.recoveryBoundMs),
+    ]);
+    // degraded answers are fair until the cluster owns its shards again
+    outage.to = restarted + (reowned ?? this.recoveryBoundMs) + 1000;
+    const backCount = this.chargers.filter((ch) => ch.lastAckAt > restarted).length;
+    this.faults.push({
+      fault: `redis restart (${this.o.redisDownMs} ms down)`,
+      victims: this.chargers.length,
+      back: backCount,
+      chargersBackMs: back,
+      shardsReownedMs: reowned,
+      reconnects: this.connects() - connectsBefore,
+    });
+    this.o.log(
+      `redis restart: ${backCount}/${this.chargers.length} chargers answered again in ${String(back)} ms; shards re-owned in ${String(reowned)} ms`,
+    );
+  }
+
+  /** half the chargers stop their transaction, half leave it open; then everything is checked */
+  async finish(): Promise<ChaosReport> {
+    this.mark('chargers finishing');
+    this.chargers.forEach((ch, i) => ch.finish(i % 2 === 0));
+    await timeUntil(() => this.chargers.every((ch) => ch.drained), 30_000);
+    const loadMs = Date.now() - this.loadStarted;
+    await this.p.stop();
+    const base = this.c.httpTargets()[0] ?? this.first;
+    const ledger = await this.checkLedgers(base);
+    const onlineAtEnd = await this.onlineAtEnd(base);
+    const http = summariseHttp(this.p.records, this.redisOutages, this.victimWindows, this.timeline);
+    const chargerCounters = this.chargerCounters();
+    await Promise.all(this.chargers.map((ch) => ch.close()));
+    const crashes = [...this.c.crashes];
+    const exitCodes = await this.c.stopAll();
     return {
-      seed: o.seed,
-      chargers: chargers.length,
-      rounds,
+      seed: this.o.seed,
+      chargers: this.chargers.length,
+      rounds: this.rounds,
       loadMs,
-      faults,
+      faults: this.faults,
       crashes,
       exitCodes,
       http,
       ledger,
-      notDrained: chargers.filter((ch) => !ch.drained).map((ch) => `${ch.identity.id} (${ch.queued} queued)`),
+      notDrained: this.chargers.filter((ch) => !ch.drained).map((ch) => `${ch.identity.id} (${ch.queued} queued)`),
       onlineAtEnd,
-      chargerCounters: counters,
+      chargerCounters,
     };
-  } finally {
-    await poller?.stop();
-    await Promise.all(chargers.map((ch) => ch.close()));
-    await cluster?.stopAll();
-    leases?.close();
-    await redis.stop();
-    await env?.cleanup();
+  }
+
+  /** every acknowledged transaction message of every charger, looked up in /v1/sessions */
+  private async checkLedgers(base: string): Promise<ChaosReport['ledger']> {
+    const ledger = emptyLedgerCheck();
+    for (const ch of this.chargers) {
+      const path = `/v1/sessions?charge_point_id=${encodeURIComponent(ch.identity.id)}&limit=1000`;
+      const res = await api<SessionView[]>(base, 'GET', path);
+      if (res.status !== 200) throw new Error(`GET /v1/sessions answered ${res.status}`);
+      checkLedger(ch, res.body, ledger);
+    }
+    return ledger;
+  }
+
+  private async onlineAtEnd(base: string): Promise<number> {
+    let online = 0;
+    await timeUntil(async () => {
+      const res = await api<unknown[]>(base, 'GET', '/v1/charge-points?online=true&limit=1000');
+      online = res.status === 200 ? res.body.length : 0;
+      return online === this.chargers.length;
+    }, 10_000);
+    return online;
+  }
+
+  private chargerCounters(): ChaosReport['chargerCounters'] {
+    const counters: ChaosReport['chargerCounters'] = { connects: 0, refused: {}, callErrors: {}, callTimeouts: 0 };
+    const add = (into: Record<string, number>, from: Record<string, number>): void => {
+      for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
+    };
+    for (const ch of this.chargers) {
+      counters.connects += ch.counters.connects;
+      counters.callTimeouts += ch.counters.callTimeouts;
+      add(counters.refused, ch.counters.refused);
+      add(counters.callErrors, ch.counters.callErrors);
+    }
+    return counters;
+  }
+
+  async teardown(): Promise<void> {
+    await this.poller?.stop();
+    await Promise.all(this.chargers.map((ch) => ch.close()));
+    await this.cluster?.stopAll();
+    this.leases?.close();
+    await this.redis.stop();
+    await this.env?.cleanup();
   }
 }
