@@ -6,6 +6,7 @@ import { cpus, totalmem } from 'node:os';
 import { createInterface } from 'node:readline';
 import Koa from 'koa';
 import { ocpiModule } from '../src/ocpi/module.js';
+import { aConnector } from '../test/support/ocpi-builders.js';
 import { embeddedEnvironment, startPlatform } from '../test/support/platforms.js';
 
 /**
@@ -92,15 +93,8 @@ async function registerPartner(json: JsonCall, key: string, partnerUrl: string):
 
 function benchLocation(i: number, countryCode: string, partyId: string): Record<string, unknown> {
   const id = `LOC-${String(i).padStart(4, '0')}`;
-  const connector = {
-    id: '1',
-    standard: 'IEC_62196_T2',
-    format: 'SOCKET',
-    power_type: 'AC_3_PHASE',
-    max_voltage: 400,
-    max_amperage: 32,
-    last_updated: '2026-01-01T00:00:00Z',
-  };
+  // the test suite's connector, without tariffs
+  const connector = aConnector({ tariff_ids: undefined, last_updated: '2026-01-01T00:00:00Z' });
   return {
     country_code: countryCode,
     party_id: partyId,

@@ -86,6 +86,19 @@ interface Partner {
 
 type Recovery = { back: number; ms: number | undefined };
 
+/** the process a fault hits, the chargers on it, when it was hit, and asks aimed at its actors */
+interface FaultTarget {
+  victim: Member;
+  victims: FirmwareCharger[];
+  since: number;
+  burst: () => void;
+}
+
+interface FaultOutcome {
+  back: Recovery;
+  shardsReownedMs: number | undefined;
+}
+
 /**
  * The chaos run: a private redis-server, a fresh PostgreSQL schema, two `web` processes and
  * one `worker`; firmware-like chargers run transactions while one web is killed (kill -9, then
@@ -348,8 +361,8 @@ class ChaosRun {
       ]);
     const { back, shardsReownedMs } =
       fault === 'kill -9'
-        ? await this.killAndReplace(victim, victims, since, burst)
-        : await this.pauseAndResume(victim, victims, since, burst);
+        ? await this.killAndReplace({ victim, victims, since, burst })
+        : await this.pauseAndResume({ victim, victims, since, burst });
     window.to = since + Math.max(shardsReownedMs ?? this.recoveryBoundMs, back.ms ?? this.recoveryBoundMs);
     this.faults.push({
       fault: `${fault} ${victim.name}`,
@@ -365,12 +378,7 @@ class ChaosRun {
   }
 
   /** kill -9; the replacement starts while the cluster fails over, as a supervisor would restart it */
-  private async killAndReplace(
-    victim: Member,
-    victims: FirmwareCharger[],
-    since: number,
-    burst: () => void,
-  ): Promise<{ back: Recovery; shardsReownedMs: number | undefined }> {
+  private async killAndReplace({ victim, victims, since, burst }: FaultTarget): Promise<FaultOutcome> {
     // some in flight when the victim dies, some sent after
     burst();
     await this.c.kill(victim);
@@ -384,12 +392,7 @@ class ChaosRun {
   }
 
   /** SIGSTOP past the lease TTL, then SIGCONT */
-  private async pauseAndResume(
-    victim: Member,
-    victims: FirmwareCharger[],
-    since: number,
-    burst: () => void,
-  ): Promise<{ back: Recovery; shardsReownedMs: number | undefined }> {
+  private async pauseAndResume({ victim, victims, since, burst }: FaultTarget): Promise<FaultOutcome> {
     burst();
     this.c.pause(victim);
     burst();
