@@ -7,7 +7,7 @@ import {
   type ChargePointMessage,
   type ChargePointReplies,
   type CommandAccepted,
-} from '../../actors/charge-point-protocol.js';
+} from '../../actors/charge-point/protocol.js';
 import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
 import { HttpError } from '../gateway/errors.js';
 import { pagingHeaders } from '../gateway/paging.js';

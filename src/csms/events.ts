@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
-import type { CsmsEvent } from '../../actors/charge-point-protocol.js';
+import type { CsmsEvent } from '../../actors/charge-point/protocol.js';
 
 // the event type lives with the actor that publishes it (issue 8: actors/ imports no CSMS internals)
 export type { CsmsEvent };

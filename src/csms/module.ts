@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PassThrough } from 'node:stream';
-import { chargePointActor } from '../../actors/charge-point-actor.js';
+import { chargePointActor } from '../../actors/charge-point/actor.js';
 import { defineMount, type MountSpec } from '../gateway/route-table.js';
 import { OcppEndpoint, ConnectionRegistry } from '../ocpp/endpoint.js';
 import { LoginThrottle } from '../ocpp/login-throttle.js';

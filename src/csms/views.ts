@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { ChargePointState } from '../../actors/charge-point-protocol.js';
+import { ChargePointState } from '../../actors/charge-point/protocol.js';
 import { ProtocolName } from '../ocpp/domain.js';
 import type { ChargePointRow } from './charge-point-store.js';
 

@@ -1,5 +1,5 @@
 import type { PlatformModule } from '../platform/services.js';
-import { partnerActor } from '../../actors/partner-actor.js';
+import { partnerActor } from '../../actors/partner/actor.js';
 import { discoveryPort } from './client/discovery-port.js';
 import { PartnerClient, partnerHttpOptions } from './client/partner-client.js';
 import { cpo211Mount } from './2.1.1/cpo-mount.js';

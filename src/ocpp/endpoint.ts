@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ActorSystem, PinnedActor } from '../runtime/actor-system.js';
-import { chargePointProtocol } from '../../actors/charge-point-protocol.js';
+import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
 import { chargerConnection, type AnyChargerConnection } from './connection.js';
 import type { ChargerEvent, ProtocolName } from './domain.js';
 import type { LoginThrottle } from './login-throttle.js';

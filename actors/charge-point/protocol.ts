@@ -6,8 +6,8 @@ import {
   ProtocolName,
   type ChargerEventOutcome,
   type ConnectedReply,
-} from '../src/ocpp/domain.js';
-import { defineProtocol } from '../src/runtime/protocol.js';
+} from '../../src/ocpp/domain.js';
+import { defineProtocol } from '../../src/runtime/protocol.js';
 
 /**
  * The charge-point actor's protocol: what the OCPP endpoint, the `/v1` API and other actors send

@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import type { SqlEntityManager } from '@mikro-orm/knex';
-import { defineActor, type ActorContext } from '../src/runtime/types.js';
+import { defineActor, type ActorContext } from '../../src/runtime/types.js';
 import {
   Business,
   Endpoint,
@@ -11,7 +11,7 @@ import {
   type PartnerMessage,
   type PartnerReply,
   type PartnerView,
-} from './partner-protocol.js';
+} from './protocol.js';
 
 /**
  * The partner actor, `partner/<country_code>-<party_id>`: the one owner of a roaming partner's

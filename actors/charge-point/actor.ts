@@ -5,10 +5,10 @@ import type {
   ChargerEventOutcome,
   ConnectedReply,
   ProtocolName,
-} from '../src/ocpp/domain.js';
-import type { ActorContext, DeactivationReason } from '../src/runtime/types.js';
-import { defineActor } from '../src/runtime/types.js';
-import { parseAddress, type Address } from '../src/runtime/address.js';
+} from '../../src/ocpp/domain.js';
+import type { ActorContext, DeactivationReason } from '../../src/runtime/types.js';
+import { defineActor } from '../../src/runtime/types.js';
+import { parseAddress, type Address } from '../../src/runtime/address.js';
 import {
   chargePointProtocol,
   ChargePointState,
@@ -17,7 +17,7 @@ import {
   type CommandAccepted,
   type CsmsEvent,
   type SessionWrites,
-} from './charge-point-protocol.js';
+} from './protocol.js';
 
 /** What the actor needs from the process that holds the charger's socket. */
 export interface ChargePointActorDeps {

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { defineProtocol } from '../src/runtime/protocol.js';
+import { defineProtocol } from '../../src/runtime/protocol.js';
 
 /**
  * The partner actor's protocol (see actors/partner-actor.ts): what the credentials endpoints and
