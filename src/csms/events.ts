@@ -2,9 +2,9 @@ import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
-import type { CsmsEvent } from '../../actors/charge-point/protocol.js';
+import type { CsmsEvent } from '../../actors/charge-point/ports.js';
 
-// the event type lives with the actor that publishes it (issue 8: actors/ imports no CSMS internals)
+// the event type lives with the actor that publishes it (actors/ imports no CSMS internals)
 export type { CsmsEvent };
 
 /**
