@@ -22,6 +22,11 @@ function toRow(r: Row): ChargePointRow {
   };
 }
 
+/** An actor's state as the runtime stored it, unread: `unknown` until checked against its schema. */
+function parseStoredState(text: string): unknown {
+  return JSON.parse(text);
+}
+
 /** The registry of charger identities (csms_charge_point). */
 export class ChargePointStore {
   constructor(private readonly db: Database) {}
@@ -74,7 +79,8 @@ export class ChargePointStore {
     if (addresses.length === 0) return states;
     const marks = addresses.map(() => '?').join(', ');
     const rows = await this.db.execute(`SELECT address, state FROM actor_state WHERE address IN (${marks})`, addresses);
-    for (const r of rows) states.set(String(r.address), JSON.parse(String(r.state)) as unknown);
+    // the runtime's own serialisation; what it holds is checked where it is read (views.ts chargePointView)
+    for (const r of rows) states.set(String(r.address), parseStoredState(String(r.state)));
     return states;
   }
 }

@@ -1,11 +1,13 @@
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { Compile } from 'typebox/compile';
+import { CsmsEvent } from '../../actors/charge-point/ports.js';
 
-import type { CsmsEvent } from '../../actors/charge-point-protocol.js';
-
-// the event type lives with the actor that publishes it (issue 8: actors/ imports no CSMS internals)
+// the event type lives with the actor that publishes it (actors/ imports no CSMS internals)
 export type { CsmsEvent };
+
+const checkEvent = Compile(CsmsEvent);
 
 /**
  * Change notifications for live views. In cluster mode they travel over Redis pub/sub, because
@@ -29,14 +31,32 @@ export class CsmsEventBus {
     const sub = this.redis.duplicate();
     this.subscriber = sub;
     sub.on('error', (err: Error) => this.log.warn({ err: err.message }, 'csms event subscriber error'));
-    sub.on('message', (_channel: string, text: string) => {
-      try {
-        this.local.emit('event', JSON.parse(text) as CsmsEvent);
-      } catch {
-        this.log.debug('csms event not JSON');
-      }
-    });
+    sub.on('message', (_channel: string, text: string) => this.received(text));
     await sub.subscribe(this.channel);
+  }
+
+  /**
+   * An event from some process over Redis: passed on only when it is one (a process of another
+   * release, or anything else publishing on the channel, could send something else).
+   */
+  private received(text: string): void {
+    let event: unknown;
+    try {
+      event = JSON.parse(text);
+    } catch {
+      this.log.debug('csms event not JSON');
+      return;
+    }
+    if (!checkEvent.Check(event)) {
+      this.log.warn({ event: text.slice(0, 200) }, 'csms event dropped: not a CsmsEvent');
+      return;
+    }
+    try {
+      this.local.emit('event', event);
+    } catch (err) {
+      // a listener's failure must not reach the Redis client's message handler
+      this.log.warn({ err }, 'csms event listener failed');
+    }
   }
 
   publish(event: CsmsEvent): void {

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PassThrough } from 'node:stream';
-import { chargePointActor } from '../../actors/charge-point-actor.js';
+import { chargePointActor } from '../../actors/charge-point/actor.js';
+import type { ChargePointActorDeps } from '../../actors/charge-point/ports.js';
 import { defineMount, type MountSpec } from '../gateway/route-table.js';
 import { OcppEndpoint, ConnectionRegistry } from '../ocpp/endpoint.js';
 import { LoginThrottle } from '../ocpp/login-throttle.js';
@@ -71,16 +72,16 @@ function dashboardMount(): MountSpec<unknown> {
   });
 }
 
-/**
- * Charge-point management as a platform module: the OCPP WebSocket endpoint, the pinned
- * charge-point actor, the /v1 API for charge points and sessions, and the dashboard.
- */
-export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
-  const registry = new ConnectionRegistry();
-  const streams = new Set<PassThrough>();
-  const late: { events?: CsmsEventBus; endpoint?: OcppEndpoint; maxOpenTransactions?: number } = {};
+/** What the module learns only once it is running, read by the actor's deps and at stop. */
+interface LateParts {
+  events?: CsmsEventBus;
+  endpoint?: OcppEndpoint;
+  maxOpenTransactions?: number;
+}
 
-  const actor = chargePointActor({
+/** The charge-point actor's ports: the sockets of this process, the session table, the change feed. */
+function chargePointDeps(registry: ConnectionRegistry, late: LateParts, opts: CsmsModuleOptions): ChargePointActorDeps {
+  return {
     sendCommand(id, command, remoteStartId) {
       const conn = registry.get(id);
       if (!conn?.isOpen) return undefined;
@@ -104,49 +105,70 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
       if (late.maxOpenTransactions === undefined) throw new Error('the CSMS module is not attached to an HTTP server');
       return late.maxOpenTransactions;
     },
+  };
+}
+
+/** The OCPP WebSocket endpoint, checking chargers against the registry of identities. */
+function ocppEndpoint(
+  services: PlatformServices,
+  registry: ConnectionRegistry,
+  events: CsmsEventBus,
+  opts: CsmsModuleOptions,
+): OcppEndpoint {
+  const { config } = services;
+  const chargePoints = new ChargePointStore(services.db);
+  return new OcppEndpoint({
+    log: services.log.child({ module: 'ocpp' }),
+    actors: services.actors,
+    schemas: new OcppSchemas(),
+    registry,
+    authenticate: async (id, password) => {
+      const row = await chargePoints.find(id);
+      return row && identityKeyMatches(password, row.key_hash) ? row.protocol : undefined;
+    },
+    onlineChanged: (id, online) => events.publish({ type: 'charge-point', charge_point_id: id, online }),
+    pingIntervalMs: opts.pingIntervalMs ?? 30_000,
+    callTimeoutMs: opts.callTimeoutMs ?? 30_000,
+    handshakeTimeoutMs: config.OCPP_HANDSHAKE_TIMEOUT_MS,
+    bootDeadlineMs: config.OCPP_BOOT_DEADLINE_MS,
+    logins: new LoginThrottle({ maxFailures: config.OCPP_LOGIN_FAILURES }),
+    trustProxy: config.TRUST_PROXY === 'true',
+    degradedBy: () => services.health.degradedBy(),
   });
+}
+
+/**
+ * Charge-point management as a platform module: the OCPP WebSocket endpoint, the pinned
+ * charge-point actor, the /v1 API for charge points and sessions, and the dashboard.
+ */
+export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
+  const registry = new ConnectionRegistry();
+  const streams = new Set<PassThrough>();
+  const late: LateParts = {};
+  const eventsOf = (services: PlatformServices): CsmsEventBus =>
+    (late.events ??= new CsmsEventBus(services.log, services.redis, services.redisKeys.csmsEvents()));
 
   return {
     name: 'csms',
-    actors: [actor],
+    actors: [chargePointActor(chargePointDeps(registry, late, opts))],
     mounts(services: PlatformServices) {
-      const events = (late.events ??= new CsmsEventBus(services.log, services.redis, services.redisKeys.csmsEvents()));
       return [
         csmsApiMount({
           config: services.config,
           actors: services.actors,
           chargePoints: new ChargePointStore(services.db),
           sessions: new SessionReader(services.db),
-          events,
+          events: eventsOf(services),
           streams,
         }),
         dashboardMount(),
       ];
     },
     async attach(services, server) {
-      const { config } = services;
-      late.maxOpenTransactions = config.OCPP_MAX_OPEN_TRANSACTIONS;
-      const events = (late.events ??= new CsmsEventBus(services.log, services.redis, services.redisKeys.csmsEvents()));
+      late.maxOpenTransactions = services.config.OCPP_MAX_OPEN_TRANSACTIONS;
+      const events = eventsOf(services);
       await events.start();
-      const chargePoints = new ChargePointStore(services.db);
-      const endpoint = new OcppEndpoint({
-        log: services.log.child({ module: 'ocpp' }),
-        actors: services.actors,
-        schemas: new OcppSchemas(),
-        registry,
-        authenticate: async (id, password) => {
-          const row = await chargePoints.find(id);
-          return row && identityKeyMatches(password, row.key_hash) ? row.protocol : undefined;
-        },
-        onlineChanged: (id, online) => events.publish({ type: 'charge-point', charge_point_id: id, online }),
-        pingIntervalMs: opts.pingIntervalMs ?? 30_000,
-        callTimeoutMs: opts.callTimeoutMs ?? 30_000,
-        handshakeTimeoutMs: config.OCPP_HANDSHAKE_TIMEOUT_MS,
-        bootDeadlineMs: config.OCPP_BOOT_DEADLINE_MS,
-        logins: new LoginThrottle({ maxFailures: config.OCPP_LOGIN_FAILURES }),
-        trustProxy: config.TRUST_PROXY === 'true',
-        degradedBy: () => services.health.degradedBy(),
-      });
+      const endpoint = ocppEndpoint(services, registry, events, opts);
       endpoint.attach(server);
       late.endpoint = endpoint;
     },

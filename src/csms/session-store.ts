@@ -1,7 +1,7 @@
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import Type, { type Static } from 'typebox';
 import type { Database, Row } from '../db/database.js';
-import type { NewSessionRow, SessionProgress, SessionWrites } from '../../actors/charge-point-protocol.js';
+import type { NewSessionRow, SessionProgress, SessionWrites } from '../../actors/charge-point/ports.js';
 
 /** A charging session as the /v1 API shows it, built from the transactions chargers report. */
 export const ChargingSession = Type.Object({

@@ -1,10 +1,10 @@
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { ChargePointState } from '../../actors/charge-point-protocol.js';
+import { ChargePointState } from '../../actors/charge-point/protocol.js';
 import { ProtocolName } from '../ocpp/domain.js';
 import type { ChargePointRow } from './charge-point-store.js';
 
-/** Schemas of the /v1 bodies (the spec leaves them open; docs/CSMS.md describes them). */
+/** Schemas of the /v1 bodies (docs/CSMS.md, "The /v1 API", describes them). */
 export const ChargePointView = Type.Object({
   id: Type.String(),
   protocol: ProtocolName,

@@ -3,7 +3,7 @@ import { Compile } from 'typebox/compile';
 import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
 import { HttpError } from '../gateway/errors.js';
 import { defineMount, route, type MountSpec, type RouteRequest } from '../gateway/route-table.js';
-import type { PartnerMessage } from '../../actors/partner-protocol.js';
+import type { PartnerMessage } from '../../actors/partner/protocol.js';
 import * as S211 from './2.1.1/schemas.js';
 import * as S221 from './2.2.1/schemas.js';
 import { hashToken, newToken } from './auth.js';

@@ -1,5 +1,5 @@
 import type { PlatformModule } from '../platform/services.js';
-import { partnerActor } from '../../actors/partner-actor.js';
+import { partnerActor } from '../../actors/partner/actor.js';
 import { discoveryPort } from './client/discovery-port.js';
 import { PartnerClient, partnerHttpOptions } from './client/partner-client.js';
 import { cpo211Mount } from './2.1.1/cpo-mount.js';
@@ -7,6 +7,7 @@ import { emsp211Mount } from './2.1.1/emsp-mount.js';
 import { cpo221Mount } from './2.2.1/cpo-mount.js';
 import { emsp221Mount } from './2.2.1/emsp-mount.js';
 import { OcpiContext } from './context.js';
+import { partnerProjection } from './partner-projection.js';
 import { ocpiManagementMount } from './management-mount.js';
 import { overviewMount } from './overview-mount.js';
 import { roleVersionsMount } from './versions-mount.js';
@@ -19,7 +20,12 @@ export function ocpiModule(): PlatformModule {
   let context: OcpiContext | undefined;
   return {
     name: 'ocpi',
-    actors: (config) => [partnerActor(discoveryPort(new PartnerClient(partnerHttpOptions(config))))],
+    actors: (config) => [
+      partnerActor({
+        discovery: discoveryPort(new PartnerClient(partnerHttpOptions(config))),
+        projection: partnerProjection,
+      }),
+    ],
     mounts(services) {
       const ctx = new OcpiContext(services);
       context = ctx;

@@ -8,7 +8,7 @@ import {
   type PartnerMessage,
   type PartnerReply,
   type PartnerView,
-} from '../../actors/partner-protocol.js';
+} from '../../actors/partner/protocol.js';
 import { hashToken, newToken, type PartnerRole, type TokenDirectory } from './auth.js';
 import {
   credentialsMethodNotAllowed,
@@ -18,7 +18,7 @@ import {
   type OcpiVersion,
 } from './envelope.js';
 
-export type { PartnerView } from '../../actors/partner-protocol.js';
+export type { PartnerView } from '../../actors/partner/protocol.js';
 
 /** A partner as the `ocpi_partner` projection has it (endpoints and business details live in the actor). */
 export interface PartnerRow extends Omit<PartnerView, 'endpoints' | 'business_details'> {

@@ -3,7 +3,8 @@ import type { OcppCall, OcppResponse } from './messages.js';
 
 /**
  * What chargers tell the CSMS, independent of the protocol version. Each version's adapter maps
- * its wire messages onto these (DESIGN.md section 6); the charge-point actor only sees these.
+ * its wire messages onto these (the table in docs/CSMS.md, "Messages handled"); the charge-point
+ * actor only sees these.
  */
 export const ProtocolName = Type.Union([Type.Literal('ocpp1.6'), Type.Literal('ocpp2.0.1')]);
 export type ProtocolName = Static<typeof ProtocolName>;

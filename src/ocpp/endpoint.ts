@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ActorSystem, PinnedActor } from '../runtime/actor-system.js';
-import { chargePointProtocol } from '../../actors/charge-point-protocol.js';
+import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
 import { chargerConnection, type AnyChargerConnection } from './connection.js';
 import type { ChargerEvent, ProtocolName } from './domain.js';
 import type { LoginThrottle } from './login-throttle.js';
@@ -70,7 +70,7 @@ const IDENTITY = /^[A-Za-z0-9_.~*+|@=-]{1,48}$/;
 
 /**
  * The OCPP WebSocket endpoint, `/ocpp/<charge point id>` on the platform's HTTP server
- * (DESIGN.md section 6). Identity, password (HTTP Basic, OCPP security profile 1) and the
+ * (docs/CSMS.md, "Connecting a charger"). Identity, password (HTTP Basic, OCPP security profile 1) and the
  * subprotocol are checked before the upgrade, so a refused charger never gets a socket.
  */
 export class OcppEndpoint {

@@ -26,7 +26,8 @@ export function parseFrame(text: string): InboundFrame {
   if (!Array.isArray(value) || value.length < 3) {
     return { t: 'malformed', id: '-1', reason: 'not-a-frame', description: 'frame is not an OCPP-J array' };
   }
-  const [type, id] = value as [unknown, unknown];
+  const type: unknown = value[0];
+  const id: unknown = value[1];
   if (typeof id !== 'string' || id.length === 0 || id.length > 36) {
     return {
       t: 'malformed',

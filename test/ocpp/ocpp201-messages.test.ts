@@ -3,7 +3,7 @@ import type { ChargingSession } from '../../src/csms/session-store.js';
 import { connect } from './support/charger.js';
 import { startCsms, type CsmsUnderTest } from './support/csms.js';
 import { v201 } from './support/messages.js';
-import { chargePointProtocol } from '../../actors/charge-point-protocol.js';
+import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
 import { resultProbeModule, resultProbeProtocol } from './support/result-probe.js';
 import { actorState, connectedCharger, eventually, sendCommand } from './support/scenario.js';
 

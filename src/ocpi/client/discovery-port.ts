@@ -1,4 +1,4 @@
-import type { DiscoveryOutcome, PartnerDiscoveryPort } from '../../../actors/partner-protocol.js';
+import type { DiscoveryOutcome, PartnerDiscoveryPort } from '../../../actors/partner/ports.js';
 import { PartnerCallError } from './partner-call-error.js';
 import type { PartnerClient } from './partner-client.js';
 

@@ -8,9 +8,13 @@ import {
 } from '../domain.js';
 import type {
   AuthorizeResponse,
+  BootNotificationRequest,
   HeartbeatResponse,
   MeterValuesRequest,
+  StartTransactionRequest,
   StartTransactionResponse,
+  StatusNotificationRequest,
+  StopTransactionRequest,
   StopTransactionResponse,
 } from '../generated/ocpp16.js';
 import { energyRegisterWh, type SampledReading } from '../meter.js';
@@ -28,6 +32,75 @@ function readings(meterValue: MeterValuesRequest['meterValue']): { wh: number | 
   return { wh: energyRegisterWh(samples), timestamp: last.timestamp };
 }
 
+type EventOf<T extends ChargerEvent['type']> = Extract<ChargerEvent, { type: T }>;
+
+function booted(p: BootNotificationRequest): EventOf<'booted'> {
+  return {
+    type: 'booted',
+    vendor: p.chargePointVendor,
+    model: p.chargePointModel,
+    serial_number: p.chargePointSerialNumber ?? p.chargeBoxSerialNumber ?? null,
+    firmware_version: p.firmwareVersion ?? null,
+    reason: null,
+  };
+}
+
+function statusChanged(p: StatusNotificationRequest): EventOf<'status-changed'> {
+  return {
+    type: 'status-changed',
+    evse_id: p.connectorId,
+    connector_id: p.connectorId,
+    status: p.status,
+    error_code: p.errorCode === 'NoError' ? null : p.errorCode,
+    timestamp: p.timestamp ?? new Date().toISOString(),
+  };
+}
+
+function transactionStarted(p: StartTransactionRequest): EventOf<'transaction-started'> {
+  return {
+    type: 'transaction-started',
+    transaction_id: null,
+    // a retried StartTransaction repeats these four fields exactly (OCPP 1.6 section 4.8)
+    dedupe_key: `${p.connectorId}|${p.idTag}|${p.meterStart}|${p.timestamp}`,
+    evse_id: p.connectorId,
+    connector_id: p.connectorId,
+    id_tag: p.idTag,
+    meter_start_wh: p.meterStart,
+    timestamp: p.timestamp,
+    seq_no: null,
+    remote_start_id: null,
+  };
+}
+
+function transactionEnded(p: StopTransactionRequest): EventOf<'transaction-ended'> {
+  return {
+    type: 'transaction-ended',
+    transaction_id: String(p.transactionId),
+    meter_wh: p.meterStop,
+    timestamp: p.timestamp,
+    reason: p.reason ?? 'Local',
+    seq_no: null,
+    id_tag: p.idTag ?? null,
+  };
+}
+
+/** MeterValues with a transactionId update that transaction; without, they are a plain sample. */
+function meterValues(p: MeterValuesRequest): EventOf<'transaction-updated' | 'meter-sampled'> {
+  const { wh, timestamp } = readings(p.meterValue);
+  const ts = timestamp ?? new Date().toISOString();
+  if (p.transactionId !== undefined) {
+    return {
+      type: 'transaction-updated',
+      transaction_id: String(p.transactionId),
+      meter_wh: wh,
+      timestamp: ts,
+      seq_no: null,
+      id_tag: null,
+    };
+  }
+  return { type: 'meter-sampled', transaction_id: null, evse_id: p.connectorId, meter_wh: wh, timestamp: ts };
+}
+
 const idTagStatuses: ReadonlyArray<AuthorizeResponse['idTagInfo']['status']> = [
   'Accepted',
   'Blocked',
@@ -42,76 +115,20 @@ export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
 
   toEvent(call): ChargerEvent | null | undefined {
     switch (call.action) {
-      case 'BootNotification': {
-        const p = call.payload;
-        return {
-          type: 'booted',
-          vendor: p.chargePointVendor,
-          model: p.chargePointModel,
-          serial_number: p.chargePointSerialNumber ?? p.chargeBoxSerialNumber ?? null,
-          firmware_version: p.firmwareVersion ?? null,
-          reason: null,
-        };
-      }
+      case 'BootNotification':
+        return booted(call.payload);
       case 'Heartbeat':
         return null;
-      case 'StatusNotification': {
-        const p = call.payload;
-        return {
-          type: 'status-changed',
-          evse_id: p.connectorId,
-          connector_id: p.connectorId,
-          status: p.status,
-          error_code: p.errorCode === 'NoError' ? null : p.errorCode,
-          timestamp: p.timestamp ?? new Date().toISOString(),
-        };
-      }
+      case 'StatusNotification':
+        return statusChanged(call.payload);
       case 'Authorize':
         return { type: 'authorize-requested', id_tag: call.payload.idTag };
-      case 'StartTransaction': {
-        const p = call.payload;
-        return {
-          type: 'transaction-started',
-          transaction_id: null,
-          // a retried StartTransaction repeats these four fields exactly (1.6 section 4.8)
-          dedupe_key: `${p.connectorId}|${p.idTag}|${p.meterStart}|${p.timestamp}`,
-          evse_id: p.connectorId,
-          connector_id: p.connectorId,
-          id_tag: p.idTag,
-          meter_start_wh: p.meterStart,
-          timestamp: p.timestamp,
-          seq_no: null,
-          remote_start_id: null,
-        };
-      }
-      case 'StopTransaction': {
-        const p = call.payload;
-        return {
-          type: 'transaction-ended',
-          transaction_id: String(p.transactionId),
-          meter_wh: p.meterStop,
-          timestamp: p.timestamp,
-          reason: p.reason ?? 'Local',
-          seq_no: null,
-          id_tag: p.idTag ?? null,
-        };
-      }
-      case 'MeterValues': {
-        const p = call.payload;
-        const { wh, timestamp } = readings(p.meterValue);
-        const ts = timestamp ?? new Date().toISOString();
-        if (p.transactionId !== undefined) {
-          return {
-            type: 'transaction-updated',
-            transaction_id: String(p.transactionId),
-            meter_wh: wh,
-            timestamp: ts,
-            seq_no: null,
-            id_tag: null,
-          };
-        }
-        return { type: 'meter-sampled', transaction_id: null, evse_id: p.connectorId, meter_wh: wh, timestamp: ts };
-      }
+      case 'StartTransaction':
+        return transactionStarted(call.payload);
+      case 'StopTransaction':
+        return transactionEnded(call.payload);
+      case 'MeterValues':
+        return meterValues(call.payload);
       default:
         return undefined;
     }

@@ -9,9 +9,13 @@ import {
 import type {
   AuthorizationStatusEnumType,
   AuthorizeResponse,
+  BootNotificationRequest,
   HeartbeatResponse,
   IdTokenType,
+  MeterValuesRequest,
   MeterValueType,
+  StatusNotificationRequest,
+  TransactionEventRequest,
   TransactionEventResponse,
 } from '../generated/ocpp201.js';
 import { energyRegisterWh, type SampledReading } from '../meter.js';
@@ -29,7 +33,74 @@ function energyWh(meterValue: MeterValueType[] | undefined): number | null {
   return energyRegisterWh(samples);
 }
 
-/** OCPP 2.0.1: EVSEs and connectors are numbered separately; the charger names transactions. */
+type EventOf<T extends ChargerEvent['type']> = Extract<ChargerEvent, { type: T }>;
+
+function booted(p: BootNotificationRequest): EventOf<'booted'> {
+  return {
+    type: 'booted',
+    vendor: p.chargingStation.vendorName,
+    model: p.chargingStation.model,
+    serial_number: p.chargingStation.serialNumber ?? null,
+    firmware_version: p.chargingStation.firmwareVersion ?? null,
+    reason: p.reason,
+  };
+}
+
+function statusChanged(p: StatusNotificationRequest): EventOf<'status-changed'> {
+  return {
+    type: 'status-changed',
+    evse_id: p.evseId,
+    connector_id: p.connectorId,
+    status: p.connectorStatus,
+    error_code: null,
+    timestamp: p.timestamp,
+  };
+}
+
+/** A TransactionEvent as the start, an update or the end of the transaction it names. */
+function transactionEvent(
+  p: TransactionEventRequest,
+): EventOf<'transaction-started' | 'transaction-updated' | 'transaction-ended'> {
+  const transactionId = p.transactionInfo.transactionId;
+  const idTag = p.idToken?.idToken ?? null;
+  const wh = energyWh(p.meterValue);
+  if (p.eventType === 'Started') {
+    return {
+      type: 'transaction-started',
+      transaction_id: transactionId,
+      // OCPP 2.0.1 part 2 E01: a retried message repeats transactionId and seqNo
+      dedupe_key: `${transactionId}|${p.seqNo}`,
+      evse_id: p.evse?.id ?? 0,
+      connector_id: p.evse?.connectorId ?? 1,
+      id_tag: idTag,
+      meter_start_wh: wh,
+      timestamp: p.timestamp,
+      seq_no: p.seqNo,
+      remote_start_id: p.transactionInfo.remoteStartId ?? null,
+    };
+  }
+  const common = {
+    transaction_id: transactionId,
+    meter_wh: wh,
+    timestamp: p.timestamp,
+    seq_no: p.seqNo,
+    id_tag: idTag,
+  };
+  if (p.eventType === 'Updated') return { type: 'transaction-updated', ...common };
+  return { type: 'transaction-ended', ...common, reason: p.transactionInfo.stoppedReason ?? 'Local' };
+}
+
+function meterSampled(p: MeterValuesRequest): EventOf<'meter-sampled'> {
+  const last = p.meterValue[p.meterValue.length - 1];
+  return {
+    type: 'meter-sampled',
+    transaction_id: null,
+    evse_id: p.evseId,
+    meter_wh: energyWh(p.meterValue),
+    timestamp: last?.timestamp ?? new Date().toISOString(),
+  };
+}
+
 const authorizationStatuses: readonly AuthorizationStatusEnumType[] = [
   'Accepted',
   'Blocked',
@@ -43,88 +114,24 @@ const authorizationStatuses: readonly AuthorizationStatusEnumType[] = [
   'Unknown',
 ];
 
+/** OCPP 2.0.1: EVSEs and connectors are numbered separately; the charger names transactions. */
 export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
   version: 'ocpp2.0.1',
 
   toEvent(call): ChargerEvent | null | undefined {
     switch (call.action) {
-      case 'BootNotification': {
-        const p = call.payload;
-        return {
-          type: 'booted',
-          vendor: p.chargingStation.vendorName,
-          model: p.chargingStation.model,
-          serial_number: p.chargingStation.serialNumber ?? null,
-          firmware_version: p.chargingStation.firmwareVersion ?? null,
-          reason: p.reason,
-        };
-      }
+      case 'BootNotification':
+        return booted(call.payload);
       case 'Heartbeat':
         return null;
-      case 'StatusNotification': {
-        const p = call.payload;
-        return {
-          type: 'status-changed',
-          evse_id: p.evseId,
-          connector_id: p.connectorId,
-          status: p.connectorStatus,
-          error_code: null,
-          timestamp: p.timestamp,
-        };
-      }
+      case 'StatusNotification':
+        return statusChanged(call.payload);
       case 'Authorize':
         return { type: 'authorize-requested', id_tag: call.payload.idToken.idToken };
-      case 'TransactionEvent': {
-        const p = call.payload;
-        const transactionId = p.transactionInfo.transactionId;
-        const idTag = p.idToken?.idToken ?? null;
-        const wh = energyWh(p.meterValue);
-        if (p.eventType === 'Started') {
-          return {
-            type: 'transaction-started',
-            transaction_id: transactionId,
-            // 2.0.1 part 2 E01: a retried message repeats transactionId and seqNo
-            dedupe_key: `${transactionId}|${p.seqNo}`,
-            evse_id: p.evse?.id ?? 0,
-            connector_id: p.evse?.connectorId ?? 1,
-            id_tag: idTag,
-            meter_start_wh: wh,
-            timestamp: p.timestamp,
-            seq_no: p.seqNo,
-            remote_start_id: p.transactionInfo.remoteStartId ?? null,
-          };
-        }
-        if (p.eventType === 'Updated') {
-          return {
-            type: 'transaction-updated',
-            transaction_id: transactionId,
-            meter_wh: wh,
-            timestamp: p.timestamp,
-            seq_no: p.seqNo,
-            id_tag: idTag,
-          };
-        }
-        return {
-          type: 'transaction-ended',
-          transaction_id: transactionId,
-          meter_wh: wh,
-          timestamp: p.timestamp,
-          reason: p.transactionInfo.stoppedReason ?? 'Local',
-          seq_no: p.seqNo,
-          id_tag: idTag,
-        };
-      }
-      case 'MeterValues': {
-        const p = call.payload;
-        const last = p.meterValue[p.meterValue.length - 1];
-        return {
-          type: 'meter-sampled',
-          transaction_id: null,
-          evse_id: p.evseId,
-          meter_wh: energyWh(p.meterValue),
-          timestamp: last?.timestamp ?? new Date().toISOString(),
-        };
-      }
+      case 'TransactionEvent':
+        return transactionEvent(call.payload);
+      case 'MeterValues':
+        return meterSampled(call.payload);
       case 'ReservationStatusUpdate': {
         const p = call.payload;
         return { type: 'reservation-updated', reservation_id: p.reservationId, status: p.reservationUpdateStatus };

@@ -2,7 +2,7 @@ import {
   chargePointProtocol,
   type ChargePointState,
   type CommandAccepted,
-} from '../../../actors/charge-point-protocol.js';
+} from '../../../actors/charge-point/protocol.js';
 import type { ChargerCommand } from '../../../src/ocpp/domain.js';
 import { connect, type TestCharger } from './charger.js';
 import type { CsmsUnderTest, RegisteredChargePoint } from './csms.js';

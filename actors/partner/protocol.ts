@@ -1,9 +1,9 @@
 import Type, { type Static } from 'typebox';
-import { defineProtocol } from '../src/runtime/protocol.js';
+import { defineProtocol } from '../../src/runtime/protocol.js';
 
 /**
- * The partner actor's protocol (see actors/partner-actor.ts): what the credentials endpoints and
- * the management API ask it. Every message is answered with a `PartnerReply`.
+ * The partner actor's protocol (the actor: actors/partner/actor.ts): what the credentials
+ * endpoints and the management API ask it. Every message is answered with a `PartnerReply`.
  */
 
 export const Role = Type.Union([Type.Literal('CPO'), Type.Literal('EMSP')]);
@@ -65,20 +65,6 @@ export type PartnerReply =
   | { ok: false; code: 'not_found' | 'exists' | 'method_not_allowed' | 3001 | 3002; message: string };
 
 export const HANDSHAKE_ASK_TIMEOUT_MS = 30_000;
-
-/**
- * The port through which the partner actor reaches the partner (issue 8: actors/ does not import
- * the OCPI client). The module passes one in, backed by the process's PartnerClient, so the
- * process's limits and destination policy apply. A failed call comes back as data: the OCPI
- * status code and message for the caller, and what happened for our log only.
- */
-export interface PartnerDiscoveryPort {
-  discover(versionsUrl: string, token: string, version: Static<typeof Version>): Promise<DiscoveryOutcome>;
-}
-
-export type DiscoveryOutcome =
-  | { ok: true; version: Static<typeof Version>; endpoints: Array<Static<typeof Endpoint>> }
-  | { ok: false; code: 3001 | 3002; message: string; log: object };
 
 export function partnerKey(countryCode: string, partyId: string): string {
   return `${countryCode}-${partyId}`;

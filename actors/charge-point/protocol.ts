@@ -1,4 +1,3 @@
-import type { SqlEntityManager } from '@mikro-orm/knex';
 import Type, { type Static } from 'typebox';
 import {
   ChargerCommand,
@@ -6,12 +5,13 @@ import {
   ProtocolName,
   type ChargerEventOutcome,
   type ConnectedReply,
-} from '../src/ocpp/domain.js';
-import { defineProtocol } from '../src/runtime/protocol.js';
+} from '../../src/ocpp/domain.js';
+import { defineProtocol } from '../../src/runtime/protocol.js';
 
 /**
  * The charge-point actor's protocol: what the OCPP endpoint, the `/v1` API and other actors send
- * it and what each message is answered with. Callers import this, not the actor.
+ * it, what each message is answered with, and its state (the `get` reply, also read from the
+ * runtime's state table by the `/v1` API). Callers import this, not the actor.
  */
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -142,40 +142,3 @@ export const chargePointProtocol = defineProtocol<ChargePointReplies>()({
   discriminant: 'type',
   messages: ChargePointMessage,
 });
-
-/** What the dashboard hears about: something about this charge point (or its session) changed. */
-export interface CsmsEvent {
-  type: 'charge-point' | 'session';
-  charge_point_id: string;
-  online?: boolean;
-  session_id?: string;
-}
-
-export interface NewSessionRow {
-  id: string;
-  charge_point_id: string;
-  protocol: string;
-  transaction_id: string;
-  evse_id: number;
-  connector_id: number;
-  id_tag: string | null;
-  started_at: number;
-  meter_start_wh: number | null;
-}
-
-export interface SessionProgress {
-  meter_last_wh: number | null;
-  energy_wh: number;
-  id_tag?: string | null;
-  /** set when the session ends */
-  stopped?: { at: number; reason: string | null };
-}
-
-/**
- * The port through which the actor writes charging sessions (deps.sessions; issue 8: actors/
- * imports no CSMS internals). Each write runs in the actor turn's fenced transaction.
- */
-export interface SessionWrites {
-  insert(em: SqlEntityManager, s: NewSessionRow): Promise<void>;
-  progress(em: SqlEntityManager, sessionId: string, p: SessionProgress): Promise<void>;
-}

@@ -1,0 +1,79 @@
+import type { ChargerEvent, ChargerEventOutcome, ProtocolName } from '../../src/ocpp/domain.js';
+import { parseAddress, type Address } from '../../src/runtime/address.js';
+import { defineActor, type DeactivationReason } from '../../src/runtime/types.js';
+import { onAnswer, onCommand, onConnected } from './outbound-queue.js';
+import type { ChargePointActorDeps } from './ports.js';
+import { chargePointProtocol, ChargePointState } from './protocol.js';
+import {
+  initialChargePointState,
+  onBooted,
+  onReservationUpdated,
+  onStatusChanged,
+  type ChargePointCtx,
+} from './state.js';
+import { onMeterSampled, onTransactionProgress, onTransactionStarted } from './transactions.js';
+
+/** A charger's event, handed to the part of the actor that keeps what it is about. */
+function onEvent(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  event: ChargerEvent,
+  protocol: ProtocolName,
+): ChargerEventOutcome {
+  const s = ctx.state.protocol === protocol ? ctx.state : { ...ctx.state, protocol };
+  switch (event.type) {
+    case 'booted':
+      return onBooted(deps, ctx, s, event);
+    case 'status-changed':
+      return onStatusChanged(deps, ctx, s, event);
+    case 'authorize-requested':
+      // every token is accepted here; token checks belong to the eMSP side (OCPI real-time authorization)
+      return { id_tag_status: 'Accepted' };
+    case 'transaction-started':
+      return onTransactionStarted(deps, ctx, s, event, protocol);
+    case 'transaction-updated':
+    case 'transaction-ended':
+      return onTransactionProgress(deps, ctx, s, event);
+    case 'meter-sampled':
+      return onMeterSampled(deps, ctx, s, event);
+    case 'reservation-updated':
+      return onReservationUpdated(deps, ctx, s, event);
+  }
+}
+
+/**
+ * The charge-point actor: one per charger, pinned to the process that holds its WebSocket
+ * (docs/CSMS.md, "The charge-point actor"). It keeps what the charger reported (state.ts),
+ * builds charging sessions from its transactions (transactions.ts), and queues CSMS-to-charger
+ * calls so that at most one is outstanding (outbound-queue.ts). The socket, the session table
+ * and the change feed are the ports in `deps` (ports.ts).
+ */
+export function chargePointActor(deps: ChargePointActorDeps) {
+  return defineActor(chargePointProtocol, {
+    placement: 'pinned',
+    state: ChargePointState,
+    idleMs: null,
+    initialState: initialChargePointState,
+    handle(ctx, msg) {
+      switch (msg.type) {
+        case 'connected':
+          return onConnected(deps, ctx, msg);
+        case 'event':
+          return onEvent(deps, ctx, msg.event, msg.protocol);
+        case 'command':
+          return onCommand(deps, ctx, msg);
+        case 'answer':
+          onAnswer(deps, ctx, msg);
+          return null;
+        case 'get':
+          return ctx.state;
+      }
+    },
+    onDeactivate(address: Address, reason: DeactivationReason) {
+      if (reason === 'pin-released' || reason === 'idle') return;
+      deps.closeSocket(parseAddress(address).key, reason);
+    },
+  });
+}
+
+export type ChargePointActorDefinition = ReturnType<typeof chargePointActor>;

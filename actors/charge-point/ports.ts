@@ -1,0 +1,71 @@
+import type { SqlEntityManager } from '@mikro-orm/knex';
+import Type, { type Static } from 'typebox';
+import type { ChargerCommand } from '../../src/ocpp/domain.js';
+import type { DeactivationReason } from '../../src/runtime/types.js';
+
+/**
+ * What the charge-point actor is given by the module hosting it (src/csms/module.ts): the
+ * charger's socket, the session table and the change feed, as interfaces. The actor imports no
+ * CSMS or OCPP internals (the folder rule of scripts/check-import-cycles.mjs).
+ */
+export interface ChargePointActorDeps {
+  /**
+   * Sends the command as a CALL on this process's socket for the charger, in the protocol of
+   * that socket; undefined when there is none. The answer is the charger's status word.
+   */
+  sendCommand(
+    chargePointId: string,
+    command: ChargerCommand,
+    remoteStartId: number,
+  ): { connection: string; action: string; answer: Promise<string> } | undefined;
+  /** The newest connection won elsewhere (or the process stops): close ours. */
+  closeSocket(chargePointId: string, reason: DeactivationReason): void;
+  publish(event: CsmsEvent): void;
+  /** the session rows behind GET /v1/sessions */
+  sessions: SessionWrites;
+  heartbeatIntervalS: number;
+  /** OCPP_MAX_OPEN_TRANSACTIONS, read when a start arrives (settings exist once the platform runs) */
+  maxOpenTransactions(): number;
+}
+
+/**
+ * What the dashboard hears about: something about this charge point (or its session) changed.
+ * A schema, since events cross processes over Redis and are checked when they arrive
+ * (src/csms/events.ts).
+ */
+export const CsmsEvent = Type.Object({
+  type: Type.Union([Type.Literal('charge-point'), Type.Literal('session')]),
+  charge_point_id: Type.String(),
+  online: Type.Optional(Type.Boolean()),
+  session_id: Type.Optional(Type.String()),
+});
+export type CsmsEvent = Static<typeof CsmsEvent>;
+
+export interface NewSessionRow {
+  id: string;
+  charge_point_id: string;
+  protocol: string;
+  transaction_id: string;
+  evse_id: number;
+  connector_id: number;
+  id_tag: string | null;
+  started_at: number;
+  meter_start_wh: number | null;
+}
+
+export interface SessionProgress {
+  meter_last_wh: number | null;
+  energy_wh: number;
+  id_tag?: string | null;
+  /** set when the session ends */
+  stopped?: { at: number; reason: string | null };
+}
+
+/**
+ * The port through which the actor writes charging sessions (deps.sessions). Each write runs in
+ * the actor turn's fenced transaction.
+ */
+export interface SessionWrites {
+  insert(em: SqlEntityManager, s: NewSessionRow): Promise<void>;
+  progress(em: SqlEntityManager, sessionId: string, p: SessionProgress): Promise<void>;
+}

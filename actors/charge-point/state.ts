@@ -1,0 +1,115 @@
+import type { ChargerCommand, ChargerEvent, ChargerEventOutcome } from '../../src/ocpp/domain.js';
+import type { ActorContext } from '../../src/runtime/types.js';
+import type { ChargePointActorDeps, CsmsEvent } from './ports.js';
+import type { ChargePointState } from './protocol.js';
+
+/**
+ * What the charger reported about itself: its boot, the status of its connectors and the
+ * reservations it holds. The open transactions are state too, kept by transactions.ts; the
+ * outbound calls by outbound-queue.ts.
+ */
+
+export type ChargePointCtx = ActorContext<ChargePointState>;
+type EventOf<T extends ChargerEvent['type']> = Extract<ChargerEvent, { type: T }>;
+type Reservations = ChargePointState['reservations'];
+
+export function initialChargePointState(): ChargePointState {
+  return {
+    protocol: null,
+    boot: null,
+    connectors: [],
+    reservations: [],
+    transactions: [],
+    finished: [],
+    next_transaction_id: 1,
+    next_remote_start_id: 1,
+    outbound: [],
+    commands: [],
+  };
+}
+
+/** Tells the live views, once the turn has committed, that this charge point changed. */
+export function publishChange(
+  deps: Pick<ChargePointActorDeps, 'publish'>,
+  ctx: ChargePointCtx,
+  event: Omit<CsmsEvent, 'charge_point_id'>,
+): void {
+  ctx.afterCommit(() => deps.publish({ ...event, charge_point_id: ctx.key }));
+}
+
+export function onBooted(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  event: EventOf<'booted'>,
+): ChargerEventOutcome {
+  ctx.setState({
+    ...s,
+    boot: {
+      vendor: event.vendor,
+      model: event.model,
+      serial_number: event.serial_number,
+      firmware_version: event.firmware_version,
+      booted_at: new Date().toISOString(),
+    },
+  });
+  publishChange(deps, ctx, { type: 'charge-point' });
+  return { heartbeat_interval_s: deps.heartbeatIntervalS };
+}
+
+export function onStatusChanged(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  event: EventOf<'status-changed'>,
+): ChargerEventOutcome {
+  const isThis = (c: ChargePointState['connectors'][number]): boolean =>
+    c.evse_id === event.evse_id && c.connector_id === event.connector_id;
+  // a repeated report of the same status (periodic, or after a reconnect) changes nothing
+  const same = s.connectors.find(isThis);
+  if (same && same.status === event.status && same.error_code === event.error_code) return {};
+  const connectors = [
+    ...s.connectors.filter((c) => !isThis(c)),
+    {
+      evse_id: event.evse_id,
+      connector_id: event.connector_id,
+      status: event.status,
+      error_code: event.error_code,
+      updated_at: event.timestamp,
+    },
+  ].sort((a, b) => a.evse_id - b.evse_id || a.connector_id - b.connector_id);
+  ctx.setState({ ...s, connectors });
+  publishChange(deps, ctx, { type: 'charge-point' });
+  return {};
+}
+
+/** 2.0.1 ReservationStatusUpdate: Expired or Removed, the reservation is over either way. */
+export function onReservationUpdated(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  event: EventOf<'reservation-updated'>,
+): ChargerEventOutcome {
+  ctx.setState({ ...s, reservations: s.reservations.filter((r) => r.reservation_id !== event.reservation_id) });
+  publishChange(deps, ctx, { type: 'charge-point' });
+  return {};
+}
+
+/** The reservations once the charger answered `command` with `status`. */
+export function reservationsAfterAnswer(reservations: Reservations, c: ChargerCommand, status: string): Reservations {
+  if (status !== 'Accepted') return reservations;
+  if (c.kind === 'reserve') {
+    return [
+      ...reservations.filter((r) => r.reservation_id !== c.reservation_id),
+      {
+        reservation_id: c.reservation_id,
+        evse_id: c.evse_id ?? c.connector_id,
+        id_tag: c.id_tag,
+        expiry_date: c.expiry_date,
+        status: 'Accepted',
+      },
+    ];
+  }
+  if (c.kind === 'cancel-reservation') return reservations.filter((r) => r.reservation_id !== c.reservation_id);
+  return reservations;
+}

@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import type { ChargerEvent, ChargerEventOutcome, ProtocolName } from '../../src/ocpp/domain.js';
+import type { ChargePointActorDeps } from './ports.js';
+import type { ChargePointState } from './protocol.js';
+import { publishChange, type ChargePointCtx } from './state.js';
+
+/**
+ * Transactions: a start opens one (and its charging session row), meter values and updates move
+ * its meter, a stop closes it. Each is kept in the state while open, so that retries and meter
+ * values need no reads; retries of a start or of an update are recognised and change nothing.
+ */
+
+type EventOf<T extends ChargerEvent['type']> = Extract<ChargerEvent, { type: T }>;
+type OpenTransaction = ChargePointState['transactions'][number];
+
+const MAX_FINISHED = 20;
+
+/** Parses a charger's timestamp; a charger with no clock sends nonsense, then now counts. */
+function epochMs(timestamp: string, fallback = Date.now()): number {
+  const t = Date.parse(timestamp);
+  return Number.isFinite(t) ? t : fallback;
+}
+
+/** The transaction id of an earlier delivery of this start (open or finished), if it is a retry. */
+function retriedStart(s: ChargePointState, event: EventOf<'transaction-started'>): string | undefined {
+  const open = s.transactions.find(
+    (t) =>
+      t.dedupe_key === event.dedupe_key || (event.transaction_id !== null && t.transaction_id === event.transaction_id),
+  );
+  if (open) return open.transaction_id;
+  const done = s.finished.find((f) => f.dedupe_key === event.dedupe_key || f.transaction_id === event.transaction_id);
+  return done?.transaction_id;
+}
+
+/**
+ * Refused with status Invalid, not a CALLERROR: a CALLERROR to a transaction message makes the
+ * charger send it again (1.6 TransactionMessageAttempts, 2.0.1 E13), Invalid is a final answer,
+ * and a charger with StopTransactionOnInvalidId / StopTxOnInvalidId ends the transaction at once.
+ * 1.6 still needs an id, so one is spent; nothing is kept.
+ */
+function refuseStart(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  event: EventOf<'transaction-started'>,
+): ChargerEventOutcome {
+  ctx.log.warn(
+    { open: s.transactions.length, limit: deps.maxOpenTransactions() },
+    'open transaction limit reached: start refused',
+  );
+  const refusedId = event.transaction_id ?? String(s.next_transaction_id);
+  if (event.transaction_id === null) ctx.setState({ ...s, next_transaction_id: s.next_transaction_id + 1 });
+  return { transaction_id: refusedId, id_tag_status: 'Invalid' };
+}
+
+export function onTransactionStarted(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  event: EventOf<'transaction-started'>,
+  protocol: ProtocolName,
+): ChargerEventOutcome {
+  const retried = retriedStart(s, event);
+  if (retried !== undefined) return { transaction_id: retried, id_tag_status: 'Accepted' };
+  if (s.transactions.length >= deps.maxOpenTransactions()) return refuseStart(deps, ctx, s, event);
+  const transactionId = event.transaction_id ?? String(s.next_transaction_id);
+  const sessionId = randomUUID();
+  ctx.write((em) =>
+    deps.sessions.insert(em, {
+      id: sessionId,
+      charge_point_id: ctx.key,
+      protocol,
+      transaction_id: transactionId,
+      evse_id: event.evse_id,
+      connector_id: event.connector_id,
+      id_tag: event.id_tag,
+      started_at: epochMs(event.timestamp),
+      meter_start_wh: event.meter_start_wh,
+    }),
+  );
+  const opened: OpenTransaction = {
+    transaction_id: transactionId,
+    session_id: sessionId,
+    dedupe_key: event.dedupe_key,
+    evse_id: event.evse_id,
+    meter_start_wh: event.meter_start_wh,
+    meter_last_wh: event.meter_start_wh,
+    seq_nos: event.seq_no === null ? [] : [event.seq_no],
+  };
+  ctx.setState({
+    ...s,
+    next_transaction_id: event.transaction_id === null ? s.next_transaction_id + 1 : s.next_transaction_id,
+    transactions: [...s.transactions, opened],
+  });
+  publishChange(deps, ctx, { type: 'session', session_id: sessionId });
+  return { transaction_id: transactionId, id_tag_status: 'Accepted' };
+}
+
+/** An update (meter values, a late idToken) or the end of an open transaction. */
+export function onTransactionProgress(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  event: EventOf<'transaction-updated' | 'transaction-ended'>,
+): ChargerEventOutcome {
+  const tx = s.transactions.find((t) => t.transaction_id === event.transaction_id);
+  // unknown or already finished: a retry after the end, or a transaction we never saw
+  if (!tx) return { id_tag_status: 'Accepted' };
+  if (event.seq_no !== null && tx.seq_nos.includes(event.seq_no)) return { id_tag_status: 'Accepted' };
+  const meterStart = tx.meter_start_wh ?? event.meter_wh;
+  const meterLast = event.meter_wh ?? tx.meter_last_wh;
+  const energy = meterStart !== null && meterLast !== null ? Math.max(0, meterLast - meterStart) : 0;
+  const ended = event.type === 'transaction-ended';
+  ctx.write((em) =>
+    deps.sessions.progress(em, tx.session_id, {
+      meter_last_wh: meterLast,
+      energy_wh: energy,
+      id_tag: event.id_tag,
+      ...(ended ? { stopped: { at: epochMs(event.timestamp), reason: event.reason } } : {}),
+    }),
+  );
+  const others = s.transactions.filter((t) => t !== tx);
+  const seqNos = event.seq_no === null ? tx.seq_nos : [...tx.seq_nos, event.seq_no];
+  ctx.setState({
+    ...s,
+    transactions: ended
+      ? others
+      : [...others, { ...tx, meter_start_wh: meterStart, meter_last_wh: meterLast, seq_nos: seqNos }],
+    finished: ended
+      ? [...s.finished, { dedupe_key: tx.dedupe_key, transaction_id: tx.transaction_id }].slice(-MAX_FINISHED)
+      : s.finished,
+  });
+  publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
+  return { id_tag_status: 'Accepted' };
+}
+
+/** A sample within an open transaction updates it; outside one it changes nothing the CSMS keeps. */
+export function onMeterSampled(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  event: EventOf<'meter-sampled'>,
+): ChargerEventOutcome {
+  const tx =
+    event.transaction_id === null ? undefined : s.transactions.find((t) => t.transaction_id === event.transaction_id);
+  if (!tx) return {};
+  return onTransactionProgress(deps, ctx, s, {
+    type: 'transaction-updated',
+    transaction_id: tx.transaction_id,
+    meter_wh: event.meter_wh,
+    timestamp: event.timestamp,
+    seq_no: null,
+    id_tag: null,
+  });
+}
