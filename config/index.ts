@@ -33,15 +33,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const value = env[name];
     if (value !== undefined && value !== '') raw[name] = value;
   }
-  const withDefaults = Value.Default(SettingsSchema, Value.Convert(SettingsSchema, raw));
-  const errors = Value.Errors(SettingsSchema, withDefaults);
-  const first = errors[0];
-  if (first) {
-    const variable = first.instancePath.replace(/^\//, '').split('/')[0] || requiredName(first.params) || 'settings';
-    const given = env[variable];
-    throw new ConfigError(variable, `${first.message}${given === undefined ? '' : ` (got ${JSON.stringify(given)})`}`);
-  }
-  const settings = withDefaults as Settings;
+  const settings = Value.Default(SettingsSchema, Value.Convert(SettingsSchema, raw));
+  if (!Value.Check(SettingsSchema, settings)) throw settingsError(settings, env);
   if (settings.NODE_ENV === 'production' && !settings.CSMS_API_KEY) {
     throw new ConfigError('CSMS_API_KEY', 'must be set when NODE_ENV=production');
   }
@@ -59,9 +52,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
+/** The error naming the first variable that fails its schema. */
+function settingsError(settings: unknown, env: Record<string, string | undefined>): ConfigError {
+  const first = Value.Errors(SettingsSchema, settings)[0];
+  if (!first) return new ConfigError('settings', 'do not match their schema');
+  const variable = first.instancePath.replace(/^\//, '').split('/')[0] || requiredName(first.params) || 'settings';
+  const given = env[variable];
+  return new ConfigError(variable, `${first.message}${given === undefined ? '' : ` (got ${JSON.stringify(given)})`}`);
+}
+
 function requiredName(params: object): string | undefined {
-  const p = params as { requiredProperties?: unknown };
-  return Array.isArray(p.requiredProperties) && typeof p.requiredProperties[0] === 'string'
-    ? p.requiredProperties[0]
-    : undefined;
+  const required = 'requiredProperties' in params ? params.requiredProperties : undefined;
+  return Array.isArray(required) && typeof required[0] === 'string' ? required[0] : undefined;
 }

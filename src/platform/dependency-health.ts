@@ -129,15 +129,14 @@ const OUTAGE_MESSAGES =
 /**
  * Whether an error says that the database or Redis could not be reached, rather than that a
  * request was wrong or our code is: such a request may succeed on a retry, so it is answered
- * 503 with Retry-After, never 500 (issue 7, degraded mode). Looks one `cause` deep, and at the
- * original name and code of an error another process sent back.
+ * 503 with Retry-After, never 500 ("Degraded mode" in docs/ARCHITECTURE.md). Looks one `cause`
+ * deep, and at the original name and code of an error another process sent back.
  */
 export function isDependencyOutage(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 2; e = e.cause, depth++) {
     // an error rebuilt from another process keeps the original name and code beside its own
-    const { code, remoteName, remoteCode } = e as { code?: unknown; remoteName?: unknown; remoteCode?: unknown };
-    const names = [e.name, remoteName];
-    const codes = [code, remoteCode];
+    const names = [e.name, 'remoteName' in e ? e.remoteName : undefined];
+    const codes = ['code' in e ? e.code : undefined, 'remoteCode' in e ? e.remoteCode : undefined];
     if (names.some((n) => typeof n === 'string' && OUTAGE_ERROR_NAMES.has(n))) return true;
     if (codes.some((c) => typeof c === 'string' && OUTAGE_ERROR_CODES.has(c))) return true;
     if (OUTAGE_MESSAGES.test(e.message)) return true;

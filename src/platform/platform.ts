@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
@@ -46,52 +45,10 @@ export class Platform {
 
   static async create(opts: PlatformOptions): Promise<Platform> {
     const { config, log } = opts;
-    const entities = opts.modules.flatMap((m) => m.entities ?? []);
-    const db = await Database.open(config.database, {
-      log,
-      poolMax: config.DATABASE_POOL_MAX,
-      entities,
-      idleInTransactionMs: config.LEASE_TTL_MS * 2,
-    });
-    try {
-      if (config.mode === 'embedded') {
-        const applied = await db.migrate();
-        if (applied.length > 0) log.info({ applied }, 'migrations applied');
-      } else {
-        const pending = await db.orm.getMigrator().getPendingMigrations();
-        if (pending.length > 0) {
-          throw new Error(
-            `database has ${pending.length} pending migration(s); run the release phase first (npm run migrate)`,
-          );
-        }
-      }
-    } catch (err) {
-      await db.close();
-      throw err;
-    }
+    const db = await openDatabase(config, log, opts.modules);
     const store = new RuntimeStore(db);
     const redisKeys = new RedisKeys(config.REDIS_PREFIX);
-    let redis: Redis | undefined;
-    let placement: ActorPlacement;
-    let transport: Transport;
-    if (config.REDIS_URL) {
-      redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false });
-      redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis error'));
-      placement = new ClusterPlacement({
-        redis,
-        keys: redisKeys,
-        shardCount: config.ACTOR_SHARDS,
-        leaseTtlMs: config.LEASE_TTL_MS,
-        store,
-        log,
-        hostShards: opts.hostShards ?? true,
-        ...(opts.processId ? { processId: opts.processId } : {}),
-      });
-      transport = new RedisTransport(redis, redisKeys, log);
-    } else {
-      placement = new LocalPlacement(config.ACTOR_SHARDS, store);
-      transport = new InProcessTransport();
-    }
+    const { redis, placement, transport } = connectPlacement(opts, store, redisKeys);
     const late: { actors?: ActorSystem } = {};
     const metrics = new PlatformMetrics({
       activations: () => late.actors?.stats().activations ?? 0,
@@ -118,8 +75,8 @@ export class Platform {
   }
 
   get url(): string {
-    const addr = this.server?.address() as AddressInfo | null | undefined;
-    return addr ? `http://127.0.0.1:${addr.port}` : '';
+    const port = portOf(this.server);
+    return port !== undefined ? `http://127.0.0.1:${port}` : '';
   }
 
   get httpServer(): Server | undefined {
@@ -175,7 +132,7 @@ export class Platform {
         resolve();
       });
     });
-    const port = (server.address() as AddressInfo).port;
+    const port = portOf(server);
     log.info({ mode: config.mode, port, processId: this.services.actors.processId }, 'listening');
   }
 
@@ -209,4 +166,69 @@ export class Platform {
     if (this.services.redis) await this.services.redis.quit().catch(() => undefined);
     log.info('stopped');
   }
+}
+
+/**
+ * Opens the database with the modules' entities. Embedded mode applies pending migrations; a
+ * cluster process refuses to start with any (the release phase applies them).
+ */
+async function openDatabase(config: Config, log: Logger, modules: PlatformModule[]): Promise<Database> {
+  const db = await Database.open(config.database, {
+    log,
+    poolMax: config.DATABASE_POOL_MAX,
+    entities: modules.flatMap((m) => m.entities ?? []),
+    idleInTransactionMs: config.LEASE_TTL_MS * 2,
+  });
+  try {
+    if (config.mode === 'embedded') {
+      const applied = await db.migrate();
+      if (applied.length > 0) log.info({ applied }, 'migrations applied');
+    } else {
+      const pending = await db.orm.getMigrator().getPendingMigrations();
+      if (pending.length > 0) {
+        throw new Error(
+          `database has ${pending.length} pending migration(s); run the release phase first (npm run migrate)`,
+        );
+      }
+    }
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return db;
+}
+
+/** Cluster mode (REDIS_URL set): Redis leases and pub/sub; embedded: this process owns everything. */
+function connectPlacement(
+  opts: PlatformOptions,
+  store: RuntimeStore,
+  redisKeys: RedisKeys,
+): { redis: Redis | undefined; placement: ActorPlacement; transport: Transport } {
+  const { config, log } = opts;
+  if (!config.REDIS_URL) {
+    return {
+      redis: undefined,
+      placement: new LocalPlacement(config.ACTOR_SHARDS, store),
+      transport: new InProcessTransport(),
+    };
+  }
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false });
+  redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis error'));
+  const placement = new ClusterPlacement({
+    redis,
+    keys: redisKeys,
+    shardCount: config.ACTOR_SHARDS,
+    leaseTtlMs: config.LEASE_TTL_MS,
+    store,
+    log,
+    hostShards: opts.hostShards ?? true,
+    ...(opts.processId ? { processId: opts.processId } : {}),
+  });
+  return { redis, placement, transport: new RedisTransport(redis, redisKeys, log) };
+}
+
+/** The port a TCP server listens on; undefined before it listens (a pipe has no port). */
+function portOf(server: Server | undefined): number | undefined {
+  const addr = server?.address();
+  return typeof addr === 'object' && addr !== null ? addr.port : undefined;
 }

@@ -40,8 +40,8 @@ export class UnknownActorKindError extends ActorRuntimeError {
 /**
  * A failure that no retry can cure (a message its kind's schema refuses, a request the handler
  * can never accept). A durable message that fails with one goes to the dead letters at once
- * instead of being retried `maxAttempts` times (issue 7). Handlers throw it (or a subclass);
- * across processes it is rebuilt by name like every runtime error.
+ * instead of being retried `maxAttempts` times ("Messages" in docs/ARCHITECTURE.md). Handlers
+ * throw it (or a subclass); across processes it is rebuilt by name like every runtime error.
  */
 export class UnrecoverableError extends ActorRuntimeError {
   override readonly name: string = 'UnrecoverableError';
@@ -74,7 +74,7 @@ export interface SerializedError {
 
 export function serializeError(err: unknown): SerializedError {
   if (err instanceof Error) {
-    const code = (err as { code?: unknown }).code;
+    const code = 'code' in err ? err.code : undefined;
     return { name: err.name, message: err.message, ...(typeof code === 'string' ? { code } : {}) };
   }
   return { name: 'Error', message: String(err) };

@@ -32,13 +32,31 @@ function str(v: unknown): string {
   return typeof v === 'string' ? v : String(v);
 }
 
+/**
+ * Reads the payload column, which only `enqueue` and `upsertReminder` write (JSON of a
+ * `MailboxPayload`). The fields are taken one by one, so a row edited by hand cannot smuggle in a
+ * period that is not a number; the message `m` is checked against its kind's schema in the turn.
+ */
+function decodePayload(text: string): MailboxPayload {
+  const value: unknown = JSON.parse(text);
+  if (typeof value !== 'object' || value === null) return { m: undefined };
+  const m: unknown = 'm' in value ? value.m : undefined;
+  const reminder = 'reminder' in value && typeof value.reminder === 'string' ? value.reminder : undefined;
+  const periodMs = 'periodMs' in value && typeof value.periodMs === 'number' ? value.periodMs : undefined;
+  return {
+    m,
+    ...(reminder !== undefined ? { reminder } : {}),
+    ...(periodMs !== undefined ? { periodMs } : {}),
+  };
+}
+
 function toMailboxRow(r: Row): MailboxRow {
   return {
     id: str(r.id),
     address: str(r.address),
     kind: str(r.kind),
     dedupeKey: str(r.dedupe_key),
-    payload: JSON.parse(str(r.payload)) as MailboxPayload,
+    payload: decodePayload(str(r.payload)),
     attempts: num(r.attempts),
   };
 }

@@ -47,10 +47,11 @@ class ShardLease implements Lease {
 
 /**
  * A pin stays valid while Redis is away: the charger is connected here, so this is where its
- * actor must live. Losing Redis must not close connected chargers (issue 7: 300 chargers made
- * 4,065 reconnects in 60 s when a pin's validity followed our heartbeat). Safety does not rest on
- * Redis: a newer claim elsewhere raises the database fence, which refuses our commits, and the
- * pin is re-asserted (or found lost) once Redis answers again.
+ * actor must live. Losing Redis must not close connected chargers (300 chargers made 4,065
+ * reconnects in 60 s when a pin's validity followed our heartbeat; "Degraded mode" in
+ * docs/ARCHITECTURE.md). Safety does not rest on Redis: a newer claim elsewhere raises the
+ * database fence, which refuses our commits, and the pin is re-asserted (or found lost) once
+ * Redis answers again.
  */
 class PinLease implements Lease {
   valid = true;

@@ -1,5 +1,5 @@
 /**
- * The one place Redis key and channel names are built (issue 8). Every name is the deployment's
+ * The one place Redis key and channel names are built. Every name is the deployment's
  * REDIS_PREFIX, a colon, then the parts below; the strings must not change, since processes of
  * the previous release share the keys with this one during a rolling upgrade. The Lua scripts
  * still receive their keys as KEYS[] from the callers, never build them.

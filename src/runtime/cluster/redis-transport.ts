@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Envelope, Transport } from '../transport.js';
+import { decodeEnvelope, type Envelope, type Transport } from '../transport.js';
 import type { RedisKeys } from './redis-keys.js';
 
 /**
@@ -29,9 +29,11 @@ export class RedisTransport implements Transport {
     // without a listener ioredis prints every failed reconnect to stderr as an unhandled error
     sub.on('error', (err: Error) => this.log.warn({ err: err.message }, 'inbox subscriber error'));
     sub.on('message', (_channel: string, text: string) => {
+      // another process wrote it (or anything that can publish to the channel): a message that
+      // is not JSON or not an envelope is dropped here, never handed on
       let env: Envelope;
       try {
-        env = JSON.parse(text) as Envelope;
+        env = decodeEnvelope(text);
       } catch (err) {
         this.log.warn({ err }, 'unreadable envelope dropped');
         return;

@@ -31,6 +31,12 @@ function lua(file: string): string {
   return readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
 }
 
+/** A script's array reply; anything else means the script and this file disagree. */
+function arrayReply(name: string, reply: unknown): unknown[] {
+  if (!Array.isArray(reply)) throw new TypeError(`script ${name} answered ${typeof reply}, not an array`);
+  return reply;
+}
+
 function keysOf(file: string): number | undefined {
   const m = /-(\d+)\.lua$/.exec(file);
   return m?.[1] ? Number(m[1]) : undefined;
@@ -42,9 +48,14 @@ export function loadClusterScripts(redis: Redis): ClusterScripts {
     const numberOfKeys = keysOf(file);
     const command = `evp_${name}`;
     redis.defineCommand(command, numberOfKeys === undefined ? { lua: lua(file) } : { lua: lua(file), numberOfKeys });
-    const fn = (redis as unknown as Record<string, unknown>)[command];
+    // defineCommand adds the method at run time, so the Redis type does not know it: look it up
+    // and check that it is there
+    const fn: unknown = Reflect.get(redis, command);
     if (typeof fn !== 'function') throw new Error(`could not define Redis command ${command}`);
-    commands[name] = (...args) => (fn as Call).apply(redis, args);
+    commands[name] = async (...args) => {
+      const reply: unknown = await fn.apply(redis, args);
+      return reply;
+    };
   }
   const call = (name: keyof typeof files): Call => {
     const c = commands[name];
@@ -52,24 +63,26 @@ export function loadClusterScripts(redis: Redis): ClusterScripts {
     return c;
   };
   return {
-    heartbeat: async (key, processId, ttlMs) => (await call('heartbeat')(key, processId, ttlMs)) as string[],
+    heartbeat: async (key, processId, ttlMs) =>
+      arrayReply('heartbeat', await call('heartbeat')(key, processId, ttlMs)).map(String),
     acquireLease: async (leaseKey, epochKey, processId, ttlMs) =>
       Number(await call('acquireLease')(leaseKey, epochKey, processId, ttlMs)),
     renewLeases: async (keys, values, ttlMs) =>
       keys.length === 0
         ? []
-        : ((await call('renewLeases')(keys.length, ...keys, ...values, ttlMs)) as number[]).map(Number),
+        : arrayReply('renewLeases', await call('renewLeases')(keys.length, ...keys, ...values, ttlMs)).map(Number),
     releaseLease: async (key, value) => Number(await call('releaseLease')(key, value)),
     claimPin: async (pinKey, epochKey, processId) => {
-      const [epoch, previous] = (await call('claimPin')(pinKey, epochKey, processId)) as [number, string];
+      const [epoch, previous] = arrayReply('claimPin', await call('claimPin')(pinKey, epochKey, processId));
       return [Number(epoch), String(previous)];
     },
     raiseEpoch: async (epochKey, floor) => Number(await call('raiseEpoch')(epochKey, floor)),
     reassertPins: async (pinKeys, epochKey, values, epochs) =>
       pinKeys.length === 0
         ? []
-        : (
-            (await call('reassertPins')(pinKeys.length + 1, ...pinKeys, epochKey, ...values, ...epochs)) as number[]
+        : arrayReply(
+            'reassertPins',
+            await call('reassertPins')(pinKeys.length + 1, ...pinKeys, epochKey, ...values, ...epochs),
           ).map(Number),
   };
 }

@@ -1,0 +1,201 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Static, TSchema } from 'typebox';
+import { addressOf, type Address } from './address.js';
+import type { DurableMailbox } from './durable-mailbox.js';
+import { ActorMovedError, ActorUnavailableError, AskTimeoutError, serializeError } from './errors.js';
+import type { ActivationLookup } from './local-activations.js';
+import type { PendingAsks } from './pending-asks.js';
+import type { ActorMessenger, ActorProtocol, AskOptions, Inbox, ReplyTo, TypedRef } from './protocol.js';
+import type { Envelope, Transport } from './transport.js';
+
+export interface MessengerOptions {
+  processId: string;
+  transport: Transport;
+  log: Logger;
+  /** default timeout of an ask */
+  askTimeoutMs: number;
+}
+
+/** The parts of the runtime the messenger sends through. */
+export interface MessengerParts {
+  activations: ActivationLookup;
+  durable: Pick<DurableMailbox, 'send'>;
+  pending: PendingAsks;
+}
+
+/**
+ * The pause before an ask resolves its target again (moved, fenced, no owner yet). Every retry
+ * path backs off: a fenced shard retried at once spun 1,238 commit transactions in a second
+ * (see "Fenced owners" in docs/ARCHITECTURE.md).
+ */
+function retryDelayMs(attempt: number, remainingMs: number): number {
+  return Math.max(1, Math.min(250, 10 * 2 ** attempt, remainingMs));
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(onTimeout()), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}
+
+/**
+ * How code reaches an actor (`ActorMessenger`): `ref`/`inbox`, then `ask` (a reply within a
+ * timeout), `tell` (no reply) and `sendDurable` (handed to the durable mailbox). An actor this
+ * process owns gets the message on its queue; any other is reached through its owner's inbox
+ * on the transport, resolving the owner again (with backoff) when it answers "moved" or is gone.
+ */
+export class Messenger implements ActorMessenger {
+  constructor(
+    private readonly opts: MessengerOptions,
+    private readonly parts: MessengerParts,
+  ) {}
+
+  /** The actor `key` of a protocol's kind: its address is built here and nowhere else. */
+  ref<MessageSchema extends TSchema, Replies, Discriminant extends string | undefined>(
+    protocol: ActorProtocol<MessageSchema, Replies, Discriminant>,
+    key: string,
+  ): TypedRef<Static<MessageSchema>, Replies, Discriminant> {
+    const address = addressOf(protocol.kind, key);
+    return {
+      ...this.inbox<Static<MessageSchema>>(address),
+      // The one cast of a reply: it crossed a queue or the wire as `unknown`. It is what the
+      // handler of this protocol returned for this message, which `defineActor` types as a reply
+      // of the protocol and `ReplyTo` narrows by the message's discriminant.
+      ask: async (message, opts) =>
+        (await this.ask(address, message, opts)) as ReplyTo<Replies, Discriminant, typeof message>,
+    };
+  }
+
+  inbox<Msg>(address: Address): Inbox<Msg> {
+    return {
+      address,
+      tell: (message) => this.tell(address, message),
+      sendDurable: (message, opts) => this.parts.durable.send(address, message, opts),
+    };
+  }
+
+  private tell(address: Address, message: unknown): void {
+    void this.deliverTell(address, message, 0).catch((err: unknown) =>
+      this.opts.log.warn({ err, address }, 'tell not delivered'),
+    );
+  }
+
+  private async ask(address: Address, message: unknown, opts?: AskOptions): Promise<unknown> {
+    const timeoutMs = opts?.timeoutMs ?? this.opts.askTimeoutMs;
+    const deadline = Date.now() + timeoutMs;
+    const { activations } = this.parts;
+    const kind = activations.kindOf(address);
+    const timeout = (): Error => new AskTimeoutError(`no reply from ${address} within ${timeoutMs} ms`);
+    // one id for every send of this ask: a process that sees it twice answers from memory
+    const askId = randomUUID();
+    for (let attempt = 0; ; attempt++) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) throw timeout();
+      const local = activations.local(address);
+      if (local) {
+        try {
+          const reply = new Promise((resolve, reject) =>
+            local.enqueue({ t: 'message', msg: message, resolve, reject }),
+          );
+          return await withTimeout(reply, remaining, timeout);
+        } catch (err) {
+          if (!(err instanceof ActorMovedError)) throw err;
+          await sleep(retryDelayMs(attempt, deadline - Date.now()));
+          continue;
+        }
+      }
+      const owner = await activations.ownerOf(address, kind.def);
+      if (!owner || owner === this.opts.processId) {
+        if (kind.def.placement === 'pinned') throw new ActorUnavailableError(`${address} is not connected`);
+        await sleep(retryDelayMs(attempt, remaining));
+        continue;
+      }
+      try {
+        return await this.remoteAsk(askId, owner, address, message, remaining, timeout);
+      } catch (err) {
+        if (!(err instanceof ActorMovedError)) throw err;
+        activations.forgetOwner(address, kind.def);
+        await sleep(retryDelayMs(attempt, deadline - Date.now()));
+      }
+    }
+  }
+
+  private remoteAsk(
+    id: string,
+    owner: string,
+    address: Address,
+    msg: unknown,
+    remaining: number,
+    timeout: () => Error,
+  ): Promise<unknown> {
+    const { pending } = this.parts;
+    const reply = pending.wait(id, owner, remaining, timeout);
+    const env: Envelope = { t: 'call', id, from: this.opts.processId, to: address, msg, ask: true, hops: 0 };
+    this.opts.transport.send(owner, env).then(
+      (delivered) => {
+        if (delivered) return;
+        // nobody listens on that inbox: the process is gone; resolve the owner again
+        pending.settle(id, { ok: false, error: { name: 'ActorMovedError', message: `${owner} is gone` } });
+      },
+      // the message never left this process (Redis unreachable): the actor is unavailable
+      // for now, which the caller may retry; not an error of the actor's own
+      (err: unknown) =>
+        pending.settle(id, {
+          ok: false,
+          error: {
+            name: 'ActorUnavailableError',
+            message: `could not send to ${owner}: ${serializeError(err).message}`,
+          },
+        }),
+    );
+    return reply;
+  }
+
+  /** Delivers a tell here or to the owner; `hops` counts forwards by processes that were not it. */
+  async deliverTell(address: Address, message: unknown, hops: number): Promise<void> {
+    const { activations } = this.parts;
+    const kind = activations.kindOf(address);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const local = activations.local(address);
+      if (local) {
+        local.enqueue({
+          t: 'message',
+          msg: message,
+          resolve: () => undefined,
+          reject: (err: unknown) => this.opts.log.debug({ err, address }, 'tell failed'),
+        });
+        return;
+      }
+      const owner = await activations.ownerOf(address, kind.def);
+      if (owner && owner !== this.opts.processId) {
+        const env: Envelope = {
+          t: 'call',
+          id: '',
+          from: this.opts.processId,
+          to: address,
+          msg: message,
+          ask: false,
+          hops,
+        };
+        if (await this.opts.transport.send(owner, env)) return;
+        activations.forgetOwner(address, kind.def);
+      } else if (kind.def.placement === 'pinned') {
+        return;
+      }
+      await sleep(50 * 2 ** attempt);
+    }
+    throw new ActorUnavailableError(`no owner for ${address}`);
+  }
+}

@@ -1,0 +1,165 @@
+import type { Logger } from 'pino';
+import type { Database } from '../db/database.js';
+import type { Activation, TurnEffects, WorkItem } from './activation.js';
+import { ActorMovedError, FencedError, UnrecoverableError, serializeError } from './errors.js';
+import type { Lease } from './placement.js';
+import type { MailboxRow, RuntimeStore } from './runtime-store.js';
+import type { DeactivationReason, DurableDelivery } from './types.js';
+
+/** Observes every finished turn (metrics). */
+export type TurnObserver = (kind: string, outcome: 'ok' | 'error' | 'fenced' | 'moved', seconds: number) => void;
+
+export interface TurnCommitterOptions {
+  db: Database;
+  store: RuntimeStore;
+  log: Logger;
+  onTurn?: TurnObserver;
+}
+
+/** What the outcome of a turn may do to the activations (`LocalActivations` implements it). */
+export interface ActivationControl {
+  /** the database refused the commit: give the lease up and end what ran under it */
+  fenced(act: Activation, lease: Lease): void;
+  deactivate(act: Activation, reason: DeactivationReason, wait: boolean): Promise<void>;
+}
+
+/** The durable message was already marked done: a redelivery, whose effect must not commit twice. */
+class DuplicateDeliveryError extends Error {
+  override readonly name = 'DuplicateDeliveryError';
+}
+
+function needsCommit(effects: TurnEffects, durable: DurableDelivery | undefined): boolean {
+  return (
+    effects.stateDirty ||
+    effects.writes.length > 0 ||
+    effects.reminders.length > 0 ||
+    effects.emUsed ||
+    durable !== undefined
+  );
+}
+
+/**
+ * Runs one turn of an activation and commits what it did: the handler's state, entities, raw
+ * writes and reminders, and the done-mark of a durable message, all in one transaction that
+ * first checks the lease's fence. Then settles the work item (reply, retry, dead letter).
+ */
+export class TurnCommitter {
+  constructor(
+    private readonly opts: TurnCommitterOptions,
+    private readonly activations: ActivationControl,
+  ) {}
+
+  async runTurn(
+    act: Activation,
+    item: WorkItem,
+    effects: TurnEffects,
+    lease: Lease,
+    durable: DurableDelivery | undefined,
+    run: () => Promise<unknown>,
+  ): Promise<void> {
+    const started = performance.now();
+    try {
+      if (item.t === 'durable' && !(await this.opts.store.isPending(item.row.id))) {
+        item.done();
+        return;
+      }
+      const result = await run();
+      if (needsCommit(effects, durable))
+        await this.commit(act, effects, lease, item.t === 'durable' ? item.row : undefined);
+      this.succeeded(act, item, effects, result, started);
+    } catch (err) {
+      effects.em?.clear();
+      await this.failed(act, item, lease, err, started);
+    }
+  }
+
+  private observe(act: Activation, outcome: 'ok' | 'error' | 'fenced', started: number): void {
+    this.opts.onTurn?.(act.def.kind, outcome, (performance.now() - started) / 1000);
+  }
+
+  private succeeded(act: Activation, item: WorkItem, effects: TurnEffects, result: unknown, started: number): void {
+    if (effects.stateDirty) act.state = effects.nextState;
+    act.isNew = false;
+    if (item.t === 'message') item.resolve(result);
+    else if (item.t === 'durable') item.done();
+    this.observe(act, 'ok', started);
+    for (const fn of effects.afterCommit) {
+      void Promise.resolve()
+        .then(fn)
+        .catch((err: unknown) => this.opts.log.error({ err, address: act.address }, 'afterCommit failed'));
+    }
+    if (effects.passivate) void this.activations.deactivate(act, 'idle', false);
+  }
+
+  private async failed(act: Activation, item: WorkItem, lease: Lease, err: unknown, started: number): Promise<void> {
+    if (err instanceof FencedError) {
+      this.opts.log.warn(
+        { address: act.address, epoch: act.epoch, fence: lease.fenceKey },
+        'turn fenced: a newer owner exists',
+      );
+      this.observe(act, 'fenced', started);
+      // give the lease up before the caller retries, or the retry reactivates under it
+      this.activations.fenced(act, lease);
+      if (item.t === 'message') item.reject(new ActorMovedError(err.message));
+      else if (item.t === 'durable') item.done();
+      return;
+    }
+    if (err instanceof DuplicateDeliveryError) {
+      if (item.t === 'durable') item.done();
+      return;
+    }
+    this.observe(act, 'error', started);
+    if (item.t === 'message') item.reject(err);
+    else if (item.t === 'durable') await this.durableFailed(act, item, err);
+    else this.opts.log.error({ err, address: act.address }, 'onActivate failed');
+  }
+
+  /** A durable message's turn failed: retry it later, or dead-letter it. */
+  private async durableFailed(act: Activation, item: Extract<WorkItem, { t: 'durable' }>, err: unknown): Promise<void> {
+    const max = act.def.maxAttempts ?? 10;
+    const unrecoverable = err instanceof UnrecoverableError;
+    const outcome = await this.opts.store
+      .fail(item.row, serializeError(err).message, max, unrecoverable)
+      .catch(() => 'retry' as const);
+    this.opts.log.warn(
+      { err, address: act.address, attempt: item.row.attempts + 1, outcome, unrecoverable },
+      'durable message failed',
+    );
+    item.done();
+  }
+
+  /** The turn's transaction: fence check, done-mark, state, reminders, writes, flush, commit. */
+  private async commit(
+    act: Activation,
+    effects: TurnEffects,
+    lease: Lease,
+    row: MailboxRow | undefined,
+  ): Promise<void> {
+    const store = this.opts.store;
+    const em = effects.em ?? this.opts.db.fork();
+    await em.begin();
+    try {
+      if (!(await store.checkFence(em, lease.fenceKey, lease.epoch))) {
+        throw new FencedError(`${lease.fenceKey} has moved past epoch ${lease.epoch}`);
+      }
+      if (row && !(await store.complete(em, row))) throw new DuplicateDeliveryError(row.id);
+      if (effects.stateDirty) {
+        await store.saveState(em, act.address, act.def.kind, JSON.stringify(effects.nextState), lease.epoch);
+      }
+      for (const r of effects.reminders) {
+        if (r.set)
+          await store.upsertReminder(em, act.address, act.def.kind, act.shard, r.name, r.set.payload, r.set.dueAt);
+        else await store.deleteReminder(em, act.address, r.name);
+      }
+      for (const step of effects.writes) await step(em);
+      await em.flush();
+      // the lease may have run out while the turn ran; the database fence is the last word,
+      // this only narrows the window in which a stale owner reaches it
+      if (!lease.isValid()) throw new FencedError(`lease on ${lease.fenceKey} expired during the turn`);
+      await em.commit();
+    } catch (err) {
+      await em.rollback().catch(() => undefined);
+      throw err;
+    }
+  }
+}
