@@ -26,6 +26,18 @@ export class RequestPart {
     if (this.validator.Check(value)) return value;
     throw new RequestValidationError(this.validator.Errors(value).map((e) => toDetail(this.where, e, value)));
   }
+
+  /** `parse` for the path and the query, whose schemas are objects: their fields by name. */
+  parseFields(input: Record<string, unknown>): Record<string, unknown> {
+    const value = this.parse(input);
+    if (!isRecord(value)) throw new TypeError(`the ${this.where} schema does not describe an object`);
+    return value;
+  }
+}
+
+/** An object whose fields can be read by name (an array by index). */
+function isRecord(v: unknown): v is Record<string | number, unknown> {
+  return typeof v === 'object' && v !== null;
 }
 
 function pointerToLoc(pointer: string): Array<string | number> {
@@ -40,8 +52,8 @@ function pointerToLoc(pointer: string): Array<string | number> {
 function at(value: unknown, loc: Array<string | number>): unknown {
   let v: unknown = value;
   for (const k of loc) {
-    if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<string | number, unknown>)[k];
+    if (!isRecord(v)) return undefined;
+    v = v[k];
   }
   return v;
 }
@@ -149,5 +161,6 @@ export function Defaulted<T extends TSchema>(schema: T): T {
   // TypeBox does not type a schema's options: a route table without the default fails at startup
   if (!('default' in schema)) throw new TypeError('Defaulted: the schema has no default');
   // TypeBox types an optional property as possibly absent; after Default() it never is
-  return Type.Optional(schema) as TSchema as T;
+  const optional: T = Type.Optional(schema);
+  return optional;
 }
