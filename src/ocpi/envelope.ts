@@ -1,9 +1,11 @@
-import { OcpiError, type OcpiFieldError } from '../gateway/errors.js';
+import { OcpiError, type HttpError, type OcpiFieldError } from '../gateway/errors.js';
+import type { ErrorRenderer } from '../gateway/route-table.js';
 
 /**
- * The OCPI success envelope (spec "Response envelope"), the `respond` of every OCPI mount, and
- * the OCPI errors handlers throw (spec "Errors"). The error mapper renders the errors; nothing
- * else in the module builds an envelope.
+ * The OCPI success envelope (spec "Response envelope"), the `respond` of every OCPI mount, the
+ * OCPI errors handlers throw (spec "Errors"), and `ocpiErrors`, the error renderer every OCPI
+ * mount declares: any error under an OCPI prefix, the router's own 404, 405 and 413 included,
+ * answers as an OCPI envelope. Nothing else in the module builds an envelope.
  */
 export type OcpiVersion = '2.1.1' | '2.2.1';
 
@@ -40,6 +42,41 @@ export function ocpiEnvelope(data: unknown): SuccessEnvelope | Buffer {
   // "data" is absent, not null, on answers that carry nothing (DELETE /credentials)
   if (data !== undefined) envelope.data = data;
   return envelope;
+}
+
+/** Where the invalid-parameters error points its `doc_url`. */
+export const OCPI_ERRORS_DOC_URL =
+  'https://github.com/ocpi/ocpi/blob/2.2.1/status_codes.asciidoc#status_codes_2xxx_client_errors';
+
+/**
+ * OCPI status codes of the errors that are not a handler's own (docs/SECURITY.md): an unknown
+ * path (404), a wrong method (405), a body too large (413) or any other refused request are 2000
+ * "generic client error" on both versions; a failure of ours is 3000 "generic server error"
+ * (OCPI 2.2.1 status_codes.asciidoc, 2xxx and 3xxx).
+ */
+export const OCPI_GENERIC_CLIENT_ERROR = 2000;
+export const OCPI_GENERIC_SERVER_ERROR = 3000;
+
+/** The OCPI error envelope: status_code, status_message, timestamp; doc_url and errors on 2001. */
+export const ocpiErrors: ErrorRenderer = (error) => {
+  const err = error instanceof OcpiError ? error : ocpiFromHttp(error);
+  return {
+    status: err.httpStatus,
+    body: {
+      status_code: err.statusCode,
+      status_message: err.statusMessage,
+      timestamp: new Date().toISOString(),
+      ...(err.errors ? { doc_url: OCPI_ERRORS_DOC_URL, errors: err.errors } : {}),
+    },
+  };
+};
+
+function ocpiFromHttp(err: HttpError): OcpiError {
+  return new OcpiError(
+    err.status,
+    err.status >= 500 ? OCPI_GENERIC_SERVER_ERROR : OCPI_GENERIC_CLIENT_ERROR,
+    err.message,
+  );
 }
 
 /** 2001, delivered as HTTP 200 (the spec documents it as 400). */

@@ -8,6 +8,7 @@ import { cpo221Mount } from './2.2.1/cpo-mount.js';
 import { emsp221Mount } from './2.2.1/emsp-mount.js';
 import { OcpiContext } from './context.js';
 import { ocpiManagementMount } from './management-mount.js';
+import { ocpiNamespaceMount } from './namespace-mount.js';
 import { overviewMount } from './overview-mount.js';
 import { roleVersionsMount } from './versions-mount.js';
 
@@ -34,6 +35,7 @@ export function ocpiModule(): PlatformModule {
         emsp221Mount(ctx),
         overviewMount(ctx, { cpo211Routes: cpo211.routes, emsp211Routes: emsp211.routes }),
         ocpiManagementMount(ctx),
+        ocpiNamespaceMount(),
       ];
     },
     async attach() {

@@ -10,7 +10,7 @@ import {
 import type { OcpiCaller, PartnerRole, PartyIdentity } from './auth.js';
 import { Envelope, ListQuery } from './common/schemas.js';
 import type { OcpiContext } from './context.js';
-import { SerializedJson, ocpiEnvelope, type OcpiVersion } from './envelope.js';
+import { SerializedJson, ocpiEnvelope, ocpiErrors, type OcpiVersion } from './envelope.js';
 import { assertOwnParty, requireLink } from './guards.js';
 import { pagingHeaders } from '../gateway/paging.js';
 import { listWindow } from './pagination.js';
@@ -29,7 +29,10 @@ export interface OcpiMountOptions {
   routes: OcpiRoute[];
 }
 
-/** An OCPI mount: `Authorization: Token` authentication and the success envelope as `respond`. */
+/**
+ * An OCPI mount: `Authorization: Token` authentication, the success envelope as `respond`, and
+ * the OCPI error envelope for every error under its prefix.
+ */
 export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<OcpiCaller> {
   return defineMount<OcpiCaller>({
     name: o.name,
@@ -38,6 +41,7 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
     security: 'ocpiToken',
     authenticate: (koa: Context) => ctx.tokens.authenticate(koa, o.version, o.accept),
     respond: ocpiEnvelope,
+    errors: ocpiErrors,
     routes: o.routes.map((r) => ({ ...r, responses: { ...documentedErrors(r, o.version), ...r.responses } })),
   });
 }
