@@ -3,10 +3,10 @@ import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { byteSize } from '../../../config/byte-size.js';
 import type { Config } from '../../../config/index.js';
-import { authorizationHeader } from '../auth.js';
-import type { OcpiVersion } from '../envelope.js';
 import { nextLink } from '../../gateway/paging.js';
 import { jsonNestingExceeds } from '../../json-depth.js';
+import { authorizationHeader } from '../core/auth.js';
+import type { OcpiVersion } from '../core/envelope.js';
 import { PartnerCallError } from './partner-call-error.js';
 import { PartnerHttp, type PartnerHttpOptions } from './partner-http.js';
 

@@ -1,7 +1,7 @@
 import type { QueryResult } from '@mikro-orm/core';
 import type { Database } from '../../db/database.js';
-import type { PartyIdentity } from '../auth.js';
-import type { ListWindow, Page } from '../pagination.js';
+import type { PartyIdentity } from '../core/auth.js';
+import type { ListWindow, Page } from '../core/pagination.js';
 
 /** The OCPI modules whose objects live in `ocpi_object`. */
 export type ObjectModule = 'locations' | 'sessions' | 'tariffs' | 'tokens' | 'cdrs';
