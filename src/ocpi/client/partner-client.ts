@@ -43,7 +43,7 @@ const Details = Type.Object({
 });
 const checkDetails = Compile(Details);
 
-export type DiscoveredEndpoint = { version: string; identifier: string; role?: string; url: string };
+export type DiscoveredEndpoint = { version: OcpiVersion; identifier: string; role?: string; url: string };
 
 export interface Discovery {
   /** the highest version both sides support */
@@ -181,14 +181,17 @@ export class PartnerClient {
   }
 }
 
-/** The endpoint of `identifier` in the highest version that has one. */
+/**
+ * The endpoint of `identifier` in the highest version we support that has one (the endpoints
+ * of a discovery, or those the partner actor keeps, whose version is a plain string).
+ */
 export function endpointOf(
-  endpoints: readonly DiscoveredEndpoint[],
+  endpoints: ReadonlyArray<{ version: string; identifier: string; url: string }>,
   identifier: string,
-): DiscoveredEndpoint | undefined {
-  for (const v of SUPPORTED_VERSIONS) {
-    const e = endpoints.find((x) => x.version === v && x.identifier === identifier);
-    if (e) return e;
+): { version: OcpiVersion; url: string } | undefined {
+  for (const version of SUPPORTED_VERSIONS) {
+    const e = endpoints.find((x) => x.version === version && x.identifier === identifier);
+    if (e) return { version, url: e.url };
   }
   return undefined;
 }

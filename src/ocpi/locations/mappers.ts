@@ -12,8 +12,19 @@ import type * as V221 from './schemas-2.2.1.js';
 /** The object without its undefined fields (a new object: `delete` would slow the hot path). */
 function defined<T extends object>(o: T): T {
   const out: Partial<T> = {};
-  for (const k of Object.keys(o) as Array<keyof T>) if (o[k] !== undefined) out[k] = o[k];
+  for (const k in o) if (Object.hasOwn(o, k) && o[k] !== undefined) out[k] = o[k];
+  // only undefined fields were left out, and a field of T that may be undefined is optional
   return out as T;
+}
+
+/**
+ * A patch item for an EVSE or connector that is not there yet, taken as the whole object. The
+ * merged location or EVSE is checked against its schema before it is stored (service.ts
+ * `assertComplete`), so an incomplete one is answered 2001 and never kept.
+ */
+function asNew<T extends object>(patch: object): T {
+  // checked after the merge (see above)
+  return patch as T;
 }
 
 export function connectorTo211(c: V221.Connector): V211.Connector {
@@ -115,33 +126,21 @@ export function mergeConnector(c: V221.Connector, p: Partial<V221.Connector>): V
 
 export function mergeEvse(e: V221.Evse, p: V221.EvsePatch): V221.Evse {
   const { connectors, ...fields } = p;
-  const merged = { ...e, ...defined({ ...fields }) } as V221.Evse;
-  const mergedConnectors = mergeByKey(
-    e.connectors,
-    connectors,
-    (x) => x.id,
-    mergeConnector,
-    (x) => x as V221.Connector,
-  );
+  const merged: V221.Evse = { ...e, ...defined({ ...fields }) };
+  const mergedConnectors = mergeByKey(e.connectors, connectors, (x) => x.id, mergeConnector, asNew<V221.Connector>);
   return { ...merged, connectors: mergedConnectors ?? [] };
 }
 
 export function mergeLocation(l: V221.StoredLocation, p: V221.LocationPatch): V221.StoredLocation {
   const { evses, ...fields } = p;
-  const merged = {
+  const merged: V221.StoredLocation = {
     ...l,
     ...defined({ ...fields }),
     id: l.id,
     country_code: l.country_code,
     party_id: l.party_id,
-  } as V221.StoredLocation;
-  const mergedEvses = mergeByKey(
-    l.evses,
-    evses,
-    (x) => x.uid,
-    mergeEvse,
-    (x) => x as V221.Evse,
-  );
+  };
+  const mergedEvses = mergeByKey(l.evses, evses, (x) => x.uid, mergeEvse, asNew<V221.Evse>);
   return defined({ ...merged, evses: mergedEvses });
 }
 

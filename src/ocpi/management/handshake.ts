@@ -118,7 +118,7 @@ export async function registerWith(
     const endpoint = endpointOf(discovery.endpoints, 'credentials');
     if (!endpoint)
       throw new PartnerCallError(3001, 'unexpected data', { message: 'the partner lists no credentials endpoint' });
-    const version = endpoint.version as OcpiVersion;
+    const { version } = endpoint;
     const role = ourRoleToward(partner.role);
     const sent = ownCredentials(ctx, version, ours, ourVersionsUrl(origin, partner.role), role);
     const answer = await ctx.client.data('POST', endpoint.url, body.token, version, sent);

@@ -27,7 +27,7 @@ export async function pullLocations(ctx: OcpiContext, partner: PartnerRow, limit
   const link = await registeredLink(ctx, partner);
   const chosen = endpointOf(link.partner.endpoints, 'locations');
   if (!chosen) throw new HttpError(409, 'no_locations_endpoint', 'the partner lists no locations endpoint');
-  const version = chosen.version as OcpiVersion;
+  const { version } = chosen;
   const url = limit ? `${chosen.url}?limit=${limit}` : chosen.url;
   const party = { country_code: partner.country_code, party_id: partner.party_id };
   const ids: string[] = [];
