@@ -1,12 +1,13 @@
 /**
  * Errors a request handler may throw. The error mapper (middleware/error-mapper.ts) is the only
- * code that turns them into response bodies.
+ * code that turns them into answers, in the shape the mount holding the path declares
+ * (`MountSpec.errors`).
  */
 
 /**
  * A plain HTTP error: rendered as `{error: {code, message}}` on /v1 and the service endpoints,
- * and as an OCPI envelope on /ocpi paths (the router's 404/405 and the body parser's 413 reach
- * every surface). `headers` go out with the answer (`Allow` of a 405).
+ * and as an OCPI envelope under the OCPI mounts (the router's 404/405 and the body parser's 413
+ * reach every mount). `headers` go out with the answer (`Allow` of a 405).
  */
 export class HttpError extends Error {
   override readonly name = 'HttpError';
@@ -28,8 +29,8 @@ export interface OcpiFieldError {
 }
 
 /**
- * An OCPI error envelope. `httpStatus` 200 with status_code 2001 is the spec's "invalid or
- * missing parameters" (documented as 400, delivered as HTTP 200).
+ * An OCPI error envelope. `httpStatus` 200 with status_code 2001 is OCPI's "invalid or missing
+ * parameters", delivered as HTTP 200 (docs/SECURITY.md "One error shape per surface").
  */
 export class OcpiError extends Error {
   override readonly name = 'OcpiError';

@@ -34,7 +34,7 @@ export function createGateway(opts: GatewayOptions): Koa {
     await next();
   });
   app.use(requestLog(opts.log, opts.observe));
-  app.use(errorMapper(opts.log));
+  app.use(errorMapper(opts.log, opts.mounts));
   app.use(buildRouter(opts.mounts, { bodyLimit: opts.bodyLimit, bodyMaxDepth: opts.bodyMaxDepth }));
   return app;
 }

@@ -1,4 +1,4 @@
-import type { TSchema } from 'typebox';
+import Type, { type TSchema } from 'typebox';
 import type { MountSpec } from './route-table.js';
 
 type Json = Record<string, unknown>;
@@ -9,18 +9,19 @@ function toOpenApiPath(prefix: string, path: string): string {
 }
 
 function parametersOf(schema: TSchema | undefined, where: 'path' | 'query'): Json[] {
-  const s = schema as { properties?: Record<string, TSchema>; required?: string[] } | undefined;
-  if (!s?.properties) return [];
-  const required = new Set(s.required ?? []);
-  return Object.entries(s.properties).map(([name, prop]) => ({
+  if (!schema || !Type.IsObject(schema)) return [];
+  const required = new Set(schema.required ?? []);
+  return Object.entries(schema.properties).map(([name, prop]) => ({
     name,
     in: where,
     required: where === 'path' ? true : required.has(name),
     schema: prop,
-    ...((prop as { description?: string }).description
-      ? { description: (prop as { description?: string }).description }
-      : {}),
+    ...(descriptionOf(prop) ? { description: descriptionOf(prop) } : {}),
   }));
+}
+
+function descriptionOf(schema: TSchema): unknown {
+  return 'description' in schema ? schema.description : undefined;
 }
 
 /** OpenAPI 3.1 (JSON Schema 2020-12 compatible, so TypeBox schemas drop in as they are). */

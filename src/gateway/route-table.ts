@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import type { Static, TSchema } from 'typebox';
+import type { HttpError, OcpiError } from './errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -61,11 +62,25 @@ export interface MountSpec<Auth = unknown> {
   authenticate?: (koa: Context) => Promise<Auth> | Auth;
   /** wraps a success payload (OCPI envelope); plain mounts send the payload as it is */
   respond?: (data: unknown) => unknown;
-  /** how the error mapper renders a RequestValidationError on this mount ('fastapi' = 422 detail) */
+  /**
+   * How the errors of every path under `prefix` are answered, the router's own 404, 405 and 413
+   * included (the error mapper picks the mount with the longest prefix that holds the path).
+   * Default: the plain `{error: {code, message}}` shape.
+   */
+  errors?: ErrorRenderer;
   routes: Array<RouteSpec<Auth>>;
   /** OpenAPI security scheme name of the authenticator */
   security?: 'ocpiToken' | 'bearer';
 }
+
+/** An error as a mount answers it. The headers an HttpError carries (`Allow`) go out as well. */
+export interface ErrorAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** Renders a known error (or the 500 standing in for an unknown one) in a mount's shape. */
+export type ErrorRenderer = (error: HttpError | OcpiError, requestId: string | undefined) => ErrorAnswer;
 
 /**
  * The path parameters a koa-router template names, as strings: `/locations/:location_id/:evse_uid`

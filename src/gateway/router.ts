@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import bodyParser from 'koa-bodyparser';
 import type { Context, Middleware, Next } from 'koa';
-import type { Logger } from 'pino';
 import { HttpError, RequestValidationError } from './errors.js';
 import { assertBodyDepth, assertPrintableRequest } from './request-limits.js';
+import { requestContext } from './request-state.js';
 import type { MountSpec, RouteSpec } from './route-table.js';
 import { RequestPart } from './validation.js';
 
@@ -45,11 +45,11 @@ export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: Rou
         },
       ]);
     },
-  }) as unknown as Middleware;
+  });
   // the depth is checked on the text once it is read, before any schema walks the parsed value
   const parseBody: Middleware = (ctx, next) =>
     parser(ctx, async () => {
-      const raw = (ctx.request as { rawBody?: unknown }).rawBody;
+      const raw = ctx.request.rawBody;
       if (typeof raw === 'string') assertBodyDepth(raw, opts.bodyMaxDepth);
       await next();
     });
@@ -60,7 +60,9 @@ export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: Rou
       router.register(template, [route.method], routeChain(mount, route, template, parseBody));
     }
   }
-  const routes = router.routes() as unknown as Middleware;
+  // @koa/router types its middleware for a context that already has `params` and `router`: it
+  // sets both itself before any route runs, so koa's plain context is what it really takes
+  const routes = router.routes() as Middleware;
   return async (ctx: Context, next: Next) => {
     await routes(ctx, async () => {
       if (ctx.status !== 404 || ctx.body !== undefined) return next();
@@ -94,24 +96,25 @@ function routeChain(
     async (ctx, next) => {
       ctx.state.routeTemplate = template;
       if (mount.authenticate && route.auth !== false) ctx.state.auth = await mount.authenticate(ctx);
-      assertPrintableRequest(ctx.params as Record<string, string | undefined>, ctx.query);
+      assertPrintableRequest(ctx.params, ctx.query);
       await next();
     },
   ];
   if (hasBody) chain.push(parseBody);
   chain.push(async (ctx) => {
-    const request = ctx.request as { body?: unknown; rawBody?: unknown };
+    const request = ctx.request;
     // koa-bodyparser leaves {} when nothing was sent; rawBody tells a real (even empty-object) body apart
     const bodyPresent = typeof request.rawBody === 'string' && request.rawBody.trim().length > 0;
     const rawBody = bodyPresent ? request.body : undefined;
+    const { log, requestId } = requestContext(ctx);
     const result = await route.handler({
-      params: params ? (params.parse({ ...ctx.params }) as Record<string, unknown>) : { ...ctx.params },
-      query: query ? (query.parse({ ...ctx.query }) as Record<string, unknown>) : { ...ctx.query },
+      params: params ? params.parseFields({ ...ctx.params }) : { ...ctx.params },
+      query: query ? query.parseFields({ ...ctx.query }) : { ...ctx.query },
       body: body && (bodyPresent || !route.bodyOptional) ? body.parse(rawBody) : rawBody,
       auth: ctx.state.auth,
       koa: ctx,
-      log: ctx.state.log as Logger,
-      requestId: ctx.state.requestId as string,
+      log,
+      requestId,
     });
     if (result.headers) for (const [k, v] of Object.entries(result.headers)) ctx.set(k, v);
     ctx.status = result.status ?? 200;

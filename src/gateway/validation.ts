@@ -26,6 +26,18 @@ export class RequestPart {
     if (this.validator.Check(value)) return value;
     throw new RequestValidationError(this.validator.Errors(value).map((e) => toDetail(this.where, e, value)));
   }
+
+  /** `parse` for the path and the query, whose schemas are objects: their fields by name. */
+  parseFields(input: Record<string, unknown>): Record<string, unknown> {
+    const value = this.parse(input);
+    if (!isRecord(value)) throw new TypeError(`the ${this.where} schema does not describe an object`);
+    return value;
+  }
+}
+
+/** An object whose fields can be read by name (an array by index). */
+function isRecord(v: unknown): v is Record<string | number, unknown> {
+  return typeof v === 'object' && v !== null;
 }
 
 function pointerToLoc(pointer: string): Array<string | number> {
@@ -40,8 +52,8 @@ function pointerToLoc(pointer: string): Array<string | number> {
 function at(value: unknown, loc: Array<string | number>): unknown {
   let v: unknown = value;
   for (const k of loc) {
-    if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<string | number, unknown>)[k];
+    if (!isRecord(v)) return undefined;
+    v = v[k];
   }
   return v;
 }
@@ -75,56 +87,6 @@ export function toDetail(where: Location, e: TLocalizedValidationError, root: un
         ctx: { expected_type: expected },
       };
     }
-    case 'enum':
-      return { loc: [where, ...base], msg: e.message, type: 'enum', input, ctx: { expected: e.params.allowedValues } };
-    case 'const':
-      return {
-        loc: [where, ...base],
-        msg: e.message,
-        type: 'literal_error',
-        input,
-        ctx: { expected: e.params.allowedValue },
-      };
-    case 'pattern':
-      return {
-        loc: [where, ...base],
-        msg: e.message,
-        type: 'string_pattern_mismatch',
-        input,
-        ctx: { pattern: e.params.pattern },
-      };
-    case 'minLength':
-      return {
-        loc: [where, ...base],
-        msg: e.message,
-        type: 'string_too_short',
-        input,
-        ctx: { min_length: e.params.limit },
-      };
-    case 'maxLength':
-      return {
-        loc: [where, ...base],
-        msg: e.message,
-        type: 'string_too_long',
-        input,
-        ctx: { max_length: e.params.limit },
-      };
-    case 'minimum':
-      return { loc: [where, ...base], msg: e.message, type: 'greater_than_equal', input, ctx: { ge: e.params.limit } };
-    case 'maximum':
-      return { loc: [where, ...base], msg: e.message, type: 'less_than_equal', input, ctx: { le: e.params.limit } };
-    case 'minItems':
-      return { loc: [where, ...base], msg: e.message, type: 'too_short', input, ctx: { min_length: e.params.limit } };
-    case 'maxItems':
-      return { loc: [where, ...base], msg: e.message, type: 'too_long', input, ctx: { max_length: e.params.limit } };
-    case 'format':
-      return {
-        loc: [where, ...base],
-        msg: e.message,
-        type: `${e.params.format.replace(/-/g, '_')}_parsing`,
-        input,
-        ctx: { format: e.params.format },
-      };
     case 'additionalProperties': {
       const extra = e.params.additionalProperties[0] ?? '';
       return {
@@ -136,7 +98,54 @@ export function toDetail(where: Location, e: TLocalizedValidationError, root: un
       };
     }
     default:
-      return { loc: [where, ...base], msg: e.message, type: e.keyword, input: input ?? null, ctx: { ...e.params } };
+      return (
+        constraintDetail([where, ...base], e, input) ?? {
+          loc: [where, ...base],
+          msg: e.message,
+          type: e.keyword,
+          input: input ?? null,
+          ctx: { ...e.params },
+        }
+      );
+  }
+}
+
+/** The value failed a constraint of its schema (a value set, a pattern, a bound, a format). */
+function constraintDetail(
+  loc: Array<string | number>,
+  e: TLocalizedValidationError,
+  input: unknown,
+): ValidationDetail | undefined {
+  const detail = (type: string, ctx: Record<string, unknown>): ValidationDetail => ({
+    loc,
+    msg: e.message,
+    type,
+    input,
+    ctx,
+  });
+  switch (e.keyword) {
+    case 'enum':
+      return detail('enum', { expected: e.params.allowedValues });
+    case 'const':
+      return detail('literal_error', { expected: e.params.allowedValue });
+    case 'pattern':
+      return detail('string_pattern_mismatch', { pattern: e.params.pattern });
+    case 'minLength':
+      return detail('string_too_short', { min_length: e.params.limit });
+    case 'maxLength':
+      return detail('string_too_long', { max_length: e.params.limit });
+    case 'minimum':
+      return detail('greater_than_equal', { ge: e.params.limit });
+    case 'maximum':
+      return detail('less_than_equal', { le: e.params.limit });
+    case 'minItems':
+      return detail('too_short', { min_length: e.params.limit });
+    case 'maxItems':
+      return detail('too_long', { max_length: e.params.limit });
+    case 'format':
+      return detail(`${e.params.format.replace(/-/g, '_')}_parsing`, { format: e.params.format });
+    default:
+      return undefined;
   }
 }
 
@@ -149,5 +158,6 @@ export function Defaulted<T extends TSchema>(schema: T): T {
   // TypeBox does not type a schema's options: a route table without the default fails at startup
   if (!('default' in schema)) throw new TypeError('Defaulted: the schema has no default');
   // TypeBox types an optional property as possibly absent; after Default() it never is
-  return Type.Optional(schema) as TSchema as T;
+  const optional: T = Type.Optional(schema);
+  return optional;
 }

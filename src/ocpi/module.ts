@@ -2,15 +2,16 @@ import type { PlatformModule } from '../platform/services.js';
 import { partnerActor } from '../../actors/partner/actor.js';
 import { discoveryPort } from './client/discovery-port.js';
 import { PartnerClient, partnerHttpOptions } from './client/partner-client.js';
-import { cpo211Mount } from './2.1.1/cpo-mount.js';
-import { emsp211Mount } from './2.1.1/emsp-mount.js';
-import { cpo221Mount } from './2.2.1/cpo-mount.js';
-import { emsp221Mount } from './2.2.1/emsp-mount.js';
-import { OcpiContext } from './context.js';
-import { partnerProjection } from './partner-projection.js';
-import { ocpiManagementMount } from './management-mount.js';
-import { overviewMount } from './overview-mount.js';
-import { roleVersionsMount } from './versions-mount.js';
+import { OcpiContext } from './core/context.js';
+import { cpo211Mount } from './mounts/cpo-2.1.1.js';
+import { cpo221Mount } from './mounts/cpo-2.2.1.js';
+import { emsp211Mount } from './mounts/emsp-2.1.1.js';
+import { emsp221Mount } from './mounts/emsp-2.2.1.js';
+import { ocpiManagementMount } from './mounts/management.js';
+import { ocpiNamespaceMount } from './mounts/namespace.js';
+import { overviewMount } from './mounts/overview.js';
+import { roleVersionsMount } from './mounts/role-versions.js';
+import { partnerProjection } from './core/partner-projection.js';
 
 /**
  * OCPI 2.1.1 and 2.2.1 for the CPO and eMSP roles, the overview mount, and the operator's
@@ -38,8 +39,14 @@ export function ocpiModule(): PlatformModule {
         cpo221Mount(ctx),
         emsp211,
         emsp221Mount(ctx),
-        overviewMount(ctx, { cpo211Routes: cpo211.routes, emsp211Routes: emsp211.routes }),
+        overviewMount(ctx, {
+          roleMounts211: [
+            { role: 'CPO', prefix: cpo211.prefix, routes: cpo211.routes },
+            { role: 'EMSP', prefix: emsp211.prefix, routes: emsp211.routes },
+          ],
+        }),
         ocpiManagementMount(ctx),
+        ocpiNamespaceMount(),
       ];
     },
     async attach() {

@@ -1,16 +1,16 @@
 import { expect } from 'chai';
-import { presentedTokens } from '../../src/ocpi/auth.js';
+import { presentedTokens } from '../../src/ocpi/core/auth.js';
 import {
   connectorFrom211,
   connectorTo211,
   locationFrom211,
   locationTo211,
   mergeLocation,
-} from '../../src/ocpi/mappers.js';
-import { listWindow, MAX_LIMIT } from '../../src/ocpi/pagination.js';
+} from '../../src/ocpi/locations/mappers.js';
+import { listWindow, MAX_LIMIT } from '../../src/ocpi/core/pagination.js';
 import { nextLink } from '../../src/gateway/paging.js';
-import type * as V211 from '../../src/ocpi/2.1.1/schemas.js';
-import type * as V221 from '../../src/ocpi/2.2.1/schemas.js';
+import type * as V211 from '../../src/ocpi/locations/schemas-2.1.1.js';
+import type * as V221 from '../../src/ocpi/locations/schemas-2.2.1.js';
 import { aConnector, aConnector211, aLocation, aLocation211, anEvse } from '../support/ocpi-builders.js';
 
 /** Pure logic of the OCPI module: version mappers, header parsing, list windows. */

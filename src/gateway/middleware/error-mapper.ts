@@ -1,40 +1,25 @@
-import type { Context, Middleware } from 'koa';
+import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { isDependencyOutage } from '../../platform/dependency-health.js';
 import { HttpError, OcpiError, RequestValidationError } from '../errors.js';
-
-/** Where the invalid-parameters error points its `doc_url`. */
-export const OCPI_ERRORS_DOC_URL =
-  'https://github.com/ocpi/ocpi/blob/2.2.1/status_codes.asciidoc#status_codes_2xxx_client_errors';
+import type { ErrorRenderer, MountSpec } from '../route-table.js';
+import '../request-state.js';
 
 /**
- * OCPI status codes of the errors that are not a handler's own (docs/SECURITY.md "Error
- * shapes"): an unknown path (404), a wrong method (405), a body too large (413) or any other
- * refused request are 2000 "generic client error" on both versions; a failure of ours is 3000
- * "generic server error" (OCPI 2.2.1 status_codes.asciidoc, 2xxx and 3xxx).
- */
-export const OCPI_GENERIC_CLIENT_ERROR = 2000;
-export const OCPI_GENERIC_SERVER_ERROR = 3000;
-
-/** The two error shapes: the OCPI envelope under /ocpi, `{error: {code, message}}` elsewhere. */
-export type Surface = 'ocpi' | 'plain';
-
-export function surfaceOf(path: string): Surface {
-  return path === '/ocpi' || path.startsWith('/ocpi/') ? 'ocpi' : 'plain';
-}
-
-/**
- * The only place that builds error bodies, one shape per surface (issue 7):
- * - RequestValidationError -> 422 {detail: [{loc, msg, type, input, ctx}]} on every surface
- * - on /ocpi: the OCPI envelope (status_code, status_message, timestamp; doc_url and errors on 2001),
- *   an HttpError (404, 405, 413, ...) as status_code 2000
- * - elsewhere: {error: {code, message, details?}, request_id}; an OcpiError a shared service threw
- *   under /v1 (unknown location, invalid parameters) is translated into that shape
+ * The only place that turns a thrown error into an answer (issue 7). The shape is the mount's:
+ * each mount declares its `errors` renderer, and the mapper uses that of the mount with the
+ * longest prefix that holds the path, so the router's own answers (unknown path, wrong method,
+ * body too large) have the shape of the mount too; a path under no mount, or a mount that
+ * declares none, gets the plain shape (`plainErrors`).
+ * - RequestValidationError -> 422 {detail: [{loc, msg, type, input, ctx}]} on every mount
+ * - OcpiError and HttpError (404, 405, 413, ...) -> the mount's renderer, with the HttpError's
+ *   headers (`Allow` of a 405)
  * - the actor runtime could not reach an actor in time, or the database or Redis is unreachable
- *   -> 503 with Retry-After, on both surfaces
+ *   -> 503 with Retry-After, in the mount's shape
  * - anything else -> 500 with no internals exposed (logged with the request id)
  */
-export function errorMapper(log: Logger): Middleware {
+export function errorMapper(log: Logger, mounts: ReadonlyArray<MountSpec<unknown>> = []): Middleware {
+  const rendererOf = errorRenderers(mounts);
   return async (ctx, next) => {
     try {
       await next();
@@ -42,7 +27,7 @@ export function errorMapper(log: Logger): Middleware {
         throw new HttpError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
       }
     } catch (thrown) {
-      const requestId = ctx.state.requestId as string | undefined;
+      const requestId = ctx.state.requestId;
       const err = unavailable(thrown) ?? thrown;
       if (err instanceof RequestValidationError) {
         ctx.status = 422;
@@ -50,53 +35,72 @@ export function errorMapper(log: Logger): Middleware {
         return;
       }
       const known = knownError(err);
-      if (!known) {
-        ((ctx.state.log as Logger | undefined) ?? log).error({ err, req_id: requestId }, 'unhandled error');
-      }
+      if (!known) (ctx.state.log ?? log).error({ err, req_id: requestId }, 'unhandled error');
       const error = known ?? new HttpError(500, 'internal_error', 'internal server error');
       if (error instanceof HttpError)
         for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);
-      if (surfaceOf(ctx.path) === 'ocpi') renderOcpi(ctx, error instanceof OcpiError ? error : ocpiFromHttp(error));
-      else renderPlain(ctx, error instanceof HttpError ? error : httpFromOcpi(error), requestId);
+      const answer = rendererOf(ctx.path)(error, requestId);
+      ctx.status = answer.status;
+      ctx.body = answer.body;
     }
   };
 }
 
-/** Our own errors, and the client errors of koa and raw-body (body too large, bad encoding), which say when they may be shown. */
+/**
+ * Path -> the renderer of the mount with the longest prefix holding it (`/ocpi/cpo/2.1.1` holds
+ * itself and `/ocpi/cpo/2.1.1/...`, the prefix `''` every path). Mounts sharing a prefix (the
+ * `/v1` ones) must render alike: the router serves their paths side by side.
+ */
+export function errorRenderers(mounts: ReadonlyArray<MountSpec<unknown>>): (path: string) => ErrorRenderer {
+  const byPrefix = new Map<string, ErrorRenderer>();
+  for (const mount of mounts) {
+    const render = mount.errors ?? plainErrors;
+    const declared = byPrefix.get(mount.prefix);
+    if (declared && declared !== render)
+      throw new Error(`mount ${mount.name}: another mount under ${mount.prefix || '/'} renders errors differently`);
+    byPrefix.set(mount.prefix, render);
+  }
+  const prefixes = [...byPrefix.keys()].sort((a, b) => b.length - a.length);
+  return (path) => {
+    const prefix = prefixes.find((p) => path === p || path.startsWith(`${p}/`));
+    return (prefix === undefined ? undefined : byPrefix.get(prefix)) ?? plainErrors;
+  };
+}
+
+/** The shape of koa's and raw-body's client errors (body too large, bad encoding). */
+interface ExposedError {
+  status: number;
+  expose: true;
+  message?: unknown;
+  type?: unknown;
+}
+
+function isExposedClientError(err: unknown): err is ExposedError {
+  if (err === null || (typeof err !== 'object' && typeof err !== 'function')) return false;
+  if (!('status' in err) || !('expose' in err)) return false;
+  return typeof err.status === 'number' && err.status >= 400 && err.status < 500 && err.expose === true;
+}
+
+/** Our own errors, and the client errors of koa and raw-body, which say when they may be shown. */
 function knownError(err: unknown): OcpiError | HttpError | undefined {
   if (err instanceof OcpiError || err instanceof HttpError) return err;
-  const e = err as { status?: unknown; expose?: unknown; message?: unknown; type?: unknown } | null;
-  if (e && typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose === true) {
-    return new HttpError(e.status, typeof e.type === 'string' ? e.type : 'bad_request', String(e.message));
+  if (isExposedClientError(err)) {
+    return new HttpError(err.status, typeof err.type === 'string' ? err.type : 'bad_request', String(err.message));
   }
   return undefined;
 }
 
-function renderOcpi(ctx: Context, err: OcpiError): void {
-  ctx.status = err.httpStatus;
-  ctx.body = {
-    status_code: err.statusCode,
-    status_message: err.statusMessage,
-    timestamp: new Date().toISOString(),
-    ...(err.errors ? { doc_url: OCPI_ERRORS_DOC_URL, errors: err.errors } : {}),
+/** `{error: {code, message, details?}, request_id}`: /v1, the service endpoints, anything under no mount. */
+export const plainErrors: ErrorRenderer = (error, requestId) => {
+  const err = error instanceof HttpError ? error : httpFromOcpi(error);
+  return {
+    status: err.status,
+    body: {
+      error: { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) },
+      request_id: requestId,
+    },
   };
-}
-
-function renderPlain(ctx: Context, err: HttpError, requestId: string | undefined): void {
-  ctx.status = err.status;
-  ctx.body = {
-    error: { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) },
-    request_id: requestId,
-  };
-}
-
-function ocpiFromHttp(err: HttpError): OcpiError {
-  return new OcpiError(
-    err.status,
-    err.status >= 500 ? OCPI_GENERIC_SERVER_ERROR : OCPI_GENERIC_CLIENT_ERROR,
-    err.message,
-  );
-}
+};
 
 const plainCodes: Record<number, string> = {
   400: 'invalid_parameters',
@@ -106,8 +110,9 @@ const plainCodes: Record<number, string> = {
 };
 
 /**
- * An OCPI error outside /ocpi. OCPI delivers "invalid parameters" (2xxx) and "unable to use the
- * client's API" (3xxx) as HTTP 200; the management surface answers 400 and 502 for them.
+ * An OCPI error a shared service threw on a plain mount (unknown location, invalid parameters
+ * under /v1). OCPI delivers "invalid parameters" (2xxx) and "unable to use the client's API"
+ * (3xxx) as HTTP 200; the plain shape answers 400 and 502 for them.
  */
 function httpFromOcpi(err: OcpiError): HttpError {
   let status = err.httpStatus;

@@ -3,10 +3,10 @@ import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { byteSize } from '../../../config/byte-size.js';
 import type { Config } from '../../../config/index.js';
-import { authorizationHeader } from '../auth.js';
-import type { OcpiVersion } from '../envelope.js';
 import { nextLink } from '../../gateway/paging.js';
 import { jsonNestingExceeds } from '../../json-depth.js';
+import { authorizationHeader } from '../core/auth.js';
+import type { OcpiVersion } from '../core/envelope.js';
 import { PartnerCallError } from './partner-call-error.js';
 import { PartnerHttp, type PartnerHttpOptions } from './partner-http.js';
 
@@ -43,7 +43,7 @@ const Details = Type.Object({
 });
 const checkDetails = Compile(Details);
 
-export type DiscoveredEndpoint = { version: string; identifier: string; role?: string; url: string };
+export type DiscoveredEndpoint = { version: OcpiVersion; identifier: string; role?: string; url: string };
 
 export interface Discovery {
   /** the highest version both sides support */
@@ -181,14 +181,17 @@ export class PartnerClient {
   }
 }
 
-/** The endpoint of `identifier` in the highest version that has one. */
+/**
+ * The endpoint of `identifier` in the highest version we support that has one (the endpoints
+ * of a discovery, or those the partner actor keeps, whose version is a plain string).
+ */
 export function endpointOf(
-  endpoints: readonly DiscoveredEndpoint[],
+  endpoints: ReadonlyArray<{ version: string; identifier: string; url: string }>,
   identifier: string,
-): DiscoveredEndpoint | undefined {
-  for (const v of SUPPORTED_VERSIONS) {
-    const e = endpoints.find((x) => x.version === v && x.identifier === identifier);
-    if (e) return e;
+): { version: OcpiVersion; url: string } | undefined {
+  for (const version of SUPPORTED_VERSIONS) {
+    const e = endpoints.find((x) => x.version === version && x.identifier === identifier);
+    if (e) return { version, url: e.url };
   }
   return undefined;
 }

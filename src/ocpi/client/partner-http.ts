@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { request as httpRequest, validateHeaderValue, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { classifyAddress, policyAllows, type DestinationPolicy } from './address-class.js';
+import { classifyAddress, policyAllows, type AddressClass, type DestinationPolicy } from './address-class.js';
 import { PartnerCallError, type PartnerFailure } from './partner-call-error.js';
 
 /**
@@ -45,6 +45,16 @@ class RefusedDestination extends Error {
   override readonly name = 'RefusedDestination';
 }
 
+/** A failed call, with the category the caller sees and the detail our log gets. */
+type Failure = (reason: PartnerFailure, detail: string, httpStatus?: number) => PartnerCallError;
+
+/** A call's checked destination: the URL, its host, and the class of the host when it is an IP literal. */
+interface Destination {
+  url: URL;
+  host: string;
+  literal: AddressClass | undefined;
+}
+
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 export class PartnerHttp {
@@ -52,25 +62,31 @@ export class PartnerHttp {
 
   send(call: PartnerHttpRequest): Promise<PartnerHttpReply> {
     const where = `${call.method} ${call.url}`;
-    const failure = (reason: PartnerFailure, detail: string, httpStatus?: number) =>
+    const failure: Failure = (reason, detail, httpStatus) =>
       new PartnerCallError(3001, reason, {
         detail: `${where}: ${detail}`,
         ...(httpStatus === undefined ? {} : { httpStatus }),
       });
+    const destination = this.destination(call, failure);
+    if (destination instanceof PartnerCallError) return Promise.reject(destination);
+    return this.exchange(call, destination, failure);
+  }
 
+  /** Where a call goes, checked against the policy before any socket exists, or why it may not be made. */
+  private destination(call: PartnerHttpRequest, failure: Failure): Destination | PartnerCallError {
     let url: URL;
     try {
       url = new URL(call.url);
     } catch {
-      return Promise.reject(failure('destination refused', 'not a URL'));
+      return failure('destination refused', 'not a URL');
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      return Promise.reject(failure('destination refused', `scheme ${url.protocol}`));
+      return failure('destination refused', `scheme ${url.protocol}`);
     // the WHATWG parser already turned 0x7f.1, 2130706433 and the like into dotted IPv4
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     const literal = classifyAddress(host);
     if (literal !== undefined && !policyAllows(this.opts.policy, literal)) {
-      return Promise.reject(failure('destination refused', `${literal} address`));
+      return failure('destination refused', `${literal} address`);
     }
 
     // http.request throws on a header it cannot send (a partner's token with a line break or a
@@ -79,10 +95,15 @@ export class PartnerHttp {
       try {
         validateHeaderValue(name, value);
       } catch {
-        return Promise.reject(failure('invalid request', `header ${name} cannot be sent`));
+        return failure('invalid request', `header ${name} cannot be sent`);
       }
     }
+    return { url, host, literal };
+  }
 
+  /** The request and its reply, within the time limit; the first outcome settles it. */
+  private exchange(call: PartnerHttpRequest, to: Destination, failure: Failure): Promise<PartnerHttpReply> {
+    const { url, host, literal } = to;
     return new Promise<PartnerHttpReply>((resolve, reject) => {
       let settled = false;
       const finish = (outcome: { reply: PartnerHttpReply } | { error: PartnerCallError }): void => {

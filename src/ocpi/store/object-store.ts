@@ -1,7 +1,7 @@
 import type { QueryResult } from '@mikro-orm/core';
 import type { Database } from '../../db/database.js';
-import type { PartyIdentity } from '../auth.js';
-import type { ListWindow, Page } from '../pagination.js';
+import type { PartyIdentity } from '../core/auth.js';
+import type { ListWindow, Page } from '../core/pagination.js';
 
 /** The OCPI modules whose objects live in `ocpi_object`. */
 export type ObjectModule = 'locations' | 'sessions' | 'tariffs' | 'tokens' | 'cdrs';
@@ -51,7 +51,7 @@ export interface ObjectStoreOptions {
 /**
  * Rows of `ocpi_object` <-> OCPI objects, for one module. The stored JSON is the object as it
  * was validated at the edge (the 2.2.1 shape for locations, the 2.1.1 shapes for the other
- * modules), so reading it back is the one place a row becomes a typed object.
+ * modules), so reading it back (`storedObject`) is the one place a row becomes a typed object.
  */
 export class ObjectStore<T extends { last_updated: string }> {
   private readonly pages = new Map<string, CachedPage>();
@@ -219,6 +219,18 @@ export class ObjectStore<T extends { last_updated: string }> {
   }
 
   private fromRow(data: unknown): T {
-    return JSON.parse(String(data)) as T;
+    return storedObject<T>(String(data));
   }
+}
+
+/**
+ * A row's `data` as the object it was written from. No check: `data` is only ever written by
+ * `put` and `update` above, as JSON.stringify of a T, and every T was validated where it came
+ * in (the route's schema, or the check of a pulled object) or built from validated parts by
+ * our own mappers. Checking again would walk every object of every list page, the hot path of
+ * docs/PERFORMANCE.md, to find what the write already guaranteed.
+ */
+function storedObject<T>(json: string): T {
+  // our own serialisation of a T (see above)
+  return JSON.parse(json) as T;
 }

@@ -1,0 +1,141 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { hashSecret } from '../../secret-hash.js';
+import type { Context } from 'koa';
+import type { Database } from '../../db/database.js';
+import type { OcpiVersion } from './envelope.js';
+import { unauthorized } from './errors.js';
+
+/** What a partner is called in the OCPI sense, as bound to its token (docs/OCPI.md "Who sees what"). */
+export interface PartyIdentity {
+  country_code: string;
+  party_id: string;
+}
+
+export type PartnerRole = 'CPO' | 'EMSP';
+
+/**
+ * How a token stands in the handshake: `initial` is Token A (registration only), `current` the
+ * token of a registered link, `pending` a token we handed out for a handshake we started and
+ * that is not finished yet (the partner already calls our versions endpoint with it).
+ */
+export type TokenKind = 'initial' | 'current' | 'pending';
+
+/** The authenticated caller of an OCPI endpoint. */
+export interface OcpiCaller extends PartyIdentity {
+  partnerId: string;
+  role: PartnerRole;
+  tokenKind: TokenKind;
+  tokenHash: string;
+  /** the token as the caller means it (decoded when it came base64-encoded) */
+  token: string;
+}
+
+/** A token as the tokens table stores it. */
+export function hashToken(token: string): string {
+  return hashSecret(token);
+}
+
+/** A fresh token: 32 random bytes, base64url (43 characters, within OCPI's 64). */
+export function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** How a token goes into our outbound `Authorization` header: base64 for 2.2.1, as it is for 2.1.1. */
+export function authorizationHeader(token: string, version: OcpiVersion): string {
+  return `Token ${version === '2.2.1' ? Buffer.from(token, 'utf8').toString('base64') : token}`;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const PRINTABLE = /^[\x21-\x7e]+$/;
+
+/**
+ * The tokens an `Authorization: Token <x>` header may stand for. 2.2.1 sends base64 of the
+ * token (OCPI 2.2.1 transport_and_format.asciidoc, "Authorization header"), older clients the
+ * raw token, which 2.2.1 mounts accept too (docs/OCPI.md "Mounts"); 2.1.1 is raw only.
+ */
+export function presentedTokens(header: string | undefined, accept: 'raw' | 'base64-or-raw'): string[] {
+  const m = header ? /^Token\s+(\S+)\s*$/i.exec(header) : null;
+  const value = m?.[1];
+  if (!value) return [];
+  if (accept === 'raw') return [value];
+  const candidates: string[] = [];
+  if (value.length % 4 === 0 && BASE64.test(value)) {
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
+    if (PRINTABLE.test(decoded) && decoded !== value) candidates.push(decoded);
+  }
+  candidates.push(value);
+  return candidates;
+}
+
+interface CachedToken {
+  caller: Omit<OcpiCaller, 'token'>;
+  expiresAt: number;
+}
+
+export interface TokenDirectoryOptions {
+  db: Database;
+  /** how long a positive lookup is trusted without the database (bound on a revoked token elsewhere) */
+  cacheMs?: number;
+  maxEntries?: number;
+}
+
+/**
+ * Token -> partner lookups on every request. The table holds sha256 hashes; the lookup is by
+ * primary key. A small positive cache spares the database: a rotation in this process evicts
+ * the old hash at once (`forget`), other processes drop it within `cacheMs` (default 1 s,
+ * docs/OCPI.md "Tokens"). Misses are not cached, so a token issued on another process works at once.
+ */
+export class TokenDirectory {
+  private readonly cache = new Map<string, CachedToken>();
+  private readonly cacheMs: number;
+  private readonly maxEntries: number;
+
+  constructor(private readonly opts: TokenDirectoryOptions) {
+    this.cacheMs = opts.cacheMs ?? 1000;
+    this.maxEntries = opts.maxEntries ?? 10_000;
+  }
+
+  /** The caller behind the header, or a 401 with the version's status code. */
+  async authenticate(ctx: Context, version: OcpiVersion, accept: 'raw' | 'base64-or-raw'): Promise<OcpiCaller> {
+    const tokens = presentedTokens(ctx.get('Authorization') || undefined, accept);
+    for (const token of tokens) {
+      const caller = await this.lookup(token);
+      if (caller) return { ...caller, token };
+    }
+    throw unauthorized(version);
+  }
+
+  async lookup(token: string): Promise<Omit<OcpiCaller, 'token'> | undefined> {
+    const hash = hashToken(token);
+    const now = Date.now();
+    const cached = this.cache.get(hash);
+    if (cached && cached.expiresAt > now) return cached.caller;
+    if (cached) this.cache.delete(hash);
+    const rows = await this.opts.db.execute(
+      'SELECT token_hash, partner_id, country_code, party_id, role, kind FROM ocpi_partner_token WHERE token_hash = ?',
+      [hash],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    // the index found the row by hash; compare the secret-derived value in constant time anyway
+    const stored = Buffer.from(String(row.token_hash), 'hex');
+    const given = Buffer.from(hash, 'hex');
+    if (stored.length !== given.length || !timingSafeEqual(stored, given)) return undefined;
+    const caller: Omit<OcpiCaller, 'token'> = {
+      partnerId: String(row.partner_id),
+      country_code: String(row.country_code),
+      party_id: String(row.party_id),
+      role: row.role === 'CPO' ? 'CPO' : 'EMSP',
+      tokenKind: row.kind === 'initial' ? 'initial' : row.kind === 'pending' ? 'pending' : 'current',
+      tokenHash: hash,
+    };
+    if (this.cache.size >= this.maxEntries) this.cache.clear();
+    this.cache.set(hash, { caller, expiresAt: now + this.cacheMs });
+    return caller;
+  }
+
+  /** Drops revoked or changed hashes from this process's cache. */
+  forget(hashes: readonly string[]): void {
+    for (const h of hashes) this.cache.delete(h);
+  }
+}

@@ -1,0 +1,85 @@
+import type { Context } from 'koa';
+import { publicOrigin } from '../../gateway/public-origin.js';
+import type { PlatformServices } from '../../platform/services.js';
+import { PartnerClient, partnerHttpOptions } from '../client/partner-client.js';
+import type { StoredLocation } from '../locations/schemas-2.2.1.js';
+import type { StoredSession } from '../sessions/schemas-2.1.1.js';
+import { ObjectStore } from '../store/object-store.js';
+import type { Tariff } from '../tariffs/schemas-2.1.1.js';
+import type { Token } from '../tokens/schemas-2.1.1.js';
+import { TokenDirectory, type PartyIdentity } from './auth.js';
+import { CacheInvalidation } from './invalidation.js';
+import { PartnerDirectory } from './partners.js';
+
+/** Our own party (config OCPI_COUNTRY_CODE, OCPI_PARTY_ID, OCPI_BUSINESS_NAME). */
+export interface OwnParty extends PartyIdentity {
+  business_name: string;
+}
+
+/** The stores of the OCPI objects, one per module (docs/OCPI.md "Storage"). */
+export interface OcpiStores {
+  locations: ObjectStore<StoredLocation>;
+  sessions: ObjectStore<StoredSession>;
+  tariffs: ObjectStore<Tariff>;
+  tokens: ObjectStore<Token>;
+  cdrs: ObjectStore<{ id: string; last_updated: string }>;
+}
+
+/** What every OCPI mount shares: one per process, built by the module. */
+export class OcpiContext {
+  readonly tokens: TokenDirectory;
+  readonly stores: OcpiStores;
+  readonly own: OwnParty;
+  readonly partners: PartnerDirectory;
+  readonly client: PartnerClient;
+  private readonly invalidation: CacheInvalidation;
+
+  constructor(readonly services: PlatformServices) {
+    const { db, config } = services;
+    this.invalidation = new CacheInvalidation(services.redis, services.redisKeys, services.log);
+    this.tokens = new TokenDirectory({ db });
+    const onWrite = (module: string) => this.invalidation.objectsWritten(module);
+    this.stores = {
+      locations: new ObjectStore(db, 'locations', { onWrite }),
+      sessions: new ObjectStore(db, 'sessions', { onWrite }),
+      tariffs: new ObjectStore(db, 'tariffs', { onWrite }),
+      tokens: new ObjectStore(db, 'tokens', { onWrite }),
+      cdrs: new ObjectStore(db, 'cdrs', { onWrite }),
+    };
+    this.own = {
+      country_code: config.OCPI_COUNTRY_CODE,
+      party_id: config.OCPI_PARTY_ID,
+      business_name: config.OCPI_BUSINESS_NAME,
+    };
+    this.client = new PartnerClient(partnerHttpOptions(config));
+    this.partners = new PartnerDirectory(services, this.tokens, (hashes) => this.invalidation.tokensRevoked(hashes));
+  }
+
+  /** Cluster mode: listen for other processes' revocations and writes (module `attach`). */
+  async startInvalidation(): Promise<void> {
+    await this.invalidation.start({
+      tokens: (hashes) => this.tokens.forget(hashes),
+      objects: (module) => {
+        for (const store of Object.values(this.stores)) if (store.module === module) store.clearPages();
+      },
+    });
+  }
+
+  async stopInvalidation(): Promise<void> {
+    await this.invalidation.stop();
+  }
+
+  /** The origin partners reach us at (gateway/public-origin.ts). */
+  baseUrl(ctx?: Context): string {
+    return publicOrigin(this.services.config, ctx);
+  }
+
+  /** Our own party as a party of objects (a store key): without the business name. */
+  ownParty(): PartyIdentity {
+    return { country_code: this.own.country_code, party_id: this.own.party_id };
+  }
+
+  isOwn(party: PartyIdentity): boolean {
+    return party.country_code === this.own.country_code && party.party_id === this.own.party_id;
+  }
+}

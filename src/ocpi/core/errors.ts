@@ -1,0 +1,103 @@
+import { OcpiError, type HttpError, type OcpiFieldError } from '../../gateway/errors.js';
+import type { ErrorRenderer } from '../../gateway/route-table.js';
+import type { OcpiVersion } from './envelope.js';
+
+/**
+ * The OCPI errors handlers throw (OCPI 2.2.1 status_codes.asciidoc; docs/SECURITY.md "One error
+ * shape per surface"), and `ocpiErrors`, the error renderer every OCPI mount declares: any error
+ * under an OCPI prefix, the router's own 404, 405 and 413 included, answers as an OCPI envelope.
+ */
+
+/** Where the invalid-parameters error points its `doc_url`. */
+export const OCPI_ERRORS_DOC_URL =
+  'https://github.com/ocpi/ocpi/blob/2.2.1/status_codes.asciidoc#status_codes_2xxx_client_errors';
+
+/**
+ * OCPI status codes of the errors that are not a handler's own (docs/SECURITY.md): an unknown
+ * path (404), a wrong method (405), a body too large (413) or any other refused request are 2000
+ * "generic client error" on both versions; a failure of ours is 3000 "generic server error"
+ * (OCPI 2.2.1 status_codes.asciidoc, 2xxx and 3xxx).
+ */
+export const OCPI_GENERIC_CLIENT_ERROR = 2000;
+export const OCPI_GENERIC_SERVER_ERROR = 3000;
+
+/** The OCPI error envelope: status_code, status_message, timestamp; doc_url and errors on 2001. */
+export const ocpiErrors: ErrorRenderer = (error) => {
+  const err = error instanceof OcpiError ? error : ocpiFromHttp(error);
+  return {
+    status: err.httpStatus,
+    body: {
+      status_code: err.statusCode,
+      status_message: err.statusMessage,
+      timestamp: new Date().toISOString(),
+      ...(err.errors ? { doc_url: OCPI_ERRORS_DOC_URL, errors: err.errors } : {}),
+    },
+  };
+};
+
+function ocpiFromHttp(err: HttpError): OcpiError {
+  return new OcpiError(
+    err.status,
+    err.status >= 500 ? OCPI_GENERIC_SERVER_ERROR : OCPI_GENERIC_CLIENT_ERROR,
+    err.message,
+  );
+}
+
+/** 2001, delivered as HTTP 200 (docs/SECURITY.md "One error shape per surface"). */
+export function invalidParameters(errors: OcpiFieldError[]): OcpiError {
+  return new OcpiError(200, 2001, 'Invalid or missing parameters', errors);
+}
+
+/** The caller named a party its token is not bound to (docs/OCPI.md "Who sees what"). */
+export function identityMismatch(field: 'country_code' | 'party_id', given: string, bound: string): OcpiError {
+  return invalidParameters([
+    {
+      field,
+      message: `${field} ${given} does not match the identity tied to the token (${bound})`,
+      type: 'value_error.identity_mismatch',
+    },
+  ]);
+}
+
+/** A PUT whose body names its own id must name the id of the path. */
+export function idMismatch(field: string, pathValue: string, bodyValue: string): OcpiError {
+  return invalidParameters([
+    {
+      field,
+      message: `path ${field} ${pathValue} differs from body ${field} ${bodyValue}`,
+      type: 'value_error.id_mismatch',
+    },
+  ]);
+}
+
+/** 401: status_code 2001 on 2.2.1 endpoints, 2000 on 2.1.1 endpoints. */
+export function unauthorized(version: OcpiVersion): OcpiError {
+  return new OcpiError(401, version === '2.2.1' ? 2001 : 2000, 'Unauthorized');
+}
+
+export function unknownLocation(): OcpiError {
+  return new OcpiError(404, 2003, 'Unknown location');
+}
+
+export function unknownToken(): OcpiError {
+  return new OcpiError(404, 2004, 'Resource not found');
+}
+
+/** 405 with an OCPI body: POST /credentials when registered, PUT /credentials with Token A. */
+export function credentialsMethodNotAllowed(message: string): OcpiError {
+  return new OcpiError(405, 2000, message);
+}
+
+/** 3001: the partner's versions URL or version details could not be used. */
+export function unableToUseClientApi(message: string): OcpiError {
+  return new OcpiError(200, 3001, `Unable to use the client's API: ${message}`);
+}
+
+/** 3002: no OCPI version in common with the partner. */
+export function unsupportedVersion(message: string): OcpiError {
+  return new OcpiError(200, 3002, `Unsupported version: ${message}`);
+}
+
+export function unknownVersion(version: string): OcpiError {
+  return new OcpiError(404, 3002, `Unsupported version ${version}`);
+}

@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import Type from 'typebox';
+import { Compile } from 'typebox/compile';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { RedisKeys } from '../../runtime/cluster/redis-keys.js';
+
+const Notice = Type.Object({
+  origin: Type.String(),
+  /** token hashes that stopped working */
+  tokens: Type.Optional(Type.Array(Type.String())),
+  /** an OCPI module whose objects changed */
+  module: Type.Optional(Type.String()),
+});
+const checkNotice = Compile(Notice);
+
+export interface InvalidationHandlers {
+  tokens(hashes: readonly string[]): void;
+  objects(module: string): void;
+}
+
+/**
+ * Cluster mode: tells the other processes at once that tokens were revoked or objects written,
+ * so their caches drop them in milliseconds instead of waiting for the cache bound. Pub/sub
+ * can lose a notice (a process away, Redis failing over): the bound (1 s, docs/OCPI.md "Tokens") stays
+ * the guarantee, this only makes the usual case immediate. Embedded mode has one process and
+ * needs none of it.
+ */
+export class CacheInvalidation {
+  private readonly origin = randomUUID();
+  private subscriber: Redis | undefined;
+  private readonly channel: string;
+
+  constructor(
+    private readonly redis: Redis | undefined,
+    keys: RedisKeys,
+    private readonly log: Logger,
+  ) {
+    this.channel = keys.ocpiInvalidation();
+  }
+
+  async start(handlers: InvalidationHandlers): Promise<void> {
+    if (!this.redis || this.subscriber) return;
+    const sub = this.redis.duplicate();
+    sub.on('error', (err: Error) => this.log.warn({ err: err.message }, 'ocpi invalidation subscriber error'));
+    sub.on('message', (_channel: string, text: string) => {
+      let notice: unknown;
+      try {
+        notice = JSON.parse(text);
+      } catch {
+        return;
+      }
+      if (!checkNotice.Check(notice) || notice.origin === this.origin) return;
+      if (notice.tokens) handlers.tokens(notice.tokens);
+      if (notice.module) handlers.objects(notice.module);
+    });
+    await sub.subscribe(this.channel);
+    this.subscriber = sub;
+  }
+
+  tokensRevoked(hashes: readonly string[]): void {
+    if (hashes.length > 0) this.publish({ origin: this.origin, tokens: [...hashes] });
+  }
+
+  objectsWritten(module: string): void {
+    this.publish({ origin: this.origin, module });
+  }
+
+  async stop(): Promise<void> {
+    const sub = this.subscriber;
+    this.subscriber = undefined;
+    if (sub) await sub.quit().catch(() => undefined);
+  }
+
+  private publish(notice: { origin: string; tokens?: string[]; module?: string }): void {
+    if (!this.redis) return;
+    this.redis
+      .publish(this.channel, JSON.stringify(notice))
+      .catch((err: unknown) => this.log.warn({ err }, 'ocpi invalidation not published'));
+  }
+}

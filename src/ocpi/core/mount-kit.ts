@@ -1,0 +1,158 @@
+import Type, { type TSchema } from 'typebox';
+import type { Context } from 'koa';
+import type { OperatorAuth } from '../../gateway/csms-auth.js';
+import { pagingHeaders } from '../../gateway/paging.js';
+import {
+  defineMount,
+  type MountSpec,
+  type RouteRequest,
+  type RouteResult,
+  type RouteSpec,
+} from '../../gateway/route-table.js';
+import type { ListOptions, ObjectStore } from '../store/object-store.js';
+import type { OcpiCaller, PartyIdentity } from './auth.js';
+import type { OcpiContext } from './context.js';
+import { SerializedJson, ocpiEnvelope, type OcpiVersion } from './envelope.js';
+import { ocpiErrors } from './errors.js';
+import { assertOwnParty, requireLink } from './guards.js';
+import { listWindow } from './pagination.js';
+import { Envelope, ListQuery } from './schemas.js';
+
+/**
+ * What the module folders build routes with: the OCPI mount (token authentication, the success
+ * envelope, the OCPI error shape), the paged list route, and the checks a partner's write to its
+ * own objects starts with.
+ */
+
+export type OcpiRoute = RouteSpec<OcpiCaller>;
+export type OcpiRequest = RouteRequest<OcpiCaller>;
+/** A route of the operator's management surface (/v1, Bearer CSMS_API_KEY). */
+export type OperatorRoute = RouteSpec<OperatorAuth>;
+
+export interface OcpiMountOptions {
+  name: string;
+  prefix: string;
+  version: OcpiVersion;
+  description: string;
+  /** 2.2.1 accepts the base64-encoded token and the raw one, 2.1.1 the raw one (docs/OCPI.md "Mounts") */
+  accept: 'raw' | 'base64-or-raw';
+  routes: OcpiRoute[];
+}
+
+/**
+ * An OCPI mount: `Authorization: Token` authentication, the success envelope as `respond`, and
+ * the OCPI error envelope for every error under its prefix.
+ */
+export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<OcpiCaller> {
+  return defineMount<OcpiCaller>({
+    name: o.name,
+    prefix: o.prefix,
+    description: o.description,
+    security: 'ocpiToken',
+    authenticate: (koa: Context) => ctx.tokens.authenticate(koa, o.version, o.accept),
+    respond: ocpiEnvelope,
+    errors: ocpiErrors,
+    routes: o.routes.map((r) => ({ ...r, responses: { ...documentedErrors(r, o.version), ...r.responses } })),
+  });
+}
+
+/** The error answers every OCPI route shares, for the OpenAPI document (docs/SECURITY.md). */
+function documentedErrors(route: OcpiRoute, version: OcpiVersion): Record<number, string> {
+  const errors: Record<number, string> = {};
+  if (route.auth !== false) errors[401] = `missing or unknown token (status_code ${version === '2.2.1' ? 2001 : 2000})`;
+  if (route.body || route.query || route.params)
+    errors[422] = 'HTTPValidationError: a body, query or path parameter fails its schema';
+  return errors;
+}
+
+/**
+ * A list answer: one page of `store` rendered by `render` (named by `renderName`, the key of
+ * the page cache), with the paging headers.
+ */
+async function listAnswer<T extends { last_updated: string }, O>(
+  ctx: OcpiContext,
+  req: OcpiRequest,
+  store: ObjectStore<T>,
+  parties: readonly PartyIdentity[] | undefined,
+  renderName: string,
+  render: (t: T) => O,
+  opts: ListOptions = {},
+): Promise<RouteResult> {
+  const window = listWindow(req.query);
+  const page = await store.renderedList(window, parties, renderName, render, opts);
+  return {
+    data: new SerializedJson(page.json),
+    headers: {
+      'Content-Type': 'application/json; charset=utf-8',
+      ...pagingHeaders({
+        origin: ctx.baseUrl(req.koa),
+        path: req.koa.path,
+        query: req.koa.query,
+        offset: window.offset,
+        limit: window.limit,
+        total: page.total,
+      }),
+    },
+  };
+}
+
+export interface ListRouteOptions<T extends { last_updated: string }> {
+  path: string;
+  module: string;
+  summary: string;
+  version: OcpiVersion;
+  store: ObjectStore<T>;
+  /** whose objects the list shows: our own party's, or the calling partner's */
+  owner: 'ours' | 'caller';
+  /** one listed object, for the OpenAPI document of the answer */
+  item: TSchema;
+  /** the served shape when it is not the stored one; `name` keys the page cache */
+  render?: { name: string; as: (stored: T) => unknown };
+  publishedOnly?: boolean;
+}
+
+/**
+ * GET of a paged list (docs/OCPI.md "Lists"): every list of every mount needs a registered link
+ * and answers one page of one store through `listAnswer`.
+ */
+export function listRoute<T extends { last_updated: string }>(ctx: OcpiContext, o: ListRouteOptions<T>): OcpiRoute {
+  const renderName = o.render?.name ?? 'as-stored';
+  const render = o.render?.as ?? ((stored: T) => stored);
+  const listOptions: ListOptions = o.publishedOnly ? { publishedOnly: true } : {};
+  return {
+    method: 'GET',
+    path: o.path,
+    module: o.module,
+    summary: o.summary,
+    query: ListQuery,
+    response: Envelope(Type.Array(o.item)),
+    handler: (req) => {
+      const caller = requireLink(req.auth, o.version);
+      return listAnswer(
+        ctx,
+        req,
+        o.store,
+        o.owner === 'caller' ? [caller] : [ctx.own],
+        renderName,
+        render,
+        listOptions,
+      );
+    },
+  };
+}
+
+/** The party named by a path with country_code and party_id. */
+export function pathParty(req: OcpiRequest): PartyIdentity {
+  return { country_code: String(req.params.country_code), party_id: String(req.params.party_id) };
+}
+
+/**
+ * How every write of a partner to its own objects starts: a registered link, and the party the
+ * path names must be the caller's (docs/OCPI.md "Who sees what").
+ */
+export function callerOwnPath(req: OcpiRequest, version: OcpiVersion): { caller: OcpiCaller; party: PartyIdentity } {
+  const caller = requireLink(req.auth, version);
+  const party = pathParty(req);
+  assertOwnParty(caller, party);
+  return { caller, party };
+}

@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import type { PlatformServices } from '../../platform/services.js';
+import { HttpError } from '../../gateway/errors.js';
+import {
+  HANDSHAKE_ASK_TIMEOUT_MS,
+  partnerKey,
+  partnerProtocol,
+  type PartnerMessage,
+  type PartnerReply,
+  type PartnerView,
+} from '../../../actors/partner/protocol.js';
+import { hashToken, newToken, type PartnerRole, type TokenDirectory } from './auth.js';
+import type { OcpiVersion } from './envelope.js';
+import { credentialsMethodNotAllowed, unableToUseClientApi, unauthorized, unsupportedVersion } from './errors.js';
+
+export type { PartnerView } from '../../../actors/partner/protocol.js';
+
+/** A partner as the `ocpi_partner` projection has it (endpoints and business details live in the actor). */
+export interface PartnerRow extends Omit<PartnerView, 'endpoints' | 'business_details'> {
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * The web side of the partner actor: asks it, turns its tagged replies into OCPI errors
+ * (docs/OCPI.md "The credentials link"), keeps the token cache of this process in step with rotations, and reads the
+ * `ocpi_partner` projection for the operator's lists.
+ */
+export class PartnerDirectory {
+  constructor(
+    private readonly services: PlatformServices,
+    private readonly tokens: TokenDirectory,
+    /** tells the other processes (cluster mode) which tokens stopped working */
+    private readonly revoked: (hashes: readonly string[]) => void = () => undefined,
+  ) {}
+
+  async ask(countryCode: string, partyId: string, message: PartnerMessage): Promise<PartnerReply> {
+    const reply = await this.services.actors.ref(partnerProtocol, partnerKey(countryCode, partyId)).ask(message, {
+      timeoutMs: HANDSHAKE_ASK_TIMEOUT_MS,
+    });
+    if (reply.ok && reply.revoked.length > 0) {
+      this.tokens.forget(reply.revoked);
+      this.revoked(reply.revoked);
+    }
+    return reply;
+  }
+
+  /** Ask, and turn a refusal into the OCPI error a credentials endpoint answers with. */
+  async askOcpi(
+    countryCode: string,
+    partyId: string,
+    message: PartnerMessage,
+    version: OcpiVersion,
+  ): Promise<Extract<PartnerReply, { ok: true }>> {
+    const reply = await this.ask(countryCode, partyId, message);
+    if (reply.ok) return reply;
+    switch (reply.code) {
+      case 'method_not_allowed':
+        throw credentialsMethodNotAllowed(reply.message);
+      case 3001:
+        throw unableToUseClientApi(reply.message);
+      case 3002:
+        throw unsupportedVersion(reply.message);
+      default:
+        // the token was revoked between the lookup and the turn
+        throw unauthorized(version);
+    }
+  }
+
+  /** Onboarding by an operator: a new partner (or a fresh Token A for an unregistered one). */
+  async create(
+    countryCode: string,
+    partyId: string,
+    role: PartnerRole,
+  ): Promise<{ partner: PartnerView; token: string }> {
+    const token = newToken();
+    const reply = await this.ask(countryCode, partyId, {
+      op: 'create',
+      id: randomUUID(),
+      role,
+      initial_hash: hashToken(token),
+    });
+    if (!reply.ok) throw new HttpError(409, 'partner_registered', reply.message);
+    return { partner: reply.partner, token };
+  }
+
+  async list(): Promise<PartnerRow[]> {
+    const rows = await this.services.db.execute(
+      'SELECT id, country_code, party_id, role, status, versions_url, version, created_at, updated_at FROM ocpi_partner ORDER BY created_at, id',
+    );
+    return rows.map((r) => this.fromRow(r));
+  }
+
+  async byId(id: string): Promise<PartnerRow | undefined> {
+    const rows = await this.services.db.execute(
+      'SELECT id, country_code, party_id, role, status, versions_url, version, created_at, updated_at FROM ocpi_partner WHERE id = ?',
+      [id],
+    );
+    const row = rows[0];
+    return row ? this.fromRow(row) : undefined;
+  }
+
+  private fromRow(r: Record<string, unknown>): PartnerRow {
+    return {
+      id: String(r.id),
+      country_code: String(r.country_code),
+      party_id: String(r.party_id),
+      role: r.role === 'CPO' ? 'CPO' : 'EMSP',
+      status: r.status === 'registered' ? 'registered' : 'unregistered',
+      versions_url: typeof r.versions_url === 'string' ? r.versions_url : null,
+      version: r.version === '2.1.1' || r.version === '2.2.1' ? r.version : null,
+      created_at: new Date(Number(r.created_at)).toISOString(),
+      updated_at: new Date(Number(r.updated_at)).toISOString(),
+    };
+  }
+}

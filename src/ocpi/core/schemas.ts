@@ -1,0 +1,66 @@
+import Type, { type TSchema } from 'typebox';
+import { MAX_OFFSET } from '../../gateway/request-limits.js';
+
+/**
+ * Field types every OCPI module uses, in both versions (OCPI 2.2.1 types.asciidoc), the list
+ * query and the response envelope. Objects stay open (unknown fields are kept), as OCPI
+ * receivers must accept fields added by later versions. Enumerations the OCPI specification
+ * leaves open are strings; closed ones are unions of their values. The shapes of one module
+ * live in its folder (`locations/schemas-2.2.1.ts`, ...).
+ */
+
+export const DateTime = Type.String({ format: 'date-time', description: 'ISO 8601 date-time' });
+
+/** country_code is 2 letters (ISO 3166-1 alpha-2, uppercase in paths; docs/SECURITY.md "Limits") */
+export const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, uppercase' });
+/** party_id is 3 characters (uppercase alphanumerics in paths; docs/SECURITY.md "Limits") */
+export const PartyId = Type.String({ pattern: '^[A-Z0-9]{3}$', description: '3-character party id' });
+
+/**
+ * The string ids OCPI gives objects (location id, EVSE uid, session id, ...): CiString(36) or
+ * string(36), "only printable ASCII allowed" (OCPI 2.2.1 types.asciidoc). In a path this also
+ * keeps NUL bytes and odd unicode away from the store (issue 7).
+ */
+export const ObjectId = Type.String({ minLength: 1, maxLength: 36, pattern: '^[\\x20-\\x7E]+$' });
+
+export function oneOf(values: readonly string[], description?: string) {
+  return Type.Union(
+    values.map((v) => Type.Literal(v)),
+    description ? { description } : {},
+  );
+}
+
+export function openEnum(shown: readonly string[]) {
+  return Type.String({ description: `open enumeration; values shown: ${shown.join(', ')}`, examples: [...shown] });
+}
+
+export const DisplayText = Type.Object({ language: Type.String(), text: Type.String() });
+export const GeoLocation = Type.Object({ latitude: Type.String(), longitude: Type.String() });
+export const BusinessDetails = Type.Object({ name: Type.String(), website: Type.Optional(Type.String()) });
+export const EnergyMix = Type.Object({
+  is_green_energy: Type.Boolean(),
+  energy_sources: Type.Optional(Type.Array(Type.Object({ source: openEnum(['SOLAR']), percentage: Type.Number() }))),
+});
+/** Fields whose shape docs/OCPI.md leaves open (Decisions 14): an open JSON object. */
+export const OpenObject = Type.Object({});
+
+/** Query of the list endpoints (docs/OCPI.md "Lists"). */
+export const ListQuery = Type.Object({
+  date_from: Type.Optional(DateTime),
+  date_to: Type.Optional(DateTime),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0 })),
+  // a larger limit is served as MAX_LIMIT (pagination.ts); this bound only keeps the number sane
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OFFSET })),
+});
+
+/** The response envelope with a typed `data` (OpenAPI documentation of the success bodies). */
+export function Envelope(data: TSchema): TSchema {
+  return Type.Object({
+    status_code: Type.Optional(Type.Integer({ default: 1000 })),
+    status_message: Type.Optional(Type.String()),
+    timestamp: Type.Optional(DateTime),
+    data: Type.Optional(data),
+  });
+}
+
+export const PartyPath = Type.Object({ country_code: CountryCode, party_id: PartyId });

@@ -1,0 +1,101 @@
+import { route, type RouteResult } from '../../gateway/route-table.js';
+import type { OcpiCaller, PartnerRole } from '../core/auth.js';
+import type { OcpiContext } from '../core/context.js';
+import type { OcpiVersion } from '../core/envelope.js';
+import { credentialsMethodNotAllowed } from '../core/errors.js';
+import type { OcpiRequest, OcpiRoute } from '../core/mount-kit.js';
+import { Envelope } from '../core/schemas.js';
+import { handshake, ourRoleToward, ownCredentials, unregister, type CredentialsBody } from './handshake.js';
+import * as C211 from './schemas-2.1.1.js';
+import * as C221 from './schemas-2.2.1.js';
+
+/** The credentials module's routes (docs/OCPI.md "The credentials link", the inbound table). */
+
+export interface CredentialsRouteOptions {
+  /** POST registers with Token A, PUT rotates a registered link */
+  method: 'POST' | 'PUT';
+  version: OcpiVersion;
+  summary: string;
+  /** the documented 405: POST once registered, PUT with Token A */
+  methodNotAllowed: string;
+  /** the path of the versions endpoint our Credentials name */
+  ourVersionsPath: string;
+  ourRole: (caller: OcpiCaller) => PartnerRole;
+}
+
+/** POST or PUT `/credentials` of a mount: the body in the mount's version, then `handshake`. */
+export function credentialsRoute(ctx: OcpiContext, o: CredentialsRouteOptions): OcpiRoute {
+  const common = {
+    method: o.method,
+    path: '/credentials',
+    module: 'credentials',
+    summary: o.summary,
+    responses: { 405: o.methodNotAllowed },
+  } as const;
+  async function answer(req: OcpiRequest, sent: CredentialsBody): Promise<RouteResult> {
+    if (o.method === 'PUT' && req.auth.tokenKind === 'initial')
+      throw credentialsMethodNotAllowed('not registered yet: initial registration uses POST /credentials');
+    const ourVersionsUrl = `${ctx.baseUrl(req.koa)}${o.ourVersionsPath}`;
+    return {
+      data: await handshake(
+        ctx,
+        o.method === 'POST' ? 'register' : 'rotate',
+        req.auth,
+        sent,
+        ourVersionsUrl,
+        o.ourRole(req.auth),
+      ),
+    };
+  }
+  // one route per version, so that each handler's body has its version's type
+  return o.version === '2.2.1'
+    ? route({
+        ...common,
+        body: C221.Credentials,
+        response: Envelope(C221.Credentials),
+        handler: (req) => answer(req, { version: '2.2.1', body: req.body }),
+      })
+    : route({
+        ...common,
+        body: C211.Credentials,
+        response: Envelope(C211.Credentials),
+        handler: (req) => answer(req, { version: '2.1.1', body: req.body }),
+      });
+}
+
+/**
+ * GET `/credentials` (2.2.1): our Credentials object with the token the caller presented (we
+ * keep hashes only); `versionsPath` is the versions endpoint they name.
+ */
+export function ownCredentialsRoute(ctx: OcpiContext, versionsPath: string): OcpiRoute {
+  return route({
+    method: 'GET',
+    path: '/credentials',
+    module: 'credentials',
+    summary: 'The credentials the caller uses with us (Token A or the current token)',
+    response: Envelope(C221.Credentials),
+    handler: (req) => ({
+      data: ownCredentials(
+        ctx,
+        '2.2.1',
+        req.auth.token,
+        `${ctx.baseUrl(req.koa)}${versionsPath}`,
+        ourRoleToward(req.auth.role),
+      ),
+    }),
+  });
+}
+
+/** DELETE `/credentials` (2.2.1): every token of the caller stops working. */
+export function unregisterRoute(ctx: OcpiContext): OcpiRoute {
+  return route({
+    method: 'DELETE',
+    path: '/credentials',
+    module: 'credentials',
+    summary: 'Removes the credentials relationship; every token of the caller stops working',
+    handler: async (req) => {
+      await unregister(ctx, req.auth, '2.2.1');
+      return { data: undefined };
+    },
+  });
+}

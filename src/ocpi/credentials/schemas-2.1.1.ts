@@ -1,0 +1,12 @@
+import Type, { type Static } from 'typebox';
+import { BusinessDetails } from '../core/schemas.js';
+
+/** The OCPI 2.1.1 Credentials object (OCPI 2.1.1 credentials.md). */
+export const Credentials = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 64 }),
+  url: Type.String({ minLength: 1, description: 'versions endpoint URL' }),
+  business_details: BusinessDetails,
+  party_id: Type.String({ minLength: 3, maxLength: 3 }),
+  country_code: Type.String({ minLength: 2, maxLength: 2 }),
+});
+export type Credentials = Static<typeof Credentials>;

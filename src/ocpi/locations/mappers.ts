@@ -1,0 +1,150 @@
+import type { PartyIdentity } from '../core/auth.js';
+import type * as V211 from './schemas-2.1.1.js';
+import type * as V221 from './schemas-2.2.1.js';
+
+/**
+ * Locations are stored in the 2.2.1 shape; the 2.1.1 mounts read and write them through these
+ * mappers (docs/OCPI.md "Storage"; OCPI 2.1.1 and 2.2.1 mod_locations, Connector:
+ * voltage/amperage/tariff_id in 2.1.1 become max_voltage/max_amperage/tariff_ids in 2.2.1;
+ * Location: `type` in 2.1.1, `parking_type` in 2.2.1).
+ */
+
+/** The object without its undefined fields (a new object: `delete` would slow the hot path). */
+function defined<T extends object>(o: T): T {
+  const out: Partial<T> = {};
+  for (const k in o) if (Object.hasOwn(o, k) && o[k] !== undefined) out[k] = o[k];
+  // only undefined fields were left out, and a field of T that may be undefined is optional
+  return out as T;
+}
+
+/**
+ * A patch item for an EVSE or connector that is not there yet, taken as the whole object. The
+ * merged location or EVSE is checked against its schema before it is stored (service.ts
+ * `assertComplete`), so an incomplete one is answered 2001 and never kept.
+ */
+function asNew<T extends object>(patch: object): T {
+  // checked after the merge (see above)
+  return patch as T;
+}
+
+export function connectorTo211(c: V221.Connector): V211.Connector {
+  const { max_voltage, max_amperage, tariff_ids, max_electric_power: _power, ...rest } = c;
+  return defined({ ...rest, voltage: max_voltage, amperage: max_amperage, tariff_id: tariff_ids?.[0] });
+}
+
+export function connectorFrom211(c: V211.Connector): V221.Connector {
+  const { voltage, amperage, tariff_id, ...rest } = c;
+  return defined({
+    ...rest,
+    max_voltage: voltage,
+    max_amperage: amperage,
+    tariff_ids: tariff_id === undefined ? undefined : [tariff_id],
+  });
+}
+
+/** ConnectorPatch 2.1.1 -> the 2.2.1 fields it changes. */
+export function connectorPatchFrom211(p: Partial<V211.Connector>): Partial<V221.Connector> {
+  const { voltage, amperage, tariff_id, ...rest } = p;
+  return defined({
+    ...rest,
+    max_voltage: voltage,
+    max_amperage: amperage,
+    tariff_ids: tariff_id === undefined ? undefined : [tariff_id],
+  });
+}
+
+export function evseTo211(e: V221.Evse): V211.Evse {
+  return { ...e, connectors: e.connectors.map(connectorTo211) };
+}
+
+export function evseFrom211(e: V211.Evse): V221.Evse {
+  return { ...e, connectors: e.connectors.map(connectorFrom211) };
+}
+
+const TYPE_FROM_PARKING: Record<string, string> = {
+  ON_STREET: 'ON_STREET',
+  PARKING_GARAGE: 'PARKING_GARAGE',
+  UNDERGROUND_GARAGE: 'UNDERGROUND_GARAGE',
+  PARKING_LOT: 'PARKING_LOT',
+};
+
+export function locationTo211(l: V221.StoredLocation): V211.Location {
+  const {
+    country_code: _cc,
+    party_id: _pid,
+    publish: _publish,
+    publish_allowed_to: _allowed,
+    state: _state,
+    parking_type,
+    evses,
+    ...rest
+  } = l;
+  // 2.1.1 requires a location type; 2.2.1 parking types without a 2.1.1 twin become OTHER
+  const type = parking_type === undefined ? 'UNKNOWN' : (TYPE_FROM_PARKING[parking_type] ?? 'OTHER');
+  return defined({ ...rest, type, evses: evses?.map(evseTo211) });
+}
+
+/** A 2.1.1 location pulled from a partner CPO, stored in the 2.2.1 shape under its party. */
+export function locationFrom211(l: V211.Location, party: PartyIdentity): V221.StoredLocation {
+  const { type, evses, time_zone, ...rest } = l;
+  const parking = TYPE_FROM_PARKING[type];
+  return defined({
+    ...rest,
+    country_code: party.country_code,
+    party_id: party.party_id,
+    publish: true,
+    parking_type: parking,
+    // time_zone is optional in 2.1.1 and required in 2.2.1
+    time_zone: time_zone ?? 'Etc/UTC',
+    evses: evses?.map(evseFrom211),
+  });
+}
+
+/** Merges patch items into a list by key; items not there yet are appended. */
+function mergeByKey<T, P>(
+  list: readonly T[] | undefined,
+  patches: readonly P[] | undefined,
+  key: (x: T | P) => unknown,
+  merge: (t: T, p: P) => T,
+  create: (p: P) => T,
+): T[] | undefined {
+  if (!patches) return list ? [...list] : undefined;
+  const out = list ? [...list] : [];
+  for (const p of patches) {
+    const i = out.findIndex((t) => key(t) === key(p));
+    const existing = i >= 0 ? out[i] : undefined;
+    if (existing !== undefined) out[i] = merge(existing, p);
+    else out.push(create(p));
+  }
+  return out;
+}
+
+/** PATCH semantics: the fields given replace, the rest stay; nested EVSEs/connectors merge by uid/id. */
+export function mergeConnector(c: V221.Connector, p: Partial<V221.Connector>): V221.Connector {
+  return { ...c, ...defined({ ...p }) };
+}
+
+export function mergeEvse(e: V221.Evse, p: V221.EvsePatch): V221.Evse {
+  const { connectors, ...fields } = p;
+  const merged: V221.Evse = { ...e, ...defined({ ...fields }) };
+  const mergedConnectors = mergeByKey(e.connectors, connectors, (x) => x.id, mergeConnector, asNew<V221.Connector>);
+  return { ...merged, connectors: mergedConnectors ?? [] };
+}
+
+export function mergeLocation(l: V221.StoredLocation, p: V221.LocationPatch): V221.StoredLocation {
+  const { evses, ...fields } = p;
+  const merged: V221.StoredLocation = {
+    ...l,
+    ...defined({ ...fields }),
+    id: l.id,
+    country_code: l.country_code,
+    party_id: l.party_id,
+  };
+  const mergedEvses = mergeByKey(l.evses, evses, (x) => x.uid, mergeEvse, asNew<V221.Evse>);
+  return defined({ ...merged, evses: mergedEvses });
+}
+
+/** The later of two ISO date-times (a child's update also updates its location). */
+export function later(a: string, b: string): string {
+  return Date.parse(a) >= Date.parse(b) ? a : b;
+}

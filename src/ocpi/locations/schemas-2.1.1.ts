@@ -1,0 +1,72 @@
+import Type, { type Static } from 'typebox';
+import {
+  BusinessDetails,
+  CountryCode,
+  DateTime,
+  DisplayText,
+  EnergyMix,
+  GeoLocation,
+  ObjectId,
+  OpenObject,
+  PartyId,
+  openEnum,
+} from '../core/schemas.js';
+import { ConnectorFormat, ConnectorStandard, Facility, Hours, PowerType, evseWith } from './schemas.js';
+
+/** OCPI 2.1.1 locations (OCPI 2.1.1 mod_locations.md). Stored in the 2.2.1 shape: mappers.ts. */
+
+export const Connector = Type.Object({
+  id: ObjectId,
+  standard: ConnectorStandard,
+  format: ConnectorFormat,
+  power_type: PowerType,
+  voltage: Type.Integer(),
+  amperage: Type.Integer(),
+  tariff_id: Type.Optional(Type.String()),
+  terms_and_conditions: Type.Optional(Type.String()),
+  last_updated: DateTime,
+});
+export type Connector = Static<typeof Connector>;
+export const ConnectorPatch = Type.Partial(Connector);
+export type ConnectorPatch = Static<typeof ConnectorPatch>;
+/** ConnectorPatch as a request body: `last_updated` is what orders updates, so it is required. */
+export const ConnectorPatchBody = Type.Object({ ...ConnectorPatch.properties, last_updated: DateTime });
+
+export const Evse = evseWith(Connector);
+export type Evse = Static<typeof Evse>;
+
+const LocationType = openEnum(['ON_STREET']);
+
+/** The 2.1.1 Location (LocationOut of the CPO 2.1.1 list; nested in SessionCreate). */
+export const Location = Type.Object({
+  id: ObjectId,
+  type: LocationType,
+  name: Type.Optional(Type.String()),
+  address: Type.String(),
+  city: Type.String(),
+  postal_code: Type.Optional(Type.String()),
+  country: Type.String(),
+  coordinates: GeoLocation,
+  related_locations: Type.Optional(Type.Array(OpenObject)),
+  evses: Type.Optional(Type.Array(Evse)),
+  directions: Type.Optional(Type.Array(DisplayText)),
+  operator: Type.Optional(BusinessDetails),
+  suboperator: Type.Optional(BusinessDetails),
+  owner: Type.Optional(BusinessDetails),
+  facilities: Type.Optional(Type.Array(Facility)),
+  time_zone: Type.Optional(Type.String()),
+  opening_times: Type.Optional(Hours),
+  charging_when_closed: Type.Optional(Type.Boolean()),
+  images: Type.Optional(Type.Array(OpenObject)),
+  energy_mix: Type.Optional(EnergyMix),
+  last_updated: DateTime,
+});
+export type Location = Static<typeof Location>;
+
+export const EvsePath = Type.Object({
+  country_code: CountryCode,
+  party_id: PartyId,
+  location_id: ObjectId,
+  evse_uid: ObjectId,
+});
+export const ConnectorPath = Type.Object({ ...EvsePath.properties, connector_id: ObjectId });

@@ -1,0 +1,110 @@
+import Type, { type Static } from 'typebox';
+import {
+  BusinessDetails,
+  CountryCode,
+  DateTime,
+  DisplayText,
+  EnergyMix,
+  GeoLocation,
+  ObjectId,
+  OpenObject,
+  PartyId,
+  openEnum,
+} from '../core/schemas.js';
+import { ConnectorFormat, ConnectorStandard, Facility, Hours, PowerType, evseWith } from './schemas.js';
+
+/** OCPI 2.2.1 locations (OCPI 2.2.1 mod_locations.asciidoc). These are also the stored shapes. */
+
+export const Connector = Type.Object({
+  id: ObjectId,
+  standard: ConnectorStandard,
+  format: ConnectorFormat,
+  power_type: PowerType,
+  max_voltage: Type.Integer(),
+  max_amperage: Type.Integer(),
+  max_electric_power: Type.Optional(Type.Integer()),
+  tariff_ids: Type.Optional(Type.Array(Type.String())),
+  terms_and_conditions: Type.Optional(Type.String()),
+  last_updated: DateTime,
+});
+export type Connector = Static<typeof Connector>;
+export const ConnectorPatch = Type.Partial(Connector);
+
+export const Evse = evseWith(Connector);
+export type Evse = Static<typeof Evse>;
+
+/** EVSEPatch: every field optional; connectors may be partial too (merged by id). */
+export const EvsePatch = Type.Partial(
+  Type.Object({
+    ...Evse.properties,
+    capabilities: Type.Array(Type.String()),
+    parking_restrictions: Type.Array(Type.String()),
+    connectors: Type.Array(ConnectorPatch),
+  }),
+);
+export type EvsePatch = Static<typeof EvsePatch>;
+/** EVSEPatch as a request body: `last_updated` is what orders updates, so it is required. */
+export const EvsePatchBody = Type.Object({ ...EvsePatch.properties, last_updated: DateTime });
+
+export const PublishTokenType = Type.Object({
+  uid: Type.Optional(Type.String()),
+  type: Type.Optional(Type.String()),
+  visual_number: Type.Optional(Type.String()),
+  issuer: Type.Optional(Type.String()),
+  group_id: Type.Optional(Type.String()),
+});
+
+const locationFields = {
+  country_code: CountryCode,
+  party_id: PartyId,
+  id: Type.Optional(ObjectId),
+  publish: Type.Boolean(),
+  publish_allowed_to: Type.Optional(Type.Array(PublishTokenType)),
+  name: Type.Optional(Type.String()),
+  address: Type.String(),
+  city: Type.String(),
+  postal_code: Type.Optional(Type.String()),
+  state: Type.Optional(Type.String()),
+  country: Type.String({ minLength: 3, maxLength: 3, description: 'ISO 3166-1 alpha-3' }),
+  coordinates: GeoLocation,
+  related_locations: Type.Optional(Type.Array(OpenObject)),
+  parking_type: Type.Optional(openEnum(['ALONG_MOTORWAY', 'PARKING_GARAGE', 'PARKING_LOT', 'ON_STREET'])),
+  evses: Type.Optional(Type.Array(Evse)),
+  directions: Type.Optional(Type.Array(DisplayText)),
+  operator: Type.Optional(BusinessDetails),
+  suboperator: Type.Optional(BusinessDetails),
+  owner: Type.Optional(BusinessDetails),
+  facilities: Type.Optional(Type.Array(Facility)),
+  time_zone: Type.String({ minLength: 1, description: 'IANA zone name' }),
+  opening_times: Type.Optional(Hours),
+  charging_when_closed: Type.Optional(Type.Boolean()),
+  images: Type.Optional(Type.Array(OpenObject)),
+  energy_mix: Type.Optional(EnergyMix),
+  last_updated: DateTime,
+};
+
+/** Location (PUT body). */
+export const Location = Type.Object(locationFields);
+export type Location = Static<typeof Location>;
+/** The stored and served Location: the id is always present. */
+export type StoredLocation = Location & { id: string };
+/** LocationOut (2.2.1): a stored Location. */
+export const LocationOut = Type.Object({ ...locationFields, id: ObjectId });
+
+/**
+ * LocationPatch: the Location fields, all optional. EVSEs and connectors inside may be partial:
+ * they are merged by uid / id, which is how the overview mount's PATCH updates "a Location,
+ * EVSE or Connector" through one path (docs/OCPI.md, Decisions 6).
+ */
+export const LocationPatch = Type.Partial(Type.Object({ ...locationFields, evses: Type.Array(EvsePatch) }));
+export type LocationPatch = Static<typeof LocationPatch>;
+/** LocationPatch as a request body: `last_updated` required (see EvsePatchBody). */
+export const LocationPatchBody = Type.Object({ ...LocationPatch.properties, last_updated: DateTime });
+
+export const LocationPath = Type.Object({ country_code: CountryCode, party_id: PartyId, location_id: ObjectId });
+export const EvsePath = Type.Object({
+  country_code: CountryCode,
+  party_id: PartyId,
+  location_id: ObjectId,
+  evse_uid: ObjectId,
+});

@@ -1,0 +1,44 @@
+import Type, { type TSchema } from 'typebox';
+import { DateTime, DisplayText, GeoLocation, ObjectId, OpenObject, oneOf, openEnum } from '../core/schemas.js';
+
+/**
+ * Location fields both OCPI versions share (OCPI 2.2.1 mod_locations.asciidoc, OCPI 2.1.1
+ * mod_locations.md): the enumerations of EVSEs and connectors, and the EVSE itself, whose
+ * connectors are each version's.
+ */
+
+export const Hours = Type.Object({ twentyfourseven: Type.Boolean() });
+
+export const EvseStatus = openEnum(['AVAILABLE', 'BLOCKED', 'CHARGING', 'INOPERATIVE']);
+export const Capability = openEnum([
+  'CHARGING_PROFILE_CAPABLE',
+  'CREDIT_CARD_PAYABLE',
+  'REMOTE_START_STOP_CAPABLE',
+  'RESERVABLE',
+  'RFID_READER',
+  'UNLOCK_CAPABLE',
+]);
+export const ParkingRestriction = openEnum(['EV_ONLY', 'PLUGGED', 'DISABLED']);
+export const ConnectorStandard = openEnum(['CHADEMO', 'DOMESTIC_A', 'DOMESTIC_B', 'IEC_62196_T2']);
+export const ConnectorFormat = oneOf(['SOCKET', 'CABLE']);
+export const PowerType = oneOf(['AC_1_PHASE', 'AC_3_PHASE', 'DC']);
+export const Facility = openEnum(['HOTEL', 'RESTAURANT', 'CAFE', 'BUS_STOP', 'PARKING_LOT']);
+
+/** The EVSE of both versions: the fields are the same, the connectors are each version's. */
+export function evseWith<C extends TSchema>(connector: C) {
+  return Type.Object({
+    uid: ObjectId,
+    evse_id: Type.Optional(Type.String()),
+    status: EvseStatus,
+    status_schedule: Type.Optional(Type.Array(OpenObject)),
+    capabilities: Type.Optional(Type.Array(Capability)),
+    connectors: Type.Array(connector),
+    floor_level: Type.Optional(Type.String()),
+    coordinates: Type.Optional(GeoLocation),
+    physical_reference: Type.Optional(Type.String()),
+    directions: Type.Optional(Type.Array(DisplayText)),
+    parking_restrictions: Type.Optional(Type.Array(ParkingRestriction)),
+    images: Type.Optional(Type.Array(OpenObject)),
+    last_updated: DateTime,
+  });
+}

@@ -1,0 +1,149 @@
+import { Compile } from 'typebox/compile';
+import type { OcpiFieldError } from '../../gateway/errors.js';
+import type { PartyIdentity } from '../core/auth.js';
+import type { OcpiContext } from '../core/context.js';
+import { invalidParameters, unknownLocation } from '../core/errors.js';
+import { assertSameId } from '../core/guards.js';
+import {
+  connectorPatchFrom211,
+  connectorTo211,
+  evseFrom211,
+  later,
+  mergeConnector,
+  mergeEvse,
+  mergeLocation,
+} from './mappers.js';
+import type * as V211 from './schemas-2.1.1.js';
+import * as V221 from './schemas-2.2.1.js';
+
+/**
+ * Writes to locations, EVSEs and connectors, shared by the eMSP mounts (partners' locations),
+ * the overview mount and the operator's own-location routes. PUT replaces, PATCH merges; a
+ * merge must still give a complete object, otherwise the answer is 2001. Changes inside a
+ * location go through `ObjectStore.update`, so concurrent ones do not overwrite each other.
+ */
+
+const checkLocation = Compile(V221.Location);
+const checkEvse = Compile(V221.Evse);
+
+function assertComplete(
+  check: { Check(v: unknown): boolean; Errors(v: unknown): Array<{ instancePath: string; message: string }> },
+  value: unknown,
+  what: string,
+): void {
+  if (check.Check(value)) return;
+  const errors: OcpiFieldError[] = check.Errors(value).map((e) => ({
+    field: e.instancePath.replace(/^\//, '').replace(/\//g, '.') || what,
+    message: `${what} after the patch: ${e.message}`,
+    type: 'value_error.incomplete',
+  }));
+  throw invalidParameters(errors);
+}
+
+export async function findLocation(
+  ctx: OcpiContext,
+  party: PartyIdentity,
+  locationId: string,
+): Promise<V221.StoredLocation> {
+  const found = await ctx.stores.locations.get({ ...party, id: locationId });
+  if (!found) throw unknownLocation();
+  return found;
+}
+
+export async function putLocation(
+  ctx: OcpiContext,
+  party: PartyIdentity,
+  locationId: string,
+  body: V221.Location,
+): Promise<V221.StoredLocation> {
+  assertSameId('id', locationId, body.id);
+  const location: V221.StoredLocation = { ...body, ...party, id: locationId };
+  return ctx.stores.locations.put({ ...party, id: locationId }, location);
+}
+
+export async function patchLocation(
+  ctx: OcpiContext,
+  party: PartyIdentity,
+  locationId: string,
+  patch: V221.LocationPatch,
+): Promise<V221.StoredLocation> {
+  assertSameId('id', locationId, patch.id);
+  const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (existing) => {
+    const merged = mergeLocation(existing, patch);
+    assertComplete(checkLocation, merged, 'location');
+    return merged;
+  });
+  if (!updated) throw unknownLocation();
+  return updated;
+}
+
+export async function patchEvse(
+  ctx: OcpiContext,
+  party: PartyIdentity,
+  locationId: string,
+  evseUid: string,
+  patch: V221.EvsePatch & { last_updated: string },
+): Promise<V221.Evse> {
+  assertSameId('uid', evseUid, patch.uid);
+  let result: V221.Evse | undefined;
+  const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (location) => {
+    const evse = location.evses?.find((e) => e.uid === evseUid);
+    if (!evse) throw unknownLocation();
+    const merged = mergeEvse(evse, patch);
+    assertComplete(checkEvse, merged, 'evse');
+    result = merged;
+    const evses = (location.evses ?? []).map((e) => (e.uid === evseUid ? merged : e));
+    return { ...location, evses, last_updated: later(location.last_updated, patch.last_updated) };
+  });
+  if (!updated || !result) throw unknownLocation();
+  return result;
+}
+
+/** 2.1.1 PUT of an EVSE: replaces (or adds) it in a location we already have. */
+export async function putEvse211(
+  ctx: OcpiContext,
+  party: PartyIdentity,
+  locationId: string,
+  evseUid: string,
+  body: V211.Evse,
+): Promise<V211.Evse> {
+  assertSameId('uid', evseUid, body.uid);
+  const evse = evseFrom211(body);
+  const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (location) => {
+    const known = location.evses?.some((e) => e.uid === evseUid) ?? false;
+    const evses = known
+      ? (location.evses ?? []).map((e) => (e.uid === evseUid ? evse : e))
+      : [...(location.evses ?? []), evse];
+    return { ...location, evses, last_updated: later(location.last_updated, body.last_updated) };
+  });
+  if (!updated) throw unknownLocation();
+  return body;
+}
+
+/** 2.1.1 PATCH of a connector. */
+export async function patchConnector211(
+  ctx: OcpiContext,
+  party: PartyIdentity,
+  path: { location_id: string; evse_uid: string; connector_id: string },
+  patch: V211.ConnectorPatch & { last_updated: string },
+): Promise<V211.Connector> {
+  assertSameId('id', path.connector_id, patch.id);
+  let result: V221.Connector | undefined;
+  const updated = await ctx.stores.locations.update({ ...party, id: path.location_id }, (location) => {
+    const evse = location.evses?.find((e) => e.uid === path.evse_uid);
+    const connector = evse?.connectors.find((c) => c.id === path.connector_id);
+    if (!evse || !connector) throw unknownLocation();
+    const merged = mergeConnector(connector, connectorPatchFrom211(patch));
+    const updatedEvse = {
+      ...evse,
+      connectors: evse.connectors.map((c) => (c.id === path.connector_id ? merged : c)),
+      last_updated: later(evse.last_updated, patch.last_updated),
+    };
+    assertComplete(checkEvse, updatedEvse, 'evse');
+    result = merged;
+    const evses = (location.evses ?? []).map((e) => (e.uid === path.evse_uid ? updatedEvse : e));
+    return { ...location, evses, last_updated: later(location.last_updated, patch.last_updated) };
+  });
+  if (!updated || !result) throw unknownLocation();
+  return connectorTo211(result);
+}

@@ -1,0 +1,185 @@
+import { Compile } from 'typebox/compile';
+import type { PartnerMessage } from '../../../actors/partner/protocol.js';
+import { HttpError } from '../../gateway/errors.js';
+import { hashToken, newToken, type PartnerRole } from '../core/auth.js';
+import { endpointOf, PartnerCallError, SUPPORTED_VERSIONS, type Discovery } from '../client/partner-client.js';
+import type { OcpiContext } from '../core/context.js';
+import type { OcpiVersion } from '../core/envelope.js';
+import type { PartnerRow, PartnerView } from '../core/partners.js';
+import { ourRoleToward, ownCredentials } from '../credentials/handshake.js';
+import * as C211 from '../credentials/schemas-2.1.1.js';
+import * as C221 from '../credentials/schemas-2.2.1.js';
+
+/**
+ * Our side of a credentials handshake with a partner that onboarded us, and of a rotation
+ * (docs/OCPI.md "The credentials link", outbound). A failed call to the partner answers 502.
+ */
+
+const checkCredentials221 = Compile(C221.Credentials);
+const checkCredentials211 = Compile(C211.Credentials);
+
+type OutboundLink = Omit<Extract<PartnerMessage, { op: 'complete-outbound' }>, 'op'>;
+
+/** The versions URL we hand a partner: that of the role we play toward it. */
+export function ourVersionsUrl(origin: string, partnerRole: PartnerRole): string {
+  return `${origin}/ocpi/${ourRoleToward(partnerRole) === 'CPO' ? 'cpo' : 'emsp'}/versions`;
+}
+
+/** A failed call to a partner: 502 with the failure's category; what exactly failed goes to our log only. */
+export function badGateway(ctx: OcpiContext, err: unknown): never {
+  if (err instanceof PartnerCallError) {
+    ctx.services.log.warn({ partnerCall: err.toLog() }, 'partner call failed');
+    throw new HttpError(502, 'partner_call_failed', err.message, { ocpi_status_code: err.code });
+  }
+  throw err;
+}
+
+/** The partner's link as the actor has it, when it is registered (409 otherwise). */
+export async function registeredLink(
+  ctx: OcpiContext,
+  partner: PartnerRow,
+): Promise<{ partner: PartnerView; theirToken: string }> {
+  const state = await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'get' });
+  if (!state.ok || state.partner.status !== 'registered' || !state.their_token)
+    throw new HttpError(409, 'not_registered', 'the partner is not registered');
+  return { partner: state.partner, theirToken: state.their_token };
+}
+
+/** Their credentials object, in either version's shape. */
+function theirCredentials(data: unknown): {
+  token: string;
+  url: string;
+  business: { name: string; website?: string } | null;
+} {
+  if (checkCredentials221.Check(data))
+    return { token: data.token, url: data.url, business: data.roles[0]?.business_details ?? null };
+  if (checkCredentials211.Check(data)) return { token: data.token, url: data.url, business: data.business_details };
+  throw new PartnerCallError(3001, 'unexpected data', {
+    message: 'the partner answered without a credentials object',
+  });
+}
+
+/**
+ * An outbound credentials exchange: a pending token of ours goes first (the partner may use
+ * it while it answers), then `exchange`; on failure the pending token is withdrawn, and a
+ * failed call to the partner answers 502.
+ */
+async function withPendingToken<R>(
+  ctx: OcpiContext,
+  partner: PartnerRow,
+  exchange: (ours: string, pendingHash: string) => Promise<R>,
+): Promise<R> {
+  const ours = newToken();
+  const pending = hashToken(ours);
+  await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'prepare-outbound', pending_hash: pending });
+  try {
+    return await exchange(ours, pending);
+  } catch (err) {
+    await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'abort-outbound', pending_hash: pending });
+    return badGateway(ctx, err);
+  }
+}
+
+/** The end of an outbound exchange: the partner actor records the link, our pending token becomes current. */
+async function completeOutbound(ctx: OcpiContext, partner: PartnerRow, link: OutboundLink): Promise<PartnerView> {
+  const reply = await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'complete-outbound', ...link });
+  if (!reply.ok) throw new HttpError(409, 'handshake_superseded', reply.message);
+  return reply.partner;
+}
+
+/**
+ * Discovery of a partner's versions URL with its Token A: base64 first (2.2.1); a 2.1.1-only
+ * partner expects the raw token, so again raw only when the partner answered and refused (a
+ * timeout or a refused destination would fail twice; docs/OCPI.md "Outbound calls").
+ */
+async function discoverPartner(ctx: OcpiContext, versionsUrl: string, token: string): Promise<Discovery> {
+  try {
+    return await ctx.client.discover(versionsUrl, token, '2.2.1');
+  } catch (err) {
+    if (!(err instanceof PartnerCallError) || !(err.reason === 'error answer' || err.reason === 'not an OCPI envelope'))
+      throw err;
+    return ctx.client.discover(versionsUrl, token, '2.1.1');
+  }
+}
+
+/**
+ * Our side of a handshake with a partner that gave us `token` (their Token A) and its versions
+ * URL: discovery (the partner discovers us with our pending token while answering), POST
+ * /credentials, and the partner actor records the link. `origin`: where partners reach us.
+ */
+export async function registerWith(
+  ctx: OcpiContext,
+  origin: string,
+  partner: PartnerRow,
+  body: { versions_url: string; token: string },
+): Promise<PartnerView> {
+  return withPendingToken(ctx, partner, async (ours, pending) => {
+    const discovery = await discoverPartner(ctx, body.versions_url, body.token);
+    const endpoint = endpointOf(discovery.endpoints, 'credentials');
+    if (!endpoint)
+      throw new PartnerCallError(3001, 'unexpected data', { message: 'the partner lists no credentials endpoint' });
+    const { version } = endpoint;
+    const role = ourRoleToward(partner.role);
+    const sent = ownCredentials(ctx, version, ours, ourVersionsUrl(origin, partner.role), role);
+    const answer = await ctx.client.data('POST', endpoint.url, body.token, version, sent);
+    const theirs = theirCredentials(answer.envelope.data);
+    return completeOutbound(ctx, partner, {
+      pending_hash: pending,
+      their_token: theirs.token,
+      versions_url: theirs.url,
+      version: discovery.version,
+      endpoints: discovery.endpoints,
+      business_details: theirs.business,
+    });
+  });
+}
+
+/**
+ * PUT of our Credentials (with our new token `ours`) to the partner's credentials endpoints in
+ * version order: PUT exists on some mounts only (the eMSP side offers it in 2.1.1), a 405
+ * moves to the next version. The partner's answer and the version that took it.
+ */
+async function putCredentials(
+  ctx: OcpiContext,
+  partner: PartnerRow,
+  link: { partner: PartnerView; theirToken: string },
+  ours: string,
+  origin: string,
+): Promise<{ data: unknown; version: OcpiVersion }> {
+  for (const v of SUPPORTED_VERSIONS) {
+    const endpoint = link.partner.endpoints.find((e) => e.version === v && e.identifier === 'credentials');
+    if (!endpoint) continue;
+    const sent = ownCredentials(ctx, v, ours, ourVersionsUrl(origin, partner.role), ourRoleToward(partner.role));
+    try {
+      const answer = await ctx.client.data('PUT', endpoint.url, link.theirToken, v, sent);
+      return { data: answer.envelope.data, version: v };
+    } catch (err) {
+      if (err instanceof PartnerCallError && err.httpStatus === 405) continue;
+      throw err;
+    }
+  }
+  throw new PartnerCallError(3001, 'error answer', { message: 'no credentials endpoint of the partner accepts PUT' });
+}
+
+/** Our side of a rotation: a new token of ours, PUT /credentials, the partner's new token. */
+export async function rotateWith(
+  ctx: OcpiContext,
+  origin: string,
+  partner: PartnerRow,
+): Promise<PartnerView & { rotated_with_version: OcpiVersion }> {
+  const link = await registeredLink(ctx, partner);
+  const current = link.partner;
+  return withPendingToken(ctx, partner, async (ours, pending) => {
+    const answer = await putCredentials(ctx, partner, link, ours, origin);
+    const theirs = theirCredentials(answer.data);
+    const linked = await completeOutbound(ctx, partner, {
+      pending_hash: pending,
+      their_token: theirs.token,
+      versions_url: theirs.url,
+      version: current.version ?? answer.version,
+      endpoints: current.endpoints,
+      business_details: theirs.business ?? current.business_details,
+    });
+    return { ...linked, rotated_with_version: answer.version };
+  });
+}

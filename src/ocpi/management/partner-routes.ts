@@ -1,0 +1,153 @@
+import Type from 'typebox';
+import { HttpError } from '../../gateway/errors.js';
+import { route, type RouteRequest } from '../../gateway/route-table.js';
+import type { OperatorAuth } from '../../gateway/csms-auth.js';
+import type { OcpiContext } from '../core/context.js';
+import type { OperatorRoute } from '../core/mount-kit.js';
+import type { PartnerRow } from '../core/partners.js';
+import { CountryCode, PartyId } from '../core/schemas.js';
+import { ourVersionsUrl, registerWith, rotateWith } from './handshake.js';
+import { pullLocations } from './pull.js';
+
+/**
+ * The operator's partner routes on the management mount (/v1): onboarding (Token A), the
+ * client side of a handshake with a partner that onboarded us, rotation, and pulling a
+ * partner's locations (docs/OCPI.md "The credentials link").
+ */
+
+const Role = Type.Union([Type.Literal('CPO'), Type.Literal('EMSP')]);
+const NewPartner = Type.Object({ country_code: CountryCode, party_id: PartyId, role: Role });
+const PartnerOut = Type.Object({
+  id: Type.String(),
+  country_code: Type.String(),
+  party_id: Type.String(),
+  role: Role,
+  status: Type.String(),
+  versions_url: Type.Union([Type.String(), Type.Null()]),
+  version: Type.Union([Type.String(), Type.Null()]),
+});
+const Created = Type.Object({
+  ...PartnerOut.properties,
+  token: Type.String({ description: 'Token A' }),
+  versions_url: Type.String(),
+});
+const IdPath = Type.Object({ id: Type.String({ format: 'uuid' }) });
+const RegisterBody = Type.Object({
+  versions_url: Type.String({ minLength: 1 }),
+  token: Type.String({ minLength: 1, maxLength: 64 }),
+});
+const PullBody = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
+
+/** The partner the path's `id` names, or 404. */
+async function partnerOf(ctx: OcpiContext, req: RouteRequest<OperatorAuth>): Promise<PartnerRow> {
+  const partner = await ctx.partners.byId(String(req.params.id));
+  if (!partner) throw new HttpError(404, 'partner_not_found', `no partner ${String(req.params.id)}`);
+  return partner;
+}
+
+/** Every partner route, in the order of the route table. */
+export function partnerRoutes(ctx: OcpiContext): OperatorRoute[] {
+  return [onboardRoute(ctx), ...partnerReadRoutes(ctx), ...partnerLinkRoutes(ctx)];
+}
+
+/** POST /partners: a new partner (or a fresh Token A for an unregistered one). */
+function onboardRoute(ctx: OcpiContext): OperatorRoute {
+  return route({
+    method: 'POST',
+    path: '/partners',
+    summary: 'Onboards a partner: answers Token A and the versions URL to start the handshake from',
+    body: NewPartner,
+    response: Created,
+    responses: { 409: 'the partner is registered', 422: 'invalid body' },
+    handler: async (req) => {
+      const body = req.body;
+      if (ctx.isOwn(body)) throw new HttpError(409, 'own_party', 'that is our own country_code and party_id');
+      const { partner, token } = await ctx.partners.create(body.country_code, body.party_id, body.role);
+      req.log.info({ partner: `${partner.country_code}-${partner.party_id}`, role: partner.role }, 'partner onboarded');
+      const versionsUrl = ourVersionsUrl(ctx.baseUrl(req.koa), partner.role);
+      return {
+        status: 201,
+        data: {
+          id: partner.id,
+          token,
+          versions_url: versionsUrl,
+          country_code: partner.country_code,
+          party_id: partner.party_id,
+          role: partner.role,
+          status: partner.status,
+          version: partner.version,
+        },
+      };
+    },
+  });
+}
+
+/** GET /partners and GET /partners/{id}. */
+function partnerReadRoutes(ctx: OcpiContext): OperatorRoute[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/partners',
+      summary: 'Every partner',
+      response: Type.Array(PartnerOut),
+      handler: async () => ({ data: await ctx.partners.list() }),
+    }),
+    route({
+      method: 'GET',
+      path: '/partners/:id',
+      summary: 'One partner',
+      params: IdPath,
+      response: PartnerOut,
+      responses: { 404: 'unknown partner' },
+      handler: async (req) => {
+        const row = await partnerOf(ctx, req);
+        const state = await ctx.partners.ask(row.country_code, row.party_id, { op: 'get' });
+        return {
+          data: state.ok
+            ? { ...row, endpoints: state.partner.endpoints, business_details: state.partner.business_details }
+            : row,
+        };
+      },
+    }),
+  ];
+}
+
+/** POST /partners/{id}/register, /rotate and /pull-locations: the calls we make to a partner. */
+function partnerLinkRoutes(ctx: OcpiContext): OperatorRoute[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/partners/:id/register',
+      summary: 'Handshake with a partner that onboarded us: its versions URL and the Token A it gave us',
+      params: IdPath,
+      body: RegisterBody,
+      response: PartnerOut,
+      responses: { 404: 'unknown partner', 502: 'the partner could not be used' },
+      handler: async (req) => ({
+        data: await registerWith(ctx, ctx.baseUrl(req.koa), await partnerOf(ctx, req), req.body),
+      }),
+    }),
+    route({
+      method: 'POST',
+      path: '/partners/:id/rotate',
+      summary: 'Rotates our credentials with a registered partner (PUT /credentials)',
+      params: IdPath,
+      response: PartnerOut,
+      responses: { 404: 'unknown partner', 409: 'not registered', 502: 'the partner could not be used' },
+      handler: async (req) => ({ data: await rotateWith(ctx, ctx.baseUrl(req.koa), await partnerOf(ctx, req)) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/partners/:id/pull-locations',
+      summary: "Pulls every page of a registered CPO partner's locations and stores them",
+      params: IdPath,
+      body: PullBody,
+      bodyOptional: true,
+      responses: { 404: 'unknown partner', 409: 'not registered', 502: 'the partner could not be used' },
+      handler: async (req) => {
+        const body = req.body ?? {};
+        return { data: await pullLocations(ctx, await partnerOf(ctx, req), body.limit) };
+      },
+    }),
+  ];
+}

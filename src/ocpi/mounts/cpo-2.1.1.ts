@@ -1,0 +1,21 @@
+import type { MountSpec } from '../../gateway/route-table.js';
+import type { OcpiCaller } from '../core/auth.js';
+import type { OcpiContext } from '../core/context.js';
+import { locationsSender211 } from '../locations/cpo-sender.js';
+import { tokensReceiver211 } from '../tokens/cpo-receiver.js';
+import { VersionDetail211 } from '../versions/schemas.js';
+import { roleMount } from './role-mount.js';
+
+/** CPO mount, OCPI 2.1.1 (docs/OCPI.md "Mounts"; commands come later). */
+export function cpo211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
+  return roleMount(ctx, {
+    name: 'ocpi-cpo-2.1.1',
+    prefix: '/ocpi/cpo/2.1.1',
+    version: '2.1.1',
+    role: 'CPO',
+    accept: 'raw',
+    description: 'OCPI 2.1.1, CPO role',
+    details: { summary: 'Version details: the module endpoints of this mount', schema: VersionDetail211 },
+    routes: [...locationsSender211(ctx), ...tokensReceiver211(ctx)],
+  });
+}

@@ -1,0 +1,29 @@
+import type { MountSpec } from '../../gateway/route-table.js';
+import type { OcpiCaller } from '../core/auth.js';
+import type { OcpiContext } from '../core/context.js';
+import { credentialsRoute } from '../credentials/routes.js';
+import { VersionDetail221 } from '../versions/schemas.js';
+import { roleMount } from './role-mount.js';
+
+/** CPO mount, OCPI 2.2.1 (docs/OCPI.md "Mounts"; commands come later). */
+export function cpo221Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
+  return roleMount(ctx, {
+    name: 'ocpi-cpo-2.2.1',
+    prefix: '/ocpi/cpo/2.2.1',
+    version: '2.2.1',
+    role: 'CPO',
+    accept: 'base64-or-raw',
+    description: 'OCPI 2.2.1, CPO role',
+    details: { summary: 'Version details: the module endpoints of this mount', schema: VersionDetail221 },
+    routes: [
+      credentialsRoute(ctx, {
+        method: 'PUT',
+        version: '2.2.1',
+        summary: 'Rotates the credentials of a registered partner',
+        methodNotAllowed: 'called with the initial token (Token A)',
+        ourVersionsPath: '/ocpi/cpo/versions',
+        ourRole: () => 'CPO',
+      }),
+    ],
+  });
+}

@@ -1,0 +1,24 @@
+import { operatorAuthenticator, type OperatorAuth } from '../../gateway/csms-auth.js';
+import { defineMount, type MountSpec } from '../../gateway/route-table.js';
+import type { OcpiContext } from '../core/context.js';
+import { ownLocationRoutes } from '../locations/own-data.js';
+import { partnerRoutes } from '../management/partner-routes.js';
+import { ownTariffRoutes } from '../tariffs/own-data.js';
+import { ownTokenRoutes } from '../tokens/own-data.js';
+
+/**
+ * The operator's OCPI routes on the management surface ({csms_base_url} = /v1, Bearer
+ * CSMS_API_KEY): partner onboarding, handshakes, rotation and pulls (management/), and our own
+ * locations, tariffs and tokens (each module's own-data.ts; docs/OCPI.md "Our own data").
+ * Errors in the plain /v1 shape, as every /v1 mount.
+ */
+export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
+  return defineMount<OperatorAuth>({
+    name: 'ocpi-management',
+    prefix: '/v1',
+    description: 'OCPI partners and our own OCPI data (operators)',
+    security: 'bearer',
+    authenticate: operatorAuthenticator(ctx.services.config),
+    routes: [...partnerRoutes(ctx), ...ownLocationRoutes(ctx), ...ownTariffRoutes(ctx), ...ownTokenRoutes(ctx)],
+  });
+}

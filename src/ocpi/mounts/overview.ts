@@ -1,0 +1,76 @@
+import type { MountSpec } from '../../gateway/route-table.js';
+import type { OcpiCaller } from '../core/auth.js';
+import type { OcpiContext } from '../core/context.js';
+import { ocpiMount, type OcpiRoute } from '../core/mount-kit.js';
+import { cdrsSender221 } from '../cdrs/cpo-sender.js';
+import { ourRoleToward } from '../credentials/handshake.js';
+import { credentialsRoute, ownCredentialsRoute, unregisterRoute } from '../credentials/routes.js';
+import { locationsSender221 } from '../locations/cpo-sender.js';
+import { locationPushRoutes221 } from '../locations/emsp-receiver.js';
+import { sessionsSender221 } from '../sessions/cpo-sender.js';
+import { tariffsSender221 } from '../tariffs/cpo-sender.js';
+import { tokensSender221 } from '../tokens/emsp-sender.js';
+import { versionEndpointsRoute, versionListRoute, type ListedMount } from '../versions/routes.js';
+
+export const OVERVIEW_PREFIX = '/ocpi/2.2.1';
+
+export interface OverviewMountOptions {
+  /** the 2.1.1 role mounts: GET /versions/2.1.1 lists their endpoints */
+  roleMounts211: readonly ListedMount[];
+}
+
+/**
+ * The overview mount: OCPI 2.2.1 module endpoints without a role segment (docs/OCPI.md
+ * "Mounts"; what each one stores and serves: docs/OCPI.md, Decisions 6).
+ */
+export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): MountSpec<OcpiCaller> {
+  const versionsPath = `${OVERVIEW_PREFIX}/versions`;
+  const ourRole = (caller: OcpiCaller) => ourRoleToward(caller.role);
+  const routes: OcpiRoute[] = [];
+  routes.push(
+    versionListRoute(ctx, {
+      summary: 'The supported OCPI versions with the URLs of their details',
+      auth: false,
+      detailsBase: (origin) => `${origin}${versionsPath}`,
+    }),
+    versionEndpointsRoute(ctx, {
+      overview: { role: 'CPO', prefix: OVERVIEW_PREFIX, routes },
+      roleMounts211: opts.roleMounts211,
+    }),
+    ownCredentialsRoute(ctx, versionsPath),
+    credentialsRoute(ctx, {
+      method: 'POST',
+      version: '2.2.1',
+      summary: 'Initial handshake with Token A',
+      methodNotAllowed: 'already registered',
+      ourVersionsPath: versionsPath,
+      ourRole,
+    }),
+    credentialsRoute(ctx, {
+      method: 'PUT',
+      version: '2.2.1',
+      summary: 'Rotates the credentials of a registered partner',
+      methodNotAllowed: 'called with Token A',
+      ourVersionsPath: versionsPath,
+      ourRole,
+    }),
+    unregisterRoute(ctx),
+    ...locationsSender221(ctx),
+    ...locationPushRoutes221(ctx, {
+      put: "Full replace of one of the caller's locations",
+      patch: "Partial update of one of the caller's locations, its EVSEs (by uid) or connectors (by id)",
+    }),
+    ...sessionsSender221(ctx),
+    ...cdrsSender221(ctx),
+    ...tariffsSender221(ctx),
+    ...tokensSender221(ctx),
+  );
+  return ocpiMount(ctx, {
+    name: 'ocpi-overview-2.2.1',
+    prefix: OVERVIEW_PREFIX,
+    version: '2.2.1',
+    accept: 'base64-or-raw',
+    description: 'OCPI 2.2.1 overview (no role segment)',
+    routes,
+  });
+}

@@ -1,0 +1,32 @@
+import Type, { type Static } from 'typebox';
+import { CountryCode, DateTime, ObjectId, PartyId, openEnum } from '../core/schemas.js';
+import { Location } from '../locations/schemas-2.1.1.js';
+
+/** OCPI 2.1.1 sessions (OCPI 2.1.1 mod_sessions.md). Stored in this shape. */
+
+export const ChargingPeriod = Type.Object({
+  start_date_time: DateTime,
+  dimensions: Type.Array(Type.Object({ type: openEnum(['ENERGY']), volume: Type.Number() })),
+});
+
+export const SessionCreate = Type.Object({
+  id: ObjectId,
+  start_datetime: DateTime,
+  end_datetime: Type.Optional(DateTime),
+  kwh: Type.Number(),
+  auth_id: Type.String(),
+  auth_method: openEnum(['AUTH_REQUEST', 'WHITELIST', 'COMMAND']),
+  location: Location,
+  meter_id: Type.Optional(Type.String()),
+  currency: Type.String(),
+  charging_periods: Type.Optional(Type.Array(ChargingPeriod)),
+  total_cost: Type.Optional(Type.Number()),
+  status: openEnum(['ACTIVE', 'COMPLETED', 'INVALID']),
+  last_updated: DateTime,
+});
+export type SessionCreate = Static<typeof SessionCreate>;
+export const SessionOut = Type.Object({ ...SessionCreate.properties, authorization_id: Type.String() });
+/** A stored session: what the partner sent, and the authorization_id we serve (docs/OCPI.md, Decisions 9). */
+export type StoredSession = SessionCreate & { authorization_id: string };
+
+export const SessionPath = Type.Object({ country_code: CountryCode, party_id: PartyId, session_id: ObjectId });
