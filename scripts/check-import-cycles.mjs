@@ -18,14 +18,14 @@ function walk(dir) {
 }
 for (const r of roots) if (existsSync(r)) walk(r);
 
-// Folder rule (issue 8): an actor is the runtime plus its own protocol, and reaches anything else
+// Folder rule (docs/ARCHITECTURE.md, "How to add an actor"): an actor is the runtime plus its own protocol, and reaches anything else
 // through the ports handed to it (its deps object). So files under actors/ may import actors/,
 // src/runtime/ and the vocabulary listed here, never the internals of the features hosting them.
 const ACTOR_IMPORTS_ALLOWED = ['actors/', 'src/runtime/'];
 /** the charger protocol's domain types, shared by the actor and the OCPP adapters */
 const ACTOR_VOCABULARY = ['src/ocpp/domain.ts'];
 /**
- * Imports that break the rule but are tolerated until they become ports (issue 8; none left
+ * Imports that break the rule but are tolerated until they become ports (none left
  * today): each is `importer -> imported`. Remove an entry when its import goes; an entry that no longer matches
  * fails the check too, so the list cannot rot.
  */

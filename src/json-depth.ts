@@ -3,7 +3,7 @@
  * without recursion; stops at the first level past `max`. Brackets inside strings do not count.
  * Used on request bodies (BODY_MAX_DEPTH) and on partners' replies: a text within the size limit
  * can still be 100,000 levels deep, which JSON.parse takes but a validator, JSON.stringify or any
- * recursive walk turns into a RangeError (issue 7: a plain-text 500).
+ * recursive walk turns into a RangeError (docs/SECURITY.md; before, a plain-text 500).
  */
 export function jsonNestingExceeds(json: string | Uint8Array, max: number): boolean {
   const code = typeof json === 'string' ? (i: number) => json.charCodeAt(i) : (i: number) => json[i];

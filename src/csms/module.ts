@@ -26,7 +26,7 @@ export interface CsmsModuleOptions {
 const dashboardDir = join(import.meta.dirname, '../dashboard');
 
 /**
- * The dashboard's own answers (issue 7): scripts and styles from its own files only (no inline
+ * The dashboard's own answers (docs/SECURITY.md): scripts and styles from its own files only (no inline
  * script can run, so injected markup stays inert), calls to this origin only, never framed
  * (clickjacking), no referrer to other sites. nosniff is on every answer (gateway.ts).
  */

@@ -4,7 +4,7 @@
 const KEY = 'csms-api-key';
 
 // The operator key lives for the tab's session only (sessionStorage), not on disk for every
-// script of this origin to read later (issue 7). A key an older version left in localStorage
+// script of this origin to read later (docs/SECURITY.md). A key an older version left in localStorage
 // is moved over once and removed there.
 const legacy = localStorage.getItem(KEY);
 if (legacy !== null) {

@@ -14,7 +14,7 @@ export interface GatewayOptions {
   bodyMaxDepth: number;
   /**
    * TRUST_PROXY: whether X-Forwarded-Proto/-Host/-For count (Koa's `proxy`). Off by default: from
-   * anyone else they would let a caller choose the host of the links we answer (issue 7).
+   * anyone else they would let a caller choose the host of the links we answer (docs/SECURITY.md).
    */
   trustProxy: boolean;
   observe?: (method: string, route: string, status: number, seconds: number) => void;

@@ -9,7 +9,7 @@ const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.
  * `Link: rel="next"`): PUBLIC_URL when set; otherwise the scheme and Host the caller used, so
  * links work on any port. X-Forwarded-Proto/-Host count only with TRUST_PROXY (Koa's `proxy`,
  * set in gateway.ts); a Host that is not a host name falls back to the configured origin
- * (issue 7: forwarded headers from anyone made these links point anywhere).
+ * (docs/SECURITY.md; before, forwarded headers from anyone made these links point anywhere).
  */
 export function publicOrigin(config: Pick<Config, 'PUBLIC_URL' | 'publicUrl'>, ctx?: Context): string {
   if (config.PUBLIC_URL || !ctx) return config.publicUrl;

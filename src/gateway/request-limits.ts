@@ -2,7 +2,7 @@ import { jsonNestingExceeds } from '../json-depth.js';
 import { RequestValidationError } from './errors.js';
 
 /**
- * Limits on what a request may carry before any schema sees it (issue 7: a body nested 5,000
+ * Limits on what a request may carry before any schema sees it (docs/SECURITY.md; before, a body nested 5,000
  * levels deep overflowed the stack of the validator and answered a plain-text 500; a NUL in a
  * path id reached SQL and answered 500). Each refusal is a 422 HTTPValidationError, which both
  * surfaces share.
@@ -23,7 +23,7 @@ export function assertBodyDepth(text: string, max: number): void {
 
 /**
  * The largest `offset` (and `limit`) a list query takes: a 32-bit integer, which every database
- * binds (issue 7: offset=99999999999999999999999 reached SQLite as 1e+23 and answered 500).
+ * binds (docs/SECURITY.md; before, offset=99999999999999999999999 reached SQLite as 1e+23 and answered 500).
  */
 export const MAX_OFFSET = 2_147_483_647;
 
@@ -64,7 +64,7 @@ function assertPrintable(where: 'path' | 'query', name: string, value: string, m
 
 /**
  * Every path parameter and query value of every route, whatever its schema: bounded length and
- * no control characters (issue 7: a NUL in a path id or a query value reached SQL and answered
+ * no control characters (docs/SECURITY.md; before, a NUL in a path id or a query value reached SQL and answered
  * 500). The route's own schema (OCPI ids: printable ASCII, 36 characters) comes after.
  */
 export function assertPrintableRequest(

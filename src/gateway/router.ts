@@ -74,7 +74,7 @@ export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: Rou
         ctx.set('Allow', allow);
         return undefined;
       }
-      // any other method, known to HTTP or not, is this path's 405 (never a 501: issue 7, no 5xx for bad input)
+      // any other method, known to HTTP or not, is this path's 405 (never a 501: no 5xx for bad input, docs/SECURITY.md)
       throw new HttpError(405, 'method_not_allowed', `${ctx.method} is not allowed on this path`, undefined, {
         Allow: allow,
       });

@@ -14,7 +14,7 @@ export interface SystemMountOptions {
 
 /**
  * Who may read /metrics (METRICS_TOKEN): with a token, callers presenting it as a Bearer token;
- * without one, anyone, except in production, where the route does not exist (issue 7: metrics
+ * without one, anyone, except in production, where the route does not exist (docs/SECURITY.md; before, metrics
  * name routes, partners and load to anyone who asks).
  */
 function metricsGuard(config: Pick<Config, 'METRICS_TOKEN' | 'NODE_ENV'>): (ctx: Context) => void {

@@ -121,7 +121,7 @@ export class OcppEndpoint {
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, id: string): Promise<void> {
     const { log, logins } = this.opts;
     if (this.stopping) return refuseUpgrade(socket, 503);
-    // degraded mode (issue 7): accepting a charger we cannot serve only starts a reconnect storm
+    // degraded mode (docs/ARCHITECTURE.md): accepting a charger we cannot serve only starts a reconnect storm
     const degraded = this.opts.degradedBy();
     if (degraded) return refuseUpgrade(socket, 503, { 'Retry-After': String(jitteredRetryAfterS()) });
     if (!IDENTITY.test(id)) return refuseUpgrade(socket, 404);
@@ -161,7 +161,7 @@ export class OcppEndpoint {
       this.wss.handleUpgrade(req, socket, head, (upgraded) => {
         // attached before anything can read a frame: an invalid frame (bad UTF-8, reserved
         // opcode, oversized) makes ws emit 'error' and close with 1007/1002/1009; unhandled,
-        // that 'error' ended the whole process (issue 7)
+        // that 'error' ended the whole process (docs/SECURITY.md)
         upgraded.on('error', (err: Error & { code?: string }) => {
           log.info({ charge_point: id, code: err.code, err: err.message }, 'charger sent an invalid WebSocket frame');
         });

@@ -2,7 +2,7 @@
  * The JSON pointer of the first string (value or property name) in `value` that holds a NUL
  * character, or undefined. The official schemas allow U+0000 in every string, but PostgreSQL
  * `text` cannot store it, so an idTag with a NUL failed every write of its session and the
- * charger got InternalError on every retry (issue 7). Iterative, so that a payload nested
+ * charger got InternalError on every retry (docs/SECURITY.md). Iterative, so that a payload nested
  * thousands of levels deep (legal inside 2.0.1 customData) cannot overflow the stack.
  */
 export function stringWithNul(value: unknown): string | undefined {

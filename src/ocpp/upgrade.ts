@@ -40,7 +40,7 @@ const REASONS: Record<number, string> = {
 /**
  * Answers an upgrade with an HTTP error and destroys the socket once the answer is flushed.
  * `end()` alone is not enough: the HTTP server allows half-open sockets, so a client that never
- * closes its side would hold the descriptor forever (issue 7: 50 requests exhausted 1,024).
+ * closes its side would hold the descriptor forever (docs/SECURITY.md; before, 50 requests exhausted 1,024).
  */
 export function refuseUpgrade(socket: Duplex, status: number, headers: Record<string, string> = {}): void {
   if (socket.destroyed) return;

@@ -6,7 +6,7 @@ import type { ErrorRenderer, MountSpec } from '../route-table.js';
 import '../request-state.js';
 
 /**
- * The only place that turns a thrown error into an answer (issue 7). The shape is the mount's:
+ * The only place that turns a thrown error into an answer (docs/SECURITY.md). The shape is the mount's:
  * each mount declares its `errors` renderer, and the mapper uses that of the mount with the
  * longest prefix that holds the path, so the router's own answers (unknown path, wrong method,
  * body too large) have the shape of the mount too; a path under no mount, or a mount that
@@ -124,7 +124,7 @@ function httpFromOcpi(err: OcpiError): HttpError {
 /**
  * The actor runtime's "no answer now" errors, matched by name as errors that may have crossed a
  * process boundary are: the actor's owner is moving or gone and the request may be retried, a
- * 503, never a 500 (issue 7: asks to a killed process answered HTTP 500).
+ * 503, never a 500 (docs/SECURITY.md; before, asks to a killed process answered HTTP 500).
  */
 const UNAVAILABLE = new Set(['AskTimeoutError', 'ActorUnavailableError', 'ActorMovedError']);
 

@@ -4,7 +4,7 @@ import { isIPv4, isIPv6 } from 'node:net';
  * What kind of destination an IP address is, for the outbound destination policy
  * (PARTNER_URL_POLICY). A partner hands us URLs (versions URL, endpoint URLs, `Link` headers) and
  * we call them: without this check a partner or a caller with Token A could make us probe the
- * networks around our own process (issue 7, SSRF). Ranges from the IANA special-purpose
+ * networks around our own process (docs/SECURITY.md, SSRF). Ranges from the IANA special-purpose
  * registries (RFC 6890 and its updates).
  */
 export type AddressClass =

@@ -3,7 +3,7 @@ import { PartnerCallError } from './partner-call-error.js';
 import type { PartnerClient } from './partner-client.js';
 
 /**
- * The partner actor's discovery port backed by the process's PartnerClient (issue 8: the actor
+ * The partner actor's discovery port backed by the process's PartnerClient (docs/ARCHITECTURE.md; the actor
  * imports no OCPI internals). A PartnerCallError becomes data the actor can answer with; any
  * other failure is a bug and still throws, so the turn fails loudly.
  */

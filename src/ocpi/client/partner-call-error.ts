@@ -2,7 +2,7 @@
  * Why a call to a partner failed, as a short category that is safe to hand to whoever asked for
  * the call (a partner with Token A, an operator). Nothing the remote side said or how it failed
  * at the network level goes into the message: a caller choosing the URL must not learn what
- * answered there (issue 7: the handshake was a port scanner with a readable output).
+ * answered there (docs/SECURITY.md; before, the handshake was a port scanner with a readable output).
  */
 export type PartnerFailure =
   /** not http(s), a host name that does not resolve, or an address PARTNER_URL_POLICY refuses */

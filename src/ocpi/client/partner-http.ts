@@ -5,7 +5,7 @@ import { classifyAddress, policyAllows, type AddressClass, type DestinationPolic
 import { PartnerCallError, type PartnerFailure } from './partner-call-error.js';
 
 /**
- * The one way out to a partner's HTTP server (issue 7, item 2). Every call:
+ * The one way out to a partner's HTTP server (docs/SECURITY.md). Every call:
  * - goes only to http: or https: URLs whose addresses PARTNER_URL_POLICY allows: an IP literal is
  *   checked before anything else, a host name is resolved by us (every address it resolves to
  *   must be allowed) and the socket connects to the addresses we checked — the `lookup` hook of

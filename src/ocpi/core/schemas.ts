@@ -19,7 +19,7 @@ export const PartyId = Type.String({ pattern: '^[A-Z0-9]{3}$', description: '3-c
 /**
  * The string ids OCPI gives objects (location id, EVSE uid, session id, ...): CiString(36) or
  * string(36), "only printable ASCII allowed" (OCPI 2.2.1 types.asciidoc). In a path this also
- * keeps NUL bytes and odd unicode away from the store (issue 7).
+ * keeps NUL bytes and odd unicode away from the store (docs/SECURITY.md).
  */
 export const ObjectId = Type.String({ minLength: 1, maxLength: 36, pattern: '^[\\x20-\\x7E]+$' });
 
