@@ -175,20 +175,10 @@ async function register(targets: Target[]): Promise<ChargerSpec[]> {
   return specs;
 }
 
-interface Phase {
+/** A phase's totals: the generators' reports summed, with when every charger was ready and the rate held. */
+interface Phase extends Omit<GeneratorReport, 'type'> {
   label: string;
   readyAtMs: number | undefined;
-  connected: number;
-  ready: number;
-  booted: number;
-  messages: number;
-  errors: number;
-  disconnects: number;
-  transactions: number;
-  retries: number;
-  histogram: number[];
-  lastError: string | undefined;
-  lastRetryReason: string | undefined;
   messagesPerSecond: number;
 }
 

@@ -3,13 +3,13 @@ import type { Logger } from 'pino';
 import { Compile, type Validator } from 'typebox/compile';
 import type { Database } from '../db/database.js';
 import { parseAddress, shardOf, type Address } from './address.js';
-import { Activation, type ActivationHost, type TurnEffects, type WorkItem } from './activation.js';
+import { Activation, type ActivationHost } from './activation.js';
 import { UnknownActorKindError } from './errors.js';
 import type { ActorPlacement, Lease } from './placement.js';
 import type { ActorMessenger } from './protocol.js';
 import type { RuntimeStore } from './runtime-store.js';
 import { TurnCommitter, type TurnObserver } from './turn-commit.js';
-import type { DeactivationReason, DurableDelivery, RegisteredActor } from './types.js';
+import type { DeactivationReason, RegisteredActor } from './types.js';
 
 /** A registered actor kind with its compiled schemas. */
 export interface RegisteredKind {
@@ -224,14 +224,7 @@ export class LocalActivations implements ActivationHost, ActivationLookup {
     });
   }
 
-  runTurn(
-    act: Activation,
-    item: WorkItem,
-    effects: TurnEffects,
-    lease: Lease,
-    durable: DurableDelivery | undefined,
-    run: () => Promise<unknown>,
-  ): Promise<void> {
-    return this.turns.runTurn(act, item, effects, lease, durable, run);
+  runTurn(...turn: Parameters<TurnCommitter['runTurn']>): Promise<void> {
+    return this.turns.runTurn(...turn);
   }
 }
