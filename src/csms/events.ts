@@ -9,19 +9,38 @@ export type { CsmsEvent };
 
 const checkEvent = Compile(CsmsEvent);
 
+/** How long a process stops publishing after a publish that no process received. */
+const QUIET_MS = 5000;
+
+export interface CsmsEventChannels {
+  /** the events themselves */
+  events: string;
+  /** "a process started listening": ends every publisher's quiet period */
+  listeners: string;
+}
+
 /**
  * Change notifications for live views. In cluster mode they travel over Redis pub/sub, because
  * the charger's socket and the operator's event stream are usually on different processes.
  * Losing one is harmless: a view refetches on the next one, and the /v1 API is the truth.
+ *
+ * Only what someone listens to is sent: a process subscribes to the events channel while it has
+ * a listener (an open event stream), and a publish that no process received makes the publisher
+ * quiet for a while. A process that gains its first listener announces it on the listeners
+ * channel, which every process watches, and that ends the quiet at once. So a fleet of chargers
+ * booting with no dashboard open costs no Redis traffic beyond one publish per process per
+ * quiet period.
  */
 export class CsmsEventBus {
   private readonly local = new EventEmitter();
   private subscriber: Redis | undefined;
+  private listening = false;
+  private quietUntil = 0;
 
   constructor(
     private readonly log: Logger,
     private readonly redis: Redis | undefined,
-    private readonly channel: string,
+    private readonly channels: CsmsEventChannels,
   ) {
     this.local.setMaxListeners(0);
   }
@@ -31,8 +50,11 @@ export class CsmsEventBus {
     const sub = this.redis.duplicate();
     this.subscriber = sub;
     sub.on('error', (err: Error) => this.log.warn({ err: err.message }, 'csms event subscriber error'));
-    sub.on('message', (_channel: string, text: string) => this.received(text));
-    await sub.subscribe(this.channel);
+    sub.on('message', (channel: string, text: string) => {
+      if (channel === this.channels.listeners) this.quietUntil = 0;
+      else this.received(text);
+    });
+    await sub.subscribe(this.channels.listeners);
   }
 
   /**
@@ -60,19 +82,46 @@ export class CsmsEventBus {
   }
 
   publish(event: CsmsEvent): void {
-    if (this.local.listenerCount('event') === 0 && !this.redis) return;
-    if (this.redis) {
-      this.redis
-        .publish(this.channel, JSON.stringify(event))
-        .catch((err: unknown) => this.log.debug({ err }, 'csms event not published'));
-    } else {
+    if (!this.redis) {
       this.local.emit('event', event);
+      return;
     }
+    if (Date.now() < this.quietUntil) return;
+    this.redis.publish(this.channels.events, JSON.stringify(event)).then(
+      (receivers) => {
+        if (receivers === 0) this.quietUntil = Date.now() + QUIET_MS;
+      },
+      (err: unknown) => this.log.debug({ err }, 'csms event not published'),
+    );
   }
 
   subscribe(fn: (event: CsmsEvent) => void): () => void {
     this.local.on('event', fn);
-    return () => this.local.off('event', fn);
+    this.updateSubscription();
+    return () => {
+      this.local.off('event', fn);
+      this.updateSubscription();
+    };
+  }
+
+  /** Subscribed to the events channel exactly while this process has a listener. */
+  private updateSubscription(): void {
+    const sub = this.subscriber;
+    const redis = this.redis;
+    if (!sub || !redis) return;
+    const wanted = this.local.listenerCount('event') > 0;
+    if (wanted === this.listening) return;
+    this.listening = wanted;
+    const failed = (err: unknown): void => this.log.warn({ err }, 'csms event subscription not changed');
+    if (!wanted) {
+      sub.unsubscribe(this.channels.events).catch(failed);
+      return;
+    }
+    this.quietUntil = 0;
+    sub
+      .subscribe(this.channels.events)
+      .then(() => redis.publish(this.channels.listeners, '1'))
+      .catch(failed);
   }
 
   async stop(): Promise<void> {

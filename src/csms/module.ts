@@ -146,7 +146,10 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
   const streams = new Set<PassThrough>();
   const late: LateParts = {};
   const eventsOf = (services: PlatformServices): CsmsEventBus =>
-    (late.events ??= new CsmsEventBus(services.log, services.redis, services.redisKeys.csmsEvents()));
+    (late.events ??= new CsmsEventBus(services.log, services.redis, {
+      events: services.redisKeys.csmsEvents(),
+      listeners: services.redisKeys.csmsEventListeners(),
+    }));
 
   return {
     name: 'csms',

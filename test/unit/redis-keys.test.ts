@@ -3,7 +3,7 @@ import { RedisKeys } from '../../src/runtime/cluster/redis-keys.js';
 
 /**
  * The key names are a contract with processes of the previous release sharing the same Redis
- * during a rolling upgrade (issue 8): a renamed key splits the cluster in two.
+ * during a rolling upgrade (docs/ARCHITECTURE.md): a renamed key splits the cluster in two.
  */
 describe('Redis key names', () => {
   it('keep the names running clusters use', () => {
@@ -18,6 +18,7 @@ describe('Redis key names', () => {
       k.inbox('host-42-abc'),
       k.ocpiInvalidation(),
       k.csmsEvents(),
+      k.csmsEventListeners(),
     ]).to.deep.equal([
       'evp:cluster',
       'evp:live',
@@ -28,6 +29,7 @@ describe('Redis key names', () => {
       'evp:inbox:host-42-abc',
       'evp:ocpi:invalidate',
       'evp:csms:events',
+      'evp:csms:listeners',
     ]);
   });
 });

@@ -55,4 +55,9 @@ export class RedisKeys {
   csmsEvents(): string {
     return this.join('csms', 'events');
   }
+
+  /** Pub/sub channel on which a process says it has started listening to CSMS events. */
+  csmsEventListeners(): string {
+    return this.join('csms', 'listeners');
+  }
 }

@@ -1,0 +1,93 @@
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { connect, type TestCharger } from '../ocpp/support/charger.js';
+import { API_KEY, apiClient, uniqueChargePointId, type RegisteredChargePoint } from '../ocpp/support/csms.js';
+import { v16 } from '../ocpp/support/messages.js';
+import { eventually } from '../ocpp/support/scenario.js';
+import { clusterEnvironment, type TestEnvironment } from '../support/platforms.js';
+import { startNode, type NodeProcess } from '../support/processes.js';
+
+/**
+ * The live change feed across web processes: an operator's event stream on A sees the chargers
+ * on B, and while no stream is open anywhere the processes stop sending events over Redis.
+ */
+describe('CSMS events across web processes (Redis, PostgreSQL, real processes)', function () {
+  this.timeout(60_000);
+  let env: TestEnvironment;
+  let a: NodeProcess;
+  let b: NodeProcess;
+  let monitor: Redis;
+  const published: string[] = [];
+
+  before(async () => {
+    env = await clusterEnvironment({ CSMS_API_KEY: API_KEY, PROCESS_ROLE: 'web' });
+    [a, b] = await Promise.all([startNode(env.env), startNode(env.env)]);
+    const channel = `${env.env.REDIS_PREFIX ?? ''}:csms:events`;
+    monitor = await new Redis(env.env.REDIS_URL ?? '').monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'publish' && args[1] === channel) published.push(args[2] ?? '');
+    });
+  });
+  after(async () => {
+    monitor?.disconnect();
+    await Promise.all([a, b].map((p) => p?.stop()));
+    await env.cleanup();
+  });
+
+  async function chargerOn(node: NodeProcess, prefix: string): Promise<{ charger: TestCharger; id: string }> {
+    const created = await apiClient(node.url)<RegisteredChargePoint>('POST', '/v1/charge-points', {
+      id: uniqueChargePointId(prefix),
+      protocol: 'ocpp1.6',
+    });
+    const cp = created.body;
+    const charger = await connect({
+      url: `${node.url.replace(/^http/, 'ws')}/ocpp/${cp.id}`,
+      username: cp.username,
+      password: cp.password,
+      protocols: ['ocpp1.6'],
+    });
+    return { charger, id: cp.id };
+  }
+
+  it('sends (almost) nothing over Redis while no event stream is open', async () => {
+    const { charger } = await chargerOn(b, 'EVQ');
+    await charger.call('BootNotification', v16.boot());
+    for (const status of ['Preparing', 'Available', 'Preparing', 'Available', 'Unavailable']) {
+      await charger.call('StatusNotification', v16.status(1, status));
+    }
+    // online, boot and five statuses are 7 changes; the first publish reaches no process and
+    // quiets the publisher (a second may already be on its way when the answer comes)
+    await new Promise((r) => setTimeout(r, 300));
+    expect(published.length).to.be.at.most(2);
+    await charger.close();
+  });
+
+  it('delivers the changes of a charger on B to an event stream opened on A', async () => {
+    const controller = new AbortController();
+    const res = await fetch(`${a.url}/v1/events`, {
+      headers: { Authorization: `Bearer ${API_KEY}` },
+      signal: controller.signal,
+    });
+    expect(res.status).to.equal(200);
+    const body = res.body;
+    if (!body) throw new Error('no event stream body');
+    const received: string[] = [];
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of body) received.push(decoder.decode(chunk));
+    })().catch(() => undefined);
+    try {
+      // B is quiet from the test before; A's stream ends that at once
+      await new Promise((r) => setTimeout(r, 200));
+      const { charger, id } = await chargerOn(b, 'EVL');
+      await charger.call('BootNotification', v16.boot());
+      const seen = async (): Promise<true | undefined> =>
+        received.join('').includes(`"charge_point_id":"${id}"`) ? true : undefined;
+      await eventually(seen, 5000);
+      await charger.close();
+    } finally {
+      controller.abort();
+      await reading;
+    }
+  });
+});
