@@ -119,6 +119,8 @@ export async function register(targets: Target[], r: Registration): Promise<Char
         method: 'POST',
         headers: { Authorization: `Bearer ${r.apiKey}`, 'Content-Type': 'application/json' },
         body: JSON.stringify({ id: `LT-${runId}-${i}`, protocol }),
+        // bounded: a server that stops answering fails the run instead of stalling it
+        signal: AbortSignal.timeout(60_000),
       });
       if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${await res.text()}`);
       // our own server's answer to the registration above
