@@ -1,12 +1,14 @@
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import type { ChargerSpec, GeneratorPlan, GeneratorReport, ToGenerator } from './load-test/protocol.js';
-import { freePort, memoryAfterGc, type MemorySample } from './load-test/inspector.js';
+import { memoryAfterGc, type MemorySample } from './load-test/inspector.js';
 import { emptyHistogram, merge, quantile, rssOf } from './load-test/stats.js';
+import { log, progress } from './load-test/console.js';
+import { runCompare, type CompareOptions, type ServerKind, type Workload } from './load-test/compare.js';
+import { register, startEmbeddedServer, startScriptServer, stopChild, type Target } from './load-test/servers.js';
 
 /**
  * Load test of the OCPP endpoint: N simulated chargers (a mix of 1.6 and 2.0.1) register over
@@ -19,10 +21,16 @@ import { emptyHistogram, merge, quantile, rssOf } from './load-test/stats.js';
  * Without --target it starts one embedded platform process itself (SQLite in a temp folder)
  * and reads its memory from /proc; --baseline also measures a bare `ws` server holding the
  * same number of idle sockets, in the same run, for the memory ratio.
+ *
+ * --compare runs issue 9's benchmark instead (load-test/compare.ts): the same OCPP 1.6 workloads
+ * against the platform, an ocpp-rpc strict server and a bare ws server, with ratios:
+ *
+ *   node dist/scripts/load-test.js --compare --chargers 2000 --in-flight 64 --boot-chargers 10000 --runs 3
  */
 const { values: args } = parseArgs({
   options: {
-    chargers: { type: 'string', default: '1000' },
+    /** default 1000; 200 with --compare */
+    chargers: { type: 'string' },
     'share-201': { type: 'string', default: '0.5' },
     'share-transacting': { type: 'string', default: '0.05' },
     target: { type: 'string', multiple: true },
@@ -47,10 +55,19 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     /** extra node flags for the embedded server, e.g. --server-node-arg=--cpu-prof */
     'server-node-arg': { type: 'string', multiple: true },
+    /** issue 9's comparison (load-test/compare.ts): platform, ocpp-rpc and bare ws, one after the other */
+    compare: { type: 'boolean', default: false },
+    server: { type: 'string', multiple: true },
+    workload: { type: 'string', multiple: true },
+    'boot-chargers': { type: 'string', default: '1000' },
+    'in-flight': { type: 'string', default: '64' },
+    'flood-seconds': { type: 'string', default: '10' },
+    runs: { type: 'string', default: '1' },
+    'step-timeout': { type: 'string', default: '300' },
   },
 });
 
-const N = Number(args.chargers);
+const N = Number(args.chargers ?? (args.compare ? '200' : '1000'));
 const GENERATORS = Math.max(1, Number(args.generators));
 const RAMP_S = Number(args.ramp);
 const HOLD_S = Number(args.hold);
@@ -58,76 +75,6 @@ const MAX_S = Number(args['max-seconds']);
 const API_KEY = String(args['api-key']);
 const dist = import.meta.dirname;
 const deadline = Date.now() + MAX_S * 1000;
-const tty = process.stdout.isTTY;
-
-function log(line: string): void {
-  process.stdout.write(`${tty ? '\r\x1b[2K' : ''}${line}\n`);
-}
-
-function progress(line: string): void {
-  if (tty) process.stdout.write(`\r\x1b[2K${line}`);
-  else log(line);
-}
-
-interface Target {
-  url: string;
-  pid: number | undefined;
-  child: ChildProcess | undefined;
-  /** inspector port of a process this script started (memory after a forced GC) */
-  inspectPort: number | undefined;
-}
-
-async function startEmbeddedServer(dir: string): Promise<Target> {
-  const inspectPort = await freePort();
-  const child = spawn(
-    process.execPath,
-    [`--inspect=127.0.0.1:${inspectPort}`, ...(args['server-node-arg'] ?? []), join(dist, '../src/main.js')],
-    {
-      env: {
-        ...process.env,
-        DATABASE_URL: `sqlite:${join(dir, 'load.sqlite')}`,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        CSMS_API_KEY: API_KEY,
-        LOG_LEVEL: 'info',
-        REDIS_URL: '',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  // the inspector announces every attach on stderr; pass on everything else
-  child.stderr?.on('data', (d: Buffer) => {
-    const text = d.toString().replace(/^(Debugger .*|For help, see: .*)\n/gm, '');
-    if (text) process.stderr.write(text);
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('server did not start')), 60_000);
-    // the interface keeps reading the server's log until it exits: a pipe left unread would
-    // block the server's logger once the pipe is full
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const rec = JSON.parse(line) as { msg?: string; port?: number };
-        if (rec.msg === 'listening' && rec.port) {
-          clearTimeout(timer);
-          resolve({ url: `http://127.0.0.1:${rec.port}`, pid: child.pid, child, inspectPort });
-        }
-      } catch {
-        /* not a log line */
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${String(code)}`)));
-  });
-}
-
-async function startBareServer(): Promise<Target> {
-  const inspectPort = await freePort();
-  const child = fork(join(dist, 'load-test/bare-server.js'), [], {
-    stdio: ['ignore', 'inherit', 'ignore', 'ipc'],
-    execArgv: [`--inspect=127.0.0.1:${inspectPort}`],
-  });
-  const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
-  return { url: `http://127.0.0.1:${port}`, pid: child.pid, child, inspectPort };
-}
 
 /** Memory after a forced GC for processes started here; RSS from /metrics for external targets. */
 async function settledMemory(target: Target): Promise<MemorySample | undefined> {
@@ -139,40 +86,6 @@ async function memoryOf(target: Target): Promise<number> {
   const text = await fetch(`${target.url}/metrics`).then((r) => r.text());
   const m = /^process_resident_memory_bytes\s+(\d+(\.\d+)?)/m.exec(text);
   return m?.[1] ? Number(m[1]) : 0;
-}
-
-async function register(targets: Target[]): Promise<ChargerSpec[]> {
-  const specs: ChargerSpec[] = [];
-  const share201 = Number(args['share-201']);
-  const shareTx = Number(args['share-transacting']);
-  const runId = Date.now().toString(36);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    for (;;) {
-      const i = next++;
-      if (i >= N) return;
-      const target = targets[i % targets.length]!;
-      const protocol = (i % 100) / 100 < share201 ? 'ocpp2.0.1' : 'ocpp1.6';
-      const res = await fetch(`${target.url}/v1/charge-points`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ id: `LT-${runId}-${i}`, protocol }),
-      });
-      if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${await res.text()}`);
-      const body = (await res.json()) as { id: string; password: string };
-      specs[i] = {
-        id: body.id,
-        password: body.password,
-        protocol,
-        url: `${target.url.replace(/^http/, 'ws')}/ocpp/${body.id}`,
-        transacting: (i * 7919) % 10_000 < shareTx * 10_000,
-      };
-      if (i % 500 === 0) progress(`registering chargers: ${i}/${N}`);
-    }
-  };
-  await Promise.all(Array.from({ length: 32 }, worker));
-  log(`registered ${N} chargers`);
-  return specs;
 }
 
 /** A phase's totals: the generators' reports summed, with when every charger was ready and the rate held. */
@@ -311,15 +224,6 @@ async function watchPhase(
   return readyAtMs;
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 function perConnection(
   idle: MemorySample | undefined,
   loaded: MemorySample | undefined,
@@ -345,7 +249,7 @@ interface BaselineFigures {
 
 /** The bare `ws` server under the same idle connections: the memory baseline of this run. */
 async function baselinePhase(): Promise<BaselineFigures> {
-  const bare = await startBareServer();
+  const bare = await startScriptServer('bare-server.js');
   const pid = bare.pid ?? 0;
   try {
     const idleRss = await rssOf(pid);
@@ -378,7 +282,14 @@ async function baselinePhase(): Promise<BaselineFigures> {
 
 /** The platform under the OCPP workload. */
 async function ocppPhase(targets: Target[]): Promise<Record<string, unknown> & { serverBytesPerCharger: number }> {
-  const specs = await register(targets);
+  const share201 = Number(args['share-201']);
+  const shareTx = Number(args['share-transacting']);
+  const specs = await register(targets, {
+    count: N,
+    apiKey: API_KEY,
+    protocolOf: (i) => ((i % 100) / 100 < share201 ? 'ocpp2.0.1' : 'ocpp1.6'),
+    transactingOf: (i) => (i * 7919) % 10_000 < shareTx * 10_000,
+  });
   const idleMemory = await Promise.all(targets.map(memoryOf));
   const single = targets.length === 1 ? targets[0] : undefined;
   const idleSettled = single ? await settledMemory(single) : undefined;
@@ -419,7 +330,8 @@ async function main(): Promise<void> {
     child: undefined,
     inspectPort: undefined,
   }));
-  const targets = external.length > 0 ? external : [await startEmbeddedServer(dir)];
+  const targets =
+    external.length > 0 ? external : [await startEmbeddedServer(dir, API_KEY, args['server-node-arg'] ?? [])];
   const children: ChildProcess[] = targets.flatMap((t) => (t.child ? [t.child] : []));
   const machine = {
     cpus: cpus().length,
@@ -451,7 +363,38 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
+const SERVERS: ServerKind[] = ['platform', 'ocpp-rpc', 'bare-ws'];
+const WORKLOADS: Workload[] = ['boot-storm', 'meter-values', 'heartbeat', 'memory'];
+
+/** The --compare flags, checked against the names compare.ts knows. */
+function compareOptions(): CompareOptions {
+  const servers = SERVERS.filter((s) => (args.server ?? SERVERS).includes(s));
+  const workloads = new Set(WORKLOADS.filter((w) => (args.workload ?? WORKLOADS).includes(w)));
+  const unknown = [...(args.server ?? []), ...(args.workload ?? [])].filter(
+    (n) => !(SERVERS as string[]).includes(n) && !(WORKLOADS as string[]).includes(n),
+  );
+  if (unknown.length > 0) throw new Error(`unknown --server or --workload: ${unknown.join(', ')}`);
+  const inFlight = Number(args['in-flight']);
+  if (inFlight > N) throw new Error('--in-flight must not exceed --chargers (one call in flight per charger)');
+  return {
+    servers,
+    workloads,
+    chargers: N,
+    bootChargers: Number(args['boot-chargers']),
+    inFlight,
+    floodSeconds: Number(args['flood-seconds']),
+    generators: GENERATORS,
+    maxConnecting: Number(args['max-connecting']),
+    runs: Math.max(1, Number(args.runs)),
+    targets: args.target ?? [],
+    apiKey: API_KEY,
+    serverNodeArgs: args['server-node-arg'] ?? [],
+    stepTimeoutS: Number(args['step-timeout']),
+    out: args.out,
+  };
+}
+
+(args.compare ? runCompare(compareOptions()) : main()).then(
   () => process.exit(0),
   (err: unknown) => {
     process.stderr.write(`load test failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import type { ChargerSpec, GeneratorPlan, GeneratorReport, ToGenerator } from './protocol.js';
+import type { ChargerSpec, FloodOrder, FloodReport, GeneratorPlan, GeneratorReport, ToGenerator } from './protocol.js';
 import { emptyHistogram, record } from './stats.js';
 
 /**
@@ -18,6 +18,7 @@ const state: Omit<GeneratorReport, 'type'> = {
   histogram: emptyHistogram(),
   lastError: undefined,
   lastRetryReason: undefined,
+  readyAfterMs: undefined,
 };
 const sockets = new Set<WebSocket>();
 const timers = new Set<NodeJS.Timeout>();
@@ -36,6 +37,11 @@ class SimulatedCharger {
     { t0: number; resolve(p: Record<string, unknown>): void; reject(e: Error): void }
   >();
   private meter = Math.floor(Math.random() * 100_000);
+  /** the transaction the benchmark opened (OCPP 1.6 only) */
+  private benchTransactionId: number | undefined;
+  /** a flood call of this charger is in flight */
+  busy = false;
+  benchReady = false;
 
   constructor(
     private readonly spec: ChargerSpec,
@@ -231,6 +237,27 @@ class SimulatedCharger {
     await this.status('Available');
   }
 
+  /** Starts the one transaction whose meter values the benchmark sends (OCPP 1.6). */
+  async openBenchTransaction(): Promise<void> {
+    const idTag = `LT-${this.spec.id}`.slice(-20);
+    await this.call('Authorize', { idTag });
+    const started = await this.call('StartTransaction', {
+      connectorId: 1,
+      idTag,
+      meterStart: this.meter,
+      timestamp: new Date().toISOString(),
+    });
+    this.benchTransactionId = Number(started.transactionId);
+    await this.status('Charging');
+  }
+
+  /** One call of a flood: a meter value of the open transaction, or a heartbeat. */
+  floodCall(action: FloodOrder['action']): Promise<Record<string, unknown>> {
+    if (action === 'Heartbeat') return this.call('Heartbeat', {});
+    this.meter += 10;
+    return this.call('MeterValues', this.meterValues16(this.benchTransactionId ?? 0));
+  }
+
   close(): void {
     this.ws?.close(1000);
   }
@@ -244,6 +271,8 @@ function sleep(ms: number): Promise<void> {
 }
 
 const chargers: SimulatedCharger[] = [];
+/** when a comparison plan arrived (performance.now()) */
+let benchPlannedAt: number | undefined;
 
 async function run(plan: GeneratorPlan): Promise<void> {
   let inFlight = 0;
@@ -266,7 +295,8 @@ async function run(plan: GeneratorPlan): Promise<void> {
           await sleep(500 * attempt + Math.random() * 1000);
         }
       }
-      if (!plan.idle) {
+      if (plan.bench) await benchStart(c, plan.bench.openTransaction);
+      else if (!plan.idle) {
         await c.boot();
         c.heartbeatLoop();
         if (spec.transacting) void c.transactionLoop();
@@ -290,15 +320,91 @@ async function run(plan: GeneratorPlan): Promise<void> {
   }
 }
 
-const reporter = setInterval(() => {
+/** Bounds a flood call: a server that stops answering must not stall the flood forever. */
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The comparison workloads' start: boot, status and (for MeterValues) one open transaction. */
+async function benchStart(c: SimulatedCharger, openTransaction: boolean): Promise<void> {
+  await c.call('BootNotification', {
+    chargePointVendor: 'LoadTest',
+    chargePointModel: 'Sim-16',
+    firmwareVersion: '1.0',
+  });
+  state.booted += 1;
+  await c.status('Available');
+  if (openTransaction) await c.openBenchTransaction();
+  c.benchReady = true;
+  state.ready += 1;
+  if (state.ready === chargers.length && benchPlannedAt !== undefined) {
+    // the boot storm's time, on this process's clock, reported at once rather than within a second
+    state.readyAfterMs = performance.now() - benchPlannedAt;
+    sendReport();
+  }
+}
+
+/** Runs a flood order: `inFlight` loops, each sending from the next ready charger without a call in flight. */
+async function flood(order: FloodOrder): Promise<void> {
+  const ready = chargers.filter((c) => c.benchReady);
+  const report: FloodReport = {
+    type: 'flood-done',
+    messages: 0,
+    errors: 0,
+    lastError: undefined,
+    histogram: emptyHistogram(),
+    seconds: 0,
+  };
+  const started = performance.now();
+  const end = started + order.seconds * 1000;
+  let cursor = 0;
+  const next = (): SimulatedCharger | undefined => {
+    for (let tries = 0; tries < ready.length; tries++) {
+      const c = ready[cursor++ % ready.length];
+      if (c && !c.busy) return c;
+    }
+    return undefined;
+  };
+  const loop = async (): Promise<void> => {
+    for (let c = next(); c && performance.now() < end && !stopping; c = next()) {
+      c.busy = true;
+      const t0 = performance.now();
+      try {
+        await withTimeout(c.floodCall(order.action), 30_000);
+        record(report.histogram, performance.now() - t0);
+        report.messages += 1;
+      } catch (err) {
+        report.errors += 1;
+        report.lastError = (err as Error).message;
+      } finally {
+        c.busy = false;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: order.inFlight }, loop));
+  report.seconds = (performance.now() - started) / 1000;
+  process.send?.(report);
+}
+
+function sendReport(): void {
   const report: GeneratorReport = { type: 'report', ...state };
   process.send?.(report);
   state.histogram = emptyHistogram();
   state.messages = 0;
-}, 1000);
+}
+
+const reporter = setInterval(sendReport, 1000);
 
 process.on('message', (m: ToGenerator) => {
-  if (m.type === 'plan') void run(m);
+  if (m.type === 'plan') {
+    benchPlannedAt = m.bench ? performance.now() : undefined;
+    void run(m);
+  }
+  if (m.type === 'flood') void flood(m);
   if (m.type === 'stop') {
     stopping = true;
     for (const t of timers) clearTimeout(t);

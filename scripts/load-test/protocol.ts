@@ -19,6 +19,30 @@ export interface GeneratorPlan {
   transactionS: number;
   /** idle sockets only (the bare ws baseline): no OCPP at all */
   idle: boolean;
+  /**
+   * the comparison workloads (compare.ts): boot and report status, no heartbeat or transaction
+   * loops; with `openTransaction` each charger then starts one transaction (and is counted as
+   * ready only once it has) and waits for flood orders
+   */
+  bench?: { openTransaction: boolean };
+}
+
+/** Send `action` back to back from the ready chargers, `inFlight` calls at a time, for `seconds`. */
+export interface FloodOrder {
+  type: 'flood';
+  action: 'MeterValues' | 'Heartbeat';
+  inFlight: number;
+  seconds: number;
+}
+
+/** A generator's answer to a flood order. */
+export interface FloodReport {
+  type: 'flood-done';
+  messages: number;
+  errors: number;
+  lastError: string | undefined;
+  histogram: number[];
+  seconds: number;
 }
 
 export interface GeneratorReport {
@@ -36,6 +60,9 @@ export interface GeneratorReport {
   histogram: number[];
   lastError: string | undefined;
   lastRetryReason: string | undefined;
+  /** comparison plans: milliseconds from the plan's arrival until every charger of this generator was ready */
+  readyAfterMs?: number | undefined;
 }
 
-export type ToGenerator = GeneratorPlan | { type: 'stop' };
+export type ToGenerator = GeneratorPlan | FloodOrder | { type: 'stop' };
+export type FromGenerator = GeneratorReport | FloodReport;
