@@ -24,6 +24,7 @@ import { embeddedEnvironment, startPlatform } from '../test/support/platforms.js
  *   `INSERT ... ON CONFLICT DO UPDATE` into a temporary SQLite file (WAL, as the platform).
  *
  *   npm run build && node dist/scripts/ocpi-bench.js [--seconds=10] [--connections=64] [--only=list|put]
+ *     [--cpu-prof-dir=DIR]
  *
  * The servers run in a child process (embedded mode, SQLite), autocannon in this one, so the
  * load generator does not share the servers' event loop. Bounded: each target is loaded for a
@@ -362,7 +363,12 @@ async function measure(pair: Pair): Promise<string[]> {
 
 async function main(): Promise<void> {
   if (process.argv.includes('--serve')) return serve();
-  const child = spawn(process.execPath, [import.meta.filename, '--serve'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // --cpu-prof-dir=DIR: the server child writes a V8 CPU profile there when it stops
+  const profile = arg('cpu-prof-dir');
+  const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  const child = spawn(process.execPath, [...nodeArgs, import.meta.filename, '--serve'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   try {
     const line = await new Promise<string>((resolveLine, reject) => {
       createInterface({ input: child.stdout }).once('line', resolveLine);
