@@ -1,9 +1,9 @@
-import Router from '@koa/router';
 import bodyParser from 'koa-bodyparser';
 import type { Context, Middleware, Next } from 'koa';
 import { HttpError, RequestValidationError } from './errors.js';
 import { assertBodyDepth, assertPrintableRequest } from './request-limits.js';
 import { requestContext } from './request-state.js';
+import { PrefixRoutes, type Registration } from './prefix-routes.js';
 import type { MountSpec, RouteSpec } from './route-table.js';
 import { RequestPart } from './validation.js';
 
@@ -27,7 +27,6 @@ function fullPath(prefix: string, path: string): string {
  * Paths answer with and without a trailing slash (the router is not strict), never a redirect.
  */
 export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: RouterOptions): Middleware {
-  const router = new Router({ strict: false });
   const parser = bodyParser({
     enableTypes: ['json'],
     jsonLimit: opts.bodyLimit,
@@ -54,16 +53,25 @@ export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: Rou
       await next();
     });
 
+  const registrations: Registration[] = [];
   for (const mount of mounts) {
     for (const route of mount.routes) {
       const template = fullPath(mount.prefix, route.path);
-      router.register(template, [route.method], routeChain(mount, route, template, parseBody));
+      const chain = routeChain(mount, route, template, parseBody);
+      registrations.push({ prefix: mount.prefix, template, method: route.method, chain });
     }
   }
-  // @koa/router types its middleware for a context that already has `params` and `router`: it
-  // sets both itself before any route runs, so koa's plain context is what it really takes
-  const routes = router.routes() as Middleware;
+  return dispatch(new PrefixRoutes(registrations));
+}
+
+/**
+ * Runs the route the path and method name (looked up among the routes its mount prefixes hold,
+ * gateway/prefix-routes.ts); a path with routes but none for the method is its 405 (OPTIONS:
+ * 204 with `Allow`).
+ */
+function dispatch(prefixRoutes: PrefixRoutes): Middleware {
   return async (ctx: Context, next: Next) => {
+    const { router, routes } = prefixRoutes.routerFor(ctx.path);
     await routes(ctx, async () => {
       if (ctx.status !== 404 || ctx.body !== undefined) return next();
       const allowed = new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods));

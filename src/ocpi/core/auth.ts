@@ -87,6 +87,13 @@ export interface TokenDirectoryOptions {
  */
 export class TokenDirectory {
   private readonly cache = new Map<string, CachedToken>();
+  /**
+   * token -> its hash, so that a partner's token is hashed once per process, not on every
+   * request. Only tokens that named a partner when they were looked up go in (a flood of made-up
+   * tokens does not fill it), bounded like `cache`; a hash never goes stale (it is a function of
+   * the token), so revocation works on `cache` alone.
+   */
+  private readonly hashes = new Map<string, string>();
   private readonly cacheMs: number;
   private readonly maxEntries: number;
 
@@ -106,7 +113,7 @@ export class TokenDirectory {
   }
 
   async lookup(token: string): Promise<Omit<OcpiCaller, 'token'> | undefined> {
-    const hash = hashToken(token);
+    const hash = this.hashes.get(token) ?? hashToken(token);
     const now = Date.now();
     const cached = this.cache.get(hash);
     if (cached && cached.expiresAt > now) return cached.caller;
@@ -131,6 +138,8 @@ export class TokenDirectory {
     };
     if (this.cache.size >= this.maxEntries) this.cache.clear();
     this.cache.set(hash, { caller, expiresAt: now + this.cacheMs });
+    if (this.hashes.size >= this.maxEntries) this.hashes.clear();
+    this.hashes.set(token, hash);
     return caller;
   }
 

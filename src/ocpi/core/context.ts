@@ -4,7 +4,7 @@ import type { PlatformServices } from '../../platform/services.js';
 import { PartnerClient, partnerHttpOptions } from '../client/partner-client.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import type { StoredSession } from '../sessions/schemas-2.1.1.js';
-import { ObjectStore } from '../store/object-store.js';
+import { ObjectStore, ormObjectSql } from '../store/object-store.js';
 import type { Tariff } from '../tariffs/schemas-2.1.1.js';
 import type { Token } from '../tokens/schemas-2.1.1.js';
 import { TokenDirectory, type PartyIdentity } from './auth.js';
@@ -38,13 +38,15 @@ export class OcpiContext {
     const { db, config } = services;
     this.invalidation = new CacheInvalidation(services.redis, services.redisKeys, services.log);
     this.tokens = new TokenDirectory({ db });
-    const onWrite = (module: string) => this.invalidation.objectsWritten(module);
+    // the seam for the driver-level executor of src/db/ (prepared statements): any ObjectSql
+    const sql = ormObjectSql(db);
+    const onWrite = (module: string, party: PartyIdentity) => this.invalidation.objectsWritten(module, party);
     this.stores = {
-      locations: new ObjectStore(db, 'locations', { onWrite }),
-      sessions: new ObjectStore(db, 'sessions', { onWrite }),
-      tariffs: new ObjectStore(db, 'tariffs', { onWrite }),
-      tokens: new ObjectStore(db, 'tokens', { onWrite }),
-      cdrs: new ObjectStore(db, 'cdrs', { onWrite }),
+      locations: new ObjectStore(sql, 'locations', { onWrite }),
+      sessions: new ObjectStore(sql, 'sessions', { onWrite }),
+      tariffs: new ObjectStore(sql, 'tariffs', { onWrite }),
+      tokens: new ObjectStore(sql, 'tokens', { onWrite }),
+      cdrs: new ObjectStore(sql, 'cdrs', { onWrite }),
     };
     this.own = {
       country_code: config.OCPI_COUNTRY_CODE,
@@ -59,8 +61,8 @@ export class OcpiContext {
   async startInvalidation(): Promise<void> {
     await this.invalidation.start({
       tokens: (hashes) => this.tokens.forget(hashes),
-      objects: (module) => {
-        for (const store of Object.values(this.stores)) if (store.module === module) store.clearPages();
+      objects: (module, party) => {
+        for (const store of Object.values(this.stores)) if (store.module === module) store.clearPages(party);
       },
     });
   }

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisKeys } from '../../runtime/cluster/redis-keys.js';
+import type { PartyIdentity } from './auth.js';
 
 const Notice = Type.Object({
   origin: Type.String(),
@@ -11,12 +12,15 @@ const Notice = Type.Object({
   tokens: Type.Optional(Type.Array(Type.String())),
   /** an OCPI module whose objects changed */
   module: Type.Optional(Type.String()),
+  /** the party whose objects of `module` changed (absent: any party of the module) */
+  party: Type.Optional(Type.Object({ country_code: Type.String(), party_id: Type.String() })),
 });
 const checkNotice = Compile(Notice);
 
 export interface InvalidationHandlers {
   tokens(hashes: readonly string[]): void;
-  objects(module: string): void;
+  /** objects of `module` changed: those of `party`, or of any party when it is absent */
+  objects(module: string, party?: PartyIdentity): void;
 }
 
 /**
@@ -52,7 +56,7 @@ export class CacheInvalidation {
       }
       if (!checkNotice.Check(notice) || notice.origin === this.origin) return;
       if (notice.tokens) handlers.tokens(notice.tokens);
-      if (notice.module) handlers.objects(notice.module);
+      if (notice.module) handlers.objects(notice.module, notice.party);
     });
     await sub.subscribe(this.channel);
     this.subscriber = sub;
@@ -62,8 +66,12 @@ export class CacheInvalidation {
     if (hashes.length > 0) this.publish({ origin: this.origin, tokens: [...hashes] });
   }
 
-  objectsWritten(module: string): void {
-    this.publish({ origin: this.origin, module });
+  objectsWritten(module: string, party: PartyIdentity): void {
+    this.publish({
+      origin: this.origin,
+      module,
+      party: { country_code: party.country_code, party_id: party.party_id },
+    });
   }
 
   async stop(): Promise<void> {
@@ -72,7 +80,7 @@ export class CacheInvalidation {
     if (sub) await sub.quit().catch(() => undefined);
   }
 
-  private publish(notice: { origin: string; tokens?: string[]; module?: string }): void {
+  private publish(notice: Static<typeof Notice>): void {
     if (!this.redis) return;
     this.redis
       .publish(this.channel, JSON.stringify(notice))

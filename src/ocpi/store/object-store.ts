@@ -1,7 +1,28 @@
 import type { QueryResult } from '@mikro-orm/core';
-import type { Database } from '../../db/database.js';
+import type { Database, Row } from '../../db/database.js';
 import type { PartyIdentity } from '../core/auth.js';
 import type { ListWindow, Page } from '../core/pagination.js';
+
+/**
+ * The statements an object store runs: portable SQL with `?` placeholders, one statement per
+ * call, each on its own outside any transaction (what `Database.execute` does today). The seam
+ * for a driver-level executor (prepared once, values bound): any object with these two methods
+ * will do, the one `src/db/` builds for the runtime included; `ormObjectSql` is today's.
+ */
+export interface ObjectSql {
+  /** the rows of a SELECT */
+  query(sql: string, params: readonly unknown[]): Promise<Row[]>;
+  /** the number of rows an INSERT, UPDATE or DELETE changed */
+  run(sql: string, params: readonly unknown[]): Promise<number>;
+}
+
+/** The store's statements through MikroORM (`Database.execute`, a fresh EntityManager each). */
+export function ormObjectSql(db: Database): ObjectSql {
+  return {
+    query: (sql, params) => db.execute(sql, [...params]),
+    run: async (sql, params) => (await db.fork().execute<QueryResult>(sql, [...params], 'run')).affectedRows,
+  };
+}
 
 /** The OCPI modules whose objects live in `ocpi_object`. */
 export type ObjectModule = 'locations' | 'sessions' | 'tariffs' | 'tokens' | 'cdrs';
@@ -38,14 +59,32 @@ interface CachedPage extends RenderedPage {
   expiresAt: number;
 }
 
+/** The party of a store key, as the page cache names it. */
+function scopeOf(party: PartyIdentity): string {
+  return `${party.country_code}-${party.party_id}`;
+}
+
+/**
+ * The rendered pages of one set of parties (`parties` undefined: a list of every party). A write
+ * of an object of party P drops the groups whose lists can show it: those naming P, and those
+ * of every party; the pages of other parties stay.
+ */
+interface PageGroup {
+  parties: ReadonlySet<string> | undefined;
+  pages: Map<string, CachedPage>;
+}
+
+/** At most this many rendered pages per store: many distinct filters must not grow it without end. */
+const MAX_PAGES = 1000;
+
 export interface ObjectStoreOptions {
   /**
    * How long a rendered list page is reused (ms). Writes through this process clear the cache
    * at once; a write on another process shows in lists after at most this long.
    */
   pageCacheMs?: number;
-  /** called after every write (cluster mode: tells the other processes) */
-  onWrite?: (module: ObjectModule) => void;
+  /** called after every write, with the written object's party (cluster mode: tells the other processes) */
+  onWrite?: (module: ObjectModule, party: PartyIdentity) => void;
 }
 
 /**
@@ -54,12 +93,14 @@ export interface ObjectStoreOptions {
  * modules), so reading it back (`storedObject`) is the one place a row becomes a typed object.
  */
 export class ObjectStore<T extends { last_updated: string }> {
-  private readonly pages = new Map<string, CachedPage>();
+  /** rendered pages by the parties they list (the key `partiesKey` makes) */
+  private readonly groups = new Map<string, PageGroup>();
+  private pageCount = 0;
   private readonly pageCacheMs: number;
-  private readonly onWrite: ((module: ObjectModule) => void) | undefined;
+  private readonly onWrite: ((module: ObjectModule, party: PartyIdentity) => void) | undefined;
 
   constructor(
-    private readonly db: Database,
+    private readonly sql: ObjectSql,
     readonly module: ObjectModule,
     opts: ObjectStoreOptions = {},
   ) {
@@ -67,13 +108,32 @@ export class ObjectStore<T extends { last_updated: string }> {
     this.onWrite = opts.onWrite;
   }
 
-  /** Forgets every rendered page (a write here or, in cluster mode, on another process). */
-  clearPages(): void {
-    this.pages.clear();
+  /**
+   * Forgets the rendered pages that can show objects of `party` (a write here or, in cluster
+   * mode, on another process), or every page when no party is named.
+   */
+  clearPages(party?: PartyIdentity): void {
+    if (!party) {
+      this.groups.clear();
+      this.pageCount = 0;
+      return;
+    }
+    const scope = scopeOf(party);
+    for (const [key, group] of this.groups) {
+      if (group.parties && !group.parties.has(scope)) continue;
+      this.groups.delete(key);
+      this.pageCount -= group.pages.size;
+    }
+  }
+
+  /** After a write of `key`'s object: its pages go here, and (cluster mode) on the other processes. */
+  private written(key: ObjectKey): void {
+    this.clearPages(key);
+    this.onWrite?.(this.module, { country_code: key.country_code, party_id: key.party_id });
   }
 
   async get(key: ObjectKey): Promise<T | undefined> {
-    const rows = await this.db.execute(
+    const rows = await this.sql.query(
       'SELECT data FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ?',
       [this.module, key.country_code, key.party_id, key.id],
     );
@@ -83,9 +143,9 @@ export class ObjectStore<T extends { last_updated: string }> {
 
   /** Inserts or replaces the object. */
   async put(key: ObjectKey, object: T): Promise<T> {
-    this.pages.clear();
+    this.clearPages(key);
     const now = Date.now();
-    await this.db.execute(
+    await this.sql.run(
       `INSERT INTO ocpi_object (module, country_code, party_id, object_id, last_updated_ms, published, data, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (module, country_code, party_id, object_id)
        DO UPDATE SET last_updated_ms = excluded.last_updated_ms, published = excluded.published, data = excluded.data,
@@ -101,8 +161,7 @@ export class ObjectStore<T extends { last_updated: string }> {
         now,
       ],
     );
-    this.pages.clear();
-    this.onWrite?.(this.module);
+    this.written(key);
     return object;
   }
 
@@ -115,27 +174,23 @@ export class ObjectStore<T extends { last_updated: string }> {
     const where = 'module = ? AND country_code = ? AND party_id = ? AND object_id = ?';
     const keyParams = [this.module, key.country_code, key.party_id, key.id];
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
-      const rows = await this.db.execute(`SELECT data, revision FROM ocpi_object WHERE ${where}`, keyParams);
+      const rows = await this.sql.query(`SELECT data, revision FROM ocpi_object WHERE ${where}`, keyParams);
       const row = rows[0];
       if (!row) return undefined;
       const next = change(this.fromRow(row.data));
-      const result = await this.db
-        .fork()
-        .execute<QueryResult>(
-          `UPDATE ocpi_object SET last_updated_ms = ?, published = ?, data = ?, updated_at = ?, revision = revision + 1 WHERE ${where} AND revision = ?`,
-          [
-            Date.parse(next.last_updated),
-            isPublished(next) ? 1 : 0,
-            JSON.stringify(next),
-            Date.now(),
-            ...keyParams,
-            Number(row.revision),
-          ],
-          'run',
-        );
-      if (result.affectedRows === 1) {
-        this.pages.clear();
-        this.onWrite?.(this.module);
+      const changed = await this.sql.run(
+        `UPDATE ocpi_object SET last_updated_ms = ?, published = ?, data = ?, updated_at = ?, revision = revision + 1 WHERE ${where} AND revision = ?`,
+        [
+          Date.parse(next.last_updated),
+          isPublished(next) ? 1 : 0,
+          JSON.stringify(next),
+          Date.now(),
+          ...keyParams,
+          Number(row.revision),
+        ],
+      );
+      if (changed === 1) {
+        this.written(key);
         return next;
       }
     }
@@ -145,13 +200,12 @@ export class ObjectStore<T extends { last_updated: string }> {
   }
 
   async remove(key: ObjectKey): Promise<void> {
-    this.pages.clear();
-    await this.db.execute(
+    this.clearPages(key);
+    await this.sql.run(
       'DELETE FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ?',
       [this.module, key.country_code, key.party_id, key.id],
     );
-    this.pages.clear();
-    this.onWrite?.(this.module);
+    this.written(key);
   }
 
   /**
@@ -181,8 +235,8 @@ export class ObjectStore<T extends { last_updated: string }> {
     }
     const clause = where.join(' AND ');
     const [countRows, rows] = await Promise.all([
-      this.db.execute(`SELECT COUNT(*) AS n FROM ocpi_object WHERE ${clause}`, params),
-      this.db.execute(
+      this.sql.query(`SELECT COUNT(*) AS n FROM ocpi_object WHERE ${clause}`, params),
+      this.sql.query(
         `SELECT data FROM ocpi_object WHERE ${clause} ORDER BY last_updated_ms, object_id, country_code, party_id LIMIT ? OFFSET ?`,
         [...params, window.limit, window.offset],
       ),
@@ -201,10 +255,11 @@ export class ObjectStore<T extends { last_updated: string }> {
     render: (t: T) => O,
     opts: ListOptions = {},
   ): Promise<RenderedPage> {
-    const partiesKey = parties ? parties.map((p) => `${p.country_code}-${p.party_id}`).join(',') : '*';
-    const key = `${renderName}|${opts.publishedOnly ? 'published' : 'all'}|${partiesKey}|${window.from ?? ''}|${window.to ?? ''}|${window.offset}|${window.limit}`;
+    const scopes = parties?.map(scopeOf);
+    const partiesKey = scopes ? scopes.join(',') : '*';
+    const key = `${renderName}|${opts.publishedOnly ? 'published' : 'all'}|${window.from ?? ''}|${window.to ?? ''}|${window.offset}|${window.limit}`;
     const now = Date.now();
-    const cached = this.pages.get(key);
+    const cached = this.groups.get(partiesKey)?.pages.get(key);
     if (cached && cached.expiresAt > now) return cached;
     const page = await this.list(window, parties, opts);
     const rendered: CachedPage = {
@@ -212,10 +267,20 @@ export class ObjectStore<T extends { last_updated: string }> {
       total: page.total,
       expiresAt: now + this.pageCacheMs,
     };
-    // bounded: many distinct filters must not grow the cache without end
-    if (this.pages.size >= 1000) this.pages.clear();
-    this.pages.set(key, rendered);
+    this.keepPage(partiesKey, scopes, key, rendered);
     return rendered;
+  }
+
+  private keepPage(partiesKey: string, scopes: string[] | undefined, key: string, page: CachedPage): void {
+    // bounded: many distinct filters must not grow the cache without end
+    if (this.pageCount >= MAX_PAGES) this.clearPages();
+    let group = this.groups.get(partiesKey);
+    if (!group) {
+      group = { parties: scopes ? new Set(scopes) : undefined, pages: new Map() };
+      this.groups.set(partiesKey, group);
+    }
+    if (!group.pages.has(key)) this.pageCount++;
+    group.pages.set(key, page);
   }
 
   private fromRow(data: unknown): T {

@@ -1,0 +1,67 @@
+import { expect } from 'chai';
+import type { Row } from '../../src/db/database.js';
+import type { PartyIdentity } from '../../src/ocpi/core/auth.js';
+import { ObjectStore, type ObjectSql } from '../../src/ocpi/store/object-store.js';
+
+interface Item {
+  id: string;
+  last_updated: string;
+}
+
+/** Statements answered from memory: every list reads `count` and one object; counts the reads. */
+function countingSql(): ObjectSql & { reads: number } {
+  const sql = {
+    reads: 0,
+    query(text: string): Promise<Row[]> {
+      if (text.startsWith('SELECT COUNT')) return Promise.resolve([{ n: 1 }]);
+      sql.reads++;
+      return Promise.resolve([{ data: JSON.stringify({ id: 'A', last_updated: '2026-01-01T00:00:00Z' }) }]);
+    },
+    run: () => Promise.resolve(1),
+  };
+  return sql;
+}
+
+const window = { offset: 0, limit: 10 };
+const one: PartyIdentity = { country_code: 'NL', party_id: 'ONE' };
+const two: PartyIdentity = { country_code: 'DE', party_id: 'TWO' };
+const item = { id: 'A', last_updated: '2026-01-01T00:00:00Z' };
+
+/** The list-page cache is dropped per party: a write of one party's object keeps other parties' pages. */
+describe('object store page cache', () => {
+  async function listed(store: ObjectStore<Item>, parties?: PartyIdentity[]): Promise<void> {
+    await store.renderedList(window, parties, 'as-stored', (t) => t);
+  }
+
+  it("a write drops the pages of the object's party and of all parties, not those of another party", async () => {
+    const sql = countingSql();
+    const written: Array<[string, PartyIdentity]> = [];
+    const store = new ObjectStore<Item>(sql, 'locations', { onWrite: (m, p) => written.push([m, p]) });
+    await listed(store, [one]);
+    await listed(store, [two]);
+    await listed(store);
+    expect(sql.reads).to.equal(3);
+    await listed(store, [one]);
+    await listed(store, [two]);
+    await listed(store);
+    expect(sql.reads, 'all three from the cache').to.equal(3);
+    await store.put({ ...one, id: 'A' }, item);
+    expect(written).to.deep.equal([['locations', one]]);
+    await listed(store, [two]);
+    expect(sql.reads, "the other party's page stays").to.equal(3);
+    await listed(store, [one]);
+    await listed(store);
+    expect(sql.reads, 'the written party and the all-parties list are read again').to.equal(5);
+  });
+
+  it('clearPages without a party (an old notice, or none) drops every page', async () => {
+    const sql = countingSql();
+    const store = new ObjectStore<Item>(sql, 'locations');
+    await listed(store, [one]);
+    await listed(store, [two]);
+    store.clearPages();
+    await listed(store, [one]);
+    await listed(store, [two]);
+    expect(sql.reads).to.equal(4);
+  });
+});
