@@ -1,4 +1,4 @@
-import type { SqlEntityManager } from '@mikro-orm/knex';
+import type { SqlRunner } from '../../src/db/sql.js';
 import Type, { type Static } from 'typebox';
 import type { ChargerCommand } from '../../src/ocpp/domain.js';
 import type { DeactivationReason } from '../../src/runtime/types.js';
@@ -66,6 +66,6 @@ export interface SessionProgress {
  * the actor turn's fenced transaction.
  */
 export interface SessionWrites {
-  insert(em: SqlEntityManager, s: NewSessionRow): Promise<void>;
-  progress(em: SqlEntityManager, sessionId: string, p: SessionProgress): Promise<void>;
+  insert(tx: SqlRunner, s: NewSessionRow): Promise<void>;
+  progress(tx: SqlRunner, sessionId: string, p: SessionProgress): Promise<void>;
 }

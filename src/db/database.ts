@@ -5,23 +5,37 @@ import type { SqlEntityManager, AbstractSqlDriver } from '@mikro-orm/knex';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { BetterSqliteDriver } from '@mikro-orm/better-sqlite';
 import { Migrator } from '@mikro-orm/migrations';
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
 import { migrationsList } from './migrations/index.js';
 import { coreEntities } from './entities/index.js';
+import { PgExecutor, SqliteExecutor, type Row, type SqlExecutor } from './sql.js';
 
 export type Dialect = 'sqlite' | 'postgresql';
-export type Row = Record<string, unknown>;
+export type { Row };
 
 /**
  * The one handle on persistence a process holds. Entities and migrations are shared by both
  * dialects; runtime hot paths use the portable SQL subset through `execute` (placeholders `?`).
  */
 export class Database {
+  private executor: SqlExecutor | undefined;
+
   private constructor(
     readonly orm: MikroORM<AbstractSqlDriver>,
     readonly dialect: Dialect,
+    private readonly makeExecutor: (db: Database) => SqlExecutor,
   ) {}
+
+  /**
+   * The drivers directly (prepared statements, bound values): the runtime's per-turn path. Made
+   * on first use, so a process that never runs a turn opens no second PostgreSQL pool.
+   */
+  get sql(): SqlExecutor {
+    this.executor ??= this.makeExecutor(this);
+    return this.executor;
+  }
 
   static async open(
     database: Config['database'],
@@ -56,7 +70,7 @@ export class Database {
           },
         },
       } as Options<AbstractSqlDriver>);
-      return new Database(orm, 'sqlite');
+      return new Database(orm, 'sqlite', sqliteExecutor);
     }
     const schema = database.schema;
     const orm = await MikroORM.init<AbstractSqlDriver>({
@@ -80,7 +94,13 @@ export class Database {
         },
       },
     } as Options<AbstractSqlDriver>);
-    return new Database(orm, 'postgresql');
+    const pgOptions = {
+      url: database.url,
+      schema,
+      poolMax: opts.poolMax ?? 10,
+      idleInTransactionMs: opts.idleInTransactionMs ?? 30_000,
+    };
+    return new Database(orm, 'postgresql', () => new PgExecutor(pgOptions));
   }
 
   /** A fresh EntityManager, one per request or per actor turn. */
@@ -112,6 +132,17 @@ export class Database {
   }
 
   async close(): Promise<void> {
+    await this.executor?.close();
     await this.orm.close(true);
   }
+}
+
+/** SQLite's executor borrows the connection from knex's pool (why: `SqliteExecutor`). */
+function sqliteExecutor(db: Database): SqlExecutor {
+  const client = db.orm.em.getConnection().getKnex().client;
+  return new SqliteExecutor({
+    // knex types its pool's connection as any; with the better-sqlite driver it is a better-sqlite3 Database
+    acquire: () => client.acquireConnection() as Promise<BetterSqlite3.Database>,
+    release: (conn) => void client.releaseConnection(conn),
+  });
 }
