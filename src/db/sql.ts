@@ -195,12 +195,13 @@ export class PgExecutor implements SqlExecutor {
   private readonly named = new Map<string, { name: string; text: string }>();
 
   constructor(opts: PgExecutorOptions) {
-    this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolMax });
     const idle = Math.max(1000, Math.floor(opts.idleInTransactionMs));
-    const setup = `SET search_path TO "${opts.schema.replace(/"/g, '""')}"; SET idle_in_transaction_session_timeout = ${idle}`;
-    this.pool.on('connect', (client) => {
-      // pg queues queries, so this runs before any statement the pool hands the client out for
-      client.query(setup).catch(() => undefined);
+    // session settings as startup parameters: in force before the first statement, no extra query
+    const schema = `"${opts.schema.replace(/"/g, '""')}"`.replace(/([\\ ])/g, '\\$1');
+    this.pool = new pg.Pool({
+      connectionString: opts.url,
+      max: opts.poolMax,
+      options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=${idle}`,
     });
     // an idle client's error (server restart) must not crash the process; the pool drops it
     this.pool.on('error', () => undefined);
