@@ -1,7 +1,6 @@
-import type { SqlRunner } from '../../src/db/sql.js';
 import Type, { type Static } from 'typebox';
 import type { ChargerCommand } from '../../src/ocpp/domain.js';
-import type { DeactivationReason } from '../../src/runtime/types.js';
+import type { DeactivationReason, SqlRunner } from '../../src/runtime/types.js';
 
 /**
  * What the charge-point actor is given by the module hosting it (src/csms/module.ts): the

@@ -1,4 +1,4 @@
-import type { SqlRunner } from '../../src/db/sql.js';
+import type { SqlRunner } from '../../src/runtime/types.js';
 import type { Static } from 'typebox';
 import type { Endpoint, Version } from './protocol.js';
 

@@ -94,13 +94,7 @@ export class Database {
         },
       },
     } as Options<AbstractSqlDriver>);
-    const pgOptions = {
-      url: database.url,
-      schema,
-      poolMax: opts.poolMax ?? 10,
-      idleInTransactionMs: opts.idleInTransactionMs ?? 30_000,
-    };
-    return new Database(orm, 'postgresql', () => new PgExecutor(pgOptions));
+    return new Database(orm, 'postgresql', () => pgExecutor(database, opts));
   }
 
   /** A fresh EntityManager, one per request or per actor turn. */
@@ -135,6 +129,19 @@ export class Database {
     await this.executor?.close();
     await this.orm.close(true);
   }
+}
+
+/** PostgreSQL's executor: a pool of its own with the settings of MikroORM's (see `open`). */
+function pgExecutor(
+  database: { url: string; schema: string },
+  opts: { poolMax?: number; idleInTransactionMs?: number },
+): SqlExecutor {
+  return new PgExecutor({
+    url: database.url,
+    schema: database.schema,
+    poolMax: opts.poolMax ?? 10,
+    idleInTransactionMs: opts.idleInTransactionMs ?? 30_000,
+  });
 }
 
 /** SQLite's executor borrows the connection from knex's pool (why: `SqliteExecutor`). */

@@ -2,6 +2,9 @@ import type { TSchema, Static } from 'typebox';
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import type { Logger } from 'pino';
 import type { SqlRunner } from '../db/sql.js';
+
+/** What a turn's `ctx.write` step writes with (actors reach it through this module). */
+export type { SqlRunner };
 import type { Address } from './address.js';
 import type { ActorMessenger, ActorProtocol, AnyReply } from './protocol.js';
 
