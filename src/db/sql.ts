@@ -54,7 +54,6 @@ export class SqliteExecutor implements SqlExecutor {
   readonly dialect = 'sqlite' as const;
   /** prepared once per SQL text, per connection (the pool may replace a broken one) */
   private readonly statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
-  private savepoints = 0;
 
   constructor(private readonly source: SqliteConnectionSource) {}
 
@@ -133,7 +132,12 @@ export class SqliteExecutor implements SqlExecutor {
       query,
       execute: query,
       run: (sql, params = []) => Promise.resolve(this.runOn(conn, sql, params)),
-      savepoint: (fn) => withSavepoint((sql) => this.prepare(conn, sql).run(), `t${++this.savepoints}`, fn),
+      savepoint: (fn) => {
+        // after an error that made SQLite roll the whole transaction back, statements would
+        // autocommit one by one: refuse instead
+        if (!conn.inTransaction) return Promise.reject(new TransactionLostError('no transaction is open'));
+        return withSavepoint((sql) => this.prepare(conn, sql).run(), fn);
+      },
     };
   }
 
@@ -142,17 +146,33 @@ export class SqliteExecutor implements SqlExecutor {
   }
 }
 
-/** SAVEPOINT, `fn`, RELEASE; on a throw ROLLBACK TO (and RELEASE) the savepoint, then rethrow. */
-async function withSavepoint<T>(exec: (sql: string) => unknown, name: string, fn: () => Promise<T>): Promise<T> {
-  await exec(`SAVEPOINT ${name}`);
+/**
+ * SAVEPOINT, then `fn`; on a throw ROLLBACK TO the savepoint and rethrow. A savepoint that held is
+ * not released: the next turn's SAVEPOINT of the same name stacks over it (PostgreSQL and SQLite
+ * both roll back to the most recent of a name), the COMMIT ends them all, and each turn saves the
+ * round trip a RELEASE would cost. `GroupCommit` caps how many stack up in one transaction.
+ */
+async function withSavepoint<T>(exec: (sql: string) => unknown, fn: () => Promise<T>): Promise<T> {
+  await exec('SAVEPOINT turn');
   try {
-    const result = await fn();
-    await exec(`RELEASE SAVEPOINT ${name}`);
-    return result;
+    return await fn();
   } catch (err) {
-    await exec(`ROLLBACK TO SAVEPOINT ${name}`);
-    await exec(`RELEASE SAVEPOINT ${name}`);
+    try {
+      await exec('ROLLBACK TO SAVEPOINT turn');
+    } catch (lost) {
+      // the transaction itself is gone (SQLite rolls all back on some errors, a connection
+      // breaks): nothing after this may run as if inside it
+      throw new TransactionLostError(lost);
+    }
     throw err;
+  }
+}
+
+/** A savepoint could not be rolled back to: the enclosing transaction is lost as a whole. */
+export class TransactionLostError extends Error {
+  override readonly name = 'TransactionLostError';
+  constructor(cause: unknown) {
+    super(`transaction lost: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
 }
 
@@ -249,14 +269,13 @@ export class PgExecutor implements SqlExecutor {
   }
 
   private txOn(client: pg.PoolClient): SqlTx {
-    let savepoints = 0;
     const query = async (sql: string, params: readonly unknown[] = []): Promise<Row[]> =>
       (await client.query<Row>(this.statement(sql, params))).rows;
     return {
       query,
       execute: query,
       run: async (sql, params = []) => (await client.query(this.statement(sql, params))).rowCount ?? 0,
-      savepoint: (fn) => withSavepoint((sql) => client.query(sql), `t${++savepoints}`, fn),
+      savepoint: (fn) => withSavepoint((sql) => client.query(sql), fn),
     };
   }
 

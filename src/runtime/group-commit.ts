@@ -1,7 +1,14 @@
-import type { SqlExecutor, SqlTx } from '../db/sql.js';
+import { TransactionLostError, type SqlExecutor, type SqlTx } from '../db/sql.js';
 
 /** One turn's writes; throws to roll the turn back (FencedError, a failed statement). */
 export type TurnWrites = (tx: SqlTx) => Promise<void>;
+
+/**
+ * Turns per transaction at most. Each turn is a subtransaction on PostgreSQL; past 64 in one
+ * transaction the server's per-backend cache of them overflows and other sessions' visibility
+ * checks slow down. More turns waiting form the next batch at once.
+ */
+const MAX_BATCH = 64;
 
 interface Pending {
   writes: TurnWrites;
@@ -41,9 +48,7 @@ export class GroupCommit {
     this.scheduled = true;
     const go = (): void => {
       this.scheduled = false;
-      const batch = this.pending;
-      this.pending = [];
-      void this.flush(batch);
+      while (this.pending.length > 0) void this.flush(this.pending.splice(0, MAX_BATCH));
     };
     if (this.windowMs > 0) setTimeout(go, this.windowMs);
     else setImmediate(go);
@@ -60,7 +65,13 @@ export class GroupCommit {
     try {
       await this.sql.transaction(async (tx) => {
         for (const p of batch) {
-          await tx.savepoint(() => p.writes(tx)).catch((err: unknown) => failures.set(p, err));
+          await tx
+            .savepoint(() => p.writes(tx))
+            .catch((err: unknown) => {
+              // the transaction is gone: roll back and fail the whole batch
+              if (err instanceof TransactionLostError) throw err;
+              failures.set(p, err);
+            });
         }
       });
     } catch (err) {

@@ -1,6 +1,11 @@
 import type { Database } from '../../src/db/database.js';
 import { PG_URL, tempSchema } from '../support/databases.js';
-import { checkOrmTransactionAlongside, checkSavepointIsolation, openMigrated } from '../support/group-commit-checks.js';
+import {
+  checkOrmTransactionAlongside,
+  checkSavepointIsolation,
+  checkWindowAndCap,
+  openMigrated,
+} from '../support/group-commit-checks.js';
 
 describe('the runtime on the pg driver (group commit, named statements)', () => {
   let db: Database;
@@ -23,5 +28,9 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
 
   it('runs beside a MikroORM transaction held across awaits', async () => {
     await checkOrmTransactionAlongside(db);
+  });
+
+  it('gathers the turns of a window (COMMIT_WINDOW_MS) and caps a transaction at 64 turns', async () => {
+    await checkWindowAndCap(db);
   });
 });

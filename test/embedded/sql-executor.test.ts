@@ -2,7 +2,12 @@ import { expect } from 'chai';
 import type { Database } from '../../src/db/database.js';
 import { toDollarParams } from '../../src/db/sql.js';
 import { tempSqlite } from '../support/databases.js';
-import { checkOrmTransactionAlongside, checkSavepointIsolation, openMigrated } from '../support/group-commit-checks.js';
+import {
+  checkOrmTransactionAlongside,
+  checkSavepointIsolation,
+  checkWindowAndCap,
+  openMigrated,
+} from '../support/group-commit-checks.js';
 
 describe('the runtime on the SQLite driver (group commit, shared connection)', () => {
   let db: Database;
@@ -31,5 +36,9 @@ describe('the runtime on the SQLite driver (group commit, shared connection)', (
     expect(toDollarParams(`SELECT ? , '?' FROM t WHERE a = ? AND "b?" = ?`)).to.equal(
       `SELECT $1 , '?' FROM t WHERE a = $2 AND "b?" = $3`,
     );
+  });
+
+  it('gathers the turns of a window (COMMIT_WINDOW_MS) and caps a transaction at 64 turns', async () => {
+    await checkWindowAndCap(db);
   });
 });

@@ -66,3 +66,18 @@ export async function checkOrmTransactionAlongside(db: Database): Promise<void> 
   expect(await count(db, 'orm-%')).to.equal(5);
   expect(await count(db, 'turn-%')).to.equal(200);
 }
+
+/**
+ * With a window, turns that end a little apart share a transaction; more than a batch's worth
+ * (64) split over several transactions, and every turn settles after its batch committed.
+ */
+export async function checkWindowAndCap(db: Database): Promise<void> {
+  const group = new GroupCommit(db.sql, 5);
+  const turns: Promise<void>[] = [];
+  for (let i = 0; i < 150; i++) {
+    turns.push(group.commit((tx) => tx.run('INSERT INTO test_gc_row (id, n) VALUES (?, ?)', [`win-${i}`, i]).then()));
+    if (i === 75) await new Promise((r) => setTimeout(r, 1));
+  }
+  await Promise.all(turns);
+  expect(await count(db, 'win-%')).to.equal(150);
+}
