@@ -17,7 +17,9 @@ export type { Row };
 
 /**
  * The one handle on persistence a process holds. Entities and migrations are shared by both
- * dialects; runtime hot paths use the portable SQL subset through `execute` (placeholders `?`).
+ * dialects. The actor runtime's per-turn path runs on the drivers through `sql` (src/db/sql.ts:
+ * prepared statements, bound values); `execute` goes through MikroORM/knex (values are written
+ * into the SQL text, a fresh prepare each time) and serves the paths off the per-message one.
  */
 export class Database {
   private executor: SqlExecutor | undefined;
