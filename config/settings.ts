@@ -92,6 +92,13 @@ export const SettingsSchema = Type.Object({
     default: 120000,
     description: 'an idle actor is passivated after this',
   }),
+  COMMIT_WINDOW_MS: Type.Integer({
+    minimum: 0,
+    maximum: 50,
+    default: 0,
+    description:
+      'group commit: turns that end within this many ms commit in one transaction (0 = those of the same event-loop tick); replies wait for the commit',
+  }),
   ASK_TIMEOUT_MS: Type.Integer({
     minimum: 100,
     default: 10000,

@@ -1,7 +1,6 @@
-import type { SqlEntityManager } from '@mikro-orm/knex';
 import Type, { type Static } from 'typebox';
 import type { ChargerCommand } from '../../src/ocpp/domain.js';
-import type { DeactivationReason } from '../../src/runtime/types.js';
+import type { DeactivationReason, SqlRunner } from '../../src/runtime/types.js';
 
 /**
  * What the charge-point actor is given by the module hosting it (src/csms/module.ts): the
@@ -66,6 +65,6 @@ export interface SessionProgress {
  * the actor turn's fenced transaction.
  */
 export interface SessionWrites {
-  insert(em: SqlEntityManager, s: NewSessionRow): Promise<void>;
-  progress(em: SqlEntityManager, sessionId: string, p: SessionProgress): Promise<void>;
+  insert(tx: SqlRunner, s: NewSessionRow): Promise<void>;
+  progress(tx: SqlRunner, sessionId: string, p: SessionProgress): Promise<void>;
 }

@@ -65,8 +65,8 @@ export function onTransactionStarted(
   if (s.transactions.length >= deps.maxOpenTransactions()) return refuseStart(deps, ctx, s, event);
   const transactionId = event.transaction_id ?? String(s.next_transaction_id);
   const sessionId = randomUUID();
-  ctx.write((em) =>
-    deps.sessions.insert(em, {
+  ctx.write((tx) =>
+    deps.sessions.insert(tx, {
       id: sessionId,
       charge_point_id: ctx.key,
       protocol,
@@ -111,8 +111,8 @@ export function onTransactionProgress(
   const meterLast = event.meter_wh ?? tx.meter_last_wh;
   const energy = meterStart !== null && meterLast !== null ? Math.max(0, meterLast - meterStart) : 0;
   const ended = event.type === 'transaction-ended';
-  ctx.write((em) =>
-    deps.sessions.progress(em, tx.session_id, {
+  ctx.write((sql) =>
+    deps.sessions.progress(sql, tx.session_id, {
       meter_last_wh: meterLast,
       energy_wh: energy,
       id_tag: event.id_tag,

@@ -26,7 +26,7 @@ function fail(code: Extract<PartnerReply, { ok: false }>['code'], message: strin
 function commit(deps: PartnerActorDeps, ctx: Ctx, next: PartnerState, revoked: string[]): PartnerReply {
   const s = { ...next, updated_at: Date.now() };
   ctx.setState(s);
-  ctx.write((em) => deps.projection.write(em, s));
+  ctx.write((tx) => deps.projection.write(tx, s));
   return { ok: true, partner: viewOf(s), revoked, their_token: s.their_token };
 }
 

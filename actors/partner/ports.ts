@@ -1,4 +1,4 @@
-import type { SqlEntityManager } from '@mikro-orm/knex';
+import type { SqlRunner } from '../../src/runtime/types.js';
 import type { Static } from 'typebox';
 import type { Endpoint, Version } from './protocol.js';
 
@@ -47,5 +47,5 @@ export interface PartnerRecord {
  * transaction, so the projections change with the state or not at all.
  */
 export interface PartnerProjection {
-  write(em: SqlEntityManager, partner: PartnerRecord): Promise<void>;
+  write(tx: SqlRunner, partner: PartnerRecord): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import type { SqlEntityManager } from '@mikro-orm/knex';
+import type { SqlRunner } from '../db/sql.js';
 import Type, { type Static } from 'typebox';
 import type { Database, Row } from '../db/database.js';
 import type { NewSessionRow, SessionProgress, SessionWrites } from '../../actors/charge-point/ports.js';
@@ -29,8 +29,8 @@ export type ChargingSession = Static<typeof ChargingSession>;
  * session port (deps.sessions). Reads serve the /v1 API.
  */
 export const sessionWrites: SessionWrites = {
-  async insert(em: SqlEntityManager, s: NewSessionRow): Promise<void> {
-    await em.execute(
+  async insert(tx: SqlRunner, s: NewSessionRow): Promise<void> {
+    await tx.run(
       `INSERT INTO csms_session (id, charge_point_id, protocol, transaction_id, evse_id, connector_id, id_tag, status, started_at,
          stopped_at, meter_start_wh, meter_last_wh, energy_wh, stop_reason, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'ACTIVE', ?, NULL, ?, ?, 0, NULL, ?)`,
@@ -50,7 +50,7 @@ export const sessionWrites: SessionWrites = {
     );
   },
 
-  async progress(em: SqlEntityManager, sessionId: string, p: SessionProgress): Promise<void> {
+  async progress(tx: SqlRunner, sessionId: string, p: SessionProgress): Promise<void> {
     const sets = ['meter_last_wh = ?', 'energy_wh = ?', 'updated_at = ?'];
     const params: unknown[] = [p.meter_last_wh, p.energy_wh, Date.now()];
     if (p.id_tag) {
@@ -62,7 +62,7 @@ export const sessionWrites: SessionWrites = {
       params.push(p.stopped.at, p.stopped.reason);
     }
     params.push(sessionId);
-    await em.execute(`UPDATE csms_session SET ${sets.join(', ')} WHERE id = ?`, params);
+    await tx.run(`UPDATE csms_session SET ${sets.join(', ')} WHERE id = ?`, params);
   },
 };
 

@@ -5,23 +5,39 @@ import type { SqlEntityManager, AbstractSqlDriver } from '@mikro-orm/knex';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { BetterSqliteDriver } from '@mikro-orm/better-sqlite';
 import { Migrator } from '@mikro-orm/migrations';
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
 import { migrationsList } from './migrations/index.js';
 import { coreEntities } from './entities/index.js';
+import { PgExecutor, SqliteExecutor, type Row, type SqlExecutor } from './sql.js';
 
 export type Dialect = 'sqlite' | 'postgresql';
-export type Row = Record<string, unknown>;
+export type { Row };
 
 /**
  * The one handle on persistence a process holds. Entities and migrations are shared by both
- * dialects; runtime hot paths use the portable SQL subset through `execute` (placeholders `?`).
+ * dialects. The actor runtime's per-turn path runs on the drivers through `sql` (src/db/sql.ts:
+ * prepared statements, bound values); `execute` goes through MikroORM/knex (values are written
+ * into the SQL text, a fresh prepare each time) and serves the paths off the per-message one.
  */
 export class Database {
+  private executor: SqlExecutor | undefined;
+
   private constructor(
     readonly orm: MikroORM<AbstractSqlDriver>,
     readonly dialect: Dialect,
+    private readonly makeExecutor: (db: Database) => SqlExecutor,
   ) {}
+
+  /**
+   * The drivers directly (prepared statements, bound values): the runtime's per-turn path. Made
+   * on first use, so a process that never runs a turn opens no second PostgreSQL pool.
+   */
+  get sql(): SqlExecutor {
+    this.executor ??= this.makeExecutor(this);
+    return this.executor;
+  }
 
   static async open(
     database: Config['database'],
@@ -56,7 +72,7 @@ export class Database {
           },
         },
       } as Options<AbstractSqlDriver>);
-      return new Database(orm, 'sqlite');
+      return new Database(orm, 'sqlite', sqliteExecutor);
     }
     const schema = database.schema;
     const orm = await MikroORM.init<AbstractSqlDriver>({
@@ -80,7 +96,7 @@ export class Database {
         },
       },
     } as Options<AbstractSqlDriver>);
-    return new Database(orm, 'postgresql');
+    return new Database(orm, 'postgresql', () => pgExecutor(database, opts));
   }
 
   /** A fresh EntityManager, one per request or per actor turn. */
@@ -112,6 +128,30 @@ export class Database {
   }
 
   async close(): Promise<void> {
+    await this.executor?.close();
     await this.orm.close(true);
   }
+}
+
+/** PostgreSQL's executor: a pool of its own with the settings of MikroORM's (see `open`). */
+function pgExecutor(
+  database: { url: string; schema: string },
+  opts: { poolMax?: number; idleInTransactionMs?: number },
+): SqlExecutor {
+  return new PgExecutor({
+    url: database.url,
+    schema: database.schema,
+    poolMax: opts.poolMax ?? 10,
+    idleInTransactionMs: opts.idleInTransactionMs ?? 30_000,
+  });
+}
+
+/** SQLite's executor borrows the connection from knex's pool (why: `SqliteExecutor`). */
+function sqliteExecutor(db: Database): SqlExecutor {
+  const client = db.orm.em.getConnection().getKnex().client;
+  return new SqliteExecutor({
+    // knex types its pool's connection as any; with the better-sqlite driver it is a better-sqlite3 Database
+    acquire: () => client.acquireConnection() as Promise<BetterSqlite3.Database>,
+    release: (conn) => void client.releaseConnection(conn),
+  });
 }

@@ -62,6 +62,7 @@ export class Platform {
       log,
       askTimeoutMs: config.ASK_TIMEOUT_MS,
       idleMs: config.ACTOR_IDLE_MS,
+      commitWindowMs: config.COMMIT_WINDOW_MS,
       onTurn: (kind, outcome, seconds) => {
         metrics.actorTurns.inc({ kind, outcome });
         metrics.actorTurnSeconds.observe({ kind }, seconds);

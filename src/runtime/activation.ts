@@ -1,5 +1,6 @@
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import type { Logger } from 'pino';
+import type { SqlRunner } from '../db/sql.js';
 import type { Validator } from 'typebox/compile';
 import type { Address } from './address.js';
 import { ActorMovedError, InvalidMessageError } from './errors.js';
@@ -17,7 +18,7 @@ export type WorkItem =
 export interface TurnEffects {
   nextState: unknown;
   stateDirty: boolean;
-  writes: Array<(em: SqlEntityManager) => Promise<void>>;
+  writes: Array<(tx: SqlRunner) => Promise<void>>;
   reminders: Array<{ name: string; set?: { dueAt: number; payload: MailboxPayload } }>;
   emUsed: boolean;
   em: SqlEntityManager | undefined;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { SqlEntityManager } from '@mikro-orm/knex';
-import type { Database, Row } from '../db/database.js';
+import type { Database } from '../db/database.js';
+import type { Row, SqlExecutor, SqlRunner } from '../db/sql.js';
 import type { Address } from './address.js';
 
 /** A durable message as stored in actor_mailbox. */
@@ -65,32 +65,39 @@ const MAILBOX_COLUMNS = 'id, address, kind, dedupe_key, payload, attempts';
 
 /**
  * The SQL of the actor runtime: fences, actor state and the durable mailbox. Only the portable
- * subset that PostgreSQL and SQLite share, with `?` placeholders.
+ * subset that PostgreSQL and SQLite share, with `?` placeholders, on the drivers directly
+ * (`src/db/sql.ts`: statements prepared once, values bound). The methods that take a `tx` run
+ * inside a turn's transaction.
  */
 export class RuntimeStore {
-  constructor(private readonly db: Database) {}
+  private readonly sql: SqlExecutor;
+  /** ` FOR SHARE` on PostgreSQL: see `saveStateFenced` */
+  private readonly shareLock: string;
+
+  constructor(db: Database) {
+    this.sql = db.sql;
+    this.shareLock = db.dialect === 'postgresql' ? ' FOR SHARE' : '';
+  }
 
   /**
    * Raises the fence of a key to `epoch` unless a higher one is stored. Returns the epoch now
    * stored: equal to `epoch` when the raise took, higher when a newer owner exists.
    */
-  async raiseFence(fenceKey: string, epoch: number, em?: SqlEntityManager): Promise<number> {
-    const rows = await this.db.execute(
+  async raiseFence(fenceKey: string, epoch: number, tx: SqlRunner = this.sql): Promise<number> {
+    const rows = await tx.query(
       `INSERT INTO actor_fence (fence_key, epoch, updated_at) VALUES (?, ?, ?)
        ON CONFLICT (fence_key) DO UPDATE SET epoch = excluded.epoch, updated_at = excluded.updated_at
        WHERE actor_fence.epoch < excluded.epoch
        RETURNING epoch`,
       [fenceKey, epoch, Date.now()],
-      em,
     );
     if (rows[0]) return num(rows[0].epoch);
-    const current = await this.db.execute('SELECT epoch FROM actor_fence WHERE fence_key = ?', [fenceKey], em);
+    const current = await tx.query('SELECT epoch FROM actor_fence WHERE fence_key = ?', [fenceKey]);
     return current[0] ? num(current[0].epoch) : 0;
   }
 
   async raiseFences(fenceKeys: readonly string[], epoch: number): Promise<void> {
-    const em = this.db.fork();
-    await em.transactional(async (tx) => {
+    await this.sql.transaction(async (tx) => {
       for (const key of fenceKeys) await this.raiseFence(key, epoch, tx);
     });
   }
@@ -100,25 +107,36 @@ export class RuntimeStore {
    * PostgreSQL the row is share-locked, so a new owner raising the fence waits for this
    * transaction, and every later turn of the old owner sees the raised epoch.
    */
-  async checkFence(em: SqlEntityManager, fenceKey: string, epoch: number): Promise<boolean> {
-    const lock = this.db.dialect === 'postgresql' ? ' FOR SHARE' : '';
-    const rows = await this.db.execute(`SELECT epoch FROM actor_fence WHERE fence_key = ?${lock}`, [fenceKey], em);
+  async checkFence(tx: SqlRunner, fenceKey: string, epoch: number): Promise<boolean> {
+    const rows = await tx.query(`SELECT epoch FROM actor_fence WHERE fence_key = ?${this.shareLock}`, [fenceKey]);
     return rows[0] !== undefined && num(rows[0].epoch) === epoch;
   }
 
   async loadState(address: Address): Promise<string | undefined> {
-    const rows = await this.db.execute('SELECT state FROM actor_state WHERE address = ?', [address]);
+    const rows = await this.sql.query('SELECT state FROM actor_state WHERE address = ?', [address]);
     return rows[0] ? str(rows[0].state) : undefined;
   }
 
-  async saveState(em: SqlEntityManager, address: Address, kind: string, state: string, epoch: number): Promise<void> {
-    await this.db.execute(
-      `INSERT INTO actor_state (address, kind, state, epoch, updated_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (address) DO UPDATE SET state = excluded.state, epoch = excluded.epoch, updated_at = excluded.updated_at
-       RETURNING address`,
-      [address, kind, state, epoch, Date.now()],
-      em,
+  /**
+   * In a turn: writes the state only while the fence still stands at `epoch` (the fence check
+   * folded into the write, one statement). False when it did not: a newer owner exists. On
+   * PostgreSQL the fence row is share-locked as `checkFence` does.
+   */
+  async saveStateFenced(
+    tx: SqlRunner,
+    address: Address,
+    kind: string,
+    state: string,
+    fence: { key: string; epoch: number },
+  ): Promise<boolean> {
+    // INSERT ... SELECT with a WHERE: SQLite needs the WHERE to read ON CONFLICT as the upsert
+    const changed = await tx.run(
+      `INSERT INTO actor_state (address, kind, state, epoch, updated_at)
+       SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM actor_fence WHERE fence_key = ? AND epoch = ?${this.shareLock})
+       ON CONFLICT (address) DO UPDATE SET state = excluded.state, epoch = excluded.epoch, updated_at = excluded.updated_at`,
+      [address, kind, state, fence.epoch, Date.now(), fence.key, fence.epoch],
     );
+    return changed > 0;
   }
 
   /** Commits a durable message; a repeated dedupe key for the address returns the first id. */
@@ -131,7 +149,7 @@ export class RuntimeStore {
     notBefore: number,
   ): Promise<{ id: string; duplicate: boolean }> {
     const now = Date.now();
-    const rows = await this.db.execute(
+    const rows = await this.sql.query(
       `INSERT INTO actor_mailbox (id, address, kind, shard, dedupe_key, payload, status, attempts, next_attempt_at, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
        ON CONFLICT (address, dedupe_key) DO NOTHING
@@ -139,7 +157,7 @@ export class RuntimeStore {
       [randomUUID(), address, kind, shard, dedupeKey, JSON.stringify(payload), notBefore, now, now],
     );
     if (rows[0]) return { id: str(rows[0].id), duplicate: false };
-    const existing = await this.db.execute('SELECT id FROM actor_mailbox WHERE address = ? AND dedupe_key = ?', [
+    const existing = await this.sql.query('SELECT id FROM actor_mailbox WHERE address = ? AND dedupe_key = ?', [
       address,
       dedupeKey,
     ]);
@@ -148,7 +166,7 @@ export class RuntimeStore {
 
   /** In a turn: sets (or resets) a reminder row. */
   async upsertReminder(
-    em: SqlEntityManager,
+    tx: SqlRunner,
     address: Address,
     kind: string,
     shard: number,
@@ -157,48 +175,40 @@ export class RuntimeStore {
     dueAt: number,
   ): Promise<void> {
     const now = Date.now();
-    await this.db.execute(
+    await tx.run(
       `INSERT INTO actor_mailbox (id, address, kind, shard, dedupe_key, payload, status, attempts, next_attempt_at, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
        ON CONFLICT (address, dedupe_key) DO UPDATE SET payload = excluded.payload, status = 'pending', attempts = 0,
-         next_attempt_at = excluded.next_attempt_at, updated_at = excluded.updated_at, last_error = NULL
-       RETURNING id`,
+         next_attempt_at = excluded.next_attempt_at, updated_at = excluded.updated_at, last_error = NULL`,
       [randomUUID(), address, kind, shard, REMINDER_PREFIX + name, JSON.stringify(payload), dueAt, now, now],
-      em,
     );
   }
 
-  async deleteReminder(em: SqlEntityManager, address: Address, name: string): Promise<void> {
-    await this.db.execute(
-      'DELETE FROM actor_mailbox WHERE address = ? AND dedupe_key = ? RETURNING id',
-      [address, REMINDER_PREFIX + name],
-      em,
-    );
+  async deleteReminder(tx: SqlRunner, address: Address, name: string): Promise<void> {
+    await tx.run('DELETE FROM actor_mailbox WHERE address = ? AND dedupe_key = ?', [address, REMINDER_PREFIX + name]);
   }
 
   /**
    * In a turn: marks a delivered message done (or moves a periodic reminder on). False when it
    * was already done: a redelivery whose effect must not commit twice.
    */
-  async complete(em: SqlEntityManager, row: MailboxRow): Promise<boolean> {
+  async complete(tx: SqlRunner, row: MailboxRow): Promise<boolean> {
     const now = Date.now();
-    const rows =
+    const changed =
       row.payload.periodMs !== undefined
-        ? await this.db.execute(
-            `UPDATE actor_mailbox SET next_attempt_at = ?, attempts = 0, updated_at = ? WHERE id = ? AND status = 'pending' RETURNING id`,
+        ? await tx.run(
+            `UPDATE actor_mailbox SET next_attempt_at = ?, attempts = 0, updated_at = ? WHERE id = ? AND status = 'pending'`,
             [now + row.payload.periodMs, now, row.id],
-            em,
           )
-        : await this.db.execute(
-            `UPDATE actor_mailbox SET status = 'done', updated_at = ? WHERE id = ? AND status = 'pending' RETURNING id`,
-            [now, row.id],
-            em,
-          );
-    return rows.length > 0;
+        : await tx.run(`UPDATE actor_mailbox SET status = 'done', updated_at = ? WHERE id = ? AND status = 'pending'`, [
+            now,
+            row.id,
+          ]);
+    return changed > 0;
   }
 
   async isPending(id: string): Promise<boolean> {
-    const rows = await this.db.execute(`SELECT status FROM actor_mailbox WHERE id = ?`, [id]);
+    const rows = await this.sql.query(`SELECT status FROM actor_mailbox WHERE id = ?`, [id]);
     return rows[0]?.status === 'pending';
   }
 
@@ -210,8 +220,8 @@ export class RuntimeStore {
     const attempts = row.attempts + 1;
     const dead = unrecoverable || attempts >= maxAttempts;
     const backoff = Math.min(60_000, 500 * 2 ** (attempts - 1));
-    await this.db.execute(
-      `UPDATE actor_mailbox SET attempts = ?, status = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ? AND status = 'pending' RETURNING id`,
+    await this.sql.run(
+      `UPDATE actor_mailbox SET attempts = ?, status = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ? AND status = 'pending'`,
       [attempts, dead ? 'dead' : 'pending', Date.now() + backoff, error.slice(0, 2000), Date.now(), row.id],
     );
     return dead ? 'dead' : 'retry';
@@ -222,7 +232,7 @@ export class RuntimeStore {
     const now = Date.now();
     if (shards !== null && shards.length === 0) return [];
     const filter = shards === null ? '' : ` AND shard IN (${shards.map(() => '?').join(', ')})`;
-    const rows = await this.db.execute(
+    const rows = await this.sql.query(
       `SELECT ${MAILBOX_COLUMNS} FROM actor_mailbox WHERE status = 'pending' AND next_attempt_at <= ?${filter} ORDER BY next_attempt_at LIMIT ?`,
       [now, ...(shards ?? []), limit],
     );
@@ -230,7 +240,7 @@ export class RuntimeStore {
   }
 
   async dueFor(address: Address, limit: number): Promise<MailboxRow[]> {
-    const rows = await this.db.execute(
+    const rows = await this.sql.query(
       `SELECT ${MAILBOX_COLUMNS} FROM actor_mailbox WHERE address = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`,
       [address, Date.now(), limit],
     );

@@ -1,7 +1,10 @@
+import type { QueryResult } from '@mikro-orm/core';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
+import type { SqlRunner } from '../db/sql.js';
 import type { Activation, TurnEffects, WorkItem } from './activation.js';
 import { ActorMovedError, FencedError, UnrecoverableError, serializeError } from './errors.js';
+import { GroupCommit } from './group-commit.js';
 import type { Lease } from './placement.js';
 import type { MailboxRow, RuntimeStore } from './runtime-store.js';
 import type { DeactivationReason, DurableDelivery } from './types.js';
@@ -14,6 +17,8 @@ export interface TurnCommitterOptions {
   store: RuntimeStore;
   log: Logger;
   onTurn?: TurnObserver;
+  /** group commit window (COMMIT_WINDOW_MS); 0 = the turns that end in the same tick */
+  commitWindowMs?: number;
 }
 
 /** What the outcome of a turn may do to the activations (`LocalActivations` implements it). */
@@ -44,10 +49,14 @@ function needsCommit(effects: TurnEffects, durable: DurableDelivery | undefined)
  * first checks the lease's fence. Then settles the work item (reply, retry, dead letter).
  */
 export class TurnCommitter {
+  private readonly group: GroupCommit;
+
   constructor(
     private readonly opts: TurnCommitterOptions,
     private readonly activations: ActivationControl,
-  ) {}
+  ) {
+    this.group = new GroupCommit(opts.db.sql, opts.commitWindowMs ?? 0);
+  }
 
   async runTurn(
     act: Activation,
@@ -128,38 +137,61 @@ export class TurnCommitter {
     item.done();
   }
 
-  /** The turn's transaction: fence check, done-mark, state, reminders, writes, flush, commit. */
+  /**
+   * The turn's writes, committed with the other turns of its tick (`GroupCommit`), or, when the
+   * handler used `ctx.em`, in a MikroORM transaction of its own so its entities flush inside it.
+   */
   private async commit(
     act: Activation,
     effects: TurnEffects,
     lease: Lease,
     row: MailboxRow | undefined,
   ): Promise<void> {
-    const store = this.opts.store;
-    const em = effects.em ?? this.opts.db.fork();
+    const writes = (tx: SqlRunner): Promise<void> => this.turnWrites(tx, act, effects, lease, row);
+    if (!effects.em) return this.group.commit(writes);
+    const em = effects.em;
     await em.begin();
     try {
-      if (!(await store.checkFence(em, lease.fenceKey, lease.epoch))) {
-        throw new FencedError(`${lease.fenceKey} has moved past epoch ${lease.epoch}`);
-      }
-      if (row && !(await store.complete(em, row))) throw new DuplicateDeliveryError(row.id);
-      if (effects.stateDirty) {
-        await store.saveState(em, act.address, act.def.kind, JSON.stringify(effects.nextState), lease.epoch);
-      }
-      for (const r of effects.reminders) {
-        if (r.set)
-          await store.upsertReminder(em, act.address, act.def.kind, act.shard, r.name, r.set.payload, r.set.dueAt);
-        else await store.deleteReminder(em, act.address, r.name);
-      }
-      for (const step of effects.writes) await step(em);
+      await writes({
+        query: (sql, params = []) => em.execute(sql, [...params], 'all'),
+        execute: (sql, params = []) => em.execute(sql, [...params], 'all'),
+        run: async (sql, params = []) => (await em.execute<QueryResult>(sql, [...params], 'run')).affectedRows,
+      });
       await em.flush();
-      // the lease may have run out while the turn ran; the database fence is the last word,
-      // this only narrows the window in which a stale owner reaches it
-      if (!lease.isValid()) throw new FencedError(`lease on ${lease.fenceKey} expired during the turn`);
       await em.commit();
     } catch (err) {
       await em.rollback().catch(() => undefined);
       throw err;
     }
+  }
+
+  /**
+   * One turn inside its transaction: done-mark, state, reminders, writes. The fence check rides
+   * on the state write when there is one (`saveStateFenced`), else it is a statement of its own.
+   */
+  private async turnWrites(
+    tx: SqlRunner,
+    act: Activation,
+    effects: TurnEffects,
+    lease: Lease,
+    row: MailboxRow | undefined,
+  ): Promise<void> {
+    const store = this.opts.store;
+    const fence = { key: lease.fenceKey, epoch: lease.epoch };
+    const fenced = (): FencedError => new FencedError(`${fence.key} has moved past epoch ${fence.epoch}`);
+    if (effects.stateDirty) {
+      const state = JSON.stringify(effects.nextState);
+      if (!(await store.saveStateFenced(tx, act.address, act.def.kind, state, fence))) throw fenced();
+    } else if (!(await store.checkFence(tx, fence.key, fence.epoch))) throw fenced();
+    if (row && !(await store.complete(tx, row))) throw new DuplicateDeliveryError(row.id);
+    for (const r of effects.reminders) {
+      if (r.set)
+        await store.upsertReminder(tx, act.address, act.def.kind, act.shard, r.name, r.set.payload, r.set.dueAt);
+      else await store.deleteReminder(tx, act.address, r.name);
+    }
+    for (const step of effects.writes) await step(tx);
+    // the lease may have run out while the turn ran; the database fence is the last word,
+    // this only narrows the window in which a stale owner reaches it
+    if (!lease.isValid()) throw new FencedError(`lease on ${lease.fenceKey} expired during the turn`);
   }
 }

@@ -1,6 +1,10 @@
 import type { TSchema, Static } from 'typebox';
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import type { Logger } from 'pino';
+import type { SqlRunner } from '../db/sql.js';
+
+/** What a turn's `ctx.write` step writes with (actors reach it through this module). */
+export type { SqlRunner };
 import type { Address } from './address.js';
 import type { ActorMessenger, ActorProtocol, AnyReply } from './protocol.js';
 
@@ -46,8 +50,11 @@ export interface ActorContext<S> {
    * transaction; do not flush yourself.
    */
   readonly em: SqlEntityManager;
-  /** A write that runs inside the turn's fenced transaction (after the fence check). */
-  write(step: (em: SqlEntityManager) => Promise<void>): void;
+  /**
+   * A write that runs inside the turn's fenced transaction, on the driver's connection
+   * (`src/db/sql.ts`: `?` placeholders, values bound, statements prepared once).
+   */
+  write(step: (tx: SqlRunner) => Promise<void>): void;
   /** Runs after the turn committed (or at once when it had nothing to commit). */
   afterCommit(fn: () => void | Promise<void>): void;
 

@@ -1,4 +1,4 @@
-import type { SqlEntityManager } from '@mikro-orm/knex';
+import type { SqlRunner } from '../../db/sql.js';
 import type { PartnerProjection, PartnerRecord } from '../../../actors/partner/ports.js';
 
 /**
@@ -7,16 +7,16 @@ import type { PartnerProjection, PartnerRecord } from '../../../actors/partner/p
  * from the actor's state in its turn's fenced transaction.
  */
 export const partnerProjection: PartnerProjection = {
-  async write(em: SqlEntityManager, s: PartnerRecord): Promise<void> {
-    await em.execute(
+  async write(tx: SqlRunner, s: PartnerRecord): Promise<void> {
+    await tx.run(
       `INSERT INTO ocpi_partner (id, country_code, party_id, role, status, versions_url, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET role = excluded.role, status = excluded.status, versions_url = excluded.versions_url,
        version = excluded.version, updated_at = excluded.updated_at`,
       [s.id, s.country_code, s.party_id, s.role, s.status, s.versions_url, s.version, s.created_at, s.updated_at],
     );
-    await em.execute('DELETE FROM ocpi_partner_token WHERE partner_id = ?', [s.id]);
+    await tx.run('DELETE FROM ocpi_partner_token WHERE partner_id = ?', [s.id]);
     for (const t of s.tokens) {
-      await em.execute(
+      await tx.run(
         'INSERT INTO ocpi_partner_token (token_hash, partner_id, country_code, party_id, role, kind, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
         [t.hash, s.id, s.country_code, s.party_id, s.role, t.kind, s.updated_at],
       );

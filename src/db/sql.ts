@@ -1,0 +1,285 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+
+export type Row = Record<string, unknown>;
+
+/**
+ * Statements on one connection (or, outside a transaction, on any). SQL is written once with `?`
+ * placeholders; values are always bound, never written into the text.
+ */
+export interface SqlRunner {
+  /** the rows a statement returns (SELECT, or RETURNING); [] for one that returns none */
+  query(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /** the number of rows a statement changed */
+  run(sql: string, params?: readonly unknown[]): Promise<number>;
+  /** same as `query`; the name a turn's write step already knows from MikroORM's EntityManager */
+  execute(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+}
+
+/** One connection inside a transaction. */
+export interface SqlTx extends SqlRunner {
+  /** Runs `fn` under a savepoint: its statements roll back alone when it throws. */
+  savepoint<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * The drivers under the runtime's per-turn path: prepared statements, bound parameters, no ORM.
+ * SQLite runs on better-sqlite3's prepared statements, PostgreSQL on `pg` named statements.
+ */
+export interface SqlExecutor extends SqlRunner {
+  readonly dialect: 'sqlite' | 'postgresql';
+  /** BEGIN, `fn` with the connection, COMMIT (ROLLBACK when `fn` throws). */
+  transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** How the SQLite executor reaches its connection (see `SqliteExecutor`). */
+export interface SqliteConnectionSource {
+  acquire(): Promise<BetterSqlite3.Database>;
+  release(conn: BetterSqlite3.Database): void;
+}
+
+/**
+ * SQLite on the very connection knex holds for MikroORM, borrowed from knex's pool (size 1) for
+ * each statement or transaction and handed back after. Why not a connection of our own: two
+ * connections writing one file from one process can deadlock the event loop. better-sqlite3 is
+ * synchronous, so a writer that meets the other connection's lock busy-waits (busy_timeout) on
+ * the event loop, while the transaction holding the lock needs the event loop to finish. Borrowing
+ * through the pool turns that into an ordinary asynchronous wait: while a MikroORM transaction
+ * holds the connection across awaits, our turn waits in the pool's queue, and while ours holds it,
+ * MikroORM waits. A `:memory:` database has only that connection anyway. The pool also keeps us
+ * from beginning inside someone else's transaction; `inTransaction` is checked as a guard.
+ */
+export class SqliteExecutor implements SqlExecutor {
+  readonly dialect = 'sqlite' as const;
+  /** prepared once per SQL text, per connection (the pool may replace a broken one) */
+  private readonly statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
+
+  constructor(private readonly source: SqliteConnectionSource) {}
+
+  private prepare(conn: BetterSqlite3.Database, sql: string): BetterSqlite3.Statement {
+    let cache = this.statements.get(conn);
+    if (!cache) {
+      cache = new Map();
+      this.statements.set(conn, cache);
+    }
+    let stmt = cache.get(sql);
+    if (!stmt) {
+      stmt = conn.prepare(sql);
+      cache.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  private queryOn(conn: BetterSqlite3.Database, sql: string, params: readonly unknown[]): Row[] {
+    const stmt = this.prepare(conn, sql);
+    if (!stmt.reader) {
+      stmt.run(...params);
+      return [];
+    }
+    // better-sqlite3 returns each row as a plain object of column -> value
+    return stmt.all(...params) as Row[];
+  }
+
+  private runOn(conn: BetterSqlite3.Database, sql: string, params: readonly unknown[]): number {
+    const stmt = this.prepare(conn, sql);
+    return stmt.reader ? stmt.all(...params).length : stmt.run(...params).changes;
+  }
+
+  private async borrow<T>(fn: (conn: BetterSqlite3.Database) => T): Promise<T> {
+    const conn = await this.source.acquire();
+    try {
+      return fn(conn);
+    } finally {
+      this.source.release(conn);
+    }
+  }
+
+  query(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    return this.borrow((conn) => this.queryOn(conn, sql, params));
+  }
+
+  run(sql: string, params: readonly unknown[] = []): Promise<number> {
+    return this.borrow((conn) => this.runOn(conn, sql, params));
+  }
+
+  execute(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    return this.query(sql, params);
+  }
+
+  async transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T> {
+    const conn = await this.source.acquire();
+    try {
+      if (conn.inTransaction) throw new Error('the shared SQLite connection is already inside a transaction');
+      this.prepare(conn, 'BEGIN').run();
+      try {
+        const result = await fn(this.txOn(conn));
+        this.prepare(conn, 'COMMIT').run();
+        return result;
+      } catch (err) {
+        if (conn.inTransaction) this.prepare(conn, 'ROLLBACK').run();
+        throw err;
+      }
+    } finally {
+      this.source.release(conn);
+    }
+  }
+
+  private txOn(conn: BetterSqlite3.Database): SqlTx {
+    const query = (sql: string, params: readonly unknown[] = []): Promise<Row[]> =>
+      Promise.resolve(this.queryOn(conn, sql, params));
+    return {
+      query,
+      execute: query,
+      run: (sql, params = []) => Promise.resolve(this.runOn(conn, sql, params)),
+      savepoint: (fn) => {
+        // after an error that made SQLite roll the whole transaction back, statements would
+        // autocommit one by one: refuse instead
+        if (!conn.inTransaction) return Promise.reject(new TransactionLostError('no transaction is open'));
+        return withSavepoint((sql) => this.prepare(conn, sql).run(), fn);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    // the connection belongs to knex's pool; MikroORM closes it
+  }
+}
+
+/**
+ * SAVEPOINT, then `fn`; on a throw ROLLBACK TO the savepoint and rethrow. A savepoint that held is
+ * not released: the next turn's SAVEPOINT of the same name stacks over it (PostgreSQL and SQLite
+ * both roll back to the most recent of a name), the COMMIT ends them all, and each turn saves the
+ * round trip a RELEASE would cost. `GroupCommit` caps how many stack up in one transaction.
+ */
+async function withSavepoint<T>(exec: (sql: string) => unknown, fn: () => Promise<T>): Promise<T> {
+  await exec('SAVEPOINT turn');
+  try {
+    return await fn();
+  } catch (err) {
+    try {
+      await exec('ROLLBACK TO SAVEPOINT turn');
+    } catch (lost) {
+      // the transaction itself is gone (SQLite rolls all back on some errors, a connection
+      // breaks): nothing after this may run as if inside it
+      throw new TransactionLostError(lost);
+    }
+    throw err;
+  }
+}
+
+/** A savepoint could not be rolled back to: the enclosing transaction is lost as a whole. */
+export class TransactionLostError extends Error {
+  override readonly name = 'TransactionLostError';
+  constructor(cause: unknown) {
+    super(`transaction lost: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/**
+ * `?` placeholders to PostgreSQL's `$n`, skipping quoted text. Done once per statement text: the
+ * result is cached with the statement's name.
+ */
+export function toDollarParams(sql: string): string {
+  let n = 0;
+  let out = '';
+  let quote: string | undefined;
+  for (const ch of sql) {
+    if (quote) {
+      if (ch === quote) quote = undefined;
+      out += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      out += ch;
+    } else out += ch === '?' ? `$${++n}` : ch;
+  }
+  return out;
+}
+
+export interface PgExecutorOptions {
+  url: string;
+  schema: string;
+  poolMax: number;
+  /** idle_in_transaction_session_timeout, as `Database.open` sets it for MikroORM's pool */
+  idleInTransactionMs: number;
+}
+
+/**
+ * PostgreSQL through a `pg.Pool` of the executor's own (same URL, schema and session settings as
+ * MikroORM's). Each SQL text becomes a named prepared statement, parsed once per connection by
+ * the server; the `?` -> `$n` rewrite happens once per text.
+ */
+export class PgExecutor implements SqlExecutor {
+  readonly dialect = 'postgresql' as const;
+  private readonly pool: pg.Pool;
+  private readonly named = new Map<string, { name: string; text: string }>();
+
+  constructor(opts: PgExecutorOptions) {
+    const idle = Math.max(1000, Math.floor(opts.idleInTransactionMs));
+    // session settings as startup parameters: in force before the first statement, no extra query
+    const schema = `"${opts.schema.replace(/"/g, '""')}"`.replace(/([\\ ])/g, '\\$1');
+    this.pool = new pg.Pool({
+      connectionString: opts.url,
+      max: opts.poolMax,
+      options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=${idle}`,
+    });
+    // an idle client's error (server restart) must not crash the process; the pool drops it
+    this.pool.on('error', () => undefined);
+  }
+
+  private statement(sql: string, params: readonly unknown[]): pg.QueryConfig {
+    let s = this.named.get(sql);
+    if (!s) {
+      s = { name: `rt${this.named.size + 1}`, text: toDollarParams(sql) };
+      this.named.set(sql, s);
+    }
+    return { name: s.name, text: s.text, values: [...params] };
+  }
+
+  async query(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    return (await this.pool.query<Row>(this.statement(sql, params))).rows;
+  }
+
+  async run(sql: string, params: readonly unknown[] = []): Promise<number> {
+    return (await this.pool.query(this.statement(sql, params))).rowCount ?? 0;
+  }
+
+  execute(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    return this.query(sql, params);
+  }
+
+  async transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      try {
+        const result = await fn(this.txOn(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        throw err;
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private txOn(client: pg.PoolClient): SqlTx {
+    const query = async (sql: string, params: readonly unknown[] = []): Promise<Row[]> =>
+      (await client.query<Row>(this.statement(sql, params))).rows;
+    return {
+      query,
+      execute: query,
+      run: async (sql, params = []) => (await client.query(this.statement(sql, params))).rowCount ?? 0,
+      savepoint: (fn) => withSavepoint((sql) => client.query(sql), fn),
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
