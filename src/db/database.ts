@@ -31,8 +31,11 @@ export class Database {
   ) {}
 
   /**
-   * The drivers directly (prepared statements, bound values): the runtime's per-turn path. Made
-   * on first use, so a process that never runs a turn opens no second PostgreSQL pool.
+   * The drivers directly (prepared statements, bound values): the runtime's per-turn path and
+   * every `execute` without an EntityManager. Made on first use. On PostgreSQL it is a pool of its
+   * own beside MikroORM's, which now serves only migrations and turns that touch `ctx.em` (its
+   * pool has no minimum and lets idle connections go), so a busy process may hold up to
+   * DATABASE_POOL_MAX of each.
    */
   get sql(): SqlExecutor {
     this.executor ??= this.makeExecutor(this);
@@ -104,8 +107,13 @@ export class Database {
     return this.orm.em.fork() as SqlEntityManager;
   }
 
+  /**
+   * One statement: inside `em`'s transaction when given (through MikroORM), otherwise on the
+   * drivers directly (`sql`: prepared, values bound), on a connection of its own.
+   */
   async execute(sql: string, params: unknown[] = [], em?: SqlEntityManager): Promise<Row[]> {
-    return (em ?? this.fork()).execute<Row[]>(sql, params, 'all');
+    if (em) return em.execute<Row[]>(sql, params, 'all');
+    return this.sql.query(sql, params);
   }
 
   /** Applies pending migrations; returns the names applied. */

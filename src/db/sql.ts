@@ -50,6 +50,12 @@ export interface SqliteConnectionSource {
  * MikroORM waits. A `:memory:` database has only that connection anyway. The pool also keeps us
  * from beginning inside someone else's transaction; `inTransaction` is checked as a guard.
  */
+/**
+ * SQL texts kept prepared per connection. The platform has a few dozen fixed statements; texts
+ * built per request (an IN list per length, optional filters) beyond this run unprepared.
+ */
+const MAX_CACHED_STATEMENTS = 512;
+
 export class SqliteExecutor implements SqlExecutor {
   readonly dialect = 'sqlite' as const;
   /** prepared once per SQL text, per connection (the pool may replace a broken one) */
@@ -66,7 +72,8 @@ export class SqliteExecutor implements SqlExecutor {
     let stmt = cache.get(sql);
     if (!stmt) {
       stmt = conn.prepare(sql);
-      cache.set(sql, stmt);
+      // statements with a variable shape (an IN list per length) must not grow the cache forever
+      if (cache.size < MAX_CACHED_STATEMENTS) cache.set(sql, stmt);
     }
     return stmt;
   }
@@ -230,6 +237,8 @@ export class PgExecutor implements SqlExecutor {
   private statement(sql: string, params: readonly unknown[]): pg.QueryConfig {
     let s = this.named.get(sql);
     if (!s) {
+      // past the bound, a text runs as an unnamed statement: parsed each time, values still bound
+      if (this.named.size >= MAX_CACHED_STATEMENTS) return { text: toDollarParams(sql), values: [...params] };
       s = { name: `rt${this.named.size + 1}`, text: toDollarParams(sql) };
       this.named.set(sql, s);
     }

@@ -4,7 +4,7 @@ import type { PlatformServices } from '../../platform/services.js';
 import { PartnerClient, partnerHttpOptions } from '../client/partner-client.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import type { StoredSession } from '../sessions/schemas-2.1.1.js';
-import { ObjectStore, ormObjectSql } from '../store/object-store.js';
+import { ObjectStore } from '../store/object-store.js';
 import type { Tariff } from '../tariffs/schemas-2.1.1.js';
 import type { Token } from '../tokens/schemas-2.1.1.js';
 import { TokenDirectory, type PartyIdentity } from './auth.js';
@@ -38,8 +38,8 @@ export class OcpiContext {
     const { db, config } = services;
     this.invalidation = new CacheInvalidation(services.redis, services.redisKeys, services.log);
     this.tokens = new TokenDirectory({ db });
-    // the seam for the driver-level executor of src/db/ (prepared statements): any ObjectSql
-    const sql = ormObjectSql(db);
+    // the drivers directly (src/db/sql.ts): prepared statements, values bound
+    const sql = db.sql;
     const onWrite = (module: string, party: PartyIdentity) => this.invalidation.objectsWritten(module, party);
     this.stores = {
       locations: new ObjectStore(sql, 'locations', { onWrite }),

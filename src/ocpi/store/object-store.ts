@@ -1,27 +1,18 @@
-import type { QueryResult } from '@mikro-orm/core';
-import type { Database, Row } from '../../db/database.js';
+import type { Row } from '../../db/database.js';
 import type { PartyIdentity } from '../core/auth.js';
 import type { ListWindow, Page } from '../core/pagination.js';
 
 /**
  * The statements an object store runs: portable SQL with `?` placeholders, one statement per
  * call, each on its own outside any transaction (what `Database.execute` does today). The seam
- * for a driver-level executor (prepared once, values bound): any object with these two methods
- * will do, the one `src/db/` builds for the runtime included; `ormObjectSql` is today's.
+ * filled by the drivers' executor (`Database.sql`, src/db/sql.ts: prepared once, values bound);
+ * any object with these two methods will do.
  */
 export interface ObjectSql {
   /** the rows of a SELECT */
   query(sql: string, params: readonly unknown[]): Promise<Row[]>;
   /** the number of rows an INSERT, UPDATE or DELETE changed */
   run(sql: string, params: readonly unknown[]): Promise<number>;
-}
-
-/** The store's statements through MikroORM (`Database.execute`, a fresh EntityManager each). */
-export function ormObjectSql(db: Database): ObjectSql {
-  return {
-    query: (sql, params) => db.execute(sql, [...params]),
-    run: async (sql, params) => (await db.fork().execute<QueryResult>(sql, [...params], 'run')).affectedRows,
-  };
 }
 
 /** The OCPI modules whose objects live in `ocpi_object`. */
