@@ -1,14 +1,15 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, freemem, totalmem, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ChargerSpec, GeneratorPlan, GeneratorReport, ToGenerator } from './load-test/protocol.js';
 import { memoryAfterGc, type MemorySample } from './load-test/inspector.js';
 import { emptyHistogram, merge, quantile, rssOf } from './load-test/stats.js';
-import { log, progress } from './load-test/console.js';
+import { log, machineInfo, progress } from './load-test/console.js';
 import { runCompare, type CompareOptions, type ServerKind, type Workload } from './load-test/compare.js';
 import { register, startEmbeddedServer, startScriptServer, stopChild, type Target } from './load-test/servers.js';
+import { stopGenerators } from './load-test/bench-fleet.js';
 
 /**
  * Load test of the OCPP endpoint: N simulated chargers (a mix of 1.6 and 2.0.1) register over
@@ -151,15 +152,7 @@ class GeneratorFleet {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(
-      this.gens.map(
-        (g) =>
-          new Promise<void>((resolve) => {
-            g.once('exit', () => resolve());
-            g.send({ type: 'stop' } satisfies ToGenerator);
-          }),
-      ),
-    );
+    await stopGenerators(this.gens);
   }
 }
 
@@ -333,13 +326,7 @@ async function main(): Promise<void> {
   const targets =
     external.length > 0 ? external : [await startEmbeddedServer(dir, API_KEY, args['server-node-arg'] ?? [])];
   const children: ChildProcess[] = targets.flatMap((t) => (t.child ? [t.child] : []));
-  const machine = {
-    cpus: cpus().length,
-    cpu: cpus()[0]?.model,
-    totalMemMb: Math.round(totalmem() / 2 ** 20),
-    freeMemMb: Math.round(freemem() / 2 ** 20),
-    node: process.version,
-  };
+  const machine = machineInfo();
   const result: Record<string, unknown> = { machine, options: { ...args, target: targets.map((t) => t.url) } };
   try {
     log(`targets: ${targets.map((t) => t.url).join(', ')}; ${N} chargers over ${GENERATORS} generator process(es)`);

@@ -115,14 +115,19 @@ export class BenchFleet {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(
-      this.gens.map(
-        (g) =>
-          new Promise<void>((resolve) => {
-            g.once('exit', () => resolve());
-            g.send({ type: 'stop' } satisfies ToGenerator);
-          }),
-      ),
-    );
+    await stopGenerators(this.gens);
   }
+}
+
+/** Tells each generator process to stop and waits until every one has exited. */
+export async function stopGenerators(gens: readonly ChildProcess[]): Promise<void> {
+  await Promise.all(
+    gens.map(
+      (g) =>
+        new Promise<void>((resolve) => {
+          g.once('exit', () => resolve());
+          g.send({ type: 'stop' } satisfies ToGenerator);
+        }),
+    ),
+  );
 }

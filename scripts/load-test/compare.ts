@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, freemem, totalmem, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BenchFleet, type FloodTotals } from './bench-fleet.js';
-import { log } from './console.js';
+import { log, machineInfo } from './console.js';
 import { memoryAfterGc, type MemorySample } from './inspector.js';
 import type { ChargerSpec } from './protocol.js';
 import { cpuSecondsOf, register, startEmbeddedServer, startScriptServer, stopChild, type Target } from './servers.js';
@@ -188,13 +188,7 @@ async function measureServer(kind: ServerKind, o: CompareOptions, dir: string): 
 }
 
 export async function runCompare(o: CompareOptions): Promise<void> {
-  const machine = {
-    cpus: cpus().length,
-    cpu: cpus()[0]?.model,
-    totalMemMb: Math.round(totalmem() / 2 ** 20),
-    freeMemMb: Math.round(freemem() / 2 ** 20),
-    node: process.version,
-  };
+  const machine = machineInfo();
   const runs: RunFigures[] = [];
   for (let run = 1; run <= o.runs; run++) {
     const dir = mkdtempSync(join(tmpdir(), 'evp-compare-'));

@@ -189,15 +189,7 @@ class SimulatedCharger {
     const idTag = `LT-${this.spec.id}`.slice(0, 20);
     const end = Date.now() + this.plan.transactionS * 1000;
     if (this.is16) {
-      await this.call('Authorize', { idTag });
-      const started = await this.call('StartTransaction', {
-        connectorId: 1,
-        idTag,
-        meterStart: this.meter,
-        timestamp: new Date().toISOString(),
-      });
-      const transactionId = Number(started.transactionId);
-      await this.status('Charging');
+      const transactionId = await this.startTransaction16(idTag);
       while (Date.now() < end && !stopping) {
         await sleep(this.plan.meterEveryS * 1000);
         this.meter += 250;
@@ -240,6 +232,11 @@ class SimulatedCharger {
   /** Starts the one transaction whose meter values the benchmark sends (OCPP 1.6). */
   async openBenchTransaction(): Promise<void> {
     const idTag = `LT-${this.spec.id}`.slice(-20);
+    this.benchTransactionId = await this.startTransaction16(idTag);
+  }
+
+  /** Authorize, StartTransaction and StatusNotification Charging (OCPP 1.6); the CSMS's transaction id. */
+  private async startTransaction16(idTag: string): Promise<number> {
     await this.call('Authorize', { idTag });
     const started = await this.call('StartTransaction', {
       connectorId: 1,
@@ -247,8 +244,8 @@ class SimulatedCharger {
       meterStart: this.meter,
       timestamp: new Date().toISOString(),
     });
-    this.benchTransactionId = Number(started.transactionId);
     await this.status('Charging');
+    return Number(started.transactionId);
   }
 
   /** One call of a flood: a meter value of the open transaction, or a heartbeat. */
