@@ -50,12 +50,19 @@ export interface NewSessionRow {
   id_tag: string | null;
   started_at: number;
   meter_start_wh: number | null;
+  /** 2.0.1: the Started event's seqNo (the updates that follow must come above it) */
+  seq_no: number | null;
 }
 
 export interface SessionProgress {
-  meter_last_wh: number | null;
-  energy_wh: number;
+  /** the event's meter reading; absent when it carried none (meter and energy stay) */
+  meter?: { start_wh: number | null; last_wh: number; energy_wh: number };
   id_tag?: string | null;
+  /**
+   * 2.0.1 seqNo. An update applies only when it is above every seqNo applied before (a repeat
+   * changes nothing); an end applies whatever its seqNo.
+   */
+  seq_no?: number | null;
   /** set when the session ends */
   stopped?: { at: number; reason: string | null };
 }

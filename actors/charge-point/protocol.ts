@@ -32,15 +32,18 @@ const Reservation = Type.Object({
   status: Type.String(),
 });
 
-/** A transaction in progress, kept in state so that retries and meter values need no reads. */
+/**
+ * A transaction in progress, kept in state so that retries and meter values need no reads. What
+ * changes with every meter value (the last reading, the 2.0.1 seqNo) lives in the session row
+ * only, so a meter value does not rewrite the state. States stored before carry `meter_last_wh`
+ * and `seq_nos` here too; they are ignored.
+ */
 const OpenTransaction = Type.Object({
   transaction_id: Type.String(),
   session_id: Type.String(),
   dedupe_key: Type.String(),
   evse_id: Type.Integer(),
   meter_start_wh: Nullable(Type.Number()),
-  meter_last_wh: Nullable(Type.Number()),
-  seq_nos: Type.Array(Type.Integer()),
 });
 
 /** A CSMS-to-charger call waiting for its turn or for the charger's answer. */

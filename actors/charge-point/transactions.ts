@@ -76,6 +76,7 @@ export function onTransactionStarted(
       id_tag: event.id_tag,
       started_at: epochMs(event.timestamp),
       meter_start_wh: event.meter_start_wh,
+      seq_no: event.seq_no,
     }),
   );
   const opened: OpenTransaction = {
@@ -84,8 +85,6 @@ export function onTransactionStarted(
     dedupe_key: event.dedupe_key,
     evse_id: event.evse_id,
     meter_start_wh: event.meter_start_wh,
-    meter_last_wh: event.meter_start_wh,
-    seq_nos: event.seq_no === null ? [] : [event.seq_no],
   };
   ctx.setState({
     ...s,
@@ -96,7 +95,11 @@ export function onTransactionStarted(
   return { transaction_id: transactionId, id_tag_status: 'Accepted' };
 }
 
-/** An update (meter values, a late idToken) or the end of an open transaction. */
+/**
+ * An update (meter values, a late idToken) or the end of an open transaction. An update is one
+ * UPDATE of the session row and, unless it brings the first meter reading, no state write; the
+ * row itself refuses a 2.0.1 update that repeats an applied seqNo.
+ */
 export function onTransactionProgress(
   deps: ChargePointActorDeps,
   ctx: ChargePointCtx,
@@ -106,30 +109,36 @@ export function onTransactionProgress(
   const tx = s.transactions.find((t) => t.transaction_id === event.transaction_id);
   // unknown or already finished: a retry after the end, or a transaction we never saw
   if (!tx) return { id_tag_status: 'Accepted' };
-  if (event.seq_no !== null && tx.seq_nos.includes(event.seq_no)) return { id_tag_status: 'Accepted' };
   const meterStart = tx.meter_start_wh ?? event.meter_wh;
-  const meterLast = event.meter_wh ?? tx.meter_last_wh;
-  const energy = meterStart !== null && meterLast !== null ? Math.max(0, meterLast - meterStart) : 0;
   const ended = event.type === 'transaction-ended';
   ctx.write((sql) =>
     deps.sessions.progress(sql, tx.session_id, {
-      meter_last_wh: meterLast,
-      energy_wh: energy,
+      ...(event.meter_wh === null
+        ? {}
+        : {
+            meter: {
+              start_wh: meterStart,
+              last_wh: event.meter_wh,
+              energy_wh: meterStart === null ? 0 : Math.max(0, event.meter_wh - meterStart),
+            },
+          }),
       id_tag: event.id_tag,
+      seq_no: event.seq_no,
       ...(ended ? { stopped: { at: epochMs(event.timestamp), reason: event.reason } } : {}),
     }),
   );
-  const others = s.transactions.filter((t) => t !== tx);
-  const seqNos = event.seq_no === null ? tx.seq_nos : [...tx.seq_nos, event.seq_no];
-  ctx.setState({
-    ...s,
-    transactions: ended
-      ? others
-      : [...others, { ...tx, meter_start_wh: meterStart, meter_last_wh: meterLast, seq_nos: seqNos }],
-    finished: ended
-      ? [...s.finished, { dedupe_key: tx.dedupe_key, transaction_id: tx.transaction_id }].slice(-MAX_FINISHED)
-      : s.finished,
-  });
+  if (ended) {
+    ctx.setState({
+      ...s,
+      transactions: s.transactions.filter((t) => t !== tx),
+      finished: [...s.finished, { dedupe_key: tx.dedupe_key, transaction_id: tx.transaction_id }].slice(-MAX_FINISHED),
+    });
+  } else if (tx.meter_start_wh === null && meterStart !== null) {
+    ctx.setState({
+      ...s,
+      transactions: s.transactions.map((t) => (t === tx ? { ...t, meter_start_wh: meterStart } : t)),
+    });
+  } else if (s !== ctx.state) ctx.setState(s);
   publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
   return { id_tag_status: 'Accepted' };
 }

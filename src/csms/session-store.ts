@@ -32,8 +32,8 @@ export const sessionWrites: SessionWrites = {
   async insert(tx: SqlRunner, s: NewSessionRow): Promise<void> {
     await tx.run(
       `INSERT INTO csms_session (id, charge_point_id, protocol, transaction_id, evse_id, connector_id, id_tag, status, started_at,
-         stopped_at, meter_start_wh, meter_last_wh, energy_wh, stop_reason, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'ACTIVE', ?, NULL, ?, ?, 0, NULL, ?)`,
+         stopped_at, meter_start_wh, meter_last_wh, energy_wh, stop_reason, updated_at, seq_max)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'ACTIVE', ?, NULL, ?, ?, 0, NULL, ?, ?)`,
       [
         s.id,
         s.charge_point_id,
@@ -46,13 +46,23 @@ export const sessionWrites: SessionWrites = {
         s.meter_start_wh,
         s.meter_start_wh,
         Date.now(),
+        s.seq_no,
       ],
     );
   },
 
+  /**
+   * One UPDATE of the session row, without reading it first: the meter moves only when the event
+   * carried a reading, and a 2.0.1 update whose seqNo is not above the last one applied matches
+   * no row (a charger repeating a message it had no answer to).
+   */
   async progress(tx: SqlRunner, sessionId: string, p: SessionProgress): Promise<void> {
-    const sets = ['meter_last_wh = ?', 'energy_wh = ?', 'updated_at = ?'];
-    const params: unknown[] = [p.meter_last_wh, p.energy_wh, Date.now()];
+    const sets = ['updated_at = ?'];
+    const params: unknown[] = [Date.now()];
+    if (p.meter) {
+      sets.push('meter_start_wh = COALESCE(meter_start_wh, ?)', 'meter_last_wh = ?', 'energy_wh = ?');
+      params.push(p.meter.start_wh, p.meter.last_wh, p.meter.energy_wh);
+    }
     if (p.id_tag) {
       sets.push('id_tag = ?');
       params.push(p.id_tag);
@@ -61,8 +71,18 @@ export const sessionWrites: SessionWrites = {
       sets.push(`status = 'COMPLETED'`, 'stopped_at = ?', 'stop_reason = ?');
       params.push(p.stopped.at, p.stopped.reason);
     }
+    const seq = p.seq_no ?? null;
+    if (seq !== null) {
+      sets.push('seq_max = ?');
+      params.push(seq);
+    }
     params.push(sessionId);
-    await tx.run(`UPDATE csms_session SET ${sets.join(', ')} WHERE id = ?`, params);
+    const onlyNewer = seq !== null && !p.stopped;
+    if (onlyNewer) params.push(seq);
+    await tx.run(
+      `UPDATE csms_session SET ${sets.join(', ')} WHERE id = ?${onlyNewer ? ' AND (seq_max IS NULL OR seq_max < ?)' : ''}`,
+      params,
+    );
   },
 };
 
