@@ -6,6 +6,7 @@ import type { Address } from './address.js';
 import { ActorMovedError, InvalidMessageError } from './errors.js';
 import type { Lease } from './placement.js';
 import type { MailboxPayload, MailboxRow } from './runtime-store.js';
+import { TurnContext } from './turn-context.js';
 import type { ActorContext, RegisteredActor, ActorMessenger, DeactivationReason, DurableDelivery } from './types.js';
 
 export type WorkItem =
@@ -148,68 +149,22 @@ export class Activation {
   }
 
   context(effects: TurnEffects, durable: DurableDelivery | undefined): ActorContext<unknown> {
-    // the context's getters need the activation, not the object literal
-    // eslint-disable-next-line @typescript-eslint/no-this-alias
-    const self = this;
-    return {
-      address: this.address,
-      kind: this.def.kind,
-      key: this.key,
-      processId: this.host.processId,
-      epoch: this.epoch,
-      log: this.log,
-      actors: this.host.actors,
-      durable,
-      isNew: this.isNew,
-      get state() {
-        return effects.nextState;
-      },
-      setState(next: unknown) {
-        effects.nextState = next;
-        effects.stateDirty = true;
-      },
-      get em() {
-        effects.emUsed = true;
-        effects.em ??= self.host.fork();
-        return effects.em;
-      },
-      write(step) {
-        effects.writes.push(step);
-      },
-      afterCommit(fn) {
-        effects.afterCommit.push(fn);
-      },
-      setTimer(name, delayMs, message, opts) {
-        self.cancelTimer(name);
-        const fire = (): void => {
-          if (!opts?.repeat) self.timers.delete(name);
-          self.host.timerFired(self, message);
-        };
-        const handle = opts?.repeat ? setInterval(fire, delayMs) : setTimeout(fire, delayMs);
-        handle.unref();
-        self.timers.set(name, handle);
-      },
-      cancelTimer(name) {
-        self.cancelTimer(name);
-      },
-      setReminder(name, dueAt, message, opts) {
-        const payload: MailboxPayload = {
-          m: message,
-          reminder: name,
-          ...(opts?.periodMs ? { periodMs: opts.periodMs } : {}),
-        };
-        effects.reminders.push({ name, set: { dueAt, payload } });
-      },
-      cancelReminder(name) {
-        effects.reminders.push({ name });
-      },
-      passivate() {
-        effects.passivate = true;
-      },
-    };
+    return new TurnContext(this, effects, durable);
   }
 
-  private cancelTimer(name: string): void {
+  /** An in-memory timer of this activation (ctx.setTimer); its message arrives as a turn. */
+  setTimer(name: string, delayMs: number, message: unknown, repeat: boolean): void {
+    this.cancelTimer(name);
+    const fire = (): void => {
+      if (!repeat) this.timers.delete(name);
+      this.host.timerFired(this, message);
+    };
+    const handle = repeat ? setInterval(fire, delayMs) : setTimeout(fire, delayMs);
+    handle.unref();
+    this.timers.set(name, handle);
+  }
+
+  cancelTimer(name: string): void {
     const t = this.timers.get(name);
     if (t) {
       clearTimeout(t);
