@@ -1,12 +1,13 @@
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import type { Logger } from 'pino';
-import type { SqlRunner } from '../db/sql.js';
 import type { Validator } from 'typebox/compile';
 import type { Address } from './address.js';
 import { ActorMovedError, InvalidMessageError } from './errors.js';
 import type { Lease } from './placement.js';
-import type { MailboxPayload, MailboxRow } from './runtime-store.js';
-import { TurnContext } from './turn-context.js';
+import type { MailboxRow } from './runtime-store.js';
+import { TurnContext, type TurnEffects } from './turn-context.js';
+
+export type { TurnEffects };
 import type { ActorContext, RegisteredActor, ActorMessenger, DeactivationReason, DurableDelivery } from './types.js';
 
 export type WorkItem =
@@ -14,18 +15,6 @@ export type WorkItem =
   | { t: 'durable'; row: MailboxRow; done(): void }
   /** the kind's onActivate hook, run as the first turn */
   | { t: 'activate' };
-
-/** What a turn asks the runtime to commit. */
-export interface TurnEffects {
-  nextState: unknown;
-  stateDirty: boolean;
-  writes: Array<(tx: SqlRunner) => Promise<void>>;
-  reminders: Array<{ name: string; set?: { dueAt: number; payload: MailboxPayload } }>;
-  emUsed: boolean;
-  em: SqlEntityManager | undefined;
-  afterCommit: Array<() => void | Promise<void>>;
-  passivate: boolean;
-}
 
 /** The services an activation needs from its system. */
 export interface ActivationHost {

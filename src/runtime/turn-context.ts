@@ -1,9 +1,33 @@
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import type { Logger } from 'pino';
 import type { SqlRunner } from '../db/sql.js';
-import type { Activation, TurnEffects } from './activation.js';
 import type { MailboxPayload } from './runtime-store.js';
 import type { ActorContext, ActorMessenger, DurableDelivery } from './types.js';
+
+/** What a turn asks the runtime to commit. */
+export interface TurnEffects {
+  nextState: unknown;
+  stateDirty: boolean;
+  writes: Array<(tx: SqlRunner) => Promise<void>>;
+  reminders: Array<{ name: string; set?: { dueAt: number; payload: MailboxPayload } }>;
+  emUsed: boolean;
+  em: SqlEntityManager | undefined;
+  afterCommit: Array<() => void | Promise<void>>;
+  passivate: boolean;
+}
+
+/** What a turn's context reads from its activation (`Activation` is one). */
+export interface TurnOwner {
+  readonly address: string;
+  readonly def: { readonly kind: string };
+  readonly key: string;
+  readonly epoch: number;
+  readonly log: Logger;
+  readonly isNew: boolean;
+  readonly host: { readonly processId: string; readonly actors: ActorMessenger; fork(): SqlEntityManager };
+  setTimer(name: string, delayMs: number, message: unknown, repeat: boolean): void;
+  cancelTimer(name: string): void;
+}
 
 /**
  * The `ctx` a handler gets for one turn: what it reads comes from its activation, what it does is
@@ -12,7 +36,7 @@ import type { ActorContext, ActorMessenger, DurableDelivery } from './types.js';
  */
 export class TurnContext implements ActorContext<unknown> {
   constructor(
-    private readonly act: Activation,
+    private readonly act: TurnOwner,
     private readonly effects: TurnEffects,
     readonly durable: DurableDelivery | undefined,
   ) {}
