@@ -46,7 +46,7 @@ export class Platform {
   static async create(opts: PlatformOptions): Promise<Platform> {
     const { config, log } = opts;
     const db = await openDatabase(config, log, opts.modules);
-    const store = new RuntimeStore(db);
+    const store = new RuntimeStore(db, { commitWindowMs: config.COMMIT_WINDOW_MS });
     const redisKeys = new RedisKeys(config.REDIS_PREFIX);
     const { redis, placement, transport } = connectPlacement(opts, store, redisKeys);
     const late: { actors?: ActorSystem } = {};
@@ -62,7 +62,6 @@ export class Platform {
       log,
       askTimeoutMs: config.ASK_TIMEOUT_MS,
       idleMs: config.ACTOR_IDLE_MS,
-      commitWindowMs: config.COMMIT_WINDOW_MS,
       onTurn: (kind, outcome, seconds) => {
         metrics.actorTurns.inc({ kind, outcome });
         metrics.actorTurnSeconds.observe({ kind }, seconds);

@@ -27,8 +27,6 @@ export interface ActorSystemOptions {
   sweepMs?: number;
   /** observes every finished turn (metrics) */
   onTurn?: TurnObserver;
-  /** group commit window (COMMIT_WINDOW_MS); 0 or unset = the turns that end in the same tick */
-  commitWindowMs?: number;
 }
 
 /** A pinned actor held by this process, e.g. for the charger whose socket we hold. */
@@ -61,7 +59,7 @@ export class ActorSystem implements ActorMessenger {
   private stopping = false;
 
   constructor(private readonly opts: ActorSystemOptions) {
-    const { db, store, placement, transport, log, idleMs, askTimeoutMs, onTurn, commitWindowMs } = opts;
+    const { db, store, placement, transport, log, idleMs, askTimeoutMs, onTurn } = opts;
     const processId = placement.processId;
     this.processId = processId;
     this.activations = new LocalActivations({
@@ -72,7 +70,6 @@ export class ActorSystem implements ActorMessenger {
       idleMs,
       actors: this,
       onTurn,
-      commitWindowMs,
     });
     this.pending = new PendingAsks(log);
     this.durable = new DurableMailbox({ store, placement, transport, log }, this.activations);

@@ -28,10 +28,12 @@ interface Pending {
 export class GroupCommit {
   private pending: Pending[] = [];
   private scheduled = false;
+  /** when the last batch was taken (performance.now()) */
+  private lastBatchAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly sql: SqlExecutor,
-    /** 0: the turns of the same tick (setImmediate); more: wait this long for others */
+    /** 0: the turns of the same tick (setImmediate); more: see `schedule` */
     private readonly windowMs = 0,
   ) {}
 
@@ -43,14 +45,36 @@ export class GroupCommit {
     });
   }
 
+  /** `work` in the next shared transaction; its result once that transaction committed. */
+  run<T>(work: (tx: SqlTx) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      // set by `writes` before `resolve` runs: resolve follows a successful `writes` only
+      let value: T;
+      const writes = async (tx: SqlTx): Promise<void> => {
+        value = await work(tx);
+      };
+      this.pending.push({ writes, resolve: () => resolve(value), reject });
+      this.schedule();
+    });
+  }
+
+  /**
+   * When the next batch is taken: at the end of this tick if no batch was taken within the last
+   * `windowMs` (an idle process adds no wait to a lone turn), else once `windowMs` have passed
+   * since the last one. Under a storm of small turns (chargers connecting, meter values) a batch
+   * then holds what arrived in the window instead of the two or three turns of one tick, and
+   * the COMMIT, the costly statement on SQLite, is paid once for all of them.
+   */
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     const go = (): void => {
       this.scheduled = false;
+      this.lastBatchAt = performance.now();
       while (this.pending.length > 0) void this.flush(this.pending.splice(0, MAX_BATCH));
     };
-    if (this.windowMs > 0) setTimeout(go, this.windowMs);
+    const wait = this.windowMs - (performance.now() - this.lastBatchAt);
+    if (wait >= 1) setTimeout(go, wait);
     else setImmediate(go);
   }
 

@@ -42,8 +42,6 @@ export interface LocalActivationsOptions {
   /** what the actors' `ctx.actors` is */
   actors: ActorMessenger;
   onTurn?: TurnObserver;
-  /** group commit window (COMMIT_WINDOW_MS) */
-  commitWindowMs?: number;
 }
 
 /**
@@ -62,8 +60,8 @@ export class LocalActivations implements ActivationHost, ActivationLookup {
   constructor(private readonly opts: LocalActivationsOptions) {
     this.processId = opts.placement.processId;
     this.actors = opts.actors;
-    const { db, store, log, onTurn, commitWindowMs } = opts;
-    this.turns = new TurnCommitter({ db, store, log, onTurn, commitWindowMs }, this);
+    const { db, store, log, onTurn } = opts;
+    this.turns = new TurnCommitter({ db, store, log, onTurn }, this);
   }
 
   get size(): number {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
 import type { Row, SqlExecutor, SqlRunner } from '../db/sql.js';
 import type { Address } from './address.js';
+import { GroupCommit } from './group-commit.js';
 
 /** A durable message as stored in actor_mailbox. */
 export interface MailboxRow {
@@ -74,16 +75,24 @@ export class RuntimeStore {
   /** ` FOR SHARE` on PostgreSQL: see `saveStateFenced` */
   private readonly shareLock: string;
 
-  constructor(db: Database) {
+  /**
+   * The process's group commit: turns commit through it (`TurnCommitter`), and so do the writes
+   * of a charger's connect (its fence raise), which a boot storm has thousands of at once.
+   */
+  readonly group: GroupCommit;
+
+  constructor(db: Database, opts: { commitWindowMs?: number } = {}) {
     this.sql = db.sql;
     this.shareLock = db.dialect === 'postgresql' ? ' FOR SHARE' : '';
+    this.group = new GroupCommit(db.sql, opts.commitWindowMs ?? 0);
   }
 
   /**
    * Raises the fence of a key to `epoch` unless a higher one is stored. Returns the epoch now
    * stored: equal to `epoch` when the raise took, higher when a newer owner exists.
    */
-  async raiseFence(fenceKey: string, epoch: number, tx: SqlRunner = this.sql): Promise<number> {
+  async raiseFence(fenceKey: string, epoch: number, tx?: SqlRunner): Promise<number> {
+    if (!tx) return this.group.run((shared) => this.raiseFence(fenceKey, epoch, shared));
     const rows = await tx.query(
       `INSERT INTO actor_fence (fence_key, epoch, updated_at) VALUES (?, ?, ?)
        ON CONFLICT (fence_key) DO UPDATE SET epoch = excluded.epoch, updated_at = excluded.updated_at

@@ -4,7 +4,6 @@ import type { Database } from '../db/database.js';
 import type { SqlRunner } from '../db/sql.js';
 import type { Activation, TurnEffects, WorkItem } from './activation.js';
 import { ActorMovedError, FencedError, UnrecoverableError, serializeError } from './errors.js';
-import { GroupCommit } from './group-commit.js';
 import type { Lease } from './placement.js';
 import type { MailboxRow, RuntimeStore } from './runtime-store.js';
 import type { DeactivationReason, DurableDelivery } from './types.js';
@@ -17,8 +16,6 @@ export interface TurnCommitterOptions {
   store: RuntimeStore;
   log: Logger;
   onTurn?: TurnObserver;
-  /** group commit window (COMMIT_WINDOW_MS); 0 = the turns that end in the same tick */
-  commitWindowMs?: number;
 }
 
 /** What the outcome of a turn may do to the activations (`LocalActivations` implements it). */
@@ -49,14 +46,10 @@ function needsCommit(effects: TurnEffects, durable: DurableDelivery | undefined)
  * first checks the lease's fence. Then settles the work item (reply, retry, dead letter).
  */
 export class TurnCommitter {
-  private readonly group: GroupCommit;
-
   constructor(
     private readonly opts: TurnCommitterOptions,
     private readonly activations: ActivationControl,
-  ) {
-    this.group = new GroupCommit(opts.db.sql, opts.commitWindowMs ?? 0);
-  }
+  ) {}
 
   async runTurn(
     act: Activation,
@@ -148,7 +141,7 @@ export class TurnCommitter {
     row: MailboxRow | undefined,
   ): Promise<void> {
     const writes = (tx: SqlRunner): Promise<void> => this.turnWrites(tx, act, effects, lease, row);
-    if (!effects.em) return this.group.commit(writes);
+    if (!effects.em) return this.opts.store.group.commit(writes);
     const em = effects.em;
     await em.begin();
     try {
