@@ -2,15 +2,12 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { MikroORM, type EntitySchema, type Options } from '@mikro-orm/core';
 import type { SqlEntityManager, AbstractSqlDriver } from '@mikro-orm/knex';
-import { PostgreSqlDriver } from '@mikro-orm/postgresql';
-import { BetterSqliteDriver } from '@mikro-orm/better-sqlite';
-import { Migrator } from '@mikro-orm/migrations';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
-import { migrationsList } from './migrations/index.js';
+import { migrationNames } from './migrations/names.js';
 import { coreEntities } from './entities/index.js';
-import { PgExecutor, SqliteExecutor, type Row, type SqlExecutor } from './sql.js';
+import { SqliteExecutor, type Row, type SqlExecutor } from './sql.js';
 
 export type Dialect = 'sqlite' | 'postgresql';
 export type { Row };
@@ -50,8 +47,6 @@ export class Database {
     const common: Partial<Options<AbstractSqlDriver>> = {
       entities,
       discovery: { warnWhenNoEntities: false },
-      extensions: [Migrator],
-      migrations: { migrationsList, transactional: true, allOrNothing: true, tableName: 'mikro_orm_migrations' },
       allowGlobalContext: false,
       debug: false,
       forceUtcTimezone: true,
@@ -59,6 +54,8 @@ export class Database {
     };
     if (database.kind === 'sqlite') {
       if (database.file !== ':memory:') mkdirSync(dirname(resolve(database.file)), { recursive: true });
+      // each dialect's driver is loaded only by the processes that use it (cold start)
+      const { BetterSqliteDriver } = await import('@mikro-orm/better-sqlite');
       const orm = await MikroORM.init<AbstractSqlDriver>({
         ...common,
         driver: BetterSqliteDriver,
@@ -77,29 +74,8 @@ export class Database {
       } as Options<AbstractSqlDriver>);
       return new Database(orm, 'sqlite', sqliteExecutor);
     }
-    const schema = database.schema;
-    const orm = await MikroORM.init<AbstractSqlDriver>({
-      ...common,
-      driver: PostgreSqlDriver,
-      clientUrl: database.url,
-      schema,
-      pool: {
-        min: 0,
-        max: opts.poolMax ?? 10,
-        afterCreate(
-          conn: { query(sql: string, cb: (err: Error | null) => void): void },
-          done: (err: Error | null, conn: unknown) => void,
-        ) {
-          // A transaction left open by a stuck or paused process would hold the fence row and
-          // stall the shard's new owner; PostgreSQL ends such sessions after this long.
-          const idle = Math.max(1000, Math.floor(opts.idleInTransactionMs ?? 30_000));
-          conn.query(`SET search_path TO "${schema}"; SET idle_in_transaction_session_timeout = ${idle}`, (err) =>
-            done(err, conn),
-          );
-        },
-      },
-    } as Options<AbstractSqlDriver>);
-    return new Database(orm, 'postgresql', () => pgExecutor(database, opts));
+    const pgParts = await openPostgres(database, opts, common);
+    return new Database(pgParts.orm, 'postgresql', pgParts.makeExecutor);
   }
 
   /** A fresh EntityManager, one per request or per actor turn. */
@@ -116,12 +92,40 @@ export class Database {
     return this.sql.query(sql, params);
   }
 
+  /**
+   * The migrations this database has not applied, read with one query on the drivers: a process
+   * that finds none never loads MikroORM's migrator (cold start).
+   */
+  async pendingMigrations(): Promise<string[]> {
+    let applied: Set<string>;
+    try {
+      const rows = await this.sql.query('SELECT name FROM mikro_orm_migrations');
+      applied = new Set(rows.map((r) => String(r.name)));
+    } catch {
+      applied = new Set(); // no table yet: a new database
+    }
+    return migrationNames.filter((name) => !applied.has(name));
+  }
+
   /** Applies pending migrations; returns the names applied. */
   async migrate(): Promise<string[]> {
+    if ((await this.pendingMigrations()).length === 0) return [];
     if (this.dialect === 'postgresql') {
       const schema = this.orm.config.get('schema');
       if (schema && schema !== 'public') await this.orm.em.fork().execute(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     }
+    const [{ Migrator }, { migrationsList }] = await Promise.all([
+      import('@mikro-orm/migrations'),
+      import('./migrations/index.js'),
+    ]);
+    this.orm.config.set('migrations', {
+      ...this.orm.config.get('migrations'),
+      migrationsList,
+      transactional: true,
+      allOrNothing: true,
+      tableName: 'mikro_orm_migrations',
+    });
+    Migrator.register(this.orm);
     const applied = await this.orm.getMigrator().up();
     return applied.map((m) => m.name);
   }
@@ -141,17 +145,46 @@ export class Database {
   }
 }
 
-/** PostgreSQL's executor: a pool of its own with the settings of MikroORM's (see `open`). */
-function pgExecutor(
-  database: { url: string; schema: string },
+/** PostgreSQL: MikroORM's pool for migrations and `ctx.em`, the executor's own for everything else. */
+async function openPostgres(
+  database: Extract<Config['database'], { kind: 'postgresql' }>,
   opts: { poolMax?: number; idleInTransactionMs?: number },
-): SqlExecutor {
-  return new PgExecutor({
-    url: database.url,
-    schema: database.schema,
-    poolMax: opts.poolMax ?? 10,
-    idleInTransactionMs: opts.idleInTransactionMs ?? 30_000,
-  });
+  common: Partial<Options<AbstractSqlDriver>>,
+): Promise<{ orm: MikroORM<AbstractSqlDriver>; makeExecutor: () => SqlExecutor }> {
+  const schema = database.schema;
+  const { PostgreSqlDriver } = await import('@mikro-orm/postgresql');
+  const { PgExecutor } = await import('./pg-executor.js');
+  const orm = await MikroORM.init<AbstractSqlDriver>({
+    ...common,
+    driver: PostgreSqlDriver,
+    clientUrl: database.url,
+    schema,
+    pool: {
+      min: 0,
+      max: opts.poolMax ?? 10,
+      afterCreate(
+        conn: { query(sql: string, cb: (err: Error | null) => void): void },
+        done: (err: Error | null, conn: unknown) => void,
+      ) {
+        // A transaction left open by a stuck or paused process would hold the fence row and
+        // stall the shard's new owner; PostgreSQL ends such sessions after this long.
+        const idle = Math.max(1000, Math.floor(opts.idleInTransactionMs ?? 30_000));
+        conn.query(`SET search_path TO "${schema}"; SET idle_in_transaction_session_timeout = ${idle}`, (err) =>
+          done(err, conn),
+        );
+      },
+    },
+  } as Options<AbstractSqlDriver>);
+  return {
+    orm,
+    makeExecutor: () =>
+      new PgExecutor({
+        url: database.url,
+        schema: database.schema,
+        poolMax: opts.poolMax ?? 10,
+        idleInTransactionMs: opts.idleInTransactionMs ?? 30_000,
+      }),
+  };
 }
 
 /** SQLite's executor borrows the connection from knex's pool (why: `SqliteExecutor`). */

@@ -1,5 +1,4 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import pg from 'pg';
 
 export type Row = Record<string, unknown>;
 
@@ -54,7 +53,7 @@ export interface SqliteConnectionSource {
  * SQL texts kept prepared per connection. The platform has a few dozen fixed statements; texts
  * built per request (an IN list per length, optional filters) beyond this run unprepared.
  */
-const MAX_CACHED_STATEMENTS = 512;
+export const MAX_CACHED_STATEMENTS = 512;
 
 export class SqliteExecutor implements SqlExecutor {
   readonly dialect = 'sqlite' as const;
@@ -163,7 +162,11 @@ export class SqliteExecutor implements SqlExecutor {
  *   back to the most recent of a name), the COMMIT ends them all, and each turn saves the round
  *   trip a RELEASE would cost. `GroupCommit` caps how many stack up in one transaction.
  */
-async function withSavepoint<T>(exec: (sql: string) => unknown, fn: () => Promise<T>, release: boolean): Promise<T> {
+export async function withSavepoint<T>(
+  exec: (sql: string) => unknown,
+  fn: () => Promise<T>,
+  release: boolean,
+): Promise<T> {
   await exec('SAVEPOINT turn');
   let result: T;
   try {
@@ -188,115 +191,5 @@ export class TransactionLostError extends Error {
   override readonly name = 'TransactionLostError';
   constructor(cause: unknown) {
     super(`transaction lost: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-  }
-}
-
-/**
- * `?` placeholders to PostgreSQL's `$n`, skipping quoted text. Done once per statement text: the
- * result is cached with the statement's name.
- */
-export function toDollarParams(sql: string): string {
-  let n = 0;
-  let out = '';
-  let quote: string | undefined;
-  for (const ch of sql) {
-    if (quote) {
-      if (ch === quote) quote = undefined;
-      out += ch;
-    } else if (ch === "'" || ch === '"') {
-      quote = ch;
-      out += ch;
-    } else out += ch === '?' ? `$${++n}` : ch;
-  }
-  return out;
-}
-
-export interface PgExecutorOptions {
-  url: string;
-  schema: string;
-  poolMax: number;
-  /** idle_in_transaction_session_timeout, as `Database.open` sets it for MikroORM's pool */
-  idleInTransactionMs: number;
-}
-
-/**
- * PostgreSQL through a `pg.Pool` of the executor's own (same URL, schema and session settings as
- * MikroORM's). Each SQL text becomes a named prepared statement, parsed once per connection by
- * the server; the `?` -> `$n` rewrite happens once per text.
- */
-export class PgExecutor implements SqlExecutor {
-  readonly dialect = 'postgresql' as const;
-  private readonly pool: pg.Pool;
-  private readonly named = new Map<string, { name: string; text: string }>();
-
-  constructor(opts: PgExecutorOptions) {
-    const idle = Math.max(1000, Math.floor(opts.idleInTransactionMs));
-    // session settings as startup parameters: in force before the first statement, no extra query
-    const schema = `"${opts.schema.replace(/"/g, '""')}"`.replace(/([\\ ])/g, '\\$1');
-    this.pool = new pg.Pool({
-      connectionString: opts.url,
-      max: opts.poolMax,
-      options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=${idle}`,
-    });
-    // an idle client's error (server restart) must not crash the process; the pool drops it
-    this.pool.on('error', () => undefined);
-  }
-
-  private statement(sql: string, params: readonly unknown[]): pg.QueryConfig {
-    let s = this.named.get(sql);
-    if (!s) {
-      // past the bound, a text runs as an unnamed statement: parsed each time, values still bound
-      if (this.named.size >= MAX_CACHED_STATEMENTS) return { text: toDollarParams(sql), values: [...params] };
-      s = { name: `rt${this.named.size + 1}`, text: toDollarParams(sql) };
-      this.named.set(sql, s);
-    }
-    return { name: s.name, text: s.text, values: [...params] };
-  }
-
-  async query(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
-    return (await this.pool.query<Row>(this.statement(sql, params))).rows;
-  }
-
-  async run(sql: string, params: readonly unknown[] = []): Promise<number> {
-    return (await this.pool.query(this.statement(sql, params))).rowCount ?? 0;
-  }
-
-  execute(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
-    return this.query(sql, params);
-  }
-
-  async transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      try {
-        const result = await fn(this.txOn(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {
-          broken = true;
-        });
-        throw err;
-      }
-    } finally {
-      client.release(broken);
-    }
-  }
-
-  private txOn(client: pg.PoolClient): SqlTx {
-    const query = async (sql: string, params: readonly unknown[] = []): Promise<Row[]> =>
-      (await client.query<Row>(this.statement(sql, params))).rows;
-    return {
-      query,
-      execute: query,
-      run: async (sql, params = []) => (await client.query(this.statement(sql, params))).rowCount ?? 0,
-      savepoint: (fn) => withSavepoint((sql) => client.query(sql), fn, false),
-    };
-  }
-
-  async close(): Promise<void> {
-    await this.pool.end();
   }
 }

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
 import { Database } from '../db/database.js';
@@ -10,9 +10,7 @@ import type { MountSpec } from '../gateway/route-table.js';
 import { systemMount } from '../gateway/system-mount.js';
 import { PlatformMetrics } from '../metrics.js';
 import { ActorSystem } from '../runtime/actor-system.js';
-import { ClusterPlacement } from '../runtime/cluster/cluster-placement.js';
 import { RedisKeys } from '../runtime/cluster/redis-keys.js';
-import { RedisTransport } from '../runtime/cluster/redis-transport.js';
 import { LocalPlacement } from '../runtime/local-placement.js';
 import type { ActorPlacement } from '../runtime/placement.js';
 import { RuntimeStore } from '../runtime/runtime-store.js';
@@ -48,7 +46,7 @@ export class Platform {
     const db = await openDatabase(config, log, opts.modules);
     const store = new RuntimeStore(db, { commitWindowMs: config.COMMIT_WINDOW_MS });
     const redisKeys = new RedisKeys(config.REDIS_PREFIX);
-    const { redis, placement, transport } = connectPlacement(opts, store, redisKeys);
+    const { redis, placement, transport } = await connectPlacement(opts, store, redisKeys);
     const late: { actors?: ActorSystem } = {};
     const metrics = new PlatformMetrics({
       activations: () => late.actors?.stats().activations ?? 0,
@@ -184,7 +182,7 @@ async function openDatabase(config: Config, log: Logger, modules: PlatformModule
       const applied = await db.migrate();
       if (applied.length > 0) log.info({ applied }, 'migrations applied');
     } else {
-      const pending = await db.orm.getMigrator().getPendingMigrations();
+      const pending = await db.pendingMigrations();
       if (pending.length > 0) {
         throw new Error(
           `database has ${pending.length} pending migration(s); run the release phase first (npm run migrate)`,
@@ -198,12 +196,15 @@ async function openDatabase(config: Config, log: Logger, modules: PlatformModule
   return db;
 }
 
-/** Cluster mode (REDIS_URL set): Redis leases and pub/sub; embedded: this process owns everything. */
-function connectPlacement(
+/**
+ * Cluster mode (REDIS_URL set): Redis leases and pub/sub; embedded: this process owns everything.
+ * The Redis client and the cluster runtime are loaded only in cluster mode (cold start).
+ */
+async function connectPlacement(
   opts: PlatformOptions,
   store: RuntimeStore,
   redisKeys: RedisKeys,
-): { redis: Redis | undefined; placement: ActorPlacement; transport: Transport } {
+): Promise<{ redis: Redis | undefined; placement: ActorPlacement; transport: Transport }> {
   const { config, log } = opts;
   if (!config.REDIS_URL) {
     return {
@@ -212,6 +213,11 @@ function connectPlacement(
       transport: new InProcessTransport(),
     };
   }
+  const [{ Redis }, { ClusterPlacement }, { RedisTransport }] = await Promise.all([
+    import('ioredis'),
+    import('../runtime/cluster/cluster-placement.js'),
+    import('../runtime/cluster/redis-transport.js'),
+  ]);
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false });
   redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis error'));
   const placement = new ClusterPlacement({

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Database } from '../../src/db/database.js';
-import { toDollarParams } from '../../src/db/sql.js';
+import { toDollarParams } from '../../src/db/pg-executor.js';
 import { tempSqlite } from '../support/databases.js';
 import {
   checkOrmTransactionAlongside,

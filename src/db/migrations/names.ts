@@ -1,0 +1,8 @@
+/**
+ * The migrations' names, in order, as recorded in mikro_orm_migrations. Kept apart from their
+ * classes so that a process can tell whether any is pending without loading MikroORM's migrator
+ * (`Database.pendingMigrations`); index.ts pairs each name with its class.
+ */
+export const migrationNames = ['m0001-actor-runtime', 'm0002-ocpi', 'm0003-csms', 'm0004-hot-path'] as const;
+
+export type MigrationName = (typeof migrationNames)[number];
