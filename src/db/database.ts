@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
 import { migrationNames } from './migrations/names.js';
 import { coreEntities } from './entities/index.js';
+import { GroupCommit } from './group-commit.js';
 import { SqliteExecutor, type Row, type SqlExecutor } from './sql.js';
 
 export type Dialect = 'sqlite' | 'postgresql';
@@ -20,11 +21,13 @@ export type { Row };
  */
 export class Database {
   private executor: SqlExecutor | undefined;
+  private grouped: GroupCommit | undefined;
 
   private constructor(
     readonly orm: MikroORM<AbstractSqlDriver>,
     readonly dialect: Dialect,
     private readonly makeExecutor: (db: Database) => SqlExecutor,
+    private readonly commitWindowMs: number,
   ) {}
 
   /**
@@ -39,9 +42,24 @@ export class Database {
     return this.executor;
   }
 
+  /**
+   * The process's group commit on `sql` (COMMIT_WINDOW_MS): the writes of actor turns, of
+   * chargers' connects and of partners' OCPI objects that come together share a transaction.
+   */
+  get group(): GroupCommit {
+    this.grouped ??= new GroupCommit(this.sql, this.commitWindowMs);
+    return this.grouped;
+  }
+
   static async open(
     database: Config['database'],
-    opts: { log: Logger; poolMax?: number; entities?: EntitySchema[]; idleInTransactionMs?: number },
+    opts: {
+      log: Logger;
+      poolMax?: number;
+      entities?: EntitySchema[];
+      idleInTransactionMs?: number;
+      commitWindowMs?: number;
+    },
   ): Promise<Database> {
     const entities = [...coreEntities, ...(opts.entities ?? [])];
     const common: Partial<Options<AbstractSqlDriver>> = {
@@ -72,10 +90,10 @@ export class Database {
           },
         },
       } as Options<AbstractSqlDriver>);
-      return new Database(orm, 'sqlite', sqliteExecutor);
+      return new Database(orm, 'sqlite', sqliteExecutor, opts.commitWindowMs ?? 0);
     }
     const pgParts = await openPostgres(database, opts, common);
-    return new Database(pgParts.orm, 'postgresql', pgParts.makeExecutor);
+    return new Database(pgParts.orm, 'postgresql', pgParts.makeExecutor, opts.commitWindowMs ?? 0);
   }
 
   /** A fresh EntityManager, one per request or per actor turn. */

@@ -44,7 +44,7 @@ export class Platform {
   static async create(opts: PlatformOptions): Promise<Platform> {
     const { config, log } = opts;
     const db = await openDatabase(config, log, opts.modules);
-    const store = new RuntimeStore(db, { commitWindowMs: config.COMMIT_WINDOW_MS });
+    const store = new RuntimeStore(db);
     const redisKeys = new RedisKeys(config.REDIS_PREFIX);
     const { redis, placement, transport } = await connectPlacement(opts, store, redisKeys);
     const late: { actors?: ActorSystem } = {};
@@ -176,6 +176,7 @@ async function openDatabase(config: Config, log: Logger, modules: PlatformModule
     poolMax: config.DATABASE_POOL_MAX,
     entities: modules.flatMap((m) => m.entities ?? []),
     idleInTransactionMs: config.LEASE_TTL_MS * 2,
+    commitWindowMs: config.COMMIT_WINDOW_MS,
   });
   try {
     if (config.mode === 'embedded') {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
 import type { Row, SqlExecutor, SqlRunner } from '../db/sql.js';
 import type { Address } from './address.js';
-import { GroupCommit } from './group-commit.js';
+import type { GroupCommit } from '../db/group-commit.js';
 
 /** A durable message as stored in actor_mailbox. */
 export interface MailboxRow {
@@ -76,15 +76,15 @@ export class RuntimeStore {
   private readonly shareLock: string;
 
   /**
-   * The process's group commit: turns commit through it (`TurnCommitter`), and so do the writes
-   * of a charger's connect (its fence raise), which a boot storm has thousands of at once.
+   * The process's group commit (`Database.group`): turns commit through it (`TurnCommitter`), and
+   * so does a charger's connect (its fence raise), which a boot storm has thousands of at once.
    */
   readonly group: GroupCommit;
 
-  constructor(db: Database, opts: { commitWindowMs?: number } = {}) {
+  constructor(db: Database) {
     this.sql = db.sql;
     this.shareLock = db.dialect === 'postgresql' ? ' FOR SHARE' : '';
-    this.group = new GroupCommit(db.sql, opts.commitWindowMs ?? 0);
+    this.group = db.group;
   }
 
   /**

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Database } from '../../src/db/database.js';
 import { createLogger } from '../../src/logger.js';
-import { GroupCommit } from '../../src/runtime/group-commit.js';
+import { GroupCommit } from '../../src/db/group-commit.js';
 import { RuntimeStore } from '../../src/runtime/runtime-store.js';
 import type { Config } from '../../config/index.js';
 

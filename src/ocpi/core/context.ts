@@ -38,8 +38,12 @@ export class OcpiContext {
     const { db, config } = services;
     this.invalidation = new CacheInvalidation(services.redis, services.redisKeys, services.log);
     this.tokens = new TokenDirectory({ db });
-    // the drivers directly (src/db/sql.ts): prepared statements, values bound
-    const sql = db.sql;
+    // the drivers directly (src/db/sql.ts): prepared statements, values bound; writes through the
+    // process's group commit, so partners' PUTs that arrive together share one COMMIT
+    const sql = {
+      query: (text: string, params: readonly unknown[]) => db.sql.query(text, params),
+      run: (text: string, params: readonly unknown[]) => db.group.run((tx) => tx.run(text, params)),
+    };
     const onWrite = (module: string, party: PartyIdentity) => this.invalidation.objectsWritten(module, party);
     this.stores = {
       locations: new ObjectStore(sql, 'locations', { onWrite }),

@@ -1,4 +1,4 @@
-import { TransactionLostError, type SqlExecutor, type SqlTx } from '../db/sql.js';
+import { TransactionLostError, type SqlExecutor, type SqlTx } from './sql.js';
 
 /** One turn's writes; throws to roll the turn back (FencedError, a failed statement). */
 export type TurnWrites = (tx: SqlTx) => Promise<void>;
