@@ -24,6 +24,21 @@ export class PlatformMetrics {
     registers: [this.registry],
   });
 
+  /** the labelled series of each kind and outcome, looked up once instead of on every turn */
+  private readonly turnSeries = new Map<string, { count: Counter.Internal; seconds: Histogram.Internal<'kind'> }>();
+
+  /** One finished actor turn: runs for every message a charger sends, hence the cached series. */
+  observeTurn(kind: string, outcome: string, seconds: number): void {
+    const key = `${kind}\u0000${outcome}`;
+    let series = this.turnSeries.get(key);
+    if (!series) {
+      series = { count: this.actorTurns.labels({ kind, outcome }), seconds: this.actorTurnSeconds.labels({ kind }) };
+      this.turnSeries.set(key, series);
+    }
+    series.count.inc();
+    series.seconds.observe(seconds);
+  }
+
   constructor(collect: { activations(): number; ownedShards(): number }) {
     collectDefaultMetrics({ register: this.registry });
     new Gauge({

@@ -60,10 +60,7 @@ export class Platform {
       log,
       askTimeoutMs: config.ASK_TIMEOUT_MS,
       idleMs: config.ACTOR_IDLE_MS,
-      onTurn: (kind, outcome, seconds) => {
-        metrics.actorTurns.inc({ kind, outcome });
-        metrics.actorTurnSeconds.observe({ kind }, seconds);
-      },
+      onTurn: (kind, outcome, seconds) => metrics.observeTurn(kind, outcome, seconds),
     });
     late.actors = actors;
     for (const m of opts.modules)

@@ -98,8 +98,9 @@ export class Messenger implements ActorMessenger {
     const { activations } = this.parts;
     const kind = activations.kindOf(address);
     const timeout = (): Error => new AskTimeoutError(`no reply from ${address} within ${timeoutMs} ms`);
-    // one id for every send of this ask: a process that sees it twice answers from memory
-    const askId = randomUUID();
+    // one id for every send of this ask to another process: a process that sees it twice answers
+    // from memory (made on the first remote send; a local ask needs none)
+    let askId: string | undefined;
     for (let attempt = 0; ; attempt++) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw timeout();
@@ -123,6 +124,7 @@ export class Messenger implements ActorMessenger {
         continue;
       }
       try {
+        askId ??= randomUUID();
         return await this.remoteAsk(askId, owner, address, message, remaining, timeout);
       } catch (err) {
         if (!(err instanceof ActorMovedError)) throw err;
