@@ -1,7 +1,25 @@
-import { TransactionLostError, type SqlExecutor, type SqlTx } from './sql.js';
+import { TransactionLostError, type SqlExecutor, type SqlRunner, type SqlTx } from './sql.js';
 
-/** One turn's writes; throws to roll the turn back (FencedError, a failed statement). */
-export type TurnWrites = (tx: SqlTx) => Promise<void>;
+/** Values a batch reads once for all its turns (`BatchRead`), by key. */
+export type BatchValues = ReadonlyMap<string, number>;
+
+/**
+ * One turn's writes; throws to roll the turn back (FencedError, a failed statement). `read` holds
+ * what the batch read for the turn's `BatchRead` (empty when it named none).
+ */
+export type TurnWrites = (tx: SqlTx, read: BatchValues) => Promise<void>;
+
+/**
+ * A read a turn needs before its writes, made once per batch for every turn that names the same
+ * `reader`: on PostgreSQL one statement (and one round trip) instead of one per turn. The runtime
+ * reads its fences this way.
+ */
+export interface BatchRead {
+  readonly reader: (tx: SqlRunner, keys: readonly string[]) => Promise<BatchValues>;
+  readonly key: string;
+}
+
+const NOTHING_READ: BatchValues = new Map();
 
 /**
  * Turns per transaction at most. Each turn is a subtransaction on PostgreSQL; past 64 in one
@@ -10,17 +28,25 @@ export type TurnWrites = (tx: SqlTx) => Promise<void>;
  */
 const MAX_BATCH = 64;
 
+/**
+ * On PostgreSQL a batch's statements run one after the other on its connection, a round trip
+ * each, while the pool's other connections wait: turns that arrive together are spread over
+ * batches of this many, which commit side by side on their own connections. SQLite has one
+ * connection and statements without round trips: one batch takes them all (up to MAX_BATCH).
+ */
+const PG_BATCH = 8;
+
 interface Pending {
   writes: TurnWrites;
+  read?: BatchRead | undefined;
   resolve(): void;
   reject(err: unknown): void;
 }
 
 /**
  * Group commit: the turns that end within the same tick (or within `windowMs`, when set) commit
- * together in one transaction on one connection. Each turn runs under a SAVEPOINT of its own, so a
- * fenced or failing turn rolls back to it and fails alone while the others go on; a batch of one
- * needs no savepoint. Every turn's promise settles only after the shared COMMIT, so a reply (and
+ * together in one transaction on one connection. A fenced or failing turn fails alone while the
+ * others go on: the batch is run again with a SAVEPOINT per turn (`flush`). Every turn's promise settles only after the shared COMMIT, so a reply (and
  * the OCPP CALLRESULT behind it) never acknowledges what is not durable. While one batch commits,
  * the next one gathers; on PostgreSQL several batches may commit at once, one per pool
  * connection, on SQLite they take turns on the one connection.
@@ -38,9 +64,9 @@ export class GroupCommit {
   ) {}
 
   /** Settles after the batch holding these writes committed (or rejects with this turn's error). */
-  commit(writes: TurnWrites): Promise<void> {
+  commit(writes: TurnWrites, read?: BatchRead): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.pending.push({ writes, resolve, reject });
+      this.pending.push({ writes, read, resolve, reject });
       this.schedule();
     });
   }
@@ -71,26 +97,53 @@ export class GroupCommit {
     const go = (): void => {
       this.scheduled = false;
       this.lastBatchAt = performance.now();
-      while (this.pending.length > 0) void this.flush(this.pending.splice(0, MAX_BATCH));
+      const size = this.sql.dialect === 'postgresql' ? PG_BATCH : MAX_BATCH;
+      while (this.pending.length > 0) void this.flush(this.pending.splice(0, size));
     };
     const wait = this.windowMs - (performance.now() - this.lastBatchAt);
     if (wait >= 1) setTimeout(go, wait);
     else setImmediate(go);
   }
 
+  /**
+   * A batch first runs without savepoints, the common case of turns that all succeed: on
+   * PostgreSQL a savepoint per turn is a round trip (and one more write to the socket) each. If
+   * any turn throws, that transaction rolls back as a whole and the batch runs again with a
+   * savepoint per turn, so the failure stays that turn's own (`flushIsolated`). Turn writes are
+   * statements only, so running them a second time after a rollback is safe.
+   */
   private async flush(batch: Pending[]): Promise<void> {
     const only = batch.length === 1 ? batch[0] : undefined;
     if (only) {
-      await this.sql.transaction(only.writes).then(only.resolve, only.reject);
+      await this.sql
+        .transaction(async (tx) =>
+          only.writes(tx, (await this.reads(tx, batch)).get(only.read?.reader) ?? NOTHING_READ),
+        )
+        .then(only.resolve, only.reject);
       return;
     }
+    const committed = await this.sql
+      .transaction(async (tx) => {
+        const reads = await this.reads(tx, batch);
+        for (const p of batch) await p.writes(tx, reads.get(p.read?.reader) ?? NOTHING_READ);
+      })
+      .then(
+        () => true,
+        () => false,
+      );
+    if (committed) for (const p of batch) p.resolve();
+    else await this.flushIsolated(batch);
+  }
+
+  private async flushIsolated(batch: Pending[]): Promise<void> {
     /** each turn's own failure, when its savepoint rolled back */
     const failures = new Map<Pending, unknown>();
     try {
       await this.sql.transaction(async (tx) => {
+        const reads = await this.reads(tx, batch);
         for (const p of batch) {
           await tx
-            .savepoint(() => p.writes(tx))
+            .savepoint(() => p.writes(tx, reads.get(p.read?.reader) ?? NOTHING_READ))
             .catch((err: unknown) => {
               // the transaction is gone: roll back and fail the whole batch
               if (err instanceof TransactionLostError) throw err;
@@ -107,5 +160,19 @@ export class GroupCommit {
       if (failures.has(p)) p.reject(failures.get(p));
       else p.resolve();
     }
+  }
+
+  /** Each reader of the batch, called once with the keys of every turn that names it. */
+  private async reads(tx: SqlRunner, batch: Pending[]): Promise<Map<BatchRead['reader'] | undefined, BatchValues>> {
+    const keys = new Map<BatchRead['reader'], Set<string>>();
+    for (const p of batch) {
+      if (!p.read) continue;
+      let set = keys.get(p.read.reader);
+      if (!set) keys.set(p.read.reader, (set = new Set()));
+      set.add(p.read.key);
+    }
+    const values = new Map<BatchRead['reader'] | undefined, BatchValues>();
+    for (const [reader, set] of keys) values.set(reader, await reader(tx, [...set]));
+    return values;
   }
 }

@@ -121,6 +121,18 @@ export class RuntimeStore {
     return rows[0] !== undefined && num(rows[0].epoch) === epoch;
   }
 
+  /**
+   * The fences of many keys in one statement (share-locked on PostgreSQL, as `checkFence`): the
+   * group commit reads those of a batch's turns this way (`BatchRead`), once per batch.
+   */
+  readonly readFences = async (tx: SqlRunner, keys: readonly string[]): Promise<Map<string, number>> => {
+    const rows = await tx.query(
+      `SELECT fence_key, epoch FROM actor_fence WHERE fence_key IN (${keys.map(() => '?').join(', ')})${this.shareLock}`,
+      keys,
+    );
+    return new Map(rows.map((r) => [str(r.fence_key), num(r.epoch)]));
+  };
+
   async loadState(address: Address): Promise<string | undefined> {
     const rows = await this.sql.query('SELECT state FROM actor_state WHERE address = ?', [address]);
     return rows[0] ? str(rows[0].state) : undefined;

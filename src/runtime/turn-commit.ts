@@ -1,6 +1,7 @@
 import type { QueryResult } from '@mikro-orm/core';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
+import type { BatchValues } from '../db/group-commit.js';
 import type { SqlRunner } from '../db/sql.js';
 import type { Activation, TurnEffects, WorkItem } from './activation.js';
 import { ActorMovedError, FencedError, UnrecoverableError, serializeError } from './errors.js';
@@ -140,8 +141,13 @@ export class TurnCommitter {
     lease: Lease,
     row: MailboxRow | undefined,
   ): Promise<void> {
+    const { store } = this.opts;
+    if (!effects.em) {
+      // a turn that writes no state has its fence read with the batch's others (one statement)
+      const read = effects.stateDirty ? undefined : { reader: store.readFences, key: lease.fenceKey };
+      return store.group.commit((tx, fences) => this.turnWrites(tx, act, effects, lease, row, fences), read);
+    }
     const writes = (tx: SqlRunner): Promise<void> => this.turnWrites(tx, act, effects, lease, row);
-    if (!effects.em) return this.opts.store.group.commit(writes);
     const em = effects.em;
     await em.begin();
     try {
@@ -160,7 +166,8 @@ export class TurnCommitter {
 
   /**
    * One turn inside its transaction: done-mark, state, reminders, writes. The fence check rides
-   * on the state write when there is one (`saveStateFenced`), else it is a statement of its own.
+   * on the state write when there is one (`saveStateFenced`); else the batch read the fence with
+   * its other turns' (`fences`), or, outside a group commit, it is a statement of its own.
    */
   private async turnWrites(
     tx: SqlRunner,
@@ -168,6 +175,7 @@ export class TurnCommitter {
     effects: TurnEffects,
     lease: Lease,
     row: MailboxRow | undefined,
+    fences?: BatchValues,
   ): Promise<void> {
     const store = this.opts.store;
     const fence = { key: lease.fenceKey, epoch: lease.epoch };
@@ -175,7 +183,8 @@ export class TurnCommitter {
     if (effects.stateDirty) {
       const state = JSON.stringify(effects.nextState);
       if (!(await store.saveStateFenced(tx, act.address, act.def.kind, state, fence))) throw fenced();
-    } else if (!(await store.checkFence(tx, fence.key, fence.epoch))) throw fenced();
+    } else if (fences ? fences.get(fence.key) !== fence.epoch : !(await store.checkFence(tx, fence.key, fence.epoch)))
+      throw fenced();
     if (row && !(await store.complete(tx, row))) throw new DuplicateDeliveryError(row.id);
     for (const r of effects.reminders) {
       if (r.set)
