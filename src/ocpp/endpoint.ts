@@ -155,19 +155,7 @@ export class OcppEndpoint {
     // the client may have left during the lookup; ws would then destroy the socket without calling back
     if (socket.destroyed || !socket.writable || !socket.readable) return void socket.destroy();
     this.chosen.set(req, protocol);
-    const ws = await new Promise<WebSocket | undefined>((resolve) => {
-      // ws answers a bad handshake (version, key) itself and never calls back: settle on close too
-      socket.once('close', () => resolve(undefined));
-      this.wss.handleUpgrade(req, socket, head, (upgraded) => {
-        // attached before anything can read a frame: an invalid frame (bad UTF-8, reserved
-        // opcode, oversized) makes ws emit 'error' and close with 1007/1002/1009; unhandled,
-        // that 'error' ended the whole process (docs/SECURITY.md)
-        upgraded.on('error', (err: Error & { code?: string }) => {
-          log.info({ charge_point: id, code: err.code, err: err.message }, 'charger sent an invalid WebSocket frame');
-        });
-        resolve(upgraded);
-      });
-    });
+    const ws = await completeUpgrade(this.wss, req, socket, head, frameErrorLogger(log, id));
     if (!ws) return;
     this.deadlines.clear(socket);
     try {
@@ -233,4 +221,38 @@ export class OcppEndpoint {
     );
     this.pins.clear();
   }
+}
+
+/**
+ * ws's upgrade as a promise: the socket, or undefined when ws answered a bad handshake (version,
+ * key) itself, which it does without calling back. A module function, and the close listener
+ * removed once upgraded, so that nothing the connection keeps for its lifetime holds the
+ * closure scope of `upgrade`, and with it the request and its headers (a few hundred bytes per
+ * connected charger).
+ */
+function completeUpgrade(
+  wss: WebSocketServer,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  onError: (err: Error & { code?: string }) => void,
+): Promise<WebSocket | undefined> {
+  return new Promise((resolve) => {
+    const gone = (): void => resolve(undefined);
+    socket.once('close', gone);
+    wss.handleUpgrade(req, socket, head, (upgraded) => {
+      socket.off('close', gone);
+      // attached before anything can read a frame: an invalid frame (bad UTF-8, reserved
+      // opcode, oversized) makes ws emit 'error' and close with 1007/1002/1009; unhandled,
+      // that 'error' ended the whole process (docs/SECURITY.md)
+      upgraded.on('error', onError);
+      resolve(upgraded);
+    });
+  });
+}
+
+/** The 'error' listener of a charger's socket; it closes over the logger and the id only. */
+function frameErrorLogger(log: Logger, id: string): (err: Error & { code?: string }) => void {
+  return (err) =>
+    log.info({ charge_point: id, code: err.code, err: err.message }, 'charger sent an invalid WebSocket frame');
 }
