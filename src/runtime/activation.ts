@@ -56,11 +56,20 @@ export class Activation {
     /** shard for sharded actors; -1 for pinned */
     readonly shard: number,
     readonly epoch: number,
-    readonly log: Logger,
+    /** the process's logger; the activation's own child of it is made when first used */
+    private readonly parentLog: Logger,
     load: (activation: Activation) => Promise<void>,
   ) {
     this.ready = load(this);
     this.ready.catch(() => undefined);
+  }
+
+  private childLog: Logger | undefined;
+
+  /** Bound to this actor's address. Made on first use: most activations of a fleet never log. */
+  get log(): Logger {
+    this.childLog ??= this.parentLog.child({ actor: this.address });
+    return this.childLog;
   }
 
   /** settles when the stored state is loaded */

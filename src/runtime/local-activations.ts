@@ -103,9 +103,8 @@ export class LocalActivations implements ActivationHost, ActivationLookup {
   }
 
   activate(kind: RegisteredKind, address: Address, key: string, shard: number, epoch: number): Activation {
-    const log = this.opts.log.child({ actor: address });
     const load = (act: Activation): Promise<void> => this.loadState(kind, act);
-    const act = new Activation(this, kind.def, kind.messages, address, key, shard, epoch, log, load);
+    const act = new Activation(this, kind.def, kind.messages, address, key, shard, epoch, this.opts.log, load);
     this.activations.set(address, act);
     if (kind.def.onActivate) act.enqueue({ t: 'activate' });
     return act;
