@@ -119,8 +119,10 @@ export class Database {
     try {
       const rows = await this.sql.query('SELECT name FROM mikro_orm_migrations');
       applied = new Set(rows.map((r) => String(r.name)));
-    } catch {
-      applied = new Set(); // no table yet: a new database
+    } catch (err) {
+      // no table yet is a new database; anything else (the server unreachable) is not
+      if (!isMissingTable(err)) throw err;
+      applied = new Set();
     }
     return migrationNames.filter((name) => !applied.has(name));
   }
@@ -203,6 +205,12 @@ async function openPostgres(
         idleInTransactionMs: opts.idleInTransactionMs ?? 30_000,
       }),
   };
+}
+
+/** SQLite's "no such table", PostgreSQL's undefined_table (42P01). */
+function isMissingTable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return ('code' in err && err.code === '42P01') || /no such table/i.test(err.message);
 }
 
 /** SQLite's executor borrows the connection from knex's pool (why: `SqliteExecutor`). */
