@@ -20,7 +20,9 @@ function onEvent(
   event: ChargerEvent,
   protocol: ProtocolName,
 ): ChargerEventOutcome {
-  const s = ctx.state.protocol === protocol ? ctx.state : { ...ctx.state, protocol };
+  // the protocol a charger speaks is recorded here once, whatever the event does with the state
+  if (ctx.state.protocol !== protocol) ctx.setState({ ...ctx.state, protocol });
+  const s = ctx.state;
   switch (event.type) {
     case 'booted':
       return onBooted(deps, ctx, s, event);

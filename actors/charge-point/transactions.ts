@@ -138,7 +138,7 @@ export function onTransactionProgress(
       ...s,
       transactions: s.transactions.map((t) => (t === tx ? { ...t, meter_start_wh: meterStart } : t)),
     });
-  } else if (s !== ctx.state) ctx.setState(s);
+  }
   publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
   return { id_tag_status: 'Accepted' };
 }

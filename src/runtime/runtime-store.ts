@@ -75,11 +75,8 @@ export class RuntimeStore {
   /** ` FOR SHARE` on PostgreSQL: see `saveStateFenced` */
   private readonly shareLock: string;
 
-  /**
-   * The process's group commit (`Database.group`): turns commit through it (`TurnCommitter`), and
-   * so does a charger's connect (its fence raise), which a boot storm has thousands of at once.
-   */
-  readonly group: GroupCommit;
+  /** the process's group commit (`Database.group`): a charger's connect raises its fence through it */
+  private readonly group: GroupCommit;
 
   constructor(db: Database) {
     this.sql = db.sql;

@@ -141,11 +141,11 @@ export class TurnCommitter {
     lease: Lease,
     row: MailboxRow | undefined,
   ): Promise<void> {
-    const { store } = this.opts;
+    const { store, db } = this.opts;
     if (!effects.em) {
       // a turn that writes no state has its fence read with the batch's others (one statement)
       const read = effects.stateDirty ? undefined : { reader: store.readFences, key: lease.fenceKey };
-      return store.group.commit((tx, fences) => this.turnWrites(tx, act, effects, lease, row, fences), read);
+      return db.group.commit((tx, fences) => this.turnWrites(tx, act, effects, lease, row, fences), read);
     }
     const writes = (tx: SqlRunner): Promise<void> => this.turnWrites(tx, act, effects, lease, row);
     const em = effects.em;
