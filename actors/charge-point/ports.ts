@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import type { ChargerCommand } from '../../src/ocpp/domain.js';
-import type { DeactivationReason, SqlRunner } from '../../src/runtime/types.js';
+import type { DeactivationReason, SqlRunner, WriteStep } from '../../src/runtime/types.js';
 
 /**
  * What the charge-point actor is given by the module hosting it (src/csms/module.ts): the
@@ -73,5 +73,6 @@ export interface SessionProgress {
  */
 export interface SessionWrites {
   insert(tx: SqlRunner, s: NewSessionRow): Promise<void>;
-  progress(tx: SqlRunner, sessionId: string, p: SessionProgress): Promise<void>;
+  /** the write of one update or of the end (a meter reading alone merges with other turns') */
+  progress(sessionId: string, p: SessionProgress): WriteStep;
 }

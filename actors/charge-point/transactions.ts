@@ -111,8 +111,8 @@ export function onTransactionProgress(
   if (!tx) return { id_tag_status: 'Accepted' };
   const meterStart = tx.meter_start_wh ?? event.meter_wh;
   const ended = event.type === 'transaction-ended';
-  ctx.write((sql) =>
-    deps.sessions.progress(sql, tx.session_id, {
+  ctx.write(
+    deps.sessions.progress(tx.session_id, {
       ...(event.meter_wh === null
         ? {}
         : {

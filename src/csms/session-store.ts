@@ -1,3 +1,4 @@
+import { MergeableStatement, type Dialect, type WriteStep } from '../db/merged-write.js';
 import type { SqlRunner } from '../db/sql.js';
 import Type, { type Static } from 'typebox';
 import type { Database, Row } from '../db/database.js';
@@ -54,37 +55,104 @@ export const sessionWrites: SessionWrites = {
   /**
    * One UPDATE of the session row, without reading it first: the meter moves only when the event
    * carried a reading, and a 2.0.1 update whose seqNo is not above the last one applied matches
-   * no row (a charger repeating a message it had no answer to).
+   * no row (a charger repeating a message it had no answer to). A meter reading and nothing else
+   * (the MeterValues of a running transaction) is a row of `meterProgress`, which a batch of
+   * turns on PostgreSQL writes in one statement.
    */
-  async progress(tx: SqlRunner, sessionId: string, p: SessionProgress): Promise<void> {
-    const sets = ['updated_at = ?'];
-    const params: unknown[] = [Date.now()];
-    if (p.meter) {
-      sets.push('meter_start_wh = COALESCE(meter_start_wh, ?)', 'meter_last_wh = ?', 'energy_wh = ?');
-      params.push(p.meter.start_wh, p.meter.last_wh, p.meter.energy_wh);
-    }
-    if (p.id_tag) {
-      sets.push('id_tag = ?');
-      params.push(p.id_tag);
-    }
-    if (p.stopped) {
-      sets.push(`status = 'COMPLETED'`, 'stopped_at = ?', 'stop_reason = ?');
-      params.push(p.stopped.at, p.stopped.reason);
-    }
-    const seq = p.seq_no ?? null;
-    if (seq !== null) {
-      sets.push('seq_max = ?');
-      params.push(seq);
-    }
-    params.push(sessionId);
-    const onlyNewer = seq !== null && !p.stopped;
-    if (onlyNewer) params.push(seq);
-    await tx.run(
-      `UPDATE csms_session SET ${sets.join(', ')} WHERE id = ?${onlyNewer ? ' AND (seq_max IS NULL OR seq_max < ?)' : ''}`,
-      params,
-    );
+  progress(sessionId: string, p: SessionProgress): WriteStep {
+    if (p.meter && !p.id_tag && !p.stopped)
+      return meterProgress.write({
+        id: sessionId,
+        updated_at: Date.now(),
+        start_wh: p.meter.start_wh,
+        last_wh: p.meter.last_wh,
+        energy_wh: p.meter.energy_wh,
+        seq: p.seq_no ?? null,
+      });
+    return (tx) => progressAny(tx, sessionId, p);
   },
 };
+
+/** Any update or end: the SET list holds what the event carried. */
+async function progressAny(tx: SqlRunner, sessionId: string, p: SessionProgress): Promise<void> {
+  const sets = ['updated_at = ?'];
+  const params: unknown[] = [Date.now()];
+  if (p.meter) {
+    sets.push('meter_start_wh = COALESCE(meter_start_wh, ?)', 'meter_last_wh = ?', 'energy_wh = ?');
+    params.push(p.meter.start_wh, p.meter.last_wh, p.meter.energy_wh);
+  }
+  if (p.id_tag) {
+    sets.push('id_tag = ?');
+    params.push(p.id_tag);
+  }
+  if (p.stopped) {
+    sets.push(`status = 'COMPLETED'`, 'stopped_at = ?', 'stop_reason = ?');
+    params.push(p.stopped.at, p.stopped.reason);
+  }
+  const seq = p.seq_no ?? null;
+  if (seq !== null) {
+    sets.push('seq_max = ?');
+    params.push(seq);
+  }
+  params.push(sessionId);
+  const onlyNewer = seq !== null && !p.stopped;
+  if (onlyNewer) params.push(seq);
+  await tx.run(
+    `UPDATE csms_session SET ${sets.join(', ')} WHERE id = ?${onlyNewer ? ' AND (seq_max IS NULL OR seq_max < ?)' : ''}`,
+    params,
+  );
+}
+
+interface MeterRow {
+  id: string;
+  updated_at: number;
+  start_wh: number | null;
+  last_wh: number;
+  energy_wh: number;
+  /** 2.0.1 seqNo: the row moves only when it is above the last one applied */
+  seq: number | null;
+}
+
+/**
+ * A meter reading of a running session. `many` on PostgreSQL: the rows as arrays, unnested and
+ * joined to their sessions, one prepared statement whatever their number. Two rows of the same
+ * session in one batch (which one charge point's turns, one at a time, do not make) would leave
+ * the order to the server: they run one by one instead, as on SQLite.
+ */
+class MeterProgress extends MergeableStatement<MeterRow> {
+  async one(tx: SqlRunner, r: MeterRow): Promise<void> {
+    await tx.run(
+      `UPDATE csms_session SET updated_at = ?, meter_start_wh = COALESCE(meter_start_wh, ?), meter_last_wh = ?,
+         energy_wh = ?, seq_max = COALESCE(?, seq_max)
+       WHERE id = ? AND (CAST(? AS integer) IS NULL OR seq_max IS NULL OR seq_max < ?)`,
+      [r.updated_at, r.start_wh, r.last_wh, r.energy_wh, r.seq, r.id, r.seq, r.seq],
+    );
+  }
+
+  async many(tx: SqlRunner, rows: readonly MeterRow[], dialect: Dialect): Promise<void> {
+    if (dialect !== 'postgresql' || new Set(rows.map((r) => r.id)).size < rows.length) {
+      for (const r of rows) await this.one(tx, r);
+      return;
+    }
+    await tx.run(
+      `UPDATE csms_session AS s SET updated_at = v.updated_at, meter_start_wh = COALESCE(s.meter_start_wh, v.start_wh),
+         meter_last_wh = v.last_wh, energy_wh = v.energy_wh, seq_max = COALESCE(v.seq, s.seq_max)
+       FROM unnest(?::varchar[], ?::bigint[], ?::float8[], ?::float8[], ?::float8[], ?::integer[])
+         AS v(id, updated_at, start_wh, last_wh, energy_wh, seq)
+       WHERE s.id = v.id AND (v.seq IS NULL OR s.seq_max IS NULL OR s.seq_max < v.seq)`,
+      [
+        rows.map((r) => r.id),
+        rows.map((r) => r.updated_at),
+        rows.map((r) => r.start_wh),
+        rows.map((r) => r.last_wh),
+        rows.map((r) => r.energy_wh),
+        rows.map((r) => r.seq),
+      ],
+    );
+  }
+}
+
+const meterProgress = new MeterProgress();
 
 function iso(v: unknown): string {
   return new Date(Number(v)).toISOString();

@@ -1,3 +1,4 @@
+import type { MergedRun, MergedWrite } from './merged-write.js';
 import { TransactionLostError, type SqlExecutor, type SqlRunner, type SqlTx } from './sql.js';
 
 /** Values a batch reads once for all its turns (`BatchRead`), by key. */
@@ -20,6 +21,7 @@ export interface BatchRead {
 }
 
 const NOTHING_READ: BatchValues = new Map();
+const NO_ROWS: readonly MergedWrite[] = [];
 
 /**
  * Turns per transaction at most. Each turn is a subtransaction on PostgreSQL; past 64 in one
@@ -36,9 +38,25 @@ const MAX_BATCH = 64;
  */
 const PG_BATCH = 8;
 
+/** What a turn commits besides its `TurnWrites`. */
+export interface TurnExtras {
+  /** the batch's read this turn needs */
+  read?: BatchRead | undefined;
+  /** rows of mergeable statements, run after every turn's writes, one statement per kind */
+  merged?: readonly MergedWrite[];
+  /**
+   * The turn's `TurnWrites` make no statement of their own (its fence comes from `read`, its
+   * rows are all `merged`): on PostgreSQL it adds no round trip to a batch, so batches of such
+   * turns are not split into `PG_BATCH`es.
+   */
+  light?: boolean;
+}
+
 interface Pending {
   writes: TurnWrites;
   read?: BatchRead | undefined;
+  merged: readonly MergedWrite[];
+  light: boolean;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -64,9 +82,10 @@ export class GroupCommit {
   ) {}
 
   /** Settles after the batch holding these writes committed (or rejects with this turn's error). */
-  commit(writes: TurnWrites, read?: BatchRead): Promise<void> {
+  commit(writes: TurnWrites, extras: TurnExtras = {}): Promise<void> {
+    const { read, merged = NO_ROWS, light = false } = extras;
     return new Promise<void>((resolve, reject) => {
-      this.pending.push({ writes, read, resolve, reject });
+      this.pending.push({ writes, read, merged, light, resolve, reject });
       this.schedule();
     });
   }
@@ -79,7 +98,7 @@ export class GroupCommit {
       const writes = async (tx: SqlTx): Promise<void> => {
         value = await work(tx);
       };
-      this.pending.push({ writes, resolve: () => resolve(value), reject });
+      this.pending.push({ writes, merged: NO_ROWS, light: false, resolve: () => resolve(value), reject });
       this.schedule();
     });
   }
@@ -97,12 +116,34 @@ export class GroupCommit {
     const go = (): void => {
       this.scheduled = false;
       this.lastBatchAt = performance.now();
-      const size = this.sql.dialect === 'postgresql' ? PG_BATCH : MAX_BATCH;
-      while (this.pending.length > 0) void this.flush(this.pending.splice(0, size));
+      for (const batch of this.batches(this.pending.splice(0))) void this.flush(batch);
     };
     const wait = this.windowMs - (performance.now() - this.lastBatchAt);
     if (wait >= 1) setTimeout(go, wait);
     else setImmediate(go);
+  }
+
+  /**
+   * The waiting turns as batches: up to MAX_BATCH each on SQLite; on PostgreSQL light turns
+   * (no round trip of their own) up to MAX_BATCH together, the others PG_BATCH at a time.
+   */
+  private batches(waiting: Pending[]): Pending[][] {
+    const out: Pending[][] = [];
+    const chunk = (list: Pending[], size: number): void => {
+      for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+    };
+    if (this.sql.dialect !== 'postgresql') chunk(waiting, MAX_BATCH);
+    else {
+      chunk(
+        waiting.filter((p) => p.light),
+        MAX_BATCH,
+      );
+      chunk(
+        waiting.filter((p) => !p.light),
+        PG_BATCH,
+      );
+    }
+    return out;
   }
 
   /**
@@ -116,16 +157,21 @@ export class GroupCommit {
     const only = batch.length === 1 ? batch[0] : undefined;
     if (only) {
       await this.sql
-        .transaction(async (tx) =>
-          only.writes(tx, (await this.reads(tx, batch)).get(only.read?.reader) ?? NOTHING_READ),
-        )
+        .transaction(async (tx) => alone(tx, only, await this.reads(tx, batch)))
         .then(only.resolve, only.reject);
       return;
     }
     const committed = await this.sql
       .transaction(async (tx) => {
         const reads = await this.reads(tx, batch);
-        for (const p of batch) await p.writes(tx, reads.get(p.read?.reader) ?? NOTHING_READ);
+        // every turn's merged rows, one statement per kind after the turns' own writes
+        const token = {};
+        const runs: MergedRun[] = [];
+        for (const p of batch) {
+          await p.writes(tx, reads.get(p.read?.reader) ?? NOTHING_READ);
+          for (const m of p.merged) m.join(token, runs);
+        }
+        for (const r of runs) await r.run(tx, this.sql.dialect);
       })
       .then(
         () => true,
@@ -143,7 +189,7 @@ export class GroupCommit {
         const reads = await this.reads(tx, batch);
         for (const p of batch) {
           await tx
-            .savepoint(() => p.writes(tx, reads.get(p.read?.reader) ?? NOTHING_READ))
+            .savepoint(() => alone(tx, p, reads))
             .catch((err: unknown) => {
               // the transaction is gone: roll back and fail the whole batch
               if (err instanceof TransactionLostError) throw err;
@@ -175,4 +221,10 @@ export class GroupCommit {
     for (const [reader, set] of keys) values.set(reader, await reader(tx, [...set]));
     return values;
   }
+}
+
+/** One turn's writes and its merged rows as statements of their own. */
+async function alone(tx: SqlTx, p: Pending, reads: Map<BatchRead['reader'] | undefined, BatchValues>): Promise<void> {
+  await p.writes(tx, reads.get(p.read?.reader) ?? NOTHING_READ);
+  for (const m of p.merged) await m.one(tx);
 }

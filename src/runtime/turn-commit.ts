@@ -2,6 +2,7 @@ import type { QueryResult } from '@mikro-orm/core';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import type { BatchValues } from '../db/group-commit.js';
+import type { MergedWrite, WriteStep } from '../db/merged-write.js';
 import type { SqlRunner } from '../db/sql.js';
 import type { Activation, TurnEffects, WorkItem } from './activation.js';
 import { ActorMovedError, FencedError, UnrecoverableError, serializeError } from './errors.js';
@@ -29,6 +30,10 @@ export interface ActivationControl {
 /** The durable message was already marked done: a redelivery, whose effect must not commit twice. */
 class DuplicateDeliveryError extends Error {
   override readonly name = 'DuplicateDeliveryError';
+}
+
+function isMerged(step: WriteStep): step is MergedWrite {
+  return typeof step !== 'function';
 }
 
 function needsCommit(effects: TurnEffects, durable: DurableDelivery | undefined): boolean {
@@ -145,9 +150,17 @@ export class TurnCommitter {
     if (!effects.em) {
       // a turn that writes no state has its fence read with the batch's others (one statement)
       const read = effects.stateDirty ? undefined : { reader: store.readFences, key: lease.fenceKey };
-      return db.group.commit((tx, fences) => this.turnWrites(tx, act, effects, lease, row, fences), read);
+      const merged = effects.writes.filter(isMerged);
+      const light =
+        read !== undefined && !row && effects.reminders.length === 0 && merged.length === effects.writes.length;
+      return db.group.commit((tx, fences) => this.turnWrites(tx, act, effects, lease, row, fences), {
+        read,
+        merged,
+        light,
+      });
     }
-    const writes = (tx: SqlRunner): Promise<void> => this.turnWrites(tx, act, effects, lease, row);
+    // outside a group commit a merged row is a statement of its own, in the turn's order
+    const writes = (tx: SqlRunner): Promise<void> => this.turnWrites(tx, act, effects, lease, row, undefined, true);
     const em = effects.em;
     await em.begin();
     try {
@@ -176,6 +189,8 @@ export class TurnCommitter {
     lease: Lease,
     row: MailboxRow | undefined,
     fences?: BatchValues,
+    /** run merged rows here too (else the group commit runs them after the batch's turns) */
+    withMerged = false,
   ): Promise<void> {
     const store = this.opts.store;
     const fence = { key: lease.fenceKey, epoch: lease.epoch };
@@ -191,7 +206,10 @@ export class TurnCommitter {
         await store.upsertReminder(tx, act.address, act.def.kind, act.shard, r.name, r.set.payload, r.set.dueAt);
       else await store.deleteReminder(tx, act.address, r.name);
     }
-    for (const step of effects.writes) await step(tx);
+    for (const step of effects.writes) {
+      if (!isMerged(step)) await step(tx);
+      else if (withMerged) await step.one(tx);
+    }
     // the lease may have run out while the turn ran; the database fence is the last word,
     // this only narrows the window in which a stale owner reaches it
     if (!lease.isValid()) throw new FencedError(`lease on ${lease.fenceKey} expired during the turn`);

@@ -1,6 +1,6 @@
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import type { Logger } from 'pino';
-import type { SqlRunner } from '../db/sql.js';
+import type { WriteStep } from '../db/merged-write.js';
 import type { MailboxPayload } from './runtime-store.js';
 import type { ActorContext, ActorMessenger, DurableDelivery } from './types.js';
 
@@ -8,7 +8,7 @@ import type { ActorContext, ActorMessenger, DurableDelivery } from './types.js';
 export interface TurnEffects {
   nextState: unknown;
   stateDirty: boolean;
-  writes: Array<(tx: SqlRunner) => Promise<void>>;
+  writes: WriteStep[];
   reminders: Array<{ name: string; set?: { dueAt: number; payload: MailboxPayload } }>;
   emUsed: boolean;
   em: SqlEntityManager | undefined;
@@ -79,7 +79,7 @@ export class TurnContext implements ActorContext<unknown> {
     this.effects.em ??= this.act.host.fork();
     return this.effects.em;
   }
-  write(step: (tx: SqlRunner) => Promise<void>): void {
+  write(step: WriteStep): void {
     this.effects.writes.push(step);
   }
   afterCommit(fn: () => void | Promise<void>): void {

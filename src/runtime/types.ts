@@ -1,10 +1,11 @@
 import type { TSchema, Static } from 'typebox';
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import type { Logger } from 'pino';
+import type { WriteStep } from '../db/merged-write.js';
 import type { SqlRunner } from '../db/sql.js';
 
 /** What a turn's `ctx.write` step writes with (actors reach it through this module). */
-export type { SqlRunner };
+export type { SqlRunner, WriteStep };
 import type { Address } from './address.js';
 import type { ActorMessenger, ActorProtocol, AnyReply } from './protocol.js';
 
@@ -52,9 +53,10 @@ export interface ActorContext<S> {
   readonly em: SqlEntityManager;
   /**
    * A write that runs inside the turn's fenced transaction, on the driver's connection
-   * (`src/db/sql.ts`: `?` placeholders, values bound, statements prepared once).
+   * (`src/db/sql.ts`: `?` placeholders, values bound, statements prepared once), or a row of a
+   * `MergeableStatement`, which a batch of turns runs as one statement (`src/db/merged-write.ts`).
    */
-  write(step: (tx: SqlRunner) => Promise<void>): void;
+  write(step: WriteStep): void;
   /** Runs after the turn committed (or at once when it had nothing to commit). */
   afterCommit(fn: () => void | Promise<void>): void;
 

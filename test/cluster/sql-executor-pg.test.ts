@@ -3,6 +3,8 @@ import { PG_URL, tempSchema } from '../support/databases.js';
 import {
   checkOrmTransactionAlongside,
   checkSavepointIsolation,
+  checkMergedRows,
+  checkMeterProgressMerged,
   checkWindowAndCap,
   openMigrated,
 } from '../support/group-commit-checks.js';
@@ -32,5 +34,13 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
 
   it('gathers the turns of a window (COMMIT_WINDOW_MS) and caps a transaction at 64 turns', async () => {
     await checkWindowAndCap(db);
+  });
+
+  it('writes the merged rows of a batch in one statement; a fenced turn of the batch fails alone', async () => {
+    await checkMergedRows(db);
+  });
+
+  it('moves the meters of several sessions in one merged write, skipping a repeated seqNo', async () => {
+    await checkMeterProgressMerged(db);
   });
 });

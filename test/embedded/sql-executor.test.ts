@@ -5,6 +5,8 @@ import { tempSqlite } from '../support/databases.js';
 import {
   checkOrmTransactionAlongside,
   checkSavepointIsolation,
+  checkMergedRows,
+  checkMeterProgressMerged,
   checkWindowAndCap,
   openMigrated,
 } from '../support/group-commit-checks.js';
@@ -40,5 +42,13 @@ describe('the runtime on the SQLite driver (group commit, shared connection)', (
 
   it('gathers the turns of a window (COMMIT_WINDOW_MS) and caps a transaction at 64 turns', async () => {
     await checkWindowAndCap(db);
+  });
+
+  it('writes the merged rows of a batch in one statement; a fenced turn of the batch fails alone', async () => {
+    await checkMergedRows(db);
+  });
+
+  it('moves the meters of several sessions in one merged write, skipping a repeated seqNo', async () => {
+    await checkMeterProgressMerged(db);
   });
 });

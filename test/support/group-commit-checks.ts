@@ -2,6 +2,9 @@ import { expect } from 'chai';
 import { Database } from '../../src/db/database.js';
 import { createLogger } from '../../src/logger.js';
 import { GroupCommit } from '../../src/db/group-commit.js';
+import { MergeableStatement } from '../../src/db/merged-write.js';
+import type { SqlRunner } from '../../src/db/sql.js';
+import { sessionWrites } from '../../src/csms/session-store.js';
 import { RuntimeStore } from '../../src/runtime/runtime-store.js';
 import type { Config } from '../../config/index.js';
 
@@ -80,4 +83,91 @@ export async function checkWindowAndCap(db: Database): Promise<void> {
   }
   await Promise.all(turns);
   expect(await count(db, 'win-%')).to.equal(150);
+}
+
+/** A mergeable insert into the test table that records how its batches reached it. */
+class InsertRow extends MergeableStatement<{ id: string; n: number }> {
+  /** the size of each `many` call */
+  readonly manyCalls: number[] = [];
+  async one(tx: SqlRunner, r: { id: string; n: number }): Promise<void> {
+    await tx.run('INSERT INTO test_gc_row (id, n) VALUES (?, ?)', [r.id, r.n]);
+  }
+  async many(tx: SqlRunner, rows: readonly { id: string; n: number }[]): Promise<void> {
+    this.manyCalls.push(rows.length);
+    for (const r of rows) await this.one(tx, r);
+  }
+}
+
+/**
+ * Light turns (fence from the batch's read, rows merged): the rows of a tick reach their
+ * statement once, together; a fenced turn in the tick fails alone and its row is not written,
+ * while the others' rows land each on its own.
+ */
+export async function checkMergedRows(db: Database): Promise<void> {
+  const store = new RuntimeStore(db);
+  await store.raiseFence('gc:merged', 3);
+  const group = new GroupCommit(db.sql);
+  const statement = new InsertRow();
+  const turn = (id: string, epoch: number) =>
+    group.commit(
+      async (_tx, fences) => {
+        if (fences.get('gc:merged') !== epoch) throw new Error('fenced');
+      },
+      { read: { reader: store.readFences, key: 'gc:merged' }, merged: [statement.write({ id, n: 1 })], light: true },
+    );
+  await Promise.all([turn('m-1', 3), turn('m-2', 3), turn('m-3', 3)]);
+  expect(statement.manyCalls).to.deep.equal([3]);
+  const second = await Promise.allSettled([turn('m-4', 3), turn('m-5', 2), turn('m-6', 3)]);
+  expect(second.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+  expect(statement.manyCalls).to.deep.equal([3]);
+  const ids = await db.sql.query("SELECT id FROM test_gc_row WHERE id LIKE 'm-%' ORDER BY id");
+  expect(ids.map((r) => r.id)).to.deep.equal(['m-1', 'm-2', 'm-3', 'm-4', 'm-6']);
+}
+
+/**
+ * The meter readings of several sessions written by one merged statement: each row gets its own
+ * values, the first reading sets the start only where none was set, and a 2.0.1 reading whose
+ * seqNo is not above the last applied one leaves its row as it was.
+ */
+export async function checkMeterProgressMerged(db: Database): Promise<void> {
+  const group = new GroupCommit(db.sql);
+  const session = (i: number, seq: number | null) => ({
+    id: `00000000-0000-4000-8000-00000000000${i}`,
+    charge_point_id: `gc-cp-${i}`,
+    protocol: seq === null ? 'ocpp1.6' : 'ocpp2.0.1',
+    transaction_id: `t${i}`,
+    evse_id: 1,
+    connector_id: 1,
+    id_tag: null,
+    started_at: Date.now(),
+    meter_start_wh: i === 1 ? null : 1000,
+    seq_no: seq,
+  });
+  const rows = [session(1, null), session(2, null), session(3, 5)];
+  await db.sql.transaction(async (tx) => {
+    for (const s of rows) await sessionWrites.insert(tx, s);
+  });
+  const reading = (id: string, last: number, seq: number | null) => {
+    const write = sessionWrites.progress(id, {
+      meter: { start_wh: 900, last_wh: last, energy_wh: last - 900 },
+      seq_no: seq,
+    });
+    if (typeof write === 'function') throw new Error('a meter reading alone should be a merged write');
+    return group.commit(async () => undefined, { merged: [write], light: true });
+  };
+  await Promise.all([
+    reading(rows[0]!.id, 1500, null),
+    reading(rows[1]!.id, 1700, null),
+    reading(rows[2]!.id, 1900, 4),
+  ]);
+  const got = await db.sql.query(
+    "SELECT id, meter_start_wh, meter_last_wh, energy_wh, seq_max FROM csms_session WHERE charge_point_id LIKE 'gc-cp-%' ORDER BY id",
+  );
+  expect(
+    got.map((r) => [Number(r.meter_start_wh), Number(r.meter_last_wh), Number(r.energy_wh), r.seq_max]),
+  ).to.deep.equal([
+    [900, 1500, 600, null],
+    [1000, 1700, 800, null],
+    [1000, 1000, 0, 5],
+  ]);
 }
