@@ -218,7 +218,11 @@ async function connectPlacement(
   ]);
   // commands issued in the same tick go out in one write (asks, replies and lease renewals
   // of a busy process); each still gets its own reply, in order
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false, enableAutoPipelining: true });
+  const redis = new Redis(config.REDIS_URL, {
+    maxRetriesPerRequest: 2,
+    lazyConnect: false,
+    enableAutoPipelining: true,
+  });
   redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis error'));
   const placement = new ClusterPlacement({
     redis,
