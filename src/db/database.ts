@@ -8,10 +8,9 @@ import type { Config } from '../../config/index.js';
 import { migrationNames } from './migrations/names.js';
 import { coreEntities } from './entities/index.js';
 import { GroupCommit } from './group-commit.js';
-import { SqliteExecutor, type Row, type SqlExecutor } from './sql.js';
+import { SqliteExecutor, type Dialect, type Row, type SqlExecutor } from './sql.js';
 
-export type Dialect = 'sqlite' | 'postgresql';
-export type { Row };
+export type { Dialect, Row };
 
 /**
  * The one handle on persistence a process holds. Entities and migrations are shared by both

@@ -1,11 +1,9 @@
-import type { SqlRunner } from './sql.js';
+import type { Dialect, SqlRunner } from './sql.js';
 
 /** The statements of one batch, one per `MergeableStatement` that has rows in it. */
 export interface MergedRun {
   run(tx: SqlRunner, dialect: Dialect): Promise<void>;
 }
-
-export type Dialect = 'sqlite' | 'postgresql';
 
 /**
  * One turn's row of a `MergeableStatement` (`ctx.write` takes it as well as a function). Alone,

@@ -2,6 +2,9 @@ import type BetterSqlite3 from 'better-sqlite3';
 
 export type Row = Record<string, unknown>;
 
+/** The databases the platform runs on. */
+export type Dialect = 'sqlite' | 'postgresql';
+
 /**
  * Statements on one connection (or, outside a transaction, on any). SQL is written once with `?`
  * placeholders; values are always bound, never written into the text.
@@ -26,7 +29,7 @@ export interface SqlTx extends SqlRunner {
  * SQLite runs on better-sqlite3's prepared statements, PostgreSQL on `pg` named statements.
  */
 export interface SqlExecutor extends SqlRunner {
-  readonly dialect: 'sqlite' | 'postgresql';
+  readonly dialect: Dialect;
   /** BEGIN, `fn` with the connection, COMMIT (ROLLBACK when `fn` throws). */
   transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -6,9 +6,9 @@ import { ActorMovedError, InvalidMessageError } from './errors.js';
 import type { Lease } from './placement.js';
 import type { MailboxRow } from './runtime-store.js';
 import { TurnContext, type TurnEffects } from './turn-context.js';
+import type { ActorContext, RegisteredActor, ActorMessenger, DeactivationReason, DurableDelivery } from './types.js';
 
 export type { TurnEffects };
-import type { ActorContext, RegisteredActor, ActorMessenger, DeactivationReason, DurableDelivery } from './types.js';
 
 export type WorkItem =
   | { t: 'message'; msg: unknown; resolve(value: unknown): void; reject(err: unknown): void }

@@ -25,7 +25,7 @@ async function count(db: Database, like: string): Promise<number> {
  * Turns of one tick in one batch: the fenced one and the failing one roll back to their
  * savepoints and fail alone; the others commit, and all settle after the COMMIT.
  */
-export async function checkSavepointIsolation(db: Database): Promise<void> {
+async function checkSavepointIsolation(db: Database): Promise<void> {
   const store = new RuntimeStore(db);
   await store.raiseFence('gc:fence', 5);
   const group = new GroupCommit(db.sql);
@@ -74,7 +74,7 @@ export async function checkOrmTransactionAlongside(db: Database): Promise<void> 
  * With a window, turns that end a little apart share a transaction; more than a batch's worth
  * (64) split over several transactions, and every turn settles after its batch committed.
  */
-export async function checkWindowAndCap(db: Database): Promise<void> {
+async function checkWindowAndCap(db: Database): Promise<void> {
   const group = new GroupCommit(db.sql, 5);
   const turns: Promise<void>[] = [];
   for (let i = 0; i < 150; i++) {
@@ -103,7 +103,7 @@ class InsertRow extends MergeableStatement<{ id: string; n: number }> {
  * statement once, together; a fenced turn in the tick fails alone and its row is not written,
  * while the others' rows land each on its own.
  */
-export async function checkMergedRows(db: Database): Promise<void> {
+async function checkMergedRows(db: Database): Promise<void> {
   const store = new RuntimeStore(db);
   await store.raiseFence('gc:merged', 3);
   const group = new GroupCommit(db.sql);
@@ -129,7 +129,7 @@ export async function checkMergedRows(db: Database): Promise<void> {
  * values, the first reading sets the start only where none was set, and a 2.0.1 reading whose
  * seqNo is not above the last applied one leaves its row as it was.
  */
-export async function checkMeterProgressMerged(db: Database): Promise<void> {
+async function checkMeterProgressMerged(db: Database): Promise<void> {
   const group = new GroupCommit(db.sql);
   const session = (i: number, seq: number | null) => ({
     id: `00000000-0000-4000-8000-00000000000${i}`,
@@ -170,4 +170,26 @@ export async function checkMeterProgressMerged(db: Database): Promise<void> {
     [1000, 1700, 800, null],
     [1000, 1000, 0, 5],
   ]);
+}
+
+/**
+ * The checks both dialects run, as mocha tests of the enclosing `describe` (the database is
+ * opened by its `before`, hence a getter).
+ */
+export function groupCommitTests(db: () => Database): void {
+  it('commits a tick of turns together; a fenced or failing turn rolls back alone', async () => {
+    await checkSavepointIsolation(db());
+  });
+
+  it('gathers the turns of a window (COMMIT_WINDOW_MS) and caps a transaction at 64 turns', async () => {
+    await checkWindowAndCap(db());
+  });
+
+  it('writes the merged rows of a batch in one statement; a fenced turn of the batch fails alone', async () => {
+    await checkMergedRows(db());
+  });
+
+  it('moves the meters of several sessions in one merged write, skipping a repeated seqNo', async () => {
+    await checkMeterProgressMerged(db());
+  });
 }

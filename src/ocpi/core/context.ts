@@ -4,7 +4,7 @@ import type { PlatformServices } from '../../platform/services.js';
 import { PartnerClient, partnerHttpOptions } from '../client/partner-client.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import type { StoredSession } from '../sessions/schemas-2.1.1.js';
-import { ObjectStore } from '../store/object-store.js';
+import { ObjectStore, type ObjectSql } from '../store/object-store.js';
 import type { Tariff } from '../tariffs/schemas-2.1.1.js';
 import type { Token } from '../tokens/schemas-2.1.1.js';
 import { TokenDirectory, type PartyIdentity } from './auth.js';
@@ -40,9 +40,9 @@ export class OcpiContext {
     this.tokens = new TokenDirectory({ db });
     // the drivers directly (src/db/sql.ts): prepared statements, values bound; writes through the
     // process's group commit, so partners' PUTs that arrive together share one COMMIT
-    const sql = {
-      query: (text: string, params: readonly unknown[]) => db.sql.query(text, params),
-      run: (text: string, params: readonly unknown[]) => db.group.run((tx) => tx.run(text, params)),
+    const sql: ObjectSql = {
+      query: (text, params) => db.sql.query(text, params),
+      run: (text, params) => db.group.run((tx) => tx.run(text, params)),
     };
     const onWrite = (module: string, party: PartyIdentity) => this.invalidation.objectsWritten(module, party);
     this.stores = {

@@ -1,19 +1,13 @@
-import type { Row } from '../../db/database.js';
+import type { SqlRunner } from '../../db/sql.js';
 import type { PartyIdentity } from '../core/auth.js';
 import type { ListWindow, Page } from '../core/pagination.js';
 
 /**
  * The statements an object store runs: portable SQL with `?` placeholders, one statement per
- * call, each on its own outside any transaction (what `Database.execute` does today). The seam
- * filled by the drivers' executor (`Database.sql`, src/db/sql.ts: prepared once, values bound);
- * any object with these two methods will do.
+ * call, each committed on its own. `OcpiContext` fills it with the drivers' executor for reads
+ * and the process's group commit for writes (src/ocpi/core/context.ts).
  */
-export interface ObjectSql {
-  /** the rows of a SELECT */
-  query(sql: string, params: readonly unknown[]): Promise<Row[]>;
-  /** the number of rows an INSERT, UPDATE or DELETE changed */
-  run(sql: string, params: readonly unknown[]): Promise<number>;
-}
+export type ObjectSql = Pick<SqlRunner, 'query' | 'run'>;
 
 /** The OCPI modules whose objects live in `ocpi_object`. */
 export type ObjectModule = 'locations' | 'sessions' | 'tariffs' | 'tokens' | 'cdrs';
