@@ -1,4 +1,4 @@
-import Value from 'typebox/value';
+import Value from '#typebox/value';
 import { SettingsSchema, type Settings } from './settings.js';
 
 export { SettingsSchema, type Settings } from './settings.js';

@@ -1,4 +1,4 @@
-import Type, { type Static } from 'typebox';
+import Type, { type Static } from '#typebox';
 
 /**
  * Every setting the platform reads, one TypeBox schema. Values come from the environment

@@ -1,4 +1,4 @@
-import Type from 'typebox';
+import Type from '#typebox';
 import type { PlatformModule } from '../src/platform/services.js';
 import type { ActorSystem } from '../src/runtime/actor-system.js';
 import { defineActor, defineProtocol } from '../src/runtime/types.js';

@@ -1,14 +1,12 @@
 import { ConfigError, loadConfig } from '../config/index.js';
 import { Database } from '../src/db/database.js';
 import { createLogger } from '../src/logger.js';
-import { platformModules } from '../src/modules.js';
 
 /** The release phase: applies pending migrations and exits. */
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.LOG_LEVEL, { role: 'release' });
-  const entities = platformModules().flatMap((m) => m.entities ?? []);
-  const db = await Database.open(config.database, { log, entities });
+  const db = await Database.open(config.database, { log });
   try {
     const applied = await db.migrate();
     log.info(

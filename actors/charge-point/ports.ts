@@ -1,4 +1,4 @@
-import Type, { type Static } from 'typebox';
+import Type, { type Static } from '#typebox';
 import type { ChargerCommand } from '../../src/ocpp/domain.js';
 import type { DeactivationReason, SqlRunner, WriteStep } from '../../src/runtime/types.js';
 

@@ -1,5 +1,5 @@
 import type { SqlRunner } from '../../src/runtime/types.js';
-import type { Static } from 'typebox';
+import type { Static } from '#typebox';
 import type { Endpoint, Version } from './protocol.js';
 
 /**

@@ -1,4 +1,4 @@
-import Type, { type Static } from 'typebox';
+import Type, { type Static } from '#typebox';
 import { Business, Endpoint, Role, Version, type PartnerView } from './protocol.js';
 
 /** The partner actor's state and the transitions of a link that need no I/O. */

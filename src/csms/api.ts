@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import Type from 'typebox';
+import Type from '#typebox';
 import type { Config } from '../../config/index.js';
 import {
   chargePointProtocol,

@@ -1,13 +1,13 @@
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { Compile } from 'typebox/compile';
+import { compileLazily } from '../lazy-compile.js';
 import { CsmsEvent } from '../../actors/charge-point/ports.js';
 
 // the event type lives with the actor that publishes it (actors/ imports no CSMS internals)
 export type { CsmsEvent };
 
-const checkEvent = Compile(CsmsEvent);
+const checkEvent = compileLazily(CsmsEvent);
 
 /** How long a process stops publishing after a publish that no process received. */
 const QUIET_MS = 5000;

@@ -1,6 +1,6 @@
 import { MergeableStatement, type WriteStep } from '../db/merged-write.js';
 import type { Dialect, SqlRunner } from '../db/sql.js';
-import Type, { type Static } from 'typebox';
+import Type, { type Static } from '#typebox';
 import type { Database, Row } from '../db/database.js';
 import type { NewSessionRow, SessionProgress, SessionWrites } from '../../actors/charge-point/ports.js';
 

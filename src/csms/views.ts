@@ -1,5 +1,5 @@
-import Type, { type Static } from 'typebox';
-import { Compile } from 'typebox/compile';
+import Type, { type Static } from '#typebox';
+import { compileLazily } from '../lazy-compile.js';
 import { ChargePointState } from '../../actors/charge-point/protocol.js';
 import { ProtocolName } from '../ocpp/domain.js';
 import type { ChargePointRow } from './charge-point-store.js';
@@ -76,7 +76,7 @@ export const CommandAcceptedView = Type.Object({
   transaction_id: Type.Optional(Type.String()),
 });
 
-const checkState = Compile(ChargePointState);
+const checkState = compileLazily(ChargePointState);
 
 export function chargePointView(
   row: ChargePointRow,

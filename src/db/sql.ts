@@ -42,28 +42,31 @@ export interface SqliteConnectionSource {
 }
 
 /**
- * SQLite on the very connection knex holds for MikroORM, borrowed from knex's pool (size 1) for
- * each statement or transaction and handed back after. Why not a connection of our own: two
- * connections writing one file from one process can deadlock the event loop. better-sqlite3 is
- * synchronous, so a writer that meets the other connection's lock busy-waits (busy_timeout) on
- * the event loop, while the transaction holding the lock needs the event loop to finish. Borrowing
- * through the pool turns that into an ordinary asynchronous wait: while a MikroORM transaction
- * holds the connection across awaits, our turn waits in the pool's queue, and while ours holds it,
- * MikroORM waits. A `:memory:` database has only that connection anyway. The pool also keeps us
- * from beginning inside someone else's transaction; `inTransaction` is checked as a guard.
- */
-/**
  * SQL texts kept prepared per connection. The platform has a few dozen fixed statements; texts
  * built per request (an IN list per length, optional filters) beyond this run unprepared.
  */
 export const MAX_CACHED_STATEMENTS = 512;
 
+/**
+ * SQLite on the process's one connection (`SqliteConnectionLock`), borrowed for each statement or
+ * transaction and handed back after; MikroORM's knex, when loaded, borrows it the same way. Why not
+ * a connection each: two connections writing one file from one process can deadlock the event
+ * loop. better-sqlite3 is synchronous, so a writer that meets the other connection's lock
+ * busy-waits (busy_timeout) on the event loop, while the transaction holding the lock needs the
+ * event loop to finish. Borrowing turns that into an ordinary asynchronous wait: while a MikroORM
+ * transaction holds the connection across awaits, our turn waits in the queue, and while ours holds
+ * it, MikroORM waits. A `:memory:` database has only that connection anyway. The lock also keeps us
+ * from beginning inside someone else's transaction; `inTransaction` is checked as a guard.
+ */
 export class SqliteExecutor implements SqlExecutor {
   readonly dialect = 'sqlite' as const;
   /** prepared once per SQL text, per connection (the pool may replace a broken one) */
   private readonly statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
 
-  constructor(private readonly source: SqliteConnectionSource) {}
+  constructor(
+    private readonly source: SqliteConnectionSource,
+    private readonly onClose: () => void = () => undefined,
+  ) {}
 
   private prepare(conn: BetterSqlite3.Database, sql: string): BetterSqlite3.Statement {
     let cache = this.statements.get(conn);
@@ -150,8 +153,9 @@ export class SqliteExecutor implements SqlExecutor {
     };
   }
 
-  async close(): Promise<void> {
-    // the connection belongs to knex's pool; MikroORM closes it
+  close(): Promise<void> {
+    this.onClose();
+    return Promise.resolve();
   }
 }
 

@@ -1,4 +1,4 @@
-import Type, { type TSchema } from 'typebox';
+import Type, { type TSchema } from '#typebox';
 import type { MountSpec } from './route-table.js';
 
 type Json = Record<string, unknown>;

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
-import type { Static, TSchema } from 'typebox';
+import type { Static, TSchema } from '#typebox';
 import type { HttpError, OcpiError } from './errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import Type from 'typebox';
+import Type from '#typebox';
 import type { Config } from '../../config/index.js';
 import type { PlatformServices } from '../platform/services.js';
 import { bearerCheck } from './csms-auth.js';

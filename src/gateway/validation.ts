@@ -1,6 +1,6 @@
-import Type, { type TSchema } from 'typebox';
-import { Compile, type Validator } from 'typebox/compile';
-import type { TLocalizedValidationError } from 'typebox/error';
+import Type, { type TSchema } from '#typebox';
+import { Compile, type Validator } from '#typebox/compile';
+import type { TLocalizedValidationError } from '#typebox/error';
 import { RequestValidationError, type ValidationDetail } from './errors.js';
 
 export type Location = 'body' | 'query' | 'path' | 'header';
@@ -17,22 +17,32 @@ function declaresDefault(schema: unknown, seen = new Set<object>()): boolean {
 }
 
 /**
- * A compiled schema for one part of a request: compiled once, when the router is built (one per
- * route and part), never per request.
+ * A compiled schema for one part of a request: compiled once per route and part, on the route's
+ * first request (not when the router is built: start-up does not wait for routes nobody calls),
+ * never per request.
  */
 export class RequestPart {
-  private readonly validator: Validator;
+  private compiled: { validator: Validator; hasDefaults: boolean } | undefined;
+  constructor(
+    readonly where: Location,
+    readonly schema: TSchema,
+  ) {}
+
+  private get validator(): Validator {
+    return this.compile().validator;
+  }
+
   /**
    * TypeBox's `Default` walks the value against the schema without compiling (on a location body,
    * a few percent of a PUT); a schema that declares no default has nothing for it to fill in.
    */
-  private readonly hasDefaults: boolean;
-  constructor(
-    readonly where: Location,
-    readonly schema: TSchema,
-  ) {
-    this.validator = Compile(schema);
-    this.hasDefaults = declaresDefault(schema);
+  private get hasDefaults(): boolean {
+    return this.compile().hasDefaults;
+  }
+
+  private compile(): { validator: Validator; hasDefaults: boolean } {
+    this.compiled ??= { validator: Compile(this.schema), hasDefaults: declaresDefault(this.schema) };
+    return this.compiled;
   }
 
   /**

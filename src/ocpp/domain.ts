@@ -1,4 +1,4 @@
-import Type, { type Static } from 'typebox';
+import Type, { type Static } from '#typebox';
 import type { OcppCall, OcppResponse } from './messages.js';
 
 /**

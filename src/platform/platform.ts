@@ -43,7 +43,7 @@ export class Platform {
 
   static async create(opts: PlatformOptions): Promise<Platform> {
     const { config, log } = opts;
-    const db = await openDatabase(config, log, opts.modules);
+    const db = await openDatabase(config, log);
     const store = new RuntimeStore(db);
     const redisKeys = new RedisKeys(config.REDIS_PREFIX);
     const { redis, placement, transport } = await connectPlacement(opts, store, redisKeys);
@@ -164,14 +164,13 @@ export class Platform {
 }
 
 /**
- * Opens the database with the modules' entities. Embedded mode applies pending migrations; a
+ * Opens the database. Embedded mode applies pending migrations; a
  * cluster process refuses to start with any (the release phase applies them).
  */
-async function openDatabase(config: Config, log: Logger, modules: PlatformModule[]): Promise<Database> {
+async function openDatabase(config: Config, log: Logger): Promise<Database> {
   const db = await Database.open(config.database, {
     log,
     poolMax: config.DATABASE_POOL_MAX,
-    entities: modules.flatMap((m) => m.entities ?? []),
     idleInTransactionMs: config.LEASE_TTL_MS * 2,
     commitWindowMs: config.COMMIT_WINDOW_MS,
   });

@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import type { EntitySchema } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
@@ -28,11 +27,10 @@ export interface PlatformServices {
 
 /**
  * A feature (OCPI, charge-point management, ...) plugs into the platform through one of these:
- * its entities, its actor kinds, its HTTP mounts, and hooks on the HTTP server.
+ * its actor kinds, its HTTP mounts, and hooks on the HTTP server.
  */
 export interface PlatformModule {
   name: string;
-  entities?: EntitySchema[];
   /** its actor kinds; a function when they need settings (e.g. limits of outbound calls) */
   actors?: RegisteredActor[] | ((config: Config) => RegisteredActor[]);
   mounts?(services: PlatformServices): Array<MountSpec<unknown>>;

@@ -1,6 +1,7 @@
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import type { Logger } from 'pino';
-import type { Validator } from 'typebox/compile';
+import type { TSchema } from '#typebox';
+import type { LazyValidator } from '../lazy-compile.js';
 import type { Address } from './address.js';
 import { ActorMovedError, InvalidMessageError } from './errors.js';
 import type { Lease } from './placement.js';
@@ -50,7 +51,7 @@ export class Activation {
   constructor(
     readonly host: ActivationHost,
     readonly def: RegisteredActor,
-    readonly messageValidator: Validator,
+    readonly messageValidator: LazyValidator<TSchema>,
     readonly address: Address,
     readonly key: string,
     /** shard for sharded actors; -1 for pinned */

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Static, TSchema } from 'typebox';
+import type { Static, TSchema } from '#typebox';
 import type { Database } from '../db/database.js';
 import { parseAddress, type Address } from './address.js';
 import { DurableMailbox } from './durable-mailbox.js';
@@ -56,6 +56,8 @@ export class ActorSystem implements ActorMessenger {
   private readonly incoming: IncomingCalls;
   private readonly timers: NodeJS.Timeout[] = [];
   private started = false;
+  /** some registered kind uses ctx.em (MikroORM is loaded at start) */
+  private needsOrm = false;
   private stopping = false;
 
   constructor(private readonly opts: ActorSystemOptions) {
@@ -85,11 +87,13 @@ export class ActorSystem implements ActorMessenger {
   register(def: RegisteredActor): this {
     if (this.started) throw new Error('register actor kinds before start()');
     this.activations.register(def);
+    if (def.entityManager) this.needsOrm = true;
     return this;
   }
 
   async start(): Promise<void> {
     this.started = true;
+    if (this.needsOrm) await this.opts.db.loadOrm();
     await this.opts.transport.start(this.processId, (env) => this.onEnvelope(env));
     const events: PlacementEvents = {
       shardsLost: (shards, graceful) => this.activations.dropShards(shards, graceful),

@@ -1,6 +1,6 @@
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import type { Logger } from 'pino';
-import { Compile, type Validator } from 'typebox/compile';
+import type { TSchema } from '#typebox';
 import type { Database } from '../db/database.js';
 import { parseAddress, shardOf, type Address } from './address.js';
 import { Activation, type ActivationHost } from './activation.js';
@@ -10,12 +10,13 @@ import type { ActorMessenger } from './protocol.js';
 import type { RuntimeStore } from './runtime-store.js';
 import { TurnCommitter, type TurnObserver } from './turn-commit.js';
 import type { DeactivationReason, RegisteredActor } from './types.js';
+import { compileLazily, type LazyValidator } from '../lazy-compile.js';
 
 /** A registered actor kind with its compiled schemas. */
 export interface RegisteredKind {
   def: RegisteredActor;
-  messages: Validator;
-  state: Validator;
+  messages: LazyValidator<TSchema>;
+  state: LazyValidator<TSchema>;
 }
 
 /**
@@ -70,7 +71,7 @@ export class LocalActivations implements ActivationHost, ActivationLookup {
 
   register(def: RegisteredActor): void {
     if (this.kinds.has(def.kind)) throw new Error(`actor kind ${def.kind} registered twice`);
-    this.kinds.set(def.kind, { def, messages: Compile(def.messages), state: Compile(def.state) });
+    this.kinds.set(def.kind, { def, messages: compileLazily(def.messages), state: compileLazily(def.state) });
   }
 
   kindOf(address: Address): RegisteredKind {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { Static, TSchema } from 'typebox';
+import type { Static, TSchema } from '#typebox';
 import { addressOf, type Address } from './address.js';
 import type { DurableMailbox } from './durable-mailbox.js';
 import { ActorMovedError, ActorUnavailableError, AskTimeoutError, serializeError } from './errors.js';

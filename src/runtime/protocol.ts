@@ -1,4 +1,4 @@
-import type { Static, TSchema } from 'typebox';
+import type { Static, TSchema } from '#typebox';
 import type { Address } from './address.js';
 
 /**

@@ -1,5 +1,5 @@
-import Type, { type Static } from 'typebox';
-import { Compile } from 'typebox/compile';
+import Type, { type Static } from '#typebox';
+import { compileLazily } from '../lazy-compile.js';
 import type { SerializedError } from './errors.js';
 
 const SerializedErrorSchema = Type.Object({
@@ -35,7 +35,7 @@ const EnvelopeSchema = Type.Union([
   /** a newer connection claimed the pinned actor elsewhere */
   Type.Object({ t: Type.Literal('unpin'), to: Type.String(), epoch: Type.Number() }),
 ]);
-const checkEnvelope = Compile(EnvelopeSchema);
+const checkEnvelope = compileLazily(EnvelopeSchema);
 
 export type Envelope = Static<typeof EnvelopeSchema>;
 export type CallEnvelope = Extract<Envelope, { t: 'call' }>;

@@ -1,4 +1,4 @@
-import type { TSchema, Static } from 'typebox';
+import type { TSchema, Static } from '#typebox';
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import type { Logger } from 'pino';
 import type { WriteStep } from '../db/merged-write.js';
@@ -47,8 +47,8 @@ export interface ActorContext<S> {
   /** Replaces the state; it is written, fenced, when the turn commits. */
   setState(next: S): void;
   /**
-   * An EntityManager for this turn. Persisted entities are flushed inside the turn's fenced
-   * transaction; do not flush yourself.
+   * An EntityManager for this turn (only for actors whose definition sets `entityManager: true`).
+   * Persisted entities are flushed inside the turn's fenced transaction; do not flush yourself.
    */
   readonly em: SqlEntityManager;
   /**
@@ -94,6 +94,11 @@ export interface ActorImplementation<StateSchema extends TSchema, Message, Reply
   idleMs?: number | null;
   /** Attempts before a durable message goes to the dead letters; default 10 */
   maxAttempts?: number;
+  /**
+   * The turns use `ctx.em`: the process loads MikroORM when it starts (otherwise it never does;
+   * `ctx.write` on the drivers is the fast path). Such a turn commits alone, not in a group.
+   */
+  entityManager?: boolean;
 }
 
 export interface ActorDefinition<

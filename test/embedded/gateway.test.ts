@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import Type from 'typebox';
+import Type from '#typebox';
 import { defineMount } from '../../src/gateway/route-table.js';
 import type { PlatformModule } from '../../src/platform/services.js';
 import {

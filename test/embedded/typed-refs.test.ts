@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import Type from 'typebox';
+import Type from '#typebox';
 import { InvalidMessageError } from '../../src/runtime/errors.js';
 import { defineActor, defineProtocol } from '../../src/runtime/types.js';
 import { eventually } from '../support/eventually.js';

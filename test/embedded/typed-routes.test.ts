@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import Type from 'typebox';
+import Type from '#typebox';
 import { defineMount, route } from '../../src/gateway/route-table.js';
 import { Defaulted } from '../../src/gateway/validation.js';
 import {

@@ -50,6 +50,7 @@ async function checkSavepointIsolation(db: Database): Promise<void> {
  */
 export async function checkOrmTransactionAlongside(db: Database): Promise<void> {
   const group = new GroupCommit(db.sql);
+  await db.loadOrm();
   const orm = db.fork().transactional(async (em) => {
     for (let i = 0; i < 5; i++) {
       await em.execute('INSERT INTO test_gc_row (id, n) VALUES (?, ?)', [`orm-${i}`, i]);

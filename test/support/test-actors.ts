@@ -1,4 +1,4 @@
-import Type, { type Static } from 'typebox';
+import Type, { type Static } from '#typebox';
 import type { PlatformModule } from '../../src/platform/services.js';
 import { UnrecoverableError } from '../../src/runtime/errors.js';
 import { defineActor, defineProtocol } from '../../src/runtime/types.js';
@@ -76,6 +76,7 @@ export const counterProtocol = defineProtocol<CounterReplies>()({
 export const counterActor = defineActor(counterProtocol, {
   placement: 'sharded',
   state: CounterState,
+  entityManager: true,
   initialState: () => ({ count: 0, flaky_attempts: 0, fired: [], active: 0, max_active: 0, seqs: [] }),
   async handle(ctx, msg) {
     const now = running.get(ctx.address) ?? 0;

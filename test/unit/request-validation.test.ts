@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import Type from 'typebox';
+import Type from '#typebox';
 import { RequestValidationError } from '../../src/gateway/errors.js';
 import { RequestPart } from '../../src/gateway/validation.js';
 

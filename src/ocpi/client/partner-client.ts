@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import Type, { type Static } from 'typebox';
-import { Compile } from 'typebox/compile';
+import Type, { type Static } from '#typebox';
+import { compileLazily } from '../../lazy-compile.js';
 import { byteSize } from '../../../config/byte-size.js';
 import type { Config } from '../../../config/index.js';
 import { nextLink } from '../../gateway/paging.js';
@@ -32,16 +32,16 @@ const AnyEnvelope = Type.Object({
   status_message: Type.Optional(Type.String()),
   data: Type.Optional(Type.Unknown()),
 });
-const checkEnvelope = Compile(AnyEnvelope);
+const checkEnvelope = compileLazily(AnyEnvelope);
 const VersionList = Type.Array(Type.Object({ version: Type.String(), url: Type.String() }));
-const checkVersionList = Compile(VersionList);
+const checkVersionList = compileLazily(VersionList);
 const Details = Type.Object({
   version: Type.String(),
   endpoints: Type.Array(
     Type.Object({ identifier: Type.String(), role: Type.Optional(Type.String()), url: Type.String() }),
   ),
 });
-const checkDetails = Compile(Details);
+const checkDetails = compileLazily(Details);
 
 export type DiscoveredEndpoint = { version: OcpiVersion; identifier: string; role?: string; url: string };
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import Type, { type Static } from 'typebox';
-import { Compile } from 'typebox/compile';
+import Type, { type Static } from '#typebox';
+import { compileLazily } from '../../lazy-compile.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisKeys } from '../../runtime/cluster/redis-keys.js';
@@ -15,7 +15,7 @@ const Notice = Type.Object({
   /** the party whose objects of `module` changed (absent: any party of the module) */
   party: Type.Optional(Type.Object({ country_code: Type.String(), party_id: Type.String() })),
 });
-const checkNotice = Compile(Notice);
+const checkNotice = compileLazily(Notice);
 
 export interface InvalidationHandlers {
   tokens(hashes: readonly string[]): void;

@@ -1,4 +1,4 @@
-import Type, { type TSchema } from 'typebox';
+import Type, { type TSchema } from '#typebox';
 import type { Context } from 'koa';
 import type { OperatorAuth } from '../../gateway/csms-auth.js';
 import { pagingHeaders } from '../../gateway/paging.js';

@@ -1,4 +1,4 @@
-import Type, { type TSchema } from 'typebox';
+import Type, { type TSchema } from '#typebox';
 import { MAX_OFFSET } from '../../gateway/request-limits.js';
 
 /**

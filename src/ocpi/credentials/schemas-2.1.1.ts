@@ -1,4 +1,4 @@
-import Type, { type Static } from 'typebox';
+import Type, { type Static } from '#typebox';
 import { BusinessDetails } from '../core/schemas.js';
 
 /** The OCPI 2.1.1 Credentials object (OCPI 2.1.1 credentials.md). */

@@ -1,4 +1,4 @@
-import Type, { type Static } from 'typebox';
+import Type, { type Static } from '#typebox';
 import { BusinessDetails, CountryCode, PartyId, openEnum } from '../core/schemas.js';
 
 /** The OCPI 2.2.1 Credentials object (OCPI 2.2.1 credentials.asciidoc). */

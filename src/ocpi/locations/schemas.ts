@@ -1,4 +1,4 @@
-import Type, { type TSchema } from 'typebox';
+import Type, { type TSchema } from '#typebox';
 import { DateTime, DisplayText, GeoLocation, ObjectId, OpenObject, oneOf, openEnum } from '../core/schemas.js';
 
 /**

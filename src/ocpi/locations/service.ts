@@ -1,4 +1,4 @@
-import { Compile } from 'typebox/compile';
+import { compileLazily } from '../../lazy-compile.js';
 import type { OcpiFieldError } from '../../gateway/errors.js';
 import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
@@ -23,8 +23,8 @@ import * as V221 from './schemas-2.2.1.js';
  * location go through `ObjectStore.update`, so concurrent ones do not overwrite each other.
  */
 
-const checkLocation = Compile(V221.Location);
-const checkEvse = Compile(V221.Evse);
+const checkLocation = compileLazily(V221.Location);
+const checkEvse = compileLazily(V221.Evse);
 
 function assertComplete(
   check: { Check(v: unknown): boolean; Errors(v: unknown): Array<{ instancePath: string; message: string }> },

@@ -1,4 +1,4 @@
-import { Compile } from 'typebox/compile';
+import { compileLazily } from '../../lazy-compile.js';
 import type { PartnerMessage } from '../../../actors/partner/protocol.js';
 import { HttpError } from '../../gateway/errors.js';
 import { hashToken, newToken, type PartnerRole } from '../core/auth.js';
@@ -15,8 +15,8 @@ import * as C221 from '../credentials/schemas-2.2.1.js';
  * (docs/OCPI.md "The credentials link", outbound). A failed call to the partner answers 502.
  */
 
-const checkCredentials221 = Compile(C221.Credentials);
-const checkCredentials211 = Compile(C211.Credentials);
+const checkCredentials221 = compileLazily(C221.Credentials);
+const checkCredentials211 = compileLazily(C211.Credentials);
 
 type OutboundLink = Omit<Extract<PartnerMessage, { op: 'complete-outbound' }>, 'op'>;
 

@@ -1,4 +1,4 @@
-import Type from 'typebox';
+import Type from '#typebox';
 import { HttpError } from '../../gateway/errors.js';
 import { route, type RouteRequest } from '../../gateway/route-table.js';
 import type { OperatorAuth } from '../../gateway/csms-auth.js';

@@ -1,4 +1,4 @@
-import { Compile } from 'typebox/compile';
+import { compileLazily } from '../../lazy-compile.js';
 import { HttpError } from '../../gateway/errors.js';
 import { endpointOf } from '../client/partner-client.js';
 import type { PartyIdentity } from '../core/auth.js';
@@ -12,8 +12,8 @@ import { badGateway, registeredLink } from './handshake.js';
 
 /** Pulling a registered CPO partner's locations (docs/OCPI.md "The credentials link", outbound). */
 
-const checkLocation211 = Compile(L211.Location);
-const checkLocation221 = Compile(L221.Location);
+const checkLocation211 = compileLazily(L211.Location);
+const checkLocation221 = compileLazily(L221.Location);
 
 /** A pulled object as a location to store under the partner's party: undefined when it is none. */
 function pulledLocation(o: unknown, version: OcpiVersion, party: PartyIdentity): L221.StoredLocation | undefined {

@@ -1,4 +1,4 @@
-import type { TSchema } from 'typebox';
+import type { TSchema } from '#typebox';
 import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller, PartnerRole } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';

@@ -1,4 +1,4 @@
-import Type, { type Static } from 'typebox';
+import Type, { type Static } from '#typebox';
 import { CountryCode, DateTime, ObjectId, PartyId, openEnum } from '../core/schemas.js';
 import { Location } from '../locations/schemas-2.1.1.js';
 

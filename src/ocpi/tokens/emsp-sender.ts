@@ -1,4 +1,4 @@
-import Type from 'typebox';
+import Type from '#typebox';
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
 import { unknownToken } from '../core/errors.js';

@@ -1,4 +1,4 @@
-import Type, { type TSchema } from 'typebox';
+import Type, { type TSchema } from '#typebox';
 import { route } from '../../gateway/route-table.js';
 import type { PartnerRole } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';

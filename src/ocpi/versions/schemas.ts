@@ -1,4 +1,4 @@
-import Type from 'typebox';
+import Type from '#typebox';
 import { oneOf } from '../core/schemas.js';
 
 /**

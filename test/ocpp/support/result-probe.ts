@@ -1,4 +1,4 @@
-import Type, { type Static } from 'typebox';
+import Type, { type Static } from '#typebox';
 import type { PlatformModule } from '../../../src/platform/services.js';
 import { defineActor, defineProtocol } from '../../../src/runtime/types.js';
 
