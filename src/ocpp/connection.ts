@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
 import type { ChargerCommand, ChargerEvent, ChargerEventOutcome, ProtocolAdapter, ProtocolName } from './domain.js';
 import {
   ChargerCallError,
@@ -17,17 +17,13 @@ import { stringWithNul } from './text-guard.js';
 import { ocpp16Adapter } from './v16/adapter.js';
 import { ocpp201Adapter } from './v201/adapter.js';
 
+/** What every connection of an endpoint shares (one object per endpoint, not per socket). */
 export interface ConnectionSettings {
-  chargePointId: string;
   schemas: OcppSchemas;
   log: Logger;
-  /** hands a domain event to the charge-point actor and returns its outcome */
-  handleEvent(event: ChargerEvent): Promise<ChargerEventOutcome>;
+  /** hands a domain event of charger `chargePointId` to its actor and returns the outcome */
+  handleEvent(chargePointId: string, protocol: ProtocolName, event: ChargerEvent): Promise<ChargerEventOutcome>;
   callTimeoutMs: number;
-}
-
-export interface ConnectionOptions<V extends ProtocolName> extends ConnectionSettings {
-  adapter: ProtocolAdapter<V>;
 }
 
 /** A connection of either version (the class is typed by its version). */
@@ -37,11 +33,33 @@ export type AnyChargerConnection = ChargerConnection<'ocpp1.6'> | ChargerConnect
 export function chargerConnection(
   ws: WebSocket,
   protocol: ProtocolName,
+  chargePointId: string,
   settings: ConnectionSettings,
 ): AnyChargerConnection {
   return protocol === 'ocpp1.6'
-    ? new ChargerConnection(ws, { ...settings, adapter: ocpp16Adapter })
-    : new ChargerConnection(ws, { ...settings, adapter: ocpp201Adapter });
+    ? new ChargerConnection(ws, chargePointId, settings, ocpp16Adapter)
+    : new ChargerConnection(ws, chargePointId, settings, ocpp201Adapter);
+}
+
+/**
+ * The connection of each socket, for the socket's listeners: they are functions of this module,
+ * called with the socket as `this`, instead of three closures (and their scope) per connection.
+ */
+const connectionOf = new WeakMap<
+  WebSocket,
+  { onMessage(data: RawData, isBinary: boolean): void; onPong(): void; onClose(): void }
+>();
+
+function onSocketMessage(this: WebSocket, data: RawData, isBinary: boolean): void {
+  connectionOf.get(this)?.onMessage(data, isBinary);
+}
+
+function onSocketPong(this: WebSocket): void {
+  connectionOf.get(this)?.onPong();
+}
+
+function onSocketClose(this: WebSocket): void {
+  connectionOf.get(this)?.onClose();
 }
 
 /**
@@ -65,8 +83,12 @@ interface PendingCall<V extends ProtocolName> {
  * the charger sends.
  */
 export class ChargerConnection<V extends ProtocolName> {
-  /** distinguishes this socket from earlier ones of the same charger */
-  readonly connectionId = randomUUID();
+  /**
+   * Distinguishes this socket from earlier ones of the same charger: 128 random bits as 32 hex
+   * characters. Not `randomUUID()`: its string is built from 16 pieces, a chain of 14 cons
+   * strings that a connection would hold for its lifetime (~450 bytes instead of 48).
+   */
+  readonly connectionId = randomBytes(16).toString('hex');
   /** set by pong and by any frame (a Heartbeat needs nothing else); cleared by each liveness round */
   alive = true;
   private pending: PendingCall<V> | undefined;
@@ -79,36 +101,42 @@ export class ChargerConnection<V extends ProtocolName> {
 
   constructor(
     private readonly ws: WebSocket,
-    private readonly opts: ConnectionOptions<V>,
+    readonly chargePointId: string,
+    private readonly opts: ConnectionSettings,
+    private readonly adapter: ProtocolAdapter<V>,
   ) {
-    ws.on('message', (data, isBinary) => {
-      this.alive = true;
-      // OCPP-J uses text frames only; a binary one reads as "not JSON" and gets its CALLERROR
-      const text = isBinary ? '' : data.toString();
-      if (this.inProgress >= MAX_CALLS_IN_PROGRESS) {
-        void this.onFrame(text, true);
-        return;
-      }
-      this.inProgress += 1;
-      if (this.held) this.held.push(text);
-      else void this.handle(text);
-    });
-    ws.on('pong', () => {
-      this.alive = true;
-    });
-    ws.on('close', () => {
-      this.closed = true;
-      clearTimeout(this.bootTimer);
-      this.failPending(new ChargerDisconnectedError(`${opts.chargePointId} disconnected`));
-    });
+    connectionOf.set(ws, this);
+    ws.on('message', onSocketMessage);
+    ws.on('pong', onSocketPong);
+    ws.on('close', onSocketClose);
   }
 
-  get chargePointId(): string {
-    return this.opts.chargePointId;
+  /** a frame from the charger */
+  onMessage(data: RawData, isBinary: boolean): void {
+    this.alive = true;
+    // OCPP-J uses text frames only; a binary one reads as "not JSON" and gets its CALLERROR
+    const text = isBinary ? '' : data.toString();
+    if (this.inProgress >= MAX_CALLS_IN_PROGRESS) {
+      void this.onFrame(text, true);
+      return;
+    }
+    this.inProgress += 1;
+    if (this.held) this.held.push(text);
+    else void this.handle(text);
+  }
+
+  onPong(): void {
+    this.alive = true;
+  }
+
+  onClose(): void {
+    this.closed = true;
+    this.stopBootTimer();
+    this.failPending(new ChargerDisconnectedError(`${this.chargePointId} disconnected`));
   }
 
   get version(): V {
-    return this.opts.adapter.version;
+    return this.adapter.version;
   }
 
   get isOpen(): boolean {
@@ -136,6 +164,12 @@ export class ChargerConnection<V extends ProtocolName> {
     for (const text of held) void this.handle(text);
   }
 
+  /** Clears the boot deadline and lets its timer go (a booted charger keeps no timer). */
+  private stopBootTimer(): void {
+    clearTimeout(this.bootTimer);
+    this.bootTimer = undefined;
+  }
+
   /** Liveness round: a socket that did not answer the previous ping is dead. */
   probe(): void {
     if (!this.alive) {
@@ -149,15 +183,15 @@ export class ChargerConnection<V extends ProtocolName> {
   close(code: number, reason: string): void {
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.bootTimer);
+    this.stopBootTimer();
     this.failPending(new ChargerDisconnectedError(reason));
     this.ws.close(code, reason);
   }
 
   /** A domain command as a CALL in this socket's protocol; resolves with the charger's status word. */
   command(command: ChargerCommand, remoteStartId: number): { action: string; answer: Promise<string> } {
-    const call = this.opts.adapter.toCall(command, remoteStartId);
-    return { action: call.action, answer: this.call(call).then((payload) => this.opts.adapter.answerStatus(payload)) };
+    const call = this.adapter.toCall(command, remoteStartId);
+    return { action: call.action, answer: this.call(call).then((payload) => this.adapter.answerStatus(payload)) };
   }
 
   /** Sends a CSMS-to-charger CALL; resolves with the charger's (schema-checked) CALLRESULT payload. */
@@ -236,7 +270,8 @@ export class ChargerConnection<V extends ProtocolName> {
   }
 
   private async onCall(frame: Extract<InboundFrame, { t: 'call' }>, mayHoldNul: boolean): Promise<void> {
-    const { adapter, schemas } = this.opts;
+    const { adapter } = this;
+    const { schemas } = this.opts;
     let reply: OcppResponse<V>;
     try {
       if (!schemas.knows(this.version, frame.action))
@@ -255,7 +290,7 @@ export class ChargerConnection<V extends ProtocolName> {
         );
       const event = adapter.toEvent(call);
       if (event === undefined) throw new OcppCallError('NotSupported', `${frame.action} is not supported by this CSMS`);
-      const outcome = event === null ? undefined : await this.opts.handleEvent(event);
+      const outcome = event === null ? undefined : await this.opts.handleEvent(this.chargePointId, this.version, event);
       reply = adapter.toReply(call, outcome, new Date());
     } catch (err) {
       if (err instanceof OcppCallError) {
@@ -277,8 +312,7 @@ export class ChargerConnection<V extends ProtocolName> {
       this.sendError(frame.id, 'InternalError', 'the CSMS produced an invalid reply', {});
       return;
     }
-    if (frame.action === 'BootNotification' && 'status' in reply && reply.status === 'Accepted')
-      clearTimeout(this.bootTimer);
+    if (frame.action === 'BootNotification' && 'status' in reply && reply.status === 'Accepted') this.stopBootTimer();
     this.send(resultFrame(frame.id, reply));
   }
 

@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ActorSystem, PinnedActor } from '../runtime/actor-system.js';
 import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
-import { chargerConnection, type AnyChargerConnection } from './connection.js';
-import type { ChargerEvent, ProtocolName } from './domain.js';
+import { chargerConnection, type AnyChargerConnection, type ConnectionSettings } from './connection.js';
+import type { ProtocolName } from './domain.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { OcppSchemas } from './schemas.js';
 import {
@@ -90,8 +90,21 @@ export class OcppEndpoint {
   private readonly newest = new Map<string, AnyChargerConnection>();
   private readonly deadlines: HandshakeDeadlines;
 
+  /**
+   * The settings every connection of this endpoint shares; a connection keeps only its socket,
+   * its id and this (no closures per connection: see `ChargerConnection`).
+   */
+  private readonly connectionSettings: ConnectionSettings;
+
   constructor(private readonly opts: OcppEndpointOptions) {
     this.deadlines = new HandshakeDeadlines(opts.handshakeTimeoutMs);
+    this.connectionSettings = {
+      schemas: opts.schemas,
+      log: opts.log,
+      callTimeoutMs: opts.callTimeoutMs,
+      handleEvent: (id, protocol, event) =>
+        opts.actors.ref(chargePointProtocol, id).ask({ type: 'event', protocol, event }),
+    };
   }
 
   /**
@@ -102,7 +115,7 @@ export class OcppEndpoint {
     this.deadlines.watch(server);
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       // a reset or a write to a vanished client must not become an unhandled 'error'
-      socket.on('error', () => undefined);
+      socket.on('error', ignoreSocketError);
       this.deadlines.arm(socket);
       const route = routeUpgrade(req.url);
       if (route.t === 'refuse') return refuseUpgrade(socket, route.status);
@@ -167,44 +180,38 @@ export class OcppEndpoint {
   }
 
   private async accept(ws: WebSocket, id: string, protocol: ProtocolName): Promise<void> {
-    const { actors, registry, log } = this.opts;
+    const { actors, registry } = this.opts;
     const chargePoint = actors.ref(chargePointProtocol, id);
-    const conn = chargerConnection(ws, protocol, {
-      chargePointId: id,
-      schemas: this.opts.schemas,
-      log,
-      callTimeoutMs: this.opts.callTimeoutMs,
-      handleEvent: (event: ChargerEvent) => chargePoint.ask({ type: 'event', protocol, event }),
-    });
+    const conn = chargerConnection(ws, protocol, id, this.connectionSettings);
     this.newest.set(id, conn);
-    let released = false;
-    // the close handler needs the pin, which exists only once pin() resolved
-    const held: { pin?: PinnedActor } = {};
-    const release = async (): Promise<void> => {
-      if (released || !held.pin) return;
-      released = true;
-      registry.delete(conn);
-      this.pins.delete(conn);
-      if (this.newest.get(id) === conn) this.newest.delete(id);
-      await held.pin.release().catch((err: unknown) => log.warn({ err, charge_point: id }, 'pin release failed'));
-      this.opts.onlineChanged(id, false, conn.connectionId);
-    };
-    ws.on('close', () => void release());
+    ws.on('close', () => void this.release(conn));
     // the newest connection wins: pinning ends any older activation, whose onDeactivate closes its socket
     const pinned = await actors.pin(chargePoint.address);
-    held.pin = pinned;
+    // from here `release` (the socket's close, a superseded or stopping accept) lets the pin go
+    this.pins.set(conn, pinned);
     if (!conn.isOpen || this.stopping || this.newest.get(id) !== conn) {
       const superseded = this.newest.get(id) !== conn;
-      await release();
+      await this.release(conn);
       if (conn.isOpen)
         conn.close(superseded ? 4000 : 1012, superseded ? 'replaced by a newer connection' : 'service restart');
       return;
     }
     registry.set(conn);
-    this.pins.set(conn, pinned);
     const { booted } = await chargePoint.ask({ type: 'connected', protocol, connection: conn.connectionId });
     conn.open({ bootDeadlineMs: booted ? null : this.opts.bootDeadlineMs });
     this.opts.onlineChanged(id, true, conn.connectionId);
+  }
+
+  /** Once per pinned connection: forgets it, releases its pin, reports the charger offline. */
+  private async release(conn: AnyChargerConnection): Promise<void> {
+    const pin = this.pins.get(conn);
+    if (!pin) return;
+    const id = conn.chargePointId;
+    this.pins.delete(conn);
+    this.opts.registry.delete(conn);
+    if (this.newest.get(id) === conn) this.newest.delete(id);
+    await pin.release().catch((err: unknown) => this.opts.log.warn({ err, charge_point: id }, 'pin release failed'));
+    this.opts.onlineChanged(id, false, conn.connectionId);
   }
 
   /** Shutdown, first step: refuse upgrades, close every charger with 1012 (service restart). */
@@ -255,4 +262,9 @@ function completeUpgrade(
 function frameErrorLogger(log: Logger, id: string): (err: Error & { code?: string }) => void {
   return (err) =>
     log.info({ charge_point: id, code: err.code, err: err.message }, 'charger sent an invalid WebSocket frame');
+}
+
+/** The 'error' listener every upgrading socket gets (one function for all of them). */
+function ignoreSocketError(): void {
+  // a reset or a write to a vanished client; the socket's 'close' follows
 }

@@ -87,13 +87,12 @@ export function jitteredRetryAfterS(random: () => number = Math.random): number 
  * password lookup included) is destroyed when the deadline passes.
  */
 export class HandshakeDeadlines {
-  private readonly timers = new WeakMap<Duplex, NodeJS.Timeout>();
-
   constructor(private readonly timeoutMs: number) {}
 
   watch(server: Server): void {
     server.on('connection', (socket: Duplex) => {
-      socket.once('close', () => this.clear(socket));
+      // a function of the module, not a closure: the listener stays for the socket's lifetime
+      socket.on('close', clearDeadlineOnClose);
       this.arm(socket);
     });
     server.on('request', (req: IncomingMessage) => this.clear(req.socket));
@@ -104,13 +103,24 @@ export class HandshakeDeadlines {
     this.clear(socket);
     const timer = setTimeout(() => socket.destroy(), this.timeoutMs);
     timer.unref();
-    this.timers.set(socket, timer);
+    deadlineTimers.set(socket, timer);
   }
 
   clear(socket: Duplex): void {
-    const timer = this.timers.get(socket);
-    if (timer === undefined) return;
-    clearTimeout(timer);
-    this.timers.delete(socket);
+    clearDeadline(socket);
   }
+}
+
+/** The armed deadline of each socket (a socket belongs to one server, so one map serves all). */
+const deadlineTimers = new WeakMap<Duplex, NodeJS.Timeout>();
+
+function clearDeadline(socket: Duplex): void {
+  const timer = deadlineTimers.get(socket);
+  if (timer === undefined) return;
+  clearTimeout(timer);
+  deadlineTimers.delete(socket);
+}
+
+function clearDeadlineOnClose(this: Duplex): void {
+  clearDeadline(this);
 }

@@ -7,7 +7,16 @@ import type { DurableMailbox } from './durable-mailbox.js';
 import { ActorMovedError, ActorUnavailableError, AskTimeoutError, serializeError } from './errors.js';
 import type { ActivationLookup } from './local-activations.js';
 import type { PendingAsks } from './pending-asks.js';
-import type { ActorMessenger, ActorProtocol, AskOptions, Inbox, ReplyTo, TypedRef } from './protocol.js';
+import type {
+  ActorMessenger,
+  ActorProtocol,
+  AskOptions,
+  DurableSendOptions,
+  DurableSendResult,
+  Inbox,
+  ReplyTo,
+  TypedRef,
+} from './protocol.js';
 import type { Envelope, Transport } from './transport.js';
 
 export interface MessengerOptions {
@@ -67,24 +76,19 @@ export class Messenger implements ActorMessenger {
     protocol: ActorProtocol<MessageSchema, Replies, Discriminant>,
     key: string,
   ): TypedRef<Static<MessageSchema>, Replies, Discriminant> {
-    const address = addressOf(protocol.kind, key);
-    return {
-      ...this.inbox<Static<MessageSchema>>(address),
-      // The one cast of a reply: it crossed a queue or the wire as `unknown`. It is what the
-      // handler of this protocol returned for this message, which `defineActor` types as a reply
-      // of the protocol and `ReplyTo` narrows by the message's discriminant.
-      ask: async (message, opts) =>
-        (await this.ask(address, message, opts)) as ReplyTo<Replies, Discriminant, typeof message>,
-    };
+    return new AddressRef<Static<MessageSchema>, Replies, Discriminant>(this.sender, addressOf(protocol.kind, key));
   }
 
   inbox<Msg>(address: Address): Inbox<Msg> {
-    return {
-      address,
-      tell: (message) => this.tell(address, message),
-      sendDurable: (message, opts) => this.parts.durable.send(address, message, opts),
-    };
+    return new AddressRef<Msg, never, undefined>(this.sender, address);
   }
+
+  /** What refs send through: this messenger's sends by address. */
+  private readonly sender: AddressSender = {
+    ask: (address, message, opts) => this.ask(address, message, opts),
+    tell: (address, message) => this.tell(address, message),
+    sendDurable: (address, message, opts) => this.parts.durable.send(address, message, opts),
+  };
 
   private tell(address: Address, message: unknown): void {
     void this.deliverTell(address, message, 0).catch((err: unknown) =>
@@ -199,5 +203,42 @@ export class Messenger implements ActorMessenger {
       await sleep(50 * 2 ** attempt);
     }
     throw new ActorUnavailableError(`no owner for ${address}`);
+  }
+}
+
+/** The sends a ref makes, by address (one per messenger, shared by all its refs). */
+interface AddressSender {
+  ask(address: Address, message: unknown, opts?: AskOptions): Promise<unknown>;
+  tell(address: Address, message: unknown): void;
+  sendDurable(address: Address, message: unknown, opts: DurableSendOptions): Promise<DurableSendResult>;
+}
+
+/**
+ * A ref or inbox: the address and the messenger's sender, its methods on the prototype. A charger
+ * connection keeps one for its lifetime; an object of closures would cost ~250 bytes more each.
+ */
+class AddressRef<Msg, Replies, Discriminant extends string | undefined> implements TypedRef<
+  Msg,
+  Replies,
+  Discriminant
+> {
+  constructor(
+    private readonly via: AddressSender,
+    readonly address: Address,
+  ) {}
+
+  // The one cast of a reply: it crossed a queue or the wire as `unknown`. It is what the handler
+  // of this protocol returned for this message, which `defineActor` types as a reply of the
+  // protocol and `ReplyTo` narrows by the message's discriminant.
+  ask<M extends Msg>(message: M, opts?: AskOptions): Promise<ReplyTo<Replies, Discriminant, M>> {
+    return this.via.ask(this.address, message, opts) as Promise<ReplyTo<Replies, Discriminant, M>>;
+  }
+
+  tell(message: Msg): void {
+    this.via.tell(this.address, message);
+  }
+
+  sendDurable(message: Msg, opts: DurableSendOptions): Promise<DurableSendResult> {
+    return this.via.sendDurable(this.address, message, opts);
   }
 }
