@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomFillSync, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { RawData, WebSocket } from 'ws';
 import type { ChargerCommand, ChargerEvent, ChargerEventOutcome, ProtocolAdapter, ProtocolName } from './domain.js';
@@ -39,6 +39,24 @@ export function chargerConnection(
   return protocol === 'ocpp1.6'
     ? new ChargerConnection(ws, chargePointId, settings, ocpp16Adapter)
     : new ChargerConnection(ws, chargePointId, settings, ocpp201Adapter);
+}
+
+/** Random bytes drawn 4 KiB at a time: one `randomFillSync` (~25 us here) per 256 connections. */
+const idPool = { bytes: Buffer.alloc(4096), used: 4096 };
+
+/**
+ * 128 random bits as 32 hex characters, one flat string. Not `randomUUID()`: its string is built
+ * from 16 pieces, a chain of 14 cons strings that a connection would hold for its lifetime (~450
+ * bytes instead of 48).
+ */
+function newConnectionId(): string {
+  if (idPool.used + 16 > idPool.bytes.length) {
+    randomFillSync(idPool.bytes);
+    idPool.used = 0;
+  }
+  const id = idPool.bytes.toString('hex', idPool.used, idPool.used + 16);
+  idPool.used += 16;
+  return id;
 }
 
 /**
@@ -83,12 +101,8 @@ interface PendingCall<V extends ProtocolName> {
  * the charger sends.
  */
 export class ChargerConnection<V extends ProtocolName> {
-  /**
-   * Distinguishes this socket from earlier ones of the same charger: 128 random bits as 32 hex
-   * characters. Not `randomUUID()`: its string is built from 16 pieces, a chain of 14 cons
-   * strings that a connection would hold for its lifetime (~450 bytes instead of 48).
-   */
-  readonly connectionId = randomBytes(16).toString('hex');
+  /** distinguishes this socket from earlier ones of the same charger (`newConnectionId`) */
+  readonly connectionId = newConnectionId();
   /** set by pong and by any frame (a Heartbeat needs nothing else); cleared by each liveness round */
   alive = true;
   private pending: PendingCall<V> | undefined;
