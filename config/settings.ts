@@ -95,9 +95,9 @@ export const SettingsSchema = Type.Object({
   COMMIT_WINDOW_MS: Type.Integer({
     minimum: 0,
     maximum: 50,
-    default: 2,
+    default: 5,
     description:
-      'group commit: while turns keep coming, those of this many ms commit in one transaction; a turn after a quiet spell commits at the end of its event-loop tick (0 = always so); replies wait for the commit',
+      'group commit: while turns keep coming, those of this many ms commit in one transaction (32 waiting turns end the window early); a turn after a quiet spell commits at the end of its event-loop tick (0 = always so); replies wait for the commit',
   }),
   ASK_TIMEOUT_MS: Type.Integer({
     minimum: 100,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ChargerEvent, ChargerEventOutcome, ProtocolName } from '../../src/ocpp/domain.js';
-import type { ChargePointActorDeps } from './ports.js';
+import type { ChargePointActorDeps, SessionProgress } from './ports.js';
 import type { ChargePointState } from './protocol.js';
 import { publishChange, type ChargePointCtx } from './state.js';
 
@@ -111,22 +111,18 @@ export function onTransactionProgress(
   if (!tx) return { id_tag_status: 'Accepted' };
   const meterStart = tx.meter_start_wh ?? event.meter_wh;
   const ended = event.type === 'transaction-ended';
-  ctx.write(
-    deps.sessions.progress(tx.session_id, {
-      ...(event.meter_wh === null
-        ? {}
-        : {
-            meter: {
-              start_wh: meterStart,
-              last_wh: event.meter_wh,
-              energy_wh: meterStart === null ? 0 : Math.max(0, event.meter_wh - meterStart),
-            },
-          }),
-      id_tag: event.id_tag,
-      seq_no: event.seq_no,
-      ...(ended ? { stopped: { at: epochMs(event.timestamp), reason: event.reason } } : {}),
-    }),
-  );
+  // built field by field: spreading conditional objects cost ~2.5 us per meter value (every
+  // MeterValues of a running transaction comes through here)
+  const progress: SessionProgress = { id_tag: event.id_tag, seq_no: event.seq_no };
+  if (event.meter_wh !== null) {
+    progress.meter = {
+      start_wh: meterStart,
+      last_wh: event.meter_wh,
+      energy_wh: meterStart === null ? 0 : Math.max(0, event.meter_wh - meterStart),
+    };
+  }
+  if (ended) progress.stopped = { at: epochMs(event.timestamp), reason: event.reason };
+  ctx.write(deps.sessions.progress(tx.session_id, progress));
   if (ended) {
     ctx.setState({
       ...s,

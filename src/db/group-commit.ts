@@ -38,6 +38,13 @@ const MAX_BATCH = 64;
  */
 const PG_BATCH = 8;
 
+/**
+ * Waiting turns that end the window early: a batch this big gains little from waiting longer,
+ * while a closed loop of callers (64 meter values in flight, each charger waiting for its reply)
+ * would otherwise wait out every window with all its calls already in.
+ */
+const FULL_ENOUGH = 32;
+
 /** What a turn commits besides its `TurnWrites`. */
 export interface TurnExtras {
   /** the batch's read this turn needs */
@@ -72,6 +79,8 @@ interface Pending {
 export class GroupCommit {
   private pending: Pending[] = [];
   private scheduled = false;
+  /** the window's timer while one runs */
+  private windowTimer: NodeJS.Timeout | undefined;
   /** when the last batch was taken (performance.now()) */
   private lastBatchAt = Number.NEGATIVE_INFINITY;
 
@@ -111,17 +120,27 @@ export class GroupCommit {
    * the COMMIT, the costly statement on SQLite, is paid once for all of them.
    */
   private schedule(): void {
-    if (this.scheduled) return;
+    if (this.scheduled) {
+      // enough has come in: take it at the end of this tick instead of at the window's end
+      if (this.windowTimer && this.pending.length >= FULL_ENOUGH) {
+        clearTimeout(this.windowTimer);
+        this.windowTimer = undefined;
+        setImmediate(this.go);
+      }
+      return;
+    }
     this.scheduled = true;
-    const go = (): void => {
-      this.scheduled = false;
-      this.lastBatchAt = performance.now();
-      for (const batch of this.batches(this.pending.splice(0))) void this.flush(batch);
-    };
     const wait = this.windowMs - (performance.now() - this.lastBatchAt);
-    if (wait >= 1) setTimeout(go, wait);
-    else setImmediate(go);
+    if (wait >= 1 && this.pending.length < FULL_ENOUGH) this.windowTimer = setTimeout(this.go, wait);
+    else setImmediate(this.go);
   }
+
+  private readonly go = (): void => {
+    this.scheduled = false;
+    this.windowTimer = undefined;
+    this.lastBatchAt = performance.now();
+    for (const batch of this.batches(this.pending.splice(0))) void this.flush(batch);
+  };
 
   /**
    * The waiting turns as batches: up to MAX_BATCH each on SQLite; on PostgreSQL light turns

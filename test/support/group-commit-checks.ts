@@ -86,6 +86,29 @@ async function checkWindowAndCap(db: Database): Promise<void> {
   expect(await count(db, 'win-%')).to.equal(150);
 }
 
+/**
+ * A long window: a few turns after a batch wait it out, but 32 waiting turns are taken at once
+ * (a closed loop of callers, each waiting for its reply, must not wait a window per round).
+ */
+async function checkFullEnoughEndsWindow(db: Database): Promise<void> {
+  const windowMs = 1000;
+  const group = new GroupCommit(db.sql, windowMs);
+  const turn = (id: string): Promise<void> =>
+    group.commit((tx) => tx.run('INSERT INTO test_gc_row (id, n) VALUES (?, ?)', [id, 0]).then());
+  // the first turn after a quiet spell goes at the end of its tick and starts a window
+  await turn('full-first');
+  let started = performance.now();
+  await Promise.all(Array.from({ length: 32 }, (_, i) => turn(`full-${i}`)));
+  expect(performance.now() - started, '32 waiting turns did not end the window').to.be.below(windowMs / 2);
+  started = performance.now();
+  const few = Promise.all([turn('few-1'), turn('few-2')]);
+  await new Promise((r) => setTimeout(r, 100));
+  expect(await count(db, 'few-%'), 'two turns waited for the window').to.equal(0);
+  await few;
+  expect(await count(db, 'few-%')).to.equal(2);
+  expect(await count(db, 'full-%')).to.equal(33);
+}
+
 /** A mergeable insert into the test table that records how its batches reached it. */
 class InsertRow extends MergeableStatement<{ id: string; n: number }> {
   /** the size of each `many` call */
@@ -184,6 +207,10 @@ export function groupCommitTests(db: () => Database): void {
 
   it('gathers the turns of a window (COMMIT_WINDOW_MS) and caps a transaction at 64 turns', async () => {
     await checkWindowAndCap(db());
+  });
+
+  it('ends the window early once 32 turns wait; fewer wait it out', async () => {
+    await checkFullEnoughEndsWindow(db());
   });
 
   it('writes the merged rows of a batch in one statement; a fenced turn of the batch fails alone', async () => {
