@@ -138,10 +138,12 @@ export class OcppEndpoint {
     const degraded = this.opts.degradedBy();
     if (degraded) return refuseUpgrade(socket, 503, { 'Retry-After': String(jitteredRetryAfterS()) });
     if (!IDENTITY.test(id)) return refuseUpgrade(socket, 404);
-    const address = clientAddress(req, this.opts.trustProxy);
     const idKey = `id:${id}`;
-    const addressKey = `address:${address}`;
-    const waitMs = logins.retryAfterMs([idKey, addressKey]);
+    // the peer's address is read only when a failure is on record somewhere (reading it is a
+    // getpeername system call: 24 us per charger of a boot storm on our machines)
+    let address: string | undefined;
+    const addressKey = (): string => `address:${(address ??= clientAddress(req, this.opts.trustProxy))}`;
+    const waitMs = logins.size === 0 ? 0 : logins.retryAfterMs([idKey, addressKey()]);
     if (waitMs > 0) return refuseUpgrade(socket, 429, { 'Retry-After': String(Math.ceil(waitMs / 1000)) });
     const offered = (req.headers['sec-websocket-protocol'] ?? '')
       .split(',')
@@ -153,10 +155,16 @@ export class OcppEndpoint {
       // No credentials at all is a client asking for the challenge, not a guess: not counted. An
       // address counts identities that fail, not failures: one misconfigured charger retrying
       // must not lock out every charger behind the same NAT or proxy address.
-      const blocks = !creds ? [] : logins.failed(logins.failures(idKey) === 0 ? [idKey, addressKey] : [idKey]);
+      const blocks = !creds ? [] : logins.failed(logins.failures(idKey) === 0 ? [idKey, addressKey()] : [idKey]);
       for (const block of blocks) {
         log.warn(
-          { charge_point: id, address, key: block.key, failures: block.failures, retry_after_ms: block.backoffMs },
+          {
+            charge_point: id,
+            address: (address ??= clientAddress(req, this.opts.trustProxy)),
+            key: block.key,
+            failures: block.failures,
+            retry_after_ms: block.backoffMs,
+          },
           'failed charger logins: backing off',
         );
       }

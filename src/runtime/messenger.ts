@@ -43,6 +43,14 @@ function retryDelayMs(attempt: number, remainingMs: number): number {
   return Math.max(1, Math.min(250, 10 * 2 ** attempt, remainingMs));
 }
 
+/**
+ * How long an ask waits for a pinned actor that has no pin. A charger's socket is open (and the
+ * operator may already see it) a little before its actor is pinned: the pin's fence raise waits
+ * for its group commit. An ask in that gap waits for the pin instead of answering "not
+ * connected"; an actor that stays unpinned is refused after this long.
+ */
+const PIN_GRACE_MS = 200;
+
 function withTimeout<T>(p: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => reject(onTimeout()), ms);
@@ -123,7 +131,12 @@ export class Messenger implements ActorMessenger {
       }
       const owner = await activations.ownerOf(address, kind.def);
       if (!owner || owner === this.opts.processId) {
-        if (kind.def.placement === 'pinned') throw new ActorUnavailableError(`${address} is not connected`);
+        if (kind.def.placement === 'pinned') {
+          const graceLeft = PIN_GRACE_MS - (Date.now() - (deadline - timeoutMs));
+          if (graceLeft <= 0) throw new ActorUnavailableError(`${address} is not connected`);
+          await sleep(retryDelayMs(attempt, Math.min(remaining, graceLeft)));
+          continue;
+        }
         await sleep(retryDelayMs(attempt, remaining));
         continue;
       }
