@@ -86,7 +86,14 @@ export class Database {
 
   /** Loads MikroORM (once; later calls share the first). */
   loadOrm(): Promise<Orm> {
-    this.ormLoading ??= this.openOrm().then((orm) => (this.loaded = orm));
+    this.ormLoading ??= this.openOrm().then(
+      (orm) => (this.loaded = orm),
+      (err: unknown) => {
+        // a failed load (the server unreachable) is tried again by the next caller
+        this.ormLoading = undefined;
+        throw err;
+      },
+    );
     return this.ormLoading;
   }
 

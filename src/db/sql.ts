@@ -65,7 +65,7 @@ export class SqliteExecutor implements SqlExecutor {
 
   constructor(
     private readonly source: SqliteConnectionSource,
-    private readonly onClose: () => void = () => undefined,
+    private readonly onClose: () => Promise<void> | void = () => undefined,
   ) {}
 
   private prepare(conn: BetterSqlite3.Database, sql: string): BetterSqlite3.Statement {
@@ -153,9 +153,8 @@ export class SqliteExecutor implements SqlExecutor {
     };
   }
 
-  close(): Promise<void> {
-    this.onClose();
-    return Promise.resolve();
+  async close(): Promise<void> {
+    await this.onClose();
   }
 }
 

@@ -1,43 +1,83 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { SqliteConnectionSource } from './sql.js';
 
+/** How long a holder may wait for the connection before its acquire fails (knex's pool: 60 s). */
+const ACQUIRE_TIMEOUT_MS = 60_000;
+
+interface Waiter {
+  resolve(conn: BetterSqlite3.Database): void;
+  reject(err: Error): void;
+  timer: NodeJS.Timeout;
+}
+
 /**
  * The process's one SQLite connection, lent to one holder at a time: a statement, a transaction
  * of the executor, or (when it is loaded) a MikroORM transaction through knex. Holders that find
- * it lent wait in a queue, in order. Why one connection: see `SqliteExecutor`.
+ * it lent wait in a queue, in order, for at most ACQUIRE_TIMEOUT_MS. Why one connection: see
+ * `SqliteExecutor`.
  */
 export class SqliteConnectionLock implements SqliteConnectionSource {
   private lent = false;
-  private closed = false;
-  private readonly waiting: Array<{
-    resolve: (conn: BetterSqlite3.Database) => void;
-    reject: (err: Error) => void;
-  }> = [];
+  private closing: { done: Promise<void>; finish(): void } | undefined;
+  private readonly waiting: Waiter[] = [];
 
   constructor(private readonly conn: BetterSqlite3.Database) {}
 
   acquire(): Promise<BetterSqlite3.Database> {
-    if (this.closed) return Promise.reject(new Error('the SQLite connection is closed'));
+    if (this.closing) return Promise.reject(new Error('the SQLite connection is closed'));
     if (!this.lent) {
       this.lent = true;
       return Promise.resolve(this.conn);
     }
-    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          const at = this.waiting.indexOf(waiter);
+          if (at >= 0) this.waiting.splice(at, 1);
+          reject(new Error(`the SQLite connection stayed busy for ${ACQUIRE_TIMEOUT_MS} ms`));
+        }, ACQUIRE_TIMEOUT_MS),
+      };
+      waiter.timer.unref();
+      this.waiting.push(waiter);
+    });
   }
 
   release(conn: BetterSqlite3.Database): void {
     if (conn !== this.conn || !this.lent) throw new Error('released a SQLite connection that was not lent');
     const next = this.waiting.shift();
-    if (next) next.resolve(this.conn);
-    else this.lent = false;
+    if (next) {
+      clearTimeout(next.timer);
+      next.resolve(this.conn);
+      return;
+    }
+    this.lent = false;
+    this.closing?.finish();
   }
 
-  /** Refuses the waiting and later holders, then closes the file. */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    for (const w of this.waiting.splice(0)) w.reject(new Error('the SQLite connection is closed'));
-    this.conn.close();
+  /**
+   * Refuses new and waiting holders, then closes the file once the current holder (a transaction
+   * in flight) hands the connection back, or after `graceMs` whatever it is doing.
+   */
+  close(graceMs = 5000): Promise<void> {
+    if (!this.closing) {
+      let finish = (): void => undefined;
+      const done = new Promise<void>((resolve) => {
+        finish = () => {
+          if (this.conn.open) this.conn.close();
+          resolve();
+        };
+      });
+      this.closing = { done, finish };
+      for (const w of this.waiting.splice(0)) {
+        clearTimeout(w.timer);
+        w.reject(new Error('the SQLite connection is closed'));
+      }
+      if (!this.lent) finish();
+      else setTimeout(finish, graceMs).unref();
+    }
+    return this.closing.done;
   }
 }
 

@@ -173,6 +173,9 @@ export class OcppEndpoint {
     logins.succeeded(idKey);
     // the charger must speak the protocol it was registered with (OCPP-J: no common subprotocol -> refuse)
     if (!offered.includes(protocol)) return refuseUpgrade(socket, 400);
+    // ajv and the schemas load on the first charger's upgrade, not at start (cold start); the
+    // socket is not upgraded yet, so nothing it sends meanwhile is missed
+    await this.opts.schemas.load();
     // the client may have left during the lookup; ws would then destroy the socket without calling back
     if (socket.destroyed || !socket.writable || !socket.readable) return void socket.destroy();
     this.chosen.set(req, protocol);
@@ -206,35 +209,32 @@ export class OcppEndpoint {
     }
     registry.set(conn);
     const { booted } = await chargePoint.ask({ type: 'connected', protocol, connection: conn.connectionId });
+    // closed (or the endpoint stopped) during the ask: `release` has run, nothing goes online
+    if (this.pins.get(conn) !== pinned || !conn.isOpen) return;
     conn.open({ bootDeadlineMs: booted ? null : this.opts.bootDeadlineMs });
     this.opts.onlineChanged(id, true, conn.connectionId);
   }
 
   /** Once per pinned connection: forgets it, releases its pin, reports the charger offline. */
   private async release(conn: AnyChargerConnection): Promise<void> {
+    const id = conn.chargePointId;
+    if (this.newest.get(id) === conn) this.newest.delete(id);
     const pin = this.pins.get(conn);
     if (!pin) return;
-    const id = conn.chargePointId;
     this.pins.delete(conn);
     this.opts.registry.delete(conn);
-    if (this.newest.get(id) === conn) this.newest.delete(id);
     await pin.release().catch((err: unknown) => this.opts.log.warn({ err, charge_point: id }, 'pin release failed'));
-    this.opts.onlineChanged(id, false, conn.connectionId);
+    // a newer connection of the charger here has taken over (and reported it online)
+    if (!this.newest.has(id)) this.opts.onlineChanged(id, false, conn.connectionId);
   }
 
   /** Shutdown, first step: refuse upgrades, close every charger with 1012 (service restart). */
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.pinger) clearInterval(this.pinger);
-    const conns = this.opts.registry.all();
-    for (const conn of conns) conn.close(1012, 'service restart');
-    await Promise.all(
-      [...this.pins.entries()].map(async ([conn, pin]) => {
-        this.opts.registry.delete(conn);
-        await pin.release().catch(() => undefined);
-      }),
-    );
-    this.pins.clear();
+    for (const conn of this.opts.registry.all()) conn.close(1012, 'service restart');
+    // each pin once: the sockets' own close events find theirs already released
+    await Promise.all([...this.pins.keys()].map((conn) => this.release(conn)));
   }
 }
 

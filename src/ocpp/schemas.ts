@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import ajvFormats from 'ajv-formats';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { OcppCallError, type OcppErrorKind, type OcppVersion } from './errors.js';
 import type { OcppCall, OcppResponse } from './messages.js';
 
@@ -19,13 +18,6 @@ function readSchemaFile(file: string): Record<string, unknown> {
   if (!isJsonObject(value)) throw new Error(`${file} is not a JSON schema object`);
   return value;
 }
-
-const draft06 = readSchemaFile(require.resolve('ajv/dist/refs/json-schema-draft-06.json'));
-/*
- * ajv-formats is CommonJS: imported from ESM, its default is module.exports, which is the plugin
- * and also carries it as `default` (the one its typings describe).
- */
-const addFormats = ajvFormats.default;
 
 /** Which constraint failed -> which CALLERROR (OCPP-J 1.6 section 4.2.3, 2.0.1 part 4 section 4.3). */
 const kindByKeyword: Record<string, OcppErrorKind> = {
@@ -57,22 +49,34 @@ interface VersionSchemas {
 
 /**
  * The official OCPP JSON schemas of both versions, compiled on first use. Both the request and
- * the reply of every call, in either direction, are checked against them.
+ * the reply of every call, in either direction, are checked against them. ajv is loaded by
+ * `load()`, not when this module is (cold start): the endpoint starts it once it listens and
+ * waits for it before it handles a charger's first frame.
  */
 export class OcppSchemas {
-  private readonly versions: Record<OcppVersion, VersionSchemas>;
+  private versions: Record<OcppVersion, VersionSchemas> | undefined;
+  private loading: Promise<void> | undefined;
 
-  constructor() {
-    const make = (folder: string, requestFile: (a: string) => string): VersionSchemas => {
-      const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false });
-      ajv.addMetaSchema(draft06);
-      addFormats(ajv);
-      return { ajv, folder, requestFile, responseFile: (a) => `${a}Response.json`, cache: new Map() };
-    };
-    this.versions = {
-      'ocpp1.6': make(join(schemaRoot, 'ocpp-16-schemas'), (a) => `${a}.json`),
-      'ocpp2.0.1': make(join(schemaRoot, 'ocpp-20-schemas'), (a) => `${a}Request.json`),
-    };
+  /** Loads ajv and prepares both versions (once; later calls share the first). */
+  load(): Promise<void> {
+    this.loading ??= (async () => {
+      const [{ Ajv: AjvClass }, formats] = await Promise.all([import('ajv'), import('ajv-formats')]);
+      // ajv-formats is CommonJS: imported from ESM, its default is module.exports, which is the
+      // plugin and also carries it as `default` (the one its typings describe)
+      const addFormats = formats.default.default;
+      const draft06 = readSchemaFile(require.resolve('ajv/dist/refs/json-schema-draft-06.json'));
+      const make = (folder: string, requestFile: (a: string) => string): VersionSchemas => {
+        const ajv = new AjvClass({ strict: false, allErrors: false, validateSchema: false });
+        ajv.addMetaSchema(draft06);
+        addFormats(ajv);
+        return { ajv, folder, requestFile, responseFile: (a) => `${a}Response.json`, cache: new Map() };
+      };
+      this.versions = {
+        'ocpp1.6': make(join(schemaRoot, 'ocpp-16-schemas'), (a) => `${a}.json`),
+        'ocpp2.0.1': make(join(schemaRoot, 'ocpp-20-schemas'), (a) => `${a}Request.json`),
+      };
+    })();
+    return this.loading;
   }
 
   /** Is this a known action of the version (in either direction)? */
@@ -120,6 +124,7 @@ export class OcppSchemas {
   private validator(version: OcppVersion, direction: 'request' | 'response', action: string): ValidateFunction | null {
     // action names come from the wire: only plain identifiers may become file names
     if (!/^[A-Za-z0-9]{1,64}$/.test(action)) return null;
+    if (!this.versions) throw new Error('OCPP schemas used before load()');
     const v = this.versions[version];
     const key = `${direction}:${action}`;
     const cached = v.cache.get(key);

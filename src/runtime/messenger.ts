@@ -132,7 +132,8 @@ export class Messenger implements ActorMessenger {
       const owner = await activations.ownerOf(address, kind.def);
       if (!owner || owner === this.opts.processId) {
         if (kind.def.placement === 'pinned') {
-          const graceLeft = PIN_GRACE_MS - (Date.now() - (deadline - timeoutMs));
+          // at most half the ask's timeout: an actor that stays unpinned is "not connected", not late
+          const graceLeft = Math.min(PIN_GRACE_MS, timeoutMs / 2) - (Date.now() - (deadline - timeoutMs));
           if (graceLeft <= 0) throw new ActorUnavailableError(`${address} is not connected`);
           await sleep(retryDelayMs(attempt, Math.min(remaining, graceLeft)));
           continue;

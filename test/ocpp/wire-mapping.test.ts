@@ -26,6 +26,8 @@ function checked<V extends 'ocpp1.6' | 'ocpp2.0.1'>(version: V, action: string, 
 }
 
 describe('OCPP wire mapping (pure functions)', () => {
+  before(() => schemas.load());
+
   it('reads the energy register in Wh from kWh and unit multipliers, ignoring per-phase and other measurands', () => {
     expect(energyRegisterWh([sample({ value: 12.5, unit: 'kWh' })])).to.equal(12_500);
     expect(energyRegisterWh([sample({ value: 3, unit: 'Wh', multiplier: 3 })])).to.equal(3000);
