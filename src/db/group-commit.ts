@@ -131,7 +131,7 @@ export class GroupCommit {
     }
     this.scheduled = true;
     const wait = this.windowMs - (performance.now() - this.lastBatchAt);
-    if (wait >= 1 && this.pending.length < FULL_ENOUGH) this.windowTimer = setTimeout(this.go, wait);
+    if (wait >= 1) this.windowTimer = setTimeout(this.go, wait);
     else setImmediate(this.go);
   }
 

@@ -142,7 +142,8 @@ export class OcppEndpoint {
     // the peer's address is read only when a failure is on record somewhere (reading it is a
     // getpeername system call: 24 us per charger of a boot storm on our machines)
     let address: string | undefined;
-    const addressKey = (): string => `address:${(address ??= clientAddress(req, this.opts.trustProxy))}`;
+    const peer = (): string => (address ??= clientAddress(req, this.opts.trustProxy));
+    const addressKey = (): string => `address:${peer()}`;
     const waitMs = logins.size === 0 ? 0 : logins.retryAfterMs([idKey, addressKey()]);
     if (waitMs > 0) return refuseUpgrade(socket, 429, { 'Retry-After': String(Math.ceil(waitMs / 1000)) });
     const offered = (req.headers['sec-websocket-protocol'] ?? '')
@@ -160,7 +161,7 @@ export class OcppEndpoint {
         log.warn(
           {
             charge_point: id,
-            address: (address ??= clientAddress(req, this.opts.trustProxy)),
+            address: peer(),
             key: block.key,
             failures: block.failures,
             retry_after_ms: block.backoffMs,

@@ -50,8 +50,8 @@ interface VersionSchemas {
 /**
  * The official OCPP JSON schemas of both versions, compiled on first use. Both the request and
  * the reply of every call, in either direction, are checked against them. ajv is loaded by
- * `load()`, not when this module is (cold start): the endpoint starts it once it listens and
- * waits for it before it handles a charger's first frame.
+ * `load()`, not when this module is (cold start): the endpoint awaits it in the first charger's
+ * upgrade, before the socket can carry a frame.
  */
 export class OcppSchemas {
   private versions: Record<OcppVersion, VersionSchemas> | undefined;

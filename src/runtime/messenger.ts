@@ -106,7 +106,8 @@ export class Messenger implements ActorMessenger {
 
   private async ask(address: Address, message: unknown, opts?: AskOptions): Promise<unknown> {
     const timeoutMs = opts?.timeoutMs ?? this.opts.askTimeoutMs;
-    const deadline = Date.now() + timeoutMs;
+    const startedAt = Date.now();
+    const deadline = startedAt + timeoutMs;
     const { activations } = this.parts;
     const kind = activations.kindOf(address);
     const timeout = (): Error => new AskTimeoutError(`no reply from ${address} within ${timeoutMs} ms`);
@@ -133,7 +134,7 @@ export class Messenger implements ActorMessenger {
       if (!owner || owner === this.opts.processId) {
         if (kind.def.placement === 'pinned') {
           // at most half the ask's timeout: an actor that stays unpinned is "not connected", not late
-          const graceLeft = Math.min(PIN_GRACE_MS, timeoutMs / 2) - (Date.now() - (deadline - timeoutMs));
+          const graceLeft = Math.min(PIN_GRACE_MS, timeoutMs / 2) - (Date.now() - startedAt);
           if (graceLeft <= 0) throw new ActorUnavailableError(`${address} is not connected`);
           await sleep(retryDelayMs(attempt, Math.min(remaining, graceLeft)));
           continue;
