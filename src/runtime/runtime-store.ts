@@ -78,10 +78,14 @@ export class RuntimeStore {
   /** the process's group commit (`Database.group`): a charger's connect raises its fence through it */
   private readonly group: GroupCommit;
 
+  /** SQLite: fences read by earlier batches, valid while `actor_fence_clock` has not moved */
+  private readonly fenceCache: FenceCache | undefined;
+
   constructor(db: Database) {
     this.sql = db.sql;
     this.shareLock = db.dialect === 'postgresql' ? ' FOR SHARE' : '';
     this.group = db.group;
+    this.fenceCache = db.dialect === 'sqlite' ? new FenceCache() : undefined;
   }
 
   /**
@@ -119,16 +123,31 @@ export class RuntimeStore {
   }
 
   /**
-   * The fences of many keys in one statement (share-locked on PostgreSQL, as `checkFence`): the
-   * group commit reads those of a batch's turns this way (`BatchRead`), once per batch.
+   * The fences of a batch's turns (`BatchRead`), once per batch. On PostgreSQL one statement that
+   * share-locks them, as `checkFence`. On SQLite the batch reads the fence clock first: while it
+   * stands where it stood when the cached fences were read, no fence has changed since (from any
+   * connection: the clock moves by trigger, and the read is in the batch's transaction, so it is
+   * the same snapshot its writes commit on), and only keys not cached yet are read. It must run
+   * before any write of its transaction (the group commit reads first): a clock read after a
+   * fence write of the same transaction would be a value a rollback can take back.
    */
-  readonly readFences = async (tx: SqlRunner, keys: readonly string[]): Promise<Map<string, number>> => {
+  readonly readFences = async (tx: SqlRunner, keys: readonly string[]): Promise<ReadonlyMap<string, number>> => {
+    const cache = this.fenceCache;
+    if (!cache) return this.selectFences(tx, keys);
+    const clock = await tx.query('SELECT n FROM actor_fence_clock WHERE id = 1');
+    const known = cache.at(clock[0] ? num(clock[0].n) : -1);
+    const missing = keys.filter((k) => !known.has(k));
+    if (missing.length > 0) for (const [k, epoch] of await this.selectFences(tx, missing)) known.set(k, epoch);
+    return known;
+  };
+
+  private async selectFences(tx: SqlRunner, keys: readonly string[]): Promise<Map<string, number>> {
     const rows = await tx.query(
       `SELECT fence_key, epoch FROM actor_fence WHERE fence_key IN (${keys.map(() => '?').join(', ')})${this.shareLock}`,
       keys,
     );
     return new Map(rows.map((r) => [str(r.fence_key), num(r.epoch)]));
-  };
+  }
 
   async loadState(address: Address): Promise<string | undefined> {
     const rows = await this.sql.query('SELECT state FROM actor_state WHERE address = ?', [address]);
@@ -263,5 +282,26 @@ export class RuntimeStore {
       [address, Date.now(), limit],
     );
     return rows.map(toMailboxRow);
+  }
+}
+
+/** Fences cached at most, over every actor ever active here: past it the cache starts again. */
+const FENCE_CACHE_MAX = 100_000;
+
+/**
+ * Fences as read at one value of SQLite's fence clock. A batch that finds the clock elsewhere gets
+ * a new, empty map (a batch still holding the old one keeps its own view); a key never seen is not
+ * cached as absent, so a fence inserted later is read.
+ */
+class FenceCache {
+  private clock = -1;
+  private fences = new Map<string, number>();
+
+  at(clock: number): Map<string, number> {
+    if (clock !== this.clock || clock < 0 || this.fences.size >= FENCE_CACHE_MAX) {
+      this.clock = clock;
+      this.fences = new Map();
+    }
+    return this.fences;
   }
 }

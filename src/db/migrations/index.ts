@@ -3,6 +3,7 @@ import { M0001ActorRuntime } from './m0001-actor-runtime.js';
 import { M0002Ocpi } from './m0002-ocpi.js';
 import { M0003Csms } from './m0003-csms.js';
 import { M0004HotPath } from './m0004-hot-path.js';
+import { M0005FenceClock } from './m0005-fence-clock.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -10,6 +11,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0002-ocpi': M0002Ocpi,
   'm0003-csms': M0003Csms,
   'm0004-hot-path': M0004HotPath,
+  'm0005-fence-clock': M0005FenceClock,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

@@ -3,6 +3,12 @@
  * classes so that a process can tell whether any is pending without loading MikroORM's migrator
  * (`Database.pendingMigrations`); index.ts pairs each name with its class.
  */
-export const migrationNames = ['m0001-actor-runtime', 'm0002-ocpi', 'm0003-csms', 'm0004-hot-path'] as const;
+export const migrationNames = [
+  'm0001-actor-runtime',
+  'm0002-ocpi',
+  'm0003-csms',
+  'm0004-hot-path',
+  'm0005-fence-clock',
+] as const;
 
 export type MigrationName = (typeof migrationNames)[number];
