@@ -1,22 +1,31 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type MetricObjectWithValues,
+  type MetricType,
+  type MetricValueWithName,
+} from 'prom-client';
 
 /** Prometheus metrics of one process, served at /metrics. */
 export class PlatformMetrics {
   readonly registry = new Registry();
-  readonly httpRequests = new Histogram({
+  readonly httpRequests = new TallyHistogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP requests by method, route template and status',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });
-  readonly actorTurns = new Counter({
+  readonly actorTurns = new TallyCounter({
     name: 'actor_turns_total',
     help: 'actor turns by kind and outcome',
     labelNames: ['kind', 'outcome'] as const,
     registers: [this.registry],
   });
-  readonly actorTurnSeconds = new Histogram({
+  readonly actorTurnSeconds = new TallyHistogram({
     name: 'actor_turn_duration_seconds',
     help: 'time of an actor turn including its commit',
     labelNames: ['kind'] as const,
@@ -24,19 +33,18 @@ export class PlatformMetrics {
     registers: [this.registry],
   });
 
-  /** the labelled series of each kind and outcome, looked up once instead of on every turn */
-  private readonly turnSeries = new Map<string, { count: Counter.Internal; seconds: Histogram.Internal<'kind'> }>();
-
-  /** One finished actor turn: runs for every message a charger sends, hence the cached series. */
+  /**
+   * One finished actor turn. It runs for every message a charger sends, so it only adds to plain
+   * numbers: prom-client's own `inc` and `observe` hash their labels on every call.
+   */
   observeTurn(kind: string, outcome: string, seconds: number): void {
-    const key = `${kind}\u0000${outcome}`;
-    let series = this.turnSeries.get(key);
-    if (!series) {
-      series = { count: this.actorTurns.labels({ kind, outcome }), seconds: this.actorTurnSeconds.labels({ kind }) };
-      this.turnSeries.set(key, series);
-    }
-    series.count.inc();
-    series.seconds.observe(seconds);
+    this.actorTurns.add([kind, outcome]);
+    this.actorTurnSeconds.tally([kind], seconds);
+  }
+
+  /** One answered HTTP request (every OCPI and /v1 call). */
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    this.httpRequests.tally([method, route, String(status)], seconds);
   }
 
   constructor(collect: { activations(): number; ownedShards(): number }) {
@@ -57,5 +65,134 @@ export class PlatformMetrics {
         this.set(collect.ownedShards());
       },
     });
+  }
+}
+
+interface Tally {
+  labels: Record<string, string>;
+  /** per bucket, not cumulative; the last one is +Inf */
+  buckets: number[];
+  sum: number;
+  count: number;
+}
+
+type TallyValues = MetricObjectWithValues<MetricValueWithName<string>>;
+
+/** prom-client's types declare `MetricType` a numeric enum; its registry reads the type's name */
+const HISTOGRAM = 'histogram' as unknown as MetricType;
+
+/**
+ * A histogram that counts into plain arrays per label set and formats them only when read (for
+ * observations on every message or request: prom-client's own `observe` hashes the label set on
+ * each call). The registry reads it like any prom-client histogram (`getForPromString`, `get`).
+ */
+class TallyHistogram<L extends string> extends Histogram<L> {
+  private readonly metric: { name: string; help: string; labelNames: readonly L[] };
+  private readonly bounds: readonly number[];
+  private tallies = new Map<string, Tally>();
+
+  constructor(config: {
+    name: string;
+    help: string;
+    labelNames: readonly L[];
+    buckets: number[];
+    registers: Registry[];
+  }) {
+    super(config);
+    this.metric = { name: config.name, help: config.help, labelNames: config.labelNames };
+    this.bounds = config.buckets;
+  }
+
+  /** `values` in the order of `labelNames`; a duration that is not a finite number is dropped */
+  tally(values: readonly string[], seconds: number): void {
+    if (!Number.isFinite(seconds)) return;
+    const key = values.length === 1 ? (values[0] ?? '') : values.join('\u0000');
+    let t = this.tallies.get(key);
+    if (!t) {
+      const labels: Record<string, string> = {};
+      this.metric.labelNames.forEach((name, i) => (labels[name] = values[i] ?? ''));
+      t = { labels, buckets: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 };
+      this.tallies.set(key, t);
+    }
+    let i = 0;
+    while (i < this.bounds.length && seconds > (this.bounds[i] ?? Infinity)) i++;
+    t.buckets[i] = (t.buckets[i] ?? 0) + 1;
+    t.sum += seconds;
+    t.count++;
+  }
+
+  private values(): TallyValues {
+    const { name, help } = this.metric;
+    const values: MetricValueWithName<string>[] = [];
+    for (const t of this.tallies.values()) {
+      let acc = 0;
+      this.bounds.forEach((le, i) => {
+        acc += t.buckets[i] ?? 0;
+        values.push({ metricName: `${name}_bucket`, labels: { le, ...t.labels }, value: acc });
+      });
+      values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', ...t.labels }, value: t.count });
+      values.push({ metricName: `${name}_sum`, labels: t.labels, value: t.sum });
+      values.push({ metricName: `${name}_count`, labels: t.labels, value: t.count });
+    }
+    return { name, help, type: HISTOGRAM, values, aggregator: 'sum', collect: () => undefined };
+  }
+
+  override get(): Promise<TallyValues> {
+    return Promise.resolve(this.values());
+  }
+
+  /** what the registry reads when it writes the text format */
+  getForPromString(): Promise<TallyValues> {
+    return Promise.resolve(this.values());
+  }
+
+  override reset(): void {
+    this.tallies = new Map();
+  }
+}
+
+/**
+ * A counter whose increments go to plain numbers per label set and are handed to prom-client's
+ * own count when the registry reads it (`collect`); `reset` drops what was not handed over yet.
+ */
+class TallyCounter<L extends string> extends Counter<L> {
+  private readonly names: readonly L[];
+  /** made on first use: prom-client's constructor calls `reset` before this class's fields exist */
+  private pending: Map<string, { labels: Partial<Record<L, string>>; n: number }> | undefined;
+
+  constructor(config: { name: string; help: string; labelNames: readonly L[]; registers: Registry[] }) {
+    super({
+      ...config,
+      collect() {
+        if (this instanceof TallyCounter) this.handOver();
+      },
+    });
+    this.names = config.labelNames;
+  }
+
+  /** one more, `values` in the order of `labelNames` */
+  add(values: readonly string[]): void {
+    this.pending ??= new Map();
+    const key = values.join('\u0000');
+    let entry = this.pending.get(key);
+    if (!entry) {
+      const labels: Partial<Record<L, string>> = {};
+      this.names.forEach((name, i) => (labels[name] = values[i] ?? ''));
+      this.pending.set(key, (entry = { labels, n: 0 }));
+    }
+    entry.n++;
+  }
+
+  private handOver(): void {
+    for (const entry of this.pending?.values() ?? []) {
+      if (entry.n === 0) continue;
+      this.inc(entry.labels, entry.n);
+      entry.n = 0;
+    }
+  }
+
+  override reset(): void {
+    super.reset();
+    this.pending = undefined;
   }
 }

@@ -113,8 +113,7 @@ export class Platform {
       bodyLimit: config.BODY_LIMIT,
       bodyMaxDepth: config.BODY_MAX_DEPTH,
       trustProxy: config.TRUST_PROXY === 'true',
-      observe: (method, route, status, seconds) =>
-        this.services.metrics.httpRequests.observe({ method, route, status: String(status) }, seconds),
+      observe: (method, route, status, seconds) => this.services.metrics.observeRequest(method, route, status, seconds),
     });
     const server = createServer(app.callback());
     server.keepAliveTimeout = 65_000;
@@ -215,12 +214,11 @@ async function connectPlacement(
     import('../runtime/cluster/cluster-placement.js'),
     import('../runtime/cluster/redis-transport.js'),
   ]);
-  // commands issued in the same tick go out in one write (asks, replies and lease renewals
-  // of a busy process); each still gets its own reply, in order
+  // each command is written at once: ioredis's auto-pipelining holds a tick's commands until
+  // setImmediate, a loop iteration added to every hop of a cross-process ask (docs/PERFORMANCE.md)
   const redis = new Redis(config.REDIS_URL, {
     maxRetriesPerRequest: 2,
     lazyConnect: false,
-    enableAutoPipelining: true,
   });
   redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis error'));
   const placement = new ClusterPlacement({

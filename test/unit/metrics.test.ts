@@ -1,0 +1,59 @@
+import { expect } from 'chai';
+import { PlatformMetrics } from '../../src/metrics.js';
+
+/** The per-turn metrics add to plain numbers; /metrics must still read as prom-client's own. */
+describe('per-turn and per-request metrics', () => {
+  const collect = { activations: () => 3, ownedShards: () => 256 };
+  const lines = (text: string, prefix: string): string[] => text.split('\n').filter((l) => l.startsWith(prefix));
+
+  it('serves turn counts and a cumulative duration histogram per kind, and keeps counting across scrapes', async () => {
+    const m = new PlatformMetrics(collect);
+    m.observeTurn('charge-point', 'ok', 0.0004);
+    m.observeTurn('charge-point', 'ok', 0.003);
+    m.observeTurn('charge-point', 'fenced', 7);
+    m.observeTurn('partner', 'error', 0.02);
+    const text = await m.registry.metrics();
+    expect(text).to.contain('# TYPE actor_turn_duration_seconds histogram');
+    expect(lines(text, 'actor_turns_total{')).to.have.members([
+      'actor_turns_total{kind="charge-point",outcome="ok"} 2',
+      'actor_turns_total{kind="charge-point",outcome="fenced"} 1',
+      'actor_turns_total{kind="partner",outcome="error"} 1',
+    ]);
+    const cp = lines(text, 'actor_turn_duration_seconds').filter((l) => l.includes('kind="charge-point"'));
+    expect(cp).to.include('actor_turn_duration_seconds_bucket{le="0.001",kind="charge-point"} 1');
+    expect(cp).to.include('actor_turn_duration_seconds_bucket{le="0.005",kind="charge-point"} 2');
+    expect(cp).to.include('actor_turn_duration_seconds_bucket{le="5",kind="charge-point"} 2');
+    expect(cp).to.include('actor_turn_duration_seconds_bucket{le="+Inf",kind="charge-point"} 3');
+    expect(cp).to.include('actor_turn_duration_seconds_count{kind="charge-point"} 3');
+    expect(cp.find((l) => l.startsWith('actor_turn_duration_seconds_sum'))).to.equal(
+      `actor_turn_duration_seconds_sum{kind="charge-point"} ${0.0004 + 0.003 + 7}`,
+    );
+
+    m.observeTurn('charge-point', 'ok', 0.0001);
+    const again = await m.registry.metrics();
+    expect(again).to.contain('actor_turns_total{kind="charge-point",outcome="ok"} 3');
+    expect(again).to.contain('actor_turn_duration_seconds_count{kind="charge-point"} 4');
+    const json = await m.actorTurns.get();
+    expect(json.values.find((v) => v.labels.outcome === 'fenced')?.value).to.equal(1);
+
+    m.observeRequest('GET', '/ocpi/cpo/2.2.1/locations', 200, 0.003);
+    m.observeRequest('GET', '/ocpi/cpo/2.2.1/locations', 200, 0.2);
+    const http = lines(await m.registry.metrics(), 'http_request_duration_seconds');
+    const labels = 'method="GET",route="/ocpi/cpo/2.2.1/locations",status="200"';
+    expect(http).to.include(`http_request_duration_seconds_bucket{le="0.005",${labels}} 1`);
+    expect(http).to.include(`http_request_duration_seconds_bucket{le="0.25",${labels}} 2`);
+    expect(http).to.include(`http_request_duration_seconds_count{${labels}} 2`);
+
+    // a turn not read yet goes with the reset too, and a duration that is not a number is dropped
+    m.observeTurn('charge-point', 'ok', 0.001);
+    m.observeTurn('charge-point', 'ok', Number.NaN);
+    m.registry.resetMetrics();
+    const cleared = await m.registry.metrics();
+    expect(lines(cleared, 'actor_turn_duration_seconds_count')).to.deep.equal([]);
+    expect(lines(cleared, 'actor_turns_total{')).to.deep.equal([]);
+    m.observeTurn('partner', 'ok', Number.POSITIVE_INFINITY);
+    const after = await m.registry.metrics();
+    expect(after).to.contain('actor_turns_total{kind="partner",outcome="ok"} 1');
+    expect(lines(after, 'actor_turn_duration_seconds_count')).to.deep.equal([]);
+  });
+});
