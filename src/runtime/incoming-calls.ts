@@ -41,6 +41,13 @@ const RECEIVED_ASK_MEMORY_MAX = 10_000;
  */
 export class IncomingCalls {
   private readonly received = new Map<string, ReceivedAsk>();
+  /**
+   * The same entries oldest first, consumed from `head`. Eviction reads this instead of iterating
+   * `received` from its start: a Map keeps the slots of deleted keys until it grows, and every
+   * iteration from the start steps over them (at 10,000 remembered asks, thousands per ask).
+   */
+  private order: Array<{ id: string; entry: ReceivedAsk }> = [];
+  private head = 0;
 
   constructor(
     private readonly opts: IncomingCallsOptions,
@@ -107,11 +114,29 @@ export class IncomingCalls {
 
   private remember(id: string, entry: ReceivedAsk): void {
     const oldest = Date.now() - RECEIVED_ASK_MEMORY_MS;
-    for (const [k, v] of this.received) {
-      if (v.reply === undefined || (v.at >= oldest && this.received.size < RECEIVED_ASK_MEMORY_MAX)) break;
-      this.received.delete(k);
+    while (this.head < this.order.length) {
+      const first = this.order[this.head];
+      if (!first) break;
+      // an entry already forgotten ("moved") or replaced by a later ask of the same id
+      const current = this.received.get(first.id) === first.entry;
+      if (current) {
+        const v = first.entry;
+        if (v.reply === undefined || (v.at >= oldest && this.received.size < RECEIVED_ASK_MEMORY_MAX)) break;
+        this.received.delete(first.id);
+      }
+      this.head++;
+    }
+    if (this.head >= 1024 && this.head * 2 >= this.order.length) {
+      this.order = this.order.slice(this.head);
+      this.head = 0;
+    } else if (this.order.length - this.head > 2 * RECEIVED_ASK_MEMORY_MAX) {
+      // entries forgotten out of order ("moved" answers) keep their place in the queue; keep
+      // only the current ones, so the queue stays as bounded as the Map
+      this.order = this.order.slice(this.head).filter((o) => this.received.get(o.id) === o.entry);
+      this.head = 0;
     }
     this.received.set(id, entry);
+    this.order.push({ id, entry });
   }
 
   private reply(env: CallEnvelope, r: Reply): void {

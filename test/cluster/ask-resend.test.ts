@@ -64,4 +64,35 @@ describe('cluster: an ask re-sent under the same id runs once', function () {
     await eventually(async () => (repliesTo('ask-2').length === 1 ? true : undefined), { what: 'a reply to ask-2' });
     expect(repliesTo('ask-2')[0]?.value).to.equal(2);
   });
+
+  it('remembers the last 10,000 answered asks: past that the oldest runs again, a recent one is still answered from memory', async () => {
+    await send('old', { op: 'inc' });
+    await eventually(async () => (repliesTo('old').length === 1 ? true : undefined), { what: 'a reply to old' });
+    const before = Number(repliesTo('old')[0]?.value);
+    const fills = 10_000;
+    const call = (id: string) =>
+      JSON.stringify({ t: 'call', id, from: 'stand-in', to: 'counter/resent', msg: { op: 'get' }, ask: true, hops: 0 });
+    const inbox = `${env.env.REDIS_PREFIX}:inbox:${p.platform.services.actors.processId}`;
+    const pipeline = pub.pipeline();
+    for (let i = 0; i < fills; i++) pipeline.publish(inbox, call(`fill-${i}`));
+    await pipeline.exec();
+    await eventually(
+      async () => (replies.filter((r) => r.id.startsWith('fill-')).length === fills ? true : undefined),
+      { what: `${fills} replies`, timeoutMs: 20_000 },
+    );
+    const countIn = (r: { value?: unknown } | undefined): unknown =>
+      (r?.value as { count?: unknown } | undefined)?.count;
+    expect(countIn(repliesTo(`fill-${fills - 1}`)[0])).to.equal(before);
+
+    // forgotten: it runs again and counts once more
+    await send('old', { op: 'inc' });
+    await eventually(async () => (repliesTo('old').length === 2 ? true : undefined), { what: 'a second reply to old' });
+    expect(repliesTo('old')[1]?.value).to.equal(before + 1);
+    // remembered: the answer it had, not the count now
+    await send(`fill-${fills - 1}`, { op: 'get' });
+    await eventually(async () => (repliesTo(`fill-${fills - 1}`).length === 2 ? true : undefined), {
+      what: 'a second reply to the last fill',
+    });
+    expect(countIn(repliesTo(`fill-${fills - 1}`)[1])).to.equal(before);
+  });
 });
