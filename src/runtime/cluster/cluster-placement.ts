@@ -88,6 +88,8 @@ export class ClusterPlacement implements ActorPlacement {
   private timer: NodeJS.Timeout | undefined;
   private sub: Redis | undefined;
   private ticking: Promise<void> | undefined;
+  /** when the tick in flight began (performance.now()) */
+  private tickStartedAt = 0;
   private again = false;
   private stopping = false;
   private lastTickOk = false;
@@ -119,7 +121,13 @@ export class ClusterPlacement implements ActorPlacement {
     await sub.subscribe(this.keys.clusterChannel());
     await this.tick();
     await this.opts.redis.publish(this.keys.clusterChannel(), `join ${this.processId}`);
-    this.timer = setInterval(() => this.tickSoon(), this.tickMs);
+    this.timer = setInterval(() => {
+      // a tick stuck on Redis (its commands queue while Redis reconnects) must not keep leases
+      // past their local trust; a tick that is merely due renews first and expires after
+      if (this.ticking && performance.now() - this.tickStartedAt > this.tickMs)
+        this.loseExpired().catch((err: unknown) => this.opts.log.warn({ err }, 'expired leases not given up'));
+      this.tickSoon();
+    }, this.tickMs);
     this.timer.unref();
   }
 
@@ -155,6 +163,7 @@ export class ClusterPlacement implements ActorPlacement {
       this.again = true;
       return;
     }
+    this.tickStartedAt = performance.now();
     this.ticking = this.tick()
       .catch((err: unknown) => this.opts.log.warn({ err }, 'placement tick failed'))
       .finally(() => {
@@ -214,7 +223,11 @@ export class ClusterPlacement implements ActorPlacement {
         );
         const lost: number[] = [];
         leases.forEach((l, i) => {
-          if (results[i] === 1) l.validUntil = sentAt + this.opts.leaseTtlMs * LOCAL_TRUST;
+          if (l.released) {
+            // given up while the renewal was out (expired by the timer): hand the key back
+            if (results[i] === 1)
+              void this.scripts.releaseLease(this.keys.lease(l.shard), l.value).catch(() => undefined);
+          } else if (results[i] === 1) l.validUntil = sentAt + this.opts.leaseTtlMs * LOCAL_TRUST;
           else lost.push(l.shard);
         });
         if (lost.length > 0) await this.lose(lost, 'lease lost');
@@ -222,7 +235,11 @@ export class ClusterPlacement implements ActorPlacement {
         this.opts.log.warn({ err }, 'lease renewal failed');
       }
     }
-    // a lease we could not renew in time (Redis away, or this process was paused) ends here
+    await this.loseExpired();
+  }
+
+  /** A lease we could not renew in time (Redis away, or this process was paused) ends here. */
+  private async loseExpired(): Promise<void> {
     const expired = [...this.owned.values()].filter((l) => !l.isValid()).map((l) => l.shard);
     if (expired.length > 0) await this.lose(expired, 'lease expired before renewal');
   }
