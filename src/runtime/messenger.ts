@@ -130,7 +130,8 @@ export class Messenger implements ActorMessenger {
           continue;
         }
       }
-      const owner = await activations.ownerOf(address, kind.def);
+      // the lookup reads Redis, whose commands wait while it reconnects: the ask's deadline bounds it
+      const owner = await withTimeout(activations.ownerOf(address, kind.def), remaining, timeout);
       if (!owner || owner === this.opts.processId) {
         if (kind.def.placement === 'pinned') {
           // at most half the ask's timeout: an actor that stays unpinned is "not connected", not late

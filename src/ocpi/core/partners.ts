@@ -35,9 +35,12 @@ export class PartnerDirectory {
   ) {}
 
   async ask(countryCode: string, partyId: string, message: PartnerMessage): Promise<PartnerReply> {
-    const reply = await this.services.actors.ref(partnerProtocol, partnerKey(countryCode, partyId)).ask(message, {
-      timeoutMs: HANDSHAKE_ASK_TIMEOUT_MS,
-    });
+    // a handshake calls the partner inside the turn; everything else is answered from the
+    // actor's state and keeps the default bound
+    const calls = message.op === 'register' || message.op === 'rotate';
+    const reply = await this.services.actors
+      .ref(partnerProtocol, partnerKey(countryCode, partyId))
+      .ask(message, calls ? { timeoutMs: HANDSHAKE_ASK_TIMEOUT_MS } : undefined);
     if (reply.ok && reply.revoked.length > 0) {
       this.tokens.forget(reply.revoked);
       this.revoked(reply.revoked);
