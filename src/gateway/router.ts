@@ -114,14 +114,16 @@ function routeChain(
     // koa-bodyparser leaves {} when nothing was sent; rawBody tells a real (even empty-object) body apart
     const bodyPresent = typeof request.rawBody === 'string' && request.rawBody.trim().length > 0;
     const rawBody = bodyPresent ? request.body : undefined;
-    const { log, requestId } = requestContext(ctx);
+    const { logger, requestId } = requestContext(ctx);
     const result = await route.handler({
       params: params ? params.parseFields({ ...ctx.params }) : { ...ctx.params },
       query: query ? query.parseFields({ ...ctx.query }) : { ...ctx.query },
       body: body && (bodyPresent || !route.bodyOptional) ? body.parse(rawBody) : rawBody,
       auth: ctx.state.auth,
       koa: ctx,
-      log,
+      get log() {
+        return logger.log;
+      },
       requestId,
     });
     if (result.headers) for (const [k, v] of Object.entries(result.headers)) ctx.set(k, v);

@@ -16,13 +16,67 @@ function declaresDefault(schema: unknown, seen = new Set<object>()): boolean {
   return Object.values(schema).some((inner) => declaresDefault(inner, seen));
 }
 
+type ScalarKind = 'string' | 'integer' | 'number' | 'boolean';
+
+interface ScalarField {
+  kind: ScalarKind;
+  /** the schema's `default`, a scalar */
+  fallback?: string | number | boolean;
+}
+
+const INTEGER_TEXT = /^-?\d{1,15}$/;
+const NUMBER_TEXT = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+function isScalarKind(v: unknown): v is ScalarKind {
+  return v === 'string' || v === 'integer' || v === 'number' || v === 'boolean';
+}
+
+/**
+ * The properties of an object schema whose properties are all plain scalars (a query, a path),
+ * else undefined: for those, `RequestPart` converts the strings itself instead of TypeBox's
+ * `Convert` and `Default`, which walk the schema on every request.
+ */
+function scalarFields(schema: unknown): Map<string, ScalarField> | undefined {
+  if (typeof schema !== 'object' || schema === null) return undefined;
+  if (!('type' in schema) || schema.type !== 'object' || !('properties' in schema)) return undefined;
+  const properties = schema.properties;
+  if (typeof properties !== 'object' || properties === null) return undefined;
+  const fields = new Map<string, ScalarField>();
+  for (const [name, prop] of Object.entries(properties)) {
+    if (typeof prop !== 'object' || prop === null || !('type' in prop) || !isScalarKind(prop.type)) return undefined;
+    const field: ScalarField = { kind: prop.type };
+    if ('default' in prop) {
+      const d = prop.default;
+      if (typeof d !== 'string' && typeof d !== 'number' && typeof d !== 'boolean') return undefined;
+      field.fallback = d;
+    }
+    fields.set(name, field);
+  }
+  return fields;
+}
+
+/** One query or path string as its field's type; undefined when it does not read as one. */
+function convertScalar(kind: ScalarKind, text: string): string | number | boolean | undefined {
+  switch (kind) {
+    case 'string':
+      return text;
+    case 'integer':
+      return INTEGER_TEXT.test(text) ? Number(text) : undefined;
+    case 'number':
+      return NUMBER_TEXT.test(text) ? Number(text) : undefined;
+    case 'boolean':
+      return text === 'true' ? true : text === 'false' ? false : undefined;
+  }
+}
+
 /**
  * A compiled schema for one part of a request: compiled once per route and part, on the route's
  * first request (not when the router is built: start-up does not wait for routes nobody calls),
  * never per request.
  */
 export class RequestPart {
-  private compiled: { validator: Validator; hasDefaults: boolean } | undefined;
+  private compiled:
+    { validator: Validator; hasDefaults: boolean; scalars: Map<string, ScalarField> | undefined } | undefined;
   constructor(
     readonly where: Location,
     readonly schema: TSchema,
@@ -40,9 +94,37 @@ export class RequestPart {
     return this.compile().hasDefaults;
   }
 
-  private compile(): { validator: Validator; hasDefaults: boolean } {
-    this.compiled ??= { validator: Compile(this.schema), hasDefaults: declaresDefault(this.schema) };
+  private compile(): { validator: Validator; hasDefaults: boolean; scalars: Map<string, ScalarField> | undefined } {
+    this.compiled ??= {
+      validator: Compile(this.schema),
+      hasDefaults: declaresDefault(this.schema),
+      scalars: this.where === 'body' ? undefined : scalarFields(this.schema),
+    };
     return this.compiled;
+  }
+
+  /**
+   * The query or path of a schema of plain scalars, converted and defaulted here: undefined when
+   * a value does not read as its type, repeats, or is not a field of the schema, so that `parse`
+   * takes TypeBox's own way and reports what TypeBox reports.
+   */
+  private convertScalars(
+    input: Record<string, unknown>,
+    fields: Map<string, ScalarField>,
+  ): Record<string, unknown> | undefined {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(input)) {
+      const v = input[key];
+      const field = fields.get(key);
+      // a field the schema does not name (or `__proto__`): TypeBox's way decides
+      if (!field || typeof v !== 'string') return undefined;
+      const converted = convertScalar(field.kind, v);
+      if (converted === undefined) return undefined;
+      out[key] = converted;
+    }
+    for (const [name, field] of fields)
+      if (field.fallback !== undefined && !Object.hasOwn(out, name)) out[name] = field.fallback;
+    return out;
   }
 
   /**
@@ -50,6 +132,11 @@ export class RequestPart {
    * Defaults are applied. Throws RequestValidationError on failure.
    */
   parse(input: unknown): unknown {
+    const { scalars, validator } = this.compile();
+    if (scalars && isRecord(input) && !Array.isArray(input)) {
+      const quick = this.convertScalars(input, scalars);
+      if (quick && validator.Check(quick)) return quick;
+    }
     let value = input;
     if (this.where !== 'body') value = this.validator.Convert(value);
     if (this.hasDefaults) value = this.validator.Default(value);
@@ -79,7 +166,8 @@ function pointerToLoc(pointer: string): Array<string | number> {
     .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
 }
 
-function at(value: unknown, loc: Array<string | number>): unknown {
+/** The part of `value` at `loc` (object keys, array indexes); undefined where the path leaves it. */
+export function valueAt(value: unknown, loc: ReadonlyArray<string | number>): unknown {
   let v: unknown = value;
   for (const k of loc) {
     if (!isRecord(v)) return undefined;
@@ -101,7 +189,7 @@ const typeNames: Record<string, string> = {
 /** TypeBox error -> pydantic-style entry: `loc`, `msg`, `type`, `input`, `ctx`. */
 export function toDetail(where: Location, e: TLocalizedValidationError, root: unknown): ValidationDetail {
   const base = pointerToLoc(e.instancePath);
-  const input = at(root, base);
+  const input = valueAt(root, base);
   switch (e.keyword) {
     case 'required': {
       const missing = e.params.requiredProperties[0] ?? '';
@@ -123,7 +211,7 @@ export function toDetail(where: Location, e: TLocalizedValidationError, root: un
         loc: [where, ...base, extra],
         msg: 'Extra inputs are not permitted',
         type: 'extra_forbidden',
-        input: at(input, [extra]),
+        input: valueAt(input, [extra]),
         ctx: {},
       };
     }

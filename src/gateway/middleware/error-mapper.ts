@@ -35,7 +35,7 @@ export function errorMapper(log: Logger, mounts: ReadonlyArray<MountSpec<unknown
         return;
       }
       const known = knownError(err);
-      if (!known) (ctx.state.log ?? log).error({ err, req_id: requestId }, 'unhandled error');
+      if (!known) (ctx.state.requestLog?.log ?? log).error({ err, req_id: requestId }, 'unhandled error');
       const error = known ?? new HttpError(500, 'internal_error', 'internal server error');
       if (error instanceof HttpError)
         for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);

@@ -1,16 +1,16 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import '../request-state.js';
+import { RequestLogger } from '../request-state.js';
 
-/** One log line per request with its id, status and duration; a child logger for handlers. */
+/** One log line per request with its id, status and duration; a child logger for handlers (made when asked for). */
 export function requestLog(
   log: Logger,
   observe?: (method: string, route: string, status: number, seconds: number) => void,
 ): Middleware {
   return async (ctx, next) => {
     const started = performance.now();
-    const child = log.child({ req_id: ctx.state.requestId, corr_id: ctx.state.correlationId });
-    ctx.state.log = child;
+    const logger = new RequestLogger(log, { req_id: ctx.state.requestId, corr_id: ctx.state.correlationId });
+    ctx.state.requestLog = logger;
     try {
       await next();
     } finally {
@@ -18,7 +18,11 @@ export function requestLog(
       const route = ctx.state.routeTemplate ?? 'unmatched';
       observe?.(ctx.method, route, ctx.status, ms / 1000);
       const level = ctx.status >= 500 ? 'error' : 'info';
-      child[level]({ method: ctx.method, url: ctx.url, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
+      logger.line(
+        level,
+        { method: ctx.method, url: ctx.url, status: ctx.status, ms: Math.round(ms * 10) / 10 },
+        'request',
+      );
     }
   };
 }
