@@ -93,6 +93,8 @@ function handleKnown(
     case 'rotate':
       return handshake(deps, ctx, msg);
     case 'unregister':
+      // the state table: DELETE before the registration (with Token A) is not allowed
+      if (s.status !== 'registered') return fail('method_not_allowed', 'not registered: nothing to unregister');
       return commit(deps, ctx, unlinked(s), allHashes(s));
     case 'prepare-outbound': {
       const pending: PartnerState['tokens'][number] = { hash: msg.pending_hash, kind: 'pending' };

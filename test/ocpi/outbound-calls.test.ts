@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import { waitFor } from '../support/eventually.js';
-import { aLocation, credentials221 } from '../support/ocpi-builders.js';
+import { aLocation, aLocation211, credentials211, credentials221 } from '../support/ocpi-builders.js';
 import { OcpiApi, embeddedTarget, uniqueParty, type OcpiTarget } from '../support/ocpi-harness.js';
 import { loopbackPartner, partnerServer, type PartnerServer } from '../support/ocpi-partners.js';
 
@@ -205,6 +205,91 @@ describe('OCPI outbound calls: limits, redirects and the destination policy (rea
     expect(pulled.status).to.equal(502);
     expect(JSON.stringify(pulled.body)).to.include('partner unreachable: reply too deep');
   });
+
+  for (const version of ['2.1.1', '2.2.1'] as const)
+    it(`pulls a ${version}-only CPO partner's locations page by page, with request ids and (2.2.1) routing headers`, async () => {
+      const party = uniqueParty();
+      let base = '';
+      const locations = ['P-1', 'P-2', 'P-3'].map((id) =>
+        version === '2.1.1' ? aLocation211({ id }) : aLocation({ id, ...party }),
+      );
+      const seen: Array<{ path: string; headers: IncomingMessage['headers'] }> = [];
+      const partner = await rogue((req, res) => {
+        const url = new URL(req.url ?? '/', 'http://x');
+        seen.push({ path: url.pathname, headers: req.headers });
+        const ok = (data: unknown, headers: Record<string, string> = {}): void => {
+          res.writeHead(200, { 'Content-Type': 'application/json', ...headers });
+          res.end(JSON.stringify({ status_code: 1000, timestamp: new Date().toISOString(), data }));
+        };
+        if (url.pathname === '/versions') return ok([{ version, url: `${base}/${version}` }]);
+        if (url.pathname === `/${version}`)
+          return ok({
+            version,
+            endpoints: ['credentials', 'locations'].map((identifier) => ({
+              identifier,
+              url: `${base}/${version}/${identifier}`,
+              ...(version === '2.2.1' ? { role: 'SENDER' } : {}),
+            })),
+          });
+        if (url.pathname === `/${version}/credentials` && req.method === 'POST')
+          return ok(
+            version === '2.1.1'
+              ? credentials211(party, 'their-token-c', `${base}/versions`)
+              : credentials221(party, 'their-token-c', `${base}/versions`),
+          );
+        if (url.pathname === `/${version}/locations`) {
+          const offset = Number(url.searchParams.get('offset') ?? 0);
+          const limit = Number(url.searchParams.get('limit') ?? 10);
+          const next =
+            offset + limit < locations.length
+              ? `<${base}/${version}/locations?offset=${offset + limit}&limit=${limit}>; rel="next"`
+              : undefined;
+          return ok(locations.slice(offset, offset + limit), {
+            'X-Total-Count': String(locations.length),
+            'X-Limit': String(limit),
+            ...(next ? { Link: next } : {}),
+          });
+        }
+        res.statusCode = 404;
+        res.end('{}');
+      });
+      base = partner.url;
+      const { id } = await api.onboard(party, 'CPO');
+      const registered = await api.request('POST', `/v1/partners/${id}/register`, {
+        body: { versions_url: `${base}/versions`, token: 'their-token-a' },
+      });
+      expect(registered.status, JSON.stringify(registered.body)).to.equal(200);
+      expect(registered.body).to.include({ version });
+      const pulled = await api.request('POST', `/v1/partners/${id}/pull-locations`, { body: { limit: 2 } });
+      expect(pulled.status, JSON.stringify(pulled.body)).to.equal(200);
+      expect(pulled.body).to.include({ version, pages: 2, stored: 3, rejected: 0 });
+      expect(pulled.body.location_ids).to.deep.equal(['P-1', 'P-2', 'P-3']);
+
+      // every call has its own X-Request-ID; the two pages of the pull share one X-Correlation-ID
+      const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+      for (const call of seen) {
+        expect(call.headers['x-request-id'], call.path).to.match(uuid);
+        expect(call.headers['x-correlation-id'], call.path).to.match(uuid);
+      }
+      expect(new Set(seen.map((c) => c.headers['x-request-id'])).size).to.equal(seen.length);
+      const pages = seen.filter((c) => c.path.endsWith('/locations'));
+      expect(pages).to.have.length(2);
+      expect(pages[0]?.headers['x-correlation-id']).to.equal(pages[1]?.headers['x-correlation-id']);
+      // routing headers: 2.2.1 functional modules only, never versions or credentials
+      for (const call of seen) {
+        const routed = version === '2.2.1' && call.path.endsWith('/locations');
+        const expected = routed
+          ? {
+              'ocpi-from-country-code': 'NL',
+              'ocpi-from-party-id': 'EVP',
+              'ocpi-to-country-code': party.country_code,
+              'ocpi-to-party-id': party.party_id,
+            }
+          : {};
+        const got = Object.fromEntries(Object.entries(call.headers).filter(([k]) => k.startsWith('ocpi-')));
+        expect(got, call.path).to.deep.equal(expected);
+      }
+    });
 
   it("answers 502, not 500, when the partner's token cannot go raw into a 2.1.1 header", async () => {
     // every base64 (2.2.1) attempt is refused, so the handshake tries the raw token (2.1.1)

@@ -122,13 +122,15 @@ describe('OCPI between two instances (CPO and eMSP) on loopback', function () {
     // the eMSP pulls them, following Link headers three at a time
     const pulled = await emsp.call('POST', `/v1/partners/${String(onEmsp.body.id)}/pull-locations`, { limit: 3 });
     expect(pulled.status, JSON.stringify(pulled.body)).to.equal(200);
-    expect(pulled.body).to.include({ version: '2.1.1', pages: 3, stored: 7, rejected: 0 });
+    // the highest shared version whose details list locations: the CPO 2.2.1 mount has them
+    expect(pulled.body).to.include({ version: '2.2.1', pages: 3, stored: 7, rejected: 0 });
     expect(pulled.body.location_ids).to.deep.equal(ids);
 
     // the CPO rotates its credentials: a new token for the eMSP to call it with, and a new one from the eMSP
     const rotated = await cpo.call('POST', `/v1/partners/${String(onCpo.body.id)}/rotate`);
     expect(rotated.status, JSON.stringify(rotated.body)).to.equal(200);
-    expect(rotated.body).to.include({ status: 'registered', rotated_with_version: '2.1.1' });
+    // the link's version: the eMSP's 2.2.1 mount takes PUT /credentials
+    expect(rotated.body).to.include({ status: 'registered', rotated_with_version: '2.2.1' });
 
     // both sides still talk: the eMSP pulls again with the token it got in the rotation
     const again = await emsp.call('POST', `/v1/partners/${String(onEmsp.body.id)}/pull-locations`, { limit: 5 });

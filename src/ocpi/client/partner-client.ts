@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import Type, { type Static } from '#typebox';
 import { compileLazily } from '../../lazy-compile.js';
@@ -5,7 +6,7 @@ import { byteSize } from '../../../config/byte-size.js';
 import type { Config } from '../../../config/index.js';
 import { nextLink } from '../../gateway/paging.js';
 import { jsonNestingExceeds } from '../../json-depth.js';
-import { authorizationHeader } from '../core/auth.js';
+import { authorizationHeader, type PartyIdentity } from '../core/auth.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { PartnerCallError } from './partner-call-error.js';
 import { PartnerHttp, type PartnerHttpOptions } from './partner-http.js';
@@ -73,6 +74,32 @@ function unexpected(where: string, what: string): PartnerCallError {
   return new PartnerCallError(3001, 'unexpected data', { detail: `${where}: ${what}` });
 }
 
+/**
+ * What a call carries besides its token (OCPI 2.2.1 transport_and_format, "Unique message IDs"
+ * and "Message Routing"): every call has a fresh X-Request-ID and an X-Correlation-ID, shared by
+ * the calls of one action (the pages of a pull) when given. The routing headers go only on calls
+ * of 2.2.1 functional modules, never on versions or credentials, so only when `route` is given.
+ */
+export interface CallTrace {
+  correlationId?: string;
+  route?: { from: PartyIdentity; to: PartyIdentity };
+}
+
+function traceHeaders(version: OcpiVersion, trace: CallTrace | undefined): Record<string, string> {
+  const headers: Record<string, string> = {
+    'X-Request-ID': randomUUID(),
+    'X-Correlation-ID': trace?.correlationId ?? randomUUID(),
+  };
+  const route = trace?.route;
+  if (route && version === '2.2.1') {
+    headers['OCPI-from-country-code'] = route.from.country_code;
+    headers['OCPI-from-party-id'] = route.from.party_id;
+    headers['OCPI-to-country-code'] = route.to.country_code;
+    headers['OCPI-to-party-id'] = route.to.party_id;
+  }
+  return headers;
+}
+
 export class PartnerClient {
   private readonly http: PartnerHttp;
   constructor(opts: PartnerHttpOptions) {
@@ -80,13 +107,21 @@ export class PartnerClient {
   }
 
   /** One call; any HTTP status, as long as the reply is an OCPI envelope. */
-  async call(method: string, url: string, token: string, version: OcpiVersion, body?: unknown): Promise<CallResult> {
+  async call(
+    method: string,
+    url: string,
+    token: string,
+    version: OcpiVersion,
+    body?: unknown,
+    trace?: CallTrace,
+  ): Promise<CallResult> {
     const reply = await this.http.send({
       method,
       url,
       headers: {
         Authorization: authorizationHeader(token, version),
         Accept: 'application/json',
+        ...traceHeaders(version, trace),
         ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -116,8 +151,15 @@ export class PartnerClient {
   }
 
   /** A successful (HTTP 2xx, status_code 1xxx) call's `data`. */
-  async data(method: string, url: string, token: string, version: OcpiVersion, body?: unknown): Promise<CallResult> {
-    const result = await this.call(method, url, token, version, body);
+  async data(
+    method: string,
+    url: string,
+    token: string,
+    version: OcpiVersion,
+    body?: unknown,
+    trace?: CallTrace,
+  ): Promise<CallResult> {
+    const result = await this.call(method, url, token, version, body, trace);
     const { status, envelope } = result;
     if (status < 200 || status >= 300 || envelope.status_code < 1000 || envelope.status_code >= 2000) {
       throw new PartnerCallError(3001, 'error answer', {
@@ -166,11 +208,19 @@ export class PartnerClient {
    * the next is read, so memory holds one page (at most PARTNER_RESPONSE_LIMIT) however many
    * pages the partner has.
    */
-  async *pages(url: string, token: string, version: OcpiVersion, maxPages = 1000): AsyncGenerator<unknown[]> {
+  async *pages(
+    url: string,
+    token: string,
+    version: OcpiVersion,
+    trace?: CallTrace,
+    maxPages = 1000,
+  ): AsyncGenerator<unknown[]> {
     let next: string | undefined = url;
     let pages = 0;
+    // the pages of one pull share one correlation id
+    const shared: CallTrace = { ...trace, correlationId: trace?.correlationId ?? randomUUID() };
     while (next && pages < maxPages) {
-      const { envelope, headers }: CallResult = await this.data('GET', next, token, version);
+      const { envelope, headers }: CallResult = await this.data('GET', next, token, version, undefined, shared);
       const data: unknown = envelope.data;
       if (!Array.isArray(data)) throw unexpected(`GET ${next}`, 'data is not a list');
       pages++;

@@ -75,8 +75,31 @@ export function unauthorized(version: OcpiVersion): OcpiError {
   return new OcpiError(401, version === '2.2.1' ? 2001 : 2000, 'Unauthorized');
 }
 
+/**
+ * 403: a valid token of a partner whose role this interface does not serve (an eMSP partner on
+ * our eMSP mount, a CPO partner on our CPO mount). OCPI names no status for it; 2000 is its
+ * generic client error (docs/OCPI.md "Mounts").
+ */
+export function wrongRole(serves: 'CPO' | 'EMSP', caller: 'CPO' | 'EMSP'): OcpiError {
+  return new OcpiError(
+    403,
+    OCPI_GENERIC_CLIENT_ERROR,
+    `this interface serves ${serves} partners; the token is of a ${caller} partner`,
+  );
+}
+
 export function unknownLocation(): OcpiError {
   return new OcpiError(404, 2003, 'Unknown location');
+}
+
+/** An EVSE or connector not in the location (2003, as the location itself). */
+export function unknownLocationPart(what: 'EVSE' | 'connector'): OcpiError {
+  return new OcpiError(404, 2003, `Unknown ${what}`);
+}
+
+/** 404 with 2000: OCPI has no status of its own for an unknown tariff or session. */
+export function unknownObject(what: 'tariff' | 'session'): OcpiError {
+  return new OcpiError(404, OCPI_GENERIC_CLIENT_ERROR, `Unknown ${what}`);
 }
 
 export function unknownToken(): OcpiError {

@@ -9,11 +9,14 @@ import {
   type RouteResult,
   type RouteSpec,
 } from '../../gateway/route-table.js';
-import type { ListOptions, ObjectStore } from '../store/object-store.js';
-import type { OcpiCaller, PartyIdentity } from './auth.js';
+import type { ListOptions, ObjectKey, ObjectStore } from '../store/object-store.js';
+import type { OcpiCaller, PartnerRole, PartyIdentity } from './auth.js';
 import type { OcpiContext } from './context.js';
+import { RequestValidationError, type OcpiError } from '../../gateway/errors.js';
+import { valueAt } from '../../gateway/validation.js';
+import { declaresDateTime, normalizeDateTimes, type DateTimePath } from './datetime.js';
 import { SerializedJson, ocpiEnvelope, type OcpiVersion } from './envelope.js';
-import { ocpiErrors } from './errors.js';
+import { ocpiErrors, wrongRole } from './errors.js';
 import { assertOwnParty, requireLink } from './guards.js';
 import { listWindow } from './pagination.js';
 import { Envelope, ListQuery } from './schemas.js';
@@ -37,6 +40,8 @@ export interface OcpiMountOptions {
   /** 2.2.1 accepts the base64-encoded token and the raw one, 2.1.1 the raw one (docs/OCPI.md "Mounts") */
   accept: 'raw' | 'base64-or-raw';
   routes: OcpiRoute[];
+  /** the role of the partners this mount serves (a role mount); others get 403 */
+  serves?: PartnerRole;
 }
 
 /**
@@ -49,11 +54,64 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
     prefix: o.prefix,
     description: o.description,
     security: 'ocpiToken',
-    authenticate: (koa: Context) => ctx.tokens.authenticate(koa, o.version, o.accept),
+    authenticate: async (koa: Context) => {
+      const caller = await ctx.tokens.authenticate(koa, o.version, o.accept);
+      if (o.serves && caller.role !== o.serves) throw wrongRole(o.serves, caller.role);
+      return caller;
+    },
     respond: ocpiEnvelope,
     errors: ocpiErrors,
-    routes: o.routes.map((r) => ({ ...r, responses: { ...documentedErrors(r, o.version), ...r.responses } })),
+    routes: o.routes.map((r) =>
+      utcDateTimes({ ...r, responses: { ...documentedErrors(r, o.version), ...r.responses } }),
+    ),
   });
+}
+
+/**
+ * Routes only partners of `role` may call (the overview mount, which has no role of its own):
+ * others get the role mounts' 403 (`wrongRole`).
+ */
+export function forPartners(role: PartnerRole, routes: OcpiRoute[]): OcpiRoute[] {
+  return routes.map((r) => ({
+    ...r,
+    handler: (req) => {
+      if (req.auth.role !== role) throw wrongRole(role, req.auth.role);
+      return r.handler(req);
+    },
+  }));
+}
+
+/** A route whose handler sees the body and query with every OCPI DateTime in UTC (`withUtcDateTimes`). */
+export function utcDateTimes<A>(r: RouteSpec<A>): RouteSpec<A> {
+  // decided once per route: most bodies and queries have no DateTime to walk for
+  if (!declaresDateTime(r.body) && !declaresDateTime(r.query)) return r;
+  return { ...r, handler: (req) => r.handler(withUtcDateTimes(r, req)) };
+}
+
+/**
+ * The request's body and query with every OCPI DateTime in UTC (core/datetime.ts), before the
+ * handler sees them: nothing a partner sends in another form is stored or passed on in it.
+ */
+function withUtcDateTimes<A>(route: RouteSpec<A>, req: RouteRequest<A>): RouteRequest<A> {
+  const invalid: Array<{ where: 'body' | 'query'; path: DateTimePath; input: unknown }> = [];
+  const check = (where: 'body' | 'query', schema: TSchema, value: unknown): void => {
+    const found: DateTimePath[] = [];
+    normalizeDateTimes(schema, value, found);
+    for (const path of found) invalid.push({ where, path, input: valueAt(value, path) });
+  };
+  if (route.body && req.body !== undefined) check('body', route.body, req.body);
+  if (route.query) check('query', route.query, req.query);
+  if (invalid.length > 0)
+    throw new RequestValidationError(
+      invalid.map(({ where, path, input }) => ({
+        loc: [where, ...path],
+        msg: 'Input should be a valid datetime: no such day or instant',
+        type: 'datetime_from_date_parsing',
+        input,
+        ctx: {},
+      })),
+    );
+  return req;
 }
 
 /** The error answers every OCPI route shares, for the OpenAPI document (docs/SECURITY.md). */
@@ -150,6 +208,24 @@ export function pathParty(req: OcpiRequest): PartyIdentity {
  * How every write of a partner to its own objects starts: a registered link, and the party the
  * path names must be the caller's (docs/OCPI.md "Who sees what").
  */
+/**
+ * The caller's own object at the path's party and `id` (2001 for another party's path, 401 with
+ * Token A): its key, and the object, or `unknown()` thrown when we hold none.
+ */
+export async function callersObject<T extends { last_updated: string }>(
+  req: OcpiRequest,
+  version: OcpiVersion,
+  store: ObjectStore<T>,
+  id: string,
+  unknown: () => OcpiError,
+): Promise<{ key: ObjectKey; object: T }> {
+  const { party } = callerOwnPath(req, version);
+  const key = { ...party, id };
+  const object = await store.get(key);
+  if (!object) throw unknown();
+  return { key, object };
+}
+
 export function callerOwnPath(req: OcpiRequest, version: OcpiVersion): { caller: OcpiCaller; party: PartyIdentity } {
   const caller = requireLink(req.auth, version);
   const party = pathParty(req);

@@ -1,5 +1,6 @@
 import Type, { type TSchema } from '#typebox';
 import { MAX_OFFSET } from '../../gateway/request-limits.js';
+import { DATETIME_PATTERN } from './datetime.js';
 
 /**
  * Field types every OCPI module uses, in both versions (OCPI 2.2.1 types.asciidoc), the list
@@ -9,7 +10,11 @@ import { MAX_OFFSET } from '../../gateway/request-limits.js';
  * live in its folder (`locations/schemas-2.2.1.ts`, ...).
  */
 
-export const DateTime = Type.String({ format: 'date-time', description: 'ISO 8601 date-time' });
+/** OCPI DateTime: UTC; without a designator it means UTC; stored and served with `Z` (datetime.ts) */
+export const DateTime = Type.String({
+  pattern: DATETIME_PATTERN,
+  description: 'OCPI DateTime (RFC 3339): no designator means UTC; an offset is converted; served in UTC with Z',
+});
 
 /** country_code is 2 letters (ISO 3166-1 alpha-2, uppercase in paths; docs/SECURITY.md "Limits") */
 export const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, uppercase' });

@@ -64,38 +64,73 @@ export function credentialsRoute(ctx: OcpiContext, o: CredentialsRouteOptions): 
 }
 
 /**
- * GET `/credentials` (2.2.1): our Credentials object with the token the caller presented (we
- * keep hashes only); `versionsPath` is the versions endpoint they name.
+ * GET `/credentials`: our Credentials object in the mount's version, with the token the caller
+ * presented (we keep hashes only); `versionsPath` is the versions endpoint they name.
  */
-export function ownCredentialsRoute(ctx: OcpiContext, versionsPath: string): OcpiRoute {
-  return route({
+export function ownCredentialsRoute(
+  ctx: OcpiContext,
+  versionsPath: string,
+  version: OcpiVersion = '2.2.1',
+  ourRole: (caller: OcpiCaller) => PartnerRole = (caller) => ourRoleToward(caller.role),
+): OcpiRoute {
+  const common = {
     method: 'GET',
     path: '/credentials',
     module: 'credentials',
     summary: 'The credentials the caller uses with us (Token A or the current token)',
-    response: Envelope(C221.Credentials),
-    handler: (req) => ({
-      data: ownCredentials(
-        ctx,
-        '2.2.1',
-        req.auth.token,
-        `${ctx.baseUrl(req.koa)}${versionsPath}`,
-        ourRoleToward(req.auth.role),
-      ),
-    }),
-  });
+  } as const;
+  const data = (req: OcpiRequest) =>
+    ownCredentials(ctx, version, req.auth.token, `${ctx.baseUrl(req.koa)}${versionsPath}`, ourRole(req.auth));
+  return version === '2.2.1'
+    ? route({ ...common, response: Envelope(C221.Credentials), handler: (req) => ({ data: data(req) }) })
+    : route({ ...common, response: Envelope(C211.Credentials), handler: (req) => ({ data: data(req) }) });
 }
 
-/** DELETE `/credentials` (2.2.1): every token of the caller stops working. */
-export function unregisterRoute(ctx: OcpiContext): OcpiRoute {
+/** DELETE `/credentials`: every token of the caller stops working; 405 while not registered. */
+export function unregisterRoute(ctx: OcpiContext, version: OcpiVersion = '2.2.1'): OcpiRoute {
   return route({
     method: 'DELETE',
     path: '/credentials',
     module: 'credentials',
     summary: 'Removes the credentials relationship; every token of the caller stops working',
+    responses: { 405: 'not registered (called with Token A)' },
     handler: async (req) => {
-      await unregister(ctx, req.auth, '2.2.1');
+      // Token A never ends a link (another process may still know it for up to a second)
+      if (req.auth.tokenKind === 'initial') throw credentialsMethodNotAllowed('not registered: nothing to unregister');
+      await unregister(ctx, req.auth, version);
       return { data: undefined };
     },
   });
+}
+
+export interface CredentialsModuleOptions {
+  version: OcpiVersion;
+  /** the versions endpoint our Credentials name (the mount's role list, or the overview's) */
+  ourVersionsPath: string;
+  ourRole: (caller: OcpiCaller) => PartnerRole;
+}
+
+/**
+ * The whole credentials module of a mount (OCPI "credentials" module, both versions): GET our
+ * credentials, POST to register with Token A, PUT to rotate, DELETE to unregister, with the
+ * state table's 405s (docs/OCPI.md "The credentials link").
+ */
+export function credentialsModule(ctx: OcpiContext, o: CredentialsModuleOptions): OcpiRoute[] {
+  const shared = { version: o.version, ourVersionsPath: o.ourVersionsPath, ourRole: o.ourRole };
+  return [
+    ownCredentialsRoute(ctx, o.ourVersionsPath, o.version, o.ourRole),
+    credentialsRoute(ctx, {
+      ...shared,
+      method: 'POST',
+      summary: "Registers with Token A: store the caller's token and versions URL, discover it, issue our token",
+      methodNotAllowed: 'already registered',
+    }),
+    credentialsRoute(ctx, {
+      ...shared,
+      method: 'PUT',
+      summary: "Rotates the credentials of a registered partner (the identity stays the token's)",
+      methodNotAllowed: 'called with the initial token (Token A): initial registration uses POST',
+    }),
+    unregisterRoute(ctx, o.version),
+  ];
 }

@@ -1,13 +1,15 @@
+import Type from '#typebox';
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
+import type { OcpiVersion } from '../core/envelope.js';
 import { unknownLocation } from '../core/errors.js';
 import { assertOwnParty, requireLink } from '../core/guards.js';
-import { listRoute, pathParty, type OcpiRoute } from '../core/mount-kit.js';
-import { Envelope } from '../core/schemas.js';
-import { locationTo211 } from './mappers.js';
+import { listRoute, pathParty, type OcpiRequest, type OcpiRoute } from '../core/mount-kit.js';
+import { Envelope, ObjectId } from '../core/schemas.js';
+import { connectorTo211, evseTo211, locationTo211 } from './mappers.js';
 import * as L211 from './schemas-2.1.1.js';
 import * as L221 from './schemas-2.2.1.js';
-import { findLocation } from './service.js';
+import { connectorOf, evseOf, findLocation } from './service.js';
 
 /**
  * The Sender interface of the locations module (the CPO side): partners read our published
@@ -31,38 +33,129 @@ export function locationsSender211(ctx: OcpiContext): OcpiRoute[] {
   ];
 }
 
+/** 2.2.1: GET `/locations`, our published locations, paged. */
+export function locationsList221(ctx: OcpiContext): OcpiRoute {
+  return listRoute(ctx, {
+    path: '/locations',
+    module: 'locations',
+    summary: 'Our published locations, paged',
+    version: '2.2.1',
+    store: ctx.stores.locations,
+    owner: 'ours',
+    item: L221.LocationOut,
+    publishedOnly: true,
+  });
+}
+
+/** 2.2.1 (the overview): GET of one location, ours or the caller's own (the caller reads back what it pushed). */
+export function locationReadBack221(ctx: OcpiContext): OcpiRoute {
+  return route({
+    method: 'GET',
+    path: '/locations/:country_code/:party_id/:location_id',
+    module: 'locations',
+    summary: "One of our locations, or one of the caller's",
+    params: L221.LocationPath,
+    response: Envelope(L221.LocationOut),
+    responses: { 404: 'unknown location (status_code 2003)' },
+    handler: async (req) => {
+      const caller = requireLink(req.auth, '2.2.1');
+      const party = pathParty(req);
+      if (!ctx.isOwn(party)) assertOwnParty(caller, party);
+      const location = await findLocation(ctx, party, req.params.location_id);
+      // an unpublished location of ours is not shown to partners
+      if (ctx.isOwn(party) && location.publish === false) throw unknownLocation();
+      return { data: location };
+    },
+  });
+}
+
+const OneLocation = Type.Object({ location_id: ObjectId });
+const OneEvse = Type.Object({ location_id: ObjectId, evse_uid: ObjectId });
+const OneConnector = Type.Object({ location_id: ObjectId, evse_uid: ObjectId, connector_id: ObjectId });
+
+/** One of our published locations, for the one-object routes (its EVSE and connector: `evseOf`, `connectorOf`). */
+type FindOurs = (req: OcpiRequest, id: string) => Promise<L221.StoredLocation>;
+
+const ONE_OBJECT = { method: 'GET', module: 'locations', responses: { 404: 'unknown (status_code 2003)' } } as const;
+
 /**
- * 2.2.1 (the overview): GET `/locations`, and GET of one location, ours or the caller's own
- * (the caller reads back what it pushed).
+ * The Sender's GET of one object (OCPI 2.1.1 and 2.2.1 mod_locations, "Sender Interface"):
+ * `/locations/{location_id}[/{evse_uid}[/{connector_id}]]`, one of our published locations, one
+ * of its EVSEs or one connector, in the mount's version. Unknown or unpublished: 404, 2003.
  */
-export function locationsSender221(ctx: OcpiContext): OcpiRoute[] {
+export function locationObjectRoutes(ctx: OcpiContext, version: OcpiVersion): OcpiRoute[] {
+  const ours: FindOurs = async (req, id) => {
+    requireLink(req.auth, version);
+    const location = await findLocation(ctx, ctx.own, id);
+    if (location.publish === false) throw unknownLocation();
+    return location;
+  };
+  return version === '2.1.1' ? objectRoutes211(ours) : objectRoutes221(ours);
+}
+
+function objectRoutes211(ours: FindOurs): OcpiRoute[] {
   return [
-    listRoute(ctx, {
-      path: '/locations',
-      module: 'locations',
-      summary: 'Our published locations, paged',
-      version: '2.2.1',
-      store: ctx.stores.locations,
-      owner: 'ours',
-      item: L221.LocationOut,
-      publishedOnly: true,
+    route({
+      ...ONE_OBJECT,
+      path: '/locations/:location_id',
+      summary: 'One of our published locations',
+      params: OneLocation,
+      response: Envelope(L211.Location),
+      handler: async (req) => ({ data: locationTo211(await ours(req, req.params.location_id)) }),
     }),
     route({
-      method: 'GET',
-      path: '/locations/:country_code/:party_id/:location_id',
-      module: 'locations',
-      summary: "One of our locations, or one of the caller's",
-      params: L221.LocationPath,
-      response: Envelope(L221.LocationOut),
-      responses: { 404: 'unknown location (status_code 2003)' },
+      ...ONE_OBJECT,
+      path: '/locations/:location_id/:evse_uid',
+      summary: 'One EVSE of one of our published locations',
+      params: OneEvse,
+      response: Envelope(L211.Evse),
+      handler: async (req) => ({
+        data: evseTo211(evseOf(await ours(req, req.params.location_id), req.params.evse_uid)),
+      }),
+    }),
+    route({
+      ...ONE_OBJECT,
+      path: '/locations/:location_id/:evse_uid/:connector_id',
+      summary: 'One connector of one of our published locations',
+      params: OneConnector,
+      response: Envelope(L211.Connector),
       handler: async (req) => {
-        const caller = requireLink(req.auth, '2.2.1');
-        const party = pathParty(req);
-        if (!ctx.isOwn(party)) assertOwnParty(caller, party);
-        const location = await findLocation(ctx, party, req.params.location_id);
-        // an unpublished location of ours is not shown to partners
-        if (ctx.isOwn(party) && location.publish === false) throw unknownLocation();
-        return { data: location };
+        const evse = evseOf(await ours(req, req.params.location_id), req.params.evse_uid);
+        return { data: connectorTo211(connectorOf(evse, req.params.connector_id)) };
+      },
+    }),
+  ];
+}
+
+function objectRoutes221(ours: FindOurs): OcpiRoute[] {
+  return [
+    route({
+      ...ONE_OBJECT,
+      path: '/locations/:location_id',
+      summary: 'One of our published locations',
+      params: OneLocation,
+      response: Envelope(L221.LocationOut),
+      handler: async (req) => ({ data: await ours(req, req.params.location_id) }),
+    }),
+    route({
+      ...ONE_OBJECT,
+      path: '/locations/:location_id/:evse_uid',
+      summary: 'One EVSE of one of our published locations',
+      params: OneEvse,
+      response: Envelope(L221.Evse),
+      handler: async (req) => ({
+        data: evseOf(await ours(req, req.params.location_id), req.params.evse_uid),
+      }),
+    }),
+    route({
+      ...ONE_OBJECT,
+      path: '/locations/:location_id/:evse_uid/:connector_id',
+      summary: 'One connector of one of our published locations',
+      params: OneConnector,
+      response: Envelope(L221.Connector),
+      handler: async (req) => {
+        const evse = evseOf(await ours(req, req.params.location_id), req.params.evse_uid);
+        return { data: connectorOf(evse, req.params.connector_id) };
       },
     }),
   ];

@@ -1,11 +1,22 @@
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
 import { assertOwnParty } from '../core/guards.js';
-import { callerOwnPath, type OcpiRoute } from '../core/mount-kit.js';
+import { assertSameId } from '../core/guards.js';
+import { callerOwnPath, type OcpiRequest, type OcpiRoute } from '../core/mount-kit.js';
+import { connectorTo211, evseTo211, locationFrom211, locationTo211 } from './mappers.js';
 import { Envelope } from '../core/schemas.js';
 import * as L211 from './schemas-2.1.1.js';
 import * as L221 from './schemas-2.2.1.js';
-import { patchConnector211, patchEvse, patchLocation, putEvse211, putLocation } from './service.js';
+import {
+  connectorOf,
+  evseOf,
+  findLocation,
+  patchConnector211,
+  patchEvse,
+  patchLocation,
+  putEvse211,
+  putLocation,
+} from './service.js';
 
 /**
  * The Receiver interface of the locations module (the eMSP side): a partner CPO pushes its own
@@ -112,4 +123,71 @@ export function locationsReceiver211(ctx: OcpiContext): OcpiRoute[] {
       },
     }),
   ];
+}
+
+/** The caller's stored location of the path (404 2003 when we have none). */
+async function callersLocation(ctx: OcpiContext, req: OcpiRequest, id: string): Promise<L221.StoredLocation> {
+  const { party } = callerOwnPath(req, '2.1.1');
+  return findLocation(ctx, party, id);
+}
+
+/**
+ * 2.1.1: GET of one of the caller's locations, EVSEs or connectors as we hold them (in the 2.1.1
+ * shape), and PUT of a whole location (OCPI 2.1.1 mod_locations, "Receiver Interface").
+ */
+export function locationObjects211(ctx: OcpiContext): OcpiRoute[] {
+  const common = { method: 'GET', module: 'locations', responses: { 404: 'unknown (status_code 2003)' } } as const;
+  return [
+    route({
+      ...common,
+      path: '/locations/:country_code/:party_id/:location_id',
+      summary: "One of the caller's locations, as we hold it",
+      params: L221.LocationPath,
+      response: Envelope(L211.Location),
+      handler: async (req) => ({ data: locationTo211(await callersLocation(ctx, req, req.params.location_id)) }),
+    }),
+    route({
+      ...common,
+      path: '/locations/:country_code/:party_id/:location_id/:evse_uid',
+      summary: "One EVSE of one of the caller's locations",
+      params: L211.EvsePath,
+      response: Envelope(L211.Evse),
+      handler: async (req) => {
+        const location = await callersLocation(ctx, req, req.params.location_id);
+        return { data: evseTo211(evseOf(location, req.params.evse_uid)) };
+      },
+    }),
+    route({
+      ...common,
+      path: '/locations/:country_code/:party_id/:location_id/:evse_uid/:connector_id',
+      summary: "One connector of one of the caller's locations",
+      params: L211.ConnectorPath,
+      response: Envelope(L211.Connector),
+      handler: async (req) => {
+        const evse = evseOf(await callersLocation(ctx, req, req.params.location_id), req.params.evse_uid);
+        return { data: connectorTo211(connectorOf(evse, req.params.connector_id)) };
+      },
+    }),
+    locationPut211(ctx),
+  ];
+}
+
+/** 2.1.1: PUT of a whole location of the caller, stored in the 2.2.1 shape and answered in 2.1.1. */
+function locationPut211(ctx: OcpiContext): OcpiRoute {
+  return route({
+    method: 'PUT',
+    path: '/locations/:country_code/:party_id/:location_id',
+    module: 'locations',
+    summary: "A new or replaced location of the caller (the body's id must be the path's)",
+    params: L221.LocationPath,
+    body: L211.Location,
+    response: Envelope(L211.Location),
+    handler: async (req) => {
+      const { party } = callerOwnPath(req, '2.1.1');
+      const id = req.params.location_id;
+      assertSameId('id', id, req.body.id);
+      const stored = await ctx.stores.locations.put({ ...party, id }, { ...locationFrom211(req.body, party), id });
+      return { data: locationTo211(stored) };
+    },
+  });
 }

@@ -2,7 +2,7 @@ import { compileLazily } from '../../lazy-compile.js';
 import type { OcpiFieldError } from '../../gateway/errors.js';
 import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
-import { invalidParameters, unknownLocation } from '../core/errors.js';
+import { invalidParameters, unknownLocation, unknownLocationPart } from '../core/errors.js';
 import { assertSameId } from '../core/guards.js';
 import {
   connectorPatchFrom211,
@@ -48,6 +48,20 @@ export async function findLocation(
   const found = await ctx.stores.locations.get({ ...party, id: locationId });
   if (!found) throw unknownLocation();
   return found;
+}
+
+/** An EVSE of a location we hold, for a GET of it (404 2003 "Unknown EVSE" when absent). */
+export function evseOf(location: V221.StoredLocation, uid: string): V221.Evse {
+  const evse = location.evses?.find((e) => e.uid === uid);
+  if (!evse) throw unknownLocationPart('EVSE');
+  return evse;
+}
+
+/** A connector of an EVSE, for a GET of it (404 2003 "Unknown connector" when absent). */
+export function connectorOf(evse: V221.Evse, id: string): V221.Connector {
+  const connector = evse.connectors.find((c) => c.id === id);
+  if (!connector) throw unknownLocationPart('connector');
+  return connector;
 }
 
 export async function putLocation(

@@ -143,7 +143,11 @@ function partnerLinkRoutes(ctx: OcpiContext): OperatorRoute[] {
       params: IdPath,
       body: PullBody,
       bodyOptional: true,
-      responses: { 404: 'unknown partner', 409: 'not registered', 502: 'the partner could not be used' },
+      responses: {
+        404: 'unknown partner',
+        409: 'not registered, or not a CPO (an eMSP has no locations to pull)',
+        502: 'the partner could not be used',
+      },
       handler: async (req) => {
         const body = req.body ?? {};
         return { data: await pullLocations(ctx, await partnerOf(ctx, req), body.limit) };

@@ -1,7 +1,8 @@
 import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
-import { locationsSender211 } from '../locations/cpo-sender.js';
+import { credentialsModule } from '../credentials/routes.js';
+import { locationObjectRoutes, locationsSender211 } from '../locations/cpo-sender.js';
 import { tokensReceiver211 } from '../tokens/cpo-receiver.js';
 import { VersionDetail211 } from '../versions/schemas.js';
 import { roleMount } from './role-mount.js';
@@ -16,6 +17,11 @@ export function cpo211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
     accept: 'raw',
     description: 'OCPI 2.1.1, CPO role',
     details: { summary: 'Version details: the module endpoints of this mount', schema: VersionDetail211 },
-    routes: [...locationsSender211(ctx), ...tokensReceiver211(ctx)],
+    routes: [
+      ...credentialsModule(ctx, { version: '2.1.1', ourVersionsPath: '/ocpi/cpo/versions', ourRole: () => 'CPO' }),
+      ...locationsSender211(ctx),
+      ...locationObjectRoutes(ctx, '2.1.1'),
+      ...tokensReceiver211(ctx),
+    ],
   });
 }

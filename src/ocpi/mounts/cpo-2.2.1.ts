@@ -1,7 +1,8 @@
 import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
-import { credentialsRoute } from '../credentials/routes.js';
+import { credentialsModule } from '../credentials/routes.js';
+import { locationObjectRoutes, locationsList221 } from '../locations/cpo-sender.js';
 import { VersionDetail221 } from '../versions/schemas.js';
 import { roleMount } from './role-mount.js';
 
@@ -16,14 +17,9 @@ export function cpo221Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
     description: 'OCPI 2.2.1, CPO role',
     details: { summary: 'Version details: the module endpoints of this mount', schema: VersionDetail221 },
     routes: [
-      credentialsRoute(ctx, {
-        method: 'PUT',
-        version: '2.2.1',
-        summary: 'Rotates the credentials of a registered partner',
-        methodNotAllowed: 'called with the initial token (Token A)',
-        ourVersionsPath: '/ocpi/cpo/versions',
-        ourRole: () => 'CPO',
-      }),
+      ...credentialsModule(ctx, { version: '2.2.1', ourVersionsPath: '/ocpi/cpo/versions', ourRole: () => 'CPO' }),
+      locationsList221(ctx),
+      ...locationObjectRoutes(ctx, '2.2.1'),
     ],
   });
 }

@@ -1,7 +1,7 @@
 import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
-import { credentialsRoute } from '../credentials/routes.js';
+import { credentialsModule } from '../credentials/routes.js';
 import { evsePatchRoute221, locationPushRoutes221 } from '../locations/emsp-receiver.js';
 import { VersionDetail221 } from '../versions/schemas.js';
 import { roleMount } from './role-mount.js';
@@ -17,14 +17,7 @@ export function emsp221Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
     description: 'OCPI 2.2.1, eMSP role',
     details: { summary: 'VersionDetail: the module endpoints of this version', schema: VersionDetail221 },
     routes: [
-      credentialsRoute(ctx, {
-        method: 'POST',
-        version: '2.2.1',
-        summary: "Initial handshake: store the caller's token and versions URL, discover it, issue our token",
-        methodNotAllowed: 'already registered',
-        ourVersionsPath: '/ocpi/emsp/versions',
-        ourRole: () => 'EMSP',
-      }),
+      ...credentialsModule(ctx, { version: '2.2.1', ourVersionsPath: '/ocpi/emsp/versions', ourRole: () => 'EMSP' }),
       ...locationPushRoutes221(ctx, {
         put: "Full replace of one of the caller's locations (path location_id must equal body id)",
         patch: "Partial update of one of the caller's locations",

@@ -1,6 +1,7 @@
 import { operatorAuthenticator, type OperatorAuth } from '../../gateway/csms-auth.js';
 import { defineMount, type MountSpec } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
+import { utcDateTimes } from '../core/mount-kit.js';
 import { ownLocationRoutes } from '../locations/own-data.js';
 import { partnerRoutes } from '../management/partner-routes.js';
 import { ownTariffRoutes } from '../tariffs/own-data.js';
@@ -19,6 +20,9 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
     description: 'OCPI partners and our own OCPI data (operators)',
     security: 'bearer',
     authenticate: operatorAuthenticator(ctx.services.config),
-    routes: [...partnerRoutes(ctx), ...ownLocationRoutes(ctx), ...ownTariffRoutes(ctx), ...ownTokenRoutes(ctx)],
+    // our own objects' timestamps are stored in UTC too
+    routes: [...partnerRoutes(ctx), ...ownLocationRoutes(ctx), ...ownTariffRoutes(ctx), ...ownTokenRoutes(ctx)].map(
+      utcDateTimes,
+    ),
   });
 }

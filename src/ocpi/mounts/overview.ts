@@ -1,11 +1,11 @@
 import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
-import { ocpiMount, type OcpiRoute } from '../core/mount-kit.js';
+import { forPartners, ocpiMount, type OcpiRoute } from '../core/mount-kit.js';
 import { cdrsSender221 } from '../cdrs/cpo-sender.js';
 import { ourRoleToward } from '../credentials/handshake.js';
-import { credentialsRoute, ownCredentialsRoute, unregisterRoute } from '../credentials/routes.js';
-import { locationsSender221 } from '../locations/cpo-sender.js';
+import { credentialsModule } from '../credentials/routes.js';
+import { locationReadBack221, locationsList221 } from '../locations/cpo-sender.js';
 import { locationPushRoutes221 } from '../locations/emsp-receiver.js';
 import { sessionsSender221 } from '../sessions/cpo-sender.js';
 import { tariffsSender221 } from '../tariffs/cpo-sender.js';
@@ -37,33 +37,22 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
       overview: { role: 'CPO', prefix: OVERVIEW_PREFIX, routes },
       roleMounts211: opts.roleMounts211,
     }),
-    ownCredentialsRoute(ctx, versionsPath),
-    credentialsRoute(ctx, {
-      method: 'POST',
-      version: '2.2.1',
-      summary: 'Initial handshake with Token A',
-      methodNotAllowed: 'already registered',
-      ourVersionsPath: versionsPath,
-      ourRole,
-    }),
-    credentialsRoute(ctx, {
-      method: 'PUT',
-      version: '2.2.1',
-      summary: 'Rotates the credentials of a registered partner',
-      methodNotAllowed: 'called with Token A',
-      ourVersionsPath: versionsPath,
-      ourRole,
-    }),
-    unregisterRoute(ctx),
-    ...locationsSender221(ctx),
-    ...locationPushRoutes221(ctx, {
-      put: "Full replace of one of the caller's locations",
-      patch: "Partial update of one of the caller's locations, its EVSEs (by uid) or connectors (by id)",
-    }),
+    ...credentialsModule(ctx, { version: '2.2.1', ourVersionsPath: versionsPath, ourRole }),
+    // what we send as a CPO (our locations, our tariffs) is for eMSP partners; what we send as an
+    // eMSP (our tokens) and what a CPO pushes (its locations) is for CPO partners
+    ...forPartners('EMSP', [locationsList221(ctx)]),
+    locationReadBack221(ctx),
+    ...forPartners(
+      'CPO',
+      locationPushRoutes221(ctx, {
+        put: "Full replace of one of the caller's locations",
+        patch: "Partial update of one of the caller's locations, its EVSEs (by uid) or connectors (by id)",
+      }),
+    ),
     ...sessionsSender221(ctx),
     ...cdrsSender221(ctx),
-    ...tariffsSender221(ctx),
-    ...tokensSender221(ctx),
+    ...forPartners('EMSP', tariffsSender221(ctx)),
+    ...forPartners('CPO', tokensSender221(ctx)),
   );
   return ocpiMount(ctx, {
     name: 'ocpi-overview-2.2.1',

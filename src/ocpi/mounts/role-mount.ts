@@ -2,6 +2,7 @@ import type { TSchema } from '#typebox';
 import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller, PartnerRole } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
+import { ourRoleToward } from '../credentials/handshake.js';
 import { ocpiMount, type OcpiMountOptions, type OcpiRoute } from '../core/mount-kit.js';
 import { versionDetailsRoute } from '../versions/routes.js';
 
@@ -34,5 +35,7 @@ export function roleMount(ctx: OcpiContext, o: RoleMountOptions): MountSpec<Ocpi
     accept: o.accept,
     description: o.description,
     routes,
+    // our CPO mount is for eMSP partners, our eMSP mount for CPO partners
+    serves: ourRoleToward(o.role),
   });
 }

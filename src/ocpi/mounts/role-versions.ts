@@ -17,6 +17,7 @@ export function roleVersionsMount(ctx: OcpiContext, role: 'cpo' | 'emsp'): Mount
     version: '2.1.1',
     accept: 'base64-or-raw',
     description: `OCPI versions of the ${role === 'cpo' ? 'CPO' : 'eMSP'} role`,
+    serves: role === 'cpo' ? 'EMSP' : 'CPO',
     routes: [
       versionListRoute(ctx, {
         summary: 'The OCPI versions of this role with the URLs of their details',

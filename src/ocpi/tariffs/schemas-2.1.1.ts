@@ -31,3 +31,5 @@ export const Tariff = Type.Object({
 export type Tariff = Static<typeof Tariff>;
 
 export const TariffPath = Type.Object({ country_code: CountryCode, party_id: PartyId, tariff_id: ObjectId });
+/** PATCH: any Tariff field; `last_updated` is required, as for every PATCH (docs/OCPI.md "Lists"). */
+export const TariffPatch = Type.Object({ ...Type.Partial(Tariff).properties, last_updated: DateTime });

@@ -1,7 +1,8 @@
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
 import { unknownToken } from '../core/errors.js';
-import { callerOwnPath, type OcpiRoute } from '../core/mount-kit.js';
+import { assertSameId } from '../core/guards.js';
+import { callerOwnPath, callersObject, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
 import * as T211 from './schemas-2.1.1.js';
 
@@ -10,9 +11,36 @@ import * as T211 from './schemas-2.1.1.js';
  * of its party that our CPO knows (docs/OCPI.md "Who sees what").
  */
 
-/** 2.1.1: PATCH `/tokens/{country_code}/{party_id}/{token_uid}`. */
+/** 2.1.1: GET, PUT and PATCH of `/tokens/{country_code}/{party_id}/{token_uid}`. */
 export function tokensReceiver211(ctx: OcpiContext): OcpiRoute[] {
   return [
+    route({
+      method: 'GET',
+      path: '/tokens/:country_code/:party_id/:token_uid',
+      module: 'tokens',
+      summary: "A token of the caller's party, as we hold it",
+      params: T211.TokenPath,
+      response: Envelope(T211.Token),
+      responses: { 404: 'unknown token (status_code 2004)' },
+      handler: async (req) => ({
+        data: (await callersObject(req, '2.1.1', ctx.stores.tokens, req.params.token_uid, unknownToken)).object,
+      }),
+    }),
+    route({
+      method: 'PUT',
+      path: '/tokens/:country_code/:party_id/:token_uid',
+      module: 'tokens',
+      summary: "A new or replaced token of the caller's party (the body's uid must be the path's)",
+      params: T211.TokenPath,
+      body: T211.Token,
+      response: Envelope(T211.Token),
+      handler: async (req) => {
+        const { party } = callerOwnPath(req, '2.1.1');
+        const uid = req.params.token_uid;
+        assertSameId('uid', uid, req.body.uid);
+        return { data: await ctx.stores.tokens.put({ ...party, id: uid }, { ...req.body, uid }) };
+      },
+    }),
     route({
       method: 'PATCH',
       path: '/tokens/:country_code/:party_id/:token_uid',

@@ -4,6 +4,7 @@ import type { PartnerRole } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { unknownVersion } from '../core/errors.js';
+import { ourRoleToward } from '../credentials/handshake.js';
 import type { OcpiRoute } from '../core/mount-kit.js';
 import { Envelope, OpenObject } from '../core/schemas.js';
 import { VersionList } from './schemas.js';
@@ -102,7 +103,9 @@ export interface ListedMount {
 
 /**
  * GET `/versions/{version}` of the overview: 2.2.1 lists the overview's own endpoints, 2.1.1
- * (which has no overview) those of the 2.1.1 role mounts (docs/OCPI.md, Decisions 4 and 6).
+ * (which has no overview) those of the 2.1.1 role mounts (docs/OCPI.md, Decisions 4 and 6). 2.1.1
+ * endpoints carry no role, so a caller whose token we know gets only the mount that serves its
+ * role; without one, both are listed.
  */
 export function versionEndpointsRoute(
   ctx: OcpiContext,
@@ -116,14 +119,17 @@ export function versionEndpointsRoute(
     params: Type.Object({ version: Type.String() }),
     response: Envelope(Type.Object({ version: Type.String(), endpoints: Type.Array(OpenObject) })),
     responses: { 404: 'version not supported' },
-    handler: (req) => {
+    handler: async (req) => {
       const version = req.params.version;
       const base = ctx.baseUrl(req.koa);
       const listed = (m: ListedMount, v: OcpiVersion) => endpointsOf(m.routes, v, m.role, base, m.prefix);
       if (version === '2.2.1') return { data: { version, endpoints: listed(o.overview, '2.2.1') } };
-      if (version === '2.1.1')
-        return { data: { version, endpoints: o.roleMounts211.flatMap((m) => listed(m, '2.1.1')) } };
-      throw unknownVersion(version);
+      if (version !== '2.1.1') throw unknownVersion(version);
+      const caller = req.koa.get('Authorization')
+        ? await ctx.tokens.authenticate(req.koa, '2.1.1', 'base64-or-raw').catch(() => undefined)
+        : undefined;
+      const mounts = caller ? o.roleMounts211.filter((m) => m.role === ourRoleToward(caller.role)) : o.roleMounts211;
+      return { data: { version, endpoints: mounts.flatMap((m) => listed(m, '2.1.1')) } };
     },
   });
 }

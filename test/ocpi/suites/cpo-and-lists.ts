@@ -140,16 +140,78 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(invalid.status).to.equal(422);
     });
 
+    it('PUT and GET /tokens (CPO 2.1.1): the eMSP pushes its token and reads back what we hold', async () => {
+      const { country_code: cc, party_id: pid } = emsp.party;
+      const path = `/ocpi/cpo/2.1.1/tokens/${cc}/${pid}/TOK-PUSH`;
+      const put = await api.request('PUT', path, {
+        token: emsp.token,
+        body: aToken({ uid: 'TOK-PUSH', auth_id: 'NL-EMY-C00001', last_updated: '2026-11-24T10:00:00+01:00' }),
+      });
+      expect(put.status, JSON.stringify(put.body)).to.equal(200);
+      expect(dataOf<Obj>(put)).to.include({
+        uid: 'TOK-PUSH',
+        auth_id: 'NL-EMY-C00001',
+        last_updated: '2026-11-24T09:00:00Z',
+      });
+      const got = await api.request('GET', path, { token: emsp.token });
+      expect(got.status).to.equal(200);
+      expect(dataOf<Obj>(got)).to.include({ uid: 'TOK-PUSH', valid: true, last_updated: '2026-11-24T09:00:00Z' });
+      // the body's uid must be the path's; another party's path is 2001; unknown is 404 2004
+      const mismatch = await api.request('PUT', path, { token: emsp.token, body: aToken({ uid: 'TOK-OTHER' }) });
+      expect(mismatch.body.status_code).to.equal(2001);
+      const foreign = await api.request('PUT', '/ocpi/cpo/2.1.1/tokens/NL/EVP/TOK-PUSH', {
+        token: emsp.token,
+        body: aToken({ uid: 'TOK-PUSH' }),
+      });
+      expect(foreign.body.status_code).to.equal(2001);
+      const unknown = await api.request('GET', `/ocpi/cpo/2.1.1/tokens/${cc}/${pid}/TOK-NONE`, { token: emsp.token });
+      expect(unknown.status).to.equal(404);
+      expect(unknown.body.status_code).to.equal(2004);
+    });
+
+    it('GET of one location, EVSE or connector on the Sender paths of both CPO mounts, in each version', async () => {
+      const get = (path: string, version: '2.1.1' | '2.2.1', token = emsp.token) =>
+        api.request('GET', path, { token, ...(version === '2.2.1' ? { encoding: 'base64' as const } : {}) });
+      for (const version of ['2.1.1', '2.2.1'] as const) {
+        const base = `/ocpi/cpo/${version}/locations`;
+        const location = await get(`${base}/OWN-2`, version);
+        expect(location.status, `${version} location`).to.equal(200);
+        expect(location.body.status_code).to.equal(1000);
+        const data = dataOf<Obj>(location);
+        expect(data.id).to.equal('OWN-2');
+        // the mount's version decides the shape: 2.1.1 has `type`, 2.2.1 `parking_type`-era fields
+        if (version === '2.1.1') expect(data).to.have.property('type');
+        else expect(data).to.not.have.property('type');
+        const evse = dataOf<Obj>(await get(`${base}/OWN-2/OWN-2-E1`, version));
+        expect(evse.uid).to.equal('OWN-2-E1');
+        const connector = await get(`${base}/OWN-2/OWN-2-E1/1`, version);
+        expect(connector.status).to.equal(200);
+        const c = dataOf<Obj>(connector);
+        expect(c.id).to.equal('1');
+        if (version === '2.1.1') expect(c).to.include({ voltage: 230, amperage: 16, tariff_id: 'T-A' });
+        else expect(c).to.include({ max_voltage: 230, max_amperage: 16 });
+        for (const unknown of [`${base}/NOPE`, `${base}/OWN-2/NOPE`, `${base}/OWN-2/OWN-2-E1/9`]) {
+          const res = await get(unknown, version);
+          expect(res.status, unknown).to.equal(404);
+          expect(res.body.status_code, unknown).to.equal(2003);
+        }
+      }
+      // Token A of a partner that has not registered yet is refused (401)
+      const fresh = await api.onboard({ country_code: 'DE', party_id: 'NEW' }, 'EMSP');
+      expect((await get('/ocpi/cpo/2.2.1/locations/OWN-2', '2.2.1', fresh.token)).status).to.equal(401);
+    });
+
     it('lists the module endpoints of the CPO mounts and offers both versions at /ocpi/cpo/versions', async () => {
       const v211 = dataOf<{ endpoints: Array<{ identifier: string }> }>(
         await api.request('GET', '/ocpi/cpo/2.1.1', { token: emsp.token }),
       );
-      expect(v211.endpoints.map((e) => e.identifier)).to.deep.equal(['locations', 'tokens']);
+      expect(v211.endpoints.map((e) => e.identifier)).to.deep.equal(['credentials', 'locations', 'tokens']);
       const v221 = dataOf<{ endpoints: Array<{ identifier: string; role: string; url: string }> }>(
         await api.request('GET', '/ocpi/cpo/2.2.1', { token: emsp.token, encoding: 'base64' }),
       );
       expect(v221.endpoints.map(({ identifier, role }) => ({ identifier, role }))).to.deep.equal([
         { identifier: 'credentials', role: 'SENDER' },
+        { identifier: 'locations', role: 'SENDER' },
       ]);
       expect(v221.endpoints[0]?.url).to.match(/\/ocpi\/cpo\/2\.2\.1\/credentials$/);
       const versions = dataOf<Array<{ version: string; url: string }>>(

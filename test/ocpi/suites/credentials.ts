@@ -139,10 +139,13 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         body: credentials211(party, 'b', 'http://x/versions'),
       });
       expect(r211.status).to.equal(405);
+      // the CPO mount serves eMSP partners
+      const emspParty = uniqueParty();
+      const { token: emspTokenA } = await api.onboard(emspParty, 'EMSP');
       const r221 = await api.request('PUT', '/ocpi/cpo/2.2.1/credentials', {
-        token,
+        token: emspTokenA,
         encoding: 'base64',
-        body: credentials221(party, 'b', 'http://x/versions'),
+        body: credentials221(emspParty, 'b', 'http://x/versions', 'EMSP'),
       });
       expect(r221.status).to.equal(405);
       const overview = await api.request('PUT', '/ocpi/2.2.1/credentials', {
@@ -214,5 +217,115 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(again.status).to.equal(201);
       expect(again.body.id).to.equal(p.id);
     });
+
+    it('refuses a partner on the mounts of its own role: 403 with OCPI 2000, nothing served', async () => {
+      const cpo = await api.register('CPO');
+      const emsp = await api.register('EMSP');
+      // an eMSP partner cannot list our eMSP tokens or authorize them; a CPO partner cannot read our CPO side
+      const refused: Array<[string, string, string, 'base64' | undefined]> = [
+        ['GET', '/ocpi/emsp/2.1.1/tokens', emsp.token, undefined],
+        ['POST', '/ocpi/emsp/2.1.1/tokens/TOKEN-1/authorize', emsp.token, undefined],
+        ['GET', '/ocpi/emsp/2.2.1', emsp.token, 'base64'],
+        ['GET', '/ocpi/emsp/versions', emsp.token, 'base64'],
+        ['GET', '/ocpi/cpo/2.1.1/locations', cpo.token, undefined],
+        ['GET', '/ocpi/cpo/2.2.1/credentials', cpo.token, 'base64'],
+        ['GET', '/ocpi/cpo/versions', cpo.token, undefined],
+        // the overview has no role, its modules do: our tokens are for CPOs, our locations and tariffs for eMSPs
+        ['GET', '/ocpi/2.2.1/tokens', emsp.token, 'base64'],
+        ['GET', '/ocpi/2.2.1/locations', cpo.token, 'base64'],
+        ['GET', '/ocpi/2.2.1/tariffs', cpo.token, 'base64'],
+        ['PATCH', `/ocpi/2.2.1/locations/${emsp.party.country_code}/${emsp.party.party_id}/X`, emsp.token, 'base64'],
+      ];
+      for (const [method, path, token, encoding] of refused) {
+        const body = method === 'PATCH' ? { name: 'x', last_updated: '2026-11-24T10:00:00Z' } : undefined;
+        const res = await api.request(method, path, { token, encoding, ...(body ? { body } : {}) });
+        expect(res.status, `${method} ${path}`).to.equal(403);
+        expect(res.body.status_code, `${method} ${path}`).to.equal(2000);
+        expect(res.body).to.not.have.property('data');
+      }
+      // and each is served on the mounts of the other role
+      expect((await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: cpo.token })).status).to.equal(200);
+      expect((await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: emsp.token })).status).to.equal(200);
+      const ok = (path: string, token: string) => api.request('GET', path, { token, encoding: 'base64' });
+      expect((await ok('/ocpi/2.2.1/tokens', cpo.token)).status).to.equal(200);
+      expect((await ok('/ocpi/2.2.1/locations', emsp.token)).status).to.equal(200);
+    });
+
+    /**
+     * A partner that only has the versions URL and Token A it was handed, on each role mount and
+     * version: discovery, GET, POST (register), POST again (405), PUT (rotate), DELETE, each
+     * token retired in turn. 2.1.1 partners send the raw token, 2.2.1 partners base64.
+     */
+    const mounts = [
+      { ours: 'cpo', theirs: 'EMSP', version: '2.1.1' },
+      { ours: 'cpo', theirs: 'EMSP', version: '2.2.1' },
+      { ours: 'emsp', theirs: 'CPO', version: '2.1.1' },
+      { ours: 'emsp', theirs: 'CPO', version: '2.2.1' },
+    ] as const;
+    for (const m of mounts)
+      it(`lets a ${m.version} ${m.theirs} partner register, rotate and unregister from our ${m.ours} versions URL`, async () => {
+        const encoding = m.version === '2.2.1' ? ('base64' as const) : undefined;
+        // one process throughout: another one drops a retired token within a second (docs/OCPI.md "Tokens")
+        const call = (method: string, url: string, token: string, body?: unknown) =>
+          api.request(method, new URL(url, 'http://x').pathname, { token, encoding, on: 0, ...(body ? { body } : {}) });
+        const party = uniqueParty();
+        const onboarded = await api.onboard(party, m.theirs);
+        expect(onboarded.versions_url).to.match(new RegExp(`/ocpi/${m.ours}/versions$`));
+        const tokenA = onboarded.token;
+
+        // discovery as the specification describes it: versions, then the details of one
+        const versions = dataOf<Array<{ version: string; url: string }>>(
+          await call('GET', onboarded.versions_url, tokenA),
+        );
+        const entry = versions.find((v) => v.version === m.version);
+        expect(entry, `version ${m.version} listed`).to.not.equal(undefined);
+        const details = dataOf<{ version: string; endpoints: Array<{ identifier: string; url: string }> }>(
+          await call('GET', entry?.url ?? '', tokenA),
+        );
+        expect(details.version).to.equal(m.version);
+        const credentialsUrl = details.endpoints.find((e) => e.identifier === 'credentials')?.url ?? '';
+        expect(credentialsUrl).to.match(new RegExp(`/ocpi/${m.ours}/${m.version.replace(/\./g, '\\.')}/credentials$`));
+
+        // paths, not origins: in cluster mode each web process names itself (no PUBLIC_URL here)
+        const path = (url: string) => new URL(url).pathname;
+        const before = await call('GET', credentialsUrl, tokenA);
+        expect(before.status).to.equal(200);
+        const shown = dataOf<{ token: string; url: string }>(before);
+        expect(shown.token).to.equal(tokenA);
+        expect(path(shown.url)).to.equal(path(onboarded.versions_url));
+        // DELETE before registering is the state table's 405
+        expect((await call('DELETE', credentialsUrl, tokenA)).status).to.equal(405);
+
+        const fake = await target.partner(`B-${m.ours}-${m.version}`, [m.version]);
+        const body = (token: string, url: string) =>
+          m.version === '2.2.1' ? credentials221(party, token, url, m.theirs) : credentials211(party, token, url);
+        const registered = await call('POST', credentialsUrl, tokenA, body(fake.token, fake.versionsUrl));
+        expect(registered.status, JSON.stringify(registered.body)).to.equal(200);
+        expect(registered.body.status_code).to.equal(1000);
+        const ours = dataOf<Record<string, unknown> & { token: string; url: string }>(registered);
+        expect(path(ours.url)).to.equal(path(onboarded.versions_url));
+        if (m.version === '2.2.1')
+          expect((ours.roles as Array<Record<string, unknown>>)[0]).to.include({ role: m.ours.toUpperCase() });
+        else expect(ours).to.include({ country_code: 'NL', party_id: 'EVP' }).and.to.have.property('business_details');
+        expect(fake.seen.length, 'we discovered the partner with its token').to.be.greaterThan(0);
+        const tokenB = ours.token;
+        expect(tokenB).to.not.equal(tokenA);
+        expect((await call('GET', entry?.url ?? '', tokenA)).status, 'Token A retired').to.equal(401);
+        expect((await call('POST', credentialsUrl, tokenB, body(fake.token, fake.versionsUrl))).status).to.equal(405);
+
+        const fresh = await target.partner(`C-${m.ours}-${m.version}`, [m.version]);
+        const rotated = await call('PUT', credentialsUrl, tokenB, body(fresh.token, fresh.versionsUrl));
+        expect(rotated.status, JSON.stringify(rotated.body)).to.equal(200);
+        const tokenC = dataOf<{ token: string }>(rotated).token;
+        expect((await call('GET', entry?.url ?? '', tokenB)).status, 'token B retired').to.equal(401);
+        expect((await call('GET', credentialsUrl, tokenC)).status).to.equal(200);
+        const partner = await api.request('GET', `/v1/partners/${onboarded.id}`);
+        expect(partner.body).to.include({ status: 'registered', version: m.version, versions_url: fresh.versionsUrl });
+
+        const deleted = await call('DELETE', credentialsUrl, tokenC);
+        expect(deleted.status).to.equal(200);
+        expect(deleted.body.status_code).to.equal(1000);
+        expect((await call('GET', credentialsUrl, tokenC)).status, 'every token retired').to.equal(401);
+      });
   });
 }

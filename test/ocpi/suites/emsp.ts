@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import {
   aConnector,
+  aConnector211,
   aLocation,
+  aLocation211,
   aSession,
   aTariff,
   aToken,
@@ -58,6 +60,43 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
         expect(detail.endpoints.map((e) => e.identifier)).to.deep.equal(['credentials', 'locations']);
         expect(detail.endpoints.find((e) => e.identifier === 'credentials')).to.include({ role: 'SENDER' });
         for (const e of detail.endpoints) expect(e.url).to.match(/\/ocpi\/emsp\/2\.2\.1\/(credentials|locations)$/);
+      });
+
+      it('stores timestamps in UTC: no designator means UTC, an offset is converted; a bad one is 422', async () => {
+        const plain = aLocation({
+          country_code: cc,
+          party_id: pid,
+          id: 'LOC-TZ1',
+          last_updated: '2026-11-24T10:00:00',
+        });
+        const stored = dataOf<Obj>(await put221('LOC-TZ1', plain));
+        expect(stored.last_updated).to.equal('2026-11-24T10:00:00Z');
+        const shifted = aLocation({
+          country_code: cc,
+          party_id: pid,
+          id: 'LOC-TZ2',
+          last_updated: '2026-11-24T10:00:00.250+01:00',
+          evses: [anEvse({ uid: 'TZ-E1', last_updated: '2026-11-24T10:00:00-02:30' })],
+        });
+        const out = dataOf<Obj & { evses: Obj[] }>(await put221('LOC-TZ2', shifted));
+        expect(out.last_updated).to.equal('2026-11-24T09:00:00.250Z');
+        expect(out.evses[0]?.last_updated).to.equal('2026-11-24T12:30:00Z');
+        for (const bad of [
+          '2026-13-01T00:00:00Z',
+          '2026-11-24 10:00:00',
+          '2026-11-24T10:00',
+          'yesterday',
+          // the right shape, but no such day (2025 is no leap year) or instant
+          '2025-02-29T10:00:00Z',
+          '2026-04-31T10:00:00',
+          '0000-01-01T00:30:00+01:00',
+        ]) {
+          const res = await put221(
+            'LOC-TZ3',
+            aLocation({ country_code: cc, party_id: pid, id: 'LOC-TZ3', last_updated: bad }),
+          );
+          expect(res.status, bad).to.equal(422);
+        }
       });
 
       it('PUT replaces a location and answers the LocationOut', async () => {
@@ -222,6 +261,35 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
         expect(badBody.status).to.equal(422);
       });
 
+      it('GET and PATCH /sessions: the CPO reads back its session and completes it', async () => {
+        const path = `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/SES-LIFE`;
+        const session = aSession({ id: 'SES-LIFE' });
+        await api.request('PUT', path, { token: cpo.token, body: session });
+        const got = await api.request('GET', path, { token: cpo.token });
+        expect(dataOf<Obj>(got)).to.include({ id: 'SES-LIFE', authorization_id: session.auth_id });
+        const patched = await api.request('PATCH', path, {
+          token: cpo.token,
+          body: { kwh: 30.25, status: 'COMPLETED', end_datetime: '2026-11-24T11:00:00+01:00', last_updated: isoAt(5) },
+        });
+        expect(dataOf<Obj>(patched)).to.include({
+          id: 'SES-LIFE',
+          kwh: 30.25,
+          status: 'COMPLETED',
+          end_datetime: '2026-11-24T10:00:00Z',
+          authorization_id: session.auth_id,
+        });
+        const unknown = await api.request('GET', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/SES-NONE`, {
+          token: cpo.token,
+        });
+        expect(unknown.status).to.equal(404);
+        const foreign = await api.request(
+          'GET',
+          `/ocpi/emsp/2.1.1/sessions/${other.party.country_code}/${other.party.party_id}/SES-LIFE`,
+          { token: cpo.token },
+        );
+        expect(foreign.body.status_code).to.equal(2001);
+      });
+
       it('PUT /sessions stores the session and answers SessionOut with authorization_id', async () => {
         const session = aSession({ id: 'SES-1' });
         const res = await api.request('PUT', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/SES-1`, {
@@ -246,6 +314,35 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
           body: { ...session, kwh: 'lots' },
         });
         expect(invalid.status).to.equal(422);
+      });
+
+      it('PUT of a whole 2.1.1 location, and GET of it, an EVSE or a connector as we hold them', async () => {
+        const base = `/ocpi/emsp/2.1.1/locations/${cc}/${pid}`;
+        const call = (method: string, path: string, body?: unknown) =>
+          api.request(method, `${base}${path}`, { token: cpo.token, ...(body ? { body } : {}) });
+        const location = aLocation211({
+          id: 'LOC-W211',
+          evses: [anEvse211({ uid: 'W-E1', connectors: [aConnector211({ id: '2', voltage: 400, amperage: 32 })] })],
+        });
+        const put = await call('PUT', '/LOC-W211', location);
+        expect(put.status, JSON.stringify(put.body)).to.equal(200);
+        expect(dataOf<Obj>(put)).to.include({ id: 'LOC-W211', type: 'ON_STREET' });
+        const got = dataOf<Obj>(await call('GET', '/LOC-W211'));
+        expect(got).to.include({ id: 'LOC-W211', type: 'ON_STREET', city: 'Utrecht' });
+        expect(dataOf<Obj>(await call('GET', '/LOC-W211/W-E1'))).to.include({ uid: 'W-E1', status: 'CHARGING' });
+        expect(dataOf<Obj>(await call('GET', '/LOC-W211/W-E1/2'))).to.include({ id: '2', voltage: 400, amperage: 32 });
+        for (const unknown of ['/LOC-NONE', '/LOC-W211/NONE', '/LOC-W211/W-E1/9']) {
+          const res = await call('GET', unknown);
+          expect(res.status, unknown).to.equal(404);
+          expect(res.body.status_code, unknown).to.equal(2003);
+        }
+        expect((await call('PUT', '/LOC-OTHER', location)).body.status_code).to.equal(2001);
+        const foreign = await api.request(
+          'GET',
+          `/ocpi/emsp/2.1.1/locations/${other.party.country_code}/${other.party.party_id}/LOC-W211`,
+          { token: cpo.token },
+        );
+        expect(foreign.body.status_code).to.equal(2001);
       });
 
       it('PUT of an EVSE adds it to a known location in the 2.1.1 shape; unknown location is 404 2003', async () => {
@@ -323,6 +420,31 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
           { token: cpo.token, body: tariff },
         );
         expect(identity.body.status_code).to.equal(2001);
+      });
+
+      it('GET, PATCH and DELETE /tariffs: the CPO reads back, changes and withdraws its tariff', async () => {
+        const path = `/ocpi/emsp/2.1.1/tariffs/${cc}/${pid}/TAR-LIFE`;
+        const call = (method: string, body?: unknown) =>
+          api.request(method, path, { token: cpo.token, ...(body ? { body } : {}) });
+        expect((await call('PUT', aTariff({ id: 'TAR-LIFE', currency: 'EUR' }))).body.status_code).to.equal(1000);
+        expect(dataOf<Obj>(await call('GET'))).to.include({ id: 'TAR-LIFE', currency: 'EUR' });
+        const patched = await call('PATCH', { currency: 'CHF', last_updated: '2026-11-24T10:00:00' });
+        expect(dataOf<Obj>(patched)).to.include({
+          id: 'TAR-LIFE',
+          currency: 'CHF',
+          last_updated: '2026-11-24T10:00:00Z',
+        });
+        // last_updated is required in a PATCH
+        expect((await call('PATCH', { currency: 'USD' })).status).to.equal(422);
+        const deleted = await call('DELETE');
+        expect(deleted.status).to.equal(200);
+        expect(deleted.body.status_code).to.equal(1000);
+        for (const method of ['GET', 'DELETE']) {
+          const gone = await call(method);
+          expect(gone.status, method).to.equal(404);
+          expect(gone.body.status_code, method).to.equal(2000);
+        }
+        expect((await call('PATCH', { currency: 'EUR', last_updated: isoAt(1) })).status).to.equal(404);
       });
     });
   });

@@ -60,6 +60,15 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
       ).to.equal(409);
     });
 
+    it('refuses to pull locations from an eMSP partner (409) without calling it', async () => {
+      const emsp = await api.register('EMSP');
+      const callsBefore = emsp.fake.seen.length;
+      const res = await api.request('POST', `/v1/partners/${emsp.id}/pull-locations`, { body: {} });
+      expect(res.status).to.equal(409);
+      expect(JSON.stringify(res.body)).to.include('only a CPO');
+      expect(emsp.fake.seen.length).to.equal(callsBefore);
+    });
+
     it('creates and edits our own locations through /v1/ocpi/locations', async () => {
       const created = await api.request('PUT', '/v1/ocpi/locations/MY-1', {
         body: aLocation({ id: 'MY-1', name: 'Depot' }),

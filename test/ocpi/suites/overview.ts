@@ -44,8 +44,18 @@ export function overviewSuite(makeTarget: () => Promise<OcpiTarget>): void {
         'tokens',
       ]);
       expect(endpoints[1]?.url).to.match(/\/ocpi\/2\.2\.1\/locations$/);
-      const old = await api.request('GET', '/ocpi/2.2.1/versions/2.1.1');
-      expect(dataOf<{ endpoints: unknown[] }>(old).endpoints).to.have.length.greaterThan(0);
+      type Listed = { endpoints: Array<{ identifier: string; url: string }> };
+      const old = dataOf<Listed>(await api.request('GET', '/ocpi/2.2.1/versions/2.1.1')).endpoints;
+      // no token: both 2.1.1 role mounts, each with its credentials
+      expect(old.filter((e) => e.identifier === 'credentials')).to.have.length(2);
+      // an eMSP partner's token: only the CPO mount it talks to, one credentials endpoint
+      const forEmsp = dataOf<Listed>(
+        await api.request('GET', '/ocpi/2.2.1/versions/2.1.1', { token: emsp.token }),
+      ).endpoints;
+      const credentials = forEmsp.filter((e) => e.identifier === 'credentials');
+      expect(credentials).to.have.length(1);
+      expect(credentials[0]?.url).to.match(/\/ocpi\/cpo\/2\.1\.1\/credentials$/);
+      expect(forEmsp.every((e) => e.url.includes('/ocpi/cpo/2.1.1/'))).to.equal(true);
       const unknown = await api.request('GET', '/ocpi/2.2.1/versions/3.0');
       expect(unknown.status).to.equal(404);
       expect(unknown.body.status_code).to.be.a('number');

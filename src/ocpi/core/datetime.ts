@@ -1,0 +1,111 @@
+/**
+ * OCPI DateTime (2.1.1 and 2.2.1 types, "DateTime"): RFC 3339 / ISO 8601, "All timestamps SHALL
+ * be in UTC. The absence of the timezone designator implies a UTC timestamp." 2.2.1 allows
+ * fractional seconds and notes that `+00:00` is not the same as UTC. What we accept, store and
+ * serve (docs/OCPI.md, Decisions 20):
+ * - accepted: `YYYY-MM-DDThh:mm:ss`, an optional fraction, then `Z`, an offset `±hh:mm`, or nothing;
+ * - nothing means UTC: `Z` is appended;
+ * - an offset (which 2.1.1's examples show and 2.2.1 does not allow) is converted to the same
+ *   instant in UTC, so we never store or pass on anything but UTC.
+ */
+
+/** The pattern of the OCPI DateTime schema (`schemas.ts`); the normalization finds fields by it. */
+export const DATETIME_PATTERN =
+  '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d{1,9})?(Z|[+-]([01]\\d|2[0-3]):[0-5]\\d)?$';
+
+const OFFSET = /[+-]\d{2}:\d{2}$/;
+const DATETIME = new RegExp(DATETIME_PATTERN);
+
+function daysIn(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/** A day that exists (the pattern allows a 31st of every month) in years 0001-9999. */
+function isCalendarDay(text: string): boolean {
+  const year = Number(text.slice(0, 4));
+  const month = Number(text.slice(5, 7));
+  const day = Number(text.slice(8, 10));
+  return year >= 1 && day <= daysIn(year, month);
+}
+
+/**
+ * One accepted timestamp as UTC with `Z` (what was sent, when it already was; an offset is
+ * converted to the millisecond). Undefined for a day that does not exist, or an offset that
+ * moves the instant out of the years 0001-9999.
+ */
+export function toUtc(text: string): string | undefined {
+  if (!isCalendarDay(text)) return undefined;
+  if (text.endsWith('Z')) return text;
+  if (!OFFSET.test(text)) return `${text}Z`;
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms)) return undefined;
+  const iso = new Date(ms).toISOString();
+  if (!/^\d{4}-/.test(iso) || iso.startsWith('0000')) return undefined;
+  // no fraction in, no `.000` out
+  return text.includes('.') ? iso : iso.replace(/\.\d{3}Z$/, 'Z');
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isDateTimeSchema(schema: Record<string, unknown>): boolean {
+  return schema.type === 'string' && schema.pattern === DATETIME_PATTERN;
+}
+
+/** Whether `schema` holds a DateTime anywhere the normalization walks (properties, items, unions). */
+export function declaresDateTime(schema: unknown): boolean {
+  if (!isRecord(schema)) return false;
+  if (isDateTimeSchema(schema)) return true;
+  if (declaresDateTime(schema.items)) return true;
+  const properties = schema.properties;
+  if (isRecord(properties) && Object.values(properties).some(declaresDateTime)) return true;
+  return (['anyOf', 'oneOf', 'allOf'] as const).some((k) => {
+    const alternatives = schema[k];
+    return Array.isArray(alternatives) && alternatives.some(declaresDateTime);
+  });
+}
+
+/** Where a DateTime that is not a real instant was found (a path into the value). */
+export type DateTimePath = Array<string | number>;
+
+/**
+ * Rewrites, in place, every DateTime of `value` that `schema` declares (object properties, array
+ * items, unions) to UTC; returns the value (a bare DateTime string is returned rewritten). A
+ * DateTime that is no real instant (`toUtc` undefined) is left as it was and its path added to
+ * `invalid`: the caller refuses the value.
+ */
+export function normalizeDateTimes(
+  schema: unknown,
+  value: unknown,
+  invalid: DateTimePath[] = [],
+  at: DateTimePath = [],
+): unknown {
+  if (!isRecord(schema)) return value;
+  // a string of a union's other member is left alone: only what reads as a DateTime is rewritten
+  if (typeof value === 'string' && isDateTimeSchema(schema)) {
+    if (!DATETIME.test(value)) return value;
+    const utc = toUtc(value);
+    if (utc === undefined) invalid.push(at);
+    return utc ?? value;
+  }
+  if (Array.isArray(value)) {
+    const items = schema.items;
+    if (isRecord(items))
+      for (let i = 0; i < value.length; i++) value[i] = normalizeDateTimes(items, value[i], invalid, [...at, i]);
+    return value;
+  }
+  if (isRecord(value)) {
+    const properties = schema.properties;
+    if (isRecord(properties))
+      for (const [key, inner] of Object.entries(properties))
+        if (Object.hasOwn(value, key)) value[key] = normalizeDateTimes(inner, value[key], invalid, [...at, key]);
+  }
+  for (const keyword of ['anyOf', 'oneOf', 'allOf'] as const) {
+    const alternatives = schema[keyword];
+    if (Array.isArray(alternatives))
+      for (const alt of alternatives) value = normalizeDateTimes(alt, value, invalid, at);
+  }
+  return value;
+}
