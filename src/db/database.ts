@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
-import { migrationNames } from './migrations/names.js';
+import { migrationNames, type MigrationName } from './migrations/names.js';
 import { GroupCommit } from './group-commit.js';
 import type { Orm, OrmOptions } from './orm.js';
 import { SqliteExecutor, type Dialect, type Row, type SqlExecutor } from './sql.js';
@@ -138,8 +138,8 @@ export class Database {
     return migrationNames.filter((name) => !applied.has(name));
   }
 
-  /** Applies pending migrations; returns the names applied. */
-  async migrate(): Promise<string[]> {
+  /** Applies pending migrations (up to and including `to`, when named); returns the names applied. */
+  async migrate(to?: MigrationName): Promise<string[]> {
     if ((await this.pendingMigrations()).length === 0) return [];
     const orm = await this.loadOrm();
     if (this.dialect === 'postgresql') {
@@ -158,7 +158,7 @@ export class Database {
       tableName: 'mikro_orm_migrations',
     });
     Migrator.register(orm);
-    const applied = await orm.getMigrator().up();
+    const applied = await orm.getMigrator().up(to ? { to } : undefined);
     return applied.map((m) => m.name);
   }
 

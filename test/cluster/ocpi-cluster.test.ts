@@ -10,6 +10,7 @@ import { cpoAndListsSuite } from '../ocpi/suites/cpo-and-lists.js';
 import { credentialsSuite } from '../ocpi/suites/credentials.js';
 import { emspSuite } from '../ocpi/suites/emsp.js';
 import { managementSuite } from '../ocpi/suites/management.js';
+import { modulesSuite } from '../ocpi/suites/modules.js';
 import { overviewSuite } from '../ocpi/suites/overview.js';
 
 /** How long another process may still accept a revoked token (TokenDirectory cacheMs, docs/OCPI.md). */
@@ -28,6 +29,7 @@ describe('OCPI, cluster mode (two web processes, Redis, PostgreSQL)', () => {
   cpoAndListsSuite(target);
   overviewSuite(target);
   managementSuite(target);
+  modulesSuite(target);
 
   describe('partner state lives in the partner actor, not in a process', function () {
     this.timeout(60_000);

@@ -1,11 +1,13 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { expect } from 'chai';
-import type { Database } from '../../src/db/database.js';
 import type { Row, SqlRunner } from '../../src/db/sql.js';
 import { RuntimeStore } from '../../src/runtime/runtime-store.js';
 import { toDollarParams } from '../../src/db/pg-executor.js';
 import { tempSqlite } from '../support/databases.js';
 import { checkOrmTransactionAlongside, groupCommitTests, openMigrated } from '../support/group-commit-checks.js';
+import { checkOcpiShapesMigration } from '../support/ocpi-shapes-migration.js';
+import { Database } from '../../src/db/database.js';
+import { createLogger } from '../../src/logger.js';
 
 describe('the runtime on the SQLite driver (group commit, shared connection)', () => {
   let db: Database;
@@ -82,5 +84,16 @@ describe('the runtime on the SQLite driver (group commit, shared connection)', (
     expect(toDollarParams(`SELECT ? , '?' FROM t WHERE a = ? AND "b?" = ?`)).to.equal(
       `SELECT $1 , '?' FROM t WHERE a = $2 AND "b?" = $3`,
     );
+  });
+
+  it('m0006 moves tokens and tariffs stored in the 2.1.1 shape to the 2.2.1 shape', async () => {
+    const temp = tempSqlite();
+    const fresh = await Database.open({ kind: 'sqlite', file: temp.file }, { log: createLogger('silent') });
+    try {
+      await checkOcpiShapesMigration(fresh);
+    } finally {
+      await fresh.close();
+      temp.cleanup();
+    }
   });
 });

@@ -4,6 +4,7 @@ import { cpoAndListsSuite } from './suites/cpo-and-lists.js';
 import { credentialsSuite } from './suites/credentials.js';
 import { emspSuite } from './suites/emsp.js';
 import { managementSuite } from './suites/management.js';
+import { modulesSuite } from './suites/modules.js';
 import { overviewSuite } from './suites/overview.js';
 
 describe('OCPI, embedded mode (one process, SQLite; partners on loopback)', () => {
@@ -14,4 +15,5 @@ describe('OCPI, embedded mode (one process, SQLite; partners on loopback)', () =
   cpoAndListsSuite(target);
   overviewSuite(target);
   managementSuite(target);
+  modulesSuite(target);
 });

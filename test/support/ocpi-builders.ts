@@ -146,6 +146,124 @@ export function aTariff(over: Json = {}): Json {
   };
 }
 
+/** Token, 2.2.1 shape. */
+export function aToken221(over: Json = {}): Json {
+  return {
+    country_code: 'NL',
+    party_id: 'EVP',
+    uid: next('TOK'),
+    type: 'RFID',
+    contract_id: 'NL-EVP-C12345678',
+    visual_number: '12345678',
+    issuer: 'EV Roaming Platform',
+    valid: true,
+    whitelist: 'ALLOWED',
+    language: 'nl',
+    last_updated: isoAt(),
+    ...over,
+  };
+}
+
+/** Tariff, 2.2.1 shape: an energy price, a parking price after 18:00, and a reservation fee. */
+export function aTariff221(over: Json = {}): Json {
+  return {
+    country_code: 'NL',
+    party_id: 'EVP',
+    id: next('TAR'),
+    currency: 'EUR',
+    type: 'REGULAR',
+    min_price: { excl_vat: 1, incl_vat: 1.21 },
+    elements: [
+      { price_components: [{ type: 'ENERGY', price: 0.35, vat: 21, step_size: 1 }] },
+      {
+        price_components: [{ type: 'PARKING_TIME', price: 2, vat: 21, step_size: 300 }],
+        restrictions: { start_time: '18:00', end_time: '08:00', max_current: 32 },
+      },
+      {
+        price_components: [{ type: 'FLAT', price: 3, vat: 21, step_size: 1 }],
+        restrictions: { reservation: 'RESERVATION' },
+      },
+    ],
+    last_updated: isoAt(),
+    ...over,
+  };
+}
+
+/** Session, 2.2.1 shape. */
+export function aSession221(over: Json = {}): Json {
+  return {
+    country_code: 'NL',
+    party_id: 'EVP',
+    id: next('SES'),
+    start_date_time: isoAt(),
+    kwh: 12.5,
+    cdr_token: { country_code: 'DE', party_id: 'EMP', uid: 'RFID-1', type: 'RFID', contract_id: 'DE-EMP-C1' },
+    auth_method: 'WHITELIST',
+    location_id: 'LOC-1',
+    evse_uid: 'EVSE-1',
+    connector_id: '1',
+    currency: 'EUR',
+    charging_periods: [{ start_date_time: isoAt(), dimensions: [{ type: 'ENERGY', volume: 12.5 }] }],
+    total_cost: { excl_vat: 4.38, incl_vat: 5.3 },
+    status: 'ACTIVE',
+    last_updated: isoAt(),
+    ...over,
+  };
+}
+
+/** CDR, 2.2.1 shape. */
+export function aCdr221(over: Json = {}): Json {
+  return {
+    country_code: 'NL',
+    party_id: 'EVP',
+    id: next('CDR'),
+    start_date_time: isoAt(),
+    end_date_time: isoAt(3600),
+    session_id: 'SES-1',
+    cdr_token: { country_code: 'DE', party_id: 'EMP', uid: 'RFID-1', type: 'RFID', contract_id: 'DE-EMP-C1' },
+    auth_method: 'WHITELIST',
+    cdr_location: {
+      id: 'LOC-1',
+      address: 'Main street 1',
+      city: 'Utrecht',
+      country: 'NLD',
+      coordinates: { latitude: '52.090', longitude: '5.121' },
+      evse_uid: 'EVSE-1',
+      evse_id: 'NL*EVP*E1',
+      connector_id: '1',
+      connector_standard: 'IEC_62196_T2',
+      connector_format: 'SOCKET',
+      connector_power_type: 'AC_3_PHASE',
+    },
+    currency: 'EUR',
+    charging_periods: [{ start_date_time: isoAt(), dimensions: [{ type: 'ENERGY', volume: 12.5 }] }],
+    total_cost: { excl_vat: 4.38, incl_vat: 5.3 },
+    total_energy: 12.5,
+    total_time: 1,
+    last_updated: isoAt(3600),
+    ...over,
+  };
+}
+
+/** CDR, 2.1.1 shape. */
+export function aCdr211(over: Json = {}): Json {
+  return {
+    id: next('CDR'),
+    start_date_time: isoAt(),
+    stop_date_time: isoAt(3600),
+    auth_id: 'NL-EVP-C12345678',
+    auth_method: 'WHITELIST',
+    location: aLocation211(),
+    currency: 'EUR',
+    charging_periods: [{ start_date_time: isoAt(), dimensions: [{ type: 'ENERGY', volume: 12.5 }] }],
+    total_cost: 4.38,
+    total_energy: 12.5,
+    total_time: 1,
+    last_updated: isoAt(3600),
+    ...over,
+  };
+}
+
 export interface PartyOf {
   country_code: string;
   party_id: string;

@@ -30,7 +30,7 @@ const item = { id: 'A', last_updated: '2026-01-01T00:00:00Z' };
 /** The list-page cache is dropped per party: a write of one party's object keeps other parties' pages. */
 describe('object store page cache', () => {
   async function listed(store: ObjectStore<Item>, parties?: PartyIdentity[]): Promise<void> {
-    await store.renderedList(window, parties, 'as-stored', (t) => t);
+    await store.renderedList(window, parties, 'as-stored', (items) => items);
   }
 
   it("a write drops the pages of the object's party and of all parties, not those of another party", async () => {

@@ -4,6 +4,7 @@ import { M0002Ocpi } from './m0002-ocpi.js';
 import { M0003Csms } from './m0003-csms.js';
 import { M0004HotPath } from './m0004-hot-path.js';
 import { M0005FenceClock } from './m0005-fence-clock.js';
+import { M0006Ocpi221 } from './m0006-ocpi-221.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -12,6 +13,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0003-csms': M0003Csms,
   'm0004-hot-path': M0004HotPath,
   'm0005-fence-clock': M0005FenceClock,
+  'm0006-ocpi-221': M0006Ocpi221,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

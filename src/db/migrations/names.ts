@@ -9,6 +9,7 @@ export const migrationNames = [
   'm0003-csms',
   'm0004-hot-path',
   'm0005-fence-clock',
+  'm0006-ocpi-221',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

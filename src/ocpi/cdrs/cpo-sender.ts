@@ -1,24 +1,47 @@
 import type { OcpiContext } from '../core/context.js';
+import type { OcpiVersion } from '../core/envelope.js';
 import { listRoute, type OcpiRoute } from '../core/mount-kit.js';
-import { OpenObject } from '../core/schemas.js';
+import { locationTo211 } from '../locations/mappers.js';
+import { narrowedTo } from '../sessions/mappers.js';
+import { isCdr221, type StoredCdr } from '../sessions/stored.js';
+import { cdrTo211, cdrTo221 } from './mappers.js';
+import * as C211 from './schemas-2.1.1.js';
+import * as C221 from './schemas-2.2.1.js';
 
 /**
- * The Sender interface of the CDRs module (the CPO side). CDRs come with the charging sessions of
- * our chargers; until then the list is empty (docs/OCPI.md "Who sees what"). CDR fields are open
- * objects (docs/OCPI.md, Decisions 14), so the module has no schemas of its own yet.
+ * The Sender interface of the CDRs module (the CPO side): an eMSP reads the CDRs of the sessions
+ * our chargers had with its tokens, the ones written for its party (docs/OCPI.md "Who sees
+ * what"). Our CDRs are written in the 2.2.1 shape; the 2.1.1 list adds the location we hold.
  */
 
-/** 2.2.1 (the overview): GET `/cdrs`, the caller's CDRs. */
-export function cdrsSender221(ctx: OcpiContext): OcpiRoute[] {
+/** A stored CDR of ours as 2.1.1 has it. */
+export async function cdr211Of(ctx: OcpiContext, c: StoredCdr): Promise<C211.Cdr> {
+  if (!isCdr221(c)) return c;
+  const l = c.cdr_location;
+  const location = await ctx.stores.locations.get({ country_code: c.country_code, party_id: c.party_id, id: l.id });
+  return cdrTo211(c, location ? narrowedTo(locationTo211(location), l.evse_uid, l.connector_id) : undefined);
+}
+
+/** GET `/cdrs`: our CDRs for the calling eMSP, paged, in the shape of `version`. */
+export function cdrsSender(ctx: OcpiContext, version: OcpiVersion): OcpiRoute[] {
+  const own = () => ctx.ownParty();
   return [
     listRoute(ctx, {
       path: '/cdrs',
       module: 'cdrs',
-      summary: "CDRs of the caller's party, paged",
-      version: '2.2.1',
+      summary: "CDRs of our sessions with the caller's tokens, paged",
+      version,
       store: ctx.stores.cdrs,
-      owner: 'caller',
-      item: OpenObject,
+      owner: 'ours-for-caller',
+      ...(version === '2.1.1'
+        ? {
+            item: C211.Cdr,
+            render: { name: '2.1.1', page: (items: StoredCdr[]) => Promise.all(items.map((c) => cdr211Of(ctx, c))) },
+          }
+        : {
+            item: C221.Cdr,
+            render: { name: '2.2.1', as: (c: StoredCdr) => (isCdr221(c) ? c : cdrTo221(c, own(), own())) },
+          }),
     }),
   ];
 }

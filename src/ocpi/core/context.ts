@@ -3,10 +3,10 @@ import { publicOrigin } from '../../gateway/public-origin.js';
 import type { PlatformServices } from '../../platform/services.js';
 import { PartnerClient, partnerHttpOptions } from '../client/partner-client.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
-import type { StoredSession } from '../sessions/schemas-2.1.1.js';
+import type { StoredCdr, StoredSession } from '../sessions/stored.js';
 import { ObjectStore, type ObjectSql } from '../store/object-store.js';
-import type { Tariff } from '../tariffs/schemas-2.1.1.js';
-import type { Token } from '../tokens/schemas-2.1.1.js';
+import type { Tariff } from '../tariffs/schemas-2.2.1.js';
+import type { Token } from '../tokens/schemas-2.2.1.js';
 import { TokenDirectory, type PartyIdentity } from './auth.js';
 import { CacheInvalidation } from './invalidation.js';
 import { PartnerDirectory } from './partners.js';
@@ -22,7 +22,7 @@ export interface OcpiStores {
   sessions: ObjectStore<StoredSession>;
   tariffs: ObjectStore<Tariff>;
   tokens: ObjectStore<Token>;
-  cdrs: ObjectStore<{ id: string; last_updated: string }>;
+  cdrs: ObjectStore<StoredCdr>;
 }
 
 /** What every OCPI mount shares: one per process, built by the module. */

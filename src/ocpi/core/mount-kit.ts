@@ -9,7 +9,7 @@ import {
   type RouteResult,
   type RouteSpec,
 } from '../../gateway/route-table.js';
-import type { ListOptions, ObjectKey, ObjectStore } from '../store/object-store.js';
+import type { ListOptions, ObjectKey, ObjectStore, PageRenderer } from '../store/object-store.js';
 import type { OcpiCaller, PartnerRole, PartyIdentity } from './auth.js';
 import type { OcpiContext } from './context.js';
 import { RequestValidationError, type OcpiError } from '../../gateway/errors.js';
@@ -72,13 +72,25 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
  * others get the role mounts' 403 (`wrongRole`).
  */
 export function forPartners(role: PartnerRole, routes: OcpiRoute[]): OcpiRoute[] {
-  return routes.map((r) => ({
-    ...r,
-    handler: (req) => {
-      if (req.auth.role !== role) throw wrongRole(role, req.auth.role);
-      return r.handler(req);
-    },
-  }));
+  return routes.map((r) => {
+    const gated: OcpiRoute = {
+      ...r,
+      handler: (req) => {
+        if (req.auth.role !== role) throw wrongRole(role, req.auth.role);
+        return r.handler(req);
+      },
+    };
+    partnerRoles.set(gated, role);
+    return gated;
+  });
+}
+
+/** The routes `forPartners` made, and the partner role each serves (the overview's version details). */
+const partnerRoles = new WeakMap<OcpiRoute, PartnerRole>();
+
+/** The role of the partners a route made by `forPartners` serves; undefined for any partner. */
+export function partnerRoleOf(route: OcpiRoute): PartnerRole | undefined {
+  return partnerRoles.get(route);
 }
 
 /** A route whose handler sees the body and query with every OCPI DateTime in UTC (`withUtcDateTimes`). */
@@ -127,13 +139,13 @@ function documentedErrors(route: OcpiRoute, version: OcpiVersion): Record<number
  * A list answer: one page of `store` rendered by `render` (named by `renderName`, the key of
  * the page cache), with the paging headers.
  */
-async function listAnswer<T extends { last_updated: string }, O>(
+async function listAnswer<T extends { last_updated: string }>(
   ctx: OcpiContext,
   req: OcpiRequest,
   store: ObjectStore<T>,
   parties: readonly PartyIdentity[] | undefined,
   renderName: string,
-  render: (t: T) => O,
+  render: PageRenderer<T>,
   opts: ListOptions = {},
 ): Promise<RouteResult> {
   const window = listWindow(req.query);
@@ -160,12 +172,18 @@ export interface ListRouteOptions<T extends { last_updated: string }> {
   summary: string;
   version: OcpiVersion;
   store: ObjectStore<T>;
-  /** whose objects the list shows: our own party's, or the calling partner's */
-  owner: 'ours' | 'caller';
+  /**
+   * whose objects the list shows: our own party's, the calling partner's, or ours written for
+   * the caller (`PutOptions.audience`: our sessions and CDRs for the eMSP of their token)
+   */
+  owner: 'ours' | 'caller' | 'ours-for-caller';
   /** one listed object, for the OpenAPI document of the answer */
   item: TSchema;
-  /** the served shape when it is not the stored one; `name` keys the page cache */
-  render?: { name: string; as: (stored: T) => unknown };
+  /**
+   * the served shape when it is not the stored one, object by object (`as`) or a page at a time
+   * (`page`, which may read what the objects refer to); `name` keys the page cache
+   */
+  render?: { name: string; as: (stored: T) => unknown } | { name: string; page: PageRenderer<T> };
   publishedOnly?: boolean;
 }
 
@@ -175,8 +193,8 @@ export interface ListRouteOptions<T extends { last_updated: string }> {
  */
 export function listRoute<T extends { last_updated: string }>(ctx: OcpiContext, o: ListRouteOptions<T>): OcpiRoute {
   const renderName = o.render?.name ?? 'as-stored';
-  const render = o.render?.as ?? ((stored: T) => stored);
-  const listOptions: ListOptions = o.publishedOnly ? { publishedOnly: true } : {};
+  const render = pageRenderer(o.render);
+  const baseOptions: ListOptions = o.publishedOnly ? { publishedOnly: true } : {};
   return {
     method: 'GET',
     path: o.path,
@@ -186,6 +204,7 @@ export function listRoute<T extends { last_updated: string }>(ctx: OcpiContext, 
     response: Envelope(Type.Array(o.item)),
     handler: (req) => {
       const caller = requireLink(req.auth, o.version);
+      const listOptions = o.owner === 'ours-for-caller' ? { ...baseOptions, audience: caller } : baseOptions;
       return listAnswer(
         ctx,
         req,
@@ -199,15 +218,18 @@ export function listRoute<T extends { last_updated: string }>(ctx: OcpiContext, 
   };
 }
 
+function pageRenderer<T extends { last_updated: string }>(r: ListRouteOptions<T>['render']): PageRenderer<T> {
+  if (!r) return (items) => items;
+  if ('page' in r) return r.page;
+  const as = r.as;
+  return (items) => items.map(as);
+}
+
 /** The party named by a path with country_code and party_id. */
 export function pathParty(req: OcpiRequest): PartyIdentity {
   return { country_code: String(req.params.country_code), party_id: String(req.params.party_id) };
 }
 
-/**
- * How every write of a partner to its own objects starts: a registered link, and the party the
- * path names must be the caller's (docs/OCPI.md "Who sees what").
- */
 /**
  * The caller's own object at the path's party and `id` (2001 for another party's path, 401 with
  * Token A): its key, and the object, or `unknown()` thrown when we hold none.
@@ -226,6 +248,10 @@ export async function callersObject<T extends { last_updated: string }>(
   return { key, object };
 }
 
+/**
+ * How every write of a partner to its own objects starts: a registered link, and the party the
+ * path names must be the caller's (docs/OCPI.md "Who sees what").
+ */
 export function callerOwnPath(req: OcpiRequest, version: OcpiVersion): { caller: OcpiCaller; party: PartyIdentity } {
   const caller = requireLink(req.auth, version);
   const party = pathParty(req);

@@ -28,10 +28,13 @@ export const PartyId = Type.String({ pattern: '^[A-Z0-9]{3}$', description: '3-c
  */
 export const ObjectId = Type.String({ minLength: 1, maxLength: 36, pattern: '^[\\x20-\\x7E]+$' });
 
-export function oneOf(values: readonly string[], description?: string) {
-  return Type.Union(
-    values.map((v) => Type.Literal(v)),
-    description ? { description } : {},
+/** A closed enumeration; its static type is the union of `values` (a union built from an array would be `never`). */
+export function oneOf<const V extends string>(values: readonly V[], description?: string) {
+  return Type.Unsafe<V>(
+    Type.Union(
+      values.map((v) => Type.Literal(v)),
+      description ? { description } : {},
+    ),
   );
 }
 

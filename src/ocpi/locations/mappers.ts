@@ -1,4 +1,5 @@
 import type { PartyIdentity } from '../core/auth.js';
+import { defined } from '../core/defined.js';
 import type * as V211 from './schemas-2.1.1.js';
 import type * as V221 from './schemas-2.2.1.js';
 
@@ -8,14 +9,6 @@ import type * as V221 from './schemas-2.2.1.js';
  * voltage/amperage/tariff_id in 2.1.1 become max_voltage/max_amperage/tariff_ids in 2.2.1;
  * Location: `type` in 2.1.1, `parking_type` in 2.2.1).
  */
-
-/** The object without its undefined fields (a new object: `delete` would slow the hot path). */
-function defined<T extends object>(o: T): T {
-  const out: Partial<T> = {};
-  for (const k in o) if (Object.hasOwn(o, k) && o[k] !== undefined) out[k] = o[k];
-  // only undefined fields were left out, and a field of T that may be undefined is optional
-  return out as T;
-}
 
 /**
  * A patch item for an EVSE or connector that is not there yet, taken as the whole object. The

@@ -3,6 +3,9 @@ import type { OcpiCaller } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import { credentialsModule } from '../credentials/routes.js';
 import { locationObjectRoutes, locationsSender211 } from '../locations/cpo-sender.js';
+import { cdrsSender } from '../cdrs/cpo-sender.js';
+import { sessionsSender } from '../sessions/cpo-sender.js';
+import { tariffsSender } from '../tariffs/cpo-sender.js';
 import { tokensReceiver211 } from '../tokens/cpo-receiver.js';
 import { VersionDetail211 } from '../versions/schemas.js';
 import { roleMount } from './role-mount.js';
@@ -21,6 +24,9 @@ export function cpo211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       ...credentialsModule(ctx, { version: '2.1.1', ourVersionsPath: '/ocpi/cpo/versions', ourRole: () => 'CPO' }),
       ...locationsSender211(ctx),
       ...locationObjectRoutes(ctx, '2.1.1'),
+      ...sessionsSender(ctx, '2.1.1'),
+      ...cdrsSender(ctx, '2.1.1'),
+      ...tariffsSender(ctx, '2.1.1'),
       ...tokensReceiver211(ctx),
     ],
   });

@@ -3,6 +3,10 @@ import type { OcpiCaller } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import { credentialsModule } from '../credentials/routes.js';
 import { locationObjectRoutes, locationsList221 } from '../locations/cpo-sender.js';
+import { cdrsSender } from '../cdrs/cpo-sender.js';
+import { sessionsSender } from '../sessions/cpo-sender.js';
+import { tariffsSender } from '../tariffs/cpo-sender.js';
+import { tokensReceiver221 } from '../tokens/cpo-receiver.js';
 import { VersionDetail221 } from '../versions/schemas.js';
 import { roleMount } from './role-mount.js';
 
@@ -20,6 +24,10 @@ export function cpo221Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       ...credentialsModule(ctx, { version: '2.2.1', ourVersionsPath: '/ocpi/cpo/versions', ourRole: () => 'CPO' }),
       locationsList221(ctx),
       ...locationObjectRoutes(ctx, '2.2.1'),
+      ...sessionsSender(ctx, '2.2.1'),
+      ...cdrsSender(ctx, '2.2.1'),
+      ...tariffsSender(ctx, '2.2.1'),
+      ...tokensReceiver221(ctx),
     ],
   });
 }

@@ -1,6 +1,7 @@
 import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
+import { cdrsReceiver211 } from '../cdrs/emsp-receiver.js';
 import { credentialsModule } from '../credentials/routes.js';
 import { locationObjects211, locationsReceiver211 } from '../locations/emsp-receiver.js';
 import { sessionsReceiver211 } from '../sessions/emsp-receiver.js';
@@ -26,6 +27,7 @@ export function emsp211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       ...locationObjects211(ctx),
       ...locationsReceiver211(ctx),
       ...tariffsReceiver211(ctx),
+      ...cdrsReceiver211(ctx, '/ocpi/emsp/2.1.1'),
     ],
   });
 }

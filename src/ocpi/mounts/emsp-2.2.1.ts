@@ -1,8 +1,12 @@
 import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
+import { cdrsReceiver221 } from '../cdrs/emsp-receiver.js';
 import { credentialsModule } from '../credentials/routes.js';
+import { sessionsReceiver221 } from '../sessions/emsp-receiver.js';
 import { evsePatchRoute221, locationPushRoutes221 } from '../locations/emsp-receiver.js';
+import { tariffsReceiver221 } from '../tariffs/emsp-receiver.js';
+import { tokensSender221 } from '../tokens/emsp-sender.js';
 import { VersionDetail221 } from '../versions/schemas.js';
 import { roleMount } from './role-mount.js';
 
@@ -23,6 +27,10 @@ export function emsp221Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
         patch: "Partial update of one of the caller's locations",
       }),
       evsePatchRoute221(ctx),
+      ...sessionsReceiver221(ctx),
+      ...cdrsReceiver221(ctx, '/ocpi/emsp/2.2.1'),
+      ...tariffsReceiver221(ctx),
+      ...tokensSender221(ctx),
     ],
   });
 }

@@ -2,13 +2,17 @@ import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import { forPartners, ocpiMount, type OcpiRoute } from '../core/mount-kit.js';
-import { cdrsSender221 } from '../cdrs/cpo-sender.js';
+import { cdrsSender } from '../cdrs/cpo-sender.js';
+import { cdrsReceiver221 } from '../cdrs/emsp-receiver.js';
 import { ourRoleToward } from '../credentials/handshake.js';
 import { credentialsModule } from '../credentials/routes.js';
 import { locationReadBack221, locationsList221 } from '../locations/cpo-sender.js';
 import { locationPushRoutes221 } from '../locations/emsp-receiver.js';
-import { sessionsSender221 } from '../sessions/cpo-sender.js';
-import { tariffsSender221 } from '../tariffs/cpo-sender.js';
+import { sessionsSender } from '../sessions/cpo-sender.js';
+import { sessionsReceiver221 } from '../sessions/emsp-receiver.js';
+import { tariffsSender } from '../tariffs/cpo-sender.js';
+import { tariffsReceiver221 } from '../tariffs/emsp-receiver.js';
+import { tokensReceiver221 } from '../tokens/cpo-receiver.js';
 import { tokensSender221 } from '../tokens/emsp-sender.js';
 import { versionEndpointsRoute, versionListRoute, type ListedMount } from '../versions/routes.js';
 
@@ -38,8 +42,8 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
       roleMounts211: opts.roleMounts211,
     }),
     ...credentialsModule(ctx, { version: '2.2.1', ourVersionsPath: versionsPath, ourRole }),
-    // what we send as a CPO (our locations, our tariffs) is for eMSP partners; what we send as an
-    // eMSP (our tokens) and what a CPO pushes (its locations) is for CPO partners
+    // our CPO side (what we send as a CPO, and the tokens we receive) is for eMSP partners; our
+    // eMSP side for CPO partners (docs/OCPI.md, Decisions 6)
     ...forPartners('EMSP', [locationsList221(ctx)]),
     locationReadBack221(ctx),
     ...forPartners(
@@ -49,10 +53,14 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
         patch: "Partial update of one of the caller's locations, its EVSEs (by uid) or connectors (by id)",
       }),
     ),
-    ...sessionsSender221(ctx),
-    ...cdrsSender221(ctx),
-    ...forPartners('EMSP', tariffsSender221(ctx)),
+    ...forPartners('EMSP', sessionsSender(ctx, '2.2.1')),
+    ...forPartners('CPO', sessionsReceiver221(ctx)),
+    ...forPartners('EMSP', cdrsSender(ctx, '2.2.1')),
+    ...forPartners('CPO', cdrsReceiver221(ctx, OVERVIEW_PREFIX)),
+    ...forPartners('EMSP', tariffsSender(ctx, '2.2.1')),
+    ...forPartners('CPO', tariffsReceiver221(ctx)),
     ...forPartners('CPO', tokensSender221(ctx)),
+    ...forPartners('EMSP', tokensReceiver221(ctx)),
   );
   return ocpiMount(ctx, {
     name: 'ocpi-overview-2.2.1',

@@ -1,21 +1,50 @@
 import { route } from '../../gateway/route-table.js';
+import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
-import { unknownObject } from '../core/errors.js';
-import { assertSameId } from '../core/guards.js';
+import type { OcpiVersion } from '../core/envelope.js';
+import { invalidParameters, unknownObject } from '../core/errors.js';
+import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, callersObject, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
-
+import { locationTo211 } from '../locations/mappers.js';
+import { narrowedTo, sessionTo211, sessionTo221 } from './mappers.js';
 import * as S211 from './schemas-2.1.1.js';
+import * as S221 from './schemas-2.2.1.js';
+import { isSession221, type StoredSession } from './stored.js';
 
-/** The Receiver interface of the sessions module (the eMSP side): a partner CPO pushes its sessions. */
+/**
+ * The Receiver interface of the sessions module (the eMSP side): a partner CPO pushes its
+ * sessions. Each is stored in the shape of the version it came in and served in the version of
+ * the mount that reads it (docs/OCPI.md, Decisions 23).
+ */
+
+const unknownSession = () => unknownObject('session');
+const PATH = '/sessions/:country_code/:party_id/:session_id';
+
+/** A PATCH in one version of a session stored in the other (docs/OCPI.md, Decisions 23). */
+function otherVersion(stored: OcpiVersion): never {
+  throw invalidParameters([
+    {
+      field: 'session_id',
+      message: `this session was sent in OCPI ${stored}: PATCH it in that version, or PUT it again in this one`,
+      type: 'value_error.version_mismatch',
+    },
+  ]);
+}
+
+/** A 2.2.1 session as 2.1.1 has it, with the location we hold for it (the caller's). */
+export async function session211Of(ctx: OcpiContext, s: S221.Session): Promise<S211.StoredSession> {
+  const location = await ctx.stores.locations.get({
+    country_code: s.country_code,
+    party_id: s.party_id,
+    id: s.location_id,
+  });
+  return sessionTo211(s, location ? narrowedTo(locationTo211(location), s.evse_uid, s.connector_id) : undefined);
+}
 
 /** 2.1.1: GET, PUT and PATCH of `/sessions/{country_code}/{party_id}/{session_id}`. */
 export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
-  const common = {
-    path: '/sessions/:country_code/:party_id/:session_id',
-    module: 'sessions',
-    params: S211.SessionPath,
-  } as const;
+  const common = { path: PATH, module: 'sessions', params: S211.SessionPath } as const;
   return [
     route({
       ...common,
@@ -24,10 +53,9 @@ export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
       response: Envelope(S211.SessionOut),
       responses: { 404: 'unknown session' },
       handler: async (req) => {
-        const found = await callersObject(req, '2.1.1', ctx.stores.sessions, req.params.session_id, () =>
-          unknownObject('session'),
-        );
-        return { data: found.object };
+        const found = await callersObject(req, '2.1.1', ctx.stores.sessions, req.params.session_id, unknownSession);
+        const s = found.object;
+        return { data: isSession221(s) ? await session211Of(ctx, s) : s };
       },
     }),
     route({
@@ -41,20 +69,19 @@ export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         const { party } = callerOwnPath(req, '2.1.1');
         const id = req.params.session_id;
         assertSameId('id', id, req.body.id);
-        const updated = await ctx.stores.sessions.update({ ...party, id }, (s) => {
+        const updated = await ctx.stores.sessions.update({ ...party, id }, (s): StoredSession => {
+          if (isSession221(s)) return otherVersion('2.2.1');
           const next = { ...s, ...req.body, id };
           return { ...next, authorization_id: next.auth_id };
         });
-        if (!updated) throw unknownObject('session');
+        if (!updated) throw unknownSession();
         return { data: updated };
       },
     }),
     route({
+      ...common,
       method: 'PUT',
-      path: '/sessions/:country_code/:party_id/:session_id',
-      module: 'sessions',
       summary: 'A new or updated session of the caller',
-      params: S211.SessionPath,
       body: S211.SessionCreate,
       response: Envelope(S211.SessionOut),
       handler: async (req) => {
@@ -65,6 +92,59 @@ export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         // authorization_id: the auth_id the session was started with (docs/OCPI.md, Decisions 9)
         const session = { ...body, authorization_id: body.auth_id };
         return { data: await ctx.stores.sessions.put({ ...party, id }, session) };
+      },
+    }),
+  ];
+}
+
+/** 2.2.1: GET, PUT and PATCH of `/sessions/{country_code}/{party_id}/{session_id}`. */
+export function sessionsReceiver221(ctx: OcpiContext): OcpiRoute[] {
+  const common = { path: PATH, module: 'sessions', params: S221.SessionPath } as const;
+  const ours = (): PartyIdentity => ctx.ownParty();
+  return [
+    route({
+      ...common,
+      method: 'GET',
+      summary: 'A session of the caller, as we hold it',
+      response: Envelope(S221.Session),
+      responses: { 404: 'unknown session' },
+      handler: async (req) => {
+        const found = await callersObject(req, '2.2.1', ctx.stores.sessions, req.params.session_id, unknownSession);
+        return { data: sessionTo221(found.object, found.key, ours()) };
+      },
+    }),
+    route({
+      ...common,
+      method: 'PUT',
+      summary: 'A new or updated session of the caller (country_code, party_id and id as the path says)',
+      body: S221.Session,
+      response: Envelope(S221.Session),
+      handler: async (req) => {
+        const { caller, party } = callerOwnPath(req, '2.2.1');
+        const id = req.params.session_id;
+        assertOwnParty(caller, req.body);
+        assertSameId('id', id, req.body.id);
+        return { data: await ctx.stores.sessions.put({ ...party, id }, req.body) };
+      },
+    }),
+    route({
+      ...common,
+      method: 'PATCH',
+      summary: 'Partial update of a session of the caller (kwh, status, charging_periods, ...; last_updated required)',
+      body: S221.SessionPatch,
+      response: Envelope(S221.Session),
+      responses: { 404: 'unknown session' },
+      handler: async (req) => {
+        const { caller, party } = callerOwnPath(req, '2.2.1');
+        const id = req.params.session_id;
+        assertOwnParty(caller, req.body);
+        assertSameId('id', id, req.body.id);
+        const updated = await ctx.stores.sessions.update({ ...party, id }, (s): StoredSession => {
+          if (!isSession221(s)) return otherVersion('2.1.1');
+          return { ...s, ...req.body, id };
+        });
+        if (!updated || !isSession221(updated)) throw unknownSession();
+        return { data: updated };
       },
     }),
   ];

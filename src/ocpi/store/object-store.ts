@@ -27,7 +27,21 @@ export class ConcurrentUpdateError extends Error {
 export interface ListOptions {
   /** leave out objects whose `publish` is false (our locations as partners see them) */
   publishedOnly?: boolean;
+  /** only objects written for this party (`PutOptions.audience`): our sessions and CDRs for one eMSP */
+  audience?: PartyIdentity;
 }
+
+export interface PutOptions {
+  /**
+   * The one party besides the owner that may read the object: the eMSP of the token of one of
+   * our sessions or CDRs (docs/OCPI.md "Who sees what"). A put sets it (none when not
+   * given); an update keeps it.
+   */
+  audience?: PartyIdentity;
+}
+
+/** Renders the objects of one page, in order, as they are served. */
+export type PageRenderer<T> = (items: T[]) => unknown[] | Promise<unknown[]>;
 
 /** `publish: false` marks an unpublished location; every other object is published. */
 function isPublished(object: object): boolean {
@@ -126,15 +140,25 @@ export class ObjectStore<T extends { last_updated: string }> {
     return row ? this.fromRow(row.data) : undefined;
   }
 
+  /** The object, when it was written for `audience` (`PutOptions.audience`). */
+  async getFor(key: ObjectKey, audience: PartyIdentity): Promise<T | undefined> {
+    const rows = await this.sql.query(
+      'SELECT data FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ? AND audience = ?',
+      [this.module, key.country_code, key.party_id, key.id, scopeOf(audience)],
+    );
+    const row = rows[0];
+    return row ? this.fromRow(row.data) : undefined;
+  }
+
   /** Inserts or replaces the object. */
-  async put(key: ObjectKey, object: T): Promise<T> {
+  async put(key: ObjectKey, object: T, opts: PutOptions = {}): Promise<T> {
     this.clearPages(key);
     const now = Date.now();
     await this.sql.run(
-      `INSERT INTO ocpi_object (module, country_code, party_id, object_id, last_updated_ms, published, data, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO ocpi_object (module, country_code, party_id, object_id, last_updated_ms, published, data, updated_at, audience) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (module, country_code, party_id, object_id)
        DO UPDATE SET last_updated_ms = excluded.last_updated_ms, published = excluded.published, data = excluded.data,
-       updated_at = excluded.updated_at, revision = ocpi_object.revision + 1`,
+       updated_at = excluded.updated_at, revision = ocpi_object.revision + 1, audience = excluded.audience`,
       [
         this.module,
         key.country_code,
@@ -144,6 +168,7 @@ export class ObjectStore<T extends { last_updated: string }> {
         isPublished(object) ? 1 : 0,
         JSON.stringify(object),
         now,
+        opts.audience ? scopeOf(opts.audience) : null,
       ],
     );
     this.written(key);
@@ -205,6 +230,10 @@ export class ObjectStore<T extends { last_updated: string }> {
       where.push('published = ?');
       params.push(1);
     }
+    if (opts.audience) {
+      where.push('audience = ?');
+      params.push(scopeOf(opts.audience));
+    }
     if (parties) {
       if (parties.length === 0) return { items: [], total: 0 };
       where.push(`(${parties.map(() => '(country_code = ? AND party_id = ?)').join(' OR ')})`);
@@ -233,22 +262,23 @@ export class ObjectStore<T extends { last_updated: string }> {
    * One page rendered with `render` (named by `renderName`) and serialized: the hot path of the
    * list endpoints (docs/PERFORMANCE.md). Pages are reused for `pageCacheMs`.
    */
-  async renderedList<O>(
+  async renderedList(
     window: ListWindow,
     parties: readonly PartyIdentity[] | undefined,
     renderName: string,
-    render: (t: T) => O,
+    render: PageRenderer<T>,
     opts: ListOptions = {},
   ): Promise<RenderedPage> {
     const scopes = parties?.map(scopeOf);
     const partiesKey = scopes ? scopes.join(',') : '*';
-    const key = `${renderName}|${opts.publishedOnly ? 'published' : 'all'}|${window.from ?? ''}|${window.to ?? ''}|${window.offset}|${window.limit}`;
+    const audience = opts.audience ? scopeOf(opts.audience) : '';
+    const key = `${renderName}|${opts.publishedOnly ? 'published' : 'all'}|${audience}|${window.from ?? ''}|${window.to ?? ''}|${window.offset}|${window.limit}`;
     const now = Date.now();
     const cached = this.groups.get(partiesKey)?.pages.get(key);
     if (cached && cached.expiresAt > now) return cached;
     const page = await this.list(window, parties, opts);
     const rendered: CachedPage = {
-      json: Buffer.from(JSON.stringify(page.items.map(render))),
+      json: Buffer.from(JSON.stringify(await render(page.items))),
       total: page.total,
       expiresAt: now + this.pageCacheMs,
     };

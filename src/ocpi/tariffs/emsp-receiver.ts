@@ -1,22 +1,25 @@
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
+import type { OcpiVersion } from '../core/envelope.js';
 import { unknownObject } from '../core/errors.js';
-import { assertSameId } from '../core/guards.js';
+import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, callersObject, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
+import { tariffFrom211, tariffTo211 } from './mappers.js';
 import * as T211 from './schemas-2.1.1.js';
+import * as T221 from './schemas-2.2.1.js';
 
-/** The Receiver interface of the tariffs module (the eMSP side): a partner CPO pushes its tariffs. */
+/**
+ * The Receiver interface of the tariffs module (the eMSP side): a partner CPO pushes its tariffs.
+ * They are stored in the 2.2.1 shape (docs/OCPI.md "Storage").
+ */
 
 const unknownTariff = () => unknownObject('tariff');
+const PATH = '/tariffs/:country_code/:party_id/:tariff_id';
 
 /** 2.1.1: GET, PUT, PATCH and DELETE of `/tariffs/{country_code}/{party_id}/{tariff_id}`. */
 export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
-  const common = {
-    path: '/tariffs/:country_code/:party_id/:tariff_id',
-    module: 'tariffs',
-    params: T211.TariffPath,
-  } as const;
+  const common = { path: PATH, module: 'tariffs', params: T211.TariffPath } as const;
   return [
     route({
       ...common,
@@ -25,7 +28,9 @@ export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
       response: Envelope(T211.Tariff),
       responses: { 404: 'unknown tariff' },
       handler: async (req) => ({
-        data: (await callersObject(req, '2.1.1', ctx.stores.tariffs, req.params.tariff_id, unknownTariff)).object,
+        data: tariffTo211(
+          (await callersObject(req, '2.1.1', ctx.stores.tariffs, req.params.tariff_id, unknownTariff)).object,
+        ),
       }),
     }),
     route({
@@ -39,42 +44,81 @@ export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         const { party } = callerOwnPath(req, '2.1.1');
         const id = req.params.tariff_id;
         assertSameId('id', id, req.body.id);
-        const updated = await ctx.stores.tariffs.update({ ...party, id }, (t) => ({ ...t, ...req.body, id }));
+        // the 2.1.1 fields carry the same names in the stored 2.2.1 tariff
+        const updated = await ctx.stores.tariffs.update(
+          { ...party, id },
+          (t) => ({ ...t, ...req.body, id }) as typeof t,
+        );
         if (!updated) throw unknownTariff();
-        return { data: updated };
+        return { data: tariffTo211(updated) };
       },
     }),
-    tariffDelete211(ctx),
+    tariffDelete(ctx, '2.1.1'),
     route({
+      ...common,
       method: 'PUT',
-      path: '/tariffs/:country_code/:party_id/:tariff_id',
-      module: 'tariffs',
       summary: 'A new or updated tariff of the caller',
-      params: T211.TariffPath,
       body: T211.Tariff,
       response: Envelope(T211.Tariff),
       handler: async (req) => {
         const { party } = callerOwnPath(req, '2.1.1');
-        const body = req.body;
         const id = req.params.tariff_id;
-        assertSameId('id', id, body.id);
-        return { data: await ctx.stores.tariffs.put({ ...party, id }, body) };
+        assertSameId('id', id, req.body.id);
+        return { data: tariffTo211(await ctx.stores.tariffs.put({ ...party, id }, tariffFrom211(req.body, party))) };
       },
     }),
   ];
 }
 
-/** 2.1.1: DELETE `/tariffs/{country_code}/{party_id}/{tariff_id}`: the caller no longer offers it. */
-function tariffDelete211(ctx: OcpiContext): OcpiRoute {
+/** 2.2.1: GET, PUT and DELETE of `/tariffs/{country_code}/{party_id}/{tariff_id}`. */
+export function tariffsReceiver221(ctx: OcpiContext): OcpiRoute[] {
+  const common = { path: PATH, module: 'tariffs', params: T221.TariffPath } as const;
+  return [
+    route({
+      ...common,
+      method: 'GET',
+      summary: 'A tariff of the caller, as we hold it',
+      response: Envelope(T221.Tariff),
+      responses: { 404: 'unknown tariff' },
+      handler: async (req) => ({
+        data: (await callersObject(req, '2.2.1', ctx.stores.tariffs, req.params.tariff_id, unknownTariff)).object,
+      }),
+    }),
+    route({
+      ...common,
+      method: 'PUT',
+      summary: 'A new or updated tariff of the caller (country_code, party_id and id as the path says)',
+      body: T221.Tariff,
+      response: Envelope(T221.Tariff),
+      handler: async (req) => {
+        const { caller, party } = callerOwnPath(req, '2.2.1');
+        const id = req.params.tariff_id;
+        assertOwnParty(caller, req.body);
+        assertSameId('id', id, req.body.id);
+        return { data: await ctx.stores.tariffs.put({ ...party, id }, req.body) };
+      },
+    }),
+    tariffDelete(ctx, '2.2.1'),
+  ];
+}
+
+/** DELETE `/tariffs/{country_code}/{party_id}/{tariff_id}`: the caller no longer offers it. */
+function tariffDelete(ctx: OcpiContext, version: OcpiVersion): OcpiRoute {
   return route({
     method: 'DELETE',
-    path: '/tariffs/:country_code/:party_id/:tariff_id',
+    path: PATH,
     module: 'tariffs',
-    params: T211.TariffPath,
+    params: version === '2.1.1' ? T211.TariffPath : T221.TariffPath,
     summary: 'The caller no longer offers this tariff',
     responses: { 404: 'unknown tariff' },
     handler: async (req) => {
-      const { key } = await callersObject(req, '2.1.1', ctx.stores.tariffs, req.params.tariff_id, unknownTariff);
+      const { key } = await callersObject(
+        req,
+        version,
+        ctx.stores.tariffs,
+        String(req.params.tariff_id),
+        unknownTariff,
+      );
       await ctx.stores.tariffs.remove(key);
       return { data: undefined };
     },

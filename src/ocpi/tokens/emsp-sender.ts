@@ -4,15 +4,17 @@ import type { OcpiContext } from '../core/context.js';
 import { unknownToken } from '../core/errors.js';
 import { requireLink } from '../core/guards.js';
 import { listRoute, type OcpiRoute } from '../core/mount-kit.js';
-import { Envelope } from '../core/schemas.js';
+import { Envelope, ObjectId } from '../core/schemas.js';
+import { matchesType211, tokenTo211 } from './mappers.js';
 import * as T211 from './schemas-2.1.1.js';
+import * as T221 from './schemas-2.2.1.js';
 
 /**
- * The Sender interface of the tokens module (the eMSP side): partners read our own tokens and
- * ask for real-time authorization of one (docs/OCPI.md "Who sees what").
+ * The Sender interface of the tokens module (the eMSP side): CPO partners read our own tokens
+ * and ask for real-time authorization of one (docs/OCPI.md "Who sees what").
  */
 
-const AuthorizeQuery = Type.Object({
+const AuthorizeQuery211 = Type.Object({
   type: Type.Optional(Type.Union([Type.Literal('RFID'), Type.Literal('OTHER')], { default: 'RFID' })),
 });
 
@@ -27,6 +29,7 @@ export function tokensSender211(ctx: OcpiContext): OcpiRoute[] {
       store: ctx.stores.tokens,
       owner: 'ours',
       item: T211.Token,
+      render: { name: '2.1.1', as: tokenTo211 },
     }),
     authorizeRoute211(ctx),
   ];
@@ -42,35 +45,63 @@ function authorizeRoute211(ctx: OcpiContext): OcpiRoute {
     path: '/tokens/:token_uid/authorize',
     module: 'tokens',
     summary: 'Real-time authorization of one of our tokens',
-    params: Type.Object({ token_uid: T211.Token.properties.uid }),
-    query: AuthorizeQuery,
+    params: Type.Object({ token_uid: ObjectId }),
+    query: AuthorizeQuery211,
     body: T211.LocationReferences,
     bodyOptional: true,
     response: Envelope(T211.AuthorizationInfo),
     responses: { 404: 'unknown token (status_code 2004)' },
     handler: async (req) => {
       requireLink(req.auth, '2.1.1');
-      const type = req.query.type ?? 'RFID';
       const token = await ctx.stores.tokens.get({ ...ctx.own, id: req.params.token_uid });
-      if (!token || token.type !== type) throw unknownToken();
+      if (!token || !matchesType211(token, req.query.type ?? 'RFID')) throw unknownToken();
       const location = req.body;
-      // OCPI 2.1.1 shows ALLOWED only; a refused token is BLOCKED (docs/OCPI.md, Decisions 8)
+      // a refused token is BLOCKED (docs/OCPI.md, Decisions 8)
       return { data: { allowed: token.valid ? 'ALLOWED' : 'BLOCKED', ...(location ? { location } : {}) } };
     },
   });
 }
 
-/** 2.2.1 (the overview): GET `/tokens`, served in the stored 2.1.1 shape (docs/OCPI.md, Decisions 6). */
+/** 2.2.1: GET `/tokens` and POST `/tokens/{token_uid}/authorize[?type=]`. */
 export function tokensSender221(ctx: OcpiContext): OcpiRoute[] {
   return [
     listRoute(ctx, {
       path: '/tokens',
       module: 'tokens',
-      summary: 'Our own tokens, paged',
+      summary: 'Our own tokens for the CPO to pull, paged',
       version: '2.2.1',
       store: ctx.stores.tokens,
       owner: 'ours',
-      item: T211.Token,
+      item: T221.Token,
     }),
+    authorizeRoute221(ctx),
   ];
+}
+
+/**
+ * POST `/tokens/{token_uid}/authorize[?type=]` (2.2.1): the AuthorizationInfo with the token as
+ * we hold it; ALLOWED or BLOCKED as in 2.1.1, 404 2004 for an unknown uid or another type.
+ */
+function authorizeRoute221(ctx: OcpiContext): OcpiRoute {
+  return route({
+    method: 'POST',
+    path: '/tokens/:token_uid/authorize',
+    module: 'tokens',
+    summary: 'Real-time authorization of one of our tokens',
+    params: Type.Object({ token_uid: ObjectId }),
+    query: T221.TokenTypeQuery,
+    body: T221.LocationReferences,
+    bodyOptional: true,
+    response: Envelope(T221.AuthorizationInfo),
+    responses: { 404: 'unknown token (status_code 2004)' },
+    handler: async (req) => {
+      requireLink(req.auth, '2.2.1');
+      const token = await ctx.stores.tokens.get({ ...ctx.own, id: req.params.token_uid });
+      if (!token || token.type !== (req.query.type ?? 'RFID')) throw unknownToken();
+      const location = req.body;
+      return {
+        data: { allowed: token.valid ? 'ALLOWED' : 'BLOCKED', token, ...(location ? { location } : {}) },
+      };
+    },
+  });
 }

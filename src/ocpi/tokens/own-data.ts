@@ -1,12 +1,17 @@
+import Type from '#typebox';
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
 import { assertPathId } from '../core/guards.js';
 import type { OperatorRoute } from '../core/mount-kit.js';
+import { HttpError } from '../../gateway/errors.js';
+import { tokenFrom211, tokenTo211 } from './mappers.js';
 import * as T211 from './schemas-2.1.1.js';
+import * as T221 from './schemas-2.2.1.js';
 
 /**
  * The operator's route for tokens, on the management mount: ours (eMSP tokens), or a partner's
- * our CPO should know (docs/OCPI.md "Our own data").
+ * our CPO should know (docs/OCPI.md "Our own data"). The body is a 2.2.1 Token or a 2.1.1 one;
+ * it is stored in the 2.2.1 shape and answered in the shape it came in.
  */
 export function ownTokenRoutes(ctx: OcpiContext): OperatorRoute[] {
   return [
@@ -15,13 +20,19 @@ export function ownTokenRoutes(ctx: OcpiContext): OperatorRoute[] {
       path: '/ocpi/tokens/:country_code/:party_id/:token_uid',
       summary: "Creates or replaces a token: ours (eMSP tokens), or a partner's known to our CPO",
       params: T211.TokenPath,
-      body: T211.Token,
-      response: T211.Token,
+      body: Type.Union([T221.Token, T211.Token]),
+      response: Type.Union([T221.Token, T211.Token]),
       handler: async (req) => {
         const body = req.body;
         const uid = req.params.token_uid;
         assertPathId('token_uid', uid, 'uid', body.uid);
         const party = { country_code: req.params.country_code, party_id: req.params.party_id };
+        if ('auth_id' in body) {
+          const stored = await ctx.stores.tokens.put({ ...party, id: uid }, tokenFrom211(body, party));
+          return { data: tokenTo211(stored) };
+        }
+        if (body.country_code !== party.country_code || body.party_id !== party.party_id)
+          throw new HttpError(400, 'party_mismatch', 'the body names another party than the path');
         return { data: await ctx.stores.tokens.put({ ...party, id: uid }, body) };
       },
     }),

@@ -5,7 +5,7 @@ import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { unknownVersion } from '../core/errors.js';
 import { ourRoleToward } from '../credentials/handshake.js';
-import type { OcpiRoute } from '../core/mount-kit.js';
+import { partnerRoleOf, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope, OpenObject } from '../core/schemas.js';
 import { VersionList } from './schemas.js';
 
@@ -61,13 +61,23 @@ export function endpointsOf(
   baseUrl: string,
   prefix: string,
 ) {
-  const modules: string[] = [];
-  for (const r of routes) if (r.module && !modules.includes(r.module)) modules.push(r.module);
-  return modules.map((identifier) =>
-    version === '2.2.1'
-      ? { identifier, role: interfaceRole(role, identifier), url: `${baseUrl}${prefix}/${identifier}` }
-      : { identifier, url: `${baseUrl}${prefix}/${identifier}` },
-  );
+  // a route only for partners of one role is our side toward them (the overview serves both)
+  const seen = new Set<string>();
+  const endpoints: Array<{ identifier: string; role?: 'SENDER' | 'RECEIVER'; url: string }> = [];
+  for (const r of routes) {
+    if (!r.module) continue;
+    const partnerRole = partnerRoleOf(r);
+    const ours = partnerRole ? ourRoleToward(partnerRole) : role;
+    const interfaceSide = interfaceRole(ours, r.module);
+    const key = version === '2.2.1' ? `${r.module} ${interfaceSide}` : r.module;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const url = `${baseUrl}${prefix}/${r.module}`;
+    endpoints.push(
+      version === '2.2.1' ? { identifier: r.module, role: interfaceSide, url } : { identifier: r.module, url },
+    );
+  }
+  return endpoints;
 }
 
 export interface VersionDetailsRouteOptions {

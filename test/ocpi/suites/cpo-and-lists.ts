@@ -205,13 +205,24 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const v211 = dataOf<{ endpoints: Array<{ identifier: string }> }>(
         await api.request('GET', '/ocpi/cpo/2.1.1', { token: emsp.token }),
       );
-      expect(v211.endpoints.map((e) => e.identifier)).to.deep.equal(['credentials', 'locations', 'tokens']);
+      expect(v211.endpoints.map((e) => e.identifier)).to.deep.equal([
+        'credentials',
+        'locations',
+        'sessions',
+        'cdrs',
+        'tariffs',
+        'tokens',
+      ]);
       const v221 = dataOf<{ endpoints: Array<{ identifier: string; role: string; url: string }> }>(
         await api.request('GET', '/ocpi/cpo/2.2.1', { token: emsp.token, encoding: 'base64' }),
       );
       expect(v221.endpoints.map(({ identifier, role }) => ({ identifier, role }))).to.deep.equal([
         { identifier: 'credentials', role: 'SENDER' },
         { identifier: 'locations', role: 'SENDER' },
+        { identifier: 'sessions', role: 'SENDER' },
+        { identifier: 'cdrs', role: 'SENDER' },
+        { identifier: 'tariffs', role: 'SENDER' },
+        { identifier: 'tokens', role: 'RECEIVER' },
       ]);
       expect(v221.endpoints[0]?.url).to.match(/\/ocpi\/cpo\/2\.2\.1\/credentials$/);
       const versions = dataOf<Array<{ version: string; url: string }>>(

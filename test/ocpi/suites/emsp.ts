@@ -57,9 +57,15 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
           res,
         );
         expect(detail.version).to.equal('2.2.1');
-        expect(detail.endpoints.map((e) => e.identifier)).to.deep.equal(['credentials', 'locations']);
-        expect(detail.endpoints.find((e) => e.identifier === 'credentials')).to.include({ role: 'SENDER' });
-        for (const e of detail.endpoints) expect(e.url).to.match(/\/ocpi\/emsp\/2\.2\.1\/(credentials|locations)$/);
+        expect(detail.endpoints.map(({ identifier, role }) => `${identifier} ${role}`)).to.deep.equal([
+          'credentials SENDER',
+          'locations RECEIVER',
+          'sessions RECEIVER',
+          'cdrs RECEIVER',
+          'tariffs RECEIVER',
+          'tokens SENDER',
+        ]);
+        for (const e of detail.endpoints) expect(e.url).to.match(new RegExp(`/ocpi/emsp/2\\.2\\.1/${e.identifier}$`));
       });
 
       it('stores timestamps in UTC: no designator means UTC, an offset is converted; a bad one is 422', async () => {
@@ -203,6 +209,7 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
           'sessions',
           'locations',
           'tariffs',
+          'cdrs',
         ]);
         expect(detail.endpoints[0]).not.to.have.property('role');
       });

@@ -1,5 +1,14 @@
 import { expect } from 'chai';
-import { aConnector, aLocation, aSession, aTariff, aToken, anEvse, isoAt } from '../../support/ocpi-builders.js';
+import {
+  aConnector,
+  aLocation,
+  aSession,
+  aSession221,
+  aTariff,
+  aToken,
+  anEvse,
+  isoAt,
+} from '../../support/ocpi-builders.js';
 import { OcpiApi, dataOf, type OcpiTarget, type RegisteredPartner } from '../../support/ocpi-harness.js';
 
 type Obj = Record<string, unknown>;
@@ -32,16 +41,23 @@ export function overviewSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const list = dataOf<Array<{ version: string; url: string }>>(versions);
       expect(list.map((v) => v.version)).to.deep.equal(['2.1.1', '2.2.1']);
       const detail = await api.request('GET', '/ocpi/2.2.1/versions/2.2.1');
-      const endpoints = dataOf<{ version: string; endpoints: Array<{ identifier: string; url: string }> }>(
-        detail,
-      ).endpoints;
-      expect(endpoints.map((e) => e.identifier)).to.deep.equal([
-        'credentials',
-        'locations',
-        'sessions',
-        'cdrs',
-        'tariffs',
-        'tokens',
+      const endpoints = dataOf<{
+        version: string;
+        endpoints: Array<{ identifier: string; role: string; url: string }>;
+      }>(detail).endpoints;
+      // both sides of every module: our CPO side for eMSP partners, our eMSP side for CPOs
+      expect(endpoints.map((e) => `${e.identifier} ${e.role}`)).to.deep.equal([
+        'credentials SENDER',
+        'locations SENDER',
+        'locations RECEIVER',
+        'sessions SENDER',
+        'sessions RECEIVER',
+        'cdrs SENDER',
+        'cdrs RECEIVER',
+        'tariffs SENDER',
+        'tariffs RECEIVER',
+        'tokens SENDER',
+        'tokens RECEIVER',
       ]);
       expect(endpoints[1]?.url).to.match(/\/ocpi\/2\.2\.1\/locations$/);
       type Listed = { endpoints: Array<{ identifier: string; url: string }> };
@@ -160,23 +176,36 @@ export function overviewSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(foreign.body.status_code).to.equal(2001);
     });
 
-    it("GET /sessions answers the caller's sessions, filtered by date_from and paged by limit", async () => {
+    it("takes a CPO partner's sessions (PUT, PATCH, GET one, a 2.1.1 one read back in 2.2.1); GET /sessions is for eMSP partners", async () => {
       const { country_code: cc, party_id: pid } = cpo.party;
-      for (const [i, id] of ['OS-1', 'OS-2', 'OS-3'].entries()) {
-        await api.request('PUT', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/${id}`, {
-          token: cpo.token,
-          body: aSession({ id, last_updated: isoAt(i * 10) }),
-        });
-      }
-      const res = await api.request('GET', `/ocpi/2.2.1/sessions?date_from=${encodeURIComponent(isoAt(10))}&limit=1`, {
-        token: cpo.token,
-        encoding: 'base64',
+      const path = `/ocpi/2.2.1/sessions/${cc}/${pid}/OS-1`;
+      const as = { token: cpo.token, encoding: 'base64' as const };
+      const body = aSession221({ country_code: cc, party_id: pid, id: 'OS-1' });
+      expect(dataOf<Obj>(await api.request('PUT', path, { ...as, body }))).to.include({ id: 'OS-1', kwh: 12.5 });
+      const patched = await api.request('PATCH', path, {
+        ...as,
+        body: { kwh: 20, status: 'COMPLETED', last_updated: isoAt(60) },
       });
-      expect(dataOf<Obj[]>(res).map((s) => s.id)).to.deep.equal(['OS-2']);
-      expect(res.headers.get('x-total-count')).to.equal('2');
-      expect(res.headers.get('link')).to.include('date_from=');
-      const others = await api.request('GET', '/ocpi/2.2.1/sessions', { token: emsp.token, encoding: 'base64' });
-      expect(dataOf<Obj[]>(others)).to.deep.equal([]);
+      expect(dataOf<Obj>(patched)).to.include({ kwh: 20, status: 'COMPLETED', location_id: 'LOC-1' });
+      expect(dataOf<Obj>(await api.request('GET', path, as))).to.include({ kwh: 20, last_updated: isoAt(60) });
+      // a session the same CPO pushed over 2.1.1 is served in the 2.2.1 shape here
+      const old = aSession({ id: 'OS-211' });
+      await api.request('PUT', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/OS-211`, { token: cpo.token, body: old });
+      const converted = dataOf<Obj>(await api.request('GET', `/ocpi/2.2.1/sessions/${cc}/${pid}/OS-211`, as));
+      expect(converted).to.include({ country_code: cc, party_id: pid, start_date_time: old.start_datetime });
+      expect(converted.cdr_token).to.include({ contract_id: old.auth_id, country_code: 'NL', party_id: 'EVP' });
+      expect(converted).to.include({ location_id: (old.location as Obj).id });
+      // a 2.2.1 session cannot be patched in 2.1.1 (it has no 2.1.1 shape of its own)
+      const cross = await api.request('PATCH', `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/OS-1`, {
+        token: cpo.token,
+        body: { kwh: 1, last_updated: isoAt(90) },
+      });
+      expect(cross.body.status_code).to.equal(2001);
+      // the list is our CPO's sessions with the caller's tokens: for eMSP partners
+      expect((await api.request('GET', '/ocpi/2.2.1/sessions', as)).status).to.equal(403);
+      const ours = await api.request('GET', '/ocpi/2.2.1/sessions?limit=1', { token: emsp.token, encoding: 'base64' });
+      expect(dataOf<Obj[]>(ours)).to.deep.equal([]);
+      expect(ours.headers.get('x-total-count')).to.equal('0');
     });
 
     it('GET /cdrs, /tariffs and /tokens answer lists with paging headers', async () => {

@@ -1,0 +1,108 @@
+import { route } from '../../gateway/route-table.js';
+import type { OcpiContext } from '../core/context.js';
+import { invalidParameters, unknownObject } from '../core/errors.js';
+import { assertOwnParty, requireLink } from '../core/guards.js';
+import { callersObject, type OcpiRoute } from '../core/mount-kit.js';
+import { Envelope } from '../core/schemas.js';
+import type { ObjectKey } from '../store/object-store.js';
+import { isCdr221, type StoredCdr } from '../sessions/stored.js';
+import { cdr211Of } from './cpo-sender.js';
+import { cdrTo221 } from './mappers.js';
+import * as C211 from './schemas-2.1.1.js';
+import * as C221 from './schemas-2.2.1.js';
+
+/**
+ * The Receiver interface of the CDRs module (the eMSP side): a partner CPO POSTs the CDRs of its
+ * sessions with our tokens, and reads one back at the URL our `Location` header gave it. A CDR
+ * is never changed once received: the same CDR again is accepted, another one under its id is
+ * 2001 (docs/OCPI.md, Decisions 25).
+ */
+
+const unknownCdr = () => unknownObject('CDR');
+const ONE = '/cdrs/:country_code/:party_id/:cdr_id';
+
+/** Stores a received CDR once; answers where it can be read back. */
+async function receive(
+  ctx: OcpiContext,
+  origin: string,
+  prefix: string,
+  key: ObjectKey,
+  cdr: StoredCdr,
+): Promise<{ data: undefined; headers: Record<string, string> }> {
+  const existing = await ctx.stores.cdrs.get(key);
+  if (existing && JSON.stringify(existing) !== JSON.stringify(cdr))
+    throw invalidParameters([
+      {
+        field: 'id',
+        message: `CDR ${key.id} was received before and cannot be changed; a correction is a credit CDR with an id of its own`,
+        type: 'value_error.cdr_exists',
+      },
+    ]);
+  if (!existing) await ctx.stores.cdrs.put(key, cdr);
+  const path = [key.country_code, key.party_id, key.id].map(encodeURIComponent).join('/');
+  return { data: undefined, headers: { Location: `${origin}${prefix}/cdrs/${path}` } };
+}
+
+/** 2.1.1: POST `/cdrs` and GET `/cdrs/{country_code}/{party_id}/{cdr_id}` (the Location we answered). */
+export function cdrsReceiver211(ctx: OcpiContext, prefix: string): OcpiRoute[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/cdrs',
+      module: 'cdrs',
+      summary: 'A CDR of the caller; the Location header says where to read it back',
+      body: C211.Cdr,
+      handler: (req) => {
+        const caller = requireLink(req.auth, '2.1.1');
+        const key = { country_code: caller.country_code, party_id: caller.party_id, id: req.body.id };
+        return receive(ctx, ctx.baseUrl(req.koa), prefix, key, req.body);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ONE,
+      module: 'cdrs',
+      summary: 'A CDR of the caller, as we received it',
+      params: C221.CdrPath,
+      response: Envelope(C211.Cdr),
+      responses: { 404: 'unknown CDR' },
+      handler: async (req) => {
+        const found = await callersObject(req, '2.1.1', ctx.stores.cdrs, req.params.cdr_id, unknownCdr);
+        return { data: await cdr211Of(ctx, found.object) };
+      },
+    }),
+  ];
+}
+
+/** 2.2.1: POST `/cdrs` and GET `/cdrs/{country_code}/{party_id}/{cdr_id}` (the Location we answered). */
+export function cdrsReceiver221(ctx: OcpiContext, prefix: string): OcpiRoute[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/cdrs',
+      module: 'cdrs',
+      summary: 'A CDR of the caller; the Location header says where to read it back',
+      body: C221.Cdr,
+      handler: (req) => {
+        const caller = requireLink(req.auth, '2.2.1');
+        assertOwnParty(caller, req.body);
+        const key = { country_code: caller.country_code, party_id: caller.party_id, id: req.body.id };
+        return receive(ctx, ctx.baseUrl(req.koa), prefix, key, req.body);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: ONE,
+      module: 'cdrs',
+      summary: 'A CDR of the caller, as we received it',
+      params: C221.CdrPath,
+      response: Envelope(C221.Cdr),
+      responses: { 404: 'unknown CDR' },
+      handler: async (req) => {
+        const found = await callersObject(req, '2.2.1', ctx.stores.cdrs, req.params.cdr_id, unknownCdr);
+        const c = found.object;
+        return { data: isCdr221(c) ? c : cdrTo221(c, found.key, ctx.ownParty()) };
+      },
+    }),
+  ];
+}

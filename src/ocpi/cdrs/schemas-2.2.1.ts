@@ -1,0 +1,63 @@
+import Type, { type Static } from '#typebox';
+import { CountryCode, DateTime, GeoLocation, ObjectId, OpenObject, PartyId } from '../core/schemas.js';
+import { ConnectorFormat, ConnectorStandard, PowerType } from '../locations/schemas.js';
+import { AuthMethod, CdrToken, ChargingPeriod } from '../sessions/schemas-2.2.1.js';
+import { Price, Tariff } from '../tariffs/schemas-2.2.1.js';
+
+/** OCPI 2.2.1 CDRs (OCPI 2.2.1 mod_cdrs.asciidoc). CDRs of either version are stored as they came. */
+
+/** CDR ids are CiString(39) in 2.2.1. */
+export const CdrId = Type.String({ minLength: 1, maxLength: 39, pattern: '^[\\x20-\\x7E]+$' });
+
+export const CdrLocation = Type.Object({
+  id: ObjectId,
+  name: Type.Optional(Type.String({ maxLength: 255 })),
+  address: Type.String({ maxLength: 45 }),
+  city: Type.String({ maxLength: 45 }),
+  postal_code: Type.Optional(Type.String({ maxLength: 10 })),
+  state: Type.Optional(Type.String({ maxLength: 20 })),
+  country: Type.String({ minLength: 3, maxLength: 3 }),
+  coordinates: GeoLocation,
+  evse_uid: ObjectId,
+  evse_id: Type.String({ maxLength: 48 }),
+  connector_id: ObjectId,
+  connector_standard: ConnectorStandard,
+  connector_format: ConnectorFormat,
+  connector_power_type: PowerType,
+});
+
+export const Cdr = Type.Object({
+  country_code: CountryCode,
+  party_id: PartyId,
+  id: CdrId,
+  start_date_time: DateTime,
+  end_date_time: DateTime,
+  session_id: Type.Optional(ObjectId),
+  cdr_token: CdrToken,
+  auth_method: AuthMethod,
+  authorization_reference: Type.Optional(ObjectId),
+  cdr_location: CdrLocation,
+  meter_id: Type.Optional(Type.String({ maxLength: 255 })),
+  currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217' }),
+  tariffs: Type.Optional(Type.Array(Tariff)),
+  charging_periods: Type.Array(ChargingPeriod, { minItems: 1 }),
+  signed_data: Type.Optional(OpenObject),
+  total_cost: Price,
+  total_fixed_cost: Type.Optional(Price),
+  total_energy: Type.Number(),
+  total_energy_cost: Type.Optional(Price),
+  total_time: Type.Number(),
+  total_time_cost: Type.Optional(Price),
+  total_parking_time: Type.Optional(Type.Number()),
+  total_parking_cost: Type.Optional(Price),
+  total_reservation_cost: Type.Optional(Price),
+  remark: Type.Optional(Type.String({ maxLength: 255 })),
+  invoice_reference_id: Type.Optional(CdrId),
+  credit: Type.Optional(Type.Boolean()),
+  credit_reference_id: Type.Optional(CdrId),
+  home_charging_compensation: Type.Optional(Type.Boolean()),
+  last_updated: DateTime,
+});
+export type Cdr = Static<typeof Cdr>;
+
+export const CdrPath = Type.Object({ country_code: CountryCode, party_id: PartyId, cdr_id: CdrId });

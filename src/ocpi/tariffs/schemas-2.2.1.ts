@@ -1,0 +1,66 @@
+import Type, { type Static } from '#typebox';
+import { CountryCode, DateTime, DisplayText, EnergyMix, ObjectId, PartyId, oneOf } from '../core/schemas.js';
+
+/**
+ * OCPI 2.2.1 tariffs (OCPI 2.2.1 mod_tariffs.asciidoc). Tariffs are stored in this shape,
+ * whichever version they came in (docs/OCPI.md "Storage"); the 2.1.1 interfaces convert
+ * (`mappers.ts`).
+ */
+
+export const Price = Type.Object({ excl_vat: Type.Number(), incl_vat: Type.Optional(Type.Number()) });
+
+export const PriceComponent = Type.Object({
+  type: oneOf(['ENERGY', 'FLAT', 'PARKING_TIME', 'TIME']),
+  price: Type.Number({ minimum: 0 }),
+  vat: Type.Optional(Type.Number({ minimum: 0 })),
+  step_size: Type.Integer({ minimum: 0 }),
+});
+
+const Time = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'hh:mm, local time' });
+const Day = Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$', description: 'YYYY-MM-DD' });
+
+export const TariffRestrictions = Type.Object({
+  start_time: Type.Optional(Time),
+  end_time: Type.Optional(Time),
+  start_date: Type.Optional(Day),
+  end_date: Type.Optional(Day),
+  min_kwh: Type.Optional(Type.Number({ minimum: 0 })),
+  max_kwh: Type.Optional(Type.Number({ minimum: 0 })),
+  min_current: Type.Optional(Type.Number({ minimum: 0 })),
+  max_current: Type.Optional(Type.Number({ minimum: 0 })),
+  min_power: Type.Optional(Type.Number({ minimum: 0 })),
+  max_power: Type.Optional(Type.Number({ minimum: 0 })),
+  min_duration: Type.Optional(Type.Integer({ minimum: 0 })),
+  max_duration: Type.Optional(Type.Integer({ minimum: 0 })),
+  day_of_week: Type.Optional(
+    Type.Array(oneOf(['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'])),
+  ),
+  reservation: Type.Optional(oneOf(['RESERVATION', 'RESERVATION_EXPIRES'])),
+});
+
+export const TariffElement = Type.Object({
+  price_components: Type.Array(PriceComponent, { minItems: 1 }),
+  restrictions: Type.Optional(TariffRestrictions),
+});
+
+const tariffFields = {
+  country_code: CountryCode,
+  party_id: PartyId,
+  id: ObjectId,
+  currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217' }),
+  type: Type.Optional(oneOf(['AD_HOC_PAYMENT', 'PROFILE_CHEAP', 'PROFILE_FAST', 'PROFILE_GREEN', 'REGULAR'])),
+  tariff_alt_text: Type.Optional(Type.Array(DisplayText)),
+  tariff_alt_url: Type.Optional(Type.String()),
+  min_price: Type.Optional(Price),
+  max_price: Type.Optional(Price),
+  elements: Type.Array(TariffElement, { minItems: 1 }),
+  start_date_time: Type.Optional(DateTime),
+  end_date_time: Type.Optional(DateTime),
+  energy_mix: Type.Optional(EnergyMix),
+  last_updated: DateTime,
+};
+
+export const Tariff = Type.Object(tariffFields);
+export type Tariff = Static<typeof Tariff>;
+
+export const TariffPath = Type.Object({ country_code: CountryCode, party_id: PartyId, tariff_id: ObjectId });

@@ -1,0 +1,281 @@
+import { expect } from 'chai';
+import { OcpiContext } from '../../../src/ocpi/core/context.js';
+import type { StoredCdr, StoredSession } from '../../../src/ocpi/sessions/stored.js';
+import {
+  aCdr211,
+  aCdr221,
+  aLocation,
+  aSession221,
+  aTariff221,
+  aToken,
+  aToken221,
+  anEvse,
+  isoAt,
+} from '../../support/ocpi-builders.js';
+import { OcpiApi, dataOf, type OcpiTarget, type RegisteredPartner } from '../../support/ocpi-harness.js';
+
+type Obj = Record<string, unknown>;
+const b64 = { encoding: 'base64' as const };
+
+/**
+ * The modules of both roles and versions as partners use them (docs/OCPI.md "Mounts"): tokens,
+ * tariffs, sessions and CDRs, each through the interface of the side that calls it, and read back
+ * in the shape of the version it is read in.
+ */
+export function modulesSuite(makeTarget: () => Promise<OcpiTarget>): void {
+  describe('OCPI modules of both versions, as partners use them', function () {
+    this.timeout(60_000);
+    let target: OcpiTarget;
+    let api: OcpiApi;
+    let cpo: RegisteredPartner;
+    let emsp: RegisteredPartner;
+
+    before(async () => {
+      target = await makeTarget();
+      api = new OcpiApi(target);
+      cpo = await api.register('CPO');
+      emsp = await api.register('EMSP');
+    });
+    after(async () => {
+      await target.stop();
+    });
+
+    it('an eMSP pushes a token to our CPO in 2.2.1, reads it back by type, and sees it in 2.1.1 too', async () => {
+      const { country_code: cc, party_id: pid } = emsp.party;
+      const path = `/ocpi/cpo/2.2.1/tokens/${cc}/${pid}/TK-1`;
+      const as = { token: emsp.token, ...b64 };
+      const body = aToken221({ country_code: cc, party_id: pid, uid: 'TK-1', type: 'APP_USER', contract_id: 'C-1' });
+      expect(dataOf<Obj>(await api.request('PUT', path, { ...as, body }))).to.include({
+        uid: 'TK-1',
+        type: 'APP_USER',
+      });
+      // the Receiver's type is RFID unless ?type= says otherwise
+      const rfid = await api.request('GET', path, as);
+      expect([rfid.status, rfid.body.status_code]).to.deep.equal([404, 2004]);
+      expect(dataOf<Obj>(await api.request('GET', `${path}?type=APP_USER`, as))).to.include({ contract_id: 'C-1' });
+      const patched = await api.request('PATCH', `${path}?type=APP_USER`, {
+        ...as,
+        body: { valid: false, last_updated: isoAt(60) },
+      });
+      expect(dataOf<Obj>(patched)).to.include({ valid: false, contract_id: 'C-1', last_updated: isoAt(60) });
+      expect((await api.request('PATCH', `${path}?type=APP_USER`, { ...as, body: { valid: true } })).status).to.equal(
+        422,
+      );
+      // the same token through the 2.1.1 Receiver: auth_id, and OTHER for a type 2.1.1 lacks
+      const old = dataOf<Obj>(
+        await api.request('GET', `/ocpi/cpo/2.1.1/tokens/${cc}/${pid}/TK-1`, { token: emsp.token }),
+      );
+      expect(old).to.include({ uid: 'TK-1', type: 'OTHER', auth_id: 'C-1', valid: false });
+      expect(old).not.to.have.any.keys('contract_id', 'country_code', 'party_id');
+      // another party in the body, a type other than the query's, a CPO partner
+      const foreign = await api.request('PUT', path, { ...as, body: { ...body, party_id: 'ZZZ' } });
+      expect(foreign.body.status_code).to.equal(2001);
+      expect((await api.request('PUT', `${path}?type=RFID`, { ...as, body })).body.status_code).to.equal(2001);
+      expect((await api.request('GET', path, { token: cpo.token, ...b64 })).status).to.equal(403);
+    });
+
+    it('our tokens reach CPO partners in the shape of each version; authorize answers with the token as we hold it', async () => {
+      const put221 = await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OT-1', { body: aToken221({ uid: 'OT-1' }) });
+      expect(put221.body).to.include({ contract_id: 'NL-EVP-C12345678', country_code: 'NL' });
+      const put211 = await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OT-2', {
+        body: aToken({ uid: 'OT-2', type: 'OTHER', auth_id: 'A-2' }),
+      });
+      expect(put211.body).to.include({ auth_id: 'A-2' }).and.not.to.have.property('contract_id');
+      const listed = dataOf<Obj[]>(
+        await api.request('GET', '/ocpi/emsp/2.2.1/tokens?limit=1000', { token: cpo.token, ...b64 }),
+      );
+      expect(listed.find((t) => t.uid === 'OT-2')).to.include({
+        contract_id: 'A-2',
+        country_code: 'NL',
+        party_id: 'EVP',
+      });
+      const listed211 = dataOf<Obj[]>(
+        await api.request('GET', '/ocpi/emsp/2.1.1/tokens?limit=1000', { token: cpo.token }),
+      );
+      expect(listed211.find((t) => t.uid === 'OT-1')).to.include({ auth_id: 'NL-EVP-C12345678' });
+      expect(listed211.every((t) => !('contract_id' in t))).to.equal(true);
+
+      const where = { location_id: 'L-1', evse_uids: ['E-1'] };
+      const auth = dataOf<Obj>(
+        await api.request('POST', '/ocpi/emsp/2.2.1/tokens/OT-1/authorize', { token: cpo.token, ...b64, body: where }),
+      );
+      expect(auth).to.deep.include({ allowed: 'ALLOWED', location: where });
+      expect(auth.token).to.include({ uid: 'OT-1', contract_id: 'NL-EVP-C12345678' });
+      const other = await api.request('POST', '/ocpi/emsp/2.2.1/tokens/OT-2/authorize?type=OTHER', {
+        token: cpo.token,
+        ...b64,
+      });
+      expect(dataOf<Obj>(other)).to.include({ allowed: 'ALLOWED' });
+      const wrongType = await api.request('POST', '/ocpi/emsp/2.2.1/tokens/OT-2/authorize', {
+        token: cpo.token,
+        ...b64,
+      });
+      expect([wrongType.status, wrongType.body.status_code]).to.deep.equal([404, 2004]);
+      await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OT-1', { body: aToken221({ uid: 'OT-1', valid: false }) });
+      const blocked = await api.request('POST', '/ocpi/emsp/2.2.1/tokens/OT-1/authorize', { token: cpo.token, ...b64 });
+      expect(dataOf<Obj>(blocked)).to.include({ allowed: 'BLOCKED' });
+    });
+
+    it('our 2.2.1 tariff is served whole on 2.2.1 and as 2.1.1 has it on 2.1.1 (no VAT, no reservation element)', async () => {
+      const put = await api.request('PUT', '/v1/ocpi/tariffs/TF-221', { body: aTariff221({ id: 'TF-221' }) });
+      expect(put.status).to.equal(200);
+      const foreign = await api.request('PUT', '/v1/ocpi/tariffs/TF-X', {
+        body: aTariff221({ id: 'TF-X', party_id: 'ZZZ' }),
+      });
+      expect(foreign.status).to.equal(400);
+      const find = (list: Obj[]) => list.find((t) => t.id === 'TF-221') ?? {};
+      const t221 = find(
+        dataOf<Obj[]>(await api.request('GET', '/ocpi/cpo/2.2.1/tariffs?limit=1000', { token: emsp.token, ...b64 })),
+      );
+      expect(t221).to.deep.include({ country_code: 'NL', type: 'REGULAR', min_price: { excl_vat: 1, incl_vat: 1.21 } });
+      expect(t221.elements).to.have.length(3);
+      const t211 = find(
+        dataOf<Obj[]>(await api.request('GET', '/ocpi/cpo/2.1.1/tariffs?limit=1000', { token: emsp.token })),
+      );
+      expect(t211).not.to.have.any.keys('country_code', 'party_id', 'type', 'min_price');
+      expect(t211.elements).to.deep.equal([
+        { price_components: [{ type: 'ENERGY', price: 0.35, step_size: 1 }] },
+        {
+          price_components: [{ type: 'PARKING_TIME', price: 2, step_size: 300 }],
+          restrictions: { start_time: '18:00', end_time: '08:00' },
+        },
+      ]);
+    });
+
+    it('a CPO pushes its tariff to our eMSP in 2.2.1 (PUT, GET in both versions, DELETE); another party is 2001', async () => {
+      const { country_code: cc, party_id: pid } = cpo.party;
+      const path = `/ocpi/emsp/2.2.1/tariffs/${cc}/${pid}/PT-1`;
+      const as = { token: cpo.token, ...b64 };
+      const body = aTariff221({ country_code: cc, party_id: pid, id: 'PT-1' });
+      expect((await api.request('PUT', path, { ...as, body })).body.status_code).to.equal(1000);
+      expect(dataOf<Obj>(await api.request('GET', path, as))).to.deep.equal(body);
+      const old = dataOf<Obj>(
+        await api.request('GET', `/ocpi/emsp/2.1.1/tariffs/${cc}/${pid}/PT-1`, { token: cpo.token }),
+      );
+      expect(old.elements).to.have.length(2);
+      expect(
+        (await api.request('PUT', path, { ...as, body: { ...body, country_code: 'BE' } })).body.status_code,
+      ).to.equal(2001);
+      const empty = await api.request('PUT', path, { ...as, body: { ...body, elements: [{ price_components: [] }] } });
+      expect(empty.status).to.equal(422);
+      expect((await api.request('DELETE', path, as)).body.status_code).to.equal(1000);
+      expect((await api.request('GET', path, as)).status).to.equal(404);
+      expect((await api.request('PUT', path, { token: emsp.token, ...b64, body })).status).to.equal(403);
+    });
+
+    it('a CPO posts a CDR and reads it back where our Location header points; a CDR never changes', async () => {
+      const { country_code: cc, party_id: pid } = cpo.party;
+      const as = { token: cpo.token, ...b64 };
+      const id = `C${'X'.repeat(38)}`;
+      const cdr = aCdr221({ country_code: cc, party_id: pid, id });
+      const posted = await api.request('POST', '/ocpi/emsp/2.2.1/cdrs', { ...as, body: cdr });
+      expect(posted.body.status_code).to.equal(1000);
+      const location = posted.headers.get('location') ?? '';
+      expect(location).to.match(new RegExp(`/ocpi/emsp/2\\.2\\.1/cdrs/${cc}/${pid}/${id}$`));
+      const readBack = await api.request('GET', new URL(location).pathname, as);
+      expect(dataOf<Obj>(readBack)).to.deep.equal(cdr);
+      // the same CDR again (a retry) is fine; another one under its id is not
+      expect((await api.request('POST', '/ocpi/emsp/2.2.1/cdrs', { ...as, body: cdr })).body.status_code).to.equal(
+        1000,
+      );
+      const changed = await api.request('POST', '/ocpi/emsp/2.2.1/cdrs', { ...as, body: { ...cdr, total_energy: 99 } });
+      expect(changed.body.status_code).to.equal(2001);
+      expect(dataOf<Obj>(await api.request('GET', new URL(location).pathname, as))).to.include({ total_energy: 12.5 });
+
+      const old = aCdr211({ id: 'CDR-211' });
+      const posted211 = await api.request('POST', '/ocpi/emsp/2.1.1/cdrs', { token: cpo.token, body: old });
+      const location211 = new URL(posted211.headers.get('location') ?? '').pathname;
+      expect(location211).to.equal(`/ocpi/emsp/2.1.1/cdrs/${cc}/${pid}/CDR-211`);
+      expect(dataOf<Obj>(await api.request('GET', location211, { token: cpo.token }))).to.deep.equal(old);
+      const as221 = dataOf<Obj>(await api.request('GET', `/ocpi/emsp/2.2.1/cdrs/${cc}/${pid}/CDR-211`, as));
+      expect(as221)
+        .to.include({ end_date_time: old.stop_date_time })
+        .and.to.deep.include({
+          total_cost: { excl_vat: 4.38 },
+        });
+      expect(as221.cdr_token).to.include({ contract_id: old.auth_id });
+      const unknown = await api.request('GET', `/ocpi/emsp/2.2.1/cdrs/${cc}/${pid}/NONE`, as);
+      expect(unknown.status).to.equal(404);
+      expect(
+        (await api.request('POST', '/ocpi/emsp/2.2.1/cdrs', { token: emsp.token, ...b64, body: cdr })).status,
+      ).to.equal(403);
+    });
+
+    it('a CPO pushes its sessions to our eMSP in 2.2.1: PUT, PATCH, GET; unknown is 404, another party 2001', async () => {
+      const { country_code: cc, party_id: pid } = cpo.party;
+      const path = `/ocpi/emsp/2.2.1/sessions/${cc}/${pid}/ES-1`;
+      const as = { token: cpo.token, ...b64 };
+      const body = aSession221({ country_code: cc, party_id: pid, id: 'ES-1' });
+      expect(dataOf<Obj>(await api.request('PUT', path, { ...as, body }))).to.deep.equal(body);
+      const patch = {
+        charging_periods: [{ start_date_time: isoAt(600), dimensions: [{ type: 'ENERGY', volume: 3 }] }],
+      };
+      const patched = dataOf<Obj>(
+        await api.request('PATCH', path, { ...as, body: { ...patch, last_updated: isoAt(600) } }),
+      );
+      expect(patched).to.deep.include(patch);
+      expect(dataOf<Obj>(await api.request('GET', path, as))).to.include({ last_updated: isoAt(600) });
+      const missing = await api.request('GET', `/ocpi/emsp/2.2.1/sessions/${cc}/${pid}/ES-NONE`, as);
+      expect(missing.status).to.equal(404);
+      const foreign = await api.request('PUT', path, { ...as, body: { ...body, party_id: 'ZZZ' } });
+      expect(foreign.body.status_code).to.equal(2001);
+    });
+
+    it('our sessions and CDRs reach only the eMSP of their token, in each version; charging preferences are NOT_POSSIBLE', async function () {
+      // our sessions and CDRs are written by the charge points' side (the roaming bridge); here
+      // the test writes them where that side does, through the stores of the running platform
+      if (!target.platform) this.skip();
+      const ctx = new OcpiContext(target.platform.platform.services);
+      const other = await api.register('EMSP');
+      const evse = anEvse({ uid: 'OUR-E', capabilities: ['CHARGING_PROFILE_CAPABLE'] });
+      await api.request('PUT', '/v1/ocpi/locations/OUR-L', {
+        body: aLocation({ id: 'OUR-L', evses: [evse, anEvse({ uid: 'OUR-E2' })] }),
+      });
+      const own = { country_code: 'NL', party_id: 'EVP' };
+      const write = async (id: string, who: RegisteredPartner, evseUid = 'OUR-E') => {
+        const token = { ...who.party, uid: `U-${id}`, type: 'RFID', contract_id: `C-${id}` };
+        const at = { location_id: 'OUR-L', evse_uid: evseUid, connector_id: '1', cdr_token: token };
+        await ctx.stores.sessions.put({ ...own, id }, aSession221({ id, ...at }) as unknown as StoredSession, {
+          audience: who.party,
+        });
+        const cdr = aCdr221({
+          id: `CDR-${id}`,
+          cdr_token: token,
+          cdr_location: { ...(aCdr221().cdr_location as Obj), id: 'OUR-L', evse_uid: evseUid },
+        });
+        await ctx.stores.cdrs.put({ ...own, id: `CDR-${id}` }, cdr as unknown as StoredCdr, { audience: who.party });
+      };
+      await write('OUR-S1', emsp);
+      await write('OUR-S2', other);
+      await write('OUR-S3', emsp, 'OUR-E2');
+
+      const ids = async (path: string, who: RegisteredPartner, encoding?: 'base64') =>
+        dataOf<Obj[]>(await api.request('GET', path, { token: who.token, ...(encoding ? { encoding } : {}) })).map(
+          (o) => o.id,
+        );
+      expect(await ids('/ocpi/cpo/2.2.1/sessions', emsp, 'base64')).to.have.members(['OUR-S1', 'OUR-S3']);
+      expect(await ids('/ocpi/cpo/2.2.1/sessions', other, 'base64')).to.deep.equal(['OUR-S2']);
+      expect(await ids('/ocpi/cpo/2.2.1/cdrs', other, 'base64')).to.deep.equal(['CDR-OUR-S2']);
+      expect(await ids('/ocpi/2.2.1/cdrs', other, 'base64')).to.deep.equal(['CDR-OUR-S2']);
+      // 2.1.1: the location we hold, with only the EVSE and connector used
+      const s211 = dataOf<Obj[]>(await api.request('GET', '/ocpi/cpo/2.1.1/sessions', { token: other.token }));
+      expect(s211[0]).to.include({ id: 'OUR-S2', auth_id: 'C-OUR-S2' });
+      const loc = s211[0]?.location as Obj;
+      expect(loc).to.include({ id: 'OUR-L', type: 'ON_STREET' });
+      expect((loc.evses as Obj[]).map((e) => e.uid)).to.deep.equal(['OUR-E']);
+      const c211 = dataOf<Obj[]>(await api.request('GET', '/ocpi/cpo/2.1.1/cdrs', { token: other.token }));
+      expect(c211[0]).to.include({ id: 'CDR-OUR-S2', total_cost: 4.38, stop_date_time: isoAt(3600) });
+
+      const prefs = (id: string, who: RegisteredPartner) =>
+        api.request('PUT', `/ocpi/cpo/2.2.1/sessions/${id}/charging_preferences`, {
+          token: who.token,
+          ...b64,
+          body: { profile_type: 'FAST', departure_time: isoAt(7200) },
+        });
+      expect(dataOf(await prefs('OUR-S1', emsp))).to.equal('NOT_POSSIBLE');
+      // another eMSP's session, and an EVSE that takes no charging preferences
+      expect((await prefs('OUR-S2', emsp)).status).to.equal(404);
+      expect((await prefs('OUR-S3', emsp)).status).to.equal(404);
+    });
+  });
+}
