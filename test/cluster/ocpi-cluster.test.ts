@@ -1,3 +1,4 @@
+import { commandsSuite } from '../ocpi/suites/commands.js';
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
@@ -30,6 +31,7 @@ describe('OCPI, cluster mode (two web processes, Redis, PostgreSQL)', () => {
   overviewSuite(target);
   managementSuite(target);
   modulesSuite(target);
+  commandsSuite(target);
 
   describe('partner state lives in the partner actor, not in a process', function () {
     this.timeout(60_000);

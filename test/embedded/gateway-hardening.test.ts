@@ -151,7 +151,7 @@ describe('gateway hardening (issue 7)', () => {
     const wrong = await api.request('DELETE', cpoLocation('LOC-1'), { token: cpo.token, encoding: 'base64' });
     expect(wrong.status).to.equal(405);
     isOcpiEnvelope(wrong, 2000);
-    expect(wrong.headers.get('allow')).to.equal('PUT, PATCH');
+    expect(wrong.headers.get('allow')).to.equal('GET, HEAD, PUT, PATCH');
     const odd = await fetch(`${main.p.platform.url}/ocpi/cpo/versions`, { method: 'PROPFIND' });
     expect(odd.status).to.equal(405);
     expect(odd.headers.get('allow')).to.equal('GET, HEAD');

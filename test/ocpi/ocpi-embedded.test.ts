@@ -1,3 +1,4 @@
+import { commandsSuite } from './suites/commands.js';
 import { embeddedTarget } from '../support/ocpi-harness.js';
 import { authAndErrorsSuite } from './suites/auth-and-errors.js';
 import { cpoAndListsSuite } from './suites/cpo-and-lists.js';
@@ -16,4 +17,5 @@ describe('OCPI, embedded mode (one process, SQLite; partners on loopback)', () =
   overviewSuite(target);
   managementSuite(target);
   modulesSuite(target);
+  commandsSuite(target);
 });

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { ocpiModule } from '../../src/ocpi/module.js';
 import { clusterEnvironment, embeddedEnvironment, startPlatform, type StartedPlatform } from './platforms.js';
 import { startNode, type NodeProcess } from './processes.js';
-import { credentials221, type Json, type PartyOf } from './ocpi-builders.js';
-import { loopbackPartner, type FakePartner } from './ocpi-partners.js';
+import { credentials211, credentials221, type Json, type PartyOf } from './ocpi-builders.js';
+import { loopbackPartner, type FakePartner, type FakePartnerOptions } from './ocpi-partners.js';
 
 export const API_KEY = 'test-operator-key-0123456789';
 
@@ -15,7 +15,7 @@ export const API_KEY = 'test-operator-key-0123456789';
 export interface OcpiTarget {
   mode: 'embedded' | 'cluster';
   urls: string[];
-  partner(token: string, versions?: string[]): Promise<FakePartner>;
+  partner(token: string, versions?: string[], options?: FakePartnerOptions): Promise<FakePartner>;
   stop(): Promise<void>;
   /** the embedded platform (embedded mode only) */
   platform?: StartedPlatform;
@@ -33,8 +33,8 @@ const PARTNERS_ON_LOOPBACK = { PARTNER_URL_POLICY: 'loopback' };
 function partnerPool(): { partner: OcpiTarget['partner']; closeAll(): Promise<void> } {
   const partners: FakePartner[] = [];
   return {
-    partner: async (token, versions) => {
-      const partner = await loopbackPartner(token, versions);
+    partner: async (token, versions, options) => {
+      const partner = await loopbackPartner(token, versions, options);
       partners.push(partner);
       return partner;
     },
@@ -173,14 +173,18 @@ export class OcpiApi {
   async register(
     role: 'CPO' | 'EMSP',
     credentialsPath = role === 'CPO' ? '/ocpi/emsp/2.2.1/credentials' : '/ocpi/2.2.1/credentials',
+    fakeOptions?: { versions?: string[] } & FakePartnerOptions,
   ): Promise<RegisteredPartner> {
     const party = uniqueParty();
     const { id, token: tokenA } = await this.onboard(party, role);
-    const fake = await this.target.partner(`B-${randomBytes(8).toString('hex')}`);
+    const fake = await this.target.partner(`B-${randomBytes(8).toString('hex')}`, fakeOptions?.versions, fakeOptions);
     const res = await this.request('POST', credentialsPath, {
       token: tokenA,
-      encoding: 'base64',
-      body: credentials221(party, fake.token, fake.versionsUrl, role),
+      // 2.1.1 sends tokens as they are; 2.2.1 in base64
+      encoding: credentialsPath.includes('/2.1.1/') ? 'raw' : 'base64',
+      body: credentialsPath.includes('/2.1.1/')
+        ? credentials211(party, fake.token, fake.versionsUrl)
+        : credentials221(party, fake.token, fake.versionsUrl, role),
     });
     const data = res.body.data as { token?: string } | undefined;
     if (res.status !== 200 || res.body.status_code !== 1000 || !data?.token)

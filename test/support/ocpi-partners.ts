@@ -13,7 +13,25 @@ export interface FakePartner {
   token: string;
   /** Authorization headers seen, in order */
   seen: string[];
+  /** requests to the module endpoints of `options.modules`, in order */
+  received: ReceivedRequest[];
   close(): Promise<void>;
+}
+
+export interface ReceivedRequest {
+  method: string;
+  /** the path below the version, e.g. `/commands/START_SESSION` */
+  path: string;
+  version: string;
+  headers: IncomingMessage['headers'];
+  body: unknown;
+}
+
+/** Module endpoints a fake partner lists besides credentials, and how it answers them. */
+export interface FakePartnerOptions {
+  modules?: Array<{ identifier: string; role: 'SENDER' | 'RECEIVER' }>;
+  /** the envelope `data` to answer a module request with (default null) */
+  answer?: (req: ReceivedRequest) => unknown;
 }
 
 /** Any HTTP server posing as a partner, on port 0; counts what reaches it. */
@@ -62,8 +80,10 @@ function envelope(data: unknown): string {
   return JSON.stringify({ status_code: 1000, status_message: 'Success', timestamp: new Date().toISOString(), data });
 }
 
-function details(base: string, version: string): unknown {
+function details(base: string, version: string, options: FakePartnerOptions): unknown {
   const endpoints = [{ identifier: 'credentials', role: 'SENDER', url: `${base}/${version}/credentials` }];
+  for (const m of options.modules ?? [])
+    endpoints.push({ identifier: m.identifier, role: m.role, url: `${base}/${version}/${m.identifier}` });
   return {
     version,
     endpoints: version === '2.1.1' ? endpoints.map(({ identifier, url }) => ({ identifier, url })) : endpoints,
@@ -74,8 +94,20 @@ function accepts(header: string | undefined, token: string): boolean {
   return header === `Token ${token}` || header === `Token ${Buffer.from(token).toString('base64')}`;
 }
 
-export async function loopbackPartner(token: string, versions: string[] = ['2.1.1', '2.2.1']): Promise<FakePartner> {
+async function bodyOf(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text ? (JSON.parse(text) as unknown) : undefined;
+}
+
+export async function loopbackPartner(
+  token: string,
+  versions: string[] = ['2.1.1', '2.2.1'],
+  options: FakePartnerOptions = {},
+): Promise<FakePartner> {
   const seen: string[] = [];
+  const received: ReceivedRequest[] = [];
   let base = '';
   const server = await partnerServer((req, res) => {
     const auth = req.headers.authorization ?? '';
@@ -93,12 +125,22 @@ export async function loopbackPartner(token: string, versions: string[] = ['2.1.
     }
     const v = path.replace('/ocpi/', '');
     if (versions.includes(v)) {
-      res.end(envelope(details(base, v)));
+      res.end(envelope(details(base, v, options)));
+      return;
+    }
+    const module = /^\/ocpi\/([^/]+)(\/([^/?]+).*)$/.exec(path);
+    if (module?.[1] && module[2] && options.modules?.some((m) => m.identifier === module[3])) {
+      const [, version, below] = module;
+      void bodyOf(req).then((body) => {
+        const one: ReceivedRequest = { method: req.method ?? '', path: below, version, headers: req.headers, body };
+        received.push(one);
+        res.end(envelope(options.answer?.(one) ?? null));
+      });
       return;
     }
     res.statusCode = 404;
     res.end('{}');
   });
   base = `${server.url}/ocpi`;
-  return { versionsUrl: `${base}/versions`, token, seen, close: () => server.close() };
+  return { versionsUrl: `${base}/versions`, token, seen, received, close: () => server.close() };
 }

@@ -3,6 +3,7 @@ import { publicOrigin } from '../../gateway/public-origin.js';
 import type { PlatformServices } from '../../platform/services.js';
 import { PartnerClient, partnerHttpOptions } from '../client/partner-client.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
+import type { SentCommand } from '../commands/schemas.js';
 import type { StoredCdr, StoredSession } from '../sessions/stored.js';
 import { ObjectStore, type ObjectSql } from '../store/object-store.js';
 import type { Tariff } from '../tariffs/schemas-2.2.1.js';
@@ -23,6 +24,8 @@ export interface OcpiStores {
   tariffs: ObjectStore<Tariff>;
   tokens: ObjectStore<Token>;
   cdrs: ObjectStore<StoredCdr>;
+  /** the commands our eMSP sent to partner CPOs, under our own party (uid: a UUID) */
+  commands: ObjectStore<SentCommand>;
 }
 
 /** What every OCPI mount shares: one per process, built by the module. */
@@ -51,6 +54,7 @@ export class OcpiContext {
       tariffs: new ObjectStore(sql, 'tariffs', { onWrite }),
       tokens: new ObjectStore(sql, 'tokens', { onWrite }),
       cdrs: new ObjectStore(sql, 'cdrs', { onWrite }),
+      commands: new ObjectStore(sql, 'commands', { onWrite }),
     };
     this.own = {
       country_code: config.OCPI_COUNTRY_CODE,

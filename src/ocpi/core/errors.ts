@@ -98,7 +98,7 @@ export function unknownLocationPart(what: 'EVSE' | 'connector'): OcpiError {
 }
 
 /** 404 with 2000: OCPI has no status of its own for an unknown tariff or session. */
-export function unknownObject(what: 'tariff' | 'session' | 'CDR'): OcpiError {
+export function unknownObject(what: 'tariff' | 'session' | 'CDR' | 'command'): OcpiError {
   return new OcpiError(404, OCPI_GENERIC_CLIENT_ERROR, `Unknown ${what}`);
 }
 

@@ -46,6 +46,25 @@ export function connectorPatchFrom211(p: Partial<V211.Connector>): Partial<V221.
   });
 }
 
+/** EVSEPatch 2.1.1 -> 2.2.1 (its connectors as connector patches). */
+export function evsePatchFrom211(p: V211.EvsePatch): V221.EvsePatch {
+  const { connectors, ...rest } = p;
+  return defined({ ...rest, connectors: connectors?.map(connectorPatchFrom211) });
+}
+
+/**
+ * LocationPatch 2.1.1 -> 2.2.1: `type` becomes `parking_type` where 2.2.1 has the same value
+ * (OTHER and UNKNOWN have none: the stored parking_type stays); EVSEs as EVSE patches.
+ */
+export function locationPatchFrom211(p: V211.LocationPatch): V221.LocationPatch {
+  const { type, evses, ...rest } = p;
+  return defined({
+    ...rest,
+    parking_type: type === undefined ? undefined : TYPE_FROM_PARKING[type],
+    evses: evses?.map(evsePatchFrom211),
+  });
+}
+
 export function evseTo211(e: V221.Evse): V211.Evse {
   return { ...e, connectors: e.connectors.map(connectorTo211) };
 }

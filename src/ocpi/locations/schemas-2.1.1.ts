@@ -11,7 +11,7 @@ import {
   PartyId,
   openEnum,
 } from '../core/schemas.js';
-import { ConnectorFormat, ConnectorStandard, Facility, Hours, PowerType, evseWith } from './schemas.js';
+import { ConnectorFormat, ConnectorStandard, Facility, Hours, PowerType, evsePatchWith, evseWith } from './schemas.js';
 
 /** OCPI 2.1.1 locations (OCPI 2.1.1 mod_locations.md). Stored in the 2.2.1 shape: mappers.ts. */
 
@@ -62,6 +62,14 @@ export const Location = Type.Object({
   last_updated: DateTime,
 });
 export type Location = Static<typeof Location>;
+
+/** EVSE and Location patches of the 2.1.1 Receiver: every field optional, nested ones merged by uid / id. */
+export const EvsePatch = evsePatchWith(Evse, ConnectorPatch);
+export type EvsePatch = Static<typeof EvsePatch>;
+export const EvsePatchBody = Type.Object({ ...EvsePatch.properties, last_updated: DateTime });
+export const LocationPatch = Type.Partial(Type.Object({ ...Location.properties, evses: Type.Array(EvsePatch) }));
+export type LocationPatch = Static<typeof LocationPatch>;
+export const LocationPatchBody = Type.Object({ ...LocationPatch.properties, last_updated: DateTime });
 
 export const EvsePath = Type.Object({
   country_code: CountryCode,

@@ -11,7 +11,7 @@ import {
   PartyId,
   openEnum,
 } from '../core/schemas.js';
-import { ConnectorFormat, ConnectorStandard, Facility, Hours, PowerType, evseWith } from './schemas.js';
+import { ConnectorFormat, ConnectorStandard, Facility, Hours, PowerType, evsePatchWith, evseWith } from './schemas.js';
 
 /** OCPI 2.2.1 locations (OCPI 2.2.1 mod_locations.asciidoc). These are also the stored shapes. */
 
@@ -29,19 +29,13 @@ export const Connector = Type.Object({
 });
 export type Connector = Static<typeof Connector>;
 export const ConnectorPatch = Type.Partial(Connector);
+export const ConnectorPatchBody = Type.Object({ ...ConnectorPatch.properties, last_updated: DateTime });
 
 export const Evse = evseWith(Connector);
 export type Evse = Static<typeof Evse>;
 
 /** EVSEPatch: every field optional; connectors may be partial too (merged by id). */
-export const EvsePatch = Type.Partial(
-  Type.Object({
-    ...Evse.properties,
-    capabilities: Type.Array(Type.String()),
-    parking_restrictions: Type.Array(Type.String()),
-    connectors: Type.Array(ConnectorPatch),
-  }),
-);
+export const EvsePatch = evsePatchWith(Evse, ConnectorPatch);
 export type EvsePatch = Static<typeof EvsePatch>;
 /** EVSEPatch as a request body: `last_updated` is what orders updates, so it is required. */
 export const EvsePatchBody = Type.Object({ ...EvsePatch.properties, last_updated: DateTime });
@@ -108,3 +102,4 @@ export const EvsePath = Type.Object({
   location_id: ObjectId,
   evse_uid: ObjectId,
 });
+export const ConnectorPath = Type.Object({ ...EvsePath.properties, connector_id: ObjectId });

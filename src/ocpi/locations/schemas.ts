@@ -24,6 +24,21 @@ export const ConnectorFormat = oneOf(['SOCKET', 'CABLE']);
 export const PowerType = oneOf(['AC_1_PHASE', 'AC_3_PHASE', 'DC']);
 export const Facility = openEnum(['HOTEL', 'RESTAURANT', 'CAFE', 'BUS_STOP', 'PARKING_LOT']);
 
+/**
+ * EVSEPatch of both versions: every field optional (open enumerations as strings), connectors as
+ * connector patches (merged by id).
+ */
+export function evsePatchWith<E extends ReturnType<typeof evseWith>, C extends TSchema>(evse: E, connectorPatch: C) {
+  return Type.Partial(
+    Type.Object({
+      ...evse.properties,
+      capabilities: Type.Array(Type.String()),
+      parking_restrictions: Type.Array(Type.String()),
+      connectors: Type.Array(connectorPatch),
+    }),
+  );
+}
+
 /** The EVSE of both versions: the fields are the same, the connectors are each version's. */
 export function evseWith<C extends TSchema>(connector: C) {
   return Type.Object({

@@ -4,16 +4,7 @@ import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import { invalidParameters, unknownLocation, unknownLocationPart } from '../core/errors.js';
 import { assertSameId } from '../core/guards.js';
-import {
-  connectorPatchFrom211,
-  connectorTo211,
-  evseFrom211,
-  later,
-  mergeConnector,
-  mergeEvse,
-  mergeLocation,
-} from './mappers.js';
-import type * as V211 from './schemas-2.1.1.js';
+import { later, mergeConnector, mergeEvse, mergeLocation } from './mappers.js';
 import * as V221 from './schemas-2.2.1.js';
 
 /**
@@ -113,51 +104,87 @@ export async function patchEvse(
   return result;
 }
 
-/** 2.1.1 PUT of an EVSE: replaces (or adds) it in a location we already have. */
-export async function putEvse211(
+/** PUT of an EVSE: replaces (or adds) it in a location we already have (404 2003 otherwise). */
+export async function putEvse(
   ctx: OcpiContext,
   party: PartyIdentity,
   locationId: string,
   evseUid: string,
-  body: V211.Evse,
-): Promise<V211.Evse> {
-  assertSameId('uid', evseUid, body.uid);
-  const evse = evseFrom211(body);
+  evse: V221.Evse,
+): Promise<V221.Evse> {
+  assertSameId('uid', evseUid, evse.uid);
   const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (location) => {
     const known = location.evses?.some((e) => e.uid === evseUid) ?? false;
     const evses = known
       ? (location.evses ?? []).map((e) => (e.uid === evseUid ? evse : e))
       : [...(location.evses ?? []), evse];
-    return { ...location, evses, last_updated: later(location.last_updated, body.last_updated) };
+    return { ...location, evses, last_updated: later(location.last_updated, evse.last_updated) };
   });
   if (!updated) throw unknownLocation();
-  return body;
+  return evse;
 }
 
-/** 2.1.1 PATCH of a connector. */
-export async function patchConnector211(
+export interface ConnectorAddress {
+  location_id: string;
+  evse_uid: string;
+  connector_id: string;
+}
+
+/**
+ * Changes one connector of an EVSE we hold: `change` gets the stored connector (undefined when
+ * there is none) and returns the new one; the EVSE and location move their last_updated forward.
+ * An unknown location or EVSE is 404 2003.
+ */
+async function changeConnector(
   ctx: OcpiContext,
   party: PartyIdentity,
-  path: { location_id: string; evse_uid: string; connector_id: string },
-  patch: V211.ConnectorPatch & { last_updated: string },
-): Promise<V211.Connector> {
-  assertSameId('id', path.connector_id, patch.id);
+  path: ConnectorAddress,
+  lastUpdated: string,
+  change: (existing: V221.Connector | undefined) => V221.Connector,
+): Promise<V221.Connector> {
   let result: V221.Connector | undefined;
   const updated = await ctx.stores.locations.update({ ...party, id: path.location_id }, (location) => {
     const evse = location.evses?.find((e) => e.uid === path.evse_uid);
-    const connector = evse?.connectors.find((c) => c.id === path.connector_id);
-    if (!evse || !connector) throw unknownLocation();
-    const merged = mergeConnector(connector, connectorPatchFrom211(patch));
+    if (!evse) throw unknownLocation();
+    const next = change(evse.connectors.find((c) => c.id === path.connector_id));
+    const known = evse.connectors.some((c) => c.id === path.connector_id);
     const updatedEvse = {
       ...evse,
-      connectors: evse.connectors.map((c) => (c.id === path.connector_id ? merged : c)),
-      last_updated: later(evse.last_updated, patch.last_updated),
+      connectors: known
+        ? evse.connectors.map((c) => (c.id === path.connector_id ? next : c))
+        : [...evse.connectors, next],
+      last_updated: later(evse.last_updated, lastUpdated),
     };
     assertComplete(checkEvse, updatedEvse, 'evse');
-    result = merged;
+    result = next;
     const evses = (location.evses ?? []).map((e) => (e.uid === path.evse_uid ? updatedEvse : e));
-    return { ...location, evses, last_updated: later(location.last_updated, patch.last_updated) };
+    return { ...location, evses, last_updated: later(location.last_updated, lastUpdated) };
   });
   if (!updated || !result) throw unknownLocation();
-  return connectorTo211(result);
+  return result;
+}
+
+/** PUT of a connector: replaces (or adds) it in an EVSE we already have. */
+export function putConnector(
+  ctx: OcpiContext,
+  party: PartyIdentity,
+  path: ConnectorAddress,
+  connector: V221.Connector,
+): Promise<V221.Connector> {
+  assertSameId('id', path.connector_id, connector.id);
+  return changeConnector(ctx, party, path, connector.last_updated, () => connector);
+}
+
+/** PATCH of a connector we hold (an unknown one is 404 2003). */
+export function patchConnector(
+  ctx: OcpiContext,
+  party: PartyIdentity,
+  path: ConnectorAddress,
+  patch: Partial<V221.Connector> & { last_updated: string },
+): Promise<V221.Connector> {
+  assertSameId('id', path.connector_id, patch.id);
+  return changeConnector(ctx, party, path, patch.last_updated, (existing) => {
+    if (!existing) throw unknownLocation();
+    return mergeConnector(existing, patch);
+  });
 }

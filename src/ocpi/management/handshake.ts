@@ -183,3 +183,29 @@ export async function rotateWith(
     return { ...linked, rotated_with_version: answer.version };
   });
 }
+
+/**
+ * Ends the link from our side: DELETE of the partner's credentials endpoint (the version of the
+ * link first) with its token, then every token of ours for it stops working and the partner is
+ * `unregistered`. A failed call answers 502 and keeps the link (the operator may retry).
+ */
+export async function unregisterWith(ctx: OcpiContext, partner: PartnerRow): Promise<PartnerView> {
+  const link = await registeredLink(ctx, partner);
+  const order = [link.partner.version, ...SUPPORTED_VERSIONS].filter(
+    (v): v is OcpiVersion => v === '2.1.1' || v === '2.2.1',
+  );
+  const endpoint = order
+    .map((v) => link.partner.endpoints.find((e) => e.version === v && e.identifier === 'credentials'))
+    .find((e) => e !== undefined);
+  if (!endpoint) throw new HttpError(409, 'no_credentials_endpoint', 'the partner lists no credentials endpoint');
+  const version = endpoint.version === '2.1.1' ? '2.1.1' : '2.2.1';
+  try {
+    await ctx.client.data('DELETE', endpoint.url, link.theirToken, version);
+  } catch (err) {
+    return badGateway(ctx, err);
+  }
+  const reply = await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'unregister' });
+  if (!reply.ok) throw new HttpError(409, 'not_registered', reply.message);
+  ctx.services.log.info({ partner: `${partner.country_code}-${partner.party_id}` }, 'link ended by us');
+  return reply.partner;
+}

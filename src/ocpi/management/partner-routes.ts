@@ -1,12 +1,12 @@
 import Type from '#typebox';
 import { HttpError } from '../../gateway/errors.js';
-import { route, type RouteRequest } from '../../gateway/route-table.js';
-import type { OperatorAuth } from '../../gateway/csms-auth.js';
+import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OperatorRoute } from '../core/mount-kit.js';
-import type { PartnerRow } from '../core/partners.js';
 import { CountryCode, PartyId } from '../core/schemas.js';
-import { ourVersionsUrl, registerWith, rotateWith } from './handshake.js';
+import { ourVersionsUrl, registerWith, rotateWith, unregisterWith } from './handshake.js';
+import { partnerCommandRoutes } from './commands.js';
+import { IdPath, partnerOf } from './partner-of.js';
 import { pullLocations } from './pull.js';
 
 /**
@@ -31,23 +31,15 @@ const Created = Type.Object({
   token: Type.String({ description: 'Token A' }),
   versions_url: Type.String(),
 });
-const IdPath = Type.Object({ id: Type.String({ format: 'uuid' }) });
 const RegisterBody = Type.Object({
   versions_url: Type.String({ minLength: 1 }),
   token: Type.String({ minLength: 1, maxLength: 64 }),
 });
 const PullBody = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
 
-/** The partner the path's `id` names, or 404. */
-async function partnerOf(ctx: OcpiContext, req: RouteRequest<OperatorAuth>): Promise<PartnerRow> {
-  const partner = await ctx.partners.byId(String(req.params.id));
-  if (!partner) throw new HttpError(404, 'partner_not_found', `no partner ${String(req.params.id)}`);
-  return partner;
-}
-
 /** Every partner route, in the order of the route table. */
 export function partnerRoutes(ctx: OcpiContext): OperatorRoute[] {
-  return [onboardRoute(ctx), ...partnerReadRoutes(ctx), ...partnerLinkRoutes(ctx)];
+  return [onboardRoute(ctx), ...partnerReadRoutes(ctx), ...partnerLinkRoutes(ctx), ...partnerCommandRoutes(ctx)];
 }
 
 /** POST /partners: a new partner (or a fresh Token A for an unregistered one). */
@@ -135,6 +127,20 @@ function partnerLinkRoutes(ctx: OcpiContext): OperatorRoute[] {
       response: PartnerOut,
       responses: { 404: 'unknown partner', 409: 'not registered', 502: 'the partner could not be used' },
       handler: async (req) => ({ data: await rotateWith(ctx, ctx.baseUrl(req.koa), await partnerOf(ctx, req)) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/partners/:id/unregister',
+      summary:
+        'Ends the link with a registered partner: DELETE of its credentials, then our tokens for it stop working',
+      params: IdPath,
+      response: PartnerOut,
+      responses: {
+        404: 'unknown partner',
+        409: 'not registered',
+        502: 'the partner could not be used (the link stays)',
+      },
+      handler: async (req) => ({ data: await unregisterWith(ctx, await partnerOf(ctx, req)) }),
     }),
     route({
       method: 'POST',

@@ -1,6 +1,7 @@
 import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
+import { commandsReceiver } from '../commands/cpo-receiver.js';
 import { credentialsModule } from '../credentials/routes.js';
 import { locationObjectRoutes, locationsSender211 } from '../locations/cpo-sender.js';
 import { cdrsSender } from '../cdrs/cpo-sender.js';
@@ -10,7 +11,7 @@ import { tokensReceiver211 } from '../tokens/cpo-receiver.js';
 import { VersionDetail211 } from '../versions/schemas.js';
 import { roleMount } from './role-mount.js';
 
-/** CPO mount, OCPI 2.1.1 (docs/OCPI.md "Mounts"; commands come later). */
+/** CPO mount, OCPI 2.1.1 (docs/OCPI.md "Mounts"). */
 export function cpo211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
   return roleMount(ctx, {
     name: 'ocpi-cpo-2.1.1',
@@ -28,6 +29,7 @@ export function cpo211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       ...cdrsSender(ctx, '2.1.1'),
       ...tariffsSender(ctx, '2.1.1'),
       ...tokensReceiver211(ctx),
+      ...commandsReceiver(ctx, '2.1.1'),
     ],
   });
 }

@@ -1,9 +1,10 @@
 import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
+import { commandResultsReceiver } from '../commands/emsp-results.js';
 import { cdrsReceiver211 } from '../cdrs/emsp-receiver.js';
 import { credentialsModule } from '../credentials/routes.js';
-import { locationObjects211, locationsReceiver211 } from '../locations/emsp-receiver.js';
+import { locationsReceiver } from '../locations/emsp-receiver.js';
 import { sessionsReceiver211 } from '../sessions/emsp-receiver.js';
 import { tariffsReceiver211 } from '../tariffs/emsp-receiver.js';
 import { tokensSender211 } from '../tokens/emsp-sender.js';
@@ -24,10 +25,10 @@ export function emsp211Mount(ctx: OcpiContext): MountSpec<OcpiCaller> {
       ...credentialsModule(ctx, { version: '2.1.1', ourVersionsPath: '/ocpi/emsp/versions', ourRole: () => 'EMSP' }),
       ...tokensSender211(ctx),
       ...sessionsReceiver211(ctx),
-      ...locationObjects211(ctx),
-      ...locationsReceiver211(ctx),
+      ...locationsReceiver(ctx, '2.1.1'),
       ...tariffsReceiver211(ctx),
       ...cdrsReceiver211(ctx, '/ocpi/emsp/2.1.1'),
+      commandResultsReceiver(ctx, '2.1.1'),
     ],
   });
 }

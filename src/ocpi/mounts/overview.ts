@@ -2,12 +2,14 @@ import type { MountSpec } from '../../gateway/route-table.js';
 import type { OcpiCaller } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import { forPartners, ocpiMount, type OcpiRoute } from '../core/mount-kit.js';
+import { commandsReceiver } from '../commands/cpo-receiver.js';
+import { commandResultsReceiver } from '../commands/emsp-results.js';
 import { cdrsSender } from '../cdrs/cpo-sender.js';
 import { cdrsReceiver221 } from '../cdrs/emsp-receiver.js';
 import { ourRoleToward } from '../credentials/handshake.js';
 import { credentialsModule } from '../credentials/routes.js';
 import { locationReadBack221, locationsList221 } from '../locations/cpo-sender.js';
-import { locationPushRoutes221 } from '../locations/emsp-receiver.js';
+import { locationsReceiver } from '../locations/emsp-receiver.js';
 import { sessionsSender } from '../sessions/cpo-sender.js';
 import { sessionsReceiver221 } from '../sessions/emsp-receiver.js';
 import { tariffsSender } from '../tariffs/cpo-sender.js';
@@ -48,9 +50,12 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
     locationReadBack221(ctx),
     ...forPartners(
       'CPO',
-      locationPushRoutes221(ctx, {
-        put: "Full replace of one of the caller's locations",
-        patch: "Partial update of one of the caller's locations, its EVSEs (by uid) or connectors (by id)",
+      locationsReceiver(ctx, '2.2.1', {
+        locationGet: false,
+        summaries: {
+          put: "Full replace of one of the caller's locations",
+          patch: "Partial update of one of the caller's locations, its EVSEs (by uid) or connectors (by id)",
+        },
       }),
     ),
     ...forPartners('EMSP', sessionsSender(ctx, '2.2.1')),
@@ -61,6 +66,8 @@ export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): Mou
     ...forPartners('CPO', tariffsReceiver221(ctx)),
     ...forPartners('CPO', tokensSender221(ctx)),
     ...forPartners('EMSP', tokensReceiver221(ctx)),
+    ...forPartners('EMSP', commandsReceiver(ctx, '2.2.1')),
+    ...forPartners('CPO', [commandResultsReceiver(ctx, '2.2.1')]),
   );
   return ocpiMount(ctx, {
     name: 'ocpi-overview-2.2.1',

@@ -10,7 +10,7 @@ import type { ListWindow, Page } from '../core/pagination.js';
 export type ObjectSql = Pick<SqlRunner, 'query' | 'run'>;
 
 /** The OCPI modules whose objects live in `ocpi_object`. */
-export type ObjectModule = 'locations' | 'sessions' | 'tariffs' | 'tokens' | 'cdrs';
+export type ObjectModule = 'locations' | 'sessions' | 'tariffs' | 'tokens' | 'cdrs' | 'commands';
 
 export interface ObjectKey extends PartyIdentity {
   id: string;

@@ -245,7 +245,7 @@ export function authAndErrorsSuite(makeTarget: () => Promise<OcpiTarget>): void 
       expect(versions.status).to.equal(200);
     });
 
-    it('serves an OpenAPI 3.1 document listing the OCPI endpoints and no commands', async () => {
+    it('serves an OpenAPI 3.1 document listing the OCPI endpoints', async () => {
       const res = await api.request('GET', '/openapi.json');
       expect(res.status).to.equal(200);
       expect(res.body.openapi).to.equal('3.1.0');
@@ -258,7 +258,15 @@ export function authAndErrorsSuite(makeTarget: () => Promise<OcpiTarget>): void 
         '/ocpi/2.2.1/versions/{version}',
         '/v1/partners',
       ]);
-      expect(paths.filter((p) => p.includes('/commands'))).to.deep.equal([]);
+      // commands: one path per command on the CPO side, the result path on the eMSP side
+      expect(paths).to.include.members([
+        '/ocpi/cpo/2.2.1/commands/CANCEL_RESERVATION',
+        '/ocpi/emsp/2.1.1/commands/{command}/{uid}',
+        '/v1/partners/{id}/commands/{command}',
+        '/v1/commands/{uid}',
+      ]);
+      expect(paths).not.to.include('/ocpi/cpo/2.1.1/commands/CANCEL_RESERVATION');
+      expect(paths).to.include('/ocpi/cpo/2.1.1/commands/{command}');
     });
   });
 }

@@ -212,6 +212,7 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         'cdrs',
         'tariffs',
         'tokens',
+        'commands',
       ]);
       const v221 = dataOf<{ endpoints: Array<{ identifier: string; role: string; url: string }> }>(
         await api.request('GET', '/ocpi/cpo/2.2.1', { token: emsp.token, encoding: 'base64' }),
@@ -223,6 +224,7 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         { identifier: 'cdrs', role: 'SENDER' },
         { identifier: 'tariffs', role: 'SENDER' },
         { identifier: 'tokens', role: 'RECEIVER' },
+        { identifier: 'commands', role: 'RECEIVER' },
       ]);
       expect(v221.endpoints[0]?.url).to.match(/\/ocpi\/cpo\/2\.2\.1\/credentials$/);
       const versions = dataOf<Array<{ version: string; url: string }>>(

@@ -64,6 +64,7 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
           'cdrs RECEIVER',
           'tariffs RECEIVER',
           'tokens SENDER',
+          'commands SENDER',
         ]);
         for (const e of detail.endpoints) expect(e.url).to.match(new RegExp(`/ocpi/emsp/2\\.2\\.1/${e.identifier}$`));
       });
@@ -210,6 +211,7 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
           'locations',
           'tariffs',
           'cdrs',
+          'commands',
         ]);
         expect(detail.endpoints[0]).not.to.have.property('role');
       });

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { OcpiContext } from '../../../src/ocpi/core/context.js';
 import type { StoredCdr, StoredSession } from '../../../src/ocpi/sessions/stored.js';
 import {
+  aConnector,
+  aConnector211,
   aCdr211,
   aCdr221,
   aLocation,
@@ -199,6 +201,85 @@ export function modulesSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(
         (await api.request('POST', '/ocpi/emsp/2.2.1/cdrs', { token: emsp.token, ...b64, body: cdr })).status,
       ).to.equal(403);
+    });
+
+    it('a CPO pushes a location, its EVSEs and connectors at every level of the Receiver, in both versions', async () => {
+      const { country_code: cc, party_id: pid } = cpo.party;
+      const base221 = `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/RCV-1`;
+      const base211 = `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/RCV-1`;
+      const as221 = { token: cpo.token, ...b64 };
+      const as211 = { token: cpo.token };
+      const put = await api.request('PUT', base221, {
+        ...as221,
+        body: aLocation({ country_code: cc, party_id: pid, id: 'RCV-1', evses: [anEvse({ uid: 'E1' })] }),
+      });
+      expect(put.body.status_code).to.equal(1000);
+      expect(dataOf<Obj>(await api.request('GET', base221, as221))).to.include({ id: 'RCV-1', country_code: cc });
+      // a second EVSE (PUT), its status (PATCH), a second connector (PUT) and its power (PATCH), in 2.2.1
+      const evse2 = anEvse({ uid: 'E2', last_updated: isoAt(10) });
+      expect(dataOf<Obj>(await api.request('PUT', `${base221}/E2`, { ...as221, body: evse2 }))).to.include({
+        uid: 'E2',
+      });
+      const patchedEvse = await api.request('PATCH', `${base221}/E2`, {
+        ...as221,
+        body: { status: 'CHARGING', last_updated: isoAt(20) },
+      });
+      expect(dataOf<Obj>(patchedEvse)).to.include({ status: 'CHARGING' });
+      const connector2 = aConnector({ id: '2', max_voltage: 230, last_updated: isoAt(30) });
+      expect((await api.request('PUT', `${base221}/E2/2`, { ...as221, body: connector2 })).body.status_code).to.equal(
+        1000,
+      );
+      await api.request('PATCH', `${base221}/E2/2`, {
+        ...as221,
+        body: { max_electric_power: 11000, last_updated: isoAt(40) },
+      });
+      expect(dataOf<Obj>(await api.request('GET', `${base221}/E2/2`, as221))).to.include({
+        id: '2',
+        max_voltage: 230,
+        max_electric_power: 11000,
+      });
+      expect(dataOf<Obj>(await api.request('GET', base221, as221))).to.include({ last_updated: isoAt(40) });
+
+      // the same location through the 2.1.1 Receiver: read, patched, a connector replaced
+      const old = dataOf<Obj>(await api.request('GET', base211, as211));
+      expect(old).to.include({ id: 'RCV-1', type: 'ON_STREET' });
+      expect(old).not.to.have.any.keys('country_code', 'parking_type');
+      const renamed = await api.request('PATCH', base211, {
+        ...as211,
+        body: { name: 'Renamed', type: 'PARKING_LOT', last_updated: isoAt(50) },
+      });
+      expect(dataOf<Obj>(renamed)).to.include({ name: 'Renamed', type: 'PARKING_LOT' });
+      await api.request('PATCH', `${base211}/E1`, { ...as211, body: { status: 'BLOCKED', last_updated: isoAt(60) } });
+      const old2 = aConnector211({ id: '2', voltage: 400, amperage: 16, last_updated: isoAt(70) });
+      expect(dataOf<Obj>(await api.request('PUT', `${base211}/E2/2`, { ...as211, body: old2 }))).to.include({
+        voltage: 400,
+      });
+      const now = dataOf<{
+        parking_type: string;
+        name: string;
+        evses: Array<{ uid: string; status: string; connectors: Obj[] }>;
+      }>(await api.request('GET', base221, as221));
+      expect(now).to.include({ parking_type: 'PARKING_LOT', name: 'Renamed' });
+      expect(now.evses.find((e) => e.uid === 'E1')?.status).to.equal('BLOCKED');
+      expect(now.evses.find((e) => e.uid === 'E2')?.connectors.find((c) => c.id === '2')).to.include({
+        max_voltage: 400,
+        max_amperage: 16,
+      });
+      expect(now.evses.find((e) => e.uid === 'E2')?.connectors.find((c) => c.id === '2')).not.to.have.key(
+        'max_electric_power',
+      );
+
+      // what we do not hold is 404 2003; another party is 2001; an id that differs from the path 2001
+      for (const path of [`${base221}/NO-EVSE`, `${base221}/E2/9`]) {
+        const res = await api.request('GET', path, as221);
+        expect([res.status, res.body.status_code], path).to.deep.equal([404, 2003]);
+      }
+      const noEvse = await api.request('PUT', `${base221}/NO-EVSE/1`, { ...as221, body: aConnector() });
+      expect([noEvse.status, noEvse.body.status_code]).to.deep.equal([404, 2003]);
+      const foreign = await api.request('GET', `/ocpi/emsp/2.2.1/locations/${cc}/ZZZ/RCV-1/E1`, as221);
+      expect(foreign.body.status_code).to.equal(2001);
+      const otherId = await api.request('PUT', `${base221}/E2/2`, { ...as221, body: aConnector({ id: '3' }) });
+      expect(otherId.body.status_code).to.equal(2001);
     });
 
     it('a CPO pushes its sessions to our eMSP in 2.2.1: PUT, PATCH, GET; unknown is 404, another party 2001', async () => {

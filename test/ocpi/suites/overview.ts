@@ -58,6 +58,8 @@ export function overviewSuite(makeTarget: () => Promise<OcpiTarget>): void {
         'tariffs RECEIVER',
         'tokens SENDER',
         'tokens RECEIVER',
+        'commands RECEIVER',
+        'commands SENDER',
       ]);
       expect(endpoints[1]?.url).to.match(/\/ocpi\/2\.2\.1\/locations$/);
       type Listed = { endpoints: Array<{ identifier: string; url: string }> };

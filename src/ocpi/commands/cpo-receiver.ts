@@ -1,0 +1,133 @@
+import Type, { type TSchema } from '#typebox';
+import { route } from '../../gateway/route-table.js';
+import type { OcpiCaller } from '../core/auth.js';
+import type { OcpiContext } from '../core/context.js';
+import type { OcpiVersion } from '../core/envelope.js';
+import { invalidParameters } from '../core/errors.js';
+import { requireLink } from '../core/guards.js';
+import type { OcpiRoute } from '../core/mount-kit.js';
+import { Envelope } from '../core/schemas.js';
+import {
+  CommandResponse211,
+  CommandResponse221,
+  Requests211,
+  Requests221,
+  type CommandType,
+  type ResponseType,
+} from './schemas.js';
+
+/**
+ * The Receiver interface of the commands module (the CPO side): an eMSP asks us to start or stop
+ * a session, reserve, cancel a reservation or unlock a connector on one of our locations. The
+ * request is checked against what we hold (location, EVSE, connector, the caller's session) and
+ * answered at once. Carrying a command out on a charge point needs its EVSE linked to one (the
+ * roaming bridge); until an EVSE is, a command for it is REJECTED with the reason, and no
+ * result follows (docs/OCPI.md, Decisions 26).
+ */
+
+interface Decision {
+  result: ResponseType;
+  reason: string;
+}
+
+type CommandBody = {
+  response_url: string;
+  location_id?: string;
+  evse_uid?: string;
+  connector_id?: string;
+  session_id?: string;
+  token?: { valid: boolean };
+};
+
+/** A `response_url` we could POST a result to: an absolute http(s) URL (else 2001). */
+function assertResponseUrl(value: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url?.protocol === 'http:' || url?.protocol === 'https:') return;
+  throw invalidParameters([
+    { field: 'response_url', message: 'response_url must be an absolute http(s) URL', type: 'value_error.url' },
+  ]);
+}
+
+/** Where on our locations the command points, and whether we hold it (published). */
+async function placeCheck(ctx: OcpiContext, body: CommandBody): Promise<string | undefined> {
+  if (body.location_id === undefined) return undefined;
+  const location = await ctx.stores.locations.get({ ...ctx.ownParty(), id: body.location_id });
+  if (!location || location.publish === false) return `unknown location ${body.location_id}`;
+  if (body.evse_uid === undefined) return undefined;
+  const evse = location.evses?.find((e) => e.uid === body.evse_uid);
+  if (!evse) return `unknown EVSE ${body.evse_uid} at location ${body.location_id}`;
+  if (body.connector_id !== undefined && !evse.connectors.some((c) => c.id === body.connector_id))
+    return `unknown connector ${body.connector_id} of EVSE ${body.evse_uid}`;
+  return undefined;
+}
+
+async function decide(
+  ctx: OcpiContext,
+  caller: OcpiCaller,
+  command: CommandType,
+  body: CommandBody,
+): Promise<Decision> {
+  if (command === 'STOP_SESSION') {
+    const session = await ctx.stores.sessions.getFor({ ...ctx.ownParty(), id: body.session_id ?? '' }, caller);
+    if (!session) return { result: 'UNKNOWN_SESSION', reason: `no session ${body.session_id ?? ''} of yours here` };
+    return { result: 'REJECTED', reason: 'the session is not on a charge point linked to this location' };
+  }
+  if (command === 'CANCEL_RESERVATION') return { result: 'REJECTED', reason: 'unknown reservation' };
+  const misplaced = await placeCheck(ctx, body);
+  if (misplaced) return { result: 'REJECTED', reason: misplaced };
+  if (body.token?.valid === false) return { result: 'REJECTED', reason: 'the token is not valid' };
+  return { result: 'REJECTED', reason: 'no charge point is linked to this EVSE' };
+}
+
+/** POST `/commands/{command}` of one command in `version`. */
+function commandRoute(ctx: OcpiContext, version: OcpiVersion, command: CommandType, body: TSchema): OcpiRoute {
+  return route({
+    method: 'POST',
+    path: `/commands/${command}`,
+    module: 'commands',
+    summary: `${command}: answered at once; a result follows at response_url when the command was ACCEPTED`,
+    body,
+    response: Envelope(version === '2.2.1' ? CommandResponse221 : CommandResponse211),
+    handler: async (req) => {
+      const caller = requireLink(req.auth, version);
+      // each body schema has response_url, and the fields decide() reads where the command has them
+      const request = req.body as CommandBody;
+      assertResponseUrl(request.response_url);
+      const { result, reason } = await decide(ctx, caller, command, request);
+      if (version === '2.1.1') return { data: { result } };
+      return { data: { result, timeout: 0, message: [{ language: 'en', text: reason }] } };
+    },
+  });
+}
+
+/** POST `/commands/{other}`: a command the version does not have is NOT_SUPPORTED (its routes come first). */
+function otherCommandRoute(version: OcpiVersion): OcpiRoute {
+  return route({
+    method: 'POST',
+    path: '/commands/:command',
+    module: 'commands',
+    summary: `A command OCPI ${version} does not have: NOT_SUPPORTED`,
+    params: Type.Object({ command: Type.String({ minLength: 1, maxLength: 64 }) }),
+    response: Envelope(version === '2.2.1' ? CommandResponse221 : CommandResponse211),
+    handler: (req) => {
+      requireLink(req.auth, version);
+      if (version === '2.1.1') return { data: { result: 'NOT_SUPPORTED' } };
+      const text = `OCPI ${version} has no command ${req.params.command}`;
+      return { data: { result: 'NOT_SUPPORTED', timeout: 0, message: [{ language: 'en', text }] } };
+    },
+  });
+}
+
+/** The commands Receiver of `version`: one route per command the version has, NOT_SUPPORTED for others. */
+export function commandsReceiver(ctx: OcpiContext, version: OcpiVersion): OcpiRoute[] {
+  const requests: Partial<Record<CommandType, TSchema>> = version === '2.2.1' ? Requests221 : Requests211;
+  return [
+    ...Object.entries(requests).map(([command, body]) => commandRoute(ctx, version, command as CommandType, body)),
+    otherCommandRoute(version),
+  ];
+}

@@ -1,0 +1,47 @@
+import Type from '#typebox';
+import { route } from '../../gateway/route-table.js';
+import type { OcpiContext } from '../core/context.js';
+import type { OcpiVersion } from '../core/envelope.js';
+import { unknownObject } from '../core/errors.js';
+import { requireLink } from '../core/guards.js';
+import type { OcpiRoute } from '../core/mount-kit.js';
+import { ObjectId } from '../core/schemas.js';
+import { CommandResponse211, CommandResult221 } from './schemas.js';
+
+/**
+ * The eMSP side of the commands module: the results partner CPOs POST to the `response_url` of a
+ * command we sent them (`/commands/{command}/{uid}` on the eMSP mount of the command's version).
+ * The result is kept on the command, which the operator reads at `GET /v1/commands/{uid}`.
+ * A result for a command we did not send that CPO is 404; a second result replaces the first
+ * (a CPO may report ACCEPTED, then the outcome; docs/OCPI.md, Decisions 26).
+ */
+
+const ResultPath = Type.Object({ command: Type.String({ minLength: 1, maxLength: 32 }), uid: ObjectId });
+
+/** POST `/commands/{command}/{uid}` of `version`: the result of a command we sent. */
+export function commandResultsReceiver(ctx: OcpiContext, version: OcpiVersion): OcpiRoute {
+  return route({
+    method: 'POST',
+    path: '/commands/:command/:uid',
+    module: 'commands',
+    summary: "The result of a command we sent the caller (the command's response_url)",
+    params: ResultPath,
+    body: version === '2.2.1' ? CommandResult221 : CommandResponse211,
+    responses: { 404: 'no such command sent to the caller' },
+    handler: async (req) => {
+      const caller = requireLink(req.auth, version);
+      const key = { ...ctx.ownParty(), id: req.params.uid };
+      const now = new Date().toISOString();
+      const result = req.body;
+      const updated = await ctx.stores.commands.update(key, (sent) => {
+        const { partner } = sent;
+        const theirs = partner.country_code === caller.country_code && partner.party_id === caller.party_id;
+        if (!theirs || sent.command !== req.params.command) throw unknownObject('command');
+        return { ...sent, result, result_at: now, last_updated: now };
+      });
+      if (!updated) throw unknownObject('command');
+      req.log.info({ command: updated.command, uid: updated.uid, result: result.result }, 'command result received');
+      return { data: undefined };
+    },
+  });
+}

@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import Type, { type TSchema } from '#typebox';
+import { HttpError, RequestValidationError } from '../../gateway/errors.js';
+import { route } from '../../gateway/route-table.js';
+import { RequestPart } from '../../gateway/validation.js';
+import { compileLazily } from '../../lazy-compile.js';
+import { endpointOf, PartnerCallError } from '../client/partner-client.js';
+import type { OcpiContext } from '../core/context.js';
+import type { OcpiVersion } from '../core/envelope.js';
+import type { OperatorRoute } from '../core/mount-kit.js';
+import type { PartnerRow } from '../core/partners.js';
+import { ObjectId } from '../core/schemas.js';
+import {
+  COMMANDS_221,
+  CommandResponse211,
+  CommandResponse221,
+  Requests211,
+  Requests221,
+  type CommandType,
+  type SentCommand,
+} from '../commands/schemas.js';
+import { tokenTo211 } from '../tokens/mappers.js';
+import { badGateway, registeredLink } from './handshake.js';
+import { IdPath, partnerOf } from './partner-of.js';
+
+/**
+ * Our eMSP's commands to a partner CPO (docs/OCPI.md "Commands"): the operator names the command
+ * and its fields; we add the `response_url` (our eMSP mount of the partner's commands version),
+ * keep the command before calling, POST it to the CPO's commands endpoint and keep its immediate
+ * answer. The result the CPO POSTs later lands on the same command (commands/emsp-results.ts).
+ */
+
+const CommandPath = Type.Object({
+  id: IdPath.properties.id,
+  command: Type.Union(COMMANDS_221.map((c) => Type.Literal(c))),
+});
+const UidPath = Type.Object({ uid: ObjectId });
+/** The operator's fields: those of the command without `response_url`; `token_uid` names one of our tokens. */
+const CommandFields = Type.Object(
+  { token_uid: Type.Optional(ObjectId) },
+  { additionalProperties: true, description: 'the fields of the OCPI command request, response_url left out' },
+);
+const SentCommandOut = Type.Object({
+  uid: Type.String(),
+  command: Type.String(),
+  partner: Type.Object({ id: Type.String(), country_code: Type.String(), party_id: Type.String() }),
+  version: Type.String(),
+  request: Type.Record(Type.String(), Type.Unknown()),
+  response: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  result: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  sent_at: Type.String(),
+  result_at: Type.Union([Type.String(), Type.Null()]),
+  last_updated: Type.String(),
+});
+
+const requestParts = new Map<string, RequestPart>();
+/** The version's request schema of `command`, compiled once. */
+function requestPart(version: OcpiVersion, command: CommandType): RequestPart | undefined {
+  const schemas: Partial<Record<CommandType, TSchema>> = version === '2.2.1' ? Requests221 : Requests211;
+  const schema = schemas[command];
+  if (!schema) return undefined;
+  const key = `${version} ${command}`;
+  let part = requestParts.get(key);
+  if (!part) requestParts.set(key, (part = new RequestPart('body', schema)));
+  return part;
+}
+
+const checkResponse221 = compileLazily(CommandResponse221);
+const checkResponse211 = compileLazily(CommandResponse211);
+
+/** The command's fields with `token_uid` replaced by our token of that uid, in the version's shape. */
+async function withToken(
+  ctx: OcpiContext,
+  fields: Record<string, unknown>,
+  version: OcpiVersion,
+): Promise<Record<string, unknown>> {
+  const { token_uid: uid, ...rest } = fields;
+  if (typeof uid !== 'string') return rest;
+  const token = await ctx.stores.tokens.get({ ...ctx.ownParty(), id: uid });
+  if (!token) throw new HttpError(404, 'token_not_found', `we have no token ${uid}`);
+  return { ...rest, token: version === '2.2.1' ? token : tokenTo211(token) };
+}
+
+/** The CPO partner's commands endpoint and our token for it (409 when there is none). */
+async function commandsLink(ctx: OcpiContext, partner: PartnerRow) {
+  if (partner.role !== 'CPO')
+    throw new HttpError(409, 'not_a_cpo', `partner ${partner.id} is an eMSP: commands go to a CPO`);
+  const link = await registeredLink(ctx, partner);
+  const endpoint = endpointOf(link.partner.endpoints, 'commands');
+  if (!endpoint) throw new HttpError(409, 'no_commands_endpoint', 'the partner lists no commands endpoint');
+  return { endpoint, theirToken: link.theirToken };
+}
+
+async function sendCommand(
+  ctx: OcpiContext,
+  origin: string,
+  partner: PartnerRow,
+  command: CommandType,
+  fields: Record<string, unknown>,
+): Promise<SentCommand> {
+  const { endpoint, theirToken } = await commandsLink(ctx, partner);
+  const { version } = endpoint;
+  const part = requestPart(version, command);
+  if (!part)
+    throw new RequestValidationError([
+      {
+        loc: ['path', 'command'],
+        msg: `OCPI ${version}, the partner's version of commands, has no ${command}`,
+        type: 'literal_error',
+        input: command,
+        ctx: { version },
+      },
+    ]);
+  const uid = randomUUID();
+  const party = { country_code: partner.country_code, party_id: partner.party_id };
+  const response_url = `${origin}/ocpi/emsp/${version}/commands/${command}/${uid}`;
+  const request = part.parseFields({ ...(await withToken(ctx, fields, version)), response_url });
+  const now = new Date().toISOString();
+  const key = { ...ctx.ownParty(), id: uid };
+  // kept before the call: a result the CPO POSTs before its answer reaches us finds the command
+  await ctx.stores.commands.put(key, {
+    uid,
+    command,
+    partner: { id: partner.id, ...party },
+    version,
+    request,
+    response: null,
+    error: null,
+    result: null,
+    sent_at: now,
+    result_at: null,
+    last_updated: now,
+  });
+  const record = (change: Pick<SentCommand, 'response' | 'error'>) =>
+    ctx.stores.commands.update(key, (sent) => ({ ...sent, ...change, last_updated: new Date().toISOString() }));
+  try {
+    const { envelope } = await ctx.client.data('POST', `${endpoint.url}/${command}`, theirToken, version, request, {
+      route: { from: ctx.own, to: party },
+    });
+    const data: unknown = envelope.data;
+    const valid = version === '2.2.1' ? checkResponse221.Check(data) : checkResponse211.Check(data);
+    if (!valid || typeof data !== 'object' || data === null)
+      throw new PartnerCallError(3001, 'unexpected data', {
+        message: 'the partner answered without a CommandResponse',
+      });
+    return (await record({ response: { ...data }, error: null })) ?? (await sentCommand(ctx, key));
+  } catch (err) {
+    await record({ response: null, error: err instanceof Error ? err.message : String(err) });
+    return badGateway(ctx, err);
+  }
+}
+
+async function sentCommand(ctx: OcpiContext, key: { country_code: string; party_id: string; id: string }) {
+  const sent = await ctx.stores.commands.get(key);
+  if (!sent) throw new HttpError(404, 'command_not_found', `no command ${key.id}`);
+  return sent;
+}
+
+/** POST /partners/{id}/commands/{command} and GET /commands/{uid}. */
+export function partnerCommandRoutes(ctx: OcpiContext): OperatorRoute[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/partners/:id/commands/:command',
+      summary: "Sends a command to a CPO partner; the answer is the CPO's immediate response, the result comes later",
+      params: CommandPath,
+      body: CommandFields,
+      response: SentCommandOut,
+      responses: {
+        201: 'sent: response holds the CPO answer',
+        404: 'unknown partner, or token_uid names no token of ours',
+        409: 'not a CPO, not registered, or no commands endpoint',
+        422: "invalid fields, or a command the partner's version lacks",
+        502: 'the partner could not be used (the command is kept with the error)',
+      },
+      handler: async (req) => {
+        const partner = await partnerOf(ctx, req);
+        const sent = await sendCommand(ctx, ctx.baseUrl(req.koa), partner, req.params.command, req.body);
+        req.log.info({ partner: partner.id, command: sent.command, uid: sent.uid }, 'command sent');
+        return { status: 201, data: sent };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/commands/:uid',
+      summary: 'A command we sent a partner CPO: its request, the immediate answer and the result',
+      params: UidPath,
+      response: SentCommandOut,
+      responses: { 404: 'unknown command' },
+      handler: async (req) => ({ data: await sentCommand(ctx, { ...ctx.ownParty(), id: req.params.uid }) }),
+    }),
+  ];
+}
