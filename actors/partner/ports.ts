@@ -37,6 +37,8 @@ export interface PartnerRecord {
   version: Static<typeof Version> | null;
   /** hashes of the tokens we issued that are valid now, and which one each is */
   tokens: Array<{ hash: string; kind: 'initial' | 'current' | 'pending' }>;
+  /** the other parties the link speaks for (a 2.2.1 platform or hub) */
+  parties?: Array<{ country_code: string; party_id: string; role: 'CPO' | 'EMSP' }>;
   created_at: number;
   updated_at: number;
 }

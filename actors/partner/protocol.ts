@@ -9,6 +9,8 @@ import { defineProtocol } from '../../src/runtime/protocol.js';
 export const Role = Type.Union([Type.Literal('CPO'), Type.Literal('EMSP')]);
 export const Version = Type.Union([Type.Literal('2.1.1'), Type.Literal('2.2.1')]);
 export const Business = Type.Object({ name: Type.String(), website: Type.Optional(Type.String()) });
+/** A party a partner speaks for besides the one it was onboarded as (a 2.2.1 platform or hub). */
+export const Party = Type.Object({ country_code: Type.String(), party_id: Type.String(), role: Role });
 export const Endpoint = Type.Object({
   version: Type.String(),
   identifier: Type.String(),
@@ -24,6 +26,8 @@ const Handshake = {
   versions_url: Type.String(),
   business_details: Type.Union([Business, Type.Null()]),
   new_hash: Type.String(),
+  /** the other roles its 2.2.1 credentials list (absent: none; a 2.1.1 link has one party) */
+  parties: Type.Optional(Type.Array(Party)),
 };
 
 export const PartnerMessage = Type.Union([
@@ -41,6 +45,7 @@ export const PartnerMessage = Type.Union([
     version: Version,
     endpoints: Type.Array(Endpoint),
     business_details: Type.Union([Business, Type.Null()]),
+    parties: Type.Optional(Type.Array(Party)),
   }),
   Type.Object({ op: Type.Literal('abort-outbound'), pending_hash: Type.String() }),
 ]);
@@ -57,6 +62,8 @@ export interface PartnerView {
   version: '2.1.1' | '2.2.1' | null;
   endpoints: Array<Static<typeof Endpoint>>;
   business_details: Static<typeof Business> | null;
+  /** the other parties the partner's credentials list, each with its role (docs/OCPI.md "Platforms and hubs") */
+  parties: Array<Static<typeof Party>>;
 }
 
 /** Replies are tagged unions: errors cross process boundaries as data, not as thrown objects. */

@@ -1,5 +1,5 @@
 import Type, { type Static } from '#typebox';
-import { Business, Endpoint, Role, Version, type PartnerView } from './protocol.js';
+import { Business, Endpoint, Party, Role, Version, type PartnerView } from './protocol.js';
 
 /** The partner actor's state and the transitions of a link that need no I/O. */
 
@@ -19,6 +19,8 @@ export const PartnerState = Type.Object({
   version: Type.Union([Version, Type.Null()]),
   endpoints: Type.Array(Endpoint),
   business_details: Type.Union([Business, Type.Null()]),
+  /** parties besides this one that the link speaks for (states stored before they existed have none) */
+  parties: Type.Optional(Type.Array(Party)),
   created_at: Type.Integer(),
   updated_at: Type.Integer(),
 });
@@ -39,6 +41,7 @@ export function initialPartnerState(key: string): PartnerState {
     version: null,
     endpoints: [],
     business_details: null,
+    parties: [],
     created_at: 0,
     updated_at: 0,
   };
@@ -55,6 +58,7 @@ export function viewOf(s: PartnerState): PartnerView {
     version: s.version,
     endpoints: s.endpoints,
     business_details: s.business_details,
+    parties: s.parties ?? [],
   };
 }
 
@@ -63,6 +67,8 @@ export function linked(
   s: PartnerState,
   link: Pick<PartnerState, 'their_token' | 'versions_url' | 'version' | 'endpoints' | 'business_details'> & {
     current_hash: string;
+    /** absent: the parties stay as they were (a rotation from our side) */
+    parties?: PartnerState['parties'];
   },
 ): PartnerState {
   return {
@@ -74,6 +80,7 @@ export function linked(
     version: link.version,
     endpoints: link.endpoints,
     business_details: link.business_details ?? s.business_details,
+    parties: link.parties ?? s.parties ?? [],
   };
 }
 
@@ -87,6 +94,7 @@ export function unlinked(s: PartnerState): PartnerState {
     versions_url: null,
     version: null,
     endpoints: [],
+    parties: [],
   };
 }
 

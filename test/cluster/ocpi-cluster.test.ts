@@ -13,6 +13,7 @@ import { emspSuite } from '../ocpi/suites/emsp.js';
 import { managementSuite } from '../ocpi/suites/management.js';
 import { modulesSuite } from '../ocpi/suites/modules.js';
 import { overviewSuite } from '../ocpi/suites/overview.js';
+import { platformsSuite } from '../ocpi/suites/platforms.js';
 
 /** How long another process may still accept a revoked token (TokenDirectory cacheMs, docs/OCPI.md). */
 const TOKEN_CACHE_BOUND_MS = 1000;
@@ -32,6 +33,7 @@ describe('OCPI, cluster mode (two web processes, Redis, PostgreSQL)', () => {
   managementSuite(target);
   modulesSuite(target);
   commandsSuite(target);
+  platformsSuite(target);
 
   describe('partner state lives in the partner actor, not in a process', function () {
     this.timeout(60_000);

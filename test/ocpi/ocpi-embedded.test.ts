@@ -7,6 +7,7 @@ import { emspSuite } from './suites/emsp.js';
 import { managementSuite } from './suites/management.js';
 import { modulesSuite } from './suites/modules.js';
 import { overviewSuite } from './suites/overview.js';
+import { platformsSuite } from './suites/platforms.js';
 
 describe('OCPI, embedded mode (one process, SQLite; partners on loopback)', () => {
   const target = () => embeddedTarget();
@@ -18,4 +19,5 @@ describe('OCPI, embedded mode (one process, SQLite; partners on loopback)', () =
   managementSuite(target);
   modulesSuite(target);
   commandsSuite(target);
+  platformsSuite(target);
 });

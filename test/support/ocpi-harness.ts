@@ -103,6 +103,8 @@ export interface RequestOptions {
   bearer?: string | false;
   /** pin the request to one process (index into urls) */
   on?: number;
+  /** more request headers (the 2.2.1 routing headers) */
+  headers?: Record<string, string>;
 }
 
 let partySeq = 0;
@@ -140,7 +142,7 @@ export class OcpiApi {
   }
 
   async request(method: string, path: string, opts: RequestOptions = {}): Promise<Answer> {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...opts.headers };
     if (opts.token !== undefined)
       headers.Authorization = `Token ${opts.encoding === 'base64' ? base64(opts.token) : opts.token}`;
     if (path.startsWith('/v1') && opts.bearer !== false) headers.Authorization = `Bearer ${opts.bearer ?? API_KEY}`;

@@ -10,6 +10,7 @@ export const migrationNames = [
   'm0004-hot-path',
   'm0005-fence-clock',
   'm0006-ocpi-221',
+  'm0007-ocpi-parties',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

@@ -86,7 +86,8 @@ export function cdrsReceiver221(ctx: OcpiContext, prefix: string): OcpiRoute[] {
       handler: (req) => {
         const caller = requireLink(req.auth, '2.2.1');
         assertOwnParty(caller, req.body);
-        const key = { country_code: caller.country_code, party_id: caller.party_id, id: req.body.id };
+        // a platform's CDR is kept under the party it names (one of the caller's)
+        const key = { country_code: req.body.country_code, party_id: req.body.party_id, id: req.body.id };
         return receive(ctx, ctx.baseUrl(req.koa), prefix, key, req.body);
       },
     }),

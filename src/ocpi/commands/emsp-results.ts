@@ -35,7 +35,9 @@ export function commandResultsReceiver(ctx: OcpiContext, version: OcpiVersion): 
       const result = req.body;
       const updated = await ctx.stores.commands.update(key, (sent) => {
         const { partner } = sent;
-        const theirs = partner.country_code === caller.country_code && partner.party_id === caller.party_id;
+        const theirs = caller.parties.some(
+          (p) => p.role === 'CPO' && p.country_code === partner.country_code && p.party_id === partner.party_id,
+        );
         if (!theirs || sent.command !== req.params.command) throw unknownObject('command');
         return { ...sent, result, result_at: now, last_updated: now };
       });

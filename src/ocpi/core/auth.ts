@@ -13,6 +13,11 @@ export interface PartyIdentity {
 
 export type PartnerRole = 'CPO' | 'EMSP';
 
+/** A party in one of its roles. */
+export interface PartyRole extends PartyIdentity {
+  role: PartnerRole;
+}
+
 /**
  * How a token stands in the handshake: `initial` is Token A (registration only), `current` the
  * token of a registered link, `pending` a token we handed out for a handshake we started and
@@ -20,14 +25,27 @@ export type PartnerRole = 'CPO' | 'EMSP';
  */
 export type TokenKind = 'initial' | 'current' | 'pending';
 
-/** The authenticated caller of an OCPI endpoint. */
+/**
+ * The authenticated caller of an OCPI endpoint. `country_code`, `party_id` and `role` are the
+ * party it acts as in this request: the one it was onboarded as, or another of `parties` that
+ * the mount's role or the `OCPI-from-*` headers chose (mount-kit.ts, docs/OCPI.md "Platforms and hubs").
+ */
 export interface OcpiCaller extends PartyIdentity {
   partnerId: string;
   role: PartnerRole;
+  /** every party the token speaks for, the onboarded one first */
+  parties: PartyRole[];
+  /** the party was chosen by the request's `OCPI-from-*` headers (routing.ts) */
+  routed?: boolean;
   tokenKind: TokenKind;
   tokenHash: string;
   /** the token as the caller means it (decoded when it came base64-encoded) */
   token: string;
+}
+
+/** The party the caller was onboarded as: the key of its partner actor and its link. */
+export function onboardedParty(caller: OcpiCaller): PartyRole {
+  return caller.parties[0] ?? caller;
 }
 
 /** A token as the tokens table stores it. */
@@ -118,8 +136,12 @@ export class TokenDirectory {
     const cached = this.cache.get(hash);
     if (cached && cached.expiresAt > now) return cached.caller;
     if (cached) this.cache.delete(hash);
+    // a platform's other parties come along (a left join: most partners have none)
     const rows = await this.opts.db.execute(
-      'SELECT token_hash, partner_id, country_code, party_id, role, kind FROM ocpi_partner_token WHERE token_hash = ?',
+      `SELECT t.token_hash, t.partner_id, t.country_code, t.party_id, t.role, t.kind,
+         p.country_code AS p_country_code, p.party_id AS p_party_id, p.role AS p_role
+       FROM ocpi_partner_token t LEFT JOIN ocpi_partner_party p ON p.partner_id = t.partner_id
+       WHERE t.token_hash = ?`,
       [hash],
     );
     const row = rows[0];
@@ -128,11 +150,24 @@ export class TokenDirectory {
     const stored = Buffer.from(String(row.token_hash), 'hex');
     const given = Buffer.from(hash, 'hex');
     if (stored.length !== given.length || !timingSafeEqual(stored, given)) return undefined;
-    const caller: Omit<OcpiCaller, 'token'> = {
-      partnerId: String(row.partner_id),
+    const own: PartyRole = {
       country_code: String(row.country_code),
       party_id: String(row.party_id),
       role: row.role === 'CPO' ? 'CPO' : 'EMSP',
+    };
+    const parties = [own];
+    for (const r of rows) {
+      if (r.p_country_code === null || r.p_country_code === undefined) continue;
+      parties.push({
+        country_code: String(r.p_country_code),
+        party_id: String(r.p_party_id),
+        role: r.p_role === 'CPO' ? 'CPO' : 'EMSP',
+      });
+    }
+    const caller: Omit<OcpiCaller, 'token'> = {
+      partnerId: String(row.partner_id),
+      ...own,
+      parties,
       tokenKind: row.kind === 'initial' ? 'initial' : row.kind === 'pending' ? 'pending' : 'current',
       tokenHash: hash,
     };

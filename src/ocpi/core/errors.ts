@@ -59,6 +59,17 @@ export function identityMismatch(field: 'country_code' | 'party_id', given: stri
   ]);
 }
 
+/** Credentials listing a party and role another partner's link holds (docs/OCPI.md "Platforms and hubs"). */
+export function partyTaken(party: { country_code: string; party_id: string; role: string }): OcpiError {
+  return invalidParameters([
+    {
+      field: 'roles',
+      message: `${party.country_code}-${party.party_id} (${party.role}) belongs to another partner of ours`,
+      type: 'value_error.party_taken',
+    },
+  ]);
+}
+
 /** A PUT whose body names its own id must name the id of the path. */
 export function idMismatch(field: string, pathValue: string, bodyValue: string): OcpiError {
   return invalidParameters([

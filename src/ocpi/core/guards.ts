@@ -1,5 +1,5 @@
 import { HttpError } from '../../gateway/errors.js';
-import type { OcpiCaller, PartyIdentity } from './auth.js';
+import type { OcpiCaller, PartnerRole, PartyIdentity, PartyRole } from './auth.js';
 import type { OcpiVersion } from './envelope.js';
 import { idMismatch, identityMismatch, unauthorized } from './errors.js';
 
@@ -15,19 +15,24 @@ export function requireLink(caller: OcpiCaller, version: OcpiVersion): OcpiCalle
   return caller;
 }
 
-/** The party named in the path (or body) must be the caller's own party. */
-export function assertOwnParty(caller: PartyIdentity, named: Partial<PartyIdentity>): void {
-  if (named.country_code !== undefined && named.country_code !== caller.country_code) {
-    throw identityMismatch('country_code', named.country_code, `${caller.country_code}-${caller.party_id}`);
-  }
-  if (named.party_id !== undefined && named.party_id !== caller.party_id) {
-    // the field is country_code for any identity mismatch (docs/OCPI.md "Who sees what")
-    throw identityMismatch(
-      'country_code',
-      `${named.country_code ?? caller.country_code}/${named.party_id}`,
-      `${caller.country_code}-${caller.party_id}`,
-    );
-  }
+/**
+ * The party named in the path (or body) must be the caller's own: the party it acts as, or
+ * another its token speaks for in the same role (docs/OCPI.md "Platforms and hubs").
+ */
+export function assertOwnParty(
+  caller: PartyIdentity & { role?: PartnerRole; parties?: PartyRole[] },
+  named: Partial<PartyIdentity>,
+): void {
+  const country = named.country_code ?? caller.country_code;
+  const party = named.party_id ?? caller.party_id;
+  if (country === caller.country_code && party === caller.party_id) return;
+  if (caller.parties?.some((p) => p.role === caller.role && p.country_code === country && p.party_id === party)) return;
+  const bound = (caller.parties?.filter((p) => p.role === caller.role) ?? [caller])
+    .map((p) => `${p.country_code}-${p.party_id}`)
+    .join(', ');
+  // the field is country_code for any identity mismatch (docs/OCPI.md "Who sees what")
+  const given = named.country_code !== undefined && country !== caller.country_code ? country : `${country}/${party}`;
+  throw identityMismatch('country_code', given, bound);
 }
 
 /** A PUT whose body names its own id must name the id of the path. */

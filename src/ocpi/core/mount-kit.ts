@@ -16,9 +16,10 @@ import { RequestValidationError, type OcpiError } from '../../gateway/errors.js'
 import { valueAt } from '../../gateway/validation.js';
 import { declaresDateTime, normalizeDateTimes, type DateTimePath } from './datetime.js';
 import { SerializedJson, ocpiEnvelope, type OcpiVersion } from './envelope.js';
-import { ocpiErrors, wrongRole } from './errors.js';
+import { ocpiErrors } from './errors.js';
 import { assertOwnParty, requireLink } from './guards.js';
 import { listWindow } from './pagination.js';
+import { actingAs, actingFrom, assertAddressedToUs, routingHeaders } from './routing.js';
 import { Envelope, ListQuery } from './schemas.js';
 
 /**
@@ -56,8 +57,10 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
     security: 'ocpiToken',
     authenticate: async (koa: Context) => {
       const caller = await ctx.tokens.authenticate(koa, o.version, o.accept);
-      if (o.serves && caller.role !== o.serves) throw wrongRole(o.serves, caller.role);
-      return caller;
+      // 2.2.1 routing headers, on functional modules only (configuration modules carry none)
+      const routing = o.version === '2.2.1' && isFunctionalModule(koa.path, o.prefix) ? routingHeaders(koa) : {};
+      assertAddressedToUs(routing.to, ctx.ownParty());
+      return actingAs(actingFrom(caller, routing.from), o.serves);
     },
     respond: ocpiEnvelope,
     errors: ocpiErrors,
@@ -65,6 +68,12 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
       utcDateTimes({ ...r, responses: { ...documentedErrors(r, o.version), ...r.responses } }),
     ),
   });
+}
+
+/** Below the mount's prefix, a path of a functional module: not the version details, not credentials. */
+function isFunctionalModule(path: string, prefix: string): boolean {
+  const below = path.slice(prefix.length).replace(/^\/+/, '');
+  return below !== '' && !/^credentials(\/|$)/.test(below);
 }
 
 /**
@@ -75,10 +84,7 @@ export function forPartners(role: PartnerRole, routes: OcpiRoute[]): OcpiRoute[]
   return routes.map((r) => {
     const gated: OcpiRoute = {
       ...r,
-      handler: (req) => {
-        if (req.auth.role !== role) throw wrongRole(role, req.auth.role);
-        return r.handler(req);
-      },
+      handler: (req) => r.handler(req.auth.role === role ? req : { ...req, auth: actingAs(req.auth, role) }),
     };
     partnerRoles.set(gated, role);
     return gated;

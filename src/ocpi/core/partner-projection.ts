@@ -3,7 +3,8 @@ import type { PartnerProjection, PartnerRecord } from '../../../actors/partner/p
 
 /**
  * The partner actor's projections (its deps.projection): `ocpi_partner` for the operator's lists
- * (partners.ts) and `ocpi_partner_token` for the per-request token lookup (auth.ts), rewritten
+ * (partners.ts), `ocpi_partner_token` for the per-request token lookup (auth.ts) and
+ * `ocpi_partner_party` for the other parties a platform's token speaks for, rewritten
  * from the actor's state in its turn's fenced transaction.
  */
 export const partnerProjection: PartnerProjection = {
@@ -20,6 +21,15 @@ export const partnerProjection: PartnerProjection = {
         'INSERT INTO ocpi_partner_token (token_hash, partner_id, country_code, party_id, role, kind, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
         [t.hash, s.id, s.country_code, s.party_id, s.role, t.kind, s.updated_at],
       );
+    }
+    await tx.run('DELETE FROM ocpi_partner_party WHERE partner_id = ?', [s.id]);
+    for (const p of s.parties ?? []) {
+      await tx.run('INSERT INTO ocpi_partner_party (country_code, party_id, role, partner_id) VALUES (?, ?, ?, ?)', [
+        p.country_code,
+        p.party_id,
+        p.role,
+        s.id,
+      ]);
     }
   },
 };

@@ -9,7 +9,7 @@ import {
   type PartnerReply,
   type PartnerView,
 } from '../../../actors/partner/protocol.js';
-import { hashToken, newToken, type PartnerRole, type TokenDirectory } from './auth.js';
+import { hashToken, newToken, type PartnerRole, type PartyRole, type TokenDirectory } from './auth.js';
 import type { OcpiVersion } from './envelope.js';
 import { credentialsMethodNotAllowed, unableToUseClientApi, unauthorized, unsupportedVersion } from './errors.js';
 
@@ -76,6 +76,16 @@ export class PartnerDirectory {
     partyId: string,
     role: PartnerRole,
   ): Promise<{ partner: PartnerView; token: string }> {
+    const held = await this.services.db.execute(
+      'SELECT partner_id FROM ocpi_partner_party WHERE country_code = ? AND party_id = ?',
+      [countryCode, partyId],
+    );
+    if (held.length > 0)
+      throw new HttpError(
+        409,
+        'party_of_another_partner',
+        `${countryCode}-${partyId} is a party of another partner's link`,
+      );
     const token = newToken();
     const reply = await this.ask(countryCode, partyId, {
       op: 'create',
@@ -91,7 +101,10 @@ export class PartnerDirectory {
     const rows = await this.services.db.execute(
       'SELECT id, country_code, party_id, role, status, versions_url, version, created_at, updated_at FROM ocpi_partner ORDER BY created_at, id',
     );
-    return rows.map((r) => this.fromRow(r));
+    const parties = await this.services.db.execute(
+      'SELECT partner_id, country_code, party_id, role FROM ocpi_partner_party ORDER BY country_code, party_id, role',
+    );
+    return rows.map((r) => this.fromRow(r, parties));
   }
 
   async byId(id: string): Promise<PartnerRow | undefined> {
@@ -100,11 +113,39 @@ export class PartnerDirectory {
       [id],
     );
     const row = rows[0];
-    return row ? this.fromRow(row) : undefined;
+    if (!row) return undefined;
+    const parties = await this.services.db.execute(
+      'SELECT partner_id, country_code, party_id, role FROM ocpi_partner_party WHERE partner_id = ? ORDER BY country_code, party_id, role',
+      [id],
+    );
+    return this.fromRow(row, parties);
   }
 
-  private fromRow(r: Record<string, unknown>): PartnerRow {
+  /**
+   * Who holds any of `parties` other than partner `except`: as its onboarded party or as one its
+   * link speaks for. A party and role belongs to one partner (docs/OCPI.md "Platforms and hubs").
+   */
+  async holderOf(parties: PartyRole[], except: string): Promise<PartyRole | undefined> {
+    for (const p of parties) {
+      const rows = await this.services.db.execute(
+        `SELECT id FROM ocpi_partner WHERE country_code = ? AND party_id = ? AND id <> ?
+         UNION ALL SELECT partner_id FROM ocpi_partner_party WHERE country_code = ? AND party_id = ? AND role = ? AND partner_id <> ?`,
+        [p.country_code, p.party_id, except, p.country_code, p.party_id, p.role, except],
+      );
+      if (rows.length > 0) return p;
+    }
+    return undefined;
+  }
+
+  private fromRow(r: Record<string, unknown>, parties: Array<Record<string, unknown>>): PartnerRow {
     return {
+      parties: parties
+        .filter((p) => p.partner_id === r.id)
+        .map((p) => ({
+          country_code: String(p.country_code),
+          party_id: String(p.party_id),
+          role: p.role === 'CPO' ? ('CPO' as const) : ('EMSP' as const),
+        })),
       id: String(r.id),
       country_code: String(r.country_code),
       party_id: String(r.party_id),

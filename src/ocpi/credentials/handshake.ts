@@ -1,6 +1,14 @@
-import { hashToken, newToken, type OcpiCaller, type PartnerRole } from '../core/auth.js';
+import {
+  hashToken,
+  newToken,
+  onboardedParty,
+  type OcpiCaller,
+  type PartnerRole,
+  type PartyRole,
+} from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
+import { partyTaken } from '../core/errors.js';
 import { assertOwnParty } from '../core/guards.js';
 import type * as C211 from './schemas-2.1.1.js';
 import type * as C221 from './schemas-2.2.1.js';
@@ -39,8 +47,29 @@ export function ourRoleToward(partnerRole: PartnerRole): PartnerRole {
 
 function businessOf(c: CredentialsBody, caller: OcpiCaller): { name: string; website?: string } | null {
   if (c.version === '2.1.1') return c.body.business_details;
-  const mine = c.body.roles.find((r) => r.country_code === caller.country_code && r.party_id === caller.party_id);
+  const own = onboardedParty(caller);
+  const mine = c.body.roles.find((r) => r.country_code === own.country_code && r.party_id === own.party_id);
   return mine?.business_details ?? null;
+}
+
+/**
+ * The CPO and eMSP roles of a 2.2.1 credentials object besides the caller's own party and role
+ * (a platform or hub speaks for several; docs/OCPI.md "Platforms and hubs"). Other roles (HUB,
+ * NAP, NSP, OTHER) have no module here and are not kept.
+ */
+export function otherParties(
+  roles: ReadonlyArray<{ role: string; country_code: string; party_id: string }>,
+  own: PartyRole,
+): PartyRole[] {
+  const out: PartyRole[] = [];
+  for (const r of roles) {
+    if (r.role !== 'CPO' && r.role !== 'EMSP') continue;
+    const same = r.country_code === own.country_code && r.party_id === own.party_id;
+    if (same && r.role === own.role) continue;
+    if (out.some((p) => p.country_code === r.country_code && p.party_id === r.party_id && p.role === r.role)) continue;
+    out.push({ country_code: r.country_code, party_id: r.party_id, role: r.role });
+  }
+  return out;
 }
 
 /**
@@ -55,18 +84,21 @@ export async function handshake(
   ourVersionsUrl: string,
   ourRole: PartnerRole,
 ): Promise<C221.Credentials | C211.Credentials> {
+  const own = onboardedParty(caller);
   if (op === 'register' && c.version === '2.2.1') {
     // the roles must name the party Token A was issued to (docs/OCPI.md "The credentials link")
     const named =
-      c.body.roles.find((r) => r.country_code === caller.country_code && r.party_id === caller.party_id) ??
-      c.body.roles[0];
-    if (named) assertOwnParty(caller, named);
+      c.body.roles.find((r) => r.country_code === own.country_code && r.party_id === own.party_id) ?? c.body.roles[0];
+    if (named) assertOwnParty(own, named);
   }
-  // on PUT the body's country_code and party_id are ignored: the identity stays the token's
+  // on PUT the identity stays the token's; the other parties are what the body lists now
+  const parties = c.version === '2.2.1' ? otherParties(c.body.roles, own) : [];
+  const taken = await ctx.partners.holderOf(parties, caller.partnerId);
+  if (taken) throw partyTaken(taken);
   const token = newToken();
   await ctx.partners.askOcpi(
-    caller.country_code,
-    caller.party_id,
+    own.country_code,
+    own.party_id,
     {
       op,
       caller_hash: caller.tokenHash,
@@ -75,6 +107,7 @@ export async function handshake(
       versions_url: c.body.url,
       business_details: businessOf(c, caller),
       new_hash: hashToken(token),
+      parties,
     },
     c.version,
   );
@@ -82,5 +115,6 @@ export async function handshake(
 }
 
 export async function unregister(ctx: OcpiContext, caller: OcpiCaller, version: OcpiVersion): Promise<void> {
-  await ctx.partners.askOcpi(caller.country_code, caller.party_id, { op: 'unregister' }, version);
+  const own = onboardedParty(caller);
+  await ctx.partners.askOcpi(own.country_code, own.party_id, { op: 'unregister' }, version);
 }

@@ -1,12 +1,12 @@
 import { compileLazily } from '../../lazy-compile.js';
 import type { PartnerMessage } from '../../../actors/partner/protocol.js';
 import { HttpError } from '../../gateway/errors.js';
-import { hashToken, newToken, type PartnerRole } from '../core/auth.js';
+import { hashToken, newToken, type PartnerRole, type PartyRole } from '../core/auth.js';
 import { endpointOf, PartnerCallError, SUPPORTED_VERSIONS, type Discovery } from '../client/partner-client.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import type { PartnerRow, PartnerView } from '../core/partners.js';
-import { ourRoleToward, ownCredentials } from '../credentials/handshake.js';
+import { otherParties, ourRoleToward, ownCredentials } from '../credentials/handshake.js';
 import * as C211 from '../credentials/schemas-2.1.1.js';
 import * as C221 from '../credentials/schemas-2.2.1.js';
 
@@ -45,15 +45,27 @@ export async function registeredLink(
   return { partner: state.partner, theirToken: state.their_token };
 }
 
-/** Their credentials object, in either version's shape. */
-function theirCredentials(data: unknown): {
+/** Their credentials object, in either version's shape; `parties`: the other CPO and eMSP roles it lists. */
+function theirCredentials(
+  data: unknown,
+  partner: PartnerRow,
+): {
   token: string;
   url: string;
   business: { name: string; website?: string } | null;
+  parties: PartyRole[];
 } {
-  if (checkCredentials221.Check(data))
-    return { token: data.token, url: data.url, business: data.roles[0]?.business_details ?? null };
-  if (checkCredentials211.Check(data)) return { token: data.token, url: data.url, business: data.business_details };
+  if (checkCredentials221.Check(data)) {
+    const own = data.roles.find((r) => r.country_code === partner.country_code && r.party_id === partner.party_id);
+    return {
+      token: data.token,
+      url: data.url,
+      business: (own ?? data.roles[0])?.business_details ?? null,
+      parties: otherParties(data.roles, partner),
+    };
+  }
+  if (checkCredentials211.Check(data))
+    return { token: data.token, url: data.url, business: data.business_details, parties: [] };
   throw new PartnerCallError(3001, 'unexpected data', {
     message: 'the partner answered without a credentials object',
   });
@@ -82,6 +94,13 @@ async function withPendingToken<R>(
 
 /** The end of an outbound exchange: the partner actor records the link, our pending token becomes current. */
 async function completeOutbound(ctx: OcpiContext, partner: PartnerRow, link: OutboundLink): Promise<PartnerView> {
+  const taken = await ctx.partners.holderOf(link.parties ?? [], partner.id);
+  if (taken)
+    throw new HttpError(
+      409,
+      'party_of_another_partner',
+      `the partner's credentials list ${taken.country_code}-${taken.party_id} (${taken.role}), a party of another partner`,
+    );
   const reply = await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'complete-outbound', ...link });
   if (!reply.ok) throw new HttpError(409, 'handshake_superseded', reply.message);
   return reply.partner;
@@ -122,7 +141,7 @@ export async function registerWith(
     const role = ourRoleToward(partner.role);
     const sent = ownCredentials(ctx, version, ours, ourVersionsUrl(origin, partner.role), role);
     const answer = await ctx.client.data('POST', endpoint.url, body.token, version, sent);
-    const theirs = theirCredentials(answer.envelope.data);
+    const theirs = theirCredentials(answer.envelope.data, partner);
     return completeOutbound(ctx, partner, {
       pending_hash: pending,
       their_token: theirs.token,
@@ -130,6 +149,7 @@ export async function registerWith(
       version: discovery.version,
       endpoints: discovery.endpoints,
       business_details: theirs.business,
+      parties: theirs.parties,
     });
   });
 }
@@ -171,7 +191,7 @@ export async function rotateWith(
   const current = link.partner;
   return withPendingToken(ctx, partner, async (ours, pending) => {
     const answer = await putCredentials(ctx, partner, link, ours, origin);
-    const theirs = theirCredentials(answer.data);
+    const theirs = theirCredentials(answer.data, partner);
     const linked = await completeOutbound(ctx, partner, {
       pending_hash: pending,
       their_token: theirs.token,
@@ -179,6 +199,7 @@ export async function rotateWith(
       version: current.version ?? answer.version,
       endpoints: current.endpoints,
       business_details: theirs.business ?? current.business_details,
+      ...(answer.version === '2.2.1' ? { parties: theirs.parties } : {}),
     });
     return { ...linked, rotated_with_version: answer.version };
   });

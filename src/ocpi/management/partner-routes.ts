@@ -25,6 +25,9 @@ const PartnerOut = Type.Object({
   status: Type.String(),
   versions_url: Type.Union([Type.String(), Type.Null()]),
   version: Type.Union([Type.String(), Type.Null()]),
+  parties: Type.Array(Type.Object({ country_code: Type.String(), party_id: Type.String(), role: Role }), {
+    description: 'the other parties the partner speaks for (a 2.2.1 platform or hub)',
+  }),
 });
 const Created = Type.Object({
   ...PartnerOut.properties,

@@ -138,7 +138,9 @@ export function versionEndpointsRoute(
       const caller = req.koa.get('Authorization')
         ? await ctx.tokens.authenticate(req.koa, '2.1.1', 'base64-or-raw').catch(() => undefined)
         : undefined;
-      const mounts = caller ? o.roleMounts211.filter((m) => m.role === ourRoleToward(caller.role)) : o.roleMounts211;
+      const mounts = caller
+        ? o.roleMounts211.filter((m) => caller.parties.some((p) => m.role === ourRoleToward(p.role)))
+        : o.roleMounts211;
       return { data: { version, endpoints: mounts.flatMap((m) => listed(m, '2.1.1')) } };
     },
   });

@@ -1,0 +1,176 @@
+import { expect } from 'chai';
+import { aLocation } from '../../support/ocpi-builders.js';
+import { OcpiApi, dataOf, uniqueParty, type OcpiTarget } from '../../support/ocpi-harness.js';
+
+type Obj = Record<string, unknown>;
+const b64 = { encoding: 'base64' as const };
+
+function errorOf(body: Obj): Obj | undefined {
+  return (body.errors as Obj[] | undefined)?.[0];
+}
+
+/**
+ * A 2.2.1 platform that speaks for several parties with one token (docs/OCPI.md "Platforms and
+ * hubs"): its credentials list a CPO and an eMSP role of different parties. Each party reaches
+ * the modules of its role; the routing headers choose the party and must name us as the receiver.
+ */
+export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
+  describe('OCPI platforms: one token, several parties', function () {
+    this.timeout(60_000);
+    let target: OcpiTarget;
+    let api: OcpiApi;
+
+    before(async () => {
+      target = await makeTarget();
+      api = new OcpiApi(target);
+    });
+    after(async () => {
+      await target.stop();
+    });
+
+    /** Onboards `cpo` as a CPO partner and registers it listing `extra` roles too. */
+    async function registerPlatform(
+      cpo: { country_code: string; party_id: string },
+      extra: Array<{ role: string; country_code: string; party_id: string }>,
+    ) {
+      const { id, token: tokenA } = await api.onboard(cpo, 'CPO');
+      const fake = await target.partner(`P-${cpo.party_id}-${Date.now()}`, ['2.2.1']);
+      const roles = [{ role: 'CPO', ...cpo }, ...extra].map((r) => ({
+        ...r,
+        business_details: { name: `Platform ${r.party_id}` },
+      }));
+      const res = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+        token: tokenA,
+        ...b64,
+        body: { token: fake.token, url: fake.versionsUrl, roles },
+      });
+      return { id, res, token: (res.body.data as { token?: string } | undefined)?.token ?? '' };
+    }
+
+    it('registers a platform with a CPO and an eMSP party: each party reaches the modules of its role with one token', async () => {
+      const cpo = uniqueParty();
+      const emsp = uniqueParty('NL');
+      const { id, res, token } = await registerPlatform(cpo, [{ role: 'EMSP', ...emsp }]);
+      expect(res.status).to.equal(200);
+      expect(res.body.status_code).to.equal(1000);
+
+      const shown = await api.request('GET', `/v1/partners/${id}`);
+      expect(shown.body.parties).to.deep.equal([{ ...emsp, role: 'EMSP' }]);
+
+      // as the CPO party: pushes its location to our eMSP side
+      const loc = aLocation({ ...cpo });
+      const put = await api.request(
+        'PUT',
+        `/ocpi/emsp/2.2.1/locations/${cpo.country_code}/${cpo.party_id}/${String(loc.id)}`,
+        {
+          token,
+          ...b64,
+          body: loc,
+        },
+      );
+      expect(put.body.status_code, JSON.stringify(put.body)).to.equal(1000);
+      // as the eMSP party: lists our locations on the CPO side (before: 403 for a CPO partner)
+      const list = await api.request('GET', '/ocpi/cpo/2.2.1/locations', { token, ...b64 });
+      expect(list.status).to.equal(200);
+      expect(list.body.status_code).to.equal(1000);
+      // the eMSP party cannot push locations: it is not a CPO party of the token
+      const asEmsp = aLocation({ ...emsp });
+      const refused = await api.request(
+        'PUT',
+        `/ocpi/emsp/2.2.1/locations/${emsp.country_code}/${emsp.party_id}/${String(asEmsp.id)}`,
+        { token, ...b64, body: asEmsp },
+      );
+      expect(refused.body.status_code).to.equal(2001);
+      expect(errorOf(refused.body)).to.include({ field: 'country_code', type: 'value_error.identity_mismatch' });
+    });
+
+    it('reads the routing headers: OCPI-from names one of the parties of the token, OCPI-to names us', async () => {
+      const cpo = uniqueParty();
+      const emsp = uniqueParty('NL');
+      const { token } = await registerPlatform(cpo, [{ role: 'EMSP', ...emsp }]);
+      const ours = dataOf<{ roles: Array<{ country_code: string; party_id: string }> }>(
+        await api.request('GET', '/ocpi/cpo/2.2.1/credentials', { token, ...b64 }),
+      ).roles[0];
+      const from = (p: { country_code: string; party_id: string }) => ({
+        'OCPI-from-country-code': p.country_code,
+        'OCPI-from-party-id': p.party_id,
+      });
+      const to = (p: { country_code: string; party_id: string }) => ({
+        'OCPI-to-country-code': p.country_code,
+        'OCPI-to-party-id': p.party_id,
+      });
+      const us = { country_code: String(ours?.country_code), party_id: String(ours?.party_id) };
+
+      const ok = await api.request('GET', '/ocpi/cpo/2.2.1/locations', {
+        token,
+        ...b64,
+        headers: { ...from(emsp), ...to(us) },
+      });
+      expect(ok.body.status_code, JSON.stringify(ok.body)).to.equal(1000);
+      // the header names a party, in any case (CiString)
+      const lower = await api.request('GET', '/ocpi/cpo/2.2.1/locations', {
+        token,
+        ...b64,
+        headers: from({ country_code: emsp.country_code.toLowerCase(), party_id: emsp.party_id.toLowerCase() }),
+      });
+      expect(lower.body.status_code).to.equal(1000);
+
+      const stranger = await api.request('GET', '/ocpi/cpo/2.2.1/locations', {
+        token,
+        ...b64,
+        headers: from({ country_code: 'FR', party_id: 'ZZZ' }),
+      });
+      expect(stranger.body.status_code).to.equal(2001);
+      expect(errorOf(stranger.body)).to.include({ field: 'country_code', type: 'value_error.identity_mismatch' });
+
+      // the CPO party of the platform on an interface for eMSP partners: the role's refusal
+      const wrongRole = await api.request('GET', '/ocpi/cpo/2.2.1/locations', { token, ...b64, headers: from(cpo) });
+      expect(wrongRole.status).to.equal(403);
+
+      const elsewhere = await api.request('GET', '/ocpi/cpo/2.2.1/locations', {
+        token,
+        ...b64,
+        headers: { ...from(emsp), ...to({ country_code: 'BE', party_id: 'XYZ' }) },
+      });
+      expect(elsewhere.body.status_code).to.equal(2001);
+      expect(errorOf(elsewhere.body)).to.include({ field: 'OCPI-to-party-id', type: 'value_error.not_our_party' });
+
+      const half = await api.request('GET', '/ocpi/cpo/2.2.1/locations', {
+        token,
+        ...b64,
+        headers: { 'OCPI-from-country-code': emsp.country_code },
+      });
+      expect(half.body.status_code).to.equal(2001);
+
+      // configuration modules carry no routing headers: credentials ignores them
+      const creds = await api.request('GET', '/ocpi/cpo/2.2.1/credentials', {
+        token,
+        ...b64,
+        headers: { ...from({ country_code: 'FR', party_id: 'ZZZ' }), ...to({ country_code: 'BE', party_id: 'XYZ' }) },
+      });
+      expect(creds.body.status_code).to.equal(1000);
+    });
+
+    it('keeps a party with one partner: onboarding it again is 409, another platform listing it is 2001', async () => {
+      const cpo = uniqueParty();
+      const emsp = uniqueParty('NL');
+      const first = await registerPlatform(cpo, [{ role: 'EMSP', ...emsp }]);
+      expect(first.res.body.status_code).to.equal(1000);
+
+      const again = await api.request('POST', '/v1/partners', { body: { ...emsp, role: 'EMSP' } });
+      expect(again.status).to.equal(409);
+      expect((again.body.error as { code: string }).code).to.equal('party_of_another_partner');
+
+      const second = await registerPlatform(uniqueParty(), [{ role: 'EMSP', ...emsp }]);
+      expect(second.res.body.status_code).to.equal(2001);
+      expect(errorOf(second.res.body)).to.include({ field: 'roles', type: 'value_error.party_taken' });
+
+      // after DELETE the party is free again
+      expect(
+        (await api.request('DELETE', '/ocpi/emsp/2.2.1/credentials', { token: first.token, ...b64 })).status,
+      ).to.equal(200);
+      const third = await registerPlatform(uniqueParty(), [{ role: 'EMSP', ...emsp }]);
+      expect(third.res.body.status_code).to.equal(1000);
+    });
+  });
+}
