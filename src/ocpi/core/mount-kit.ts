@@ -19,7 +19,7 @@ import { SerializedJson, ocpiEnvelope, type OcpiVersion } from './envelope.js';
 import { ocpiErrors } from './errors.js';
 import { assertOwnParty, requireLink } from './guards.js';
 import { listWindow } from './pagination.js';
-import { actingAs, actingFrom, assertAddressedToUs, routingHeaders } from './routing.js';
+import { actingAs, actingFrom, assertAddressedToUs, responseRoutingHeaders, routingHeaders } from './routing.js';
 import { Envelope, ListQuery } from './schemas.js';
 
 /**
@@ -58,9 +58,13 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
     authenticate: async (koa: Context) => {
       const caller = await ctx.tokens.authenticate(koa, o.version, o.accept);
       // 2.2.1 routing headers, on functional modules only (configuration modules carry none)
-      const routing = o.version === '2.2.1' && isFunctionalModule(koa.path, o.prefix) ? routingHeaders(koa) : {};
+      if (o.version !== '2.2.1' || !isFunctionalModule(koa.path, o.prefix)) return actingAs(caller, o.serves);
+      const routing = routingHeaders(koa);
       assertAddressedToUs(routing.to, ctx.ownParty());
-      return actingAs(actingFrom(caller, routing.from), o.serves);
+      const acting = actingAs(actingFrom(caller, routing.from), o.serves);
+      // a direct response names us as its sender and the requesting party as its receiver
+      koa.set(responseRoutingHeaders(ctx.ownParty(), acting));
+      return acting;
     },
     respond: ocpiEnvelope,
     errors: ocpiErrors,

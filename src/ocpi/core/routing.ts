@@ -82,3 +82,13 @@ export function actingAs(caller: OcpiCaller, role: PartnerRole | undefined): Ocp
   if (!party) throw wrongRole(role, caller.role);
   return { ...caller, ...party };
 }
+
+/** The routing headers of our direct response: from us, to the party the request came from. */
+export function responseRoutingHeaders(ours: PartyIdentity, to: PartyIdentity): Record<string, string> {
+  return {
+    'OCPI-from-country-code': ours.country_code,
+    'OCPI-from-party-id': ours.party_id,
+    'OCPI-to-country-code': to.country_code,
+    'OCPI-to-party-id': to.party_id,
+  };
+}

@@ -107,6 +107,10 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         headers: { ...from(emsp), ...to(us) },
       });
       expect(ok.body.status_code, JSON.stringify(ok.body)).to.equal(1000);
+      // the response is routed back: from us, to the party that asked
+      expect(ok.headers.get('OCPI-from-party-id')).to.equal(us.party_id);
+      expect(ok.headers.get('OCPI-to-country-code')).to.equal(emsp.country_code);
+      expect(ok.headers.get('OCPI-to-party-id')).to.equal(emsp.party_id);
       // the header names a party, in any case (CiString)
       const lower = await api.request('GET', '/ocpi/cpo/2.2.1/locations', {
         token,
