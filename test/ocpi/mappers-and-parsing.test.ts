@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { presentedTokens } from '../../src/ocpi/core/auth.js';
+import { coordinate211 } from '../../src/ocpi/core/schemas.js';
 import {
   connectorFrom211,
   connectorTo211,
@@ -67,6 +68,21 @@ describe('OCPI mappers and parsing', () => {
       ['C1', 32],
       ['C2', 63],
     ]);
+  });
+
+  it('writes a 2.2.1 coordinate with the 6 decimals of 2.1.1, rounding half away from zero', () => {
+    const cases: Array<[string, string]> = [
+      ['52.09001', '52.090010'],
+      ['52.090001', '52.090001'],
+      ['52.0900049', '52.090005'],
+      ['52.0900044', '52.090004'],
+      ['-5.1210005', '-5.121001'],
+      ['89.9999996', '90.000000'],
+      ['-179.9999995', '-180.000000'],
+      ['-0.0000004', '0.000000'],
+      ['0.00000', '0.000000'],
+    ];
+    for (const [given, expected] of cases) expect(coordinate211(given), given).to.equal(expected);
   });
 
   it('reads the tokens an Authorization header may stand for', () => {

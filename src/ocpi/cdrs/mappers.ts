@@ -1,5 +1,6 @@
 import type { PartyIdentity } from '../core/auth.js';
 import { defined } from '../core/defined.js';
+import { geoTo211 } from '../locations/mappers.js';
 import type * as V211 from '../locations/schemas-2.1.1.js';
 import { authMethod221, cdrTokenFrom211 } from '../sessions/mappers.js';
 import { tariffFrom211, tariffTo211 } from '../tariffs/mappers.js';
@@ -74,7 +75,7 @@ export function cdrTo211(c: C221.Cdr, location: V211.Location | undefined): C211
         city: l.city,
         postal_code: l.postal_code,
         country: l.country,
-        coordinates: l.coordinates,
+        coordinates: geoTo211(l.coordinates),
         last_updated: c.last_updated,
       }),
     meter_id: c.meter_id,

@@ -43,7 +43,34 @@ export function openEnum(shown: readonly string[]) {
 }
 
 export const DisplayText = Type.Object({ language: Type.String(), text: Type.String() });
-export const GeoLocation = Type.Object({ latitude: Type.String(), longitude: Type.String() });
+/**
+ * GeoLocation (WGS 84, decimal degrees as strings): the specification's patterns, 5 to 7 decimals
+ * in 2.2.1 and exactly 6 in 2.1.1, narrowed to the globe (latitude within ±90, longitude within
+ * ±180), so that no partner's point off the map is stored or served (docs/OCPI.md, Decisions 31).
+ */
+function geoLocation(decimals: string) {
+  const d = `[0-9]{${decimals}}`;
+  return Type.Object({
+    latitude: Type.String({ pattern: `^-?(?:90\\.0{${decimals}}|[1-8]?[0-9]\\.${d})$`, maxLength: 10 }),
+    longitude: Type.String({
+      pattern: `^-?(?:180\\.0{${decimals}}|(?:1[0-7][0-9]|[1-9]?[0-9])\\.${d})$`,
+      maxLength: 11,
+    }),
+  });
+}
+export const GeoLocation = geoLocation('5,7');
+export const GeoLocation211 = geoLocation('6');
+
+/** A 2.2.1 coordinate (5 to 7 decimals) with the 6 decimals 2.1.1 requires. */
+export function coordinate211(value: string): string {
+  const negative = value.startsWith('-');
+  const [whole = '0', fraction = ''] = (negative ? value.slice(1) : value).split('.');
+  const micro = Math.round(Number(`${fraction}0000000`.slice(0, 7)) / 10);
+  // 7 decimals may round up into the next whole degree
+  const carry = micro === 1_000_000;
+  const out = `${carry ? Number(whole) + 1 : whole}.${String(carry ? 0 : micro).padStart(6, '0')}`;
+  return negative && /[1-9]/.test(out) ? `-${out}` : out;
+}
 export const BusinessDetails = Type.Object({ name: Type.String(), website: Type.Optional(Type.String()) });
 export const EnergyMix = Type.Object({
   is_green_energy: Type.Boolean(),

@@ -1,5 +1,6 @@
 import type { PartyIdentity } from '../core/auth.js';
 import { defined } from '../core/defined.js';
+import { coordinate211 } from '../core/schemas.js';
 import type * as V211 from './schemas-2.1.1.js';
 import type * as V221 from './schemas-2.2.1.js';
 
@@ -66,7 +67,13 @@ export function locationPatchFrom211(p: V211.LocationPatch): V221.LocationPatch 
 }
 
 export function evseTo211(e: V221.Evse): V211.Evse {
-  return { ...e, connectors: e.connectors.map(connectorTo211) };
+  const coordinates = e.coordinates && geoTo211(e.coordinates);
+  return defined({ ...e, coordinates, connectors: e.connectors.map(connectorTo211) });
+}
+
+/** 2.1.1 writes coordinates with exactly 6 decimals, 2.2.1 with 5 to 7. */
+export function geoTo211(g: { latitude: string; longitude: string }): { latitude: string; longitude: string } {
+  return { latitude: coordinate211(g.latitude), longitude: coordinate211(g.longitude) };
 }
 
 export function evseFrom211(e: V211.Evse): V221.Evse {
@@ -93,7 +100,7 @@ export function locationTo211(l: V221.StoredLocation): V211.Location {
   } = l;
   // 2.1.1 requires a location type; 2.2.1 parking types without a 2.1.1 twin become OTHER
   const type = parking_type === undefined ? 'UNKNOWN' : (TYPE_FROM_PARKING[parking_type] ?? 'OTHER');
-  return defined({ ...rest, type, evses: evses?.map(evseTo211) });
+  return defined({ ...rest, coordinates: geoTo211(rest.coordinates), type, evses: evses?.map(evseTo211) });
 }
 
 /** A 2.1.1 location pulled from a partner CPO, stored in the 2.2.1 shape under its party. */

@@ -5,7 +5,7 @@ import {
   DateTime,
   DisplayText,
   EnergyMix,
-  GeoLocation,
+  GeoLocation211,
   ObjectId,
   OpenObject,
   PartyId,
@@ -32,7 +32,7 @@ export type ConnectorPatch = Static<typeof ConnectorPatch>;
 /** ConnectorPatch as a request body: `last_updated` is what orders updates, so it is required. */
 export const ConnectorPatchBody = Type.Object({ ...ConnectorPatch.properties, last_updated: DateTime });
 
-export const Evse = evseWith(Connector);
+export const Evse = evseWith(Connector, GeoLocation211);
 export type Evse = Static<typeof Evse>;
 
 const LocationType = openEnum(['ON_STREET']);
@@ -46,7 +46,7 @@ export const Location = Type.Object({
   city: Type.String(),
   postal_code: Type.Optional(Type.String()),
   country: Type.String(),
-  coordinates: GeoLocation,
+  coordinates: GeoLocation211,
   related_locations: Type.Optional(Type.Array(OpenObject)),
   evses: Type.Optional(Type.Array(Evse)),
   directions: Type.Optional(Type.Array(DisplayText)),

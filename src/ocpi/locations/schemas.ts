@@ -40,7 +40,7 @@ export function evsePatchWith<E extends ReturnType<typeof evseWith>, C extends T
 }
 
 /** The EVSE of both versions: the fields are the same, the connectors are each version's. */
-export function evseWith<C extends TSchema>(connector: C) {
+export function evseWith<C extends TSchema>(connector: C, geo: typeof GeoLocation = GeoLocation) {
   return Type.Object({
     uid: ObjectId,
     evse_id: Type.Optional(Type.String()),
@@ -49,7 +49,7 @@ export function evseWith<C extends TSchema>(connector: C) {
     capabilities: Type.Optional(Type.Array(Capability)),
     connectors: Type.Array(connector),
     floor_level: Type.Optional(Type.String()),
-    coordinates: Type.Optional(GeoLocation),
+    coordinates: Type.Optional(geo),
     physical_reference: Type.Optional(Type.String()),
     directions: Type.Optional(Type.Array(DisplayText)),
     parking_restrictions: Type.Optional(Type.Array(ParkingRestriction)),

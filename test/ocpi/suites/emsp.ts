@@ -106,6 +106,50 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
         }
       });
 
+      it('checks coordinates by the rule of each version: 5 to 7 decimals on the globe in 2.2.1, exactly 6 in 2.1.1', async () => {
+        const at = (latitude: string, longitude: string, id = 'LOC-GEO') =>
+          aLocation({ country_code: cc, party_id: pid, id, coordinates: { latitude, longitude } });
+        for (const [lat, lon] of [
+          ['52.09', '5.121000'],
+          ['91.000000', '5.121000'],
+          ['52.090000', '181.00000'],
+          ['52,090000', '5.121000'],
+          ['52.09000001', '5.121000'],
+          ['', '5.121000'],
+        ] as const) {
+          const res = await put221('LOC-GEO', at(lat, lon));
+          expect(res.status, `${lat} ${lon}`).to.equal(422);
+          expect((res.body.detail as Array<{ loc: unknown[] }>)[0]?.loc.slice(0, 3)).to.deep.equal([
+            'body',
+            'coordinates',
+            lat === '52.090000' ? 'longitude' : 'latitude',
+          ]);
+        }
+        // an EVSE's coordinates follow the same rule
+        const evse = at('52.09001', '5.1210001', 'LOC-GEO');
+        (evse.evses as Obj[])[0] = {
+          ...(evse.evses as Obj[])[0],
+          coordinates: { latitude: '-90.1', longitude: '0.0' },
+        };
+        expect((await put221('LOC-GEO', evse)).status).to.equal(422);
+
+        // 7 and 5 decimals are 2.2.1's (within its string(10) and string(11)); the 2.1.1 interface serves them with 6
+        const seven = await put221('LOC-GEO', at('52.0900049', '-179.99999'));
+        expect(seven.body.status_code, JSON.stringify(seven.body)).to.equal(1000);
+        const read211 = await api.request('GET', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-GEO`, {
+          token: cpo.token,
+        });
+        expect(dataOf<Obj>(read211).coordinates).to.deep.equal({ latitude: '52.090005', longitude: '-179.999990' });
+        // a 2.1.1 body must have 6
+        const put211 = (latitude: string) =>
+          api.request('PUT', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-GEO211`, {
+            token: cpo.token,
+            body: { ...aLocation211({ id: 'LOC-GEO211' }), coordinates: { latitude, longitude: '5.121000' } },
+          });
+        expect((await put211('52.09000')).status).to.equal(422);
+        expect((await put211('52.090000')).body.status_code).to.equal(1000);
+      });
+
       it('PUT replaces a location and answers the LocationOut', async () => {
         const first = aLocation({
           country_code: cc,
