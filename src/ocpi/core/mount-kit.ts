@@ -194,7 +194,7 @@ export interface ListRouteOptions<T extends { last_updated: string }> {
    * (`page`, which may read what the objects refer to); `name` keys the page cache
    */
   render?: { name: string; as: (stored: T) => unknown } | { name: string; page: PageRenderer<T> };
-  publishedOnly?: boolean;
+  publishedOnly?: ListOptions['publishedOnly'];
 }
 
 /**
@@ -204,7 +204,7 @@ export interface ListRouteOptions<T extends { last_updated: string }> {
 export function listRoute<T extends { last_updated: string }>(ctx: OcpiContext, o: ListRouteOptions<T>): OcpiRoute {
   const renderName = o.render?.name ?? 'as-stored';
   const render = pageRenderer(o.render);
-  const baseOptions: ListOptions = o.publishedOnly ? { publishedOnly: true } : {};
+  const baseOptions: ListOptions = o.publishedOnly ? { publishedOnly: o.publishedOnly } : {};
   return {
     method: 'GET',
     path: o.path,

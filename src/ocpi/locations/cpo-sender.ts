@@ -9,6 +9,7 @@ import { Envelope, ObjectId } from '../core/schemas.js';
 import { connectorTo211, evseTo211, locationTo211 } from './mappers.js';
 import * as L211 from './schemas-2.1.1.js';
 import * as L221 from './schemas-2.2.1.js';
+import { visibilityOf } from '../store/object-store.js';
 import { connectorOf, evseOf, findLocation } from './service.js';
 
 /**
@@ -28,7 +29,8 @@ export function locationsSender211(ctx: OcpiContext): OcpiRoute[] {
       owner: 'ours',
       item: L211.Location,
       render: { name: '2.1.1', as: locationTo211 },
-      publishedOnly: true,
+      // 2.1.1 has no publish field: a location not for everyone is not served there
+      publishedOnly: 'public',
     }),
   ];
 }
@@ -38,12 +40,12 @@ export function locationsList221(ctx: OcpiContext): OcpiRoute {
   return listRoute(ctx, {
     path: '/locations',
     module: 'locations',
-    summary: 'Our published locations, paged',
+    summary: 'Our published locations, and those publish_allowed_to lets the eMSP show to some drivers, paged',
     version: '2.2.1',
     store: ctx.stores.locations,
     owner: 'ours',
     item: L221.LocationOut,
-    publishedOnly: true,
+    publishedOnly: 'allowed-to',
   });
 }
 
@@ -62,8 +64,8 @@ export function locationReadBack221(ctx: OcpiContext): OcpiRoute {
       const party = pathParty(req);
       if (!ctx.isOwn(party)) assertOwnParty(caller, party);
       const location = await findLocation(ctx, party, req.params.location_id);
-      // an unpublished location of ours is not shown to partners
-      if (ctx.isOwn(party) && location.publish === false) throw unknownLocation();
+      // an unpublished location of ours is shown only when it names who may see it
+      if (ctx.isOwn(party) && visibilityOf(location) === 0) throw unknownLocation();
       return { data: location };
     },
   });
@@ -87,7 +89,9 @@ export function locationObjectRoutes(ctx: OcpiContext, version: OcpiVersion): Oc
   const ours: FindOurs = async (req, id) => {
     requireLink(req.auth, version);
     const location = await findLocation(ctx, ctx.own, id);
-    if (location.publish === false) throw unknownLocation();
+    // 2.1.1 cannot say `publish: false`; 2.2.1 serves it with the tokens that may be shown it
+    const visibility = visibilityOf(location);
+    if (visibility === 0 || (visibility === 2 && version === '2.1.1')) throw unknownLocation();
     return location;
   };
   return version === '2.1.1' ? objectRoutes211(ours) : objectRoutes221(ours);

@@ -47,6 +47,7 @@ export const PublishTokenType = Type.Object({
   issuer: Type.Optional(Type.String()),
   group_id: Type.Optional(Type.String()),
 });
+export type PublishToken = Static<typeof PublishTokenType>;
 
 const locationFields = {
   country_code: CountryCode,

@@ -1,3 +1,4 @@
+import { RequestValidationError } from '../../gateway/errors.js';
 import { compileLazily } from '../../lazy-compile.js';
 import type { OcpiFieldError } from '../../gateway/errors.js';
 import type { PartyIdentity } from '../core/auth.js';
@@ -55,6 +56,28 @@ export function connectorOf(evse: V221.Evse, id: string): V221.Connector {
   return connector;
 }
 
+/**
+ * OCPI 2.2.1 Location and PublishTokenType rules (docs/OCPI.md, Decisions 32): a published
+ * location names no `publish_allowed_to`; each entry sets `uid`, `visual_number` or `group_id`,
+ * `uid` with its `type`, `visual_number` with its `issuer`. 422 naming the entry otherwise.
+ */
+function assertPublishRule(location: { publish?: boolean; publish_allowed_to?: V221.PublishToken[] }): void {
+  const allowed = location.publish_allowed_to ?? [];
+  const fail = (loc: Array<string | number>, msg: string, input: unknown): never => {
+    throw new RequestValidationError([{ loc: ['body', ...loc], msg, type: 'publish_rule', input, ctx: {} }]);
+  };
+  if (location.publish !== false && allowed.length > 0)
+    fail(['publish_allowed_to'], 'publish_allowed_to may only be used when publish is false', allowed);
+  allowed.forEach((t, i) => {
+    if (t.uid === undefined && t.visual_number === undefined && t.group_id === undefined)
+      fail(['publish_allowed_to', i], 'a PublishToken sets uid, visual_number or group_id', t);
+    if (t.uid !== undefined && t.type === undefined)
+      fail(['publish_allowed_to', i, 'type'], 'a PublishToken with a uid has its type', t);
+    if (t.visual_number !== undefined && t.issuer === undefined)
+      fail(['publish_allowed_to', i, 'issuer'], 'a PublishToken with a visual_number has its issuer', t);
+  });
+}
+
 export async function putLocation(
   ctx: OcpiContext,
   party: PartyIdentity,
@@ -62,6 +85,7 @@ export async function putLocation(
   body: V221.Location,
 ): Promise<V221.StoredLocation> {
   assertSameId('id', locationId, body.id);
+  assertPublishRule(body);
   const location: V221.StoredLocation = { ...body, ...party, id: locationId };
   return ctx.stores.locations.put({ ...party, id: locationId }, location);
 }
@@ -76,6 +100,7 @@ export async function patchLocation(
   const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (existing) => {
     const merged = mergeLocation(existing, patch);
     assertComplete(checkLocation, merged, 'location');
+    assertPublishRule(merged);
     return merged;
   });
   if (!updated) throw unknownLocation();

@@ -25,8 +25,12 @@ export class ConcurrentUpdateError extends Error {
 }
 
 export interface ListOptions {
-  /** leave out objects whose `publish` is false (our locations as partners see them) */
-  publishedOnly?: boolean;
+  /**
+   * Our locations as partners see them (docs/OCPI.md, Decisions 32): `public` leaves out every
+   * location with `publish: false`; `allowed-to` keeps those that name who may be shown them
+   * (`publish_allowed_to`) for the eMSP to apply.
+   */
+  publishedOnly?: 'public' | 'allowed-to';
   /** only objects written for this party (`PutOptions.audience`): our sessions and CDRs for one eMSP */
   audience?: PartyIdentity;
 }
@@ -43,9 +47,15 @@ export interface PutOptions {
 /** Renders the objects of one page, in order, as they are served. */
 export type PageRenderer<T> = (items: T[]) => unknown[] | Promise<unknown[]>;
 
-/** `publish: false` marks an unpublished location; every other object is published. */
-function isPublished(object: object): boolean {
-  return !('publish' in object) || object.publish !== false;
+/**
+ * The `published` column (an integer, m0002-ocpi): 1 published, 2 a location with `publish:
+ * false` that names the tokens whose owners may be shown it (`publish_allowed_to`), 0 shown to
+ * no one. Every object without `publish` is published.
+ */
+export function visibilityOf(object: object): 0 | 1 | 2 {
+  if (!('publish' in object) || object.publish !== false) return 1;
+  const allowed = 'publish_allowed_to' in object ? object.publish_allowed_to : undefined;
+  return Array.isArray(allowed) && allowed.length > 0 ? 2 : 0;
 }
 
 /** A list page already serialized for one rendering (the objects as a JSON array, UTF-8). */
@@ -165,7 +175,7 @@ export class ObjectStore<T extends { last_updated: string }> {
         key.party_id,
         key.id,
         Date.parse(object.last_updated),
-        isPublished(object) ? 1 : 0,
+        visibilityOf(object),
         JSON.stringify(object),
         now,
         opts.audience ? scopeOf(opts.audience) : null,
@@ -192,7 +202,7 @@ export class ObjectStore<T extends { last_updated: string }> {
         `UPDATE ocpi_object SET last_updated_ms = ?, published = ?, data = ?, updated_at = ?, revision = revision + 1 WHERE ${where} AND revision = ?`,
         [
           Date.parse(next.last_updated),
-          isPublished(next) ? 1 : 0,
+          visibilityOf(next),
           JSON.stringify(next),
           Date.now(),
           ...keyParams,
@@ -225,11 +235,8 @@ export class ObjectStore<T extends { last_updated: string }> {
   async list(window: ListWindow, parties?: readonly PartyIdentity[], opts: ListOptions = {}): Promise<Page<T>> {
     const where: string[] = ['module = ?'];
     const params: unknown[] = [this.module];
-    if (opts.publishedOnly) {
-      // an integer column (m0002-ocpi): 1 published, 0 not
-      where.push('published = ?');
-      params.push(1);
-    }
+    if (opts.publishedOnly === 'public') where.push('published = 1');
+    else if (opts.publishedOnly === 'allowed-to') where.push('published IN (1, 2)');
     if (opts.audience) {
       where.push('audience = ?');
       params.push(scopeOf(opts.audience));
@@ -272,7 +279,7 @@ export class ObjectStore<T extends { last_updated: string }> {
     const scopes = parties?.map(scopeOf);
     const partiesKey = scopes ? scopes.join(',') : '*';
     const audience = opts.audience ? scopeOf(opts.audience) : '';
-    const key = `${renderName}|${opts.publishedOnly ? 'published' : 'all'}|${audience}|${window.from ?? ''}|${window.to ?? ''}|${window.offset}|${window.limit}`;
+    const key = `${renderName}|${opts.publishedOnly ?? 'all'}|${audience}|${window.from ?? ''}|${window.to ?? ''}|${window.offset}|${window.limit}`;
     const now = Date.now();
     const cached = this.groups.get(partiesKey)?.pages.get(key);
     if (cached && cached.expiresAt > now) return cached;

@@ -132,6 +132,50 @@ export function overviewSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(shown.status).to.equal(200);
     });
 
+    it('serves a location with publish_allowed_to to 2.2.1 eMSPs (to show to those drivers only), never on 2.1.1', async () => {
+      const allowed = [{ uid: 'RFID-1', type: 'RFID' }, { group_id: 'FLEET-7' }];
+      const put = await api.request('PUT', '/v1/ocpi/locations/OV-FLEET', {
+        body: aLocation({ id: 'OV-FLEET', publish: false, publish_allowed_to: allowed, last_updated: isoAt(7) }),
+      });
+      expect(put.status).to.equal(200);
+      const list = await api.request('GET', '/ocpi/cpo/2.2.1/locations', { token: emsp.token, encoding: 'base64' });
+      const fleet = dataOf<Obj[]>(list).find((l) => l.id === 'OV-FLEET');
+      expect(fleet).to.deep.include({ publish: false, publish_allowed_to: allowed });
+      const one = await api.request('GET', '/ocpi/cpo/2.2.1/locations/OV-FLEET', {
+        token: emsp.token,
+        encoding: 'base64',
+      });
+      expect(one.status).to.equal(200);
+      // 2.1.1 has no publish field: there it would be public, so it is not served
+      const list211 = await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: emsp.token });
+      expect(dataOf<Obj[]>(list211).map((l) => l.id)).to.not.include('OV-FLEET');
+      expect((await api.request('GET', '/ocpi/cpo/2.1.1/locations/OV-FLEET', { token: emsp.token })).status).to.equal(
+        404,
+      );
+
+      // the rules of the field: only with publish false; each entry names a token, a uid with its type
+      for (const [body, loc] of [
+        [{ publish: true, publish_allowed_to: allowed }, ['body', 'publish_allowed_to']],
+        [{ publish: false, publish_allowed_to: [{ type: 'RFID' }] }, ['body', 'publish_allowed_to', 0]],
+        [{ publish: false, publish_allowed_to: [{ uid: 'X' }] }, ['body', 'publish_allowed_to', 0, 'type']],
+        [
+          { publish: false, publish_allowed_to: [{ visual_number: '12' }] },
+          ['body', 'publish_allowed_to', 0, 'issuer'],
+        ],
+      ] as const) {
+        const res = await api.request('PUT', '/v1/ocpi/locations/OV-RULE', {
+          body: aLocation({ id: 'OV-RULE', ...body }),
+        });
+        expect(res.status, JSON.stringify(body)).to.equal(422);
+        expect((res.body.detail as Array<{ loc: unknown[] }>)[0]?.loc).to.deep.equal(loc);
+      }
+      // a PATCH that publishes it keeps the rule too
+      const patch = await api.request('PATCH', '/v1/ocpi/locations/OV-FLEET', {
+        body: { publish: true, last_updated: isoAt(8) },
+      });
+      expect(patch.status).to.equal(422);
+    });
+
     it("PUT and PATCH store the caller's locations; PATCH updates nested EVSEs and connectors", async () => {
       const { country_code: cc, party_id: pid } = cpo.party;
       const path = `/ocpi/2.2.1/locations/${cc}/${pid}/OV-1`;
