@@ -14,6 +14,7 @@ import { managementSuite } from '../ocpi/suites/management.js';
 import { modulesSuite } from '../ocpi/suites/modules.js';
 import { overviewSuite } from '../ocpi/suites/overview.js';
 import { platformsSuite } from '../ocpi/suites/platforms.js';
+import { exchangeSuite } from '../ocpi/suites/exchange.js';
 
 /** How long another process may still accept a revoked token (TokenDirectory cacheMs, docs/OCPI.md). */
 const TOKEN_CACHE_BOUND_MS = 1000;
@@ -34,6 +35,7 @@ describe('OCPI, cluster mode (two web processes, Redis, PostgreSQL)', () => {
   modulesSuite(target);
   commandsSuite(target);
   platformsSuite(target);
+  exchangeSuite(target);
 
   describe('partner state lives in the partner actor, not in a process', function () {
     this.timeout(60_000);

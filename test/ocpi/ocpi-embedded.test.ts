@@ -8,6 +8,7 @@ import { managementSuite } from './suites/management.js';
 import { modulesSuite } from './suites/modules.js';
 import { overviewSuite } from './suites/overview.js';
 import { platformsSuite } from './suites/platforms.js';
+import { exchangeSuite } from './suites/exchange.js';
 
 describe('OCPI, embedded mode (one process, SQLite; partners on loopback)', () => {
   const target = () => embeddedTarget();
@@ -20,4 +21,5 @@ describe('OCPI, embedded mode (one process, SQLite; partners on loopback)', () =
   modulesSuite(target);
   commandsSuite(target);
   platformsSuite(target);
+  exchangeSuite(target);
 });

@@ -7,7 +7,9 @@ import { CountryCode, PartyId } from '../core/schemas.js';
 import { ourVersionsUrl, registerWith, rotateWith, unregisterWith } from './handshake.js';
 import { partnerCommandRoutes } from './commands.js';
 import { IdPath, partnerOf } from './partner-of.js';
-import { pullLocations } from './pull.js';
+import { ExchangeModule } from './interfaces.js';
+import { pull } from './pull.js';
+import { push } from './push.js';
 
 /**
  * The operator's partner routes on the management mount (/v1): onboarding (Token A), the
@@ -38,11 +40,19 @@ const RegisterBody = Type.Object({
   versions_url: Type.String({ minLength: 1 }),
   token: Type.String({ minLength: 1, maxLength: 64 }),
 });
+/** `/partners/{id}/pull|push/{module}`: the partner and one of the modules we exchange. */
+const ModulePath = Type.Object({ id: IdPath.properties.id, module: ExchangeModule });
 const PullBody = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
 
 /** Every partner route, in the order of the route table. */
 export function partnerRoutes(ctx: OcpiContext): OperatorRoute[] {
-  return [onboardRoute(ctx), ...partnerReadRoutes(ctx), ...partnerLinkRoutes(ctx), ...partnerCommandRoutes(ctx)];
+  return [
+    onboardRoute(ctx),
+    ...partnerReadRoutes(ctx),
+    ...partnerLinkRoutes(ctx),
+    ...partnerExchangeRoutes(ctx),
+    ...partnerCommandRoutes(ctx),
+  ];
 }
 
 /** POST /partners: a new partner (or a fresh Token A for an unregistered one). */
@@ -107,7 +117,7 @@ function partnerReadRoutes(ctx: OcpiContext): OperatorRoute[] {
   ];
 }
 
-/** POST /partners/{id}/register, /rotate and /pull-locations: the calls we make to a partner. */
+/** POST /partners/{id}/register, /rotate and /unregister: the credentials calls we make to a partner. */
 function partnerLinkRoutes(ctx: OcpiContext): OperatorRoute[] {
   return [
     route({
@@ -145,10 +155,16 @@ function partnerLinkRoutes(ctx: OcpiContext): OperatorRoute[] {
       },
       handler: async (req) => ({ data: await unregisterWith(ctx, await partnerOf(ctx, req)) }),
     }),
+  ];
+}
+
+/** POST /partners/{id}/pull and /push: our client on the partner's module interfaces. */
+function partnerExchangeRoutes(ctx: OcpiContext): OperatorRoute[] {
+  return [
     route({
       method: 'POST',
       path: '/partners/:id/pull-locations',
-      summary: "Pulls every page of a registered CPO partner's locations and stores them",
+      summary: "Pulls every page of a registered CPO partner's locations and stores them (as pull/locations)",
       params: IdPath,
       body: PullBody,
       bodyOptional: true,
@@ -159,8 +175,39 @@ function partnerLinkRoutes(ctx: OcpiContext): OperatorRoute[] {
       },
       handler: async (req) => {
         const body = req.body ?? {};
-        return { data: await pullLocations(ctx, await partnerOf(ctx, req), body.limit) };
+        const { module: _m, ids, ...rest } = await pull(ctx, await partnerOf(ctx, req), 'locations', body.limit);
+        return { data: { ...rest, location_ids: ids } };
       },
+    }),
+    route({
+      method: 'POST',
+      path: '/partners/:id/pull/:module',
+      summary:
+        "Pulls every page of a registered partner's Sender of a module and stores what passes its version's checks",
+      params: ModulePath,
+      body: PullBody,
+      bodyOptional: true,
+      responses: {
+        404: 'unknown partner',
+        409: 'not registered, the module is not served by a partner of its role, or no Sender endpoint',
+        502: 'the partner could not be used (the pages stored so far stay)',
+      },
+      handler: async (req) => ({
+        data: await pull(ctx, await partnerOf(ctx, req), req.params.module, (req.body ?? {}).limit),
+      }),
+    }),
+    route({
+      method: 'POST',
+      path: '/partners/:id/push/:module',
+      summary:
+        "Sends our objects of a module to a registered partner's Receiver, one call each: locations, tariffs, and the sessions and CDRs of its tokens to an eMSP; our tokens to a CPO",
+      params: ModulePath,
+      responses: {
+        404: 'unknown partner',
+        409: 'not registered, the module is not taken by a partner of its role, or no Receiver endpoint',
+        502: 'the partner could not be reached',
+      },
+      handler: async (req) => ({ data: await push(ctx, await partnerOf(ctx, req), req.params.module) }),
     }),
   ];
 }

@@ -1,68 +1,182 @@
+import type { TSchema } from '#typebox';
 import { compileLazily } from '../../lazy-compile.js';
 import { HttpError } from '../../gateway/errors.js';
-import { endpointOf } from '../client/partner-client.js';
-import type { PartyIdentity } from '../core/auth.js';
+import type { PartnerRole, PartyIdentity, PartyRole } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import type { PartnerRow } from '../core/partners.js';
 import { normalizeDateTimes, type DateTimePath } from '../core/datetime.js';
+import * as C211 from '../cdrs/schemas-2.1.1.js';
+import * as C221 from '../cdrs/schemas-2.2.1.js';
 import { locationFrom211 } from '../locations/mappers.js';
 import * as L211 from '../locations/schemas-2.1.1.js';
 import * as L221 from '../locations/schemas-2.2.1.js';
+import * as S211 from '../sessions/schemas-2.1.1.js';
+import * as S221 from '../sessions/schemas-2.2.1.js';
+import type { StoredSession } from '../sessions/stored.js';
+import { tariffFrom211 } from '../tariffs/mappers.js';
+import * as T211 from '../tariffs/schemas-2.1.1.js';
+import * as T221 from '../tariffs/schemas-2.2.1.js';
+import { tokenFrom211 } from '../tokens/mappers.js';
+import * as K211 from '../tokens/schemas-2.1.1.js';
+import * as K221 from '../tokens/schemas-2.2.1.js';
 import { badGateway, registeredLink } from './handshake.js';
+import { interfaceOf, type ExchangeModule } from './interfaces.js';
 
-/** Pulling a registered CPO partner's locations (docs/OCPI.md "The credentials link", outbound). */
+/**
+ * Pulling a registered partner's objects from its Sender interfaces (docs/OCPI.md "Pull and
+ * push"): every page (Link rel="next") is read, each object checked against its version's
+ * schema and stored as the matching Receiver of ours would store it. A 2.2.1 object must name a
+ * party the partner speaks for; a 2.1.1 one is the partner's own.
+ */
 
-const checkLocation211 = compileLazily(L211.Location);
-const checkLocation221 = compileLazily(L221.Location);
+export type Pullable = ExchangeModule;
 
-/** A pulled object as a location to store under the partner's party: undefined when it is none. */
-function pulledLocation(o: unknown, version: OcpiVersion, party: PartyIdentity): L221.StoredLocation | undefined {
-  // a timestamp that is no real instant makes the location one we refuse
-  const invalid: DateTimePath[] = [];
-  if (version === '2.1.1' && checkLocation211.Check(o)) {
-    normalizeDateTimes(L211.Location, o, invalid);
-    return invalid.length === 0 ? locationFrom211(o, party) : undefined;
-  }
-  if (version === '2.2.1' && checkLocation221.Check(o) && o.id) {
-    normalizeDateTimes(L221.Location, o, invalid);
-    return invalid.length === 0 ? { ...o, ...party, id: o.id } : undefined;
-  }
-  return undefined;
+interface PullModule {
+  /** the role of the partner whose Sender serves the module */
+  sender: PartnerRole;
+  schemas: Record<OcpiVersion, TSchema>;
+  /** stores a checked object of `party`; its id, or undefined when it was not stored */
+  store(ctx: OcpiContext, o: unknown, version: OcpiVersion, party: PartyIdentity): Promise<string | undefined>;
 }
 
-/** GETs every page of the partner's locations (following Link rel="next") and stores them. */
-export async function pullLocations(ctx: OcpiContext, partner: PartnerRow, limit: number | undefined) {
-  // an eMSP's locations endpoint is its Receiver interface: there is nothing to pull from it
-  if (partner.role !== 'CPO')
-    throw new HttpError(409, 'not_a_cpo', `partner ${partner.id} is an eMSP: only a CPO's locations can be pulled`);
+const checks = new Map<TSchema, ReturnType<typeof compileLazily>>();
+function checkOf(schema: TSchema): ReturnType<typeof compileLazily> {
+  let check = checks.get(schema);
+  if (!check) {
+    check = compileLazily(schema);
+    checks.set(schema, check);
+  }
+  return check;
+}
+
+const MODULES: Record<Pullable, PullModule> = {
+  locations: {
+    sender: 'CPO',
+    schemas: { '2.1.1': L211.Location, '2.2.1': L221.Location },
+    async store(ctx, o, version, party) {
+      const l = version === '2.1.1' ? locationFrom211(o as L211.Location, party) : (o as L221.StoredLocation);
+      await ctx.stores.locations.put({ ...party, id: l.id }, { ...l, ...party });
+      return l.id;
+    },
+  },
+  tariffs: {
+    sender: 'CPO',
+    schemas: { '2.1.1': T211.Tariff, '2.2.1': T221.Tariff },
+    async store(ctx, o, version, party) {
+      const t = version === '2.1.1' ? tariffFrom211(o as T211.Tariff, party) : (o as T221.Tariff);
+      await ctx.stores.tariffs.put({ ...party, id: t.id }, t);
+      return t.id;
+    },
+  },
+  sessions: {
+    sender: 'CPO',
+    schemas: { '2.1.1': S211.SessionCreate, '2.2.1': S221.Session },
+    async store(ctx, o, version, party) {
+      // as our sessions Receivers store them: in the shape they came in (Decisions 23)
+      const stored: StoredSession =
+        version === '2.1.1'
+          ? { ...(o as S211.SessionCreate), authorization_id: (o as S211.SessionCreate).auth_id }
+          : (o as S221.Session);
+      await ctx.stores.sessions.put({ ...party, id: stored.id }, stored);
+      return stored.id;
+    },
+  },
+  cdrs: {
+    sender: 'CPO',
+    schemas: { '2.1.1': C211.Cdr, '2.2.1': C221.Cdr },
+    async store(ctx, o, _version, party) {
+      // a CDR never changes (Decisions 25): one we hold already stays as it is
+      const c = o as C211.Cdr | C221.Cdr;
+      const key = { ...party, id: c.id };
+      if (await ctx.stores.cdrs.get(key)) return undefined;
+      await ctx.stores.cdrs.put(key, c);
+      return c.id;
+    },
+  },
+  tokens: {
+    sender: 'EMSP',
+    schemas: { '2.1.1': K211.Token, '2.2.1': K221.Token },
+    async store(ctx, o, version, party) {
+      const t = version === '2.1.1' ? tokenFrom211(o as K211.Token, party) : (o as K221.Token);
+      await ctx.stores.tokens.put({ ...party, id: t.uid }, t);
+      return t.uid;
+    },
+  },
+};
+
+/** The party a pulled object is kept under: the partner's (2.1.1), or one of its parties the object names (2.2.1). */
+function partyOf(o: unknown, version: OcpiVersion, parties: PartyRole[], role: PartnerRole): PartyIdentity | undefined {
+  const own = parties[0];
+  if (version === '2.1.1' || !own) return own && { country_code: own.country_code, party_id: own.party_id };
+  const named = o as { country_code?: unknown; party_id?: unknown };
+  const match = parties.find(
+    (p) => p.role === role && p.country_code === named.country_code && p.party_id === named.party_id,
+  );
+  return match && { country_code: match.country_code, party_id: match.party_id };
+}
+
+/** A pulled object checked against its version's schema, its timestamps in UTC; undefined when it fails. */
+function checked(o: unknown, schema: TSchema): boolean {
+  if (!checkOf(schema).Check(o)) return false;
+  const invalid: DateTimePath[] = [];
+  normalizeDateTimes(schema, o, invalid);
+  return invalid.length === 0;
+}
+
+export interface PullResult {
+  module: Pullable;
+  version: OcpiVersion;
+  url: string;
+  pages: number;
+  stored: number;
+  rejected: number;
+  ids: string[];
+}
+
+/** GETs every page of the partner's `module` Sender and stores what passes the checks. */
+export async function pull(
+  ctx: OcpiContext,
+  partner: PartnerRow,
+  module: Pullable,
+  limit: number | undefined,
+): Promise<PullResult> {
+  const spec = MODULES[module];
+  // the other side of a module is a Receiver interface: there is nothing to pull from it
+  if (partner.role !== spec.sender)
+    throw new HttpError(
+      409,
+      spec.sender === 'CPO' ? 'not_a_cpo' : 'not_an_emsp',
+      `partner ${partner.id} is ${partner.role === 'CPO' ? 'a CPO' : 'an eMSP'}: ${module} are pulled from ${spec.sender === 'CPO' ? 'a CPO' : 'an eMSP'}`,
+    );
   const link = await registeredLink(ctx, partner);
-  const chosen = endpointOf(link.partner.endpoints, 'locations');
-  if (!chosen) throw new HttpError(409, 'no_locations_endpoint', 'the partner lists no locations endpoint');
+  const chosen = interfaceOf(link.partner.endpoints, module, 'SENDER');
+  if (!chosen) throw new HttpError(409, `no_${module}_endpoint`, `the partner lists no ${module} Sender endpoint`);
   const { version } = chosen;
-  const url = limit ? `${chosen.url}?limit=${limit}` : chosen.url;
-  const party = { country_code: partner.country_code, party_id: partner.party_id };
+  const url = limit ? `${chosen.url}${chosen.url.includes('?') ? '&' : '?'}limit=${limit}` : chosen.url;
+  const parties: PartyRole[] = [
+    { country_code: partner.country_code, party_id: partner.party_id, role: partner.role },
+    ...partner.parties,
+  ];
+  const schema = spec.schemas[version];
   const ids: string[] = [];
   let rejected = 0;
   let pages = 0;
+  const to = { country_code: partner.country_code, party_id: partner.party_id };
   try {
     // each page is stored before the next one is read (one page in memory at a time); a failure
     // part-way answers 502 and keeps the pages stored so far (a pull again overwrites them)
-    // locations is a functional module: 2.2.1 calls carry the routing headers (us -> the partner)
-    for await (const page of ctx.client.pages(url, link.theirToken, version, { route: { from: ctx.own, to: party } })) {
+    for await (const page of ctx.client.pages(url, link.theirToken, version, { route: { from: ctx.own, to } })) {
       pages++;
       for (const o of page) {
-        const location = pulledLocation(o, version, party);
-        if (!location) {
-          rejected++;
-          continue;
-        }
-        await ctx.stores.locations.put({ ...party, id: location.id }, location);
-        ids.push(location.id);
+        const party = checked(o, schema) ? partyOf(o, version, parties, spec.sender) : undefined;
+        const id = party && (await spec.store(ctx, o, version, party));
+        if (id) ids.push(id);
+        else if (!party) rejected++;
       }
     }
   } catch (err) {
     return badGateway(ctx, err);
   }
-  return { version, url: chosen.url, pages, stored: ids.length, rejected, location_ids: ids };
+  return { module, version, url: chosen.url, pages, stored: ids.length, rejected, ids };
 }

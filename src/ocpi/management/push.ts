@@ -1,0 +1,170 @@
+import { HttpError } from '../../gateway/errors.js';
+import { PartnerCallError } from '../client/partner-client.js';
+import type { PartnerRole, PartyIdentity } from '../core/auth.js';
+import type { OcpiContext } from '../core/context.js';
+import type { OcpiVersion } from '../core/envelope.js';
+import type { ListWindow } from '../core/pagination.js';
+import type { PartnerRow } from '../core/partners.js';
+import { cdr211Of } from '../cdrs/cpo-sender.js';
+import { cdrTo221 } from '../cdrs/mappers.js';
+import { locationTo211 } from '../locations/mappers.js';
+import { session211Of } from '../sessions/emsp-receiver.js';
+import { sessionTo221 } from '../sessions/mappers.js';
+import { isCdr221, isSession221 } from '../sessions/stored.js';
+import type { ListOptions, ObjectStore } from '../store/object-store.js';
+import { tariffTo211 } from '../tariffs/mappers.js';
+import { tokenTo211 } from '../tokens/mappers.js';
+import { badGateway, registeredLink } from './handshake.js';
+import { interfaceOf, type ExchangeModule } from './interfaces.js';
+
+/**
+ * Pushing our objects to a registered partner's Receiver interfaces (docs/OCPI.md "Pull and
+ * push"): what the CPO side has (our locations, tariffs, and the sessions and CDRs of the
+ * partner's tokens) to an eMSP, what the eMSP side has (our tokens) to a CPO, each object with
+ * the method and path its module's Receiver takes, in the shape of the partner's version. One
+ * call per object, in order; the outbox of a later issue retries, this answers what happened.
+ */
+
+export type Pushable = ExchangeModule;
+
+interface Call {
+  id: string;
+  method: 'PUT' | 'POST';
+  /** below the Receiver's URL ('' for a POST to it) */
+  path: string;
+  body: unknown;
+}
+
+interface PushModule<T extends { last_updated: string }> {
+  /** the role of the partner whose Receiver takes the module */
+  receiver: PartnerRole;
+  store(ctx: OcpiContext): ObjectStore<T>;
+  /** which of our objects the partner may have */
+  options(version: OcpiVersion, partner: PartyIdentity): ListOptions;
+  call(ctx: OcpiContext, o: T, version: OcpiVersion): Promise<Call>;
+}
+
+const ownPath = (o: { country_code: string; party_id: string }, id: string) =>
+  `/${encodeURIComponent(o.country_code)}/${encodeURIComponent(o.party_id)}/${encodeURIComponent(id)}`;
+
+/** A module's calls, its object type hidden: each is only ever given objects of its own store. */
+type AnyPushModule = PushModule<{ last_updated: string }>;
+function module<T extends { last_updated: string }>(m: PushModule<T>): AnyPushModule {
+  return m as unknown as AnyPushModule;
+}
+
+const MODULES: Record<Pushable, AnyPushModule> = {
+  locations: module({
+    receiver: 'EMSP',
+    store: (ctx) => ctx.stores.locations,
+    // what the Sender of the version would serve (Decisions 32)
+    options: (version) => ({ publishedOnly: version === '2.1.1' ? 'public' : 'allowed-to' }),
+    call: async (ctx, l, version) => ({
+      id: l.id,
+      method: 'PUT',
+      path: ownPath(ctx.own, l.id),
+      body: version === '2.1.1' ? locationTo211(l) : l,
+    }),
+  }),
+  tariffs: module({
+    receiver: 'EMSP',
+    store: (ctx) => ctx.stores.tariffs,
+    options: () => ({}),
+    call: async (ctx, t, version) => ({
+      id: t.id,
+      method: 'PUT',
+      path: ownPath(ctx.own, t.id),
+      body: version === '2.1.1' ? tariffTo211(t) : t,
+    }),
+  }),
+  sessions: module({
+    receiver: 'EMSP',
+    store: (ctx) => ctx.stores.sessions,
+    options: (_v, partner) => ({ audience: partner }),
+    call: async (ctx, s, version) => {
+      const own = ctx.ownParty();
+      const body = version === '2.1.1' ? (isSession221(s) ? await session211Of(ctx, s) : s) : sessionTo221(s, own, own);
+      return { id: s.id, method: 'PUT', path: ownPath(own, s.id), body };
+    },
+  }),
+  cdrs: module({
+    receiver: 'EMSP',
+    store: (ctx) => ctx.stores.cdrs,
+    options: (_v, partner) => ({ audience: partner }),
+    call: async (ctx, c, version) => {
+      const own = ctx.ownParty();
+      const body = version === '2.1.1' ? await cdr211Of(ctx, c) : isCdr221(c) ? c : cdrTo221(c, own, own);
+      return { id: c.id, method: 'POST', path: '', body };
+    },
+  }),
+  tokens: module({
+    receiver: 'CPO',
+    store: (ctx) => ctx.stores.tokens,
+    options: () => ({}),
+    call: async (ctx, t, version) => ({
+      id: t.uid,
+      method: 'PUT',
+      path: `${ownPath(ctx.own, t.uid)}${version === '2.2.1' ? `?type=${encodeURIComponent(t.type)}` : ''}`,
+      body: version === '2.1.1' ? tokenTo211(t) : t,
+    }),
+  }),
+};
+
+export interface PushResult {
+  module: Pushable;
+  version: OcpiVersion;
+  url: string;
+  pushed: number;
+  failed: Array<{ id: string; error: string; ocpi_status_code?: number }>;
+}
+
+/** At most this many failures are listed (the rest are counted in `failed_total`). */
+const LISTED_FAILURES = 100;
+
+/** Sends every object of ours of `module` the partner may have to its Receiver, one call each. */
+export async function push(
+  ctx: OcpiContext,
+  partner: PartnerRow,
+  module: Pushable,
+): Promise<PushResult & { failed_total: number }> {
+  const spec = MODULES[module];
+  if (partner.role !== spec.receiver)
+    throw new HttpError(
+      409,
+      spec.receiver === 'EMSP' ? 'not_an_emsp' : 'not_a_cpo',
+      `partner ${partner.id} is ${partner.role === 'CPO' ? 'a CPO' : 'an eMSP'}: ${module} are pushed to ${spec.receiver === 'CPO' ? 'a CPO' : 'an eMSP'}`,
+    );
+  const link = await registeredLink(ctx, partner);
+  const chosen = interfaceOf(link.partner.endpoints, module, 'RECEIVER');
+  if (!chosen) throw new HttpError(409, `no_${module}_endpoint`, `the partner lists no ${module} Receiver endpoint`);
+  const { version } = chosen;
+  const them = { country_code: partner.country_code, party_id: partner.party_id };
+  const base = chosen.url.replace(/\/+$/, '');
+  const failed: PushResult['failed'] = [];
+  let failedTotal = 0;
+  let pushed = 0;
+  const store = spec.store(ctx);
+  const window: ListWindow = { offset: 0, limit: 100 };
+  for (;;) {
+    const page = await store.list(window, [ctx.ownParty()], spec.options(version, them));
+    for (const o of page.items) {
+      const call = await spec.call(ctx, o, version);
+      try {
+        await ctx.client.data(call.method, `${base}${call.path}`, link.theirToken, version, call.body, {
+          route: { from: ctx.own, to: them },
+        });
+        pushed++;
+      } catch (err) {
+        // an unreachable partner fails every call alike: stop at the first one that is not the partner's answer
+        if (!(err instanceof PartnerCallError)) throw err;
+        if (err.httpStatus === undefined) return badGateway(ctx, err);
+        failedTotal++;
+        if (failed.length < LISTED_FAILURES)
+          failed.push({ id: call.id, error: err.message, ...(err.code ? { ocpi_status_code: err.code } : {}) });
+      }
+    }
+    window.offset += page.items.length;
+    if (page.items.length === 0 || window.offset >= page.total) break;
+  }
+  return { module, version, url: chosen.url, pushed, failed, failed_total: failedTotal };
+}
