@@ -147,7 +147,7 @@ export async function pull(
     throw new HttpError(
       409,
       spec.sender === 'CPO' ? 'not_a_cpo' : 'not_an_emsp',
-      `partner ${partner.id} is ${partner.role === 'CPO' ? 'a CPO' : 'an eMSP'}: ${module} are pulled from ${spec.sender === 'CPO' ? 'a CPO' : 'an eMSP'}`,
+      `partner ${partner.id} is ${partner.role === 'CPO' ? 'a CPO' : 'an eMSP'}: only ${spec.sender === 'CPO' ? 'a CPO' : 'an eMSP'} serves ${module} to pull`,
     );
   const link = await registeredLink(ctx, partner);
   const chosen = interfaceOf(link.partner.endpoints, module, 'SENDER');

@@ -132,7 +132,7 @@ export async function push(
     throw new HttpError(
       409,
       spec.receiver === 'EMSP' ? 'not_an_emsp' : 'not_a_cpo',
-      `partner ${partner.id} is ${partner.role === 'CPO' ? 'a CPO' : 'an eMSP'}: ${module} are pushed to ${spec.receiver === 'CPO' ? 'a CPO' : 'an eMSP'}`,
+      `partner ${partner.id} is ${partner.role === 'CPO' ? 'a CPO' : 'an eMSP'}: only ${spec.receiver === 'CPO' ? 'a CPO' : 'an eMSP'} takes ${module} we push`,
     );
   const link = await registeredLink(ctx, partner);
   const chosen = interfaceOf(link.partner.endpoints, module, 'RECEIVER');
