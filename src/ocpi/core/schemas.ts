@@ -27,6 +27,8 @@ export const PartyId = Type.String({ pattern: '^[A-Z0-9]{3}$', description: '3-c
  * keeps NUL bytes and odd unicode away from the store (docs/SECURITY.md).
  */
 export const ObjectId = Type.String({ minLength: 1, maxLength: 36, pattern: '^[\\x20-\\x7E]+$' });
+/** OCPI 2.1.1 gives a Location's id and an EVSE's uid 39 characters (string(39), mod_locations). */
+export const ObjectId39 = Type.String({ minLength: 1, maxLength: 39, pattern: '^[\\x20-\\x7E]+$' });
 
 /** A closed enumeration; its static type is the union of `values` (a union built from an array would be `never`). */
 export function oneOf<const V extends string>(values: readonly V[], description?: string) {

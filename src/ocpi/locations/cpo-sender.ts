@@ -5,7 +5,7 @@ import type { OcpiVersion } from '../core/envelope.js';
 import { unknownLocation } from '../core/errors.js';
 import { assertOwnParty, requireLink } from '../core/guards.js';
 import { listRoute, pathParty, type OcpiRequest, type OcpiRoute } from '../core/mount-kit.js';
-import { Envelope, ObjectId } from '../core/schemas.js';
+import { Envelope, ObjectId, ObjectId39 } from '../core/schemas.js';
 import { connectorTo211, evseTo211, locationTo211 } from './mappers.js';
 import * as L211 from './schemas-2.1.1.js';
 import * as L221 from './schemas-2.2.1.js';
@@ -74,6 +74,10 @@ export function locationReadBack221(ctx: OcpiContext): OcpiRoute {
 const OneLocation = Type.Object({ location_id: ObjectId });
 const OneEvse = Type.Object({ location_id: ObjectId, evse_uid: ObjectId });
 const OneConnector = Type.Object({ location_id: ObjectId, evse_uid: ObjectId, connector_id: ObjectId });
+// 2.1.1 gives location ids and EVSE uids 39 characters
+const OneLocation211 = Type.Object({ location_id: ObjectId39 });
+const OneEvse211 = Type.Object({ location_id: ObjectId39, evse_uid: ObjectId39 });
+const OneConnector211 = Type.Object({ location_id: ObjectId39, evse_uid: ObjectId39, connector_id: ObjectId });
 
 /** One of our published locations, for the one-object routes (its EVSE and connector: `evseOf`, `connectorOf`). */
 type FindOurs = (req: OcpiRequest, id: string) => Promise<L221.StoredLocation>;
@@ -103,7 +107,7 @@ function objectRoutes211(ours: FindOurs): OcpiRoute[] {
       ...ONE_OBJECT,
       path: '/locations/:location_id',
       summary: 'One of our published locations',
-      params: OneLocation,
+      params: OneLocation211,
       response: Envelope(L211.Location),
       handler: async (req) => ({ data: locationTo211(await ours(req, req.params.location_id)) }),
     }),
@@ -111,7 +115,7 @@ function objectRoutes211(ours: FindOurs): OcpiRoute[] {
       ...ONE_OBJECT,
       path: '/locations/:location_id/:evse_uid',
       summary: 'One EVSE of one of our published locations',
-      params: OneEvse,
+      params: OneEvse211,
       response: Envelope(L211.Evse),
       handler: async (req) => ({
         data: evseTo211(evseOf(await ours(req, req.params.location_id), req.params.evse_uid)),
@@ -121,7 +125,7 @@ function objectRoutes211(ours: FindOurs): OcpiRoute[] {
       ...ONE_OBJECT,
       path: '/locations/:location_id/:evse_uid/:connector_id',
       summary: 'One connector of one of our published locations',
-      params: OneConnector,
+      params: OneConnector211,
       response: Envelope(L211.Connector),
       handler: async (req) => {
         const evse = evseOf(await ours(req, req.params.location_id), req.params.evse_uid);

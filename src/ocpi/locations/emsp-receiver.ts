@@ -3,6 +3,7 @@ import { route } from '../../gateway/route-table.js';
 import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
+import { receivedNow } from '../core/datetime.js';
 import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, type OcpiRequest, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
@@ -50,6 +51,12 @@ interface Codec {
   evsePatch: TSchema;
   connector: TSchema;
   connectorPatch: TSchema;
+  /** the path parameters of each level (2.1.1 ids have 39 characters, 2.2.1 ones 36) */
+  paths: {
+    location: typeof L221.LocationPath;
+    evse: typeof L221.EvsePath;
+    connector: typeof L221.ConnectorPath;
+  };
   locationIn(body: unknown, party: PartyIdentity, id: string, caller: PartyIdentity): L221.StoredLocation;
   locationOut(l: L221.StoredLocation): unknown;
   locationPatchIn(p: unknown): L221.LocationPatch & { last_updated: string };
@@ -71,6 +78,7 @@ const codec221: Codec = {
   evsePatch: L221.EvsePatchBody,
   connector: L221.Connector,
   connectorPatch: L221.ConnectorPatchBody,
+  paths: { location: L221.LocationPath, evse: L221.EvsePath, connector: L221.ConnectorPath },
   locationIn: (body, party, id, caller) => {
     const location = body as L221.Location;
     assertOwnParty(caller, location);
@@ -97,6 +105,7 @@ const codec211: Codec = {
   evsePatch: L211.EvsePatchBody,
   connector: L211.Connector,
   connectorPatch: L211.ConnectorPatchBody,
+  paths: { location: L211.LocationPath, evse: L211.EvsePath, connector: L211.ConnectorPath },
   locationIn: (body, party, id) => {
     const location = body as L211.Location;
     assertSameId('id', id, location.id);
@@ -104,20 +113,20 @@ const codec211: Codec = {
   },
   locationOut: locationTo211,
   locationPatchIn: (p) => {
-    const patch = p as L211.LocationPatch & { last_updated: string };
-    return { ...locationPatchFrom211(patch), last_updated: patch.last_updated };
+    const patch = p as L211.LocationPatch & { last_updated?: string };
+    return { ...locationPatchFrom211(patch), last_updated: patch.last_updated ?? receivedNow() };
   },
   evseIn: (e) => evseFrom211(e as L211.Evse),
   evseOut: evseTo211,
   evsePatchIn: (p) => {
-    const patch = p as L211.EvsePatch & { last_updated: string };
-    return { ...evsePatchFrom211(patch), last_updated: patch.last_updated };
+    const patch = p as L211.EvsePatch & { last_updated?: string };
+    return { ...evsePatchFrom211(patch), last_updated: patch.last_updated ?? receivedNow() };
   },
   connectorIn: (c) => connectorFrom211(c as L211.Connector),
   connectorOut: connectorTo211,
   connectorPatchIn: (p) => {
-    const patch = p as L211.ConnectorPatch & { last_updated: string };
-    return { ...connectorPatchFrom211(patch), last_updated: patch.last_updated };
+    const patch = p as L211.ConnectorPatch & { last_updated?: string };
+    return { ...connectorPatchFrom211(patch), last_updated: patch.last_updated ?? receivedNow() };
   },
 };
 
@@ -161,7 +170,7 @@ function locationRoutes(ctx: OcpiContext, { c, party, held, common }: Kit, opts:
         method: 'GET',
         path: LOCATION,
         summary: "One of the caller's locations, as we hold it",
-        params: L221.LocationPath,
+        params: c.paths.location,
         response: Envelope(c.locationSchema),
         handler: async (req) => ({ data: c.locationOut(await held(req)) }),
       }),
@@ -173,7 +182,7 @@ function locationRoutes(ctx: OcpiContext, { c, party, held, common }: Kit, opts:
       path: LOCATION,
       summary: opts.summaries?.put ?? "A new or replaced location of the caller (the body's id must be the path's)",
       responses: {},
-      params: L221.LocationPath,
+      params: c.paths.location,
       body: c.location,
       response: Envelope(c.locationSchema),
       handler: async (req) => {
@@ -188,7 +197,7 @@ function locationRoutes(ctx: OcpiContext, { c, party, held, common }: Kit, opts:
       method: 'PATCH',
       path: LOCATION,
       summary: opts.summaries?.patch ?? "Partial update of one of the caller's locations (EVSEs merge by uid)",
-      params: L221.LocationPath,
+      params: c.paths.location,
       body: c.locationPatch,
       response: Envelope(c.locationSchema),
       handler: async (req) => {
@@ -210,7 +219,7 @@ function evseRoutes(ctx: OcpiContext, { c, party, held, common }: Kit): OcpiRout
       method: 'GET',
       path: EVSE,
       summary: "One EVSE of one of the caller's locations",
-      params: L221.EvsePath,
+      params: c.paths.evse,
       response: Envelope(c.evse),
       handler: async (req) => ({ data: c.evseOut(evseOf(await held(req), req.params.evse_uid)) }),
     }),
@@ -219,7 +228,7 @@ function evseRoutes(ctx: OcpiContext, { c, party, held, common }: Kit): OcpiRout
       method: 'PUT',
       path: EVSE,
       summary: "A new or replaced EVSE of one of the caller's locations",
-      params: L221.EvsePath,
+      params: c.paths.evse,
       body: c.evse,
       response: Envelope(c.evse),
       handler: async (req) => {
@@ -232,7 +241,7 @@ function evseRoutes(ctx: OcpiContext, { c, party, held, common }: Kit): OcpiRout
       method: 'PATCH',
       path: EVSE,
       summary: "Partial update of an EVSE of one of the caller's locations (connectors merge by id)",
-      params: L221.EvsePath,
+      params: c.paths.evse,
       body: c.evsePatch,
       response: Envelope(c.evse),
       handler: async (req) => {
@@ -252,7 +261,7 @@ function connectorRoutes(ctx: OcpiContext, { c, party, held, common }: Kit): Ocp
       method: 'GET',
       path: CONNECTOR,
       summary: "One connector of one of the caller's locations",
-      params: L221.ConnectorPath,
+      params: c.paths.connector,
       response: Envelope(c.connector),
       handler: async (req) => {
         const evse = evseOf(await held(req), req.params.evse_uid);
@@ -264,7 +273,7 @@ function connectorRoutes(ctx: OcpiContext, { c, party, held, common }: Kit): Ocp
       method: 'PUT',
       path: CONNECTOR,
       summary: "A new or replaced connector of an EVSE of one of the caller's locations",
-      params: L221.ConnectorPath,
+      params: c.paths.connector,
       body: c.connector,
       response: Envelope(c.connector),
       handler: async (req) => ({
@@ -276,7 +285,7 @@ function connectorRoutes(ctx: OcpiContext, { c, party, held, common }: Kit): Ocp
       method: 'PATCH',
       path: CONNECTOR,
       summary: 'Partial update of a connector',
-      params: L221.ConnectorPath,
+      params: c.paths.connector,
       body: c.connectorPatch,
       response: Envelope(c.connector),
       handler: async (req) => ({

@@ -7,6 +7,7 @@ import {
   EnergyMix,
   GeoLocation211,
   ObjectId,
+  ObjectId39,
   OpenObject,
   PartyId,
   openEnum,
@@ -29,17 +30,17 @@ export const Connector = Type.Object({
 export type Connector = Static<typeof Connector>;
 export const ConnectorPatch = Type.Partial(Connector);
 export type ConnectorPatch = Static<typeof ConnectorPatch>;
-/** ConnectorPatch as a request body: `last_updated` is what orders updates, so it is required. */
-export const ConnectorPatchBody = Type.Object({ ...ConnectorPatch.properties, last_updated: DateTime });
+/** ConnectorPatch as a request body: without `last_updated` it is stamped on receipt (Decisions 33). */
+export const ConnectorPatchBody = ConnectorPatch;
 
-export const Evse = evseWith(Connector, GeoLocation211);
+export const Evse = evseWith(Connector, GeoLocation211, ObjectId39);
 export type Evse = Static<typeof Evse>;
 
 const LocationType = openEnum(['ON_STREET']);
 
 /** The 2.1.1 Location (LocationOut of the CPO 2.1.1 list; nested in SessionCreate). */
 export const Location = Type.Object({
-  id: ObjectId,
+  id: ObjectId39,
   type: LocationType,
   name: Type.Optional(Type.String()),
   address: Type.String(),
@@ -66,15 +67,11 @@ export type Location = Static<typeof Location>;
 /** EVSE and Location patches of the 2.1.1 Receiver: every field optional, nested ones merged by uid / id. */
 export const EvsePatch = evsePatchWith(Evse, ConnectorPatch);
 export type EvsePatch = Static<typeof EvsePatch>;
-export const EvsePatchBody = Type.Object({ ...EvsePatch.properties, last_updated: DateTime });
+export const EvsePatchBody = EvsePatch;
 export const LocationPatch = Type.Partial(Type.Object({ ...Location.properties, evses: Type.Array(EvsePatch) }));
 export type LocationPatch = Static<typeof LocationPatch>;
-export const LocationPatchBody = Type.Object({ ...LocationPatch.properties, last_updated: DateTime });
+export const LocationPatchBody = LocationPatch;
 
-export const EvsePath = Type.Object({
-  country_code: CountryCode,
-  party_id: PartyId,
-  location_id: ObjectId,
-  evse_uid: ObjectId,
-});
+export const LocationPath = Type.Object({ country_code: CountryCode, party_id: PartyId, location_id: ObjectId39 });
+export const EvsePath = Type.Object({ ...LocationPath.properties, evse_uid: ObjectId39 });
 export const ConnectorPath = Type.Object({ ...EvsePath.properties, connector_id: ObjectId });

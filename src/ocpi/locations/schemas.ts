@@ -40,9 +40,13 @@ export function evsePatchWith<E extends ReturnType<typeof evseWith>, C extends T
 }
 
 /** The EVSE of both versions: the fields are the same, the connectors are each version's. */
-export function evseWith<C extends TSchema>(connector: C, geo: typeof GeoLocation = GeoLocation) {
+export function evseWith<C extends TSchema>(
+  connector: C,
+  geo: typeof GeoLocation = GeoLocation,
+  uid: typeof ObjectId = ObjectId,
+) {
   return Type.Object({
-    uid: ObjectId,
+    uid,
     evse_id: Type.Optional(Type.String()),
     status: EvseStatus,
     status_schedule: Type.Optional(Type.Array(OpenObject)),

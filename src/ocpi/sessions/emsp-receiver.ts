@@ -3,6 +3,7 @@ import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { invalidParameters, unknownObject } from '../core/errors.js';
+import { receivedNow } from '../core/datetime.js';
 import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, callersObject, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
@@ -61,7 +62,7 @@ export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
     route({
       ...common,
       method: 'PATCH',
-      summary: 'Partial update of a session of the caller (kwh, status, ...; last_updated required)',
+      summary: 'Partial update of a session of the caller (kwh, status, ...; no last_updated: stamped on receipt)',
       body: S211.SessionPatch,
       response: Envelope(S211.SessionOut),
       responses: { 404: 'unknown session' },
@@ -71,7 +72,7 @@ export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         assertSameId('id', id, req.body.id);
         const updated = await ctx.stores.sessions.update({ ...party, id }, (s): StoredSession => {
           if (isSession221(s)) return otherVersion('2.2.1');
-          const next = { ...s, ...req.body, id };
+          const next = { ...s, ...req.body, id, last_updated: req.body.last_updated ?? receivedNow() };
           return { ...next, authorization_id: next.auth_id };
         });
         if (!updated) throw unknownSession();

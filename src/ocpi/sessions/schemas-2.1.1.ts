@@ -30,5 +30,5 @@ export const SessionOut = Type.Object({ ...SessionCreate.properties, authorizati
 export type StoredSession = SessionCreate & { authorization_id: string };
 
 export const SessionPath = Type.Object({ country_code: CountryCode, party_id: PartyId, session_id: ObjectId });
-/** PATCH: any session field (kwh, status, end_datetime, ...); `last_updated` is required. */
-export const SessionPatch = Type.Object({ ...Type.Partial(SessionCreate).properties, last_updated: DateTime });
+/** PATCH: any session field (kwh, status, end_datetime, ...); without `last_updated` it is stamped on receipt. */
+export const SessionPatch = Type.Partial(SessionCreate);

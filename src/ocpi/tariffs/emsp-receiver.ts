@@ -2,6 +2,7 @@ import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { unknownObject } from '../core/errors.js';
+import { receivedNow } from '../core/datetime.js';
 import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, callersObject, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
@@ -36,7 +37,7 @@ export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
     route({
       ...common,
       method: 'PATCH',
-      summary: 'Partial update of a tariff of the caller (last_updated required)',
+      summary: 'Partial update of a tariff of the caller (no last_updated: stamped on receipt)',
       body: T211.TariffPatch,
       response: Envelope(T211.Tariff),
       responses: { 404: 'unknown tariff' },
@@ -47,7 +48,7 @@ export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         // the 2.1.1 fields carry the same names in the stored 2.2.1 tariff
         const updated = await ctx.stores.tariffs.update(
           { ...party, id },
-          (t) => ({ ...t, ...req.body, id }) as typeof t,
+          (t) => ({ ...t, ...req.body, id, last_updated: req.body.last_updated ?? receivedNow() }) as typeof t,
         );
         if (!updated) throw unknownTariff();
         return { data: tariffTo211(updated) };

@@ -31,5 +31,5 @@ export const Tariff = Type.Object({
 export type Tariff = Static<typeof Tariff>;
 
 export const TariffPath = Type.Object({ country_code: CountryCode, party_id: PartyId, tariff_id: ObjectId });
-/** PATCH: any Tariff field; `last_updated` is required, as for every PATCH (docs/OCPI.md "Lists"). */
-export const TariffPatch = Type.Object({ ...Type.Partial(Tariff).properties, last_updated: DateTime });
+/** PATCH: any Tariff field; without `last_updated` it is stamped on receipt (docs/OCPI.md, Decisions 33). */
+export const TariffPatch = Type.Partial(Tariff);
