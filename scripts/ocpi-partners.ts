@@ -7,13 +7,16 @@
  *   node dist/scripts/ocpi-partners.js show <id>
  *   node dist/scripts/ocpi-partners.js register <id> <their versions URL> <their Token A>
  *   node dist/scripts/ocpi-partners.js rotate <id>
+ *   node dist/scripts/ocpi-partners.js unregister <id>
+ *   node dist/scripts/ocpi-partners.js pull <id> <locations|tariffs|sessions|cdrs|tokens>
+ *   node dist/scripts/ocpi-partners.js push <id> <locations|tariffs|sessions|cdrs|tokens>
  *   node dist/scripts/ocpi-partners.js pull-locations <id>
  *
  * Settings: CSMS_URL (default http://localhost:$PORT/v1, PORT default 3000) and CSMS_API_KEY.
  * Exit codes: 0 done, 1 the service refused (its answer is printed), 2 usage.
  */
 
-const usage = `usage: ocpi-partners <onboard CC PID ROLE | list | show ID | register ID VERSIONS_URL TOKEN | rotate ID | pull-locations ID>`;
+const usage = `usage: ocpi-partners <onboard CC PID ROLE | list | show ID | register ID VERSIONS_URL TOKEN | rotate ID | unregister ID | pull ID MODULE | push ID MODULE | pull-locations ID>`;
 
 async function call(method: string, path: string, body?: unknown): Promise<number> {
   const base = (process.env.CSMS_URL ?? `http://localhost:${process.env.PORT ?? '3000'}/v1`).replace(/\/+$/, '');
@@ -58,6 +61,15 @@ async function main(argv: string[]): Promise<number> {
     case 'rotate':
       if (!args[0]) break;
       return call('POST', `/partners/${encodeURIComponent(args[0])}/rotate`);
+    case 'unregister':
+      if (!args[0]) break;
+      return call('POST', `/partners/${encodeURIComponent(args[0])}/unregister`);
+    case 'pull':
+    case 'push': {
+      const [id, module] = args;
+      if (!id || !module) break;
+      return call('POST', `/partners/${encodeURIComponent(id)}/${command}/${encodeURIComponent(module)}`);
+    }
     case 'pull-locations':
       if (!args[0]) break;
       return call('POST', `/partners/${encodeURIComponent(args[0])}/pull-locations`);

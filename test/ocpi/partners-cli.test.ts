@@ -41,5 +41,22 @@ describe('scripts/ocpi-partners: partner onboarding from the command line', func
     expect(refused.code).to.equal(1);
     expect(refused.err).to.include('party_id');
     expect((await run(target, 'onboard', 'DE', 'CLI', 'DRIVER')).code).to.equal(2);
+    expect((await run(target, 'pull', 'only-an-id')).code).to.equal(2);
+  });
+
+  it('pull, push and unregister name the partner and module; an unregistered partner is refused (409)', async () => {
+    const created = JSON.parse((await run(target, 'onboard', 'DE', 'CLX', 'CPO')).out) as { id: string };
+    for (const args of [
+      ['pull', created.id, 'tariffs'],
+      ['push', created.id, 'tokens'],
+      ['unregister', created.id],
+    ]) {
+      const res = await run(target, ...args);
+      expect(res.code, args.join(' ')).to.equal(1);
+      expect(res.err, args.join(' ')).to.include('not_registered');
+    }
+    // a module the operation does not know is the service's 422
+    const unknown = await run(target, 'pull', created.id, 'commands');
+    expect([unknown.code, unknown.err.includes('module')]).to.deep.equal([1, true]);
   });
 });
