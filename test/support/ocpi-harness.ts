@@ -198,3 +198,32 @@ export class OcpiApi {
 export function dataOf<T = Json>(a: Answer): T {
   return a.body.data as T;
 }
+
+/**
+ * The mocha hooks of a suite that runs against one target: started before its tests, stopped
+ * after them. The target and its API are read through the returned object once `before` ran.
+ */
+export function useOcpiTarget(makeTarget: () => Promise<OcpiTarget>): {
+  readonly target: OcpiTarget;
+  readonly api: OcpiApi;
+} {
+  let target: OcpiTarget | undefined;
+  let api: OcpiApi | undefined;
+  before(async () => {
+    target = await makeTarget();
+    api = new OcpiApi(target);
+  });
+  after(async () => {
+    await target?.stop();
+  });
+  return {
+    get target(): OcpiTarget {
+      if (!target) throw new Error('the target starts in before()');
+      return target;
+    },
+    get api(): OcpiApi {
+      if (!api) throw new Error('the target starts in before()');
+      return api;
+    },
+  };
+}

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { aLocation, aToken221, anEvse } from '../../support/ocpi-builders.js';
-import { OcpiApi, base64, dataOf, type OcpiTarget, type RegisteredPartner } from '../../support/ocpi-harness.js';
+import { useOcpiTarget, base64, dataOf, type OcpiTarget, type RegisteredPartner } from '../../support/ocpi-harness.js';
 import type { ReceivedRequest } from '../../support/ocpi-partners.js';
 
 type Obj = Record<string, unknown>;
@@ -14,26 +14,17 @@ const b64 = { encoding: 'base64' as const };
 export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
   describe('OCPI commands, both directions', function () {
     this.timeout(60_000);
-    let target: OcpiTarget;
-    let api: OcpiApi;
-
-    before(async () => {
-      target = await makeTarget();
-      api = new OcpiApi(target);
-    });
-    after(async () => {
-      await target.stop();
-    });
+    const t = useOcpiTarget(makeTarget);
 
     /** The commands endpoint of `version`, found as a partner finds it: versions URL, then details. */
     async function commandsEndpoint(versionsPath: string, version: string, token: string): Promise<string> {
       const versions = dataOf<Array<{ version: string; url: string }>>(
-        await api.request('GET', versionsPath, { token, ...(version === '2.2.1' ? b64 : {}) }),
+        await t.api.request('GET', versionsPath, { token, ...(version === '2.2.1' ? b64 : {}) }),
       );
       const detailsUrl = versions.find((v) => v.version === version)?.url;
       if (!detailsUrl) throw new Error(`no ${version} at ${versionsPath}`);
       const details = dataOf<{ endpoints: Array<{ identifier: string; role?: string; url: string }> }>(
-        await api.request('GET', new URL(detailsUrl).pathname, { token, ...(version === '2.2.1' ? b64 : {}) }),
+        await t.api.request('GET', new URL(detailsUrl).pathname, { token, ...(version === '2.2.1' ? b64 : {}) }),
       );
       const found = details.endpoints.find(
         (e) => e.identifier === 'commands' && (version === '2.1.1' || e.role === 'RECEIVER'),
@@ -43,12 +34,12 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
     }
 
     it('a 2.2.1 eMSP sends each command to our CPO and is told why it cannot be carried out', async () => {
-      const emsp = await api.register('EMSP', '/ocpi/cpo/2.2.1/credentials');
+      const emsp = await t.api.register('EMSP', '/ocpi/cpo/2.2.1/credentials');
       const as = { token: emsp.token, ...b64 };
       const commands = await commandsEndpoint('/ocpi/cpo/versions', '2.2.1', emsp.token);
       const location = aLocation({ evses: [anEvse({ uid: 'CMD-E1' })] });
       expect(
-        (await api.request('PUT', `/v1/ocpi/locations/${String(location.id)}`, { body: location })).status,
+        (await t.api.request('PUT', `/v1/ocpi/locations/${String(location.id)}`, { body: location })).status,
       ).to.equal(200);
       const token = aToken221({ ...emsp.party, uid: 'CMD-T1' });
       const start = (over: Obj) => ({
@@ -59,36 +50,38 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         ...over,
       });
 
-      const notLinked = dataOf<Obj>(await api.request('POST', `${commands}/START_SESSION`, { ...as, body: start({}) }));
+      const notLinked = dataOf<Obj>(
+        await t.api.request('POST', `${commands}/START_SESSION`, { ...as, body: start({}) }),
+      );
       expect(notLinked).to.include({ result: 'REJECTED', timeout: 0 });
       expect(JSON.stringify(notLinked.message)).to.match(/no charge point is linked/);
       const elsewhere = dataOf<Obj>(
-        await api.request('POST', `${commands}/START_SESSION`, { ...as, body: start({ location_id: 'NOWHERE' }) }),
+        await t.api.request('POST', `${commands}/START_SESSION`, { ...as, body: start({ location_id: 'NOWHERE' }) }),
       );
       expect(JSON.stringify(elsewhere.message)).to.match(/unknown location NOWHERE/);
       const noEvse = dataOf<Obj>(
-        await api.request('POST', `${commands}/START_SESSION`, { ...as, body: start({ evse_uid: 'NO-EVSE' }) }),
+        await t.api.request('POST', `${commands}/START_SESSION`, { ...as, body: start({ evse_uid: 'NO-EVSE' }) }),
       );
       expect(JSON.stringify(noEvse.message)).to.match(/unknown EVSE NO-EVSE/);
       const invalid = dataOf<Obj>(
-        await api.request('POST', `${commands}/START_SESSION`, {
+        await t.api.request('POST', `${commands}/START_SESSION`, {
           ...as,
           body: start({ token: { ...token, valid: false } }),
         }),
       );
       expect(JSON.stringify(invalid.message)).to.match(/not valid/);
 
-      const stop = await api.request('POST', `${commands}/STOP_SESSION`, {
+      const stop = await t.api.request('POST', `${commands}/STOP_SESSION`, {
         ...as,
         body: { response_url: 'https://emsp.example.com/r/2', session_id: 'NO-SUCH-SESSION' },
       });
       expect(dataOf<Obj>(stop)).to.include({ result: 'UNKNOWN_SESSION' });
-      const cancel = await api.request('POST', `${commands}/CANCEL_RESERVATION`, {
+      const cancel = await t.api.request('POST', `${commands}/CANCEL_RESERVATION`, {
         ...as,
         body: { response_url: 'https://emsp.example.com/r/3', reservation_id: 'R-1' },
       });
       expect(dataOf<Obj>(cancel)).to.include({ result: 'REJECTED' });
-      const unlock = await api.request('POST', `${commands}/UNLOCK_CONNECTOR`, {
+      const unlock = await t.api.request('POST', `${commands}/UNLOCK_CONNECTOR`, {
         ...as,
         body: {
           response_url: 'https://emsp.example.com/r/4',
@@ -100,20 +93,20 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(JSON.stringify(dataOf<Obj>(unlock).message)).to.match(/unknown connector 9/);
 
       // a response_url we could not POST to, a body without the token, a command OCPI lacks
-      const badUrl = await api.request('POST', `${commands}/START_SESSION`, {
+      const badUrl = await t.api.request('POST', `${commands}/START_SESSION`, {
         ...as,
         body: start({ response_url: 'ftp://emsp.example.com/x' }),
       });
       expect(badUrl.body.status_code).to.equal(2001);
-      const noToken = await api.request('POST', `${commands}/START_SESSION`, { ...as, body: start({ token: 1 }) });
+      const noToken = await t.api.request('POST', `${commands}/START_SESSION`, { ...as, body: start({ token: 1 }) });
       expect(noToken.status).to.equal(422);
       expect(noToken.body.detail).to.be.an('array');
-      const unknown = await api.request('POST', `${commands}/SELF_DESTRUCT`, { ...as, body: start({}) });
+      const unknown = await t.api.request('POST', `${commands}/SELF_DESTRUCT`, { ...as, body: start({}) });
       expect(dataOf<Obj>(unknown)).to.include({ result: 'NOT_SUPPORTED' });
       expect(JSON.stringify(dataOf<Obj>(unknown).message)).to.match(/no command SELF_DESTRUCT/);
       // a CPO partner has no business with our CPO commands
-      const cpo = await api.register('CPO');
-      const asCpo = await api.request('POST', `${commands}/START_SESSION`, {
+      const cpo = await t.api.register('CPO');
+      const asCpo = await t.api.request('POST', `${commands}/START_SESSION`, {
         token: cpo.token,
         ...b64,
         body: start({}),
@@ -122,11 +115,11 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
     });
 
     it('a 2.1.1 eMSP gets the 2.1.1 CommandResponse, and CANCEL_RESERVATION (not in 2.1.1) is NOT_SUPPORTED', async () => {
-      const emsp = await api.register('EMSP', '/ocpi/cpo/2.1.1/credentials', { versions: ['2.1.1'] });
+      const emsp = await t.api.register('EMSP', '/ocpi/cpo/2.1.1/credentials', { versions: ['2.1.1'] });
       const commands = await commandsEndpoint('/ocpi/cpo/versions', '2.1.1', emsp.token);
       expect(commands).to.equal('/ocpi/cpo/2.1.1/commands');
       const as = { token: emsp.token };
-      const answer = await api.request('POST', `${commands}/START_SESSION`, {
+      const answer = await t.api.request('POST', `${commands}/START_SESSION`, {
         ...as,
         body: {
           response_url: 'https://emsp.example.com/ocpi/2.1.1/commands/START_SESSION/1',
@@ -143,7 +136,7 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         },
       });
       expect(dataOf<Obj>(answer)).to.deep.equal({ result: 'REJECTED' });
-      const cancel = await api.request('POST', `${commands}/CANCEL_RESERVATION`, {
+      const cancel = await t.api.request('POST', `${commands}/CANCEL_RESERVATION`, {
         ...as,
         body: { response_url: 'https://emsp.example.com/r', reservation_id: 'R-1' },
       });
@@ -153,21 +146,21 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
     /** A partner CPO whose commands Receiver answers with `answer`. */
     async function partnerCpo(versions: string[], answer: (r: ReceivedRequest) => unknown): Promise<RegisteredPartner> {
       const path = versions.includes('2.2.1') ? '/ocpi/emsp/2.2.1/credentials' : '/ocpi/emsp/2.1.1/credentials';
-      return api.register('CPO', path, { versions, modules: [{ identifier: 'commands', role: 'RECEIVER' }], answer });
+      return t.api.register('CPO', path, { versions, modules: [{ identifier: 'commands', role: 'RECEIVER' }], answer });
     }
 
     /** POSTs a result to the response_url we gave, as the CPO. */
     async function postResult(responseUrl: string, token: string, body: unknown) {
       const url = new URL(responseUrl);
-      return api.request('POST', url.pathname, { token, ...b64, body });
+      return t.api.request('POST', url.pathname, { token, ...b64, body });
     }
 
     it('our eMSP sends START_SESSION to a 2.2.1 CPO and keeps its answer and the result it POSTs', async () => {
       const cpo = await partnerCpo(['2.2.1'], () => ({ result: 'ACCEPTED', timeout: 30 }));
       const token = aToken221({ uid: 'OUR-CMD-1' });
-      expect((await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OUR-CMD-1', { body: token })).status).to.equal(200);
+      expect((await t.api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OUR-CMD-1', { body: token })).status).to.equal(200);
 
-      const sent = await api.request('POST', `/v1/partners/${cpo.id}/commands/START_SESSION`, {
+      const sent = await t.api.request('POST', `/v1/partners/${cpo.id}/commands/START_SESSION`, {
         body: { token_uid: 'OUR-CMD-1', location_id: 'THEIR-LOC', evse_uid: 'THEIR-EVSE' },
       });
       expect(sent.status, JSON.stringify(sent.body)).to.equal(201);
@@ -192,7 +185,7 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       // the result, as the CPO POSTs it with the token we gave it
       const posted = await postResult(body.response_url, cpo.token, { result: 'ACCEPTED' });
       expect([posted.status, posted.body.status_code]).to.deep.equal([200, 1000]);
-      const read = await api.request('GET', `/v1/commands/${command.uid}`);
+      const read = await t.api.request('GET', `/v1/commands/${command.uid}`);
       expect(read.body).to.deep.include({ uid: command.uid, command: 'START_SESSION', result: { result: 'ACCEPTED' } });
       expect(read.body.result_at).to.be.a('string');
 
@@ -202,7 +195,7 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const wrongCommand = body.response_url.replace('START_SESSION', 'STOP_SESSION');
       expect((await postResult(wrongCommand, cpo.token, { result: 'FAILED' })).status).to.equal(404);
       expect((await postResult(body.response_url, cpo.token, { result: 'MAYBE' })).status).to.equal(422);
-      const still = await api.request('GET', `/v1/commands/${command.uid}`);
+      const still = await t.api.request('GET', `/v1/commands/${command.uid}`);
       expect(still.body.result).to.deep.equal({ result: 'ACCEPTED' });
     });
 
@@ -210,8 +203,8 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const cpo = await partnerCpo(['2.1.1'], (r) =>
         (r.body as { session_id?: string }).session_id === 'GARBLED' ? { nonsense: true } : { result: 'ACCEPTED' },
       );
-      await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OUR-CMD-2', { body: aToken221({ uid: 'OUR-CMD-2' }) });
-      const sent = await api.request('POST', `/v1/partners/${cpo.id}/commands/RESERVE_NOW`, {
+      await t.api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OUR-CMD-2', { body: aToken221({ uid: 'OUR-CMD-2' }) });
+      const sent = await t.api.request('POST', `/v1/partners/${cpo.id}/commands/RESERVE_NOW`, {
         body: {
           token_uid: 'OUR-CMD-2',
           expiry_date: new Date(Date.now() + 900_000).toISOString(),
@@ -225,17 +218,17 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(body.token).to.include({ uid: 'OUR-CMD-2', auth_id: 'NL-EVP-C12345678' });
       expect(body.token).not.to.have.any.keys('contract_id', 'country_code');
       expect(body.response_url).to.match(/\/ocpi\/emsp\/2\.1\.1\/commands\/RESERVE_NOW\//);
-      const posted = await api.request('POST', new URL(body.response_url).pathname, {
+      const posted = await t.api.request('POST', new URL(body.response_url).pathname, {
         token: cpo.token,
         body: { result: 'TIMEOUT' },
       });
       expect(posted.body.status_code).to.equal(1000);
-      const read = await api.request('GET', `/v1/commands/${String(sent.body.uid)}`);
+      const read = await t.api.request('GET', `/v1/commands/${String(sent.body.uid)}`);
       expect(read.body.result).to.deep.equal({ result: 'TIMEOUT' });
 
       const calls = cpo.fake.received.length;
       const refuse = async (command: string, fields: Obj, status: number, code?: string) => {
-        const res = await api.request('POST', `/v1/partners/${cpo.id}/commands/${command}`, { body: fields });
+        const res = await t.api.request('POST', `/v1/partners/${cpo.id}/commands/${command}`, { body: fields });
         expect(res.status, `${command} ${JSON.stringify(res.body)}`).to.equal(status);
         if (code) expect((res.body.error as { code: string }).code).to.equal(code);
       };
@@ -243,21 +236,21 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       await refuse('STOP_SESSION', {}, 422);
       await refuse('START_SESSION', { token_uid: 'NO-SUCH-TOKEN', location_id: 'L' }, 404, 'token_not_found');
       await refuse('LAUNCH', { session_id: 'S' }, 422);
-      const emsp = await api.register('EMSP');
-      const asEmsp = await api.request('POST', `/v1/partners/${emsp.id}/commands/STOP_SESSION`, {
+      const emsp = await t.api.register('EMSP');
+      const asEmsp = await t.api.request('POST', `/v1/partners/${emsp.id}/commands/STOP_SESSION`, {
         body: { session_id: 'S' },
       });
       expect([asEmsp.status, (asEmsp.body.error as { code: string }).code]).to.deep.equal([409, 'not_a_cpo']);
       expect(cpo.fake.received.length).to.equal(calls);
 
       // an answer that is no CommandResponse: 502, and the command is kept with the error
-      const garbled = await api.request('POST', `/v1/partners/${cpo.id}/commands/STOP_SESSION`, {
+      const garbled = await t.api.request('POST', `/v1/partners/${cpo.id}/commands/STOP_SESSION`, {
         body: { session_id: 'GARBLED' },
       });
       expect(garbled.status).to.equal(502);
       expect(cpo.fake.received.length).to.equal(calls + 1);
       const uid = (cpo.fake.received.at(-1)?.body as { response_url: string }).response_url.split('/').at(-1);
-      const kept = await api.request('GET', `/v1/commands/${String(uid)}`);
+      const kept = await t.api.request('GET', `/v1/commands/${String(uid)}`);
       expect(kept.body).to.include({ command: 'STOP_SESSION', response: null });
       expect(kept.body.error).to.match(/CommandResponse/);
     });

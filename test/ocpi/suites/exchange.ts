@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { aCdr221, aLocation, aSession221, aTariff221, aToken221, isoAt } from '../../support/ocpi-builders.js';
-import { OcpiApi, dataOf, type OcpiTarget } from '../../support/ocpi-harness.js';
+import { useOcpiTarget, dataOf, type OcpiTarget } from '../../support/ocpi-harness.js';
 import type { ReceivedRequest } from '../../support/ocpi-partners.js';
 import { OcpiContext } from '../../../src/ocpi/core/context.js';
 import type { StoredCdr, StoredSession } from '../../../src/ocpi/sessions/stored.js';
@@ -24,21 +24,12 @@ const RECEIVERS = ['locations', 'tariffs', 'sessions', 'cdrs'].map((identifier) 
 export function exchangeSuite(makeTarget: () => Promise<OcpiTarget>): void {
   describe('OCPI pull and push of every module', function () {
     this.timeout(60_000);
-    let target: OcpiTarget;
-    let api: OcpiApi;
-
-    before(async () => {
-      target = await makeTarget();
-      api = new OcpiApi(target);
-    });
-    after(async () => {
-      await target.stop();
-    });
+    const t = useOcpiTarget(makeTarget);
 
     it("pulls a 2.2.1 CPO's tariffs, sessions and CDRs: objects of its party are stored, others and invalid ones rejected", async () => {
       let party = { country_code: '', party_id: '' };
       const pages: Record<string, Obj[]> = {};
-      const cpo = await api.register('CPO', undefined, {
+      const cpo = await t.api.register('CPO', undefined, {
         versions: ['2.2.1'],
         modules: SENDERS,
         answer: (req) => pages[req.path.split('?')[0]?.slice(1) ?? ''] ?? [],
@@ -52,38 +43,38 @@ export function exchangeSuite(makeTarget: () => Promise<OcpiTarget>): void {
       pages.sessions = [aSession221({ ...party, id: 'P-SES-1' })];
       pages.cdrs = [aCdr221({ ...party, id: 'P-CDR-1' })];
 
-      const tariffs = await api.request('POST', `/v1/partners/${cpo.id}/pull/tariffs`, { body: {} });
+      const tariffs = await t.api.request('POST', `/v1/partners/${cpo.id}/pull/tariffs`, { body: {} });
       expect(tariffs.status, JSON.stringify(tariffs.body)).to.equal(200);
       expect(tariffs.body).to.deep.include({ module: 'tariffs', version: '2.2.1', stored: 1, rejected: 2 });
       // the routing headers went with the pull
       const asked = cpo.fake.received.find((r: ReceivedRequest) => r.path.startsWith('/tariffs'));
       expect(asked?.headers['ocpi-to-party-id']).to.equal(party.party_id);
       for (const module of ['sessions', 'cdrs']) {
-        const res = await api.request('POST', `/v1/partners/${cpo.id}/pull/${module}`);
+        const res = await t.api.request('POST', `/v1/partners/${cpo.id}/pull/${module}`);
         expect(res.body, module).to.deep.include({ stored: 1, rejected: 0 });
       }
       // what was pulled is what the partner reads back from our Receivers
       const base = `/ocpi/emsp/2.2.1`;
       const at = `${party.country_code}/${party.party_id}`;
       expect(
-        dataOf<Obj>(await api.request('GET', `${base}/tariffs/${at}/P-TAR-1`, { token: cpo.token, ...b64 })).id,
+        dataOf<Obj>(await t.api.request('GET', `${base}/tariffs/${at}/P-TAR-1`, { token: cpo.token, ...b64 })).id,
       ).to.equal('P-TAR-1');
       expect(
-        dataOf<Obj>(await api.request('GET', `${base}/sessions/${at}/P-SES-1`, { token: cpo.token, ...b64 })).id,
+        dataOf<Obj>(await t.api.request('GET', `${base}/sessions/${at}/P-SES-1`, { token: cpo.token, ...b64 })).id,
       ).to.equal('P-SES-1');
       expect(
-        dataOf<Obj>(await api.request('GET', `${base}/cdrs/${at}/P-CDR-1`, { token: cpo.token, ...b64 })).id,
+        dataOf<Obj>(await t.api.request('GET', `${base}/cdrs/${at}/P-CDR-1`, { token: cpo.token, ...b64 })).id,
       ).to.equal('P-CDR-1');
       // a CPO has no tokens Sender: nothing is called
       const before = cpo.fake.received.length;
-      const tokens = await api.request('POST', `/v1/partners/${cpo.id}/pull/tokens`);
+      const tokens = await t.api.request('POST', `/v1/partners/${cpo.id}/pull/tokens`);
       expect([tokens.status, (tokens.body.error as { code: string }).code]).to.deep.equal([409, 'not_an_emsp']);
       expect(cpo.fake.received.length).to.equal(before);
-      expect((await api.request('POST', `/v1/partners/${cpo.id}/pull/commands`)).status).to.equal(422);
+      expect((await t.api.request('POST', `/v1/partners/${cpo.id}/pull/commands`)).status).to.equal(422);
     });
 
     it("pulls a 2.1.1 eMSP's tokens into the 2.2.1 shape under its party", async () => {
-      const emsp = await api.register('EMSP', '/ocpi/cpo/2.1.1/credentials', {
+      const emsp = await t.api.register('EMSP', '/ocpi/cpo/2.1.1/credentials', {
         versions: ['2.1.1'],
         modules: [{ identifier: 'tokens', role: 'SENDER' }],
         answer: () => [
@@ -98,10 +89,10 @@ export function exchangeSuite(makeTarget: () => Promise<OcpiTarget>): void {
           },
         ],
       });
-      const res = await api.request('POST', `/v1/partners/${emsp.id}/pull/tokens`);
+      const res = await t.api.request('POST', `/v1/partners/${emsp.id}/pull/tokens`);
       expect(res.body).to.deep.include({ module: 'tokens', version: '2.1.1', stored: 1, rejected: 0 });
       const { country_code: cc, party_id: pid } = emsp.party;
-      const back = await api.request('GET', `/ocpi/cpo/2.2.1/tokens/${cc}/${pid}/P-TOK-1`, {
+      const back = await t.api.request('GET', `/ocpi/cpo/2.2.1/tokens/${cc}/${pid}/P-TOK-1`, {
         token: emsp.token,
         ...b64,
       });
@@ -114,20 +105,20 @@ export function exchangeSuite(makeTarget: () => Promise<OcpiTarget>): void {
     });
 
     it("pushes our locations and tariffs to an eMSP's Receivers in its version, and our tokens to a CPO's", async () => {
-      await api.request('PUT', '/v1/ocpi/locations/PUSH-LOC', {
+      await t.api.request('PUT', '/v1/ocpi/locations/PUSH-LOC', {
         body: aLocation({ id: 'PUSH-LOC', coordinates: { latitude: '52.0900049', longitude: '5.12100' } }),
       });
-      await api.request('PUT', '/v1/ocpi/locations/PUSH-HIDDEN', {
+      await t.api.request('PUT', '/v1/ocpi/locations/PUSH-HIDDEN', {
         body: aLocation({ id: 'PUSH-HIDDEN', publish: false }),
       });
-      await api.request('PUT', '/v1/ocpi/tariffs/PUSH-TAR', { body: aTariff221({ id: 'PUSH-TAR' }) });
-      await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/PUSH-TOK', { body: aToken221({ uid: 'PUSH-TOK' }) });
+      await t.api.request('PUT', '/v1/ocpi/tariffs/PUSH-TAR', { body: aTariff221({ id: 'PUSH-TAR' }) });
+      await t.api.request('PUT', '/v1/ocpi/tokens/NL/EVP/PUSH-TOK', { body: aToken221({ uid: 'PUSH-TOK' }) });
 
-      const emsp221 = await api.register('EMSP', '/ocpi/2.2.1/credentials', {
+      const emsp221 = await t.api.register('EMSP', '/ocpi/2.2.1/credentials', {
         versions: ['2.2.1'],
         modules: RECEIVERS,
       });
-      const pushed = await api.request('POST', `/v1/partners/${emsp221.id}/push/locations`);
+      const pushed = await t.api.request('POST', `/v1/partners/${emsp221.id}/push/locations`);
       expect(pushed.status, JSON.stringify(pushed.body)).to.equal(200);
       expect(pushed.body).to.deep.include({ module: 'locations', version: '2.2.1', failed: [] });
       const puts = emsp221.fake.received.filter((r) => r.path.startsWith('/locations'));
@@ -136,18 +127,18 @@ export function exchangeSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const sent = puts.find((r) => r.path === '/locations/NL/EVP/PUSH-LOC');
       expect(sent?.body).to.deep.include({ id: 'PUSH-LOC', country_code: 'NL', party_id: 'EVP', publish: true });
       expect(sent?.headers['ocpi-from-party-id']).to.equal('EVP');
-      const tariffs = await api.request('POST', `/v1/partners/${emsp221.id}/push/tariffs`);
+      const tariffs = await t.api.request('POST', `/v1/partners/${emsp221.id}/push/tariffs`);
       expect(tariffs.body.pushed).to.be.greaterThan(0);
       expect(emsp221.fake.received.map((r) => `${r.method} ${r.path}`)).to.include('PUT /tariffs/NL/EVP/PUSH-TAR');
       // an eMSP has no tokens Receiver
-      expect((await api.request('POST', `/v1/partners/${emsp221.id}/push/tokens`)).status).to.equal(409);
+      expect((await t.api.request('POST', `/v1/partners/${emsp221.id}/push/tokens`)).status).to.equal(409);
 
       // a 2.1.1 eMSP gets the 2.1.1 shapes: a location type, coordinates with 6 decimals
-      const emsp211 = await api.register('EMSP', '/ocpi/cpo/2.1.1/credentials', {
+      const emsp211 = await t.api.register('EMSP', '/ocpi/cpo/2.1.1/credentials', {
         versions: ['2.1.1'],
         modules: RECEIVERS,
       });
-      await api.request('POST', `/v1/partners/${emsp211.id}/push/locations`);
+      await t.api.request('POST', `/v1/partners/${emsp211.id}/push/locations`);
       const sent211 = emsp211.fake.received.find((r) => r.path === '/locations/NL/EVP/PUSH-LOC');
       expect(sent211?.body).to.deep.include({
         type: 'ON_STREET',
@@ -155,11 +146,11 @@ export function exchangeSuite(makeTarget: () => Promise<OcpiTarget>): void {
       });
       expect(sent211?.body).to.not.have.property('publish');
 
-      const cpo = await api.register('CPO', undefined, {
+      const cpo = await t.api.register('CPO', undefined, {
         versions: ['2.2.1'],
         modules: [{ identifier: 'tokens', role: 'RECEIVER' }],
       });
-      const tokens = await api.request('POST', `/v1/partners/${cpo.id}/push/tokens`);
+      const tokens = await t.api.request('POST', `/v1/partners/${cpo.id}/push/tokens`);
       expect(tokens.body).to.deep.include({ module: 'tokens', failed: [] });
       expect(cpo.fake.received.map((r) => `${r.method} ${r.path}`)).to.include('PUT /tokens/NL/EVP/PUSH-TOK?type=RFID');
     });
@@ -167,14 +158,14 @@ export function exchangeSuite(makeTarget: () => Promise<OcpiTarget>): void {
     it('pushes our sessions and CDRs only to the eMSP of their tokens, in its version', async function () {
       // our sessions and CDRs come from the charge points' side (a later issue); the test writes
       // them where that side does, through the stores of the running platform (embedded only)
-      if (!target.platform) this.skip();
-      const ctx = new OcpiContext(target.platform.platform.services);
-      const emsp = await api.register('EMSP', '/ocpi/2.2.1/credentials', { versions: ['2.2.1'], modules: RECEIVERS });
-      const other = await api.register('EMSP', '/ocpi/cpo/2.1.1/credentials', {
+      if (!t.target.platform) this.skip();
+      const ctx = new OcpiContext(t.target.platform.platform.services);
+      const emsp = await t.api.register('EMSP', '/ocpi/2.2.1/credentials', { versions: ['2.2.1'], modules: RECEIVERS });
+      const other = await t.api.register('EMSP', '/ocpi/cpo/2.1.1/credentials', {
         versions: ['2.1.1'],
         modules: RECEIVERS,
       });
-      await api.request('PUT', '/v1/ocpi/locations/PUSH-SL', { body: aLocation({ id: 'PUSH-SL' }) });
+      await t.api.request('PUT', '/v1/ocpi/locations/PUSH-SL', { body: aLocation({ id: 'PUSH-SL' }) });
       const own = { country_code: 'NL', party_id: 'EVP' };
       for (const [id, who] of [
         ['PUSH-S1', emsp],
@@ -190,7 +181,7 @@ export function exchangeSuite(makeTarget: () => Promise<OcpiTarget>): void {
       }
       for (const module of ['sessions', 'cdrs'])
         for (const p of [emsp, other])
-          expect((await api.request('POST', `/v1/partners/${p.id}/push/${module}`)).body, module).to.deep.include({
+          expect((await t.api.request('POST', `/v1/partners/${p.id}/push/${module}`)).body, module).to.deep.include({
             pushed: 1,
             failed: [],
           });

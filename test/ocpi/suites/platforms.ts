@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { aLocation } from '../../support/ocpi-builders.js';
-import { OcpiApi, dataOf, uniqueParty, type OcpiTarget } from '../../support/ocpi-harness.js';
+import { useOcpiTarget, dataOf, uniqueParty, type OcpiTarget } from '../../support/ocpi-harness.js';
 
 type Obj = Record<string, unknown>;
 const b64 = { encoding: 'base64' as const };
@@ -17,29 +17,20 @@ function errorOf(body: Obj): Obj | undefined {
 export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
   describe('OCPI platforms: one token, several parties', function () {
     this.timeout(60_000);
-    let target: OcpiTarget;
-    let api: OcpiApi;
-
-    before(async () => {
-      target = await makeTarget();
-      api = new OcpiApi(target);
-    });
-    after(async () => {
-      await target.stop();
-    });
+    const t = useOcpiTarget(makeTarget);
 
     /** Onboards `cpo` as a CPO partner and registers it listing `extra` roles too. */
     async function registerPlatform(
       cpo: { country_code: string; party_id: string },
       extra: Array<{ role: string; country_code: string; party_id: string }>,
     ) {
-      const { id, token: tokenA } = await api.onboard(cpo, 'CPO');
-      const fake = await target.partner(`P-${cpo.party_id}-${Date.now()}`, ['2.2.1']);
+      const { id, token: tokenA } = await t.api.onboard(cpo, 'CPO');
+      const fake = await t.target.partner(`P-${cpo.party_id}-${Date.now()}`, ['2.2.1']);
       const roles = [{ role: 'CPO', ...cpo }, ...extra].map((r) => ({
         ...r,
         business_details: { name: `Platform ${r.party_id}` },
       }));
-      const res = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+      const res = await t.api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
         token: tokenA,
         ...b64,
         body: { token: fake.token, url: fake.versionsUrl, roles },
@@ -54,12 +45,12 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(res.status).to.equal(200);
       expect(res.body.status_code).to.equal(1000);
 
-      const shown = await api.request('GET', `/v1/partners/${id}`);
+      const shown = await t.api.request('GET', `/v1/partners/${id}`);
       expect(shown.body.parties).to.deep.equal([{ ...emsp, role: 'EMSP' }]);
 
       // as the CPO party: pushes its location to our eMSP side
       const loc = aLocation({ ...cpo });
-      const put = await api.request(
+      const put = await t.api.request(
         'PUT',
         `/ocpi/emsp/2.2.1/locations/${cpo.country_code}/${cpo.party_id}/${String(loc.id)}`,
         {
@@ -70,12 +61,12 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       );
       expect(put.body.status_code, JSON.stringify(put.body)).to.equal(1000);
       // as the eMSP party: lists our locations on the CPO side (before: 403 for a CPO partner)
-      const list = await api.request('GET', '/ocpi/cpo/2.2.1/locations', { token, ...b64 });
+      const list = await t.api.request('GET', '/ocpi/cpo/2.2.1/locations', { token, ...b64 });
       expect(list.status).to.equal(200);
       expect(list.body.status_code).to.equal(1000);
       // the eMSP party cannot push locations: it is not a CPO party of the token
       const asEmsp = aLocation({ ...emsp });
-      const refused = await api.request(
+      const refused = await t.api.request(
         'PUT',
         `/ocpi/emsp/2.2.1/locations/${emsp.country_code}/${emsp.party_id}/${String(asEmsp.id)}`,
         { token, ...b64, body: asEmsp },
@@ -89,7 +80,7 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const emsp = uniqueParty('NL');
       const { token } = await registerPlatform(cpo, [{ role: 'EMSP', ...emsp }]);
       const ours = dataOf<{ roles: Array<{ country_code: string; party_id: string }> }>(
-        await api.request('GET', '/ocpi/cpo/2.2.1/credentials', { token, ...b64 }),
+        await t.api.request('GET', '/ocpi/cpo/2.2.1/credentials', { token, ...b64 }),
       ).roles[0];
       const from = (p: { country_code: string; party_id: string }) => ({
         'OCPI-from-country-code': p.country_code,
@@ -101,7 +92,7 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       });
       const us = { country_code: String(ours?.country_code), party_id: String(ours?.party_id) };
 
-      const ok = await api.request('GET', '/ocpi/cpo/2.2.1/locations', {
+      const ok = await t.api.request('GET', '/ocpi/cpo/2.2.1/locations', {
         token,
         ...b64,
         headers: { ...from(emsp), ...to(us) },
@@ -112,14 +103,14 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(ok.headers.get('OCPI-to-country-code')).to.equal(emsp.country_code);
       expect(ok.headers.get('OCPI-to-party-id')).to.equal(emsp.party_id);
       // the header names a party, in any case (CiString)
-      const lower = await api.request('GET', '/ocpi/cpo/2.2.1/locations', {
+      const lower = await t.api.request('GET', '/ocpi/cpo/2.2.1/locations', {
         token,
         ...b64,
         headers: from({ country_code: emsp.country_code.toLowerCase(), party_id: emsp.party_id.toLowerCase() }),
       });
       expect(lower.body.status_code).to.equal(1000);
 
-      const stranger = await api.request('GET', '/ocpi/cpo/2.2.1/locations', {
+      const stranger = await t.api.request('GET', '/ocpi/cpo/2.2.1/locations', {
         token,
         ...b64,
         headers: from({ country_code: 'FR', party_id: 'ZZZ' }),
@@ -128,10 +119,10 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(errorOf(stranger.body)).to.include({ field: 'country_code', type: 'value_error.identity_mismatch' });
 
       // the CPO party of the platform on an interface for eMSP partners: the role's refusal
-      const wrongRole = await api.request('GET', '/ocpi/cpo/2.2.1/locations', { token, ...b64, headers: from(cpo) });
+      const wrongRole = await t.api.request('GET', '/ocpi/cpo/2.2.1/locations', { token, ...b64, headers: from(cpo) });
       expect(wrongRole.status).to.equal(403);
 
-      const elsewhere = await api.request('GET', '/ocpi/cpo/2.2.1/locations', {
+      const elsewhere = await t.api.request('GET', '/ocpi/cpo/2.2.1/locations', {
         token,
         ...b64,
         headers: { ...from(emsp), ...to({ country_code: 'BE', party_id: 'XYZ' }) },
@@ -139,7 +130,7 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(elsewhere.body.status_code).to.equal(2001);
       expect(errorOf(elsewhere.body)).to.include({ field: 'OCPI-to-party-id', type: 'value_error.not_our_party' });
 
-      const half = await api.request('GET', '/ocpi/cpo/2.2.1/locations', {
+      const half = await t.api.request('GET', '/ocpi/cpo/2.2.1/locations', {
         token,
         ...b64,
         headers: { 'OCPI-from-country-code': emsp.country_code },
@@ -147,7 +138,7 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(half.body.status_code).to.equal(2001);
 
       // configuration modules carry no routing headers: credentials ignores them
-      const creds = await api.request('GET', '/ocpi/cpo/2.2.1/credentials', {
+      const creds = await t.api.request('GET', '/ocpi/cpo/2.2.1/credentials', {
         token,
         ...b64,
         headers: { ...from({ country_code: 'FR', party_id: 'ZZZ' }), ...to({ country_code: 'BE', party_id: 'XYZ' }) },
@@ -161,7 +152,7 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const first = await registerPlatform(cpo, [{ role: 'EMSP', ...emsp }]);
       expect(first.res.body.status_code).to.equal(1000);
 
-      const again = await api.request('POST', '/v1/partners', { body: { ...emsp, role: 'EMSP' } });
+      const again = await t.api.request('POST', '/v1/partners', { body: { ...emsp, role: 'EMSP' } });
       expect(again.status).to.equal(409);
       expect((again.body.error as { code: string }).code).to.equal('party_of_another_partner');
 
@@ -171,7 +162,7 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
 
       // after DELETE the party is free again
       expect(
-        (await api.request('DELETE', '/ocpi/emsp/2.2.1/credentials', { token: first.token, ...b64 })).status,
+        (await t.api.request('DELETE', '/ocpi/emsp/2.2.1/credentials', { token: first.token, ...b64 })).status,
       ).to.equal(200);
       const third = await registerPlatform(uniqueParty(), [{ role: 'EMSP', ...emsp }]);
       expect(third.res.body.status_code).to.equal(1000);
