@@ -40,6 +40,7 @@ function create(deps: PartnerActorDeps, ctx: Ctx, msg: MessageOf<'create'>): Par
     ...s,
     id: s.id || msg.id,
     role: msg.role,
+    allowed_parties: msg.allowed_parties ?? [],
     status: 'unregistered',
     tokens: [{ hash: msg.initial_hash, kind: 'initial' }],
     created_at: s.created_at || now,

@@ -31,7 +31,14 @@ const Handshake = {
 };
 
 export const PartnerMessage = Type.Union([
-  Type.Object({ op: Type.Literal('create'), id: Type.String(), role: Role, initial_hash: Type.String() }),
+  Type.Object({
+    op: Type.Literal('create'),
+    id: Type.String(),
+    role: Role,
+    initial_hash: Type.String(),
+    /** the other parties the operator lets this partner speak for (a 2.2.1 platform) */
+    allowed_parties: Type.Optional(Type.Array(Party)),
+  }),
   Type.Object({ op: Type.Literal('get') }),
   Type.Object({ op: Type.Literal('register'), ...Handshake }),
   Type.Object({ op: Type.Literal('rotate'), ...Handshake }),
@@ -62,8 +69,13 @@ export interface PartnerView {
   version: '2.1.1' | '2.2.1' | null;
   endpoints: Array<Static<typeof Endpoint>>;
   business_details: Static<typeof Business> | null;
-  /** the other parties the partner's credentials list, each with its role (docs/OCPI.md "Platforms and hubs") */
+  /**
+   * the other parties the link speaks for: those of `allowed_parties` its credentials list
+   * (docs/OCPI.md "Platforms and hubs")
+   */
   parties: Array<Static<typeof Party>>;
+  /** the other parties the operator lets the partner speak for */
+  allowed_parties: Array<Static<typeof Party>>;
 }
 
 /** Replies are tagged unions: errors cross process boundaries as data, not as thrown objects. */

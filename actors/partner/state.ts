@@ -21,6 +21,8 @@ export const PartnerState = Type.Object({
   business_details: Type.Union([Business, Type.Null()]),
   /** parties besides this one that the link speaks for (states stored before they existed have none) */
   parties: Type.Optional(Type.Array(Party)),
+  /** what the operator allowed at onboarding: a link speaks only for parties of this list */
+  allowed_parties: Type.Optional(Type.Array(Party)),
   created_at: Type.Integer(),
   updated_at: Type.Integer(),
 });
@@ -42,6 +44,7 @@ export function initialPartnerState(key: string): PartnerState {
     endpoints: [],
     business_details: null,
     parties: [],
+    allowed_parties: [],
     created_at: 0,
     updated_at: 0,
   };
@@ -59,6 +62,7 @@ export function viewOf(s: PartnerState): PartnerView {
     endpoints: s.endpoints,
     business_details: s.business_details,
     parties: s.parties ?? [],
+    allowed_parties: s.allowed_parties ?? [],
   };
 }
 
@@ -80,7 +84,7 @@ export function linked(
     version: link.version,
     endpoints: link.endpoints,
     business_details: link.business_details ?? s.business_details,
-    parties: link.parties ?? s.parties ?? [],
+    parties: link.parties ? allowedOf(s, link.parties) : (s.parties ?? []),
   };
 }
 
@@ -104,4 +108,18 @@ export function hashesExcept(s: PartnerState, keep: string): string[] {
 
 export function allHashes(s: PartnerState): string[] {
   return s.tokens.map((t) => t.hash);
+}
+
+/**
+ * The parties of `claimed` the operator allowed (docs/OCPI.md "Platforms and hubs"): a partner's
+ * credentials may list any roles, the link speaks only for those the operator named.
+ */
+export function allowedOf(
+  s: PartnerState,
+  claimed: NonNullable<PartnerState['parties']>,
+): NonNullable<PartnerState['parties']> {
+  const allowed = s.allowed_parties ?? [];
+  return claimed.filter((c) =>
+    allowed.some((a) => a.country_code === c.country_code && a.party_id === c.party_id && a.role === c.role),
+  );
 }

@@ -49,9 +49,15 @@ describe('OCPI handshake matrix (independent partner simulator on loopback)', fu
     return sim;
   }
 
-  async function onboard(party: SimulatedParty): Promise<Onboarded> {
+  /** Onboards `party`; a platform's other parties are the ones the operator lets it speak for. */
+  async function onboard(party: SimulatedParty, others: SimulatedParty[] = []): Promise<Onboarded> {
     const res = await api.request('POST', '/v1/partners', {
-      body: { country_code: party.country_code, party_id: party.party_id, role: party.role },
+      body: {
+        country_code: party.country_code,
+        party_id: party.party_id,
+        role: party.role,
+        ...(others.length > 0 ? { parties: others } : {}),
+      },
     });
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     return res.body as unknown as Onboarded;
@@ -248,8 +254,8 @@ describe('OCPI handshake matrix (independent partner simulator on loopback)', fu
       const cpo: SimulatedParty = { role: 'CPO', country_code: 'DE', party_id: 'HA1' };
       const emsp: SimulatedParty = { role: 'EMSP', country_code: 'DE', party_id: 'HB1' };
       const sim = await simulator('2.2.1', [cpo, emsp]);
-      // the platform onboards a partner by one party: the first role
-      const created = await onboard(cpo);
+      // the operator onboards the platform by one party and names the other it may speak for
+      const created = await onboard(cpo, [emsp]);
       const result = await sim.registerWith(created.versions_url, created.token);
       expect(result.answer.status, JSON.stringify(result.answer.body)).to.equal(200);
       expect(result.answer.statusCode, JSON.stringify(result.answer.body)).to.equal(1000);
@@ -271,7 +277,7 @@ describe('OCPI handshake matrix (independent partner simulator on loopback)', fu
       const cpo: SimulatedParty = { role: 'CPO', country_code: 'DE', party_id: 'HC1' };
       const emsp: SimulatedParty = { role: 'EMSP', country_code: 'DE', party_id: 'HD1' };
       const sim = await simulator('2.2.1', [cpo, emsp]);
-      const created = await onboard(cpo);
+      const created = await onboard(cpo, [emsp]);
       const res = await api.request('POST', `/v1/partners/${created.id}/register`, {
         body: { versions_url: sim.versionsUrl, token: sim.issueTokenA() },
       });

@@ -34,10 +34,8 @@ export function commandResultsReceiver(ctx: OcpiContext, version: OcpiVersion): 
       const now = new Date().toISOString();
       const result = req.body;
       const updated = await ctx.stores.commands.update(key, (sent) => {
-        const { partner } = sent;
-        const theirs = caller.parties.some(
-          (p) => p.role === 'CPO' && p.country_code === partner.country_code && p.party_id === partner.party_id,
-        );
+        // only the partner the command was sent to, whichever of its parties it acts as
+        const theirs = sent.partner.id === caller.partnerId;
         if (!theirs || sent.command !== req.params.command) throw unknownObject('command');
         return { ...sent, result, result_at: now, last_updated: now };
       });

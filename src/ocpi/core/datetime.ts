@@ -111,10 +111,10 @@ export function normalizeDateTimes(
 }
 
 /**
- * The `last_updated` of a 2.1.1 PATCH that carries none: the time we received it, in UTC to the
- * second. OCPI 2.1.1 asks a PATCH for the changed fields only; 2.2.1 requires `last_updated`
+ * The `last_updated` of a 2.1.1 PATCH that carries none: the time we received it, in UTC (the
+ * handlers keep a stored `last_updated` that is later, from a partner whose clock runs ahead). OCPI 2.1.1 asks a PATCH for the changed fields only; 2.2.1 requires `last_updated`
  * (docs/OCPI.md, Decisions 33).
  */
 export function receivedNow(): string {
-  return `${new Date().toISOString().slice(0, 19)}Z`;
+  return new Date().toISOString();
 }

@@ -16,7 +16,7 @@ import { credentialsMethodNotAllowed, unableToUseClientApi, unauthorized, unsupp
 export type { PartnerView } from '../../../actors/partner/protocol.js';
 
 /** A partner as the `ocpi_partner` projection has it (endpoints and business details live in the actor). */
-export interface PartnerRow extends Omit<PartnerView, 'endpoints' | 'business_details'> {
+export interface PartnerRow extends Omit<PartnerView, 'endpoints' | 'business_details' | 'allowed_parties'> {
   created_at: string;
   updated_at: string;
 }
@@ -70,11 +70,15 @@ export class PartnerDirectory {
     }
   }
 
-  /** Onboarding by an operator: a new partner (or a fresh Token A for an unregistered one). */
+  /**
+   * Onboarding by an operator: a new partner (or a fresh Token A for an unregistered one), and
+   * the other parties it may speak for (a 2.2.1 platform; none of ours, none another partner's).
+   */
   async create(
     countryCode: string,
     partyId: string,
     role: PartnerRole,
+    allowedParties: PartyRole[] = [],
   ): Promise<{ partner: PartnerView; token: string }> {
     const held = await this.services.db.execute(
       'SELECT partner_id FROM ocpi_partner_party WHERE country_code = ? AND party_id = ?',
@@ -86,12 +90,28 @@ export class PartnerDirectory {
         'party_of_another_partner',
         `${countryCode}-${partyId} is a party of another partner's link`,
       );
+    const existing = await this.services.db.execute(
+      'SELECT id FROM ocpi_partner WHERE country_code = ? AND party_id = ?',
+      [countryCode, partyId],
+    );
+    const self = existing[0] ? String(existing[0].id) : '';
+    const taken = await this.holderOf(
+      allowedParties.filter((p) => p.country_code !== countryCode || p.party_id !== partyId),
+      self,
+    );
+    if (taken)
+      throw new HttpError(
+        409,
+        'party_of_another_partner',
+        `${taken.country_code}-${taken.party_id} (${taken.role}) belongs to another partner`,
+      );
     const token = newToken();
     const reply = await this.ask(countryCode, partyId, {
       op: 'create',
       id: randomUUID(),
       role,
       initial_hash: hashToken(token),
+      allowed_parties: allowedParties,
     });
     if (!reply.ok) throw new HttpError(409, 'partner_registered', reply.message);
     return { partner: reply.partner, token };
@@ -119,6 +139,26 @@ export class PartnerDirectory {
       [id],
     );
     return this.fromRow(row, parties);
+  }
+
+  /**
+   * Of the parties a partner's credentials list, those the operator allowed it (the actor keeps
+   * the list), and the first of them another partner holds meanwhile, if any.
+   */
+  async granted(
+    countryCode: string,
+    partyId: string,
+    partnerId: string,
+    claimed: PartyRole[],
+  ): Promise<{ granted: PartyRole[]; taken?: PartyRole }> {
+    if (claimed.length === 0) return { granted: [] };
+    const state = await this.ask(countryCode, partyId, { op: 'get' });
+    const allowed = state.ok ? state.partner.allowed_parties : [];
+    const granted = claimed.filter((c) =>
+      allowed.some((a) => a.country_code === c.country_code && a.party_id === c.party_id && a.role === c.role),
+    );
+    const taken = await this.holderOf(granted, partnerId);
+    return taken ? { granted, taken } : { granted };
   }
 
   /**

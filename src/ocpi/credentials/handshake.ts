@@ -92,8 +92,14 @@ export async function handshake(
     if (named) assertOwnParty(own, named);
   }
   // on PUT the identity stays the token's; the other parties are what the body lists now
-  const parties = c.version === '2.2.1' ? otherParties(c.body.roles, own) : [];
-  const taken = await ctx.partners.holderOf(parties, caller.partnerId);
+  // the link speaks for the listed parties the operator allowed, and no others
+  const claimed = c.version === '2.2.1' ? otherParties(c.body.roles, own) : [];
+  const { granted: parties, taken } = await ctx.partners.granted(
+    own.country_code,
+    own.party_id,
+    caller.partnerId,
+    claimed,
+  );
   if (taken) throw partyTaken(taken);
   const token = newToken();
   await ctx.partners.askOcpi(

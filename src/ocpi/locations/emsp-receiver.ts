@@ -57,7 +57,7 @@ interface Codec {
     evse: typeof L221.EvsePath;
     connector: typeof L221.ConnectorPath;
   };
-  locationIn(body: unknown, party: PartyIdentity, id: string, caller: PartyIdentity): L221.StoredLocation;
+  locationIn(body: unknown, party: PartyIdentity, id: string): L221.StoredLocation;
   locationOut(l: L221.StoredLocation): unknown;
   locationPatchIn(p: unknown): L221.LocationPatch & { last_updated: string };
   evseIn(e: unknown): L221.Evse;
@@ -79,9 +79,10 @@ const codec221: Codec = {
   connector: L221.Connector,
   connectorPatch: L221.ConnectorPatchBody,
   paths: { location: L221.LocationPath, evse: L221.EvsePath, connector: L221.ConnectorPath },
-  locationIn: (body, party, id, caller) => {
+  locationIn: (body, party, id) => {
     const location = body as L221.Location;
-    assertOwnParty(caller, location);
+    // the body names the party of the path (the path's is one of the caller's)
+    assertOwnParty(party, location);
     // the body's id, when given, must be the path's (putLocation sees the stored object only)
     assertSameId('id', id, location.id);
     return { ...location, ...party, id };
@@ -186,9 +187,9 @@ function locationRoutes(ctx: OcpiContext, { c, party, held, common }: Kit, opts:
       body: c.location,
       response: Envelope(c.locationSchema),
       handler: async (req) => {
-        const { caller, party: own } = party(req);
+        const { party: own } = party(req);
         const id = req.params.location_id;
-        const location = c.locationIn(req.body, own, id, caller);
+        const location = c.locationIn(req.body, own, id);
         return { data: c.locationOut(await putLocation(ctx, own, id, location)) };
       },
     }),
@@ -201,9 +202,10 @@ function locationRoutes(ctx: OcpiContext, { c, party, held, common }: Kit, opts:
       body: c.locationPatch,
       response: Envelope(c.locationSchema),
       handler: async (req) => {
-        const { caller, party: own } = party(req);
+        const { party: own } = party(req);
         const patch = c.locationPatchIn(req.body);
-        assertOwnParty(caller, patch);
+        // the body names the party of the path, if any (the path's is one of the caller's)
+        assertOwnParty(own, patch);
         return { data: c.locationOut(await patchLocation(ctx, own, req.params.location_id, patch)) };
       },
     }),

@@ -1,3 +1,5 @@
+import Type from '#typebox';
+import { ObjectId39 } from '../core/schemas.js';
 import { RequestValidationError } from '../../gateway/errors.js';
 import { compileLazily } from '../../lazy-compile.js';
 import type { OcpiFieldError } from '../../gateway/errors.js';
@@ -15,8 +17,15 @@ import * as V221 from './schemas-2.2.1.js';
  * location go through `ObjectStore.update`, so concurrent ones do not overwrite each other.
  */
 
-const checkLocation = compileLazily(V221.Location);
-const checkEvse = compileLazily(V221.Evse);
+// what we store: a 2.2.1 Location whose ids may have the 39 characters 2.1.1 gives them (Decisions 34)
+const StoredEvse = Type.Object({ ...V221.Evse.properties, uid: ObjectId39 });
+const StoredLocation = Type.Object({
+  ...V221.Location.properties,
+  id: Type.Optional(ObjectId39),
+  evses: Type.Optional(Type.Array(StoredEvse)),
+});
+const checkLocation = compileLazily(StoredLocation);
+const checkEvse = compileLazily(StoredEvse);
 
 function assertComplete(
   check: { Check(v: unknown): boolean; Errors(v: unknown): Array<{ instancePath: string; message: string }> },

@@ -4,7 +4,7 @@ import { HttpError, RequestValidationError } from '../../gateway/errors.js';
 import { route } from '../../gateway/route-table.js';
 import { RequestPart } from '../../gateway/validation.js';
 import { compileLazily } from '../../lazy-compile.js';
-import { endpointOf, PartnerCallError } from '../client/partner-client.js';
+import { PartnerCallError } from '../client/partner-client.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import type { OperatorRoute } from '../core/mount-kit.js';
@@ -21,6 +21,7 @@ import {
 } from '../commands/schemas.js';
 import { tokenTo211 } from '../tokens/mappers.js';
 import { badGateway, registeredLink } from './handshake.js';
+import { interfaceOf } from './interfaces.js';
 import { IdPath, partnerOf } from './partner-of.js';
 
 /**
@@ -84,10 +85,11 @@ async function withToken(
 
 /** The CPO partner's commands endpoint and our token for it (409 when there is none). */
 async function commandsLink(ctx: OcpiContext, partner: PartnerRow) {
-  if (partner.role !== 'CPO')
+  if (partner.role !== 'CPO' && !partner.parties.some((p) => p.role === 'CPO'))
     throw new HttpError(409, 'not_a_cpo', `partner ${partner.id} is an eMSP: commands go to a CPO`);
   const link = await registeredLink(ctx, partner);
-  const endpoint = endpointOf(link.partner.endpoints, 'commands');
+  // a platform may list both interfaces of commands: ours go to its Receiver
+  const endpoint = interfaceOf(link.partner.endpoints, 'commands', 'RECEIVER');
   if (!endpoint) throw new HttpError(409, 'no_commands_endpoint', 'the partner lists no commands endpoint');
   return { endpoint, theirToken: link.theirToken };
 }

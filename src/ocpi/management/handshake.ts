@@ -94,14 +94,23 @@ async function withPendingToken<R>(
 
 /** The end of an outbound exchange: the partner actor records the link, our pending token becomes current. */
 async function completeOutbound(ctx: OcpiContext, partner: PartnerRow, link: OutboundLink): Promise<PartnerView> {
-  const taken = await ctx.partners.holderOf(link.parties ?? [], partner.id);
+  const { granted, taken } = await ctx.partners.granted(
+    partner.country_code,
+    partner.party_id,
+    partner.id,
+    link.parties ?? [],
+  );
   if (taken)
     throw new HttpError(
       409,
       'party_of_another_partner',
       `the partner's credentials list ${taken.country_code}-${taken.party_id} (${taken.role}), a party of another partner`,
     );
-  const reply = await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'complete-outbound', ...link });
+  const reply = await ctx.partners.ask(partner.country_code, partner.party_id, {
+    op: 'complete-outbound',
+    ...link,
+    ...(link.parties ? { parties: granted } : {}),
+  });
   if (!reply.ok) throw new HttpError(409, 'handshake_superseded', reply.message);
   return reply.partner;
 }

@@ -18,7 +18,19 @@ import { push } from './push.js';
  */
 
 const Role = Type.Union([Type.Literal('CPO'), Type.Literal('EMSP')]);
-const NewPartner = Type.Object({ country_code: CountryCode, party_id: PartyId, role: Role });
+const Party = Type.Object({ country_code: CountryCode, party_id: PartyId, role: Role });
+const NewPartner = Type.Object({
+  country_code: CountryCode,
+  party_id: PartyId,
+  role: Role,
+  parties: Type.Optional(
+    Type.Array(Party, {
+      maxItems: 100,
+      description:
+        'the other parties and roles the partner may speak for (a 2.2.1 platform); its credentials grant only these',
+    }),
+  ),
+});
 const PartnerOut = Type.Object({
   id: Type.String(),
   country_code: Type.String(),
@@ -28,8 +40,14 @@ const PartnerOut = Type.Object({
   versions_url: Type.Union([Type.String(), Type.Null()]),
   version: Type.Union([Type.String(), Type.Null()]),
   parties: Type.Array(Type.Object({ country_code: Type.String(), party_id: Type.String(), role: Role }), {
-    description: 'the other parties the partner speaks for (a 2.2.1 platform or hub)',
+    description:
+      'the other parties the link speaks for (a 2.2.1 platform): those of allowed_parties its credentials list',
   }),
+  allowed_parties: Type.Optional(
+    Type.Array(Type.Object({ country_code: Type.String(), party_id: Type.String(), role: Role }), {
+      description: 'the other parties the operator lets the partner speak for (shown by GET of one partner)',
+    }),
+  ),
 });
 const Created = Type.Object({
   ...PartnerOut.properties,
@@ -66,8 +84,9 @@ function onboardRoute(ctx: OcpiContext): OperatorRoute {
     responses: { 409: 'the partner is registered', 422: 'invalid body' },
     handler: async (req) => {
       const body = req.body;
-      if (ctx.isOwn(body)) throw new HttpError(409, 'own_party', 'that is our own country_code and party_id');
-      const { partner, token } = await ctx.partners.create(body.country_code, body.party_id, body.role);
+      if (ctx.isOwn(body) || body.parties?.some((p) => ctx.isOwn(p)))
+        throw new HttpError(409, 'own_party', 'that is our own country_code and party_id');
+      const { partner, token } = await ctx.partners.create(body.country_code, body.party_id, body.role, body.parties);
       req.log.info({ partner: `${partner.country_code}-${partner.party_id}`, role: partner.role }, 'partner onboarded');
       const versionsUrl = ourVersionsUrl(ctx.baseUrl(req.koa), partner.role);
       return {
@@ -81,6 +100,8 @@ function onboardRoute(ctx: OcpiContext): OperatorRoute {
           role: partner.role,
           status: partner.status,
           version: partner.version,
+          parties: partner.parties,
+          allowed_parties: partner.allowed_parties,
         },
       };
     },
@@ -109,7 +130,12 @@ function partnerReadRoutes(ctx: OcpiContext): OperatorRoute[] {
         const state = await ctx.partners.ask(row.country_code, row.party_id, { op: 'get' });
         return {
           data: state.ok
-            ? { ...row, endpoints: state.partner.endpoints, business_details: state.partner.business_details }
+            ? {
+                ...row,
+                endpoints: state.partner.endpoints,
+                business_details: state.partner.business_details,
+                allowed_parties: state.partner.allowed_parties,
+              }
             : row,
         };
       },

@@ -108,6 +108,7 @@ const MODULES: Record<Pullable, PullModule> = {
 /** The party a pulled object is kept under: the partner's (2.1.1), or one of its parties the object names (2.2.1). */
 function partyOf(o: unknown, version: OcpiVersion, parties: PartyRole[], role: PartnerRole): PartyIdentity | undefined {
   const own = parties[0];
+  // a 2.1.1 link has one party: the objects are its own
   if (version === '2.1.1' || !own) return own && { country_code: own.country_code, party_id: own.party_id };
   const named = o as { country_code?: unknown; party_id?: unknown };
   const match = parties.find(
@@ -142,8 +143,12 @@ export async function pull(
   limit: number | undefined,
 ): Promise<PullResult> {
   const spec = MODULES[module];
+  const parties: PartyRole[] = [
+    { country_code: partner.country_code, party_id: partner.party_id, role: partner.role },
+    ...partner.parties,
+  ];
   // the other side of a module is a Receiver interface: there is nothing to pull from it
-  if (partner.role !== spec.sender)
+  if (!parties.some((p) => p.role === spec.sender))
     throw new HttpError(
       409,
       spec.sender === 'CPO' ? 'not_a_cpo' : 'not_an_emsp',
@@ -154,10 +159,6 @@ export async function pull(
   if (!chosen) throw new HttpError(409, `no_${module}_endpoint`, `the partner lists no ${module} Sender endpoint`);
   const { version } = chosen;
   const url = limit ? `${chosen.url}${chosen.url.includes('?') ? '&' : '?'}limit=${limit}` : chosen.url;
-  const parties: PartyRole[] = [
-    { country_code: partner.country_code, party_id: partner.party_id, role: partner.role },
-    ...partner.parties,
-  ];
   const schema = spec.schemas[version];
   const ids: string[] = [];
   let rejected = 0;

@@ -1,9 +1,8 @@
 import { HttpError } from '../../gateway/errors.js';
 import { PartnerCallError } from '../client/partner-client.js';
-import type { PartnerRole, PartyIdentity } from '../core/auth.js';
+import type { PartnerRole, PartyIdentity, PartyRole } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
-import type { ListWindow } from '../core/pagination.js';
 import type { PartnerRow } from '../core/partners.js';
 import { cdr211Of } from '../cdrs/cpo-sender.js';
 import { cdrTo221 } from '../cdrs/mappers.js';
@@ -41,6 +40,8 @@ interface PushModule<T extends { last_updated: string }> {
   store(ctx: OcpiContext): ObjectStore<T>;
   /** which of our objects the partner may have */
   options(version: OcpiVersion, partner: PartyIdentity): ListOptions;
+  /** sent to each party of the receiving role on its own (the objects of its tokens) */
+  perReceiver?: boolean;
   call(ctx: OcpiContext, o: T, version: OcpiVersion): Promise<Call>;
 }
 
@@ -81,6 +82,7 @@ const MODULES: Record<Pushable, AnyPushModule> = {
     receiver: 'EMSP',
     store: (ctx) => ctx.stores.sessions,
     options: (_v, partner) => ({ audience: partner }),
+    perReceiver: true,
     call: async (ctx, s, version) => {
       const own = ctx.ownParty();
       const body = version === '2.1.1' ? (isSession221(s) ? await session211Of(ctx, s) : s) : sessionTo221(s, own, own);
@@ -91,6 +93,7 @@ const MODULES: Record<Pushable, AnyPushModule> = {
     receiver: 'EMSP',
     store: (ctx) => ctx.stores.cdrs,
     options: (_v, partner) => ({ audience: partner }),
+    perReceiver: true,
     call: async (ctx, c, version) => {
       const own = ctx.ownParty();
       const body = version === '2.1.1' ? await cdr211Of(ctx, c) : isCdr221(c) ? c : cdrTo221(c, own, own);
@@ -121,14 +124,24 @@ export interface PushResult {
 /** At most this many failures are listed (the rest are counted in `failed_total`). */
 const LISTED_FAILURES = 100;
 
-/** Sends every object of ours of `module` the partner may have to its Receiver, one call each. */
+/**
+ * Sends every object of ours of `module` the partner may have to its Receiver, one call each, in
+ * the order of a snapshot of their keys taken first (an object updated meanwhile is sent as it is
+ * then; one created meanwhile waits for the next push). Sessions and CDRs go to the partner's
+ * eMSP parties: each of them gets those of its tokens.
+ */
 export async function push(
   ctx: OcpiContext,
   partner: PartnerRow,
   module: Pushable,
 ): Promise<PushResult & { failed_total: number }> {
   const spec = MODULES[module];
-  if (partner.role !== spec.receiver)
+  const parties: PartyRole[] = [
+    { country_code: partner.country_code, party_id: partner.party_id, role: partner.role },
+    ...partner.parties,
+  ];
+  const receivers = parties.filter((p) => p.role === spec.receiver);
+  if (receivers.length === 0)
     throw new HttpError(
       409,
       spec.receiver === 'EMSP' ? 'not_an_emsp' : 'not_a_cpo',
@@ -138,33 +151,31 @@ export async function push(
   const chosen = interfaceOf(link.partner.endpoints, module, 'RECEIVER');
   if (!chosen) throw new HttpError(409, `no_${module}_endpoint`, `the partner lists no ${module} Receiver endpoint`);
   const { version } = chosen;
-  const them = { country_code: partner.country_code, party_id: partner.party_id };
   const base = chosen.url.replace(/\/+$/, '');
-  const failed: PushResult['failed'] = [];
-  let failedTotal = 0;
-  let pushed = 0;
+  const result = { module, version, url: chosen.url, pushed: 0, failed: [] as PushResult['failed'], failed_total: 0 };
   const store = spec.store(ctx);
-  const window: ListWindow = { offset: 0, limit: 100 };
-  for (;;) {
-    const page = await store.list(window, [ctx.ownParty()], spec.options(version, them));
-    for (const o of page.items) {
+  // sessions and CDRs: one pass per eMSP party of the partner; the rest: one pass
+  const passes = spec.perReceiver ? receivers : receivers.slice(0, 1);
+  for (const to of passes) {
+    const them = { country_code: to.country_code, party_id: to.party_id };
+    for (const key of await store.keys([ctx.ownParty()], spec.options(version, them))) {
+      const o = await store.get(key);
+      if (!o) continue;
       const call = await spec.call(ctx, o, version);
       try {
         await ctx.client.data(call.method, `${base}${call.path}`, link.theirToken, version, call.body, {
           route: { from: ctx.own, to: them },
         });
-        pushed++;
+        result.pushed++;
       } catch (err) {
-        // an unreachable partner fails every call alike: stop at the first one that is not the partner's answer
-        if (!(err instanceof PartnerCallError)) throw err;
-        if (err.httpStatus === undefined) return badGateway(ctx, err);
-        failedTotal++;
-        if (failed.length < LISTED_FAILURES)
-          failed.push({ id: call.id, error: err.message, ...(err.code ? { ocpi_status_code: err.code } : {}) });
+        // a partner that cannot be reached, or that refuses our token, fails every call alike
+        if (!(err instanceof PartnerCallError) || err.httpStatus === undefined || err.httpStatus === 401)
+          return badGateway(ctx, err);
+        result.failed_total++;
+        if (result.failed.length < LISTED_FAILURES)
+          result.failed.push({ id: call.id, error: err.message, ...(err.code ? { ocpi_status_code: err.code } : {}) });
       }
     }
-    window.offset += page.items.length;
-    if (page.items.length === 0 || window.offset >= page.total) break;
   }
-  return { module, version, url: chosen.url, pushed, failed, failed_total: failedTotal };
+  return result;
 }

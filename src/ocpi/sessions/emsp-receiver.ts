@@ -4,6 +4,7 @@ import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { invalidParameters, unknownObject } from '../core/errors.js';
 import { receivedNow } from '../core/datetime.js';
+import { later } from '../locations/mappers.js';
 import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, callersObject, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
@@ -72,7 +73,12 @@ export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         assertSameId('id', id, req.body.id);
         const updated = await ctx.stores.sessions.update({ ...party, id }, (s): StoredSession => {
           if (isSession221(s)) return otherVersion('2.2.1');
-          const next = { ...s, ...req.body, id, last_updated: req.body.last_updated ?? receivedNow() };
+          const next = {
+            ...s,
+            ...req.body,
+            id,
+            last_updated: req.body.last_updated ?? later(s.last_updated, receivedNow()),
+          };
           return { ...next, authorization_id: next.auth_id };
         });
         if (!updated) throw unknownSession();
@@ -121,9 +127,9 @@ export function sessionsReceiver221(ctx: OcpiContext): OcpiRoute[] {
       body: S221.Session,
       response: Envelope(S221.Session),
       handler: async (req) => {
-        const { caller, party } = callerOwnPath(req, '2.2.1');
+        const { party } = callerOwnPath(req, '2.2.1');
         const id = req.params.session_id;
-        assertOwnParty(caller, req.body);
+        assertOwnParty(party, req.body);
         assertSameId('id', id, req.body.id);
         return { data: await ctx.stores.sessions.put({ ...party, id }, req.body) };
       },
@@ -136,9 +142,9 @@ export function sessionsReceiver221(ctx: OcpiContext): OcpiRoute[] {
       response: Envelope(S221.Session),
       responses: { 404: 'unknown session' },
       handler: async (req) => {
-        const { caller, party } = callerOwnPath(req, '2.2.1');
+        const { party } = callerOwnPath(req, '2.2.1');
         const id = req.params.session_id;
-        assertOwnParty(caller, req.body);
+        assertOwnParty(party, req.body);
         assertSameId('id', id, req.body.id);
         const updated = await ctx.stores.sessions.update({ ...party, id }, (s): StoredSession => {
           if (!isSession221(s)) return otherVersion('2.1.1');

@@ -233,6 +233,43 @@ export class ObjectStore<T extends { last_updated: string }> {
    * first so that paging is stable while objects are added.
    */
   async list(window: ListWindow, parties?: readonly PartyIdentity[], opts: ListOptions = {}): Promise<Page<T>> {
+    const filter = this.filter(window, parties, opts);
+    if (!filter) return { items: [], total: 0 };
+    const { clause, params } = filter;
+    const [countRows, rows] = await Promise.all([
+      this.sql.query(`SELECT COUNT(*) AS n FROM ocpi_object WHERE ${clause}`, params),
+      this.sql.query(
+        `SELECT data FROM ocpi_object WHERE ${clause} ORDER BY last_updated_ms, object_id, country_code, party_id LIMIT ? OFFSET ?`,
+        [...params, window.limit, window.offset],
+      ),
+    ]);
+    return { items: rows.map((r) => this.fromRow(r.data)), total: Number(countRows[0]?.n ?? 0) };
+  }
+
+  /**
+   * The keys of every object `list` would page through, oldest first: a snapshot to walk one
+   * object at a time while the objects change (an update moves an object in the list order).
+   */
+  async keys(parties?: readonly PartyIdentity[], opts: ListOptions = {}): Promise<ObjectKey[]> {
+    const filter = this.filter({ offset: 0, limit: 0 }, parties, opts);
+    if (!filter) return [];
+    const rows = await this.sql.query(
+      `SELECT country_code, party_id, object_id FROM ocpi_object WHERE ${filter.clause} ORDER BY last_updated_ms, object_id, country_code, party_id`,
+      filter.params,
+    );
+    return rows.map((r) => ({
+      country_code: String(r.country_code),
+      party_id: String(r.party_id),
+      id: String(r.object_id),
+    }));
+  }
+
+  /** The WHERE clause of a list; undefined when it cannot match (no parties). */
+  private filter(
+    window: ListWindow,
+    parties: readonly PartyIdentity[] | undefined,
+    opts: ListOptions,
+  ): { clause: string; params: unknown[] } | undefined {
     const where: string[] = ['module = ?'];
     const params: unknown[] = [this.module];
     if (opts.publishedOnly === 'public') where.push('published = 1');
@@ -242,7 +279,7 @@ export class ObjectStore<T extends { last_updated: string }> {
       params.push(scopeOf(opts.audience));
     }
     if (parties) {
-      if (parties.length === 0) return { items: [], total: 0 };
+      if (parties.length === 0) return undefined;
       where.push(`(${parties.map(() => '(country_code = ? AND party_id = ?)').join(' OR ')})`);
       for (const p of parties) params.push(p.country_code, p.party_id);
     }
@@ -254,15 +291,7 @@ export class ObjectStore<T extends { last_updated: string }> {
       where.push('last_updated_ms < ?');
       params.push(window.to);
     }
-    const clause = where.join(' AND ');
-    const [countRows, rows] = await Promise.all([
-      this.sql.query(`SELECT COUNT(*) AS n FROM ocpi_object WHERE ${clause}`, params),
-      this.sql.query(
-        `SELECT data FROM ocpi_object WHERE ${clause} ORDER BY last_updated_ms, object_id, country_code, party_id LIMIT ? OFFSET ?`,
-        [...params, window.limit, window.offset],
-      ),
-    ]);
-    return { items: rows.map((r) => this.fromRow(r.data)), total: Number(countRows[0]?.n ?? 0) };
+    return { clause: where.join(' AND '), params };
   }
 
   /**

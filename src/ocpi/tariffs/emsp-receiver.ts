@@ -3,6 +3,7 @@ import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { unknownObject } from '../core/errors.js';
 import { receivedNow } from '../core/datetime.js';
+import { later } from '../locations/mappers.js';
 import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, callersObject, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
@@ -48,7 +49,13 @@ export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         // the 2.1.1 fields carry the same names in the stored 2.2.1 tariff
         const updated = await ctx.stores.tariffs.update(
           { ...party, id },
-          (t) => ({ ...t, ...req.body, id, last_updated: req.body.last_updated ?? receivedNow() }) as typeof t,
+          (t) =>
+            ({
+              ...t,
+              ...req.body,
+              id,
+              last_updated: req.body.last_updated ?? later(t.last_updated, receivedNow()),
+            }) as typeof t,
         );
         if (!updated) throw unknownTariff();
         return { data: tariffTo211(updated) };
@@ -92,9 +99,9 @@ export function tariffsReceiver221(ctx: OcpiContext): OcpiRoute[] {
       body: T221.Tariff,
       response: Envelope(T221.Tariff),
       handler: async (req) => {
-        const { caller, party } = callerOwnPath(req, '2.2.1');
+        const { party } = callerOwnPath(req, '2.2.1');
         const id = req.params.tariff_id;
-        assertOwnParty(caller, req.body);
+        assertOwnParty(party, req.body);
         assertSameId('id', id, req.body.id);
         return { data: await ctx.stores.tariffs.put({ ...party, id }, req.body) };
       },

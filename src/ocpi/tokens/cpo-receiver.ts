@@ -100,10 +100,10 @@ export function tokensReceiver221(ctx: OcpiContext): OcpiRoute[] {
       body: T221.Token,
       response: Envelope(T221.Token),
       handler: async (req) => {
-        const { caller, party } = callerOwnPath(req, '2.2.1');
+        const { party } = callerOwnPath(req, '2.2.1');
         const token = req.body;
         const uid = req.params.token_uid;
-        assertOwnParty(caller, token);
+        assertOwnParty(party, token);
         assertSameId('uid', uid, token.uid);
         const type = (req.query as { type?: T221.TokenType }).type;
         if (type !== undefined && type !== token.type) throw idMismatch('type', type, token.type);
@@ -118,10 +118,10 @@ export function tokensReceiver221(ctx: OcpiContext): OcpiRoute[] {
       response: Envelope(T221.Token),
       responses: { 404: 'unknown token, or one of another type (status_code 2004)' },
       handler: async (req) => {
-        const { caller, party } = callerOwnPath(req, '2.2.1');
+        const { party } = callerOwnPath(req, '2.2.1');
         const patch = req.body;
         const uid = req.params.token_uid;
-        assertOwnParty(caller, patch);
+        assertOwnParty(party, patch);
         assertSameId('uid', uid, patch.uid);
         const type = typeOf(req);
         const updated = await ctx.stores.tokens.update({ ...party, id: uid }, (existing) => {

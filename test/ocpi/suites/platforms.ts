@@ -23,8 +23,13 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
     async function registerPlatform(
       cpo: { country_code: string; party_id: string },
       extra: Array<{ role: string; country_code: string; party_id: string }>,
+      allowed?: Array<{ role: string; country_code: string; party_id: string }>,
     ) {
-      const { id, token: tokenA } = await t.api.onboard(cpo, 'CPO');
+      // the operator names the other parties the platform may speak for
+      const onboarded = await t.api.request('POST', '/v1/partners', {
+        body: { ...cpo, role: 'CPO', parties: allowed ?? extra },
+      });
+      const { id, token: tokenA } = onboarded.body as { id: string; token: string };
       const fake = await t.target.partner(`P-${cpo.party_id}-${Date.now()}`, ['2.2.1']);
       const roles = [{ role: 'CPO', ...cpo }, ...extra].map((r) => ({
         ...r,
@@ -146,26 +151,92 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(creds.body.status_code).to.equal(1000);
     });
 
-    it('keeps a party with one partner: onboarding it again is 409, another platform listing it is 2001', async () => {
+    it("a platform with two CPO parties writes each under its own path only: the body names the path's party", async () => {
+      const a = uniqueParty();
+      const b = uniqueParty('NL');
+      const { token } = await registerPlatform(a, [{ role: 'CPO', ...b }]);
+      const at = (p: { country_code: string; party_id: string }, id: string) =>
+        `/ocpi/emsp/2.2.1/locations/${p.country_code}/${p.party_id}/${id}`;
+      const own = await t.api.request('PUT', at(b, 'PB-1'), { token, ...b64, body: aLocation({ ...b, id: 'PB-1' }) });
+      expect(own.body.status_code).to.equal(1000);
+      const crossed = await t.api.request('PUT', at(a, 'PA-1'), {
+        token,
+        ...b64,
+        body: aLocation({ ...b, id: 'PA-1' }),
+      });
+      expect(crossed.body.status_code).to.equal(2001);
+      const patched = await t.api.request('PATCH', at(b, 'PB-1'), {
+        token,
+        ...b64,
+        body: { ...a, last_updated: new Date().toISOString() },
+      });
+      expect(patched.body.status_code).to.equal(2001);
+    });
+
+    it('grants only the parties the operator named: other roles a platform lists, ours among them, are not its', async () => {
       const cpo = uniqueParty();
+      const claimed = uniqueParty('NL');
+      // onboarded with no other party, the platform lists an eMSP party and ours in its credentials
+      const { id, res, token } = await registerPlatform(
+        cpo,
+        [
+          { role: 'EMSP', ...claimed },
+          { role: 'CPO', country_code: 'NL', party_id: 'EVP' },
+          { role: 'EMSP', ...cpo },
+        ],
+        [],
+      );
+      expect(res.body.status_code).to.equal(1000);
+      expect((await t.api.request('GET', `/v1/partners/${id}`)).body.parties).to.deep.equal([]);
+      // so it can neither write our data nor act as an eMSP
+      const ours = aLocation({ country_code: 'NL', party_id: 'EVP', id: 'HIJACK' });
+      const put = await t.api.request('PUT', '/ocpi/emsp/2.2.1/locations/NL/EVP/HIJACK', { token, ...b64, body: ours });
+      expect(put.body.status_code).to.equal(2001);
+      expect((await t.api.request('GET', '/ocpi/cpo/2.2.1/locations', { token, ...b64 })).status).to.equal(403);
+      // the operator cannot name our own party either
+      const own = await t.api.request('POST', '/v1/partners', {
+        body: { ...uniqueParty(), role: 'CPO', parties: [{ role: 'CPO', country_code: 'NL', party_id: 'EVP' }] },
+      });
+      expect([own.status, (own.body.error as { code: string }).code]).to.deep.equal([409, 'own_party']);
+    });
+
+    it('keeps a party with one partner: onboarding it again is 409, a platform registering it second is 2001', async () => {
       const emsp = uniqueParty('NL');
-      const first = await registerPlatform(cpo, [{ role: 'EMSP', ...emsp }]);
+      const allowed = [{ role: 'EMSP', ...emsp }];
+      // two platforms may be onboarded naming the same free party; the first to register gets it
+      const a = uniqueParty();
+      const b = uniqueParty();
+      const onboardB = await t.api.request('POST', '/v1/partners', { body: { ...b, role: 'CPO', parties: allowed } });
+      expect(onboardB.status).to.equal(201);
+      const first = await registerPlatform(a, allowed);
       expect(first.res.body.status_code).to.equal(1000);
 
       const again = await t.api.request('POST', '/v1/partners', { body: { ...emsp, role: 'EMSP' } });
-      expect(again.status).to.equal(409);
-      expect((again.body.error as { code: string }).code).to.equal('party_of_another_partner');
+      expect([again.status, (again.body.error as { code: string }).code]).to.deep.equal([
+        409,
+        'party_of_another_partner',
+      ]);
+      const third = await t.api.request('POST', '/v1/partners', {
+        body: { ...uniqueParty(), role: 'CPO', parties: allowed },
+      });
+      expect(third.status).to.equal(409);
 
-      const second = await registerPlatform(uniqueParty(), [{ role: 'EMSP', ...emsp }]);
-      expect(second.res.body.status_code).to.equal(2001);
-      expect(errorOf(second.res.body)).to.include({ field: 'roles', type: 'value_error.party_taken' });
+      const fake = await t.target.partner(`P-${b.party_id}-late`, ['2.2.1']);
+      const roles = [{ role: 'CPO', ...b }, ...allowed].map((r) => ({ ...r, business_details: { name: 'B' } }));
+      const second = await t.api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+        token: (onboardB.body as { token: string }).token,
+        ...b64,
+        body: { token: fake.token, url: fake.versionsUrl, roles },
+      });
+      expect(second.body.status_code).to.equal(2001);
+      expect(errorOf(second.body)).to.include({ field: 'roles', type: 'value_error.party_taken' });
 
       // after DELETE the party is free again
       expect(
         (await t.api.request('DELETE', '/ocpi/emsp/2.2.1/credentials', { token: first.token, ...b64 })).status,
       ).to.equal(200);
-      const third = await registerPlatform(uniqueParty(), [{ role: 'EMSP', ...emsp }]);
-      expect(third.res.body.status_code).to.equal(1000);
+      const later = await registerPlatform(uniqueParty(), allowed);
+      expect(later.res.body.status_code).to.equal(1000);
     });
   });
 }
