@@ -1,5 +1,5 @@
 import Type, { type Static } from '#typebox';
-import { DateTime, ObjectId, openEnum } from '../core/schemas.js';
+import { Currency, DateTime, NonNegative, ObjectId, ocpiString, openEnum } from '../core/schemas.js';
 import { Location } from '../locations/schemas-2.1.1.js';
 import { ChargingPeriod } from '../sessions/schemas-2.1.1.js';
 import { Tariff } from '../tariffs/schemas-2.1.1.js';
@@ -10,18 +10,20 @@ export const Cdr = Type.Object({
   id: ObjectId,
   start_date_time: DateTime,
   stop_date_time: DateTime,
-  auth_id: Type.String({ maxLength: 36 }),
+  // string(36), printable ASCII (types.md); in the 2.2.1 view, the CdrToken's uid and contract_id
+  auth_id: ObjectId,
   auth_method: openEnum(['AUTH_REQUEST', 'WHITELIST']),
   location: Location,
-  meter_id: Type.Optional(Type.String()),
-  currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217' }),
+  meter_id: Type.Optional(ocpiString(255)),
+  currency: Currency,
   tariffs: Type.Optional(Type.Array(Tariff)),
   charging_periods: Type.Array(ChargingPeriod, { minItems: 1 }),
   total_cost: Type.Number(),
-  total_energy: Type.Number(),
-  total_time: Type.Number(),
-  total_parking_time: Type.Optional(Type.Number()),
-  remark: Type.Optional(Type.String({ maxLength: 255 })),
+  // kWh and hours; a credit CDR negates only its costs (OCPI 2.2.1 mod_cdrs "Credit CDRs")
+  total_energy: NonNegative,
+  total_time: NonNegative,
+  total_parking_time: Type.Optional(NonNegative),
+  remark: Type.Optional(ocpiString(255)),
   last_updated: DateTime,
 });
 export type Cdr = Static<typeof Cdr>;

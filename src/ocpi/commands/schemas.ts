@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from '#typebox';
-import { DateTime, DisplayText, ObjectId, oneOf } from '../core/schemas.js';
+import { DateTime, DisplayText, ObjectId, ObjectId39, oneOf } from '../core/schemas.js';
 import * as T211 from '../tokens/schemas-2.1.1.js';
 import * as T221 from '../tokens/schemas-2.2.1.js';
 
@@ -58,8 +58,9 @@ export const Requests211 = {
   START_SESSION: Type.Object({
     response_url: ResponseUrl,
     token: T211.Token,
-    location_id: ObjectId,
-    evse_uid: Type.Optional(ObjectId),
+    // 2.1.1 location ids and EVSE uids have 39 characters (docs/OCPI.md, Decisions 34)
+    location_id: ObjectId39,
+    evse_uid: Type.Optional(ObjectId39),
   }),
   STOP_SESSION: Type.Object(stopSession),
   RESERVE_NOW: Type.Object({
@@ -67,10 +68,11 @@ export const Requests211 = {
     token: T211.Token,
     expiry_date: DateTime,
     reservation_id: Type.Integer(),
-    location_id: ObjectId,
-    evse_uid: Type.Optional(ObjectId),
+    // 2.1.1 location ids and EVSE uids have 39 characters (docs/OCPI.md, Decisions 34)
+    location_id: ObjectId39,
+    evse_uid: Type.Optional(ObjectId39),
   }),
-  UNLOCK_CONNECTOR: Type.Object(unlockConnector),
+  UNLOCK_CONNECTOR: Type.Object({ ...unlockConnector, location_id: ObjectId39, evse_uid: ObjectId39 }),
 } satisfies Record<(typeof COMMANDS_211)[number], TSchema>;
 
 export const ResponseType221 = oneOf(['NOT_SUPPORTED', 'REJECTED', 'ACCEPTED', 'UNKNOWN_SESSION']);

@@ -30,6 +30,40 @@ export const ObjectId = Type.String({ minLength: 1, maxLength: 36, pattern: '^[\
 /** OCPI 2.1.1 gives a Location's id and an EVSE's uid 39 characters (string(39), mod_locations). */
 export const ObjectId39 = Type.String({ minLength: 1, maxLength: 39, pattern: '^[\\x20-\\x7E]+$' });
 
+/**
+ * OCPI `string(n)`: at most n characters (OCPI 2.2.1 types.asciidoc, 2.1.1 types.md). Free text
+ * (names, addresses) is not held to the "printable ASCII" of 2.1.1: partners send UTF-8 there.
+ */
+export function ocpiString(max: number) {
+  return Type.String({ maxLength: max });
+}
+/** OCPI `CiString(n)`: at most n characters, "only printable ASCII allowed" (OCPI 2.2.1 types.asciidoc). */
+export function ciString(max: number) {
+  return Type.String({ maxLength: max, pattern: '^[\\x20-\\x7E]*$' });
+}
+/** OCPI URL: a string(255) (types.asciidoc). */
+export const Url = Type.String({ maxLength: 255, description: 'URL, at most 255 characters' });
+/** A currency: ISO 4217, three uppercase letters (string(3)). */
+export const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217' });
+/** The country of a location: ISO 3166-1 alpha-3, three uppercase letters (string(3)). */
+export const CountryAlpha3 = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 3166-1 alpha-3, uppercase' });
+/** A language: ISO 639-1, two letters (string(2)). */
+export const Language = Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 639-1' });
+/**
+ * A time of day, hh:mm (RegularHours period_begin/period_end, TariffRestrictions start_time/end_time).
+ * 2.2.1's regex `([0-1][0-9]|2[0-3]):[0-5][0-9]` is used for 2.1.1 too, whose `[0-2][0-9]:[0-5][0-9]`
+ * lets 24:00-29:59 through: hours and tariffs are stored in the 2.2.1 shape and served to 2.2.1
+ * partners, and a stored location must pass the 2.2.1 schema on every later PATCH.
+ */
+export const TimeOfDay = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'hh:mm, local time' });
+/** A date, YYYY-MM-DD (TariffRestrictions start_date/end_date). */
+export const Day = Type.String({
+  pattern: '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$',
+  description: 'YYYY-MM-DD',
+});
+/** An amount that cannot be negative (kWh, hours, volts, ...). */
+export const NonNegative = Type.Number({ minimum: 0 });
+
 /** A closed enumeration; its static type is the union of `values` (a union built from an array would be `never`). */
 export function oneOf<const V extends string>(values: readonly V[], description?: string) {
   return Type.Unsafe<V>(
@@ -44,7 +78,8 @@ export function openEnum(shown: readonly string[]) {
   return Type.String({ description: `open enumeration; values shown: ${shown.join(', ')}`, examples: [...shown] });
 }
 
-export const DisplayText = Type.Object({ language: Type.String(), text: Type.String() });
+/** DisplayText (types.asciidoc): language ISO 639-1, string(2); text string(512). */
+export const DisplayText = Type.Object({ language: Language, text: ocpiString(512) });
 /**
  * GeoLocation (WGS 84, decimal degrees as strings): the specification's patterns, 5 to 7 decimals
  * in 2.2.1 and exactly 6 in 2.1.1, narrowed to the globe (latitude within ±90, longitude within
@@ -73,10 +108,20 @@ export function coordinate211(value: string): string {
   const out = `${carry ? Number(whole) + 1 : whole}.${String(carry ? 0 : micro).padStart(6, '0')}`;
   return negative && /[1-9]/.test(out) ? `-${out}` : out;
 }
-export const BusinessDetails = Type.Object({ name: Type.String(), website: Type.Optional(Type.String()) });
+/** BusinessDetails (mod_locations): name string(100), website URL; `logo` is an Image (Decisions 14: any shape). */
+export const BusinessDetails = Type.Object({ name: ocpiString(100), website: Type.Optional(Url) });
+/**
+ * EnergyMix (mod_locations): a source's percentage is 0-100; supplier and product names string(64).
+ * `environ_impact` stays any shape: 2.1.1 names its category `source`, 2.2.1 `category`, and the
+ * stored location or tariff keeps what the partner sent in either version.
+ */
 export const EnergyMix = Type.Object({
   is_green_energy: Type.Boolean(),
-  energy_sources: Type.Optional(Type.Array(Type.Object({ source: openEnum(['SOLAR']), percentage: Type.Number() }))),
+  energy_sources: Type.Optional(
+    Type.Array(Type.Object({ source: openEnum(['SOLAR']), percentage: Type.Number({ minimum: 0, maximum: 100 }) })),
+  ),
+  supplier_name: Type.Optional(ocpiString(64)),
+  energy_product_name: Type.Optional(ocpiString(64)),
 });
 /** Fields whose shape docs/OCPI.md leaves open (Decisions 14): an open JSON object. */
 export const OpenObject = Type.Object({});

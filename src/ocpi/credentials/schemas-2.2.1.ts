@@ -11,8 +11,9 @@ export const CredentialsRole = Type.Object({
 });
 
 export const Credentials = Type.Object({
-  token: Type.String({ minLength: 1, maxLength: 64 }),
-  url: Type.String({ minLength: 1, description: "URL of the sender's versions endpoint" }),
+  // CiString(64) in 2.2.1, string(64) in 2.1.1: printable ASCII in both
+  token: Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x20-\\x7E]+$' }),
+  url: Type.String({ minLength: 1, maxLength: 255, description: "URL of the sender's versions endpoint" }),
   roles: Type.Array(CredentialsRole, { minItems: 1 }),
 });
 export type Credentials = Static<typeof Credentials>;

@@ -1,6 +1,7 @@
 import Type, { type Static } from '#typebox';
 import {
   BusinessDetails,
+  CountryAlpha3,
   CountryCode,
   DateTime,
   DisplayText,
@@ -10,6 +11,8 @@ import {
   ObjectId39,
   OpenObject,
   PartyId,
+  Url,
+  ocpiString,
   openEnum,
 } from '../core/schemas.js';
 import { ConnectorFormat, ConnectorStandard, Facility, Hours, PowerType, evsePatchWith, evseWith } from './schemas.js';
@@ -21,10 +24,11 @@ export const Connector = Type.Object({
   standard: ConnectorStandard,
   format: ConnectorFormat,
   power_type: PowerType,
-  voltage: Type.Integer(),
-  amperage: Type.Integer(),
-  tariff_id: Type.Optional(Type.String()),
-  terms_and_conditions: Type.Optional(Type.String()),
+  voltage: Type.Integer({ minimum: 0 }),
+  amperage: Type.Integer({ minimum: 0 }),
+  // string(36): Tariff.id
+  tariff_id: Type.Optional(ObjectId),
+  terms_and_conditions: Type.Optional(Url),
   last_updated: DateTime,
 });
 export type Connector = Static<typeof Connector>;
@@ -42,11 +46,12 @@ const LocationType = openEnum(['ON_STREET']);
 export const Location = Type.Object({
   id: ObjectId39,
   type: LocationType,
-  name: Type.Optional(Type.String()),
-  address: Type.String(),
-  city: Type.String(),
-  postal_code: Type.Optional(Type.String()),
-  country: Type.String(),
+  name: Type.Optional(ocpiString(255)),
+  address: ocpiString(45),
+  city: ocpiString(45),
+  // required in 2.1.1; left optional, as the 2.2.1 locations we serve on 2.1.1 may have none
+  postal_code: Type.Optional(ocpiString(10)),
+  country: CountryAlpha3,
   coordinates: GeoLocation211,
   related_locations: Type.Optional(Type.Array(OpenObject)),
   evses: Type.Optional(Type.Array(Evse)),
@@ -55,7 +60,7 @@ export const Location = Type.Object({
   suboperator: Type.Optional(BusinessDetails),
   owner: Type.Optional(BusinessDetails),
   facilities: Type.Optional(Type.Array(Facility)),
-  time_zone: Type.Optional(Type.String()),
+  time_zone: Type.Optional(ocpiString(255)),
   opening_times: Type.Optional(Hours),
   charging_when_closed: Type.Optional(Type.Boolean()),
   images: Type.Optional(Type.Array(OpenObject)),

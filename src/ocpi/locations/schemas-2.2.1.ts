@@ -1,6 +1,7 @@
 import Type, { type Static } from '#typebox';
 import {
   BusinessDetails,
+  CountryAlpha3,
   CountryCode,
   DateTime,
   DisplayText,
@@ -9,8 +10,12 @@ import {
   ObjectId,
   OpenObject,
   PartyId,
+  Url,
+  ciString,
+  ocpiString,
   openEnum,
 } from '../core/schemas.js';
+import { TokenType } from '../tokens/schemas-2.2.1.js';
 import { ConnectorFormat, ConnectorStandard, Facility, Hours, PowerType, evsePatchWith, evseWith } from './schemas.js';
 
 /** OCPI 2.2.1 locations (OCPI 2.2.1 mod_locations.asciidoc). These are also the stored shapes. */
@@ -20,11 +25,12 @@ export const Connector = Type.Object({
   standard: ConnectorStandard,
   format: ConnectorFormat,
   power_type: PowerType,
-  max_voltage: Type.Integer(),
-  max_amperage: Type.Integer(),
-  max_electric_power: Type.Optional(Type.Integer()),
-  tariff_ids: Type.Optional(Type.Array(Type.String())),
-  terms_and_conditions: Type.Optional(Type.String()),
+  max_voltage: Type.Integer({ minimum: 0 }),
+  max_amperage: Type.Integer({ minimum: 0 }),
+  max_electric_power: Type.Optional(Type.Integer({ minimum: 0 })),
+  // CiString(36) each: Tariff.id
+  tariff_ids: Type.Optional(Type.Array(ObjectId)),
+  terms_and_conditions: Type.Optional(Url),
   last_updated: DateTime,
 });
 export type Connector = Static<typeof Connector>;
@@ -41,11 +47,11 @@ export type EvsePatch = Static<typeof EvsePatch>;
 export const EvsePatchBody = Type.Object({ ...EvsePatch.properties, last_updated: DateTime });
 
 export const PublishTokenType = Type.Object({
-  uid: Type.Optional(Type.String()),
-  type: Type.Optional(Type.String()),
-  visual_number: Type.Optional(Type.String()),
-  issuer: Type.Optional(Type.String()),
-  group_id: Type.Optional(Type.String()),
+  uid: Type.Optional(ciString(36)),
+  type: Type.Optional(TokenType),
+  visual_number: Type.Optional(ocpiString(64)),
+  issuer: Type.Optional(ocpiString(64)),
+  group_id: Type.Optional(ciString(36)),
 });
 export type PublishToken = Static<typeof PublishTokenType>;
 
@@ -55,12 +61,12 @@ const locationFields = {
   id: Type.Optional(ObjectId),
   publish: Type.Boolean(),
   publish_allowed_to: Type.Optional(Type.Array(PublishTokenType)),
-  name: Type.Optional(Type.String()),
-  address: Type.String(),
-  city: Type.String(),
-  postal_code: Type.Optional(Type.String()),
-  state: Type.Optional(Type.String()),
-  country: Type.String({ minLength: 3, maxLength: 3, description: 'ISO 3166-1 alpha-3' }),
+  name: Type.Optional(ocpiString(255)),
+  address: ocpiString(45),
+  city: ocpiString(45),
+  postal_code: Type.Optional(ocpiString(10)),
+  state: Type.Optional(ocpiString(20)),
+  country: CountryAlpha3,
   coordinates: GeoLocation,
   related_locations: Type.Optional(Type.Array(OpenObject)),
   parking_type: Type.Optional(openEnum(['ALONG_MOTORWAY', 'PARKING_GARAGE', 'PARKING_LOT', 'ON_STREET'])),
@@ -70,7 +76,7 @@ const locationFields = {
   suboperator: Type.Optional(BusinessDetails),
   owner: Type.Optional(BusinessDetails),
   facilities: Type.Optional(Type.Array(Facility)),
-  time_zone: Type.String({ minLength: 1, description: 'IANA zone name' }),
+  time_zone: Type.String({ minLength: 1, maxLength: 255, description: 'IANA zone name' }),
   opening_times: Type.Optional(Hours),
   charging_when_closed: Type.Optional(Type.Boolean()),
   images: Type.Optional(Type.Array(OpenObject)),

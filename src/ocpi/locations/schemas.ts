@@ -1,5 +1,16 @@
 import Type, { type TSchema } from '#typebox';
-import { DateTime, DisplayText, GeoLocation, ObjectId, OpenObject, oneOf, openEnum } from '../core/schemas.js';
+import {
+  DateTime,
+  DisplayText,
+  GeoLocation,
+  ObjectId,
+  OpenObject,
+  TimeOfDay,
+  ciString,
+  ocpiString,
+  oneOf,
+  openEnum,
+} from '../core/schemas.js';
 
 /**
  * Location fields both OCPI versions share (OCPI 2.2.1 mod_locations.asciidoc, OCPI 2.1.1
@@ -7,7 +18,20 @@ import { DateTime, DisplayText, GeoLocation, ObjectId, OpenObject, oneOf, openEn
  * connectors are each version's.
  */
 
-export const Hours = Type.Object({ twentyfourseven: Type.Boolean() });
+/** RegularHours: weekday 1 (Monday) to 7 (Sunday), the period's begin and end as hh:mm. */
+export const RegularHours = Type.Object({
+  weekday: Type.Integer({ minimum: 1, maximum: 7 }),
+  period_begin: TimeOfDay,
+  period_end: TimeOfDay,
+});
+/**
+ * Hours: `twentyfourseven` (required in both versions here) and the regular hours; the
+ * exceptional openings and closings are objects of any shape (docs/OCPI.md, Decisions 14).
+ */
+export const Hours = Type.Object({
+  twentyfourseven: Type.Boolean(),
+  regular_hours: Type.Optional(Type.Array(RegularHours)),
+});
 
 export const EvseStatus = openEnum(['AVAILABLE', 'BLOCKED', 'CHARGING', 'INOPERATIVE']);
 export const Capability = openEnum([
@@ -47,14 +71,15 @@ export function evseWith<C extends TSchema>(
 ) {
   return Type.Object({
     uid,
-    evse_id: Type.Optional(Type.String()),
+    // string(48) in 2.1.1, CiString(48) in 2.2.1: an eMI3 EVSE ID is ASCII in both
+    evse_id: Type.Optional(ciString(48)),
     status: EvseStatus,
     status_schedule: Type.Optional(Type.Array(OpenObject)),
     capabilities: Type.Optional(Type.Array(Capability)),
     connectors: Type.Array(connector),
-    floor_level: Type.Optional(Type.String()),
+    floor_level: Type.Optional(ocpiString(4)),
     coordinates: Type.Optional(geo),
-    physical_reference: Type.Optional(Type.String()),
+    physical_reference: Type.Optional(ocpiString(16)),
     directions: Type.Optional(Type.Array(DisplayText)),
     parking_restrictions: Type.Optional(Type.Array(ParkingRestriction)),
     images: Type.Optional(Type.Array(OpenObject)),

@@ -1,24 +1,34 @@
 import Type, { type Static } from '#typebox';
-import { CountryCode, DateTime, ObjectId, PartyId, openEnum } from '../core/schemas.js';
+import {
+  CountryCode,
+  Currency,
+  DateTime,
+  NonNegative,
+  ObjectId,
+  PartyId,
+  ocpiString,
+  openEnum,
+} from '../core/schemas.js';
 import { Location } from '../locations/schemas-2.1.1.js';
 
 /** OCPI 2.1.1 sessions (OCPI 2.1.1 mod_sessions.md). Stored in this shape. */
 
 export const ChargingPeriod = Type.Object({
   start_date_time: DateTime,
-  dimensions: Type.Array(Type.Object({ type: openEnum(['ENERGY']), volume: Type.Number() })),
+  dimensions: Type.Array(Type.Object({ type: openEnum(['ENERGY']), volume: Type.Number() }), { minItems: 1 }),
 });
 
 export const SessionCreate = Type.Object({
   id: ObjectId,
   start_datetime: DateTime,
   end_datetime: Type.Optional(DateTime),
-  kwh: Type.Number(),
-  auth_id: Type.String(),
+  kwh: NonNegative,
+  // string(36), printable ASCII (types.md); in the 2.2.1 view, the CdrToken's uid and contract_id
+  auth_id: ObjectId,
   auth_method: openEnum(['AUTH_REQUEST', 'WHITELIST', 'COMMAND']),
   location: Location,
-  meter_id: Type.Optional(Type.String()),
-  currency: Type.String(),
+  meter_id: Type.Optional(ocpiString(255)),
+  currency: Currency,
   charging_periods: Type.Optional(Type.Array(ChargingPeriod)),
   total_cost: Type.Optional(Type.Number()),
   status: openEnum(['ACTIVE', 'COMPLETED', 'INVALID']),

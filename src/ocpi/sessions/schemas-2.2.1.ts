@@ -1,5 +1,15 @@
 import Type, { type Static } from '#typebox';
-import { CountryCode, DateTime, ObjectId, PartyId, oneOf, openEnum } from '../core/schemas.js';
+import {
+  CountryCode,
+  Currency,
+  DateTime,
+  NonNegative,
+  ObjectId,
+  PartyId,
+  ocpiString,
+  oneOf,
+  openEnum,
+} from '../core/schemas.js';
 import { Price } from '../tariffs/schemas-2.2.1.js';
 import { TokenType } from '../tokens/schemas-2.2.1.js';
 
@@ -36,15 +46,15 @@ const sessionFields = {
   id: ObjectId,
   start_date_time: DateTime,
   end_date_time: Type.Optional(DateTime),
-  kwh: Type.Number({ minimum: 0 }),
+  kwh: NonNegative,
   cdr_token: CdrToken,
   auth_method: AuthMethod,
   authorization_reference: Type.Optional(ObjectId),
   location_id: ObjectId,
   evse_uid: ObjectId,
   connector_id: ObjectId,
-  meter_id: Type.Optional(Type.String({ maxLength: 255 })),
-  currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217' }),
+  meter_id: Type.Optional(ocpiString(255)),
+  currency: Currency,
   charging_periods: Type.Optional(Type.Array(ChargingPeriod)),
   total_cost: Type.Optional(Price),
   status: oneOf(['ACTIVE', 'COMPLETED', 'INVALID', 'PENDING', 'RESERVATION']),
@@ -66,7 +76,7 @@ export const SessionPath = Type.Object({ country_code: CountryCode, party_id: Pa
 export const ChargingPreferences = Type.Object({
   profile_type: oneOf(['CHEAP', 'FAST', 'GREEN', 'REGULAR']),
   departure_time: Type.Optional(DateTime),
-  energy_need: Type.Optional(Type.Number({ minimum: 0 })),
+  energy_need: Type.Optional(NonNegative),
   discharge_allowed: Type.Optional(Type.Boolean()),
 });
 

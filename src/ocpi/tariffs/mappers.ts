@@ -8,7 +8,7 @@ import type * as T221 from './schemas-2.2.1.js';
  */
 
 export function tariffFrom211(t: T211.Tariff, party: PartyIdentity): T221.Tariff {
-  // 2.1.1 restrictions are open objects (docs/OCPI.md, Decisions 14): kept as sent
+  // 2.1.1 restrictions have the 2.2.1 fields but current and reservation: kept as sent
   return { country_code: party.country_code, party_id: party.party_id, ...t } as T221.Tariff;
 }
 

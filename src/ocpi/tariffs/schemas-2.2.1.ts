@@ -1,5 +1,18 @@
 import Type, { type Static } from '#typebox';
-import { CountryCode, DateTime, DisplayText, EnergyMix, ObjectId, PartyId, oneOf } from '../core/schemas.js';
+import {
+  CountryCode,
+  Currency,
+  DateTime,
+  Day,
+  DisplayText,
+  EnergyMix,
+  NonNegative,
+  ObjectId,
+  PartyId,
+  TimeOfDay,
+  Url,
+  oneOf,
+} from '../core/schemas.js';
 
 /**
  * OCPI 2.2.1 tariffs (OCPI 2.2.1 mod_tariffs.asciidoc). Tariffs are stored in this shape,
@@ -12,24 +25,22 @@ export const Price = Type.Object({ excl_vat: Type.Number(), incl_vat: Type.Optio
 export const PriceComponent = Type.Object({
   type: oneOf(['ENERGY', 'FLAT', 'PARKING_TIME', 'TIME']),
   price: Type.Number({ minimum: 0 }),
-  vat: Type.Optional(Type.Number({ minimum: 0 })),
+  // a percentage
+  vat: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
   step_size: Type.Integer({ minimum: 0 }),
 });
 
-const Time = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'hh:mm, local time' });
-const Day = Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$', description: 'YYYY-MM-DD' });
-
 export const TariffRestrictions = Type.Object({
-  start_time: Type.Optional(Time),
-  end_time: Type.Optional(Time),
+  start_time: Type.Optional(TimeOfDay),
+  end_time: Type.Optional(TimeOfDay),
   start_date: Type.Optional(Day),
   end_date: Type.Optional(Day),
-  min_kwh: Type.Optional(Type.Number({ minimum: 0 })),
-  max_kwh: Type.Optional(Type.Number({ minimum: 0 })),
-  min_current: Type.Optional(Type.Number({ minimum: 0 })),
-  max_current: Type.Optional(Type.Number({ minimum: 0 })),
-  min_power: Type.Optional(Type.Number({ minimum: 0 })),
-  max_power: Type.Optional(Type.Number({ minimum: 0 })),
+  min_kwh: Type.Optional(NonNegative),
+  max_kwh: Type.Optional(NonNegative),
+  min_current: Type.Optional(NonNegative),
+  max_current: Type.Optional(NonNegative),
+  min_power: Type.Optional(NonNegative),
+  max_power: Type.Optional(NonNegative),
   min_duration: Type.Optional(Type.Integer({ minimum: 0 })),
   max_duration: Type.Optional(Type.Integer({ minimum: 0 })),
   day_of_week: Type.Optional(
@@ -47,10 +58,10 @@ const tariffFields = {
   country_code: CountryCode,
   party_id: PartyId,
   id: ObjectId,
-  currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217' }),
+  currency: Currency,
   type: Type.Optional(oneOf(['AD_HOC_PAYMENT', 'PROFILE_CHEAP', 'PROFILE_FAST', 'PROFILE_GREEN', 'REGULAR'])),
   tariff_alt_text: Type.Optional(Type.Array(DisplayText)),
-  tariff_alt_url: Type.Optional(Type.String()),
+  tariff_alt_url: Type.Optional(Url),
   min_price: Type.Optional(Price),
   max_price: Type.Optional(Price),
   elements: Type.Array(TariffElement, { minItems: 1 }),

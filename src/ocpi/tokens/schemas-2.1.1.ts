@@ -1,5 +1,15 @@
 import Type, { type Static } from '#typebox';
-import { CountryCode, DateTime, ObjectId, PartyId, oneOf, openEnum } from '../core/schemas.js';
+import {
+  CountryCode,
+  DateTime,
+  Language,
+  ObjectId,
+  ObjectId39,
+  PartyId,
+  ocpiString,
+  oneOf,
+  openEnum,
+} from '../core/schemas.js';
 
 /**
  * OCPI 2.1.1 tokens (OCPI 2.1.1 mod_tokens.md). Stored in this shape; the overview serves it
@@ -12,32 +22,34 @@ export const Whitelist = oneOf(['ALWAYS', 'ALLOWED', 'ALLOWED_OFFLINE', 'NEVER']
 export const Token = Type.Object({
   uid: ObjectId,
   type: TokenType,
-  auth_id: Type.String(),
-  visual_number: Type.Optional(Type.String()),
-  issuer: Type.String(),
+  // string(36), printable ASCII (types.md); stored as the 2.2.1 contract_id
+  auth_id: ObjectId,
+  visual_number: Type.Optional(ocpiString(64)),
+  issuer: ocpiString(64),
   valid: Type.Boolean(),
   whitelist: Whitelist,
-  language: Type.Optional(Type.String()),
+  language: Type.Optional(Language),
   last_updated: DateTime,
 });
 export type Token = Static<typeof Token>;
 
 export const TokenPatch = Type.Object({
   type: Type.Optional(TokenType),
-  auth_id: Type.Optional(Type.String()),
-  visual_number: Type.Optional(Type.String()),
-  issuer: Type.Optional(Type.String()),
+  auth_id: Type.Optional(ObjectId),
+  visual_number: Type.Optional(ocpiString(64)),
+  issuer: Type.Optional(ocpiString(64)),
   valid: Type.Optional(Type.Boolean()),
   whitelist: Type.Optional(Whitelist),
-  language: Type.Optional(Type.String()),
+  language: Type.Optional(Language),
   last_updated: Type.Optional(DateTime),
 });
 export type TokenPatch = Static<typeof TokenPatch>;
 
 export const LocationReferences = Type.Object({
-  location_id: ObjectId,
-  evse_uids: Type.Optional(Type.Array(Type.String())),
-  connector_ids: Type.Optional(Type.Array(Type.String())),
+  location_id: ObjectId39,
+  // string(39) and string(36) ids (mod_locations.md)
+  evse_uids: Type.Optional(Type.Array(ObjectId39)),
+  connector_ids: Type.Optional(Type.Array(ObjectId)),
 });
 export type LocationReferences = Static<typeof LocationReferences>;
 

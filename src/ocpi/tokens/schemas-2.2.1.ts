@@ -1,5 +1,5 @@
 import Type, { type Static } from '#typebox';
-import { CountryCode, DateTime, DisplayText, ObjectId, PartyId, oneOf } from '../core/schemas.js';
+import { CountryCode, DateTime, DisplayText, Language, ObjectId, PartyId, oneOf, ocpiString } from '../core/schemas.js';
 import { Whitelist } from './schemas-2.1.1.js';
 
 /**
@@ -11,8 +11,8 @@ export const TokenType = oneOf(['AD_HOC_USER', 'APP_USER', 'OTHER', 'RFID']);
 export type TokenType = Static<typeof TokenType>;
 
 export const EnergyContract = Type.Object({
-  supplier_name: Type.String({ maxLength: 64 }),
-  contract_id: Type.Optional(Type.String({ maxLength: 64 })),
+  supplier_name: ocpiString(64),
+  contract_id: Type.Optional(ocpiString(64)),
 });
 
 const tokenFields = {
@@ -21,12 +21,12 @@ const tokenFields = {
   uid: ObjectId,
   type: TokenType,
   contract_id: ObjectId,
-  visual_number: Type.Optional(Type.String({ maxLength: 64 })),
-  issuer: Type.String({ maxLength: 64 }),
+  visual_number: Type.Optional(ocpiString(64)),
+  issuer: ocpiString(64),
   group_id: Type.Optional(ObjectId),
   valid: Type.Boolean(),
   whitelist: Whitelist,
-  language: Type.Optional(Type.String({ minLength: 2, maxLength: 2 })),
+  language: Type.Optional(Language),
   default_profile_type: Type.Optional(oneOf(['CHEAP', 'FAST', 'GREEN', 'REGULAR'])),
   energy_contract: Type.Optional(EnergyContract),
   last_updated: DateTime,
