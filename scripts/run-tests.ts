@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import Mocha from 'mocha';
 
 /**
- * The test command (`npm test`): the unit and embedded suites, then the cluster suite (real
+ * The test command (`npm test`): the unit, embedded, OCPI, OCPP and roaming suites, then the cluster suite (real
  * Redis and PostgreSQL, several processes). `npm test -- embedded` or `-- cluster` runs one.
  * Ends with one summary line: "N passed, N failed, N skipped".
  */
@@ -12,6 +12,7 @@ const suites: Record<string, string[]> = {
   embedded: ['test/embedded'],
   ocpi: ['test/ocpi'],
   ocpp: ['test/ocpp'],
+  roaming: ['test/roaming'],
   cluster: ['test/cluster'],
   browser: ['test/browser'],
 };

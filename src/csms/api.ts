@@ -97,8 +97,12 @@ function chargePointAccess(deps: CsmsApiDeps): ChargePointAccess {
       const row = await chargePoints.find(id);
       if (!row) throw new HttpError(404, 'not_found', `no charge point ${id}`);
       const address = addressOf(id);
-      const [online, state] = await Promise.all([actors.isPinned(address), chargePoints.actorState(address)]);
-      return chargePointView(row, online, state, ocppUrlFor(config, id, koa));
+      const [online, state, links] = await Promise.all([
+        actors.isPinned(address),
+        chargePoints.actorState(address),
+        chargePoints.evseLinks(id),
+      ]);
+      return { ...chargePointView(row, online, state, ocppUrlFor(config, id, koa)), evse_links: links };
     },
     async ask(id, message) {
       try {

@@ -48,6 +48,19 @@ export class ChargePointStore {
     }
   }
 
+  /** Its EVSE links: the roaming bridge's table (src/roaming/evse-links.ts, docs/ROAMING.md). */
+  async evseLinks(id: string): Promise<Array<{ evse_number: number; location_id: string; evse_uid: string }>> {
+    const rows = await this.db.execute(
+      'SELECT evse_number, location_id, evse_uid FROM roaming_evse_link WHERE charge_point_id = ? ORDER BY evse_number',
+      [id],
+    );
+    return rows.map((r) => ({
+      evse_number: Number(r.evse_number),
+      location_id: String(r.location_id),
+      evse_uid: String(r.evse_uid),
+    }));
+  }
+
   async find(id: string): Promise<ChargePointRow | undefined> {
     const [r] = await this.db.execute('SELECT id, protocol, key_hash, created_at FROM csms_charge_point WHERE id = ?', [
       id,

@@ -16,6 +16,11 @@ export const ChargePointView = Type.Object({
   reservations: ChargePointState.properties.reservations,
   active_transactions: Type.Array(Type.String()),
   commands: ChargePointState.properties.commands,
+  evse_links: Type.Optional(
+    Type.Array(Type.Object({ evse_number: Type.Integer(), location_id: Type.String(), evse_uid: Type.String() }), {
+      description: 'which EVSE of which of our OCPI locations each EVSE is (GET of one charge point)',
+    }),
+  ),
 });
 export type ChargePointView = Static<typeof ChargePointView>;
 

@@ -11,6 +11,7 @@ export const migrationNames = [
   'm0005-fence-clock',
   'm0006-ocpi-221',
   'm0007-ocpi-parties',
+  'm0008-roaming',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

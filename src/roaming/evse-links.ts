@@ -1,0 +1,76 @@
+import type { Database, Row } from '../db/database.js';
+
+/** One OCPP EVSE of a charge point as one EVSE of one of our OCPI locations (docs/ROAMING.md). */
+export interface EvseLink {
+  charge_point_id: string;
+  /** the 2.0.1 evseId, or the 1.6 connectorId (a 1.6 connector is one EVSE) */
+  evse_number: number;
+  location_id: string;
+  evse_uid: string;
+}
+
+export class EvseLinkTakenError extends Error {
+  override readonly name = 'EvseLinkTakenError';
+  constructor(readonly holder: EvseLink) {
+    super(
+      `EVSE ${holder.evse_uid} of location ${holder.location_id} is linked to ${holder.charge_point_id}/${holder.evse_number}`,
+    );
+  }
+}
+
+function toLink(r: Row): EvseLink {
+  return {
+    charge_point_id: String(r.charge_point_id),
+    evse_number: Number(r.evse_number),
+    location_id: String(r.location_id),
+    evse_uid: String(r.evse_uid),
+  };
+}
+
+/** The links table (`roaming_evse_link`, m0008). */
+export class EvseLinkStore {
+  constructor(private readonly db: Database) {}
+
+  /** Links (or re-links) a charger EVSE; an OCPI EVSE linked to another charger EVSE is refused. */
+  async put(link: EvseLink): Promise<EvseLink> {
+    const holder = await this.byOcpiEvse(link.location_id, link.evse_uid);
+    if (holder && (holder.charge_point_id !== link.charge_point_id || holder.evse_number !== link.evse_number))
+      throw new EvseLinkTakenError(holder);
+    await this.db.execute(
+      `INSERT INTO roaming_evse_link (charge_point_id, evse_number, location_id, evse_uid, created_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (charge_point_id, evse_number) DO UPDATE SET location_id = excluded.location_id, evse_uid = excluded.evse_uid`,
+      [link.charge_point_id, link.evse_number, link.location_id, link.evse_uid, Date.now()],
+    );
+    return link;
+  }
+
+  /** Removes a link: the link it was, or undefined when there was none. */
+  async delete(chargePointId: string, evseNumber: number): Promise<EvseLink | undefined> {
+    const [r] = await this.db.execute(
+      'SELECT charge_point_id, evse_number, location_id, evse_uid FROM roaming_evse_link WHERE charge_point_id = ? AND evse_number = ?',
+      [chargePointId, evseNumber],
+    );
+    if (!r) return undefined;
+    await this.db.execute('DELETE FROM roaming_evse_link WHERE charge_point_id = ? AND evse_number = ?', [
+      chargePointId,
+      evseNumber,
+    ]);
+    return toLink(r);
+  }
+
+  async forChargePoint(chargePointId: string): Promise<EvseLink[]> {
+    const rows = await this.db.execute(
+      'SELECT charge_point_id, evse_number, location_id, evse_uid FROM roaming_evse_link WHERE charge_point_id = ? ORDER BY evse_number',
+      [chargePointId],
+    );
+    return rows.map(toLink);
+  }
+
+  async byOcpiEvse(locationId: string, evseUid: string): Promise<EvseLink | undefined> {
+    const [r] = await this.db.execute(
+      'SELECT charge_point_id, evse_number, location_id, evse_uid FROM roaming_evse_link WHERE location_id = ? AND evse_uid = ?',
+      [locationId, evseUid],
+    );
+    return r ? toLink(r) : undefined;
+  }
+}

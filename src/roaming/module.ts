@@ -1,0 +1,103 @@
+import Type from '#typebox';
+import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
+import { HttpError } from '../gateway/errors.js';
+import { defineMount, route, type MountSpec, type RouteSpec } from '../gateway/route-table.js';
+import { ChargePointStore } from '../csms/charge-point-store.js';
+import { ChargePointId } from '../csms/views.js';
+import { ObjectId39 } from '../ocpi/core/schemas.js';
+import type * as L221 from '../ocpi/locations/schemas-2.2.1.js';
+import { ObjectStore } from '../ocpi/store/object-store.js';
+import type { PlatformModule, PlatformServices } from '../platform/services.js';
+import { EvseLinkStore, EvseLinkTakenError } from './evse-links.js';
+
+/**
+ * The roaming bridge (docs/ROAMING.md): where our chargers (the CSMS) and our OCPI locations
+ * meet. It owns the EVSE links: which EVSE of which of our locations each OCPP EVSE is.
+ */
+
+const LinkPath = Type.Object({
+  id: ChargePointId,
+  evse_number: Type.Integer({ minimum: 1, maximum: 9999, description: '2.0.1 evseId, or 1.6 connectorId' }),
+});
+const LinkBody = Type.Object({ location_id: ObjectId39, evse_uid: ObjectId39 }, { additionalProperties: false });
+const LinkView = Type.Object({
+  charge_point_id: Type.String(),
+  evse_number: Type.Integer(),
+  location_id: Type.String(),
+  evse_uid: Type.String(),
+});
+
+function linkRoutes(services: PlatformServices): Array<RouteSpec<OperatorAuth>> {
+  const links = new EvseLinkStore(services.db);
+  const chargePoints = new ChargePointStore(services.db);
+  const { db, config } = services;
+  // our own locations, read where the OCPI module keeps them
+  const locations = new ObjectStore<L221.StoredLocation>(
+    { query: (text, params) => db.sql.query(text, params), run: (text, params) => db.sql.run(text, params) },
+    'locations',
+  );
+  const own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID };
+  return [
+    route({
+      method: 'PUT',
+      path: '/charge-points/:id/evses/:evse_number',
+      summary: 'Links an EVSE of a charge point to an EVSE of one of our OCPI locations',
+      params: LinkPath,
+      body: LinkBody,
+      response: LinkView,
+      responses: {
+        404: 'unknown charge point, location or EVSE uid',
+        409: 'that EVSE of the location is linked to another charger EVSE',
+      },
+      handler: async (req) => {
+        const { id, evse_number } = req.params;
+        if (!(await chargePoints.find(id))) throw new HttpError(404, 'not_found', `no charge point ${id}`);
+        const location = await locations.get({ ...own, id: req.body.location_id });
+        if (!location) throw new HttpError(404, 'location_not_found', `no location ${req.body.location_id} of ours`);
+        if (!location.evses?.some((e) => e.uid === req.body.evse_uid))
+          throw new HttpError(404, 'evse_not_found', `location ${location.id} has no EVSE ${req.body.evse_uid}`);
+        try {
+          const link = await links.put({ charge_point_id: id, evse_number, ...req.body });
+          req.log.info({ link }, 'EVSE linked');
+          return { data: link };
+        } catch (err) {
+          if (err instanceof EvseLinkTakenError) throw new HttpError(409, 'evse_linked_elsewhere', err.message);
+          throw err;
+        }
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/charge-points/:id/evses/:evse_number',
+      summary: 'Unlinks an EVSE of a charge point from our OCPI location; answers the link it was',
+      params: LinkPath,
+      response: LinkView,
+      responses: { 404: 'no such link' },
+      handler: async (req) => {
+        const { id, evse_number } = req.params;
+        const removed = await links.delete(id, evse_number);
+        if (!removed) throw new HttpError(404, 'link_not_found', `EVSE ${evse_number} of ${id} is not linked`);
+        req.log.info({ link: removed }, 'EVSE unlinked');
+        return { data: removed };
+      },
+    }),
+  ];
+}
+
+export function roamingModule(): PlatformModule {
+  return {
+    name: 'roaming',
+    mounts(services): Array<MountSpec<unknown>> {
+      return [
+        defineMount<OperatorAuth>({
+          name: 'roaming-management',
+          prefix: '/v1',
+          description: 'The roaming bridge: our chargers as EVSEs of our OCPI locations (operators)',
+          security: 'bearer',
+          authenticate: operatorAuthenticator(services.config),
+          routes: linkRoutes(services),
+        }),
+      ];
+    },
+  };
+}
