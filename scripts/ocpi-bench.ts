@@ -132,7 +132,7 @@ function benchLocation(i: number, countryCode: string, partyId: string): Record<
     address: `Main street ${i}`,
     city: 'Utrecht',
     country: 'NLD',
-    coordinates: { latitude: '52.090', longitude: '5.121' },
+    coordinates: { latitude: '52.090000', longitude: '5.121000' },
     parking_type: 'ON_STREET',
     time_zone: 'Europe/Amsterdam',
     evses: [
