@@ -1,10 +1,8 @@
 import Type, { type Static } from '#typebox';
 import {
-  CountryAlpha3,
   CountryCode,
   Currency,
   DateTime,
-  GeoLocation,
   NonNegative,
   ObjectId,
   OpenObject,
@@ -12,6 +10,7 @@ import {
   ciString,
   ocpiString,
 } from '../core/schemas.js';
+import { placeFields } from '../locations/schemas-2.2.1.js';
 import { ConnectorFormat, ConnectorStandard, PowerType } from '../locations/schemas.js';
 import { AuthMethod, CdrToken, ChargingPeriod } from '../sessions/schemas-2.2.1.js';
 import { Price, Tariff } from '../tariffs/schemas-2.2.1.js';
@@ -23,13 +22,7 @@ export const CdrId = Type.String({ minLength: 1, maxLength: 39, pattern: '^[\\x2
 
 export const CdrLocation = Type.Object({
   id: ObjectId,
-  name: Type.Optional(ocpiString(255)),
-  address: ocpiString(45),
-  city: ocpiString(45),
-  postal_code: Type.Optional(ocpiString(10)),
-  state: Type.Optional(ocpiString(20)),
-  country: CountryAlpha3,
-  coordinates: GeoLocation,
+  ...placeFields,
   evse_uid: ObjectId,
   evse_id: ciString(48),
   connector_id: ObjectId,

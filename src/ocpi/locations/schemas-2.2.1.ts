@@ -55,12 +55,8 @@ export const PublishTokenType = Type.Object({
 });
 export type PublishToken = Static<typeof PublishTokenType>;
 
-const locationFields = {
-  country_code: CountryCode,
-  party_id: PartyId,
-  id: Type.Optional(ObjectId),
-  publish: Type.Boolean(),
-  publish_allowed_to: Type.Optional(Type.Array(PublishTokenType)),
+/** Where a location is: its fields in the Location, and in a CDR's CdrLocation (2.2.1). */
+export const placeFields = {
   name: Type.Optional(ocpiString(255)),
   address: ocpiString(45),
   city: ocpiString(45),
@@ -68,6 +64,15 @@ const locationFields = {
   state: Type.Optional(ocpiString(20)),
   country: CountryAlpha3,
   coordinates: GeoLocation,
+};
+
+const locationFields = {
+  country_code: CountryCode,
+  party_id: PartyId,
+  id: Type.Optional(ObjectId),
+  publish: Type.Boolean(),
+  publish_allowed_to: Type.Optional(Type.Array(PublishTokenType)),
+  ...placeFields,
   related_locations: Type.Optional(Type.Array(OpenObject)),
   parking_type: Type.Optional(openEnum(['ALONG_MOTORWAY', 'PARKING_GARAGE', 'PARKING_LOT', 'ON_STREET'])),
   evses: Type.Optional(Type.Array(Evse)),
