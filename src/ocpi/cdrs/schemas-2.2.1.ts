@@ -11,7 +11,7 @@ import {
   ocpiString,
 } from '../core/schemas.js';
 import { placeFields } from '../locations/schemas-2.2.1.js';
-import { ConnectorFormat, ConnectorStandard, PowerType } from '../locations/schemas.js';
+import { ConnectorFormat, ConnectorStandard, PowerType221 } from '../locations/schemas.js';
 import { AuthMethod, CdrToken, ChargingPeriod } from '../sessions/schemas-2.2.1.js';
 import { Price, Tariff } from '../tariffs/schemas-2.2.1.js';
 
@@ -28,7 +28,7 @@ export const CdrLocation = Type.Object({
   connector_id: ObjectId,
   connector_standard: ConnectorStandard,
   connector_format: ConnectorFormat,
-  connector_power_type: PowerType,
+  connector_power_type: PowerType221,
 });
 
 export const Cdr = Type.Object({

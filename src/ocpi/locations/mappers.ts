@@ -22,8 +22,19 @@ function asNew<T extends object>(patch: object): T {
 }
 
 export function connectorTo211(c: V221.Connector): V211.Connector {
-  const { max_voltage, max_amperage, tariff_ids, max_electric_power: _power, ...rest } = c;
-  return defined({ ...rest, voltage: max_voltage, amperage: max_amperage, tariff_id: tariff_ids?.[0] });
+  const { max_voltage, max_amperage, tariff_ids, max_electric_power: _power, power_type, ...rest } = c;
+  return defined({
+    ...rest,
+    power_type: powerType211(power_type),
+    voltage: max_voltage,
+    amperage: max_amperage,
+    tariff_id: tariff_ids?.[0],
+  });
+}
+
+/** 2.1.1 has no two-phase supplies: they are single-phase there (docs/OCPI.md, Decisions 36). */
+export function powerType211(t: V221.Connector['power_type']): V211.Connector['power_type'] {
+  return t === 'AC_2_PHASE' || t === 'AC_2_PHASE_SPLIT' ? 'AC_1_PHASE' : t;
 }
 
 export function connectorFrom211(c: V211.Connector): V221.Connector {

@@ -16,7 +16,15 @@ import {
   openEnum,
 } from '../core/schemas.js';
 import { TokenType } from '../tokens/schemas-2.2.1.js';
-import { ConnectorFormat, ConnectorStandard, Facility, Hours, PowerType, evsePatchWith, evseWith } from './schemas.js';
+import {
+  ConnectorFormat,
+  ConnectorStandard,
+  Facility,
+  Hours,
+  PowerType221,
+  evsePatchWith,
+  evseWith,
+} from './schemas.js';
 
 /** OCPI 2.2.1 locations (OCPI 2.2.1 mod_locations.asciidoc). These are also the stored shapes. */
 
@@ -24,7 +32,7 @@ export const Connector = Type.Object({
   id: ObjectId,
   standard: ConnectorStandard,
   format: ConnectorFormat,
-  power_type: PowerType,
+  power_type: PowerType221,
   max_voltage: Type.Integer({ minimum: 0 }),
   max_amperage: Type.Integer({ minimum: 0 }),
   max_electric_power: Type.Optional(Type.Integer({ minimum: 0 })),

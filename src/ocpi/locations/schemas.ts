@@ -45,7 +45,9 @@ export const Capability = openEnum([
 export const ParkingRestriction = openEnum(['EV_ONLY', 'PLUGGED', 'DISABLED']);
 export const ConnectorStandard = openEnum(['CHADEMO', 'DOMESTIC_A', 'DOMESTIC_B', 'IEC_62196_T2']);
 export const ConnectorFormat = oneOf(['SOCKET', 'CABLE']);
+/** 2.1.1 power types; 2.2.1 adds two-phase supplies (served as AC_1_PHASE in 2.1.1, Decisions 36). */
 export const PowerType = oneOf(['AC_1_PHASE', 'AC_3_PHASE', 'DC']);
+export const PowerType221 = oneOf(['AC_1_PHASE', 'AC_2_PHASE', 'AC_2_PHASE_SPLIT', 'AC_3_PHASE', 'DC']);
 export const Facility = openEnum(['HOTEL', 'RESTAURANT', 'CAFE', 'BUS_STOP', 'PARKING_LOT']);
 
 /**

@@ -150,6 +150,35 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
         expect((await put211('52.090000')).body.status_code).to.equal(1000);
       });
 
+      it('takes the two-phase power types of 2.2.1 and serves them as AC_1_PHASE on 2.1.1', async () => {
+        const location = aLocation({
+          country_code: cc,
+          party_id: pid,
+          id: 'LOC-2PH',
+          evses: [
+            anEvse({
+              uid: '2PH-E1',
+              connectors: [
+                aConnector({ id: '1', power_type: 'AC_2_PHASE_SPLIT' }),
+                aConnector({ id: '2', power_type: 'AC_2_PHASE' }),
+              ],
+            }),
+          ],
+        });
+        expect((await put221('LOC-2PH', location)).body.status_code).to.equal(1000);
+        const read211 = await api.request('GET', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-2PH/2PH-E1`, {
+          token: cpo.token,
+        });
+        const types = (dataOf<Obj>(read211).connectors as Obj[]).map((c) => c.power_type);
+        expect(types).to.deep.equal(['AC_1_PHASE', 'AC_1_PHASE']);
+        // 2.1.1 itself has no such value
+        const put211 = await api.request('PUT', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-2PH/2PH-E1/1`, {
+          token: cpo.token,
+          body: aConnector211({ id: '1', power_type: 'AC_2_PHASE' }),
+        });
+        expect(put211.status).to.equal(422);
+      });
+
       it('PUT replaces a location and answers the LocationOut', async () => {
         const first = aLocation({
           country_code: cc,
