@@ -69,9 +69,10 @@ export function evsePatchFrom211(p: V211.EvsePatch): V221.EvsePatch {
  * (OTHER and UNKNOWN have none: the stored parking_type stays); EVSEs as EVSE patches.
  */
 export function locationPatchFrom211(p: V211.LocationPatch): V221.LocationPatch {
-  const { type, evses, ...rest } = p;
+  const { type, evses, opening_times, ...rest } = p;
   return defined({
     ...rest,
+    opening_times: opening_times && hoursFrom211(opening_times),
     parking_type: type === undefined ? undefined : TYPE_FROM_PARKING[type],
     evses: evses?.map(evsePatchFrom211),
   });
@@ -107,19 +108,48 @@ export function locationTo211(l: V221.StoredLocation): V211.Location {
     state: _state,
     parking_type,
     evses,
+    opening_times,
     ...rest
   } = l;
   // 2.1.1 requires a location type; 2.2.1 parking types without a 2.1.1 twin become OTHER
   const type = parking_type === undefined ? 'UNKNOWN' : (TYPE_FROM_PARKING[parking_type] ?? 'OTHER');
-  return defined({ ...rest, coordinates: geoTo211(rest.coordinates), type, evses: evses?.map(evseTo211) });
+  return defined({
+    ...rest,
+    opening_times: opening_times && hoursTo211(opening_times),
+    coordinates: geoTo211(rest.coordinates),
+    type,
+    evses: evses?.map(evseTo211),
+  });
+}
+
+type Hours221 = NonNullable<V221.Location['opening_times']>;
+type Hours211 = NonNullable<V211.Location['opening_times']>;
+
+/** 2.1.1 Hours give regular_hours or twentyfourseven; 2.2.1 always says twentyfourseven (Decisions 37). */
+export function hoursFrom211(h: Hours211): Hours221 {
+  return { ...h, twentyfourseven: h.twentyfourseven ?? false };
+}
+
+/** 2.2.1 Hours as 2.1.1 has them: one of twentyfourseven (when true) and regular_hours. */
+export function hoursTo211(h: Hours221): Hours211 {
+  if (h.twentyfourseven) {
+    const { regular_hours: _regular, ...rest } = h;
+    return rest;
+  }
+  if (h.regular_hours) {
+    const { twentyfourseven: _always, ...rest } = h;
+    return { ...rest, regular_hours: h.regular_hours };
+  }
+  return h;
 }
 
 /** A 2.1.1 location pulled from a partner CPO, stored in the 2.2.1 shape under its party. */
 export function locationFrom211(l: V211.Location, party: PartyIdentity): V221.StoredLocation {
-  const { type, evses, time_zone, ...rest } = l;
+  const { type, evses, time_zone, opening_times, ...rest } = l;
   const parking = TYPE_FROM_PARKING[type];
   return defined({
     ...rest,
+    opening_times: opening_times && hoursFrom211(opening_times),
     country_code: party.country_code,
     party_id: party.party_id,
     publish: true,

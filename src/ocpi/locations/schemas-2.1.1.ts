@@ -15,7 +15,15 @@ import {
   ocpiString,
   openEnum,
 } from '../core/schemas.js';
-import { ConnectorFormat, ConnectorStandard, Facility, Hours, PowerType, evsePatchWith, evseWith } from './schemas.js';
+import {
+  ConnectorFormat,
+  ConnectorStandard,
+  Facility,
+  Hours211,
+  PowerType,
+  evsePatchWith,
+  evseWith,
+} from './schemas.js';
 
 /** OCPI 2.1.1 locations (OCPI 2.1.1 mod_locations.md). Stored in the 2.2.1 shape: mappers.ts. */
 
@@ -61,7 +69,7 @@ export const Location = Type.Object({
   owner: Type.Optional(BusinessDetails),
   facilities: Type.Optional(Type.Array(Facility)),
   time_zone: Type.Optional(ocpiString(255)),
-  opening_times: Type.Optional(Hours),
+  opening_times: Type.Optional(Hours211),
   charging_when_closed: Type.Optional(Type.Boolean()),
   images: Type.Optional(Type.Array(OpenObject)),
   energy_mix: Type.Optional(EnergyMix),

@@ -25,13 +25,18 @@ export const RegularHours = Type.Object({
   period_end: TimeOfDay,
 });
 /**
- * Hours: `twentyfourseven` (required in both versions here) and the regular hours; the
- * exceptional openings and closings are objects of any shape (docs/OCPI.md, Decisions 14).
+ * Hours (2.2.1): `twentyfourseven` and the regular hours; the exceptional openings and closings
+ * are objects of any shape (docs/OCPI.md, Decisions 14).
  */
 export const Hours = Type.Object({
   twentyfourseven: Type.Boolean(),
   regular_hours: Type.Optional(Type.Array(RegularHours)),
 });
+/** Hours (2.1.1): `regular_hours` or `twentyfourseven`, one of the two (docs/OCPI.md, Decisions 37). */
+export const Hours211 = Type.Union([
+  Type.Object({ twentyfourseven: Type.Boolean(), regular_hours: Type.Optional(Type.Array(RegularHours)) }),
+  Type.Object({ twentyfourseven: Type.Optional(Type.Boolean()), regular_hours: Type.Array(RegularHours) }),
+]);
 
 export const EvseStatus = openEnum(['AVAILABLE', 'BLOCKED', 'CHARGING', 'INOPERATIVE']);
 export const Capability = openEnum([

@@ -398,6 +398,30 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
         expect(invalid.status).to.equal(422);
       });
 
+      it('takes 2.1.1 opening times as regular_hours alone, and gives them to 2.2.1 with twentyfourseven false', async () => {
+        const hours = [{ weekday: 1, period_begin: '08:00', period_end: '20:00' }];
+        const base = `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-HRS`;
+        const put = await api.request('PUT', base, {
+          token: cpo.token,
+          body: aLocation211({ id: 'LOC-HRS', opening_times: { regular_hours: hours } }),
+        });
+        expect(put.body.status_code, JSON.stringify(put.body)).to.equal(1000);
+        expect(dataOf<Obj>(put).opening_times).to.deep.equal({ regular_hours: hours });
+        const as221 = await api.request('GET', `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/LOC-HRS`, {
+          token: cpo.token,
+          encoding: 'base64',
+        });
+        expect(dataOf<Obj>(as221).opening_times).to.deep.equal({ twentyfourseven: false, regular_hours: hours });
+        // a PATCH with regular hours only, too; neither of the two is 422
+        const patched = await api.request('PATCH', base, {
+          token: cpo.token,
+          body: { opening_times: { regular_hours: [] } },
+        });
+        expect(patched.body.status_code).to.equal(1000);
+        const neither = await api.request('PATCH', base, { token: cpo.token, body: { opening_times: {} } });
+        expect(neither.status).to.equal(422);
+      });
+
       it('takes 2.1.1 location ids and EVSE uids of 39 characters, and PATCHes them at every level', async () => {
         const id = 'L'.repeat(39);
         const uid = 'E'.repeat(39);
