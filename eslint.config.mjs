@@ -52,6 +52,7 @@ export default tseslint.config(
           'prompt',
           'setTimeout',
           'clearTimeout',
+          'FormData',
         ].map((g) => [g, 'readonly']),
       ),
     },

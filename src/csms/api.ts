@@ -147,11 +147,20 @@ function listChargePoints(cp: ChargePointAccess): CsmsRoute {
         .map((row, i) => ({ row, online: online[i] ?? false }))
         .filter((x) => q.online === undefined || x.online === q.online);
       const page = matching.slice(q.offset, q.offset + q.limit);
-      const states = await chargePoints.actorStates(page.map((x) => cp.addressOf(x.row.id)));
+      const [states, links] = await Promise.all([
+        chargePoints.actorStates(page.map((x) => cp.addressOf(x.row.id))),
+        chargePoints.evseLinksOf(page.map((x) => x.row.id)),
+      ]);
       return {
-        data: page.map((x) =>
-          chargePointView(x.row, x.online, states.get(cp.addressOf(x.row.id)), ocppUrlFor(config, x.row.id, req.koa)),
-        ),
+        data: page.map((x) => ({
+          ...chargePointView(
+            x.row,
+            x.online,
+            states.get(cp.addressOf(x.row.id)),
+            ocppUrlFor(config, x.row.id, req.koa),
+          ),
+          evse_links: links.get(x.row.id) ?? [],
+        })),
         headers: pageHeaders(config, req, matching.length, q.offset, q.limit),
       };
     },

@@ -61,6 +61,30 @@ export class ChargePointStore {
     }));
   }
 
+  /** The EVSE links of several charge points at once (a page of the list), by charge point id. */
+  async evseLinksOf(
+    ids: readonly string[],
+  ): Promise<Map<string, Array<{ evse_number: number; location_id: string; evse_uid: string }>>> {
+    const links = new Map<string, Array<{ evse_number: number; location_id: string; evse_uid: string }>>();
+    if (ids.length === 0) return links;
+    const rows = await this.db.execute(
+      `SELECT charge_point_id, evse_number, location_id, evse_uid FROM roaming_evse_link
+       WHERE charge_point_id IN (${ids.map(() => '?').join(', ')}) ORDER BY charge_point_id, evse_number`,
+      [...ids],
+    );
+    for (const r of rows) {
+      const id = String(r.charge_point_id);
+      const list = links.get(id) ?? [];
+      list.push({
+        evse_number: Number(r.evse_number),
+        location_id: String(r.location_id),
+        evse_uid: String(r.evse_uid),
+      });
+      links.set(id, list);
+    }
+    return links;
+  }
+
   async find(id: string): Promise<ChargePointRow | undefined> {
     const [r] = await this.db.execute('SELECT id, protocol, key_hash, created_at FROM csms_charge_point WHERE id = ?', [
       id,

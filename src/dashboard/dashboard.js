@@ -1,5 +1,5 @@
 // The dashboard only uses the public /v1 API (GET /v1/charge-points, GET /v1/sessions,
-// POST .../remote-start|remote-stop) and its event stream GET /v1/events. It is a file of its
+// POST .../remote-start|remote-stop, PUT|DELETE .../evses/{n}) and its event stream GET /v1/events. It is a file of its
 // own so that the page's Content-Security-Policy can refuse inline scripts.
 const KEY = 'csms-api-key';
 
@@ -69,6 +69,7 @@ function renderChargePoints(items) {
         el('td', { 'data-testid': 'connectors' }, connectors || el('span', { class: 'muted' }, 'none reported')),
         el('td', {}, cp.boot ? `${cp.boot.vendor} ${cp.boot.model}` : el('span', { class: 'muted' }, 'not booted')),
         el('td', {}, tx ?? ''),
+        el('td', { 'data-testid': 'evse-links' }, evseLinks(cp)),
         el(
           'td',
           {},
@@ -87,6 +88,50 @@ function renderChargePoints(items) {
       );
     }),
   );
+}
+
+// The EVSE links of a charger (docs/ROAMING.md), each with an unlink button; the form that adds
+// one is outside the table (#link-form), which is rebuilt on every refresh.
+function evseLinks(cp) {
+  return el(
+    'div',
+    {},
+    ...(cp.evse_links ?? []).map((l) =>
+      el(
+        'div',
+        { 'data-testid': `evse-link-${l.evse_number}` },
+        `${l.evse_number} → ${l.location_id} / ${l.evse_uid} `,
+        el('button', { 'data-testid': 'unlink', onclick: () => unlink(cp.id, l.evse_number) }, 'Unlink'),
+      ),
+    ),
+  );
+}
+
+async function linkEvse(event) {
+  event.preventDefault();
+  const f = new FormData(event.target);
+  const id = String(f.get('charge_point_id'));
+  const n = Number(f.get('evse_number'));
+  try {
+    await api('PUT', `/v1/charge-points/${encodeURIComponent(id)}/evses/${n}`, {
+      location_id: String(f.get('location_id')),
+      evse_uid: String(f.get('evse_uid')),
+    });
+    say(`EVSE ${n} of ${id} linked`);
+    refreshSoon();
+  } catch (err) {
+    say(`Link refused: ${err.message}`);
+  }
+}
+
+async function unlink(id, n) {
+  try {
+    await api('DELETE', `/v1/charge-points/${encodeURIComponent(id)}/evses/${n}`);
+    say(`EVSE ${n} of ${id} unlinked`);
+    refreshSoon();
+  } catch (err) {
+    say(`Unlink refused: ${err.message}`);
+  }
 }
 
 function renderSessions(items) {
@@ -172,6 +217,7 @@ async function listen() {
   }
 }
 
+$('link-form').addEventListener('submit', linkEvse);
 $('key-form').addEventListener('submit', (e) => {
   e.preventDefault();
   sessionStorage.setItem(KEY, $('api-key').value);

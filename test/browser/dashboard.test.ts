@@ -3,6 +3,9 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { connect } from '../ocpp/support/charger.js';
 import { API_KEY, startCsms, type CsmsUnderTest } from '../ocpp/support/csms.js';
 import { v16 } from '../ocpp/support/messages.js';
+import { ocpiModule } from '../../src/ocpi/module.js';
+import { roamingModule } from '../../src/roaming/module.js';
+import { aLocation, anEvse } from '../support/ocpi-builders.js';
 
 /** Debian's chromium (apt-get install chromium); the test never downloads a browser. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -14,7 +17,8 @@ describe('operator dashboard in a real browser', function () {
   let page: Page;
 
   before(async () => {
-    csms = await startCsms();
+    // the OCPI and roaming modules too: the EVSE links name our OCPI locations
+    csms = await startCsms({}, undefined, [ocpiModule(), roamingModule()]);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
@@ -100,6 +104,36 @@ describe('operator dashboard in a real browser', function () {
     } finally {
       await context.close();
     }
+  });
+
+  it('links an EVSE of a charger to one of our OCPI locations and unlinks it; a refusal is shown', async () => {
+    const cp = await csms.registerChargePoint('ocpp2.0.1');
+    const location = aLocation({ id: 'UI-LOC', evses: [anEvse({ uid: 'UI-E1' })] });
+    expect((await csms.api('PUT', '/v1/ocpi/locations/UI-LOC', location)).status).to.equal(200);
+    await page.goto(`${csms.url}/dashboard`);
+    const row = page.getByTestId(`cp-${cp.id}`);
+    await row.waitFor();
+    const links = row.getByTestId('evse-links');
+    const form = page.getByTestId('link-form');
+    await form.getByLabel('charge point id').fill(cp.id);
+    await form.getByLabel('EVSE number').fill('1');
+    await form.getByLabel('location id').fill('UI-LOC');
+    await form.getByLabel('OCPI EVSE uid').fill('NOPE');
+    await form.getByRole('button', { name: 'Link' }).click();
+    await page.locator('#message').filter({ hasText: 'Link refused' }).waitFor();
+    expect(await page.locator('#message').textContent()).to.contain('NOPE');
+
+    await form.getByLabel('OCPI EVSE uid').fill('UI-E1');
+    await form.getByRole('button', { name: 'Link' }).click();
+    await links.getByTestId('evse-link-1').filter({ hasText: 'UI-LOC / UI-E1' }).waitFor();
+    const view = await csms.api<{ evse_links: unknown[] }>('GET', `/v1/charge-points/${cp.id}`);
+    expect(view.body.evse_links).to.deep.equal([{ evse_number: 1, location_id: 'UI-LOC', evse_uid: 'UI-E1' }]);
+
+    await links.getByTestId('evse-link-1').getByTestId('unlink').click();
+    await links.getByTestId('evse-link-1').waitFor({ state: 'detached' });
+    expect(
+      (await csms.api<{ evse_links: unknown[] }>('GET', `/v1/charge-points/${cp.id}`)).body.evse_links,
+    ).to.deep.equal([]);
   });
 
   it('moves a key an older version left in localStorage into sessionStorage', async () => {
