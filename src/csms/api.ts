@@ -100,9 +100,9 @@ function chargePointAccess(deps: CsmsApiDeps): ChargePointAccess {
       const [online, state, links] = await Promise.all([
         actors.isPinned(address),
         chargePoints.actorState(address),
-        chargePoints.evseLinks(id),
+        chargePoints.evseLinksOf([id]),
       ]);
-      return { ...chargePointView(row, online, state, ocppUrlFor(config, id, koa)), evse_links: links };
+      return { ...chargePointView(row, online, state, ocppUrlFor(config, id, koa)), evse_links: links.get(id) ?? [] };
     },
     async ask(id, message) {
       try {

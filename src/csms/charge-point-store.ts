@@ -48,20 +48,10 @@ export class ChargePointStore {
     }
   }
 
-  /** Its EVSE links: the roaming bridge's table (src/roaming/evse-links.ts, docs/ROAMING.md). */
-  async evseLinks(id: string): Promise<Array<{ evse_number: number; location_id: string; evse_uid: string }>> {
-    const rows = await this.db.execute(
-      'SELECT evse_number, location_id, evse_uid FROM roaming_evse_link WHERE charge_point_id = ? ORDER BY evse_number',
-      [id],
-    );
-    return rows.map((r) => ({
-      evse_number: Number(r.evse_number),
-      location_id: String(r.location_id),
-      evse_uid: String(r.evse_uid),
-    }));
-  }
-
-  /** The EVSE links of several charge points at once (a page of the list), by charge point id. */
+  /**
+   * The EVSE links of charge points (a page of the list, or one), by charge point id: the roaming
+   * bridge's table (src/roaming/evse-links.ts, docs/ROAMING.md).
+   */
   async evseLinksOf(
     ids: readonly string[],
   ): Promise<Map<string, Array<{ evse_number: number; location_id: string; evse_uid: string }>>> {

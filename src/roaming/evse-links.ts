@@ -58,14 +58,6 @@ export class EvseLinkStore {
     return toLink(r);
   }
 
-  async forChargePoint(chargePointId: string): Promise<EvseLink[]> {
-    const rows = await this.db.execute(
-      'SELECT charge_point_id, evse_number, location_id, evse_uid FROM roaming_evse_link WHERE charge_point_id = ? ORDER BY evse_number',
-      [chargePointId],
-    );
-    return rows.map(toLink);
-  }
-
   async byOcpiEvse(locationId: string, evseUid: string): Promise<EvseLink | undefined> {
     const [r] = await this.db.execute(
       'SELECT charge_point_id, evse_number, location_id, evse_uid FROM roaming_evse_link WHERE location_id = ? AND evse_uid = ?',

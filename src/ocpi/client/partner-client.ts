@@ -233,14 +233,19 @@ export class PartnerClient {
 
 /**
  * The endpoint of `identifier` in the highest version we support that has one (the endpoints
- * of a discovery, or those the partner actor keeps, whose version is a plain string).
+ * of a discovery, or those the partner actor keeps, whose version is a plain string). With
+ * `role`, the module's interface of that role: a 2.2.1 endpoint names it (a platform may list both
+ * for one module); a 2.1.1 one does not, the partner's role decides which interface it is.
  */
 export function endpointOf(
-  endpoints: ReadonlyArray<{ version: string; identifier: string; url: string }>,
+  endpoints: ReadonlyArray<{ version: string; identifier: string; role?: string; url: string }>,
   identifier: string,
+  role?: 'SENDER' | 'RECEIVER',
 ): { version: OcpiVersion; url: string } | undefined {
   for (const version of SUPPORTED_VERSIONS) {
-    const e = endpoints.find((x) => x.version === version && x.identifier === identifier);
+    const e = endpoints.find(
+      (x) => x.version === version && x.identifier === identifier && (!role || x.role === undefined || x.role === role),
+    );
     if (e) return { version, url: e.url };
   }
   return undefined;

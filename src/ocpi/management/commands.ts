@@ -4,7 +4,7 @@ import { HttpError, RequestValidationError } from '../../gateway/errors.js';
 import { route } from '../../gateway/route-table.js';
 import { RequestPart } from '../../gateway/validation.js';
 import { compileLazily } from '../../lazy-compile.js';
-import { PartnerCallError } from '../client/partner-client.js';
+import { endpointOf, PartnerCallError } from '../client/partner-client.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import type { OperatorRoute } from '../core/mount-kit.js';
@@ -21,7 +21,6 @@ import {
 } from '../commands/schemas.js';
 import { tokenTo211 } from '../tokens/mappers.js';
 import { badGateway, registeredLink } from './handshake.js';
-import { interfaceOf } from './interfaces.js';
 import { IdPath, partnerOf } from './partner-of.js';
 
 /**
@@ -89,7 +88,7 @@ async function commandsLink(ctx: OcpiContext, partner: PartnerRow) {
     throw new HttpError(409, 'not_a_cpo', `partner ${partner.id} is an eMSP: commands go to a CPO`);
   const link = await registeredLink(ctx, partner);
   // a platform may list both interfaces of commands: ours go to its Receiver
-  const endpoint = interfaceOf(link.partner.endpoints, 'commands', 'RECEIVER');
+  const endpoint = endpointOf(link.partner.endpoints, 'commands', 'RECEIVER');
   if (!endpoint) throw new HttpError(409, 'no_commands_endpoint', 'the partner lists no commands endpoint');
   return { endpoint, theirToken: link.theirToken };
 }

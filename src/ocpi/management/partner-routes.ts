@@ -7,7 +7,7 @@ import { CountryCode, PartyId } from '../core/schemas.js';
 import { ourVersionsUrl, registerWith, rotateWith, unregisterWith } from './handshake.js';
 import { partnerCommandRoutes } from './commands.js';
 import { IdPath, partnerOf } from './partner-of.js';
-import { ExchangeModule } from './interfaces.js';
+import { ExchangeModule } from './exchange-module.js';
 import { pull } from './pull.js';
 import { push } from './push.js';
 

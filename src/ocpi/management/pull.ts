@@ -20,8 +20,9 @@ import * as T221 from '../tariffs/schemas-2.2.1.js';
 import { tokenFrom211 } from '../tokens/mappers.js';
 import * as K211 from '../tokens/schemas-2.1.1.js';
 import * as K221 from '../tokens/schemas-2.2.1.js';
+import { endpointOf } from '../client/partner-client.js';
 import { badGateway, registeredLink } from './handshake.js';
-import { interfaceOf, type ExchangeModule } from './interfaces.js';
+import type { ExchangeModule } from './exchange-module.js';
 
 /**
  * Pulling a registered partner's objects from its Sender interfaces (docs/OCPI.md "Pull and
@@ -35,25 +36,28 @@ export type Pullable = ExchangeModule;
 interface PullModule {
   /** the role of the partner whose Sender serves the module */
   sender: PartnerRole;
-  schemas: Record<OcpiVersion, TSchema>;
+  /** each version's object schema, and its check */
+  schemas: Record<OcpiVersion, Checked>;
   /** stores a checked object of `party`; its id, or undefined when it was not stored */
   store(ctx: OcpiContext, o: unknown, version: OcpiVersion, party: PartyIdentity): Promise<string | undefined>;
 }
 
-const checks = new Map<TSchema, ReturnType<typeof compileLazily>>();
-function checkOf(schema: TSchema): ReturnType<typeof compileLazily> {
-  let check = checks.get(schema);
-  if (!check) {
-    check = compileLazily(schema);
-    checks.set(schema, check);
-  }
-  return check;
+interface Checked {
+  schema: TSchema;
+  check: ReturnType<typeof compileLazily>;
+}
+
+function both(v211: TSchema, v221: TSchema): Record<OcpiVersion, Checked> {
+  return {
+    '2.1.1': { schema: v211, check: compileLazily(v211) },
+    '2.2.1': { schema: v221, check: compileLazily(v221) },
+  };
 }
 
 const MODULES: Record<Pullable, PullModule> = {
   locations: {
     sender: 'CPO',
-    schemas: { '2.1.1': L211.Location, '2.2.1': L221.Location },
+    schemas: both(L211.Location, L221.Location),
     async store(ctx, o, version, party) {
       const l = version === '2.1.1' ? locationFrom211(o as L211.Location, party) : (o as L221.StoredLocation);
       await ctx.stores.locations.put({ ...party, id: l.id }, { ...l, ...party });
@@ -62,7 +66,7 @@ const MODULES: Record<Pullable, PullModule> = {
   },
   tariffs: {
     sender: 'CPO',
-    schemas: { '2.1.1': T211.Tariff, '2.2.1': T221.Tariff },
+    schemas: both(T211.Tariff, T221.Tariff),
     async store(ctx, o, version, party) {
       const t = version === '2.1.1' ? tariffFrom211(o as T211.Tariff, party) : (o as T221.Tariff);
       await ctx.stores.tariffs.put({ ...party, id: t.id }, t);
@@ -71,7 +75,7 @@ const MODULES: Record<Pullable, PullModule> = {
   },
   sessions: {
     sender: 'CPO',
-    schemas: { '2.1.1': S211.SessionCreate, '2.2.1': S221.Session },
+    schemas: both(S211.SessionCreate, S221.Session),
     async store(ctx, o, version, party) {
       // as our sessions Receivers store them: in the shape they came in (Decisions 23)
       const stored: StoredSession =
@@ -84,7 +88,7 @@ const MODULES: Record<Pullable, PullModule> = {
   },
   cdrs: {
     sender: 'CPO',
-    schemas: { '2.1.1': C211.Cdr, '2.2.1': C221.Cdr },
+    schemas: both(C211.Cdr, C221.Cdr),
     async store(ctx, o, _version, party) {
       // a CDR never changes (Decisions 25): one we hold already stays as it is
       const c = o as C211.Cdr | C221.Cdr;
@@ -96,7 +100,7 @@ const MODULES: Record<Pullable, PullModule> = {
   },
   tokens: {
     sender: 'EMSP',
-    schemas: { '2.1.1': K211.Token, '2.2.1': K221.Token },
+    schemas: both(K211.Token, K221.Token),
     async store(ctx, o, version, party) {
       const t = version === '2.1.1' ? tokenFrom211(o as K211.Token, party) : (o as K221.Token);
       await ctx.stores.tokens.put({ ...party, id: t.uid }, t);
@@ -118,8 +122,8 @@ function partyOf(o: unknown, version: OcpiVersion, parties: PartyRole[], role: P
 }
 
 /** A pulled object checked against its version's schema, its timestamps in UTC; undefined when it fails. */
-function checked(o: unknown, schema: TSchema): boolean {
-  if (!checkOf(schema).Check(o)) return false;
+function checked(o: unknown, { schema, check }: Checked): boolean {
+  if (!check.Check(o)) return false;
   const invalid: DateTimePath[] = [];
   normalizeDateTimes(schema, o, invalid);
   return invalid.length === 0;
@@ -155,11 +159,11 @@ export async function pull(
       `partner ${partner.id} is ${partner.role === 'CPO' ? 'a CPO' : 'an eMSP'}: only ${spec.sender === 'CPO' ? 'a CPO' : 'an eMSP'} serves ${module} to pull`,
     );
   const link = await registeredLink(ctx, partner);
-  const chosen = interfaceOf(link.partner.endpoints, module, 'SENDER');
+  const chosen = endpointOf(link.partner.endpoints, module, 'SENDER');
   if (!chosen) throw new HttpError(409, `no_${module}_endpoint`, `the partner lists no ${module} Sender endpoint`);
   const { version } = chosen;
   const url = limit ? `${chosen.url}${chosen.url.includes('?') ? '&' : '?'}limit=${limit}` : chosen.url;
-  const schema = spec.schemas[version];
+  const rules = spec.schemas[version];
   const ids: string[] = [];
   let rejected = 0;
   let pages = 0;
@@ -170,7 +174,7 @@ export async function pull(
     for await (const page of ctx.client.pages(url, link.theirToken, version, { route: { from: ctx.own, to } })) {
       pages++;
       for (const o of page) {
-        const party = checked(o, schema) ? partyOf(o, version, parties, spec.sender) : undefined;
+        const party = checked(o, rules) ? partyOf(o, version, parties, spec.sender) : undefined;
         const id = party && (await spec.store(ctx, o, version, party));
         if (id) ids.push(id);
         else if (!party) rejected++;

@@ -1,5 +1,5 @@
 import { HttpError } from '../../gateway/errors.js';
-import { PartnerCallError } from '../client/partner-client.js';
+import { endpointOf, PartnerCallError } from '../client/partner-client.js';
 import type { PartnerRole, PartyIdentity, PartyRole } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
@@ -14,7 +14,7 @@ import type { ListOptions, ObjectStore } from '../store/object-store.js';
 import { tariffTo211 } from '../tariffs/mappers.js';
 import { tokenTo211 } from '../tokens/mappers.js';
 import { badGateway, registeredLink } from './handshake.js';
-import { interfaceOf, type ExchangeModule } from './interfaces.js';
+import type { ExchangeModule } from './exchange-module.js';
 
 /**
  * Pushing our objects to a registered partner's Receiver interfaces (docs/OCPI.md "Pull and
@@ -148,7 +148,7 @@ export async function push(
       `partner ${partner.id} is ${partner.role === 'CPO' ? 'a CPO' : 'an eMSP'}: only ${spec.receiver === 'CPO' ? 'a CPO' : 'an eMSP'} takes ${module} we push`,
     );
   const link = await registeredLink(ctx, partner);
-  const chosen = interfaceOf(link.partner.endpoints, module, 'RECEIVER');
+  const chosen = endpointOf(link.partner.endpoints, module, 'RECEIVER');
   if (!chosen) throw new HttpError(409, `no_${module}_endpoint`, `the partner lists no ${module} Receiver endpoint`);
   const { version } = chosen;
   const base = chosen.url.replace(/\/+$/, '');

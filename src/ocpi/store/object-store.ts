@@ -251,7 +251,7 @@ export class ObjectStore<T extends { last_updated: string }> {
    * object at a time while the objects change (an update moves an object in the list order).
    */
   async keys(parties?: readonly PartyIdentity[], opts: ListOptions = {}): Promise<ObjectKey[]> {
-    const filter = this.filter({ offset: 0, limit: 0 }, parties, opts);
+    const filter = this.filter({}, parties, opts);
     if (!filter) return [];
     const rows = await this.sql.query(
       `SELECT country_code, party_id, object_id FROM ocpi_object WHERE ${filter.clause} ORDER BY last_updated_ms, object_id, country_code, party_id`,
@@ -266,7 +266,7 @@ export class ObjectStore<T extends { last_updated: string }> {
 
   /** The WHERE clause of a list; undefined when it cannot match (no parties). */
   private filter(
-    window: ListWindow,
+    window: Pick<ListWindow, 'from' | 'to'>,
     parties: readonly PartyIdentity[] | undefined,
     opts: ListOptions,
   ): { clause: string; params: unknown[] } | undefined {
