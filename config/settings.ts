@@ -143,6 +143,53 @@ export const SettingsSchema = Type.Object({
     default: '4mb',
     description: 'largest reply read from a partner; the read is aborted past it',
   }),
+  OUTBOX_MAX_ATTEMPTS: Type.Integer({
+    minimum: 1,
+    maximum: 100,
+    default: 15,
+    description:
+      'attempts to send one outbox row to a partner before it becomes a dead letter (GET /v1/outbox?status=dead)',
+  }),
+  OUTBOX_RETRY_BASE_MS: Type.Integer({
+    minimum: 10,
+    maximum: 600000,
+    default: 1000,
+    description:
+      'first back-off of a failed send to a partner; doubled at every attempt (with jitter) up to OUTBOX_RETRY_MAX_MS',
+  }),
+  OUTBOX_RETRY_MAX_MS: Type.Integer({
+    minimum: 10,
+    maximum: 86400000,
+    default: 600000,
+    description: 'longest back-off between two attempts of one outbox row, and longest breaker cool-down',
+  }),
+  OUTBOX_BREAKER_FAILURES: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    default: 5,
+    description:
+      "consecutive failed sends (no connection, timeout, 5xx) that open a partner's breaker: nothing is sent to it for a cool-down",
+  }),
+  OUTBOX_BREAKER_COOLDOWN_MS: Type.Integer({
+    minimum: 10,
+    maximum: 3600000,
+    default: 30000,
+    description: 'first cool-down of an open breaker; doubled at every failed probe up to OUTBOX_RETRY_MAX_MS',
+  }),
+  OUTBOX_SWEEP_MS: Type.Integer({
+    minimum: 10,
+    maximum: 600000,
+    default: 2000,
+    description:
+      "how often each web process looks for outbox rows due again (after a back-off) and wakes their partners' senders",
+  }),
+  ROAMING_OFFLINE_GRACE_MS: Type.Integer({
+    minimum: 100,
+    maximum: 86400000,
+    default: 300000,
+    description:
+      'a charger with EVSEs linked to our OCPI locations that has had no connection this long has those EVSEs shown UNKNOWN to partners',
+  }),
   OCPP_HANDSHAKE_TIMEOUT_MS: Type.Integer({
     minimum: 500,
     maximum: 120000,

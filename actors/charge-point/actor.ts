@@ -11,6 +11,7 @@ import {
   onStatusChanged,
   type ChargePointCtx,
 } from './state.js';
+import { reloadLinks, restoreStatuses } from './roaming.js';
 import { onMeterSampled, onTransactionProgress, onTransactionStarted } from './transactions.js';
 
 /** A charger's event, handed to the part of the actor that keeps what it is about. */
@@ -59,7 +60,13 @@ export function chargePointActor(deps: ChargePointActorDeps) {
     handle(ctx, msg) {
       switch (msg.type) {
         case 'connected':
+          // links never read (a charger that connected before roaming existed): read them once
+          if (ctx.state.evse_links === undefined && deps.roaming)
+            return reloadLinks(deps, ctx).then(() => onConnected(deps, ctx, msg));
+          restoreStatuses(deps, ctx);
           return onConnected(deps, ctx, msg);
+        case 'links-changed':
+          return reloadLinks(deps, ctx).then(() => null);
         case 'event':
           return onEvent(deps, ctx, msg.event, msg.protocol);
         case 'command':

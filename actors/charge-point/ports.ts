@@ -25,6 +25,32 @@ export interface ChargePointActorDeps {
   heartbeatIntervalS: number;
   /** OCPP_MAX_OPEN_TRANSACTIONS, read when a start arrives (settings exist once the platform runs) */
   maxOpenTransactions(): number;
+  /** our OCPI locations, for the charger's EVSEs linked to them (absent: no roaming) */
+  roaming?: RoamingPort;
+}
+
+/** One OCPP EVSE of the charger as an EVSE of one of our OCPI locations (docs/ROAMING.md). */
+export interface EvseLink {
+  evse_number: number;
+  location_id: string;
+  evse_uid: string;
+}
+
+/** OCPI EvseStatus values an OCPP status maps to (docs/ROAMING.md "Status"). */
+export type OcpiEvseStatus =
+  'AVAILABLE' | 'BLOCKED' | 'CHARGING' | 'INOPERATIVE' | 'OUTOFORDER' | 'RESERVED' | 'UNKNOWN';
+
+/**
+ * The port through which the charge-point actor reaches the roaming bridge (src/roaming/): the
+ * links of its EVSEs, and the status of a linked EVSE written into our location and queued for
+ * the partners in the turn's transaction, so a status is never acknowledged to the charger
+ * before it is sure to reach them.
+ */
+export interface RoamingPort {
+  links(chargePointId: string): Promise<EvseLink[]>;
+  evseStatus(link: EvseLink, status: OcpiEvseStatus): WriteStep;
+  /** after the turn committed: what it queued is sent now */
+  queued(): void;
 }
 
 /**

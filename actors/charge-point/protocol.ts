@@ -88,6 +88,13 @@ export const ChargePointState = Type.Object({
   next_remote_start_id: Type.Integer(),
   outbound: Type.Array(OutboundCall),
   commands: Type.Array(CommandRecord),
+  /**
+   * Which EVSEs are EVSEs of our OCPI locations (docs/ROAMING.md "EVSE links"), read from the
+   * links table when it changes; absent until first read.
+   */
+  evse_links: Type.Optional(
+    Type.Array(Type.Object({ evse_number: Type.Integer(), location_id: Type.String(), evse_uid: Type.String() })),
+  ),
 });
 export type ChargePointState = Static<typeof ChargePointState>;
 
@@ -107,6 +114,8 @@ export const ChargePointMessage = Type.Union([
     detail: Nullable(Type.String()),
   }),
   Type.Object({ type: Type.Literal('get') }),
+  /** the operator linked or unlinked an EVSE: read the links again */
+  Type.Object({ type: Type.Literal('links-changed') }),
 ]);
 export type ChargePointMessage = Static<typeof ChargePointMessage>;
 
@@ -138,6 +147,7 @@ export interface ChargePointReplies {
   /** the charger's answer to an outbound call (a tell from the actor to itself) */
   answer: null;
   get: ChargePointState;
+  'links-changed': null;
 }
 
 export const chargePointProtocol = defineProtocol<ChargePointReplies>()({

@@ -2,6 +2,7 @@ import type { ChargerCommand, ChargerEvent, ChargerEventOutcome } from '../../sr
 import type { ActorContext } from '../../src/runtime/types.js';
 import type { ChargePointActorDeps, CsmsEvent } from './ports.js';
 import type { ChargePointState } from './protocol.js';
+import { statusToLocation } from './roaming.js';
 
 /**
  * What the charger reported about itself: its boot, the status of its connectors and the
@@ -78,7 +79,9 @@ export function onStatusChanged(
       updated_at: event.timestamp,
     },
   ].sort((a, b) => a.evse_id - b.evse_id || a.connector_id - b.connector_id);
-  ctx.setState({ ...s, connectors });
+  const next = { ...s, connectors };
+  ctx.setState(next);
+  statusToLocation(deps, ctx, next, event.evse_id);
   publishChange(deps, ctx, { type: 'charge-point' });
   return {};
 }

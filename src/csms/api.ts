@@ -10,18 +10,9 @@ import {
 } from '../../actors/charge-point/protocol.js';
 import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
 import { HttpError } from '../gateway/errors.js';
-import { pagingHeaders } from '../gateway/paging.js';
+import { pageHeaders, Paging } from '../gateway/operator-paging.js';
 import { publicOrigin } from '../gateway/public-origin.js';
-import { MAX_OFFSET } from '../gateway/request-limits.js';
-import {
-  defineMount,
-  route,
-  type MountSpec,
-  type RouteRequest,
-  type RouteResult,
-  type RouteSpec,
-} from '../gateway/route-table.js';
-import { Defaulted } from '../gateway/validation.js';
+import { defineMount, route, type MountSpec, type RouteResult, type RouteSpec } from '../gateway/route-table.js';
 import type { ChargerCommand } from '../ocpp/domain.js';
 import { ProtocolName } from '../ocpp/domain.js';
 import type { ActorSystem } from '../runtime/actor-system.js';
@@ -52,24 +43,7 @@ export interface CsmsApiDeps {
   streams: Set<PassThrough>;
 }
 
-const Paging = {
-  offset: Defaulted(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0 })),
-  limit: Defaulted(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-};
-
 const IdParams = Type.Object({ id: ChargePointId });
-
-/** The paging headers of gateway/paging.ts for a /v1 list. */
-function pageHeaders(
-  config: Config,
-  req: RouteRequest<OperatorAuth>,
-  total: number,
-  offset: number,
-  limit: number,
-): Record<string, string> {
-  const origin = publicOrigin(config, req.koa);
-  return pagingHeaders({ origin, path: req.koa.path, query: req.koa.query, offset, limit, total });
-}
 
 /** The charger's WebSocket URL, under the origin of gateway/public-origin.ts. */
 export function ocppUrlFor(config: Config, id: string, koa?: Context): string {

@@ -1,5 +1,6 @@
 import type { Database, Row } from '../db/database.js';
 import type { ProtocolName } from '../ocpp/domain.js';
+import { storedStates } from '../runtime/stored-states.js';
 
 export interface ChargePointRow {
   id: string;
@@ -20,11 +21,6 @@ function toRow(r: Row): ChargePointRow {
     key_hash: String(r.key_hash),
     created_at: Number(r.created_at),
   };
-}
-
-/** An actor's state as the runtime stored it, unread: `unknown` until checked against its schema. */
-function parseStoredState(text: string): unknown {
-  return JSON.parse(text);
 }
 
 /** The registry of charger identities (csms_charge_point). */
@@ -100,14 +96,8 @@ export class ChargePointStore {
     return (await this.actorStates([address])).get(address);
   }
 
-  /** The same for a page of charge points, in one query. */
+  /** The same for a page of charge points, in one query (checked where read: views.ts chargePointView). */
   async actorStates(addresses: string[]): Promise<Map<string, unknown>> {
-    const states = new Map<string, unknown>();
-    if (addresses.length === 0) return states;
-    const marks = addresses.map(() => '?').join(', ');
-    const rows = await this.db.execute(`SELECT address, state FROM actor_state WHERE address IN (${marks})`, addresses);
-    // the runtime's own serialisation; what it holds is checked where it is read (views.ts chargePointView)
-    for (const r of rows) states.set(String(r.address), parseStoredState(String(r.state)));
-    return states;
+    return storedStates(this.db.sql, addresses);
   }
 }

@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PassThrough } from 'node:stream';
 import { chargePointActor } from '../../actors/charge-point/actor.js';
-import type { ChargePointActorDeps } from '../../actors/charge-point/ports.js';
+import type { ChargePointActorDeps, RoamingPort } from '../../actors/charge-point/ports.js';
 import { defineMount, type MountSpec } from '../gateway/route-table.js';
 import { OcppEndpoint, ConnectionRegistry } from '../ocpp/endpoint.js';
 import { LoginThrottle } from '../ocpp/login-throttle.js';
 import { OcppSchemas } from '../ocpp/schemas.js';
-import type { PlatformModule, PlatformServices } from '../platform/services.js';
+import type { ActorHost, PlatformModule, PlatformServices } from '../platform/services.js';
 import { csmsApiMount } from './api.js';
 import { ChargePointStore } from './charge-point-store.js';
 import { CsmsEventBus } from './events.js';
@@ -21,6 +21,8 @@ export interface CsmsModuleOptions {
   callTimeoutMs?: number;
   /** the Heartbeat interval given to chargers in the BootNotification reply (default 300 s) */
   heartbeatIntervalS?: number;
+  /** the roaming bridge (src/roaming/): linked EVSEs' status goes to our OCPI locations */
+  roaming?: (host: ActorHost) => RoamingPort;
 }
 
 const dashboardDir = join(import.meta.dirname, '../dashboard');
@@ -153,7 +155,10 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
 
   return {
     name: 'csms',
-    actors: [chargePointActor(chargePointDeps(registry, late, opts))],
+    actors: (host) => {
+      const deps = chargePointDeps(registry, late, opts);
+      return [chargePointActor(opts.roaming ? { ...deps, roaming: opts.roaming(host) } : deps)];
+    },
     mounts(services: PlatformServices) {
       return [
         csmsApiMount({

@@ -1,4 +1,5 @@
 import type { PlatformModule } from '../platform/services.js';
+import { partnerOutboxActor } from '../../actors/partner-outbox/actor.js';
 import { partnerActor } from '../../actors/partner/actor.js';
 import { discoveryPort } from './client/discovery-port.js';
 import { PartnerClient, partnerHttpOptions } from './client/partner-client.js';
@@ -12,24 +13,50 @@ import { ocpiNamespaceMount } from './mounts/namespace.js';
 import { overviewMount } from './mounts/overview.js';
 import { roleVersionsMount } from './mounts/role-versions.js';
 import { partnerProjection } from './core/partner-projection.js';
+import { outboxPorts } from './outbox/courier.js';
+import { OutboxStore } from './outbox/outbox-store.js';
+import { outboxRoutes } from './outbox/routes.js';
+import { OutboxSweeper } from './outbox/sweeper.js';
+
+/**
+ * What other modules use of the outbox (docs/ROAMING.md "The outbox"): after a change of theirs
+ * queued rows (`outbox-store.ts` enqueue, in their own transaction), `kick` has them sent now
+ * rather than at the next sweep. Does nothing in a process without the HTTP server.
+ */
+export interface OutboxHandle {
+  kick(): void;
+}
+
+export type OcpiModule = PlatformModule & { outbox: OutboxHandle };
 
 /**
  * OCPI 2.1.1 and 2.2.1 for the CPO and eMSP roles, the overview mount, and the operator's
- * partner routes under /v1 (docs/OCPI.md). Commands are not part of this module yet.
+ * partner routes under /v1 (docs/OCPI.md), and the outbox that sends what we push to partners
+ * (docs/ROAMING.md "The outbox").
  */
-export function ocpiModule(): PlatformModule {
+export function ocpiModule(): OcpiModule {
   let context: OcpiContext | undefined;
+  let sweeper: OutboxSweeper | undefined;
   return {
     name: 'ocpi',
-    actors: (config) => [
+    outbox: { kick: () => sweeper?.kick() },
+    actors: ({ config, db }) => [
       partnerActor({
         discovery: discoveryPort(new PartnerClient(partnerHttpOptions(config))),
         projection: partnerProjection,
       }),
+      partnerOutboxActor(outboxPorts(config, db)),
     ],
     mounts(services) {
       const ctx = new OcpiContext(services);
       context = ctx;
+      sweeper = new OutboxSweeper(
+        new OutboxStore(services.db),
+        services.actors,
+        services.log.child({ module: 'outbox' }),
+        services.config.OUTBOX_SWEEP_MS,
+      );
+      ctx.outbox = sweeper;
       const cpo211 = cpo211Mount(ctx);
       const emsp211 = emsp211Mount(ctx);
       return [
@@ -45,14 +72,16 @@ export function ocpiModule(): PlatformModule {
             { role: 'EMSP', prefix: emsp211.prefix, routes: emsp211.routes },
           ],
         }),
-        ocpiManagementMount(ctx),
+        ocpiManagementMount(ctx, outboxRoutes(ctx, sweeper)),
         ocpiNamespaceMount(),
       ];
     },
     async attach() {
       await context?.startInvalidation();
+      sweeper?.start();
     },
     async stop() {
+      sweeper?.stop();
       await context?.stopInvalidation();
     },
   };

@@ -64,7 +64,8 @@ export class Platform {
     });
     late.actors = actors;
     for (const m of opts.modules)
-      for (const def of typeof m.actors === 'function' ? m.actors(config) : (m.actors ?? [])) actors.register(def);
+      for (const def of typeof m.actors === 'function' ? m.actors({ config, db, log }) : (m.actors ?? []))
+        actors.register(def);
     const health = new DependencyHealth({ db, redis, log });
     return new Platform({ config, log, db, actors, metrics, redis, redisKeys, health }, opts.modules);
   }

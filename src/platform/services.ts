@@ -25,14 +25,17 @@ export interface PlatformServices {
   readonly health: DependencyHealth;
 }
 
+/** What actors' ports may use: it exists in every role, before the actor runtime starts. */
+export type ActorHost = Pick<PlatformServices, 'config' | 'db' | 'log'>;
+
 /**
  * A feature (OCPI, charge-point management, ...) plugs into the platform through one of these:
  * its actor kinds, its HTTP mounts, and hooks on the HTTP server.
  */
 export interface PlatformModule {
   name: string;
-  /** its actor kinds; a function when they need settings (e.g. limits of outbound calls) */
-  actors?: RegisteredActor[] | ((config: Config) => RegisteredActor[]);
+  /** its actor kinds; a function when they need settings or the database (every role hosts actors) */
+  actors?: RegisteredActor[] | ((host: ActorHost) => RegisteredActor[]);
   mounts?(services: PlatformServices): Array<MountSpec<unknown>>;
   /** after the HTTP server exists (web roles only), e.g. to accept WebSocket upgrades */
   attach?(services: PlatformServices, server: Server): Promise<void> | void;

@@ -58,6 +58,29 @@ export class EvseLinkStore {
     return toLink(r);
   }
 
+  /** Every link, by charge point. */
+  async all(): Promise<Map<string, EvseLink[]>> {
+    const rows = await this.db.sql.query(
+      'SELECT charge_point_id, evse_number, location_id, evse_uid FROM roaming_evse_link ORDER BY charge_point_id, evse_number',
+    );
+    const byCharger = new Map<string, EvseLink[]>();
+    for (const link of rows.map(toLink)) {
+      const list = byCharger.get(link.charge_point_id) ?? [];
+      list.push(link);
+      byCharger.set(link.charge_point_id, list);
+    }
+    return byCharger;
+  }
+
+  /** The links of one charge point, by EVSE number. */
+  async forChargePoint(chargePointId: string): Promise<EvseLink[]> {
+    const rows = await this.db.sql.query(
+      'SELECT charge_point_id, evse_number, location_id, evse_uid FROM roaming_evse_link WHERE charge_point_id = ? ORDER BY evse_number',
+      [chargePointId],
+    );
+    return rows.map(toLink);
+  }
+
   async byOcpiEvse(locationId: string, evseUid: string): Promise<EvseLink | undefined> {
     const [r] = await this.db.execute(
       'SELECT charge_point_id, evse_number, location_id, evse_uid FROM roaming_evse_link WHERE location_id = ? AND evse_uid = ?',

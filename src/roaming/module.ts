@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import Type from '#typebox';
+import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
 import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
 import { HttpError } from '../gateway/errors.js';
 import { defineMount, route, type MountSpec, type RouteSpec } from '../gateway/route-table.js';
@@ -8,7 +10,9 @@ import { ObjectId39 } from '../ocpi/core/schemas.js';
 import type * as L221 from '../ocpi/locations/schemas-2.2.1.js';
 import { ObjectStore } from '../ocpi/store/object-store.js';
 import type { PlatformModule, PlatformServices } from '../platform/services.js';
+import type { OutboxHandle } from '../ocpi/module.js';
 import { EvseLinkStore, EvseLinkTakenError } from './evse-links.js';
+import { OfflineWatch } from './offline.js';
 
 /**
  * The roaming bridge (docs/ROAMING.md): where our chargers (the CSMS) and our OCPI locations
@@ -26,6 +30,16 @@ const LinkView = Type.Object({
   location_id: Type.String(),
   evse_uid: Type.String(),
 });
+
+/**
+ * Tells the charge point its links changed, durably: a charger offline now reads them when it
+ * connects (its actor runs only while it is connected).
+ */
+async function linksChanged(services: PlatformServices, chargePointId: string): Promise<void> {
+  await services.actors
+    .ref(chargePointProtocol, chargePointId)
+    .sendDurable({ type: 'links-changed' }, { dedupeKey: `links-changed:${randomUUID()}` });
+}
 
 function linkRoutes(services: PlatformServices): Array<RouteSpec<OperatorAuth>> {
   const links = new EvseLinkStore(services.db);
@@ -58,6 +72,7 @@ function linkRoutes(services: PlatformServices): Array<RouteSpec<OperatorAuth>> 
           throw new HttpError(404, 'evse_not_found', `location ${location.id} has no EVSE ${req.body.evse_uid}`);
         try {
           const link = await links.put({ charge_point_id: id, evse_number, ...req.body });
+          await linksChanged(services, id);
           req.log.info({ link }, 'EVSE linked');
           return { data: link };
         } catch (err) {
@@ -77,6 +92,7 @@ function linkRoutes(services: PlatformServices): Array<RouteSpec<OperatorAuth>> 
         const { id, evse_number } = req.params;
         const removed = await links.delete(id, evse_number);
         if (!removed) throw new HttpError(404, 'link_not_found', `EVSE ${evse_number} of ${id} is not linked`);
+        await linksChanged(services, id);
         req.log.info({ link: removed }, 'EVSE unlinked');
         return { data: removed };
       },
@@ -84,10 +100,21 @@ function linkRoutes(services: PlatformServices): Array<RouteSpec<OperatorAuth>> 
   ];
 }
 
-export function roamingModule(): PlatformModule {
+export function roamingModule(outbox: OutboxHandle): PlatformModule {
+  let watch: OfflineWatch | undefined;
   return {
     name: 'roaming',
     mounts(services): Array<MountSpec<unknown>> {
+      const { config } = services;
+      watch = new OfflineWatch({
+        db: services.db,
+        actors: services.actors,
+        links: new EvseLinkStore(services.db),
+        log: services.log.child({ module: 'roaming' }),
+        own: { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID },
+        graceMs: config.ROAMING_OFFLINE_GRACE_MS,
+        queued: () => outbox.kick(),
+      });
       return [
         defineMount<OperatorAuth>({
           name: 'roaming-management',
@@ -98,6 +125,13 @@ export function roamingModule(): PlatformModule {
           routes: linkRoutes(services),
         }),
       ];
+    },
+    attach() {
+      watch?.start();
+    },
+    stop() {
+      watch?.stop();
+      return Promise.resolve();
     },
   };
 }

@@ -18,7 +18,8 @@ describe('operator dashboard in a real browser', function () {
 
   before(async () => {
     // the OCPI and roaming modules too: the EVSE links name our OCPI locations
-    csms = await startCsms({}, undefined, [ocpiModule(), roamingModule()]);
+    const ocpi = ocpiModule();
+    csms = await startCsms({}, undefined, [ocpi, roamingModule(ocpi.outbox)]);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],

@@ -270,6 +270,9 @@ export class OcpiSimulator {
   private readonly handover = new Set<string>();
   private current: PeerLink | undefined;
   private readonly modules: SimulatedModule[];
+  /** answers forced on the next requests to its modules (an outage, a refusal) */
+  private readonly faults: Array<{ status: number; statusCode: number }> = [];
+  private down = false;
 
   private readonly server: Server;
   private origin = '';
@@ -324,6 +327,19 @@ export class OcpiSimulator {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
     });
+  }
+
+  /**
+   * The next `count` requests to its modules (not versions or credentials) are answered with
+   * `status` (503 by default: the partner is overloaded) instead of being served.
+   */
+  failNext(count: number, status = 503, statusCode = status >= 500 ? 3000 : 2000): void {
+    for (let i = 0; i < count; i++) this.faults.push({ status, statusCode });
+  }
+
+  /** Until `setDown(false)`, every request to its modules is answered 503 (a partner that is down). */
+  setDown(down: boolean): void {
+    this.down = down;
   }
 
   /** Requests received since `seq` (exclusive). */
@@ -532,6 +548,8 @@ export class OcpiSimulator {
       below.startsWith(this.moduleUrl(version, m).slice(this.versionUrl(version).length)),
     );
     if (!module) return { status: 404, statusCode: 2000, message: 'unknown endpoint' };
+    const fault = this.down ? { status: 503, statusCode: 3000 } : this.faults.shift();
+    if (fault) return { ...fault, message: 'fault injected by the test' };
     return { status: 200, statusCode: 1000, ...(record.method === 'GET' ? { data: [] } : {}) };
   }
 

@@ -7,6 +7,7 @@ import { M0005FenceClock } from './m0005-fence-clock.js';
 import { M0006Ocpi221 } from './m0006-ocpi-221.js';
 import { M0007OcpiParties } from './m0007-ocpi-parties.js';
 import { M0008Roaming } from './m0008-roaming.js';
+import { M0009Outbox } from './m0009-outbox.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -18,6 +19,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0006-ocpi-221': M0006Ocpi221,
   'm0007-ocpi-parties': M0007OcpiParties,
   'm0008-roaming': M0008Roaming,
+  'm0009-outbox': M0009Outbox,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

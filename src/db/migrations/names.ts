@@ -12,6 +12,7 @@ export const migrationNames = [
   'm0006-ocpi-221',
   'm0007-ocpi-parties',
   'm0008-roaming',
+  'm0009-outbox',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

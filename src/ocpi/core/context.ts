@@ -36,6 +36,8 @@ export class OcpiContext {
   readonly partners: PartnerDirectory;
   readonly client: PartnerClient;
   private readonly invalidation: CacheInvalidation;
+  /** wakes the senders of the outbox after a change queued rows (module.ts sets it) */
+  outbox: { kick(): void } = { kick: () => undefined };
 
   constructor(readonly services: PlatformServices) {
     const { db, config } = services;

@@ -5,9 +5,19 @@ import { assertOurParty } from '../core/guards.js';
 import type { OperatorRoute } from '../core/mount-kit.js';
 import { ObjectId } from '../core/schemas.js';
 import * as L221 from './schemas-2.2.1.js';
+import { enqueue } from '../outbox/outbox-store.js';
 import { patchLocation, putLocation } from './service.js';
 
 const LocationIdPath = Type.Object({ location_id: ObjectId });
+
+/**
+ * A change of one of our locations goes to every registered eMSP, as a PUT of the whole location
+ * (docs/ROAMING.md "What is pushed"), queued before the operator is answered.
+ */
+async function pushLocation(ctx: OcpiContext, locationId: string): Promise<void> {
+  await ctx.services.db.group.run((tx) => enqueue(tx, { role: 'EMSP' }, { kind: 'location', location_id: locationId }));
+  ctx.outbox.kick();
+}
 
 /** The operator's routes for our own locations, on the management mount (docs/OCPI.md "Our own data"). */
 export function ownLocationRoutes(ctx: OcpiContext): OperatorRoute[] {
@@ -23,7 +33,9 @@ export function ownLocationRoutes(ctx: OcpiContext): OperatorRoute[] {
         const body = req.body;
         const own = ctx.ownParty();
         assertOurParty(own, body, `country_code and party_id must be ours (${own.country_code}-${own.party_id})`);
-        return { data: await putLocation(ctx, own, req.params.location_id, body) };
+        const stored = await putLocation(ctx, own, req.params.location_id, body);
+        await pushLocation(ctx, req.params.location_id);
+        return { data: stored };
       },
     }),
     route({
@@ -38,7 +50,9 @@ export function ownLocationRoutes(ctx: OcpiContext): OperatorRoute[] {
         const body = req.body;
         const own = ctx.ownParty();
         assertOurParty(own, body, 'country_code and party_id must be ours');
-        return { data: await patchLocation(ctx, own, req.params.location_id, body) };
+        const stored = await patchLocation(ctx, own, req.params.location_id, body);
+        await pushLocation(ctx, req.params.location_id);
+        return { data: stored };
       },
     }),
   ];

@@ -1,7 +1,7 @@
 import { operatorAuthenticator, type OperatorAuth } from '../../gateway/csms-auth.js';
 import { defineMount, type MountSpec } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
-import { utcDateTimes } from '../core/mount-kit.js';
+import { utcDateTimes, type OperatorRoute } from '../core/mount-kit.js';
 import { ownLocationRoutes } from '../locations/own-data.js';
 import { partnerRoutes } from '../management/partner-routes.js';
 import { ownTariffRoutes } from '../tariffs/own-data.js';
@@ -13,7 +13,7 @@ import { ownTokenRoutes } from '../tokens/own-data.js';
  * locations, tariffs and tokens (each module's own-data.ts; docs/OCPI.md "Our own data").
  * Errors in the plain /v1 shape, as every /v1 mount.
  */
-export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
+export function ocpiManagementMount(ctx: OcpiContext, outbox: OperatorRoute[]): MountSpec<OperatorAuth> {
   return defineMount<OperatorAuth>({
     name: 'ocpi-management',
     prefix: '/v1',
@@ -21,8 +21,12 @@ export function ocpiManagementMount(ctx: OcpiContext): MountSpec<OperatorAuth> {
     security: 'bearer',
     authenticate: operatorAuthenticator(ctx.services.config),
     // our own objects' timestamps are stored in UTC too
-    routes: [...partnerRoutes(ctx), ...ownLocationRoutes(ctx), ...ownTariffRoutes(ctx), ...ownTokenRoutes(ctx)].map(
-      utcDateTimes,
-    ),
+    routes: [
+      ...partnerRoutes(ctx),
+      ...outbox,
+      ...ownLocationRoutes(ctx),
+      ...ownTariffRoutes(ctx),
+      ...ownTokenRoutes(ctx),
+    ].map(utcDateTimes),
   });
 }

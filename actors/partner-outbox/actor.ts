@@ -1,0 +1,144 @@
+import { defineActor, type ActorContext } from '../../src/runtime/types.js';
+import type { Courier, DeliveryOutcome, OutboxEntry, PartnerOutboxDeps } from './ports.js';
+import { partnerOutboxProtocol, type FlushReply } from './protocol.js';
+import { initialPartnerOutboxState, PartnerOutboxState } from './state.js';
+
+/**
+ * The partner-outbox actor (docs/ROAMING.md "The outbox"): one per partner, so one process at a
+ * time sends to a partner, and a partner that does not answer holds up only its own actor. A
+ * flush takes the rows due, sends them through the courier a few at a time, and settles each in
+ * the turn's fenced transaction: sent rows go, failed ones are due again after a back-off or
+ * become dead letters. The HTTP calls run inside the turn; a process that dies before the turn
+ * commits leaves the rows due, and they are sent again (at least once).
+ */
+
+type Ctx = ActorContext<PartnerOutboxState>;
+
+interface Tally {
+  sent: number;
+  failed: number;
+  consecutive: number;
+  lastError: string | null;
+  /** the breaker tripped during this flush: send nothing more */
+  tripped: boolean;
+}
+
+function settleOne(deps: PartnerOutboxDeps, ctx: Ctx, entry: OutboxEntry, result: DeliveryOutcome, tally: Tally): void {
+  if (result.outcome !== 'failed') {
+    ctx.write(deps.delivered(entry));
+    if (result.outcome === 'sent') {
+      tally.sent++;
+      tally.consecutive = 0;
+    } else ctx.log.info({ object: entry.object_key, reason: result.reason }, 'outbox row has nothing to send');
+    return;
+  }
+  const attempts = entry.attempts + 1;
+  const dead = !result.retryable || attempts >= deps.policy.maxAttempts;
+  ctx.write(
+    deps.failed(entry, {
+      attempts,
+      next_attempt_at: Date.now() + deps.policy.backoffMs(attempts),
+      error: result.error,
+      dead,
+    }),
+  );
+  tally.failed++;
+  tally.lastError = result.error;
+  if (result.partnerDown) tally.consecutive++;
+  if (tally.consecutive >= deps.policy.breakerThreshold) tally.tripped = true;
+  const log = { object: entry.object_key, attempts, error: result.error };
+  if (dead) ctx.log.warn(log, 'outbox row dead-lettered');
+  else ctx.log.info(log, 'outbox row failed; will retry');
+}
+
+/** Sends `entries` through `courier`, `concurrency` at a time, until the breaker trips. */
+async function sendAll(
+  deps: PartnerOutboxDeps,
+  ctx: Ctx,
+  courier: Courier,
+  entries: OutboxEntry[],
+  tally: Tally,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let entry = entries[next++]; entry !== undefined && !tally.tripped; entry = entries[next++]) {
+      const result = await courier.deliver(entry).catch((err: unknown): DeliveryOutcome => ({
+        outcome: 'failed',
+        error: err instanceof Error ? err.message : String(err),
+        retryable: true,
+        partnerDown: false,
+      }));
+      settleOne(deps, ctx, entry, result, tally);
+    }
+  };
+  const workers = Math.max(1, Math.min(deps.policy.concurrency, entries.length));
+  await Promise.all(Array.from({ length: workers }, worker));
+}
+
+async function flush(deps: PartnerOutboxDeps, ctx: Ctx): Promise<FlushReply> {
+  const s = ctx.state;
+  const now = Date.now();
+  if (s.breaker === 'open' && now < s.open_until) return { sent: 0, failed: 0, breaker: 'open' };
+  const probing = s.breaker === 'open';
+  const limit = probing ? 1 : deps.policy.batch;
+  const entries = await deps.due(ctx.key, now, limit);
+  if (entries.length === 0) return { sent: 0, failed: 0, breaker: s.breaker };
+  const courier = await deps.courier(ctx.key, ctx.actors);
+  if ('unavailable' in courier) {
+    // nothing can reach a partner that is not registered: the rows wait for the operator
+    for (const entry of entries)
+      ctx.write(
+        deps.failed(entry, {
+          attempts: entry.attempts + 1,
+          next_attempt_at: now,
+          error: courier.unavailable,
+          dead: true,
+        }),
+      );
+    ctx.log.warn({ rows: entries.length, reason: courier.unavailable }, 'outbox rows dead-lettered');
+    return { sent: 0, failed: entries.length, breaker: s.breaker };
+  }
+  const tally: Tally = { sent: 0, failed: 0, consecutive: s.consecutive_failures, lastError: null, tripped: false };
+  await sendAll(deps, ctx, courier, entries, tally);
+  const { policy } = deps;
+  const opens = tally.tripped || (probing && tally.sent === 0);
+  const cooldown = opens
+    ? Math.min(
+        policy.breakerMaxCooldownMs,
+        probing ? Math.max(s.cooldown_ms * 2, policy.breakerCooldownMs) : policy.breakerCooldownMs,
+      )
+    : 0;
+  if (opens) ctx.log.warn({ cooldown_ms: cooldown, failures: tally.consecutive }, 'partner breaker open');
+  else if (probing) ctx.log.info('partner breaker closed');
+  ctx.setState({
+    breaker: opens ? 'open' : 'closed',
+    consecutive_failures: tally.consecutive,
+    open_until: opens ? Date.now() + cooldown : 0,
+    cooldown_ms: cooldown,
+    sent_total: s.sent_total + tally.sent,
+    failed_total: s.failed_total + tally.failed,
+    last_error: tally.lastError ?? s.last_error,
+    last_sent_at: tally.sent > 0 ? Date.now() : s.last_sent_at,
+  });
+  // a full batch went well: there may be more, send them after this turn commits
+  if (!opens && entries.length === limit) {
+    const self = ctx.actors.ref(partnerOutboxProtocol, ctx.key);
+    ctx.afterCommit(() => self.tell({ op: 'flush' }));
+  }
+  return { sent: tally.sent, failed: tally.failed, breaker: opens ? 'open' : 'closed' };
+}
+
+/** The partner-outbox actor, given the outbox rows and the courier (ports.ts). */
+export function partnerOutboxActor(deps: PartnerOutboxDeps) {
+  return defineActor(partnerOutboxProtocol, {
+    placement: 'sharded',
+    state: PartnerOutboxState,
+    initialState: initialPartnerOutboxState,
+    handle: (ctx, msg) => {
+      switch (msg.op) {
+        case 'flush':
+          return flush(deps, ctx);
+      }
+    },
+  });
+}

@@ -1,0 +1,187 @@
+import type { Courier, DeliveryOutcome, OutboxEntry, PartnerOutboxDeps } from '../../../actors/partner-outbox/ports.js';
+import { partnerProtocol, type PartnerView } from '../../../actors/partner/protocol.js';
+import type { Config } from '../../../config/index.js';
+import type { Database } from '../../db/database.js';
+import type { ActorMessenger } from '../../runtime/types.js';
+import {
+  endpointOf,
+  PartnerCallError,
+  PartnerClient,
+  partnerHttpOptions,
+  type CallTrace,
+} from '../client/partner-client.js';
+import type { PartyIdentity } from '../core/auth.js';
+import type { OcpiVersion } from '../core/envelope.js';
+import { locationTo211 } from '../locations/mappers.js';
+import type { StoredLocation } from '../locations/schemas-2.2.1.js';
+import { ObjectStore, visibilityOf } from '../store/object-store.js';
+import { OutboxStore, settle, type OutboxIntent, type OutboxRow } from './outbox-store.js';
+
+/**
+ * The courier of the outbox (docs/ROAMING.md "The outbox"): renders a row for the partner's link
+ * as it is now (its version, its endpoints, our token for it) and sends it through the one
+ * outbound client, with the 2.2.1 headers (X-Request-ID, X-Correlation-ID, OCPI-from/to). An
+ * object's row is rendered from the object as it is when it is sent, so what arrives is always
+ * its newest state. The answer is classified for the actor: sent, nothing to send, or failed
+ * (retryable or not; the partner down or not).
+ */
+
+interface Call {
+  method: 'PUT' | 'PATCH' | 'POST';
+  url: string;
+  version: OcpiVersion;
+  body: unknown;
+}
+
+interface Link {
+  partner: PartnerView;
+  token: string;
+}
+
+const enc = encodeURIComponent;
+
+/** A failed answer, classified: a 5xx or an OCPI 3xxx is the partner's trouble, a 4xx or 2xxx ours. */
+function answered(httpStatus: number, statusCode: number | undefined): DeliveryOutcome {
+  const error = `HTTP ${httpStatus}${statusCode === undefined ? '' : `, status_code ${statusCode}`}`;
+  if (httpStatus >= 200 && httpStatus < 300) {
+    if (statusCode === undefined || (statusCode >= 1000 && statusCode < 2000)) return { outcome: 'sent' };
+    // 2xxx: the partner refused the data; 3xxx/4xxx: its side (or a hub's) failed
+    return { outcome: 'failed', error, retryable: statusCode >= 3000, partnerDown: false };
+  }
+  if (httpStatus >= 500) return { outcome: 'failed', error, retryable: true, partnerDown: true };
+  return { outcome: 'failed', error, retryable: httpStatus === 408 || httpStatus === 429, partnerDown: false };
+}
+
+export class OutboxCourier {
+  private readonly client: PartnerClient;
+  private readonly locations: ObjectStore<StoredLocation>;
+  private readonly own: PartyIdentity;
+
+  constructor(config: Config, db: Database) {
+    this.client = new PartnerClient(partnerHttpOptions(config));
+    this.locations = new ObjectStore<StoredLocation>(
+      { query: (text, params) => db.sql.query(text, params), run: (text, params) => db.sql.run(text, params) },
+      'locations',
+    );
+    this.own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID };
+  }
+
+  /** The partner's link as its actor holds it, or why there is none. */
+  async link(partnerKey: string, actors: ActorMessenger): Promise<Link | { unavailable: string }> {
+    const reply = await actors.ref(partnerProtocol, partnerKey).ask({ op: 'get' });
+    if (!reply.ok) return { unavailable: `no partner ${partnerKey}` };
+    if (reply.partner.status !== 'registered' || !reply.their_token)
+      return { unavailable: `partner ${partnerKey} is not registered` };
+    return { partner: reply.partner, token: reply.their_token };
+  }
+
+  /** The party of the partner's link that takes `role`'s data (a platform may speak for several). */
+  private partyOf(partner: PartnerView, role: 'CPO' | 'EMSP'): PartyIdentity {
+    const p = partner.role === role ? partner : (partner.parties.find((x) => x.role === role) ?? partner);
+    return { country_code: p.country_code, party_id: p.party_id };
+  }
+
+  /** The call a row makes on this link, or why it has nothing to send. */
+  async render(link: Link, intent: OutboxIntent): Promise<Call | { skip: string }> {
+    if (intent.kind === 'command-result')
+      return { method: 'POST', url: intent.url, version: intent.version, body: intent.body };
+    const endpoint = endpointOf(link.partner.endpoints, 'locations', 'RECEIVER');
+    if (!endpoint) return { skip: 'the partner lists no locations Receiver' };
+    const location = await this.locations.get({ ...this.own, id: intent.location_id });
+    if (!location) return { skip: `location ${intent.location_id} is gone` };
+    // what the Sender of the version would serve (docs/OCPI.md, Decisions 32)
+    const visibility = visibilityOf(location);
+    if (visibility === 0 || (visibility === 2 && endpoint.version === '2.1.1'))
+      return { skip: `location ${location.id} is not published` };
+    const base = `${endpoint.url.replace(/\/+$/, '')}/${enc(this.own.country_code)}/${enc(this.own.party_id)}/${enc(intent.location_id)}`;
+    if (intent.kind === 'location') {
+      const body = endpoint.version === '2.1.1' ? locationTo211(location) : location;
+      return { method: 'PUT', url: base, version: endpoint.version, body };
+    }
+    const evse = location.evses?.find((e) => e.uid === intent.evse_uid);
+    if (!evse) return { skip: `location ${location.id} has no EVSE ${intent.evse_uid}` };
+    return {
+      method: 'PATCH',
+      url: `${base}/${enc(evse.uid)}`,
+      version: endpoint.version,
+      body: { status: evse.status, last_updated: evse.last_updated },
+    };
+  }
+
+  async send(link: Link, call: Call, to: PartyIdentity): Promise<DeliveryOutcome> {
+    const trace: CallTrace = { route: { from: this.own, to } };
+    try {
+      const { status, envelope } = await this.client.call(
+        call.method,
+        call.url,
+        link.token,
+        call.version,
+        call.body,
+        trace,
+      );
+      return answered(status, envelope.status_code);
+    } catch (err) {
+      if (!(err instanceof PartnerCallError)) throw err;
+      // an answer that is not an OCPI envelope: its HTTP status decides
+      if (err.httpStatus !== undefined) {
+        const outcome = answered(err.httpStatus, undefined);
+        return outcome.outcome === 'failed' ? { ...outcome, error: `${outcome.error}: ${err.reason}` } : outcome;
+      }
+      return { outcome: 'failed', error: err.reason, retryable: true, partnerDown: true };
+    }
+  }
+
+  /** A courier for one partner's link (the actor's port), or why nothing can be sent. */
+  async forPartner(
+    partnerKey: string,
+    actors: ActorMessenger,
+    rows: OutboxStore,
+  ): Promise<Courier | { unavailable: string }> {
+    const link = await this.link(partnerKey, actors);
+    if ('unavailable' in link) return link;
+    return {
+      deliver: async (entry: OutboxEntry): Promise<DeliveryOutcome> => {
+        const row = await rows.get(entry.id);
+        if (!row || row.status !== 'pending') return { outcome: 'skipped', reason: 'the row was settled meanwhile' };
+        const call = await this.render(link, row.intent);
+        if ('skip' in call) return { outcome: 'skipped', reason: call.skip };
+        const role = row.intent.kind === 'command-result' ? link.partner.role : 'EMSP';
+        return this.send(link, call, this.partyOf(link.partner, role));
+      },
+    };
+  }
+}
+
+/** The partner-outbox actor's ports, on the outbox table and the courier. */
+export function outboxPorts(config: Config, db: Database): PartnerOutboxDeps {
+  const rows = new OutboxStore(db);
+  const courier = new OutboxCourier(config, db);
+  const max = config.OUTBOX_RETRY_MAX_MS;
+  return {
+    due: async (partnerKey, now, limit) => (await rows.due(partnerKey, now, limit)).map(entryOf),
+    courier: (partnerKey, actors) => courier.forPartner(partnerKey, actors, rows),
+    delivered: (entry) => (tx) => settle.delivered(tx, entry.id, entry.version),
+    failed: (entry, failure) => (tx) => settle.failed(tx, entry.id, failure),
+    policy: {
+      batch: 20,
+      concurrency: 4,
+      maxAttempts: config.OUTBOX_MAX_ATTEMPTS,
+      // doubled per attempt, +-20% so that rows failed together do not come back together
+      backoffMs: (attempts) =>
+        Math.round(Math.min(max, config.OUTBOX_RETRY_BASE_MS * 2 ** (attempts - 1)) * (0.8 + Math.random() * 0.4)),
+      breakerThreshold: config.OUTBOX_BREAKER_FAILURES,
+      breakerCooldownMs: config.OUTBOX_BREAKER_COOLDOWN_MS,
+      breakerMaxCooldownMs: max,
+    },
+  };
+}
+
+function entryOf(row: OutboxRow): OutboxEntry {
+  return {
+    id: row.id,
+    version: row.version,
+    attempts: row.attempts,
+    object_key: row.object_key,
+    kind: row.intent.kind,
+  };
+}

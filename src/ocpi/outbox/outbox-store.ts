@@ -1,0 +1,239 @@
+import type { Database, Row } from '../../db/database.js';
+import type { SqlRunner } from '../../db/sql.js';
+
+/**
+ * The rows of `ocpi_outbox` (m0009; docs/ROAMING.md "The outbox"). Writes that enqueue run on the
+ * connection of the transaction that makes the change (an actor turn's `ctx.write`, or the
+ * operator's request), so a change and what it sends commit together or not at all.
+ */
+
+/** What a row asks to send; the courier (courier.ts) renders it when it is sent. */
+export type OutboxIntent =
+  /** PATCH of one EVSE's status to an eMSP's locations Receiver */
+  | { kind: 'evse'; location_id: string; evse_uid: string }
+  /** PUT of a whole location of ours to an eMSP's locations Receiver */
+  | { kind: 'location'; location_id: string }
+  /** POST of a command's result to the `response_url` the partner gave */
+  | { kind: 'command-result'; url: string; version: '2.1.1' | '2.2.1'; body: Record<string, unknown> };
+
+export type OutboxStatus = 'pending' | 'dead';
+
+export interface OutboxRow {
+  id: number;
+  partner_key: string;
+  /** one pending row per partner and object: a newer change coalesces into it */
+  object_key: string;
+  intent: OutboxIntent;
+  /** bumped by every coalesced change: a send settles the row only if it sent this version */
+  version: number;
+  status: OutboxStatus;
+  attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Who gets a change of ours: every registered partner of a role, or one partner. */
+export type OutboxAudience = { role: 'CPO' | 'EMSP' } | { partner_key: string };
+
+const COLUMNS =
+  'id, partner_key, object_key, payload, version, status, attempts, next_attempt_at, last_error, created_at, updated_at';
+
+/** The payload column as it was written (by `enqueue` only, from an OutboxIntent). */
+function intentOf(payload: unknown): OutboxIntent {
+  return JSON.parse(String(payload)) as OutboxIntent;
+}
+
+function toRow(r: Row): OutboxRow {
+  return {
+    id: Number(r.id),
+    partner_key: String(r.partner_key),
+    object_key: String(r.object_key),
+    intent: intentOf(r.payload),
+    version: Number(r.version),
+    status: r.status === 'dead' ? 'dead' : 'pending',
+    attempts: Number(r.attempts),
+    next_attempt_at: Number(r.next_attempt_at),
+    last_error: r.last_error === null || r.last_error === undefined ? null : String(r.last_error),
+    created_at: Number(r.created_at),
+    updated_at: Number(r.updated_at),
+  };
+}
+
+/** The key of the object an intent is about: its sends to one partner are one queue. */
+export function objectKeyOf(intent: OutboxIntent): string {
+  switch (intent.kind) {
+    case 'evse':
+      return `locations/${intent.location_id}/${intent.evse_uid}`;
+    case 'location':
+      return `locations/${intent.location_id}`;
+    case 'command-result':
+      return `command-result/${intent.url}`.slice(0, 200);
+  }
+}
+
+const CONFLICT = `ON CONFLICT (partner_key, object_key) WHERE status = 'pending'
+  DO UPDATE SET payload = excluded.payload, kind = excluded.kind, version = ocpi_outbox.version + 1,
+  updated_at = excluded.updated_at`;
+
+/**
+ * Adds `intent` for every partner of `audience`, in the transaction of `tx`; for a partner that
+ * has one pending for the same object, the pending row takes the new intent (coalescing).
+ * Answers how many partners it was queued for.
+ */
+export async function enqueue(tx: SqlRunner, audience: OutboxAudience, intent: OutboxIntent): Promise<number> {
+  const now = Date.now();
+  const values = [objectKeyOf(intent), intent.kind, JSON.stringify(intent), now, now, now];
+  if ('partner_key' in audience) {
+    return tx.run(
+      `INSERT INTO ocpi_outbox (partner_key, object_key, kind, payload, version, status, attempts, next_attempt_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 1, 'pending', 0, ?, ?, ?) ${CONFLICT}`,
+      [audience.partner_key, ...values],
+    );
+  }
+  // every registered partner of the role, or one whose link speaks for a party of that role
+  return tx.run(
+    `INSERT INTO ocpi_outbox (partner_key, object_key, kind, payload, version, status, attempts, next_attempt_at, created_at, updated_at)
+     SELECT p.country_code || '-' || p.party_id, ?, ?, ?, 1, 'pending', 0, ?, ?, ?
+     FROM ocpi_partner p
+     WHERE p.status = 'registered'
+       AND (p.role = ? OR EXISTS (SELECT 1 FROM ocpi_partner_party pp WHERE pp.partner_id = p.id AND pp.role = ?))
+     ${CONFLICT}`,
+    [...values, audience.role, audience.role],
+  );
+}
+
+/** Settling a sent row, in the turn of the partner's outbox actor. */
+export const settle = {
+  /** Sent: the row goes, unless a newer change coalesced into it meanwhile (then that is sent next). */
+  async delivered(tx: SqlRunner, id: number, version: number): Promise<void> {
+    await tx.run('DELETE FROM ocpi_outbox WHERE id = ? AND version = ?', [id, version]);
+  },
+  /** Not sent: try again at `nextAttemptAt`, or keep it as a dead letter for the operator. */
+  async failed(
+    tx: SqlRunner,
+    id: number,
+    failure: { attempts: number; next_attempt_at: number; error: string; dead: boolean },
+  ): Promise<void> {
+    await tx.run(
+      `UPDATE ocpi_outbox SET attempts = ?, next_attempt_at = ?, last_error = ?, status = ?, updated_at = ? WHERE id = ? AND status = 'pending'`,
+      [
+        failure.attempts,
+        failure.next_attempt_at,
+        failure.error.slice(0, 2000),
+        failure.dead ? 'dead' : 'pending',
+        Date.now(),
+        id,
+      ],
+    );
+  },
+};
+
+export interface OutboxFilter {
+  status?: OutboxStatus;
+  partner_key?: string;
+  limit: number;
+  offset: number;
+}
+
+/** Reads of the outbox, and the operator's actions on dead letters. */
+export class OutboxStore {
+  constructor(private readonly db: Database) {}
+
+  /** The rows of one partner due now, oldest first. */
+  async due(partnerKey: string, now: number, limit: number): Promise<OutboxRow[]> {
+    const rows = await this.db.sql.query(
+      `SELECT ${COLUMNS} FROM ocpi_outbox WHERE partner_key = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY id LIMIT ?`,
+      [partnerKey, now, limit],
+    );
+    return rows.map(toRow);
+  }
+
+  /** The partners that have rows due now (the sweep wakes their outbox actors). */
+  async duePartners(now: number, limit = 1000): Promise<string[]> {
+    const rows = await this.db.sql.query(
+      `SELECT DISTINCT partner_key FROM ocpi_outbox WHERE status = 'pending' AND next_attempt_at <= ? LIMIT ?`,
+      [now, limit],
+    );
+    return rows.map((r) => String(r.partner_key));
+  }
+
+  async list(filter: OutboxFilter): Promise<{ items: OutboxRow[]; total: number }> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.status) {
+      where.push('status = ?');
+      params.push(filter.status);
+    }
+    if (filter.partner_key) {
+      where.push('partner_key = ?');
+      params.push(filter.partner_key);
+    }
+    const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+    const [count, rows] = await Promise.all([
+      this.db.sql.query(`SELECT COUNT(*) AS n FROM ocpi_outbox ${clause}`, params),
+      this.db.sql.query(`SELECT ${COLUMNS} FROM ocpi_outbox ${clause} ORDER BY id LIMIT ? OFFSET ?`, [
+        ...params,
+        filter.limit,
+        filter.offset,
+      ]),
+    ]);
+    return { items: rows.map(toRow), total: Number(count[0]?.n ?? 0) };
+  }
+
+  /** Counts per partner and status (the operator's overview). */
+  async counts(): Promise<Array<{ partner_key: string; status: OutboxStatus; n: number }>> {
+    const rows = await this.db.sql.query(
+      'SELECT partner_key, status, COUNT(*) AS n FROM ocpi_outbox GROUP BY partner_key, status ORDER BY partner_key',
+    );
+    return rows.map((r) => ({
+      partner_key: String(r.partner_key),
+      status: r.status === 'dead' ? 'dead' : 'pending',
+      n: Number(r.n),
+    }));
+  }
+
+  async get(id: number): Promise<OutboxRow | undefined> {
+    const [r] = await this.db.sql.query(`SELECT ${COLUMNS} FROM ocpi_outbox WHERE id = ?`, [id]);
+    return r ? toRow(r) : undefined;
+  }
+
+  /**
+   * A dead letter goes back into the queue, due now and with its attempts reset. When a newer
+   * change of the same object is pending already, that one is sent and the dead letter goes.
+   * Answers the row as it is now, or undefined when there was no dead letter `id`.
+   */
+  async retry(id: number): Promise<{ row: OutboxRow; superseded: boolean } | undefined> {
+    return this.db.sql.transaction(async (tx) => {
+      const [r] = await tx.query(`SELECT ${COLUMNS} FROM ocpi_outbox WHERE id = ? AND status = 'dead'`, [id]);
+      if (!r) return undefined;
+      const dead = toRow(r);
+      const [pending] = await tx.query(
+        `SELECT ${COLUMNS} FROM ocpi_outbox WHERE partner_key = ? AND object_key = ? AND status = 'pending'`,
+        [dead.partner_key, dead.object_key],
+      );
+      if (pending) {
+        await tx.run('DELETE FROM ocpi_outbox WHERE id = ?', [id]);
+        return { row: toRow(pending), superseded: true };
+      }
+      const now = Date.now();
+      await tx.run(
+        `UPDATE ocpi_outbox SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE id = ?`,
+        [now, now, id],
+      );
+      return {
+        row: { ...dead, status: 'pending', attempts: 0, next_attempt_at: now, updated_at: now },
+        superseded: false,
+      };
+    });
+  }
+
+  /** Drops a dead letter; the row it was, or undefined. */
+  async discard(id: number): Promise<OutboxRow | undefined> {
+    const [r] = await this.db.sql.query(`SELECT ${COLUMNS} FROM ocpi_outbox WHERE id = ? AND status = 'dead'`, [id]);
+    if (!r) return undefined;
+    await this.db.sql.run(`DELETE FROM ocpi_outbox WHERE id = ? AND status = 'dead'`, [id]);
+    return toRow(r);
+  }
+}

@@ -1,0 +1,76 @@
+import type { Logger } from 'pino';
+import type { Database } from '../db/database.js';
+import type { ActorSystem } from '../runtime/actor-system.js';
+import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
+import { addressOf } from '../runtime/address.js';
+import { writeEvseStatus } from './bridge.js';
+import type { EvseLinkStore } from './evse-links.js';
+
+/**
+ * Chargers that went away (docs/ROAMING.md "Status", Decision 6): the EVSEs of a linked charger
+ * that has had no connection for ROAMING_OFFLINE_GRACE_MS become UNKNOWN at the partners. Every
+ * web process looks, twice per grace period: it notes when it first saw a charger offline (a
+ * process that starts notes it then, so the grace is never shorter than set), and writes UNKNOWN
+ * once the grace has passed. Two processes doing it at once write and queue it once: the write
+ * happens only when the status differs, and a second queued push coalesces with the first.
+ */
+export class OfflineWatch {
+  private timer: NodeJS.Timeout | undefined;
+  private readonly offlineSince = new Map<string, number>();
+  private running = false;
+
+  constructor(
+    private readonly opts: {
+      db: Database;
+      actors: Pick<ActorSystem, 'isPinned'>;
+      links: EvseLinkStore;
+      log: Logger;
+      own: { country_code: string; party_id: string };
+      graceMs: number;
+      /** after UNKNOWN was queued: the outbox sends it now */
+      queued: () => void;
+    },
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.look(), Math.max(50, Math.floor(this.opts.graceMs / 2)));
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One look at every linked charger (exposed for tests). */
+  async look(now = Date.now()): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      const byCharger = await this.opts.links.all();
+      for (const id of this.offlineSince.keys()) if (!byCharger.has(id)) this.offlineSince.delete(id);
+      let wrote = false;
+      for (const [id, links] of byCharger) {
+        if (await this.opts.actors.isPinned(addressOf(chargePointProtocol.kind, id))) {
+          this.offlineSince.delete(id);
+          continue;
+        }
+        const since = this.offlineSince.get(id);
+        if (since === undefined) {
+          this.offlineSince.set(id, now);
+          continue;
+        }
+        if (now - since < this.opts.graceMs) continue;
+        await this.opts.db.group.run(async (tx) => {
+          for (const link of links) if (await writeEvseStatus(tx, this.opts.own, link, 'UNKNOWN')) wrote = true;
+        });
+      }
+      if (wrote) this.opts.queued();
+    } catch (err) {
+      this.opts.log.warn({ err }, 'offline watch failed');
+    } finally {
+      this.running = false;
+    }
+  }
+}

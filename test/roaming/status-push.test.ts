@@ -1,0 +1,243 @@
+import { expect } from 'chai';
+import { eventually } from '../support/eventually.js';
+import type { RecordedRequest } from '../support/ocpi-simulator.js';
+import { RoamingWorld, status16, status201, type Emsp } from '../support/roaming-world.js';
+
+type Json = Record<string, unknown>;
+
+/** A /v1 list answer's items (the harness keeps a JSON array under `value`). */
+const items = (a: { body: Json }): Json[] => a.body.value as Json[];
+
+/**
+ * Status flows out (docs/ROAMING.md "Status", "The outbox"): an ocpp-rpc charger reports a status
+ * on a linked EVSE, and every registered eMSP gets a PATCH of that EVSE in its version; a partner
+ * that fails gets it later, in order, with the newest status; one that refuses it leaves a dead
+ * letter the operator sees, sends again or discards; one that is down is cut off by its breaker
+ * while the others go on.
+ */
+describe('roaming: EVSE status pushed to eMSPs through the outbox', function () {
+  this.timeout(60_000);
+  let world: RoamingWorld;
+  let emsp221: Emsp;
+  let emsp211: Emsp;
+
+  before(async () => {
+    world = await RoamingWorld.start();
+    emsp221 = await world.emsp('2.2.1');
+    emsp211 = await world.emsp('2.1.1');
+  });
+  after(async () => world.stop());
+
+  const patchesOf = (e: Emsp, locationId: string, evseUid: string, since = 0): RecordedRequest[] =>
+    e.sim
+      .receivedSince(since)
+      .filter((r) => r.method === 'PATCH' && r.path.endsWith(`/${locationId}/${evseUid}`) && r.status === 200);
+  const lastStatus = (e: Emsp, locationId: string, evseUid: string, since = 0): string | undefined =>
+    (patchesOf(e, locationId, evseUid, since).at(-1)?.body as Json | undefined)?.status as string | undefined;
+  const statusArrives = (e: Emsp, locationId: string, evseUid: string, status: string, since = 0) =>
+    eventually(async () => (lastStatus(e, locationId, evseUid, since) === status ? true : undefined), {
+      timeoutMs: 10_000,
+      what: `${status} of ${evseUid} at the ${e.version} eMSP`,
+    });
+
+  /** Nothing queued for the partner any more (what earlier steps pushed has arrived). */
+  const settled = (e: Emsp) =>
+    eventually(async () => {
+      const q = await world.api.request('GET', `/v1/outbox?partner_id=${e.id}&status=pending`);
+      return items(q).length === 0 ? true : undefined;
+    });
+
+  it('1.6: a StatusNotification on a linked EVSE reaches every eMSP as a PATCH of that EVSE, in its version', async () => {
+    const loc = world.unique('LOC-');
+    await world.location(loc, ['E1', 'E2']);
+    const cp = await world.chargePoint('ocpp1.6');
+    await world.link(cp.id, 1, loc, 'E1');
+    const charger = await world.charger(cp, 'ocpp1.6');
+    await charger.call('StatusNotification', status16(1, 'Charging'));
+    // an unlinked connector of the same charger changes nothing at the partners
+    await charger.call('StatusNotification', status16(2, 'Faulted'));
+    await statusArrives(emsp221, loc, 'E1', 'CHARGING');
+    await statusArrives(emsp211, loc, 'E1', 'CHARGING');
+    for (const e of [emsp221, emsp211]) {
+      const patch = patchesOf(e, loc, 'E1').at(-1);
+      expect(patch?.path).to.match(new RegExp(`^/ocpi/${e.version}/(.*/)?locations/NL/EVP/${loc}/E1$`));
+      expect(Object.keys((patch?.body as Json) ?? {}).sort()).to.deep.equal(['last_updated', 'status']);
+      expect(patch?.tokenForm).to.equal(e.version === '2.2.1' ? 'base64' : 'raw');
+      expect(patchesOf(e, loc, 'E2')).to.have.length(0);
+      expect(e.sim.violations).to.deep.equal([]);
+    }
+    const headers = patchesOf(emsp221, loc, 'E1').at(-1)?.headers ?? {};
+    expect(headers['ocpi-to-party-id']).to.equal(emsp221.sim.party.party_id);
+    expect(headers['ocpi-from-party-id']).to.equal('EVP');
+    expect(headers['x-request-id']).to.be.a('string');
+  });
+
+  it('2.0.1: the EVSE is CHARGING while one of its connectors is Occupied', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp2.0.1');
+    await charger.call('StatusNotification', status201(1, 1, 'Occupied'));
+    await charger.call('StatusNotification', status201(1, 2, 'Available'));
+    await statusArrives(emsp221, loc, 'E1', 'CHARGING');
+    await charger.call('StatusNotification', status201(1, 1, 'Available'));
+    await statusArrives(emsp221, loc, 'E1', 'AVAILABLE');
+    await charger.call('StatusNotification', status201(1, 1, 'Faulted'));
+    await charger.call('StatusNotification', status201(1, 2, 'Faulted'));
+    await statusArrives(emsp211, loc, 'E1', 'OUTOFORDER');
+  });
+
+  it('a partner that answers 503 twice gets the status on the third attempt; nothing is left queued', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    await settled(emsp221);
+    const since = emsp221.sim.lastSeq;
+    emsp221.sim.failNext(2, 503);
+    await charger.call('StatusNotification', status16(1, 'Reserved'));
+    await statusArrives(emsp221, loc, 'E1', 'RESERVED', since);
+    const attempts = emsp221.sim
+      .receivedSince(since)
+      .filter((r) => r.method === 'PATCH' && r.path.endsWith(`/${loc}/E1`));
+    expect(attempts.map((r) => r.status)).to.deep.equal([503, 503, 200]);
+    await eventually(async () => {
+      const q = await world.api.request('GET', `/v1/outbox?partner_id=${emsp221.id}`);
+      return items(q).length === 0 ? true : undefined;
+    });
+  });
+
+  it('changes while a partner is down coalesce: it gets the newest status, never an older one after it', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    const since = emsp211.sim.lastSeq;
+    emsp211.sim.setDown(true);
+    for (const s of ['Preparing', 'Charging', 'Finishing', 'Available', 'Unavailable'])
+      await charger.call('StatusNotification', status16(1, s));
+    // the other partner is not held up
+    await statusArrives(emsp221, loc, 'E1', 'INOPERATIVE');
+    emsp211.sim.setDown(false);
+    await statusArrives(emsp211, loc, 'E1', 'INOPERATIVE', since);
+    const delivered = patchesOf(emsp211, loc, 'E1', since).map((r) => (r.body as Json).status);
+    // at most one PATCH per state the row carried when it was sent: the last one is the newest
+    expect(delivered.at(-1)).to.equal('INOPERATIVE');
+    expect(delivered.length).to.be.at.most(2);
+  });
+
+  it('a partner that refuses a PATCH leaves a dead letter the operator can send again or discard', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    await settled(emsp221);
+    emsp221.sim.failNext(1, 404, 2003);
+    await charger.call('StatusNotification', status16(1, 'Faulted'));
+    const dead = await eventually(async () => {
+      const q = await world.api.request('GET', `/v1/outbox?status=dead&partner_id=${emsp221.id}`);
+      return items(q).find((r) => r.object === `locations/${loc}/E1`);
+    });
+    expect(dead).to.include({ kind: 'evse', status: 'dead', attempts: 1 });
+    expect(dead.partner).to.deep.include({ id: emsp221.id });
+    expect(String(dead.last_error)).to.contain('404');
+    const summary = await world.api.request('GET', '/v1/outbox/partners');
+    const mine = items(summary).find((p) => (p.partner as Json).id === emsp221.id);
+    expect(mine).to.include({ dead: 1, breaker: 'closed' });
+    const retried = await world.api.request('POST', `/v1/outbox/${String(dead.id)}/retry`);
+    expect(retried.status, JSON.stringify(retried.body)).to.equal(200);
+    await statusArrives(emsp221, loc, 'E1', 'OUTOFORDER');
+    expect((await world.api.request('POST', `/v1/outbox/${String(dead.id)}/retry`)).status).to.equal(404);
+
+    await settled(emsp221);
+    emsp221.sim.failNext(1, 400, 2001);
+    await charger.call('StatusNotification', status16(1, 'Available'));
+    const second = await eventually(async () => {
+      const q = await world.api.request('GET', `/v1/outbox?status=dead`);
+      return items(q).find((r) => r.object === `locations/${loc}/E1`);
+    });
+    const discarded = await world.api.request('DELETE', `/v1/outbox/${String(second.id)}`);
+    expect(discarded.status).to.equal(200);
+    expect((await world.api.request('DELETE', `/v1/outbox/${String(second.id)}`)).status).to.equal(404);
+  });
+
+  it("a partner that is down opens its breaker; the other partner's pushes go on; it closes when the partner is back", async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    emsp211.sim.setDown(true);
+    for (let i = 0; i < 8; i++) {
+      await charger.call('StatusNotification', status16(1, i % 2 === 0 ? 'Charging' : 'Available'));
+      await new Promise((r) => setTimeout(r, 60));
+    }
+    const open = await eventually(async () => {
+      const s = await world.api.request('GET', '/v1/outbox/partners');
+      const p = items(s).find((x) => (x.partner as Json).id === emsp211.id);
+      return p?.breaker === 'open' ? p : undefined;
+    });
+    expect(open.pending).to.be.at.least(1);
+    expect(open.open_until).to.be.a('string');
+    await statusArrives(emsp221, loc, 'E1', 'AVAILABLE');
+    emsp211.sim.setDown(false);
+    await statusArrives(emsp211, loc, 'E1', 'AVAILABLE');
+    await eventually(async () => {
+      const s = await world.api.request('GET', '/v1/outbox/partners');
+      const p = items(s).find((x) => (x.partner as Json).id === emsp211.id);
+      return p?.breaker === 'closed' && p.pending === 0 ? true : undefined;
+    });
+  });
+
+  it('a status acknowledged to the charger while a partner is down reaches it after our restart', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    await settled(emsp211);
+    const since = emsp211.sim.lastSeq;
+    emsp211.sim.setDown(true);
+    // answered: from here on the status must reach the partner
+    await charger.call('StatusNotification', status16(1, 'SuspendedEV'));
+    await world.restart();
+    emsp211.sim.setDown(false);
+    await statusArrives(emsp211, loc, 'E1', 'CHARGING', since);
+  });
+
+  it("the operator's edit of a location is PUT to every eMSP in its version", async () => {
+    const loc = world.unique('LOC-');
+    const since221 = emsp221.sim.lastSeq;
+    const since211 = emsp211.sim.lastSeq;
+    await world.location(loc, ['E1']);
+    for (const [e, since] of [
+      [emsp221, since221],
+      [emsp211, since211],
+    ] as const) {
+      const put = await eventually(async () =>
+        e.sim.receivedSince(since).find((r) => r.method === 'PUT' && r.path.endsWith(`/locations/NL/EVP/${loc}`)),
+      );
+      const body = put.body as Json;
+      expect(body.id).to.equal(loc);
+      // 2.1.1 has no country_code/party_id in a Location; 2.2.1 has them
+      expect('party_id' in body).to.equal(e.version === '2.2.1');
+    }
+    expect(emsp221.sim.violations).to.deep.equal([]);
+    expect(emsp211.sim.violations).to.deep.equal([]);
+  });
+});
+
+describe('roaming: a linked charger that went away shows UNKNOWN, and its statuses come back when it returns', function () {
+  this.timeout(30_000);
+  let world: RoamingWorld;
+  let emsp: Emsp;
+
+  before(async () => {
+    world = await RoamingWorld.start({ ROAMING_OFFLINE_GRACE_MS: '400' });
+    emsp = await world.emsp('2.2.1');
+  });
+  after(async () => world.stop());
+
+  const lastStatus = (loc: string, since: number): string | undefined =>
+    (
+      emsp.sim
+        .receivedSince(since)
+        .filter((r) => r.method === 'PATCH' && r.path.endsWith(`/${loc}/E1`) && r.status === 200)
+        .at(-1)?.body as Json | undefined
+    )?.status as string | undefined;
+
+  it('UNKNOWN after the grace period offline; the last reported status again on reconnection', async () => {
+    const since = emsp.sim.lastSeq;
+    const { loc, cp, charger } = await world.linkedCharger('ocpp1.6');
+    await charger.call('StatusNotification', status16(1, 'Charging'));
+    await eventually(async () => (lastStatus(loc, since) === 'CHARGING' ? true : undefined));
+    const closedAt = Date.now();
+    await charger.close({ force: true });
+    await eventually(async () => (lastStatus(loc, since) === 'UNKNOWN' ? true : undefined), { timeoutMs: 5000 });
+    // not before the grace period
+    expect(Date.now() - closedAt).to.be.at.least(400);
+    // the charger comes back without a new StatusNotification: its last report counts again
+    await world.charger(cp, 'ocpp1.6');
+    await eventually(async () => (lastStatus(loc, since) === 'CHARGING' ? true : undefined));
+  });
+});
