@@ -75,6 +75,13 @@ export const SettingsSchema = Type.Object({
     default: 'EV Roaming Platform',
     description: "the platform's business name in OCPI credentials",
   }),
+  OCPI_COMMAND_TIMEOUT_S: Type.Integer({
+    minimum: 5,
+    maximum: 3600,
+    default: 60,
+    description:
+      "seconds a partner's command waits for our charger's answer before its result is TIMEOUT (the 2.2.1 CommandResponse timeout)",
+  }),
   ACTOR_SHARDS: Type.Integer({
     minimum: 1,
     maximum: 4096,

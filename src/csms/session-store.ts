@@ -192,6 +192,11 @@ export interface SessionQuery {
 export class SessionReader {
   constructor(private readonly db: Database) {}
 
+  async get(id: string): Promise<ChargingSession | undefined> {
+    const [row] = await this.db.sql.query('SELECT * FROM csms_session WHERE id = ?', [id]);
+    return row ? toSession(row) : undefined;
+  }
+
   async list(q: SessionQuery): Promise<{ total: number; items: ChargingSession[] }> {
     const where: string[] = [];
     const params: unknown[] = [];

@@ -1,4 +1,5 @@
-import type { PlatformModule } from '../platform/services.js';
+import type { PlatformModule, PlatformServices } from '../platform/services.js';
+import { ocpiCommandActor } from '../../actors/ocpi-command/actor.js';
 import { partnerOutboxActor } from '../../actors/partner-outbox/actor.js';
 import { partnerActor } from '../../actors/partner/actor.js';
 import { discoveryPort } from './client/discovery-port.js';
@@ -14,7 +15,8 @@ import { overviewMount } from './mounts/overview.js';
 import { roleVersionsMount } from './mounts/role-versions.js';
 import { partnerProjection } from './core/partner-projection.js';
 import { outboxPorts } from './outbox/courier.js';
-import { OutboxStore } from './outbox/outbox-store.js';
+import type { ChargerCommandPort } from './commands/charger-port.js';
+import { enqueue, OutboxStore } from './outbox/outbox-store.js';
 import { outboxRoutes } from './outbox/routes.js';
 import { OutboxSweeper } from './outbox/sweeper.js';
 
@@ -29,23 +31,35 @@ export interface OutboxHandle {
 
 export type OcpiModule = PlatformModule & { outbox: OutboxHandle };
 
+export interface OcpiModuleOptions {
+  /** our chargers, for partners' commands (the roaming bridge); without it every command is REJECTED */
+  chargers?: (services: PlatformServices) => ChargerCommandPort;
+}
+
 /**
  * OCPI 2.1.1 and 2.2.1 for the CPO and eMSP roles, the overview mount, and the operator's
  * partner routes under /v1 (docs/OCPI.md), and the outbox that sends what we push to partners
  * (docs/ROAMING.md "The outbox").
  */
-export function ocpiModule(): OcpiModule {
+export function ocpiModule(opts: OcpiModuleOptions = {}): OcpiModule {
   let context: OcpiContext | undefined;
   let sweeper: OutboxSweeper | undefined;
+  const outbox: OutboxHandle = { kick: () => sweeper?.kick() };
   return {
     name: 'ocpi',
-    outbox: { kick: () => sweeper?.kick() },
+    outbox,
     actors: ({ config, db }) => [
       partnerActor({
         discovery: discoveryPort(new PartnerClient(partnerHttpOptions(config))),
         projection: partnerProjection,
       }),
       partnerOutboxActor(outboxPorts(config, db)),
+      ocpiCommandActor({
+        queueResult: (partnerKey, result) => async (tx) => {
+          await enqueue(tx, { partner_key: partnerKey }, { kind: 'command-result', ...result });
+        },
+        queued: () => outbox.kick(),
+      }),
     ],
     mounts(services) {
       const ctx = new OcpiContext(services);
@@ -57,6 +71,7 @@ export function ocpiModule(): OcpiModule {
         services.config.OUTBOX_SWEEP_MS,
       );
       ctx.outbox = sweeper;
+      ctx.chargers = opts.chargers?.(services);
       const cpo211 = cpo211Mount(ctx);
       const emsp211 = emsp211Mount(ctx);
       return [

@@ -147,7 +147,7 @@ export function oneOf<T extends string>(values: readonly T[], value: string, fie
 export const ChargerCommand = Type.Union([
   Type.Object({
     kind: Type.Literal('start'),
-    id_tag: Type.String({ minLength: 1, maxLength: 20 }),
+    id_tag: Type.String({ minLength: 1, maxLength: 36 }),
     evse_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
     connector_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
   }),
@@ -155,7 +155,7 @@ export const ChargerCommand = Type.Union([
   Type.Object({
     kind: Type.Literal('reserve'),
     reservation_id: Type.Integer(),
-    id_tag: Type.String({ minLength: 1, maxLength: 20 }),
+    id_tag: Type.String({ minLength: 1, maxLength: 36 }),
     expiry_date: Type.String(),
     evse_id: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
     connector_id: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),

@@ -81,6 +81,15 @@ export class EvseLinkStore {
     return rows.map(toLink);
   }
 
+  /** The links of one of our locations' EVSEs. */
+  async ofLocation(locationId: string): Promise<EvseLink[]> {
+    const rows = await this.db.sql.query(
+      'SELECT charge_point_id, evse_number, location_id, evse_uid FROM roaming_evse_link WHERE location_id = ? ORDER BY evse_uid',
+      [locationId],
+    );
+    return rows.map(toLink);
+  }
+
   async byOcpiEvse(locationId: string, evseUid: string): Promise<EvseLink | undefined> {
     const [r] = await this.db.execute(
       'SELECT charge_point_id, evse_number, location_id, evse_uid FROM roaming_evse_link WHERE location_id = ? AND evse_uid = ?',

@@ -354,6 +354,12 @@ export class OcpiSimulator {
   // ---------------------------------------------------------------------------------------------
   // what it offers
 
+  /** Where a CPO is to POST the result of a command it sends (its commands module, 2.2.1 13.2.2). */
+  responseUrl(version: OcpiVersion, command: string, id: string): string {
+    const module = this.modules.find((m) => m.identifier === 'commands') ?? { identifier: 'commands', role: 'SENDER' };
+    return `${this.moduleUrl(version, module)}/${command}/${id}`;
+  }
+
   private versionUrl(version: OcpiVersion): string {
     return `${this.base}/ocpi/${version}`;
   }

@@ -1,12 +1,13 @@
 import Type, { type TSchema } from '#typebox';
 import { route } from '../../gateway/route-table.js';
-import type { OcpiCaller } from '../core/auth.js';
+import { onboardedParty, type OcpiCaller } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { invalidParameters } from '../core/errors.js';
 import { requireLink } from '../core/guards.js';
 import type { OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
+import type { ChargerCommandRequest } from './charger-port.js';
 import {
   CommandResponse211,
   CommandResponse221,
@@ -19,25 +20,19 @@ import {
 /**
  * The Receiver interface of the commands module (the CPO side): an eMSP asks us to start or stop
  * a session, reserve, cancel a reservation or unlock a connector on one of our locations. The
- * request is checked against what we hold (location, EVSE, connector, the caller's session) and
- * answered at once. Carrying a command out on a charge point needs its EVSE linked to one (the
- * roaming bridge); until an EVSE is, a command for it is REJECTED with the reason, and no
- * result follows (docs/OCPI.md, Decisions 26).
+ * request is checked against what we hold (location, EVSE, connector, the caller's session),
+ * then handed to our chargers through the roaming bridge (`ctx.chargers`, docs/ROAMING.md
+ * "Commands"), and answered at once: ACCEPTED when the call reached the charge point, its result
+ * POSTed to `response_url` later; REJECTED with the reason otherwise (no result follows).
  */
 
 interface Decision {
   result: ResponseType;
   reason: string;
+  timeout_s: number;
 }
 
-type CommandBody = {
-  response_url: string;
-  location_id?: string;
-  evse_uid?: string;
-  connector_id?: string;
-  session_id?: string;
-  token?: { valid: boolean };
-};
+type CommandBody = ChargerCommandRequest['body'];
 
 /** A `response_url` we could POST a result to: an absolute http(s) URL (else 2001). */
 function assertResponseUrl(value: string): void {
@@ -66,22 +61,27 @@ async function placeCheck(ctx: OcpiContext, body: CommandBody): Promise<string |
   return undefined;
 }
 
+const rejected = (reason: string): Decision => ({ result: 'REJECTED', reason, timeout_s: 0 });
+
 async function decide(
   ctx: OcpiContext,
   caller: OcpiCaller,
+  version: OcpiVersion,
   command: CommandType,
   body: CommandBody,
 ): Promise<Decision> {
   if (command === 'STOP_SESSION') {
     const session = await ctx.stores.sessions.getFor({ ...ctx.ownParty(), id: body.session_id ?? '' }, caller);
-    if (!session) return { result: 'UNKNOWN_SESSION', reason: `no session ${body.session_id ?? ''} of yours here` };
-    return { result: 'REJECTED', reason: 'the session is not on a charge point linked to this location' };
+    if (!session)
+      return { result: 'UNKNOWN_SESSION', reason: `no session ${body.session_id ?? ''} of yours here`, timeout_s: 0 };
+  } else if (command !== 'CANCEL_RESERVATION') {
+    const misplaced = await placeCheck(ctx, body);
+    if (misplaced) return rejected(misplaced);
+    if (body.token?.valid === false) return rejected('the token is not valid');
   }
-  if (command === 'CANCEL_RESERVATION') return { result: 'REJECTED', reason: 'unknown reservation' };
-  const misplaced = await placeCheck(ctx, body);
-  if (misplaced) return { result: 'REJECTED', reason: misplaced };
-  if (body.token?.valid === false) return { result: 'REJECTED', reason: 'the token is not valid' };
-  return { result: 'REJECTED', reason: 'no charge point is linked to this EVSE' };
+  if (!ctx.chargers) return rejected('no charge point is linked to this EVSE');
+  const party = onboardedParty(caller);
+  return ctx.chargers.execute({ partnerKey: `${party.country_code}-${party.party_id}`, version, command, body });
 }
 
 /** POST `/commands/{command}` of one command in `version`. */
@@ -98,9 +98,10 @@ function commandRoute(ctx: OcpiContext, version: OcpiVersion, command: CommandTy
       // each body schema has response_url, and the fields decide() reads where the command has them
       const request = req.body as CommandBody;
       assertResponseUrl(request.response_url);
-      const { result, reason } = await decide(ctx, caller, command, request);
+      const { result, reason, timeout_s } = await decide(ctx, caller, version, command, request);
+      req.log.info({ command, result, reason }, 'OCPI command answered');
       if (version === '2.1.1') return { data: { result } };
-      return { data: { result, timeout: 0, message: [{ language: 'en', text: reason }] } };
+      return { data: { result, timeout: timeout_s, message: [{ language: 'en', text: reason }] } };
     },
   });
 }

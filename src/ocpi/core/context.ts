@@ -3,6 +3,7 @@ import { publicOrigin } from '../../gateway/public-origin.js';
 import type { PlatformServices } from '../../platform/services.js';
 import { PartnerClient, partnerHttpOptions } from '../client/partner-client.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
+import type { ChargerCommandPort } from '../commands/charger-port.js';
 import type { SentCommand } from '../commands/schemas.js';
 import type { StoredCdr, StoredSession } from '../sessions/stored.js';
 import { ObjectStore, type ObjectSql } from '../store/object-store.js';
@@ -36,6 +37,8 @@ export class OcpiContext {
   readonly partners: PartnerDirectory;
   readonly client: PartnerClient;
   private readonly invalidation: CacheInvalidation;
+  /** our chargers, for partners' commands (the roaming bridge; none without it) */
+  chargers: ChargerCommandPort | undefined;
   /** wakes the senders of the outbox after a change queued rows (module.ts sets it) */
   outbox: { kick(): void } = { kick: () => undefined };
 

@@ -1,0 +1,86 @@
+import { chargePointProtocol } from '../charge-point/protocol.js';
+import { defineActor, type ActorContext } from '../../src/runtime/types.js';
+import type { OcpiCommandDeps } from './ports.js';
+import { ocpiCommandProtocol, type OcpiCommandMessage, type OcpiCommandReply } from './protocol.js';
+import { initialOcpiCommandState, OcpiCommandState, result211Of, resultOf } from './state.js';
+
+/**
+ * The command actor (docs/ROAMING.md "Commands"): carries one OCPI command of a partner eMSP to
+ * one of our chargers and its result back. `start` hands the mapped OCPP call to the charge
+ * point's actor (which queues and sends it on the charger's socket) and answers whether it could;
+ * the charge point's settlement, or the reminder at `timeout_s`, settles the command, and the
+ * result is queued in the outbox for the partner's `response_url` in the same turn. Whatever
+ * comes later (a late answer after TIMEOUT, a repeated settlement) changes nothing.
+ */
+
+type Ctx = ActorContext<OcpiCommandState>;
+type StartMessage = Extract<OcpiCommandMessage, { op: 'start' }>;
+
+/** how long `start` waits for the charge point to take the call */
+const HAND_OVER_MS = 10_000;
+
+async function start(ctx: Ctx, msg: StartMessage): Promise<OcpiCommandReply> {
+  if (ctx.state.status !== 'new') return { accepted: true };
+  let callId: string;
+  try {
+    const taken = await ctx.actors
+      .ref(chargePointProtocol, msg.charge_point_id)
+      .ask({ type: 'command', command: msg.charger_command, notify: ctx.address }, { timeoutMs: HAND_OVER_MS });
+    callId = taken.command_id;
+  } catch (err) {
+    ctx.log.info({ err, charge_point: msg.charge_point_id }, 'OCPI command not handed to the charge point');
+    return { accepted: false, reason: `charge point ${msg.charge_point_id} is not connected` };
+  }
+  const now = Date.now();
+  ctx.setState({
+    ...ctx.state,
+    status: 'sent',
+    partner_key: msg.partner_key,
+    version: msg.version,
+    command: msg.command,
+    response_url: msg.response_url,
+    charge_point_id: msg.charge_point_id,
+    charger_command: msg.charger_command,
+    call_id: callId,
+    created_at: now,
+  });
+  ctx.setReminder('timeout', now + msg.timeout_s * 1000, { op: 'timeout' });
+  return { accepted: true };
+}
+
+/** Settles the command with the charger's status word: the result goes to the partner. */
+function settle(deps: OcpiCommandDeps, ctx: Ctx, chargerStatus: string): void {
+  const s = ctx.state;
+  if (s.status !== 'sent') return;
+  const result = resultOf(s.command, chargerStatus);
+  const body = s.version === '2.2.1' ? { result } : { result: result211Of(result) };
+  ctx.write(deps.queueResult(s.partner_key, { url: s.response_url, version: s.version, body }));
+  ctx.afterCommit(() => deps.queued());
+  ctx.cancelReminder('timeout');
+  ctx.setState({ ...s, status: 'settled', charger_status: chargerStatus, result, settled_at: Date.now() });
+  ctx.log.info(
+    { command: s.command, charge_point: s.charge_point_id, charger: chargerStatus, result },
+    'OCPI command settled',
+  );
+}
+
+/** The command actor, given the outbox (ports.ts). */
+export function ocpiCommandActor(deps: OcpiCommandDeps) {
+  return defineActor(ocpiCommandProtocol, {
+    placement: 'sharded',
+    state: OcpiCommandState,
+    initialState: initialOcpiCommandState,
+    async handle(ctx, msg): Promise<OcpiCommandReply> {
+      if ('type' in msg) {
+        // the settlement of our call only (a charge point settles each call once)
+        if (msg.command_id === ctx.state.call_id) settle(deps, ctx, msg.status);
+        return null;
+      }
+      if (msg.op === 'timeout') {
+        settle(deps, ctx, 'timeout');
+        return null;
+      }
+      return start(ctx, msg);
+    },
+  });
+}

@@ -1,0 +1,54 @@
+import Type, { type Static } from '#typebox';
+import { ChargerCommand } from '../../src/ocpp/domain.js';
+import { defineProtocol } from '../../src/runtime/protocol.js';
+
+/**
+ * The command actor's protocol (actor.ts): `ocpi-command/<uuid>`, one per OCPI command a partner
+ * eMSP sent us that goes to one of our chargers (docs/ROAMING.md "Commands"). The commands
+ * Receiver starts it with `start`; the charge point tells it the charger's answer
+ * (`charge-point-command-result`, durably); a reminder ends it with TIMEOUT when no answer came.
+ */
+
+export const OcpiCommandType = Type.Union([
+  Type.Literal('START_SESSION'),
+  Type.Literal('STOP_SESSION'),
+  Type.Literal('RESERVE_NOW'),
+  Type.Literal('CANCEL_RESERVATION'),
+  Type.Literal('UNLOCK_CONNECTOR'),
+]);
+
+export const StartCommand = Type.Object({
+  op: Type.Literal('start'),
+  /** the partner the result goes to (its outbox) */
+  partner_key: Type.String(),
+  version: Type.Union([Type.Literal('2.1.1'), Type.Literal('2.2.1')]),
+  command: OcpiCommandType,
+  response_url: Type.String(),
+  charge_point_id: Type.String(),
+  charger_command: ChargerCommand,
+  /** seconds after which the result is TIMEOUT when the charger has not answered */
+  timeout_s: Type.Integer({ minimum: 1 }),
+});
+
+export const OcpiCommandMessage = Type.Union([
+  StartCommand,
+  /** the charge point's settlement of the call (actors/charge-point ChargePointCommandResult) */
+  Type.Object({
+    type: Type.Literal('charge-point-command-result'),
+    charge_point_id: Type.String(),
+    command_id: Type.String(),
+    kind: Type.String(),
+    status: Type.String(),
+    detail: Type.Union([Type.String(), Type.Null()]),
+  }),
+  Type.Object({ op: Type.Literal('timeout') }),
+]);
+export type OcpiCommandMessage = Static<typeof OcpiCommandMessage>;
+
+/** `start`: whether the command reached the charge point (ACCEPTED) or why not. Other messages: null. */
+export type OcpiCommandReply = { accepted: true } | { accepted: false; reason: string } | null;
+
+export const ocpiCommandProtocol = defineProtocol<OcpiCommandReply>()({
+  kind: 'ocpi-command',
+  messages: OcpiCommandMessage,
+});

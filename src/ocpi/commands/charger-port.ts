@@ -1,0 +1,37 @@
+import type { OcpiVersion } from '../core/envelope.js';
+import type { CommandType } from './schemas.js';
+
+/**
+ * How the commands Receiver reaches our chargers (docs/ROAMING.md "Commands"): the roaming
+ * bridge implements it (src/roaming/commands.ts). The Receiver has checked the request against
+ * what OCPI holds (the location, EVSE and connector exist; the session is the caller's; the token
+ * is valid); the port finds the charger, hands the OCPP call to it and answers at once.
+ */
+export interface ChargerCommandPort {
+  execute(request: ChargerCommandRequest): Promise<ChargerCommandAnswer>;
+}
+
+export interface ChargerCommandRequest {
+  /** the partner (its onboarded party, `cc-pid`) whose outbox takes the result */
+  partnerKey: string;
+  version: OcpiVersion;
+  command: CommandType;
+  body: {
+    response_url: string;
+    location_id?: string;
+    evse_uid?: string;
+    connector_id?: string;
+    session_id?: string;
+    reservation_id?: string | number;
+    expiry_date?: string;
+    token?: { uid: string; valid: boolean };
+  };
+}
+
+export interface ChargerCommandAnswer {
+  result: 'ACCEPTED' | 'REJECTED';
+  /** why, in words for the partner (2.2.1 `message`) */
+  reason: string;
+  /** seconds the partner may wait for the result (2.2.1 `timeout`) */
+  timeout_s: number;
+}

@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import type { RPCClient } from 'ocpp-rpc';
+import { eventually } from '../support/eventually.js';
+import { aToken, aToken221 } from '../support/ocpi-builders.js';
+import type { OcpiAnswer, RecordedRequest } from '../support/ocpi-simulator.js';
+import { RoamingWorld, type Emsp } from '../support/roaming-world.js';
+
+type Json = Record<string, unknown>;
+
+/**
+ * Partners' commands on our chargers (docs/ROAMING.md "Commands"): an eMSP that discovered us
+ * sends a command to the commands endpoint our version details list; an ocpp-rpc charger gets the
+ * OCPP call and answers; the eMSP gets the result at its response_url, through the outbox.
+ */
+describe('roaming: OCPI commands carried out on our chargers', function () {
+  this.timeout(60_000);
+  let world: RoamingWorld;
+  let emsp221: Emsp;
+  let emsp211: Emsp;
+
+  before(async () => {
+    world = await RoamingWorld.start({ OCPI_COMMAND_TIMEOUT_S: '5' });
+    emsp221 = await world.emsp('2.2.1');
+    emsp211 = await world.emsp('2.1.1');
+  });
+  after(async () => world.stop());
+
+  /** The eMSP sends `command` to our commands Receiver; answers our reply and the response_url it gave. */
+  async function send(e: Emsp, command: string, fields: Json): Promise<{ answer: OcpiAnswer; url: string }> {
+    const url = e.sim.responseUrl(e.version, command, randomUUID());
+    const answer = await e.sim.call(
+      'POST',
+      'commands',
+      `/${command}`,
+      { response_url: url, ...fields },
+      {
+        ...(e.version === '2.2.1' ? { role: 'RECEIVER' as const } : {}),
+      },
+    );
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+    return { answer, url };
+  }
+
+  /** The result POSTed to `url`, once it came with HTTP 200 from the eMSP. */
+  const resultAt = (e: Emsp, url: string): Promise<RecordedRequest> =>
+    eventually(
+      async () => e.sim.received.find((r) => r.method === 'POST' && url.endsWith(r.path) && r.status === 200),
+      { timeoutMs: 15_000, what: `the result at ${url}` },
+    );
+
+  const tokenOf = (e: Emsp, uid: string): Json =>
+    e.version === '2.2.1'
+      ? aToken221({ uid, country_code: e.sim.party.country_code, party_id: e.sim.party.party_id })
+      : aToken({ uid });
+
+  /** A 1.6 charger that answers RemoteStartTransaction with `status` and records the idTag. */
+  function answersStart(charger: RPCClient, status: string, seen: string[]): void {
+    charger.handle('RemoteStartTransaction', ({ params }) => {
+      seen.push(String((params as { idTag: string }).idTag));
+      return Promise.resolve({ status });
+    });
+  }
+
+  for (const version of ['2.2.1', '2.1.1'] as const) {
+    it(`${version}: START_SESSION is ACCEPTED, the charger gets RemoteStartTransaction, the result arrives`, async () => {
+      const e = version === '2.2.1' ? emsp221 : emsp211;
+      const { loc, charger } = await world.linkedCharger('ocpp1.6');
+      const seen: string[] = [];
+      answersStart(charger, 'Accepted', seen);
+      const uid = `T${Date.now().toString(36)}`.toUpperCase();
+      const { answer, url } = await send(e, 'START_SESSION', {
+        token: tokenOf(e, uid),
+        location_id: loc,
+        evse_uid: 'E1',
+      });
+      expect((answer.data as Json).result).to.equal('ACCEPTED');
+      if (version === '2.2.1') expect((answer.data as Json).timeout).to.equal(5);
+      const result = await resultAt(e, url);
+      expect(result.body).to.deep.equal({ result: 'ACCEPTED' });
+      expect(seen).to.deep.equal([uid]);
+      expect(result.tokenForm).to.equal(version === '2.2.1' ? 'base64' : 'raw');
+      expect(e.sim.violations).to.deep.equal([]);
+    });
+  }
+
+  it('a charger that refuses the start: the result is REJECTED', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    answersStart(charger, 'Rejected', []);
+    const { answer, url } = await send(emsp221, 'START_SESSION', {
+      token: tokenOf(emsp221, 'TOK-REFUSED'),
+      location_id: loc,
+      evse_uid: 'E1',
+    });
+    expect((answer.data as Json).result).to.equal('ACCEPTED');
+    expect((await resultAt(emsp221, url)).body).to.deep.equal({ result: 'REJECTED' });
+  });
+
+  it('a charger that does not answer: the result is TIMEOUT after the timeout we gave', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    charger.handle('RemoteStartTransaction', () => new Promise(() => undefined));
+    const started = Date.now();
+    const { url } = await send(emsp221, 'START_SESSION', {
+      token: tokenOf(emsp221, 'TOK-SILENT'),
+      location_id: loc,
+      evse_uid: 'E1',
+    });
+    expect((await resultAt(emsp221, url)).body).to.deep.equal({ result: 'TIMEOUT' });
+    expect(Date.now() - started).to.be.at.least(4_500);
+  });
+
+  it('an offline charger, an EVSE not linked, an unknown location: REJECTED at once, with the reason', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    await charger.close({ force: true });
+    await eventually(async () => {
+      const { answer } = await send(emsp221, 'START_SESSION', {
+        token: tokenOf(emsp221, 'TOK-OFF'),
+        location_id: loc,
+        evse_uid: 'E1',
+      });
+      const data = answer.data as { result: string; message?: Array<{ text: string }> };
+      return data.result === 'REJECTED' && /offline/.test(data.message?.[0]?.text ?? '') ? true : undefined;
+    });
+    const other = world.unique('LOC-');
+    await world.location(other, ['E1']);
+    const notLinked = await send(emsp221, 'START_SESSION', {
+      token: tokenOf(emsp221, 'TOK-X'),
+      location_id: other,
+      evse_uid: 'E1',
+    });
+    expect(notLinked.answer.data).to.deep.include({ result: 'REJECTED', timeout: 0 });
+    const unknown = await send(emsp211, 'START_SESSION', { token: tokenOf(emsp211, 'TOK-Y'), location_id: 'NOPE' });
+    expect(unknown.answer.data).to.deep.equal({ result: 'REJECTED' });
+  });
+
+  it('the result reaches an eMSP whose response_url answered 503 twice', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    // the charger answers a moment later: the eMSP's outage is set up by then
+    charger.handle(
+      'RemoteStartTransaction',
+      () => new Promise((resolve) => setTimeout(() => resolve({ status: 'Accepted' }), 300)),
+    );
+    const since = emsp221.sim.lastSeq;
+    const { url } = await send(emsp221, 'START_SESSION', {
+      token: tokenOf(emsp221, 'TOK-RETRY'),
+      location_id: loc,
+      evse_uid: 'E1',
+    });
+    emsp221.sim.failNext(2, 503);
+    await resultAt(emsp221, url);
+    const posts = emsp221.sim.receivedSince(since).filter((r) => r.method === 'POST' && url.endsWith(r.path));
+    expect(posts.map((r) => r.status)).to.deep.equal([503, 503, 200]);
+  });
+
+  it('2.0.1: UNLOCK_CONNECTOR reaches UnlockConnector with the EVSE and connector; Unlocked is ACCEPTED, UnlockFailed FAILED', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp2.0.1');
+    const calls: Json[] = [];
+    let answer = 'Unlocked';
+    charger.handle('UnlockConnector', ({ params }) => {
+      calls.push(params as Json);
+      return Promise.resolve({ status: answer });
+    });
+    const first = await send(emsp221, 'UNLOCK_CONNECTOR', { location_id: loc, evse_uid: 'E1', connector_id: '1' });
+    expect((first.answer.data as Json).result).to.equal('ACCEPTED');
+    expect((await resultAt(emsp221, first.url)).body).to.deep.equal({ result: 'ACCEPTED' });
+    expect(calls).to.deep.equal([{ evseId: 1, connectorId: 1 }]);
+    answer = 'UnlockFailed';
+    const second = await send(emsp221, 'UNLOCK_CONNECTOR', { location_id: loc, evse_uid: 'E1', connector_id: '1' });
+    expect((await resultAt(emsp221, second.url)).body).to.deep.equal({ result: 'FAILED' });
+  });
+
+  it('2.1.1: a result 2.1.1 does not have (FAILED) is REJECTED there', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    charger.handle('UnlockConnector', () => Promise.resolve({ status: 'UnlockFailed' }));
+    const { url } = await send(emsp211, 'UNLOCK_CONNECTOR', { location_id: loc, evse_uid: 'E1', connector_id: '1' });
+    expect((await resultAt(emsp211, url)).body).to.deep.equal({ result: 'REJECTED' });
+  });
+});
