@@ -82,6 +82,18 @@ export const SettingsSchema = Type.Object({
     description:
       "seconds a partner's command waits for our charger's answer before its result is TIMEOUT (the 2.2.1 CommandResponse timeout)",
   }),
+  OCPI_CURRENCY: Type.String({
+    pattern: '^[A-Z]{3}$',
+    default: 'EUR',
+    description: 'ISO 4217 currency of our OCPI sessions and CDRs',
+  }),
+  ROAMING_SESSION_PUSH_MS: Type.Integer({
+    minimum: 0,
+    maximum: 3600000,
+    default: 60000,
+    description:
+      'a running roamed session is sent to its eMSP with its energy at most this often (its start and end at once); 0 = at every meter value',
+  }),
   ACTOR_SHARDS: Type.Integer({
     minimum: 1,
     maximum: 4096,

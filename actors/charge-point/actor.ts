@@ -11,8 +11,8 @@ import {
   onStatusChanged,
   type ChargePointCtx,
 } from './state.js';
-import { reloadLinks, restoreStatuses } from './roaming.js';
-import { onMeterSampled, onTransactionProgress, onTransactionStarted } from './transactions.js';
+import { lateToken, linkOf, reloadLinks, restoreStatuses, roamingOf } from './roaming.js';
+import { epochMs, onMeterSampled, onTransactionProgress, onTransactionStarted } from './transactions.js';
 
 /** A charger's event, handed to the part of the actor that keeps what it is about. */
 function onEvent(
@@ -20,7 +20,7 @@ function onEvent(
   ctx: ChargePointCtx,
   event: ChargerEvent,
   protocol: ProtocolName,
-): ChargerEventOutcome {
+): ChargerEventOutcome | Promise<ChargerEventOutcome> {
   // the protocol a charger speaks is recorded here once, whatever the event does with the state
   if (ctx.state.protocol !== protocol) ctx.setState({ ...ctx.state, protocol });
   const s = ctx.state;
@@ -33,10 +33,19 @@ function onEvent(
       // every token is accepted here; token checks belong to the eMSP side (OCPI real-time authorization)
       return { id_tag_status: 'Accepted' };
     case 'transaction-started':
-      return onTransactionStarted(deps, ctx, s, event, protocol);
+      if (!deps.roaming || !linkOf(s, event.evse_id)) return onTransactionStarted(deps, ctx, s, event, protocol);
+      return roamingOf(deps, s, { ...event, started_at: epochMs(event.timestamp) }).then((roamed) =>
+        onTransactionStarted(deps, ctx, ctx.state, event, protocol, roamed),
+      );
     case 'transaction-updated':
-    case 'transaction-ended':
-      return onTransactionProgress(deps, ctx, s, event);
+    case 'transaction-ended': {
+      const open = s.transactions.find((t) => t.transaction_id === event.transaction_id);
+      if (!open || open.ocpi !== undefined || event.id_tag === null || !linkOf(s, open.evse_id))
+        return onTransactionProgress(deps, ctx, s, event);
+      return lateToken(deps, ctx, open.transaction_id, event.id_tag).then(() =>
+        onTransactionProgress(deps, ctx, ctx.state, event),
+      );
+    }
     case 'meter-sampled':
       return onMeterSampled(deps, ctx, s, event);
     case 'reservation-updated':

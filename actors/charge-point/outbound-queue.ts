@@ -81,6 +81,25 @@ function awaitAnswer(ctx: ChargePointCtx, commandId: string, answer: Promise<str
   );
 }
 
+/** how long a sent start is remembered for the transaction that follows it */
+const RECENT_START_MS = 10 * 60_000;
+const MAX_RECENT_STARTS = 10;
+
+/** The recent starts with the start command `call` added (a start names its token and EVSE). */
+function startsWith(s: ChargePointState, call: OutboundCall, now: number): ChargePointState['recent_starts'] {
+  const c = call.command;
+  if (c.kind !== 'start') return s.recent_starts;
+  const kept = (s.recent_starts ?? []).filter((r) => now - r.at < RECENT_START_MS);
+  const entry = {
+    id_tag: c.id_tag,
+    evse_id: c.evse_id,
+    remote_start_id: s.next_remote_start_id,
+    at: now,
+    roaming: call.notify !== undefined,
+  };
+  return [...kept, entry].slice(-MAX_RECENT_STARTS);
+}
+
 /** Sends the head of the queue when nothing is outstanding. */
 function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointState): ChargePointState {
   let state = s;
@@ -96,6 +115,7 @@ function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointSta
     awaitAnswer(ctx, head.command_id, sent.answer);
     return {
       ...state,
+      recent_starts: head.command.kind === 'start' ? startsWith(state, head, now) : state.recent_starts,
       next_remote_start_id: head.command.kind === 'start' ? state.next_remote_start_id + 1 : state.next_remote_start_id,
       outbound: [{ ...head, sent_at: now, connection: sent.connection }, ...state.outbound.slice(1)],
       commands: record(state, head.command_id, head.command.kind, 'sent', sent.action),

@@ -49,8 +49,41 @@ export type OcpiEvseStatus =
 export interface RoamingPort {
   links(chargePointId: string): Promise<EvseLink[]>;
   evseStatus(link: EvseLink, status: OcpiEvseStatus): WriteStep;
+  /** the OCPI token a charger's id tag is (ours, or one an eMSP partner pushed us), if any */
+  tokenOf(idTag: string): Promise<RoamingToken | undefined>;
+  /** the OCPI session of a transaction on a linked EVSE, stored and queued for its token's eMSP */
+  session(session: RoamingSession): WriteStep;
+  /** how often a running session's energy is sent to its eMSP (ROAMING_SESSION_PUSH_MS) */
+  sessionPushMs: number;
   /** after the turn committed: what it queued is sent now */
   queued(): void;
+}
+
+/** An OCPI token as the charge point needs it: whose it is, and whether it may charge. */
+export interface RoamingToken {
+  country_code: string;
+  party_id: string;
+  uid: string;
+  type: string;
+  contract_id: string;
+  valid: boolean;
+  whitelist: string;
+  /** issued by our own eMSP (not roamed: no OCPI session for it) */
+  own: boolean;
+}
+
+/** What the OCPI session of a transaction is made of (docs/ROAMING.md "Sessions"). */
+export interface RoamingSession {
+  id: string;
+  token: Pick<RoamingToken, 'country_code' | 'party_id' | 'uid' | 'type' | 'contract_id'>;
+  auth_method: 'AUTH_REQUEST' | 'COMMAND' | 'WHITELIST';
+  location_id: string;
+  evse_uid: string;
+  connector_id: string;
+  started_at: number;
+  ended_at: number | null;
+  kwh: number;
+  status: 'ACTIVE' | 'COMPLETED';
 }
 
 /**

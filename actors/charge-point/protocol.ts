@@ -38,12 +38,38 @@ const Reservation = Type.Object({
  * only, so a meter value does not rewrite the state. States stored before carry `meter_last_wh`
  * and `seq_nos` here too; they are ignored.
  */
+/**
+ * The OCPI session of a transaction on a linked EVSE with a partner's token (docs/ROAMING.md
+ * "Sessions"): what every push of it is made of. `null`: not roamed (no link, not a partner's
+ * token); absent: not known yet (a 2.0.1 transaction that has no token yet).
+ */
+const RoamedTransaction = Type.Object({
+  token: Type.Object({
+    country_code: Type.String(),
+    party_id: Type.String(),
+    uid: Type.String(),
+    type: Type.String(),
+    contract_id: Type.String(),
+  }),
+  auth_method: Type.Union([Type.Literal('AUTH_REQUEST'), Type.Literal('COMMAND'), Type.Literal('WHITELIST')]),
+  location_id: Type.String(),
+  evse_uid: Type.String(),
+  connector_id: Type.String(),
+  started_at: Type.Integer(),
+  kwh: Type.Number(),
+  /** when the session was last written for the eMSP (epoch ms) */
+  pushed_at: Type.Integer(),
+});
+
 const OpenTransaction = Type.Object({
   transaction_id: Type.String(),
   session_id: Type.String(),
   dedupe_key: Type.String(),
   evse_id: Type.Integer(),
   meter_start_wh: Nullable(Type.Number()),
+  /** when the charger says it started (epoch ms); absent in states stored before */
+  started_at: Type.Optional(Type.Integer()),
+  ocpi: Type.Optional(Nullable(RoamedTransaction)),
 });
 
 /** A CSMS-to-charger call waiting for its turn or for the charger's answer. */
@@ -92,6 +118,22 @@ export const ChargePointState = Type.Object({
    * Which EVSEs are EVSEs of our OCPI locations (docs/ROAMING.md "EVSE links"), read from the
    * links table when it changes; absent until first read.
    */
+  /**
+   * The starts sent to the charger lately (remote start, an OCPI START_SESSION): a transaction
+   * that follows one of them with its token was started by that command.
+   */
+  recent_starts: Type.Optional(
+    Type.Array(
+      Type.Object({
+        id_tag: Type.String(),
+        evse_id: Nullable(Type.Integer()),
+        remote_start_id: Type.Integer(),
+        at: Type.Integer(),
+        /** an OCPI command (a partner's), not the operator */
+        roaming: Type.Boolean(),
+      }),
+    ),
+  ),
   evse_links: Type.Optional(
     Type.Array(Type.Object({ evse_number: Type.Integer(), location_id: Type.String(), evse_uid: Type.String() })),
   ),

@@ -54,7 +54,7 @@ export function evseStatusOf(s: ChargePointState, evse: number): OcpiEvseStatus 
 }
 
 /** The link of OCPP EVSE `evse`, if the operator made one. */
-function linkOf(s: ChargePointState, evse: number): EvseLink | undefined {
+export function linkOf(s: ChargePointState, evse: number): EvseLink | undefined {
   return s.evse_links?.find((l) => l.evse_number === evse);
 }
 
@@ -101,4 +101,109 @@ export async function reloadLinks(deps: ChargePointActorDeps, ctx: ChargePointCt
   const s = { ...ctx.state, evse_links: links };
   ctx.setState(s);
   writeStatuses(port, ctx, s, links);
+}
+
+type OpenTransaction = ChargePointState['transactions'][number];
+/** The OCPI session part of an open transaction (protocol.ts RoamedTransaction). */
+export type Roamed = NonNullable<OpenTransaction['ocpi']>;
+
+/** The start command this transaction follows, if one of the recent ones (2.0.1: by remoteStartId). */
+function startedBy(
+  s: ChargePointState,
+  idTag: string,
+  evse: number,
+  remoteStartId: number | null,
+): NonNullable<ChargePointState['recent_starts']>[number] | undefined {
+  const starts = s.recent_starts ?? [];
+  if (remoteStartId !== null) return starts.find((r) => r.remote_start_id === remoteStartId);
+  return [...starts].reverse().find((r) => r.id_tag === idTag && (r.evse_id === null || r.evse_id === evse));
+}
+
+/**
+ * Whether a transaction is roamed (docs/ROAMING.md "Sessions"): on a linked EVSE with a token an
+ * eMSP partner issued, it is, and the answer is its OCPI session's parts; `null` when it is not;
+ * `undefined` when it cannot be told yet (no token yet: 2.0.1 may start a transaction at plug-in).
+ */
+export async function roamingOf(
+  deps: ChargePointActorDeps,
+  s: ChargePointState,
+  t: {
+    evse_id: number;
+    connector_id: number;
+    id_tag: string | null;
+    remote_start_id: number | null;
+    started_at: number;
+  },
+): Promise<Roamed | null | undefined> {
+  const link = linkOf(s, t.evse_id);
+  if (!deps.roaming || !link) return null;
+  if (t.id_tag === null) return undefined;
+  const token = await deps.roaming.tokenOf(t.id_tag);
+  if (!token || token.own) return null;
+  const { country_code, party_id, uid, type, contract_id } = token;
+  return {
+    token: { country_code, party_id, uid, type, contract_id },
+    auth_method: startedBy(s, t.id_tag, t.evse_id, t.remote_start_id)?.roaming ? 'COMMAND' : 'WHITELIST',
+    location_id: link.location_id,
+    evse_uid: link.evse_uid,
+    // a 1.6 connector is an EVSE with one connector; a 2.0.1 connector N is OCPI connector "N"
+    connector_id: s.protocol === 'ocpp2.0.1' ? String(t.connector_id || 1) : '1',
+    started_at: t.started_at,
+    kwh: 0,
+    pushed_at: 0,
+  };
+}
+
+/** Writes the session for its eMSP in this turn and queues its push; answers it as pushed now. */
+export function pushSession(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  sessionId: string,
+  r: Roamed,
+  kwh: number,
+  endedAt: number | null,
+): Roamed {
+  const port = deps.roaming;
+  if (!port) return r;
+  ctx.write(
+    port.session({
+      id: sessionId,
+      token: r.token,
+      auth_method: r.auth_method,
+      location_id: r.location_id,
+      evse_uid: r.evse_uid,
+      connector_id: r.connector_id,
+      started_at: r.started_at,
+      ended_at: endedAt,
+      kwh,
+      status: endedAt === null ? 'ACTIVE' : 'COMPLETED',
+    }),
+  );
+  ctx.afterCommit(() => port.queued());
+  return { ...r, kwh, pushed_at: Date.now() };
+}
+
+/**
+ * A 2.0.1 transaction that started without a token (at plug-in) and now names one: whether it is
+ * roamed is decided now, and a roamed one is written for its eMSP from here on.
+ */
+export async function lateToken(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  transactionId: string,
+  idTag: string,
+): Promise<void> {
+  const s = ctx.state;
+  const tx = s.transactions.find((t) => t.transaction_id === transactionId);
+  if (!tx || tx.ocpi !== undefined) return;
+  const roamed = await roamingOf(deps, s, {
+    evse_id: tx.evse_id,
+    connector_id: 0,
+    id_tag: idTag,
+    remote_start_id: null,
+    started_at: tx.started_at ?? Date.now(),
+  });
+  if (roamed === undefined) return;
+  const ocpi = roamed && pushSession(deps, ctx, tx.session_id, roamed, 0, null);
+  ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? { ...t, ocpi } : t)) });
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChargerEvent, ChargerEventOutcome, ProtocolName } from '../../src/ocpp/domain.js';
 import type { ChargePointActorDeps, SessionProgress } from './ports.js';
 import type { ChargePointState } from './protocol.js';
+import { pushSession, type Roamed } from './roaming.js';
 import { publishChange, type ChargePointCtx } from './state.js';
 
 /**
@@ -16,7 +17,7 @@ type OpenTransaction = ChargePointState['transactions'][number];
 const MAX_FINISHED = 20;
 
 /** Parses a charger's timestamp; a charger with no clock sends nonsense, then now counts. */
-function epochMs(timestamp: string, fallback = Date.now()): number {
+export function epochMs(timestamp: string, fallback = Date.now()): number {
   const t = Date.parse(timestamp);
   return Number.isFinite(t) ? t : fallback;
 }
@@ -59,6 +60,8 @@ export function onTransactionStarted(
   s: ChargePointState,
   event: EventOf<'transaction-started'>,
   protocol: ProtocolName,
+  /** its OCPI session's parts when roamed (roaming.ts roamingOf) */
+  roamed?: Roamed | null,
 ): ChargerEventOutcome {
   const retried = retriedStart(s, event);
   if (retried !== undefined) return { transaction_id: retried, id_tag_status: 'Accepted' };
@@ -85,6 +88,8 @@ export function onTransactionStarted(
     dedupe_key: event.dedupe_key,
     evse_id: event.evse_id,
     meter_start_wh: event.meter_start_wh,
+    started_at: epochMs(event.timestamp),
+    ...(roamed === undefined ? {} : { ocpi: roamed && pushSession(deps, ctx, sessionId, roamed, 0, null) }),
   };
   ctx.setState({
     ...s,
@@ -123,20 +128,38 @@ export function onTransactionProgress(
   }
   if (ended) progress.stopped = { at: epochMs(event.timestamp), reason: event.reason };
   ctx.write(deps.sessions.progress(tx.session_id, progress));
+  const ocpi = tx.ocpi ? roamedProgress(deps, ctx, tx.session_id, tx.ocpi, progress) : tx.ocpi;
   if (ended) {
     ctx.setState({
       ...s,
       transactions: s.transactions.filter((t) => t !== tx),
       finished: [...s.finished, { dedupe_key: tx.dedupe_key, transaction_id: tx.transaction_id }].slice(-MAX_FINISHED),
     });
-  } else if (tx.meter_start_wh === null && meterStart !== null) {
+  } else if ((tx.meter_start_wh === null && meterStart !== null) || ocpi !== tx.ocpi) {
     ctx.setState({
       ...s,
-      transactions: s.transactions.map((t) => (t === tx ? { ...t, meter_start_wh: meterStart } : t)),
+      transactions: s.transactions.map((t) => (t === tx ? { ...t, meter_start_wh: meterStart, ocpi } : t)),
     });
   }
   publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
   return { id_tag_status: 'Accepted' };
+}
+
+/**
+ * A roamed transaction's progress: its session goes to the eMSP at the end, and while it runs
+ * with new energy at most every ROAMING_SESSION_PUSH_MS (the same object as before otherwise).
+ */
+function roamedProgress(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  sessionId: string,
+  r: Roamed,
+  p: SessionProgress,
+): Roamed {
+  const kwh = p.meter ? p.meter.energy_wh / 1000 : r.kwh;
+  if (p.stopped) return pushSession(deps, ctx, sessionId, r, kwh, p.stopped.at);
+  if (!p.meter || Date.now() - r.pushed_at < (deps.roaming?.sessionPushMs ?? 0)) return r;
+  return pushSession(deps, ctx, sessionId, r, kwh, null);
 }
 
 /** A sample within an open transaction updates it; outside one it changes nothing the CSMS keeps. */

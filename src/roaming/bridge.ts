@@ -1,4 +1,14 @@
-import type { EvseLink, OcpiEvseStatus, RoamingPort } from '../../actors/charge-point/ports.js';
+import type {
+  EvseLink,
+  OcpiEvseStatus,
+  RoamingPort,
+  RoamingSession,
+  RoamingToken,
+} from '../../actors/charge-point/ports.js';
+import type { Database } from '../db/database.js';
+import type { Session } from '../ocpi/sessions/schemas-2.2.1.js';
+import type { StoredSession } from '../ocpi/sessions/stored.js';
+import type { Token } from '../ocpi/tokens/schemas-2.2.1.js';
 import type { SqlRunner } from '../db/sql.js';
 import type { StoredLocation } from '../ocpi/locations/schemas-2.2.1.js';
 import { enqueue } from '../ocpi/outbox/outbox-store.js';
@@ -25,8 +35,72 @@ export function roamingPort(host: ActorHost, outbox: OutboxHandle): RoamingPort 
     evseStatus: (link: EvseLink, status: OcpiEvseStatus) => async (tx: SqlRunner) => {
       await writeEvseStatus(tx, own, link, status);
     },
+    tokenOf: (idTag) => tokenOf(host.db, own, idTag),
+    session: (session: RoamingSession) => (tx: SqlRunner) => writeSession(tx, own, host.config.OCPI_CURRENCY, session),
+    sessionPushMs: host.config.ROAMING_SESSION_PUSH_MS,
     queued: () => outbox.kick(),
   };
+}
+
+/**
+ * The OCPI token of an id tag: found by uid alone (a charger names no party). When eMSPs hold
+ * tokens of the same uid, the one updated last counts (docs/ROAMING.md "Tokens").
+ */
+async function tokenOf(
+  db: Database,
+  own: { country_code: string; party_id: string },
+  idTag: string,
+): Promise<RoamingToken | undefined> {
+  const [row] = await db.sql.query(
+    `SELECT data FROM ocpi_object WHERE module = 'tokens' AND object_id = ? ORDER BY last_updated_ms DESC LIMIT 1`,
+    [idTag],
+  );
+  if (!row) return undefined;
+  // written by the tokens store from a checked 2.2.1 Token (m0006 moved older rows to that shape)
+  const t = JSON.parse(String(row.data)) as Token;
+  return {
+    country_code: t.country_code,
+    party_id: t.party_id,
+    uid: t.uid,
+    type: t.type,
+    contract_id: t.contract_id,
+    valid: t.valid,
+    whitelist: t.whitelist,
+    own: t.country_code === own.country_code && t.party_id === own.party_id,
+  };
+}
+
+const TOKEN_TYPES = ['AD_HOC_USER', 'APP_USER', 'OTHER', 'RFID'] as const;
+
+/** Our OCPI session of a roamed transaction, stored for the token's eMSP, and its PUT queued. */
+async function writeSession(
+  tx: SqlRunner,
+  own: { country_code: string; party_id: string },
+  currency: string,
+  s: RoamingSession,
+): Promise<void> {
+  const store = new ObjectStore<StoredSession>(
+    { query: (text, params) => tx.query(text, params), run: (text, params) => tx.run(text, params) },
+    'sessions',
+  );
+  const emsp = { country_code: s.token.country_code, party_id: s.token.party_id };
+  const session: Session = {
+    ...own,
+    id: s.id,
+    start_date_time: new Date(s.started_at).toISOString(),
+    ...(s.ended_at === null ? {} : { end_date_time: new Date(s.ended_at).toISOString() }),
+    kwh: Math.round(s.kwh * 1000) / 1000,
+    cdr_token: { ...s.token, type: TOKEN_TYPES.find((t) => t === s.token.type) ?? 'OTHER' },
+    auth_method: s.auth_method,
+    location_id: s.location_id,
+    evse_uid: s.evse_uid,
+    connector_id: s.connector_id,
+    currency,
+    status: s.status,
+    last_updated: new Date().toISOString(),
+  };
+  await store.put({ ...own, id: s.id }, session, { audience: emsp });
+  await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'session', session_id: s.id, to: emsp });
 }
 
 /**

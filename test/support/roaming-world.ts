@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { RPCClient } from 'ocpp-rpc';
 import { platformModules } from '../../src/modules.js';
-import { aLocation, anEvse } from './ocpi-builders.js';
+import { aLocation, anEvse, aToken, aToken221 } from './ocpi-builders.js';
 import { API_KEY, OcpiApi, type Answer } from './ocpi-harness.js';
 import { startSimulator, type OcpiSimulator, type OcpiVersion } from './ocpi-simulator.js';
 import { embeddedEnvironment, startPlatform, type StartedPlatform, type TestEnvironment } from './platforms.js';
@@ -100,6 +100,24 @@ export class RoamingWorld {
     const result = await sim.registerWith(body.versions_url, body.token);
     expect(result.answer.statusCode, JSON.stringify(result.answer.body)).to.equal(1000);
     return { sim, id: body.id, version };
+  }
+
+  /**
+   * The eMSP pushes one of its tokens to our tokens Receiver (valid, whitelist ALLOWED unless
+   * `over` says otherwise); answers the token as sent.
+   */
+  async pushToken(e: Emsp, uid: string, over: Json = {}): Promise<Json> {
+    const { country_code, party_id } = e.sim.party;
+    const token =
+      e.version === '2.2.1'
+        ? aToken221({ uid, country_code, party_id, ...over })
+        : aToken({ uid, auth_id: `${country_code}-${party_id}-${uid}`, ...over });
+    const answer = await e.sim.call('PUT', 'tokens', `/${country_code}/${party_id}/${uid}`, token, {
+      ...(e.version === '2.2.1' ? { role: 'RECEIVER' as const } : {}),
+    });
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+    expect(answer.statusCode).to.equal(1000);
+    return token;
   }
 
   /** One of our locations with the EVSEs `uids` (status AVAILABLE), as the operator PUTs it. */

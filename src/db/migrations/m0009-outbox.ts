@@ -8,6 +8,7 @@ import { Migration } from '@mikro-orm/migrations';
  * row for an object always carries the object's newest state. One pending row per partner and
  * object (the partial unique index): a newer change of an unsent object bumps `version` instead
  * of adding a row (coalescing), so the sends of one object can never overtake each other.
+ * Also an index to find a token by its uid alone (a charger's id tag names no party).
  */
 export class M0009Outbox extends Migration {
   override up(): void {
@@ -34,9 +35,12 @@ export class M0009Outbox extends Migration {
     );
     this.addSql('CREATE INDEX ocpi_outbox_due_idx ON ocpi_outbox (status, next_attempt_at)');
     this.addSql('CREATE INDEX ocpi_outbox_partner_idx ON ocpi_outbox (partner_key, status, id)');
+    // a token by its uid alone, whoever issued it: the charger's id tag (docs/ROAMING.md "Tokens")
+    this.addSql('CREATE INDEX ocpi_object_uid_idx ON ocpi_object (module, object_id)');
   }
 
   override down(): void {
+    this.addSql('DROP INDEX ocpi_object_uid_idx');
     this.addSql('DROP TABLE ocpi_outbox');
   }
 }

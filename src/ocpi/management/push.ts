@@ -85,7 +85,12 @@ const MODULES: Record<Pushable, AnyPushModule> = {
     perReceiver: true,
     call: async (ctx, s, version) => {
       const own = ctx.ownParty();
-      const body = version === '2.1.1' ? (isSession221(s) ? await session211Of(ctx, s) : s) : sessionTo221(s, own, own);
+      const body =
+        version === '2.1.1'
+          ? isSession221(s)
+            ? await session211Of(ctx.stores.locations, s)
+            : s
+          : sessionTo221(s, own, own);
       return { id: s.id, method: 'PUT', path: ownPath(own, s.id), body };
     },
   }),

@@ -14,6 +14,8 @@ import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { locationTo211 } from '../locations/mappers.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
+import { session211Of } from '../sessions/emsp-receiver.js';
+import { isSession221, type StoredSession } from '../sessions/stored.js';
 import { ObjectStore, visibilityOf } from '../store/object-store.js';
 import { OutboxStore, settle, type OutboxIntent, type OutboxRow } from './outbox-store.js';
 
@@ -55,14 +57,14 @@ function answered(httpStatus: number, statusCode: number | undefined): DeliveryO
 export class OutboxCourier {
   private readonly client: PartnerClient;
   private readonly locations: ObjectStore<StoredLocation>;
+  private readonly sessions: ObjectStore<StoredSession>;
   private readonly own: PartyIdentity;
 
   constructor(config: Config, db: Database) {
     this.client = new PartnerClient(partnerHttpOptions(config));
-    this.locations = new ObjectStore<StoredLocation>(
-      { query: (text, params) => db.sql.query(text, params), run: (text, params) => db.sql.run(text, params) },
-      'locations',
-    );
+    const sql = { query: db.sql.query.bind(db.sql), run: db.sql.run.bind(db.sql) };
+    this.locations = new ObjectStore<StoredLocation>(sql, 'locations');
+    this.sessions = new ObjectStore<StoredSession>(sql, 'sessions');
     this.own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID };
   }
 
@@ -85,6 +87,7 @@ export class OutboxCourier {
   async render(link: Link, intent: OutboxIntent): Promise<Call | { skip: string }> {
     if (intent.kind === 'command-result')
       return { method: 'POST', url: intent.url, version: intent.version, body: intent.body };
+    if (intent.kind === 'session') return this.renderSession(link, intent.session_id);
     const endpoint = endpointOf(link.partner.endpoints, 'locations', 'RECEIVER');
     if (!endpoint) return { skip: 'the partner lists no locations Receiver' };
     const location = await this.locations.get({ ...this.own, id: intent.location_id });
@@ -106,6 +109,17 @@ export class OutboxCourier {
       version: endpoint.version,
       body: { status: evse.status, last_updated: evse.last_updated },
     };
+  }
+
+  /** PUT of the whole session to the eMSP's sessions Receiver, in its version. */
+  private async renderSession(link: Link, sessionId: string): Promise<Call | { skip: string }> {
+    const endpoint = endpointOf(link.partner.endpoints, 'sessions', 'RECEIVER');
+    if (!endpoint) return { skip: 'the partner lists no sessions Receiver' };
+    const session = await this.sessions.get({ ...this.own, id: sessionId });
+    if (!session || !isSession221(session)) return { skip: `session ${sessionId} is gone` };
+    const body = endpoint.version === '2.1.1' ? await session211Of(this.locations, session) : session;
+    const url = `${endpoint.url.replace(/\/+$/, '')}/${enc(this.own.country_code)}/${enc(this.own.party_id)}/${enc(sessionId)}`;
+    return { method: 'PUT', url, version: endpoint.version, body };
   }
 
   async send(link: Link, call: Call, to: PartyIdentity): Promise<DeliveryOutcome> {
@@ -145,8 +159,12 @@ export class OutboxCourier {
         if (!row || row.status !== 'pending') return { outcome: 'skipped', reason: 'the row was settled meanwhile' };
         const call = await this.render(link, row.intent);
         if ('skip' in call) return { outcome: 'skipped', reason: call.skip };
-        const role = row.intent.kind === 'command-result' ? link.partner.role : 'EMSP';
-        return this.send(link, call, this.partyOf(link.partner, role));
+        const intent = row.intent;
+        const to =
+          intent.kind === 'session'
+            ? intent.to
+            : this.partyOf(link.partner, intent.kind === 'command-result' ? link.partner.role : 'EMSP');
+        return this.send(link, call, to);
       },
     };
   }

@@ -13,6 +13,8 @@ export type OutboxIntent =
   | { kind: 'evse'; location_id: string; evse_uid: string }
   /** PUT of a whole location of ours to an eMSP's locations Receiver */
   | { kind: 'location'; location_id: string }
+  /** PUT of one of our sessions to the sessions Receiver of the eMSP of its token (`to`) */
+  | { kind: 'session'; session_id: string; to: { country_code: string; party_id: string } }
   /** POST of a command's result to the `response_url` the partner gave */
   | { kind: 'command-result'; url: string; version: '2.1.1' | '2.2.1'; body: Record<string, unknown> };
 
@@ -34,8 +36,14 @@ export interface OutboxRow {
   updated_at: number;
 }
 
-/** Who gets a change of ours: every registered partner of a role, or one partner. */
-export type OutboxAudience = { role: 'CPO' | 'EMSP' } | { partner_key: string };
+/**
+ * Who gets a change of ours: every registered partner of a role, one partner, or the partner
+ * whose link speaks for a party (onboarded as it, or a platform listing it).
+ */
+export type OutboxAudience =
+  | { role: 'CPO' | 'EMSP' }
+  | { partner_key: string }
+  | { party: { country_code: string; party_id: string; role: 'CPO' | 'EMSP' } };
 
 const COLUMNS =
   'id, partner_key, object_key, payload, version, status, attempts, next_attempt_at, last_error, created_at, updated_at';
@@ -68,6 +76,8 @@ export function objectKeyOf(intent: OutboxIntent): string {
       return `locations/${intent.location_id}/${intent.evse_uid}`;
     case 'location':
       return `locations/${intent.location_id}`;
+    case 'session':
+      return `sessions/${intent.session_id}`;
     case 'command-result':
       return `command-result/${intent.url}`.slice(0, 200);
   }
@@ -90,6 +100,19 @@ export async function enqueue(tx: SqlRunner, audience: OutboxAudience, intent: O
       `INSERT INTO ocpi_outbox (partner_key, object_key, kind, payload, version, status, attempts, next_attempt_at, created_at, updated_at)
        VALUES (?, ?, ?, ?, 1, 'pending', 0, ?, ?, ?) ${CONFLICT}`,
       [audience.partner_key, ...values],
+    );
+  }
+  if ('party' in audience) {
+    const { country_code, party_id, role } = audience.party;
+    return tx.run(
+      `INSERT INTO ocpi_outbox (partner_key, object_key, kind, payload, version, status, attempts, next_attempt_at, created_at, updated_at)
+       SELECT p.country_code || '-' || p.party_id, ?, ?, ?, 1, 'pending', 0, ?, ?, ?
+       FROM ocpi_partner p
+       WHERE p.status = 'registered'
+         AND ((p.country_code = ? AND p.party_id = ? AND p.role = ?)
+           OR EXISTS (SELECT 1 FROM ocpi_partner_party pp WHERE pp.partner_id = p.id AND pp.country_code = ? AND pp.party_id = ? AND pp.role = ?))
+       ${CONFLICT}`,
+      [...values, country_code, party_id, role, country_code, party_id, role],
     );
   }
   // every registered partner of the role, or one whose link speaks for a party of that role

@@ -36,7 +36,7 @@ export function sessionsSender(ctx: OcpiContext, version: OcpiVersion): OcpiRout
             render: {
               name: '2.1.1',
               page: (items: StoredSession[]) =>
-                Promise.all(items.map((s) => (isSession221(s) ? session211Of(ctx, s) : s))),
+                Promise.all(items.map((s) => (isSession221(s) ? session211Of(ctx.stores.locations, s) : s))),
             },
           }
         : { item: S221.Session, render: { name: '2.2.1', as: to221 } }),

@@ -12,6 +12,8 @@ import { locationTo211 } from '../locations/mappers.js';
 import { narrowedTo, sessionTo211, sessionTo221 } from './mappers.js';
 import * as S211 from './schemas-2.1.1.js';
 import * as S221 from './schemas-2.2.1.js';
+import type { StoredLocation } from '../locations/schemas-2.2.1.js';
+import type { ObjectStore } from '../store/object-store.js';
 import { isSession221, type StoredSession } from './stored.js';
 
 /**
@@ -34,9 +36,12 @@ function otherVersion(stored: OcpiVersion): never {
   ]);
 }
 
-/** A 2.2.1 session as 2.1.1 has it, with the location we hold for it (the caller's). */
-export async function session211Of(ctx: OcpiContext, s: S221.Session): Promise<S211.StoredSession> {
-  const location = await ctx.stores.locations.get({
+/** A 2.2.1 session as 2.1.1 has it, with the location we hold for it (from `locations`). */
+export async function session211Of(
+  locations: Pick<ObjectStore<StoredLocation>, 'get'>,
+  s: S221.Session,
+): Promise<S211.StoredSession> {
+  const location = await locations.get({
     country_code: s.country_code,
     party_id: s.party_id,
     id: s.location_id,
@@ -57,7 +62,7 @@ export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
       handler: async (req) => {
         const found = await callersObject(req, '2.1.1', ctx.stores.sessions, req.params.session_id, unknownSession);
         const s = found.object;
-        return { data: isSession221(s) ? await session211Of(ctx, s) : s };
+        return { data: isSession221(s) ? await session211Of(ctx.stores.locations, s) : s };
       },
     }),
     route({

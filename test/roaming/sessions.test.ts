@@ -1,0 +1,207 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import type { RPCClient } from 'ocpp-rpc';
+import { eventually } from '../support/eventually.js';
+import type { RecordedRequest } from '../support/ocpi-simulator.js';
+import { RoamingWorld, type Emsp } from '../support/roaming-world.js';
+
+type Json = Record<string, unknown>;
+
+/**
+ * Sessions flow out (docs/ROAMING.md "Sessions"): an eMSP that pushed its token starts a charge
+ * with START_SESSION, sees its session PUT with energy while it runs, stops it with STOP_SESSION
+ * and gets it COMPLETED; the sessions Sender serves it to that eMSP alone. The charger is an
+ * ocpp-rpc client that does what a charger does after a remote start and stop.
+ */
+describe('roaming: sessions of partner tokens on our chargers go to their eMSP', function () {
+  this.timeout(60_000);
+  let world: RoamingWorld;
+  let emsp221: Emsp;
+  let emsp211: Emsp;
+
+  before(async () => {
+    world = await RoamingWorld.start({ ROAMING_SESSION_PUSH_MS: '0' });
+    emsp221 = await world.emsp('2.2.1');
+    emsp211 = await world.emsp('2.1.1');
+  });
+  after(async () => world.stop());
+
+  /** A 1.6 charger that starts and stops a transaction when asked, as firmware does. */
+  function behaves16(charger: RPCClient): { transactionId: () => number } {
+    let transactionId = 0;
+    charger.handle('RemoteStartTransaction', ({ params }) => {
+      const { idTag } = params as { idTag: string };
+      setTimeout(() => {
+        void charger
+          .call('StartTransaction', { connectorId: 1, idTag, meterStart: 1000, timestamp: new Date().toISOString() })
+          .then((r) => {
+            transactionId = (r as { transactionId: number }).transactionId;
+          });
+      }, 20);
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    charger.handle('RemoteStopTransaction', ({ params }) => {
+      const id = (params as { transactionId: number }).transactionId;
+      setTimeout(() => {
+        void charger.call('StopTransaction', {
+          transactionId: id,
+          meterStop: 5000,
+          timestamp: new Date().toISOString(),
+        });
+      }, 20);
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    return { transactionId: () => transactionId };
+  }
+
+  const sessionPuts = (e: Emsp, since: number): RecordedRequest[] =>
+    e.sim
+      .receivedSince(since)
+      .filter((r) => r.method === 'PUT' && /\/sessions\/NL\/EVP\/[^/]+$/.test(r.path) && r.status === 200);
+  const lastSession = (e: Emsp, since: number): Json | undefined => sessionPuts(e, since).at(-1)?.body as Json;
+  const kwhOf = (e: Emsp, s: Json | undefined): number | undefined => s?.kwh as number | undefined;
+  const statusOf = (s: Json | undefined) => s?.status;
+
+  for (const version of ['2.2.1', '2.1.1'] as const) {
+    it(`${version}: START_SESSION -> session PUT ACTIVE -> energy -> STOP_SESSION -> COMPLETED`, async () => {
+      const e = version === '2.2.1' ? emsp221 : emsp211;
+      const { loc, charger } = await world.linkedCharger('ocpp1.6');
+      const tx = behaves16(charger);
+      const uid = `S${randomUUID().slice(0, 8)}`.toUpperCase();
+      const token = await world.pushToken(e, uid);
+      const since = e.sim.lastSeq;
+      const start = await e.sim.call(
+        'POST',
+        'commands',
+        '/START_SESSION',
+        {
+          response_url: e.sim.responseUrl(version, 'START_SESSION', randomUUID()),
+          token,
+          location_id: loc,
+          evse_uid: 'E1',
+        },
+        version === '2.2.1' ? { role: 'RECEIVER' } : {},
+      );
+      expect((start.data as Json).result).to.equal('ACCEPTED');
+      const active = await eventually(async () => {
+        const s = lastSession(e, since);
+        return statusOf(s) === 'ACTIVE' ? s : undefined;
+      });
+      const sessionId = String(active.id);
+      if (version === '2.2.1') {
+        expect(active).to.deep.include({ location_id: loc, evse_uid: 'E1', connector_id: '1', auth_method: 'COMMAND' });
+        expect(active.cdr_token).to.deep.include({ uid, party_id: e.sim.party.party_id });
+        expect(active.currency).to.equal('EUR');
+      } else {
+        expect(active).to.deep.include({ auth_id: token.auth_id });
+        expect((active.location as Json).id).to.equal(loc);
+        expect(active.start_datetime).to.be.a('string');
+      }
+      await eventually(async () => (tx.transactionId() > 0 ? true : undefined));
+      await charger.call('MeterValues', {
+        connectorId: 1,
+        transactionId: tx.transactionId(),
+        meterValue: [
+          {
+            timestamp: new Date().toISOString(),
+            sampledValue: [{ value: '3500', measurand: 'Energy.Active.Import.Register', unit: 'Wh' }],
+          },
+        ],
+      });
+      await eventually(async () => (kwhOf(e, lastSession(e, since)) === 2.5 ? true : undefined));
+      // the sessions Sender serves it to this eMSP
+      const listed = await e.sim.call('GET', 'sessions', '', undefined, version === '2.2.1' ? { role: 'SENDER' } : {});
+      expect((listed.data as Json[]).map((s) => s.id)).to.include(sessionId);
+      const stop = await e.sim.call(
+        'POST',
+        'commands',
+        '/STOP_SESSION',
+        { response_url: e.sim.responseUrl(version, 'STOP_SESSION', randomUUID()), session_id: sessionId },
+        version === '2.2.1' ? { role: 'RECEIVER' } : {},
+      );
+      expect((stop.data as Json).result).to.equal('ACCEPTED');
+      const done = await eventually(async () => {
+        const s = lastSession(e, since);
+        return statusOf(s) === 'COMPLETED' ? s : undefined;
+      });
+      expect(done.kwh).to.equal(4);
+      expect(done[version === '2.2.1' ? 'end_date_time' : 'end_datetime']).to.be.a('string');
+      expect(e.sim.violations).to.deep.equal([]);
+    });
+  }
+
+  it('another eMSP cannot stop the session, nor see it: UNKNOWN_SESSION', async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    behaves16(charger);
+    const uid = `S${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(emsp221, uid);
+    const since = emsp221.sim.lastSeq;
+    await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 0,
+      timestamp: new Date().toISOString(),
+    });
+    const active = await eventually(async () => lastSession(emsp221, since));
+    // a start at the charger, with no command: the token was on the list
+    expect(active.auth_method).to.equal('WHITELIST');
+    const stop = await emsp211.sim.call('POST', 'commands', '/STOP_SESSION', {
+      response_url: emsp211.sim.responseUrl('2.1.1', 'STOP_SESSION', randomUUID()),
+      session_id: String(active.id),
+    });
+    expect((stop.data as Json).result).to.equal('UNKNOWN_SESSION');
+    const listed = await emsp211.sim.call('GET', 'sessions');
+    expect((listed.data as Json[]).map((s) => s.id)).not.to.include(active.id);
+  });
+
+  it("2.0.1: a transaction started at plug-in becomes the eMSP's session when the token comes", async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp2.0.1');
+    const uid = `S${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(emsp221, uid);
+    const since = emsp221.sim.lastSeq;
+    const event = (eventType: string, seqNo: number, extra: Json) => ({
+      eventType,
+      timestamp: new Date().toISOString(),
+      triggerReason: eventType === 'Started' ? 'CablePluggedIn' : eventType === 'Ended' ? 'EVDeparted' : 'Authorized',
+      seqNo,
+      transactionInfo: { transactionId: 'TX-PLUG-1' },
+      ...extra,
+    });
+    const energy = (wh: number) => ({
+      meterValue: [
+        {
+          timestamp: new Date().toISOString(),
+          sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register' }],
+        },
+      ],
+    });
+    await charger.call('TransactionEvent', event('Started', 0, { evse: { id: 1, connectorId: 1 }, ...energy(100) }));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sessionPuts(emsp221, since)).to.have.length(0);
+    await charger.call('TransactionEvent', event('Updated', 1, { idToken: { idToken: uid, type: 'ISO14443' } }));
+    const active = await eventually(async () => lastSession(emsp221, since));
+    expect(active).to.deep.include({ status: 'ACTIVE', location_id: loc, evse_uid: 'E1' });
+    await charger.call('TransactionEvent', {
+      ...event('Ended', 2, energy(2100)),
+      transactionInfo: { transactionId: 'TX-PLUG-1', stoppedReason: 'EVDisconnected' },
+    });
+    const done = await eventually(async () => {
+      const s = lastSession(emsp221, since);
+      return statusOf(s) === 'COMPLETED' ? s : undefined;
+    });
+    expect(done.kwh).to.equal(2);
+  });
+
+  it('a transaction with a token no partner issued makes no OCPI session', async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const since = emsp221.sim.lastSeq;
+    await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: 'LOCAL-ONLY',
+      meterStart: 0,
+      timestamp: new Date().toISOString(),
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sessionPuts(emsp221, since)).to.have.length(0);
+  });
+});
