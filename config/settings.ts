@@ -94,6 +94,18 @@ export const SettingsSchema = Type.Object({
     description:
       'a running roamed session is sent to its eMSP with its energy at most this often (its start and end at once); 0 = at every meter value',
   }),
+  ROAMING_AUTHORIZE_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 60000,
+    default: 3000,
+    description:
+      "how long a charger's authorization waits for the real-time answer of the token's eMSP before its whitelist rule decides",
+  }),
+  OCPP_UNKNOWN_ID_TAGS: Type.Union([Type.Literal('reject'), Type.Literal('accept')], {
+    default: 'reject',
+    description:
+      'an id tag that is no OCPI token of ours or of a partner (and was not just sent in a remote start): reject = Invalid, accept = Accepted (a private site)',
+  }),
   ACTOR_SHARDS: Type.Integer({
     minimum: 1,
     maximum: 4096,

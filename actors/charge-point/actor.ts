@@ -11,8 +11,51 @@ import {
   onStatusChanged,
   type ChargePointCtx,
 } from './state.js';
+import { authorizeTag } from './authorization.js';
 import { lateToken, linkOf, reloadLinks, restoreStatuses, roamingOf } from './roaming.js';
 import { epochMs, onMeterSampled, onTransactionProgress, onTransactionStarted } from './transactions.js';
+
+/**
+ * A start with the roaming bridge: its token is checked (authorization.ts) and, on a linked EVSE
+ * with a partner's accepted token, the transaction is roamed (roaming.ts). A refused token's
+ * transaction is kept all the same (the charger may go on; its energy must not be lost), and
+ * answered with the refusal, which makes a charger that stops on an invalid id end it.
+ */
+async function started(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  event: Extract<ChargerEvent, { type: 'transaction-started' }>,
+  protocol: ProtocolName,
+): Promise<ChargerEventOutcome> {
+  const decision =
+    event.id_tag === null ? undefined : await authorizeTag(deps, ctx, event.id_tag, event.evse_id, protocol);
+  const accepted = decision === undefined || decision.status === 'Accepted';
+  const roamed =
+    accepted && linkOf(ctx.state, event.evse_id)
+      ? await roamingOf(deps, ctx.state, { ...event, started_at: epochMs(event.timestamp) }, decision)
+      : null;
+  return onTransactionStarted(deps, ctx, ctx.state, event, protocol, roamed, decision?.status);
+}
+
+/**
+ * A transaction that had no token names one (2.0.1 starts at plug-in; the idToken comes with an
+ * update): an update's token is checked and answered with the decision; an accepted one on a
+ * linked EVSE makes the transaction roamed from here on. The end of a transaction is never refused.
+ */
+async function tokenArrived(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  event: Extract<ChargerEvent, { type: 'transaction-updated' | 'transaction-ended' }>,
+  transactionId: string,
+  idTag: string,
+  protocol: ProtocolName,
+): Promise<ChargerEventOutcome> {
+  const decision =
+    event.type === 'transaction-updated' ? await authorizeTag(deps, ctx, idTag, null, protocol) : undefined;
+  await lateToken(deps, ctx, transactionId, idTag, decision);
+  const outcome = onTransactionProgress(deps, ctx, ctx.state, event);
+  return decision ? { ...outcome, id_tag_status: decision.status } : outcome;
+}
 
 /** A charger's event, handed to the part of the actor that keeps what it is about. */
 function onEvent(
@@ -30,21 +73,16 @@ function onEvent(
     case 'status-changed':
       return onStatusChanged(deps, ctx, s, event);
     case 'authorize-requested':
-      // every token is accepted here; token checks belong to the eMSP side (OCPI real-time authorization)
-      return { id_tag_status: 'Accepted' };
+      return authorizeTag(deps, ctx, event.id_tag, null, protocol).then((d) => ({ id_tag_status: d.status }));
     case 'transaction-started':
-      if (!deps.roaming || !linkOf(s, event.evse_id)) return onTransactionStarted(deps, ctx, s, event, protocol);
-      return roamingOf(deps, s, { ...event, started_at: epochMs(event.timestamp) }).then((roamed) =>
-        onTransactionStarted(deps, ctx, ctx.state, event, protocol, roamed),
-      );
+      if (!deps.roaming) return onTransactionStarted(deps, ctx, s, event, protocol);
+      return started(deps, ctx, event, protocol);
     case 'transaction-updated':
     case 'transaction-ended': {
       const open = s.transactions.find((t) => t.transaction_id === event.transaction_id);
-      if (!open || open.ocpi !== undefined || event.id_tag === null || !linkOf(s, open.evse_id))
+      if (!deps.roaming || !open || open.ocpi !== undefined || event.id_tag === null)
         return onTransactionProgress(deps, ctx, s, event);
-      return lateToken(deps, ctx, open.transaction_id, event.id_tag).then(() =>
-        onTransactionProgress(deps, ctx, ctx.state, event),
-      );
+      return tokenArrived(deps, ctx, event, open.transaction_id, event.id_tag, protocol);
     }
     case 'meter-sampled':
       return onMeterSampled(deps, ctx, s, event);

@@ -1,6 +1,6 @@
 import Type, { type Static } from '#typebox';
 import type { ChargerCommand } from '../../src/ocpp/domain.js';
-import type { DeactivationReason, SqlRunner, WriteStep } from '../../src/runtime/types.js';
+import type { ActorMessenger, DeactivationReason, SqlRunner, WriteStep } from '../../src/runtime/types.js';
 
 /**
  * What the charge-point actor is given by the module hosting it (src/csms/module.ts): the
@@ -53,6 +53,20 @@ export interface RoamingPort {
   tokenOf(idTag: string): Promise<RoamingToken | undefined>;
   /** the OCPI session of a transaction on a linked EVSE, stored and queued for its token's eMSP */
   session(session: RoamingSession): WriteStep;
+  /**
+   * Real-time authorization at the token's eMSP; `unanswered` with the reason when it did not
+   * answer (in time) or cannot be asked.
+   */
+  authorize(
+    token: RoamingToken,
+    where: { location_id: string; evse_uids: string[] } | undefined,
+    actors: ActorMessenger,
+  ): Promise<
+    | { allowed: 'ALLOWED' | 'BLOCKED' | 'EXPIRED' | 'NO_CREDIT' | 'NOT_ALLOWED'; authorization_reference?: string }
+    | { unanswered: string }
+  >;
+  /** OCPP_UNKNOWN_ID_TAGS: what an id tag that is no token gets */
+  unknownIdTags: 'accept' | 'reject';
   /** how often a running session's energy is sent to its eMSP (ROAMING_SESSION_PUSH_MS) */
   sessionPushMs: number;
   /** after the turn committed: what it queued is sent now */
@@ -77,6 +91,7 @@ export interface RoamingSession {
   id: string;
   token: Pick<RoamingToken, 'country_code' | 'party_id' | 'uid' | 'type' | 'contract_id'>;
   auth_method: 'AUTH_REQUEST' | 'COMMAND' | 'WHITELIST';
+  authorization_reference?: string;
   location_id: string;
   evse_uid: string;
   connector_id: string;

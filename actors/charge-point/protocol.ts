@@ -52,6 +52,7 @@ const RoamedTransaction = Type.Object({
     contract_id: Type.String(),
   }),
   auth_method: Type.Union([Type.Literal('AUTH_REQUEST'), Type.Literal('COMMAND'), Type.Literal('WHITELIST')]),
+  authorization_reference: Type.Optional(Type.String()),
   location_id: Type.String(),
   evse_uid: Type.String(),
   connector_id: Type.String(),
@@ -131,6 +132,21 @@ export const ChargePointState = Type.Object({
         at: Type.Integer(),
         /** an OCPI command (a partner's), not the operator */
         roaming: Type.Boolean(),
+      }),
+    ),
+  ),
+  /** the last authorizations of id tags (authorization.ts), kept a few minutes */
+  recent_auths: Type.Optional(
+    Type.Array(
+      Type.Object({
+        id_tag: Type.String(),
+        at: Type.Integer(),
+        decision: Type.Object({
+          status: Type.String(),
+          reason: Type.String(),
+          authorization_reference: Type.Optional(Type.String()),
+          real_time: Type.Optional(Type.Boolean()),
+        }),
       }),
     ),
   ),

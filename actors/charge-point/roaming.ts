@@ -1,6 +1,7 @@
 import type { ProtocolName } from '../../src/ocpp/domain.js';
 import type { ChargePointActorDeps, EvseLink, OcpiEvseStatus, RoamingPort } from './ports.js';
 import type { ActorContext } from '../../src/runtime/types.js';
+import type { AuthDecision } from './authorization.js';
 import type { ChargePointState } from './protocol.js';
 
 type ChargePointCtx = ActorContext<ChargePointState>;
@@ -134,6 +135,7 @@ export async function roamingOf(
     remote_start_id: number | null;
     started_at: number;
   },
+  decision?: AuthDecision,
 ): Promise<Roamed | null | undefined> {
   const link = linkOf(s, t.evse_id);
   if (!deps.roaming || !link) return null;
@@ -143,7 +145,12 @@ export async function roamingOf(
   const { country_code, party_id, uid, type, contract_id } = token;
   return {
     token: { country_code, party_id, uid, type, contract_id },
-    auth_method: startedBy(s, t.id_tag, t.evse_id, t.remote_start_id)?.roaming ? 'COMMAND' : 'WHITELIST',
+    auth_method: startedBy(s, t.id_tag, t.evse_id, t.remote_start_id)?.roaming
+      ? 'COMMAND'
+      : decision?.real_time
+        ? 'AUTH_REQUEST'
+        : 'WHITELIST',
+    ...(decision?.authorization_reference ? { authorization_reference: decision.authorization_reference } : {}),
     location_id: link.location_id,
     evse_uid: link.evse_uid,
     // a 1.6 connector is an EVSE with one connector; a 2.0.1 connector N is OCPI connector "N"
@@ -170,6 +177,7 @@ export function pushSession(
       id: sessionId,
       token: r.token,
       auth_method: r.auth_method,
+      ...(r.authorization_reference ? { authorization_reference: r.authorization_reference } : {}),
       location_id: r.location_id,
       evse_uid: r.evse_uid,
       connector_id: r.connector_id,
@@ -192,17 +200,26 @@ export async function lateToken(
   ctx: ChargePointCtx,
   transactionId: string,
   idTag: string,
+  decision?: AuthDecision,
 ): Promise<void> {
   const s = ctx.state;
   const tx = s.transactions.find((t) => t.transaction_id === transactionId);
   if (!tx || tx.ocpi !== undefined) return;
-  const roamed = await roamingOf(deps, s, {
-    evse_id: tx.evse_id,
-    connector_id: 0,
-    id_tag: idTag,
-    remote_start_id: null,
-    started_at: tx.started_at ?? Date.now(),
-  });
+  const accepted = decision === undefined || decision.status === 'Accepted';
+  const roamed = accepted
+    ? await roamingOf(
+        deps,
+        s,
+        {
+          evse_id: tx.evse_id,
+          connector_id: 0,
+          id_tag: idTag,
+          remote_start_id: null,
+          started_at: tx.started_at ?? Date.now(),
+        },
+        decision,
+      )
+    : null;
   if (roamed === undefined) return;
   const ocpi = roamed && pushSession(deps, ctx, tx.session_id, roamed, 0, null);
   ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? { ...t, ocpi } : t)) });

@@ -62,6 +62,8 @@ export function onTransactionStarted(
   protocol: ProtocolName,
   /** its OCPI session's parts when roamed (roaming.ts roamingOf) */
   roamed?: Roamed | null,
+  /** the token's authorization (authorization.ts); Accepted when not checked */
+  idTagStatus = 'Accepted',
 ): ChargerEventOutcome {
   const retried = retriedStart(s, event);
   if (retried !== undefined) return { transaction_id: retried, id_tag_status: 'Accepted' };
@@ -97,7 +99,7 @@ export function onTransactionStarted(
     transactions: [...s.transactions, opened],
   });
   publishChange(deps, ctx, { type: 'session', session_id: sessionId });
-  return { transaction_id: transactionId, id_tag_status: 'Accepted' };
+  return { transaction_id: transactionId, id_tag_status: idTagStatus };
 }
 
 /**

@@ -32,6 +32,8 @@ export async function startEmbeddedServer(dir: string, apiKey: string, nodeArgs:
         CSMS_API_KEY: apiKey,
         LOG_LEVEL: 'info',
         REDIS_URL: '',
+        // the simulated fleet's id tags are no OCPI tokens: a private site's setting
+        OCPP_UNKNOWN_ID_TAGS: 'accept',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },

@@ -15,6 +15,7 @@ import { enqueue } from '../ocpi/outbox/outbox-store.js';
 import { ObjectStore } from '../ocpi/store/object-store.js';
 import type { OutboxHandle } from '../ocpi/module.js';
 import type { ActorHost } from '../platform/services.js';
+import { RealTimeAuthorizer } from './authorize.js';
 import { EvseLinkStore } from './evse-links.js';
 
 /**
@@ -24,6 +25,7 @@ import { EvseLinkStore } from './evse-links.js';
  */
 export function roamingPort(host: ActorHost, outbox: OutboxHandle): RoamingPort {
   const links = new EvseLinkStore(host.db);
+  const authorizer = new RealTimeAuthorizer(host.config, host.db);
   const own = { country_code: host.config.OCPI_COUNTRY_CODE, party_id: host.config.OCPI_PARTY_ID };
   return {
     links: async (chargePointId): Promise<EvseLink[]> =>
@@ -37,6 +39,8 @@ export function roamingPort(host: ActorHost, outbox: OutboxHandle): RoamingPort 
     },
     tokenOf: (idTag) => tokenOf(host.db, own, idTag),
     session: (session: RoamingSession) => (tx: SqlRunner) => writeSession(tx, own, host.config.OCPI_CURRENCY, session),
+    authorize: (token, where, actors) => authorizer.authorize(token, where, actors),
+    unknownIdTags: host.config.OCPP_UNKNOWN_ID_TAGS,
     sessionPushMs: host.config.ROAMING_SESSION_PUSH_MS,
     queued: () => outbox.kick(),
   };
@@ -92,6 +96,7 @@ async function writeSession(
     kwh: Math.round(s.kwh * 1000) / 1000,
     cdr_token: { ...s.token, type: TOKEN_TYPES.find((t) => t === s.token.type) ?? 'OTHER' },
     auth_method: s.auth_method,
+    ...(s.authorization_reference ? { authorization_reference: s.authorization_reference } : {}),
     location_id: s.location_id,
     evse_uid: s.evse_uid,
     connector_id: s.connector_id,

@@ -143,8 +143,8 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
       timestamp: new Date().toISOString(),
     });
     const active = await eventually(async () => lastSession(emsp221, since));
-    // a start at the charger, with no command: the token was on the list
-    expect(active.auth_method).to.equal('WHITELIST');
+    // a start at the charger, with no command: the eMSP authorized it in real time
+    expect(active).to.deep.include({ auth_method: 'AUTH_REQUEST', authorization_reference: `REF-${uid}` });
     const stop = await emsp211.sim.call('POST', 'commands', '/STOP_SESSION', {
       response_url: emsp211.sim.responseUrl('2.1.1', 'STOP_SESSION', randomUUID()),
       session_id: String(active.id),

@@ -273,6 +273,8 @@ export class OcpiSimulator {
   /** answers forced on the next requests to its modules (an outage, a refusal) */
   private readonly faults: Array<{ status: number; statusCode: number }> = [];
   private down = false;
+  /** what its tokens Sender answers to a real-time authorization, by token uid (default ALLOWED) */
+  private readonly authorizations = new Map<string, string>();
 
   private readonly server: Server;
   private origin = '';
@@ -335,6 +337,11 @@ export class OcpiSimulator {
    */
   failNext(count: number, status = 503, statusCode = status >= 500 ? 3000 : 2000): void {
     for (let i = 0; i < count; i++) this.faults.push({ status, statusCode });
+  }
+
+  /** Its answer to a real-time authorization of `uid` (OCPI AllowedType: ALLOWED, BLOCKED, ...). */
+  setAuthorization(uid: string, allowed: string): void {
+    this.authorizations.set(uid, allowed);
   }
 
   /** Until `setDown(false)`, every request to its modules is answered 503 (a partner that is down). */
@@ -556,6 +563,17 @@ export class OcpiSimulator {
     if (!module) return { status: 404, statusCode: 2000, message: 'unknown endpoint' };
     const fault = this.down ? { status: 503, statusCode: 3000 } : this.faults.shift();
     if (fault) return { ...fault, message: 'fault injected by the test' };
+    // the tokens Sender's real-time authorization (2.2.1 12.2.2, 2.1.1 tokens 3.1.2)
+    const authorize = /\/([^/]+)\/authorize$/.exec(url.pathname);
+    if (module.identifier === 'tokens' && record.method === 'POST' && authorize?.[1]) {
+      const uid = decodeURIComponent(authorize[1]);
+      const allowed = this.authorizations.get(uid) ?? 'ALLOWED';
+      return {
+        status: 200,
+        statusCode: 1000,
+        data: { allowed, token: { uid }, ...(version === '2.2.1' ? { authorization_reference: `REF-${uid}` } : {}) },
+      };
+    }
     return { status: 200, statusCode: 1000, ...(record.method === 'GET' ? { data: [] } : {}) };
   }
 

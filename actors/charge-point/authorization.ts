@@ -1,0 +1,111 @@
+import type { ProtocolName } from '../../src/ocpp/domain.js';
+import type { ActorContext } from '../../src/runtime/types.js';
+import type { ChargePointActorDeps, RoamingPort } from './ports.js';
+import type { ChargePointState } from './protocol.js';
+
+/**
+ * Whether an id tag may charge (docs/ROAMING.md "Tokens"): OCPI tokens pushed by eMSP partners,
+ * and our own, answer the charger's Authorize and the token of a transaction. The decision and
+ * its reason are logged; an answer is remembered for a few minutes, so the StartTransaction that
+ * follows an Authorize does not ask the eMSP again, and carries its authorization_reference.
+ */
+
+type Ctx = ActorContext<ChargePointState>;
+type Recent = NonNullable<ChargePointState['recent_auths']>[number];
+
+export interface AuthDecision {
+  /** the word of the charger's version (1.6 idTagInfo / 2.0.1 idTokenInfo status) */
+  status: string;
+  reason: string;
+  /** real-time authorization's reference, for the session and CDR */
+  authorization_reference?: string;
+  /** decided by the eMSP in real time (the session's auth_method AUTH_REQUEST) */
+  real_time?: boolean;
+}
+
+const REMEMBER_MS = 5 * 60_000;
+const MAX_REMEMBERED = 20;
+
+/** OCPI AllowedType -> the charger's status word. */
+function statusOfAllowed(allowed: string, protocol: ProtocolName): string {
+  switch (allowed) {
+    case 'ALLOWED':
+      return 'Accepted';
+    case 'BLOCKED':
+      return 'Blocked';
+    case 'EXPIRED':
+      return 'Expired';
+    case 'NO_CREDIT':
+      return protocol === 'ocpp2.0.1' ? 'NoCredit' : 'Invalid';
+    default:
+      return protocol === 'ocpp2.0.1' ? 'NotAllowedTypeEVSE' : 'Invalid';
+  }
+}
+
+/** The location and EVSEs of the charger's linked EVSE `evse`, or of its only linked location. */
+function whereOf(s: ChargePointState, evse: number | null): { location_id: string; evse_uids: string[] } | undefined {
+  const links = s.evse_links ?? [];
+  const link = evse === null ? undefined : links.find((l) => l.evse_number === evse);
+  if (link) return { location_id: link.location_id, evse_uids: [link.evse_uid] };
+  const locations = new Set(links.map((l) => l.location_id));
+  const [only] = [...locations];
+  if (locations.size !== 1 || only === undefined) return undefined;
+  return { location_id: only, evse_uids: links.filter((l) => l.location_id === only).map((l) => l.evse_uid) };
+}
+
+async function decide(
+  port: RoamingPort,
+  ctx: Ctx,
+  idTag: string,
+  evse: number | null,
+  protocol: ProtocolName,
+): Promise<AuthDecision> {
+  const s = ctx.state;
+  if ((s.recent_starts ?? []).some((r) => r.id_tag === idTag && Date.now() - r.at < REMEMBER_MS))
+    return { status: 'Accepted', reason: 'a remote start we sent' };
+  const token = await port.tokenOf(idTag);
+  if (!token) {
+    return port.unknownIdTags === 'accept'
+      ? { status: 'Accepted', reason: 'no such token; OCPP_UNKNOWN_ID_TAGS=accept' }
+      : { status: 'Invalid', reason: 'no such token' };
+  }
+  if (!token.valid) return { status: 'Blocked', reason: 'the token is not valid' };
+  if (token.own) return { status: 'Accepted', reason: 'our own valid token' };
+  if (token.whitelist === 'ALWAYS') return { status: 'Accepted', reason: 'whitelist ALWAYS' };
+  const answer = await port.authorize(token, whereOf(s, evse), ctx.actors);
+  if ('allowed' in answer) {
+    return {
+      status: statusOfAllowed(answer.allowed, protocol),
+      reason: `the eMSP answered ${answer.allowed}`,
+      real_time: true,
+      ...(answer.authorization_reference ? { authorization_reference: answer.authorization_reference } : {}),
+    };
+  }
+  if (token.whitelist === 'NEVER')
+    return { status: 'Invalid', reason: `whitelist NEVER and the eMSP did not answer (${answer.unanswered})` };
+  return { status: 'Accepted', reason: `whitelist ${token.whitelist}: the eMSP did not answer (${answer.unanswered})` };
+}
+
+/**
+ * The decision for `idTag` at EVSE `evse` (null: the charger did not say): remembered from a
+ * recent one, or made now. Without the roaming bridge every tag is accepted.
+ */
+export async function authorizeTag(
+  deps: ChargePointActorDeps,
+  ctx: Ctx,
+  idTag: string,
+  evse: number | null,
+  protocol: ProtocolName,
+): Promise<AuthDecision> {
+  const port = deps.roaming;
+  if (!port) return { status: 'Accepted', reason: 'no token checks without the roaming bridge' };
+  const now = Date.now();
+  const kept = (ctx.state.recent_auths ?? []).filter((r) => now - r.at < REMEMBER_MS);
+  const remembered = kept.find((r) => r.id_tag === idTag);
+  if (remembered) return { ...remembered.decision, reason: `${remembered.decision.reason} (remembered)` };
+  const decision = await decide(port, ctx, idTag, evse, protocol);
+  ctx.log.info({ id_tag: idTag, evse, status: decision.status, reason: decision.reason }, 'id tag authorization');
+  const entry: Recent = { id_tag: idTag, at: now, decision };
+  ctx.setState({ ...ctx.state, recent_auths: [...kept, entry].slice(-MAX_REMEMBERED) });
+  return decision;
+}

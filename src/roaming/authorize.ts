@@ -1,0 +1,90 @@
+import Type from '#typebox';
+import type { RoamingToken } from '../../actors/charge-point/ports.js';
+import { partnerProtocol } from '../../actors/partner/protocol.js';
+import type { Config } from '../../config/index.js';
+import type { Database } from '../db/database.js';
+import { compileLazily } from '../lazy-compile.js';
+import { endpointOf, PartnerCallError, PartnerClient, partnerHttpOptions } from '../ocpi/client/partner-client.js';
+import type { ActorMessenger } from '../runtime/types.js';
+
+/**
+ * Real-time authorization of a token at the eMSP that issued it (docs/ROAMING.md "Tokens"): POST
+ * `{tokens}/{uid}/authorize` on the eMSP's tokens Sender, with the location and EVSEs when we know
+ * them, within ROAMING_AUTHORIZE_TIMEOUT_MS. An answer is the eMSP's `allowed` (and 2.2.1
+ * `authorization_reference`); anything else (no partner link, no endpoint, no answer in time, not
+ * an AuthorizationInfo) is "unanswered", with the reason for our log.
+ */
+
+export type Allowed = 'ALLOWED' | 'BLOCKED' | 'EXPIRED' | 'NO_CREDIT' | 'NOT_ALLOWED';
+export type RealTimeAnswer = { allowed: Allowed; authorization_reference?: string } | { unanswered: string };
+
+const Answer = Type.Object({
+  allowed: Type.Union(
+    (['ALLOWED', 'BLOCKED', 'EXPIRED', 'NO_CREDIT', 'NOT_ALLOWED'] as const).map((a) => Type.Literal(a)),
+  ),
+  authorization_reference: Type.Optional(Type.String({ maxLength: 36 })),
+});
+const checkAnswer = compileLazily(Answer);
+
+export class RealTimeAuthorizer {
+  private readonly client: PartnerClient;
+  private readonly own: { country_code: string; party_id: string };
+
+  constructor(
+    config: Config,
+    private readonly db: Database,
+  ) {
+    this.own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID };
+    // the same client and limits as every partner call, with the authorization's shorter deadline
+    const opts = partnerHttpOptions(config);
+    this.client = new PartnerClient({
+      ...opts,
+      timeoutMs: Math.min(opts.timeoutMs, config.ROAMING_AUTHORIZE_TIMEOUT_MS),
+    });
+  }
+
+  /** The partner whose link speaks for the token's eMSP party, by its actor key. */
+  private async partnerKeyOf(token: RoamingToken): Promise<string | undefined> {
+    const [row] = await this.db.sql.query(
+      `SELECT p.country_code, p.party_id FROM ocpi_partner p
+       WHERE p.status = 'registered'
+         AND ((p.country_code = ? AND p.party_id = ? AND p.role = 'EMSP')
+           OR EXISTS (SELECT 1 FROM ocpi_partner_party pp WHERE pp.partner_id = p.id AND pp.country_code = ? AND pp.party_id = ? AND pp.role = 'EMSP'))
+       LIMIT 1`,
+      [token.country_code, token.party_id, token.country_code, token.party_id],
+    );
+    return row ? `${String(row.country_code)}-${String(row.party_id)}` : undefined;
+  }
+
+  async authorize(
+    token: RoamingToken,
+    where: { location_id: string; evse_uids: string[] } | undefined,
+    actors: ActorMessenger,
+  ): Promise<RealTimeAnswer> {
+    const key = await this.partnerKeyOf(token);
+    if (!key) return { unanswered: 'no registered partner for the token' };
+    const reply = await actors.ref(partnerProtocol, key).ask({ op: 'get' });
+    if (!reply.ok || !reply.their_token) return { unanswered: 'the partner is not registered' };
+    const endpoint = endpointOf(reply.partner.endpoints, 'tokens', 'SENDER');
+    if (!endpoint) return { unanswered: 'the partner lists no tokens Sender' };
+    const query = endpoint.version === '2.2.1' ? `?type=${encodeURIComponent(token.type)}` : '';
+    const url = `${endpoint.url.replace(/\/+$/, '')}/${encodeURIComponent(token.uid)}/authorize${query}`;
+    try {
+      const { envelope } = await this.client.data('POST', url, reply.their_token, endpoint.version, where, {
+        route: {
+          from: this.own,
+          to: { country_code: token.country_code, party_id: token.party_id },
+        },
+      });
+      const data: unknown = envelope.data;
+      if (!checkAnswer.Check(data)) return { unanswered: 'the answer is not an AuthorizationInfo' };
+      return {
+        allowed: data.allowed,
+        ...(data.authorization_reference ? { authorization_reference: data.authorization_reference } : {}),
+      };
+    } catch (err) {
+      if (err instanceof PartnerCallError) return { unanswered: err.reason };
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { eventually } from '../support/eventually.js';
+import { aToken221 } from '../support/ocpi-builders.js';
+import type { RecordedRequest } from '../support/ocpi-simulator.js';
+import { RoamingWorld, type Emsp } from '../support/roaming-world.js';
+
+type Json = Record<string, unknown>;
+
+/**
+ * Tokens authorize charges (docs/ROAMING.md "Tokens"): what an ocpp-rpc charger is answered for an
+ * id tag, by the whitelist rule of the OCPI token an eMSP simulator pushed us, by the eMSP's
+ * real-time answer, and for tokens no one issued.
+ */
+describe('roaming: tokens authorize charges on our chargers', function () {
+  this.timeout(60_000);
+  let world: RoamingWorld;
+  let emsp: Emsp;
+  let emsp211: Emsp;
+
+  before(async () => {
+    world = await RoamingWorld.start({ ROAMING_AUTHORIZE_TIMEOUT_MS: '500', ROAMING_SESSION_PUSH_MS: '0' });
+    emsp = await world.emsp('2.2.1');
+    emsp211 = await world.emsp('2.1.1');
+  });
+  after(async () => world.stop());
+
+  const uid = () => `A${randomUUID().slice(0, 8)}`.toUpperCase();
+  const authorizeCalls = (e: Emsp, tag: string): RecordedRequest[] =>
+    e.sim.received.filter((r) => r.method === 'POST' && r.path.includes(`/tokens/${tag}/authorize`));
+  const authorize16 = async (charger: { call: (a: string, p: unknown) => Promise<unknown> }, idTag: string) =>
+    ((await charger.call('Authorize', { idTag })) as { idTagInfo: { status: string } }).idTagInfo.status;
+
+  it('an id tag that is no token is Invalid; our own token is Accepted', async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    expect(await authorize16(charger, 'NOBODY-1')).to.equal('Invalid');
+    const own = uid();
+    const put = await world.api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${own}`, { body: aToken221({ uid: own }) });
+    expect(put.status, JSON.stringify(put.body)).to.be.oneOf([200, 201]);
+    expect(await authorize16(charger, own)).to.equal('Accepted');
+  });
+
+  it('valid false is Blocked; whitelist ALWAYS is Accepted without asking the eMSP', async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const blocked = uid();
+    await world.pushToken(emsp, blocked, { valid: false });
+    expect(await authorize16(charger, blocked)).to.equal('Blocked');
+    const always = uid();
+    await world.pushToken(emsp, always, { whitelist: 'ALWAYS' });
+    expect(await authorize16(charger, always)).to.equal('Accepted');
+    expect(authorizeCalls(emsp, always)).to.have.length(0);
+  });
+
+  it('whitelist ALLOWED asks the eMSP in real time with the location; its answer decides, its reference goes on the session', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    const allowed = uid();
+    await world.pushToken(emsp, allowed);
+    expect(await authorize16(charger, allowed)).to.equal('Accepted');
+    const [call] = authorizeCalls(emsp, allowed);
+    expect(call?.path).to.match(/\?type=RFID$/);
+    expect(call?.body).to.deep.equal({ location_id: loc, evse_uids: ['E1'] });
+    const since = emsp.sim.lastSeq;
+    const start = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: allowed,
+      meterStart: 0,
+      timestamp: new Date().toISOString(),
+    })) as { idTagInfo: { status: string } };
+    expect(start.idTagInfo.status).to.equal('Accepted');
+    // the Authorize's answer is remembered for the start: the eMSP is asked once
+    expect(authorizeCalls(emsp, allowed)).to.have.length(1);
+    const session = await eventually(async () =>
+      emsp.sim.receivedSince(since).find((r) => r.method === 'PUT' && r.path.includes('/sessions/')),
+    );
+    expect(session.body).to.deep.include({ auth_method: 'AUTH_REQUEST', authorization_reference: `REF-${allowed}` });
+
+    const refused = uid();
+    await world.pushToken(emsp, refused);
+    emsp.sim.setAuthorization(refused, 'BLOCKED');
+    expect(await authorize16(charger, refused)).to.equal('Blocked');
+  });
+
+  it('an eMSP that does not answer: ALLOWED_OFFLINE and ALLOWED fall back to Accepted, NEVER is Invalid', async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const offline = uid();
+    const allowed = uid();
+    const never = uid();
+    await world.pushToken(emsp211, offline, { whitelist: 'ALLOWED_OFFLINE' });
+    await world.pushToken(emsp211, allowed, { whitelist: 'ALLOWED' });
+    await world.pushToken(emsp211, never, { whitelist: 'NEVER' });
+    emsp211.sim.setDown(true);
+    try {
+      expect(await authorize16(charger, offline)).to.equal('Accepted');
+      expect(await authorize16(charger, allowed)).to.equal('Accepted');
+      expect(await authorize16(charger, never)).to.equal('Invalid');
+      expect(authorizeCalls(emsp211, never)).to.have.length(1);
+    } finally {
+      emsp211.sim.setDown(false);
+    }
+  });
+
+  it('2.0.1: the eMSP says NO_CREDIT: the charger is answered NoCredit', async () => {
+    const { charger } = await world.linkedCharger('ocpp2.0.1');
+    const poor = uid();
+    await world.pushToken(emsp, poor);
+    emsp.sim.setAuthorization(poor, 'NO_CREDIT');
+    const answer = (await charger.call('Authorize', { idToken: { idToken: poor, type: 'ISO14443' } })) as Json;
+    expect((answer.idTokenInfo as Json).status).to.equal('NoCredit');
+  });
+
+  it('a tag the operator remote-started is Accepted though it is no token', async () => {
+    const { cp, charger } = await world.linkedCharger('ocpp1.6');
+    charger.handle('RemoteStartTransaction', () => Promise.resolve({ status: 'Accepted' }));
+    const res = await world.api.request('POST', `/v1/charge-points/${cp.id}/remote-start`, {
+      body: { id_tag: 'OPERATOR-TAG', connector_id: 1 },
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    await eventually(async () => {
+      const start = (await charger.call('StartTransaction', {
+        connectorId: 1,
+        idTag: 'OPERATOR-TAG',
+        meterStart: 0,
+        timestamp: new Date().toISOString(),
+      })) as { idTagInfo: { status: string } };
+      return start.idTagInfo.status === 'Accepted' ? true : undefined;
+    });
+  });
+});
