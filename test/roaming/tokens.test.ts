@@ -126,3 +126,43 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     });
   });
 });
+
+describe('roaming: our tokens pushed to partner CPOs', function () {
+  this.timeout(30_000);
+  let world: RoamingWorld;
+
+  before(async () => {
+    world = await RoamingWorld.start();
+  });
+  after(async () => world.stop());
+
+  it('a token of ours the operator creates or changes is PUT to every CPO, in its version', async () => {
+    const cpo221 = await world.partner('2.2.1', 'CPO');
+    const cpo211 = await world.partner('2.1.1', 'CPO');
+    const uid = `O${randomUUID().slice(0, 8)}`.toUpperCase();
+    const put = await world.api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${uid}`, { body: aToken221({ uid }) });
+    expect(put.status, JSON.stringify(put.body)).to.equal(200);
+    const sent = (cpo: Emsp) =>
+      eventually(async () =>
+        cpo.sim.received.find(
+          (r) => r.method === 'PUT' && r.path.includes(`/tokens/NL/EVP/${uid}`) && r.status === 200,
+        ),
+      );
+    const to221 = await sent(cpo221);
+    expect(to221.path).to.match(/\?type=RFID$/);
+    expect(to221.body).to.deep.include({ uid, country_code: 'NL', party_id: 'EVP', valid: true });
+    const to211 = await sent(cpo211);
+    expect(to211.body).to.deep.include({ uid, auth_id: 'NL-EVP-C12345678' });
+    expect(to211.body).not.to.have.property('country_code');
+    // blocked later: the CPOs hear of it
+    const since = cpo221.sim.lastSeq;
+    await world.api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${uid}`, { body: aToken221({ uid, valid: false }) });
+    await eventually(async () =>
+      cpo221.sim
+        .receivedSince(since)
+        .find((r) => r.method === 'PUT' && (r.body as Json | undefined)?.valid === false && r.status === 200),
+    );
+    expect(cpo221.sim.violations).to.deep.equal([]);
+    expect(cpo211.sim.violations).to.deep.equal([]);
+  });
+});

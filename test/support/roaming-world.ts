@@ -84,9 +84,14 @@ export class RoamingWorld {
   }
 
   /** An eMSP onboarded by the operator that registers with us from the versions URL it was handed. */
-  async emsp(version: OcpiVersion): Promise<Emsp> {
+  emsp(version: OcpiVersion): Promise<Emsp> {
+    return this.partner(version, 'EMSP');
+  }
+
+  /** A partner of `role` onboarded by the operator that registers with us from the versions URL it was handed. */
+  async partner(version: OcpiVersion, role: 'CPO' | 'EMSP'): Promise<Emsp> {
     const party = {
-      role: 'EMSP' as const,
+      role,
       country_code: 'DE',
       party_id: this.unique('')
         .replace(/[^A-Z0-9]/g, '')

@@ -17,6 +17,8 @@ import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import { session211Of } from '../sessions/emsp-receiver.js';
 import { isSession221, type StoredSession } from '../sessions/stored.js';
 import { ObjectStore, visibilityOf } from '../store/object-store.js';
+import { tokenTo211 } from '../tokens/mappers.js';
+import type { Token } from '../tokens/schemas-2.2.1.js';
 import { OutboxStore, settle, type OutboxIntent, type OutboxRow } from './outbox-store.js';
 
 /**
@@ -58,6 +60,7 @@ export class OutboxCourier {
   private readonly client: PartnerClient;
   private readonly locations: ObjectStore<StoredLocation>;
   private readonly sessions: ObjectStore<StoredSession>;
+  private readonly tokens: ObjectStore<Token>;
   private readonly own: PartyIdentity;
 
   constructor(config: Config, db: Database) {
@@ -65,6 +68,7 @@ export class OutboxCourier {
     const sql = { query: db.sql.query.bind(db.sql), run: db.sql.run.bind(db.sql) };
     this.locations = new ObjectStore<StoredLocation>(sql, 'locations');
     this.sessions = new ObjectStore<StoredSession>(sql, 'sessions');
+    this.tokens = new ObjectStore<Token>(sql, 'tokens');
     this.own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID };
   }
 
@@ -88,6 +92,7 @@ export class OutboxCourier {
     if (intent.kind === 'command-result')
       return { method: 'POST', url: intent.url, version: intent.version, body: intent.body };
     if (intent.kind === 'session') return this.renderSession(link, intent.session_id);
+    if (intent.kind === 'token') return this.renderToken(link, intent.uid);
     const endpoint = endpointOf(link.partner.endpoints, 'locations', 'RECEIVER');
     if (!endpoint) return { skip: 'the partner lists no locations Receiver' };
     const location = await this.locations.get({ ...this.own, id: intent.location_id });
@@ -120,6 +125,17 @@ export class OutboxCourier {
     const body = endpoint.version === '2.1.1' ? await session211Of(this.locations, session) : session;
     const url = `${endpoint.url.replace(/\/+$/, '')}/${enc(this.own.country_code)}/${enc(this.own.party_id)}/${enc(sessionId)}`;
     return { method: 'PUT', url, version: endpoint.version, body };
+  }
+
+  /** PUT of one of our tokens to the CPO's tokens Receiver, in its version. */
+  private async renderToken(link: Link, uid: string): Promise<Call | { skip: string }> {
+    const endpoint = endpointOf(link.partner.endpoints, 'tokens', 'RECEIVER');
+    if (!endpoint) return { skip: 'the partner lists no tokens Receiver' };
+    const token = await this.tokens.get({ ...this.own, id: uid });
+    if (!token) return { skip: `token ${uid} is gone` };
+    const base = `${endpoint.url.replace(/\/+$/, '')}/${enc(this.own.country_code)}/${enc(this.own.party_id)}/${enc(uid)}`;
+    if (endpoint.version === '2.1.1') return { method: 'PUT', url: base, version: '2.1.1', body: tokenTo211(token) };
+    return { method: 'PUT', url: `${base}?type=${enc(token.type)}`, version: '2.2.1', body: token };
   }
 
   async send(link: Link, call: Call, to: PartyIdentity): Promise<DeliveryOutcome> {
@@ -163,7 +179,10 @@ export class OutboxCourier {
         const to =
           intent.kind === 'session'
             ? intent.to
-            : this.partyOf(link.partner, intent.kind === 'command-result' ? link.partner.role : 'EMSP');
+            : this.partyOf(
+                link.partner,
+                intent.kind === 'command-result' ? link.partner.role : intent.kind === 'token' ? 'CPO' : 'EMSP',
+              );
         return this.send(link, call, to);
       },
     };

@@ -15,6 +15,8 @@ export type OutboxIntent =
   | { kind: 'location'; location_id: string }
   /** PUT of one of our sessions to the sessions Receiver of the eMSP of its token (`to`) */
   | { kind: 'session'; session_id: string; to: { country_code: string; party_id: string } }
+  /** PUT of one of our (eMSP) tokens to a CPO's tokens Receiver */
+  | { kind: 'token'; uid: string; type: string }
   /** POST of a command's result to the `response_url` the partner gave */
   | { kind: 'command-result'; url: string; version: '2.1.1' | '2.2.1'; body: Record<string, unknown> };
 
@@ -78,6 +80,8 @@ export function objectKeyOf(intent: OutboxIntent): string {
       return `locations/${intent.location_id}`;
     case 'session':
       return `sessions/${intent.session_id}`;
+    case 'token':
+      return `tokens/${intent.uid}/${intent.type}`;
     case 'command-result':
       return `command-result/${intent.url}`.slice(0, 200);
   }

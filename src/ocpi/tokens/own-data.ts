@@ -4,6 +4,7 @@ import type { OcpiContext } from '../core/context.js';
 import { assertPathId } from '../core/guards.js';
 import type { OperatorRoute } from '../core/mount-kit.js';
 import { HttpError } from '../../gateway/errors.js';
+import { enqueue } from '../outbox/outbox-store.js';
 import { tokenFrom211, tokenTo211 } from './mappers.js';
 import * as T211 from './schemas-2.1.1.js';
 import * as T221 from './schemas-2.2.1.js';
@@ -27,13 +28,17 @@ export function ownTokenRoutes(ctx: OcpiContext): OperatorRoute[] {
         const uid = req.params.token_uid;
         assertPathId('token_uid', uid, 'uid', body.uid);
         const party = { country_code: req.params.country_code, party_id: req.params.party_id };
-        if ('auth_id' in body) {
-          const stored = await ctx.stores.tokens.put({ ...party, id: uid }, tokenFrom211(body, party));
-          return { data: tokenTo211(stored) };
-        }
-        if (body.country_code !== party.country_code || body.party_id !== party.party_id)
+        if (!('auth_id' in body) && (body.country_code !== party.country_code || body.party_id !== party.party_id))
           throw new HttpError(400, 'party_mismatch', 'the body names another party than the path');
-        return { data: await ctx.stores.tokens.put({ ...party, id: uid }, body) };
+        const token = 'auth_id' in body ? tokenFrom211(body, party) : body;
+        const stored = await ctx.stores.tokens.put({ ...party, id: uid }, token);
+        // ours go to every partner CPO (docs/ROAMING.md "What is pushed"), queued before the answer
+        if (ctx.isOwn(party)) {
+          const intent = { kind: 'token', uid, type: stored.type } as const;
+          await ctx.services.db.group.run((tx) => enqueue(tx, { role: 'CPO' }, intent));
+          ctx.outbox.kick();
+        }
+        return { data: 'auth_id' in body ? tokenTo211(stored) : stored };
       },
     }),
   ];
