@@ -24,6 +24,27 @@ export interface AuthDecision {
 }
 
 const REMEMBER_MS = 5 * 60_000;
+/** a start we sent counts for the transaction that follows it this long (outbound-queue.ts keeps 10 minutes) */
+const REMOTE_START_MS = 10 * 60_000;
+
+/**
+ * The start command we sent lately that a transaction of `idTag` at `evse` follows (2.0.1: by its
+ * remoteStartId), if any: within REMOTE_START_MS, and at the EVSE it named (or any EVSE when it
+ * named none, or when the charger does not say where: a 1.6 Authorize).
+ */
+export function startFor(
+  s: ChargePointState,
+  idTag: string,
+  evse: number | null,
+  remoteStartId: number | null,
+): NonNullable<ChargePointState['recent_starts']>[number] | undefined {
+  const now = Date.now();
+  const starts = (s.recent_starts ?? []).filter((r) => now - r.at < REMOTE_START_MS);
+  if (remoteStartId !== null) return starts.find((r) => r.remote_start_id === remoteStartId);
+  return [...starts]
+    .reverse()
+    .find((r) => r.id_tag === idTag && (evse === null || r.evse_id === null || r.evse_id === evse));
+}
 const MAX_REMEMBERED = 20;
 
 /** OCPI AllowedType -> the charger's status word. */
@@ -38,7 +59,7 @@ function statusOfAllowed(allowed: string, protocol: ProtocolName): string {
     case 'NO_CREDIT':
       return protocol === 'ocpp2.0.1' ? 'NoCredit' : 'Invalid';
     default:
-      return protocol === 'ocpp2.0.1' ? 'NotAllowedTypeEVSE' : 'Invalid';
+      return protocol === 'ocpp2.0.1' ? 'NotAtThisLocation' : 'Invalid';
   }
 }
 
@@ -61,8 +82,7 @@ async function decide(
   protocol: ProtocolName,
 ): Promise<AuthDecision> {
   const s = ctx.state;
-  if ((s.recent_starts ?? []).some((r) => r.id_tag === idTag && Date.now() - r.at < REMEMBER_MS))
-    return { status: 'Accepted', reason: 'a remote start we sent' };
+  if (startFor(s, idTag, evse, null)) return { status: 'Accepted', reason: 'a remote start we sent' };
   const token = await port.tokenOf(idTag);
   if (!token) {
     return port.unknownIdTags === 'accept'
@@ -81,6 +101,7 @@ async function decide(
       ...(answer.authorization_reference ? { authorization_reference: answer.authorization_reference } : {}),
     };
   }
+  if ('refused' in answer) return { status: 'Invalid', reason: answer.refused, real_time: true };
   if (token.whitelist === 'NEVER')
     return { status: 'Invalid', reason: `whitelist NEVER and the eMSP did not answer (${answer.unanswered})` };
   return { status: 'Accepted', reason: `whitelist ${token.whitelist}: the eMSP did not answer (${answer.unanswered})` };

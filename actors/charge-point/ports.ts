@@ -63,6 +63,7 @@ export interface RoamingPort {
     actors: ActorMessenger,
   ): Promise<
     | { allowed: 'ALLOWED' | 'BLOCKED' | 'EXPIRED' | 'NO_CREDIT' | 'NOT_ALLOWED'; authorization_reference?: string }
+    | { refused: string }
     | { unanswered: string }
   >;
   /** OCPP_UNKNOWN_ID_TAGS: what an id tag that is no token gets */

@@ -1,7 +1,7 @@
 import type { ProtocolName } from '../../src/ocpp/domain.js';
 import type { ChargePointActorDeps, EvseLink, OcpiEvseStatus, RoamingPort } from './ports.js';
 import type { ActorContext } from '../../src/runtime/types.js';
-import type { AuthDecision } from './authorization.js';
+import { startFor, type AuthDecision } from './authorization.js';
 import type { ChargePointState } from './protocol.js';
 
 type ChargePointCtx = ActorContext<ChargePointState>;
@@ -108,18 +108,6 @@ type OpenTransaction = ChargePointState['transactions'][number];
 /** The OCPI session part of an open transaction (protocol.ts RoamedTransaction). */
 export type Roamed = NonNullable<OpenTransaction['ocpi']>;
 
-/** The start command this transaction follows, if one of the recent ones (2.0.1: by remoteStartId). */
-function startedBy(
-  s: ChargePointState,
-  idTag: string,
-  evse: number,
-  remoteStartId: number | null,
-): NonNullable<ChargePointState['recent_starts']>[number] | undefined {
-  const starts = s.recent_starts ?? [];
-  if (remoteStartId !== null) return starts.find((r) => r.remote_start_id === remoteStartId);
-  return [...starts].reverse().find((r) => r.id_tag === idTag && (r.evse_id === null || r.evse_id === evse));
-}
-
 /**
  * Whether a transaction is roamed (docs/ROAMING.md "Sessions"): on a linked EVSE with a token an
  * eMSP partner issued, it is, and the answer is its OCPI session's parts; `null` when it is not;
@@ -145,7 +133,7 @@ export async function roamingOf(
   const { country_code, party_id, uid, type, contract_id } = token;
   return {
     token: { country_code, party_id, uid, type, contract_id },
-    auth_method: startedBy(s, t.id_tag, t.evse_id, t.remote_start_id)?.roaming
+    auth_method: startFor(s, t.id_tag, t.evse_id, t.remote_start_id)?.roaming
       ? 'COMMAND'
       : decision?.real_time
         ? 'AUTH_REQUEST'

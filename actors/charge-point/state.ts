@@ -99,7 +99,10 @@ export function onReservationUpdated(
 }
 
 /** The reservations once the charger answered `command` with `status`. */
-export function reservationsAfterAnswer(reservations: Reservations, c: ChargerCommand, status: string): Reservations {
+export function reservationsAfterAnswer(held: Reservations, c: ChargerCommand, status: string): Reservations {
+  // a reservation past its expiry is over: the charger lets it go by itself
+  const now = Date.now();
+  const reservations = held.filter((r) => !(Date.parse(r.expiry_date) <= now));
   if (status !== 'Accepted') return reservations;
   if (c.kind === 'reserve') {
     return [

@@ -66,7 +66,8 @@ export function onTransactionStarted(
   idTagStatus = 'Accepted',
 ): ChargerEventOutcome {
   const retried = retriedStart(s, event);
-  if (retried !== undefined) return { transaction_id: retried, id_tag_status: 'Accepted' };
+  // a retry is answered as the first delivery was (a refused token stays refused)
+  if (retried !== undefined) return { transaction_id: retried, id_tag_status: idTagStatus };
   if (s.transactions.length >= deps.maxOpenTransactions()) return refuseStart(deps, ctx, s, event);
   const transactionId = event.transaction_id ?? String(s.next_transaction_id);
   const sessionId = randomUUID();
@@ -93,10 +94,14 @@ export function onTransactionStarted(
     started_at: epochMs(event.timestamp),
     ...(roamed === undefined ? {} : { ocpi: roamed && pushSession(deps, ctx, sessionId, roamed, 0, null) }),
   };
+  const reservation = event.reservation_id ?? null;
   ctx.setState({
     ...s,
     next_transaction_id: event.transaction_id === null ? s.next_transaction_id + 1 : s.next_transaction_id,
     transactions: [...s.transactions, opened],
+    // the start that uses a reservation consumes it
+    reservations:
+      reservation === null ? s.reservations : s.reservations.filter((r) => r.reservation_id !== reservation),
   });
   publishChange(deps, ctx, { type: 'session', session_id: sessionId });
   return { transaction_id: transactionId, id_tag_status: idTagStatus };

@@ -1,7 +1,7 @@
 import { chargePointProtocol } from '../charge-point/protocol.js';
 import { defineActor, type ActorContext } from '../../src/runtime/types.js';
 import type { OcpiCommandDeps } from './ports.js';
-import { ocpiCommandProtocol, type OcpiCommandMessage, type OcpiCommandReply } from './protocol.js';
+import { HAND_OVER_MS, ocpiCommandProtocol, type OcpiCommandMessage, type OcpiCommandReply } from './protocol.js';
 import { initialOcpiCommandState, OcpiCommandState, result211Of, resultOf } from './state.js';
 
 /**
@@ -16,20 +16,23 @@ import { initialOcpiCommandState, OcpiCommandState, result211Of, resultOf } from
 type Ctx = ActorContext<OcpiCommandState>;
 type StartMessage = Extract<OcpiCommandMessage, { op: 'start' }>;
 
-/** how long `start` waits for the charge point to take the call */
-const HAND_OVER_MS = 10_000;
-
 async function start(ctx: Ctx, msg: StartMessage): Promise<OcpiCommandReply> {
   if (ctx.state.status !== 'new') return { accepted: true };
-  let callId: string;
+  let callId: string | null = null;
   try {
     const taken = await ctx.actors
       .ref(chargePointProtocol, msg.charge_point_id)
       .ask({ type: 'command', command: msg.charger_command, notify: ctx.address }, { timeoutMs: HAND_OVER_MS });
     callId = taken.command_id;
   } catch (err) {
-    ctx.log.info({ err, charge_point: msg.charge_point_id }, 'OCPI command not handed to the charge point');
-    return { accepted: false, reason: `charge point ${msg.charge_point_id} is not connected` };
+    // the charger has no connection: nothing was queued
+    if (err instanceof Error && err.name === 'ActorUnavailableError') {
+      ctx.log.info({ charge_point: msg.charge_point_id }, 'OCPI command not handed to the charge point');
+      return { accepted: false, reason: `charge point ${msg.charge_point_id} is not connected` };
+    }
+    // no answer in time: the call may be queued at the charge point, so its settlement (to our
+    // address) or our TIMEOUT follows as for a call we know was taken
+    ctx.log.warn({ err, charge_point: msg.charge_point_id }, 'OCPI command hand-over unconfirmed');
   }
   const now = Date.now();
   ctx.setState({
@@ -72,8 +75,8 @@ export function ocpiCommandActor(deps: OcpiCommandDeps) {
     initialState: initialOcpiCommandState,
     async handle(ctx, msg): Promise<OcpiCommandReply> {
       if ('type' in msg) {
-        // the settlement of our call only (a charge point settles each call once)
-        if (msg.command_id === ctx.state.call_id) settle(deps, ctx, msg.status);
+        // only our call is ever settled to this actor's address (it is this command's alone)
+        settle(deps, ctx, msg.status);
         return null;
       }
       if (msg.op === 'timeout') {

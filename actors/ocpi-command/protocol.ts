@@ -9,6 +9,9 @@ import { defineProtocol } from '../../src/runtime/protocol.js';
  * (`charge-point-command-result`, durably); a reminder ends it with TIMEOUT when no answer came.
  */
 
+/** how long `start` waits for the charge point to take the call (whoever asks `start` waits longer) */
+export const HAND_OVER_MS = 10_000;
+
 export const OcpiCommandType = Type.Union([
   Type.Literal('START_SESSION'),
   Type.Literal('STOP_SESSION'),

@@ -17,6 +17,8 @@ type Ctx = ActorContext<PartnerOutboxState>;
 interface Tally {
   sent: number;
   failed: number;
+  /** failures that say the partner is down, in this flush */
+  down: number;
   consecutive: number;
   lastError: string | null;
   /** the breaker tripped during this flush: send nothing more */
@@ -44,7 +46,10 @@ function settleOne(deps: PartnerOutboxDeps, ctx: Ctx, entry: OutboxEntry, result
   );
   tally.failed++;
   tally.lastError = result.error;
-  if (result.partnerDown) tally.consecutive++;
+  if (result.partnerDown) {
+    tally.consecutive++;
+    tally.down++;
+  }
   if (tally.consecutive >= deps.policy.breakerThreshold) tally.tripped = true;
   const log = { object: entry.object_key, attempts, error: result.error };
   if (dead) ctx.log.warn(log, 'outbox row dead-lettered');
@@ -98,10 +103,18 @@ async function flush(deps: PartnerOutboxDeps, ctx: Ctx): Promise<FlushReply> {
     ctx.log.warn({ rows: entries.length, reason: courier.unavailable }, 'outbox rows dead-lettered');
     return { sent: 0, failed: entries.length, breaker: s.breaker };
   }
-  const tally: Tally = { sent: 0, failed: 0, consecutive: s.consecutive_failures, lastError: null, tripped: false };
+  const tally: Tally = {
+    sent: 0,
+    failed: 0,
+    down: 0,
+    consecutive: s.consecutive_failures,
+    lastError: null,
+    tripped: false,
+  };
   await sendAll(deps, ctx, courier, entries, tally);
   const { policy } = deps;
-  const opens = tally.tripped || (probing && tally.sent === 0);
+  // a probe the partner answered (even with a refusal of that row) shows it is back
+  const opens = tally.tripped || (probing && tally.down > 0);
   const cooldown = opens
     ? Math.min(
         policy.breakerMaxCooldownMs,

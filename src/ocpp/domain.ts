@@ -49,6 +49,8 @@ export const TransactionStartedEvent = Type.Object({
   seq_no: Type.Union([Type.Integer(), Type.Null()]),
   /** 2.0.1 RequestStartTransaction's remoteStartId when the start was remote */
   remote_start_id: Type.Union([Type.Integer(), Type.Null()]),
+  /** the reservation the start uses (1.6 StartTransaction.reservationId, 2.0.1 TransactionEvent.reservationId) */
+  reservation_id: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
 });
 
 export const TransactionUpdatedEvent = Type.Object({

@@ -16,7 +16,11 @@ import type { ActorMessenger } from '../runtime/types.js';
  */
 
 export type Allowed = 'ALLOWED' | 'BLOCKED' | 'EXPIRED' | 'NO_CREDIT' | 'NOT_ALLOWED';
-export type RealTimeAnswer = { allowed: Allowed; authorization_reference?: string } | { unanswered: string };
+export type RealTimeAnswer =
+  | { allowed: Allowed; authorization_reference?: string }
+  /** the eMSP answered with an OCPI client error (2004: it does not know the token) */
+  | { refused: string }
+  | { unanswered: string };
 
 const Answer = Type.Object({
   allowed: Type.Union(
@@ -29,18 +33,19 @@ const checkAnswer = compileLazily(Answer);
 export class RealTimeAuthorizer {
   private readonly client: PartnerClient;
   private readonly own: { country_code: string; party_id: string };
+  /** the one deadline of an authorization: within the charger's ask (ASK_TIMEOUT_MS) */
+  private readonly timeoutMs: number;
 
   constructor(
     config: Config,
     private readonly db: Database,
   ) {
     this.own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID };
+    // the charger's turn must end before the OCPP endpoint's ask of it gives up
+    this.timeoutMs = Math.max(100, Math.min(config.ROAMING_AUTHORIZE_TIMEOUT_MS, config.ASK_TIMEOUT_MS - 2000));
     // the same client and limits as every partner call, with the authorization's shorter deadline
     const opts = partnerHttpOptions(config);
-    this.client = new PartnerClient({
-      ...opts,
-      timeoutMs: Math.min(opts.timeoutMs, config.ROAMING_AUTHORIZE_TIMEOUT_MS),
-    });
+    this.client = new PartnerClient({ ...opts, timeoutMs: Math.min(opts.timeoutMs, this.timeoutMs) });
   }
 
   /** The partner whose link speaks for the token's eMSP party, by its actor key. */
@@ -56,35 +61,55 @@ export class RealTimeAuthorizer {
     return row ? `${String(row.country_code)}-${String(row.party_id)}` : undefined;
   }
 
+  /**
+   * The eMSP's answer, or why there is none; never throws (a charger's authorization must get an
+   * answer from its whitelist rule whatever happened on the way). One deadline for all of it.
+   */
   async authorize(
+    token: RoamingToken,
+    where: { location_id: string; evse_uids: string[] } | undefined,
+    actors: ActorMessenger,
+  ): Promise<RealTimeAnswer> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<RealTimeAnswer>((resolve) => {
+      timer = setTimeout(() => resolve({ unanswered: 'no answer in time' }), this.timeoutMs);
+    });
+    try {
+      return await Promise.race([this.ask(token, where, actors), deadline]);
+    } catch (err) {
+      return { unanswered: err instanceof PartnerCallError ? err.reason : err instanceof Error ? err.name : 'failed' };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async ask(
     token: RoamingToken,
     where: { location_id: string; evse_uids: string[] } | undefined,
     actors: ActorMessenger,
   ): Promise<RealTimeAnswer> {
     const key = await this.partnerKeyOf(token);
     if (!key) return { unanswered: 'no registered partner for the token' };
-    const reply = await actors.ref(partnerProtocol, key).ask({ op: 'get' });
+    const reply = await actors.ref(partnerProtocol, key).ask({ op: 'get' }, { timeoutMs: this.timeoutMs });
     if (!reply.ok || !reply.their_token) return { unanswered: 'the partner is not registered' };
     const endpoint = endpointOf(reply.partner.endpoints, 'tokens', 'SENDER');
     if (!endpoint) return { unanswered: 'the partner lists no tokens Sender' };
     const query = endpoint.version === '2.2.1' ? `?type=${encodeURIComponent(token.type)}` : '';
     const url = `${endpoint.url.replace(/\/+$/, '')}/${encodeURIComponent(token.uid)}/authorize${query}`;
-    try {
-      const { envelope } = await this.client.data('POST', url, reply.their_token, endpoint.version, where, {
-        route: {
-          from: this.own,
-          to: { country_code: token.country_code, party_id: token.party_id },
-        },
-      });
-      const data: unknown = envelope.data;
-      if (!checkAnswer.Check(data)) return { unanswered: 'the answer is not an AuthorizationInfo' };
-      return {
-        allowed: data.allowed,
-        ...(data.authorization_reference ? { authorization_reference: data.authorization_reference } : {}),
-      };
-    } catch (err) {
-      if (err instanceof PartnerCallError) return { unanswered: err.reason };
-      throw err;
-    }
+    const route = { from: this.own, to: { country_code: token.country_code, party_id: token.party_id } };
+    const { status, envelope } = await this.client.call('POST', url, reply.their_token, endpoint.version, where, {
+      route,
+    });
+    // an OCPI client error (2004 "unknown token") is the eMSP's answer: it does not know the token
+    if (envelope.status_code >= 2000 && envelope.status_code < 3000)
+      return { refused: `the eMSP answered status_code ${envelope.status_code}` };
+    if (status < 200 || status >= 300 || envelope.status_code >= 3000)
+      return { unanswered: `HTTP ${status}, status_code ${envelope.status_code}` };
+    const data: unknown = envelope.data;
+    if (!checkAnswer.Check(data)) return { unanswered: 'the answer is not an AuthorizationInfo' };
+    return {
+      allowed: data.allowed,
+      ...(data.authorization_reference ? { authorization_reference: data.authorization_reference } : {}),
+    };
   }
 }

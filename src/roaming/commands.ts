@@ -1,13 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
-import { ocpiCommandProtocol } from '../../actors/ocpi-command/protocol.js';
+import { HAND_OVER_MS, ocpiCommandProtocol } from '../../actors/ocpi-command/protocol.js';
 import { ChargePointStore } from '../csms/charge-point-store.js';
 import { SessionReader } from '../csms/session-store.js';
 import type { ChargerCommandAnswer, ChargerCommandPort, ChargerCommandRequest } from '../ocpi/commands/charger-port.js';
 import type { ChargerCommand } from '../ocpp/domain.js';
+import { ObjectStore } from '../ocpi/store/object-store.js';
+import { tokenFrom211 } from '../ocpi/tokens/mappers.js';
+import type * as T211 from '../ocpi/tokens/schemas-2.1.1.js';
+import type { Token } from '../ocpi/tokens/schemas-2.2.1.js';
 import type { PlatformServices } from '../platform/services.js';
 import { addressOf } from '../runtime/address.js';
 import { EvseLinkStore, type EvseLink } from './evse-links.js';
+import { ReservationStore } from './reservations.js';
 
 /**
  * Partners' commands on our chargers (docs/ROAMING.md "Commands"): the OCPI command is mapped to
@@ -20,6 +25,7 @@ import { EvseLinkStore, type EvseLink } from './evse-links.js';
 const ID_TAG_MAX: Record<string, number> = { 'ocpp1.6': 20, 'ocpp2.0.1': 36 };
 
 type Target = { link: EvseLink } | { reason: string };
+type Mapped = { chargePointId: string; command: ChargerCommand } | { reason: string };
 
 /** The OCPP call of an OCPI command: which charger, what call (or why there is none). */
 class CommandMapping {
@@ -27,6 +33,7 @@ class CommandMapping {
     private readonly links: EvseLinkStore,
     private readonly chargePoints: ChargePointStore,
     private readonly sessions: SessionReader,
+    private readonly reservations: ReservationStore,
   ) {}
 
   /** The charger EVSE of an OCPI EVSE; with no EVSE named, the location's one linked EVSE. */
@@ -55,8 +62,7 @@ class CommandMapping {
         command: { kind: 'stop', transaction_id: session.transaction_id },
       };
     }
-    if (req.command === 'CANCEL_RESERVATION' || req.command === 'RESERVE_NOW')
-      return { reason: 'reservations are not taken on this platform yet' };
+    if (req.command === 'CANCEL_RESERVATION') return this.cancelReservation(req.partnerKey, String(b.reservation_id));
     const target = await this.evseTarget(b.location_id ?? '', b.evse_uid);
     if ('reason' in target) return target;
     const { charge_point_id: chargePointId, evse_number: evse } = target.link;
@@ -71,7 +77,40 @@ class CommandMapping {
     const max = ID_TAG_MAX[row?.protocol ?? 'ocpp1.6'] ?? 20;
     if (uid.length > max)
       return { reason: `token uid longer than the ${max} characters the charger's OCPP version takes` };
+    if (req.command === 'RESERVE_NOW') return this.reserve(req, target.link, uid);
     return { chargePointId, command: { kind: 'start', id_tag: uid, evse_id: evse, connector_id: null } };
+  }
+
+  /** RESERVE_NOW: the partner's reservation id gets (or keeps) its OCPP id; the charger is asked to reserve. */
+  private async reserve(req: ChargerCommandRequest, link: EvseLink, uid: string): Promise<Mapped> {
+    const expiry = Date.parse(req.body.expiry_date ?? '');
+    if (!Number.isFinite(expiry) || expiry <= Date.now()) return { reason: 'expiry_date is not in the future' };
+    const r = await this.reservations.put({
+      partner_key: req.partnerKey,
+      reservation_id: String(req.body.reservation_id),
+      charge_point_id: link.charge_point_id,
+      evse_number: link.evse_number,
+      expiry_at: expiry,
+    });
+    return {
+      chargePointId: link.charge_point_id,
+      command: {
+        kind: 'reserve',
+        reservation_id: r.ocpp_id,
+        id_tag: uid,
+        expiry_date: new Date(expiry).toISOString(),
+        evse_id: link.evse_number,
+        connector_id: null,
+      },
+    };
+  }
+
+  /** CANCEL_RESERVATION of a reservation the partner made with us (REJECTED when there is none). */
+  private async cancelReservation(partnerKey: string, reservationId: string): Promise<Mapped> {
+    const r = await this.reservations.find(partnerKey, reservationId);
+    if (!r) return { reason: `no reservation ${reservationId} of yours` };
+    if (r.expiry_at <= Date.now()) return { reason: `reservation ${reservationId} has expired` };
+    return { chargePointId: r.charge_point_id, command: { kind: 'cancel-reservation', reservation_id: r.ocpp_id } };
   }
 }
 
@@ -80,25 +119,50 @@ export function chargerCommands(services: PlatformServices): ChargerCommandPort 
     new EvseLinkStore(services.db),
     new ChargePointStore(services.db),
     new SessionReader(services.db),
+    new ReservationStore(services.db),
   );
   const { config, actors } = services;
+  const tokens = new ObjectStore<Token>(
+    { query: (t, p) => services.db.sql.query(t, p), run: (t, p) => services.db.sql.run(t, p) },
+    'tokens',
+  );
+  /**
+   * The token a START_SESSION or RESERVE_NOW carries, kept when the eMSP never pushed it (an app
+   * user's token): the transaction that follows is then known as that eMSP's (docs/ROAMING.md
+   * "Sessions"). A token the eMSP pushed is left as it is.
+   */
+  async function rememberToken(req: ChargerCommandRequest): Promise<void> {
+    const sent = req.body.token;
+    if (!sent || (req.command !== 'START_SESSION' && req.command !== 'RESERVE_NOW')) return;
+    const [country_code = '', party_id = ''] = req.partnerKey.split('-');
+    // validated by the Receiver against the version's Token schema
+    const token = 'auth_id' in sent ? tokenFrom211(sent as T211.Token, { country_code, party_id }) : (sent as Token);
+    const key = { country_code: token.country_code, party_id: token.party_id, id: token.uid };
+    if (!(await tokens.get(key))) await tokens.put(key, token);
+  }
+
   return {
     async execute(req): Promise<ChargerCommandAnswer> {
       const mapped = await mapping.of(req);
       if ('reason' in mapped) return { result: 'REJECTED', reason: mapped.reason, timeout_s: 0 };
       if (!(await actors.isPinned(addressOf(chargePointProtocol.kind, mapped.chargePointId))))
         return { result: 'REJECTED', reason: `charge point ${mapped.chargePointId} is offline`, timeout_s: 0 };
+      await rememberToken(req);
       const timeout = config.OCPI_COMMAND_TIMEOUT_S;
-      const reply = await actors.ref(ocpiCommandProtocol, randomUUID()).ask({
-        op: 'start',
-        partner_key: req.partnerKey,
-        version: req.version,
-        command: req.command,
-        response_url: req.body.response_url,
-        charge_point_id: mapped.chargePointId,
-        charger_command: mapped.command,
-        timeout_s: timeout,
-      });
+      const reply = await actors.ref(ocpiCommandProtocol, randomUUID()).ask(
+        {
+          op: 'start',
+          partner_key: req.partnerKey,
+          version: req.version,
+          command: req.command,
+          response_url: req.body.response_url,
+          charge_point_id: mapped.chargePointId,
+          charger_command: mapped.command,
+          timeout_s: timeout,
+        },
+        // longer than the command actor's own wait for the charge point
+        { timeoutMs: HAND_OVER_MS + 5000 },
+      );
       if (!reply?.accepted) return { result: 'REJECTED', reason: reply?.reason ?? 'not sent', timeout_s: 0 };
       return { result: 'ACCEPTED', reason: `sent to charge point ${mapped.chargePointId}`, timeout_s: timeout };
     },

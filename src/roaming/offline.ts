@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import type { ActorSystem } from '../runtime/actor-system.js';
@@ -22,7 +23,7 @@ export class OfflineWatch {
   constructor(
     private readonly opts: {
       db: Database;
-      actors: Pick<ActorSystem, 'isPinned'>;
+      actors: Pick<ActorSystem, 'isPinned' | 'ref'>;
       links: EvseLinkStore;
       log: Logger;
       own: { country_code: string; party_id: string };
@@ -62,9 +63,16 @@ export class OfflineWatch {
           continue;
         }
         if (now - since < this.opts.graceMs) continue;
+        let changed = false;
         await this.opts.db.group.run(async (tx) => {
-          for (const link of links) if (await writeEvseStatus(tx, this.opts.own, link, 'UNKNOWN')) wrote = true;
+          for (const link of links) if (await writeEvseStatus(tx, this.opts.own, link, 'UNKNOWN')) changed = true;
         });
+        wrote ||= changed;
+        // it came back meanwhile (its statuses restored before our UNKNOWN): restore them again
+        if (changed && (await this.opts.actors.isPinned(addressOf(chargePointProtocol.kind, id))))
+          await this.opts.actors
+            .ref(chargePointProtocol, id)
+            .sendDurable({ type: 'links-changed' }, { dedupeKey: `links-changed:${randomUUID()}` });
       }
       if (wrote) this.opts.queued();
     } catch (err) {

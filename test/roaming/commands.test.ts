@@ -175,4 +175,86 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     const { url } = await send(emsp211, 'UNLOCK_CONNECTOR', { location_id: loc, evse_uid: 'E1', connector_id: '1' });
     expect((await resultAt(emsp211, url)).body).to.deep.equal({ result: 'REJECTED' });
   });
+
+  it('2.2.1: RESERVE_NOW reaches ReserveNow with an OCPP id; CANCEL_RESERVATION cancels that id; a start with it consumes it', async () => {
+    const { loc, cp, charger } = await world.linkedCharger('ocpp1.6');
+    const reserves: Json[] = [];
+    const cancels: Json[] = [];
+    let reserveAnswer = 'Accepted';
+    charger.handle('ReserveNow', ({ params }) => {
+      reserves.push(params as Json);
+      return Promise.resolve({ status: reserveAnswer });
+    });
+    charger.handle('CancelReservation', ({ params }) => {
+      cancels.push(params as Json);
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    const expiry = new Date(Date.now() + 15 * 60_000).toISOString();
+    const uid = `R${Date.now().toString(36)}`.toUpperCase();
+    const reserve = (id: string) =>
+      send(emsp221, 'RESERVE_NOW', {
+        token: tokenOf(emsp221, uid),
+        expiry_date: expiry,
+        reservation_id: id,
+        location_id: loc,
+        evse_uid: 'E1',
+      });
+    const first = await reserve('RES-1');
+    expect((first.answer.data as Json).result).to.equal('ACCEPTED');
+    expect((await resultAt(emsp221, first.url)).body).to.deep.equal({ result: 'ACCEPTED' });
+    const ocppId = reserves[0]?.reservationId;
+    expect(reserves[0]).to.deep.include({ connectorId: 1, idTag: uid });
+    expect(ocppId).to.be.a('number');
+    // the same OCPI id again: the same OCPP id (the charger replaces the reservation)
+    const again = await reserve('RES-1');
+    await resultAt(emsp221, again.url);
+    expect(reserves[1]?.reservationId).to.equal(ocppId);
+    const held = await world.api.request('GET', `/v1/charge-points/${cp.id}`);
+    expect((held.body.reservations as Json[]).map((r) => r.reservation_id)).to.deep.equal([ocppId]);
+
+    const cancel = await send(emsp221, 'CANCEL_RESERVATION', { reservation_id: 'RES-1' });
+    expect((cancel.answer.data as Json).result).to.equal('ACCEPTED');
+    expect((await resultAt(emsp221, cancel.url)).body).to.deep.equal({ result: 'ACCEPTED' });
+    expect(cancels).to.deep.equal([{ reservationId: ocppId }]);
+    const unknown = await send(emsp221, 'CANCEL_RESERVATION', { reservation_id: 'NO-SUCH' });
+    expect(unknown.answer.data).to.deep.include({ result: 'REJECTED', timeout: 0 });
+
+    // a new reservation, used by the start
+    const second = await reserve('RES-2');
+    await resultAt(emsp221, second.url);
+    const id2 = reserves.at(-1)?.reservationId;
+    await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 0,
+      reservationId: id2,
+      timestamp: new Date().toISOString(),
+    });
+    const after = await world.api.request('GET', `/v1/charge-points/${cp.id}`);
+    expect(after.body.reservations).to.deep.equal([]);
+
+    reserveAnswer = 'Occupied';
+    const busy = await reserve('RES-3');
+    expect((await resultAt(emsp221, busy.url)).body).to.deep.equal({ result: 'EVSE_OCCUPIED' });
+  });
+
+  it('2.1.1: RESERVE_NOW with its integer id on a 2.0.1 charger reaches ReserveNow with the EVSE', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp2.0.1');
+    const reserves: Json[] = [];
+    charger.handle('ReserveNow', ({ params }) => {
+      reserves.push(params as Json);
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    const { answer, url } = await send(emsp211, 'RESERVE_NOW', {
+      token: tokenOf(emsp211, 'TOK-R211'),
+      expiry_date: new Date(Date.now() + 600_000).toISOString(),
+      reservation_id: 42,
+      location_id: loc,
+      evse_uid: 'E1',
+    });
+    expect(answer.data).to.deep.equal({ result: 'ACCEPTED' });
+    expect((await resultAt(emsp211, url)).body).to.deep.equal({ result: 'ACCEPTED' });
+    expect(reserves[0]).to.deep.include({ evseId: 1 });
+    expect((reserves[0]?.idToken as Json).idToken).to.equal('TOK-R211');
+  });
 });

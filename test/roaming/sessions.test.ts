@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { RPCClient } from 'ocpp-rpc';
 import { eventually } from '../support/eventually.js';
+import { aToken221 } from '../support/ocpi-builders.js';
 import type { RecordedRequest } from '../support/ocpi-simulator.js';
 import { RoamingWorld, type Emsp } from '../support/roaming-world.js';
 
@@ -129,6 +130,25 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
       expect(e.sim.violations).to.deep.equal([]);
     });
   }
+
+  it('START_SESSION with a token the eMSP never pushed (an app user): the session still goes to that eMSP', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    behaves16(charger);
+    const uid = `APP${randomUUID().slice(0, 8)}`.toUpperCase();
+    const since = emsp221.sim.lastSeq;
+    const token = aToken221({ uid, type: 'APP_USER', country_code: 'DE', party_id: emsp221.sim.party.party_id });
+    const start = await emsp221.sim.call(
+      'POST',
+      'commands',
+      '/START_SESSION',
+      { response_url: emsp221.sim.responseUrl('2.2.1', 'START_SESSION', randomUUID()), token, location_id: loc },
+      { role: 'RECEIVER' },
+    );
+    expect((start.data as Json).result).to.equal('ACCEPTED');
+    const session = await eventually(async () => lastSession(emsp221, since));
+    expect(session.cdr_token).to.deep.include({ uid, type: 'APP_USER' });
+    expect(session.auth_method).to.equal('COMMAND');
+  });
 
   it('another eMSP cannot stop the session, nor see it: UNKNOWN_SESSION', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');

@@ -99,6 +99,23 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     }
   });
 
+  it('the eMSP does not know the token (2004): Invalid, even for ALLOWED', async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const forgotten = uid();
+    await world.pushToken(emsp, forgotten);
+    emsp.sim.setAuthorization(forgotten, 'UNKNOWN');
+    expect(await authorize16(charger, forgotten)).to.equal('Invalid');
+  });
+
+  it('a repeated StartTransaction of a refused token is refused again', async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const start = { connectorId: 1, idTag: 'NOBODY-2', meterStart: 10, timestamp: new Date().toISOString() };
+    const first = (await charger.call('StartTransaction', start)) as { idTagInfo: Json; transactionId: number };
+    const again = (await charger.call('StartTransaction', start)) as { idTagInfo: Json; transactionId: number };
+    expect(first.idTagInfo.status).to.equal('Invalid');
+    expect(again).to.deep.equal(first);
+  });
+
   it('2.0.1: the eMSP says NO_CREDIT: the charger is answered NoCredit', async () => {
     const { charger } = await world.linkedCharger('ocpp2.0.1');
     const poor = uid();

@@ -339,7 +339,7 @@ export class OcpiSimulator {
     for (let i = 0; i < count; i++) this.faults.push({ status, statusCode });
   }
 
-  /** Its answer to a real-time authorization of `uid` (OCPI AllowedType: ALLOWED, BLOCKED, ...). */
+  /** Its answer to a real-time authorization of `uid` (OCPI AllowedType: ALLOWED, BLOCKED, ...; UNKNOWN: 2004). */
   setAuthorization(uid: string, allowed: string): void {
     this.authorizations.set(uid, allowed);
   }
@@ -568,6 +568,8 @@ export class OcpiSimulator {
     if (module.identifier === 'tokens' && record.method === 'POST' && authorize?.[1]) {
       const uid = decodeURIComponent(authorize[1]);
       const allowed = this.authorizations.get(uid) ?? 'ALLOWED';
+      // 2.2.1 12.2.2: a token the eMSP does not know is answered with 2004
+      if (allowed === 'UNKNOWN') return { status: 404, statusCode: 2004, message: 'Unknown Token' };
       return {
         status: 200,
         statusCode: 1000,

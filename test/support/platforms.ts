@@ -97,7 +97,11 @@ export async function startPlatform(
     modules,
     ...(opts.hostShards === undefined ? {} : { hostShards: opts.hostShards }),
   });
-  if (env.mode === 'embedded') await platform.services.db.execute(TURN_LOG_SQL.sqlite);
+  // one process: the turn log in its database (SQLite, or PostgreSQL: ROAMING_TEST_DB)
+  if (env.mode === 'embedded')
+    await platform.services.db.execute(
+      TURN_LOG_SQL[platform.services.db.dialect === 'sqlite' ? 'sqlite' : 'postgresql'],
+    );
   await platform.start();
   return { platform, config, stop: () => platform.stop() };
 }

@@ -4,6 +4,7 @@ import { platformModules } from '../../src/modules.js';
 import { aLocation, anEvse, aToken, aToken221 } from './ocpi-builders.js';
 import { API_KEY, OcpiApi, type Answer } from './ocpi-harness.js';
 import { startSimulator, type OcpiSimulator, type OcpiVersion } from './ocpi-simulator.js';
+import { PG_URL, tempSchema } from './databases.js';
 import { embeddedEnvironment, startPlatform, type StartedPlatform, type TestEnvironment } from './platforms.js';
 
 /**
@@ -20,6 +21,23 @@ export interface Emsp {
   /** the operator's id of the partner */
   id: string;
   version: OcpiVersion;
+}
+
+/**
+ * One process on PostgreSQL (a fresh schema) instead of SQLite: `ROAMING_TEST_DB=postgresql npm
+ * test -- roaming` runs the roaming suite on the production database.
+ */
+async function postgresEnvironment(extra: Record<string, string>): Promise<TestEnvironment> {
+  const schema = await tempSchema();
+  const base = await embeddedEnvironment(extra);
+  return {
+    ...base,
+    env: { ...base.env, DATABASE_URL: PG_URL, DATABASE_SCHEMA: schema.schema },
+    cleanup: async () => {
+      await base.cleanup();
+      await schema.drop();
+    },
+  };
 }
 
 function apiOf(platform: StartedPlatform): OcpiApi {
@@ -58,7 +76,7 @@ export class RoamingWorld {
   }
 
   static async start(settings: Record<string, string> = {}): Promise<RoamingWorld> {
-    const env = await embeddedEnvironment({
+    const env = await (process.env.ROAMING_TEST_DB === 'postgresql' ? postgresEnvironment : embeddedEnvironment)({
       CSMS_API_KEY: API_KEY,
       PARTNER_URL_POLICY: 'loopback',
       PARTNER_TIMEOUT_MS: '1000',

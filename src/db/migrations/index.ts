@@ -8,6 +8,7 @@ import { M0006Ocpi221 } from './m0006-ocpi-221.js';
 import { M0007OcpiParties } from './m0007-ocpi-parties.js';
 import { M0008Roaming } from './m0008-roaming.js';
 import { M0009Outbox } from './m0009-outbox.js';
+import { M0010RoamingReservations } from './m0010-roaming-reservations.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -20,6 +21,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0007-ocpi-parties': M0007OcpiParties,
   'm0008-roaming': M0008Roaming,
   'm0009-outbox': M0009Outbox,
+  'm0010-roaming-reservations': M0010RoamingReservations,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

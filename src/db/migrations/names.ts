@@ -13,6 +13,7 @@ export const migrationNames = [
   'm0007-ocpi-parties',
   'm0008-roaming',
   'm0009-outbox',
+  'm0010-roaming-reservations',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

@@ -24,6 +24,7 @@ export interface ChargerCommandRequest {
     session_id?: string;
     reservation_id?: string | number;
     expiry_date?: string;
+    /** the command's Token (2.2.1 or 2.1.1 shape), as the Receiver validated it */
     token?: { uid: string; valid: boolean };
   };
 }

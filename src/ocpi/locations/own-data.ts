@@ -4,19 +4,31 @@ import type { OcpiContext } from '../core/context.js';
 import { assertOurParty } from '../core/guards.js';
 import type { OperatorRoute } from '../core/mount-kit.js';
 import { ObjectId } from '../core/schemas.js';
+import type { ObjectStore } from '../store/object-store.js';
 import * as L221 from './schemas-2.2.1.js';
+import type { StoredLocation } from './schemas-2.2.1.js';
 import { enqueue } from '../outbox/outbox-store.js';
 import { patchLocation, putLocation } from './service.js';
 
 const LocationIdPath = Type.Object({ location_id: ObjectId });
 
 /**
- * A change of one of our locations goes to every registered eMSP, as a PUT of the whole location
- * (docs/ROAMING.md "What is pushed"), queued before the operator is answered.
+ * A change of one of our locations and its push to every registered eMSP (a PUT of the whole
+ * location; docs/ROAMING.md "What is pushed") commit in one transaction, before the operator is
+ * answered.
  */
-async function pushLocation(ctx: OcpiContext, locationId: string): Promise<void> {
-  await ctx.services.db.group.run((tx) => enqueue(tx, { role: 'EMSP' }, { kind: 'location', location_id: locationId }));
+async function changeAndPush(
+  ctx: OcpiContext,
+  locationId: string,
+  change: (locations: ObjectStore<StoredLocation>) => Promise<StoredLocation>,
+): Promise<StoredLocation> {
+  const stored = await ctx.services.db.group.run(async (tx) => {
+    const written = await change(ctx.stores.locations.on(tx));
+    await enqueue(tx, { role: 'EMSP' }, { kind: 'location', location_id: locationId });
+    return written;
+  });
   ctx.outbox.kick();
+  return stored;
 }
 
 /** The operator's routes for our own locations, on the management mount (docs/OCPI.md "Our own data"). */
@@ -33,9 +45,8 @@ export function ownLocationRoutes(ctx: OcpiContext): OperatorRoute[] {
         const body = req.body;
         const own = ctx.ownParty();
         assertOurParty(own, body, `country_code and party_id must be ours (${own.country_code}-${own.party_id})`);
-        const stored = await putLocation(ctx, own, req.params.location_id, body);
-        await pushLocation(ctx, req.params.location_id);
-        return { data: stored };
+        const id = req.params.location_id;
+        return { data: await changeAndPush(ctx, id, (store) => putLocation(ctx, own, id, body, store)) };
       },
     }),
     route({
@@ -50,9 +61,8 @@ export function ownLocationRoutes(ctx: OcpiContext): OperatorRoute[] {
         const body = req.body;
         const own = ctx.ownParty();
         assertOurParty(own, body, 'country_code and party_id must be ours');
-        const stored = await patchLocation(ctx, own, req.params.location_id, body);
-        await pushLocation(ctx, req.params.location_id);
-        return { data: stored };
+        const id = req.params.location_id;
+        return { data: await changeAndPush(ctx, id, (store) => patchLocation(ctx, own, id, body, store)) };
       },
     }),
   ];

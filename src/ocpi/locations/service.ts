@@ -8,6 +8,7 @@ import type { OcpiContext } from '../core/context.js';
 import { invalidParameters, unknownLocation, unknownLocationPart } from '../core/errors.js';
 import { assertSameId } from '../core/guards.js';
 import { later, mergeConnector, mergeEvse, mergeLocation } from './mappers.js';
+import type { ObjectStore } from '../store/object-store.js';
 import * as V221 from './schemas-2.2.1.js';
 
 /**
@@ -92,11 +93,13 @@ export async function putLocation(
   party: PartyIdentity,
   locationId: string,
   body: V221.Location,
+  /** the store to write to (a transaction's: ObjectStore.on); default the context's */
+  locations: ObjectStore<V221.StoredLocation> = ctx.stores.locations,
 ): Promise<V221.StoredLocation> {
   assertSameId('id', locationId, body.id);
   assertPublishRule(body);
   const location: V221.StoredLocation = { ...body, ...party, id: locationId };
-  return ctx.stores.locations.put({ ...party, id: locationId }, location);
+  return locations.put({ ...party, id: locationId }, location);
 }
 
 export async function patchLocation(
@@ -104,9 +107,10 @@ export async function patchLocation(
   party: PartyIdentity,
   locationId: string,
   patch: V221.LocationPatch,
+  locations: ObjectStore<V221.StoredLocation> = ctx.stores.locations,
 ): Promise<V221.StoredLocation> {
   assertSameId('id', locationId, patch.id);
-  const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (existing) => {
+  const updated = await locations.update({ ...party, id: locationId }, (existing) => {
     const merged = mergeLocation(existing, patch);
     assertComplete(checkLocation, merged, 'location');
     assertPublishRule(merged);

@@ -52,7 +52,8 @@ function answered(httpStatus: number, statusCode: number | undefined): DeliveryO
     // 2xxx: the partner refused the data; 3xxx/4xxx: its side (or a hub's) failed
     return { outcome: 'failed', error, retryable: statusCode >= 3000, partnerDown: false };
   }
-  if (httpStatus >= 500) return { outcome: 'failed', error, retryable: true, partnerDown: true };
+  // 401: our token is refused, as while the partner rotates credentials: its link, not this row
+  if (httpStatus >= 500 || httpStatus === 401) return { outcome: 'failed', error, retryable: true, partnerDown: true };
   return { outcome: 'failed', error, retryable: httpStatus === 408 || httpStatus === 429, partnerDown: false };
 }
 
@@ -198,7 +199,7 @@ export function outboxPorts(config: Config, db: Database): PartnerOutboxDeps {
     due: async (partnerKey, now, limit) => (await rows.due(partnerKey, now, limit)).map(entryOf),
     courier: (partnerKey, actors) => courier.forPartner(partnerKey, actors, rows),
     delivered: (entry) => (tx) => settle.delivered(tx, entry.id, entry.version),
-    failed: (entry, failure) => (tx) => settle.failed(tx, entry.id, failure),
+    failed: (entry, failure) => (tx) => settle.failed(tx, entry.id, entry.version, failure),
     policy: {
       batch: 20,
       concurrency: 4,

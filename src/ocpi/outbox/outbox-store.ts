@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Database, Row } from '../../db/database.js';
 import type { SqlRunner } from '../../db/sql.js';
 
@@ -83,13 +84,19 @@ export function objectKeyOf(intent: OutboxIntent): string {
     case 'token':
       return `tokens/${intent.uid}/${intent.type}`;
     case 'command-result':
-      return `command-result/${intent.url}`.slice(0, 200);
+      // a response_url may be 255 characters: its digest keeps two commands' results apart
+      return `command-result/${createHash('sha256').update(intent.url).digest('hex')}`;
   }
 }
 
+/**
+ * A newer change of an object whose row is pending: the row takes it, with a fresh count of
+ * attempts, due now (the old row's back-off was for older content; the partner's breaker still
+ * holds back a partner that is down).
+ */
 const CONFLICT = `ON CONFLICT (partner_key, object_key) WHERE status = 'pending'
   DO UPDATE SET payload = excluded.payload, kind = excluded.kind, version = ocpi_outbox.version + 1,
-  updated_at = excluded.updated_at`;
+  attempts = 0, next_attempt_at = excluded.next_attempt_at, last_error = NULL, updated_at = excluded.updated_at`;
 
 /**
  * Adds `intent` for every partner of `audience`, in the transaction of `tx`; for a partner that
@@ -98,7 +105,15 @@ const CONFLICT = `ON CONFLICT (partner_key, object_key) WHERE status = 'pending'
  */
 export async function enqueue(tx: SqlRunner, audience: OutboxAudience, intent: OutboxIntent): Promise<number> {
   const now = Date.now();
-  const values = [objectKeyOf(intent), intent.kind, JSON.stringify(intent), now, now, now];
+  const objectKey = objectKeyOf(intent);
+  const values = [objectKey, intent.kind, JSON.stringify(intent), now, now, now];
+  // a dead letter of the object is superseded by the newer change (they never pile up per object)
+  if ('partner_key' in audience)
+    await tx.run(`DELETE FROM ocpi_outbox WHERE status = 'dead' AND object_key = ? AND partner_key = ?`, [
+      objectKey,
+      audience.partner_key,
+    ]);
+  else await tx.run(`DELETE FROM ocpi_outbox WHERE status = 'dead' AND object_key = ?`, [objectKey]);
   if ('partner_key' in audience) {
     return tx.run(
       `INSERT INTO ocpi_outbox (partner_key, object_key, kind, payload, version, status, attempts, next_attempt_at, created_at, updated_at)
@@ -141,10 +156,12 @@ export const settle = {
   async failed(
     tx: SqlRunner,
     id: number,
+    version: number,
     failure: { attempts: number; next_attempt_at: number; error: string; dead: boolean },
   ): Promise<void> {
+    // only the version that was sent: a newer change that came meanwhile is tried afresh
     await tx.run(
-      `UPDATE ocpi_outbox SET attempts = ?, next_attempt_at = ?, last_error = ?, status = ?, updated_at = ? WHERE id = ? AND status = 'pending'`,
+      `UPDATE ocpi_outbox SET attempts = ?, next_attempt_at = ?, last_error = ?, status = ?, updated_at = ? WHERE id = ? AND version = ? AND status = 'pending'`,
       [
         failure.attempts,
         failure.next_attempt_at,
@@ -152,6 +169,7 @@ export const settle = {
         failure.dead ? 'dead' : 'pending',
         Date.now(),
         id,
+        version,
       ],
     );
   },

@@ -118,6 +118,20 @@ export class ObjectStore<T extends { last_updated: string }> {
   }
 
   /**
+   * The same store on another connection (a transaction that writes more than this object): its
+   * writes clear this store's pages and tell the other processes as this store's do.
+   */
+  on(sql: ObjectSql): ObjectStore<T> {
+    return new ObjectStore<T>(sql, this.module, {
+      pageCacheMs: this.pageCacheMs,
+      onWrite: (module, party) => {
+        this.clearPages(party);
+        this.onWrite?.(module, party);
+      },
+    });
+  }
+
+  /**
    * Forgets the rendered pages that can show objects of `party` (a write here or, in cluster
    * mode, on another process), or every page when no party is named.
    */

@@ -31,13 +31,13 @@ export function ownTokenRoutes(ctx: OcpiContext): OperatorRoute[] {
         if (!('auth_id' in body) && (body.country_code !== party.country_code || body.party_id !== party.party_id))
           throw new HttpError(400, 'party_mismatch', 'the body names another party than the path');
         const token = 'auth_id' in body ? tokenFrom211(body, party) : body;
-        const stored = await ctx.stores.tokens.put({ ...party, id: uid }, token);
-        // ours go to every partner CPO (docs/ROAMING.md "What is pushed"), queued before the answer
-        if (ctx.isOwn(party)) {
-          const intent = { kind: 'token', uid, type: stored.type } as const;
-          await ctx.services.db.group.run((tx) => enqueue(tx, { role: 'CPO' }, intent));
-          ctx.outbox.kick();
-        }
+        // ours go to every partner CPO (docs/ROAMING.md "What is pushed"), in the same transaction
+        const stored = await ctx.services.db.group.run(async (tx) => {
+          const written = await ctx.stores.tokens.on(tx).put({ ...party, id: uid }, token);
+          if (ctx.isOwn(party)) await enqueue(tx, { role: 'CPO' }, { kind: 'token', uid, type: written.type });
+          return written;
+        });
+        if (ctx.isOwn(party)) ctx.outbox.kick();
         return { data: 'auth_id' in body ? tokenTo211(stored) : stored };
       },
     }),

@@ -69,6 +69,7 @@ function transactionStarted(p: StartTransactionRequest): EventOf<'transaction-st
     timestamp: p.timestamp,
     seq_no: null,
     remote_start_id: null,
+    reservation_id: p.reservationId ?? null,
   };
 }
 

@@ -77,6 +77,7 @@ function transactionEvent(
       timestamp: p.timestamp,
       seq_no: p.seqNo,
       remote_start_id: p.transactionInfo.remoteStartId ?? null,
+      reservation_id: p.reservationId ?? null,
     };
   }
   const common = {
