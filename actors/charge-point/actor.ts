@@ -108,7 +108,7 @@ export function chargePointActor(deps: ChargePointActorDeps) {
       switch (msg.type) {
         case 'connected':
           // links never read (a charger that connected before roaming existed): read them once
-          if (ctx.state.evse_links === undefined && deps.roaming)
+          if (ctx.state.evse_links === undefined && deps.roaming?.mayHaveUnreadLinks(ctx.key))
             return reloadLinks(deps, ctx).then(() => onConnected(deps, ctx, msg));
           restoreStatuses(deps, ctx);
           return onConnected(deps, ctx, msg);

@@ -48,6 +48,11 @@ export type OcpiEvseStatus =
  */
 export interface RoamingPort {
   links(chargePointId: string): Promise<EvseLink[]>;
+  /**
+   * Whether the charger may have links its actor never read (made before its state kept them):
+   * false lets a connect skip reading them (links made since arrive as `links-changed`).
+   */
+  mayHaveUnreadLinks(chargePointId: string): boolean;
   evseStatus(link: EvseLink, status: OcpiEvseStatus): WriteStep;
   /** the OCPI token a charger's id tag is (ours, or one an eMSP partner pushed us), if any */
   tokenOf(idTag: string): Promise<RoamingToken | undefined>;

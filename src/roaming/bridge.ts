@@ -27,7 +27,18 @@ export function roamingPort(host: ActorHost, outbox: OutboxHandle): RoamingPort 
   const links = new EvseLinkStore(host.db);
   const authorizer = new RealTimeAuthorizer(host.config, host.db);
   const own = { country_code: host.config.OCPI_COUNTRY_CODE, party_id: host.config.OCPI_PARTY_ID };
+  // the chargers linked when this process started: only they may have links their actor never
+  // read (a connect of any other skips the query; links made later reach the actor as a message)
+  let linkedAtStart: Set<string> | undefined;
+  const loading = links.all().then(
+    (all) => {
+      linkedAtStart = new Set(all.keys());
+    },
+    (err: unknown) => host.log.warn({ err }, 'could not read the EVSE links; every connect reads its own'),
+  );
+  void loading;
   return {
+    mayHaveUnreadLinks: (chargePointId) => linkedAtStart?.has(chargePointId) ?? true,
     links: async (chargePointId): Promise<EvseLink[]> =>
       (await links.forChargePoint(chargePointId)).map(({ evse_number, location_id, evse_uid }) => ({
         evse_number,
