@@ -180,16 +180,18 @@ export type ChargePointMessage = Static<typeof ChargePointMessage>;
 /**
  * Sent durably (dedupe key `charge-point-command:<command_id>`) to the `notify` address of a
  * command once it is settled: the charger's status word (Accepted, Rejected, Unlocked, ...) or
- * timeout / failed / expired.
+ * timeout / failed / expired. A schema, so that a protocol that takes it (an OCPI command's)
+ * includes it as it is.
  */
-export interface ChargePointCommandResult {
-  type: 'charge-point-command-result';
-  charge_point_id: string;
-  command_id: string;
-  kind: string;
-  status: string;
-  detail: string | null;
-}
+export const ChargePointCommandResult = Type.Object({
+  type: Type.Literal('charge-point-command-result'),
+  charge_point_id: Type.String(),
+  command_id: Type.String(),
+  kind: Type.String(),
+  status: Type.String(),
+  detail: Nullable(Type.String()),
+});
+export type ChargePointCommandResult = Static<typeof ChargePointCommandResult>;
 
 export interface CommandAccepted {
   command_id: string;

@@ -1,6 +1,7 @@
 import Type, { type Static } from '#typebox';
 import { ChargerCommand } from '../../src/ocpp/domain.js';
 import { defineProtocol } from '../../src/runtime/protocol.js';
+import { ChargePointCommandResult } from '../charge-point/protocol.js';
 
 /**
  * The command actor's protocol (actor.ts): `ocpi-command/<uuid>`, one per OCPI command a partner
@@ -35,15 +36,8 @@ export const StartCommand = Type.Object({
 
 export const OcpiCommandMessage = Type.Union([
   StartCommand,
-  /** the charge point's settlement of the call (actors/charge-point ChargePointCommandResult) */
-  Type.Object({
-    type: Type.Literal('charge-point-command-result'),
-    charge_point_id: Type.String(),
-    command_id: Type.String(),
-    kind: Type.String(),
-    status: Type.String(),
-    detail: Type.Union([Type.String(), Type.Null()]),
-  }),
+  /** the charge point's settlement of the call */
+  ChargePointCommandResult,
   Type.Object({ op: Type.Literal('timeout') }),
 ]);
 export type OcpiCommandMessage = Static<typeof OcpiCommandMessage>;
