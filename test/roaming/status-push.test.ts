@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { eventually } from '../support/eventually.js';
+import { aTariff221 } from '../support/ocpi-builders.js';
 import type { RecordedRequest } from '../support/ocpi-simulator.js';
 import { RoamingWorld, status16, status201, type Emsp } from '../support/roaming-world.js';
 
@@ -183,6 +184,26 @@ describe('roaming: EVSE status pushed to eMSPs through the outbox', function () 
     await world.restart();
     emsp211.sim.setDown(false);
     await statusArrives(emsp211, loc, 'E1', 'CHARGING', since);
+  });
+
+  it("the operator's tariff is PUT to every eMSP in its version", async () => {
+    const id = world.unique('TAR-');
+    const since221 = emsp221.sim.lastSeq;
+    const since211 = emsp211.sim.lastSeq;
+    const put = await world.api.request('PUT', `/v1/ocpi/tariffs/${id}`, { body: aTariff221({ id }) });
+    expect(put.status, JSON.stringify(put.body)).to.equal(200);
+    for (const [e, since] of [
+      [emsp221, since221],
+      [emsp211, since211],
+    ] as const) {
+      const sent = await eventually(async () =>
+        e.sim.receivedSince(since).find((r) => r.method === 'PUT' && r.path.endsWith(`/tariffs/NL/EVP/${id}`)),
+      );
+      expect((sent.body as Json).id).to.equal(id);
+      // 2.2.1 Tariffs have country_code; 2.1.1 ones do not
+      expect('country_code' in (sent.body as Json)).to.equal(e.version === '2.2.1');
+      expect(sent.status).to.equal(200);
+    }
   });
 
   it("the operator's edit of a location is PUT to every eMSP in its version", async () => {

@@ -17,6 +17,8 @@ import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import { session211Of } from '../sessions/emsp-receiver.js';
 import { isSession221, type StoredSession } from '../sessions/stored.js';
 import { ObjectStore, visibilityOf } from '../store/object-store.js';
+import { tariffTo211 } from '../tariffs/mappers.js';
+import type { Tariff } from '../tariffs/schemas-2.2.1.js';
 import { tokenTo211 } from '../tokens/mappers.js';
 import type { Token } from '../tokens/schemas-2.2.1.js';
 import { OutboxStore, settle, type OutboxIntent, type OutboxRow } from './outbox-store.js';
@@ -62,6 +64,7 @@ export class OutboxCourier {
   private readonly locations: ObjectStore<StoredLocation>;
   private readonly sessions: ObjectStore<StoredSession>;
   private readonly tokens: ObjectStore<Token>;
+  private readonly tariffs: ObjectStore<Tariff>;
   private readonly own: PartyIdentity;
 
   constructor(config: Config, db: Database) {
@@ -70,6 +73,7 @@ export class OutboxCourier {
     this.locations = new ObjectStore<StoredLocation>(sql, 'locations');
     this.sessions = new ObjectStore<StoredSession>(sql, 'sessions');
     this.tokens = new ObjectStore<Token>(sql, 'tokens');
+    this.tariffs = new ObjectStore<Tariff>(sql, 'tariffs');
     this.own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID };
   }
 
@@ -94,6 +98,7 @@ export class OutboxCourier {
       return { method: 'POST', url: intent.url, version: intent.version, body: intent.body };
     if (intent.kind === 'session') return this.renderSession(link, intent.session_id);
     if (intent.kind === 'token') return this.renderToken(link, intent.uid);
+    if (intent.kind === 'tariff') return this.renderTariff(link, intent.tariff_id);
     const endpoint = endpointOf(link.partner.endpoints, 'locations', 'RECEIVER');
     if (!endpoint) return { skip: 'the partner lists no locations Receiver' };
     const location = await this.locations.get({ ...this.own, id: intent.location_id });
@@ -125,6 +130,17 @@ export class OutboxCourier {
     if (!session || !isSession221(session)) return { skip: `session ${sessionId} is gone` };
     const body = endpoint.version === '2.1.1' ? await session211Of(this.locations, session) : session;
     const url = `${endpoint.url.replace(/\/+$/, '')}/${enc(this.own.country_code)}/${enc(this.own.party_id)}/${enc(sessionId)}`;
+    return { method: 'PUT', url, version: endpoint.version, body };
+  }
+
+  /** PUT of one of our tariffs to the eMSP's tariffs Receiver, in its version. */
+  private async renderTariff(link: Link, tariffId: string): Promise<Call | { skip: string }> {
+    const endpoint = endpointOf(link.partner.endpoints, 'tariffs', 'RECEIVER');
+    if (!endpoint) return { skip: 'the partner lists no tariffs Receiver' };
+    const tariff = await this.tariffs.get({ ...this.own, id: tariffId });
+    if (!tariff) return { skip: `tariff ${tariffId} is gone` };
+    const url = `${endpoint.url.replace(/\/+$/, '')}/${enc(this.own.country_code)}/${enc(this.own.party_id)}/${enc(tariffId)}`;
+    const body = endpoint.version === '2.1.1' ? tariffTo211(tariff) : tariff;
     return { method: 'PUT', url, version: endpoint.version, body };
   }
 

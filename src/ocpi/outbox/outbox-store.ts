@@ -16,6 +16,8 @@ export type OutboxIntent =
   | { kind: 'location'; location_id: string }
   /** PUT of one of our sessions to the sessions Receiver of the eMSP of its token (`to`) */
   | { kind: 'session'; session_id: string; to: { country_code: string; party_id: string } }
+  /** PUT of one of our tariffs to an eMSP's tariffs Receiver */
+  | { kind: 'tariff'; tariff_id: string }
   /** PUT of one of our (eMSP) tokens to a CPO's tokens Receiver */
   | { kind: 'token'; uid: string; type: string }
   /** POST of a command's result to the `response_url` the partner gave */
@@ -83,6 +85,8 @@ export function objectKeyOf(intent: OutboxIntent): string {
       return `sessions/${intent.session_id}`;
     case 'token':
       return `tokens/${intent.uid}/${intent.type}`;
+    case 'tariff':
+      return `tariffs/${intent.tariff_id}`;
     case 'command-result':
       // a response_url may be 255 characters: its digest keeps two commands' results apart
       return `command-result/${createHash('sha256').update(intent.url).digest('hex')}`;

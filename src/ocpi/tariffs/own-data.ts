@@ -4,6 +4,7 @@ import type { OcpiContext } from '../core/context.js';
 import { assertOurParty, assertPathId } from '../core/guards.js';
 import type { OperatorRoute } from '../core/mount-kit.js';
 import { ObjectId } from '../core/schemas.js';
+import { enqueue } from '../outbox/outbox-store.js';
 import { tariffFrom211, tariffTo211 } from './mappers.js';
 import * as T211 from './schemas-2.1.1.js';
 import * as T221 from './schemas-2.2.1.js';
@@ -27,11 +28,16 @@ export function ownTariffRoutes(ctx: OcpiContext): OperatorRoute[] {
         const id = req.params.tariff_id;
         assertPathId('tariff_id', id, 'id', body.id);
         const own = ctx.ownParty();
-        if ('country_code' in body) {
-          assertOurParty(own, body, 'a tariff of ours names our country_code and party_id');
-          return { data: await ctx.stores.tariffs.put({ ...own, id }, body) };
-        }
-        return { data: tariffTo211(await ctx.stores.tariffs.put({ ...own, id }, tariffFrom211(body, own))) };
+        if ('country_code' in body) assertOurParty(own, body, 'a tariff of ours names our country_code and party_id');
+        const tariff = 'country_code' in body ? body : tariffFrom211(body, own);
+        // the tariff and its PUT to every registered eMSP commit together (docs/ROAMING.md "What is pushed")
+        const stored = await ctx.services.db.group.run(async (tx) => {
+          const written = await ctx.stores.tariffs.on(tx).put({ ...own, id }, tariff);
+          await enqueue(tx, { role: 'EMSP' }, { kind: 'tariff', tariff_id: id });
+          return written;
+        });
+        ctx.outbox.kick();
+        return { data: 'country_code' in body ? stored : tariffTo211(stored) };
       },
     }),
   ];
