@@ -5,6 +5,7 @@ import type { Config } from '../../config/index.js';
 import type { Database } from '../db/database.js';
 import { compileLazily } from '../lazy-compile.js';
 import { endpointOf, PartnerCallError, PartnerClient, partnerHttpOptions } from '../ocpi/client/partner-client.js';
+import { SPEAKS_FOR, speaksForParams } from '../ocpi/core/partners.js';
 import type { ActorMessenger } from '../runtime/types.js';
 
 /**
@@ -51,12 +52,8 @@ export class RealTimeAuthorizer {
   /** The partner whose link speaks for the token's eMSP party, by its actor key. */
   private async partnerKeyOf(token: RoamingToken): Promise<string | undefined> {
     const [row] = await this.db.sql.query(
-      `SELECT p.country_code, p.party_id FROM ocpi_partner p
-       WHERE p.status = 'registered'
-         AND ((p.country_code = ? AND p.party_id = ? AND p.role = 'EMSP')
-           OR EXISTS (SELECT 1 FROM ocpi_partner_party pp WHERE pp.partner_id = p.id AND pp.country_code = ? AND pp.party_id = ? AND pp.role = 'EMSP'))
-       LIMIT 1`,
-      [token.country_code, token.party_id, token.country_code, token.party_id],
+      `SELECT p.country_code, p.party_id FROM ocpi_partner p WHERE ${SPEAKS_FOR} LIMIT 1`,
+      speaksForParams({ country_code: token.country_code, party_id: token.party_id, role: 'EMSP' }),
     );
     return row ? `${String(row.country_code)}-${String(row.party_id)}` : undefined;
   }

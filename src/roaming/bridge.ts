@@ -94,10 +94,7 @@ async function writeSession(
   currency: string,
   s: RoamingSession,
 ): Promise<void> {
-  const store = new ObjectStore<StoredSession>(
-    { query: (text, params) => tx.query(text, params), run: (text, params) => tx.run(text, params) },
-    'sessions',
-  );
+  const store = new ObjectStore<StoredSession>(tx, 'sessions');
   const emsp = { country_code: s.token.country_code, party_id: s.token.party_id };
   const session: Session = {
     ...own,
@@ -130,10 +127,7 @@ export async function writeEvseStatus(
   link: Pick<EvseLink, 'location_id' | 'evse_uid'>,
   status: OcpiEvseStatus,
 ): Promise<boolean> {
-  const store = new ObjectStore<StoredLocation>(
-    { query: (text, params) => tx.query(text, params), run: (text, params) => tx.run(text, params) },
-    'locations',
-  );
+  const store = new ObjectStore<StoredLocation>(tx, 'locations');
   const key = { ...own, id: link.location_id };
   const current = await store.get(key);
   const evse = current?.evses?.find((e) => e.uid === link.evse_uid);

@@ -122,10 +122,7 @@ export function chargerCommands(services: PlatformServices): ChargerCommandPort 
     new ReservationStore(services.db),
   );
   const { config, actors } = services;
-  const tokens = new ObjectStore<Token>(
-    { query: (t, p) => services.db.sql.query(t, p), run: (t, p) => services.db.sql.run(t, p) },
-    'tokens',
-  );
+  const tokens = new ObjectStore<Token>(services.db.sql, 'tokens');
   /**
    * The token a START_SESSION or RESERVE_NOW carries, kept when the eMSP never pushed it (an app
    * user's token): the transaction that follows is then known as that eMSP's (docs/ROAMING.md

@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
 import type { Database, Row } from '../db/database.js';
+import type { ActorMessenger } from '../runtime/types.js';
 
 /** One OCPP EVSE of a charge point as one EVSE of one of our OCPI locations (docs/ROAMING.md). */
 export interface EvseLink {
@@ -97,4 +100,14 @@ export class EvseLinkStore {
     );
     return r ? toLink(r) : undefined;
   }
+}
+
+/**
+ * Tells a charge point its links changed (or must be read again), durably: a charger offline now
+ * reads them when it connects (its actor runs only while it is connected).
+ */
+export async function linksChanged(actors: Pick<ActorMessenger, 'ref'>, chargePointId: string): Promise<void> {
+  await actors
+    .ref(chargePointProtocol, chargePointId)
+    .sendDurable({ type: 'links-changed' }, { dedupeKey: `links-changed:${randomUUID()}` });
 }

@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
 import Type from '#typebox';
-import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
 import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
 import { HttpError } from '../gateway/errors.js';
 import { defineMount, route, type MountSpec, type RouteSpec } from '../gateway/route-table.js';
@@ -11,7 +9,7 @@ import type * as L221 from '../ocpi/locations/schemas-2.2.1.js';
 import { ObjectStore } from '../ocpi/store/object-store.js';
 import type { PlatformModule, PlatformServices } from '../platform/services.js';
 import type { OutboxHandle } from '../ocpi/module.js';
-import { EvseLinkStore, EvseLinkTakenError } from './evse-links.js';
+import { EvseLinkStore, EvseLinkTakenError, linksChanged } from './evse-links.js';
 import { OfflineWatch } from './offline.js';
 
 /**
@@ -31,25 +29,12 @@ const LinkView = Type.Object({
   evse_uid: Type.String(),
 });
 
-/**
- * Tells the charge point its links changed, durably: a charger offline now reads them when it
- * connects (its actor runs only while it is connected).
- */
-async function linksChanged(services: PlatformServices, chargePointId: string): Promise<void> {
-  await services.actors
-    .ref(chargePointProtocol, chargePointId)
-    .sendDurable({ type: 'links-changed' }, { dedupeKey: `links-changed:${randomUUID()}` });
-}
-
 function linkRoutes(services: PlatformServices): Array<RouteSpec<OperatorAuth>> {
   const links = new EvseLinkStore(services.db);
   const chargePoints = new ChargePointStore(services.db);
   const { db, config } = services;
   // our own locations, read where the OCPI module keeps them
-  const locations = new ObjectStore<L221.StoredLocation>(
-    { query: (text, params) => db.sql.query(text, params), run: (text, params) => db.sql.run(text, params) },
-    'locations',
-  );
+  const locations = new ObjectStore<L221.StoredLocation>(db.sql, 'locations');
   const own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID };
   return [
     route({
@@ -72,7 +57,7 @@ function linkRoutes(services: PlatformServices): Array<RouteSpec<OperatorAuth>> 
           throw new HttpError(404, 'evse_not_found', `location ${location.id} has no EVSE ${req.body.evse_uid}`);
         try {
           const link = await links.put({ charge_point_id: id, evse_number, ...req.body });
-          await linksChanged(services, id);
+          await linksChanged(services.actors, id);
           req.log.info({ link }, 'EVSE linked');
           return { data: link };
         } catch (err) {
@@ -92,7 +77,7 @@ function linkRoutes(services: PlatformServices): Array<RouteSpec<OperatorAuth>> 
         const { id, evse_number } = req.params;
         const removed = await links.delete(id, evse_number);
         if (!removed) throw new HttpError(404, 'link_not_found', `EVSE ${evse_number} of ${id} is not linked`);
-        await linksChanged(services, id);
+        await linksChanged(services.actors, id);
         req.log.info({ link: removed }, 'EVSE unlinked');
         return { data: removed };
       },

@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import type { ActorSystem } from '../runtime/actor-system.js';
 import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
 import { addressOf } from '../runtime/address.js';
 import { writeEvseStatus } from './bridge.js';
-import type { EvseLinkStore } from './evse-links.js';
+import { linksChanged, type EvseLinkStore } from './evse-links.js';
 
 /**
  * Chargers that went away (docs/ROAMING.md "Status", Decision 6): the EVSEs of a linked charger
@@ -70,9 +69,7 @@ export class OfflineWatch {
         wrote ||= changed;
         // it came back meanwhile (its statuses restored before our UNKNOWN): restore them again
         if (changed && (await this.opts.actors.isPinned(addressOf(chargePointProtocol.kind, id))))
-          await this.opts.actors
-            .ref(chargePointProtocol, id)
-            .sendDurable({ type: 'links-changed' }, { dedupeKey: `links-changed:${randomUUID()}` });
+          await linksChanged(this.opts.actors, id);
       }
       if (wrote) this.opts.queued();
     } catch (err) {

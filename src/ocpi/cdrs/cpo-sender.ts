@@ -2,6 +2,8 @@ import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { listRoute, type OcpiRoute } from '../core/mount-kit.js';
 import { locationTo211 } from '../locations/mappers.js';
+import type { StoredLocation } from '../locations/schemas-2.2.1.js';
+import type { ObjectStore } from '../store/object-store.js';
 import { narrowedTo } from '../sessions/mappers.js';
 import { isCdr221, type StoredCdr } from '../sessions/stored.js';
 import { cdrTo211, cdrTo221 } from './mappers.js';
@@ -15,10 +17,10 @@ import * as C221 from './schemas-2.2.1.js';
  */
 
 /** A stored CDR of ours as 2.1.1 has it. */
-export async function cdr211Of(ctx: OcpiContext, c: StoredCdr): Promise<C211.Cdr> {
+export async function cdr211Of(locations: Pick<ObjectStore<StoredLocation>, 'get'>, c: StoredCdr): Promise<C211.Cdr> {
   if (!isCdr221(c)) return c;
   const l = c.cdr_location;
-  const location = await ctx.stores.locations.get({ country_code: c.country_code, party_id: c.party_id, id: l.id });
+  const location = await locations.get({ country_code: c.country_code, party_id: c.party_id, id: l.id });
   return cdrTo211(c, location ? narrowedTo(locationTo211(location), l.evse_uid, l.connector_id) : undefined);
 }
 
@@ -36,7 +38,10 @@ export function cdrsSender(ctx: OcpiContext, version: OcpiVersion): OcpiRoute[] 
       ...(version === '2.1.1'
         ? {
             item: C211.Cdr,
-            render: { name: '2.1.1', page: (items: StoredCdr[]) => Promise.all(items.map((c) => cdr211Of(ctx, c))) },
+            render: {
+              name: '2.1.1',
+              page: (items: StoredCdr[]) => Promise.all(items.map((c) => cdr211Of(ctx.stores.locations, c))),
+            },
           }
         : {
             item: C221.Cdr,

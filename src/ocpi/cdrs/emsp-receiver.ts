@@ -68,7 +68,7 @@ export function cdrsReceiver211(ctx: OcpiContext, prefix: string): OcpiRoute[] {
       responses: { 404: 'unknown CDR' },
       handler: async (req) => {
         const found = await callersObject(req, '2.1.1', ctx.stores.cdrs, req.params.cdr_id, unknownCdr);
-        return { data: await cdr211Of(ctx, found.object) };
+        return { data: await cdr211Of(ctx.stores.locations, found.object) };
       },
     }),
   ];

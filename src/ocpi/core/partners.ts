@@ -16,6 +16,19 @@ import { credentialsMethodNotAllowed, unableToUseClientApi, unauthorized, unsupp
 export type { PartnerView } from '../../../actors/partner/protocol.js';
 
 /** A partner as the `ocpi_partner` projection has it (endpoints and business details live in the actor). */
+/**
+ * A WHERE condition on `ocpi_partner p`: the registered partner whose link speaks for one party in
+ * one role (onboarded as it, or a platform whose credentials list it). Its parameters, in order:
+ * country_code, party_id, role, country_code, party_id, role (`speaksForParams`).
+ */
+export const SPEAKS_FOR = `p.status = 'registered'
+  AND ((p.country_code = ? AND p.party_id = ? AND p.role = ?)
+    OR EXISTS (SELECT 1 FROM ocpi_partner_party pp WHERE pp.partner_id = p.id AND pp.country_code = ? AND pp.party_id = ? AND pp.role = ?))`;
+
+export function speaksForParams(party: PartyRole): string[] {
+  return [party.country_code, party.party_id, party.role, party.country_code, party.party_id, party.role];
+}
+
 export interface PartnerRow extends Omit<PartnerView, 'endpoints' | 'business_details' | 'allowed_parties'> {
   created_at: string;
   updated_at: string;

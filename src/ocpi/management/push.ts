@@ -10,6 +10,7 @@ import { locationTo211 } from '../locations/mappers.js';
 import { session211Of } from '../sessions/emsp-receiver.js';
 import { sessionTo221 } from '../sessions/mappers.js';
 import { isCdr221, isSession221 } from '../sessions/stored.js';
+import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import type { ListOptions, ObjectStore } from '../store/object-store.js';
 import { tariffTo211 } from '../tariffs/mappers.js';
 import { tokenTo211 } from '../tokens/mappers.js';
@@ -26,7 +27,13 @@ import type { ExchangeModule } from './exchange-module.js';
 
 export type Pushable = ExchangeModule;
 
-interface Call {
+/** What rendering one of our objects for a partner's Receiver reads: our party, our locations. */
+export interface PushContext {
+  own: PartyIdentity;
+  locations: Pick<ObjectStore<StoredLocation>, 'get'>;
+}
+
+export interface PushCall {
   id: string;
   method: 'PUT' | 'POST';
   /** below the Receiver's URL ('' for a POST to it) */
@@ -42,7 +49,7 @@ interface PushModule<T extends { last_updated: string }> {
   options(version: OcpiVersion, partner: PartyIdentity): ListOptions;
   /** sent to each party of the receiving role on its own (the objects of its tokens) */
   perReceiver?: boolean;
-  call(ctx: OcpiContext, o: T, version: OcpiVersion): Promise<Call>;
+  call(pc: PushContext, o: T, version: OcpiVersion): Promise<PushCall>;
 }
 
 const ownPath = (o: { country_code: string; party_id: string }, id: string) =>
@@ -60,10 +67,10 @@ const MODULES: Record<Pushable, AnyPushModule> = {
     store: (ctx) => ctx.stores.locations,
     // what the Sender of the version would serve (Decisions 32)
     options: (version) => ({ publishedOnly: version === '2.1.1' ? 'public' : 'allowed-to' }),
-    call: async (ctx, l, version) => ({
+    call: async (pc, l, version) => ({
       id: l.id,
       method: 'PUT',
-      path: ownPath(ctx.own, l.id),
+      path: ownPath(pc.own, l.id),
       body: version === '2.1.1' ? locationTo211(l) : l,
     }),
   }),
@@ -71,10 +78,10 @@ const MODULES: Record<Pushable, AnyPushModule> = {
     receiver: 'EMSP',
     store: (ctx) => ctx.stores.tariffs,
     options: () => ({}),
-    call: async (ctx, t, version) => ({
+    call: async (pc, t, version) => ({
       id: t.id,
       method: 'PUT',
-      path: ownPath(ctx.own, t.id),
+      path: ownPath(pc.own, t.id),
       body: version === '2.1.1' ? tariffTo211(t) : t,
     }),
   }),
@@ -83,14 +90,10 @@ const MODULES: Record<Pushable, AnyPushModule> = {
     store: (ctx) => ctx.stores.sessions,
     options: (_v, partner) => ({ audience: partner }),
     perReceiver: true,
-    call: async (ctx, s, version) => {
-      const own = ctx.ownParty();
+    call: async (pc, s, version) => {
+      const { own } = pc;
       const body =
-        version === '2.1.1'
-          ? isSession221(s)
-            ? await session211Of(ctx.stores.locations, s)
-            : s
-          : sessionTo221(s, own, own);
+        version === '2.1.1' ? (isSession221(s) ? await session211Of(pc.locations, s) : s) : sessionTo221(s, own, own);
       return { id: s.id, method: 'PUT', path: ownPath(own, s.id), body };
     },
   }),
@@ -99,9 +102,9 @@ const MODULES: Record<Pushable, AnyPushModule> = {
     store: (ctx) => ctx.stores.cdrs,
     options: (_v, partner) => ({ audience: partner }),
     perReceiver: true,
-    call: async (ctx, c, version) => {
-      const own = ctx.ownParty();
-      const body = version === '2.1.1' ? await cdr211Of(ctx, c) : isCdr221(c) ? c : cdrTo221(c, own, own);
+    call: async (pc, c, version) => {
+      const { own } = pc;
+      const body = version === '2.1.1' ? await cdr211Of(pc.locations, c) : isCdr221(c) ? c : cdrTo221(c, own, own);
       return { id: c.id, method: 'POST', path: '', body };
     },
   }),
@@ -109,14 +112,27 @@ const MODULES: Record<Pushable, AnyPushModule> = {
     receiver: 'CPO',
     store: (ctx) => ctx.stores.tokens,
     options: () => ({}),
-    call: async (ctx, t, version) => ({
+    call: async (pc, t, version) => ({
       id: t.uid,
       method: 'PUT',
-      path: `${ownPath(ctx.own, t.uid)}${version === '2.2.1' ? `?type=${encodeURIComponent(t.type)}` : ''}`,
+      path: `${ownPath(pc.own, t.uid)}${version === '2.2.1' ? `?type=${encodeURIComponent(t.type)}` : ''}`,
       body: version === '2.1.1' ? tokenTo211(t) : t,
     }),
   }),
 };
+
+/**
+ * The call that sends one of our objects of `module` to a partner's Receiver in `version`: its
+ * method, its path below the Receiver's URL and its body (the outbox's courier sends the same).
+ */
+export function pushCall(
+  module: Pushable,
+  pc: PushContext,
+  o: { last_updated: string },
+  version: OcpiVersion,
+): Promise<PushCall> {
+  return MODULES[module].call(pc, o, version);
+}
 
 export interface PushResult {
   module: Pushable;
@@ -159,6 +175,7 @@ export async function push(
   const base = chosen.url.replace(/\/+$/, '');
   const result = { module, version, url: chosen.url, pushed: 0, failed: [] as PushResult['failed'], failed_total: 0 };
   const store = spec.store(ctx);
+  const pushContext: PushContext = { own: ctx.ownParty(), locations: ctx.stores.locations };
   // sessions and CDRs: one pass per eMSP party of the partner; the rest: one pass
   const passes = spec.perReceiver ? receivers : receivers.slice(0, 1);
   for (const to of passes) {
@@ -166,7 +183,7 @@ export async function push(
     for (const key of await store.keys([ctx.ownParty()], spec.options(version, them))) {
       const o = await store.get(key);
       if (!o) continue;
-      const call = await spec.call(ctx, o, version);
+      const call = await spec.call(pushContext, o, version);
       try {
         await ctx.client.data(call.method, `${base}${call.path}`, link.theirToken, version, call.body, {
           route: { from: ctx.own, to: them },

@@ -12,15 +12,9 @@ import {
 } from '../client/partner-client.js';
 import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiVersion } from '../core/envelope.js';
-import { locationTo211 } from '../locations/mappers.js';
+import { pushCall, type Pushable } from '../management/push.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
-import { session211Of } from '../sessions/emsp-receiver.js';
-import { isSession221, type StoredSession } from '../sessions/stored.js';
 import { ObjectStore, visibilityOf } from '../store/object-store.js';
-import { tariffTo211 } from '../tariffs/mappers.js';
-import type { Tariff } from '../tariffs/schemas-2.2.1.js';
-import { tokenTo211 } from '../tokens/mappers.js';
-import type { Token } from '../tokens/schemas-2.2.1.js';
 import { OutboxStore, settle, type OutboxIntent, type OutboxRow } from './outbox-store.js';
 
 /**
@@ -59,21 +53,45 @@ function answered(httpStatus: number, statusCode: number | undefined): DeliveryO
   return { outcome: 'failed', error, retryable: httpStatus === 408 || httpStatus === 429, partnerDown: false };
 }
 
+/** The object of ours an intent sends whole (a PUT to its module's Receiver), and its id. */
+function objectOf(intent: Exclude<OutboxIntent, { kind: 'evse' | 'command-result' }>): {
+  module: Pushable;
+  id: string;
+} {
+  switch (intent.kind) {
+    case 'location':
+      return { module: 'locations', id: intent.location_id };
+    case 'session':
+      return { module: 'sessions', id: intent.session_id };
+    case 'tariff':
+      return { module: 'tariffs', id: intent.tariff_id };
+    case 'token':
+      return { module: 'tokens', id: intent.uid };
+  }
+}
+
+/** Not served to partners of `version` (a location as the Sender of the version would serve it, Decisions 32). */
+function unpublished(object: object, version: OcpiVersion): boolean {
+  const visibility = visibilityOf(object);
+  return visibility === 0 || (visibility === 2 && version === '2.1.1');
+}
+
 export class OutboxCourier {
   private readonly client: PartnerClient;
+  private readonly stores: Record<Pushable, ObjectStore<{ last_updated: string }>>;
   private readonly locations: ObjectStore<StoredLocation>;
-  private readonly sessions: ObjectStore<StoredSession>;
-  private readonly tokens: ObjectStore<Token>;
-  private readonly tariffs: ObjectStore<Tariff>;
   private readonly own: PartyIdentity;
 
   constructor(config: Config, db: Database) {
     this.client = new PartnerClient(partnerHttpOptions(config));
-    const sql = { query: db.sql.query.bind(db.sql), run: db.sql.run.bind(db.sql) };
-    this.locations = new ObjectStore<StoredLocation>(sql, 'locations');
-    this.sessions = new ObjectStore<StoredSession>(sql, 'sessions');
-    this.tokens = new ObjectStore<Token>(sql, 'tokens');
-    this.tariffs = new ObjectStore<Tariff>(sql, 'tariffs');
+    this.locations = new ObjectStore<StoredLocation>(db.sql, 'locations');
+    this.stores = {
+      locations: this.locations,
+      sessions: new ObjectStore(db.sql, 'sessions'),
+      tariffs: new ObjectStore(db.sql, 'tariffs'),
+      tokens: new ObjectStore(db.sql, 'tokens'),
+      cdrs: new ObjectStore(db.sql, 'cdrs'),
+    };
     this.own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID };
   }
 
@@ -92,67 +110,44 @@ export class OutboxCourier {
     return { country_code: p.country_code, party_id: p.party_id };
   }
 
-  /** The call a row makes on this link, or why it has nothing to send. */
+  /**
+   * The call a row makes on this link, or why it has nothing to send: a whole object as the
+   * operator's push sends it (management/push.ts `pushCall`), an EVSE's status, a command result.
+   */
   async render(link: Link, intent: OutboxIntent): Promise<Call | { skip: string }> {
     if (intent.kind === 'command-result')
       return { method: 'POST', url: intent.url, version: intent.version, body: intent.body };
-    if (intent.kind === 'session') return this.renderSession(link, intent.session_id);
-    if (intent.kind === 'token') return this.renderToken(link, intent.uid);
-    if (intent.kind === 'tariff') return this.renderTariff(link, intent.tariff_id);
+    if (intent.kind === 'evse') return this.renderEvse(link, intent);
+    const { module, id } = objectOf(intent);
+    const endpoint = endpointOf(link.partner.endpoints, module, 'RECEIVER');
+    if (!endpoint) return { skip: `the partner lists no ${module} Receiver` };
+    const object = await this.stores[module].get({ ...this.own, id });
+    if (!object) return { skip: `${module} ${id} is gone` };
+    if (unpublished(object, endpoint.version)) return { skip: `${module} ${id} is not published` };
+    const call = await pushCall(module, { own: this.own, locations: this.locations }, object, endpoint.version);
+    const url = `${endpoint.url.replace(/\/+$/, '')}${call.path}`;
+    return { method: call.method, url, version: endpoint.version, body: call.body };
+  }
+
+  /** PATCH of one EVSE's status to the eMSP's locations Receiver. */
+  private async renderEvse(
+    link: Link,
+    intent: Extract<OutboxIntent, { kind: 'evse' }>,
+  ): Promise<Call | { skip: string }> {
     const endpoint = endpointOf(link.partner.endpoints, 'locations', 'RECEIVER');
     if (!endpoint) return { skip: 'the partner lists no locations Receiver' };
     const location = await this.locations.get({ ...this.own, id: intent.location_id });
     if (!location) return { skip: `location ${intent.location_id} is gone` };
-    // what the Sender of the version would serve (docs/OCPI.md, Decisions 32)
-    const visibility = visibilityOf(location);
-    if (visibility === 0 || (visibility === 2 && endpoint.version === '2.1.1'))
-      return { skip: `location ${location.id} is not published` };
-    const base = `${endpoint.url.replace(/\/+$/, '')}/${enc(this.own.country_code)}/${enc(this.own.party_id)}/${enc(intent.location_id)}`;
-    if (intent.kind === 'location') {
-      const body = endpoint.version === '2.1.1' ? locationTo211(location) : location;
-      return { method: 'PUT', url: base, version: endpoint.version, body };
-    }
+    if (unpublished(location, endpoint.version)) return { skip: `location ${location.id} is not published` };
     const evse = location.evses?.find((e) => e.uid === intent.evse_uid);
     if (!evse) return { skip: `location ${location.id} has no EVSE ${intent.evse_uid}` };
+    const path = [this.own.country_code, this.own.party_id, intent.location_id, evse.uid].map(enc).join('/');
     return {
       method: 'PATCH',
-      url: `${base}/${enc(evse.uid)}`,
+      url: `${endpoint.url.replace(/\/+$/, '')}/${path}`,
       version: endpoint.version,
       body: { status: evse.status, last_updated: evse.last_updated },
     };
-  }
-
-  /** PUT of the whole session to the eMSP's sessions Receiver, in its version. */
-  private async renderSession(link: Link, sessionId: string): Promise<Call | { skip: string }> {
-    const endpoint = endpointOf(link.partner.endpoints, 'sessions', 'RECEIVER');
-    if (!endpoint) return { skip: 'the partner lists no sessions Receiver' };
-    const session = await this.sessions.get({ ...this.own, id: sessionId });
-    if (!session || !isSession221(session)) return { skip: `session ${sessionId} is gone` };
-    const body = endpoint.version === '2.1.1' ? await session211Of(this.locations, session) : session;
-    const url = `${endpoint.url.replace(/\/+$/, '')}/${enc(this.own.country_code)}/${enc(this.own.party_id)}/${enc(sessionId)}`;
-    return { method: 'PUT', url, version: endpoint.version, body };
-  }
-
-  /** PUT of one of our tariffs to the eMSP's tariffs Receiver, in its version. */
-  private async renderTariff(link: Link, tariffId: string): Promise<Call | { skip: string }> {
-    const endpoint = endpointOf(link.partner.endpoints, 'tariffs', 'RECEIVER');
-    if (!endpoint) return { skip: 'the partner lists no tariffs Receiver' };
-    const tariff = await this.tariffs.get({ ...this.own, id: tariffId });
-    if (!tariff) return { skip: `tariff ${tariffId} is gone` };
-    const url = `${endpoint.url.replace(/\/+$/, '')}/${enc(this.own.country_code)}/${enc(this.own.party_id)}/${enc(tariffId)}`;
-    const body = endpoint.version === '2.1.1' ? tariffTo211(tariff) : tariff;
-    return { method: 'PUT', url, version: endpoint.version, body };
-  }
-
-  /** PUT of one of our tokens to the CPO's tokens Receiver, in its version. */
-  private async renderToken(link: Link, uid: string): Promise<Call | { skip: string }> {
-    const endpoint = endpointOf(link.partner.endpoints, 'tokens', 'RECEIVER');
-    if (!endpoint) return { skip: 'the partner lists no tokens Receiver' };
-    const token = await this.tokens.get({ ...this.own, id: uid });
-    if (!token) return { skip: `token ${uid} is gone` };
-    const base = `${endpoint.url.replace(/\/+$/, '')}/${enc(this.own.country_code)}/${enc(this.own.party_id)}/${enc(uid)}`;
-    if (endpoint.version === '2.1.1') return { method: 'PUT', url: base, version: '2.1.1', body: tokenTo211(token) };
-    return { method: 'PUT', url: `${base}?type=${enc(token.type)}`, version: '2.2.1', body: token };
   }
 
   async send(link: Link, call: Call, to: PartyIdentity): Promise<DeliveryOutcome> {

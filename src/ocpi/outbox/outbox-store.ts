@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Database, Row } from '../../db/database.js';
 import type { SqlRunner } from '../../db/sql.js';
+import { SPEAKS_FOR, speaksForParams } from '../core/partners.js';
 
 /**
  * The rows of `ocpi_outbox` (m0009; docs/ROAMING.md "The outbox"). Writes that enqueue run on the
@@ -126,16 +127,12 @@ export async function enqueue(tx: SqlRunner, audience: OutboxAudience, intent: O
     );
   }
   if ('party' in audience) {
-    const { country_code, party_id, role } = audience.party;
     return tx.run(
       `INSERT INTO ocpi_outbox (partner_key, object_key, kind, payload, version, status, attempts, next_attempt_at, created_at, updated_at)
        SELECT p.country_code || '-' || p.party_id, ?, ?, ?, 1, 'pending', 0, ?, ?, ?
-       FROM ocpi_partner p
-       WHERE p.status = 'registered'
-         AND ((p.country_code = ? AND p.party_id = ? AND p.role = ?)
-           OR EXISTS (SELECT 1 FROM ocpi_partner_party pp WHERE pp.partner_id = p.id AND pp.country_code = ? AND pp.party_id = ? AND pp.role = ?))
+       FROM ocpi_partner p WHERE ${SPEAKS_FOR}
        ${CONFLICT}`,
-      [...values, country_code, party_id, role, country_code, party_id, role],
+      [...values, ...speaksForParams(audience.party)],
     );
   }
   // every registered partner of the role, or one whose link speaks for a party of that role
