@@ -101,6 +101,24 @@ export const SettingsSchema = Type.Object({
     description:
       "how long a charger's authorization waits for the real-time answer of the token's eMSP before its whitelist rule decides",
   }),
+  PRICING_THREADS: Type.Integer({
+    minimum: 0,
+    maximum: 64,
+    default: 0,
+    description: 'worker threads that price CDRs (Piscina); 0 = one per CPU core',
+  }),
+  PRICING_IDLE_TIMEOUT_MS: Type.Integer({
+    minimum: 1000,
+    maximum: 3600000,
+    default: 30000,
+    description: 'a pricing thread with nothing to do for this long exits (started again on demand)',
+  }),
+  PRICING_MAX_QUEUE: Type.Integer({
+    minimum: 1,
+    maximum: 10000,
+    default: 64,
+    description: 'batches of CDRs waiting for a pricing thread; beyond this, callers wait (back-pressure)',
+  }),
   OCPP_UNKNOWN_ID_TAGS: Type.Union([Type.Literal('reject'), Type.Literal('accept')], {
     default: 'reject',
     description:

@@ -8,7 +8,7 @@ import Mocha from 'mocha';
  * Ends with one summary line: "N passed, N failed, N skipped".
  */
 const suites: Record<string, string[]> = {
-  unit: ['test/unit'],
+  unit: ['test/unit', 'test/tariffs'],
   embedded: ['test/embedded'],
   ocpi: ['test/ocpi'],
   ocpp: ['test/ocpp'],

@@ -1,0 +1,87 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { compileLazily } from '../src/lazy-compile.js';
+import { priceCdr } from '../src/tariffs/engine.js';
+import { PriceRequest } from '../src/tariffs/types.js';
+
+/**
+ * Prices a CDR with a tariff from files, as `POST /v1/tariffs/price` does (docs/TARIFFS.md):
+ *
+ *   node dist/scripts/price-cdr.js --cdr cdr.json [--tariff tariff.json] [--time-zone Europe/Amsterdam] [--totals]
+ *
+ * The CDR file is an OCPI CDR (its totals, if any, are ignored) or just `start_date_time`,
+ * `end_date_time`, `charging_periods` (and `currency`). Without `--tariff`, the first of the CDR's
+ * own `tariffs` prices it. Prints the priced CDR as JSON (`--totals`: without the breakdown).
+ * Exit status 0 priced, 2 bad input (the reasons on stderr).
+ */
+
+const HELP = `usage: price-cdr --cdr FILE [--tariff FILE] [--time-zone ZONE] [--totals]
+  --cdr FILE         an OCPI 2.2.1 CDR, or {start_date_time, end_date_time, charging_periods[, currency]}
+  --tariff FILE      an OCPI 2.2.1 Tariff (default: the first of the CDR's tariffs)
+  --time-zone ZONE   the location's IANA time zone (default: the CDR location's time_zone, else UTC)
+  --totals           leave out the per-period breakdown`;
+
+function fail(message: string): never {
+  process.stderr.write(`price-cdr: ${message}\n`);
+  process.exit(2);
+}
+
+function readJson(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    fail(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    fail(`${path} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+const record = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+
+function main(): void {
+  const { values } = parseArgs({
+    options: {
+      cdr: { type: 'string' },
+      tariff: { type: 'string' },
+      'time-zone': { type: 'string' },
+      totals: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return;
+  }
+  if (!values.cdr) fail(`--cdr is required\n${HELP}`);
+  const cdr = record(readJson(values.cdr));
+  const ownTariffs = Array.isArray(cdr.tariffs) ? (cdr.tariffs as unknown[]) : [];
+  const tariff = values.tariff ? readJson(values.tariff) : ownTariffs[0];
+  if (tariff === undefined) fail('no --tariff given and the CDR carries no tariffs');
+  const zone = values['time-zone'] ?? record(cdr.cdr_location).time_zone ?? 'UTC';
+  const request = {
+    tariff,
+    cdr: {
+      start_date_time: cdr.start_date_time,
+      end_date_time: cdr.end_date_time,
+      ...(cdr.currency === undefined ? {} : { currency: cdr.currency }),
+      charging_periods: cdr.charging_periods,
+    },
+    time_zone: zone,
+  };
+  const check = compileLazily(PriceRequest);
+  if (!check.Check(request)) {
+    const reasons = [...check.Errors(request)].slice(0, 10).map((e) => `${e.instancePath || '/'}: ${e.message}`);
+    fail(`the input does not validate:\n  ${reasons.join('\n  ')}`);
+  }
+  const outcome = priceCdr(request.tariff, request.cdr, request.time_zone, { breakdown: !values.totals });
+  if (!outcome.ok) fail(`${outcome.code}: ${outcome.message}`);
+  const { breakdown, ...totals } = outcome.priced;
+  process.stdout.write(`${JSON.stringify(values.totals ? totals : { ...totals, breakdown }, null, 2)}\n`);
+}
+
+main();

@@ -1,0 +1,431 @@
+import { describeLocal, isTimeZone, localTimeAt } from './local-time.js';
+import {
+  type Decimal,
+  NO_AMOUNT,
+  VolumeSum,
+  ZERO,
+  costOf,
+  dec,
+  plus,
+  priceOf,
+  reported,
+  type Amount,
+} from './money.js';
+import { holds, readRestriction, type PeriodFacts, type Restriction } from './restrictions.js';
+import type {
+  PricingTariff,
+  DimensionBreakdown,
+  PeriodBreakdown,
+  PriceOutcome,
+  PricedCdr,
+  PricingCdr,
+  PricingPeriod,
+} from './types.js';
+
+/**
+ * The OCPI 2.2.1 pricing engine (docs/TARIFFS.md): a CDR's charging periods priced with a tariff,
+ * in the location's time zone. Pure: no I/O, no clock. The rules, each with its source, are in
+ * docs/TARIFFS.md; the ones that need a word here are commented where they are applied.
+ */
+
+type Priced = 'ENERGY' | 'TIME' | 'PARKING_TIME' | 'RESERVATION_TIME';
+
+interface Component {
+  price: Decimal;
+  /** 1 + VAT/100; undefined when the component has no VAT */
+  vat: Decimal | undefined;
+  step_size: number;
+  price_number: number;
+  vat_number: number | undefined;
+}
+
+interface Element {
+  /** 1-based, as an operator counts them in the tariff */
+  number: number;
+  restriction: Restriction;
+  components: Partial<Record<'ENERGY' | 'TIME' | 'PARKING_TIME' | 'FLAT', Component>>;
+}
+
+interface ReadTariff {
+  elements: Element[];
+  /** whether an element has min_kwh or max_kwh (the energy before each period is then tracked) */
+  kwhBounds: boolean;
+  min: Amount | undefined;
+  max: Amount | undefined;
+}
+
+const readTariffs = new WeakMap<PricingTariff, ReadTariff>();
+
+/** The tariff with its numbers as decimals, read once per tariff object. */
+function readTariff(t: PricingTariff): ReadTariff {
+  const cached = readTariffs.get(t);
+  if (cached) return cached;
+  const elements = t.elements.map((e, i): Element => {
+    const components: Element['components'] = {};
+    // "the first Tariff Element with that Dimension": within an element, the first component of a type
+    for (const c of e.price_components) {
+      components[c.type] ??= {
+        price: dec(c.price),
+        vat: c.vat === undefined ? undefined : dec(c.vat).dividedBy(100).plus(1),
+        step_size: c.step_size,
+        price_number: c.price,
+        vat_number: c.vat,
+      };
+    }
+    return { number: i + 1, restriction: readRestriction(e.restrictions), components };
+  });
+  const amount = (p: PricingTariff['min_price']): Amount | undefined =>
+    p === undefined ? undefined : { excl: dec(p.excl_vat), incl: dec(p.incl_vat ?? p.excl_vat) };
+  const kwhBounds = elements.some((e) => e.restriction.min_kwh !== undefined || e.restriction.max_kwh !== undefined);
+  const read = { elements, kwhBounds, min: amount(t.min_price), max: amount(t.max_price) };
+  readTariffs.set(t, read);
+  return read;
+}
+
+/** Whether `tariff` is the one to use for a session started at `startMs` (its validity window). */
+export function tariffValidAt(tariff: PricingTariff, startMs: number): boolean {
+  if (tariff.start_date_time !== undefined && startMs < Date.parse(tariff.start_date_time)) return false;
+  if (tariff.end_date_time !== undefined && startMs >= Date.parse(tariff.end_date_time)) return false;
+  return true;
+}
+
+/**
+ * Of the tariffs a connector names (`tariff_ids`, in order), the one that applies to a session
+ * started at `startMs`: the first whose validity window holds it (mod_tariffs: "a driver accepts
+ * the tariff which is valid when they start their charging session").
+ */
+export function selectTariff<T extends PricingTariff>(tariffs: readonly T[], startMs: number): T | undefined {
+  return tariffs.find((t) => tariffValidAt(t, startMs));
+}
+
+interface Options {
+  /** the per-period and per-dimension breakdown (default true); totals alone are cheaper */
+  breakdown?: boolean;
+}
+
+interface PeriodAt {
+  period: PricingPeriod;
+  start: number;
+  end: number;
+}
+
+/** The last priced volume of a dimension: its step_size surplus is billed at that component. */
+interface LastPriced {
+  component: Component;
+  element: number;
+}
+
+interface DimensionTotal {
+  volume: VolumeSum;
+  /** the volume each component priced, summed: one multiplication per component, not per period */
+  priced: Map<Component, VolumeSum>;
+  /** the step_size surplus, once known */
+  cost: Amount;
+  last: LastPriced | undefined;
+}
+
+function costOfTotal(total: DimensionTotal): Amount {
+  let cost = total.cost;
+  for (const [c, volume] of total.priced) cost = plus(cost, costOf(volume.value(), c.price, c.vat));
+  return cost;
+}
+
+const STEP_UNIT: Record<Priced, number> = {
+  // ENERGY volumes are kWh and steps Wh; the time dimensions are hours and steps seconds
+  ENERGY: 1000,
+  TIME: 3600,
+  PARKING_TIME: 3600,
+  RESERVATION_TIME: 3600,
+};
+
+function failure(code: 'invalid_tariff' | 'invalid_cdr', message: string): PriceOutcome {
+  return { ok: false, code, message };
+}
+
+/** Checks what a schema cannot: the order of things in time, the currency, the zone. */
+function checkInput(tariff: PricingTariff, cdr: PricingCdr, timeZone: string): PriceOutcome | PeriodAt[] {
+  if (!isTimeZone(timeZone)) return failure('invalid_cdr', `time_zone ${timeZone} is not an IANA time zone`);
+  const start = Date.parse(cdr.start_date_time);
+  const end = Date.parse(cdr.end_date_time);
+  if (end < start) return failure('invalid_cdr', 'end_date_time is before start_date_time');
+  if (cdr.currency !== undefined && cdr.currency !== tariff.currency)
+    return failure('invalid_cdr', `the CDR is in ${cdr.currency}, the tariff in ${tariff.currency}`);
+  if (!tariffValidAt(tariff, start))
+    return failure('invalid_tariff', 'the tariff is not valid at the session start (start_date_time/end_date_time)');
+  const periods = cdr.charging_periods;
+  const out: PeriodAt[] = [];
+  const starts = periods.map((p) => Date.parse(p.start_date_time));
+  for (let i = 0; i < periods.length; i++) {
+    const period = periods[i] as PricingPeriod;
+    const at = starts[i] as number;
+    const until = starts[i + 1] ?? end;
+    if (until < at) return failure('invalid_cdr', `charging_periods[${i + 1}] starts before charging_periods[${i}]`);
+    if (at > end) return failure('invalid_cdr', `charging_periods[${i}] starts after end_date_time`);
+    for (const d of period.dimensions) {
+      if (d.volume < 0 && d.type in STEP_UNIT)
+        return failure('invalid_cdr', `charging_periods[${i}] has a negative ${d.type} volume`);
+    }
+    out.push({ period, start: at, end: until });
+  }
+  return out;
+}
+
+function volumeOf(p: PricingPeriod, type: string): number | undefined {
+  let found: number | undefined;
+  for (const d of p.dimensions) if (d.type === type) found = (found ?? 0) + d.volume;
+  return found;
+}
+
+/** The facts restrictions are evaluated on, at the start of a period. */
+function factsOf(p: PeriodAt, sessionStart: number, energyBefore: Decimal, timeZone: string): PeriodFacts {
+  const energy = volumeOf(p.period, 'ENERGY');
+  const hours = (p.end - p.start) / 3_600_000;
+  // without a reported power, the average over the period (energy over time) is its power
+  const average = energy !== undefined && hours > 0 ? energy / hours : undefined;
+  const power = volumeOf(p.period, 'POWER') ?? average;
+  const current = volumeOf(p.period, 'CURRENT');
+  return {
+    local: localTimeAt(timeZone, p.start),
+    duration_s: Math.max(0, (p.start - sessionStart) / 1000),
+    energy_before: energyBefore,
+    min_power: volumeOf(p.period, 'MIN_POWER') ?? power,
+    max_power: volumeOf(p.period, 'MAX_POWER') ?? power,
+    min_current: volumeOf(p.period, 'MIN_CURRENT') ?? current,
+    max_current: volumeOf(p.period, 'MAX_CURRENT') ?? current,
+  };
+}
+
+/**
+ * The element that prices `type` in a period: the first, in the tariff's order, that has a
+ * component of the type and whose restrictions hold (mod_tariffs "PricingTariff Object"). Reservation
+ * elements price only reservation time, and ordinary ones only charging and parking.
+ */
+function elementFor(
+  elements: Element[],
+  type: 'ENERGY' | 'TIME' | 'PARKING_TIME' | 'FLAT',
+  facts: PeriodFacts,
+  reservation: 'RESERVATION' | 'RESERVATION_EXPIRES' | undefined,
+  memo: (boolean | undefined)[],
+): Element | undefined {
+  for (let i = 0; i < elements.length; i++) {
+    const e = elements[i] as Element;
+    if (!e.components[type]) continue;
+    const r = e.restriction.reservation;
+    if (reservation === undefined ? r !== undefined : r !== reservation) continue;
+    let ok = memo[i];
+    if (ok === undefined) memo[i] = ok = holds(e.restriction, facts);
+    if (ok) return e;
+  }
+  return undefined;
+}
+
+type Fee = { cost: Amount; element: number } | undefined;
+
+const newTotal = (): DimensionTotal => ({
+  volume: new VolumeSum(),
+  priced: new Map(),
+  cost: NO_AMOUNT,
+  last: undefined,
+});
+
+const isPriced = (type: string): type is Priced =>
+  type === 'ENERGY' || type === 'TIME' || type === 'PARKING_TIME' || type === 'RESERVATION_TIME';
+
+/** One CDR being priced: its periods one after the other, then the session-wide rules. */
+class SessionPricing {
+  private readonly totals: Record<Priced, DimensionTotal> = {
+    ENERGY: newTotal(),
+    TIME: newTotal(),
+    PARKING_TIME: newTotal(),
+    RESERVATION_TIME: newTotal(),
+  };
+  private energyBefore = ZERO;
+  private flat: Fee;
+  private reservationFlat: Fee;
+  private firstCharging: number | undefined;
+  private readonly periods: PeriodBreakdown[] = [];
+  private readonly steps: PricedCdr['breakdown']['steps'] = [];
+  private readonly warnings: string[] = [];
+  private readonly sessionStart: number;
+
+  constructor(
+    private readonly t: ReadTariff,
+    private readonly cdr: PricingCdr,
+    private readonly timeZone: string,
+    private readonly withBreakdown: boolean,
+    /** an expired reservation is one with no charging after it: RESERVATION_EXPIRES elements price it */
+    private readonly charged: boolean,
+  ) {
+    this.sessionStart = Date.parse(cdr.start_date_time);
+  }
+
+  period(p: PeriodAt): void {
+    const facts = factsOf(p, this.sessionStart, this.energyBefore, this.timeZone);
+    const memo: (boolean | undefined)[] = [];
+    const dims: DimensionBreakdown[] = [];
+    const isReservation = p.period.dimensions.some((d) => d.type === 'RESERVATION_TIME');
+    if (!isReservation) this.firstCharging ??= p.start;
+    if (p.start < this.sessionStart && !isReservation && this.warnings.length === 0)
+      this.warnings.push('a charging period starts before start_date_time: total_time counts from it');
+    // FLAT: once per session, from the first period where an element with a FLAT component holds
+    if (!isReservation && this.flat === undefined) {
+      const e = elementFor(this.t.elements, 'FLAT', facts, undefined, memo);
+      this.flat = feeOf(e);
+    }
+    for (const d of p.period.dimensions) {
+      if (!isPriced(d.type)) continue;
+      const dim = this.dimension(d.type, d.volume, facts, memo);
+      if (dim) dims.push(dim);
+    }
+    if (this.withBreakdown)
+      this.periods.push({
+        start_date_time: p.period.start_date_time,
+        end_date_time: new Date(p.end).toISOString(),
+        local_time: describeLocal(this.timeZone, p.start),
+        dimensions: dims,
+      });
+  }
+
+  /** One dimension of a period: its volume to its component; its line of the breakdown. */
+  private dimension(
+    type: Priced,
+    volume: number,
+    facts: PeriodFacts,
+    memo: (boolean | undefined)[],
+  ): DimensionBreakdown | undefined {
+    const total = this.totals[type];
+    total.volume.add(volume);
+    const e =
+      type === 'RESERVATION_TIME'
+        ? this.reservationElement(facts, memo)
+        : elementFor(this.t.elements, type, facts, undefined, memo);
+    const c = e?.components[type === 'RESERVATION_TIME' ? 'TIME' : type];
+    if (type === 'ENERGY' && this.t.kwhBounds) this.energyBefore = this.energyBefore.plus(dec(volume));
+    if (!e || !c) {
+      if (!this.withBreakdown) return undefined;
+      return { type, volume, cost: { excl_vat: 0, incl_vat: 0 }, reason: `no element prices ${type}` };
+    }
+    let sum = total.priced.get(c);
+    if (sum === undefined) total.priced.set(c, (sum = new VolumeSum()));
+    sum.add(volume);
+    total.last = { component: c, element: e.number };
+    if (!this.withBreakdown) return undefined;
+    return {
+      type,
+      volume,
+      element: e.number,
+      price: c.price_number,
+      ...(c.vat_number === undefined ? {} : { vat: c.vat_number }),
+      cost: priceOf(costOf(dec(volume), c.price, c.vat)),
+      reason: `element ${e.number} (${e.restriction.text})`,
+    };
+  }
+
+  private reservationElement(facts: PeriodFacts, memo: (boolean | undefined)[]): Element | undefined {
+    const wanted = this.charged ? 'RESERVATION' : 'RESERVATION_EXPIRES';
+    let e = elementFor(this.t.elements, 'TIME', facts, wanted, memo);
+    // no RESERVATION_EXPIRES element: the RESERVATION one prices an expired reservation too
+    if (!e && wanted === 'RESERVATION_EXPIRES') e = elementFor(this.t.elements, 'TIME', facts, 'RESERVATION', memo);
+    if (e && this.reservationFlat === undefined) this.reservationFlat = feeOf(e);
+    return e;
+  }
+
+  /**
+   * Rounds a dimension's session total up to whole steps of its last component (mod_tariffs
+   * step_size NOTE): volumes in the step's unit (Wh, seconds); the surplus is billed at the
+   * component of the last period that priced the dimension.
+   */
+  stepUp(type: Priced): void {
+    const total = this.totals[type];
+    const last = total.last;
+    if (!last || last.component.step_size <= 0) return;
+    const unit = STEP_UNIT[type];
+    const used = total.volume.value().times(unit);
+    const step = last.component.step_size;
+    const surplus = used.dividedBy(step).ceil().times(step).minus(used).dividedBy(unit);
+    if (surplus.isZero()) return;
+    const cost = costOf(surplus, last.component.price, last.component.vat);
+    total.cost = plus(total.cost, cost);
+    this.steps.push({ type, step_size: step, surplus: reported(surplus), element: last.element, cost: priceOf(cost) });
+  }
+
+  /** The session-wide rules once every period is in, and the totals. */
+  finish(currency: string): PricedCdr {
+    this.stepUp('ENERGY');
+    // TIME and PARKING_TIME share one rounding: when parking is priced it takes the step (the
+    // session ends parked), otherwise charging time does (docs/TARIFFS.md "step_size")
+    this.stepUp(this.totals.PARKING_TIME.last ? 'PARKING_TIME' : 'TIME');
+    this.stepUp('RESERVATION_TIME');
+    const fixed = this.flat?.cost ?? NO_AMOUNT;
+    const energy = costOfTotal(this.totals.ENERGY);
+    const time = costOfTotal(this.totals.TIME);
+    const parking = costOfTotal(this.totals.PARKING_TIME);
+    const reservation = plus(costOfTotal(this.totals.RESERVATION_TIME), this.reservationFlat?.cost ?? NO_AMOUNT);
+    const sum = [fixed, reservation, energy, time, parking].reduce(plus);
+    const { total, clamped } = clampToBounds(this.t, sum);
+    const from = Math.min(this.sessionStart, this.firstCharging ?? this.sessionStart);
+    const hours = dec(Math.max(0, Date.parse(this.cdr.end_date_time) - from)).dividedBy(3_600_000);
+    return {
+      currency,
+      total_cost: priceOf(total),
+      total_fixed_cost: priceOf(fixed),
+      total_energy: reported(this.totals.ENERGY.volume.value()),
+      total_energy_cost: priceOf(energy),
+      total_time: reported(hours),
+      total_time_cost: priceOf(time),
+      total_parking_time: reported(this.totals.PARKING_TIME.volume.value()),
+      total_parking_cost: priceOf(parking),
+      total_reservation_cost: priceOf(reservation),
+      breakdown: {
+        periods: this.periods,
+        steps: this.steps,
+        ...(this.flat ? { flat: { element: this.flat.element, cost: priceOf(this.flat.cost) } } : {}),
+        ...(this.reservationFlat
+          ? { reservation_flat: { element: this.reservationFlat.element, cost: priceOf(this.reservationFlat.cost) } }
+          : {}),
+        before_clamp: priceOf(sum),
+        clamped,
+        warnings: this.warnings,
+      },
+    };
+  }
+}
+
+/** The FLAT fee of an element, if it has one. */
+function feeOf(e: Element | undefined): Fee {
+  const c = e?.components.FLAT;
+  return e && c ? { cost: costOf(dec(1), c.price, c.vat), element: e.number } : undefined;
+}
+
+/** min_price and max_price: both apply to both amounts, each on its own (mod_tariffs NOTEs). */
+function clampToBounds(t: ReadTariff, sum: Amount): { total: Amount; clamped: string[] } {
+  const clamped: string[] = [];
+  const bound = (value: Decimal, limit: Decimal | undefined, name: string): Decimal => {
+    const beyond = name.startsWith('min') ? value.lessThan(limit ?? value) : value.greaterThan(limit ?? value);
+    if (limit === undefined || !beyond) return value;
+    clamped.push(name);
+    return limit;
+  };
+  const excl = bound(bound(sum.excl, t.min?.excl, 'min_price excl_vat'), t.max?.excl, 'max_price excl_vat');
+  const incl = bound(bound(sum.incl, t.min?.incl, 'min_price incl_vat'), t.max?.incl, 'max_price incl_vat');
+  return { total: { excl, incl }, clamped };
+}
+
+/**
+ * Prices one CDR with one tariff. `timeZone` is the location's IANA zone, in which restrictions
+ * are read. Returns every CDR total (reported to 4 decimals) and, unless asked not to, how each
+ * was reached.
+ */
+export function priceCdr(
+  tariff: PricingTariff,
+  cdr: PricingCdr,
+  timeZone: string,
+  options: Options = {},
+): PriceOutcome {
+  const checked = checkInput(tariff, cdr, timeZone);
+  if (!Array.isArray(checked)) return checked;
+  const charged = checked.some((p) => p.period.dimensions.some((d) => d.type !== 'RESERVATION_TIME'));
+  const session = new SessionPricing(readTariff(tariff), cdr, timeZone, options.breakdown !== false, charged);
+  for (const p of checked) session.period(p);
+  return { ok: true, priced: session.finish(tariff.currency) };
+}

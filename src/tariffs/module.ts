@@ -1,0 +1,101 @@
+import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
+import { RequestValidationError } from '../gateway/errors.js';
+import { defineMount, route, type MountSpec } from '../gateway/route-table.js';
+import type { Config } from '../../config/index.js';
+import type { PlatformModule, PlatformServices } from '../platform/services.js';
+import { PricingPool, type PricingTask } from './pool.js';
+import { PricedCdr, PriceRequest, type PriceOutcome } from './types.js';
+
+/**
+ * Tariff pricing as a platform feature (docs/TARIFFS.md): the process's pricing threads, which
+ * start on first use (a process that never prices starts none), and the operator's
+ * `POST /v1/tariffs/price`.
+ */
+
+/** What other modules use to price: CDR building (src/roaming) and the eMSP's re-pricing. */
+export interface PricingHandle {
+  price(tasks: readonly PricingTask[]): Promise<PriceOutcome[]>;
+  priceOne(task: PricingTask): Promise<PriceOutcome>;
+}
+
+export type PricingModule = PlatformModule & { pricing: PricingHandle };
+
+/** The pool of a process, made from its settings when first asked for. */
+class LazyPool implements PricingHandle {
+  private pool: PricingPool | undefined;
+  private config: Config | undefined;
+
+  configure(config: Config): void {
+    this.config ??= config;
+  }
+
+  private get(): PricingPool {
+    if (this.pool) return this.pool;
+    const config = this.config;
+    if (!config) throw new Error('the pricing module was not started');
+    this.pool = new PricingPool({
+      threads: config.PRICING_THREADS,
+      idleTimeoutMs: config.PRICING_IDLE_TIMEOUT_MS,
+      maxQueue: config.PRICING_MAX_QUEUE,
+    });
+    return this.pool;
+  }
+
+  price(tasks: readonly PricingTask[]): Promise<PriceOutcome[]> {
+    return this.get().price(tasks);
+  }
+
+  priceOne(task: PricingTask): Promise<PriceOutcome> {
+    return this.get().priceOne(task);
+  }
+
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.close();
+  }
+}
+
+function priceRoutes(services: PlatformServices, pricing: PricingHandle): MountSpec<OperatorAuth> {
+  return defineMount<OperatorAuth>({
+    name: 'tariffs',
+    prefix: '/v1',
+    description: 'Tariff pricing (operators)',
+    security: 'bearer',
+    authenticate: operatorAuthenticator(services.config),
+    routes: [
+      route({
+        method: 'POST',
+        path: '/tariffs/price',
+        summary: 'Prices a CDR with a 2.2.1 tariff in a time zone: every CDR total and how each was reached',
+        body: PriceRequest,
+        response: PricedCdr,
+        responses: { 422: 'a tariff or CDR the schema takes but that cannot be priced (the reason in detail)' },
+        handler: async (req) => {
+          const { tariff, cdr, time_zone } = req.body;
+          const outcome = await pricing.priceOne({ tariff, cdr, time_zone, breakdown: true });
+          if (outcome.ok) return { data: outcome.priced };
+          const loc = outcome.code === 'invalid_tariff' ? ['body', 'tariff'] : ['body', 'cdr'];
+          throw new RequestValidationError([{ loc, msg: outcome.message, type: outcome.code, input: null, ctx: {} }]);
+        },
+      }),
+    ],
+  });
+}
+
+export function pricingModule(): PricingModule {
+  const pool = new LazyPool();
+  return {
+    name: 'tariffs',
+    pricing: pool,
+    actors: ({ config }) => {
+      pool.configure(config);
+      return [];
+    },
+    mounts(services) {
+      pool.configure(services.config);
+      return [priceRoutes(services, pool)];
+    },
+    stop: () => pool.close(),
+  };
+}

@@ -1,0 +1,113 @@
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import type { PriceOutcome, PricingCdr, PricingTariff } from './types.js';
+
+/**
+ * The pricing threads (docs/TARIFFS.md "Where pricing runs"): CDRs are priced in Piscina worker
+ * threads so that a batch of 100,000 never holds up the event loop that serves chargers. Tasks
+ * go in batches (one thread hop per batch, not per CDR), as strings; the queue is bounded and a
+ * caller beyond it waits for room rather than piling up memory.
+ */
+
+export interface PricingTask {
+  tariff: PricingTariff;
+  cdr: PricingCdr;
+  time_zone: string;
+  /** with the per-period breakdown (default false: totals only) */
+  breakdown?: boolean;
+}
+
+/** What crosses to a thread: each tariff once, tasks naming it by index. */
+export interface PricingBatch {
+  tariffs: PricingTariff[];
+  tasks: { tariff: number; cdr: PricingCdr; time_zone: string; breakdown: boolean }[];
+}
+
+export interface PricingPoolOptions {
+  /** threads; 0 = one per core */
+  threads: number;
+  idleTimeoutMs: number;
+  /** batches waiting for a thread before callers wait */
+  maxQueue: number;
+  /** CDRs per batch */
+  batchSize?: number;
+}
+
+export class PricingPool {
+  private readonly pool: Piscina;
+  private readonly batchSize: number;
+  private readonly limit: number;
+  private inFlight = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(options: PricingPoolOptions) {
+    const threads = options.threads > 0 ? options.threads : availableParallelism();
+    this.pool = new Piscina({
+      filename: new URL('./worker.js', import.meta.url).href,
+      minThreads: 0,
+      maxThreads: threads,
+      idleTimeout: options.idleTimeoutMs,
+      maxQueue: options.maxQueue,
+    });
+    this.batchSize = options.batchSize ?? 256;
+    // what may be handed to Piscina at once: every thread busy and its queue full
+    this.limit = threads + options.maxQueue;
+  }
+
+  /** Prices `tasks`, in order; each outcome is a priced CDR or why it could not be priced. */
+  async price(tasks: readonly PricingTask[]): Promise<PriceOutcome[]> {
+    const batches: Promise<PriceOutcome[]>[] = [];
+    for (let i = 0; i < tasks.length; i += this.batchSize) {
+      await this.slot();
+      batches.push(this.run(tasks.slice(i, i + this.batchSize)));
+    }
+    return (await Promise.all(batches)).flat();
+  }
+
+  async priceOne(task: PricingTask): Promise<PriceOutcome> {
+    const [outcome] = await this.price([task]);
+    if (!outcome) throw new Error('the pricing pool answered nothing');
+    return outcome;
+  }
+
+  /** Batches handed to threads and not answered yet, and callers waiting for room. */
+  stats(): { in_flight: number; waiting: number; threads: number } {
+    return { in_flight: this.inFlight, waiting: this.waiting.length, threads: this.pool.threads.length };
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+
+  private async slot(): Promise<void> {
+    while (this.inFlight >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.inFlight++;
+  }
+
+  private release(): void {
+    this.inFlight--;
+    this.waiting.shift()?.();
+  }
+
+  private async run(tasks: PricingTask[]): Promise<PriceOutcome[]> {
+    try {
+      const tariffs: PricingTariff[] = [];
+      const index = new Map<PricingTariff, number>();
+      const batch: PricingBatch = {
+        tariffs,
+        tasks: tasks.map((t) => {
+          let i = index.get(t.tariff);
+          if (i === undefined) {
+            i = tariffs.push(t.tariff) - 1;
+            index.set(t.tariff, i);
+          }
+          return { tariff: i, cdr: t.cdr, time_zone: t.time_zone, breakdown: t.breakdown === true };
+        }),
+      };
+      const answer: unknown = await this.pool.run(JSON.stringify(batch));
+      return JSON.parse(String(answer)) as PriceOutcome[];
+    } finally {
+      this.release();
+    }
+  }
+}

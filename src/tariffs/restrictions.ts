@@ -1,0 +1,117 @@
+import type { TariffRestrictions } from '../ocpi/tariffs/schemas-2.2.1.js';
+import type { Static } from '#typebox';
+import { dateKeyOf, type DayOfWeek, type LocalTime } from './local-time.js';
+import { dec, type Decimal } from './money.js';
+
+/**
+ * TariffRestrictions (OCPI 2.2.1 mod_tariffs "TariffRestrictions class"), evaluated for one
+ * charging period at its start (docs/TARIFFS.md "Restrictions"): lower bounds inclusive, upper
+ * bounds exclusive; a time window whose end is before its start wraps midnight; a bound on a
+ * quantity the period does not report (current, power) does not hold.
+ */
+
+type Restrictions = Static<typeof TariffRestrictions>;
+
+/** What is known about a period when it starts. */
+export interface PeriodFacts {
+  local: LocalTime;
+  /** seconds since the session started */
+  duration_s: number;
+  /** kWh charged before this period */
+  energy_before: Decimal;
+  /** kW: the lowest and highest power of the period (MIN_POWER / MAX_POWER, POWER, or energy over time) */
+  min_power: number | undefined;
+  max_power: number | undefined;
+  /** A, summed over phases */
+  min_current: number | undefined;
+  max_current: number | undefined;
+}
+
+/** A restriction set read once per tariff: times in seconds of day, kWh as decimals. */
+export interface Restriction {
+  start_s?: number;
+  end_s?: number;
+  start_date?: number;
+  end_date?: number;
+  min_kwh?: Decimal;
+  max_kwh?: Decimal;
+  min_current?: number;
+  max_current?: number;
+  min_power?: number;
+  max_power?: number;
+  min_duration?: number;
+  max_duration?: number;
+  days?: ReadonlySet<DayOfWeek>;
+  reservation?: 'RESERVATION' | 'RESERVATION_EXPIRES';
+  /** the restrictions as written, for the breakdown */
+  text: string;
+}
+
+const secondsOf = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 3600 + Number(hhmm.slice(3, 5)) * 60;
+
+export function readRestriction(r: Restrictions | undefined): Restriction {
+  if (!r) return { text: 'no restrictions' };
+  const out: Restriction = { text: describe(r) };
+  if (r.start_time !== undefined) out.start_s = secondsOf(r.start_time);
+  if (r.end_time !== undefined) out.end_s = secondsOf(r.end_time);
+  if (r.start_date !== undefined) out.start_date = dateKeyOf(r.start_date);
+  if (r.end_date !== undefined) out.end_date = dateKeyOf(r.end_date);
+  if (r.min_kwh !== undefined) out.min_kwh = dec(r.min_kwh);
+  if (r.max_kwh !== undefined) out.max_kwh = dec(r.max_kwh);
+  if (r.min_current !== undefined) out.min_current = r.min_current;
+  if (r.max_current !== undefined) out.max_current = r.max_current;
+  if (r.min_power !== undefined) out.min_power = r.min_power;
+  if (r.max_power !== undefined) out.max_power = r.max_power;
+  if (r.min_duration !== undefined) out.min_duration = r.min_duration;
+  if (r.max_duration !== undefined) out.max_duration = r.max_duration;
+  if (r.day_of_week !== undefined && r.day_of_week.length > 0) out.days = new Set(r.day_of_week);
+  if (r.reservation !== undefined) out.reservation = r.reservation;
+  return out;
+}
+
+function describe(r: Restrictions): string {
+  const parts: string[] = [];
+  if (r.start_time !== undefined || r.end_time !== undefined)
+    parts.push(`time ${r.start_time ?? '00:00'}-${r.end_time ?? '24:00'}`);
+  if (r.start_date !== undefined || r.end_date !== undefined)
+    parts.push(`date ${r.start_date ?? '...'} to ${r.end_date ?? '...'} (excl.)`);
+  if (r.day_of_week !== undefined && r.day_of_week.length > 0) parts.push(`days ${r.day_of_week.join(',')}`);
+  if (r.min_kwh !== undefined || r.max_kwh !== undefined)
+    parts.push(`kWh ${r.min_kwh ?? 0}-${r.max_kwh === undefined ? '' : `<${r.max_kwh}`}`);
+  if (r.min_duration !== undefined || r.max_duration !== undefined)
+    parts.push(`duration ${r.min_duration ?? 0}s-${r.max_duration === undefined ? '' : `<${r.max_duration}s`}`);
+  if (r.min_power !== undefined || r.max_power !== undefined)
+    parts.push(`power ${r.min_power ?? 0}kW-${r.max_power === undefined ? '' : `<${r.max_power}kW`}`);
+  if (r.min_current !== undefined || r.max_current !== undefined)
+    parts.push(`current ${r.min_current ?? 0}A-${r.max_current === undefined ? '' : `<${r.max_current}A`}`);
+  if (r.reservation !== undefined) parts.push(r.reservation);
+  return parts.length === 0 ? 'no restrictions' : parts.join(', ');
+}
+
+/** Whether the time of day lies in [start, end); a window ending before it starts wraps midnight. */
+function inWindow(second: number, start: number | undefined, end: number | undefined): boolean {
+  if (start !== undefined && end !== undefined) {
+    if (start === end) return true;
+    return start < end ? second >= start && second < end : second >= start || second < end;
+  }
+  if (start !== undefined) return second >= start;
+  if (end !== undefined) return second < end;
+  return true;
+}
+
+/** Whether the restrictions (other than `reservation`, which selects the elements) hold for the period. */
+export function holds(r: Restriction, f: PeriodFacts): boolean {
+  if (!inWindow(f.local.second_of_day, r.start_s, r.end_s)) return false;
+  if (r.start_date !== undefined && f.local.date_key < r.start_date) return false;
+  if (r.end_date !== undefined && f.local.date_key >= r.end_date) return false;
+  if (r.days !== undefined && !r.days.has(f.local.day_of_week)) return false;
+  if (r.min_kwh !== undefined && f.energy_before.lessThan(r.min_kwh)) return false;
+  if (r.max_kwh !== undefined && f.energy_before.greaterThanOrEqualTo(r.max_kwh)) return false;
+  if (r.min_duration !== undefined && f.duration_s < r.min_duration) return false;
+  if (r.max_duration !== undefined && f.duration_s >= r.max_duration) return false;
+  if (r.min_power !== undefined && !(f.min_power !== undefined && f.min_power >= r.min_power)) return false;
+  if (r.max_power !== undefined && !(f.max_power !== undefined && f.max_power < r.max_power)) return false;
+  if (r.min_current !== undefined && !(f.min_current !== undefined && f.min_current >= r.min_current)) return false;
+  if (r.max_current !== undefined && !(f.max_current !== undefined && f.max_current < r.max_current)) return false;
+  return true;
+}

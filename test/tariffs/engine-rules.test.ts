@@ -1,0 +1,290 @@
+import { expect } from 'chai';
+import { priceCdr, selectTariff } from '../../src/tariffs/engine.js';
+import type { Tariff } from '../../src/ocpi/tariffs/schemas-2.2.1.js';
+import type { PricedCdr, PricingCdr } from '../../src/tariffs/types.js';
+import { aCdr, aTariff, anElement, energy, flat, minutes, parking, time } from './builders.js';
+
+/** The tricky rules of docs/TARIFFS.md, one by one, through the public pricing function. */
+
+function price(tariff: Tariff, cdr: PricingCdr, timeZone = 'UTC'): PricedCdr {
+  const outcome = priceCdr(tariff, cdr, timeZone);
+  if (!outcome.ok) throw new Error(outcome.message);
+  return outcome.priced;
+}
+
+const excl = (p: PricedCdr): number => p.total_cost.excl_vat;
+
+/** The step_size example tariff of mod_tariffs (tariff_14): 1.20/h before 17:00 in 30-minute steps, 2.40/h after in 15-minute steps, parking 1.00/h before 20:00. */
+const stepTariff = aTariff([
+  anElement([time(1.2, 1800), parking(1, 900)], { start_time: '00:00', end_time: '17:00' }),
+  anElement([time(2.4, 900), parking(1, 900)], { start_time: '17:00', end_time: '20:00' }),
+  anElement([time(2.4, 900)], { start_time: '20:00', end_time: '00:00' }),
+]);
+
+describe('pricing engine: rules', function () {
+  describe('step_size', function () {
+    it("time is rounded up once per session, the surplus at the last period's price (spec example #2: 1.30)", function () {
+      const cdr = aCdr('2024-05-02T16:35:00Z', '2024-05-02T17:10:00Z', [
+        ['2024-05-02T16:35:00Z', { TIME: minutes(25) }],
+        ['2024-05-02T17:00:00Z', { TIME: minutes(10) }],
+      ]);
+      const priced = price(stepTariff, cdr);
+      expect(excl(priced)).to.equal(1.3);
+      expect(priced.breakdown.steps).to.deep.equal([
+        { type: 'TIME', step_size: 900, surplus: 0.1667, element: 2, cost: { excl_vat: 0.4, incl_vat: 0.4 } },
+      ]);
+    });
+
+    it('parking that is not priced leaves the step to charging time (spec example "free of charge": 0.60)', function () {
+      const cdr = aCdr('2024-05-02T19:55:00Z', '2024-05-02T20:07:00Z', [
+        ['2024-05-02T19:55:00Z', { TIME: minutes(5) }],
+        ['2024-05-02T20:00:00Z', { TIME: minutes(5) }],
+        ['2024-05-02T20:05:00Z', { PARKING_TIME: minutes(2) }],
+      ]);
+      expect(excl(price(stepTariff, cdr))).to.equal(0.6);
+    });
+
+    it('priced parking takes the step, charging time is billed as used (0.55, as the public vector; the spec prose says 0.50)', function () {
+      const cdr = aCdr('2024-05-02T16:55:00Z', '2024-05-02T17:07:00Z', [
+        ['2024-05-02T16:55:00Z', { TIME: minutes(5) }],
+        ['2024-05-02T17:00:00Z', { TIME: minutes(5) }],
+        ['2024-05-02T17:05:00Z', { PARKING_TIME: minutes(2) }],
+      ]);
+      const priced = price(stepTariff, cdr);
+      expect(priced.total_time_cost.excl_vat).to.equal(0.3);
+      expect(priced.total_parking_cost.excl_vat).to.equal(0.25);
+      expect(excl(priced)).to.equal(0.55);
+    });
+
+    it('12 min charging and 8 min parking with 20% VAT: 0.73 / 0.88 with steps, 0.61 / 0.74 without', function () {
+      const tariff = (step: number): Tariff =>
+        aTariff([
+          anElement([time(2.4, step, 20), parking(1, step, 20)], { end_time: '20:00' }),
+          anElement([time(2.4, step, 20)]),
+        ]);
+      const cdr = aCdr('2024-05-02T19:40:00Z', '2024-05-02T20:00:00Z', [
+        ['2024-05-02T19:40:00Z', { TIME: minutes(12) }],
+        ['2024-05-02T19:52:00Z', { PARKING_TIME: minutes(8) }],
+      ]);
+      const cents = (p: PricedCdr) => [p.total_cost.excl_vat, p.total_cost.incl_vat].map((n) => Number(n.toFixed(2)));
+      expect(cents(price(tariff(900), cdr))).to.deep.equal([0.73, 0.88]);
+      expect(cents(price(tariff(0), cdr))).to.deep.equal([0.61, 0.74]);
+    });
+
+    it('energy is rounded up to whole steps of Wh over the session, at the last ENERGY price', function () {
+      const tariff = aTariff([anElement([energy(0.3, 500)], { end_time: '12:00' }), anElement([energy(0.5, 1000)])]);
+      const cdr = aCdr('2024-05-02T11:00:00Z', '2024-05-02T13:00:00Z', [
+        ['2024-05-02T11:00:00Z', { ENERGY: 1.2 }],
+        ['2024-05-02T12:00:00Z', { ENERGY: 1.1 }],
+      ]);
+      // 2.3 kWh -> 3 kWh in steps of 1,000 Wh: 0.7 kWh more at 0.50
+      expect(excl(price(tariff, cdr))).to.equal(0.36 + 0.55 + 0.35);
+    });
+  });
+
+  describe('restrictions', function () {
+    it("a time window that ends before it starts wraps midnight, in the location's time zone; its end is exclusive", function () {
+      const tariff = aTariff([
+        anElement([energy(0.2)], { start_time: '22:00', end_time: '06:00' }),
+        anElement([energy(0.4)]),
+      ]);
+      // Europe/Berlin in January is UTC+1
+      const cdr = aCdr('2024-01-10T22:30:00Z', '2024-01-11T06:00:00Z', [
+        ['2024-01-10T22:30:00Z', { ENERGY: 1 }], // 23:30
+        ['2024-01-11T04:59:00Z', { ENERGY: 1 }], // 05:59
+        ['2024-01-11T05:00:00Z', { ENERGY: 1 }], // 06:00
+        ['2024-01-11T20:30:00Z', { ENERGY: 1 }], // 21:30
+      ]);
+      const cdr2 = { ...cdr, end_date_time: '2024-01-11T21:00:00Z' };
+      const prices = price(tariff, cdr2, 'Europe/Berlin').breakdown.periods.map((p) => p.dimensions[0]?.price);
+      expect(prices).to.deep.equal([0.2, 0.2, 0.4, 0.4]);
+    });
+
+    it('day_of_week is the local day: Saturday 23:30 UTC is Sunday in Berlin', function () {
+      const tariff = aTariff([anElement([energy(0.1)], { day_of_week: ['SUNDAY'] }), anElement([energy(0.3)])]);
+      const cdr = aCdr('2024-03-09T23:30:00Z', '2024-03-10T00:30:00Z', [['2024-03-09T23:30:00Z', { ENERGY: 10 }]]);
+      expect(excl(price(tariff, cdr, 'Europe/Berlin'))).to.equal(1);
+      expect(excl(price(tariff, cdr, 'UTC'))).to.equal(3);
+    });
+
+    it('across a DST change the local clock moves with it (Amsterdam, 31 March 2024)', function () {
+      const tariff = aTariff([
+        anElement([energy(0.1)], { start_time: '03:00', end_time: '04:00' }),
+        anElement([energy(0.3)]),
+      ]);
+      const cdr = aCdr('2024-03-31T00:30:00Z', '2024-03-31T02:00:00Z', [
+        ['2024-03-31T00:30:00Z', { ENERGY: 1 }], // 01:30 CET
+        ['2024-03-31T01:00:00Z', { ENERGY: 1 }], // 03:00 CEST (02:00-03:00 does not exist)
+        ['2024-03-31T01:59:00Z', { ENERGY: 1 }], // 03:59 CEST
+      ]);
+      const periods = price(tariff, cdr, 'Europe/Amsterdam').breakdown.periods;
+      expect(periods.map((p) => p.dimensions[0]?.price)).to.deep.equal([0.3, 0.1, 0.1]);
+      expect(periods[1]?.local_time).to.equal('2024-03-31 03:00:00 SUNDAY');
+    });
+
+    it("kWh, duration and date bounds: lower inclusive, upper exclusive, read at each period's start", function () {
+      const tariff = aTariff([
+        anElement([energy(0.1)], { max_kwh: 10 }),
+        anElement([energy(0.2)], { min_kwh: 10, max_duration: 3600 }),
+        anElement([energy(0.3)], { min_duration: 3600, end_date: '2024-05-03' }),
+        anElement([energy(0.4)]),
+      ]);
+      const cdr = aCdr('2024-05-02T22:00:00Z', '2024-05-03T02:00:00Z', [
+        ['2024-05-02T22:00:00Z', { ENERGY: 10 }], // 0 kWh before: element 1
+        ['2024-05-02T22:30:00Z', { ENERGY: 5 }], // 10 kWh before (not < 10), 1,800 s: element 2
+        ['2024-05-02T23:00:00Z', { ENERGY: 5 }], // 3,600 s (not < 3,600), 2 May: element 3
+        ['2024-05-03T00:00:00Z', { ENERGY: 5 }], // 3 May (not before the end date): element 4
+      ]);
+      const periods = price(tariff, cdr).breakdown.periods;
+      expect(periods.map((p) => p.dimensions[0]?.element)).to.deep.equal([1, 2, 3, 4]);
+      expect(periods[1]?.dimensions[0]?.reason).to.equal(
+        'element 2 (kWh 10-<undefined, duration 0s-<3600s)'.replace('-<undefined', '-'),
+      );
+    });
+
+    it('power bounds (spec max_power example: 20.30), from reported MAX_POWER or from energy over time', function () {
+      const tariff = aTariff([
+        anElement([energy(0.2)], { max_power: 16 }),
+        anElement([energy(0.35)], { max_power: 32 }),
+        anElement([energy(0.5)]),
+      ]);
+      const derived = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:07:30Z', [
+        ['2024-05-02T10:00:00Z', { ENERGY: 1 }], // 10 min: 6 kW
+        ['2024-05-02T10:10:00Z', { ENERGY: 40 }], // 50 min: 48 kW
+        ['2024-05-02T11:00:00Z', { ENERGY: 0.5 }], // 7.5 min: 4 kW
+      ]);
+      expect(excl(price(tariff, derived))).to.equal(20.3);
+      const reported = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:07:30Z', [
+        ['2024-05-02T10:00:00Z', { ENERGY: 1, MAX_POWER: 6 }],
+        ['2024-05-02T10:10:00Z', { ENERGY: 40, MAX_POWER: 48 }],
+        ['2024-05-02T11:00:00Z', { ENERGY: 0.5, MAX_POWER: 4 }],
+      ]);
+      expect(excl(price(tariff, reported))).to.equal(20.3);
+    });
+
+    it('a current bound with no current reported does not hold: the fallback prices', function () {
+      const tariff = aTariff([anElement([energy(0.1)], { max_current: 32 }), anElement([energy(0.3)])]);
+      const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: 10 }]]);
+      expect(excl(price(tariff, cdr))).to.equal(3);
+      const withCurrent = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [
+        ['2024-05-02T10:00:00Z', { ENERGY: 10, MAX_CURRENT: 16 }],
+      ]);
+      expect(excl(price(tariff, withCurrent))).to.equal(1);
+    });
+  });
+
+  describe('flat fees, reservations, VAT and bounds', function () {
+    it('FLAT is charged once per session, however many periods', function () {
+      const tariff = aTariff([anElement([flat(1.5, 20), energy(0.25)])]);
+      const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T13:00:00Z', [
+        ['2024-05-02T10:00:00Z', { ENERGY: 1 }],
+        ['2024-05-02T11:00:00Z', { ENERGY: 1 }],
+        ['2024-05-02T12:00:00Z', { ENERGY: 1 }],
+      ]);
+      const priced = price(tariff, cdr);
+      expect(priced.total_fixed_cost).to.deep.equal({ excl_vat: 1.5, incl_vat: 1.8 });
+      expect(priced.total_cost).to.deep.equal({ excl_vat: 2.25, incl_vat: 2.55 });
+    });
+
+    it('RESERVATION_TIME is priced by the reservation elements, with their FLAT, and never by the others', function () {
+      const tariff = aTariff([
+        anElement([flat(2), time(5, 60)], { reservation: 'RESERVATION' }),
+        anElement([flat(1), energy(0.25), time(1)]),
+      ]);
+      const cdr = aCdr('2024-05-02T09:30:00Z', '2024-05-02T11:00:00Z', [
+        ['2024-05-02T09:30:00Z', { RESERVATION_TIME: 0.5 }],
+        ['2024-05-02T10:00:00Z', { ENERGY: 10, TIME: 1 }],
+      ]);
+      const priced = price(tariff, cdr);
+      expect(priced.total_reservation_cost.excl_vat).to.equal(4.5);
+      expect(priced.total_fixed_cost.excl_vat).to.equal(1);
+      expect(priced.total_time_cost.excl_vat).to.equal(1);
+      expect(excl(priced)).to.equal(4.5 + 1 + 2.5 + 1);
+    });
+
+    it('an expired reservation (no charging after it) is priced by the RESERVATION_EXPIRES element', function () {
+      const tariff = aTariff([
+        anElement([time(2)], { reservation: 'RESERVATION' }),
+        anElement([flat(4), time(6)], { reservation: 'RESERVATION_EXPIRES' }),
+        anElement([energy(0.25)]),
+      ]);
+      const cdr = aCdr('2024-05-02T09:00:00Z', '2024-05-02T10:30:00Z', [
+        ['2024-05-02T09:00:00Z', { RESERVATION_TIME: 1.5 }],
+      ]);
+      expect(price(tariff, cdr).total_reservation_cost.excl_vat).to.equal(13);
+    });
+
+    it('VAT is per component; a component without VAT adds none', function () {
+      const tariff = aTariff([anElement([flat(1, 21), energy(0.5), time(2, 1, 9)])]);
+      const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [
+        ['2024-05-02T10:00:00Z', { ENERGY: 10, TIME: 1 }],
+      ]);
+      expect(price(tariff, cdr).total_cost).to.deep.equal({ excl_vat: 8, incl_vat: 1.21 + 5 + 2.18 });
+    });
+
+    it('min_price and max_price bound excl. and incl. VAT each on its own; the parts are left as they are', function () {
+      const tariff = aTariff([anElement([energy(0.5, 1, 25)])], {
+        max_price: { excl_vat: 10, incl_vat: 12 },
+      });
+      const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: 19 }]]);
+      const priced = price(tariff, cdr);
+      // 9.50 excl is under 10, 11.875 incl under 12: nothing clamped; 21 kWh: both are
+      expect(priced.total_cost).to.deep.equal({ excl_vat: 9.5, incl_vat: 11.875 });
+      const more = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: 19.5 }]]);
+      const clamped = price(tariff, more);
+      expect(clamped.total_cost).to.deep.equal({ excl_vat: 9.75, incl_vat: 12 });
+      expect(clamped.breakdown.clamped).to.deep.equal(['max_price incl_vat']);
+      expect(clamped.total_energy_cost).to.deep.equal({ excl_vat: 9.75, incl_vat: 12.1875 });
+    });
+
+    it('amounts are decimal: 0.00015 is reported as 0.0002 (half away from zero), where a float would give 0.0001', function () {
+      expect((0.00015).toFixed(4)).to.equal('0.0001');
+      const tariff = aTariff([anElement([energy(1, 0)])]);
+      const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: 0.00015 }]]);
+      expect(excl(price(tariff, cdr))).to.equal(0.0002);
+      const sum = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [
+        ['2024-05-02T10:00:00Z', { ENERGY: 0.1 }],
+        ['2024-05-02T10:20:00Z', { ENERGY: 0.2 }],
+      ]);
+      expect(0.1 + 0.2).to.not.equal(0.3);
+      expect(price(tariff, sum).total_energy).to.equal(0.3);
+    });
+  });
+
+  describe('tariff selection and bad input', function () {
+    it('the tariff valid at the session start is chosen; one not yet valid is refused', function () {
+      const old = aTariff([anElement([energy(0.3)])], { id: 'OLD', end_date_time: '2024-06-01T00:00:00Z' });
+      const next = aTariff([anElement([energy(0.4)])], { id: 'NEW', start_date_time: '2024-06-01T00:00:00Z' });
+      expect(selectTariff([old, next], Date.parse('2024-05-31T23:59:00Z'))?.id).to.equal('OLD');
+      expect(selectTariff([old, next], Date.parse('2024-06-01T00:00:00Z'))?.id).to.equal('NEW');
+      const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: 1 }]]);
+      expect(priceCdr(next, cdr, 'UTC')).to.deep.include({ ok: false, code: 'invalid_tariff' });
+    });
+
+    it('refuses what cannot be priced, saying why', function () {
+      const tariff = aTariff([anElement([energy(0.3)])]);
+      const ok = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [
+        ['2024-05-02T10:00:00Z', { ENERGY: 1 }],
+        ['2024-05-02T10:30:00Z', { ENERGY: 1 }],
+      ]);
+      const cases: [PricingCdr, string, string][] = [
+        [{ ...ok, currency: 'USD' }, 'UTC', 'the CDR is in USD, the tariff in EUR'],
+        [ok, 'Mars/Olympus', 'time_zone Mars/Olympus is not an IANA time zone'],
+        [{ ...ok, end_date_time: '2024-05-02T09:00:00Z' }, 'UTC', 'end_date_time is before start_date_time'],
+        [
+          { ...ok, charging_periods: [...ok.charging_periods].reverse() },
+          'UTC',
+          'charging_periods[1] starts before charging_periods[0]',
+        ],
+        [
+          aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: -1 }]]),
+          'UTC',
+          'charging_periods[0] has a negative ENERGY volume',
+        ],
+      ];
+      for (const [cdr, zone, message] of cases) {
+        expect(priceCdr(tariff, cdr, zone)).to.deep.equal({ ok: false, code: 'invalid_cdr', message });
+      }
+    });
+  });
+});

@@ -1,0 +1,96 @@
+import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { pricingModule } from '../../src/tariffs/module.js';
+import {
+  embeddedEnvironment,
+  startPlatform,
+  type StartedPlatform,
+  type TestEnvironment,
+} from '../support/platforms.js';
+import { aCdr, aTariff, anElement, energy } from './builders.js';
+import { TOTALS, VECTORS_DIR, tandemdriveVectors } from './vectors.js';
+
+/** `POST /v1/tariffs/price` as an operator calls it: a real server on port 0, pricing in its threads. */
+
+const KEY = 'price-endpoint-key-0123456789';
+
+describe('POST /v1/tariffs/price', function () {
+  this.timeout(30_000);
+  let env: TestEnvironment;
+  let p: StartedPlatform;
+
+  before(async () => {
+    env = await embeddedEnvironment({ CSMS_API_KEY: KEY, PRICING_THREADS: '1' });
+    p = await startPlatform(env, [pricingModule()]);
+  });
+  after(async () => {
+    await p?.stop();
+    await env?.cleanup();
+  });
+
+  const post = async (body: unknown, key = KEY) => {
+    const res = await fetch(`${p.platform.url}/v1/tariffs/price`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  it('prices every public vector as the engine does, with every CDR total and the breakdown', async function () {
+    if (!existsSync(VECTORS_DIR)) return this.skip();
+    for (const v of tandemdriveVectors()) {
+      const { tariffs: _t, ...cdr } = v.cdr as Record<string, unknown>;
+      const { status, body } = await post({
+        tariff: v.tariff,
+        cdr: {
+          start_date_time: cdr.start_date_time,
+          end_date_time: cdr.end_date_time,
+          currency: cdr.currency,
+          charging_periods: cdr.charging_periods,
+        },
+        time_zone: 'UTC',
+      });
+      expect(status, v.name).to.equal(200);
+      for (const k of TOTALS) expect(body, `${v.name} ${k}`).to.have.property(k);
+      if (!v.name.startsWith('025kwh_min_price/cdr2'))
+        expect(body.total_cost, v.name).to.deep.equal({
+          excl_vat: (v.cdr.total_cost as { excl_vat: number }).excl_vat,
+          incl_vat: (v.cdr.total_cost as { incl_vat: number }).incl_vat,
+        });
+      const breakdown = body.breakdown as { periods: unknown[] };
+      expect(breakdown.periods, v.name).to.have.length(v.cdr.charging_periods.length);
+    }
+  });
+
+  it('answers 422 with detail for a CDR that cannot be priced, and for a tariff that fails its schema', async () => {
+    const tariff = aTariff([anElement([energy(0.3)])]);
+    const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: 1 }]]);
+    const wrongCurrency = await post({ tariff, cdr: { ...cdr, currency: 'USD' }, time_zone: 'UTC' });
+    expect(wrongCurrency.status).to.equal(422);
+    expect(wrongCurrency.body.detail).to.deep.include({
+      loc: ['body', 'cdr'],
+      msg: 'the CDR is in USD, the tariff in EUR',
+      type: 'invalid_cdr',
+      input: null,
+      ctx: {},
+    });
+    const noZone = await post({ tariff, cdr, time_zone: 'Nowhere/Atlantis' });
+    expect(noZone.status).to.equal(422);
+    const notYet = await post({
+      tariff: { ...tariff, start_date_time: '2030-01-01T00:00:00Z' },
+      cdr,
+      time_zone: 'UTC',
+    });
+    expect(notYet.status).to.equal(422);
+    expect((notYet.body.detail as { loc: string[] }[])[0]?.loc).to.deep.equal(['body', 'tariff']);
+    const badTariff = await post({ tariff: { ...tariff, elements: [] }, cdr, time_zone: 'UTC' });
+    expect(badTariff.status).to.equal(422);
+    expect(badTariff.body).to.have.property('detail');
+  });
+
+  it('is for operators only', async () => {
+    const { status } = await post({}, 'wrong-key-wrong-key-wrong');
+    expect(status).to.equal(401);
+  });
+});
