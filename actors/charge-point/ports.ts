@@ -58,6 +58,14 @@ export interface RoamingPort {
   tokenOf(idTag: string): Promise<RoamingToken | undefined>;
   /** the OCPI session of a transaction on a linked EVSE, stored and queued for its token's eMSP */
   session(session: RoamingSession): WriteStep;
+  /** a meter reading of a roamed transaction, kept for its CDR's charging periods (Wh at epoch ms) */
+  sample(sessionId: string, at: number, wh: number): WriteStep;
+  /**
+   * After the turn that wrote a roamed session committed: a running one is priced so far, an
+   * ended one gets its CDR (in the background; a failure is retried by the CDR's send).
+   * `priced` runs once that is done (the live views show the cost).
+   */
+  sessionWritten(sessionId: string, priced: () => void): void;
   /**
    * Real-time authorization at the token's eMSP; `unanswered` with the reason when it did not
    * answer (in time) or cannot be asked.

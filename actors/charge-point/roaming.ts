@@ -175,8 +175,25 @@ export function pushSession(
       status: endedAt === null ? 'ACTIVE' : 'COMPLETED',
     }),
   );
-  ctx.afterCommit(() => port.queued());
+  ctx.afterCommit(() => {
+    port.queued();
+    port.sessionWritten(sessionId, () =>
+      deps.publish({ type: 'session', session_id: sessionId, charge_point_id: ctx.key }),
+    );
+  });
   return { ...r, kwh, pushed_at: Date.now() };
+}
+
+/** Keeps a meter reading of a roamed transaction for its CDR, in this turn. */
+export function sampleMeter(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  sessionId: string,
+  at: number,
+  wh: number | null,
+): void {
+  const port = deps.roaming;
+  if (port && wh !== null && Number.isFinite(wh)) ctx.write(port.sample(sessionId, at, wh));
 }
 
 /**
@@ -210,5 +227,6 @@ export async function lateToken(
     : null;
   if (roamed === undefined) return;
   const ocpi = roamed && pushSession(deps, ctx, tx.session_id, roamed, 0, null);
+  if (ocpi) sampleMeter(deps, ctx, tx.session_id, tx.started_at ?? Date.now(), tx.meter_start_wh);
   ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? { ...t, ocpi } : t)) });
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChargerEvent, ChargerEventOutcome, ProtocolName } from '../../src/ocpp/domain.js';
 import type { ChargePointActorDeps, SessionProgress } from './ports.js';
 import type { ChargePointState } from './protocol.js';
-import { pushSession, type Roamed } from './roaming.js';
+import { pushSession, sampleMeter, type Roamed } from './roaming.js';
 import { publishChange, type ChargePointCtx } from './state.js';
 
 /**
@@ -94,6 +94,7 @@ export function onTransactionStarted(
     started_at: epochMs(event.timestamp),
     ...(roamed === undefined ? {} : { ocpi: roamed && pushSession(deps, ctx, sessionId, roamed, 0, null) }),
   };
+  if (opened.ocpi) sampleMeter(deps, ctx, sessionId, opened.started_at ?? Date.now(), event.meter_start_wh);
   const reservation = event.reservation_id ?? null;
   ctx.setState({
     ...s,
@@ -135,6 +136,7 @@ export function onTransactionProgress(
   }
   if (ended) progress.stopped = { at: epochMs(event.timestamp), reason: event.reason };
   ctx.write(deps.sessions.progress(tx.session_id, progress));
+  if (tx.ocpi) sampleMeter(deps, ctx, tx.session_id, progress.stopped?.at ?? epochMs(event.timestamp), event.meter_wh);
   const ocpi = tx.ocpi ? roamedProgress(deps, ctx, tx.session_id, tx.ocpi, progress) : tx.ocpi;
   if (ended) {
     ctx.setState({

@@ -165,7 +165,10 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
           config: services.config,
           actors: services.actors,
           chargePoints: new ChargePointStore(services.db),
-          sessions: new SessionReader(services.db),
+          sessions: new SessionReader(services.db, {
+            country_code: services.config.OCPI_COUNTRY_CODE,
+            party_id: services.config.OCPI_PARTY_ID,
+          }),
           events: eventsOf(services),
           streams,
         }),

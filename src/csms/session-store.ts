@@ -21,6 +21,24 @@ export const ChargingSession = Type.Object({
   energy_wh: Type.Number({ description: 'energy delivered so far (Wh)' }),
   stop_reason: Type.Union([Type.String(), Type.Null()]),
   updated_at: Type.String({ format: 'date-time' }),
+  cost: Type.Union(
+    [
+      Type.Object({
+        excl_vat: Type.Number(),
+        incl_vat: Type.Union([Type.Number(), Type.Null()]),
+        currency: Type.String(),
+        final: Type.Boolean({ description: "true: the CDR's total; false: the running cost so far" }),
+      }),
+      Type.Null(),
+    ],
+    {
+      description:
+        'a roamed session (on a linked EVSE, with a partner token): its price; null otherwise or until priced',
+    },
+  ),
+  cdr_id: Type.Union([Type.String(), Type.Null()], {
+    description: 'the id of its CDR once the session ended and was priced (GET /v1/sessions/{id}/cdr)',
+  }),
 });
 export type ChargingSession = Static<typeof ChargingSession>;
 
@@ -162,6 +180,19 @@ function num(v: unknown): number | null {
   return v === null || v === undefined ? null : Number(v);
 }
 
+/** The OCPI session or CDR of a session (the same id), as stored: its price, if it has one. */
+function costOf(data: unknown, final: boolean): ChargingSession['cost'] {
+  if (data === null || data === undefined) return null;
+  const o = JSON.parse(String(data)) as { total_cost?: { excl_vat: number; incl_vat?: number }; currency?: string };
+  if (!o.total_cost || typeof o.total_cost !== 'object') return null;
+  return {
+    excl_vat: o.total_cost.excl_vat,
+    incl_vat: o.total_cost.incl_vat ?? null,
+    currency: String(o.currency ?? ''),
+    final,
+  };
+}
+
 function toSession(r: Row): ChargingSession {
   return {
     id: String(r.id),
@@ -179,8 +210,18 @@ function toSession(r: Row): ChargingSession {
     energy_wh: Number(r.energy_wh),
     stop_reason: r.stop_reason === null || r.stop_reason === undefined ? null : String(r.stop_reason),
     updated_at: iso(r.updated_at),
+    cost: costOf(r.cdr_data, true) ?? costOf(r.ocpi_data, false),
+    cdr_id: r.cdr_data === null || r.cdr_data === undefined ? null : String(r.id),
   };
 }
+
+/**
+ * The columns of a session with its OCPI session's and CDR's data (roamed sessions: same id,
+ * our party), for the price. Two parameters: our country_code and party_id.
+ */
+const WITH_PRICE = `s.*,
+  (SELECT data FROM ocpi_object o WHERE o.module = 'cdrs' AND o.country_code = ? AND o.party_id = ? AND o.object_id = s.id) AS cdr_data,
+  (SELECT data FROM ocpi_object o WHERE o.module = 'sessions' AND o.country_code = ? AND o.party_id = ? AND o.object_id = s.id) AS ocpi_data`;
 
 export interface SessionQuery {
   charge_point_id?: string;
@@ -190,10 +231,21 @@ export interface SessionQuery {
 }
 
 export class SessionReader {
-  constructor(private readonly db: Database) {}
+  private readonly ownParams: string[];
+
+  /** `own`: our OCPI party, whose sessions and CDRs price the roamed ones */
+  constructor(
+    private readonly db: Database,
+    own: { country_code: string; party_id: string } = { country_code: '', party_id: '' },
+  ) {
+    this.ownParams = [own.country_code, own.party_id, own.country_code, own.party_id];
+  }
 
   async get(id: string): Promise<ChargingSession | undefined> {
-    const [row] = await this.db.sql.query('SELECT * FROM csms_session WHERE id = ?', [id]);
+    const [row] = await this.db.sql.query(`SELECT ${WITH_PRICE} FROM csms_session s WHERE s.id = ?`, [
+      ...this.ownParams,
+      id,
+    ]);
     return row ? toSession(row) : undefined;
   }
 
@@ -211,8 +263,8 @@ export class SessionReader {
     const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
     const [count] = await this.db.execute(`SELECT COUNT(*) AS n FROM csms_session ${clause}`, params);
     const rows = await this.db.execute(
-      `SELECT * FROM csms_session ${clause} ORDER BY started_at DESC, id ASC LIMIT ? OFFSET ?`,
-      [...params, q.limit, q.offset],
+      `SELECT ${WITH_PRICE} FROM csms_session s ${clause} ORDER BY s.started_at DESC, s.id ASC LIMIT ? OFFSET ?`,
+      [...this.ownParams, ...params, q.limit, q.offset],
     );
     return { total: Number(count?.n ?? 0), items: rows.map(toSession) };
   }

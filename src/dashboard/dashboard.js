@@ -134,6 +134,13 @@ async function unlink(id, n) {
   }
 }
 
+// a roamed session's price: the CDR's total once it ended, its running cost before (marked ~)
+function cost(c) {
+  if (!c) return '';
+  const amount = `${c.currency} ${(c.incl_vat ?? c.excl_vat).toFixed(2)}`;
+  return c.final ? amount : `~${amount}`;
+}
+
 function renderSessions(items) {
   $('sessions').replaceChildren(
     ...items.map((s) =>
@@ -147,6 +154,7 @@ function renderSessions(items) {
         el('td', {}, fmtTime(s.started_at)),
         el('td', {}, fmtTime(s.stopped_at)),
         el('td', { 'data-testid': 'energy' }, kwh(s.energy_wh)),
+        el('td', { 'data-testid': 'cost', title: s.cost ? `excl. VAT ${s.cost.excl_vat}` : '' }, cost(s.cost)),
       ),
     ),
   );

@@ -1,4 +1,5 @@
-import type { PlatformModule, PlatformServices } from '../platform/services.js';
+import type { ActorHost, PlatformModule, PlatformServices } from '../platform/services.js';
+import type { PricingHandle } from '../tariffs/module.js';
 import { ocpiCommandActor } from '../../actors/ocpi-command/actor.js';
 import { partnerOutboxActor } from '../../actors/partner-outbox/actor.js';
 import { partnerActor } from '../../actors/partner/actor.js';
@@ -14,7 +15,7 @@ import { ocpiNamespaceMount } from './mounts/namespace.js';
 import { overviewMount } from './mounts/overview.js';
 import { roleVersionsMount } from './mounts/role-versions.js';
 import { partnerProjection } from './core/partner-projection.js';
-import { outboxPorts } from './outbox/courier.js';
+import { outboxPorts, type CdrSource } from './outbox/courier.js';
 import type { ChargerCommandPort } from './commands/charger-port.js';
 import { enqueue, OutboxStore } from './outbox/outbox-store.js';
 import { outboxRoutes } from './outbox/routes.js';
@@ -34,6 +35,13 @@ export type OcpiModule = PlatformModule & { outbox: OutboxHandle };
 export interface OcpiModuleOptions {
   /** our chargers, for partners' commands (the roaming bridge); without it every command is REJECTED */
   chargers?: (services: PlatformServices) => ChargerCommandPort;
+  /**
+   * the pricing threads (src/tariffs): with them, the CDRs partner CPOs post us are re-priced
+   * (docs/TARIFFS.md "Re-pricing received CDRs"); without them they are only stored
+   */
+  pricing?: PricingHandle;
+  /** our CDRs, built when a CDR's send finds it not built yet (src/roaming/cdrs.ts) */
+  cdrs?: (host: ActorHost) => CdrSource;
 }
 
 /**
@@ -48,12 +56,12 @@ export function ocpiModule(opts: OcpiModuleOptions = {}): OcpiModule {
   return {
     name: 'ocpi',
     outbox,
-    actors: ({ config, db }) => [
+    actors: (host) => [
       partnerActor({
-        discovery: discoveryPort(new PartnerClient(partnerHttpOptions(config))),
+        discovery: discoveryPort(new PartnerClient(partnerHttpOptions(host.config))),
         projection: partnerProjection,
       }),
-      partnerOutboxActor(outboxPorts(config, db)),
+      partnerOutboxActor(outboxPorts(host.config, host.db, opts.cdrs?.(host))),
       ocpiCommandActor({
         queueResult: (partnerKey, result) => async (tx) => {
           await enqueue(tx, { partner_key: partnerKey }, { kind: 'command-result', ...result });
@@ -62,7 +70,7 @@ export function ocpiModule(opts: OcpiModuleOptions = {}): OcpiModule {
       }),
     ],
     mounts(services) {
-      const ctx = new OcpiContext(services);
+      const ctx = new OcpiContext(services, opts.pricing);
       context = ctx;
       sweeper = new OutboxSweeper(
         new OutboxStore(services.db),
@@ -97,7 +105,8 @@ export function ocpiModule(opts: OcpiModuleOptions = {}): OcpiModule {
     },
     async stop() {
       sweeper?.stop();
-      await context?.stopInvalidation();
+      // the re-pricings under way end before the pricing module (after this one) stops its threads
+      await Promise.all([context?.cdrChecks?.stop(), context?.stopInvalidation()]);
     },
   };
 }

@@ -16,6 +16,7 @@ import { ObjectStore } from '../ocpi/store/object-store.js';
 import type { OutboxHandle } from '../ocpi/module.js';
 import type { ActorHost } from '../platform/services.js';
 import { RealTimeAuthorizer } from './authorize.js';
+import { writeSample, type CdrBuilder } from './cdrs.js';
 import { EvseLinkStore } from './evse-links.js';
 
 /**
@@ -23,7 +24,7 @@ import { EvseLinkStore } from './evse-links.js';
  * status of a linked EVSE written into our OCPI location and queued for every registered eMSP,
  * both on the connection of the charger's turn, so they commit with it.
  */
-export function roamingPort(host: ActorHost, outbox: OutboxHandle): RoamingPort {
+export function roamingPort(host: ActorHost, outbox: OutboxHandle, cdrs: CdrBuilder): RoamingPort {
   const links = new EvseLinkStore(host.db);
   const authorizer = new RealTimeAuthorizer(host.config, host.db);
   const own = { country_code: host.config.OCPI_COUNTRY_CODE, party_id: host.config.OCPI_PARTY_ID };
@@ -50,6 +51,14 @@ export function roamingPort(host: ActorHost, outbox: OutboxHandle): RoamingPort 
     },
     tokenOf: (idTag) => tokenOf(host.db, own, idTag),
     session: (session: RoamingSession) => (tx: SqlRunner) => writeSession(tx, own, host.config.OCPI_CURRENCY, session),
+    sample: (sessionId, at, wh) => (tx: SqlRunner) => writeSample(tx, sessionId, at, wh),
+    sessionWritten: (sessionId, priced) => {
+      // what the pricing queued (the session with its cost, the CDR) is sent now
+      void cdrs.refresh(sessionId).then(() => {
+        outbox.kick();
+        priced();
+      });
+    },
     authorize: (token, where, actors) => authorizer.authorize(token, where, actors),
     unknownIdTags: host.config.OCPP_UNKNOWN_ID_TAGS,
     sessionPushMs: host.config.ROAMING_SESSION_PUSH_MS,
@@ -87,7 +96,11 @@ async function tokenOf(
 
 const TOKEN_TYPES = ['AD_HOC_USER', 'APP_USER', 'OTHER', 'RFID'] as const;
 
-/** Our OCPI session of a roamed transaction, stored for the token's eMSP, and its PUT queued. */
+/**
+ * Our OCPI session of a roamed transaction, stored for the token's eMSP, and its PUT queued. Its
+ * cost and charging periods (written by the pricing, src/roaming/cdrs.ts) are kept. An ended one
+ * queues its CDR too: built when it is sent, if nothing built it before.
+ */
 async function writeSession(
   tx: SqlRunner,
   own: { country_code: string; party_id: string },
@@ -96,6 +109,8 @@ async function writeSession(
 ): Promise<void> {
   const store = new ObjectStore<StoredSession>(tx, 'sessions');
   const emsp = { country_code: s.token.country_code, party_id: s.token.party_id };
+  const before = await store.get({ ...own, id: s.id });
+  const priced = before && 'start_date_time' in before ? before : undefined;
   const session: Session = {
     ...own,
     id: s.id,
@@ -109,11 +124,15 @@ async function writeSession(
     evse_uid: s.evse_uid,
     connector_id: s.connector_id,
     currency,
+    ...(priced?.charging_periods ? { charging_periods: priced.charging_periods } : {}),
+    ...(priced?.total_cost ? { total_cost: priced.total_cost } : {}),
     status: s.status,
     last_updated: new Date().toISOString(),
   };
   await store.put({ ...own, id: s.id }, session, { audience: emsp });
   await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'session', session_id: s.id, to: emsp });
+  if (s.status === 'COMPLETED')
+    await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'cdr', cdr_id: s.id, to: emsp });
 }
 
 /**

@@ -7,6 +7,8 @@ import { ChargePointId } from '../csms/views.js';
 import { ObjectId39 } from '../ocpi/core/schemas.js';
 import type * as L221 from '../ocpi/locations/schemas-2.2.1.js';
 import { ObjectStore } from '../ocpi/store/object-store.js';
+import * as C221 from '../ocpi/cdrs/schemas-2.2.1.js';
+import { isCdr221, type StoredCdr } from '../ocpi/sessions/stored.js';
 import type { PlatformModule, PlatformServices } from '../platform/services.js';
 import type { OutboxHandle } from '../ocpi/module.js';
 import { EvseLinkStore, EvseLinkTakenError, linksChanged } from './evse-links.js';
@@ -85,6 +87,45 @@ function linkRoutes(services: PlatformServices): Array<RouteSpec<OperatorAuth>> 
   ];
 }
 
+/** GET /v1/sessions/{id}/cdr: the CDR of one of our roamed sessions, as its eMSP gets it (2.2.1). */
+function cdrRoute(services: PlatformServices): RouteSpec<OperatorAuth> {
+  const cdrs = new ObjectStore<StoredCdr>(services.db.sql, 'cdrs');
+  const { config } = services;
+  const own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID };
+  return route({
+    method: 'GET',
+    path: '/sessions/:id/cdr',
+    summary: 'The CDR of a roamed session (2.2.1), once it ended and was priced; where its eMSP keeps it',
+    params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 36 }) }),
+    response: Type.Object({
+      cdr: C221.Cdr,
+      deliveries: Type.Array(
+        Type.Object({
+          partner_key: Type.String(),
+          location: Type.Union([Type.String(), Type.Null()]),
+          delivered_at: Type.String(),
+        }),
+        { description: "the eMSP's answers to our POST: where it keeps the CDR (its Location header)" },
+      ),
+    }),
+    responses: { 404: 'no CDR for this session (not roamed, still running, or not priced yet)' },
+    handler: async (req) => {
+      const cdr = await cdrs.get({ ...own, id: req.params.id });
+      if (!cdr || !isCdr221(cdr)) throw new HttpError(404, 'cdr_not_found', `no CDR for session ${req.params.id}`);
+      const rows = await services.db.sql.query(
+        'SELECT partner_key, location, delivered_at FROM roaming_cdr_delivery WHERE cdr_id = ? ORDER BY delivered_at',
+        [cdr.id],
+      );
+      const deliveries = rows.map((r) => ({
+        partner_key: String(r.partner_key),
+        location: r.location === null || r.location === undefined ? null : String(r.location),
+        delivered_at: new Date(Number(r.delivered_at)).toISOString(),
+      }));
+      return { data: { cdr, deliveries } };
+    },
+  });
+}
+
 export function roamingModule(outbox: OutboxHandle): PlatformModule {
   let watch: OfflineWatch | undefined;
   return {
@@ -107,7 +148,7 @@ export function roamingModule(outbox: OutboxHandle): PlatformModule {
           description: 'The roaming bridge: our chargers as EVSEs of our OCPI locations (operators)',
           security: 'bearer',
           authenticate: operatorAuthenticator(services.config),
-          routes: linkRoutes(services),
+          routes: [...linkRoutes(services), cdrRoute(services)],
         }),
       ];
     },

@@ -259,6 +259,7 @@ interface Reply {
   statusCode?: number;
   message?: string;
   data?: unknown;
+  headers?: Record<string, string>;
 }
 
 export class OcpiSimulator {
@@ -576,6 +577,11 @@ export class OcpiSimulator {
         data: { allowed, token: { uid }, ...(version === '2.2.1' ? { authorization_reference: `REF-${uid}` } : {}) },
       };
     }
+    // mod_cdrs POST: the Receiver answers where it keeps the CDR (its Location header)
+    if (module.identifier === 'cdrs' && module.role === 'RECEIVER' && record.method === 'POST') {
+      const id = String((record.body as { id?: unknown } | undefined)?.id ?? randomUUID());
+      return { status: 200, statusCode: 1000, headers: { Location: `${this.moduleUrl(version, module)}/${id}` } };
+    }
     return { status: 200, statusCode: 1000, ...(record.method === 'GET' ? { data: [] } : {}) };
   }
 
@@ -714,6 +720,7 @@ export class OcpiSimulator {
     // 2.2.1 4.2: the response carries the request's IDs
     res.setHeader('X-Request-ID', headerOf(req.headers, 'x-request-id') ?? randomUUID());
     res.setHeader('X-Correlation-ID', headerOf(req.headers, 'x-correlation-id') ?? randomUUID());
+    for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
     res.end(JSON.stringify(envelope));
   }
 

@@ -9,6 +9,8 @@ import { M0007OcpiParties } from './m0007-ocpi-parties.js';
 import { M0008Roaming } from './m0008-roaming.js';
 import { M0009Outbox } from './m0009-outbox.js';
 import { M0010RoamingReservations } from './m0010-roaming-reservations.js';
+import { M0011RoamingMeter } from './m0011-roaming-meter.js';
+import { M0012CdrChecks } from './m0012-cdr-checks.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -22,6 +24,8 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0008-roaming': M0008Roaming,
   'm0009-outbox': M0009Outbox,
   'm0010-roaming-reservations': M0010RoamingReservations,
+  'm0011-roaming-meter': M0011RoamingMeter,
+  'm0012-cdr-checks': M0012CdrChecks,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

@@ -14,6 +14,8 @@ export const migrationNames = [
   'm0008-roaming',
   'm0009-outbox',
   'm0010-roaming-reservations',
+  'm0011-roaming-meter',
+  'm0012-cdr-checks',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

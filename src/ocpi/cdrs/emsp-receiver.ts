@@ -1,3 +1,4 @@
+import type { Context } from 'koa';
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
 import { invalidParameters, unknownObject } from '../core/errors.js';
@@ -21,14 +22,18 @@ import * as C221 from './schemas-2.2.1.js';
 const unknownCdr = () => unknownObject('CDR');
 const ONE = '/cdrs/:country_code/:party_id/:cdr_id';
 
-/** Stores a received CDR once; answers where it can be read back. */
+/**
+ * Stores a received CDR once; answers where it can be read back. Once the answer is out, the CDR
+ * is re-priced in the background when the pricing threads are wired (checker.ts).
+ */
 async function receive(
   ctx: OcpiContext,
-  origin: string,
+  koa: Context,
   prefix: string,
   key: ObjectKey,
   cdr: StoredCdr,
 ): Promise<{ data: undefined; headers: Record<string, string> }> {
+  const origin = ctx.baseUrl(koa);
   const existing = await ctx.stores.cdrs.get(key);
   if (existing && JSON.stringify(existing) !== JSON.stringify(cdr))
     throw invalidParameters([
@@ -39,6 +44,7 @@ async function receive(
       },
     ]);
   if (!existing) await ctx.stores.cdrs.put(key, cdr);
+  ctx.cdrChecks?.afterAnswer(koa.res, key, cdr);
   const path = [key.country_code, key.party_id, key.id].map(encodeURIComponent).join('/');
   return { data: undefined, headers: { Location: `${origin}${prefix}/cdrs/${path}` } };
 }
@@ -55,7 +61,7 @@ export function cdrsReceiver211(ctx: OcpiContext, prefix: string): OcpiRoute[] {
       handler: (req) => {
         const caller = requireLink(req.auth, '2.1.1');
         const key = { country_code: caller.country_code, party_id: caller.party_id, id: req.body.id };
-        return receive(ctx, ctx.baseUrl(req.koa), prefix, key, req.body);
+        return receive(ctx, req.koa, prefix, key, req.body);
       },
     }),
     route({
@@ -88,7 +94,7 @@ export function cdrsReceiver221(ctx: OcpiContext, prefix: string): OcpiRoute[] {
         assertOwnParty(caller, req.body);
         // a platform's CDR is kept under the party it names (one of the caller's)
         const key = { country_code: req.body.country_code, party_id: req.body.party_id, id: req.body.id };
-        return receive(ctx, ctx.baseUrl(req.koa), prefix, key, req.body);
+        return receive(ctx, req.koa, prefix, key, req.body);
       },
     }),
     route({

@@ -1,8 +1,11 @@
 import type { Context } from 'koa';
 import { publicOrigin } from '../../gateway/public-origin.js';
 import type { PlatformServices } from '../../platform/services.js';
+import type { PricingHandle } from '../../tariffs/module.js';
 import { PartnerClient, partnerHttpOptions } from '../client/partner-client.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
+import { CdrCheckStore } from '../cdrs/check-store.js';
+import { CdrChecker } from '../cdrs/checker.js';
 import type { ChargerCommandPort } from '../commands/charger-port.js';
 import type { SentCommand } from '../commands/schemas.js';
 import type { StoredCdr, StoredSession } from '../sessions/stored.js';
@@ -41,8 +44,15 @@ export class OcpiContext {
   chargers: ChargerCommandPort | undefined;
   /** wakes the senders of the outbox after a change queued rows (module.ts sets it) */
   outbox: { kick(): void } = { kick: () => undefined };
+  /** our re-pricing of the CDRs partner CPOs post us (cdrs/checker.ts): the checks kept */
+  readonly cdrCheckStore: CdrCheckStore;
+  /** and what re-prices them, when the pricing threads are given (module.ts) */
+  readonly cdrChecks: CdrChecker | undefined;
 
-  constructor(readonly services: PlatformServices) {
+  constructor(
+    readonly services: PlatformServices,
+    pricing?: PricingHandle,
+  ) {
     const { db, config } = services;
     this.invalidation = new CacheInvalidation(services.redis, services.redisKeys, services.log);
     this.tokens = new TokenDirectory({ db });
@@ -68,6 +78,10 @@ export class OcpiContext {
     };
     this.client = new PartnerClient(partnerHttpOptions(config));
     this.partners = new PartnerDirectory(services, this.tokens, (hashes) => this.invalidation.tokensRevoked(hashes));
+    this.cdrCheckStore = new CdrCheckStore(db);
+    const { tariffs, locations } = this.stores;
+    const log = services.log.child({ module: 'cdr-checks' });
+    this.cdrChecks = pricing && new CdrChecker({ tariffs, locations, pricing }, this.cdrCheckStore, log);
   }
 
   /** Cluster mode: listen for other processes' revocations and writes (module `attach`). */

@@ -38,6 +38,15 @@ interface Link {
   token: string;
 }
 
+/**
+ * Where our CDRs come from (src/roaming/cdrs.ts): a CDR's row may be sent before the CDR was
+ * built (the process that ended the session stopped first), so sending one builds it if needed.
+ */
+export interface CdrSource {
+  /** the CDR of an ended session, built now if it was not; undefined if it cannot be yet */
+  ensure(sessionId: string): Promise<unknown>;
+}
+
 const enc = encodeURIComponent;
 
 /** A failed answer, classified: a 5xx or an OCPI 3xxx is the partner's trouble, a 4xx or 2xxx ours. */
@@ -65,6 +74,8 @@ function objectOf(intent: Exclude<OutboxIntent, { kind: 'evse' | 'command-result
       return { module: 'sessions', id: intent.session_id };
     case 'tariff':
       return { module: 'tariffs', id: intent.tariff_id };
+    case 'cdr':
+      return { module: 'cdrs', id: intent.cdr_id };
     case 'token':
       return { module: 'tokens', id: intent.uid };
   }
@@ -82,7 +93,11 @@ export class OutboxCourier {
   private readonly locations: ObjectStore<StoredLocation>;
   private readonly own: PartyIdentity;
 
-  constructor(config: Config, db: Database) {
+  constructor(
+    config: Config,
+    private readonly db: Database,
+    private readonly cdrSource?: CdrSource,
+  ) {
     this.client = new PartnerClient(partnerHttpOptions(config));
     this.locations = new ObjectStore<StoredLocation>(db.sql, 'locations');
     this.stores = {
@@ -114,11 +129,12 @@ export class OutboxCourier {
    * The call a row makes on this link, or why it has nothing to send: a whole object as the
    * operator's push sends it (management/push.ts `pushCall`), an EVSE's status, a command result.
    */
-  async render(link: Link, intent: OutboxIntent): Promise<Call | { skip: string }> {
+  async render(link: Link, intent: OutboxIntent): Promise<Call | { skip: string } | { retry: string }> {
     if (intent.kind === 'command-result')
       return { method: 'POST', url: intent.url, version: intent.version, body: intent.body };
     if (intent.kind === 'evse') return this.renderEvse(link, intent);
     const { module, id } = objectOf(intent);
+    if (intent.kind === 'cdr' && !(await this.cdrSource?.ensure(id))) return { retry: `CDR ${id} is not built yet` };
     const endpoint = endpointOf(link.partner.endpoints, module, 'RECEIVER');
     if (!endpoint) return { skip: `the partner lists no ${module} Receiver` };
     const object = await this.stores[module].get({ ...this.own, id });
@@ -150,10 +166,15 @@ export class OutboxCourier {
     };
   }
 
-  async send(link: Link, call: Call, to: PartyIdentity): Promise<DeliveryOutcome> {
+  async send(
+    link: Link,
+    call: Call,
+    to: PartyIdentity,
+    sent?: (location: string | undefined) => Promise<void>,
+  ): Promise<DeliveryOutcome> {
     const trace: CallTrace = { route: { from: this.own, to } };
     try {
-      const { status, envelope } = await this.client.call(
+      const { status, envelope, headers } = await this.client.call(
         call.method,
         call.url,
         link.token,
@@ -161,7 +182,10 @@ export class OutboxCourier {
         call.body,
         trace,
       );
-      return answered(status, envelope.status_code);
+      const outcome = answered(status, envelope.status_code);
+      const location = headers.location;
+      if (outcome.outcome === 'sent') await sent?.(typeof location === 'string' ? location.slice(0, 2048) : undefined);
+      return outcome;
     } catch (err) {
       if (!(err instanceof PartnerCallError)) throw err;
       // an answer that is not an OCPI envelope: its HTTP status decides
@@ -171,6 +195,15 @@ export class OutboxCourier {
       }
       return { outcome: 'failed', error: err.reason, retryable: true, partnerDown: true };
     }
+  }
+
+  /** Where the eMSP keeps a CDR we sent it (the Location of its answer), for the operator. */
+  private async delivered(cdrId: string, partnerKey: string, location: string | undefined): Promise<void> {
+    await this.db.sql.run(
+      `INSERT INTO roaming_cdr_delivery (cdr_id, partner_key, location, delivered_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (cdr_id, partner_key) DO UPDATE SET location = excluded.location, delivered_at = excluded.delivered_at`,
+      [cdrId, partnerKey, location ?? null, Date.now()],
+    );
   }
 
   /** A courier for one partner's link (the actor's port), or why nothing can be sent. */
@@ -187,7 +220,10 @@ export class OutboxCourier {
         if (!row || row.status !== 'pending') return { outcome: 'skipped', reason: 'the row was settled meanwhile' };
         const call = await this.render(link, row.intent);
         if ('skip' in call) return { outcome: 'skipped', reason: call.skip };
+        if ('retry' in call) return { outcome: 'failed', error: call.retry, retryable: true, partnerDown: false };
         const intent = row.intent;
+        if (intent.kind === 'cdr')
+          return this.send(link, call, intent.to, (at) => this.delivered(intent.cdr_id, partnerKey, at));
         const to =
           intent.kind === 'session'
             ? intent.to
@@ -202,9 +238,9 @@ export class OutboxCourier {
 }
 
 /** The partner-outbox actor's ports, on the outbox table and the courier. */
-export function outboxPorts(config: Config, db: Database): PartnerOutboxDeps {
+export function outboxPorts(config: Config, db: Database, cdrSource?: CdrSource): PartnerOutboxDeps {
   const rows = new OutboxStore(db);
-  const courier = new OutboxCourier(config, db);
+  const courier = new OutboxCourier(config, db, cdrSource);
   const max = config.OUTBOX_RETRY_MAX_MS;
   return {
     due: async (partnerKey, now, limit) => (await rows.due(partnerKey, now, limit)).map(entryOf),

@@ -17,6 +17,8 @@ export type OutboxIntent =
   | { kind: 'location'; location_id: string }
   /** PUT of one of our sessions to the sessions Receiver of the eMSP of its token (`to`) */
   | { kind: 'session'; session_id: string; to: { country_code: string; party_id: string } }
+  /** POST of one of our CDRs to the cdrs Receiver of the eMSP of its token (`to`) */
+  | { kind: 'cdr'; cdr_id: string; to: { country_code: string; party_id: string } }
   /** PUT of one of our tariffs to an eMSP's tariffs Receiver */
   | { kind: 'tariff'; tariff_id: string }
   /** PUT of one of our (eMSP) tokens to a CPO's tokens Receiver */
@@ -88,6 +90,8 @@ export function objectKeyOf(intent: OutboxIntent): string {
       return `tokens/${intent.uid}/${intent.type}`;
     case 'tariff':
       return `tariffs/${intent.tariff_id}`;
+    case 'cdr':
+      return `cdrs/${intent.cdr_id}`;
     case 'command-result':
       // a response_url may be 255 characters: its digest keeps two commands' results apart
       return `command-result/${createHash('sha256').update(intent.url).digest('hex')}`;

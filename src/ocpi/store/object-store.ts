@@ -176,13 +176,30 @@ export class ObjectStore<T extends { last_updated: string }> {
 
   /** Inserts or replaces the object. */
   async put(key: ObjectKey, object: T, opts: PutOptions = {}): Promise<T> {
+    await this.write(
+      key,
+      object,
+      opts,
+      `DO UPDATE SET last_updated_ms = excluded.last_updated_ms, published = excluded.published, data = excluded.data,
+       updated_at = excluded.updated_at, revision = ocpi_object.revision + 1, audience = excluded.audience`,
+    );
+    return object;
+  }
+
+  /**
+   * Inserts the object unless one is stored under its key (an object that never changes, such as
+   * our CDRs: whoever writes first wins). Answers whether it was inserted.
+   */
+  async putNew(key: ObjectKey, object: T, opts: PutOptions = {}): Promise<boolean> {
+    return (await this.write(key, object, opts, 'DO NOTHING')) === 1;
+  }
+
+  private async write(key: ObjectKey, object: T, opts: PutOptions, onConflict: string): Promise<number> {
     this.clearPages(key);
     const now = Date.now();
-    await this.sql.run(
+    const changed = await this.sql.run(
       `INSERT INTO ocpi_object (module, country_code, party_id, object_id, last_updated_ms, published, data, updated_at, audience) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (module, country_code, party_id, object_id)
-       DO UPDATE SET last_updated_ms = excluded.last_updated_ms, published = excluded.published, data = excluded.data,
-       updated_at = excluded.updated_at, revision = ocpi_object.revision + 1, audience = excluded.audience`,
+       ON CONFLICT (module, country_code, party_id, object_id) ${onConflict}`,
       [
         this.module,
         key.country_code,
@@ -196,7 +213,7 @@ export class ObjectStore<T extends { last_updated: string }> {
       ],
     );
     this.written(key);
-    return object;
+    return changed;
   }
 
   /**

@@ -1,0 +1,275 @@
+import type { Logger } from 'pino';
+import type { Database } from '../db/database.js';
+import type { SqlRunner } from '../db/sql.js';
+import { compileLazily } from '../lazy-compile.js';
+import type { PartyIdentity } from '../ocpi/core/auth.js';
+import * as C221 from '../ocpi/cdrs/schemas-2.2.1.js';
+import type { StoredLocation } from '../ocpi/locations/schemas-2.2.1.js';
+import { enqueue } from '../ocpi/outbox/outbox-store.js';
+import type { Session } from '../ocpi/sessions/schemas-2.2.1.js';
+import { isSession221, type StoredCdr, type StoredSession } from '../ocpi/sessions/stored.js';
+import type { Tariff } from '../ocpi/tariffs/schemas-2.2.1.js';
+import { ObjectStore } from '../ocpi/store/object-store.js';
+import { selectTariff } from '../tariffs/engine.js';
+import type { PricingHandle } from '../tariffs/module.js';
+import type { ActorHost } from '../platform/services.js';
+import { chargingPeriodsOf, type MeterSample } from '../tariffs/periods.js';
+import type { PricedCdr, PricingPeriod, PricingTariff } from '../tariffs/types.js';
+
+/**
+ * Our CDRs, from our chargers' transactions (docs/TARIFFS.md "CDRs from transactions"). When a
+ * roamed session ends, its charging periods are built from the meter readings the charger sent
+ * (`roaming_meter_sample`), priced with the tariff its connector named when it started, in the
+ * location's time zone, in a pricing thread, and stored once: a CDR never changes. The session
+ * gets the same cost, and both go to the token's eMSP through the outbox. While a session runs,
+ * the same pricing gives its running cost.
+ */
+
+const checkCdr = compileLazily(C221.Cdr);
+
+/** A "free of charge" tariff (mod_tariffs): totals of a session whose connector names no tariff. */
+const freeOf = (currency: string): PricingTariff => ({
+  id: 'FREE',
+  currency,
+  elements: [{ price_components: [{ type: 'FLAT', price: 0, step_size: 0 }] }],
+});
+
+interface Place {
+  location: StoredLocation;
+  evse: NonNullable<StoredLocation['evses']>[number];
+  connector: NonNullable<StoredLocation['evses']>[number]['connectors'][number];
+}
+
+/** The meter readings of a session, in time. */
+export async function samplesOf(sql: Pick<SqlRunner, 'query'>, sessionId: string): Promise<MeterSample[]> {
+  const rows = await sql.query('SELECT at_ms, wh FROM roaming_meter_sample WHERE session_id = ? ORDER BY at_ms', [
+    sessionId,
+  ]);
+  return rows.map((r) => ({ at: Number(r.at_ms), wh: Number(r.wh) }));
+}
+
+/** Keeps a reading of a roamed transaction (a retried one at the same instant is kept once). */
+export async function writeSample(tx: SqlRunner, sessionId: string, at: number, wh: number): Promise<void> {
+  await tx.run(
+    'INSERT INTO roaming_meter_sample (session_id, at_ms, wh) VALUES (?, ?, ?) ON CONFLICT (session_id, at_ms) DO NOTHING',
+    [sessionId, at, wh],
+  );
+}
+
+const builders = new WeakMap<Database, CdrBuilder>();
+
+/** The process's CDR builder (one per database handle: the charge-point actors' and the outbox's). */
+export function cdrBuilderOf(host: ActorHost, pricing: PricingHandle): CdrBuilder {
+  let builder = builders.get(host.db);
+  if (!builder) {
+    const { config } = host;
+    const own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID };
+    builder = new CdrBuilder(host.db, pricing, own, config.OCPI_CURRENCY, host.log.child({ module: 'cdrs' }));
+    builders.set(host.db, builder);
+  }
+  return builder;
+}
+
+export class CdrBuilder {
+  private readonly sessions: ObjectStore<StoredSession>;
+  private readonly cdrs: ObjectStore<StoredCdr>;
+  private readonly locations: ObjectStore<StoredLocation>;
+  private readonly tariffs: ObjectStore<Tariff>;
+
+  constructor(
+    private readonly db: Database,
+    private readonly pricing: PricingHandle,
+    private readonly own: PartyIdentity,
+    private readonly currency: string,
+    private readonly log: Logger,
+  ) {
+    this.sessions = new ObjectStore(db.sql, 'sessions');
+    this.cdrs = new ObjectStore(db.sql, 'cdrs');
+    this.locations = new ObjectStore(db.sql, 'locations');
+    this.tariffs = new ObjectStore(db.sql, 'tariffs');
+  }
+
+  /**
+   * After a roamed session was written: a running one gets its cost so far, an ended one its
+   * CDR. Answers the CDR when there is one. Never throws: what fails is logged and done again
+   * by the outbox's send of the CDR.
+   */
+  async refresh(sessionId: string): Promise<C221.Cdr | undefined> {
+    try {
+      const session = await this.sessions.get({ ...this.own, id: sessionId });
+      if (!session || !isSession221(session)) return undefined;
+      if (session.status === 'COMPLETED' && session.end_date_time !== undefined) return await this.ensure(session);
+      await this.runningCost(session);
+      return undefined;
+    } catch (err) {
+      this.log.error({ err, session_id: sessionId }, 'pricing the roamed session failed');
+      return undefined;
+    }
+  }
+
+  /** The CDR of an ended session: the stored one, or one built, priced and stored now. */
+  async ensure(session: Session): Promise<C221.Cdr | undefined> {
+    const key = { ...this.own, id: session.id };
+    const stored = await this.cdrs.get(key);
+    if (stored) return stored as C221.Cdr;
+    const cdr = await this.build(session);
+    if (!cdr) return undefined;
+    const emsp = { country_code: session.cdr_token.country_code, party_id: session.cdr_token.party_id };
+    await this.db.group.run(async (tx) => {
+      // whoever builds it first stores it: a CDR never changes
+      if (!(await new ObjectStore<StoredCdr>(tx, 'cdrs').putNew(key, cdr, { audience: emsp }))) return;
+      await new ObjectStore<StoredSession>(tx, 'sessions').update(key, (s) =>
+        isSession221(s)
+          ? { ...s, total_cost: cdr.total_cost, charging_periods: cdr.charging_periods, last_updated: cdr.last_updated }
+          : s,
+      );
+      await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'session', session_id: session.id, to: emsp });
+      await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'cdr', cdr_id: session.id, to: emsp });
+    });
+    const final = await this.cdrs.get(key);
+    if (final) this.log.info({ cdr_id: session.id, total_cost: final.total_cost }, 'CDR stored');
+    return final as C221.Cdr | undefined;
+  }
+
+  private async placeOf(session: Session): Promise<Place | undefined> {
+    const location = await this.locations.get({ ...this.own, id: session.location_id });
+    const evse = location?.evses?.find((e) => e.uid === session.evse_uid);
+    const connector = evse?.connectors.find((c) => c.id === session.connector_id);
+    return location && evse && connector ? { location, evse, connector } : undefined;
+  }
+
+  /** The tariff of the connector valid when the session started (mod_tariffs), if it names one. */
+  private async tariffOf(place: Place, startMs: number): Promise<Tariff | undefined> {
+    const named = await Promise.all(
+      (place.connector.tariff_ids ?? []).map((id) => this.tariffs.get({ ...this.own, id })),
+    );
+    return selectTariff(
+      named.filter((t): t is Tariff => t !== undefined),
+      startMs,
+    );
+  }
+
+  /** The session's periods until `end` and their price. */
+  private async price(
+    session: Session,
+    place: Place,
+    endMs: number,
+    known?: MeterSample[],
+  ): Promise<{ periods: PricingPeriod[]; priced: PricedCdr; tariff: Tariff | undefined } | undefined> {
+    const startMs = Date.parse(session.start_date_time);
+    const tariff = await this.tariffOf(place, startMs);
+    const timeZone = place.location.time_zone;
+    const samples = known ?? (await samplesOf(this.db.sql, session.id));
+    const built = chargingPeriodsOf({ start: startMs, end: endMs, samples, tariff, timeZone });
+    const periods = tariff ? built.map((p) => ({ ...p, tariff_id: tariff.id })) : built;
+    const cdr = {
+      start_date_time: session.start_date_time,
+      end_date_time: new Date(endMs).toISOString(),
+      charging_periods: periods,
+    };
+    const outcome = await this.pricing.priceOne({
+      tariff: tariff ?? freeOf(this.currency),
+      cdr,
+      time_zone: timeZone,
+    });
+    if (!outcome.ok) {
+      this.log.error({ session_id: session.id, reason: outcome.message }, 'the session could not be priced');
+      return undefined;
+    }
+    return { periods, priced: outcome.priced, tariff };
+  }
+
+  private async build(session: Session): Promise<C221.Cdr | undefined> {
+    const place = await this.placeOf(session);
+    if (!place || session.end_date_time === undefined) {
+      this.log.warn({ session_id: session.id }, 'no CDR: the location, EVSE or connector of the session is gone');
+      return undefined;
+    }
+    const priced = await this.price(session, place, Date.parse(session.end_date_time));
+    if (!priced) return undefined;
+    const cdr = cdrOf(session, place, priced.periods, priced.priced, priced.tariff);
+    if (!checkCdr.Check(cdr)) {
+      const errors = [...checkCdr.Errors(cdr)].slice(0, 5).map((e) => `${e.instancePath}: ${e.message}`);
+      this.log.error({ session_id: session.id, errors }, 'the CDR built does not pass the 2.2.1 schema');
+      return undefined;
+    }
+    return cdr;
+  }
+
+  /**
+   * A running session's cost until its last meter reading, onto the stored session, and sent to
+   * its eMSP when it changed (a PUT of the session, coalescing with any push still pending).
+   */
+  private async runningCost(session: Session): Promise<void> {
+    const place = await this.placeOf(session);
+    if (!place) return;
+    const samples = await samplesOf(this.db.sql, session.id);
+    const until = Math.max(Date.parse(session.start_date_time), samples.at(-1)?.at ?? 0);
+    const priced = await this.price(session, place, until, samples);
+    if (!priced) return;
+    const total = priced.priced.total_cost;
+    if (session.total_cost?.excl_vat === total.excl_vat && session.total_cost.incl_vat === total.incl_vat) return;
+    const key = { ...this.own, id: session.id };
+    const emsp = { country_code: session.cdr_token.country_code, party_id: session.cdr_token.party_id };
+    await this.db.group.run(async (tx) => {
+      const updated = await new ObjectStore<StoredSession>(tx, 'sessions').update(key, (s) =>
+        isSession221(s) && s.status === 'ACTIVE'
+          ? { ...s, total_cost: total, charging_periods: priced.periods, last_updated: new Date().toISOString() }
+          : s,
+      );
+      if (updated && isSession221(updated) && updated.status === 'ACTIVE')
+        await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'session', session_id: session.id, to: emsp });
+    });
+  }
+}
+
+/** The 2.2.1 CDR of an ended session at `place`, priced. */
+function cdrOf(
+  session: Session,
+  place: Place,
+  periods: PricingPeriod[],
+  priced: PricedCdr,
+  tariff: Tariff | undefined,
+): C221.Cdr {
+  const { location, evse, connector } = place;
+  return {
+    country_code: session.country_code,
+    party_id: session.party_id,
+    id: session.id,
+    start_date_time: session.start_date_time,
+    end_date_time: session.end_date_time ?? session.last_updated,
+    session_id: session.id,
+    cdr_token: session.cdr_token,
+    auth_method: session.auth_method,
+    ...(session.authorization_reference ? { authorization_reference: session.authorization_reference } : {}),
+    cdr_location: {
+      id: location.id,
+      ...(location.name === undefined ? {} : { name: location.name }),
+      address: location.address,
+      city: location.city,
+      ...(location.postal_code === undefined ? {} : { postal_code: location.postal_code }),
+      ...(location.state === undefined ? {} : { state: location.state }),
+      country: location.country,
+      coordinates: location.coordinates,
+      evse_uid: evse.uid,
+      evse_id: evse.evse_id ?? evse.uid,
+      connector_id: connector.id,
+      connector_standard: connector.standard,
+      connector_format: connector.format,
+      connector_power_type: connector.power_type,
+    },
+    currency: priced.currency,
+    ...(tariff ? { tariffs: [tariff] } : {}),
+    charging_periods: periods,
+    total_cost: priced.total_cost,
+    total_fixed_cost: priced.total_fixed_cost,
+    total_energy: priced.total_energy,
+    total_energy_cost: priced.total_energy_cost,
+    total_time: priced.total_time,
+    total_time_cost: priced.total_time_cost,
+    total_parking_time: priced.total_parking_time,
+    total_parking_cost: priced.total_parking_cost,
+    total_reservation_cost: priced.total_reservation_cost,
+    last_updated: new Date().toISOString(),
+  };
+}

@@ -1,0 +1,218 @@
+import type { PricingPeriod, PricingTariff } from './types.js';
+import { instantOfWall, localTimeAt, offsetAt } from './local-time.js';
+import { dec } from './money.js';
+import { holds, readRestriction, type Restriction } from './restrictions.js';
+
+/**
+ * The charging periods of a CDR built from what a charger reported (docs/TARIFFS.md "Charging
+ * periods from a transaction"): its energy register readings, in time. A new period starts
+ * wherever the price may change: when charging starts or stops (energy flowing or not), and at
+ * every boundary of the tariff's restrictions (times of day and dates in the location's zone,
+ * session durations, kWh reached, a power band left). Within a period nothing price-relevant
+ * changes, so pricing each period by its start (engine.ts) prices every moment of it right.
+ */
+
+export interface MeterSample {
+  /** epoch ms */
+  at: number;
+  /** the energy register, Wh */
+  wh: number;
+}
+
+export interface PeriodsInput {
+  start: number;
+  end: number;
+  samples: readonly MeterSample[];
+  tariff: PricingTariff | undefined;
+  timeZone: string;
+}
+
+interface Piece {
+  from: number;
+  to: number;
+  /** Wh in the piece */
+  wh: number;
+}
+
+/** Whole days of tariff boundaries looked at, at most: a session longer than this is cut by charging state only. */
+const MAX_DAYS = 62;
+const DAY_MS = 86_400_000;
+
+/** The readings within the session, ordered, one per instant, with the session's ends. */
+function pointsOf(input: PeriodsInput): MeterSample[] {
+  const byTime = new Map<number, number>();
+  for (const s of input.samples) {
+    if (!Number.isFinite(s.wh) || !Number.isFinite(s.at)) continue;
+    byTime.set(Math.min(input.end, Math.max(input.start, s.at)), s.wh);
+  }
+  const points = [...byTime].sort((a, b) => a[0] - b[0]).map(([at, wh]) => ({ at, wh }));
+  const first = points[0];
+  const last = points[points.length - 1];
+  if (!first || !last)
+    return [
+      { at: input.start, wh: 0 },
+      { at: input.end, wh: 0 },
+    ];
+  if (first.at > input.start) points.unshift({ at: input.start, wh: first.wh });
+  if (last.at < input.end) points.push({ at: input.end, wh: last.wh });
+  return points;
+}
+
+/** Consecutive readings as pieces; a register that went back (a meter reset) counts from its new value. */
+function piecesOf(points: MeterSample[]): Piece[] {
+  const pieces: Piece[] = [];
+  let carried = 0;
+  for (let i = 1; i < points.length; i++) {
+    const a = points[i - 1] as MeterSample;
+    const b = points[i] as MeterSample;
+    const wh = Math.max(0, b.wh - a.wh) + carried;
+    // two readings at one instant: their energy goes to the next piece
+    if (b.at === a.at) {
+      carried = wh;
+      continue;
+    }
+    carried = 0;
+    pieces.push({ from: a.at, to: b.at, wh });
+  }
+  if (carried > 0 && pieces.length > 0) (pieces[pieces.length - 1] as Piece).wh += carried;
+  return pieces;
+}
+
+/** The instants at which a restriction of the tariff may start or stop holding, by time alone. */
+function timeCuts(restrictions: Restriction[], input: PeriodsInput): number[] {
+  const cuts: number[] = [];
+  for (const r of restrictions) {
+    if (r.min_duration !== undefined) cuts.push(input.start + r.min_duration * 1000);
+    if (r.max_duration !== undefined) cuts.push(input.start + r.max_duration * 1000);
+  }
+  const seconds = new Set<number>();
+  let midnights = false;
+  for (const r of restrictions) {
+    if (r.start_s !== undefined) seconds.add(r.start_s);
+    if (r.end_s !== undefined) seconds.add(r.end_s);
+    if (r.start_date !== undefined || r.end_date !== undefined || r.days !== undefined) midnights = true;
+  }
+  if (midnights) seconds.add(0);
+  if (seconds.size === 0) return cuts;
+  // local midnight of the day before the start, as a wall-clock instant written in UTC
+  const wallStart = input.start + offsetAt(input.timeZone, input.start);
+  const firstDay = Math.floor(wallStart / DAY_MS) * DAY_MS - DAY_MS;
+  const days = Math.min(MAX_DAYS, Math.ceil((input.end - input.start) / DAY_MS) + 2);
+  for (let d = 0; d <= days; d++) {
+    for (const s of seconds) cuts.push(instantOfWall(input.timeZone, firstDay + d * DAY_MS + s * 1000));
+  }
+  return cuts;
+}
+
+/**
+ * The instants at which the energy charged reaches a kWh bound of the tariff, each with the
+ * energy charged by then: exactly the bound, so that the period starting there is priced past it.
+ */
+function energyCuts(restrictions: Restriction[], pieces: Piece[]): Map<number, number> {
+  const bounds = new Set<number>();
+  for (const r of restrictions) {
+    if (r.min_kwh !== undefined) bounds.add(r.min_kwh.toNumber() * 1000);
+    if (r.max_kwh !== undefined) bounds.add(r.max_kwh.toNumber() * 1000);
+  }
+  const cuts = new Map<number, number>();
+  let before = 0;
+  for (const p of pieces) {
+    for (const b of bounds) {
+      if (b > before && b < before + p.wh) cuts.set(p.from + Math.round(((b - before) / p.wh) * (p.to - p.from)), b);
+    }
+    before += p.wh;
+  }
+  return cuts;
+}
+
+/**
+ * The pieces split at the cut instants, energy shared in proportion to time, except where a cut
+ * says how much was charged by then (`energyAt`, Wh since the start).
+ */
+function splitAt(pieces: Piece[], cuts: number[], energyAt: Map<number, number>): Piece[] {
+  const sorted = [...new Set([...cuts, ...energyAt.keys()])].sort((a, b) => a - b);
+  const out: Piece[] = [];
+  let charged = 0;
+  for (const p of pieces) {
+    let from = p.from;
+    let left = p.wh;
+    for (const c of sorted) {
+      if (c <= from || c >= p.to) continue;
+      const known = energyAt.get(c);
+      const wh =
+        known === undefined ? (left * (c - from)) / (p.to - from) : Math.min(left, Math.max(0, known - charged));
+      out.push({ from, to: c, wh });
+      charged += wh;
+      left -= wh;
+      from = c;
+    }
+    out.push({ from, to: p.to, wh: left });
+    charged += left;
+  }
+  return out;
+}
+
+/** The average power of a piece, kW. */
+const kw = (p: Piece): number => p.wh / 1000 / ((p.to - p.from) / 3_600_000);
+
+/** Which restrictions hold at the start of a piece: pieces alike in this and in charging merge. */
+function signatureOf(restrictions: Restriction[], p: Piece, input: PeriodsInput, whBefore: number): string {
+  const power = p.wh > 0 ? kw(p) : 0;
+  const facts = {
+    local: localTimeAt(input.timeZone, p.from),
+    duration_s: (p.from - input.start) / 1000,
+    energy_before: dec(Math.round(whBefore) / 1000),
+    min_power: power,
+    max_power: power,
+    min_current: undefined,
+    max_current: undefined,
+  };
+  let sig = p.wh > 0 ? 'C' : 'P';
+  for (const r of restrictions) sig += holds(r, facts) ? '1' : '0';
+  return sig;
+}
+
+const round6 = (n: number): number => Math.round(n * 1e6) / 1e6;
+const round3 = (n: number): number => Math.round(n * 1e3) / 1e3;
+
+/** The CDR charging periods of a session (see the module comment). */
+export function chargingPeriodsOf(input: PeriodsInput): PricingPeriod[] {
+  const restrictions = (input.tariff?.elements ?? []).map((e) => readRestriction(e.restrictions));
+  let pieces = piecesOf(pointsOf(input));
+  pieces = splitAt(pieces, timeCuts(restrictions, input), energyCuts(restrictions, pieces));
+  const withMinPower = restrictions.some((r) => r.min_power !== undefined);
+  const periods: { pieces: Piece[]; sig: string }[] = [];
+  let whBefore = 0;
+  for (const p of pieces) {
+    const sig = signatureOf(restrictions, p, input, whBefore);
+    whBefore += p.wh;
+    const open = periods[periods.length - 1];
+    if (open && open.sig === sig) open.pieces.push(p);
+    else periods.push({ sig, pieces: [p] });
+  }
+  // kWh as differences of the charged total, rounded: the periods add up to the session's energy
+  let whSoFar = 0;
+  return periods.map(({ pieces: ps }) => {
+    const kwhBefore = round6(whSoFar / 1000);
+    whSoFar += ps.reduce((n, p) => n + p.wh, 0);
+    return periodOf(ps, round6(round6(whSoFar / 1000) - kwhBefore), withMinPower);
+  });
+}
+
+/** One charging period of merged pieces: charging (ENERGY, TIME, power) or not (PARKING_TIME). */
+function periodOf(ps: Piece[], kwh: number, withMinPower: boolean): PricingPeriod {
+  const first = ps[0] as Piece;
+  const hours = round6(ps.reduce((n, p) => n + (p.to - p.from), 0) / 3_600_000);
+  const start_date_time = new Date(first.from).toISOString();
+  if (ps.every((p) => p.wh <= 0)) return { start_date_time, dimensions: [{ type: 'PARKING_TIME', volume: hours }] };
+  const powers = ps.map(kw);
+  return {
+    start_date_time,
+    dimensions: [
+      { type: 'ENERGY', volume: kwh },
+      { type: 'TIME', volume: hours },
+      { type: 'MAX_POWER', volume: round3(Math.max(...powers)) },
+      ...(withMinPower ? [{ type: 'MIN_POWER', volume: round3(Math.min(...powers)) }] : []),
+    ],
+  };
+}

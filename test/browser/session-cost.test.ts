@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { chromium, type Browser } from 'playwright-core';
+import { API_KEY } from '../support/ocpi-harness.js';
+import { RoamingWorld } from '../support/roaming-world.js';
+
+/** Debian's chromium (apt-get install chromium); the test never downloads a browser. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/**
+ * The operator sees what a roamed session costs in the dashboard: its running cost while it
+ * runs (marked ~), its CDR's total once it ended (docs/TARIFFS.md "CDRs from transactions").
+ */
+describe('dashboard: the cost of a roamed session', function () {
+  this.timeout(60_000);
+  let world: RoamingWorld;
+  let browser: Browser;
+
+  before(async () => {
+    world = await RoamingWorld.start({ ROAMING_SESSION_PUSH_MS: '0', PRICING_THREADS: '1' });
+    const tariff = {
+      country_code: 'NL',
+      party_id: 'EVP',
+      id: 'T-1',
+      currency: 'EUR',
+      elements: [{ price_components: [{ type: 'ENERGY', price: 0.25, vat: 20, step_size: 1 }] }],
+      last_updated: '2024-01-01T00:00:00Z',
+    };
+    expect((await world.api.request('PUT', '/v1/ocpi/tariffs/T-1', { body: tariff })).status).to.equal(200);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await world?.stop();
+  });
+
+  it('shows the running cost, then the final one', async () => {
+    const e = await world.emsp('2.2.1');
+    const { cp, charger } = await world.linkedCharger('ocpp1.6');
+    const uid = `D${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
+    const page = await browser.newPage();
+    await page.goto(`${world.platform.platform.url}/dashboard`);
+    await page.locator('#api-key').fill(API_KEY);
+    await page.locator('#key-form button').click();
+    await page.getByTestId(`cp-${cp.id}`).waitFor();
+
+    const t0 = Date.now() - 3_600_000;
+    const at = (m: number) => new Date(t0 + m * 60_000).toISOString();
+    const { transactionId } = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 0,
+      timestamp: at(0),
+    })) as { transactionId: number };
+    await charger.call('MeterValues', {
+      connectorId: 1,
+      transactionId,
+      meterValue: [{ timestamp: at(10), sampledValue: [{ value: '4000', unit: 'Wh' }] }],
+    });
+    // 4 kWh at 0.25 + 20%: 1.20 so far
+    const cost = page.locator(`[data-testid="session-${cp.id}"] [data-testid="cost"]`);
+    await cost.filter({ hasText: '~EUR 1.20' }).waitFor({ timeout: 15_000 });
+    await charger.call('StopTransaction', { transactionId, meterStop: 10000, timestamp: at(30) });
+    // 10 kWh: 3.00
+    await cost.filter({ hasText: /^EUR 3\.00$/ }).waitFor({ timeout: 15_000 });
+  });
+});

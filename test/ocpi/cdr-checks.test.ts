@@ -1,0 +1,302 @@
+import { expect } from 'chai';
+import { eventually } from '../support/eventually.js';
+import {
+  aCdr221,
+  aCdr211,
+  aConnector211,
+  aLocation,
+  aLocation211,
+  anEvse211,
+  aTariff,
+  aTariff221,
+} from '../support/ocpi-builders.js';
+import type { OcpiAnswer } from '../support/ocpi-simulator.js';
+import { RoamingWorld, type Emsp } from '../support/roaming-world.js';
+
+type Json = Record<string, unknown>;
+
+/**
+ * The eMSP re-prices the CDRs partner CPOs post it (docs/TARIFFS.md "Re-pricing received CDRs"):
+ * CPO simulators register with the platform as it is started (src/modules.ts), push a tariff and a
+ * location to our Receivers, post CDRs, and the operator reads the outcome from /v1/cdr-checks.
+ *
+ * The tariff: 0.50/kWh from 18:00 to 22:00 local time, else 0.30/kWh, VAT 20%. The CDRs start at
+ * 17:30 UTC, 18:30 in Amsterdam: 10 kWh cost 5.00 (6.00 with VAT) there, 3.00 (3.60) read in UTC.
+ */
+const START = '2026-01-05T17:30:00Z';
+const END = '2026-01-05T18:30:00Z';
+const PERIODS = [{ start_date_time: START, dimensions: [{ type: 'ENERGY', volume: 10 }] }];
+const ELEMENTS_221 = [
+  {
+    price_components: [{ type: 'ENERGY', price: 0.5, vat: 20, step_size: 1 }],
+    restrictions: { start_time: '18:00', end_time: '22:00' },
+  },
+  { price_components: [{ type: 'ENERGY', price: 0.3, vat: 20, step_size: 1 }] },
+];
+/** 2.1.1 has no VAT: the same prices, excl_vat only */
+const ELEMENTS_211 = ELEMENTS_221.map((e) => ({
+  ...e,
+  price_components: e.price_components.map(({ type, price, step_size }) => ({ type, price, step_size })),
+}));
+
+interface Check {
+  country_code: string;
+  party_id: string;
+  id: string;
+  version: string;
+  status: 'agrees' | 'disagrees' | 'unpriced';
+  tariff_id: string | null;
+  theirs: { excl_vat: number; incl_vat?: number };
+  ours: { excl_vat: number; incl_vat: number } | null;
+  difference: { excl_vat: number; incl_vat?: number } | null;
+  reason: string | null;
+  checked_at: string;
+  tariff: { id: string; source: string } | null;
+  time_zone: { zone: string; source: string } | null;
+  notes: string[];
+  priced: { total_cost: { excl_vat: number }; breakdown: { periods: Array<{ local_time: string }> } } | null;
+}
+
+describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/cdr-checks)', function () {
+  this.timeout(60_000);
+  let world: RoamingWorld;
+  let cpo221: Emsp;
+  let cpo211: Emsp;
+  let seq = 0;
+  const unique = (prefix: string) => `${prefix}-${++seq}-${Date.now().toString(36)}`.toUpperCase();
+
+  const party = (p: Emsp) => ({ country_code: p.sim.party.country_code, party_id: p.sim.party.party_id });
+  const receiver = (p: Emsp) => (p.version === '2.2.1' ? { role: 'RECEIVER' as const } : {});
+
+  /** The partner PUTs one of its objects to our Receiver of `module`. */
+  async function push(p: Emsp, module: 'tariffs' | 'locations', id: string, body: Json): Promise<void> {
+    const { country_code, party_id } = party(p);
+    const answer = await p.sim.call('PUT', module, `/${country_code}/${party_id}/${id}`, body, receiver(p));
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+    expect(answer.statusCode, JSON.stringify(answer.body)).to.equal(1000);
+  }
+
+  /** The partner POSTs a CDR: answered at once, with the Location to read it back. */
+  async function postCdr(p: Emsp, cdr: Json): Promise<OcpiAnswer> {
+    const answer = await p.sim.call('POST', 'cdrs', '', cdr, receiver(p));
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+    expect(answer.statusCode, JSON.stringify(answer.body)).to.equal(1000);
+    const { country_code, party_id } = party(p);
+    expect(answer.headers.get('location')).to.match(
+      new RegExp(`/ocpi/emsp/${p.version}/cdrs/${country_code}/${party_id}/${String(cdr.id)}$`),
+    );
+    return answer;
+  }
+
+  /** The operator reads the check of a CDR once the background re-pricing wrote it. */
+  function checkOf(p: Emsp, id: string): Promise<Check> {
+    const { country_code, party_id } = party(p);
+    return eventually(
+      async () => {
+        const res = await world.api.request('GET', `/v1/cdr-checks/${country_code}/${party_id}/${id}`);
+        if (res.status === 404) return undefined;
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        return res.body as unknown as Check;
+      },
+      { timeoutMs: 15_000, what: `the check of CDR ${id}` },
+    );
+  }
+
+  const cdr221 = (p: Emsp, over: Json): Json =>
+    aCdr221({
+      ...party(p),
+      id: unique('C'),
+      start_date_time: START,
+      end_date_time: END,
+      charging_periods: PERIODS,
+      total_energy: 10,
+      total_time: 1,
+      last_updated: END,
+      ...over,
+    });
+  const place221 = (id: string) => ({ ...(aCdr221().cdr_location as Json), id });
+
+  const cdr211 = (over: Json, connectorTariff?: string): Json =>
+    aCdr211({
+      id: unique('C'),
+      start_date_time: START,
+      stop_date_time: END,
+      location: aLocation211({
+        id: 'LOC-211',
+        evses: [anEvse211({ connectors: [aConnector211(connectorTariff ? { tariff_id: connectorTariff } : {})] })],
+      }),
+      charging_periods: PERIODS,
+      total_energy: 10,
+      total_time: 1,
+      last_updated: END,
+      ...over,
+    });
+
+  before(async () => {
+    world = await RoamingWorld.start();
+    cpo221 = await world.partner('2.2.1', 'CPO');
+    cpo211 = await world.partner('2.1.1', 'CPO');
+    await push(cpo221, 'tariffs', 'TAR-PEAK', aTariff221({ ...party(cpo221), id: 'TAR-PEAK', elements: ELEMENTS_221 }));
+    await push(
+      cpo221,
+      'locations',
+      'LOC-221',
+      aLocation({ ...party(cpo221), id: 'LOC-221', time_zone: 'Europe/Amsterdam' }),
+    );
+    await push(cpo211, 'tariffs', 'TAR-PEAK', aTariff({ id: 'TAR-PEAK', elements: ELEMENTS_211 }));
+    await push(cpo211, 'locations', 'LOC-211', aLocation211({ id: 'LOC-211', time_zone: 'Europe/Amsterdam' }));
+  });
+  after(async () => world.stop());
+
+  it('2.2.1: totals that match the pushed tariff, read in the location time zone, agree', async () => {
+    const cdr = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      charging_periods: PERIODS.map((p) => ({ ...p, tariff_id: 'TAR-PEAK' })),
+      total_cost: { excl_vat: 5, incl_vat: 6 },
+    });
+    await postCdr(cpo221, cdr);
+    const check = await checkOf(cpo221, String(cdr.id));
+    expect(check).to.deep.include({
+      ...party(cpo221),
+      id: cdr.id,
+      version: '2.2.1',
+      status: 'agrees',
+      tariff_id: 'TAR-PEAK',
+      theirs: { excl_vat: 5, incl_vat: 6 },
+      ours: { excl_vat: 5, incl_vat: 6 },
+      difference: { excl_vat: 0, incl_vat: 0 },
+      reason: null,
+      tariff: { id: 'TAR-PEAK', source: 'charging_period' },
+      time_zone: { zone: 'Europe/Amsterdam', source: 'location' },
+      notes: [],
+    });
+    expect(check.priced?.total_cost.excl_vat).to.equal(5);
+    expect(check.priced?.breakdown.periods[0]?.local_time).to.contain('18:30');
+  });
+
+  it('2.2.1: a total_cost 0.50 above the tariff (its own tariffs) disagrees, by 0.50', async () => {
+    const tariff = aTariff221({ ...party(cpo221), id: 'TAR-OWN', elements: ELEMENTS_221 });
+    const cdr = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      tariffs: [tariff],
+      total_cost: { excl_vat: 5.5, incl_vat: 6.5 },
+    });
+    await postCdr(cpo221, cdr);
+    const check = await checkOf(cpo221, String(cdr.id));
+    expect(check).to.deep.include({
+      status: 'disagrees',
+      tariff_id: 'TAR-OWN',
+      theirs: { excl_vat: 5.5, incl_vat: 6.5 },
+      ours: { excl_vat: 5, incl_vat: 6 },
+      difference: { excl_vat: 0.5, incl_vat: 0.5 },
+      tariff: { id: 'TAR-OWN', source: 'cdr_tariffs' },
+    });
+    expect(check.reason).to.contain('total_cost excl_vat: theirs 5.5, ours 5');
+  });
+
+  it('2.2.1: a tariff we were never pushed leaves the CDR unpriced, with the reason', async () => {
+    const cdr = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      charging_periods: PERIODS.map((p) => ({ ...p, tariff_id: 'TAR-NEVER-PUSHED' })),
+    });
+    await postCdr(cpo221, cdr);
+    const check = await checkOf(cpo221, String(cdr.id));
+    expect(check).to.deep.include({ status: 'unpriced', ours: null, difference: null, priced: null });
+    expect(check.reason).to.contain('tariff TAR-NEVER-PUSHED').and.contain('not known');
+  });
+
+  it('2.2.1: a location we do not hold is priced in UTC, with a note', async () => {
+    const cdr = cdr221(cpo221, {
+      cdr_location: place221('LOC-UNKNOWN'),
+      charging_periods: PERIODS.map((p) => ({ ...p, tariff_id: 'TAR-PEAK' })),
+      total_cost: { excl_vat: 3, incl_vat: 3.6 },
+    });
+    await postCdr(cpo221, cdr);
+    const check = await checkOf(cpo221, String(cdr.id));
+    expect(check).to.deep.include({ status: 'agrees', time_zone: { zone: 'UTC', source: 'utc' } });
+    expect(check.notes.join(' ')).to.contain('LOC-UNKNOWN').and.contain('UTC');
+  });
+
+  it('2.2.1: a credit CDR is not re-priced', async () => {
+    const cdr = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      credit: true,
+      credit_reference_id: 'C-EARLIER',
+      total_cost: { excl_vat: -5, incl_vat: -6 },
+    });
+    await postCdr(cpo221, cdr);
+    const check = await checkOf(cpo221, String(cdr.id));
+    expect(check.status).to.equal('unpriced');
+    expect(check.reason).to.contain('credit CDR');
+  });
+
+  it('2.1.1: its own 2.1.1 tariffs price it (agrees); the pushed tariff its connector names, 0.50 off (disagrees); an unknown one (unpriced)', async () => {
+    const own = cdr211({ tariffs: [aTariff({ id: 'TAR-OWN-211', elements: ELEMENTS_211 })], total_cost: 5 });
+    const off = cdr211({ total_cost: 5.5 }, 'TAR-PEAK');
+    const unknown = cdr211({ total_cost: 5 }, 'TAR-NEVER-PUSHED');
+    for (const cdr of [own, off, unknown]) await postCdr(cpo211, cdr);
+
+    const agrees = await checkOf(cpo211, String(own.id));
+    expect(agrees).to.deep.include({
+      version: '2.1.1',
+      status: 'agrees',
+      theirs: { excl_vat: 5 },
+      ours: { excl_vat: 5, incl_vat: 5 },
+      difference: { excl_vat: 0 },
+      tariff: { id: 'TAR-OWN-211', source: 'cdr_tariffs' },
+      time_zone: { zone: 'Europe/Amsterdam', source: 'location' },
+    });
+    const disagrees = await checkOf(cpo211, String(off.id));
+    expect(disagrees).to.deep.include({
+      status: 'disagrees',
+      difference: { excl_vat: 0.5 },
+      tariff: { id: 'TAR-PEAK', source: 'connector' },
+    });
+    const unpriced = await checkOf(cpo211, String(unknown.id));
+    expect(unpriced.status).to.equal('unpriced');
+    expect(unpriced.reason).to.contain('TAR-NEVER-PUSHED');
+  });
+
+  it('the same CDR posted again is answered as before and not checked again', async () => {
+    const cdr = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      charging_periods: PERIODS.map((p) => ({ ...p, tariff_id: 'TAR-PEAK' })),
+      total_cost: { excl_vat: 5, incl_vat: 6 },
+    });
+    await postCdr(cpo221, cdr);
+    const first = await checkOf(cpo221, String(cdr.id));
+    await postCdr(cpo221, cdr);
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await checkOf(cpo221, String(cdr.id))).checked_at).to.equal(first.checked_at);
+  });
+
+  it('GET /v1/cdr-checks lists the checks of one status, paged, for operators only', async () => {
+    const res = await world.api.request('GET', '/v1/cdr-checks?status=disagrees');
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const list = (res.body as unknown as { value: Check[] }).value;
+    expect(list.length).to.be.at.least(2);
+    expect(list.every((c) => c.status === 'disagrees')).to.equal(true);
+    expect(Number(res.headers.get('x-total-count'))).to.equal(list.length);
+    const item = list.find(
+      (c) => c.country_code === party(cpo211).country_code && c.party_id === party(cpo211).party_id,
+    );
+    expect(item).to.include({ version: '2.1.1', tariff_id: 'TAR-PEAK' });
+    expect(item?.difference).to.deep.equal({ excl_vat: 0.5 });
+    expect(item).to.not.have.property('priced');
+
+    const page = await world.api.request('GET', '/v1/cdr-checks?status=disagrees&limit=1');
+    expect((page.body as unknown as { value: Check[] }).value).to.have.length(1);
+    expect(page.headers.get('link')).to.contain('offset=1').and.contain('status=disagrees');
+
+    const all = await world.api.request('GET', '/v1/cdr-checks');
+    expect(Number(all.headers.get('x-total-count'))).to.be.at.least(8);
+    expect((await world.api.request('GET', '/v1/cdr-checks', { bearer: false })).status).to.equal(401);
+    const none = await world.api.request('GET', `/v1/cdr-checks/${party(cpo221).country_code}/XXX/NOPE`);
+    expect(none.status).to.equal(404);
+    const openapi = await world.api.request('GET', '/openapi.json');
+    expect(Object.keys(openapi.body.paths as Json)).to.include.members([
+      '/v1/cdr-checks',
+      '/v1/cdr-checks/{country_code}/{party_id}/{cdr_id}',
+    ]);
+  });
+});

@@ -1,0 +1,233 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import type { RPCClient } from 'ocpp-rpc';
+import { eventually } from '../support/eventually.js';
+import type { RecordedRequest } from '../support/ocpi-simulator.js';
+import { RoamingWorld, type Emsp } from '../support/roaming-world.js';
+
+type Json = Record<string, unknown>;
+
+/**
+ * CDRs from our chargers' transactions (docs/TARIFFS.md "CDRs from transactions"): a charger on a
+ * linked connector whose tariff is T-1 charges a partner's token with meter values (timestamps in
+ * the past); when the transaction stops, the token's eMSP receives the priced CDR, can pull it
+ * from our cdrs Sender, and the operator sees the cost beside the session in /v1.
+ */
+
+/**
+ * T-1: 0.20/kWh for the first 10 kWh, 0.30/kWh from 18:00 to 22:00 local time, 0.40/kWh and
+ * parking 2.00/h (in minutes) otherwise; 21% VAT on all.
+ */
+const TARIFF = {
+  country_code: 'NL',
+  party_id: 'EVP',
+  id: 'T-1',
+  currency: 'EUR',
+  elements: [
+    { price_components: [{ type: 'ENERGY', price: 0.2, vat: 21, step_size: 1 }], restrictions: { max_kwh: 10 } },
+    {
+      price_components: [{ type: 'ENERGY', price: 0.3, vat: 21, step_size: 1 }],
+      restrictions: { start_time: '18:00', end_time: '22:00' },
+    },
+    {
+      price_components: [
+        { type: 'ENERGY', price: 0.4, vat: 21, step_size: 1 },
+        { type: 'PARKING_TIME', price: 2, vat: 21, step_size: 60 },
+      ],
+    },
+  ],
+  last_updated: '2024-01-01T00:00:00Z',
+};
+
+// 17:30 in Amsterdam (summer time): 16 kWh over the first hour at 24 kW, then 30 minutes parked
+const T0 = Date.parse('2024-05-02T15:30:00Z');
+const at = (minutes: number): string => new Date(T0 + minutes * 60_000).toISOString();
+const READINGS: [number, number][] = [
+  [10, 4000],
+  [20, 8000],
+  [30, 12000],
+  [40, 16000],
+  [50, 16000],
+  [60, 16000],
+];
+// 10 kWh at 0.20 (first 10 kWh), 2 kWh at 0.40 (17:55-18:00), 4 kWh at 0.30 (after 18:00),
+// 50 minutes parked at 2.00/h: 2.00 + 0.80 + 1.20 + 1.6667 = 5.6667; with 21% VAT 6.8567
+const TOTAL = { excl_vat: 5.6667, incl_vat: 6.8567 };
+
+describe("roaming: CDRs of our chargers' transactions, priced and sent to the eMSP", function () {
+  this.timeout(60_000);
+  let world: RoamingWorld;
+
+  before(async () => {
+    world = await RoamingWorld.start({ ROAMING_SESSION_PUSH_MS: '0', PRICING_THREADS: '1' });
+    const put = await world.api.request('PUT', '/v1/ocpi/tariffs/T-1', { body: TARIFF });
+    expect(put.status, JSON.stringify(put.body)).to.equal(200);
+  });
+  after(async () => world.stop());
+
+  /** A whole 1.6 transaction of `uid` with its meter values, as a charger that reports late sends it. */
+  async function charge(charger: RPCClient, uid: string): Promise<number> {
+    const start = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 0,
+      timestamp: at(0),
+    })) as { transactionId: number; idTagInfo: { status: string } };
+    expect(start.idTagInfo.status).to.equal('Accepted');
+    for (const [minute, wh] of READINGS) {
+      await charger.call('MeterValues', {
+        connectorId: 1,
+        transactionId: start.transactionId,
+        meterValue: [{ timestamp: at(minute), sampledValue: [{ value: String(wh), unit: 'Wh' }] }],
+      });
+    }
+    await charger.call('StopTransaction', { transactionId: start.transactionId, meterStop: 16000, timestamp: at(90) });
+    return start.transactionId;
+  }
+
+  const cdrPosts = (e: Emsp, since: number): RecordedRequest[] =>
+    e.sim.receivedSince(since).filter((r) => r.method === 'POST' && /\/cdrs$/.test(r.path) && r.status === 200);
+
+  async function roamedCharge(e: Emsp): Promise<{ since: number; cp: string; uid: string }> {
+    const { cp, charger } = await world.linkedCharger('ocpp1.6');
+    const uid = `C${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
+    const since = e.sim.lastSeq;
+    await charge(charger, uid);
+    return { since, cp: cp.id, uid };
+  }
+
+  it('2.2.1: the eMSP receives the CDR with the right totals and periods, pulls it, and the operator sees the cost', async () => {
+    const e = await world.emsp('2.2.1');
+    const { since, cp, uid } = await roamedCharge(e);
+    const post = await eventually(async () => cdrPosts(e, since)[0], {
+      timeoutMs: 10_000,
+      what: 'a CDR POSTed to the eMSP',
+    });
+    const cdr = post.body as Json;
+    expect(cdr.total_cost).to.deep.equal(TOTAL);
+    expect(cdr.total_energy).to.equal(16);
+    expect(cdr.total_time).to.equal(1.5);
+    expect(cdr.total_parking_time).to.equal(0.8333);
+    expect(cdr.total_energy_cost).to.deep.equal({ excl_vat: 4, incl_vat: 4.84 });
+    expect(cdr.cdr_token).to.include({ uid, country_code: e.sim.party.country_code });
+    expect((cdr.tariffs as Json[]).map((t) => t.id)).to.deep.equal(['T-1']);
+    const periods = cdr.charging_periods as { start_date_time: string; dimensions: { type: string }[] }[];
+    // cut at 10 kWh (17:55), at 18:00 local, and where charging stopped (18:10)
+    expect(periods.map((p) => p.start_date_time)).to.deep.equal([at(0), at(25), at(30), at(40)]);
+    expect(periods[3]?.dimensions.map((d) => d.type)).to.deep.equal(['PARKING_TIME']);
+    expect(e.sim.violations).to.deep.equal([]);
+
+    // the eMSP pulls it from our cdrs Sender: the same CDR
+    const pulled = await e.sim.call('GET', 'cdrs', '', undefined, { role: 'SENDER' });
+    const mine = (pulled.data as Json[]).find((c) => c.id === cdr.id);
+    expect(mine?.total_cost).to.deep.equal(TOTAL);
+
+    // the operator: the session's cost, and its CDR with where the eMSP keeps it
+    const sessions = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp}`);
+    const session = (sessions.body as { value: Json[] }).value[0];
+    expect(session?.cost).to.deep.equal({ ...TOTAL, currency: 'EUR', final: true });
+    expect(session?.cdr_id).to.equal(cdr.id);
+    const view = await world.api.request('GET', `/v1/sessions/${String(session?.id)}/cdr`);
+    expect(view.status).to.equal(200);
+    const { deliveries } = view.body as { deliveries: { location: string }[] };
+    expect(deliveries[0]?.location).to.match(new RegExp(`/cdrs/${String(cdr.id)}$`));
+
+    // the session itself was sent with the same cost at the end
+    const last = await eventually(
+      async () => {
+        const body = e.sim
+          .receivedSince(since)
+          .filter((r) => r.method === 'PUT' && /\/sessions\//.test(r.path))
+          .at(-1)?.body as Json | undefined;
+        return body?.total_cost && body.status === 'COMPLETED' ? body : undefined;
+      },
+      { what: 'the COMPLETED session with its cost' },
+    );
+    expect(last.total_cost).to.deep.equal(TOTAL);
+  });
+
+  it('while a session runs, its cost so far goes to the eMSP and shows in /v1', async () => {
+    const e = await world.emsp('2.2.1');
+    const { cp, charger } = await world.linkedCharger('ocpp1.6');
+    const uid = `R${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
+    const since = e.sim.lastSeq;
+    const start = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 0,
+      timestamp: at(0),
+    })) as { transactionId: number };
+    for (const [minute, wh] of READINGS.slice(0, 2)) {
+      await charger.call('MeterValues', {
+        connectorId: 1,
+        transactionId: start.transactionId,
+        meterValue: [{ timestamp: at(minute), sampledValue: [{ value: String(wh), unit: 'Wh' }] }],
+      });
+    }
+    // 8 kWh at 0.20 by the last reading
+    const running = { excl_vat: 1.6, incl_vat: 1.936 };
+    const put = await eventually(
+      async () =>
+        e.sim
+          .receivedSince(since)
+          .map((r) => r.body as Json)
+          .find((b) => b?.status === 'ACTIVE' && (b.total_cost as Json | undefined)?.excl_vat === running.excl_vat),
+      { what: 'an ACTIVE session PUT with its running cost' },
+    );
+    expect(put.total_cost).to.deep.equal(running);
+    const sessions = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp.id}`);
+    const session = (sessions.body as { value: Json[] }).value[0];
+    expect(session?.cost).to.deep.equal({ ...running, currency: 'EUR', final: false });
+    expect(session?.cdr_id).to.equal(null);
+    await charger.call('StopTransaction', { transactionId: start.transactionId, meterStop: 8000, timestamp: at(30) });
+  });
+
+  it('2.1.1: the CDR arrives in the 2.1.1 shape with the same total', async () => {
+    const e = await world.emsp('2.1.1');
+    const { since } = await roamedCharge(e);
+    const post = await eventually(async () => cdrPosts(e, since)[0], {
+      timeoutMs: 10_000,
+      what: 'a CDR POSTed to the eMSP',
+    });
+    const cdr = post.body as Json;
+    expect(cdr.total_cost).to.equal(TOTAL.excl_vat);
+    expect(cdr.stop_date_time).to.equal(at(90));
+    expect(cdr.total_energy).to.equal(16);
+    expect(e.sim.violations).to.deep.equal([]);
+  });
+
+  it('a session on a connector that names no tariff gets a CDR at no cost, with its energy and time', async () => {
+    const e = await world.emsp('2.2.1');
+    const loc = world.unique('LOC-');
+    const body = {
+      ...(await import('../support/ocpi-builders.js')).aLocation({
+        id: loc,
+        evses: [
+          (await import('../support/ocpi-builders.js')).anEvse({
+            uid: 'E1',
+            status: 'AVAILABLE',
+            connectors: [(await import('../support/ocpi-builders.js')).aConnector({ tariff_ids: [] })],
+          }),
+        ],
+      }),
+    };
+    expect((await world.api.request('PUT', `/v1/ocpi/locations/${loc}`, { body })).status).to.equal(200);
+    const cp = await world.chargePoint('ocpp1.6');
+    await world.link(cp.id, 1, loc, 'E1');
+    const charger = await world.charger(cp, 'ocpp1.6');
+    const uid = `F${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
+    const since = e.sim.lastSeq;
+    await charge(charger, uid);
+    const post = await eventually(async () => cdrPosts(e, since)[0], {
+      timeoutMs: 10_000,
+      what: 'a CDR POSTed to the eMSP',
+    });
+    const cdr = post.body as Json;
+    expect(cdr.total_cost).to.deep.equal({ excl_vat: 0, incl_vat: 0 });
+    expect(cdr.total_energy).to.equal(16);
+    expect(cdr).to.not.have.property('tariffs');
+  });
+});

@@ -1,0 +1,101 @@
+import { expect } from 'chai';
+import { chargingPeriodsOf, type MeterSample } from '../../src/tariffs/periods.js';
+import { aTariff, anElement, energy, parking } from './builders.js';
+
+/** Charging periods from a charger's readings (docs/TARIFFS.md "CDRs from transactions"). */
+
+const T0 = Date.parse('2024-10-26T22:00:00Z');
+const min = (m: number): number => T0 + m * 60_000;
+const iso = (m: number): string => new Date(min(m)).toISOString();
+const readings = (pairs: [number, number][]): MeterSample[] => pairs.map(([m, wh]) => ({ at: min(m), wh }));
+const summary = (periods: ReturnType<typeof chargingPeriodsOf>) =>
+  periods.map((p) => [p.start_date_time, ...p.dimensions.map((d) => `${d.type}:${d.volume}`)]);
+
+describe('charging periods from meter readings', function () {
+  it('energy flowing is charging, none is parking; a tariff without restrictions cuts nowhere else', function () {
+    const tariff = aTariff([anElement([energy(0.3), parking(1)])]);
+    const periods = chargingPeriodsOf({
+      start: min(0),
+      end: min(60),
+      samples: readings([
+        [0, 1000],
+        [20, 6000],
+        [30, 6000],
+        [40, 6000],
+      ]),
+      tariff,
+      timeZone: 'UTC',
+    });
+    expect(summary(periods)).to.deep.equal([
+      [iso(0), 'ENERGY:5', 'TIME:0.333333', 'MAX_POWER:15'],
+      [iso(20), 'PARKING_TIME:0.666667'],
+    ]);
+  });
+
+  it('a kWh bound starts a period with exactly that energy charged; the periods add up to the total', function () {
+    const tariff = aTariff([anElement([energy(0.2)], { max_kwh: 3 }), anElement([energy(0.4)])]);
+    const periods = chargingPeriodsOf({
+      start: min(0),
+      end: min(70),
+      samples: readings([
+        [0, 0],
+        [70, 7777],
+      ]),
+      tariff,
+      timeZone: 'UTC',
+    });
+    const kwh = periods.map((p) => p.dimensions.find((d) => d.type === 'ENERGY')?.volume);
+    expect(kwh).to.deep.equal([3, 4.777]);
+    expect(periods[1]?.start_date_time).to.equal(
+      new Date(min(0) + Math.round((3000 / 7777) * 70 * 60_000)).toISOString(),
+    );
+  });
+
+  it('time-of-day boundaries are local, across the end of summer time (Amsterdam, 27 October 2024)', function () {
+    // 22:00Z on the 26th is 00:00 CEST; 03:00 CEST becomes 02:00 CET at 01:00Z
+    const tariff = aTariff([
+      anElement([energy(0.1)], { start_time: '02:30', end_time: '05:00' }),
+      anElement([energy(0.3)]),
+    ]);
+    const periods = chargingPeriodsOf({
+      start: min(0),
+      end: min(420),
+      samples: readings([
+        [0, 0],
+        [420, 42000],
+      ]),
+      tariff,
+      timeZone: 'Europe/Amsterdam',
+    });
+    // 02:30 CEST (00:30Z) and 05:00 CET (04:00Z); the second 02:30 (CET, 01:30Z) starts nothing new
+    expect(periods.map((p) => p.start_date_time)).to.deep.equal([iso(0), iso(150), iso(360)]);
+  });
+
+  it('a charger that reports only its start and stop gives one charging period; a meter reset does not go negative', function () {
+    const single = chargingPeriodsOf({
+      start: min(0),
+      end: min(30),
+      samples: readings([
+        [0, 500],
+        [30, 2500],
+      ]),
+      tariff: undefined,
+      timeZone: 'UTC',
+    });
+    expect(summary(single)).to.deep.equal([[iso(0), 'ENERGY:2', 'TIME:0.5', 'MAX_POWER:4']]);
+    const reset = chargingPeriodsOf({
+      start: min(0),
+      end: min(30),
+      samples: readings([
+        [0, 9000],
+        [10, 10000],
+        [20, 200],
+        [30, 1200],
+      ]),
+      tariff: undefined,
+      timeZone: 'UTC',
+    });
+    const total = reset.reduce((n, p) => n + (p.dimensions.find((d) => d.type === 'ENERGY')?.volume ?? 0), 0);
+    expect(total).to.equal(2);
+  });
+});
