@@ -31,7 +31,8 @@ export function dec(n: number): Decimal {
 /** The reported form of an amount: 4 decimals, half away from zero, as a JSON number. */
 export function reported(d: Decimal): number {
   if (d.isZero()) return 0;
-  return d.toDecimalPlaces(REPORTED_DECIMALS, Decimal.ROUND_HALF_UP).toNumber();
+  // one rounding pass to a string, then the shortest double of that decimal
+  return Number(d.toFixed(REPORTED_DECIMALS, Decimal.ROUND_HALF_UP));
 }
 
 /** A price excluding and including VAT, exact. */
@@ -56,6 +57,7 @@ export function costOf(volume: Decimal, price: Decimal, vatFactor: Decimal | und
 
 /** The OCPI Price of an amount, as reported. */
 export function priceOf(a: Amount): { excl_vat: number; incl_vat: number } {
+  if (a === NO_AMOUNT) return { excl_vat: 0, incl_vat: 0 };
   return { excl_vat: reported(a.excl), incl_vat: reported(a.incl) };
 }
 
@@ -67,8 +69,10 @@ export function priceOf(a: Amount): { excl_vat: number; incl_vat: number } {
 export class VolumeSum {
   private micro = 0;
   private rest: Decimal | undefined;
+  private cached: Decimal | undefined;
 
   add(v: number): void {
+    this.cached = undefined;
     const m = Math.round(v * 1e6);
     // v is the double nearest to m millionths: that decimal is the volume the sender wrote
     if (m / 1e6 === v) {
@@ -86,7 +90,9 @@ export class VolumeSum {
   }
 
   value(): Decimal {
+    if (this.cached) return this.cached;
     const micro = this.micro === 0 ? ZERO : new Decimal(`${this.micro}e-6`);
-    return this.rest === undefined ? micro : micro.plus(this.rest);
+    this.cached = this.rest === undefined ? micro : micro.plus(this.rest);
+    return this.cached;
   }
 }

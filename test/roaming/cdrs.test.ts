@@ -198,6 +198,38 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(e.sim.violations).to.deep.equal([]);
   });
 
+  it('2.0.1: a TransactionEvent transaction ends in the same CDR', async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger } = await world.linkedCharger('ocpp2.0.1');
+    const uid = `T${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
+    const since = e.sim.lastSeq;
+    const event = (eventType: string, seqNo: number, minute: number, wh: number): Json => ({
+      eventType,
+      timestamp: at(minute),
+      triggerReason:
+        eventType === 'Started' ? 'Authorized' : eventType === 'Ended' ? 'StopAuthorized' : 'MeterValuePeriodic',
+      seqNo,
+      transactionInfo: { transactionId: 'TX-CDR-1', ...(eventType === 'Ended' ? { stoppedReason: 'Local' } : {}) },
+      meterValue: [
+        { timestamp: at(minute), sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register' }] },
+      ],
+      ...(eventType === 'Started'
+        ? { evse: { id: 1, connectorId: 1 }, idToken: { idToken: uid, type: 'ISO14443' } }
+        : {}),
+    });
+    await charger.call('TransactionEvent', event('Started', 0, 0, 0));
+    await charger.call('TransactionEvent', event('Updated', 1, 20, 8000));
+    await charger.call('TransactionEvent', event('Updated', 2, 40, 16000));
+    await charger.call('TransactionEvent', event('Ended', 3, 60, 16000));
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    const cdr = post.body as Json;
+    // 10 kWh at 0.20, 2 at 0.40 (to 18:00), 4 at 0.30, 20 minutes parked at 2.00/h
+    expect(cdr.total_cost).to.deep.equal({ excl_vat: 4.6667, incl_vat: 5.6467 });
+    expect(cdr.total_energy).to.equal(16);
+    expect(cdr.total_time).to.equal(1);
+  });
+
   it('a session on a connector that names no tariff gets a CDR at no cost, with its energy and time', async () => {
     const e = await world.emsp('2.2.1');
     const loc = world.unique('LOC-');
