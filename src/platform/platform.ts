@@ -154,6 +154,9 @@ export class Platform {
       await m.stop?.().catch((err: unknown) => log.warn({ err, module: m.name }, 'module stop failed'));
     }
     await this.services.actors.stop();
+    for (const m of this.modules) {
+      await m.close?.().catch((err: unknown) => log.warn({ err, module: m.name }, 'module close failed'));
+    }
     this.services.health.stop();
     await Promise.race([closed, new Promise((r) => setTimeout(r, 5000).unref())]);
     server?.closeAllConnections();

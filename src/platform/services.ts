@@ -41,4 +41,6 @@ export interface PlatformModule {
   attach?(services: PlatformServices, server: Server): Promise<void> | void;
   /** first step of shutdown, before actors are handed over (close sockets with 1012) */
   stop?(): Promise<void>;
+  /** after the actors stopped: what their last turns still needed (worker threads) */
+  close?(): Promise<void>;
 }

@@ -75,6 +75,7 @@ export class CdrBuilder {
   private readonly cdrs: ObjectStore<StoredCdr>;
   private readonly locations: ObjectStore<StoredLocation>;
   private readonly tariffs: ObjectStore<Tariff>;
+  private readonly flights = new Map<string, { again: boolean; done: Promise<C221.Cdr | undefined> }>();
 
   constructor(
     private readonly db: Database,
@@ -95,6 +96,30 @@ export class CdrBuilder {
    * by the outbox's send of the CDR.
    */
   async refresh(sessionId: string): Promise<C221.Cdr | undefined> {
+    // one pricing per session at a time; pushes meanwhile ask for one more run, not one each
+    const flight = this.flights.get(sessionId);
+    if (flight) {
+      flight.again = true;
+      return flight.done;
+    }
+    const entry: { again: boolean; done: Promise<C221.Cdr | undefined> } = {
+      again: false,
+      done: Promise.resolve(undefined),
+    };
+    entry.done = (async () => {
+      let cdr: C221.Cdr | undefined;
+      do {
+        entry.again = false;
+        cdr = await this.refreshOnce(sessionId);
+      } while (entry.again);
+      this.flights.delete(sessionId);
+      return cdr;
+    })();
+    this.flights.set(sessionId, entry);
+    return entry.done;
+  }
+
+  private async refreshOnce(sessionId: string): Promise<C221.Cdr | undefined> {
     try {
       const session = await this.sessions.get({ ...this.own, id: sessionId });
       if (!session || !isSession221(session)) return undefined;
@@ -123,8 +148,9 @@ export class CdrBuilder {
           ? { ...s, total_cost: cdr.total_cost, charging_periods: cdr.charging_periods, last_updated: cdr.last_updated }
           : s,
       );
+      // the session goes again with its final cost; the CDR's own row was queued when the session
+      // ended (bridge.ts): queueing it again here would send a CDR twice (a POST is no PUT)
       await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'session', session_id: session.id, to: emsp });
-      await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'cdr', cdr_id: session.id, to: emsp });
     });
     const final = await this.cdrs.get(key);
     if (final) this.log.info({ cdr_id: session.id, total_cost: final.total_cost }, 'CDR stored');
@@ -158,6 +184,15 @@ export class CdrBuilder {
   ): Promise<{ periods: PricingPeriod[]; priced: PricedCdr; tariff: Tariff | undefined } | undefined> {
     const startMs = Date.parse(session.start_date_time);
     const tariff = await this.tariffOf(place, startMs);
+    if (!tariff && (place.connector.tariff_ids ?? []).length > 0) {
+      // a connector that names tariffs is not free because none of them is there or valid: no
+      // CDR until the operator puts one (the CDR's outbox row retries, then waits as a dead letter)
+      this.log.error(
+        { session_id: session.id, tariff_ids: place.connector.tariff_ids },
+        'no tariff the connector names is stored and valid at the session start: the session is not priced',
+      );
+      return undefined;
+    }
     const timeZone = place.location.time_zone;
     const samples = known ?? (await samplesOf(this.db.sql, session.id));
     const built = chargingPeriodsOf({ start: startMs, end: endMs, samples, tariff, timeZone });
@@ -185,9 +220,11 @@ export class CdrBuilder {
       this.log.warn({ session_id: session.id }, 'no CDR: the location, EVSE or connector of the session is gone');
       return undefined;
     }
-    const priced = await this.price(session, place, Date.parse(session.end_date_time));
+    // a charger whose clock went back can end a session before it started: it lasted nothing
+    const endMs = Math.max(Date.parse(session.end_date_time), Date.parse(session.start_date_time));
+    const priced = await this.price(session, place, endMs);
     if (!priced) return undefined;
-    const cdr = cdrOf(session, place, priced.periods, priced.priced, priced.tariff);
+    const cdr = cdrOf(session, place, priced.periods, priced.priced, priced.tariff, new Date(endMs).toISOString());
     if (!checkCdr.Check(cdr)) {
       const errors = [...checkCdr.Errors(cdr)].slice(0, 5).map((e) => `${e.instancePath}: ${e.message}`);
       this.log.error({ session_id: session.id, errors }, 'the CDR built does not pass the 2.2.1 schema');
@@ -230,6 +267,7 @@ function cdrOf(
   periods: PricingPeriod[],
   priced: PricedCdr,
   tariff: Tariff | undefined,
+  end: string,
 ): C221.Cdr {
   const { location, evse, connector } = place;
   return {
@@ -237,7 +275,7 @@ function cdrOf(
     party_id: session.party_id,
     id: session.id,
     start_date_time: session.start_date_time,
-    end_date_time: session.end_date_time ?? session.last_updated,
+    end_date_time: end,
     session_id: session.id,
     cdr_token: session.cdr_token,
     auth_method: session.auth_method,

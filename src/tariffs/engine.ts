@@ -1,16 +1,5 @@
 import { describeLocal, isTimeZone, localTimeAt } from './local-time.js';
-import {
-  type Decimal,
-  NO_AMOUNT,
-  VolumeSum,
-  ZERO,
-  costOf,
-  dec,
-  plus,
-  priceOf,
-  reported,
-  type Amount,
-} from './money.js';
+import { Decimal, NO_AMOUNT, VolumeSum, ZERO, costOf, dec, plus, priceOf, reported, type Amount } from './money.js';
 import { holds, readRestriction, type PeriodFacts, type Restriction } from './restrictions.js';
 import type {
   PricingTariff,
@@ -46,12 +35,18 @@ interface Element {
   components: Partial<Record<'ENERGY' | 'TIME' | 'PARKING_TIME' | 'FLAT', Component>>;
 }
 
+/** min_price or max_price; without incl_vat, the bound of the amount incl. VAT follows excl. VAT's */
+interface Bound {
+  excl: Decimal;
+  incl: Decimal | undefined;
+}
+
 interface ReadTariff {
   elements: Element[];
   /** whether an element has min_kwh or max_kwh (the energy before each period is then tracked) */
   kwhBounds: boolean;
-  min: Amount | undefined;
-  max: Amount | undefined;
+  min: Bound | undefined;
+  max: Bound | undefined;
 }
 
 const readTariffs = new WeakMap<PricingTariff, ReadTariff>();
@@ -74,8 +69,10 @@ function readTariff(t: PricingTariff): ReadTariff {
     }
     return { number: i + 1, restriction: readRestriction(e.restrictions), components };
   });
-  const amount = (p: PricingTariff['min_price']): Amount | undefined =>
-    p === undefined ? undefined : { excl: dec(p.excl_vat), incl: dec(p.incl_vat ?? p.excl_vat) };
+  const amount = (p: PricingTariff['min_price']): Bound | undefined =>
+    p === undefined
+      ? undefined
+      : { excl: dec(p.excl_vat), incl: p.incl_vat === undefined ? undefined : dec(p.incl_vat) };
   const kwhBounds = elements.some((e) => e.restriction.min_kwh !== undefined || e.restriction.max_kwh !== undefined);
   const read = { elements, kwhBounds, min: amount(t.min_price), max: amount(t.max_price) };
   readTariffs.set(t, read);
@@ -340,9 +337,15 @@ class SessionPricing {
     const last = total.last;
     if (!last || last.component.step_size <= 0) return;
     const unit = STEP_UNIT[type];
-    const used = total.volume.value().times(unit);
+    // only what components priced is rounded up (time no element priced stays free). Whole steps
+    // are counted on time to the second, so that hours written with 4 or 6 decimals (0.1667 h
+    // for 10 minutes) do not bill a step more than was used; what is billed is those steps.
+    let used = ZERO;
+    for (const v of total.priced.values()) used = used.plus(v.value());
+    used = used.times(unit);
+    const counted = unit === 3600 ? used.toDecimalPlaces(0, Decimal.ROUND_HALF_UP) : used;
     const step = last.component.step_size;
-    const surplus = used.dividedBy(step).ceil().times(step).minus(used).dividedBy(unit);
+    const surplus = counted.dividedBy(step).ceil().times(step).minus(used).dividedBy(unit);
     if (surplus.isZero()) return;
     const cost = costOf(surplus, last.component.price, last.component.vat);
     total.cost = plus(total.cost, cost);
@@ -397,17 +400,32 @@ function feeOf(e: Element | undefined): Fee {
   return e && c ? { cost: costOf(dec(1), c.price, c.vat), element: e.number } : undefined;
 }
 
-/** min_price and max_price: both apply to both amounts, each on its own (mod_tariffs NOTEs). */
+/**
+ * min_price and max_price: both apply to both amounts, each on its own (mod_tariffs NOTEs). A
+ * bound given without incl_vat moves the amount incl. VAT in proportion to the one excl. VAT
+ * (the session's own VAT), rather than leaving it above the bound or dropping the VAT.
+ */
 function clampToBounds(t: ReadTariff, sum: Amount): { total: Amount; clamped: string[] } {
   const clamped: string[] = [];
-  const bound = (value: Decimal, limit: Decimal | undefined, name: string): Decimal => {
-    const beyond = name.startsWith('min') ? value.lessThan(limit ?? value) : value.greaterThan(limit ?? value);
-    if (limit === undefined || !beyond) return value;
-    clamped.push(name);
-    return limit;
-  };
-  const excl = bound(bound(sum.excl, t.min?.excl, 'min_price excl_vat'), t.max?.excl, 'max_price excl_vat');
-  const incl = bound(bound(sum.incl, t.min?.incl, 'min_price incl_vat'), t.max?.incl, 'max_price incl_vat');
+  let { excl, incl } = sum;
+  const bounds: [string, Bound | undefined, (value: Decimal, limit: Decimal) => boolean][] = [
+    ['min_price', t.min, (v, l) => v.lessThan(l)],
+    ['max_price', t.max, (v, l) => v.greaterThan(l)],
+  ];
+  for (const [name, b, beyond] of bounds) {
+    if (!b) continue;
+    const before = excl;
+    if (beyond(excl, b.excl)) {
+      excl = b.excl;
+      clamped.push(`${name} excl_vat`);
+    }
+    if (b.incl !== undefined && beyond(incl, b.incl)) {
+      incl = b.incl;
+      clamped.push(`${name} incl_vat`);
+    } else if (b.incl === undefined && !excl.equals(before)) {
+      incl = before.isZero() ? excl : incl.times(excl).dividedBy(before);
+    }
+  }
   return { total: { excl, incl }, clamped };
 }
 
@@ -427,5 +445,11 @@ export function priceCdr(
   const charged = checked.some((p) => p.period.dimensions.some((d) => d.type !== 'RESERVATION_TIME'));
   const session = new SessionPricing(readTariff(tariff), cdr, timeZone, options.breakdown !== false, charged);
   for (const p of checked) session.period(p);
-  return { ok: true, priced: session.finish(tariff.currency) };
+  const priced = session.finish(tariff.currency);
+  // prices or volumes beyond what a double holds (1e308) come out as Infinity: not an answer
+  const numbers = [priced.total_cost, priced.total_energy_cost, priced.total_time_cost, priced.total_parking_cost];
+  const finite = numbers.every((p) => Number.isFinite(p.excl_vat) && Number.isFinite(p.incl_vat));
+  if (!finite || !Number.isFinite(priced.total_energy) || !Number.isFinite(priced.total_time))
+    return failure('invalid_tariff', 'the prices or volumes give amounts beyond what can be represented');
+  return { ok: true, priced };
 }

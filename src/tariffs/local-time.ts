@@ -107,22 +107,51 @@ export function dateKeyOf(day: string): number {
   return Number(day.slice(0, 4)) * 10000 + Number(day.slice(5, 7)) * 100 + Number(day.slice(8, 10));
 }
 
-/**
- * The instant at which the wall clock of `timeZone` shows `wallMs` (a local time written as if it
- * were UTC). A time skipped by a DST change maps to the instant the clock jumps past it; a time
- * that occurs twice, to its first occurrence.
- */
-export function instantOfWall(timeZone: string, wallMs: number): number {
-  let guess = wallMs - offsetAt(timeZone, wallMs);
-  for (let i = 0; i < 3; i++) {
-    const next = wallMs - offsetAt(timeZone, guess);
-    if (next === guess) break;
-    guess = next;
+const HALF_DAY_MS = 43_200_000;
+
+/** The first quarter hour in [from, to] at which the zone's offset is `offset` (a change in between). */
+function changeAt(timeZone: string, from: number, to: number, offset: number): number {
+  let lo = Math.floor(from / QUARTER_MS);
+  let hi = Math.ceil(to / QUARTER_MS);
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (offsetAt(timeZone, mid * QUARTER_MS) === offset) hi = mid;
+    else lo = mid + 1;
   }
-  const earlier = wallMs - offsetAt(timeZone, guess - 3_600_000);
-  return earlier < guess && localWall(timeZone, earlier) === wallMs ? earlier : guess;
+  return lo * QUARTER_MS;
 }
 
-function localWall(timeZone: string, ms: number): number {
-  return ms + offsetAt(timeZone, ms);
+/**
+ * Every instant at which the wall clock of `timeZone` shows `wallMs` (a local time written as if
+ * it were UTC), in order: one; two in an hour that repeats (clocks going back); or, for a time
+ * the clock skips (going forward), the instant it jumps past it.
+ */
+export function instantsOfWall(timeZone: string, wallMs: number): number[] {
+  const before = offsetAt(timeZone, wallMs - HALF_DAY_MS);
+  const after = offsetAt(timeZone, wallMs + HALF_DAY_MS);
+  const found = new Set<number>();
+  for (const offset of [before, offsetAt(timeZone, wallMs), after]) {
+    const t = wallMs - offset;
+    if (offsetAt(timeZone, t) === offset) found.add(t);
+  }
+  if (found.size > 0) return [...found].sort((a, b) => a - b);
+  // skipped: the clock moved from `before` to `after` between these two instants
+  return [changeAt(timeZone, wallMs - after, wallMs - before, after)];
+}
+
+/** The first instant at which the wall clock shows `wallMs` (see instantsOfWall). */
+export function instantOfWall(timeZone: string, wallMs: number): number {
+  return instantsOfWall(timeZone, wallMs)[0] ?? wallMs - offsetAt(timeZone, wallMs);
+}
+
+/** The instants in [from, to] at which the zone's offset changes (DST), found hour by hour. */
+export function offsetChanges(timeZone: string, from: number, to: number): number[] {
+  const changes: number[] = [];
+  let previous = offsetAt(timeZone, from);
+  for (let t = from + 3_600_000; t < to + 3_600_000; t += 3_600_000) {
+    const offset = offsetAt(timeZone, Math.min(t, to));
+    if (offset !== previous) changes.push(changeAt(timeZone, t - 3_600_000, Math.min(t, to), offset));
+    previous = offset;
+  }
+  return changes;
 }

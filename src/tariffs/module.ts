@@ -24,6 +24,7 @@ export type PricingModule = PlatformModule & { pricing: PricingHandle };
 class LazyPool implements PricingHandle {
   private pool: PricingPool | undefined;
   private config: Config | undefined;
+  private closed = false;
 
   configure(config: Config): void {
     this.config ??= config;
@@ -31,6 +32,7 @@ class LazyPool implements PricingHandle {
 
   private get(): PricingPool {
     if (this.pool) return this.pool;
+    if (this.closed) throw new Error('the pricing threads are closed: the process is stopping');
     const config = this.config;
     if (!config) throw new Error('the pricing module was not started');
     this.pool = new PricingPool({
@@ -41,15 +43,16 @@ class LazyPool implements PricingHandle {
     return this.pool;
   }
 
-  price(tasks: readonly PricingTask[]): Promise<PriceOutcome[]> {
+  async price(tasks: readonly PricingTask[]): Promise<PriceOutcome[]> {
     return this.get().price(tasks);
   }
 
-  priceOne(task: PricingTask): Promise<PriceOutcome> {
+  async priceOne(task: PricingTask): Promise<PriceOutcome> {
     return this.get().priceOne(task);
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const pool = this.pool;
     this.pool = undefined;
     await pool?.close();
@@ -96,6 +99,7 @@ export function pricingModule(): PricingModule {
       pool.configure(services.config);
       return [priceRoutes(services, pool)];
     },
-    stop: () => pool.close(),
+    // after the actors: their last turns may still price (a session ending as the process stops)
+    close: () => pool.close(),
   };
 }

@@ -1,5 +1,5 @@
 import type { PricingPeriod, PricingTariff } from './types.js';
-import { instantOfWall, localTimeAt, offsetAt } from './local-time.js';
+import { instantsOfWall, localTimeAt, offsetAt, offsetChanges } from './local-time.js';
 import { dec } from './money.js';
 import { holds, readRestriction, type Restriction } from './restrictions.js';
 
@@ -99,8 +99,12 @@ function timeCuts(restrictions: Restriction[], input: PeriodsInput): number[] {
   const firstDay = Math.floor(wallStart / DAY_MS) * DAY_MS - DAY_MS;
   const days = Math.min(MAX_DAYS, Math.ceil((input.end - input.start) / DAY_MS) + 2);
   for (let d = 0; d <= days; d++) {
-    for (const s of seconds) cuts.push(instantOfWall(input.timeZone, firstDay + d * DAY_MS + s * 1000));
+    // a time the clock shows twice (the hour repeated when it goes back) is a boundary twice
+    for (const s of seconds) cuts.push(...instantsOfWall(input.timeZone, firstDay + d * DAY_MS + s * 1000));
   }
+  // and where the clock itself jumps (a window may start or stop holding there)
+  const until = Math.min(input.end, input.start + MAX_DAYS * DAY_MS);
+  cuts.push(...offsetChanges(input.timeZone, input.start, until));
   return cuts;
 }
 
@@ -133,11 +137,14 @@ function splitAt(pieces: Piece[], cuts: number[], energyAt: Map<number, number>)
   const sorted = [...new Set([...cuts, ...energyAt.keys()])].sort((a, b) => a - b);
   const out: Piece[] = [];
   let charged = 0;
+  // pieces and cuts are both in time order: one pass over each
+  let next = 0;
   for (const p of pieces) {
     let from = p.from;
     let left = p.wh;
-    for (const c of sorted) {
-      if (c <= from || c >= p.to) continue;
+    while (next < sorted.length && (sorted[next] as number) <= from) next++;
+    while (next < sorted.length && (sorted[next] as number) < p.to) {
+      const c = sorted[next++] as number;
       const known = energyAt.get(c);
       const wh =
         known === undefined ? (left * (c - from)) / (p.to - from) : Math.min(left, Math.max(0, known - charged));
@@ -161,7 +168,8 @@ function signatureOf(restrictions: Restriction[], p: Piece, input: PeriodsInput,
   const facts = {
     local: localTimeAt(input.timeZone, p.from),
     duration_s: (p.from - input.start) / 1000,
-    energy_before: dec(Math.round(whBefore) / 1000),
+    // as the periods will carry it: kWh to 6 decimals (chargingPeriodsOf)
+    energy_before: dec(round6(whBefore / 1000)),
     min_power: power,
     max_power: power,
     min_current: undefined,
@@ -173,12 +181,14 @@ function signatureOf(restrictions: Restriction[], p: Piece, input: PeriodsInput,
 }
 
 const round6 = (n: number): number => Math.round(n * 1e6) / 1e6;
-const round3 = (n: number): number => Math.round(n * 1e3) / 1e3;
 
 /** The CDR charging periods of a session (see the module comment). */
 export function chargingPeriodsOf(input: PeriodsInput): PricingPeriod[] {
   const restrictions = (input.tariff?.elements ?? []).map((e) => readRestriction(e.restrictions));
-  let pieces = piecesOf(pointsOf(input));
+  const points = pointsOf(input);
+  let pieces = piecesOf(points);
+  // a session that ended as it started (or a clock that went back) still has one period
+  if (pieces.length === 0) return [zeroLength(input.start, points)];
   pieces = splitAt(pieces, timeCuts(restrictions, input), energyCuts(restrictions, pieces));
   const withMinPower = restrictions.some((r) => r.min_power !== undefined);
   const periods: { pieces: Piece[]; sig: string }[] = [];
@@ -199,20 +209,38 @@ export function chargingPeriodsOf(input: PeriodsInput): PricingPeriod[] {
   });
 }
 
+function zeroLength(start: number, points: MeterSample[]): PricingPeriod {
+  const wh = Math.max(0, (points.at(-1)?.wh ?? 0) - (points[0]?.wh ?? 0));
+  return {
+    start_date_time: new Date(start).toISOString(),
+    dimensions: [
+      { type: 'ENERGY', volume: round6(wh / 1000) },
+      { type: 'TIME', volume: 0 },
+    ],
+  };
+}
+
 /** One charging period of merged pieces: charging (ENERGY, TIME, power) or not (PARKING_TIME). */
 function periodOf(ps: Piece[], kwh: number, withMinPower: boolean): PricingPeriod {
   const first = ps[0] as Piece;
   const hours = round6(ps.reduce((n, p) => n + (p.to - p.from), 0) / 3_600_000);
   const start_date_time = new Date(first.from).toISOString();
   if (ps.every((p) => p.wh <= 0)) return { start_date_time, dimensions: [{ type: 'PARKING_TIME', volume: hours }] };
-  const powers = ps.map(kw);
+  let max = 0;
+  let least = Infinity;
+  for (const p of ps) {
+    const power = kw(p);
+    if (power > max) max = power;
+    if (power < least) least = power;
+  }
+  // rounded away from the bounds they are compared with: a period at 10.9996 kW is below 11
   return {
     start_date_time,
     dimensions: [
       { type: 'ENERGY', volume: kwh },
       { type: 'TIME', volume: hours },
-      { type: 'MAX_POWER', volume: round3(Math.max(...powers)) },
-      ...(withMinPower ? [{ type: 'MIN_POWER', volume: round3(Math.min(...powers)) }] : []),
+      { type: 'MAX_POWER', volume: Math.floor(max * 1000) / 1000 },
+      ...(withMinPower ? [{ type: 'MIN_POWER', volume: Math.ceil(least * 1000) / 1000 }] : []),
     ],
   };
 }

@@ -108,6 +108,9 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(cdr.total_cost).to.deep.equal(TOTAL);
     expect(cdr.total_energy).to.equal(16);
     expect(cdr.total_time).to.equal(1.5);
+    // a CDR is POSTed once: a second POST would be a second bill
+    await new Promise((r) => setTimeout(r, 500));
+    expect(cdrPosts(e, since)).to.have.length(1);
     expect(cdr.total_parking_time).to.equal(0.8333);
     expect(cdr.total_energy_cost).to.deep.equal({ excl_vat: 4, incl_vat: 4.84 });
     expect(cdr.cdr_token).to.include({ uid, country_code: e.sim.party.country_code });

@@ -80,6 +80,22 @@ describe('pricing engine: rules', function () {
       // 2.3 kWh -> 3 kWh in steps of 1,000 Wh: 0.7 kWh more at 0.50
       expect(excl(price(tariff, cdr))).to.equal(0.36 + 0.55 + 0.35);
     });
+    it('time written with 4 or 6 decimals is counted to the second: 0.1667 h in 1-minute steps is 10 minutes', function () {
+      const tariff = aTariff([anElement([time(6, 60)])]);
+      for (const hours of [0.1667, 0.166667]) {
+        const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T10:10:00Z', [['2024-05-02T10:00:00Z', { TIME: hours }]]);
+        expect(excl(price(tariff, cdr)), String(hours)).to.equal(1);
+      }
+    });
+
+    it('only priced time is rounded up: parking free after 20:00 leaves 10 paid minutes, billed as 15 (0.25)', function () {
+      const tariff = aTariff([anElement([parking(1, 900)], { end_time: '20:00' }), anElement([time(1)])]);
+      const cdr = aCdr('2024-05-02T19:50:00Z', '2024-05-02T20:10:00Z', [
+        ['2024-05-02T19:50:00Z', { PARKING_TIME: minutes(10) }],
+        ['2024-05-02T20:00:00Z', { PARKING_TIME: minutes(10) }],
+      ]);
+      expect(excl(price(tariff, cdr))).to.equal(0.25);
+    });
   });
 
   describe('restrictions', function () {
@@ -235,6 +251,20 @@ describe('pricing engine: rules', function () {
       expect(clamped.total_cost).to.deep.equal({ excl_vat: 9.75, incl_vat: 12 });
       expect(clamped.breakdown.clamped).to.deep.equal(['max_price incl_vat']);
       expect(clamped.total_energy_cost).to.deep.equal({ excl_vat: 9.75, incl_vat: 12.1875 });
+    });
+
+    it('a bound without incl_vat moves the amount incl. VAT in proportion: 20 kWh at 1.00 + 21% under max 10.00 is 10.00 / 12.10', function () {
+      const tariff = aTariff([anElement([energy(1, 1, 21)])], { max_price: { excl_vat: 10 } });
+      const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: 20 }]]);
+      const priced = price(tariff, cdr);
+      expect(priced.total_cost).to.deep.equal({ excl_vat: 10, incl_vat: 12.1 });
+      expect(priced.breakdown.clamped).to.deep.equal(['max_price excl_vat']);
+    });
+
+    it('prices beyond what a double holds are refused, not answered as null', function () {
+      const tariff = aTariff([anElement([energy(1e308)])]);
+      const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: 20 }]]);
+      expect(priceCdr(tariff, cdr, 'UTC')).to.deep.include({ ok: false, code: 'invalid_tariff' });
     });
 
     it('amounts are decimal: 0.00015 is reported as 0.0002 (half away from zero), where a float would give 0.0001', function () {

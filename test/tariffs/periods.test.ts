@@ -67,8 +67,34 @@ describe('charging periods from meter readings', function () {
       tariff,
       timeZone: 'Europe/Amsterdam',
     });
-    // 02:30 CEST (00:30Z) and 05:00 CET (04:00Z); the second 02:30 (CET, 01:30Z) starts nothing new
-    expect(periods.map((p) => p.start_date_time)).to.deep.equal([iso(0), iso(150), iso(360)]);
+    // 02:30 CEST (00:30Z: the window opens), 03:00 CEST becomes 02:00 CET (01:00Z: it closes), 02:30
+    // CET (01:30Z: it opens again) and 05:00 CET (04:00Z: it closes)
+    expect(periods.map((p) => p.start_date_time)).to.deep.equal([iso(0), iso(150), iso(180), iso(210), iso(360)]);
+    const prices = periods.map((p) => p.dimensions[0]?.volume);
+    expect(prices.reduce((a, b) => (a ?? 0) + (b ?? 0), 0)).to.be.closeTo(42, 1e-9);
+  });
+
+  it('a time the clock skips (spring forward) is a boundary where the clock jumps past it', function () {
+    // Amsterdam, 31 March 2024: 02:00 CET jumps to 03:00 CEST at 01:00Z; a window from 02:30
+    const tariff = aTariff([
+      anElement([energy(0.1)], { start_time: '02:30', end_time: '05:00' }),
+      anElement([energy(0.3)]),
+    ]);
+    const start = Date.parse('2024-03-30T23:00:00Z');
+    const periods = chargingPeriodsOf({
+      start,
+      end: start + 4 * 3_600_000,
+      samples: [
+        { at: start, wh: 0 },
+        { at: start + 4 * 3_600_000, wh: 40000 },
+      ],
+      tariff,
+      timeZone: 'Europe/Amsterdam',
+    });
+    expect(periods.map((p) => p.start_date_time)).to.deep.equal([
+      '2024-03-30T23:00:00.000Z',
+      '2024-03-31T01:00:00.000Z',
+    ]);
   });
 
   it('a charger that reports only its start and stop gives one charging period; a meter reset does not go negative', function () {

@@ -210,17 +210,14 @@ async function priceWith(
   view: CdrView,
   zone: string,
 ): Promise<PricedCdr | string> {
-  let outcome: PriceOutcome;
-  try {
-    outcome = await deps.pricing.priceOne({
-      tariff: chosen.tariff,
-      cdr: pricingCdrOf(view),
-      time_zone: zone,
-      breakdown: true,
-    });
-  } catch (err) {
-    return `the pricing threads failed: ${err instanceof Error ? err.message : String(err)}`;
-  }
+  // the pricing threads failing (the process stopping) is no outcome of the CDR: it throws, and
+  // nothing is kept, so a later POST of the same CDR checks it
+  const outcome: PriceOutcome = await deps.pricing.priceOne({
+    tariff: chosen.tariff,
+    cdr: pricingCdrOf(view),
+    time_zone: zone,
+    breakdown: true,
+  });
   return outcome.ok ? outcome.priced : `the pricing engine refused it (${outcome.code}): ${outcome.message}`;
 }
 

@@ -13,8 +13,13 @@ const DRAIN_MS = 5000;
  * it starts when the POST's answer is out, so it never slows the partner down, and what fails is
  * logged, never thrown. A CDR checked before (the same CDR posted again) is not checked again.
  */
+/** Checks run at once; more wait, up to MAX_WAITING (beyond, a CDR is left unchecked, logged). */
+const MAX_RUNNING = 8;
+const MAX_WAITING = 10_000;
+
 export class CdrChecker {
   private readonly running = new Set<Promise<unknown>>();
+  private readonly waiting: { key: ObjectKey; cdr: StoredCdr }[] = [];
   private stopped = false;
 
   constructor(
@@ -34,11 +39,20 @@ export class CdrChecker {
       this.log.warn({ cdr: key }, 'CDR not re-priced: the process is stopping');
       return;
     }
+    if (this.running.size >= MAX_RUNNING) {
+      if (this.waiting.length < MAX_WAITING) this.waiting.push({ key, cdr });
+      else this.log.warn({ cdr: key }, 'CDR not re-priced: too many waiting');
+      return;
+    }
     const run = this.run(key, cdr).catch((err: unknown) =>
       this.log.error({ err, cdr: key }, 're-pricing a received CDR failed'),
     );
     this.running.add(run);
-    void run.finally(() => this.running.delete(run));
+    void run.finally(() => {
+      this.running.delete(run);
+      const next = this.waiting.shift();
+      if (next) this.start(next.key, next.cdr);
+    });
   }
 
   /** Re-prices one CDR and keeps the outcome; undefined when it was checked before. */
