@@ -116,8 +116,8 @@ export const SettingsSchema = Type.Object({
   PRICING_MAX_QUEUE: Type.Integer({
     minimum: 1,
     maximum: 10000,
-    default: 64,
-    description: 'batches of CDRs waiting for a pricing thread; beyond this, callers wait (back-pressure)',
+    default: 4,
+    description: 'batches of CDRs (256 each) waiting for a pricing thread; beyond this, callers wait (back-pressure)',
   }),
   OCPP_UNKNOWN_ID_TAGS: Type.Union([Type.Literal('reject'), Type.Literal('accept')], {
     default: 'reject',

@@ -98,6 +98,8 @@ export function selectTariff<T extends PricingTariff>(tariffs: readonly T[], sta
 interface Options {
   /** the per-period and per-dimension breakdown (default true); totals alone are cheaper */
   breakdown?: boolean;
+  /** the CDR's instants, parsed already (else read from its strings) */
+  times?: CdrTimes;
 }
 
 interface PeriodAt {
@@ -139,11 +141,33 @@ function failure(code: 'invalid_tariff' | 'invalid_cdr', message: string): Price
   return { ok: false, code, message };
 }
 
+/** The CDR's instants as epoch ms, when the caller has them already (the pricing threads, wire.ts). */
+export interface CdrTimes {
+  start: number;
+  end: number;
+  /** each period's start, in order */
+  periods: readonly number[];
+}
+
+export function timesOf(cdr: PricingCdr): CdrTimes {
+  return {
+    start: Date.parse(cdr.start_date_time),
+    end: Date.parse(cdr.end_date_time),
+    periods: cdr.charging_periods.map((p) => Date.parse(p.start_date_time)),
+  };
+}
+
 /** Checks what a schema cannot: the order of things in time, the currency, the zone. */
-function checkInput(tariff: PricingTariff, cdr: PricingCdr, timeZone: string): PriceOutcome | PeriodAt[] {
+function checkInput(
+  tariff: PricingTariff,
+  cdr: PricingCdr,
+  timeZone: string,
+  times: CdrTimes,
+): PriceOutcome | PeriodAt[] {
   if (!isTimeZone(timeZone)) return failure('invalid_cdr', `time_zone ${timeZone} is not an IANA time zone`);
-  const start = Date.parse(cdr.start_date_time);
-  const end = Date.parse(cdr.end_date_time);
+  const { start, end } = times;
+  if (!Number.isFinite(start) || !Number.isFinite(end) || !times.periods.every(Number.isFinite))
+    return failure('invalid_cdr', 'a date of the CDR or of a charging period does not parse');
   if (end < start) return failure('invalid_cdr', 'end_date_time is before start_date_time');
   if (cdr.currency !== undefined && cdr.currency !== tariff.currency)
     return failure('invalid_cdr', `the CDR is in ${cdr.currency}, the tariff in ${tariff.currency}`);
@@ -151,7 +175,7 @@ function checkInput(tariff: PricingTariff, cdr: PricingCdr, timeZone: string): P
     return failure('invalid_tariff', 'the tariff is not valid at the session start (start_date_time/end_date_time)');
   const periods = cdr.charging_periods;
   const out: PeriodAt[] = [];
-  const starts = periods.map((p) => Date.parse(p.start_date_time));
+  const starts = times.periods;
   for (let i = 0; i < periods.length; i++) {
     const period = periods[i] as PricingPeriod;
     const at = starts[i] as number;
@@ -247,13 +271,13 @@ class SessionPricing {
 
   constructor(
     private readonly t: ReadTariff,
-    private readonly cdr: PricingCdr,
+    private readonly times: CdrTimes,
     private readonly timeZone: string,
     private readonly withBreakdown: boolean,
     /** an expired reservation is one with no charging after it: RESERVATION_EXPIRES elements price it */
     private readonly charged: boolean,
   ) {
-    this.sessionStart = Date.parse(cdr.start_date_time);
+    this.sessionStart = times.start;
   }
 
   period(p: PeriodAt): void {
@@ -367,7 +391,7 @@ class SessionPricing {
     const sum = [fixed, reservation, energy, time, parking].reduce(plus);
     const { total, clamped } = clampToBounds(this.t, sum);
     const from = Math.min(this.sessionStart, this.firstCharging ?? this.sessionStart);
-    const hours = dec(Math.max(0, Date.parse(this.cdr.end_date_time) - from)).dividedBy(3_600_000);
+    const hours = dec(Math.max(0, this.times.end - from)).dividedBy(3_600_000);
     return {
       currency,
       total_cost: priceOf(total),
@@ -440,10 +464,11 @@ export function priceCdr(
   timeZone: string,
   options: Options = {},
 ): PriceOutcome {
-  const checked = checkInput(tariff, cdr, timeZone);
+  const times = options.times ?? timesOf(cdr);
+  const checked = checkInput(tariff, cdr, timeZone, times);
   if (!Array.isArray(checked)) return checked;
   const charged = checked.some((p) => p.period.dimensions.some((d) => d.type !== 'RESERVATION_TIME'));
-  const session = new SessionPricing(readTariff(tariff), cdr, timeZone, options.breakdown !== false, charged);
+  const session = new SessionPricing(readTariff(tariff), times, timeZone, options.breakdown !== false, charged);
   for (const p of checked) session.period(p);
   const priced = session.finish(tariff.currency);
   // prices or volumes beyond what a double holds (1e308) come out as Infinity: not an answer

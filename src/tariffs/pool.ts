@@ -1,12 +1,14 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import type { PriceOutcome, PricingCdr, PricingTariff } from './types.js';
+import { decodeResults, encodeBatch, type WireResults } from './wire.js';
 
 /**
  * The pricing threads (docs/TARIFFS.md "Where pricing runs"): CDRs are priced in Piscina worker
  * threads so that a batch of 100,000 never holds up the event loop that serves chargers. Tasks
- * go in batches (one thread hop per batch, not per CDR), as strings; the queue is bounded and a
- * caller beyond it waits for room rather than piling up memory.
+ * go in batches (one thread hop per batch, not per CDR), as numbers (wire.ts); the queue is
+ * bounded and a caller beyond it waits for room rather than piling up memory; the event loop gets
+ * a turn between two batches, and the threads run at a lower priority (worker.ts).
  */
 
 export interface PricingTask {
@@ -15,12 +17,6 @@ export interface PricingTask {
   time_zone: string;
   /** with the per-period breakdown (default false: totals only) */
   breakdown?: boolean;
-}
-
-/** What crosses to a thread: each tariff once, tasks naming it by index. */
-export interface PricingBatch {
-  tariffs: PricingTariff[];
-  tasks: { tariff: number; cdr: PricingCdr; time_zone: string; breakdown: boolean }[];
 }
 
 export interface PricingPoolOptions {
@@ -64,6 +60,8 @@ export class PricingPool {
       // count as an unhandled rejection meanwhile
       batch.catch(() => undefined);
       batches.push(batch);
+      // a turn of the event loop between batches: chargers' messages are served in between
+      if (i + this.batchSize < tasks.length) await new Promise<void>((resolve) => setImmediate(resolve));
     }
     return (await Promise.all(batches)).flat();
   }
@@ -95,21 +93,12 @@ export class PricingPool {
 
   private async run(tasks: PricingTask[]): Promise<PriceOutcome[]> {
     try {
-      const tariffs: PricingTariff[] = [];
-      const index = new Map<PricingTariff, number>();
-      const batch: PricingBatch = {
-        tariffs,
-        tasks: tasks.map((t) => {
-          let i = index.get(t.tariff);
-          if (i === undefined) {
-            i = tariffs.push(t.tariff) - 1;
-            index.set(t.tariff, i);
-          }
-          return { tariff: i, cdr: t.cdr, time_zone: t.time_zone, breakdown: t.breakdown === true };
-        }),
-      };
-      const answer: unknown = await this.pool.run(JSON.stringify(batch));
-      return JSON.parse(String(answer)) as PriceOutcome[];
+      const wire = tasks.map((t) => ({ ...t, breakdown: t.breakdown === true }));
+      const batch = encodeBatch(wire);
+      const results = (await this.pool.run(batch, {
+        transferList: [batch.numbers.buffer as ArrayBuffer],
+      })) as WireResults;
+      return decodeResults(wire, results);
     } finally {
       this.release();
     }

@@ -1,0 +1,524 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { loadConfig, type Config } from '../config/index.js';
+import { compileLazily } from '../src/lazy-compile.js';
+import { createLogger } from '../src/logger.js';
+import { platformModules } from '../src/modules.js';
+import { Platform } from '../src/platform/platform.js';
+import { priceCdr } from '../src/tariffs/engine.js';
+import type { PricingHandle, PricingModule } from '../src/tariffs/module.js';
+import { PricingPool, type PricingTask } from '../src/tariffs/pool.js';
+import { PriceRequest, type PriceOutcome, type PricingCdr, type PricingTariff } from '../src/tariffs/types.js';
+import type { FromChargers, SamplesReport, ToChargers } from './bench/pricing-chargers.js';
+import { benchCdrs, complexTariff, implausible, PERIODS_PER_CDR, TIME_ZONE } from './bench/pricing-fixture.js';
+import { log, progress } from './load-test/console.js';
+import { register, stopChild } from './load-test/servers.js';
+
+/**
+ * Tariff pricing (issue 12): CDRs priced per second on the main thread and through the pricing
+ * threads, and the OCPP latency of an embedded platform process while it prices a batch.
+ *
+ *   npm run build && node dist/scripts/bench-pricing.js [--cdrs=100000] [--runs=3]
+ *
+ * 1. One 8-element 2.2.1 tariff and `--distinct` CDRs of 20 periods (scripts/bench/pricing-fixture.ts),
+ *    every one schema-checked and priced once with its breakdown: totals plausible, every element used.
+ * 2. Main thread: `priceCdr(..., { breakdown: false })` over `--cdrs` CDRs (at most 5 s a run).
+ * 3. `PricingPool` (one thread per core, batches of 256, the platform's defaults) over `--cdrs` CDRs,
+ *    every outcome compared with the main thread's. For 2 and 3 also the CPU per CDR of the main
+ *    thread (Linux /proc) and of the whole process.
+ * 4. An embedded platform in this process (SQLite in a temporary folder) with `--chargers` OCPP 1.6
+ *    chargers in a child process (scripts/bench/pricing-chargers.ts), each sending one message per
+ *    `--interval-ms` (MeterValues for `--meter-share` of them, Heartbeat for the rest). Per run: the
+ *    latency of the calls sent during `--quiet-seconds` without pricing (a), then of those sent while
+ *    the platform's own pricing pool prices `--cdrs` CDRs in this process (b).
+ * Each figure `--runs` times: median and min-max. Bounded by `--max-seconds`; removes what it made.
+ * `--pricing-threads` and `--max-queue` set PRICING_THREADS and PRICING_MAX_QUEUE for 3 and 4.
+ * Figures and their reading: docs/PERFORMANCE.md "Tariff pricing".
+ */
+const { values: args } = parseArgs({
+  options: {
+    cdrs: { type: 'string', default: '100000' },
+    runs: { type: 'string', default: '3' },
+    distinct: { type: 'string', default: '4096' },
+    seed: { type: 'string', default: '12' },
+    chargers: { type: 'string', default: '400' },
+    'interval-ms': { type: 'string', default: '1000' },
+    'meter-share': { type: 'string', default: '0.5' },
+    'quiet-seconds': { type: 'string', default: '5' },
+    'max-seconds': { type: 'string', default: '480' },
+    /** PRICING_THREADS and PRICING_MAX_QUEUE of the pool and the platform (default: the platform's defaults) */
+    'pricing-threads': { type: 'string' },
+    'max-queue': { type: 'string' },
+    out: { type: 'string' },
+  },
+});
+const CDRS = Number(args.cdrs);
+const RUNS = Math.max(1, Number(args.runs));
+const CHARGERS = Number(args.chargers);
+const INTERVAL_MS = Number(args['interval-ms']);
+const MAIN_THREAD_CAP_MS = 5_000;
+const API_KEY = 'bench-pricing-operator-key';
+const POOL_AIM = 50_000;
+/** p99 while pricing at most this many times p99 without: "unchanged" on this noisy machine */
+const UNCHANGED = 1.2;
+
+const cleanups: (() => Promise<void>)[] = [];
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+let cleaning: Promise<void> | undefined;
+/** Stops and removes what the run started, once, in reverse order; every caller waits for all of it. */
+function cleanUp(): Promise<void> {
+  cleaning ??= (async () => {
+    for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+  })();
+  return cleaning;
+}
+/** the first reason to stop decides the exit status */
+let exitCode = 0;
+
+interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+function spread(values: readonly number[]): Spread {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  const median = s.length % 2 === 1 ? (s[mid] ?? NaN) : ((s[mid - 1] ?? NaN) + (s[mid] ?? NaN)) / 2;
+  return { median, min: s[0] ?? NaN, max: s[s.length - 1] ?? NaN };
+}
+
+/** Nearest-rank quantile of sorted values. */
+function quantile(sorted: readonly number[], q: number): number {
+  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] ?? NaN;
+}
+
+/** What every phase prices: the tariff, the distinct CDRs, each one's total as the main thread prices it. */
+interface Fixture {
+  tariff: PricingTariff;
+  cdrs: PricingCdr[];
+  /** total_cost.excl_vat of each distinct CDR */
+  reference: number[];
+  /** `--cdrs` tasks cycling over the distinct CDRs */
+  tasks: PricingTask[];
+}
+
+function cdrAt(cdrs: readonly PricingCdr[], i: number): PricingCdr {
+  const cdr = cdrs[i % cdrs.length];
+  if (!cdr) throw new Error('no CDRs');
+  return cdr;
+}
+
+/** The tariff and CDRs, schema-checked, each priced once with its breakdown and checked for plausibility. */
+function prepare(): Fixture {
+  const tariff = complexTariff();
+  const cdrs = benchCdrs(Number(args.distinct), Number(args.seed));
+  const check = compileLazily(PriceRequest);
+  const used = new Map<number, number>();
+  let clamped = 0;
+  const reference = cdrs.map((cdr, i) => {
+    if (!check.Check({ tariff, cdr, time_zone: TIME_ZONE })) throw new Error(`CDR ${i} does not match the schema`);
+    const full = priceCdr(tariff, cdr, TIME_ZONE);
+    const totals = priceCdr(tariff, cdr, TIME_ZONE, { breakdown: false });
+    if (!full.ok || !totals.ok) throw new Error(`CDR ${i} not priced: ${JSON.stringify(full)}`);
+    const why = implausible(cdr, totals.priced);
+    if (why) throw new Error(`CDR ${i} implausible: ${why}`);
+    if (JSON.stringify({ ...full.priced, breakdown: 0 }) !== JSON.stringify({ ...totals.priced, breakdown: 0 }))
+      throw new Error(`CDR ${i}: totals differ with and without the breakdown`);
+    for (const p of full.priced.breakdown.periods)
+      for (const d of p.dimensions) if (d.element) used.set(d.element, (used.get(d.element) ?? 0) + 1);
+    const flat = full.priced.breakdown.flat?.element;
+    if (flat) used.set(flat, (used.get(flat) ?? 0) + 1);
+    if (full.priced.breakdown.clamped.length > 0) clamped++;
+    return totals.priced.total_cost.excl_vat;
+  });
+  const missing = tariff.elements.map((_, i) => i + 1).filter((e) => !used.has(e));
+  if (missing.length > 0) throw new Error(`elements never used: ${missing.join(', ')}`);
+  const costs = spread(reference);
+  log(
+    `${cdrs.length} distinct CDRs of ${PERIODS_PER_CDR} periods: all priced and plausible; total excl. VAT ` +
+      `median ${costs.median.toFixed(2)} (${costs.min.toFixed(2)}-${costs.max.toFixed(2)}) EUR, ${clamped} clamped ` +
+      `to min/max_price; dimensions priced per element ${[...used]
+        .sort((a, b) => a[0] - b[0])
+        .map(([e, n]) => `${e}:${n}`)
+        .join(' ')}`,
+  );
+  const tasks = Array.from({ length: CDRS }, (_, i): PricingTask => ({
+    tariff,
+    cdr: cdrAt(cdrs, i),
+    time_zone: TIME_ZONE,
+  }));
+  return { tariff, cdrs, reference, tasks };
+}
+
+/** Whether `outcomes` are the main thread's totals for the tasks, in order; throws otherwise. */
+function verify(f: Fixture, outcomes: readonly PriceOutcome[], what: string): void {
+  if (outcomes.length !== f.tasks.length) throw new Error(`${what}: ${outcomes.length} outcomes for ${f.tasks.length}`);
+  outcomes.forEach((o, i) => {
+    if (!o.ok) throw new Error(`${what}: CDR ${i} not priced: ${o.message}`);
+    if (o.priced.total_cost.excl_vat !== f.reference[i % f.cdrs.length])
+      throw new Error(
+        `${what}: CDR ${i} priced ${o.priced.total_cost.excl_vat}, main thread ${f.reference[i % f.cdrs.length]}`,
+      );
+  });
+}
+
+/** A throughput run: CDRs per second, and microseconds of CPU per CDR of the main thread and of the whole process. */
+interface Rate {
+  perSecond: number;
+  mainCpuUs: number;
+  processCpuUs: number;
+}
+
+/** CPU seconds of the main thread (Linux /proc; NaN elsewhere) and of the whole process, every thread. */
+function cpuNow(): { main: number; all: number } {
+  let main = NaN;
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    // utime and stime, fields 14 and 15, in clock ticks of 1/100 s (as load-test/servers.ts reads them)
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    main = (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    // no /proc: the main thread's share is not known
+  }
+  const usage = process.cpuUsage();
+  return { main, all: (usage.user + usage.system) / 1e6 };
+}
+
+async function measured(n: () => number, work: () => Promise<void> | void): Promise<Rate> {
+  const cpu0 = cpuNow();
+  const t0 = performance.now();
+  await work();
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu1 = cpuNow();
+  const count = n();
+  return {
+    perSecond: count / seconds,
+    mainCpuUs: ((cpu1.main - cpu0.main) / count) * 1e6,
+    processCpuUs: ((cpu1.all - cpu0.all) / count) * 1e6,
+  };
+}
+
+/** CDRs per second on this thread, totals only, checked against the reference as it goes. */
+function mainThreadRun(f: Fixture, limit: number): Promise<Rate> {
+  let n = 0;
+  return measured(
+    () => n,
+    () => {
+      const deadline = performance.now() + MAIN_THREAD_CAP_MS;
+      for (; n < limit; n++) {
+        if ((n & 255) === 0 && performance.now() > deadline) break;
+        const o = priceCdr(f.tariff, cdrAt(f.cdrs, n), TIME_ZONE, { breakdown: false });
+        if (!o.ok || o.priced.total_cost.excl_vat !== f.reference[n % f.cdrs.length])
+          throw new Error(`main thread: CDR ${n} priced differently`);
+      }
+    },
+  );
+}
+
+/**
+ * Threads started and their code and caches (time-zone offsets) warm before the clock runs, as
+ * on the main thread, which has priced every distinct CDR for the reference.
+ */
+async function warmUp(f: Fixture, pool: PricingHandle): Promise<void> {
+  const tasks = f.tasks.slice(0, 4 * f.cdrs.length);
+  verify({ ...f, tasks }, await pool.price(tasks), 'warm-up');
+}
+
+async function poolRuns(f: Fixture, config: Config): Promise<Rate[]> {
+  const pool = new PricingPool({
+    threads: config.PRICING_THREADS,
+    idleTimeoutMs: config.PRICING_IDLE_TIMEOUT_MS,
+    maxQueue: config.PRICING_MAX_QUEUE,
+  });
+  cleanups.push(() => pool.close());
+  await warmUp(f, pool);
+  const rates: Rate[] = [];
+  for (let run = 1; run <= RUNS; run++) {
+    let outcomes: PriceOutcome[] = [];
+    const rate = await measured(
+      () => f.tasks.length,
+      async () => {
+        outcomes = await pool.price(f.tasks);
+      },
+    );
+    verify(f, outcomes, 'pool');
+    rates.push(rate);
+    log(`pool (${pool.stats().threads} threads), run ${run}: ${describeRate(rate)}`);
+  }
+  await pool.close();
+  return rates;
+}
+
+const describeRate = (r: Rate): string =>
+  `${fmt(r.perSecond)} CDRs/s; CPU per CDR ${fmt(r.mainCpuUs)} us main thread, ${fmt(r.processCpuUs)} us process`;
+
+const fmt = (n: number, digits = 0): string =>
+  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+/** The embedded platform's settings, as test/support/platforms.ts gives them, and the pool's. */
+function settings(dir: string): Config {
+  return loadConfig({
+    DATABASE_URL: `sqlite:${join(dir, 'bench.sqlite')}`,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    NODE_ENV: 'test',
+    CSMS_API_KEY: API_KEY,
+    OCPP_UNKNOWN_ID_TAGS: 'accept',
+    PRICING_THREADS: args['pricing-threads'],
+    PRICING_MAX_QUEUE: args['max-queue'],
+  });
+}
+
+async function startPlatform(config: Config): Promise<{ platform: Platform; pricing: PricingHandle }> {
+  const modules = platformModules();
+  const tariffs = modules.find((m): m is PricingModule => m.name === 'tariffs' && 'pricing' in m);
+  if (!tariffs) throw new Error('platformModules() has no tariffs module');
+  const platform = await Platform.create({ config, log: createLogger(config.LOG_LEVEL), modules });
+  cleanups.push(() => platform.stop());
+  await platform.start();
+  return { platform, pricing: tariffs.pricing };
+}
+
+/** The charger child process and its answers. */
+class ChargerProcess {
+  private readonly child: ChildProcess;
+  private readonly waiting: { resolve(m: FromChargers): void; reject(err: Error): void }[] = [];
+
+  constructor() {
+    this.child = fork(join(import.meta.dirname, 'bench/pricing-chargers.js'), [], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.child.on('message', (m: FromChargers) => this.waiting.shift()?.resolve(m));
+    this.child.once('exit', (code) => {
+      for (const w of this.waiting.splice(0)) w.reject(new Error(`the charger process exited with ${String(code)}`));
+    });
+    cleanups.push(() => stopChild(this.child));
+  }
+
+  private ask(order: ToChargers): Promise<FromChargers> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      this.child.send(order);
+    });
+  }
+
+  async start(url: string): Promise<void> {
+    const specs = await register([{ url, pid: undefined, child: undefined, inspectPort: undefined }], {
+      count: CHARGERS,
+      apiKey: API_KEY,
+      protocolOf: () => 'ocpp1.6',
+      transactingOf: () => false,
+    });
+    const ready = await this.ask({
+      type: 'start',
+      chargers: specs,
+      intervalMs: INTERVAL_MS,
+      meterShare: Number(args['meter-share']),
+      maxConnecting: 50,
+    });
+    if (ready.type !== 'ready' || ready.ready !== CHARGERS)
+      throw new Error(`chargers not ready: ${JSON.stringify(ready)}`);
+  }
+
+  async samples(from: number, to: number): Promise<SamplesReport> {
+    const m = await this.ask({ type: 'samples', from, to });
+    if (m.type !== 'samples') throw new Error('the charger process answered out of turn');
+    return m;
+  }
+
+  stop(): Promise<void> {
+    return stopChild(this.child);
+  }
+}
+
+/** One window of the latency phase: when, the event-loop delay of this process, and the pricing rate if priced. */
+interface Window {
+  from: number;
+  to: number;
+  loopP99Ms: number;
+  loopMaxMs: number;
+  cdrsPerSecond?: number;
+}
+
+async function windowOf(work: () => Promise<number | undefined>): Promise<Window> {
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
+  const from = Date.now();
+  const rate = await work();
+  const to = Date.now();
+  loop.disable();
+  const w: Window = { from, to, loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6 };
+  if (rate !== undefined) w.cdrsPerSecond = rate;
+  return w;
+}
+
+interface LatencyRun {
+  quiet: Latency;
+  pricing: Latency;
+  cdrsPerSecond: number;
+}
+
+interface Latency {
+  p50: number;
+  p99: number;
+  calls: number;
+  unanswered: number;
+  errors: number;
+  loopP99Ms: number;
+  loopMaxMs: number;
+}
+
+function latencyOf(s: SamplesReport, w: Window): Latency {
+  const sorted = s.latencies.sort((a, b) => a - b);
+  return {
+    p50: quantile(sorted, 0.5),
+    p99: quantile(sorted, 0.99),
+    calls: sorted.length,
+    unanswered: s.unanswered,
+    errors: s.errors,
+    loopP99Ms: w.loopP99Ms,
+    loopMaxMs: w.loopMaxMs,
+  };
+}
+
+/** (a) and (b), `--runs` times, against one platform in this process with the chargers in a child. */
+async function latencyRuns(f: Fixture, config: Config): Promise<LatencyRun[]> {
+  const { platform, pricing } = await startPlatform(config);
+  const chargers = new ChargerProcess();
+  await chargers.start(platform.url);
+  log(`${CHARGERS} chargers connected and booted; one message each every ${INTERVAL_MS} ms`);
+  // the platform's pricing threads started (they live PRICING_IDLE_TIMEOUT_MS without work)
+  await warmUp(f, pricing);
+  await sleep(3000);
+  const runs: LatencyRun[] = [];
+  for (let run = 1; run <= RUNS; run++) {
+    const quiet = await windowOf(async () => {
+      await sleep(Number(args['quiet-seconds']) * 1000);
+      return undefined;
+    });
+    await sleep(1000);
+    let outcomes: PriceOutcome[] = [];
+    const priced = await windowOf(async () => {
+      const t0 = performance.now();
+      outcomes = await pricing.price(f.tasks);
+      return f.tasks.length / ((performance.now() - t0) / 1000);
+    });
+    verify(f, outcomes, 'platform pool');
+    outcomes = [];
+    // late answers in, and the batch's garbage collected before the next window
+    await sleep(3000);
+    const a = latencyOf(await chargers.samples(quiet.from, quiet.to), quiet);
+    const b = latencyOf(await chargers.samples(priced.from, priced.to), priced);
+    runs.push({ quiet: a, pricing: b, cdrsPerSecond: priced.cdrsPerSecond ?? NaN });
+    log(
+      `latency run ${run}: (a) p50 ${a.p50.toFixed(2)} p99 ${a.p99.toFixed(2)} ms over ${a.calls} calls; ` +
+        `(b) p50 ${b.p50.toFixed(2)} p99 ${b.p99.toFixed(2)} ms over ${b.calls} calls in ${((priced.to - priced.from) / 1000).toFixed(1)} s ` +
+        `(${fmt(priced.cdrsPerSecond ?? NaN)} CDRs/s); event-loop delay p99 ${a.loopP99Ms.toFixed(1)} / ${b.loopP99Ms.toFixed(1)} ms`,
+    );
+  }
+  await chargers.stop();
+  await platform.stop();
+  return runs;
+}
+
+const show = (s: Spread, digits = 0): string =>
+  `${fmt(s.median, digits)} (${fmt(s.min, digits)}-${fmt(s.max, digits)})`;
+
+function report(threads: number, mainRates: Rate[], poolRates: Rate[], lat: LatencyRun[]): Record<string, unknown> {
+  const main = spread(mainRates.map((r) => r.perSecond));
+  const pool = spread(poolRates.map((r) => r.perSecond));
+  const ratio = spread(lat.map((r) => r.pricing.p99 / r.quiet.p99));
+  const rows: [string, string][] = [
+    ['main thread, priceCdr totals only, CDRs/s', show(main)],
+    [`PricingPool (${threads} threads), ${fmt(CDRS)} CDRs, CDRs/s`, show(pool)],
+    ['pool / main thread (medians)', (pool.median / main.median).toFixed(2)],
+    ['CPU us per CDR, priceCdr on the main thread, process', show(spread(mainRates.map((r) => r.processCpuUs)))],
+    ['CPU us per CDR, pool: event-loop thread', show(spread(poolRates.map((r) => r.mainCpuUs)))],
+    ['CPU us per CDR, pool: whole process', show(spread(poolRates.map((r) => r.processCpuUs)))],
+    ['OCPP p50 ms, (a) no pricing', show(spread(lat.map((r) => r.quiet.p50)), 2)],
+    ['OCPP p99 ms, (a) no pricing', show(spread(lat.map((r) => r.quiet.p99)), 2)],
+    ['OCPP p50 ms, (b) while pricing', show(spread(lat.map((r) => r.pricing.p50)), 2)],
+    ['OCPP p99 ms, (b) while pricing', show(spread(lat.map((r) => r.pricing.p99)), 2)],
+    ['p99(b) / p99(a), per run', show(ratio, 2)],
+    ['pool CDRs/s while serving chargers (b)', show(spread(lat.map((r) => r.cdrsPerSecond)))],
+    [
+      'event-loop delay p99 ms, (a) / (b)',
+      `${show(spread(lat.map((r) => r.quiet.loopP99Ms)), 1)} / ${show(spread(lat.map((r) => r.pricing.loopP99Ms)), 1)}`,
+    ],
+    [
+      'event-loop delay max ms, (a) / (b)',
+      `${show(spread(lat.map((r) => r.quiet.loopMaxMs)), 1)} / ${show(spread(lat.map((r) => r.pricing.loopMaxMs)), 1)}`,
+    ],
+    [
+      'unanswered / failed calls, (a) + (b)',
+      `${lat.reduce((n, r) => n + r.quiet.unanswered + r.pricing.unanswered, 0)} / ${lat.reduce((n, r) => n + r.quiet.errors + r.pricing.errors, 0)}`,
+    ],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  log('');
+  log(`${'figure'.padEnd(width)}  median (min-max) of ${RUNS} runs`);
+  for (const [k, v] of rows) log(`${k.padEnd(width)}  ${v}`);
+  const poolVerdict = pool.median >= POOL_AIM ? 'met' : 'not met';
+  const latVerdict = ratio.median <= UNCHANGED ? 'unchanged' : 'changed';
+  log(
+    `verdict: pool ${fmt(pool.median)} CDRs/s, aim >= ${fmt(POOL_AIM)}: ${poolVerdict}; OCPP p99 while pricing ` +
+      `${ratio.median.toFixed(2)}x of without (${ratio.min.toFixed(2)}-${ratio.max.toFixed(2)}), aim unchanged (<= ${UNCHANGED}x): ${latVerdict}`,
+  );
+  return { mainRates, poolRates, latency: lat, rows: Object.fromEntries(rows) };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'evp-bench-pricing-'));
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  const config = settings(dir);
+  const load = loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+  log(
+    `Node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${fmt(totalmem() / 2 ** 30, 1)} GiB, ` +
+      `load average ${load}; ${fmt(CDRS)} CDRs, ${RUNS} runs; PRICING_THREADS=${config.PRICING_THREADS} ` +
+      `PRICING_MAX_QUEUE=${config.PRICING_MAX_QUEUE}`,
+  );
+  const f = prepare();
+  await mainThreadRun(f, 2000);
+  const mainRates: Rate[] = [];
+  for (let run = 1; run <= RUNS; run++) {
+    const rate = await mainThreadRun(f, CDRS);
+    mainRates.push(rate);
+    log(`main thread, run ${run}: ${describeRate(rate)}`);
+  }
+  const poolRates = await poolRuns(f, config);
+  const lat = await latencyRuns(f, config);
+  const result = report(config.PRICING_THREADS || availableParallelism(), mainRates, poolRates, lat);
+  if (args.out) writeFileSync(args.out, `${JSON.stringify({ load: loadavg(), ...result }, null, 2)}\n`);
+}
+
+/** Stops the run: everything it started is stopped and removed before the process exits. */
+function stop(code: number, why: string): void {
+  exitCode ||= code;
+  if (why) process.stderr.write(`bench-pricing: ${why}\n`);
+  void cleanUp().finally(() => process.exit(exitCode));
+}
+
+const limit = setTimeout(
+  () => stop(2, `stopped after --max-seconds=${args['max-seconds']}`),
+  Number(args['max-seconds']) * 1000,
+);
+limit.unref();
+process.once('SIGINT', () => stop(130, 'interrupted'));
+
+main().then(
+  () => stop(0, ''),
+  (err: unknown) => {
+    progress('');
+    // after the time limit or an interrupt, the run's own failure is the consequence, not the cause
+    stop(1, exitCode ? '' : `failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  },
+);

@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import { priceCdr } from '../../src/tariffs/engine.js';
+import { PricingPool } from '../../src/tariffs/pool.js';
+import { decodeBatch, encodeBatch, parseDateTime } from '../../src/tariffs/wire.js';
+import { aCdr, aTariff, anElement, energy, flat, parking, time } from './builders.js';
+
+/** The pricing threads' transport (wire.ts) and the pool: what comes back is what the engine answers. */
+
+const tariff = aTariff([
+  anElement([flat(0.5, 21), energy(0.3, 100, 21)], { start_time: '07:00', end_time: '23:00' }),
+  anElement([energy(0.2, 100, 21), time(1, 60, 21)]),
+  anElement([parking(6, 300, 21)]),
+]);
+const cdr = {
+  ...aCdr('2024-05-02T20:30:00Z', '2024-05-02T23:00:00.500Z', [
+    ['2024-05-02T20:30:00Z', { ENERGY: 11.5, TIME: 1, MAX_POWER: 11 }],
+    ['2024-05-02T21:30:00.250Z', { ENERGY: 7.25, TIME: 0.5 }],
+    ['2024-05-02T22:00:00+00:00', { PARKING_TIME: 1 }],
+  ]),
+  currency: 'EUR',
+};
+
+describe('pricing threads: transport and pool', function () {
+  this.timeout(20_000);
+
+  it('reads the common DateTime form digit by digit, as Date.parse would, and hands any other to it', function () {
+    for (const s of [
+      '2024-03-08T16:10:00Z',
+      '2024-03-08T16:10:00.123Z',
+      '2024-03-08T16:10:00+02:00',
+      '2024-02-29T23:59:59Z',
+    ])
+      expect(parseDateTime(s), s).to.equal(Date.parse(s));
+    expect(parseDateTime('2023-02-29T00:00:00Z')).to.deep.equal(Date.parse('2023-02-29T00:00:00Z'));
+    expect(Number.isNaN(parseDateTime('2024-13-45T99:99:99Z'))).to.equal(true);
+    expect(parseDateTime('0050-01-01T00:00:00Z')).to.equal(Date.parse('0050-01-01T00:00:00Z'));
+  });
+
+  it('a batch decodes to the same CDRs, their instants as numbers; one with a breakdown goes whole', function () {
+    const [task, whole] = decodeBatch(
+      encodeBatch([
+        { tariff, cdr, time_zone: 'Europe/Amsterdam', breakdown: false },
+        { tariff, cdr, time_zone: 'Europe/Amsterdam', breakdown: true },
+      ]),
+    );
+    expect(task?.times?.periods).to.deep.equal(cdr.charging_periods.map((p) => Date.parse(p.start_date_time)));
+    expect(task?.times?.end).to.equal(Date.parse(cdr.end_date_time));
+    expect(task?.cdr.charging_periods.map((p) => p.dimensions)).to.deep.equal(
+      cdr.charging_periods.map((p) => p.dimensions),
+    );
+    expect(whole?.cdr).to.deep.equal(cdr);
+  });
+
+  it('the pool answers what the engine answers: totals, breakdowns and refusals', async function () {
+    const pool = new PricingPool({ threads: 1, idleTimeoutMs: 5000, maxQueue: 2, batchSize: 7 });
+    try {
+      const bad = { ...cdr, end_date_time: 'not a date' };
+      const tasks = [
+        ...Array.from({ length: 20 }, () => ({ tariff, cdr, time_zone: 'Europe/Amsterdam' })),
+        { tariff, cdr, time_zone: 'Europe/Amsterdam', breakdown: true },
+        { tariff, cdr: { ...cdr, currency: 'USD' }, time_zone: 'Europe/Amsterdam' },
+        { tariff, cdr: bad, time_zone: 'Europe/Amsterdam' },
+      ];
+      const outcomes = await pool.price(tasks);
+      const direct = priceCdr(tariff, cdr, 'Europe/Amsterdam');
+      if (!direct.ok) throw new Error(direct.message);
+      const { breakdown: _b, ...totals } = direct.priced;
+      for (const o of outcomes.slice(0, 20)) {
+        if (!o.ok) throw new Error(o.message);
+        const { breakdown: _x, ...got } = o.priced;
+        expect(got).to.deep.equal(totals);
+      }
+      expect(outcomes[20]).to.deep.equal(direct);
+      expect(outcomes[21]).to.deep.include({ ok: false, code: 'invalid_cdr' });
+      expect(outcomes[22]?.ok).to.equal(false);
+      expect(outcomes).to.have.length(23);
+    } finally {
+      await pool.close();
+    }
+  });
+});
