@@ -48,10 +48,15 @@ export async function samplesOf(sql: Pick<SqlRunner, 'query'>, sessionId: string
   return rows.map((r) => ({ at: Number(r.at_ms), wh: Number(r.wh) }));
 }
 
-/** Keeps a reading of a roamed transaction (a retried one at the same instant is kept once). */
+/**
+ * Keeps a reading of a roamed transaction. Two at the same instant (a retry, or a stop stamped
+ * like the last meter value) are one row, with the higher register: a register only grows.
+ */
 export async function writeSample(tx: SqlRunner, sessionId: string, at: number, wh: number): Promise<void> {
   await tx.run(
-    'INSERT INTO roaming_meter_sample (session_id, at_ms, wh) VALUES (?, ?, ?) ON CONFLICT (session_id, at_ms) DO NOTHING',
+    `INSERT INTO roaming_meter_sample (session_id, at_ms, wh) VALUES (?, ?, ?)
+     ON CONFLICT (session_id, at_ms) DO UPDATE SET
+       wh = CASE WHEN excluded.wh > roaming_meter_sample.wh THEN excluded.wh ELSE roaming_meter_sample.wh END`,
     [sessionId, at, wh],
   );
 }

@@ -44,6 +44,8 @@ function zoneOf(timeZone: string): Zone {
       second: 'numeric',
     });
     zone = { format, offsets: new Map() };
+    // names are case-insensitive to Intl: a sender can make many of one zone; keep a bounded set
+    if (zones.size >= 1000) zones.clear();
     zones.set(timeZone, zone);
   }
   return zone;

@@ -42,8 +42,10 @@ const DAY_MS = 86_400_000;
 function pointsOf(input: PeriodsInput): MeterSample[] {
   const byTime = new Map<number, number>();
   for (const s of input.samples) {
-    if (!Number.isFinite(s.wh) || !Number.isFinite(s.at)) continue;
-    byTime.set(Math.min(input.end, Math.max(input.start, s.at)), s.wh);
+    // a reading after the session's end (a charger clock ahead of its stop) is not the session's
+    if (!Number.isFinite(s.wh) || !Number.isFinite(s.at) || s.at > input.end) continue;
+    const at = Math.max(input.start, s.at);
+    byTime.set(at, Math.max(byTime.get(at) ?? s.wh, s.wh));
   }
   const points = [...byTime].sort((a, b) => a[0] - b[0]).map(([at, wh]) => ({ at, wh }));
   const first = points[0];
