@@ -186,8 +186,6 @@ export function decodeBatch(batch: WireBatch): WireTask[] {
       tasks.push({ tariff, time_zone, breakdown, cdr: whole });
       continue;
     }
-    // no date strings: the engine reads `times` (a task with a breakdown, which echoes them, came whole)
-    const text = (_ms: number): string => '';
     const charging_periods: PricingPeriod[] = [];
     const starts: number[] = [];
     for (let p = 0; p < count; p++) {
@@ -198,11 +196,12 @@ export function decodeBatch(batch: WireBatch): WireTask[] {
       for (let d = 0; d < dims; d++) dimensions.push({ type: str(n[k++] as number) ?? '', volume: n[k++] as number });
       starts.push(at);
       // built field by field: a conditional spread costs more than the rest of the period
-      const period: PricingPeriod = { start_date_time: text(at), dimensions };
+      const period: PricingPeriod = { start_date_time: '', dimensions };
       if (tariffId !== undefined) period.tariff_id = tariffId;
       charging_periods.push(period);
     }
-    const cdr: PricingCdr = { start_date_time: text(start), end_date_time: text(end), charging_periods };
+    // no date strings: the engine reads `times` (a task with a breakdown, which echoes them, came whole)
+    const cdr: PricingCdr = { start_date_time: '', end_date_time: '', charging_periods };
     if (currency !== undefined) cdr.currency = currency;
     tasks.push({ tariff, time_zone, breakdown, cdr, times: { start, end, periods: starts } });
   }

@@ -44,7 +44,7 @@ interface Link {
  */
 export interface CdrSource {
   /** the CDR of an ended session, built now if it was not; undefined if it cannot be yet */
-  ensure(sessionId: string): Promise<unknown>;
+  ensure(sessionId: string): Promise<{ last_updated: string } | undefined>;
 }
 
 const enc = encodeURIComponent;
@@ -134,10 +134,12 @@ export class OutboxCourier {
       return { method: 'POST', url: intent.url, version: intent.version, body: intent.body };
     if (intent.kind === 'evse') return this.renderEvse(link, intent);
     const { module, id } = objectOf(intent);
-    if (intent.kind === 'cdr' && !(await this.cdrSource?.ensure(id))) return { retry: `CDR ${id} is not built yet` };
+    // a CDR is built (once) before it is sent, whether or not the partner takes it
+    const built = intent.kind === 'cdr' && this.cdrSource ? await this.cdrSource.ensure(id) : undefined;
+    if (intent.kind === 'cdr' && this.cdrSource && !built) return { retry: `CDR ${id} is not built yet` };
     const endpoint = endpointOf(link.partner.endpoints, module, 'RECEIVER');
     if (!endpoint) return { skip: `the partner lists no ${module} Receiver` };
-    const object = await this.stores[module].get({ ...this.own, id });
+    const object = built ?? (await this.stores[module].get({ ...this.own, id }));
     if (!object) return { skip: `${module} ${id} is gone` };
     if (unpublished(object, endpoint.version)) return { skip: `${module} ${id} is not published` };
     const call = await pushCall(module, { own: this.own, locations: this.locations }, object, endpoint.version);
