@@ -1,5 +1,17 @@
 import { describeLocal, isTimeZone, localTimeAt } from './local-time.js';
-import { Decimal, NO_AMOUNT, VolumeSum, ZERO, costOf, dec, plus, priceOf, reported, type Amount } from './money.js';
+import {
+  NO_AMOUNT,
+  VolumeSum,
+  ZERO,
+  costOf,
+  dec,
+  plus,
+  priceOf,
+  reported,
+  type Amount,
+  type Decimal,
+  type Quantity,
+} from './money.js';
 import { holds, readRestriction, type PeriodFacts, type Restriction } from './restrictions.js';
 import type {
   PricingTariff,
@@ -61,7 +73,7 @@ function readTariff(t: PricingTariff): ReadTariff {
     for (const c of e.price_components) {
       components[c.type] ??= {
         price: dec(c.price),
-        vat: c.vat === undefined ? undefined : dec(c.vat).dividedBy(100).plus(1),
+        vat: c.vat === undefined ? undefined : dec(100).plus(dec(c.vat)).shifted(2),
         step_size: c.step_size,
         price_number: c.price,
         vat_number: c.vat,
@@ -108,19 +120,15 @@ interface PeriodAt {
   end: number;
 }
 
-/** The last priced volume of a dimension: its step_size surplus is billed at that component. */
-interface LastPriced {
-  component: Component;
-  element: number;
-}
-
 interface DimensionTotal {
   volume: VolumeSum;
   /** the volume each component priced, summed: one multiplication per component, not per period */
   priced: Map<Component, VolumeSum>;
   /** the step_size surplus, once known */
   cost: Amount;
-  last: LastPriced | undefined;
+  /** the component of the last period that priced the dimension (its step_size surplus is billed there), and its element */
+  last: Component | undefined;
+  lastElement: number;
 }
 
 function costOfTotal(total: DimensionTotal): Amount {
@@ -183,7 +191,7 @@ function checkInput(
     if (until < at) return failure('invalid_cdr', `charging_periods[${i + 1}] starts before charging_periods[${i}]`);
     if (at > end) return failure('invalid_cdr', `charging_periods[${i}] starts after end_date_time`);
     for (const d of period.dimensions) {
-      if (d.volume < 0 && d.type in STEP_UNIT)
+      if (d.volume < 0 && isPriced(d.type))
         return failure('invalid_cdr', `charging_periods[${i}] has a negative ${d.type} volume`);
     }
     out.push({ period, start: at, end: until });
@@ -191,28 +199,53 @@ function checkInput(
   return out;
 }
 
-function volumeOf(p: PricingPeriod, type: string): number | undefined {
-  let found: number | undefined;
-  for (const d of p.dimensions) if (d.type === type) found = (found ?? 0) + d.volume;
-  return found;
-}
-
-/** The facts restrictions are evaluated on, at the start of a period. */
-function factsOf(p: PeriodAt, sessionStart: number, energyBefore: Decimal, timeZone: string): PeriodFacts {
-  const energy = volumeOf(p.period, 'ENERGY');
+/** The facts restrictions are evaluated on, at the start of a period: one pass over its dimensions. */
+function factsOf(p: PeriodAt, sessionStart: number, energyBefore: Quantity, timeZone: string): PeriodFacts {
+  let energy: number | undefined;
+  let power: number | undefined;
+  let minPower: number | undefined;
+  let maxPower: number | undefined;
+  let current: number | undefined;
+  let minCurrent: number | undefined;
+  let maxCurrent: number | undefined;
+  // a dimension given twice counts with its sum, as the volumes of one type add up
+  for (const d of p.period.dimensions) {
+    const v = d.volume;
+    switch (d.type) {
+      case 'ENERGY':
+        energy = (energy ?? 0) + v;
+        break;
+      case 'POWER':
+        power = (power ?? 0) + v;
+        break;
+      case 'MIN_POWER':
+        minPower = (minPower ?? 0) + v;
+        break;
+      case 'MAX_POWER':
+        maxPower = (maxPower ?? 0) + v;
+        break;
+      case 'CURRENT':
+        current = (current ?? 0) + v;
+        break;
+      case 'MIN_CURRENT':
+        minCurrent = (minCurrent ?? 0) + v;
+        break;
+      case 'MAX_CURRENT':
+        maxCurrent = (maxCurrent ?? 0) + v;
+        break;
+    }
+  }
   const hours = (p.end - p.start) / 3_600_000;
   // without a reported power, the average over the period (energy over time) is its power
-  const average = energy !== undefined && hours > 0 ? energy / hours : undefined;
-  const power = volumeOf(p.period, 'POWER') ?? average;
-  const current = volumeOf(p.period, 'CURRENT');
+  power ??= energy !== undefined && hours > 0 ? energy / hours : undefined;
   return {
     local: localTimeAt(timeZone, p.start),
     duration_s: Math.max(0, (p.start - sessionStart) / 1000),
     energy_before: energyBefore,
-    min_power: volumeOf(p.period, 'MIN_POWER') ?? power,
-    max_power: volumeOf(p.period, 'MAX_POWER') ?? power,
-    min_current: volumeOf(p.period, 'MIN_CURRENT') ?? current,
-    max_current: volumeOf(p.period, 'MAX_CURRENT') ?? current,
+    min_power: minPower ?? power,
+    max_power: maxPower ?? power,
+    min_current: minCurrent ?? current,
+    max_current: maxCurrent ?? current,
   };
 }
 
@@ -247,6 +280,7 @@ const newTotal = (): DimensionTotal => ({
   priced: new Map(),
   cost: NO_AMOUNT,
   last: undefined,
+  lastElement: 0,
 });
 
 const isPriced = (type: string): type is Priced =>
@@ -260,7 +294,7 @@ class SessionPricing {
     PARKING_TIME: newTotal(),
     RESERVATION_TIME: newTotal(),
   };
-  private energyBefore = ZERO;
+  private readonly energyBefore = new VolumeSum();
   private flat: Fee;
   private reservationFlat: Fee;
   private firstCharging: number | undefined;
@@ -268,6 +302,8 @@ class SessionPricing {
   private readonly steps: PricedCdr['breakdown']['steps'] = [];
   private readonly warnings: string[] = [];
   private readonly sessionStart: number;
+  /** per element, whether its restrictions hold in the period at hand (undefined: not asked yet) */
+  private readonly memo: (boolean | undefined)[];
 
   constructor(
     private readonly t: ReadTariff,
@@ -278,13 +314,16 @@ class SessionPricing {
     private readonly charged: boolean,
   ) {
     this.sessionStart = times.start;
+    this.memo = new Array<boolean | undefined>(t.elements.length).fill(undefined);
   }
 
   period(p: PeriodAt): void {
-    const facts = factsOf(p, this.sessionStart, this.energyBefore, this.timeZone);
-    const memo: (boolean | undefined)[] = [];
+    const facts = factsOf(p, this.sessionStart, this.energyBefore.quantity(), this.timeZone);
+    const memo = this.memo;
+    memo.fill(undefined);
     const dims: DimensionBreakdown[] = [];
-    const isReservation = p.period.dimensions.some((d) => d.type === 'RESERVATION_TIME');
+    let isReservation = false;
+    for (const d of p.period.dimensions) if (d.type === 'RESERVATION_TIME') isReservation = true;
     if (!isReservation) this.firstCharging ??= p.start;
     if (p.start < this.sessionStart && !isReservation && this.warnings.length === 0)
       this.warnings.push('a charging period starts before start_date_time: total_time counts from it');
@@ -321,7 +360,7 @@ class SessionPricing {
         ? this.reservationElement(facts, memo)
         : elementFor(this.t.elements, type, facts, undefined, memo);
     const c = e?.components[type === 'RESERVATION_TIME' ? 'TIME' : type];
-    if (type === 'ENERGY' && this.t.kwhBounds) this.energyBefore = this.energyBefore.plus(dec(volume));
+    if (type === 'ENERGY' && this.t.kwhBounds) this.energyBefore.add(volume);
     if (!e || !c) {
       if (!this.withBreakdown) return undefined;
       return { type, volume, cost: { excl_vat: 0, incl_vat: 0 }, reason: `no element prices ${type}` };
@@ -329,7 +368,8 @@ class SessionPricing {
     let sum = total.priced.get(c);
     if (sum === undefined) total.priced.set(c, (sum = new VolumeSum()));
     sum.add(volume);
-    total.last = { component: c, element: e.number };
+    total.last = c;
+    total.lastElement = e.number;
     if (!this.withBreakdown) return undefined;
     return {
       type,
@@ -359,21 +399,24 @@ class SessionPricing {
   stepUp(type: Priced): void {
     const total = this.totals[type];
     const last = total.last;
-    if (!last || last.component.step_size <= 0) return;
+    if (!last || last.step_size <= 0) return;
     const unit = STEP_UNIT[type];
     // only what components priced is rounded up (time no element priced stays free). Whole steps
     // are counted on time to the second, so that hours written with 4 or 6 decimals (0.1667 h
     // for 10 minutes) do not bill a step more than was used; what is billed is those steps.
     let used = ZERO;
     for (const v of total.priced.values()) used = used.plus(v.value());
-    used = used.times(unit);
-    const counted = unit === 3600 ? used.toDecimalPlaces(0, Decimal.ROUND_HALF_UP) : used;
-    const step = last.component.step_size;
-    const surplus = counted.dividedBy(step).ceil().times(step).minus(used).dividedBy(unit);
-    if (surplus.isZero()) return;
-    const cost = costOf(surplus, last.component.price, last.component.vat);
+    used = used.times(dec(unit));
+    const counted = unit === 3600 ? used.rounded(0) : used;
+    const step = last.step_size;
+    const extra = counted.ceilToMultiple(step).minus(used);
+    if (extra.isZero()) return;
+    const cost = costOf(extra, last.price, last.vat, dec(unit));
     total.cost = plus(total.cost, cost);
-    this.steps.push({ type, step_size: step, surplus: reported(surplus), element: last.element, cost: priceOf(cost) });
+    if (this.withBreakdown) {
+      const surplus = reported(extra.dividedBy(dec(unit)));
+      this.steps.push({ type, step_size: step, surplus, element: total.lastElement, cost: priceOf(cost) });
+    }
   }
 
   /** The session-wide rules once every period is in, and the totals. */
@@ -391,14 +434,14 @@ class SessionPricing {
     const sum = [fixed, reservation, energy, time, parking].reduce(plus);
     const { total, clamped } = clampToBounds(this.t, sum);
     const from = Math.min(this.sessionStart, this.firstCharging ?? this.sessionStart);
-    const hours = dec(Math.max(0, this.times.end - from)).dividedBy(3_600_000);
+    const hours = hoursOf(Math.max(0, this.times.end - from));
     return {
       currency,
       total_cost: priceOf(total),
       total_fixed_cost: priceOf(fixed),
       total_energy: reported(this.totals.ENERGY.volume.value()),
       total_energy_cost: priceOf(energy),
-      total_time: reported(hours),
+      total_time: hours,
       total_time_cost: priceOf(time),
       total_parking_time: reported(this.totals.PARKING_TIME.volume.value()),
       total_parking_cost: priceOf(parking),
@@ -416,6 +459,13 @@ class SessionPricing {
       },
     };
   }
+}
+
+/** ms as hours to 4 decimals, half away from zero: whole 0.0001 h are 360 ms. */
+function hoursOf(ms: number): number {
+  if (!Number.isSafeInteger(ms)) return reported(dec(ms).dividedBy(dec(3_600_000)));
+  const units = Math.floor(ms / 360);
+  return (2 * (ms - units * 360) >= 360 ? units + 1 : units) / 10_000;
 }
 
 /** The FLAT fee of an element, if it has one. */

@@ -2,9 +2,9 @@
  * Local time at a location (docs/TARIFFS.md "Time zones"): tariff restrictions speak of the
  * location's wall clock (mod_tariffs TariffRestrictions: "in local time, the time zone is defined
  * in the time_zone field of the Location"). Offsets come from the platform's IANA database
- * through Intl, once per zone and quarter hour (every offset change in the database falls on a
- * quarter hour), so that a CDR of 20 periods costs a few map lookups rather than 20 calls to
- * `formatToParts`.
+ * through Intl, once per zone and day for each of its quarter hours (every offset change in the
+ * database falls on a quarter hour), kept as one number on the days the offset does not change,
+ * so that a CDR of 20 periods costs a few map lookups rather than 20 calls to `formatToParts`.
  */
 
 export type DayOfWeek = 'MONDAY' | 'TUESDAY' | 'WEDNESDAY' | 'THURSDAY' | 'FRIDAY' | 'SATURDAY' | 'SUNDAY';
@@ -20,16 +20,25 @@ export interface LocalTime {
 }
 
 const QUARTER_MS = 15 * 60_000;
-const MAX_CACHED = 50_000;
+const DAY_MS = 86_400_000;
+const QUARTERS_A_DAY = 96;
+/** days of offsets kept per zone (a number each, 96 on the days the offset changes) */
+const MAX_CACHED_DAYS = 20_000;
 
 interface Zone {
   format: Intl.DateTimeFormat;
-  offsets: Map<number, number>;
+  /** by UTC day (epoch ms / 86,400,000) */
+  offsets: Map<number, number | number[]>;
 }
 
 const zones = new Map<string, Zone>();
 
+let lastName: string | undefined;
+let lastZone: Zone | undefined;
+
 function zoneOf(timeZone: string): Zone {
+  // one CDR's 20 periods, and a batch's CDRs, are in one zone
+  if (timeZone === lastName && lastZone !== undefined) return lastZone;
   let zone = zones.get(timeZone);
   if (!zone) {
     // throws RangeError for a name the IANA database does not have (isTimeZone says so first)
@@ -48,6 +57,8 @@ function zoneOf(timeZone: string): Zone {
     if (zones.size >= 1000) zones.clear();
     zones.set(timeZone, zone);
   }
+  lastName = timeZone;
+  lastZone = zone;
   return zone;
 }
 
@@ -64,10 +75,26 @@ export function isTimeZone(timeZone: string): boolean {
 /** The zone's offset from UTC at instant `ms`, in ms. */
 export function offsetAt(timeZone: string, ms: number): number {
   const zone = zoneOf(timeZone);
-  const quarter = Math.floor(ms / QUARTER_MS);
-  const cached = zone.offsets.get(quarter);
-  if (cached !== undefined) return cached;
-  const at = quarter * QUARTER_MS;
+  const day = Math.floor(ms / DAY_MS);
+  let offsets = zone.offsets.get(day);
+  if (offsets === undefined) {
+    offsets = offsetsOfDay(zone, day);
+    if (zone.offsets.size >= MAX_CACHED_DAYS) zone.offsets.clear();
+    zone.offsets.set(day, offsets);
+  }
+  if (typeof offsets === 'number') return offsets;
+  return offsets[Math.floor((ms - day * DAY_MS) / QUARTER_MS)] as number;
+}
+
+/** One UTC day's offsets: one number when it has one, else the offset of each quarter hour. */
+function offsetsOfDay(zone: Zone, day: number): number | number[] {
+  const first = day * DAY_MS;
+  const quarters: number[] = [];
+  for (let q = 0; q < QUARTERS_A_DAY; q++) quarters.push(offsetOfQuarter(zone, first + q * QUARTER_MS));
+  return quarters.every((o) => o === quarters[0]) ? (quarters[0] as number) : quarters;
+}
+
+function offsetOfQuarter(zone: Zone, at: number): number {
   const parts: Record<string, number> = {};
   for (const p of zone.format.formatToParts(at)) if (p.type !== 'literal') parts[p.type] = Number(p.value);
   const wall = Date.UTC(
@@ -78,21 +105,57 @@ export function offsetAt(timeZone: string, ms: number): number {
     parts.minute ?? 0,
     parts.second ?? 0,
   );
-  const offset = wall - at;
-  if (zone.offsets.size >= MAX_CACHED) zone.offsets.clear();
-  zone.offsets.set(quarter, offset);
-  return offset;
+  return wall - at;
 }
 
 const pad = (n: number): string => (n < 10 ? `0${n}` : String(n));
 
+/**
+ * YYYYMMDD of the proleptic Gregorian day `days` after 1970-01-01: the civil-from-days
+ * computation on 400-year eras (146,097 days each, starting on a 1 March), in integers.
+ */
+function dateKeyOfDay(days: number): number {
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  return year * 10000 + month * 100 + day;
+}
+
+/** Days from 1970-01-01 to the proleptic Gregorian date (month 1-12), the inverse of dateKeyOfDay. */
+export function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * ((month + 9) % 12) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146_097 + doe - 719_468;
+}
+
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** The number of days of a month (1-12) of a year. */
+export function daysInMonth(year: number, month: number): number {
+  if (month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)) return 29;
+  return MONTH_DAYS[month - 1] ?? 0;
+}
+
 /** The wall clock of `timeZone` at instant `ms`. */
 export function localTimeAt(timeZone: string, ms: number): LocalTime {
-  const wall = new Date(ms + offsetAt(timeZone, ms));
+  // whole milliseconds, as a Date keeps them
+  const wall = Math.trunc(ms) + offsetAt(timeZone, ms);
+  const days = Math.floor(wall / DAY_MS);
+  // 1970-01-01 was a Thursday (DAYS[4])
+  const weekday = (((days + 4) % 7) + 7) % 7;
   return {
-    date_key: wall.getUTCFullYear() * 10000 + (wall.getUTCMonth() + 1) * 100 + wall.getUTCDate(),
-    second_of_day: wall.getUTCHours() * 3600 + wall.getUTCMinutes() * 60 + wall.getUTCSeconds(),
-    day_of_week: DAYS[wall.getUTCDay()] ?? 'MONDAY',
+    date_key: dateKeyOfDay(days),
+    second_of_day: Math.floor((wall - days * DAY_MS) / 1000),
+    day_of_week: DAYS[weekday] ?? 'MONDAY',
   };
 }
 

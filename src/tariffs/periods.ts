@@ -1,6 +1,6 @@
 import type { PricingPeriod, PricingTariff } from './types.js';
 import { instantsOfWall, localTimeAt, offsetAt, offsetChanges } from './local-time.js';
-import { dec } from './money.js';
+import { quantityOf } from './money.js';
 import { holds, readRestriction, type Restriction } from './restrictions.js';
 
 /**
@@ -116,10 +116,7 @@ function timeCuts(restrictions: Restriction[], input: PeriodsInput): number[] {
  */
 function energyCuts(restrictions: Restriction[], pieces: Piece[]): Map<number, number> {
   const bounds = new Set<number>();
-  for (const r of restrictions) {
-    if (r.min_kwh !== undefined) bounds.add(r.min_kwh.toNumber() * 1000);
-    if (r.max_kwh !== undefined) bounds.add(r.max_kwh.toNumber() * 1000);
-  }
+  for (const r of restrictions) for (const kwh of r.kwh_bounds) bounds.add(kwh * 1000);
   const cuts = new Map<number, number>();
   let before = 0;
   for (const p of pieces) {
@@ -171,7 +168,7 @@ function signatureOf(restrictions: Restriction[], p: Piece, input: PeriodsInput,
     local: localTimeAt(input.timeZone, p.from),
     duration_s: (p.from - input.start) / 1000,
     // as the periods will carry it: kWh to 6 decimals (chargingPeriodsOf)
-    energy_before: dec(round6(whBefore / 1000)),
+    energy_before: quantityOf(round6(whBefore / 1000)),
     min_power: power,
     max_power: power,
     min_current: undefined,

@@ -1,7 +1,7 @@
 import type { TariffRestrictions } from '../ocpi/tariffs/schemas-2.2.1.js';
 import type { Static } from '#typebox';
 import { dateKeyOf, type DayOfWeek, type LocalTime } from './local-time.js';
-import { dec, type Decimal } from './money.js';
+import { compareQuantities, quantityOf, type Quantity } from './money.js';
 
 /**
  * TariffRestrictions (OCPI 2.2.1 mod_tariffs "TariffRestrictions class"), evaluated for one
@@ -18,7 +18,7 @@ export interface PeriodFacts {
   /** seconds since the session started */
   duration_s: number;
   /** kWh charged before this period */
-  energy_before: Decimal;
+  energy_before: Quantity;
   /** kW: the lowest and highest power of the period (MIN_POWER / MAX_POWER, POWER, or energy over time) */
   min_power: number | undefined;
   max_power: number | undefined;
@@ -33,8 +33,10 @@ export interface Restriction {
   end_s?: number;
   start_date?: number;
   end_date?: number;
-  min_kwh?: Decimal;
-  max_kwh?: Decimal;
+  min_kwh?: Quantity;
+  max_kwh?: Quantity;
+  /** the kWh bounds as written */
+  kwh_bounds: number[];
   min_current?: number;
   max_current?: number;
   min_power?: number;
@@ -50,14 +52,15 @@ export interface Restriction {
 const secondsOf = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 3600 + Number(hhmm.slice(3, 5)) * 60;
 
 export function readRestriction(r: Restrictions | undefined): Restriction {
-  if (!r) return { text: 'no restrictions' };
-  const out: Restriction = { text: describe(r) };
+  if (!r) return { text: 'no restrictions', kwh_bounds: [] };
+  const out: Restriction = { text: describe(r), kwh_bounds: [] };
   if (r.start_time !== undefined) out.start_s = secondsOf(r.start_time);
   if (r.end_time !== undefined) out.end_s = secondsOf(r.end_time);
   if (r.start_date !== undefined) out.start_date = dateKeyOf(r.start_date);
   if (r.end_date !== undefined) out.end_date = dateKeyOf(r.end_date);
-  if (r.min_kwh !== undefined) out.min_kwh = dec(r.min_kwh);
-  if (r.max_kwh !== undefined) out.max_kwh = dec(r.max_kwh);
+  if (r.min_kwh !== undefined) out.min_kwh = quantityOf(r.min_kwh);
+  if (r.max_kwh !== undefined) out.max_kwh = quantityOf(r.max_kwh);
+  for (const b of [r.min_kwh, r.max_kwh]) if (b !== undefined) out.kwh_bounds.push(b);
   if (r.min_current !== undefined) out.min_current = r.min_current;
   if (r.max_current !== undefined) out.max_current = r.max_current;
   if (r.min_power !== undefined) out.min_power = r.min_power;
@@ -105,8 +108,8 @@ export function holds(r: Restriction, f: PeriodFacts): boolean {
   if (r.start_date !== undefined && f.local.date_key < r.start_date) return false;
   if (r.end_date !== undefined && f.local.date_key >= r.end_date) return false;
   if (r.days !== undefined && !r.days.has(f.local.day_of_week)) return false;
-  if (r.min_kwh !== undefined && f.energy_before.lessThan(r.min_kwh)) return false;
-  if (r.max_kwh !== undefined && f.energy_before.greaterThanOrEqualTo(r.max_kwh)) return false;
+  if (r.min_kwh !== undefined && compareQuantities(f.energy_before, r.min_kwh) < 0) return false;
+  if (r.max_kwh !== undefined && compareQuantities(f.energy_before, r.max_kwh) >= 0) return false;
   if (r.min_duration !== undefined && f.duration_s < r.min_duration) return false;
   if (r.max_duration !== undefined && f.duration_s >= r.max_duration) return false;
   if (r.min_power !== undefined && !(f.min_power !== undefined && f.min_power >= r.min_power)) return false;

@@ -1,4 +1,5 @@
 import type { CdrTimes } from './engine.js';
+import { daysFromCivil, daysInMonth } from './local-time.js';
 import type { PriceOutcome, PricedCdr, PricingCdr, PricingPeriod, PricingTariff } from './types.js';
 
 /**
@@ -81,8 +82,19 @@ class Strings {
   }
 }
 
-const digit = (s: string, i: number): number => s.charCodeAt(i) - 48;
-const two = (s: string, i: number): number => digit(s, i) * 10 + digit(s, i + 1);
+/** The two-digit number at `i`, or -1 when either character is not a digit. */
+function two(s: string, i: number): number {
+  const a = s.charCodeAt(i) - 48;
+  const b = s.charCodeAt(i + 1) - 48;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
+}
+
+/** The three-digit number at `i`, or -1. */
+function three(s: string, i: number): number {
+  const a = two(s, i);
+  const c = s.charCodeAt(i + 2) - 48;
+  return a >= 0 && c >= 0 && c <= 9 ? a * 10 + c : -1;
+}
 
 /**
  * Epoch ms of an OCPI DateTime. The common form, `YYYY-MM-DDThh:mm:ss[.fff]Z`, is read digit by
@@ -97,17 +109,35 @@ export function parseDateTime(s: string): number {
     s[10] === 'T' &&
     s[13] === ':' &&
     s[16] === ':' &&
-    s[n - 1] === 'Z'
+    s[n - 1] === 'Z' &&
+    (n === 20 || s[19] === '.')
   ) {
-    const ms = n === 24 && s[19] === '.' ? digit(s, 20) * 100 + two(s, 21) : 0;
-    const year = two(s, 0) * 100 + two(s, 2);
-    const [month, day, hour, minute, second] = [two(s, 5), two(s, 8), two(s, 11), two(s, 14), two(s, 17)];
-    // Date.UTC reads years 0-99 as 1900-1999 and rolls month 13 over: those go the long way
-    const plain = year >= 100 && month >= 1 && month <= 12 && day >= 1 && day <= 31;
-    if (plain && hour <= 23 && minute <= 59 && second <= 59) {
-      const t = Date.UTC(year, month - 1, day, hour, minute, second, ms);
-      if (Number.isFinite(t) && new Date(t).getUTCDate() === day) return t;
-    }
+    const century = two(s, 0);
+    const yy = two(s, 2);
+    const month = two(s, 5);
+    const day = two(s, 8);
+    const hour = two(s, 11);
+    const minute = two(s, 14);
+    const second = two(s, 17);
+    const ms = n === 24 ? three(s, 20) : 0;
+    const year = century * 100 + yy;
+    // years before 100 and anything odd go the long way (Date.parse decides)
+    if (
+      century >= 1 &&
+      yy >= 0 &&
+      month >= 1 &&
+      month <= 12 &&
+      day >= 1 &&
+      day <= daysInMonth(year, month) &&
+      hour >= 0 &&
+      hour <= 23 &&
+      minute >= 0 &&
+      minute <= 59 &&
+      second >= 0 &&
+      second <= 59 &&
+      ms >= 0
+    )
+      return daysFromCivil(year, month, day) * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1000 + ms;
   }
   return Date.parse(s);
 }

@@ -35,6 +35,15 @@ describe('pricing engine: rules', function () {
       ]);
     });
 
+    it('a step surplus is priced exactly: 2.52 s stepped to 3 s at 0.18 an hour is 0.00015, reported 0.0002', function () {
+      // the surplus, 0.48 s, is 0.000133... h: a quotient rounded before the price multiplies it
+      // lands below the half and reports 0.0001
+      const tariff = aTariff([anElement([time(0.18, 3)])]);
+      const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T10:00:03Z', [['2024-05-02T10:00:00Z', { TIME: 0.0007 }]]);
+      const priced = price(tariff, cdr);
+      expect(priced.total_time_cost).to.deep.equal({ excl_vat: 0.0002, incl_vat: 0.0002 });
+    });
+
     it('parking that is not priced leaves the step to charging time (spec example "free of charge": 0.60)', function () {
       const cdr = aCdr('2024-05-02T19:55:00Z', '2024-05-02T20:07:00Z', [
         ['2024-05-02T19:55:00Z', { TIME: minutes(5) }],

@@ -1,0 +1,101 @@
+import { expect } from 'chai';
+import { Decimal, compareQuantities, costOf, dec, quantityOf, reported } from '../../src/tariffs/money.js';
+import { Prng } from '../../scripts/prng.js';
+import { localTimeAt } from '../../src/tariffs/local-time.js';
+
+/** The engine's exact decimals (src/tariffs/money.ts): what a JSON number says, sums exact, one rounding. */
+
+describe('pricing engine: exact decimals', function () {
+  it('reads a JSON number as the decimal it was written as', function () {
+    for (const [n, text] of [
+      [0.1, '1e-1'],
+      [1e-7, '1e-7'],
+      [-0.5, '-5e-1'],
+      [123, '123'],
+      [1.5e21, '1500000000000000000000'],
+      [0.30000000000000004, '30000000000000004e-17'],
+    ] as const)
+      expect(Decimal.of(n).toString(), String(n)).to.equal(text);
+    expect(dec(0.1).plus(dec(0.2)).equals(dec(0.3))).to.equal(true);
+    expect(dec(1.21).times(dec(100)).toNumber()).to.equal(121);
+  });
+
+  it('rounds half away from zero when reporting, at the 4th decimal', function () {
+    expect(reported(dec(0.00005))).to.equal(0.0001);
+    expect(reported(dec(-0.00005))).to.equal(-0.0001);
+    expect(reported(dec(2.00004999))).to.equal(2);
+    expect(reported(dec(45.58795))).to.equal(45.588);
+    expect(reported(dec(0.00015).times(dec(0.5)))).to.equal(0.0001);
+    expect(reported(new Decimal(10n ** 40n + 5n * 10n ** 25n, 30))).to.equal(1e10 + 0.0001);
+  });
+
+  it('reports every amount as rounding its exact decimal would (the fast path and the exact one agree)', function () {
+    const random = new Prng(7);
+    for (let i = 0; i < 20_000; i++) {
+      const scale = 5 + random.int(0, 20);
+      let units = BigInt(random.int(0, 1e9)) * BigInt(random.int(1, 1e6)) + BigInt(random.int(0, 1000));
+      // a tie at the 5th decimal, or one unit either side of it
+      if (i % 3 === 0)
+        units =
+          (units / 10n ** BigInt(scale - 4)) * 10n ** BigInt(scale - 4) +
+          5n * 10n ** BigInt(scale - 5) +
+          BigInt(random.int(-1, 1));
+      if (i % 2 === 0) units = -units;
+      const d = new Decimal(units, scale);
+      expect(reported(d), `${d}`).to.equal(d.rounded(4).toNumber());
+    }
+  });
+
+  it('divides last, so that an amount that is exact stays exact: 1 s at 0.18 an hour is 0.00005', function () {
+    const cost = costOf(dec(1), dec(0.18), dec(1.5), dec(3600));
+    expect(reported(cost.excl)).to.equal(0.0001);
+    expect(cost.excl.equals(dec(0.00005))).to.equal(true);
+    expect(cost.incl.equals(dec(0.000075))).to.equal(true);
+    expect(reported(dec(1).dividedBy(dec(3)))).to.equal(0.3333);
+    expect(reported(dec(-2).dividedBy(dec(3)))).to.equal(-0.6667);
+  });
+
+  it('compares kWh exactly, with 6 decimals or more', function () {
+    expect(compareQuantities(quantityOf(0.1 + 0.2), quantityOf(0.3))).to.equal(1);
+    expect(compareQuantities(quantityOf(29.999999), quantityOf(30))).to.equal(-1);
+    expect(compareQuantities(quantityOf(30.0000001), quantityOf(30))).to.equal(1);
+    expect(compareQuantities(quantityOf(30), quantityOf(30))).to.equal(0);
+  });
+
+  it('rounds up to whole steps', function () {
+    expect(dec(3.96).ceilToMultiple(5).toNumber()).to.equal(5);
+    expect(dec(10).ceilToMultiple(5).toNumber()).to.equal(10);
+    expect(dec(0).ceilToMultiple(5).toNumber()).to.equal(0);
+  });
+});
+
+describe('pricing engine: local time', function () {
+  it('reads the wall clock of a zone as Intl does, across offset changes and years', function () {
+    const random = new Prng(11);
+    for (const zone of ['Europe/Amsterdam', 'America/Santiago', 'Australia/Lord_Howe', 'Asia/Kolkata']) {
+      const format = new Intl.DateTimeFormat('en-US', {
+        timeZone: zone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
+        weekday: 'long',
+      });
+      for (let i = 0; i < 400; i++) {
+        // 2020-2027, and a few around a change of the clock on the same days
+        const ms = Date.UTC(2020, 0, 1) + random.int(0, 8 * 365) * 86_400_000 + random.int(0, 86_399) * 1000;
+        const parts = Object.fromEntries(format.formatToParts(ms).map((p) => [p.type, p.value]));
+        const local = localTimeAt(zone, ms);
+        const want = {
+          date_key: Number(parts.year) * 10000 + Number(parts.month) * 100 + Number(parts.day),
+          second_of_day: Number(parts.hour) * 3600 + Number(parts.minute) * 60 + Number(parts.second),
+          day_of_week: String(parts.weekday).toUpperCase(),
+        };
+        expect(local, `${zone} ${new Date(ms).toISOString()}`).to.deep.equal(want);
+      }
+    }
+  });
+});
