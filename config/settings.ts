@@ -117,7 +117,7 @@ export const SettingsSchema = Type.Object({
     minimum: 1,
     maximum: 10000,
     default: 4,
-    description: 'batches of CDRs (256 each) waiting for a pricing thread; beyond this, callers wait (back-pressure)',
+    description: 'batches of CDRs (64 each) waiting for a pricing thread; beyond this, callers wait (back-pressure)',
   }),
   OCPP_UNKNOWN_ID_TAGS: Type.Union([Type.Literal('reject'), Type.Literal('accept')], {
     default: 'reject',

@@ -27,7 +27,7 @@ import { register, stopChild } from './load-test/servers.js';
  * 1. One 8-element 2.2.1 tariff and `--distinct` CDRs of 20 periods (scripts/bench/pricing-fixture.ts),
  *    every one schema-checked and priced once with its breakdown: totals plausible, every element used.
  * 2. Main thread: `priceCdr(..., { breakdown: false })` over `--cdrs` CDRs (at most 5 s a run).
- * 3. `PricingPool` (one thread per core, batches of 256, the platform's defaults) over `--cdrs` CDRs,
+ * 3. `PricingPool` (one thread per core, batches of 64, the platform's defaults) over `--cdrs` CDRs,
  *    every outcome compared with the main thread's. For 2 and 3 also the CPU per CDR of the main
  *    thread (Linux /proc) and of the whole process.
  * 4. An embedded platform in this process (SQLite in a temporary folder) with `--chargers` OCPP 1.6

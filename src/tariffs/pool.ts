@@ -45,7 +45,7 @@ export class PricingPool {
       idleTimeout: options.idleTimeoutMs,
       maxQueue: options.maxQueue,
     });
-    this.batchSize = options.batchSize ?? 256;
+    this.batchSize = options.batchSize ?? 64;
     // what may be handed to Piscina at once: every thread busy and its queue full
     this.limit = threads + options.maxQueue;
   }
