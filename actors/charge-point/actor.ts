@@ -7,6 +7,8 @@ import { chargePointProtocol, ChargePointState } from './protocol.js';
 import {
   initialChargePointState,
   onBooted,
+  onDeviceModelReported,
+  onReported,
   onReservationUpdated,
   onStatusChanged,
   type ChargePointCtx,
@@ -88,6 +90,10 @@ function onEvent(
       return onMeterSampled(deps, ctx, s, event);
     case 'reservation-updated':
       return onReservationUpdated(deps, ctx, s, event);
+    case 'reported':
+      return onReported(deps, ctx, s, event);
+    case 'device-model-reported':
+      return onDeviceModelReported(deps, ctx, event);
   }
 }
 

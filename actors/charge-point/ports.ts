@@ -1,5 +1,5 @@
 import Type, { type Static } from '#typebox';
-import type { ChargerCommand } from '../../src/ocpp/domain.js';
+import type { ChargerCommand, ChargerEventOutcome, DeviceVariable, ReportEntry } from '../../src/ocpp/domain.js';
 import type { ActorMessenger, DeactivationReason, SqlRunner, WriteStep } from '../../src/runtime/types.js';
 
 /**
@@ -22,6 +22,13 @@ export interface ChargePointActorDeps {
   publish(event: CsmsEvent): void;
   /** the session rows behind GET /v1/sessions */
   sessions: SessionWrites;
+  /** the event log and device model behind /v1/charge-points/{id}/events and /device-model */
+  reports: ReportWrites;
+  /** DataTransfer from a charger: the handler registered for its vendor answers (none: UnknownVendorId) */
+  dataTransfer(
+    chargePointId: string,
+    request: { vendor_id: string; message_id: string | null; data: unknown },
+  ): Promise<NonNullable<ChargerEventOutcome['data_transfer']>>;
   heartbeatIntervalS: number;
   /** OCPP_MAX_OPEN_TRANSACTIONS, read when a start arrives (settings exist once the platform runs) */
   maxOpenTransactions(): number;
@@ -163,4 +170,11 @@ export interface SessionWrites {
   insert(tx: SqlRunner, s: NewSessionRow): Promise<void>;
   /** the write of one update or of the end (a meter reading alone merges with other turns') */
   progress(sessionId: string, p: SessionProgress): WriteStep;
+}
+
+/** The port through which the actor keeps what chargers report (deps.reports), in its turn. */
+export interface ReportWrites {
+  append(chargePointId: string, action: string, entries: ReportEntry[]): WriteStep;
+  /** rows of the device model, upserted by component, variable and attribute */
+  deviceModel(chargePointId: string, requestId: number, variables: DeviceVariable[]): WriteStep;
 }

@@ -115,6 +115,13 @@ export const ChargePointState = Type.Object({
   next_remote_start_id: Type.Integer(),
   outbound: Type.Array(OutboundCall),
   commands: Type.Array(CommandRecord),
+  /** the last status each long operation reported (firmware, diagnostics, log upload) */
+  operations: Type.Optional(
+    Type.Record(
+      Type.String(),
+      Type.Object({ status: Type.String(), request_id: Nullable(Type.Integer()), updated_at: Type.String() }),
+    ),
+  ),
   /**
    * Which EVSEs are EVSEs of our OCPI locations (docs/ROAMING.md "EVSE links"), read from the
    * links table when it changes; absent until first read.

@@ -119,3 +119,38 @@ export function reservationsAfterAnswer(held: Reservations, c: ChargerCommand, s
   if (c.kind === 'cancel-reservation') return reservations.filter((r) => r.reservation_id !== c.reservation_id);
   return reservations;
 }
+
+/**
+ * A charger's report (src/ocpp/reports.ts): its entries go to the event log in this turn; the
+ * status of a long operation is kept on the charge point; a DataTransfer is answered by its
+ * vendor's handler.
+ */
+export async function onReported(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  event: EventOf<'reported'>,
+): Promise<ChargerEventOutcome> {
+  ctx.write(deps.reports.append(ctx.key, event.action, event.entries));
+  if (event.progress) {
+    const { operation, status, request_id } = event.progress;
+    ctx.setState({
+      ...s,
+      operations: { ...s.operations, [operation]: { status, request_id, updated_at: new Date().toISOString() } },
+    });
+  }
+  publishChange(deps, ctx, { type: 'charge-point' });
+  if (!event.data_transfer) return {};
+  return { data_transfer: await deps.dataTransfer(ctx.key, event.data_transfer) };
+}
+
+/** A part of a 2.0.1 charger's device model (NotifyReport). */
+export function onDeviceModelReported(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  event: EventOf<'device-model-reported'>,
+): ChargerEventOutcome {
+  if (event.variables.length > 0) ctx.write(deps.reports.deviceModel(ctx.key, event.request_id, event.variables));
+  publishChange(deps, ctx, { type: 'charge-point' });
+  return {};
+}

@@ -14,13 +14,14 @@ import { pageHeaders, Paging } from '../gateway/operator-paging.js';
 import { publicOrigin } from '../gateway/public-origin.js';
 import { defineMount, route, type MountSpec, type RouteResult, type RouteSpec } from '../gateway/route-table.js';
 import type { ChargerCommand } from '../ocpp/domain.js';
-import { ProtocolName } from '../ocpp/domain.js';
+import { ProtocolName, ReportSeverity } from '../ocpp/domain.js';
 import type { ActorSystem } from '../runtime/actor-system.js';
 import type { ReplyTo } from '../runtime/protocol.js';
 import { ActorUnavailableError, AskTimeoutError } from '../runtime/errors.js';
 import { DuplicateChargePointError, type ChargePointStore } from './charge-point-store.js';
 import type { CsmsEventBus } from './events.js';
 import { hashIdentityKey, newIdentityKey } from './identity-key.js';
+import { ChargerEventEntry, DeviceModel, type ReportReader } from './report-store.js';
 import { ChargingSession, type SessionReader } from './session-store.js';
 import {
   ChargePointView,
@@ -38,6 +39,7 @@ export interface CsmsApiDeps {
   actors: ActorSystem;
   chargePoints: ChargePointStore;
   sessions: SessionReader;
+  reports: ReportReader;
   events: CsmsEventBus;
   /** open event streams, ended at shutdown */
   streams: Set<PassThrough>;
@@ -205,6 +207,47 @@ function chargePointRoutes(cp: ChargePointAccess): CsmsRoute[] {
   ];
 }
 
+/** What chargers reported about themselves: the event log and the 2.0.1 device model. */
+function reportRoutes(cp: ChargePointAccess): CsmsRoute[] {
+  const { deps } = cp;
+  return [
+    route({
+      method: 'GET',
+      path: '/charge-points/:id/events',
+      summary:
+        "The charger's event log, newest first: security events, NotifyEvent, firmware, diagnostics and log status, DataTransfer, certificate requests, charging limits",
+      params: IdParams,
+      query: Type.Object({ severity: Type.Optional(ReportSeverity), ...Paging }),
+      response: Type.Array(ChargerEventEntry),
+      responses: { 404: 'unknown charge point' },
+      handler: async (req): Promise<RouteResult> => {
+        const id = String(req.params.id);
+        await cp.requireKnown(id);
+        const q = req.query;
+        const { total, items } = await deps.reports.events(id, {
+          limit: q.limit,
+          offset: q.offset,
+          ...(q.severity === undefined ? {} : { severity: q.severity }),
+        });
+        return { data: items, headers: pageHeaders(deps.config, req, total, q.offset, q.limit) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/charge-points/:id/device-model',
+      summary: "A 2.0.1 charger's device model as its NotifyReport messages gave it: components, variables, attributes",
+      params: IdParams,
+      response: DeviceModel,
+      responses: { 404: 'unknown charge point' },
+      handler: async (req): Promise<RouteResult> => {
+        const id = String(req.params.id);
+        await cp.requireKnown(id);
+        return { data: await deps.reports.deviceModel(id) };
+      },
+    }),
+  ];
+}
+
 /** The charging sessions built from the transactions chargers report. */
 function sessionRoutes(deps: CsmsApiDeps): CsmsRoute[] {
   return [
@@ -336,6 +379,12 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
     description: 'Charge-point management: registry, sessions, remote start/stop',
     authenticate: operatorAuthenticator(deps.config),
     security: 'bearer',
-    routes: [...chargePointRoutes(cp), ...sessionRoutes(deps), ...commandRoutes(cp), ...eventRoutes(deps)],
+    routes: [
+      ...chargePointRoutes(cp),
+      ...reportRoutes(cp),
+      ...sessionRoutes(deps),
+      ...commandRoutes(cp),
+      ...eventRoutes(deps),
+    ],
   });
 }

@@ -12,6 +12,8 @@ import { csmsApiMount } from './api.js';
 import { ChargePointStore } from './charge-point-store.js';
 import { CsmsEventBus } from './events.js';
 import { identityKeyMatches } from './identity-key.js';
+import { DataTransferRegistry } from './data-transfer.js';
+import { ReportReader, reportWrites } from './report-store.js';
 import { SessionReader, sessionWrites } from './session-store.js';
 
 export interface CsmsModuleOptions {
@@ -23,6 +25,8 @@ export interface CsmsModuleOptions {
   heartbeatIntervalS?: number;
   /** the roaming bridge (src/roaming/): linked EVSEs' status goes to our OCPI locations */
   roaming?: (host: ActorHost) => RoamingPort;
+  /** handlers of vendors' DataTransfer (default: none, every vendor is UnknownVendorId) */
+  dataTransfer?: DataTransferRegistry;
 }
 
 const dashboardDir = join(import.meta.dirname, '../dashboard');
@@ -83,6 +87,7 @@ interface LateParts {
 
 /** The charge-point actor's ports: the sockets of this process, the session table, the change feed. */
 function chargePointDeps(registry: ConnectionRegistry, late: LateParts, opts: CsmsModuleOptions): ChargePointActorDeps {
+  const dataTransfer = opts.dataTransfer ?? new DataTransferRegistry();
   return {
     sendCommand(id, command, remoteStartId) {
       const conn = registry.get(id);
@@ -98,6 +103,8 @@ function chargePointDeps(registry: ConnectionRegistry, late: LateParts, opts: Cs
       else conn.close(1011, 'charge point actor ended');
     },
     sessions: sessionWrites,
+    reports: reportWrites,
+    dataTransfer: (id, request) => dataTransfer.answer(id, request),
     publish(event) {
       late.events?.publish(event);
     },
@@ -169,6 +176,7 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
             country_code: services.config.OCPI_COUNTRY_CODE,
             party_id: services.config.OCPI_PARTY_ID,
           }),
+          reports: new ReportReader(services.db),
           events: eventsOf(services),
           streams,
         }),

@@ -16,6 +16,18 @@ export const ChargePointView = Type.Object({
   reservations: ChargePointState.properties.reservations,
   active_transactions: Type.Array(Type.String()),
   commands: ChargePointState.properties.commands,
+  operations: Type.Record(
+    Type.String(),
+    Type.Object({
+      status: Type.String(),
+      request_id: Type.Union([Type.Integer(), Type.Null()]),
+      updated_at: Type.String(),
+    }),
+    {
+      description:
+        'the last status each long operation reported, by operation: firmware, diagnostics, log (status notifications)',
+    },
+  ),
   evse_links: Type.Optional(
     Type.Array(Type.Object({ evse_number: Type.Integer(), location_id: Type.String(), evse_uid: Type.String() }), {
       description: 'which EVSE of which of our OCPI locations each EVSE is (GET of one charge point)',
@@ -101,5 +113,6 @@ export function chargePointView(
     reservations: s?.reservations ?? [],
     active_transactions: s?.transactions.map((t) => t.transaction_id) ?? [],
     commands: s?.commands ?? [],
+    operations: s?.operations ?? {},
   };
 }

@@ -89,7 +89,82 @@ export const ReservationUpdatedEvent = Type.Object({
   status: Type.String(),
 });
 
+/** How much an entry of a charger's event log asks of an operator. */
+export const ReportSeverity = Type.Union([Type.Literal('info'), Type.Literal('warning'), Type.Literal('error')]);
+export type ReportSeverity = Static<typeof ReportSeverity>;
+
+/**
+ * A message a charger sends to tell what happened (src/ocpp/reports.ts): a security event, a
+ * 2.0.1 NotifyEvent, the progress of a firmware update, a diagnostics or log upload, a vendor's
+ * DataTransfer, a certificate request, a charging limit or need. It goes to the charger's event
+ * log; the status words of long operations are also kept on the charge point.
+ */
+export const ReportEntry = Type.Object({
+  severity: ReportSeverity,
+  /** one line for people */
+  summary: Type.String(),
+  /** when the charger says it happened (else when it arrived) */
+  timestamp: Timestamp,
+  /** the part of the message this entry is about, as the charger sent it */
+  detail: Type.Unknown(),
+});
+export type ReportEntry = Static<typeof ReportEntry>;
+
+export const ChargerReportedEvent = Type.Object({
+  type: Type.Literal('reported'),
+  /** the OCPP action */
+  action: Type.String(),
+  /** one per thing that happened (a NotifyEvent carries several) */
+  entries: Type.Array(ReportEntry),
+  /** the status of a long operation, kept on the charge point */
+  progress: Type.Optional(
+    Type.Object({
+      operation: Type.Union([Type.Literal('firmware'), Type.Literal('diagnostics'), Type.Literal('log')]),
+      status: Type.String(),
+      request_id: Type.Union([Type.Integer(), Type.Null()]),
+    }),
+  ),
+  /** DataTransfer: what the vendor's handler is asked */
+  data_transfer: Type.Optional(
+    Type.Object({
+      vendor_id: Type.String(),
+      message_id: Type.Union([Type.String(), Type.Null()]),
+      data: Type.Unknown(),
+    }),
+  ),
+});
+
+/** One variable of a 2.0.1 charger's device model, as NotifyReport gives it (one row per attribute). */
+export const DeviceVariable = Type.Object({
+  component: Type.String(),
+  component_instance: Type.Union([Type.String(), Type.Null()]),
+  evse_id: Type.Union([Type.Integer(), Type.Null()]),
+  connector_id: Type.Union([Type.Integer(), Type.Null()]),
+  variable: Type.String(),
+  variable_instance: Type.Union([Type.String(), Type.Null()]),
+  /** Actual, Target, MinSet or MaxSet */
+  attribute: Type.String(),
+  value: Type.Union([Type.String(), Type.Null()]),
+  mutability: Type.Union([Type.String(), Type.Null()]),
+  data_type: Type.Union([Type.String(), Type.Null()]),
+  unit: Type.Union([Type.String(), Type.Null()]),
+});
+export type DeviceVariable = Static<typeof DeviceVariable>;
+
+/** 2.0.1 NotifyReport: a part of the charger's device model (a report may come in several parts). */
+export const DeviceModelReportedEvent = Type.Object({
+  type: Type.Literal('device-model-reported'),
+  request_id: Type.Integer(),
+  seq_no: Type.Integer(),
+  /** more parts follow */
+  tbc: Type.Boolean(),
+  generated_at: Timestamp,
+  variables: Type.Array(DeviceVariable),
+});
+
 export const ChargerEvent = Type.Union([
+  ChargerReportedEvent,
+  DeviceModelReportedEvent,
   BootedEvent,
   StatusChangedEvent,
   AuthorizeRequestedEvent,
@@ -107,6 +182,18 @@ export const ChargerEventOutcome = Type.Object({
   id_tag_status: Type.Optional(Type.String()),
   transaction_id: Type.Optional(Type.String()),
   heartbeat_interval_s: Type.Optional(Type.Integer()),
+  /** DataTransfer: the vendor handler's answer (no handler for the vendor: UnknownVendorId) */
+  data_transfer: Type.Optional(
+    Type.Object({
+      status: Type.Union([
+        Type.Literal('Accepted'),
+        Type.Literal('Rejected'),
+        Type.Literal('UnknownMessageId'),
+        Type.Literal('UnknownVendorId'),
+      ]),
+      data: Type.Optional(Type.Unknown()),
+    }),
+  ),
 });
 export type ChargerEventOutcome = Static<typeof ChargerEventOutcome>;
 

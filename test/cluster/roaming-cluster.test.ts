@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { RPCClient } from 'ocpp-rpc';
+import type { RPCClient } from 'ocpp-rpc';
+import { strictCharger } from '../support/rpc-client.js';
 import { eventually } from '../support/eventually.js';
 import { aLocation, anEvse, aToken221 } from '../support/ocpi-builders.js';
 import { API_KEY, OcpiApi } from '../support/ocpi-harness.js';
@@ -9,7 +10,6 @@ import { clusterEnvironment, type TestEnvironment } from '../support/platforms.j
 import { startNode, type NodeProcess } from '../support/processes.js';
 
 type Json = Record<string, unknown>;
-type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
 
 /**
  * Roaming across web processes (docs/ROAMING.md "Commands", "The outbox"): an eMSP sends its
@@ -76,15 +76,7 @@ describe('roaming in a cluster: a command on A, the charger on B (Redis, Postgre
       body: { location_id: loc, evse_uid: 'E1' },
     });
     expect(link.status).to.equal(200);
-    const options: Partial<ClientOptions> = {
-      endpoint: `${node.url.replace(/^http/, 'ws')}/ocpp`,
-      identity: id,
-      password: String(cp.body.password),
-      protocols: ['ocpp1.6'],
-      strictMode: true,
-      reconnect: false,
-    };
-    const charger = new RPCClient(options as ClientOptions);
+    const charger = strictCharger(node.url, { id, password: String(cp.body.password) }, 'ocpp1.6');
     chargers.push(charger);
     const starts: string[] = [];
     charger.handle('RemoteStartTransaction', ({ params }) => {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { RPCClient } from 'ocpp-rpc';
+import type { RPCClient } from 'ocpp-rpc';
+import { strictCharger } from '../support/rpc-client.js';
 import type { ChargingSession } from '../../src/csms/session-store.js';
 import { startCsms, type CsmsUnderTest } from './support/csms.js';
 import { v16, v201 } from './support/messages.js';
@@ -16,19 +17,8 @@ describe('an independent OCPP client library drives a charger end to end', () =>
   });
   after(async () => csms.stop());
 
-  // ocpp-rpc's typings mark every option required although the library defaults them
-  type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
-  function client(id: string, password: string, protocol: string): RPCClient {
-    const options: Partial<ClientOptions> = {
-      endpoint: `${csms.url.replace(/^http/, 'ws')}/ocpp`,
-      identity: id,
-      password,
-      protocols: [protocol],
-      strictMode: true,
-      reconnect: false,
-    };
-    return new RPCClient(options as ClientOptions);
-  }
+  const client = (id: string, password: string, protocol: 'ocpp1.6' | 'ocpp2.0.1'): RPCClient =>
+    strictCharger(csms.url, { id, password }, protocol);
 
   async function sessionOf(id: string): Promise<ChargingSession | undefined> {
     const res = await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${encodeURIComponent(id)}`);

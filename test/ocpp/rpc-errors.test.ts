@@ -148,9 +148,13 @@ describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
         expect(errorCode(await charger.sendRaw('[7, "m-type", "Heartbeat", {}]', 'm-type'))).to.equal(names.type);
       });
 
-      it('answers an unknown action with NotImplemented and a known but unhandled one with NotSupported', async () => {
+      it("answers an unknown action with NotImplemented and a CSMS's action sent by a charger with NotSupported", async () => {
         expect(errorCode(await charger.callFrame('MakeCoffee', {}))).to.equal('NotImplemented');
-        expect(errorCode(await charger.callFrame('DataTransfer', { vendorId: 'acme' }))).to.equal('NotSupported');
+        const [action, payload] =
+          version === 'ocpp1.6'
+            ? ['RemoteStartTransaction', { idTag: 'TAG' }]
+            : ['RequestStartTransaction', { idToken: { idToken: 'TAG', type: 'Central' }, remoteStartId: 1 }];
+        expect(errorCode(await charger.callFrame(action, payload))).to.equal('NotSupported');
       });
 
       it(`answers a missing required field with ${names.occurrence}`, async () => {

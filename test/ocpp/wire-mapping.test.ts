@@ -88,7 +88,21 @@ describe('OCPP wire mapping (pure functions)', () => {
       ocpp201Adapter.toEvent(checked('ocpp2.0.1', 'StatusNotification', v201.status(2, 1, 'Occupied'))),
     ).to.include({ type: 'status-changed', evse_id: 2, connector_id: 1, status: 'Occupied' });
     expect(ocpp16Adapter.toEvent(checked('ocpp1.6', 'Heartbeat', {}))).to.equal(null);
-    expect(ocpp201Adapter.toEvent(checked('ocpp2.0.1', 'DataTransfer', { vendorId: 'X' }))).to.equal(undefined);
+    expect(ocpp201Adapter.toEvent(checked('ocpp2.0.1', 'DataTransfer', { vendorId: 'X' }))).to.deep.include({
+      type: 'reported',
+      action: 'DataTransfer',
+      data_transfer: { vendor_id: 'X', message_id: null, data: null },
+    });
+    // what only a CSMS sends is no event of a charger's
+    expect(
+      ocpp201Adapter.toEvent(
+        checked('ocpp2.0.1', 'RequestStartTransaction', {
+          idToken: { idToken: 'T', type: 'Central' },
+          remoteStartId: 1,
+        }),
+      ),
+    ).to.equal(undefined);
+    expect(ocpp16Adapter.toEvent(checked('ocpp1.6', 'Reset', { type: 'Soft' }))).to.equal(undefined);
   });
 
   it("maps domain commands onto each version's calls", () => {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { RPCClient } from 'ocpp-rpc';
+import type { RPCClient } from 'ocpp-rpc';
+import { strictCharger } from './rpc-client.js';
 import { platformModules } from '../../src/modules.js';
 import { aLocation, anEvse, aToken, aToken221 } from './ocpi-builders.js';
 import { API_KEY, OcpiApi, type Answer } from './ocpi-harness.js';
@@ -14,7 +15,6 @@ import { embeddedEnvironment, startPlatform, type StartedPlatform, type TestEnvi
  */
 
 type Json = Record<string, unknown>;
-type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
 
 export interface Emsp {
   sim: OcpiSimulator;
@@ -182,15 +182,7 @@ export class RoamingWorld {
 
   /** The charger, connected and booted. */
   async charger(cp: { id: string; password: string }, protocol: 'ocpp1.6' | 'ocpp2.0.1'): Promise<RPCClient> {
-    const options: Partial<ClientOptions> = {
-      endpoint: `${this.platform.platform.url.replace(/^http/, 'ws')}/ocpp`,
-      identity: cp.id,
-      password: cp.password,
-      protocols: [protocol],
-      strictMode: true,
-      reconnect: false,
-    };
-    const client = new RPCClient(options as ClientOptions);
+    const client = strictCharger(this.platform.platform.url, cp, protocol);
     this.chargers.push(client);
     await client.connect();
     const boot =

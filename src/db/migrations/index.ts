@@ -11,6 +11,7 @@ import { M0009Outbox } from './m0009-outbox.js';
 import { M0010RoamingReservations } from './m0010-roaming-reservations.js';
 import { M0011RoamingMeter } from './m0011-roaming-meter.js';
 import { M0012CdrChecks } from './m0012-cdr-checks.js';
+import { M0013ChargerReports } from './m0013-charger-reports.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -26,6 +27,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0010-roaming-reservations': M0010RoamingReservations,
   'm0011-roaming-meter': M0011RoamingMeter,
   'm0012-cdr-checks': M0012CdrChecks,
+  'm0013-charger-reports': M0013ChargerReports,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

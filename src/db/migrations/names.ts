@@ -16,6 +16,7 @@ export const migrationNames = [
   'm0010-roaming-reservations',
   'm0011-roaming-meter',
   'm0012-cdr-checks',
+  'm0013-charger-reports',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

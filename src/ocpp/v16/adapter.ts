@@ -9,6 +9,8 @@ import {
 import type {
   AuthorizeResponse,
   BootNotificationRequest,
+  DataTransferResponse,
+  SignCertificateResponse,
   HeartbeatResponse,
   MeterValuesRequest,
   StartTransactionRequest,
@@ -18,6 +20,7 @@ import type {
   StopTransactionResponse,
 } from '../generated/ocpp16.js';
 import { energyRegisterWh, type SampledReading } from '../meter.js';
+import { report16 } from '../reports.js';
 
 function readings(meterValue: MeterValuesRequest['meterValue']): { wh: number | null; timestamp: string | undefined } {
   const last = meterValue[meterValue.length - 1];
@@ -131,7 +134,7 @@ export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
       case 'MeterValues':
         return meterValues(call.payload);
       default:
-        return undefined;
+        return report16(call);
     }
   },
 
@@ -154,6 +157,20 @@ export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
         } satisfies StartTransactionResponse;
       case 'StopTransaction':
         return call.payload.idTag !== undefined ? ({ idTagInfo: idTagInfo() } satisfies StopTransactionResponse) : {};
+      case 'DataTransfer': {
+        const answer = outcome?.data_transfer ?? { status: 'UnknownVendorId' as const };
+        // 1.6 data is text: a handler's structured answer goes as its JSON
+        const data =
+          answer.data === undefined
+            ? undefined
+            : typeof answer.data === 'string'
+              ? answer.data
+              : JSON.stringify(answer.data);
+        return { status: answer.status, ...(data === undefined ? {} : { data }) } satisfies DataTransferResponse;
+      }
+      // no certificate authority here (docs/CSMS.md)
+      case 'SignCertificate':
+        return { status: 'Rejected' } satisfies SignCertificateResponse;
       default:
         return {};
     }

@@ -9,6 +9,12 @@ import {
 import type {
   AuthorizationStatusEnumType,
   AuthorizeResponse,
+  DataTransferResponse,
+  Get15118EVCertificateResponse,
+  GetCertificateStatusResponse,
+  NotifyEVChargingNeedsResponse,
+  NotifyEVChargingScheduleResponse,
+  SignCertificateResponse,
   BootNotificationRequest,
   HeartbeatResponse,
   IdTokenType,
@@ -19,6 +25,7 @@ import type {
   TransactionEventResponse,
 } from '../generated/ocpp201.js';
 import { energyRegisterWh, type SampledReading } from '../meter.js';
+import { deviceModelOf, report201 } from '../reports.js';
 
 function energyWh(meterValue: MeterValueType[] | undefined): number | null {
   const last = meterValue?.[meterValue.length - 1];
@@ -137,8 +144,10 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
         const p = call.payload;
         return { type: 'reservation-updated', reservation_id: p.reservationId, status: p.reservationUpdateStatus };
       }
+      case 'NotifyReport':
+        return deviceModelOf(call.payload);
       default:
-        return undefined;
+        return report201(call);
     }
   },
 
@@ -162,6 +171,24 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
           ? ({ idTokenInfo: info } satisfies TransactionEventResponse)
           : {};
       }
+      case 'DataTransfer': {
+        const answer = outcome?.data_transfer ?? { status: 'UnknownVendorId' as const };
+        return {
+          status: answer.status,
+          ...(answer.data === undefined ? {} : { data: answer.data }),
+        } satisfies DataTransferResponse;
+      }
+      // no certificate authority, no OCSP responder and no smart charging here (docs/CSMS.md)
+      case 'SignCertificate':
+        return { status: 'Rejected' } satisfies SignCertificateResponse;
+      case 'Get15118EVCertificate':
+        return { status: 'Failed', exiResponse: '' } satisfies Get15118EVCertificateResponse;
+      case 'GetCertificateStatus':
+        return { status: 'Failed' } satisfies GetCertificateStatusResponse;
+      case 'NotifyEVChargingNeeds':
+        return { status: 'Rejected' } satisfies NotifyEVChargingNeedsResponse;
+      case 'NotifyEVChargingSchedule':
+        return { status: 'Accepted' } satisfies NotifyEVChargingScheduleResponse;
       default:
         return {};
     }

@@ -1,0 +1,161 @@
+import Type, { type Static } from '#typebox';
+import type { Database } from '../db/database.js';
+import type { WriteStep } from '../db/merged-write.js';
+import type { SqlRunner } from '../db/sql.js';
+import { DeviceVariable, ReportSeverity, type ReportEntry } from '../ocpp/domain.js';
+import type { ReportWrites } from '../../actors/charge-point/ports.js';
+
+/** Rows of a charger's event log kept; older ones go as new ones come (docs/CSMS.md "Event log"). */
+export const EVENT_LOG_KEEP = 1000;
+/** Entries taken from one message (a NotifyEvent may carry many). */
+const ENTRIES_PER_MESSAGE = 200;
+const SUMMARY_CHARS = 500;
+
+export const ChargerEventEntry = Type.Object({
+  id: Type.Integer(),
+  action: Type.String({ description: 'the OCPP action that reported it' }),
+  severity: ReportSeverity,
+  summary: Type.String(),
+  timestamp: Type.String({ format: 'date-time', description: 'when the charger says it happened' }),
+  received_at: Type.String({ format: 'date-time' }),
+  detail: Type.Unknown({ description: 'the part of the message this entry is about, as the charger sent it' }),
+});
+export type ChargerEventEntry = Static<typeof ChargerEventEntry>;
+
+export const DeviceModel = Type.Object({
+  variables: Type.Array(
+    Type.Intersect([DeviceVariable, Type.Object({ updated_at: Type.String({ format: 'date-time' }) })]),
+  ),
+});
+
+const atMs = (timestamp: string, fallback: number): number => {
+  const ms = Date.parse(timestamp);
+  return Number.isFinite(ms) ? ms : fallback;
+};
+
+/**
+ * The event log and device model writes of the charge-point actor (deps.reports), run inside its
+ * fenced turn, so a report is answered only once it is stored.
+ */
+export const reportWrites: ReportWrites = {
+  append(chargePointId: string, action: string, entries: ReportEntry[]): WriteStep {
+    return async (tx: SqlRunner) => {
+      const now = Date.now();
+      for (const e of entries.slice(0, ENTRIES_PER_MESSAGE)) {
+        await tx.run(
+          `INSERT INTO csms_charger_event (charge_point_id, action, severity, summary, detail, at_ms, received_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          [
+            chargePointId,
+            action,
+            e.severity,
+            e.summary.slice(0, SUMMARY_CHARS),
+            JSON.stringify(e.detail ?? null),
+            atMs(e.timestamp, now),
+            now,
+          ],
+        );
+      }
+      // the log keeps the newest rows of each charger
+      await tx.run(
+        `DELETE FROM csms_charger_event WHERE charge_point_id = ? AND id <= (
+           SELECT id FROM csms_charger_event WHERE charge_point_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+        [chargePointId, chargePointId, EVENT_LOG_KEEP],
+      );
+    };
+  },
+
+  deviceModel(chargePointId: string, requestId: number, variables: DeviceVariable[]): WriteStep {
+    return async (tx: SqlRunner) => {
+      const now = Date.now();
+      for (const v of variables) {
+        await tx.run(
+          `INSERT INTO csms_device_variable (charge_point_id, component, component_instance, evse_id, connector_id, variable,
+             variable_instance, attribute, value, mutability, data_type, unit, request_id, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (charge_point_id, component, component_instance, evse_id, connector_id, variable, variable_instance, attribute)
+           DO UPDATE SET value = excluded.value, mutability = excluded.mutability, data_type = excluded.data_type,
+             unit = excluded.unit, request_id = excluded.request_id, updated_at = excluded.updated_at`,
+          [
+            chargePointId,
+            v.component,
+            v.component_instance ?? '',
+            v.evse_id ?? -1,
+            v.connector_id ?? -1,
+            v.variable,
+            v.variable_instance ?? '',
+            v.attribute,
+            v.value,
+            v.mutability,
+            v.data_type,
+            v.unit,
+            requestId,
+            now,
+          ],
+        );
+      }
+    };
+  },
+};
+
+const text = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+/** Reads of the event log and device model for /v1. */
+export class ReportReader {
+  constructor(private readonly db: Database) {}
+
+  async events(
+    chargePointId: string,
+    page: { limit: number; offset: number; severity?: ReportSeverity },
+  ): Promise<{ total: number; items: ChargerEventEntry[] }> {
+    const filter = page.severity === undefined ? '' : ' AND severity = ?';
+    const params: unknown[] = page.severity === undefined ? [chargePointId] : [chargePointId, page.severity];
+    const [count] = await this.db.execute(
+      `SELECT COUNT(*) AS n FROM csms_charger_event WHERE charge_point_id = ?${filter}`,
+      params,
+    );
+    const rows = await this.db.execute(
+      `SELECT id, action, severity, summary, detail, at_ms, received_at FROM csms_charger_event
+       WHERE charge_point_id = ?${filter} ORDER BY id DESC LIMIT ? OFFSET ?`,
+      [...params, page.limit, page.offset],
+    );
+    return {
+      total: Number(count?.n ?? 0),
+      items: rows.map((r) => ({
+        id: Number(r.id),
+        action: String(r.action),
+        severity: r.severity === 'error' ? 'error' : r.severity === 'warning' ? 'warning' : 'info',
+        summary: String(r.summary),
+        timestamp: new Date(Number(r.at_ms)).toISOString(),
+        received_at: new Date(Number(r.received_at)).toISOString(),
+        detail: JSON.parse(String(r.detail)) as unknown,
+      })),
+    };
+  }
+
+  async deviceModel(chargePointId: string): Promise<Static<typeof DeviceModel>> {
+    const rows = await this.db.execute(
+      `SELECT component, component_instance, evse_id, connector_id, variable, variable_instance, attribute, value,
+         mutability, data_type, unit, updated_at
+       FROM csms_device_variable WHERE charge_point_id = ?
+       ORDER BY component, component_instance, evse_id, connector_id, variable, variable_instance, attribute`,
+      [chargePointId],
+    );
+    return {
+      variables: rows.map((r) => ({
+        component: String(r.component),
+        component_instance: r.component_instance === '' ? null : text(r.component_instance),
+        evse_id: Number(r.evse_id) < 0 ? null : Number(r.evse_id),
+        connector_id: Number(r.connector_id) < 0 ? null : Number(r.connector_id),
+        variable: String(r.variable),
+        variable_instance: r.variable_instance === '' ? null : text(r.variable_instance),
+        attribute: String(r.attribute),
+        value: text(r.value),
+        mutability: text(r.mutability),
+        data_type: text(r.data_type),
+        unit: text(r.unit),
+        updated_at: new Date(Number(r.updated_at)).toISOString(),
+      })),
+    };
+  }
+}

@@ -1,0 +1,335 @@
+import { expect } from 'chai';
+import type { RPCClient } from 'ocpp-rpc';
+import { DataTransferRegistry } from '../../src/csms/data-transfer.js';
+import type { ChargerEventEntry, DeviceModel } from '../../src/csms/report-store.js';
+import type { ChargePointView } from '../../src/csms/views.js';
+import type { Static } from '#typebox';
+import { clusterEnvironment } from '../support/platforms.js';
+import { strictCharger } from '../support/rpc-client.js';
+import { API_KEY, startCsms, type CsmsUnderTest } from './support/csms.js';
+import { v16, v201 } from './support/messages.js';
+
+/**
+ * Every message a charger sends to tell what happened is answered as its version specifies and
+ * kept where an operator looks (docs/CSMS.md "Event log"). The chargers are ocpp-rpc clients in
+ * strict mode: each of our replies is checked against their own copy of the official schemas.
+ */
+for (const database of ['SQLite', 'PostgreSQL'] as const)
+  describe(`what chargers report (${database}): answered per spec and kept in the event log and device model`, function () {
+    this.timeout(30_000);
+    let csms: CsmsUnderTest;
+    let cleanup: (() => Promise<void>) | undefined;
+    const vendorCalls: unknown[] = [];
+    before(async () => {
+      const dataTransfer = new DataTransferRegistry().register('com.example.meter', (id, request) => {
+        vendorCalls.push({ id, ...request });
+        return request.message_id === 'ping'
+          ? { status: 'Accepted', data: { pong: true } }
+          : { status: 'UnknownMessageId' };
+      });
+      const env = database === 'PostgreSQL' ? await clusterEnvironment({ CSMS_API_KEY: API_KEY }) : undefined;
+      csms = await startCsms({ dataTransfer }, env);
+      cleanup = env?.cleanup;
+    });
+    after(async () => {
+      await csms.stop();
+      await cleanup?.();
+    });
+
+    async function charger(protocol: 'ocpp1.6' | 'ocpp2.0.1'): Promise<{ id: string; client: RPCClient }> {
+      const cp = await csms.registerChargePoint(protocol);
+      const client = strictCharger(csms.url, cp, protocol);
+      await client.connect();
+      await client.call('BootNotification', protocol === 'ocpp1.6' ? v16.boot() : v201.boot());
+      return { id: cp.id, client };
+    }
+
+    async function eventsOf(
+      id: string,
+      query = '',
+    ): Promise<{ items: ChargerEventEntry[]; total: string | undefined }> {
+      const res = await csms.api<ChargerEventEntry[]>('GET', `/v1/charge-points/${id}/events${query}`);
+      expect(res.status).to.equal(200);
+      return { items: res.body, total: res.headers.get('x-total-count') ?? undefined };
+    }
+
+    it('OCPP 1.6: firmware and diagnostics progress, security events, DataTransfer by vendor, refused CSR', async () => {
+      const { id, client } = await charger('ocpp1.6');
+      const at = '2026-03-01T10:00:00.000Z';
+      expect(await client.call('FirmwareStatusNotification', { status: 'Downloading' })).to.deep.equal({});
+      expect(await client.call('FirmwareStatusNotification', { status: 'InstallationFailed' })).to.deep.equal({});
+      expect(await client.call('DiagnosticsStatusNotification', { status: 'Uploaded' })).to.deep.equal({});
+      expect(
+        await client.call('SecurityEventNotification', {
+          type: 'InvalidFirmwareSignature',
+          timestamp: at,
+          techInfo: 'key 3',
+        }),
+      ).to.deep.equal({});
+      expect(
+        await client.call('SecurityEventNotification', { type: 'StartupOfTheDevice', timestamp: at }),
+      ).to.deep.equal({});
+      expect(await client.call('LogStatusNotification', { status: 'Uploading', requestId: 7 })).to.deep.equal({});
+      expect(
+        await client.call('SignedFirmwareStatusNotification', { status: 'SignatureVerified', requestId: 9 }),
+      ).to.deep.equal({});
+      // a vendor with a handler answers; an unknown vendor is UnknownVendorId (1.6 section 4.3)
+      expect(
+        await client.call('DataTransfer', { vendorId: 'com.example.meter', messageId: 'ping', data: 'x' }),
+      ).to.deep.equal({ status: 'Accepted', data: '{"pong":true}' });
+      expect(await client.call('DataTransfer', { vendorId: 'com.example.meter', messageId: 'other' })).to.deep.equal({
+        status: 'UnknownMessageId',
+      });
+      expect(await client.call('DataTransfer', { vendorId: 'org.nobody' })).to.deep.equal({
+        status: 'UnknownVendorId',
+      });
+      expect(await client.call('SignCertificate', { csr: '-----BEGIN CERTIFICATE REQUEST-----' })).to.deep.equal({
+        status: 'Rejected',
+      });
+      expect(vendorCalls).to.deep.include({ id, message_id: 'ping', data: 'x' });
+
+      const { items, total } = await eventsOf(id);
+      expect(total).to.equal('11');
+      expect(items.map((e) => [e.action, e.severity])).to.deep.equal([
+        ['SignCertificate', 'warning'],
+        ['DataTransfer', 'info'],
+        ['DataTransfer', 'info'],
+        ['DataTransfer', 'info'],
+        ['SignedFirmwareStatusNotification', 'info'],
+        ['LogStatusNotification', 'info'],
+        ['SecurityEventNotification', 'info'],
+        ['SecurityEventNotification', 'warning'],
+        ['DiagnosticsStatusNotification', 'info'],
+        ['FirmwareStatusNotification', 'error'],
+        ['FirmwareStatusNotification', 'info'],
+      ]);
+      const security = items.find((e) => e.severity === 'warning' && e.action === 'SecurityEventNotification');
+      expect(security).to.include({ summary: 'security event InvalidFirmwareSignature: key 3', timestamp: at });
+      expect((await eventsOf(id, '?severity=error')).items.map((e) => e.summary)).to.deep.equal([
+        'firmware update: InstallationFailed',
+      ]);
+
+      // the last status of each long operation is on the charge point
+      const view = (await csms.api<ChargePointView>('GET', `/v1/charge-points/${id}`)).body;
+      expect(view.operations.firmware).to.include({ status: 'SignatureVerified', request_id: 9 });
+      expect(view.operations.diagnostics).to.include({ status: 'Uploaded', request_id: null });
+      expect(view.operations.log).to.include({ status: 'Uploading', request_id: 7 });
+      await client.close();
+    });
+
+    it('OCPP 2.0.1: NotifyEvent as log entries with severity, NotifyReport as the device model', async () => {
+      const { id, client } = await charger('ocpp2.0.1');
+      const generatedAt = '2026-03-01T11:00:00.000Z';
+      expect(
+        await client.call('NotifyEvent', {
+          generatedAt,
+          seqNo: 0,
+          eventData: [
+            {
+              eventId: 1,
+              timestamp: generatedAt,
+              trigger: 'Delta',
+              actualValue: 'true',
+              techCode: 'GF-12',
+              eventNotificationType: 'HardWiredNotification',
+              component: { name: 'ChargingStation' },
+              variable: { name: 'Problem' },
+            },
+            {
+              eventId: 2,
+              timestamp: generatedAt,
+              trigger: 'Alerting',
+              actualValue: '71',
+              eventNotificationType: 'HardWiredMonitor',
+              component: { name: 'Connector', evse: { id: 1, connectorId: 1 } },
+              variable: { name: 'Temperature' },
+            },
+          ],
+        }),
+      ).to.deep.equal({});
+      const report = (seqNo: number, tbc: boolean, value: string) => ({
+        requestId: 42,
+        generatedAt,
+        seqNo,
+        tbc,
+        reportData: [
+          {
+            component: { name: 'OCPPCommCtrlr' },
+            variable: { name: 'HeartbeatInterval' },
+            variableAttribute: [{ type: 'Actual', value, mutability: 'ReadWrite' }],
+            variableCharacteristics: { dataType: 'integer', unit: 's', supportsMonitoring: false },
+          },
+          {
+            component: { name: 'EVSE', evse: { id: 1 } },
+            variable: { name: 'Power' },
+            variableAttribute: [
+              { type: 'Actual', value: '0', mutability: 'ReadOnly' },
+              { type: 'MaxSet', value: '22000', mutability: 'ReadOnly' },
+            ],
+            variableCharacteristics: { dataType: 'decimal', unit: 'W', supportsMonitoring: true },
+          },
+        ],
+      });
+      expect(await client.call('NotifyReport', report(0, true, '300'))).to.deep.equal({});
+      // a later part (or report) with a new value replaces the row, not adds one
+      expect(await client.call('NotifyReport', report(1, false, '60'))).to.deep.equal({});
+
+      const { items } = await eventsOf(id);
+      expect(items.map((e) => [e.severity, e.summary])).to.deep.equal([
+        ['warning', 'Connector[evse 1/1].Temperature = 71 (Alerting)'],
+        ['error', 'ChargingStation.Problem = true (Delta code GF-12)'],
+      ]);
+      const model = (await csms.api<Static<typeof DeviceModel>>('GET', `/v1/charge-points/${id}/device-model`)).body;
+      expect(model.variables.map(({ updated_at: _, ...v }) => v)).to.deep.equal([
+        {
+          component: 'EVSE',
+          component_instance: null,
+          evse_id: 1,
+          connector_id: null,
+          variable: 'Power',
+          variable_instance: null,
+          attribute: 'Actual',
+          value: '0',
+          mutability: 'ReadOnly',
+          data_type: 'decimal',
+          unit: 'W',
+        },
+        {
+          component: 'EVSE',
+          component_instance: null,
+          evse_id: 1,
+          connector_id: null,
+          variable: 'Power',
+          variable_instance: null,
+          attribute: 'MaxSet',
+          value: '22000',
+          mutability: 'ReadOnly',
+          data_type: 'decimal',
+          unit: 'W',
+        },
+        {
+          component: 'OCPPCommCtrlr',
+          component_instance: null,
+          evse_id: null,
+          connector_id: null,
+          variable: 'HeartbeatInterval',
+          variable_instance: null,
+          attribute: 'Actual',
+          value: '60',
+          mutability: 'ReadWrite',
+          data_type: 'integer',
+          unit: 's',
+        },
+      ]);
+      await client.close();
+    });
+
+    it('OCPP 2.0.1: every other message a charger sends is answered as the spec says, never NotSupported', async () => {
+      const { id, client } = await charger('ocpp2.0.1');
+      const at = '2026-03-01T12:00:00.000Z';
+      const calls: [string, Record<string, unknown>, Record<string, unknown>][] = [
+        ['SecurityEventNotification', { type: 'TamperDetectionActivated', timestamp: at }, {}],
+        ['FirmwareStatusNotification', { status: 'Installed', requestId: 3 }, {}],
+        ['LogStatusNotification', { status: 'UploadFailure', requestId: 4 }, {}],
+        ['PublishFirmwareStatusNotification', { status: 'Published', location: ['http://lc/fw'], requestId: 5 }, {}],
+        [
+          'DataTransfer',
+          { vendorId: 'com.example.meter', messageId: 'ping' },
+          { status: 'Accepted', data: { pong: true } },
+        ],
+        ['DataTransfer', { vendorId: 'org.nobody' }, { status: 'UnknownVendorId' }],
+        ['SignCertificate', { csr: 'CSR' }, { status: 'Rejected' }],
+        [
+          'Get15118EVCertificate',
+          { iso15118SchemaVersion: 'urn:iso:15118:2:2013:MsgDef', action: 'Install', exiRequest: 'AAAA' },
+          { status: 'Failed', exiResponse: '' },
+        ],
+        [
+          'GetCertificateStatus',
+          {
+            ocspRequestData: {
+              hashAlgorithm: 'SHA256',
+              issuerNameHash: 'a',
+              issuerKeyHash: 'b',
+              serialNumber: 'c',
+              responderURL: 'http://ocsp',
+            },
+          },
+          { status: 'Failed' },
+        ],
+        ['NotifyChargingLimit', { chargingLimit: { chargingLimitSource: 'SO', isGridCritical: true }, evseId: 1 }, {}],
+        ['ClearedChargingLimit', { chargingLimitSource: 'SO', evseId: 1 }, {}],
+        [
+          'NotifyEVChargingNeeds',
+          { evseId: 1, chargingNeeds: { requestedEnergyTransfer: 'AC_three_phase' } },
+          { status: 'Rejected' },
+        ],
+        [
+          'NotifyEVChargingSchedule',
+          {
+            timeBase: at,
+            evseId: 1,
+            chargingSchedule: {
+              id: 1,
+              chargingRateUnit: 'W',
+              chargingSchedulePeriod: [{ startPeriod: 0, limit: 11000 }],
+            },
+          },
+          { status: 'Accepted' },
+        ],
+        ['NotifyDisplayMessages', { requestId: 6 }, {}],
+        ['NotifyCustomerInformation', { data: 'none', seqNo: 0, generatedAt: at, requestId: 7 }, {}],
+        ['NotifyMonitoringReport', { requestId: 8, seqNo: 0, generatedAt: at }, {}],
+        [
+          'ReportChargingProfiles',
+          {
+            requestId: 9,
+            chargingLimitSource: 'CSO',
+            evseId: 1,
+            chargingProfile: [
+              {
+                id: 1,
+                stackLevel: 0,
+                chargingProfilePurpose: 'TxDefaultProfile',
+                chargingProfileKind: 'Absolute',
+                chargingSchedule: [
+                  { id: 1, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 16 }] },
+                ],
+              },
+            ],
+          },
+          {},
+        ],
+      ];
+      for (const [action, payload, answer] of calls)
+        expect(await client.call(action, payload), action).to.deep.equal(answer);
+
+      const { items, total } = await eventsOf(id, '?limit=100');
+      expect(total).to.equal(String(calls.length));
+      expect(new Set(items.map((e) => e.action))).to.deep.equal(new Set(calls.map(([action]) => action)));
+      const severities = Object.fromEntries(items.map((e) => [e.action, e.severity]));
+      expect(severities).to.include({
+        SecurityEventNotification: 'warning',
+        LogStatusNotification: 'error',
+        NotifyChargingLimit: 'warning',
+        FirmwareStatusNotification: 'info',
+      });
+      const view = (await csms.api<ChargePointView>('GET', `/v1/charge-points/${id}`)).body;
+      expect(view.operations.firmware).to.include({ status: 'Installed', request_id: 3 });
+      expect(view.operations.log).to.include({ status: 'UploadFailure', request_id: 4 });
+      await client.close();
+    });
+
+    it('the event log is for operators, of known chargers, and pages', async () => {
+      expect((await csms.api('GET', '/v1/charge-points/NOPE/events')).status).to.equal(404);
+      expect((await csms.api('GET', '/v1/charge-points/NOPE/device-model')).status).to.equal(404);
+      const { id, client } = await charger('ocpp1.6');
+      expect((await csms.api('GET', `/v1/charge-points/${id}/events`, undefined, { key: null })).status).to.equal(401);
+      for (let i = 0; i < 3; i++) await client.call('FirmwareStatusNotification', { status: 'Downloading' });
+      const page = await eventsOf(id, '?limit=2&offset=1');
+      expect(page.items).to.have.length(2);
+      expect(page.total).to.equal('3');
+      expect((await csms.api('GET', `/v1/charge-points/${id}/events?severity=fatal`)).status).to.equal(422);
+      await client.close();
+    });
+  });
