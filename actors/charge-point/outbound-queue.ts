@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ConnectedReply } from '../../src/ocpp/domain.js';
+import { COMMANDS_WITH_DATA, type ConnectedReply } from '../../src/ocpp/domain.js';
 import type { ChargePointActorDeps } from './ports.js';
 import {
   chargePointProtocol,
@@ -20,6 +20,8 @@ type OutboundCall = ChargePointState['outbound'][number];
 type MessageOf<T extends ChargePointMessage['type']> = Extract<ChargePointMessage, { type: T }>;
 
 const MAX_COMMAND_RECORDS = 20;
+/** records that keep the charger's reply (a GetConfiguration answer can be long; the state stays small) */
+const MAX_REPLIES = 5;
 /** a queued command that could not be sent for this long is dropped rather than sent late */
 const COMMAND_EXPIRY_MS = 120_000;
 
@@ -29,11 +31,23 @@ function record(
   kind: string,
   status: string,
   detail: string | null,
+  reply?: unknown,
 ): ChargePointState['commands'] {
   const rest = s.commands.filter((c) => c.command_id !== command_id);
-  return [...rest, { command_id, kind, status, detail, updated_at: new Date().toISOString() }].slice(
+  const entry = { command_id, kind, status, detail, updated_at: new Date().toISOString() };
+  const records: ChargePointState['commands'] = [...rest, reply === undefined ? entry : { ...entry, reply }].slice(
     -MAX_COMMAND_RECORDS,
   );
+  let replies = 0;
+  for (let i = records.length - 1; i >= 0; i--) {
+    const r = records[i];
+    if (r?.reply === undefined) continue;
+    if (++replies > MAX_REPLIES) {
+      const { reply: _dropped, ...kept } = r;
+      records[i] = kept;
+    }
+  }
+  return records;
 }
 
 /** Records a command's final outcome and, after the turn commits, tells whoever asked for it. */
@@ -43,6 +57,7 @@ function settle(
   call: OutboundCall,
   status: string,
   detail: string | null,
+  reply?: unknown,
 ): ChargePointState['commands'] {
   const notify = call.notify;
   if (notify) {
@@ -63,14 +78,27 @@ function settle(
         });
     });
   }
-  return record(s, call.command_id, call.command.kind, status, detail);
+  return record(s, call.command_id, call.command.kind, status, detail, reply);
 }
 
 /** The charger's answer (or the failure to get one) comes back as an `answer` message to itself. */
-function awaitAnswer(ctx: ChargePointCtx, commandId: string, answer: Promise<string>): void {
+function awaitAnswer(
+  ctx: ChargePointCtx,
+  call: OutboundCall,
+  answer: Promise<{ status: string; reply: unknown }>,
+): void {
   const self = ctx.actors.ref(chargePointProtocol, ctx.key);
+  const commandId = call.command_id;
+  const keepsReply = COMMANDS_WITH_DATA.has(call.command.kind);
   answer.then(
-    (status) => self.tell({ type: 'answer', command_id: commandId, status, detail: null }),
+    ({ status, reply }) =>
+      self.tell({
+        type: 'answer',
+        command_id: commandId,
+        status,
+        detail: null,
+        ...(keepsReply ? { reply } : {}),
+      }),
     (err: unknown) =>
       self.tell({
         type: 'answer',
@@ -112,7 +140,7 @@ function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointSta
     }
     const sent = deps.sendCommand(ctx.key, head.command, state.next_remote_start_id);
     if (!sent) return state;
-    awaitAnswer(ctx, head.command_id, sent.answer);
+    awaitAnswer(ctx, head, sent.answer);
     return {
       ...state,
       recent_starts: head.command.kind === 'start' ? startsWith(state, head, now) : state.recent_starts,
@@ -178,7 +206,7 @@ export function onAnswer(deps: ChargePointActorDeps, ctx: ChargePointCtx, msg: M
     ...s,
     reservations: reservationsAfterAnswer(s.reservations, head.command, msg.status),
     outbound: s.outbound.slice(1),
-    commands: settle(ctx, s, head, msg.status, msg.detail),
+    commands: settle(ctx, s, head, msg.status, msg.detail, msg.reply),
   };
   // the outstanding call is settled: the next queued one may go
   ctx.setState(pump(deps, ctx, next));

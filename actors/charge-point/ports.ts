@@ -16,7 +16,7 @@ export interface ChargePointActorDeps {
     chargePointId: string,
     command: ChargerCommand,
     remoteStartId: number,
-  ): { connection: string; action: string; answer: Promise<string> } | undefined;
+  ): { connection: string; action: string; answer: Promise<{ status: string; reply: unknown }> } | undefined;
   /** The newest connection won elsewhere (or the process stops): close ours. */
   closeSocket(chargePointId: string, reason: DeactivationReason): void;
   publish(event: CsmsEvent): void;

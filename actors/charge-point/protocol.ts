@@ -93,6 +93,8 @@ const CommandRecord = Type.Object({
   status: Type.String(),
   detail: Nullable(Type.String()),
   updated_at: Type.String(),
+  /** the charger's reply (GetConfiguration, GetVariables, ...), kept on the newest few records */
+  reply: Type.Optional(Type.Unknown()),
 });
 
 export const ChargePointState = Type.Object({
@@ -177,6 +179,8 @@ export const ChargePointMessage = Type.Union([
     command_id: Type.String(),
     status: Type.String(),
     detail: Nullable(Type.String()),
+    /** the charger's reply, for the commands whose answer carries data (COMMANDS_WITH_DATA) */
+    reply: Type.Optional(Type.Unknown()),
   }),
   Type.Object({ type: Type.Literal('get') }),
   /** the operator linked or unlinked an EVSE: read the links again */

@@ -21,6 +21,7 @@ import { ActorUnavailableError, AskTimeoutError } from '../runtime/errors.js';
 import { DuplicateChargePointError, type ChargePointStore } from './charge-point-store.js';
 import type { CsmsEventBus } from './events.js';
 import { hashIdentityKey, newIdentityKey } from './identity-key.js';
+import { operationRoutes, type OperationAccess } from './operations.js';
 import { ChargerEventEntry, DeviceModel, type ReportReader } from './report-store.js';
 import { ChargingSession, type SessionReader } from './session-store.js';
 import {
@@ -101,6 +102,22 @@ function chargePointAccess(deps: CsmsApiDeps): ChargePointAccess {
 }
 
 type CsmsRoute = RouteSpec<OperatorAuth>;
+
+/** What the operation routes need: the charger's version (as it last spoke, else as registered) and its actor. */
+function operationAccess(cp: ChargePointAccess): OperationAccess {
+  const { chargePoints } = cp.deps;
+  return {
+    requireKnown: (id) => cp.requireKnown(id),
+    async protocolOf(id) {
+      const [row, state] = await Promise.all([chargePoints.find(id), chargePoints.actorState(cp.addressOf(id))]);
+      if (!row) throw new HttpError(404, 'not_found', `no charge point ${id}`);
+      const spoken = (state as { protocol?: unknown } | undefined)?.protocol;
+      return spoken === 'ocpp1.6' || spoken === 'ocpp2.0.1' ? spoken : row.protocol;
+    },
+    command: (id, cmd) => cp.command(id, cmd),
+    state: (id) => cp.ask(id, { type: 'get' }),
+  };
+}
 
 /** GET /charge-points: the registry with each charger's online status, filtered and paged. */
 function listChargePoints(cp: ChargePointAccess): CsmsRoute {
@@ -382,6 +399,7 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
     routes: [
       ...chargePointRoutes(cp),
       ...reportRoutes(cp),
+      ...operationRoutes(operationAccess(cp)),
       ...sessionRoutes(deps),
       ...commandRoutes(cp),
       ...eventRoutes(deps),

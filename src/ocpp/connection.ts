@@ -203,9 +203,20 @@ export class ChargerConnection<V extends ProtocolName> {
   }
 
   /** A domain command as a CALL in this socket's protocol; resolves with the charger's status word. */
-  command(command: ChargerCommand, remoteStartId: number): { action: string; answer: Promise<string> } {
+  command(
+    command: ChargerCommand,
+    remoteStartId: number,
+  ): { action: string; answer: Promise<{ status: string; reply: unknown }> } {
     const call = this.adapter.toCall(command, remoteStartId);
-    return { action: call.action, answer: this.call(call).then((payload) => this.adapter.answerStatus(payload)) };
+    if (!call)
+      return {
+        action: command.kind,
+        answer: Promise.reject(new Error(`${this.version} has no call for ${command.kind}`)),
+      };
+    return {
+      action: call.action,
+      answer: this.call(call).then((payload) => ({ status: this.adapter.answerStatus(payload), reply: payload })),
+    };
   }
 
   /** Sends a CSMS-to-charger CALL; resolves with the charger's (schema-checked) CALLRESULT payload. */

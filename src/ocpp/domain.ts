@@ -232,6 +232,79 @@ export function oneOf<T extends string>(values: readonly T[], value: string, fie
   return known;
 }
 
+const VariableRef = {
+  component: Type.String({ minLength: 1, maxLength: 50 }),
+  component_instance: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
+  evse_id: Type.Optional(Type.Integer({ minimum: 1 })),
+  connector_id: Type.Optional(Type.Integer({ minimum: 1 })),
+  variable: Type.String({ minLength: 1, maxLength: 50 }),
+  variable_instance: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
+  attribute: Type.Optional(
+    Type.Union([Type.Literal('Actual'), Type.Literal('Target'), Type.Literal('MinSet'), Type.Literal('MaxSet')]),
+  ),
+};
+export const VariableRefSchema = Type.Object(VariableRef);
+
+/** The operations an operator runs on a charger (docs/CSMS.md "Operations"). */
+function operatorCommands() {
+  return [
+    Type.Object({
+      kind: Type.Literal('change-availability'),
+      /** null: the whole charger */
+      evse_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+      connector_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+      operative: Type.Boolean(),
+    }),
+    Type.Object({ kind: Type.Literal('reset'), type: Type.Union([Type.Literal('soft'), Type.Literal('hard')]) }),
+    Type.Object({ kind: Type.Literal('clear-cache') }),
+    Type.Object({
+      kind: Type.Literal('get-configuration'),
+      keys: Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 100 }),
+    }),
+    Type.Object({
+      kind: Type.Literal('change-configuration'),
+      key: Type.String({ minLength: 1, maxLength: 50 }),
+      value: Type.String({ maxLength: 500 }),
+    }),
+    Type.Object({
+      kind: Type.Literal('get-variables'),
+      variables: Type.Array(VariableRefSchema, { minItems: 1, maxItems: 100 }),
+    }),
+    Type.Object({
+      kind: Type.Literal('set-variables'),
+      variables: Type.Array(Type.Object({ ...VariableRef, value: Type.String({ maxLength: 1000 }) }), {
+        minItems: 1,
+        maxItems: 100,
+      }),
+    }),
+    Type.Object({ kind: Type.Literal('get-local-list-version') }),
+    Type.Object({
+      kind: Type.Literal('data-transfer'),
+      vendor_id: Type.String({ minLength: 1, maxLength: 255 }),
+      message_id: Type.Union([Type.String({ minLength: 1, maxLength: 50 }), Type.Null()]),
+      data: Type.Union([Type.String(), Type.Null()]),
+    }),
+    Type.Object({
+      kind: Type.Literal('update-firmware'),
+      location: Type.String({ minLength: 1, maxLength: 512 }),
+      retrieve_at: Type.String({ format: 'date-time' }),
+      retries: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+      retry_interval_s: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+      /** 2.0.1 requestId, echoed by its FirmwareStatusNotifications */
+      request_id: Type.Integer(),
+    }),
+    Type.Object({
+      kind: Type.Literal('upload-log'),
+      location: Type.String({ minLength: 1, maxLength: 512 }),
+      /** 2.0.1 logType; 1.6 GetDiagnostics uploads the diagnostics log */
+      log_type: Type.Union([Type.Literal('diagnostics'), Type.Literal('security')]),
+      since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+      until: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+      request_id: Type.Integer(),
+    }),
+  ] as const;
+}
+
 /** What the CSMS asks of chargers, independent of the version. */
 export const ChargerCommand = Type.Union([
   Type.Object({
@@ -265,8 +338,59 @@ export const ChargerCommand = Type.Union([
     ]),
     evse_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
   }),
+  ...operatorCommands(),
 ]);
 export type ChargerCommand = Static<typeof ChargerCommand>;
+
+/** `{ [key]: value }`, or nothing when the value is absent: optional fields of a payload. */
+export const optional = <K extends string, T>(key: K, value: T | null | undefined): Partial<Record<K, T>> =>
+  value === null || value === undefined ? {} : ({ [key]: value } as Record<K, T>);
+
+/** A DataTransfer's payload, the same in both versions. */
+export function dataTransferPayload(command: Extract<ChargerCommand, { kind: 'data-transfer' }>): {
+  vendorId: string;
+  messageId?: string;
+  data?: string;
+} {
+  return {
+    vendorId: command.vendor_id,
+    ...optional('messageId', command.message_id),
+    ...optional('data', command.data),
+  };
+}
+
+/**
+ * Which versions can carry each command (docs/CSMS.md "Operations"); the /v1 routes answer 422
+ * naming the version for the others.
+ */
+export const COMMAND_VERSIONS: Readonly<Record<ChargerCommand['kind'], readonly ProtocolName[]>> = {
+  start: ['ocpp1.6', 'ocpp2.0.1'],
+  stop: ['ocpp1.6', 'ocpp2.0.1'],
+  reserve: ['ocpp1.6', 'ocpp2.0.1'],
+  'cancel-reservation': ['ocpp1.6', 'ocpp2.0.1'],
+  unlock: ['ocpp1.6', 'ocpp2.0.1'],
+  trigger: ['ocpp1.6', 'ocpp2.0.1'],
+  'change-availability': ['ocpp1.6', 'ocpp2.0.1'],
+  reset: ['ocpp1.6', 'ocpp2.0.1'],
+  'clear-cache': ['ocpp1.6', 'ocpp2.0.1'],
+  'get-configuration': ['ocpp1.6'],
+  'change-configuration': ['ocpp1.6'],
+  'get-variables': ['ocpp2.0.1'],
+  'set-variables': ['ocpp2.0.1'],
+  'get-local-list-version': ['ocpp1.6', 'ocpp2.0.1'],
+  'data-transfer': ['ocpp1.6', 'ocpp2.0.1'],
+  'update-firmware': ['ocpp1.6', 'ocpp2.0.1'],
+  'upload-log': ['ocpp1.6', 'ocpp2.0.1'],
+};
+
+/** Commands whose answer carries data an operator reads (kept with the command's outcome). */
+export const COMMANDS_WITH_DATA: ReadonlySet<ChargerCommand['kind']> = new Set([
+  'get-configuration',
+  'get-variables',
+  'set-variables',
+  'get-local-list-version',
+  'data-transfer',
+]);
 
 /**
  * One protocol version's mapping between its wire messages and the domain. Calls are typed by
@@ -282,7 +406,8 @@ export interface ProtocolAdapter<V extends ProtocolName> {
   toEvent(call: OcppCall<V>): ChargerEvent | null | undefined;
   /** The CALLRESULT payload for a handled call. */
   toReply(call: OcppCall<V>, outcome: ChargerEventOutcome | undefined, now: Date): OcppResponse<V>;
-  toCall(command: ChargerCommand, remoteStartId: number): OcppCall<V>;
-  /** The charger's (schema-checked) answer to a CSMS call, reduced to its status word. */
+  /** The version's CALL for the command; undefined when the version has none (COMMAND_VERSIONS). */
+  toCall(command: ChargerCommand, remoteStartId: number): OcppCall<V> | undefined;
+  /** The charger's (schema-checked) answer to a CSMS call: its status word (Accepted when it has none). */
   answerStatus(payload: OcppResponse<V>): string;
 }

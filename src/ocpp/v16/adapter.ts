@@ -1,5 +1,8 @@
+import type { OcppCall } from '../messages.js';
 import {
   bootReply,
+  dataTransferPayload,
+  optional,
   oneOf,
   type ChargerCommand,
   type ChargerEvent,
@@ -113,6 +116,68 @@ const idTagStatuses: ReadonlyArray<AuthorizeResponse['idTagInfo']['status']> = [
   'ConcurrentTx',
 ];
 
+/** GetDiagnostics, or the security whitepaper's GetLog for the security log. */
+function logCall16(command: Extract<ChargerCommand, { kind: 'upload-log' }>): OcppCall<'ocpp1.6'> {
+  if (command.log_type === 'security')
+    return {
+      action: 'GetLog',
+      payload: {
+        logType: 'SecurityLog',
+        requestId: command.request_id,
+        log: {
+          remoteLocation: command.location,
+          ...optional('oldestTimestamp', command.since),
+          ...optional('latestTimestamp', command.until),
+        },
+      },
+    };
+  return {
+    action: 'GetDiagnostics',
+    payload: {
+      location: command.location,
+      ...optional('startTime', command.since),
+      ...optional('stopTime', command.until),
+    },
+  };
+}
+
+/** The operator's operations (docs/CSMS.md "Operations") as 1.6 calls (the security whitepaper's GetLog included). */
+function operatorCall16(command: ChargerCommand): OcppCall<'ocpp1.6'> | undefined {
+  switch (command.kind) {
+    case 'change-availability':
+      return {
+        action: 'ChangeAvailability',
+        payload: { connectorId: command.evse_id ?? 0, type: command.operative ? 'Operative' : 'Inoperative' },
+      };
+    case 'reset':
+      return { action: 'Reset', payload: { type: command.type === 'hard' ? 'Hard' : 'Soft' } };
+    case 'clear-cache':
+      return { action: 'ClearCache', payload: {} };
+    case 'get-configuration':
+      return { action: 'GetConfiguration', payload: command.keys.length > 0 ? { key: command.keys } : {} };
+    case 'change-configuration':
+      return { action: 'ChangeConfiguration', payload: { key: command.key, value: command.value } };
+    case 'get-local-list-version':
+      return { action: 'GetLocalListVersion', payload: {} };
+    case 'data-transfer':
+      return { action: 'DataTransfer', payload: dataTransferPayload(command) };
+    case 'update-firmware':
+      return {
+        action: 'UpdateFirmware',
+        payload: {
+          location: command.location,
+          retrieveDate: command.retrieve_at,
+          ...optional('retries', command.retries),
+          ...optional('retryInterval', command.retry_interval_s),
+        },
+      };
+    case 'upload-log':
+      return logCall16(command);
+    default:
+      return undefined;
+  }
+}
+
 /** OCPP 1.6-J: connector ids double as EVSE ids (one connector per EVSE). */
 export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
   version: 'ocpp1.6',
@@ -206,6 +271,8 @@ export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
           action: 'TriggerMessage',
           payload: { requestedMessage: command.message, ...(command.evse_id ? { connectorId: command.evse_id } : {}) },
         };
+      default:
+        return operatorCall16(command);
     }
   },
 

@@ -1,5 +1,10 @@
+import type { Static } from '#typebox';
+import type { OcppCall } from '../messages.js';
+import type { VariableRefSchema } from '../domain.js';
 import {
   bootReply,
+  dataTransferPayload,
+  optional,
   oneOf,
   type ChargerCommand,
   type ChargerEvent,
@@ -122,6 +127,83 @@ const authorizationStatuses: readonly AuthorizationStatusEnumType[] = [
   'Unknown',
 ];
 
+type VariableRef = Static<typeof VariableRefSchema>;
+
+/** A variable as 2.0.1 names it: component (with its instance and EVSE) and variable. */
+function variableOf(v: VariableRef) {
+  return {
+    component: {
+      name: v.component,
+      ...optional('instance', v.component_instance),
+      ...(v.evse_id === undefined ? {} : { evse: { id: v.evse_id, ...optional('connectorId', v.connector_id) } }),
+    },
+    variable: { name: v.variable, ...optional('instance', v.variable_instance) },
+    ...optional('attributeType', v.attribute),
+  };
+}
+
+/** GetLog of the diagnostics or security log. */
+function logCall201(command: Extract<ChargerCommand, { kind: 'upload-log' }>): OcppCall<'ocpp2.0.1'> {
+  return {
+    action: 'GetLog',
+    payload: {
+      logType: command.log_type === 'security' ? 'SecurityLog' : 'DiagnosticsLog',
+      requestId: command.request_id,
+      log: {
+        remoteLocation: command.location,
+        ...optional('oldestTimestamp', command.since),
+        ...optional('latestTimestamp', command.until),
+      },
+    },
+  };
+}
+
+/** The operator's operations (docs/CSMS.md "Operations") as 2.0.1 calls. */
+function operatorCall201(command: ChargerCommand): OcppCall<'ocpp2.0.1'> | undefined {
+  switch (command.kind) {
+    case 'change-availability':
+      return {
+        action: 'ChangeAvailability',
+        payload: {
+          operationalStatus: command.operative ? 'Operative' : 'Inoperative',
+          ...(command.evse_id === null
+            ? {}
+            : { evse: { id: command.evse_id, ...optional('connectorId', command.connector_id) } }),
+        },
+      };
+    case 'reset':
+      // hard: now, whatever runs; soft: once the charger is idle (2.0.1 B11/B12)
+      return { action: 'Reset', payload: { type: command.type === 'hard' ? 'Immediate' : 'OnIdle' } };
+    case 'clear-cache':
+      return { action: 'ClearCache', payload: {} };
+    case 'get-variables':
+      return { action: 'GetVariables', payload: { getVariableData: command.variables.map(variableOf) } };
+    case 'set-variables':
+      return {
+        action: 'SetVariables',
+        payload: { setVariableData: command.variables.map((v) => ({ ...variableOf(v), attributeValue: v.value })) },
+      };
+    case 'get-local-list-version':
+      return { action: 'GetLocalListVersion', payload: {} };
+    case 'data-transfer':
+      return { action: 'DataTransfer', payload: dataTransferPayload(command) };
+    case 'update-firmware':
+      return {
+        action: 'UpdateFirmware',
+        payload: {
+          requestId: command.request_id,
+          firmware: { location: command.location, retrieveDateTime: command.retrieve_at },
+          ...optional('retries', command.retries),
+          ...optional('retryInterval', command.retry_interval_s),
+        },
+      };
+    case 'upload-log':
+      return logCall201(command);
+    default:
+      return undefined;
+  }
+}
+
 /** OCPP 2.0.1: EVSEs and connectors are numbered separately; the charger names transactions. */
 export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
   version: 'ocpp2.0.1',
@@ -227,6 +309,8 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
           action: 'TriggerMessage',
           payload: { requestedMessage: command.message, ...(command.evse_id ? { evse: { id: command.evse_id } } : {}) },
         };
+      default:
+        return operatorCall201(command);
     }
   },
 

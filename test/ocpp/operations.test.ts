@@ -1,0 +1,232 @@
+import { expect } from 'chai';
+import type { RPCClient } from 'ocpp-rpc';
+import type { ChargePointView } from '../../src/csms/views.js';
+import { strictCharger } from '../support/rpc-client.js';
+import { startCsms, type CsmsUnderTest } from './support/csms.js';
+import { v16, v201 } from './support/messages.js';
+
+/**
+ * The operator's operations (docs/CSMS.md "Operations"), pressed through /v1 and answered by an
+ * independent charger (ocpp-rpc in strict mode, which checks each of our calls against its own
+ * copy of the official schemas): what the charger receives, what the operator reads back.
+ */
+describe('operations on a charger through /v1, both versions', function () {
+  this.timeout(30_000);
+  let csms: CsmsUnderTest;
+  before(async () => {
+    csms = await startCsms();
+  });
+  after(async () => csms.stop());
+
+  interface Result {
+    result: string;
+    command_id: string;
+    command_status: string;
+    answered: boolean;
+    detail: string | null;
+    reply?: unknown;
+  }
+  const received: Record<string, unknown[]> = {};
+
+  /** A booted charger answering each action with `answers[action]`, recording what it got. */
+  async function charger(
+    protocol: 'ocpp1.6' | 'ocpp2.0.1',
+    answers: Record<string, Record<string, unknown>>,
+  ): Promise<{ id: string; client: RPCClient }> {
+    const cp = await csms.registerChargePoint(protocol);
+    const client = strictCharger(csms.url, cp, protocol);
+    for (const [action, answer] of Object.entries(answers))
+      client.handle(action, ({ params }) => {
+        (received[`${cp.id}:${action}`] ??= []).push(params);
+        return Promise.resolve(answer);
+      });
+    await client.connect();
+    await client.call('BootNotification', protocol === 'ocpp1.6' ? v16.boot() : v201.boot());
+    return { id: cp.id, client };
+  }
+
+  const press = async (id: string, op: string, body: unknown = {}, query = '') => {
+    const res = await csms.api<Result>('POST', `/v1/charge-points/${id}/${op}${query}`, body);
+    return res;
+  };
+
+  it('OCPP 1.6: availability, reset, cache, configuration, local list, DataTransfer, firmware, diagnostics, security log', async () => {
+    const { id, client } = await charger('ocpp1.6', {
+      ChangeAvailability: { status: 'Scheduled' },
+      Reset: { status: 'Accepted' },
+      ClearCache: { status: 'Rejected' },
+      GetConfiguration: {
+        configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }],
+        unknownKey: ['Nope'],
+      },
+      ChangeConfiguration: { status: 'RebootRequired' },
+      GetLocalListVersion: { listVersion: 3 },
+      DataTransfer: { status: 'Accepted', data: 'pong' },
+      UpdateFirmware: {},
+      GetDiagnostics: { fileName: 'diag.zip' },
+      GetLog: { status: 'Accepted', filename: 'security.log' },
+    });
+    const got = (action: string): unknown[] => received[`${id}:${action}`] ?? [];
+
+    let res = await press(id, 'change-availability', { operative: false, evse_id: 1 });
+    expect(res.status).to.equal(200);
+    expect(res.body).to.include({ result: 'ACCEPTED', command_status: 'Scheduled', answered: true });
+    expect(got('ChangeAvailability')).to.deep.equal([{ connectorId: 1, type: 'Inoperative' }]);
+
+    expect((await press(id, 'reset', { type: 'hard' })).body.command_status).to.equal('Accepted');
+    expect(got('Reset')).to.deep.equal([{ type: 'Hard' }]);
+    expect((await press(id, 'clear-cache')).body.command_status).to.equal('Rejected');
+
+    res = await press(id, 'get-configuration', { keys: ['HeartbeatInterval', 'Nope'] });
+    expect(res.body.reply).to.deep.equal({
+      configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }],
+      unknownKey: ['Nope'],
+    });
+    expect(got('GetConfiguration')).to.deep.equal([{ key: ['HeartbeatInterval', 'Nope'] }]);
+    expect(
+      (await press(id, 'change-configuration', { key: 'HeartbeatInterval', value: '60' })).body.command_status,
+    ).to.equal('RebootRequired');
+    expect((await press(id, 'get-local-list-version')).body.reply).to.deep.equal({ listVersion: 3 });
+    res = await press(id, 'data-transfer', { vendor_id: 'com.example', message_id: 'ping', data: 'x' });
+    expect(res.body).to.deep.include({ command_status: 'Accepted', reply: { status: 'Accepted', data: 'pong' } });
+
+    res = await press(id, 'update-firmware', {
+      location: 'https://fw.example/1.9.bin',
+      retrieve_at: '2026-03-01T02:00:00Z',
+      retries: 2,
+    });
+    expect(res.body.command_status).to.equal('Accepted');
+    expect(got('UpdateFirmware')).to.deep.equal([
+      { location: 'https://fw.example/1.9.bin', retrieveDate: '2026-03-01T02:00:00Z', retries: 2 },
+    ]);
+    await press(id, 'upload-log', { location: 'ftp://logs.example/', since: '2026-02-01T00:00:00Z' });
+    expect(got('GetDiagnostics')).to.deep.equal([
+      { location: 'ftp://logs.example/', startTime: '2026-02-01T00:00:00Z' },
+    ]);
+    await press(id, 'upload-log', { location: 'ftp://logs.example/', log_type: 'security' });
+    expect(got('GetLog')).to.have.length(1);
+    expect(got('GetLog')[0]).to.deep.include({
+      logType: 'SecurityLog',
+      log: { remoteLocation: 'ftp://logs.example/' },
+    });
+
+    // the charger reports the update's progress; the operator sees it on the charge point
+    await client.call('FirmwareStatusNotification', { status: 'Installing' });
+    const view = (await csms.api<ChargePointView>('GET', `/v1/charge-points/${id}`)).body;
+    expect(view.operations.firmware).to.include({ status: 'Installing' });
+    // every operation is in the command history with its outcome
+    expect(view.commands.map((c) => [c.kind, c.status]).slice(-4)).to.deep.equal([
+      ['data-transfer', 'Accepted'],
+      ['update-firmware', 'Accepted'],
+      ['upload-log', 'Accepted'],
+      ['upload-log', 'Accepted'],
+    ]);
+
+    // an operation of the other version is refused, naming it
+    res = await press(id, 'get-variables', {
+      variables: [{ component: 'OCPPCommCtrlr', variable: 'HeartbeatInterval' }],
+    });
+    expect(res.status).to.equal(422);
+    expect(JSON.stringify(res.body)).to.contain('ocpp1.6');
+    await client.close();
+  });
+
+  it('OCPP 2.0.1: variables, reset, availability of an EVSE, firmware with its requestId, logs', async () => {
+    const { id, client } = await charger('ocpp2.0.1', {
+      GetVariables: {
+        getVariableResult: [
+          {
+            attributeStatus: 'Accepted',
+            attributeValue: '300',
+            component: { name: 'OCPPCommCtrlr' },
+            variable: { name: 'HeartbeatInterval' },
+          },
+        ],
+      },
+      SetVariables: {
+        setVariableResult: [
+          {
+            attributeStatus: 'Accepted',
+            component: { name: 'OCPPCommCtrlr' },
+            variable: { name: 'HeartbeatInterval' },
+          },
+        ],
+      },
+      Reset: { status: 'Scheduled' },
+      ChangeAvailability: { status: 'Accepted' },
+      UpdateFirmware: { status: 'Accepted' },
+      GetLog: { status: 'Accepted', filename: 'diag.tgz' },
+    });
+    const got = (action: string): unknown[] => received[`${id}:${action}`] ?? [];
+    const heartbeat = { component: 'OCPPCommCtrlr', variable: 'HeartbeatInterval' };
+
+    let res = await press(id, 'get-variables', { variables: [heartbeat] });
+    expect(res.body.reply).to.deep.equal({
+      getVariableResult: [
+        {
+          attributeStatus: 'Accepted',
+          attributeValue: '300',
+          component: { name: 'OCPPCommCtrlr' },
+          variable: { name: 'HeartbeatInterval' },
+        },
+      ],
+    });
+    expect(got('GetVariables')).to.deep.equal([
+      { getVariableData: [{ component: { name: 'OCPPCommCtrlr' }, variable: { name: 'HeartbeatInterval' } }] },
+    ]);
+    await press(id, 'set-variables', { variables: [{ ...heartbeat, value: '60', attribute: 'Actual' }] });
+    expect(got('SetVariables')).to.deep.equal([
+      {
+        setVariableData: [
+          {
+            component: { name: 'OCPPCommCtrlr' },
+            variable: { name: 'HeartbeatInterval' },
+            attributeType: 'Actual',
+            attributeValue: '60',
+          },
+        ],
+      },
+    ]);
+    expect((await press(id, 'reset', { type: 'soft' })).body.command_status).to.equal('Scheduled');
+    expect(got('Reset')).to.deep.equal([{ type: 'OnIdle' }]);
+    await press(id, 'change-availability', { operative: true, evse_id: 2, connector_id: 1 });
+    expect(got('ChangeAvailability')).to.deep.equal([
+      { operationalStatus: 'Operative', evse: { id: 2, connectorId: 1 } },
+    ]);
+
+    await press(id, 'update-firmware', { location: 'https://fw.example/2.bin', retrieve_at: '2026-03-01T02:00:00Z' });
+    const update = got('UpdateFirmware')[0] as { requestId: number; firmware: unknown };
+    expect(update.firmware).to.deep.equal({
+      location: 'https://fw.example/2.bin',
+      retrieveDateTime: '2026-03-01T02:00:00Z',
+    });
+    await client.call('FirmwareStatusNotification', { status: 'Downloaded', requestId: update.requestId });
+    const view = (await csms.api<ChargePointView>('GET', `/v1/charge-points/${id}`)).body;
+    expect(view.operations.firmware).to.include({ status: 'Downloaded', request_id: update.requestId });
+
+    await press(id, 'upload-log', { location: 'https://logs.example/up', log_type: 'diagnostics' });
+    expect(got('GetLog')[0]).to.deep.include({
+      logType: 'DiagnosticsLog',
+      log: { remoteLocation: 'https://logs.example/up' },
+    });
+
+    res = await press(id, 'get-configuration', {});
+    expect(res.status).to.equal(422);
+    expect(JSON.stringify(res.body)).to.contain('ocpp2.0.1');
+    await client.close();
+  });
+
+  it("answers before the charger does when asked not to wait, and refuses what can't be sent", async () => {
+    const { id, client } = await charger('ocpp1.6', {});
+    // the charger never answers Reset: the route answers with the call sent, not its outcome
+    client.handle('Reset', () => new Promise(() => undefined));
+    const res = await press(id, 'reset', { type: 'soft' }, '?wait_ms=0');
+    expect(res.body).to.include({ command_status: 'sent', answered: false });
+    expect((await press(id, 'reset', { type: 'warm' })).status).to.equal(422);
+    expect((await press('NO-SUCH-CP', 'reset', { type: 'soft' })).status).to.equal(404);
+    // its handler never settles: close without waiting for it
+    await client.close({ force: true });
+    const offline = await csms.registerChargePoint('ocpp1.6');
+    expect((await press(offline.id, 'clear-cache')).status).to.equal(409);
+  });
+});
