@@ -274,7 +274,46 @@ function transferOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] 
   ];
 }
 
+/** A connector's cable, and messages asked for now. */
+function connectorOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
+  return [
+    operationRoute(access, {
+      path: 'unlock',
+      kind: 'unlock',
+      summary: 'Release the cable of a connector (UnlockConnector)',
+      body: Type.Object({
+        evse_id: Type.Integer({ minimum: 1, description: '1.6: the connector' }),
+        connector_id: Type.Optional(
+          Type.Integer({ minimum: 1, description: '2.0.1: the connector of the EVSE (default 1)' }),
+        ),
+      }),
+      command: (b) => ({ kind: 'unlock', evse_id: b.evse_id, connector_id: b.connector_id ?? 1 }),
+    }),
+    operationRoute(access, {
+      path: 'trigger',
+      kind: 'trigger',
+      summary: 'Ask the charger to send a message now (TriggerMessage)',
+      body: Type.Object({
+        message: Type.Union([
+          Type.Literal('BootNotification'),
+          Type.Literal('Heartbeat'),
+          Type.Literal('StatusNotification'),
+          Type.Literal('MeterValues'),
+          Type.Literal('FirmwareStatusNotification'),
+        ]),
+        evse_id: Type.Optional(Type.Integer({ minimum: 1 })),
+      }),
+      command: (b) => ({ kind: 'trigger', message: b.message, evse_id: nullable(b.evse_id) }),
+    }),
+  ];
+}
+
 /** Every operation's route. */
 export function operationRoutes(access: OperationAccess): RouteSpec<OperatorAuth>[] {
-  return [...stateOperations(access), ...configurationOperations(access), ...transferOperations(access)];
+  return [
+    ...stateOperations(access),
+    ...connectorOperations(access),
+    ...configurationOperations(access),
+    ...transferOperations(access),
+  ];
 }

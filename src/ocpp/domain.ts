@@ -335,6 +335,7 @@ export const ChargerCommand = Type.Union([
       Type.Literal('Heartbeat'),
       Type.Literal('StatusNotification'),
       Type.Literal('MeterValues'),
+      Type.Literal('FirmwareStatusNotification'),
     ]),
     evse_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
   }),

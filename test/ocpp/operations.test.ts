@@ -65,6 +65,8 @@ describe('operations on a charger through /v1, both versions', function () {
       UpdateFirmware: {},
       GetDiagnostics: { fileName: 'diag.zip' },
       GetLog: { status: 'Accepted', filename: 'security.log' },
+      UnlockConnector: { status: 'Unlocked' },
+      TriggerMessage: { status: 'Accepted' },
     });
     const got = (action: string): unknown[] => received[`${id}:${action}`] ?? [];
 
@@ -76,6 +78,10 @@ describe('operations on a charger through /v1, both versions', function () {
     expect((await press(id, 'reset', { type: 'hard' })).body.command_status).to.equal('Accepted');
     expect(got('Reset')).to.deep.equal([{ type: 'Hard' }]);
     expect((await press(id, 'clear-cache')).body.command_status).to.equal('Rejected');
+    expect((await press(id, 'unlock', { evse_id: 2 })).body.command_status).to.equal('Unlocked');
+    expect(got('UnlockConnector')).to.deep.equal([{ connectorId: 2 }]);
+    await press(id, 'trigger', { message: 'FirmwareStatusNotification' });
+    expect(got('TriggerMessage')).to.deep.equal([{ requestedMessage: 'FirmwareStatusNotification' }]);
 
     res = await press(id, 'get-configuration', { keys: ['HeartbeatInterval', 'Nope'] });
     expect(res.body.reply).to.deep.equal({
@@ -156,6 +162,8 @@ describe('operations on a charger through /v1, both versions', function () {
       ChangeAvailability: { status: 'Accepted' },
       UpdateFirmware: { status: 'Accepted' },
       GetLog: { status: 'Accepted', filename: 'diag.tgz' },
+      UnlockConnector: { status: 'Unlocked' },
+      TriggerMessage: { status: 'Accepted' },
     });
     const got = (action: string): unknown[] => received[`${id}:${action}`] ?? [];
     const heartbeat = { component: 'OCPPCommCtrlr', variable: 'HeartbeatInterval' };
@@ -189,6 +197,10 @@ describe('operations on a charger through /v1, both versions', function () {
     ]);
     expect((await press(id, 'reset', { type: 'soft' })).body.command_status).to.equal('Scheduled');
     expect(got('Reset')).to.deep.equal([{ type: 'OnIdle' }]);
+    expect((await press(id, 'unlock', { evse_id: 1, connector_id: 2 })).body.command_status).to.equal('Unlocked');
+    expect(got('UnlockConnector')).to.deep.equal([{ evseId: 1, connectorId: 2 }]);
+    await press(id, 'trigger', { message: 'StatusNotification', evse_id: 1 });
+    expect(got('TriggerMessage')).to.deep.equal([{ requestedMessage: 'StatusNotification', evse: { id: 1 } }]);
     await press(id, 'change-availability', { operative: true, evse_id: 2, connector_id: 1 });
     expect(got('ChangeAvailability')).to.deep.equal([
       { operationalStatus: 'Operative', evse: { id: 2, connectorId: 1 } },
