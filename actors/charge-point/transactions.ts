@@ -120,8 +120,11 @@ export function onTransactionProgress(
   event: EventOf<'transaction-updated' | 'transaction-ended'>,
 ): ChargerEventOutcome {
   const tx = s.transactions.find((t) => t.transaction_id === event.transaction_id);
-  // unknown or already finished: a retry after the end, or a transaction we never saw
-  if (!tx) return { id_tag_status: 'Accepted' };
+  if (!tx) {
+    // already finished: a retry after the end changes nothing
+    if (s.finished.some((f) => f.transaction_id === event.transaction_id)) return { id_tag_status: 'Accepted' };
+    return adoptTransaction(deps, ctx, s, event);
+  }
   const meterStart = tx.meter_start_wh ?? event.meter_wh;
   const ended = event.type === 'transaction-ended';
   // built field by field: spreading conditional objects cost ~2.5 us per meter value (every
@@ -152,6 +155,53 @@ export function onTransactionProgress(
   }
   publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
   return { id_tag_status: 'Accepted' };
+}
+
+/**
+ * An update or end of a transaction whose start never arrived (lost, or sent to a CSMS before
+ * this one): the session is opened from what the event carries, so that its energy and end are
+ * kept (docs/CSMS.md "Sessions"), and the event applied to it. Its start time is the event's, its
+ * start reading the first one it brings; the EVSE is unknown (0). A 1.6 id is ours: the counter
+ * moves past it so that no later start gets it again.
+ */
+function adoptTransaction(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  event: EventOf<'transaction-updated' | 'transaction-ended'>,
+): ChargerEventOutcome {
+  if (s.transactions.length >= deps.maxOpenTransactions()) {
+    ctx.log.warn({ transaction_id: event.transaction_id }, 'transaction without a start not kept: open limit reached');
+    return { id_tag_status: 'Accepted' };
+  }
+  ctx.log.warn(
+    { transaction_id: event.transaction_id, event: event.type },
+    'transaction without a start: session opened',
+  );
+  const numeric = /^\d{1,15}$/.test(event.transaction_id) ? Number(event.transaction_id) : undefined;
+  const protocol = s.protocol ?? (numeric === undefined ? 'ocpp2.0.1' : 'ocpp1.6');
+  onTransactionStarted(
+    deps,
+    ctx,
+    s,
+    {
+      type: 'transaction-started',
+      transaction_id: event.transaction_id,
+      dedupe_key: `adopted|${event.transaction_id}`,
+      evse_id: 0,
+      connector_id: 0,
+      id_tag: event.id_tag,
+      meter_start_wh: null,
+      timestamp: event.timestamp,
+      seq_no: null,
+      remote_start_id: null,
+    },
+    protocol,
+  );
+  const opened = ctx.state;
+  if (protocol === 'ocpp1.6' && numeric !== undefined && opened.next_transaction_id <= numeric)
+    ctx.setState({ ...opened, next_transaction_id: numeric + 1 });
+  return onTransactionProgress(deps, ctx, ctx.state, event);
 }
 
 /**
