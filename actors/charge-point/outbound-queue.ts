@@ -20,8 +20,6 @@ type OutboundCall = ChargePointState['outbound'][number];
 type MessageOf<T extends ChargePointMessage['type']> = Extract<ChargePointMessage, { type: T }>;
 
 const MAX_COMMAND_RECORDS = 20;
-/** records that keep the charger's reply (a GetConfiguration answer can be long; the state stays small) */
-const MAX_REPLIES = 5;
 /** a queued command that could not be sent for this long is dropped rather than sent late */
 const COMMAND_EXPIRY_MS = 120_000;
 
@@ -31,27 +29,16 @@ function record(
   kind: string,
   status: string,
   detail: string | null,
-  reply?: unknown,
+  hasReply = false,
 ): ChargePointState['commands'] {
   const rest = s.commands.filter((c) => c.command_id !== command_id);
   const entry = { command_id, kind, status, detail, updated_at: new Date().toISOString() };
-  const records: ChargePointState['commands'] = [...rest, reply === undefined ? entry : { ...entry, reply }].slice(
-    -MAX_COMMAND_RECORDS,
-  );
-  let replies = 0;
-  for (let i = records.length - 1; i >= 0; i--) {
-    const r = records[i];
-    if (r?.reply === undefined) continue;
-    if (++replies > MAX_REPLIES) {
-      const { reply: _dropped, ...kept } = r;
-      records[i] = kept;
-    }
-  }
-  return records;
+  return [...rest, hasReply ? { ...entry, has_reply: true } : entry].slice(-MAX_COMMAND_RECORDS);
 }
 
 /** Records a command's final outcome and, after the turn commits, tells whoever asked for it. */
 function settle(
+  deps: ChargePointActorDeps,
   ctx: ChargePointCtx,
   s: ChargePointState,
   call: OutboundCall,
@@ -78,7 +65,8 @@ function settle(
         });
     });
   }
-  return record(s, call.command_id, call.command.kind, status, detail, reply);
+  if (reply !== undefined) ctx.write(deps.reports.reply(ctx.key, call.command_id, reply));
+  return record(s, call.command_id, call.command.kind, status, detail, reply !== undefined);
 }
 
 /** The charger's answer (or the failure to get one) comes back as an `answer` message to itself. */
@@ -135,7 +123,11 @@ function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointSta
   for (let head = state.outbound[0]; head !== undefined; head = state.outbound[0]) {
     if (head.sent_at !== null) return state;
     if (now - head.queued_at > COMMAND_EXPIRY_MS) {
-      state = { ...state, outbound: state.outbound.slice(1), commands: settle(ctx, state, head, 'expired', null) };
+      state = {
+        ...state,
+        outbound: state.outbound.slice(1),
+        commands: settle(deps, ctx, state, head, 'expired', null),
+      };
       continue;
     }
     const sent = deps.sendCommand(ctx.key, head.command, state.next_remote_start_id);
@@ -163,7 +155,8 @@ export function onConnected(
   // calls sent on an earlier connection will never be answered: report them and move on
   const stale = s.outbound.filter((o) => o.sent_at !== null && o.connection !== msg.connection);
   let commands = s.commands;
-  for (const o of stale) commands = settle(ctx, { ...s, commands }, o, 'failed', 'connection closed before the answer');
+  for (const o of stale)
+    commands = settle(deps, ctx, { ...s, commands }, o, 'failed', 'connection closed before the answer');
   // a plain (re)connect writes nothing: the protocol is recorded with the next change
   const base =
     stale.length > 0
@@ -206,7 +199,7 @@ export function onAnswer(deps: ChargePointActorDeps, ctx: ChargePointCtx, msg: M
     ...s,
     reservations: reservationsAfterAnswer(s.reservations, head.command, msg.status),
     outbound: s.outbound.slice(1),
-    commands: settle(ctx, s, head, msg.status, msg.detail, msg.reply),
+    commands: settle(deps, ctx, s, head, msg.status, msg.detail, msg.reply),
   };
   // the outstanding call is settled: the next queued one may go
   ctx.setState(pump(deps, ctx, next));

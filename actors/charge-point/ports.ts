@@ -177,4 +177,6 @@ export interface ReportWrites {
   append(chargePointId: string, action: string, entries: ReportEntry[]): WriteStep;
   /** rows of the device model, upserted by component, variable and attribute */
   deviceModel(chargePointId: string, requestId: number, variables: DeviceVariable[]): WriteStep;
+  /** the reply of an operation that returns data, by its command id */
+  reply(chargePointId: string, commandId: string, reply: unknown): WriteStep;
 }

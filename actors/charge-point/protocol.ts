@@ -93,8 +93,8 @@ const CommandRecord = Type.Object({
   status: Type.String(),
   detail: Nullable(Type.String()),
   updated_at: Type.String(),
-  /** the charger's reply (GetConfiguration, GetVariables, ...), kept on the newest few records */
-  reply: Type.Optional(Type.Unknown()),
+  /** the charger's reply (GetConfiguration, GetVariables, ...) is stored (csms_command_reply) */
+  has_reply: Type.Optional(Type.Boolean()),
 });
 
 export const ChargePointState = Type.Object({

@@ -33,6 +33,7 @@ import {
   RemoteStopBody,
   ChargePointId,
   chargePointView,
+  checkChargePointState,
 } from './views.js';
 
 export interface CsmsApiDeps {
@@ -115,7 +116,11 @@ function operationAccess(cp: ChargePointAccess): OperationAccess {
       return spoken === 'ocpp1.6' || spoken === 'ocpp2.0.1' ? spoken : row.protocol;
     },
     command: (id, cmd) => cp.command(id, cmd),
-    state: (id) => cp.ask(id, { type: 'get' }),
+    reply: (commandId) => cp.deps.reports.reply(commandId),
+    async storedState(id) {
+      const state = await chargePoints.actorState(cp.addressOf(id));
+      return checkChargePointState(state) ? state : undefined;
+    },
   };
 }
 

@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import Type, { type Static, type TSchema } from '#typebox';
 import type { ChargePointState } from '../../actors/charge-point/protocol.js';
 import { HttpError } from '../gateway/errors.js';
@@ -18,7 +19,10 @@ export interface OperationAccess {
   requireKnown(id: string): Promise<void>;
   protocolOf(id: string): Promise<ProtocolName>;
   command(id: string, cmd: ChargerCommand): Promise<{ command_id: string; status: string }>;
-  state(id: string): Promise<ChargePointState>;
+  /** the charge point's state as last committed, undefined when there is none yet */
+  storedState(id: string): Promise<ChargePointState | undefined>;
+  /** the stored reply of an operation that returns data */
+  reply(commandId: string): Promise<unknown>;
 }
 
 const IdParams = Type.Object({ id: ChargePointId });
@@ -66,15 +70,15 @@ async function outcome(access: OperationAccess, id: string, commandId: string, s
   if (!PENDING.has(status)) return { ...last, answered: true };
   while (Date.now() < until) {
     await sleep(Math.min(POLL_MS, Math.max(0, until - Date.now())));
-    const record = (await access.state(id)).commands.find((c) => c.command_id === commandId);
-    if (!record) break;
-    last = {
-      ...last,
-      command_status: record.status,
-      detail: record.detail,
-      ...(record.reply === undefined ? {} : { reply: record.reply }),
-    };
-    if (!PENDING.has(record.status)) return { ...last, answered: true };
+    // the committed state, read from the store: a charger that answers and then drops its
+    // connection (a reset) still gets its answer reported, not a 409
+    const state = await access.storedState(id).catch(() => undefined);
+    const record = state?.commands.find((c) => c.command_id === commandId);
+    if (!record) continue;
+    last = { ...last, command_status: record.status, detail: record.detail };
+    if (PENDING.has(record.status)) continue;
+    const reply = record.has_reply === true ? await access.reply(commandId).catch(() => undefined) : undefined;
+    return { ...last, answered: true, ...(reply === undefined ? {} : { reply }) };
   }
   return last;
 }
@@ -122,9 +126,11 @@ function operationRoute<B extends TSchema>(access: OperationAccess, op: Operatio
 
 const date = (description: string) => Type.String({ format: 'date-time', description });
 const nullable = <T>(v: T | undefined): T | null => v ?? null;
-let requestIds = Math.floor(Date.now() / 1000) % 1_000_000_000;
-/** a 2.0.1 requestId for firmware and log uploads, echoed by their status notifications */
-const nextRequestId = (): number => (requestIds = (requestIds + 1) % 2_000_000_000);
+/**
+ * A requestId for firmware and log uploads, echoed by their status notifications: random, so that
+ * processes of a cluster do not hand out the same ones.
+ */
+const nextRequestId = (): number => randomInt(1, 2 ** 31 - 1);
 
 /** Availability, reset, authorization cache. */
 function stateOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
@@ -138,12 +144,20 @@ function stateOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
         evse_id: Type.Optional(Type.Integer({ minimum: 1, description: 'absent: the whole charger' })),
         connector_id: Type.Optional(Type.Integer({ minimum: 1, description: '2.0.1: a connector of the EVSE' })),
       }),
-      command: (b) => ({
-        kind: 'change-availability',
-        operative: b.operative,
-        evse_id: nullable(b.evse_id),
-        connector_id: nullable(b.connector_id),
-      }),
+      command: (b) => {
+        if (b.connector_id !== undefined && b.evse_id === undefined)
+          throw new HttpError(
+            422,
+            'connector_without_evse',
+            'connector_id names a connector of evse_id: give evse_id too',
+          );
+        return {
+          kind: 'change-availability',
+          operative: b.operative,
+          evse_id: nullable(b.evse_id),
+          connector_id: nullable(b.connector_id),
+        };
+      },
     }),
     operationRoute(access, {
       path: 'reset',
@@ -237,7 +251,7 @@ function transferOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] 
       kind: 'update-firmware',
       summary: 'Install firmware from a URL; progress comes as firmware status in the event log (UpdateFirmware)',
       body: Type.Object({
-        location: Type.String({ minLength: 1, maxLength: 512, description: 'URL of the firmware' }),
+        location: Type.String({ format: 'uri', maxLength: 512, description: 'URL of the firmware' }),
         retrieve_at: Type.Optional(date('when to download it (default: now)')),
         retries: Type.Optional(Type.Integer({ minimum: 0 })),
         retry_interval_s: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -257,7 +271,7 @@ function transferOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] 
       summary:
         'Upload a log to a URL: diagnostics (1.6 GetDiagnostics, 2.0.1 GetLog DiagnosticsLog) or security (GetLog SecurityLog); progress in the event log',
       body: Type.Object({
-        location: Type.String({ minLength: 1, maxLength: 512, description: 'URL to upload to' }),
+        location: Type.String({ format: 'uri', maxLength: 512, description: 'URL to upload to' }),
         log_type: Type.Optional(Type.Union([Type.Literal('diagnostics'), Type.Literal('security')])),
         since: Type.Optional(date('oldest entry to include')),
         until: Type.Optional(date('newest entry to include')),

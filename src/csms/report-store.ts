@@ -10,6 +10,17 @@ export const EVENT_LOG_KEEP = 1000;
 /** Entries taken from one message (a NotifyEvent may carry many). */
 const ENTRIES_PER_MESSAGE = 200;
 const SUMMARY_CHARS = 500;
+/** An entry's detail beyond this is replaced by its size (a charging schedule can be long). */
+const DETAIL_CHARS = 8_192;
+/** Device-model rows kept per charger; the least recently reported go first. */
+export const DEVICE_MODEL_KEEP = 5_000;
+/** Replies of operations kept per charger. */
+export const REPLIES_KEEP = 20;
+
+function detailText(detail: unknown): string {
+  const text = JSON.stringify(detail ?? null);
+  return text.length <= DETAIL_CHARS ? text : JSON.stringify({ truncated: true, characters: text.length });
+}
 
 export const ChargerEventEntry = Type.Object({
   id: Type.Integer(),
@@ -50,7 +61,7 @@ export const reportWrites: ReportWrites = {
             action,
             e.severity,
             e.summary.slice(0, SUMMARY_CHARS),
-            JSON.stringify(e.detail ?? null),
+            detailText(e.detail),
             atMs(e.timestamp, now),
             now,
           ],
@@ -94,6 +105,27 @@ export const reportWrites: ReportWrites = {
           ],
         );
       }
+      // a charger that names ever new instances must not grow its model without end
+      await tx.run(
+        `DELETE FROM csms_device_variable WHERE charge_point_id = ? AND updated_at < (
+           SELECT updated_at FROM csms_device_variable WHERE charge_point_id = ? ORDER BY updated_at DESC LIMIT 1 OFFSET ?)`,
+        [chargePointId, chargePointId, DEVICE_MODEL_KEEP],
+      );
+    };
+  },
+
+  reply(chargePointId: string, commandId: string, reply: unknown): WriteStep {
+    return async (tx: SqlRunner) => {
+      const now = Date.now();
+      await tx.run(
+        'INSERT INTO csms_command_reply (command_id, charge_point_id, reply, received_at) VALUES (?, ?, ?, ?) ON CONFLICT (command_id) DO NOTHING',
+        [commandId, chargePointId, JSON.stringify(reply ?? null), now],
+      );
+      await tx.run(
+        `DELETE FROM csms_command_reply WHERE charge_point_id = ? AND command_id NOT IN (
+           SELECT command_id FROM csms_command_reply WHERE charge_point_id = ? ORDER BY received_at DESC, command_id LIMIT ?)`,
+        [chargePointId, chargePointId, REPLIES_KEEP],
+      );
     };
   },
 };
@@ -131,6 +163,12 @@ export class ReportReader {
         detail: JSON.parse(String(r.detail)) as unknown,
       })),
     };
+  }
+
+  /** The reply of an operation that returns data, if it is still kept. */
+  async reply(commandId: string): Promise<unknown> {
+    const [row] = await this.db.execute('SELECT reply FROM csms_command_reply WHERE command_id = ?', [commandId]);
+    return row ? (JSON.parse(String(row.reply)) as unknown) : undefined;
   }
 
   async deviceModel(chargePointId: string): Promise<Static<typeof DeviceModel>> {

@@ -95,6 +95,11 @@ export const CommandAcceptedView = Type.Object({
 
 const checkState = compileLazily(ChargePointState);
 
+/** Whether a stored state is a charge point's (it is checked where read, as every stored state). */
+export function checkChargePointState(state: unknown): state is ChargePointState {
+  return checkState.Check(state);
+}
+
 export function chargePointView(
   row: ChargePointRow,
   online: boolean,

@@ -97,15 +97,13 @@ function offsetsOfDay(zone: Zone, day: number): number | number[] {
 function offsetOfQuarter(zone: Zone, at: number): number {
   const parts: Record<string, number> = {};
   for (const p of zone.format.formatToParts(at)) if (p.type !== 'literal') parts[p.type] = Number(p.value);
-  const wall = Date.UTC(
-    parts.year ?? 1970,
-    (parts.month ?? 1) - 1,
-    parts.day ?? 1,
-    parts.hour ?? 0,
-    parts.minute ?? 0,
-    parts.second ?? 0,
+  const year = parts.year ?? 1970;
+  const wall = new Date(
+    Date.UTC(year, (parts.month ?? 1) - 1, parts.day ?? 1, parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0),
   );
-  return wall - at;
+  // Date.UTC reads the years 0-99 as 1900-1999
+  if (year >= 0 && year < 100) wall.setUTCFullYear(year);
+  return wall.getTime() - at;
 }
 
 const pad = (n: number): string => (n < 10 ? `0${n}` : String(n));

@@ -330,6 +330,13 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       expect(page.items).to.have.length(2);
       expect(page.total).to.equal('3');
       expect((await csms.api('GET', `/v1/charge-points/${id}/events?severity=fatal`)).status).to.equal(422);
+      // a long message is logged with its size, not whole
+      await client.call('DataTransfer', { vendorId: 'org.big', data: 'x'.repeat(20_000) });
+      const [big] = (await eventsOf(id, '?limit=1')).items;
+      expect(big?.detail).to.deep.equal({
+        truncated: true,
+        characters: JSON.stringify({ vendorId: 'org.big', data: 'x'.repeat(20_000) }).length,
+      });
       await client.close();
     });
   });

@@ -228,6 +228,17 @@ describe('operations on a charger through /v1, both versions', function () {
     await client.close();
   });
 
+  it('reports the answer of a charger that drops its connection right after (a reset)', async () => {
+    const { id, client } = await charger('ocpp1.6', {});
+    client.handle('Reset', () => {
+      setTimeout(() => void client.close({ force: true }), 20);
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    const res = await press(id, 'reset', { type: 'hard' });
+    expect(res.status).to.equal(200);
+    expect(res.body).to.include({ command_status: 'Accepted', answered: true });
+  });
+
   it("answers before the charger does when asked not to wait, and refuses what can't be sent", async () => {
     const { id, client } = await charger('ocpp1.6', {});
     // the charger never answers Reset: the route answers with the call sent, not its outcome
@@ -235,6 +246,9 @@ describe('operations on a charger through /v1, both versions', function () {
     const res = await press(id, 'reset', { type: 'soft' }, '?wait_ms=0');
     expect(res.body).to.include({ command_status: 'sent', answered: false });
     expect((await press(id, 'reset', { type: 'warm' })).status).to.equal(422);
+    // a connector alone names nothing; a location must be a URL (the official schemas say so)
+    expect((await press(id, 'change-availability', { operative: false, connector_id: 2 })).status).to.equal(422);
+    expect((await press(id, 'update-firmware', { location: 'firmware.bin' })).status).to.equal(422);
     expect((await press('NO-SUCH-CP', 'reset', { type: 'soft' })).status).to.equal(404);
     // its handler never settles: close without waiting for it
     await client.close({ force: true });

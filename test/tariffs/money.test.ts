@@ -97,5 +97,7 @@ describe('pricing engine: local time', function () {
         expect(local, `${zone} ${new Date(ms).toISOString()}`).to.deep.equal(want);
       }
     }
+    // the years 1-99 are not 1901-1999
+    expect(localTimeAt('Europe/Amsterdam', Date.parse('0050-06-01T12:00:00Z')).date_key).to.equal(500601);
   });
 });

@@ -8,6 +8,10 @@ import { Migration } from '@mikro-orm/migrations';
  *
  * `csms_device_variable`: a 2.0.1 charger's device model as its NotifyReport parts gave it, one
  * row per attribute of a variable.
+ *
+ * `csms_command_reply`: the replies of the operations that return data (GetConfiguration,
+ * GetVariables, ...), by command id, the newest of each charger kept; outside the actor's state,
+ * which is written whole on each change.
  */
 export class M0013ChargerReports extends Migration {
   override up(): void {
@@ -45,9 +49,19 @@ export class M0013ChargerReports extends Migration {
          PRIMARY KEY (charge_point_id, component, component_instance, evse_id, connector_id, variable, variable_instance, attribute)
        )`,
     );
+    this.addSql(
+      `CREATE TABLE csms_command_reply (
+         command_id varchar(36) PRIMARY KEY,
+         charge_point_id varchar(48) NOT NULL,
+         reply text NOT NULL,
+         received_at bigint NOT NULL
+       )`,
+    );
+    this.addSql('CREATE INDEX csms_command_reply_cp_idx ON csms_command_reply (charge_point_id, received_at)');
   }
 
   override down(): void {
+    this.addSql('DROP TABLE csms_command_reply');
     this.addSql('DROP TABLE csms_device_variable');
     this.addSql('DROP TABLE csms_charger_event');
   }
