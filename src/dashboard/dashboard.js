@@ -1,5 +1,5 @@
 // The dashboard only uses the public /v1 API (GET /v1/charge-points, GET /v1/sessions,
-// POST .../remote-start|remote-stop, PUT|DELETE .../evses/{n}) and its event stream GET /v1/events. It is a file of its
+// POST .../remote-start|remote-stop and the operations, GET .../events, PUT|DELETE .../evses/{n}) and its event stream GET /v1/events. It is a file of its
 // own so that the page's Content-Security-Policy can refuse inline scripts.
 const KEY = 'csms-api-key';
 
@@ -55,7 +55,7 @@ function renderChargePoints(items) {
       return el(
         'tr',
         { 'data-testid': `cp-${cp.id}`, 'data-online': online ? 'true' : 'false' },
-        el('td', {}, cp.id),
+        el('td', {}, el('button', { class: 'link', 'data-testid': 'open', onclick: () => openCharger(cp.id) }, cp.id)),
         el('td', {}, cp.protocol),
         el(
           'td',
@@ -176,7 +176,10 @@ async function refresh() {
 let pending;
 function refreshSoon() {
   clearTimeout(pending);
-  pending = setTimeout(refresh, 150);
+  pending = setTimeout(() => {
+    refresh();
+    renderCharger(false);
+  }, 150);
 }
 
 async function remoteStart(id) {
@@ -198,6 +201,94 @@ async function remoteStop(id) {
     say(`Remote stop failed: ${err.message}`);
   }
 }
+
+// The operations of docs/CSMS.md "Operations": the versions that have each, and an example body.
+const OPERATIONS = {
+  'change-availability': [['ocpp1.6', 'ocpp2.0.1'], { operative: false, evse_id: 1 }],
+  reset: [['ocpp1.6', 'ocpp2.0.1'], { type: 'soft' }],
+  'clear-cache': [['ocpp1.6', 'ocpp2.0.1'], {}],
+  unlock: [['ocpp1.6', 'ocpp2.0.1'], { evse_id: 1 }],
+  trigger: [['ocpp1.6', 'ocpp2.0.1'], { message: 'StatusNotification' }],
+  'get-configuration': [['ocpp1.6'], { keys: [] }],
+  'change-configuration': [['ocpp1.6'], { key: 'HeartbeatInterval', value: '300' }],
+  'get-variables': [['ocpp2.0.1'], { variables: [{ component: 'OCPPCommCtrlr', variable: 'HeartbeatInterval' }] }],
+  'set-variables': [
+    ['ocpp2.0.1'],
+    { variables: [{ component: 'OCPPCommCtrlr', variable: 'HeartbeatInterval', value: '300' }] },
+  ],
+  'get-local-list-version': [['ocpp1.6', 'ocpp2.0.1'], {}],
+  'data-transfer': [['ocpp1.6', 'ocpp2.0.1'], { vendor_id: 'com.example', message_id: 'ping' }],
+  'update-firmware': [['ocpp1.6', 'ocpp2.0.1'], { location: 'https://firmware.example/1.0.bin' }],
+  'upload-log': [['ocpp1.6', 'ocpp2.0.1'], { location: 'https://logs.example/upload', log_type: 'diagnostics' }],
+};
+let charger; // the id of the charger whose panel is open
+
+async function openCharger(id) {
+  charger = id;
+  $('charger').hidden = false;
+  $('op-result').textContent = '';
+  await renderCharger(true);
+  $('charger').scrollIntoView();
+}
+
+async function renderCharger(fresh) {
+  if (!charger) return;
+  const id = encodeURIComponent(charger);
+  try {
+    const [cp, events] = await Promise.all([
+      api('GET', `/v1/charge-points/${id}`),
+      api('GET', `/v1/charge-points/${id}/events?limit=20`),
+    ]);
+    $('charger-title').textContent = `${cp.id} (${cp.protocol}, ${cp.online ? 'online' : 'offline'})`;
+    const ops = Object.entries(cp.operations ?? {}).map(([name, o]) => `${name}: ${o.status}`);
+    $('charger-status').textContent = ops.length
+      ? ops.join(' · ')
+      : 'no firmware, diagnostics or log operation reported';
+    if (fresh) {
+      const names = Object.keys(OPERATIONS).filter((n) => OPERATIONS[n][0].includes(cp.protocol));
+      $('op-select').replaceChildren(...names.map((n) => el('option', { value: n }, n)));
+      $('op-body').value = JSON.stringify(OPERATIONS[names[0]][1]);
+    }
+    $('charger-commands').replaceChildren(
+      ...cp.commands
+        .slice()
+        .reverse()
+        .map((c) => el('li', {}, `${fmtTime(c.updated_at)} ${c.kind}: ${c.status}${c.detail ? ` (${c.detail})` : ''}`)),
+    );
+    $('charger-events').replaceChildren(
+      ...events.map((e) => el('li', { class: e.severity }, `${fmtTime(e.timestamp)} [${e.severity}] ${e.summary}`)),
+    );
+  } catch (err) {
+    say(`Could not load ${charger}: ${err.message}`);
+  }
+}
+
+async function runOperation(event) {
+  event.preventDefault();
+  const name = $('op-select').value;
+  let body;
+  try {
+    body = JSON.parse($('op-body').value || '{}');
+  } catch {
+    say('The body is not JSON');
+    return;
+  }
+  $('op-result').textContent = `${name}: sending…`;
+  try {
+    const res = await api('POST', `/v1/charge-points/${encodeURIComponent(charger)}/${name}`, body);
+    const answer = res.answered ? res.command_status : `${res.command_status} (no answer yet)`;
+    const reply = res.reply === undefined ? '' : `\n${JSON.stringify(res.reply, null, 2)}`;
+    $('op-result').textContent = `${name}: ${answer}${res.detail ? ` - ${res.detail}` : ''}${reply}`;
+  } catch (err) {
+    $('op-result').textContent = `${name} refused: ${err.message}`;
+  }
+  renderCharger(false);
+}
+
+$('op-select').addEventListener('change', () => {
+  $('op-body').value = JSON.stringify(OPERATIONS[$('op-select').value][1]);
+});
+$('op-form').addEventListener('submit', runOperation);
 
 /** Server-sent events read with fetch, since EventSource cannot send the Authorization header. */
 async function listen() {
