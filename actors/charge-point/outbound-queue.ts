@@ -112,6 +112,7 @@ function startsWith(s: ChargePointState, call: OutboundCall, now: number): Charg
     remote_start_id: s.next_remote_start_id,
     at: now,
     roaming: call.notify !== undefined,
+    command_id: call.command_id,
   };
   return [...kept, entry].slice(-MAX_RECENT_STARTS);
 }

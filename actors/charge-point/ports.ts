@@ -147,6 +147,8 @@ export interface NewSessionRow {
   meter_start_wh: number | null;
   /** 2.0.1: the Started event's seqNo (the updates that follow must come above it) */
   seq_no: number | null;
+  /** the remote start command the transaction followed (2.0.1 by remoteStartId, 1.6 by token and connector) */
+  remote_start_command_id: string | null;
 }
 
 export interface SessionProgress {

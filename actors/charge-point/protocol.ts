@@ -141,6 +141,8 @@ export const ChargePointState = Type.Object({
         at: Type.Integer(),
         /** an OCPI command (a partner's), not the operator */
         roaming: Type.Boolean(),
+        /** the start command's id (a session that follows it names it) */
+        command_id: Type.Optional(Type.String()),
       }),
     ),
   ),

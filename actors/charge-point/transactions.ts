@@ -3,6 +3,7 @@ import type { ChargerEvent, ChargerEventOutcome, ProtocolName } from '../../src/
 import type { ChargePointActorDeps, SessionProgress } from './ports.js';
 import type { ChargePointState } from './protocol.js';
 import { pushSession, sampleMeter, type Roamed } from './roaming.js';
+import { startFor } from './authorization.js';
 import { publishChange, type ChargePointCtx } from './state.js';
 
 /**
@@ -71,6 +72,10 @@ export function onTransactionStarted(
   if (s.transactions.length >= deps.maxOpenTransactions()) return refuseStart(deps, ctx, s, event);
   const transactionId = event.transaction_id ?? String(s.next_transaction_id);
   const sessionId = randomUUID();
+  const remoteStart =
+    event.id_tag === null && event.remote_start_id === null
+      ? undefined
+      : startFor(s, event.id_tag ?? '', event.evse_id || null, event.remote_start_id);
   ctx.write((tx) =>
     deps.sessions.insert(tx, {
       id: sessionId,
@@ -83,6 +88,7 @@ export function onTransactionStarted(
       started_at: epochMs(event.timestamp),
       meter_start_wh: event.meter_start_wh,
       seq_no: event.seq_no,
+      remote_start_command_id: remoteStart?.command_id ?? null,
     }),
   );
   const opened: OpenTransaction = {

@@ -36,6 +36,9 @@ export const ChargingSession = Type.Object({
         'a roamed session (on a linked EVSE, with a partner token): its price; null otherwise or until priced',
     },
   ),
+  remote_start_command_id: Type.Union([Type.String(), Type.Null()], {
+    description: "the remote start this session followed: its command id (in the charge point's commands)",
+  }),
   cdr_id: Type.Union([Type.String(), Type.Null()], {
     description: 'the id of its CDR once the session ended and was priced (GET /v1/sessions/{id}/cdr)',
   }),
@@ -51,8 +54,8 @@ export const sessionWrites: SessionWrites = {
   async insert(tx: SqlRunner, s: NewSessionRow): Promise<void> {
     await tx.run(
       `INSERT INTO csms_session (id, charge_point_id, protocol, transaction_id, evse_id, connector_id, id_tag, status, started_at,
-         stopped_at, meter_start_wh, meter_last_wh, energy_wh, stop_reason, updated_at, seq_max)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'ACTIVE', ?, NULL, ?, ?, 0, NULL, ?, ?)`,
+         stopped_at, meter_start_wh, meter_last_wh, energy_wh, stop_reason, updated_at, seq_max, remote_start_command_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'ACTIVE', ?, NULL, ?, ?, 0, NULL, ?, ?, ?)`,
       [
         s.id,
         s.charge_point_id,
@@ -66,6 +69,7 @@ export const sessionWrites: SessionWrites = {
         s.meter_start_wh,
         Date.now(),
         s.seq_no,
+        s.remote_start_command_id,
       ],
     );
   },
@@ -212,6 +216,10 @@ function toSession(r: Row): ChargingSession {
     updated_at: iso(r.updated_at),
     cost: costOf(r.cdr_data, true) ?? costOf(r.ocpi_data, false),
     cdr_id: r.cdr_data === null || r.cdr_data === undefined ? null : String(r.id),
+    remote_start_command_id:
+      r.remote_start_command_id === null || r.remote_start_command_id === undefined
+        ? null
+        : String(r.remote_start_command_id),
   };
 }
 

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { ChargingSession } from '../../src/csms/session-store.js';
+import type { ChargePointView } from '../../src/csms/views.js';
 import { strictCharger } from '../support/rpc-client.js';
 import { startCsms, type CsmsUnderTest } from './support/csms.js';
 import { v16, v201 } from './support/messages.js';
@@ -86,4 +87,63 @@ describe('transactions whose start never arrived', function () {
     });
     await charger.close();
   });
+});
+
+describe('a session names the remote start it followed', function () {
+  this.timeout(20_000);
+  let csms: CsmsUnderTest;
+  before(async () => {
+    csms = await startCsms();
+  });
+  after(async () => csms.stop());
+
+  for (const protocol of ['ocpp1.6', 'ocpp2.0.1'] as const)
+    it(`${protocol}: remote_start_command_id is the remote start's command id`, async () => {
+      const cp = await csms.registerChargePoint(protocol);
+      const charger = strictCharger(csms.url, cp, protocol);
+      let remoteStartId = 0;
+      charger.handle(protocol === 'ocpp1.6' ? 'RemoteStartTransaction' : 'RequestStartTransaction', ({ params }) => {
+        remoteStartId = Number((params as { remoteStartId?: number }).remoteStartId ?? 0);
+        return Promise.resolve({ status: 'Accepted' });
+      });
+      await charger.connect();
+      await charger.call('BootNotification', protocol === 'ocpp1.6' ? v16.boot() : v201.boot());
+      const started = await csms.api<{ command_id: string }>('POST', `/v1/charge-points/${cp.id}/remote-start`, {
+        id_tag: 'APP-USER',
+        evse_id: 1,
+      });
+      await eventually(async () =>
+        (await csms.api<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body.commands.some(
+          (c) => c.status === 'Accepted',
+        )
+          ? true
+          : undefined,
+      );
+      if (protocol === 'ocpp1.6')
+        await charger.call('StartTransaction', v16.start({ idTag: 'APP-USER', meterStart: 0 }));
+      else
+        await charger.call(
+          'TransactionEvent',
+          v201.transactionEvent({
+            eventType: 'Started',
+            transactionId: 'tx-remote',
+            seqNo: 0,
+            wh: 0,
+            idToken: 'APP-USER',
+            remoteStartId,
+          }),
+        );
+      const [session] = await eventually(async () => {
+        const list = (await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${cp.id}`)).body;
+        return list.length > 0 ? list : undefined;
+      });
+      expect(session?.remote_start_command_id).to.equal(started.body.command_id);
+      // a start nobody asked for names none
+      if (protocol === 'ocpp1.6') {
+        await charger.call('StartTransaction', v16.start({ connectorId: 2, idTag: 'WALK-IN', meterStart: 0 }));
+        const list = (await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${cp.id}`)).body;
+        expect(list.find((s) => s.id_tag === 'WALK-IN')?.remote_start_command_id).to.equal(null);
+      }
+      await charger.close();
+    });
 });

@@ -166,6 +166,7 @@ async function checkMeterProgressMerged(db: Database): Promise<void> {
     started_at: Date.now(),
     meter_start_wh: i === 1 ? null : 1000,
     seq_no: seq,
+    remote_start_command_id: null,
   });
   const rows = [session(1, null), session(2, null), session(3, 5)];
   await db.sql.transaction(async (tx) => {

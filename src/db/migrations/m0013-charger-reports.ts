@@ -12,6 +12,8 @@ import { Migration } from '@mikro-orm/migrations';
  * `csms_command_reply`: the replies of the operations that return data (GetConfiguration,
  * GetVariables, ...), by command id, the newest of each charger kept; outside the actor's state,
  * which is written whole on each change.
+ *
+ * `csms_session.remote_start_command_id`: the remote start (its command id) a session followed.
  */
 export class M0013ChargerReports extends Migration {
   override up(): void {
@@ -58,9 +60,11 @@ export class M0013ChargerReports extends Migration {
        )`,
     );
     this.addSql('CREATE INDEX csms_command_reply_cp_idx ON csms_command_reply (charge_point_id, received_at)');
+    this.addSql('ALTER TABLE csms_session ADD COLUMN remote_start_command_id varchar(36)');
   }
 
   override down(): void {
+    this.addSql('ALTER TABLE csms_session DROP COLUMN remote_start_command_id');
     this.addSql('DROP TABLE csms_command_reply');
     this.addSql('DROP TABLE csms_device_variable');
     this.addSql('DROP TABLE csms_charger_event');
