@@ -12,7 +12,22 @@ export const ChargePointView = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
   ocpp_url: Type.String({ description: 'where the charger connects' }),
   boot: ChargePointState.properties.boot,
-  connectors: ChargePointState.properties.connectors,
+  connectors: Type.Array(
+    Type.Intersect([
+      ChargePointState.properties.connectors.items,
+      Type.Object({
+        last_reported_status: Type.Optional(
+          Type.String({
+            description: 'while the charger is offline: the status it last reported (status is then Unknown)',
+          }),
+        ),
+      }),
+    ]),
+    {
+      description:
+        'as the charger last reported them; while it is offline every status is Unknown (as OCPI EvseStatus UNKNOWN: no status information while offline)',
+    },
+  ),
   reservations: ChargePointState.properties.reservations,
   active_transactions: Type.Array(Type.String()),
   commands: ChargePointState.properties.commands,
@@ -114,7 +129,10 @@ export function chargePointView(
     created_at: new Date(row.created_at).toISOString(),
     ocpp_url: ocppUrl,
     boot: s?.boot ?? null,
-    connectors: s?.connectors ?? [],
+    // what an offline charger last said may no longer hold (OCPI's UNKNOWN for an offline EVSE)
+    connectors: (s?.connectors ?? []).map((c) =>
+      online ? c : { ...c, status: 'Unknown', last_reported_status: c.status },
+    ),
     reservations: s?.reservations ?? [],
     active_transactions: s?.transactions.map((t) => t.transaction_id) ?? [],
     commands: s?.commands ?? [],

@@ -147,3 +147,28 @@ describe('a session names the remote start it followed', function () {
       await charger.close();
     });
 });
+
+describe('an offline charger', function () {
+  this.timeout(20_000);
+  let csms: CsmsUnderTest;
+  before(async () => {
+    csms = await startCsms();
+  });
+  after(async () => csms.stop());
+
+  it('shows its connectors Unknown, with the status it last reported', async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    const charger = strictCharger(csms.url, cp, 'ocpp1.6');
+    await charger.connect();
+    await charger.call('BootNotification', v16.boot());
+    await charger.call('StatusNotification', v16.status(1, 'Charging'));
+    const view = async () => (await csms.api<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body;
+    expect((await view()).connectors.map((c) => c.status)).to.deep.equal(['Charging']);
+    await charger.close();
+    const offline = await eventually(async () => {
+      const v = await view();
+      return v.online ? undefined : v;
+    });
+    expect(offline.connectors.map((c) => [c.status, c.last_reported_status])).to.deep.equal([['Unknown', 'Charging']]);
+  });
+});
