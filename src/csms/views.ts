@@ -124,7 +124,8 @@ export function chargePointView(
   const s = checkState.Check(state) ? state : undefined;
   return {
     id: row.id,
-    protocol: row.protocol,
+    // the version it last spoke (its firmware may have changed since it was registered)
+    protocol: s?.protocol ?? row.protocol,
     online,
     created_at: new Date(row.created_at).toISOString(),
     ocpp_url: ocppUrl,

@@ -151,8 +151,8 @@ export class OcppEndpoint {
       .map((p) => p.trim())
       .filter(Boolean);
     const creds = basicCredentials(req.headers.authorization);
-    const protocol = creds && creds.user === id ? await this.opts.authenticate(id, creds.password) : undefined;
-    if (!protocol) {
+    const registered = creds && creds.user === id ? await this.opts.authenticate(id, creds.password) : undefined;
+    if (!registered) {
       // No credentials at all is a client asking for the challenge, not a guess: not counted. An
       // address counts identities that fail, not failures: one misconfigured charger retrying
       // must not lock out every charger behind the same NAT or proxy address.
@@ -172,8 +172,14 @@ export class OcppEndpoint {
       return refuseUpgrade(socket, 401, { 'WWW-Authenticate': 'Basic realm="ocpp"' });
     }
     logins.succeeded(idKey);
-    // the charger must speak the protocol it was registered with (OCPP-J: no common subprotocol -> refuse)
-    if (!offered.includes(protocol)) return refuseUpgrade(socket, 400);
+    const protocol = negotiated(registered, offered);
+    // OCPP-J: no subprotocol in common -> refuse
+    if (!protocol) return refuseUpgrade(socket, 400);
+    if (protocol !== registered)
+      log.info(
+        { charge_point: id, registered, negotiated: protocol },
+        'charger speaks another OCPP version than registered',
+      );
     // ajv and the schemas load on the first charger's upgrade, not at start (cold start); the
     // socket is not upgraded yet, so nothing it sends meanwhile is missed
     await this.opts.schemas.load();
@@ -237,6 +243,20 @@ export class OcppEndpoint {
     // each pin once: the sockets' own close events find theirs already released
     await Promise.all([...this.pins.keys()].map((conn) => this.release(conn)));
   }
+}
+
+const SPOKEN: readonly ProtocolName[] = ['ocpp2.0.1', 'ocpp1.6'];
+
+/**
+ * The version a charger is served with (docs/CSMS.md "Connecting a charger"): the registered one
+ * when it offers it, else a version it offers that this CSMS speaks (firmware was updated: the
+ * negotiated subprotocol wins, and the actor records it), else, when it offers none at all (some
+ * firmware sends no Sec-WebSocket-Protocol), the registered one; undefined when it offers only
+ * versions this CSMS does not speak.
+ */
+export function negotiated(registered: ProtocolName, offered: readonly string[]): ProtocolName | undefined {
+  if (offered.length === 0 || offered.includes(registered)) return registered;
+  return SPOKEN.find((p) => offered.includes(p));
 }
 
 /**

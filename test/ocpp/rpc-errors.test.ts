@@ -76,9 +76,32 @@ describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
         url: cp.ocpp_url,
         username: cp.username,
         password: cp.password,
-        protocols: ['ocpp1.6', 'ocpp1.5'],
+        protocols: ['ocpp1.5', 'ocpp1.2'],
       });
       expect(r).to.deep.equal({ ok: false, status: 400 });
+    });
+
+    it('serves a charger that offers no subprotocol with its registered version', async () => {
+      const charger = await connect({ url: cp.ocpp_url, username: cp.username, password: cp.password, protocols: [] });
+      expect(charger.protocol).to.equal('');
+      // it is served as the 2.0.1 charger it was registered as
+      expect((await charger.call('BootNotification', v201.boot())).status).to.equal('Accepted');
+      await charger.close();
+    });
+
+    it('serves a charger whose firmware now speaks the other version with it, and shows that version', async () => {
+      const other = await csms.registerChargePoint('ocpp2.0.1');
+      const charger = await connect({
+        url: other.ocpp_url,
+        username: other.username,
+        password: other.password,
+        protocols: ['ocpp1.6'],
+      });
+      expect(charger.protocol).to.equal('ocpp1.6');
+      expect((await charger.call('BootNotification', v16.boot())).status).to.equal('Accepted');
+      const view = await csms.api<{ protocol: string }>('GET', `/v1/charge-points/${other.id}`);
+      expect(view.body.protocol).to.equal('ocpp1.6');
+      await charger.close();
     });
 
     it('picks the registered protocol among several offered, without permessage-deflate', async () => {
