@@ -4,7 +4,13 @@ import type { ChargePointState } from '../../actors/charge-point/protocol.js';
 import { HttpError } from '../gateway/errors.js';
 import { route, type RouteResult, type RouteSpec } from '../gateway/route-table.js';
 import type { OperatorAuth } from '../gateway/csms-auth.js';
-import { COMMAND_VERSIONS, VariableRefSchema, type ChargerCommand, type ProtocolName } from '../ocpp/domain.js';
+import {
+  COMMAND_VERSIONS,
+  TriggeredMessage,
+  VariableRefSchema,
+  type ChargerCommand,
+  type ProtocolName,
+} from '../ocpp/domain.js';
 import { ChargePointId } from './views.js';
 
 /**
@@ -308,13 +314,7 @@ function connectorOperations(access: OperationAccess): RouteSpec<OperatorAuth>[]
       kind: 'trigger',
       summary: 'Ask the charger to send a message now (TriggerMessage)',
       body: Type.Object({
-        message: Type.Union([
-          Type.Literal('BootNotification'),
-          Type.Literal('Heartbeat'),
-          Type.Literal('StatusNotification'),
-          Type.Literal('MeterValues'),
-          Type.Literal('FirmwareStatusNotification'),
-        ]),
+        message: TriggeredMessage,
         evse_id: Type.Optional(Type.Integer({ minimum: 1 })),
       }),
       command: (b) => ({ kind: 'trigger', message: b.message, evse_id: nullable(b.evse_id) }),

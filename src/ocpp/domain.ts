@@ -305,6 +305,32 @@ function operatorCommands() {
   ] as const;
 }
 
+/** The messages a TriggerMessage may ask for in both versions. */
+export const TriggeredMessage = Type.Union([
+  Type.Literal('BootNotification'),
+  Type.Literal('Heartbeat'),
+  Type.Literal('StatusNotification'),
+  Type.Literal('MeterValues'),
+  Type.Literal('FirmwareStatusNotification'),
+]);
+
+/** A GetLog's payload, the same in 2.0.1 and in the 1.6 security whitepaper. */
+export function getLogPayload(command: Extract<ChargerCommand, { kind: 'upload-log' }>): {
+  logType: 'DiagnosticsLog' | 'SecurityLog';
+  requestId: number;
+  log: { remoteLocation: string; oldestTimestamp?: string; latestTimestamp?: string };
+} {
+  return {
+    logType: command.log_type === 'security' ? 'SecurityLog' : 'DiagnosticsLog',
+    requestId: command.request_id,
+    log: {
+      remoteLocation: command.location,
+      ...optional('oldestTimestamp', command.since),
+      ...optional('latestTimestamp', command.until),
+    },
+  };
+}
+
 /** What the CSMS asks of chargers, independent of the version. */
 export const ChargerCommand = Type.Union([
   Type.Object({
@@ -330,13 +356,7 @@ export const ChargerCommand = Type.Union([
   }),
   Type.Object({
     kind: Type.Literal('trigger'),
-    message: Type.Union([
-      Type.Literal('BootNotification'),
-      Type.Literal('Heartbeat'),
-      Type.Literal('StatusNotification'),
-      Type.Literal('MeterValues'),
-      Type.Literal('FirmwareStatusNotification'),
-    ]),
+    message: TriggeredMessage,
     evse_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
   }),
   ...operatorCommands(),

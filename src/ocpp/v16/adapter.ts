@@ -2,6 +2,7 @@ import type { OcppCall } from '../messages.js';
 import {
   bootReply,
   dataTransferPayload,
+  getLogPayload,
   optional,
   oneOf,
   type ChargerCommand,
@@ -118,19 +119,7 @@ const idTagStatuses: ReadonlyArray<AuthorizeResponse['idTagInfo']['status']> = [
 
 /** GetDiagnostics, or the security whitepaper's GetLog for the security log. */
 function logCall16(command: Extract<ChargerCommand, { kind: 'upload-log' }>): OcppCall<'ocpp1.6'> {
-  if (command.log_type === 'security')
-    return {
-      action: 'GetLog',
-      payload: {
-        logType: 'SecurityLog',
-        requestId: command.request_id,
-        log: {
-          remoteLocation: command.location,
-          ...optional('oldestTimestamp', command.since),
-          ...optional('latestTimestamp', command.until),
-        },
-      },
-    };
+  if (command.log_type === 'security') return { action: 'GetLog', payload: getLogPayload(command) };
   return {
     action: 'GetDiagnostics',
     payload: {

@@ -4,6 +4,7 @@ import type { VariableRefSchema } from '../domain.js';
 import {
   bootReply,
   dataTransferPayload,
+  getLogPayload,
   optional,
   oneOf,
   type ChargerCommand,
@@ -143,21 +144,6 @@ function variableOf(v: VariableRef) {
 }
 
 /** GetLog of the diagnostics or security log. */
-function logCall201(command: Extract<ChargerCommand, { kind: 'upload-log' }>): OcppCall<'ocpp2.0.1'> {
-  return {
-    action: 'GetLog',
-    payload: {
-      logType: command.log_type === 'security' ? 'SecurityLog' : 'DiagnosticsLog',
-      requestId: command.request_id,
-      log: {
-        remoteLocation: command.location,
-        ...optional('oldestTimestamp', command.since),
-        ...optional('latestTimestamp', command.until),
-      },
-    },
-  };
-}
-
 /** The operator's operations (docs/CSMS.md "Operations") as 2.0.1 calls. */
 function operatorCall201(command: ChargerCommand): OcppCall<'ocpp2.0.1'> | undefined {
   switch (command.kind) {
@@ -198,7 +184,7 @@ function operatorCall201(command: ChargerCommand): OcppCall<'ocpp2.0.1'> | undef
         },
       };
     case 'upload-log':
-      return logCall201(command);
+      return { action: 'GetLog', payload: getLogPayload(command) };
     default:
       return undefined;
   }
