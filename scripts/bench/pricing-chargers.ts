@@ -1,4 +1,4 @@
-import WebSocket from 'ws';
+import { OcppSocket } from '../load-test/ocpp-socket.js';
 import type { ChargerSpec } from '../load-test/protocol.js';
 
 /**
@@ -49,11 +49,6 @@ export interface SamplesReport {
 
 export type FromChargers = ReadyReport | SamplesReport;
 
-interface Pending {
-  resolve(payload: Record<string, unknown>): void;
-  reject(err: Error): void;
-}
-
 /** Every steady-state call: when it was sent, and its latency (NaN: failed). */
 const sentAt: number[] = [];
 const latency: number[] = [];
@@ -66,18 +61,18 @@ const outstanding = new Set<Steady>();
 let lastError: string | undefined;
 
 class Charger {
-  private ws: WebSocket | undefined;
-  private nextId = 0;
-  private readonly pending = new Map<string, Pending>();
+  private readonly socket: OcppSocket;
   private meter = 0;
   private transactionId = 0;
 
-  constructor(private readonly spec: ChargerSpec) {}
+  constructor(private readonly spec: ChargerSpec) {
+    this.socket = new OcppSocket(spec);
+  }
 
   async connect(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.open();
+        await this.socket.open(30_000);
         return;
       } catch (err) {
         if (attempt >= 5) throw err;
@@ -86,47 +81,8 @@ class Charger {
     }
   }
 
-  private open(): Promise<void> {
-    const auth = Buffer.from(`${this.spec.id}:${this.spec.password}`).toString('base64');
-    const ws = new WebSocket(this.spec.url, [this.spec.protocol], {
-      headers: { Authorization: `Basic ${auth}` },
-      perMessageDeflate: false,
-      handshakeTimeout: 30_000,
-    });
-    this.ws = ws;
-    return new Promise((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode ?? 0}`)));
-      ws.once('error', reject);
-      ws.on('close', () => {
-        for (const p of this.pending.values()) p.reject(new Error('connection closed'));
-        this.pending.clear();
-      });
-      ws.on('message', (data) => this.onMessage(data.toString()));
-    });
-  }
-
-  private onMessage(text: string): void {
-    const frame = JSON.parse(text) as [number, string, ...unknown[]];
-    if (frame[0] === 2) {
-      this.ws?.send(JSON.stringify([3, frame[1], { status: 'Accepted' }]));
-      return;
-    }
-    const p = this.pending.get(frame[1]);
-    if (!p) return;
-    this.pending.delete(frame[1]);
-    if (frame[0] === 3) p.resolve((frame[2] ?? {}) as Record<string, unknown>);
-    else p.reject(new Error(`CALLERROR ${String(frame[2])}: ${String(frame[3])}`));
-  }
-
   call(action: string, payload: unknown): Promise<Record<string, unknown>> {
-    const ws = this.ws;
-    if (!ws || ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error('not connected'));
-    const id = String(++this.nextId);
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      ws.send(JSON.stringify([2, id, action, payload]));
-    });
+    return this.socket.call(action, payload);
   }
 
   async boot(metering: boolean): Promise<void> {

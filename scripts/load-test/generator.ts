@@ -1,4 +1,5 @@
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
+import { OcppSocket } from './ocpp-socket.js';
 import type { ChargerSpec, FloodOrder, FloodReport, GeneratorPlan, GeneratorReport, ToGenerator } from './protocol.js';
 import { emptyHistogram, record } from './stats.js';
 
@@ -30,12 +31,7 @@ function fail(message: string): void {
 }
 
 class SimulatedCharger {
-  private ws: WebSocket | undefined;
-  private nextId = 0;
-  private readonly pending = new Map<
-    string,
-    { t0: number; resolve(p: Record<string, unknown>): void; reject(e: Error): void }
-  >();
+  private readonly socket: OcppSocket;
   private meter = Math.floor(Math.random() * 100_000);
   /** the transaction the benchmark opened (OCPP 1.6 only) */
   private benchTransactionId: number | undefined;
@@ -46,62 +42,31 @@ class SimulatedCharger {
   constructor(
     private readonly spec: ChargerSpec,
     private readonly plan: GeneratorPlan,
-  ) {}
-
-  connect(): Promise<void> {
-    const headers = {
-      Authorization: `Basic ${Buffer.from(`${this.spec.id}:${this.spec.password}`).toString('base64')}`,
-    };
-    const ws = new WebSocket(this.spec.url, [this.spec.protocol], {
-      headers,
-      perMessageDeflate: false,
-      handshakeTimeout: 60_000,
-    });
-    this.ws = ws;
-    return new Promise((resolve, reject) => {
-      ws.once('open', () => {
+  ) {
+    this.socket = new OcppSocket(spec, {
+      onOpen(ws) {
         sockets.add(ws);
         state.connected += 1;
-        resolve();
-      });
-      ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode ?? 0}`)));
-      ws.once('error', (err) => reject(err));
-      ws.on('close', () => {
+      },
+      onClose(ws) {
         if (sockets.delete(ws)) {
           state.connected -= 1;
           if (!stopping) state.disconnects += 1;
         }
-        for (const p of this.pending.values()) p.reject(new Error('closed'));
-        this.pending.clear();
-      });
-      ws.on('message', (data) => this.onMessage(data.toString()));
+      },
+      onAnswer(ms) {
+        record(state.histogram, ms);
+        state.messages += 1;
+      },
     });
   }
 
-  private onMessage(text: string): void {
-    const frame = JSON.parse(text) as [number, string, ...unknown[]];
-    if (frame[0] === 2) {
-      // a CSMS call: answer Accepted so that commands in a mixed test do not stall
-      this.ws?.send(JSON.stringify([3, frame[1], { status: 'Accepted' }]));
-      return;
-    }
-    const p = this.pending.get(frame[1]);
-    if (!p) return;
-    this.pending.delete(frame[1]);
-    record(state.histogram, performance.now() - p.t0);
-    state.messages += 1;
-    if (frame[0] === 3) p.resolve((frame[2] ?? {}) as Record<string, unknown>);
-    else p.reject(new Error(`CALLERROR ${String(frame[2])}: ${String(frame[3])}`));
+  connect(): Promise<void> {
+    return this.socket.open(60_000);
   }
 
   call(action: string, payload: unknown): Promise<Record<string, unknown>> {
-    const ws = this.ws;
-    if (!ws || ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error('not connected'));
-    const id = String(++this.nextId);
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { t0: performance.now(), resolve, reject });
-      ws.send(JSON.stringify([2, id, action, payload]));
-    });
+    return this.socket.call(action, payload);
   }
 
   private get is16(): boolean {
@@ -256,7 +221,7 @@ class SimulatedCharger {
   }
 
   close(): void {
-    this.ws?.close(1000);
+    this.socket.close(1000);
   }
 }
 
