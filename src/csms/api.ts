@@ -108,7 +108,6 @@ type CsmsRoute = RouteSpec<OperatorAuth>;
 function operationAccess(cp: ChargePointAccess): OperationAccess {
   const { chargePoints } = cp.deps;
   return {
-    requireKnown: (id) => cp.requireKnown(id),
     async protocolOf(id) {
       const [row, state] = await Promise.all([chargePoints.find(id), chargePoints.actorState(cp.addressOf(id))]);
       if (!row) throw new HttpError(404, 'not_found', `no charge point ${id}`);

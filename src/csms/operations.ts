@@ -22,7 +22,7 @@ import { ChargePointId } from './views.js';
 
 /** What the routes need of the charge points (api.ts ChargePointAccess). */
 export interface OperationAccess {
-  requireKnown(id: string): Promise<void>;
+  /** the version the charger last spoke, else the registered one; 404 for an unknown charger */
   protocolOf(id: string): Promise<ProtocolName>;
   command(id: string, cmd: ChargerCommand): Promise<{ command_id: string; status: string }>;
   /** the charge point's state as last committed, undefined when there is none yet */
@@ -115,7 +115,6 @@ function operationRoute<B extends TSchema>(access: OperationAccess, op: Operatio
     },
     handler: async (req): Promise<RouteResult> => {
       const id = String(req.params.id);
-      await access.requireKnown(id);
       const protocol = await access.protocolOf(id);
       if (!versions.includes(protocol))
         throw new HttpError(

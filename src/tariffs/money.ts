@@ -157,10 +157,6 @@ export class Decimal {
     return this.compare(o) > 0;
   }
 
-  greaterThanOrEqualTo(o: Decimal): boolean {
-    return this.compare(o) >= 0;
-  }
-
   equals(o: Decimal): boolean {
     return this.compare(o) === 0;
   }
@@ -310,10 +306,6 @@ export class VolumeSum {
   /** The sum so far, as a value that does not change when more is added. */
   quantity(): Quantity {
     return { micro: this.micro, rest: this.rest };
-  }
-
-  isZero(): boolean {
-    return this.micro === 0 && (this.rest === undefined || this.rest.isZero());
   }
 
   value(): Decimal {

@@ -143,7 +143,6 @@ function variableOf(v: VariableRef) {
   };
 }
 
-/** GetLog of the diagnostics or security log. */
 /** The operator's operations (docs/CSMS.md "Operations") as 2.0.1 calls. */
 function operatorCall201(command: ChargerCommand): OcppCall<'ocpp2.0.1'> | undefined {
   switch (command.kind) {
