@@ -189,14 +189,26 @@ describe('OCPP endpoint: failed logins back off per identity and per address', (
     expect((await attempt(right.id, right.password, '10.0.3.1')).status).to.equal(101);
   });
 
-  it('does not count an upgrade without credentials (a client asking for the challenge)', async () => {
-    for (let i = 0; i < 5; i += 1) {
-      const raw = await RawClient.connect(t.port);
-      raw.write(
-        RawClient.upgradeRequest('/ocpp/NOBODY-X', { protocol: 'ocpp1.6', extra: 'X-Forwarded-For: 10.0.2.1\r\n' }),
-      );
-      expect((await raw.response()).status).to.equal(401);
-      raw.destroy();
-    }
+  async function withoutCredentials(id: string, address: string): Promise<number> {
+    const raw = await RawClient.connect(t.port);
+    raw.write(
+      RawClient.upgradeRequest(`/ocpp/${id}`, { protocol: 'ocpp1.6', extra: `X-Forwarded-For: ${address}\r\n` }),
+    );
+    const { status } = await raw.response();
+    raw.destroy();
+    return status;
+  }
+
+  it('does not count an upgrade of a registered charger without credentials (a client asking for the challenge)', async () => {
+    const cp = await t.csms.registerChargePoint('ocpp1.6');
+    for (let i = 0; i < 5; i += 1) expect(await withoutCredentials(cp.id, '10.0.2.1')).to.equal(401);
+    expect((await attempt(cp.id, cp.password, '10.0.2.1')).status).to.equal(101);
+  });
+
+  it('counts unknown identities without credentials against their address (a scanner gets 429)', async () => {
+    for (let i = 0; i < 3; i += 1) expect(await withoutCredentials(`SCAN-${i}`, '10.0.4.1')).to.equal(401);
+    expect(await withoutCredentials('SCAN-3', '10.0.4.1')).to.equal(429);
+    const cp = await t.csms.registerChargePoint('ocpp1.6');
+    expect((await attempt(cp.id, cp.password, '10.0.4.2')).status).to.equal(101);
   });
 });

@@ -12,6 +12,11 @@ import { M0010RoamingReservations } from './m0010-roaming-reservations.js';
 import { M0011RoamingMeter } from './m0011-roaming-meter.js';
 import { M0012CdrChecks } from './m0012-cdr-checks.js';
 import { M0013ChargerReports } from './m0013-charger-reports.js';
+import { M0014BootPolicy } from './m0014-boot-policy.js';
+import { M0015ChargerPasswords } from './m0015-charger-passwords.js';
+import { M0016MeterTimeLastSeen } from './m0016-meter-time-last-seen.js';
+import { M0017LocalLists } from './m0017-local-lists.js';
+import { M0018SessionSnapshot } from './m0018-session-snapshot.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -28,6 +33,11 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0011-roaming-meter': M0011RoamingMeter,
   'm0012-cdr-checks': M0012CdrChecks,
   'm0013-charger-reports': M0013ChargerReports,
+  'm0014-boot-policy': M0014BootPolicy,
+  'm0015-charger-passwords': M0015ChargerPasswords,
+  'm0016-meter-time-last-seen': M0016MeterTimeLastSeen,
+  'm0017-local-lists': M0017LocalLists,
+  'm0018-session-snapshot': M0018SessionSnapshot,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

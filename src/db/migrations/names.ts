@@ -17,6 +17,11 @@ export const migrationNames = [
   'm0011-roaming-meter',
   'm0012-cdr-checks',
   'm0013-charger-reports',
+  'm0014-boot-policy',
+  'm0015-charger-passwords',
+  'm0016-meter-time-last-seen',
+  'm0017-local-lists',
+  'm0018-session-snapshot',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

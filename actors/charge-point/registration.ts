@@ -1,0 +1,99 @@
+import type { ChargerEvent, ChargerEventOutcome, QueuedCommand, RegistrationStatus } from '../../src/ocpp/domain.js';
+import type { ChargePointActorDeps } from './ports.js';
+import type { ChargePointState } from './protocol.js';
+import { publishChange, type ChargePointCtx } from './state.js';
+
+/**
+ * The charger's registration (docs/CSMS.md "Boot and registration policy"): the status its
+ * BootNotification is answered with comes from its boot policy (the operator's, else
+ * OCPP_BOOT_POLICY); the status it was last told and the policy decide what it may send and
+ * what may be sent to it. The policy reaches the actor with each connection and, while it is
+ * connected, when the operator changes it.
+ */
+
+const RANK: Readonly<Record<RegistrationStatus, number>> = { Rejected: 0, Pending: 1, Accepted: 2 };
+
+/** The status the charger was told in its last BootNotification reply (states from before: Accepted once booted). */
+export function toldStatus(s: ChargePointState): RegistrationStatus | undefined {
+  return s.registration ?? (s.boot ? 'Accepted' : undefined);
+}
+
+/** The boot policy as the actor last heard it (absent: Accepted, as before policies existed). */
+export function policyOf(s: ChargePointState): RegistrationStatus {
+  return s.boot_policy ?? 'Accepted';
+}
+
+/**
+ * The status the CSMS holds the charger to: the lower of what it was told and its policy (an
+ * operator's Accepted takes effect at its next boot, a Pending or Rejected at once). A charger
+ * that never booted is held to its policy unless that is Accepted (its calls are then served
+ * before the boot, as they always were).
+ */
+export function heldTo(s: ChargePointState): RegistrationStatus | undefined {
+  const told = toldStatus(s);
+  const policy = policyOf(s);
+  if (told === undefined) return policy === 'Accepted' ? undefined : policy;
+  return RANK[told] <= RANK[policy] ? told : policy;
+}
+
+/** Calls that start, stop or hold a charging session: not sent while Pending (1.6 section 4.2, 2.0.1 B02). */
+const CHARGING: ReadonlySet<QueuedCommand['kind']> = new Set([
+  'start',
+  'stop',
+  'reserve',
+  'cancel-reservation',
+  'unlock',
+]);
+
+const isBootTrigger = (c: QueuedCommand): boolean => c.kind === 'trigger' && c.message === 'BootNotification';
+
+/**
+ * Why `command` may not be sent to the charger now, or undefined when it may. While Rejected the
+ * CSMS sends nothing (1.6 section 4.2, 2.0.1 B03), except the TriggerMessage BootNotification
+ * that tells a charger which was told Accepted or Pending that its status changed; while
+ * Pending, nothing that charges.
+ */
+export function refusalOf(s: ChargePointState, command: QueuedCommand): string | undefined {
+  const held = heldTo(s);
+  if (held === undefined || held === 'Accepted') return undefined;
+  if (isBootTrigger(command) && toldStatus(s) !== 'Rejected') return undefined;
+  if (held === 'Rejected') return 'the charger is Rejected: the CSMS sends it nothing';
+  if (CHARGING.has(command.kind)) return `the charger is Pending: ${command.kind} waits for it to be Accepted`;
+  return undefined;
+}
+
+/**
+ * Whether the charger should be asked to boot again (TriggerMessage BootNotification) to learn a
+ * status other than the one it was told: never while it was told Rejected (it boots again by
+ * itself after the retry interval, and the CSMS should not call it), nor when one is queued.
+ */
+export function needsBootTrigger(s: ChargePointState): boolean {
+  const told = toldStatus(s);
+  if (told === undefined || told === 'Rejected' || told === policyOf(s)) return false;
+  return !s.outbound.some((o) => isBootTrigger(o.command));
+}
+
+export const BOOT_TRIGGER: QueuedCommand = { kind: 'trigger', message: 'BootNotification', evse_id: null };
+
+/** A BootNotification: answered with the policy's status and its interval; the boot information is kept whatever the status. */
+export function onBooted(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  event: Extract<ChargerEvent, { type: 'booted' }>,
+): ChargerEventOutcome {
+  const status = policyOf(s);
+  ctx.setState({
+    ...s,
+    registration: status,
+    boot: {
+      vendor: event.vendor,
+      model: event.model,
+      serial_number: event.serial_number,
+      firmware_version: event.firmware_version,
+      booted_at: new Date().toISOString(),
+    },
+  });
+  publishChange(deps, ctx, { type: 'charge-point' });
+  return { boot: { status, interval_s: status === 'Accepted' ? deps.heartbeatIntervalS : deps.bootRetryIntervalS } };
+}

@@ -1,0 +1,225 @@
+import { expect } from 'chai';
+import type { RPCClient } from 'ocpp-rpc';
+import type { ChargePointView } from '../../src/csms/views.js';
+import type { UnknownChargePoint } from '../../src/csms/unknown-charge-points.js';
+import { eventually } from '../support/eventually.js';
+import { clusterEnvironment, embeddedEnvironment, type TestEnvironment } from '../support/platforms.js';
+import { strictCharger } from '../support/rpc-client.js';
+import { API_KEY, startCsms, uniqueChargePointId, type CsmsUnderTest } from './support/csms.js';
+import { v16, v201 } from './support/messages.js';
+
+interface BootReply {
+  status: string;
+  interval: number;
+  currentTime: string;
+}
+
+/** The CALLERROR code a call got (ocpp-rpc rejects with it). */
+async function errorOf(call: Promise<unknown>): Promise<string> {
+  try {
+    await call;
+  } catch (err) {
+    return (err as { rpcErrorCode?: string }).rpcErrorCode ?? String(err);
+  }
+  throw new Error('the call was answered, a CALLERROR was expected');
+}
+
+const SETTINGS = {
+  CSMS_API_KEY: API_KEY,
+  OCPP_BOOT_POLICY: 'Pending',
+  OCPP_HEARTBEAT_INTERVAL_S: '120',
+  OCPP_BOOT_RETRY_INTERVAL_S: '30',
+};
+
+/**
+ * Boot policy, registration status and unknown chargers (docs/CSMS.md "Boot and registration
+ * policy"), with ocpp-rpc in strict mode as the charger, on SQLite and on PostgreSQL.
+ */
+for (const mode of ['embedded', 'cluster'] as const) {
+  describe(`boot policy and unknown chargers (${mode === 'embedded' ? 'SQLite' : 'PostgreSQL'})`, function () {
+    this.timeout(30_000);
+    let env: TestEnvironment;
+    let csms: CsmsUnderTest;
+    before(async () => {
+      env = mode === 'embedded' ? await embeddedEnvironment(SETTINGS) : await clusterEnvironment(SETTINGS);
+      csms = await startCsms({ unknownFlushMs: 50 }, env);
+    });
+    after(async () => {
+      await csms.stop();
+      await env.cleanup();
+    });
+
+    const view = async (id: string): Promise<ChargePointView> =>
+      (await csms.api<ChargePointView>('GET', `/v1/charge-points/${id}`)).body;
+
+    it('2.0.1: boots Pending (retry interval); only BootNotification is served; the operator accepts it, it is triggered and boots Accepted', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      const client = strictCharger(csms.url, cp, 'ocpp2.0.1');
+      const reboots: Array<Promise<BootReply>> = [];
+      client.handle('TriggerMessage', ({ params }) => {
+        if ((params as { requestedMessage: string }).requestedMessage === 'BootNotification')
+          setImmediate(() =>
+            reboots.push(client.call('BootNotification', v201.boot({ reason: 'Triggered' })) as Promise<BootReply>),
+          );
+        return Promise.resolve({ status: 'Accepted' });
+      });
+      await client.connect();
+      const first = (await client.call('BootNotification', v201.boot())) as BootReply;
+      expect(first).to.include({ status: 'Pending', interval: 30 });
+      expect(await errorOf(client.call('Heartbeat', {}))).to.equal('SecurityError');
+      expect(await errorOf(client.call('StatusNotification', v201.status(1, 1)))).to.equal('SecurityError');
+      // the operator sees it with its boot information before accepting it
+      expect(await view(cp.id)).to.deep.include({ registration: 'Pending', boot_policy: null });
+      expect((await view(cp.id)).boot).to.include({ vendor: 'ABB', model: 'Terra AC' });
+      // nothing that charges is sent while Pending
+      const start = await csms.api<{ command_status: string }>('POST', `/v1/charge-points/${cp.id}/remote-start`, {
+        id_tag: 'TAG-1',
+      });
+      expect(start.body.command_status).to.equal('refused');
+
+      const put = await csms.api<ChargePointView>('PUT', `/v1/charge-points/${cp.id}/boot-policy`, {
+        policy: 'Accepted',
+      });
+      expect(put.status).to.equal(200);
+      expect(put.body.boot_policy).to.equal('Accepted');
+      await eventually(async () => (reboots.length === 1 ? true : undefined), {
+        timeoutMs: 5000,
+        what: 'the triggered BootNotification',
+      });
+      const second = await reboots[0];
+      expect(second).to.include({ status: 'Accepted', interval: 120 });
+      expect(await client.call('Heartbeat', {})).to.have.property('currentTime');
+      expect(await view(cp.id)).to.deep.include({ registration: 'Accepted', boot_policy: 'Accepted' });
+      await client.close();
+    });
+
+    it('1.6: a charger registered Rejected gets Rejected with the retry interval, its calls SecurityError, and no calls from the CSMS', async () => {
+      const id = uniqueChargePointId();
+      const created = await csms.api<{ password: string; boot_policy: string }>('POST', '/v1/charge-points', {
+        id,
+        protocol: 'ocpp1.6',
+        boot_policy: 'Rejected',
+      });
+      expect(created.body.boot_policy).to.equal('Rejected');
+      const client = strictCharger(csms.url, { id, password: created.body.password }, 'ocpp1.6');
+      let calls = 0;
+      client.handle(() => {
+        calls += 1;
+        return Promise.resolve({});
+      });
+      await client.connect();
+      expect(await client.call('BootNotification', v16.boot())).to.include({ status: 'Rejected', interval: 30 });
+      expect(await errorOf(client.call('StatusNotification', v16.status(1)))).to.equal('SecurityError');
+      const reset = await csms.api<{ command_status: string; detail: string }>(
+        'POST',
+        `/v1/charge-points/${id}/reset`,
+        { type: 'soft' },
+      );
+      expect(reset.body.command_status).to.equal('refused');
+      // accepted while Rejected: not called (it boots again after the retry interval), then Accepted
+      await csms.api('PUT', `/v1/charge-points/${id}/boot-policy`, { policy: 'Accepted' });
+      expect(await client.call('BootNotification', v16.boot())).to.include({ status: 'Accepted', interval: 120 });
+      expect(calls).to.equal(0);
+      await client.close();
+    });
+
+    it('an Accepted charger gets OCPP_HEARTBEAT_INTERVAL_S; lowered to Pending while connected, it is triggered and held to Pending', async () => {
+      const cp = await csms.registerChargePoint('ocpp1.6');
+      await csms.api('PUT', `/v1/charge-points/${cp.id}/boot-policy`, { policy: 'Accepted' });
+      const client = strictCharger(csms.url, cp, 'ocpp1.6');
+      const triggered: unknown[] = [];
+      client.handle('TriggerMessage', ({ params }) => {
+        triggered.push(params);
+        return Promise.resolve({ status: 'Accepted' });
+      });
+      await client.connect();
+      expect(await client.call('BootNotification', v16.boot())).to.include({ status: 'Accepted', interval: 120 });
+      expect(await client.call('Heartbeat', {})).to.have.property('currentTime');
+      // back to the default (Pending): it must learn it, and is held to it at once
+      await csms.api('PUT', `/v1/charge-points/${cp.id}/boot-policy`, { policy: null });
+      await eventually(async () => (triggered.length === 1 ? true : undefined), {
+        timeoutMs: 5000,
+        what: 'a TriggerMessage',
+      });
+      expect(triggered).to.deep.equal([{ requestedMessage: 'BootNotification' }]);
+      expect(await errorOf(client.call('Heartbeat', {}))).to.equal('SecurityError');
+      expect(await client.call('BootNotification', v16.boot())).to.include({ status: 'Pending', interval: 30 });
+      await client.close();
+    });
+
+    it('lists refused logins on /v1/unknown-charge-points with reason, address and attempts, never the password; registers one as Pending', async () => {
+      const unknownId = uniqueChargePointId('STRANGER');
+      const secret = 'not-a-key-we-ever-issued-0123';
+      for (let i = 0; i < 2; i += 1) {
+        const stranger = strictCharger(csms.url, { id: unknownId, password: secret }, 'ocpp2.0.1');
+        expect(await errorOf(stranger.connect())).to.not.equal('');
+      }
+      const known = await csms.registerChargePoint('ocpp1.6');
+      const wrong = strictCharger(csms.url, { id: known.id, password: 'wrong-password-0123456789' }, 'ocpp1.6');
+      await errorOf(wrong.connect());
+
+      const listed = await eventually(
+        async () => {
+          const res = await csms.api<UnknownChargePoint[]>('GET', '/v1/unknown-charge-points?limit=1000');
+          const ours = res.body.filter((u) => u.id === unknownId || u.id === known.id);
+          return ours.length === 2 ? res : undefined;
+        },
+        { timeoutMs: 5000, what: 'both refused logins listed' },
+      );
+      expect(listed.headers.get('x-total-count')).to.be.a('string');
+      expect(JSON.stringify(listed.body)).to.not.contain(secret);
+      const stranger = listed.body.find((u) => u.id === unknownId);
+      expect(stranger).to.include({ reason: 'unknown', address: '127.0.0.1', attempts: 2 });
+      expect(listed.body.find((u) => u.id === known.id)).to.include({ reason: 'bad_password', attempts: 1 });
+      const paged = await csms.api<UnknownChargePoint[]>('GET', '/v1/unknown-charge-points?limit=1');
+      expect(paged.body).to.have.length(1);
+      expect(paged.headers.get('link')).to.contain('rel="next"');
+
+      // registered from the list: Pending, with a key of its own; gone from the list
+      const registered = await csms.api<{ id: string; password: string; boot_policy: string }>(
+        'POST',
+        `/v1/unknown-charge-points/${unknownId}/register`,
+        { protocol: 'ocpp2.0.1' },
+      );
+      expect(registered.status).to.equal(201);
+      expect(registered.body).to.include({ id: unknownId, boot_policy: 'Pending' });
+      const after = await csms.api<UnknownChargePoint[]>('GET', '/v1/unknown-charge-points?limit=1000');
+      expect(after.body.map((u) => u.id)).to.not.include(unknownId);
+      expect(
+        (await csms.api('POST', `/v1/unknown-charge-points/${unknownId}/register`, { protocol: 'ocpp1.6' })).status,
+      ).to.equal(404);
+      expect(
+        (await csms.api('POST', `/v1/unknown-charge-points/${known.id}/register`, { protocol: 'ocpp1.6' })).status,
+      ).to.equal(409);
+
+      const client = strictCharger(csms.url, { id: unknownId, password: registered.body.password }, 'ocpp2.0.1');
+      await client.connect();
+      expect(await client.call('BootNotification', v201.boot())).to.include({ status: 'Pending' });
+      await client.close();
+    });
+  });
+}
+
+/** A charger whose policy is Accepted, before policies existed as after: nothing changes for it. */
+describe('boot policy default (Accepted)', function () {
+  this.timeout(30_000);
+  let env: TestEnvironment;
+  let csms: CsmsUnderTest;
+  before(async () => {
+    env = await embeddedEnvironment({ CSMS_API_KEY: API_KEY });
+    csms = await startCsms({}, env);
+  });
+  after(async () => {
+    await csms.stop();
+    await env.cleanup();
+  });
+
+  it('answers Accepted with 300 s and serves calls before the boot', async () => {
+    const cp = await csms.registerChargePoint('ocpp2.0.1');
+    const client: RPCClient = strictCharger(csms.url, cp, 'ocpp2.0.1');
+    await client.connect();
+    expect(await client.call('Heartbeat', {})).to.have.property('currentTime');
+    expect(await client.call('BootNotification', v201.boot())).to.include({ status: 'Accepted', interval: 300 });
+    await client.close();
+  });
+});
