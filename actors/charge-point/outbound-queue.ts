@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { COMMANDS_WITH_DATA, type ConnectedReply } from '../../src/ocpp/domain.js';
+import {
+  COMMANDS_WITH_DATA,
+  type ChargerCommand,
+  type ConnectedReply,
+  type RegistrationStatus,
+} from '../../src/ocpp/domain.js';
 import type { ChargePointActorDeps } from './ports.js';
 import {
   chargePointProtocol,
@@ -8,6 +13,7 @@ import {
   type ChargePointState,
   type CommandAccepted,
 } from './protocol.js';
+import { BOOT_TRIGGER, heldTo, needsBootTrigger, policyOf, refusalOf } from './registration.js';
 import { publishChange, reservationsAfterAnswer, type ChargePointCtx } from './state.js';
 
 /**
@@ -66,7 +72,41 @@ function settle(
     });
   }
   if (reply !== undefined) ctx.write(deps.reports.reply(ctx.key, call.command_id, reply));
+  if (call.command.kind === 'send-local-list') {
+    const step = deps.localLists.answered(ctx.key, call.command, status);
+    if (step) ctx.write(step);
+  }
+  if (call.command.kind === 'set-password') passwordSettled(deps, ctx, call, call.command.password_hash, status);
   return record(s, call.command_id, call.command.kind, status, detail, reply !== undefined);
+}
+
+/**
+ * Outcomes after which nobody knows whether the charger took a new password: no answer, the
+ * connection closed first (some chargers reconnect with the new password at once), or it takes
+ * it at its next reboot. The new password then stays valid beside the old one, and becomes the
+ * only one when the charger logs in with it (docs/CSMS.md "Passwords").
+ */
+const PASSWORD_UNDECIDED = new Set(['timeout', 'failed', 'RebootRequired']);
+
+/** A new password's command is settled: the charger's answer decides which password it keeps. */
+function passwordSettled(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  call: OutboundCall,
+  passwordHash: string,
+  status: string,
+): void {
+  deps.passwords.forget(call.command_id);
+  if (status === 'Accepted') ctx.write(deps.passwords.accepted(ctx.key, passwordHash));
+  else if (!PASSWORD_UNDECIDED.has(status)) ctx.write(deps.passwords.refused(ctx.key, passwordHash));
+}
+
+/** The command as the charger is sent it: a new password from memory; undefined when it is no longer held. */
+function sendable(deps: ChargePointActorDeps, call: OutboundCall): ChargerCommand | undefined {
+  const c = call.command;
+  if (c.kind !== 'set-password') return c;
+  const password = deps.passwords.get(call.command_id);
+  return password === undefined ? undefined : { kind: 'set-password', password };
 }
 
 /** The charger's answer (or the failure to get one) comes back as an `answer` message to itself. */
@@ -122,17 +162,39 @@ function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointSta
   let state = s;
   const now = Date.now();
   for (let head = state.outbound[0]; head !== undefined; head = state.outbound[0]) {
-    if (head.sent_at !== null) return state;
-    if (now - head.queued_at > COMMAND_EXPIRY_MS) {
+    if (head.sent_at !== null) {
+      // an answer comes (or times out) within the call timeout; one whose turn could not commit
+      // would hold the queue until the charger reconnects: it is let go after COMMAND_EXPIRY_MS
+      if (now - head.sent_at <= COMMAND_EXPIRY_MS) return state;
       state = {
         ...state,
         outbound: state.outbound.slice(1),
-        commands: settle(deps, ctx, state, head, 'expired', null),
+        commands: settle(deps, ctx, state, head, 'failed', 'its answer was never recorded'),
       };
       continue;
     }
-    const sent = deps.sendCommand(ctx.key, head.command, state.next_remote_start_id);
+    const refusal = refusalOf(state, head.command);
+    if (now - head.queued_at > COMMAND_EXPIRY_MS || refusal !== undefined) {
+      state = {
+        ...state,
+        outbound: state.outbound.slice(1),
+        commands: settle(deps, ctx, state, head, refusal === undefined ? 'expired' : 'refused', refusal ?? null),
+      };
+      continue;
+    }
+    const command = sendable(deps, head);
+    if (command === undefined) {
+      // the process that held the new password stopped before sending it
+      state = {
+        ...state,
+        outbound: state.outbound.slice(1),
+        commands: settle(deps, ctx, state, head, 'expired', 'the new password was lost with a restart; set it again'),
+      };
+      continue;
+    }
+    const sent = deps.sendCommand(ctx.key, command, state.next_remote_start_id);
     if (!sent) return state;
+    if (command.kind === 'set-password') deps.passwords.forget(head.command_id);
     awaitAnswer(ctx, head, sent.answer);
     return {
       ...state,
@@ -143,6 +205,37 @@ function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointSta
     };
   }
   return state;
+}
+
+/** `s` with `command` at the end of the queue (not sent yet: `pump` sends it). */
+function queued(
+  s: ChargePointState,
+  command: OutboundCall['command'],
+  commandId = randomUUID(),
+  notify?: string,
+): ChargePointState {
+  const call: OutboundCall = {
+    command_id: commandId,
+    command,
+    queued_at: Date.now(),
+    sent_at: null,
+    connection: null,
+    ...(notify ? { notify } : {}),
+  };
+  return {
+    ...s,
+    outbound: [...s.outbound, call],
+    commands: record(s, call.command_id, command.kind, 'queued', null),
+  };
+}
+
+/**
+ * `s` under the boot policy `policy`; when the charger should learn a status other than the one
+ * it was told, a TriggerMessage BootNotification is queued (registration.ts).
+ */
+function underPolicy(s: ChargePointState, policy: RegistrationStatus): ChargePointState {
+  const next = policyOf(s) === policy ? s : { ...s, boot_policy: policy };
+  return needsBootTrigger(next) ? queued(next, BOOT_TRIGGER) : next;
 }
 
 /** A (new) connection of the charger: calls sent on an earlier one fail, the queue moves on. */
@@ -163,29 +256,40 @@ export function onConnected(
     stale.length > 0
       ? { ...s, protocol: msg.protocol, commands, outbound: s.outbound.filter((o) => !stale.includes(o)) }
       : s;
-  const next = pump(deps, ctx, base);
+  const next = pump(deps, ctx, underPolicy(base, msg.policy));
   if (next !== s) ctx.setState(next);
-  return { booted };
+  const registration = heldTo(next);
+  return registration === undefined ? { booted } : { booted, registration };
+}
+
+/**
+ * The operator changed the charger's boot policy while it is connected: a lower status holds at
+ * once (its connection refuses what the status does not allow), and a charger that must learn
+ * its new status is asked to boot again.
+ */
+export function onBootPolicyChanged(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  msg: MessageOf<'boot-policy-changed'>,
+): null {
+  const s = ctx.state;
+  const next = pump(deps, ctx, underPolicy(s, msg.policy));
+  if (next === s) return null;
+  ctx.setState(next);
+  const held = heldTo(next);
+  if (held !== undefined && held !== heldTo(s)) deps.holdConnection(ctx.key, held);
+  publishChange(deps, ctx, { type: 'charge-point' });
+  return null;
 }
 
 /** Queues a command, and sends it at once when nothing is outstanding. */
 export function onCommand(deps: ChargePointActorDeps, ctx: ChargePointCtx, msg: MessageOf<'command'>): CommandAccepted {
   const commandId = randomUUID();
-  const s = ctx.state;
-  const call: OutboundCall = {
-    command_id: commandId,
-    command: msg.command,
-    queued_at: Date.now(),
-    sent_at: null,
-    connection: null,
-    ...(msg.notify ? { notify: msg.notify } : {}),
-  };
-  const queued: ChargePointState = {
-    ...s,
-    outbound: [...s.outbound, call],
-    commands: record(s, commandId, msg.command.kind, 'queued', null),
-  };
-  const next = pump(deps, ctx, queued);
+  const c = msg.command;
+  // the state is a database row: a new password goes into it as its hash only
+  const command =
+    c.kind === 'set-password' ? { kind: c.kind, password_hash: deps.passwords.hold(commandId, c.password) } : c;
+  const next = pump(deps, ctx, queued(ctx.state, command, commandId, msg.notify));
   ctx.setState(next);
   const status = next.commands.find((c) => c.command_id === commandId)?.status ?? 'queued';
   return { command_id: commandId, status };

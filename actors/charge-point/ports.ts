@@ -1,5 +1,11 @@
 import Type, { type Static } from '#typebox';
-import type { ChargerCommand, ChargerEventOutcome, DeviceVariable, ReportEntry } from '../../src/ocpp/domain.js';
+import type {
+  ChargerCommand,
+  ChargerEventOutcome,
+  DeviceVariable,
+  RegistrationStatus,
+  ReportEntry,
+} from '../../src/ocpp/domain.js';
 import type { ActorMessenger, DeactivationReason, SqlRunner, WriteStep } from '../../src/runtime/types.js';
 
 /**
@@ -18,22 +24,50 @@ export interface ChargePointActorDeps {
     remoteStartId: number,
   ): { connection: string; action: string; answer: Promise<{ status: string; reply: unknown }> } | undefined;
   /** The newest connection won elsewhere (or the process stops): close ours. */
-  closeSocket(chargePointId: string, reason: DeactivationReason): void;
+  closeSocket(chargePointId: string, reason: DeactivationReason | 'removed'): void;
   publish(event: CsmsEvent): void;
   /** the session rows behind GET /v1/sessions */
   sessions: SessionWrites;
   /** the event log and device model behind /v1/charge-points/{id}/events and /device-model */
   reports: ReportWrites;
+  /** the local authorization list the charger holds, written when it accepts a SendLocalList */
+  localLists: LocalListWrites;
   /** DataTransfer from a charger: the handler registered for its vendor answers (none: UnknownVendorId) */
   dataTransfer(
     chargePointId: string,
     request: { vendor_id: string; message_id: string | null; data: unknown },
   ): Promise<NonNullable<ChargerEventOutcome['data_transfer']>>;
+  /** OCPP_HEARTBEAT_INTERVAL_S: the interval of an Accepted BootNotification */
   heartbeatIntervalS: number;
+  /** OCPP_AUTH_CACHE_S: how long a charger may cache an accepted id tag (0: not said) */
+  authCacheS: number;
+  /** OCPP_BOOT_RETRY_INTERVAL_S: the interval of a Pending or Rejected one */
+  bootRetryIntervalS: number;
+  /** The charger's status was lowered (its boot policy changed): its connection here holds it to `status`. */
+  holdConnection(chargePointId: string, status: RegistrationStatus): void;
+  /** new HTTP Basic passwords on their way to the charger (docs/CSMS.md "Passwords") */
+  passwords: PasswordPort;
   /** OCPP_MAX_OPEN_TRANSACTIONS, read when a start arrives (settings exist once the platform runs) */
   maxOpenTransactions(): number;
   /** our OCPI locations, for the charger's EVSEs linked to them (absent: no roaming) */
   roaming?: RoamingPort;
+}
+
+/**
+ * The port through which the actor sends a charger its new password without writing it down:
+ * the password waits in this process's memory (the state keeps its hash), and the charger's
+ * answer decides, in the turn that records it, which password the charger logs in with.
+ */
+export interface PasswordPort {
+  /** keeps the password of a queued command until it is sent; answers its hash */
+  hold(commandId: string, password: string): string;
+  /** the held password; undefined when this process does not hold it (it restarted meanwhile) */
+  get(commandId: string): string | undefined;
+  forget(commandId: string): void;
+  /** the charger took it: it replaces the old password */
+  accepted(chargePointId: string, passwordHash: string): WriteStep;
+  /** the charger refused it, or never got it: the old password stays the only one */
+  refused(chargePointId: string, passwordHash: string): WriteStep;
 }
 
 /** One OCPP EVSE of the charger as an EVSE of one of our OCPI locations (docs/ROAMING.md). */
@@ -152,8 +186,12 @@ export interface NewSessionRow {
 }
 
 export interface SessionProgress {
-  /** the event's meter reading; absent when it carried none (meter and energy stay) */
-  meter?: { start_wh: number | null; last_wh: number; energy_wh: number };
+  /**
+   * the event's meter reading; absent when it carried none (meter and energy stay). `at` is when
+   * it was taken (epoch ms): the row keeps the reading with the latest time, so readings that
+   * arrive out of order never lower the last reading or the energy.
+   */
+  meter?: { start_wh: number | null; last_wh: number; energy_wh: number; at: number };
   id_tag?: string | null;
   /**
    * 2.0.1 seqNo. An update applies only when it is above every seqNo applied before (a repeat
@@ -172,6 +210,16 @@ export interface SessionWrites {
   insert(tx: SqlRunner, s: NewSessionRow): Promise<void>;
   /** the write of one update or of the end (a meter reading alone merges with other turns') */
   progress(sessionId: string, p: SessionProgress): WriteStep;
+}
+
+/** The port through which the actor records a charger's answer to a SendLocalList (deps.localLists). */
+export interface LocalListWrites {
+  /** the write for the answer `status` to `update`; undefined when there is nothing to write */
+  answered(
+    chargePointId: string,
+    update: Omit<Extract<ChargerCommand, { kind: 'send-local-list' }>, 'kind'>,
+    status: string,
+  ): WriteStep | undefined;
 }
 
 /** The port through which the actor keeps what chargers report (deps.reports), in its turn. */

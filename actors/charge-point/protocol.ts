@@ -3,6 +3,8 @@ import {
   ChargerCommand,
   ChargerEvent,
   ProtocolName,
+  RegistrationStatus,
+  QueuedCommand,
   type ChargerEventOutcome,
   type ConnectedReply,
 } from '../../src/ocpp/domain.js';
@@ -76,7 +78,8 @@ const OpenTransaction = Type.Object({
 /** A CSMS-to-charger call waiting for its turn or for the charger's answer. */
 const OutboundCall = Type.Object({
   command_id: Type.String(),
-  command: ChargerCommand,
+  /** as sent, but a new password only as its hash (the password waits in memory: ports.ts PasswordPort) */
+  command: QueuedCommand,
   queued_at: Type.Integer(),
   /** set while it is the one outstanding call (OCPP-J: at most one per direction) */
   sent_at: Nullable(Type.Integer()),
@@ -99,6 +102,10 @@ const CommandRecord = Type.Object({
 
 export const ChargePointState = Type.Object({
   protocol: Nullable(ProtocolName),
+  /** the status of the last BootNotification reply (registration.ts); absent in states from before: Accepted once booted */
+  registration: Type.Optional(RegistrationStatus),
+  /** the boot policy as last heard (with a connection, or the operator's change); absent: Accepted */
+  boot_policy: Type.Optional(RegistrationStatus),
   boot: Nullable(
     Type.Object({
       vendor: Type.String(),
@@ -168,7 +175,13 @@ export const ChargePointState = Type.Object({
 export type ChargePointState = Static<typeof ChargePointState>;
 
 export const ChargePointMessage = Type.Union([
-  Type.Object({ type: Type.Literal('connected'), protocol: ProtocolName, connection: Type.String() }),
+  Type.Object({
+    type: Type.Literal('connected'),
+    protocol: ProtocolName,
+    connection: Type.String(),
+    /** the charger's boot policy as the login read it (its own, else OCPP_BOOT_POLICY) */
+    policy: RegistrationStatus,
+  }),
   Type.Object({ type: Type.Literal('event'), protocol: ProtocolName, event: ChargerEvent }),
   Type.Object({
     type: Type.Literal('command'),
@@ -185,6 +198,10 @@ export const ChargePointMessage = Type.Union([
     reply: Type.Optional(Type.Unknown()),
   }),
   Type.Object({ type: Type.Literal('get') }),
+  /** the operator removed the charge point: its socket is closed and its state starts over */
+  Type.Object({ type: Type.Literal('retire') }),
+  /** the operator changed the charger's boot policy (the effective one: its own, else the default) */
+  Type.Object({ type: Type.Literal('boot-policy-changed'), policy: RegistrationStatus }),
   /** the operator linked or unlinked an EVSE: read the links again */
   Type.Object({ type: Type.Literal('links-changed') }),
 ]);
@@ -221,6 +238,8 @@ export interface ChargePointReplies {
   answer: null;
   get: ChargePointState;
   'links-changed': null;
+  retire: null;
+  'boot-policy-changed': null;
 }
 
 export const chargePointProtocol = defineProtocol<ChargePointReplies>()({

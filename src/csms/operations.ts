@@ -5,13 +5,20 @@ import { HttpError } from '../gateway/errors.js';
 import { route, type RouteResult, type RouteSpec } from '../gateway/route-table.js';
 import type { OperatorAuth } from '../gateway/csms-auth.js';
 import {
+  ChargingProfilePurpose,
+  ChargingProfileSchema,
   COMMAND_VERSIONS,
+  LOCAL_LIST_MESSAGE_MAX,
+  LocalListEntry,
+  type ChargingProfile,
   TriggeredMessage,
   VariableRefSchema,
   type ChargerCommand,
   type ProtocolName,
 } from '../ocpp/domain.js';
+import { ID_TAG_16_MAX, localListUpdates, wantedFor, type HeldList } from './local-list.js';
 import { ChargePointId } from './views.js';
+import { titled } from '../gateway/openapi.js';
 
 /**
  * The operations an operator runs on a charger (docs/CSMS.md "Operations"): one /v1 route each,
@@ -29,10 +36,15 @@ export interface OperationAccess {
   storedState(id: string): Promise<ChargePointState | undefined>;
   /** the stored reply of an operation that returns data */
   reply(commandId: string): Promise<unknown>;
+  /** a new OCPP reservation id, from the id space OCPI reservations share (src/roaming/reservations.ts) */
+  reservationId(id: string, evse: number, expiryAt: number): Promise<number>;
+  /** the local list the charger holds, and the one it should hold (src/csms/local-list.ts) */
+  heldLocalList(id: string): Promise<HeldList>;
+  wantedLocalList(): Promise<LocalListEntry[]>;
 }
 
 const IdParams = Type.Object({ id: ChargePointId });
-const Wait = Type.Object({
+export const Wait = Type.Object({
   wait_ms: Type.Optional(
     Type.Integer({
       minimum: 0,
@@ -41,30 +53,46 @@ const Wait = Type.Object({
     }),
   ),
 });
-const DEFAULT_WAIT_MS = 5_000;
+export const DEFAULT_WAIT_MS = 5_000;
 const POLL_MS = 100;
 
-export const OperationResult = Type.Object({
-  result: Type.Literal('ACCEPTED', { description: 'the CSMS queued or sent the call' }),
-  command_id: Type.String(),
-  command_status: Type.String({
-    description:
-      "the charger's answer (Accepted, Rejected, ...), or queued / sent when it had not answered within wait_ms, or timeout / failed / expired",
-  }),
-  answered: Type.Boolean({ description: 'whether command_status is the final outcome' }),
-  detail: Type.Union([Type.String(), Type.Null()]),
-  reply: Type.Optional(
-    Type.Unknown({
-      description: "the charger's reply, for the operations that return data (configuration, variables, ...)",
+export const OperationResult = titled(
+  'OperationResult',
+  Type.Object({
+    result: Type.Literal('ACCEPTED', { description: 'the CSMS queued or sent the call' }),
+    command_id: Type.String(),
+    command_status: Type.String({
+      description:
+        "the charger's answer (Accepted, Rejected, ...), or queued / sent when it had not answered within wait_ms, or timeout / failed / expired",
     }),
-  ),
-});
-type OperationResult = Static<typeof OperationResult>;
+    answered: Type.Boolean({ description: 'whether command_status is the final outcome' }),
+    detail: Type.Union([Type.String(), Type.Null()]),
+    reply: Type.Optional(
+      Type.Unknown({
+        description: "the charger's reply, for the operations that return data (configuration, variables, ...)",
+      }),
+    ),
+    reservation_id: Type.Optional(
+      Type.Integer({ description: 'reserve: the id the charger knows the reservation by' }),
+    ),
+  }),
+);
+export type OperationResult = Static<typeof OperationResult>;
 
 const PENDING = new Set(['queued', 'sent']);
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function outcome(access: OperationAccess, id: string, commandId: string, status: string, waitMs: number) {
+/**
+ * The operation's result once the charger answered command `commandId` (queued or sent with
+ * `status`), or after `waitMs` with the status it then has.
+ */
+export async function awaitOutcome(
+  access: OperationAccess,
+  id: string,
+  commandId: string,
+  status: string,
+  waitMs: number,
+): Promise<OperationResult> {
   const until = Date.now() + waitMs;
   let last: OperationResult = {
     result: 'ACCEPTED',
@@ -94,7 +122,11 @@ interface Operation<B extends TSchema> {
   kind: ChargerCommand['kind'];
   summary: string;
   body: B;
-  command(body: Static<B>): ChargerCommand;
+  /**
+   * The command for a checked body, for charger `id` speaking `protocol` (as the route read it);
+   * may read the charger's state and throw an HttpError (422).
+   */
+  command(body: Static<B>, id: string, protocol: ProtocolName): ChargerCommand | Promise<ChargerCommand>;
 }
 
 function operationRoute<B extends TSchema>(access: OperationAccess, op: Operation<B>): RouteSpec<OperatorAuth> {
@@ -122,9 +154,11 @@ function operationRoute<B extends TSchema>(access: OperationAccess, op: Operatio
           'not_in_version',
           `${op.path} is not an operation of ${protocol}: it exists in ${versions.join(', ')}`,
         );
-      const sent = await access.command(id, op.command(req.body as Static<B>));
+      const command = await op.command(req.body as Static<B>, id, protocol);
+      const sent = await access.command(id, command);
       const waitMs = (req.query as { wait_ms?: number }).wait_ms ?? DEFAULT_WAIT_MS;
-      return { data: await outcome(access, id, sent.command_id, sent.status, waitMs) };
+      const result = await awaitOutcome(access, id, sent.command_id, sent.status, waitMs);
+      return { data: command.kind === 'reserve' ? { ...result, reservation_id: command.reservation_id } : result };
     },
   });
 }
@@ -321,6 +355,269 @@ function connectorOperations(access: OperationAccess): RouteSpec<OperatorAuth>[]
   ];
 }
 
+/** 422 for an id tag a 1.6 charger cannot take (a CiString20); 2.0.1 takes the 36 the schemas allow. */
+function requireIdTagsFit(protocol: ProtocolName, idTags: readonly string[]): void {
+  if (protocol === 'ocpp1.6' && idTags.some((t) => t.length > ID_TAG_16_MAX))
+    throw new HttpError(422, 'id_tag_too_long', `an OCPP 1.6 id tag has at most ${ID_TAG_16_MAX} characters`);
+}
+
+/** Reservations (shared with OCPI RESERVE_NOW: docs/CSMS.md "Reservations"). */
+function reservationOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
+  return [
+    operationRoute(access, {
+      path: 'reserve',
+      kind: 'reserve',
+      summary: 'Reserve an EVSE, or any EVSE of the charger, for an id tag until a time (ReserveNow)',
+      body: Type.Object({
+        id_tag: Type.String({ minLength: 1, maxLength: 36 }),
+        expiry_date: date('when the reservation ends; in the future'),
+        evse_id: Type.Optional(Type.Integer({ minimum: 1, description: 'absent: any EVSE (1.6 connector 0)' })),
+      }),
+      command: async (b, id, protocol) => {
+        requireIdTagsFit(protocol, [b.id_tag]);
+        const expiry = Date.parse(b.expiry_date);
+        if (!(expiry > Date.now())) throw new HttpError(422, 'expiry_in_past', 'expiry_date is not in the future');
+        return {
+          kind: 'reserve',
+          reservation_id: await access.reservationId(id, b.evse_id ?? 0, expiry),
+          id_tag: b.id_tag,
+          expiry_date: new Date(expiry).toISOString(),
+          evse_id: nullable(b.evse_id),
+          connector_id: null,
+        };
+      },
+    }),
+    operationRoute(access, {
+      path: 'cancel-reservation',
+      kind: 'cancel-reservation',
+      summary: "Cancel one of the charger's reservations, the operator's or a partner's (CancelReservation)",
+      body: Type.Object({ reservation_id: Type.Integer() }),
+      command: async (b, id) => {
+        const held = (await access.storedState(id))?.reservations ?? [];
+        if (!held.some((r) => r.reservation_id === b.reservation_id))
+          throw new HttpError(
+            404,
+            'no_such_reservation',
+            `charge point ${id} holds no reservation ${b.reservation_id}`,
+          );
+        return { kind: 'cancel-reservation', reservation_id: b.reservation_id };
+      },
+    }),
+  ];
+}
+
+/**
+ * What OCPP requires of a profile beyond its schema (1.6 section 3.13, 2.0.1 K01): where each
+ * purpose may go, the transaction of a TxProfile, schedule periods in order from 0.
+ */
+async function checkProfile(
+  access: OperationAccess,
+  id: string,
+  protocol: ProtocolName,
+  evseId: number,
+  p: ChargingProfile,
+): Promise<void> {
+  const fail = (detail: string): never => {
+    throw new HttpError(422, 'bad_charging_profile', detail);
+  };
+  if (p.purpose === 'charger_max' && evseId !== 0) fail('a charger_max profile goes on evse_id 0 (the whole charger)');
+  if (p.purpose !== 'tx' && p.transaction_id !== undefined) fail('only a tx profile names a transaction');
+  if (p.purpose === 'tx') {
+    if (evseId === 0) fail('a tx profile goes on the EVSE of its transaction');
+    if (p.transaction_id === undefined) fail('a tx profile names its transaction_id');
+    const open = (await access.storedState(id))?.transactions ?? [];
+    const tx = open.find((t) => t.transaction_id === p.transaction_id);
+    if (!tx) fail(`transaction ${p.transaction_id} is not open on charge point ${id}`);
+    else if (tx.evse_id !== evseId) fail(`transaction ${p.transaction_id} runs on EVSE ${tx.evse_id}, not ${evseId}`);
+  }
+  if ((p.kind === 'recurring') !== (p.recurrency !== undefined)) fail('recurrency is given with kind recurring only');
+  if (p.kind === 'recurring' && p.schedule.start === undefined) fail('a recurring profile needs schedule.start');
+  if (p.kind === 'relative' && p.schedule.start !== undefined) fail('a relative profile has no schedule.start');
+  if (p.schedule.periods[0]?.start_s !== 0) fail('the first period starts at start_s 0');
+  // a 1.6 limit is a multiple of 0.1 (its schema says so)
+  const tenths = (v: number): boolean => Math.abs(v * 10 - Math.round(v * 10)) < 1e-6;
+  const rates = [
+    ...p.schedule.periods.map((q) => q.limit),
+    ...(p.schedule.min_rate === undefined ? [] : [p.schedule.min_rate]),
+  ];
+  if (protocol === 'ocpp1.6' && !rates.every(tenths)) fail('an OCPP 1.6 limit or min_rate has at most one decimal');
+  p.schedule.periods.forEach((q, i) => {
+    const before = p.schedule.periods[i - 1];
+    if (before && q.start_s <= before.start_s) fail('periods are in increasing order of start_s');
+  });
+}
+
+/** Smart charging: profiles and the schedule that results. */
+function limitOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
+  return [
+    operationRoute(access, {
+      path: 'set-charging-profile',
+      kind: 'set-charging-profile',
+      summary: 'Install a charging profile: a power or current limit over time (SetChargingProfile)',
+      body: Type.Object({
+        evse_id: Type.Integer({ minimum: 0, description: '0: the charger as a whole (1.6 connector 0)' }),
+        profile: ChargingProfileSchema,
+      }),
+      command: async (b, id, protocol) => {
+        await checkProfile(access, id, protocol, b.evse_id, b.profile);
+        return { kind: 'set-charging-profile', evse_id: b.evse_id, profile: b.profile };
+      },
+    }),
+    operationRoute(access, {
+      path: 'clear-charging-profile',
+      kind: 'clear-charging-profile',
+      summary:
+        'Remove charging profiles: by id, or all that match the criteria given (none: all) (ClearChargingProfile)',
+      body: Type.Object({
+        profile_id: Type.Optional(Type.Integer({ minimum: 1 })),
+        evse_id: Type.Optional(Type.Integer({ minimum: 0 })),
+        purpose: Type.Optional(ChargingProfilePurpose),
+        stack_level: Type.Optional(Type.Integer({ minimum: 0 })),
+      }),
+      command: (b) => ({
+        kind: 'clear-charging-profile',
+        profile_id: nullable(b.profile_id),
+        evse_id: nullable(b.evse_id),
+        purpose: nullable(b.purpose),
+        stack_level: nullable(b.stack_level),
+      }),
+    }),
+    operationRoute(access, {
+      path: 'get-composite-schedule',
+      kind: 'get-composite-schedule',
+      summary:
+        "The limits the charger will apply from now on, all profiles combined; the reply is the charger's (GetCompositeSchedule)",
+      body: Type.Object({
+        evse_id: Type.Integer({ minimum: 0, description: '0: the grid connection of the whole charger' }),
+        duration_s: Type.Integer({ minimum: 1, maximum: 7 * 86_400 }),
+        rate_unit: Type.Optional(Type.Union([Type.Literal('A'), Type.Literal('W')])),
+      }),
+      command: (b) => ({
+        kind: 'get-composite-schedule',
+        evse_id: b.evse_id,
+        duration_s: b.duration_s,
+        rate_unit: nullable(b.rate_unit),
+      }),
+    }),
+  ];
+}
+
+/** SendLocalList with the operator's own entries. */
+function localListOperation(access: OperationAccess): RouteSpec<OperatorAuth> {
+  return operationRoute(access, {
+    path: 'send-local-list',
+    kind: 'send-local-list',
+    summary:
+      "Replace (full) or change (differential) the charger's local authorization list; a null status removes an id tag (SendLocalList)",
+    body: Type.Object({
+      update: Type.Union([Type.Literal('full'), Type.Literal('differential')]),
+      entries: Type.Array(LocalListEntry, { maxItems: LOCAL_LIST_MESSAGE_MAX }),
+      version: Type.Optional(
+        Type.Integer({ minimum: 1, description: 'default: one above the version the charger last accepted' }),
+      ),
+    }),
+    command: async (b, id, protocol) => {
+      if (b.update === 'full' && b.entries.some((e) => e.status === null))
+        throw new HttpError(
+          422,
+          'removal_in_full_update',
+          'a full update lists id tags with their status; null removes in a differential one',
+        );
+      requireIdTagsFit(
+        protocol,
+        b.entries.map((e) => e.id_tag),
+      );
+      const held = await access.heldLocalList(id);
+      return {
+        kind: 'send-local-list',
+        version: b.version ?? (held.version ?? 0) + 1,
+        update: b.update,
+        entries: b.entries,
+      };
+    },
+  });
+}
+
+const SyncResult = Type.Object({
+  result: Type.Literal('ACCEPTED'),
+  in_sync: Type.Boolean({ description: 'the charger already held the list: nothing was sent' }),
+  update: Type.Union([Type.Literal('full'), Type.Literal('differential'), Type.Null()]),
+  changes: Type.Integer({ description: 'id tags sent (added, changed or removed)' }),
+  commands: Type.Array(Type.Omit(OperationResult, ['reply', 'reservation_id'])),
+});
+
+/** Brings the charger's local list to the tokens the platform knows (docs/CSMS.md "Local authorization list"). */
+function localListSync(access: OperationAccess): RouteSpec<OperatorAuth> {
+  return route({
+    method: 'POST',
+    path: '/charge-points/:id/sync-local-list',
+    summary:
+      'Send the charger what its local list lacks: a differential update from the version it holds, or a full one (SendLocalList)',
+    params: IdParams,
+    query: Wait,
+    body: Type.Object({
+      full: Type.Optional(Type.Boolean({ description: 'send the whole list even when the version is known' })),
+    }),
+    response: SyncResult,
+    responses: {
+      404: 'unknown charge point',
+      409: 'charge point offline',
+      503: 'the process holding the charger did not answer in time',
+    },
+    handler: async (req): Promise<RouteResult> => {
+      const id = String(req.params.id);
+      const protocol = await access.protocolOf(id);
+      const [held, tokens] = await Promise.all([access.heldLocalList(id), access.wantedLocalList()]);
+      const wanted = wantedFor(protocol, tokens);
+      const updates = localListUpdates(held, wanted, (req.body as { full?: boolean }).full === true);
+      const sent = [];
+      for (const u of updates) sent.push(await access.command(id, { kind: 'send-local-list', ...u }));
+      const until = Date.now() + ((req.query as { wait_ms?: number }).wait_ms ?? DEFAULT_WAIT_MS);
+      const commands = [];
+      for (const c of sent) {
+        const { reply: _reply, ...result } = await awaitOutcome(
+          access,
+          id,
+          c.command_id,
+          c.status,
+          Math.max(0, until - Date.now()),
+        );
+        commands.push(result);
+      }
+      return {
+        data: {
+          result: 'ACCEPTED',
+          in_sync: updates.length === 0,
+          update: updates[0]?.update ?? null,
+          changes: updates.reduce((n, u) => n + u.entries.length, 0),
+          commands,
+        },
+      };
+    },
+  });
+}
+
+/** GET the local list the charger holds, as its last accepted update left it. */
+function localListView(access: OperationAccess): RouteSpec<OperatorAuth> {
+  return route({
+    method: 'GET',
+    path: '/charge-points/:id/local-list',
+    summary: "The charger's local authorization list as its last accepted SendLocalList left it",
+    params: IdParams,
+    response: Type.Object({
+      version: Type.Union([Type.Integer(), Type.Null()], { description: 'null: not known (the next update is full)' }),
+      entries: Type.Array(LocalListEntry),
+    }),
+    responses: { 404: 'unknown charge point' },
+    handler: async (req): Promise<RouteResult> => {
+      const id = String(req.params.id);
+      await access.protocolOf(id);
+      const held = await access.heldLocalList(id);
+      return { data: { version: held.version, entries: [...held.entries.values()] } };
+    },
+  });
+}
+
 /** Every operation's route. */
 export function operationRoutes(access: OperationAccess): RouteSpec<OperatorAuth>[] {
   return [
@@ -328,5 +625,10 @@ export function operationRoutes(access: OperationAccess): RouteSpec<OperatorAuth
     ...connectorOperations(access),
     ...configurationOperations(access),
     ...transferOperations(access),
+    ...reservationOperations(access),
+    ...limitOperations(access),
+    localListOperation(access),
+    localListSync(access),
+    localListView(access),
   ];
 }

@@ -1,4 +1,4 @@
-import Type, { type Static } from '#typebox';
+import Type, { type Static, type TSchema } from '#typebox';
 import type { OcppCall, OcppResponse } from './messages.js';
 
 /**
@@ -58,6 +58,8 @@ export const TransactionUpdatedEvent = Type.Object({
   transaction_id: Type.String(),
   /** absolute energy register reading (Energy.Active.Import.Register) in Wh */
   meter_wh: Type.Union([Type.Number(), Type.Null()]),
+  /** when the reading was taken (its meterValue's timestamp); absent: the event's timestamp */
+  meter_at: Type.Optional(Timestamp),
   timestamp: Timestamp,
   seq_no: Type.Union([Type.Integer(), Type.Null()]),
   /** 2.0.1 sends the idToken later when the transaction started before authorization */
@@ -68,10 +70,17 @@ export const TransactionEndedEvent = Type.Object({
   type: Type.Literal('transaction-ended'),
   transaction_id: Type.String(),
   meter_wh: Type.Union([Type.Number(), Type.Null()]),
+  /** when the reading was taken (its meterValue's timestamp); absent: the event's timestamp */
+  meter_at: Type.Optional(Timestamp),
   timestamp: Timestamp,
   reason: Type.Union([Type.String(), Type.Null()]),
   seq_no: Type.Union([Type.Integer(), Type.Null()]),
   id_tag: Type.Union([Type.String(), Type.Null()]),
+  /**
+   * read from a StopTransaction / TransactionEvent Ended that failed its schema (src/ocpp/salvage.ts):
+   * it closes an open transaction, never opens one
+   */
+  salvaged: Type.Optional(Type.Boolean()),
 });
 
 /** 1.6 MeterValues outside or inside a transaction; 2.0.1 MeterValues (never in a transaction). */
@@ -162,6 +171,17 @@ export const DeviceModelReportedEvent = Type.Object({
   variables: Type.Array(DeviceVariable),
 });
 
+/**
+ * The status a BootNotification is answered with (1.6 RegistrationStatus, 2.0.1
+ * RegistrationStatusEnumType: the same three words), and an operator's boot policy.
+ */
+export const RegistrationStatus = Type.Union([
+  Type.Literal('Accepted'),
+  Type.Literal('Pending'),
+  Type.Literal('Rejected'),
+]);
+export type RegistrationStatus = Static<typeof RegistrationStatus>;
+
 export const ChargerEvent = Type.Union([
   ChargerReportedEvent,
   DeviceModelReportedEvent,
@@ -181,7 +201,10 @@ export const ChargerEventOutcome = Type.Object({
   /** Accepted / Invalid / ... for authorizations and starts */
   id_tag_status: Type.Optional(Type.String()),
   transaction_id: Type.Optional(Type.String()),
-  heartbeat_interval_s: Type.Optional(Type.Integer()),
+  /** an accepted id tag: when the charger drops it from its authorization cache */
+  cache_expiry: Type.Optional(Type.String({ format: 'date-time' })),
+  /** BootNotification: the registration status and its interval (heartbeat, or the wait before the next boot) */
+  boot: Type.Optional(Type.Object({ status: RegistrationStatus, interval_s: Type.Integer({ minimum: 0 }) })),
   /** DataTransfer: the vendor handler's answer (no handler for the vendor: UnknownVendorId) */
   data_transfer: Type.Optional(
     Type.Object({
@@ -201,24 +224,21 @@ export type ChargerEventOutcome = Static<typeof ChargerEventOutcome>;
 export interface ConnectedReply {
   /** the charger has sent a BootNotification at some time (on this connection or an earlier one) */
   booted: boolean;
+  /**
+   * The status the CSMS holds the charger to from now on (docs/CSMS.md "Boot and registration
+   * policy"); undefined: it has not booted and its policy is Accepted (its calls are served).
+   */
+  registration?: RegistrationStatus;
 }
 
-/** Heartbeat interval we hand a charger at boot unless the actor decides otherwise. */
-export const DEFAULT_HEARTBEAT_INTERVAL_S = 300;
-
-/**
- * The BootNotification reply: the same fields in 1.6 and 2.0.1, so both adapters answer it from
- * here (and the Heartbeat reply from `now` alone).
- */
+/** The BootNotification reply: the same fields in 1.6 and 2.0.1, so both adapters answer it from here. */
 export function bootReply(
   outcome: ChargerEventOutcome | undefined,
   now: Date,
-): { status: 'Accepted'; currentTime: string; interval: number } {
-  return {
-    status: 'Accepted',
-    currentTime: now.toISOString(),
-    interval: outcome?.heartbeat_interval_s ?? DEFAULT_HEARTBEAT_INTERVAL_S,
-  };
+): { status: RegistrationStatus; currentTime: string; interval: number } {
+  // the actor always decides; no outcome is a bug, answered as the safe choice
+  const boot = outcome?.boot ?? { status: 'Pending', interval_s: 60 };
+  return { status: boot.status, currentTime: now.toISOString(), interval: boot.interval_s };
 }
 
 /**
@@ -244,6 +264,105 @@ const VariableRef = {
   ),
 };
 export const VariableRefSchema = Type.Object(VariableRef);
+
+const nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const DateTime = Type.String({ format: 'date-time' });
+
+/**
+ * A charging profile (1.6 csChargingProfiles, 2.0.1 ChargingProfileType with one schedule): the
+ * same fields in both versions; the adapters rename the purposes (`charger_max` is 1.6
+ * ChargePointMaxProfile, 2.0.1 ChargingStationMaxProfile).
+ */
+export const ChargingProfileSchema = Type.Object({
+  id: Type.Integer({ minimum: 1, description: 'the profile id; a profile with the same id is replaced' }),
+  stack_level: Type.Integer({ minimum: 0, maximum: 1000 }),
+  purpose: Type.Union([Type.Literal('charger_max'), Type.Literal('tx_default'), Type.Literal('tx')]),
+  kind: Type.Union([Type.Literal('absolute'), Type.Literal('recurring'), Type.Literal('relative')]),
+  recurrency: Type.Optional(Type.Union([Type.Literal('daily'), Type.Literal('weekly')])),
+  valid_from: Type.Optional(DateTime),
+  valid_to: Type.Optional(DateTime),
+  /** purpose tx: the open transaction it limits */
+  transaction_id: Type.Optional(Type.String({ minLength: 1, maxLength: 36 })),
+  schedule: Type.Object({
+    start: Type.Optional(DateTime),
+    duration_s: Type.Optional(Type.Integer({ minimum: 1 })),
+    rate_unit: Type.Union([Type.Literal('A'), Type.Literal('W')]),
+    min_rate: Type.Optional(Type.Number({ minimum: 0 })),
+    periods: Type.Array(
+      Type.Object({
+        start_s: Type.Integer({ minimum: 0, description: 'seconds from the start of the schedule' }),
+        limit: Type.Number({ minimum: 0, description: 'in rate_unit' }),
+        phases: Type.Optional(Type.Integer({ minimum: 1, maximum: 3 })),
+      }),
+      { minItems: 1, maxItems: 1024 },
+    ),
+  }),
+});
+export type ChargingProfile = Static<typeof ChargingProfileSchema>;
+
+export const ChargingProfilePurpose = ChargingProfileSchema.properties.purpose;
+
+/** An id tag's status in a local authorization list: the words both versions share. */
+export const LocalListStatus = Type.Union([
+  Type.Literal('Accepted'),
+  Type.Literal('Blocked'),
+  Type.Literal('Expired'),
+  Type.Literal('Invalid'),
+]);
+
+/** One entry of a SendLocalList: a null status removes the id tag (a differential update only). */
+export const LocalListEntry = Type.Object({
+  id_tag: Type.String({ minLength: 1, maxLength: 36 }),
+  /** 2.0.1 IdTokenEnumType; 1.6 has none (default ISO14443, an RFID card) */
+  type: Type.Optional(
+    Type.Union([
+      Type.Literal('Central'),
+      Type.Literal('eMAID'),
+      Type.Literal('ISO14443'),
+      Type.Literal('ISO15693'),
+      Type.Literal('KeyCode'),
+      Type.Literal('Local'),
+      Type.Literal('MacAddress'),
+    ]),
+  ),
+  status: nullable(LocalListStatus),
+  expiry: Type.Optional(Type.String({ format: 'date-time', maxLength: 40 })),
+});
+export type LocalListEntry = Static<typeof LocalListEntry>;
+
+/** The most id tags one SendLocalList carries (a longer list goes in several). */
+export const LOCAL_LIST_MESSAGE_MAX = 500;
+
+/** Smart charging and the local authorization list. */
+function limitAndListCommands() {
+  return [
+    Type.Object({
+      kind: Type.Literal('set-charging-profile'),
+      /** 0: the charger as a whole */
+      evse_id: Type.Integer({ minimum: 0 }),
+      profile: ChargingProfileSchema,
+    }),
+    Type.Object({
+      kind: Type.Literal('clear-charging-profile'),
+      profile_id: nullable(Type.Integer({ minimum: 1 })),
+      evse_id: nullable(Type.Integer({ minimum: 0 })),
+      purpose: nullable(ChargingProfilePurpose),
+      stack_level: nullable(Type.Integer({ minimum: 0 })),
+    }),
+    Type.Object({
+      kind: Type.Literal('get-composite-schedule'),
+      evse_id: Type.Integer({ minimum: 0 }),
+      duration_s: Type.Integer({ minimum: 1 }),
+      rate_unit: nullable(Type.Union([Type.Literal('A'), Type.Literal('W')])),
+    }),
+    Type.Object({
+      kind: Type.Literal('send-local-list'),
+      version: Type.Integer({ minimum: 1 }),
+      update: Type.Union([Type.Literal('full'), Type.Literal('differential')]),
+      entries: Type.Array(LocalListEntry, { maxItems: LOCAL_LIST_MESSAGE_MAX }),
+    }),
+  ] as const;
+}
 
 /** The operations an operator runs on a charger (docs/CSMS.md "Operations"). */
 function operatorCommands() {
@@ -331,8 +450,8 @@ export function getLogPayload(command: Extract<ChargerCommand, { kind: 'upload-l
   };
 }
 
-/** What the CSMS asks of chargers, independent of the version. */
-export const ChargerCommand = Type.Union([
+/** What the CSMS asks of chargers, independent of the version (but for a new password: below). */
+const commands = [
   Type.Object({
     kind: Type.Literal('start'),
     id_tag: Type.String({ minLength: 1, maxLength: 36 }),
@@ -360,12 +479,66 @@ export const ChargerCommand = Type.Union([
     evse_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
   }),
   ...operatorCommands(),
-]);
+  ...limitAndListCommands(),
+] as const;
+
+/**
+ * A new HTTP Basic password for the charger (docs/CSMS.md "Passwords"): 1.6 ChangeConfiguration
+ * AuthorizationKey, 2.0.1 SetVariables SecurityCtrlr.BasicAuthPassword. Its rule per version is
+ * src/ocpp/basic-auth-password.ts, checked before the command is made.
+ */
+const SetPassword = Type.Object({
+  kind: Type.Literal('set-password'),
+  password: Type.String({ minLength: 16, maxLength: 40 }),
+});
+
+export const ChargerCommand = Type.Union([...commands, SetPassword]);
 export type ChargerCommand = Static<typeof ChargerCommand>;
+
+/**
+ * A command as the charge-point actor's state keeps it while it is queued or outstanding: the
+ * same, but a new password only as its hash. The password itself stays in the memory of the
+ * process holding the charger's socket until it is sent (the state is a database row).
+ */
+export const QueuedCommand = Type.Union([
+  ...commands,
+  Type.Object({ kind: Type.Literal('set-password'), password_hash: Type.String() }),
+]);
+export type QueuedCommand = Static<typeof QueuedCommand>;
 
 /** `{ [key]: value }`, or nothing when the value is absent: optional fields of a payload. */
 export const optional = <K extends string, T>(key: K, value: T | null | undefined): Partial<Record<K, T>> =>
   value === null || value === undefined ? {} : ({ [key]: value } as Record<K, T>);
+
+/** An enum word of the domain as the wire's ('full' -> 'Full'). */
+export const capitalized = <T extends string>(word: T): Capitalize<T> =>
+  (word.charAt(0).toUpperCase() + word.slice(1)) as Capitalize<T>;
+
+/**
+ * The parts of a charging profile that are the same in 1.6 and 2.0.1: its kind and validity, and
+ * its schedule (one in 1.6, the only one of the list in 2.0.1). The adapters add the id, the
+ * purpose's name and the transaction in their version's form.
+ */
+export function chargingProfileParts(p: ChargingProfile) {
+  return {
+    stackLevel: p.stack_level,
+    chargingProfileKind: capitalized(p.kind),
+    ...optional('recurrencyKind', p.recurrency === undefined ? undefined : capitalized(p.recurrency)),
+    ...optional('validFrom', p.valid_from),
+    ...optional('validTo', p.valid_to),
+    schedule: {
+      ...optional('startSchedule', p.schedule.start),
+      ...optional('duration', p.schedule.duration_s),
+      chargingRateUnit: p.schedule.rate_unit,
+      ...optional('minChargingRate', p.schedule.min_rate),
+      chargingSchedulePeriod: p.schedule.periods.map((q) => ({
+        startPeriod: q.start_s,
+        limit: q.limit,
+        ...optional('numberPhases', q.phases),
+      })),
+    },
+  };
+}
 
 /** A DataTransfer's payload, the same in both versions. */
 export function dataTransferPayload(command: Extract<ChargerCommand, { kind: 'data-transfer' }>): {
@@ -402,6 +575,11 @@ export const COMMAND_VERSIONS: Readonly<Record<ChargerCommand['kind'], readonly 
   'data-transfer': ['ocpp1.6', 'ocpp2.0.1'],
   'update-firmware': ['ocpp1.6', 'ocpp2.0.1'],
   'upload-log': ['ocpp1.6', 'ocpp2.0.1'],
+  'set-charging-profile': ['ocpp1.6', 'ocpp2.0.1'],
+  'clear-charging-profile': ['ocpp1.6', 'ocpp2.0.1'],
+  'get-composite-schedule': ['ocpp1.6', 'ocpp2.0.1'],
+  'send-local-list': ['ocpp1.6', 'ocpp2.0.1'],
+  'set-password': ['ocpp1.6', 'ocpp2.0.1'],
 };
 
 /** Commands whose answer carries data an operator reads (kept with the command's outcome). */
@@ -411,6 +589,7 @@ export const COMMANDS_WITH_DATA: ReadonlySet<ChargerCommand['kind']> = new Set([
   'set-variables',
   'get-local-list-version',
   'data-transfer',
+  'get-composite-schedule',
 ]);
 
 /**
@@ -427,8 +606,20 @@ export interface ProtocolAdapter<V extends ProtocolName> {
   toEvent(call: OcppCall<V>): ChargerEvent | null | undefined;
   /** The CALLRESULT payload for a handled call. */
   toReply(call: OcppCall<V>, outcome: ChargerEventOutcome | undefined, now: Date): OcppResponse<V>;
+  /**
+   * The end of a transaction read from a call of `action` that failed its schema (salvage.ts):
+   * undefined when the call is not a transaction's end, null when it names no transaction.
+   */
+  salvageEnd(
+    action: string,
+    payload: unknown,
+    now: Date,
+  ): Extract<ChargerEvent, { type: 'transaction-ended' }> | null | undefined;
   /** The version's CALL for the command; undefined when the version has none (COMMAND_VERSIONS). */
   toCall(command: ChargerCommand, remoteStartId: number): OcppCall<V> | undefined;
-  /** The charger's (schema-checked) answer to a CSMS call: its status word (Accepted when it has none). */
-  answerStatus(payload: OcppResponse<V>): string;
+  /**
+   * The charger's (schema-checked) answer to the CSMS call made of `command`: its status word
+   * (Accepted when it has none; a new password's SetVariables: the attributeStatus).
+   */
+  answerStatus(payload: OcppResponse<V>, command: ChargerCommand): string;
 }

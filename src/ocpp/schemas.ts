@@ -66,7 +66,8 @@ export class OcppSchemas {
       const addFormats = formats.default.default;
       const draft06 = readSchemaFile(require.resolve('ajv/dist/refs/json-schema-draft-06.json'));
       const make = (folder: string, requestFile: (a: string) => string): VersionSchemas => {
-        const ajv = new AjvClass({ strict: false, allErrors: false, validateSchema: false });
+        const ajv = // multipleOfPrecision: 1.6 limits are multiples of 0.1, which 11.1 is only to within a float's error
+          new AjvClass({ strict: false, allErrors: false, validateSchema: false, multipleOfPrecision: 9 });
         ajv.addMetaSchema(draft06);
         addFormats(ajv);
         return { ajv, folder, requestFile, responseFile: (a) => `${a}Response.json`, cache: new Map() };

@@ -1,4 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { Database, Row } from '../db/database.js';
+
+/** The partner key of the operator's own reservations: no OCPI party key (`CC-PID`) has 8 characters. */
+export const OPERATOR_RESERVATIONS = 'operator';
 
 /** A partner's reservation on one of our chargers (m0010 `roaming_reservation`). */
 export interface RoamingReservation {
@@ -44,6 +48,21 @@ export class ReservationStore {
     );
     if (!row) throw new Error('the reservation was not written');
     return toReservation(row);
+  }
+
+  /**
+   * A reservation the operator makes through /v1 (docs/CSMS.md "Reservations"): a row of its own
+   * (partner key OPERATOR_RESERVATIONS), so that its OCPP id is never one a partner's has.
+   */
+  async operatorReservation(chargePointId: string, evse: number, expiryAt: number): Promise<number> {
+    const r = await this.put({
+      partner_key: OPERATOR_RESERVATIONS,
+      reservation_id: randomUUID(),
+      charge_point_id: chargePointId,
+      evse_number: evse,
+      expiry_at: expiryAt,
+    });
+    return r.ocpp_id;
   }
 
   async find(partnerKey: string, reservationId: string): Promise<RoamingReservation | undefined> {

@@ -25,8 +25,13 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     expect(
       await charger.call('StatusNotification', v16.status(2, 'Faulted', { errorCode: 'GroundFailure' })),
     ).to.deep.equal({});
-    const auth = await charger.call<{ idTagInfo: { status: string } }>('Authorize', v16.authorize('TAG-42'));
+    const auth = await charger.call<{ idTagInfo: { status: string; expiryDate?: string } }>(
+      'Authorize',
+      v16.authorize('TAG-42'),
+    );
     expect(auth.idTagInfo.status).to.equal('Accepted');
+    // the charger may keep it in its authorization cache for OCPP_AUTH_CACHE_S (1 h)
+    expect(Date.parse(auth.idTagInfo.expiryDate ?? '') - Date.now()).to.be.within(3_590_000, 3_600_000);
 
     const view = await csms.api<{
       online: boolean;

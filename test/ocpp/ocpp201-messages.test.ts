@@ -49,7 +49,13 @@ describe('OCPP 2.0.1: charger messages and CSMS commands over a real WebSocket',
       wh: 10_000,
       idToken: 'TAG-5',
     });
-    expect(await charger.call('TransactionEvent', started)).to.deep.equal({ idTokenInfo: { status: 'Accepted' } });
+    // an accepted token may stay in the charger's authorization cache for OCPP_AUTH_CACHE_S (1 h)
+    const answer = await charger.call<{ idTokenInfo: { status: string; cacheExpiryDateTime?: string } }>(
+      'TransactionEvent',
+      started,
+    );
+    expect(answer.idTokenInfo.status).to.equal('Accepted');
+    expect(Date.parse(answer.idTokenInfo.cacheExpiryDateTime ?? '') - Date.now()).to.be.within(3_590_000, 3_600_000);
     await charger.call('TransactionEvent', started);
     const updated = v201.transactionEvent({ eventType: 'Updated', transactionId, seqNo: 1, wh: 12_000 });
     await charger.call('TransactionEvent', updated);

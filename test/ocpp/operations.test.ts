@@ -56,7 +56,11 @@ describe('operations on a charger through /v1, both versions', function () {
       Reset: { status: 'Accepted' },
       ClearCache: { status: 'Rejected' },
       GetConfiguration: {
-        configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }],
+        configurationKey: [
+          { key: 'HeartbeatInterval', readonly: false, value: '300' },
+          // write-only in OCPP, but firmware that returns it must not have it stored or shown
+          { key: 'AuthorizationKey', readonly: false, value: '3132333435363738393031323334353637383930' },
+        ],
         unknownKey: ['Nope'],
       },
       ChangeConfiguration: { status: 'RebootRequired' },
@@ -85,7 +89,10 @@ describe('operations on a charger through /v1, both versions', function () {
 
     res = await press(id, 'get-configuration', { keys: ['HeartbeatInterval', 'Nope'] });
     expect(res.body.reply).to.deep.equal({
-      configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }],
+      configurationKey: [
+        { key: 'HeartbeatInterval', readonly: false, value: '300' },
+        { key: 'AuthorizationKey', readonly: false, value: '(hidden)' },
+      ],
       unknownKey: ['Nope'],
     });
     expect(got('GetConfiguration')).to.deep.equal([{ key: ['HeartbeatInterval', 'Nope'] }]);

@@ -5,7 +5,10 @@ import {
   getLogPayload,
   optional,
   oneOf,
+  capitalized,
+  chargingProfileParts,
   type ChargerCommand,
+  type ChargingProfile,
   type ChargerEvent,
   type ChargerEventOutcome,
   type ProtocolAdapter,
@@ -17,26 +20,37 @@ import type {
   SignCertificateResponse,
   HeartbeatResponse,
   MeterValuesRequest,
+  SetChargingProfileRequest,
   StartTransactionRequest,
   StartTransactionResponse,
   StatusNotificationRequest,
   StopTransactionRequest,
   StopTransactionResponse,
 } from '../generated/ocpp16.js';
-import { energyRegisterWh, type SampledReading } from '../meter.js';
+import { authorizationKeyOf } from '../basic-auth-password.js';
+import { latestRegisterReading, type RegisterReading, type SampledReading } from '../meter.js';
 import { report16 } from '../reports.js';
+import { salvageStop16 } from '../salvage.js';
 
-function readings(meterValue: MeterValuesRequest['meterValue']): { wh: number | null; timestamp: string | undefined } {
-  const last = meterValue[meterValue.length - 1];
-  if (!last) return { wh: null, timestamp: undefined };
-  const samples: SampledReading[] = last.sampledValue.map((s) => ({
+function samples16(entry: MeterValuesRequest['meterValue'][number]): SampledReading[] {
+  return entry.sampledValue.map((s) => ({
     value: Number(s.value),
     measurand: s.measurand,
     phase: s.phase,
     unit: s.unit,
     multiplier: 0,
   }));
-  return { wh: energyRegisterWh(samples), timestamp: last.timestamp };
+}
+
+/** The register reading with the latest timestamp (meter.ts), and the time of the message's last entry. */
+function readings(meterValue: MeterValuesRequest['meterValue']): {
+  reading: RegisterReading | null;
+  timestamp: string | undefined;
+} {
+  return {
+    reading: latestRegisterReading(meterValue, samples16),
+    timestamp: meterValue[meterValue.length - 1]?.timestamp,
+  };
 }
 
 type EventOf<T extends ChargerEvent['type']> = Extract<ChargerEvent, { type: T }>;
@@ -94,8 +108,9 @@ function transactionEnded(p: StopTransactionRequest): EventOf<'transaction-ended
 
 /** MeterValues with a transactionId update that transaction; without, they are a plain sample. */
 function meterValues(p: MeterValuesRequest): EventOf<'transaction-updated' | 'meter-sampled'> {
-  const { wh, timestamp } = readings(p.meterValue);
-  const ts = timestamp ?? new Date().toISOString();
+  const { reading, timestamp } = readings(p.meterValue);
+  const ts = reading?.timestamp ?? timestamp ?? new Date().toISOString();
+  const wh = reading?.wh ?? null;
   if (p.transactionId !== undefined) {
     return {
       type: 'transaction-updated',
@@ -130,6 +145,75 @@ function logCall16(command: Extract<ChargerCommand, { kind: 'upload-log' }>): Oc
   };
 }
 
+const PURPOSE_16 = {
+  charger_max: 'ChargePointMaxProfile',
+  tx_default: 'TxDefaultProfile',
+  tx: 'TxProfile',
+} as const satisfies Record<ChargingProfile['purpose'], string>;
+
+/** A charging profile as 1.6 csChargingProfiles (its transactionId is the number the CSMS gave). */
+function profile16(p: ChargingProfile): SetChargingProfileRequest['csChargingProfiles'] {
+  const { schedule, ...common } = chargingProfileParts(p);
+  return {
+    chargingProfileId: p.id,
+    chargingProfilePurpose: PURPOSE_16[p.purpose],
+    ...common,
+    ...optional('transactionId', p.transaction_id === undefined ? undefined : Number(p.transaction_id)),
+    chargingSchedule: schedule,
+  };
+}
+
+/** Smart charging and the local list as 1.6 calls. */
+function limitCall16(command: ChargerCommand): OcppCall<'ocpp1.6'> | undefined {
+  switch (command.kind) {
+    case 'set-charging-profile':
+      return {
+        action: 'SetChargingProfile',
+        payload: { connectorId: command.evse_id, csChargingProfiles: profile16(command.profile) },
+      };
+    case 'clear-charging-profile':
+      return {
+        action: 'ClearChargingProfile',
+        payload: {
+          ...optional('id', command.profile_id),
+          ...optional('connectorId', command.evse_id),
+          ...optional('chargingProfilePurpose', command.purpose === null ? null : PURPOSE_16[command.purpose]),
+          ...optional('stackLevel', command.stack_level),
+        },
+      };
+    case 'get-composite-schedule':
+      return {
+        action: 'GetCompositeSchedule',
+        payload: {
+          connectorId: command.evse_id,
+          duration: command.duration_s,
+          ...optional('chargingRateUnit', command.rate_unit),
+        },
+      };
+    case 'send-local-list':
+      return {
+        action: 'SendLocalList',
+        payload: {
+          listVersion: command.version,
+          updateType: capitalized(command.update),
+          // an empty full update clears the list; 2.0.1 forbids an empty array, 1.6 takes none too
+          ...(command.entries.length === 0
+            ? {}
+            : {
+                localAuthorizationList: command.entries.map((e) => ({
+                  idTag: e.id_tag,
+                  ...(e.status === null
+                    ? {}
+                    : { idTagInfo: { status: e.status, ...optional('expiryDate', e.expiry) } }),
+                })),
+              }),
+        },
+      };
+    default:
+      return undefined;
+  }
+}
+
 /** The operator's operations (docs/CSMS.md "Operations") as 1.6 calls (the security whitepaper's GetLog included). */
 function operatorCall16(command: ChargerCommand): OcppCall<'ocpp1.6'> | undefined {
   switch (command.kind) {
@@ -162,8 +246,14 @@ function operatorCall16(command: ChargerCommand): OcppCall<'ocpp1.6'> | undefine
       };
     case 'upload-log':
       return logCall16(command);
+    case 'set-password':
+      // the security whitepaper: the new password's octets, hexadecimal
+      return {
+        action: 'ChangeConfiguration',
+        payload: { key: 'AuthorizationKey', value: authorizationKeyOf(command.password) },
+      };
     default:
-      return undefined;
+      return limitCall16(command);
   }
 }
 
@@ -196,6 +286,7 @@ export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
     // read only by the replies that carry it: an outcome's status word is checked where it is sent
     const idTagInfo = () => ({
       status: oneOf(idTagStatuses, outcome?.id_tag_status ?? 'Accepted', 'idTagInfo.status'),
+      ...optional('expiryDate', outcome?.cache_expiry),
     });
     switch (call.action) {
       case 'BootNotification':
@@ -263,6 +354,10 @@ export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
       default:
         return operatorCall16(command);
     }
+  },
+
+  salvageEnd(action, payload, now) {
+    return action === 'StopTransaction' ? salvageStop16(payload, now) : undefined;
   },
 
   answerStatus(payload) {

@@ -7,7 +7,10 @@ import {
   getLogPayload,
   optional,
   oneOf,
+  capitalized,
+  chargingProfileParts,
   type ChargerCommand,
+  type ChargingProfile,
   type ChargerEvent,
   type ChargerEventOutcome,
   type ProtocolAdapter,
@@ -29,21 +32,25 @@ import type {
   StatusNotificationRequest,
   TransactionEventRequest,
   TransactionEventResponse,
+  ChargingProfileType,
 } from '../generated/ocpp201.js';
-import { energyRegisterWh, type SampledReading } from '../meter.js';
+import { latestRegisterReading, type RegisterReading, type SampledReading } from '../meter.js';
 import { deviceModelOf, report201 } from '../reports.js';
+import { salvageEnded201 } from '../salvage.js';
 
-function energyWh(meterValue: MeterValueType[] | undefined): number | null {
-  const last = meterValue?.[meterValue.length - 1];
-  if (!last) return null;
-  const samples: SampledReading[] = last.sampledValue.map((s) => ({
+function samples201(entry: MeterValueType): SampledReading[] {
+  return entry.sampledValue.map((s) => ({
     value: s.value,
     measurand: s.measurand,
     phase: s.phase,
     unit: s.unitOfMeasure?.unit ?? 'Wh',
     multiplier: s.unitOfMeasure?.multiplier ?? 0,
   }));
-  return energyRegisterWh(samples);
+}
+
+/** The register reading with the latest timestamp among the meter values (meter.ts). */
+function registerReading(meterValue: MeterValueType[] | undefined): RegisterReading | null {
+  return latestRegisterReading(meterValue, samples201);
 }
 
 type EventOf<T extends ChargerEvent['type']> = Extract<ChargerEvent, { type: T }>;
@@ -76,7 +83,8 @@ function transactionEvent(
 ): EventOf<'transaction-started' | 'transaction-updated' | 'transaction-ended'> {
   const transactionId = p.transactionInfo.transactionId;
   const idTag = p.idToken?.idToken ?? null;
-  const wh = energyWh(p.meterValue);
+  const reading = registerReading(p.meterValue);
+  const wh = reading?.wh ?? null;
   if (p.eventType === 'Started') {
     return {
       type: 'transaction-started',
@@ -96,6 +104,8 @@ function transactionEvent(
   const common = {
     transaction_id: transactionId,
     meter_wh: wh,
+    // an update's readings may be older than the event (queued while offline, E04)
+    ...(reading ? { meter_at: reading.timestamp } : {}),
     timestamp: p.timestamp,
     seq_no: p.seqNo,
     id_tag: idTag,
@@ -105,13 +115,14 @@ function transactionEvent(
 }
 
 function meterSampled(p: MeterValuesRequest): EventOf<'meter-sampled'> {
+  const reading = registerReading(p.meterValue);
   const last = p.meterValue[p.meterValue.length - 1];
   return {
     type: 'meter-sampled',
     transaction_id: null,
     evse_id: p.evseId,
-    meter_wh: energyWh(p.meterValue),
-    timestamp: last?.timestamp ?? new Date().toISOString(),
+    meter_wh: reading?.wh ?? null,
+    timestamp: reading?.timestamp ?? last?.timestamp ?? new Date().toISOString(),
   };
 }
 
@@ -184,6 +195,92 @@ function operatorCall201(command: ChargerCommand): OcppCall<'ocpp2.0.1'> | undef
       };
     case 'upload-log':
       return { action: 'GetLog', payload: getLogPayload(command) };
+    case 'set-password':
+      return {
+        action: 'SetVariables',
+        payload: {
+          setVariableData: [
+            {
+              component: { name: 'SecurityCtrlr' },
+              variable: { name: 'BasicAuthPassword' },
+              attributeValue: command.password,
+            },
+          ],
+        },
+      };
+    default:
+      return limitCall201(command);
+  }
+}
+
+const PURPOSE_201 = {
+  charger_max: 'ChargingStationMaxProfile',
+  tx_default: 'TxDefaultProfile',
+  tx: 'TxProfile',
+} as const satisfies Record<ChargingProfile['purpose'], string>;
+
+/** A charging profile as 2.0.1 ChargingProfileType: one schedule, numbered as the profile. */
+function profile201(p: ChargingProfile): ChargingProfileType {
+  const { schedule, ...common } = chargingProfileParts(p);
+  return {
+    id: p.id,
+    chargingProfilePurpose: PURPOSE_201[p.purpose],
+    ...common,
+    ...optional('transactionId', p.transaction_id),
+    chargingSchedule: [{ id: p.id, ...schedule }],
+  };
+}
+
+/** Smart charging and the local list as 2.0.1 calls. */
+function limitCall201(command: ChargerCommand): OcppCall<'ocpp2.0.1'> | undefined {
+  switch (command.kind) {
+    case 'set-charging-profile':
+      return {
+        action: 'SetChargingProfile',
+        payload: { evseId: command.evse_id, chargingProfile: profile201(command.profile) },
+      };
+    case 'clear-charging-profile': {
+      const criteria = {
+        ...optional('evseId', command.evse_id),
+        ...optional('chargingProfilePurpose', command.purpose === null ? null : PURPOSE_201[command.purpose]),
+        ...optional('stackLevel', command.stack_level),
+      };
+      return {
+        action: 'ClearChargingProfile',
+        payload: {
+          ...optional('chargingProfileId', command.profile_id),
+          ...(Object.keys(criteria).length > 0 ? { chargingProfileCriteria: criteria } : {}),
+        },
+      };
+    }
+    case 'get-composite-schedule':
+      return {
+        action: 'GetCompositeSchedule',
+        payload: {
+          evseId: command.evse_id,
+          duration: command.duration_s,
+          ...optional('chargingRateUnit', command.rate_unit),
+        },
+      };
+    case 'send-local-list':
+      return {
+        action: 'SendLocalList',
+        payload: {
+          versionNumber: command.version,
+          updateType: capitalized(command.update),
+          // an empty full update clears the list: the schema wants no array rather than an empty one
+          ...(command.entries.length === 0
+            ? {}
+            : {
+                localAuthorizationList: command.entries.map((e) => ({
+                  idToken: { idToken: e.id_tag, type: e.type ?? 'ISO14443' },
+                  ...(e.status === null
+                    ? {}
+                    : { idTokenInfo: { status: e.status, ...optional('cacheExpiryDateTime', e.expiry) } }),
+                })),
+              }),
+        },
+      };
     default:
       return undefined;
   }
@@ -222,6 +319,7 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
     // read only by the replies that carry it: an outcome's status word is checked where it is sent
     const idTokenInfo = () => ({
       status: oneOf(authorizationStatuses, outcome?.id_tag_status ?? 'Accepted', 'idTokenInfo.status'),
+      ...optional('cacheExpiryDateTime', outcome?.cache_expiry),
     });
     switch (call.action) {
       case 'BootNotification':
@@ -245,7 +343,8 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
           ...(answer.data === undefined ? {} : { data: answer.data }),
         } satisfies DataTransferResponse;
       }
-      // no certificate authority, no OCSP responder and no smart charging here (docs/CSMS.md)
+      // no certificate authority and no OCSP responder here; EV charging needs get no schedule of ours: the
+      // operator sets profiles through set-charging-profile (docs/CSMS.md "Smart charging")
       case 'SignCertificate':
         return { status: 'Rejected' } satisfies SignCertificateResponse;
       case 'Get15118EVCertificate':
@@ -299,7 +398,14 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
     }
   },
 
-  answerStatus(payload) {
+  salvageEnd(action, payload, now) {
+    return action === 'TransactionEvent' ? salvageEnded201(payload, now) : undefined;
+  },
+
+  answerStatus(payload, command) {
+    // a new password is one variable: its own status says whether the charger took it (A01)
+    if (command.kind === 'set-password' && 'setVariableResult' in payload)
+      return payload.setVariableResult[0]?.attributeStatus ?? 'Rejected';
     return 'status' in payload && typeof payload.status === 'string' ? payload.status : 'Accepted';
   },
 };

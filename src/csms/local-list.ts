@@ -1,0 +1,179 @@
+import type { Database } from '../db/database.js';
+import type { WriteStep } from '../db/merged-write.js';
+import type { SqlRunner } from '../db/sql.js';
+import { LOCAL_LIST_MESSAGE_MAX, type ChargerCommand, type LocalListEntry, type ProtocolName } from '../ocpp/domain.js';
+
+/**
+ * Chargers' local authorization lists (docs/CSMS.md "Local authorization list"): what each charger
+ * holds (m0017, written when it accepts an update), the list it should hold (the RFID tokens the
+ * platform knows that may be used offline), and the SendLocalList updates between the two.
+ */
+
+type SendLocalList = Extract<ChargerCommand, { kind: 'send-local-list' }>;
+type Update = Omit<SendLocalList, 'kind'>;
+
+/** The longest OCPP 1.6 idTag (CiString20): a longer uid cannot be in a 1.6 charger's list. */
+export const ID_TAG_16_MAX = 20;
+
+/** The list a charger of `protocol` can hold of the `tokens` wanted. */
+export function wantedFor(protocol: ProtocolName, tokens: LocalListEntry[]): LocalListEntry[] {
+  return protocol === 'ocpp1.6' ? tokens.filter((e) => e.id_tag.length <= ID_TAG_16_MAX) : tokens;
+}
+
+/** What a charger holds, as its last accepted update left it; `version` null: not known. */
+export interface HeldList {
+  version: number | null;
+  entries: Map<string, LocalListEntry>;
+}
+
+/** An entry's content as compared between the held and the wanted list. */
+const sameEntry = (a: LocalListEntry, b: LocalListEntry): boolean =>
+  a.status === b.status &&
+  (a.type ?? 'ISO14443') === (b.type ?? 'ISO14443') &&
+  (a.expiry ?? null) === (b.expiry ?? null);
+
+/** `entries` in messages of at most LOCAL_LIST_MESSAGE_MAX, numbered on from `after`. */
+function chunked(entries: LocalListEntry[], after: number, first: Update['update']): Update[] {
+  const updates: Update[] = [];
+  for (let i = 0; i === 0 || i < entries.length; i += LOCAL_LIST_MESSAGE_MAX) {
+    updates.push({
+      version: after + updates.length + 1,
+      update: i === 0 ? first : 'differential',
+      entries: entries.slice(i, i + LOCAL_LIST_MESSAGE_MAX),
+    });
+  }
+  return updates;
+}
+
+/**
+ * The updates that turn `held` into `wanted`: nothing when they agree; a differential update
+ * (changed and new id tags, removed ones with a null status) from a known version; a full one when
+ * the version is not known or `full` is asked. Each message carries at most LOCAL_LIST_MESSAGE_MAX
+ * id tags: a longer full list is a full update followed by differential ones.
+ */
+export function localListUpdates(held: HeldList, wanted: LocalListEntry[], full = false): Update[] {
+  if (full || held.version === null) return chunked(wanted, held.version ?? 0, 'full');
+  const changes: LocalListEntry[] = [];
+  const names = new Set<string>();
+  for (const entry of wanted) {
+    names.add(entry.id_tag);
+    const had = held.entries.get(entry.id_tag);
+    if (!had || !sameEntry(had, entry)) changes.push(entry);
+  }
+  for (const [idTag, had] of held.entries) {
+    if (!names.has(idTag)) changes.push({ id_tag: idTag, ...(had.type ? { type: had.type } : {}), status: null });
+  }
+  return changes.length === 0 ? [] : chunked(changes, held.version, 'differential');
+}
+
+const ENTRY_TYPES = ['Central', 'eMAID', 'ISO14443', 'ISO15693', 'KeyCode', 'Local', 'MacAddress'] as const;
+const STATUSES = ['Accepted', 'Blocked', 'Expired', 'Invalid'] as const;
+const oneOrUndefined = <T extends string>(values: readonly T[], v: unknown): T | undefined =>
+  values.find((x) => x === v);
+
+/** The held lists, for /v1 and the updates. */
+export class LocalListStore {
+  constructor(private readonly db: Database) {}
+
+  async held(chargePointId: string): Promise<HeldList> {
+    const [head] = await this.db.execute('SELECT version FROM csms_local_list WHERE charge_point_id = ?', [
+      chargePointId,
+    ]);
+    const rows = await this.db.execute(
+      'SELECT id_tag, id_type, status, expiry FROM csms_local_list_entry WHERE charge_point_id = ? ORDER BY id_tag',
+      [chargePointId],
+    );
+    const entries = new Map<string, LocalListEntry>();
+    for (const r of rows) {
+      const idTag = String(r.id_tag);
+      const type = oneOrUndefined(ENTRY_TYPES, r.id_type);
+      const expiry = r.expiry === null || r.expiry === undefined ? undefined : String(r.expiry);
+      entries.set(idTag, {
+        id_tag: idTag,
+        ...(type ? { type } : {}),
+        status: oneOrUndefined(STATUSES, r.status) ?? 'Invalid',
+        ...(expiry ? { expiry } : {}),
+      });
+    }
+    return { version: head ? Number(head.version) : null, entries };
+  }
+}
+
+/** The writes of the charger's answer to a SendLocalList, in the actor's turn. */
+export const localListWrites = {
+  /**
+   * Accepted: the update is the charger's list now. VersionMismatch or Failed: what it holds is
+   * not known any more, so the next update is a full one. NotSupported, a timeout, no answer:
+   * nothing is known to have changed.
+   */
+  answered(chargePointId: string, update: Update, status: string): WriteStep | undefined {
+    if (status === 'VersionMismatch' || status === 'Failed')
+      return async (tx: SqlRunner) => {
+        await tx.run('DELETE FROM csms_local_list WHERE charge_point_id = ?', [chargePointId]);
+      };
+    if (status !== 'Accepted') return undefined;
+    return async (tx: SqlRunner) => {
+      if (update.update === 'full')
+        await tx.run('DELETE FROM csms_local_list_entry WHERE charge_point_id = ?', [chargePointId]);
+      for (const e of update.entries) {
+        if (e.status === null) {
+          await tx.run('DELETE FROM csms_local_list_entry WHERE charge_point_id = ? AND id_tag = ?', [
+            chargePointId,
+            e.id_tag,
+          ]);
+          continue;
+        }
+        await tx.run(
+          `INSERT INTO csms_local_list_entry (charge_point_id, id_tag, id_type, status, expiry) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (charge_point_id, id_tag) DO UPDATE SET id_type = excluded.id_type, status = excluded.status,
+             expiry = excluded.expiry`,
+          [chargePointId, e.id_tag, e.type ?? 'ISO14443', e.status, e.expiry ?? null],
+        );
+      }
+      await tx.run(
+        `INSERT INTO csms_local_list (charge_point_id, version, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (charge_point_id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at`,
+        [chargePointId, update.version, Date.now()],
+      );
+    };
+  },
+};
+
+const TOKEN_PAGE = 1000;
+/** how many tokens one build of the wanted list reads at most */
+const TOKEN_SCAN_MAX = 200_000;
+
+/**
+ * The list chargers should hold: RFID tokens, all of ours and those eMSPs pushed with a whitelist
+ * other than NEVER (OCPI lets a CPO accept those without asking), newest first, at most `max`. A valid
+ * token is Accepted, any other Blocked, so that a card withdrawn since is refused offline too.
+ * When parties hold the same uid the newest counts, as for an Authorize (src/roaming/bridge.ts).
+ */
+export async function wantedLocalList(
+  db: Database,
+  own: { country_code: string; party_id: string },
+  max: number,
+): Promise<LocalListEntry[]> {
+  const wanted: LocalListEntry[] = [];
+  const seen = new Set<string>();
+  for (let offset = 0; offset < TOKEN_SCAN_MAX && wanted.length < max; offset += TOKEN_PAGE) {
+    const rows = await db.execute(
+      `SELECT country_code, party_id, object_id, data FROM ocpi_object WHERE module = 'tokens'
+       ORDER BY last_updated_ms DESC, object_id LIMIT ? OFFSET ?`,
+      [TOKEN_PAGE, offset],
+    );
+    for (const row of rows) {
+      const uid = String(row.object_id);
+      if (seen.has(uid)) continue;
+      seen.add(uid);
+      // written by the tokens store from a checked 2.2.1 Token
+      const t = JSON.parse(String(row.data)) as { type?: unknown; valid?: unknown; whitelist?: unknown };
+      const ours = row.country_code === own.country_code && row.party_id === own.party_id;
+      if (t.type !== 'RFID' || (!ours && t.whitelist === 'NEVER') || uid.length > 36) continue;
+      wanted.push({ id_tag: uid, type: 'ISO14443', status: t.valid === true ? 'Accepted' : 'Blocked' });
+      if (wanted.length >= max) break;
+    }
+    if (rows.length < TOKEN_PAGE) break;
+  }
+  return wanted;
+}
