@@ -1,12 +1,13 @@
 import type { ChargerEvent, ChargerEventOutcome, ProtocolName } from '../../src/ocpp/domain.js';
 import { parseAddress, type Address } from '../../src/runtime/address.js';
 import { defineActor, type DeactivationReason } from '../../src/runtime/types.js';
-import { onAnswer, onCommand, onConnected } from './outbound-queue.js';
+import { onAnswer, onBootPolicyChanged, onCommand, onConnected } from './outbound-queue.js';
+import { onBooted } from './registration.js';
 import type { ChargePointActorDeps } from './ports.js';
 import { chargePointProtocol, ChargePointState } from './protocol.js';
 import {
   initialChargePointState,
-  onBooted,
+  retiredChargePointState,
   onDeviceModelReported,
   onReported,
   onReservationUpdated,
@@ -56,7 +57,16 @@ async function tokenArrived(
     event.type === 'transaction-updated' ? await authorizeTag(deps, ctx, idTag, null, protocol) : undefined;
   await lateToken(deps, ctx, transactionId, idTag, decision);
   const outcome = onTransactionProgress(deps, ctx, ctx.state, event);
-  return decision ? { ...outcome, id_tag_status: decision.status } : outcome;
+  return decision ? cached(deps, { ...outcome, id_tag_status: decision.status }) : outcome;
+}
+
+/**
+ * An outcome that accepts an id tag, with the time the charger's authorization cache drops it
+ * (docs/CSMS.md "Authorization"): a token withdrawn later is refused from the cache after that.
+ */
+function cached(deps: ChargePointActorDeps, outcome: ChargerEventOutcome): ChargerEventOutcome {
+  if (outcome.id_tag_status !== 'Accepted' || deps.authCacheS <= 0) return outcome;
+  return { ...outcome, cache_expiry: new Date(Date.now() + deps.authCacheS * 1000).toISOString() };
 }
 
 /** A charger's event, handed to the part of the actor that keeps what it is about. */
@@ -75,10 +85,12 @@ function onEvent(
     case 'status-changed':
       return onStatusChanged(deps, ctx, s, event);
     case 'authorize-requested':
-      return authorizeTag(deps, ctx, event.id_tag, null, protocol).then((d) => ({ id_tag_status: d.status }));
+      return authorizeTag(deps, ctx, event.id_tag, null, protocol).then((d) =>
+        cached(deps, { id_tag_status: d.status }),
+      );
     case 'transaction-started':
-      if (!deps.roaming) return onTransactionStarted(deps, ctx, s, event, protocol);
-      return started(deps, ctx, event, protocol);
+      if (!deps.roaming) return cached(deps, onTransactionStarted(deps, ctx, s, event, protocol));
+      return started(deps, ctx, event, protocol).then((outcome) => cached(deps, outcome));
     case 'transaction-updated':
     case 'transaction-ended': {
       const open = s.transactions.find((t) => t.transaction_id === event.transaction_id);
@@ -120,6 +132,8 @@ export function chargePointActor(deps: ChargePointActorDeps) {
           return onConnected(deps, ctx, msg);
         case 'links-changed':
           return reloadLinks(deps, ctx).then(() => null);
+        case 'boot-policy-changed':
+          return onBootPolicyChanged(deps, ctx, msg);
         case 'event':
           return onEvent(deps, ctx, msg.event, msg.protocol);
         case 'command':
@@ -129,6 +143,12 @@ export function chargePointActor(deps: ChargePointActorDeps) {
           return null;
         case 'get':
           return ctx.state;
+        case 'retire':
+          // a charge point registered again under this id starts from nothing
+          ctx.setState(retiredChargePointState(ctx.state));
+          ctx.afterCommit(() => deps.closeSocket(ctx.key, 'removed'));
+          ctx.passivate();
+          return null;
       }
     },
     onDeactivate(address: Address, reason: DeactivationReason) {

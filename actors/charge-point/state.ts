@@ -1,4 +1,4 @@
-import type { ChargerCommand, ChargerEvent, ChargerEventOutcome } from '../../src/ocpp/domain.js';
+import type { ChargerEvent, ChargerEventOutcome, QueuedCommand } from '../../src/ocpp/domain.js';
 import type { ActorContext } from '../../src/runtime/types.js';
 import type { ChargePointActorDeps, CsmsEvent } from './ports.js';
 import type { ChargePointState } from './protocol.js';
@@ -29,6 +29,18 @@ export function initialChargePointState(): ChargePointState {
   };
 }
 
+/**
+ * The state of a charge point the operator removed: nothing of what its charger reported, but
+ * its counters, so that a charger registered again under its id never reuses a transaction id
+ * the kept sessions hold.
+ */
+export function retiredChargePointState(s: ChargePointState | undefined): ChargePointState {
+  return {
+    ...initialChargePointState(),
+    ...(s ? { next_transaction_id: s.next_transaction_id, next_remote_start_id: s.next_remote_start_id } : {}),
+  };
+}
+
 /** Tells the live views, once the turn has committed, that this charge point changed. */
 export function publishChange(
   deps: Pick<ChargePointActorDeps, 'publish'>,
@@ -36,26 +48,6 @@ export function publishChange(
   event: Omit<CsmsEvent, 'charge_point_id'>,
 ): void {
   ctx.afterCommit(() => deps.publish({ ...event, charge_point_id: ctx.key }));
-}
-
-export function onBooted(
-  deps: ChargePointActorDeps,
-  ctx: ChargePointCtx,
-  s: ChargePointState,
-  event: EventOf<'booted'>,
-): ChargerEventOutcome {
-  ctx.setState({
-    ...s,
-    boot: {
-      vendor: event.vendor,
-      model: event.model,
-      serial_number: event.serial_number,
-      firmware_version: event.firmware_version,
-      booted_at: new Date().toISOString(),
-    },
-  });
-  publishChange(deps, ctx, { type: 'charge-point' });
-  return { heartbeat_interval_s: deps.heartbeatIntervalS };
 }
 
 export function onStatusChanged(
@@ -99,7 +91,7 @@ export function onReservationUpdated(
 }
 
 /** The reservations once the charger answered `command` with `status`. */
-export function reservationsAfterAnswer(held: Reservations, c: ChargerCommand, status: string): Reservations {
+export function reservationsAfterAnswer(held: Reservations, c: QueuedCommand, status: string): Reservations {
   // a reservation past its expiry is over: the charger lets it go by itself
   const now = Date.now();
   const reservations = held.filter((r) => !(Date.parse(r.expiry_date) <= now));

@@ -129,6 +129,11 @@ export function onTransactionProgress(
   if (!tx) {
     // already finished: a retry after the end changes nothing
     if (s.finished.some((f) => f.transaction_id === event.transaction_id)) return { id_tag_status: 'Accepted' };
+    // an end read from a message that failed its schema closes what is open, it opens nothing
+    if (event.type === 'transaction-ended' && event.salvaged) {
+      ctx.log.warn({ transaction_id: event.transaction_id }, 'invalid end of a transaction not open here: ignored');
+      return { id_tag_status: 'Accepted' };
+    }
     return adoptTransaction(deps, ctx, s, event);
   }
   const meterStart = tx.meter_start_wh ?? event.meter_wh;
@@ -141,11 +146,19 @@ export function onTransactionProgress(
       start_wh: meterStart,
       last_wh: event.meter_wh,
       energy_wh: meterStart === null ? 0 : Math.max(0, event.meter_wh - meterStart),
+      at: epochMs(event.meter_at ?? event.timestamp),
     };
   }
   if (ended) progress.stopped = { at: epochMs(event.timestamp), reason: event.reason };
   ctx.write(deps.sessions.progress(tx.session_id, progress));
-  if (tx.ocpi) sampleMeter(deps, ctx, tx.session_id, progress.stopped?.at ?? epochMs(event.timestamp), event.meter_wh);
+  if (tx.ocpi)
+    sampleMeter(
+      deps,
+      ctx,
+      tx.session_id,
+      progress.meter?.at ?? progress.stopped?.at ?? epochMs(event.timestamp),
+      event.meter_wh,
+    );
   const ocpi = tx.ocpi ? roamedProgress(deps, ctx, tx.session_id, tx.ocpi, progress) : tx.ocpi;
   if (ended) {
     ctx.setState({
@@ -221,7 +234,8 @@ function roamedProgress(
   r: Roamed,
   p: SessionProgress,
 ): Roamed {
-  const kwh = p.meter ? p.meter.energy_wh / 1000 : r.kwh;
+  // the register only grows: a reading that arrives late (queued offline) must not lower the energy
+  const kwh = p.meter ? Math.max(r.kwh, p.meter.energy_wh / 1000) : r.kwh;
   if (p.stopped) return pushSession(deps, ctx, sessionId, r, kwh, p.stopped.at);
   if (!p.meter || Date.now() - r.pushed_at < (deps.roaming?.sessionPushMs ?? 0)) return r;
   return pushSession(deps, ctx, sessionId, r, kwh, null);

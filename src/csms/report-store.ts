@@ -4,6 +4,7 @@ import type { WriteStep } from '../db/merged-write.js';
 import type { SqlRunner } from '../db/sql.js';
 import { DeviceVariable, ReportSeverity, type ReportEntry } from '../ocpp/domain.js';
 import type { ReportWrites } from '../../actors/charge-point/ports.js';
+import { titled } from '../gateway/openapi.js';
 
 /** Rows of a charger's event log kept; older ones go as new ones come (docs/CSMS.md "Event log"). */
 export const EVENT_LOG_KEEP = 1000;
@@ -22,15 +23,18 @@ function detailText(detail: unknown): string {
   return text.length <= DETAIL_CHARS ? text : JSON.stringify({ truncated: true, characters: text.length });
 }
 
-export const ChargerEventEntry = Type.Object({
-  id: Type.Integer(),
-  action: Type.String({ description: 'the OCPP action that reported it' }),
-  severity: ReportSeverity,
-  summary: Type.String(),
-  timestamp: Type.String({ format: 'date-time', description: 'when the charger says it happened' }),
-  received_at: Type.String({ format: 'date-time' }),
-  detail: Type.Unknown({ description: 'the part of the message this entry is about, as the charger sent it' }),
-});
+export const ChargerEventEntry = titled(
+  'ChargerEventEntry',
+  Type.Object({
+    id: Type.Integer(),
+    action: Type.String({ description: 'the OCPP action that reported it' }),
+    severity: ReportSeverity,
+    summary: Type.String(),
+    timestamp: Type.String({ format: 'date-time', description: 'when the charger says it happened' }),
+    received_at: Type.String({ format: 'date-time' }),
+    detail: Type.Unknown({ description: 'the part of the message this entry is about, as the charger sent it' }),
+  }),
+);
 export type ChargerEventEntry = Static<typeof ChargerEventEntry>;
 
 export const DeviceModel = Type.Object({
@@ -48,6 +52,38 @@ const atMs = (timestamp: string, fallback: number): number => {
  * The event log and device model writes of the charge-point actor (deps.reports), run inside its
  * fenced turn, so a report is answered only once it is stored.
  */
+/** The configuration keys and variables that hold the charger's password: write-only in OCPP. */
+const SECRET_NAMES = new Set(['AuthorizationKey', 'BasicAuthPassword']);
+const HIDDEN = '(hidden)';
+
+/**
+ * A GetConfiguration or GetVariables reply with the password's value hidden, should a charger
+ * return it although OCPP says it must not: replies are stored and shown to operators.
+ */
+function withoutSecrets(reply: unknown): unknown {
+  if (typeof reply !== 'object' || reply === null) return reply;
+  const r = reply as { configurationKey?: unknown; getVariableResult?: unknown };
+  const hide = <T>(list: unknown, secret: (e: Record<string, unknown>) => boolean, field: string): T[] | undefined =>
+    Array.isArray(list)
+      ? list.map((e: unknown) =>
+          typeof e === 'object' && e !== null && secret(e as Record<string, unknown>) && field in e
+            ? ({ ...e, [field]: HIDDEN } as T)
+            : (e as T),
+        )
+      : undefined;
+  const keys = hide(r.configurationKey, (e) => SECRET_NAMES.has(String(e.key)), 'value');
+  const variables = hide(
+    r.getVariableResult,
+    (e) => SECRET_NAMES.has(String((e.variable as { name?: unknown } | undefined)?.name)),
+    'attributeValue',
+  );
+  return {
+    ...reply,
+    ...(keys ? { configurationKey: keys } : {}),
+    ...(variables ? { getVariableResult: variables } : {}),
+  };
+}
+
 export const reportWrites: ReportWrites = {
   append(chargePointId: string, action: string, entries: ReportEntry[]): WriteStep {
     return async (tx: SqlRunner) => {
@@ -119,7 +155,7 @@ export const reportWrites: ReportWrites = {
       const now = Date.now();
       await tx.run(
         'INSERT INTO csms_command_reply (command_id, charge_point_id, reply, received_at) VALUES (?, ?, ?, ?) ON CONFLICT (command_id) DO NOTHING',
-        [commandId, chargePointId, JSON.stringify(reply ?? null), now],
+        [commandId, chargePointId, JSON.stringify(withoutSecrets(reply) ?? null), now],
       );
       await tx.run(
         `DELETE FROM csms_command_reply WHERE charge_point_id = ? AND command_id NOT IN (

@@ -3,46 +3,50 @@ import type { Dialect, SqlRunner } from '../db/sql.js';
 import Type, { type Static } from '#typebox';
 import type { Database, Row } from '../db/database.js';
 import type { NewSessionRow, SessionProgress, SessionWrites } from '../../actors/charge-point/ports.js';
+import { titled } from '../gateway/openapi.js';
 
 /** A charging session as the /v1 API shows it, built from the transactions chargers report. */
-export const ChargingSession = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  charge_point_id: Type.String(),
-  protocol: Type.String(),
-  transaction_id: Type.String(),
-  evse_id: Type.Integer(),
-  connector_id: Type.Integer(),
-  id_tag: Type.Union([Type.String(), Type.Null()]),
-  status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('COMPLETED')]),
-  started_at: Type.String({ format: 'date-time' }),
-  stopped_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  meter_start_wh: Type.Union([Type.Number(), Type.Null()]),
-  meter_last_wh: Type.Union([Type.Number(), Type.Null()]),
-  energy_wh: Type.Number({ description: 'energy delivered so far (Wh)' }),
-  stop_reason: Type.Union([Type.String(), Type.Null()]),
-  updated_at: Type.String({ format: 'date-time' }),
-  cost: Type.Union(
-    [
-      Type.Object({
-        excl_vat: Type.Number(),
-        incl_vat: Type.Union([Type.Number(), Type.Null()]),
-        currency: Type.String(),
-        final: Type.Boolean({ description: "true: the CDR's total; false: the running cost so far" }),
-      }),
-      Type.Null(),
-    ],
-    {
-      description:
-        'a roamed session (on a linked EVSE, with a partner token): its price; null otherwise or until priced',
-    },
-  ),
-  remote_start_command_id: Type.Union([Type.String(), Type.Null()], {
-    description: "the remote start this session followed: its command id (in the charge point's commands)",
+export const ChargingSession = titled(
+  'ChargingSession',
+  Type.Object({
+    id: Type.String({ format: 'uuid' }),
+    charge_point_id: Type.String(),
+    protocol: Type.String(),
+    transaction_id: Type.String(),
+    evse_id: Type.Integer(),
+    connector_id: Type.Integer(),
+    id_tag: Type.Union([Type.String(), Type.Null()]),
+    status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('COMPLETED')]),
+    started_at: Type.String({ format: 'date-time' }),
+    stopped_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    meter_start_wh: Type.Union([Type.Number(), Type.Null()]),
+    meter_last_wh: Type.Union([Type.Number(), Type.Null()]),
+    energy_wh: Type.Number({ description: 'energy delivered so far (Wh)' }),
+    stop_reason: Type.Union([Type.String(), Type.Null()]),
+    updated_at: Type.String({ format: 'date-time' }),
+    cost: Type.Union(
+      [
+        Type.Object({
+          excl_vat: Type.Number(),
+          incl_vat: Type.Union([Type.Number(), Type.Null()]),
+          currency: Type.String(),
+          final: Type.Boolean({ description: "true: the CDR's total; false: the running cost so far" }),
+        }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'a roamed session (on a linked EVSE, with a partner token): its price; null otherwise or until priced',
+      },
+    ),
+    remote_start_command_id: Type.Union([Type.String(), Type.Null()], {
+      description: "the remote start this session followed: its command id (in the charge point's commands)",
+    }),
+    cdr_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'the id of its CDR once the session ended and was priced (GET /v1/sessions/{id}/cdr)',
+    }),
   }),
-  cdr_id: Type.Union([Type.String(), Type.Null()], {
-    description: 'the id of its CDR once the session ended and was priced (GET /v1/sessions/{id}/cdr)',
-  }),
-});
+);
 export type ChargingSession = Static<typeof ChargingSession>;
 
 /**
@@ -77,7 +81,9 @@ export const sessionWrites: SessionWrites = {
   /**
    * One UPDATE of the session row, without reading it first: the meter moves only when the event
    * carried a reading, and a 2.0.1 update whose seqNo is not above the last one applied matches
-   * no row (a charger repeating a message it had no answer to). A meter reading and nothing else
+   * no row (a charger repeating a message it had no answer to). The reading replaces the row's
+   * only when it was taken at or after it (`meter_last_at`, `NEWER`), so readings that arrive out
+   * of order never lower the last reading or the energy. A meter reading and nothing else
    * (the MeterValues of a running transaction) is a row of `meterProgress`, which a batch of
    * turns on PostgreSQL writes in one statement.
    */
@@ -89,19 +95,33 @@ export const sessionWrites: SessionWrites = {
         start_wh: p.meter.start_wh,
         last_wh: p.meter.last_wh,
         energy_wh: p.meter.energy_wh,
+        at: p.meter.at,
         seq: p.seq_no ?? null,
       });
     return (tx) => progressAny(tx, sessionId, p);
   },
 };
 
+/**
+ * Whether a reading taken at the bound time is at least as new as the row's (a tie goes to the
+ * later arrival). In a SET list every expression reads the row as it was before the UPDATE, in
+ * SQLite as in PostgreSQL, so the three columns are decided on the same old `meter_last_at`.
+ */
+const NEWER = '(meter_last_at IS NULL OR meter_last_at <= ?)';
+
 /** Any update or end: the SET list holds what the event carried. */
 async function progressAny(tx: SqlRunner, sessionId: string, p: SessionProgress): Promise<void> {
   const sets = ['updated_at = ?'];
   const params: unknown[] = [Date.now()];
   if (p.meter) {
-    sets.push('meter_start_wh = COALESCE(meter_start_wh, ?)', 'meter_last_wh = ?', 'energy_wh = ?');
-    params.push(p.meter.start_wh, p.meter.last_wh, p.meter.energy_wh);
+    const { at } = p.meter;
+    sets.push(
+      'meter_start_wh = COALESCE(meter_start_wh, ?)',
+      `meter_last_wh = CASE WHEN ${NEWER} THEN ? ELSE meter_last_wh END`,
+      `energy_wh = CASE WHEN ${NEWER} THEN ? ELSE energy_wh END`,
+      `meter_last_at = CASE WHEN ${NEWER} THEN ? ELSE meter_last_at END`,
+    );
+    params.push(p.meter.start_wh, at, p.meter.last_wh, at, p.meter.energy_wh, at, at);
   }
   if (p.id_tag) {
     sets.push('id_tag = ?');
@@ -131,6 +151,8 @@ interface MeterRow {
   start_wh: number | null;
   last_wh: number;
   energy_wh: number;
+  /** when the reading was taken (epoch ms): it replaces the row's only when not older */
+  at: number;
   /** 2.0.1 seqNo: the row moves only when it is above the last one applied */
   seq: number | null;
 }
@@ -144,10 +166,12 @@ interface MeterRow {
 class MeterProgress extends MergeableStatement<MeterRow> {
   async one(tx: SqlRunner, r: MeterRow): Promise<void> {
     await tx.run(
-      `UPDATE csms_session SET updated_at = ?, meter_start_wh = COALESCE(meter_start_wh, ?), meter_last_wh = ?,
-         energy_wh = ?, seq_max = COALESCE(?, seq_max)
+      `UPDATE csms_session SET updated_at = ?, meter_start_wh = COALESCE(meter_start_wh, ?),
+         meter_last_wh = CASE WHEN ${NEWER} THEN ? ELSE meter_last_wh END,
+         energy_wh = CASE WHEN ${NEWER} THEN ? ELSE energy_wh END,
+         meter_last_at = CASE WHEN ${NEWER} THEN ? ELSE meter_last_at END, seq_max = COALESCE(?, seq_max)
        WHERE id = ? AND (CAST(? AS integer) IS NULL OR seq_max IS NULL OR seq_max < ?)`,
-      [r.updated_at, r.start_wh, r.last_wh, r.energy_wh, r.seq, r.id, r.seq, r.seq],
+      [r.updated_at, r.start_wh, r.at, r.last_wh, r.at, r.energy_wh, r.at, r.at, r.seq, r.id, r.seq, r.seq],
     );
   }
 
@@ -158,9 +182,12 @@ class MeterProgress extends MergeableStatement<MeterRow> {
     }
     await tx.run(
       `UPDATE csms_session AS s SET updated_at = v.updated_at, meter_start_wh = COALESCE(s.meter_start_wh, v.start_wh),
-         meter_last_wh = v.last_wh, energy_wh = v.energy_wh, seq_max = COALESCE(v.seq, s.seq_max)
-       FROM unnest(?::varchar[], ?::bigint[], ?::float8[], ?::float8[], ?::float8[], ?::integer[])
-         AS v(id, updated_at, start_wh, last_wh, energy_wh, seq)
+         meter_last_wh = CASE WHEN s.meter_last_at IS NULL OR s.meter_last_at <= v.at THEN v.last_wh ELSE s.meter_last_wh END,
+         energy_wh = CASE WHEN s.meter_last_at IS NULL OR s.meter_last_at <= v.at THEN v.energy_wh ELSE s.energy_wh END,
+         meter_last_at = CASE WHEN s.meter_last_at IS NULL OR s.meter_last_at <= v.at THEN v.at ELSE s.meter_last_at END,
+         seq_max = COALESCE(v.seq, s.seq_max)
+       FROM unnest(?::varchar[], ?::bigint[], ?::float8[], ?::float8[], ?::float8[], ?::bigint[], ?::integer[])
+         AS v(id, updated_at, start_wh, last_wh, energy_wh, at, seq)
        WHERE s.id = v.id AND (v.seq IS NULL OR s.seq_max IS NULL OR s.seq_max < v.seq)`,
       [
         rows.map((r) => r.id),
@@ -168,6 +195,7 @@ class MeterProgress extends MergeableStatement<MeterRow> {
         rows.map((r) => r.start_wh),
         rows.map((r) => r.last_wh),
         rows.map((r) => r.energy_wh),
+        rows.map((r) => r.at),
         rows.map((r) => r.seq),
       ],
     );

@@ -22,3 +22,34 @@ export function energyRegisterWh(samples: SampledReading[]): number | null {
   }
   return found;
 }
+
+/** A register reading and the time the charger took it (its meterValue's timestamp). */
+export interface RegisterReading {
+  wh: number;
+  timestamp: string;
+}
+
+/**
+ * The register reading with the latest timestamp among a message's meter values (a tie goes to
+ * the later entry). Not simply the last entry: a charger may list its values in any order, and
+ * the last one may hold other measurands only (docs/CSMS.md "Energy and out-of-order readings").
+ * A timestamp that does not parse ranks below every one that does.
+ */
+export function latestRegisterReading<E extends { timestamp: string }>(
+  entries: readonly E[] | undefined,
+  samplesOf: (entry: E) => SampledReading[],
+): RegisterReading | null {
+  let best: RegisterReading | null = null;
+  let bestAt = -Infinity;
+  for (const entry of entries ?? []) {
+    const wh = energyRegisterWh(samplesOf(entry));
+    if (wh === null) continue;
+    const parsed = Date.parse(entry.timestamp);
+    const at = Number.isFinite(parsed) ? parsed : -Infinity;
+    if (best === null || at >= bestAt) {
+      best = { wh, timestamp: entry.timestamp };
+      bestAt = at;
+    }
+  }
+  return best;
+}

@@ -145,8 +145,8 @@ describe('/v1 management API for charge points and sessions', () => {
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.contain('text/html');
     // the script is a file of its own (the page's CSP refuses inline scripts)
-    expect(await res.text()).to.contain('src="/dashboard/dashboard.js"');
-    const script = await fetch(`${csms.url}/dashboard/dashboard.js`);
+    expect(await res.text()).to.contain('src="/dashboard/console.js"');
+    const script = await fetch(`${csms.url}/dashboard/console.js`);
     expect(script.headers.get('content-type')).to.contain('text/javascript');
     expect(await script.text()).to.contain('/v1/charge-points');
   });
