@@ -1,24 +1,29 @@
 import Value from '#typebox/value';
+import { ConfigError } from './config-error.js';
 import { SettingsSchema, type Settings } from './settings.js';
+import { postgresTls, redisTls, type SslMode, type TlsSettings } from './tls.js';
 
+export { ConfigError } from './config-error.js';
 export { SettingsSchema, type Settings } from './settings.js';
-
-/** A setting that cannot be used; the message names the variable. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`invalid setting ${variable}: ${message}`);
-  }
-}
+export { CONNECT_TIMEOUT_MS, nodeTlsOptions, type SslMode, type TlsSettings } from './tls.js';
 
 export interface Config extends Settings {
   /** derived: the URL partners and chargers use to reach this process */
   publicUrl: string;
   mode: 'embedded' | 'cluster';
-  database: { kind: 'sqlite'; file: string } | { kind: 'postgresql'; url: string; schema: string };
+  database:
+    | { kind: 'sqlite'; file: string }
+    | {
+        kind: 'postgresql';
+        /** DATABASE_URL without its sslmode */
+        url: string;
+        schema: string;
+        sslmode?: SslMode;
+        /** undefined: plain TCP */
+        tls?: TlsSettings;
+      };
+  /** REDIS_URL rediss://: how the link is checked; undefined for redis:// */
+  redisTls: TlsSettings | undefined;
 }
 
 const known = Object.keys(SettingsSchema.properties);
@@ -38,9 +43,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (settings.NODE_ENV === 'production' && !settings.CSMS_API_KEY) {
     throw new ConfigError('CSMS_API_KEY', 'must be set when NODE_ENV=production');
   }
-  const database: Config['database'] = settings.DATABASE_URL.startsWith('sqlite:')
-    ? { kind: 'sqlite', file: settings.DATABASE_URL.slice('sqlite:'.length) }
-    : { kind: 'postgresql', url: settings.DATABASE_URL, schema: settings.DATABASE_SCHEMA };
+  const database = databaseOf(settings);
   if (settings.REDIS_URL && database.kind === 'sqlite') {
     throw new ConfigError('DATABASE_URL', 'cluster mode (REDIS_URL set) needs a postgres:// DATABASE_URL');
   }
@@ -49,7 +52,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: (settings.PUBLIC_URL ?? `http://localhost:${settings.PORT}`).replace(/\/+$/, ''),
     mode: settings.REDIS_URL ? 'cluster' : 'embedded',
     database,
+    redisTls: redisTls(settings),
   };
+}
+
+function databaseOf(settings: Settings): Config['database'] {
+  if (settings.DATABASE_URL.startsWith('sqlite:')) {
+    for (const name of ['DATABASE_SSL_CA', 'DATABASE_SSL_REJECT_UNAUTHORIZED'] as const) {
+      if (settings[name] !== undefined) throw new ConfigError(name, 'needs a postgres:// DATABASE_URL');
+    }
+    return { kind: 'sqlite', file: settings.DATABASE_URL.slice('sqlite:'.length) };
+  }
+  const { url, sslmode, tls } = postgresTls(settings);
+  return { kind: 'postgresql', url, schema: settings.DATABASE_SCHEMA, sslmode, ...(tls ? { tls } : {}) };
 }
 
 /** The error naming the first variable that fails its schema. */
@@ -57,8 +72,24 @@ function settingsError(settings: unknown, env: Record<string, string | undefined
   const first = Value.Errors(SettingsSchema, settings)[0];
   if (!first) return new ConfigError('settings', 'do not match their schema');
   const variable = first.instancePath.replace(/^\//, '').split('/')[0] || requiredName(first.params) || 'settings';
-  const given = env[variable];
-  return new ConfigError(variable, `${first.message}${given === undefined ? '' : ` (got ${JSON.stringify(given)})`}`);
+  const given = shown(variable, env[variable]);
+  return new ConfigError(variable, `${first.message}${given === undefined ? '' : ` (got ${given})`}`);
+}
+
+/** Settings whose value is a secret or holds one: never written to a log line. */
+const SECRET_SETTINGS = new Set(['CSMS_API_KEY', 'METRICS_TOKEN', 'DATABASE_SSL_CA', 'REDIS_TLS_CA']);
+const URL_SETTINGS = new Set(['DATABASE_URL', 'REDIS_URL', 'PUBLIC_URL']);
+
+/** How a bad value is quoted in the error: as given, a URL without its credentials, or not at all. */
+function shown(variable: string, given: string | undefined): string | undefined {
+  if (given === undefined || SECRET_SETTINGS.has(variable)) return undefined;
+  if (!URL_SETTINGS.has(variable)) return JSON.stringify(given);
+  try {
+    const url = new URL(given);
+    return JSON.stringify(`${url.protocol}//${url.host}`);
+  } catch {
+    return 'a value that is not a URL';
+  }
 }
 
 function requiredName(params: object): string | undefined {

@@ -14,7 +14,8 @@ export const SettingsSchema = Type.Object({
     minimum: 0,
     maximum: 65535,
     default: 3000,
-    description: 'HTTP and WebSocket port (0 = any free port)',
+    description:
+      'HTTP and WebSocket port (0 = any free port); a worker serves /healthz, /readyz, /metrics and the API docs on it',
   }),
   HOST: Type.String({ default: '0.0.0.0', description: 'address the HTTP server binds to' }),
   PUBLIC_URL: Type.Optional(
@@ -26,7 +27,8 @@ export const SettingsSchema = Type.Object({
   DATABASE_URL: Type.String({
     pattern: '^(postgres(ql)?://[^\\s]+|sqlite:.+)$',
     default: 'sqlite:./data/platform.sqlite',
-    description: 'postgres:// URL (cluster) or sqlite:<file> (embedded)',
+    description:
+      'postgres:// URL (cluster) or sqlite:<file> (embedded); ?sslmode=disable | require | verify-ca | verify-full sets TLS (docs/CONFIGURATION.md)',
   }),
   DATABASE_SCHEMA: Type.String({
     pattern: '^[a-z_][a-z0-9_]{0,62}$',
@@ -39,6 +41,19 @@ export const SettingsSchema = Type.Object({
     default: 10,
     description: 'PostgreSQL connections per process',
   }),
+  DATABASE_SSL_CA: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        "CA certificate(s) PostgreSQL's certificate is checked against: PEM text, or the path of a PEM file; turns TLS on when DATABASE_URL has no sslmode (as verify-full)",
+    }),
+  ),
+  DATABASE_SSL_REJECT_UNAUTHORIZED: Type.Optional(
+    Type.Union([Type.Literal('true'), Type.Literal('false')], {
+      description:
+        "false: TLS to PostgreSQL without checking its certificate (Heroku Postgres); true: the certificate must chain to DATABASE_SSL_CA or a system CA; unset: as DATABASE_URL's sslmode says; either turns TLS on when DATABASE_URL has no sslmode",
+    }),
+  ),
   REDIS_URL: Type.Optional(
     Type.String({
       pattern: '^rediss?://[^\\s]+$',
@@ -50,10 +65,23 @@ export const SettingsSchema = Type.Object({
     default: 'evp',
     description: 'key prefix for every Redis key',
   }),
+  REDIS_TLS_CA: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        "CA certificate(s) Redis's certificate is checked against (rediss:// only): PEM text, or the path of a PEM file",
+    }),
+  ),
+  REDIS_TLS_REJECT_UNAUTHORIZED: Type.Optional(
+    Type.Union([Type.Literal('true'), Type.Literal('false')], {
+      description:
+        "rediss:// only. false: TLS without checking Redis's certificate (Heroku Redis); unset or true: it must chain to REDIS_TLS_CA or a system CA and name the URL's host",
+    }),
+  ),
   PROCESS_ROLE: Type.Union([Type.Literal('all'), Type.Literal('web'), Type.Literal('worker')], {
     default: 'all',
     description:
-      'all: everything in one process (embedded); web: HTTP, OCPP WebSockets and an actor host; worker: actor host only',
+      'all: everything in one process (embedded); web: HTTP, OCPP WebSockets and an actor host; worker: actor host, with /healthz, /readyz, /metrics and the API docs only',
   }),
   CSMS_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Bearer key of the /v1 management surface' })),
   LOG_LEVEL: Type.Union(
@@ -93,6 +121,13 @@ export const SettingsSchema = Type.Object({
     default: 60000,
     description:
       'a running roamed session is sent to its eMSP with its energy at most this often (its start and end at once); 0 = at every meter value',
+  }),
+  ROAMING_SAMPLE_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 3650,
+    default: 30,
+    description:
+      "meter readings of a roamed session that ended without a CDR (and whose CDR no outbox row can still build) are deleted this long after the session's last change; a stored CDR deletes its session's at once",
   }),
   ROAMING_AUTHORIZE_TIMEOUT_MS: Type.Integer({
     minimum: 100,
@@ -257,12 +292,51 @@ export const SettingsSchema = Type.Object({
     default: 64,
     description: 'open transactions one charger may hold; further starts are refused',
   }),
+  OCPP_AUTH_CACHE_S: Type.Integer({
+    minimum: 0,
+    maximum: 30 * 86_400,
+    default: 3600,
+    description:
+      "how long a charger may keep an accepted id tag in its authorization cache (1.6 expiryDate, 2.0.1 cacheExpiryDateTime); 0: the charger's own rule",
+  }),
+  OCPP_LOCAL_LIST_MAX: Type.Integer({
+    minimum: 0,
+    maximum: 100_000,
+    default: 1000,
+    description:
+      "id tags a charger's local authorization list is given at most by sync-local-list (the newest tokens first; 0: none)",
+  }),
+  OCPP_LOCAL_LIST_SYNC_S: Type.Integer({
+    minimum: 0,
+    maximum: 7 * 86_400,
+    default: 3600,
+    description:
+      "every this many seconds each process brings the local lists of the chargers connected to it to the platform's tokens (differential updates; 0: only when the operator asks)",
+  }),
   OCPP_LOGIN_FAILURES: Type.Integer({
     minimum: 1,
     maximum: 1000,
     default: 5,
     description:
       'failed charger logins per identity or per address before further attempts are refused with a back-off (429)',
+  }),
+  OCPP_BOOT_POLICY: Type.Union([Type.Literal('Accepted'), Type.Literal('Pending'), Type.Literal('Rejected')], {
+    default: 'Accepted',
+    description:
+      'the BootNotification status of a charger whose own boot policy is unset (PUT /v1/charge-points/{id}/boot-policy): Accepted, Pending (the operator accepts it) or Rejected',
+  }),
+  OCPP_HEARTBEAT_INTERVAL_S: Type.Integer({
+    minimum: 1,
+    maximum: 86400,
+    default: 300,
+    description: 'the Heartbeat interval (seconds) given to a charger whose BootNotification is Accepted',
+  }),
+  OCPP_BOOT_RETRY_INTERVAL_S: Type.Integer({
+    minimum: 1,
+    maximum: 86400,
+    default: 60,
+    description:
+      'the interval (seconds) given with a Pending or Rejected BootNotification: the least a charger waits before it boots again',
   }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({
     minimum: 1000,

@@ -1,6 +1,8 @@
-import { ConfigError, loadConfig } from '../config/index.js';
+import { loadConfig } from '../config/index.js';
 import { Database } from '../src/db/database.js';
 import { createLogger } from '../src/logger.js';
+import { checkDatabase } from '../src/platform/dependency-error.js';
+import { exitOnStartFailure } from '../src/platform/start-failure.js';
 
 /** The release phase: applies pending migrations and exits. */
 async function main(): Promise<void> {
@@ -8,6 +10,7 @@ async function main(): Promise<void> {
   const log = createLogger(config.LOG_LEVEL, { role: 'release' });
   const db = await Database.open(config.database, { log });
   try {
+    await checkDatabase(db, config.database);
     const applied = await db.migrate();
     log.info(
       { applied, database: config.database.kind },
@@ -18,9 +21,5 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(
-    `${err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-  );
-  process.exit(1);
-});
+// a failure is one JSON line naming the setting (as a platform process's start)
+main().catch(exitOnStartFailure);

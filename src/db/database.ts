@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import type { Logger } from 'pino';
-import type { Config } from '../../config/index.js';
+import { CONNECT_TIMEOUT_MS, nodeTlsOptions, type Config } from '../../config/index.js';
 import { migrationNames, type MigrationName } from './migrations/names.js';
 import { GroupCommit } from './group-commit.js';
 import type { Orm, OrmOptions } from './orm.js';
@@ -57,6 +57,9 @@ export class Database {
       log: opts.log,
       poolMax: opts.poolMax ?? 10,
       idleInTransactionMs: opts.idleInTransactionMs ?? 30_000,
+      // both pools (and so migrations) connect alike: TLS as DATABASE_URL's sslmode says, bounded
+      ssl: database.kind === 'postgresql' && database.tls ? nodeTlsOptions(database.tls) : false,
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
     };
     const window = opts.commitWindowMs ?? 0;
     if (database.kind === 'sqlite') {
@@ -76,6 +79,8 @@ export class Database {
       schema: database.schema,
       poolMax: ormOptions.poolMax,
       idleInTransactionMs: ormOptions.idleInTransactionMs,
+      ssl: ormOptions.ssl,
+      connectTimeoutMs: ormOptions.connectTimeoutMs,
     });
     const openOrm = async (): Promise<Orm> => {
       const { openPostgresOrm } = await import('./orm.js');

@@ -21,6 +21,34 @@ export interface BatchRead {
 }
 
 const NOTHING_READ: BatchValues = new Map();
+
+/** How often a transaction PostgreSQL chose as a deadlock's victim (or a serialization failure) runs again. */
+const TRANSIENT_RETRIES = 3;
+
+/**
+ * PostgreSQL's deadlock (40P01) and serialization failure (40001): the transaction was rolled
+ * back for another's sake and succeeds when run again. Turn writes are statements only, so they
+ * can be (see `flush`).
+ */
+export function isTransient(err: unknown): boolean {
+  for (let e: unknown = err; typeof e === 'object' && e !== null; e = (e as { cause?: unknown }).cause) {
+    const code = (e as { code?: unknown }).code;
+    if (code === '40P01' || code === '40001') return true;
+  }
+  return false;
+}
+
+/** `run`, again after a short random pause while it fails transiently, at most TRANSIENT_RETRIES more times. */
+export async function retryTransient<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await run();
+    } catch (err) {
+      if (attempt >= TRANSIENT_RETRIES || !isTransient(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 10 * (attempt + 1)));
+    }
+  }
+}
 const NO_ROWS: readonly MergedWrite[] = [];
 
 /**
@@ -175,9 +203,10 @@ export class GroupCommit {
   private async flush(batch: Pending[]): Promise<void> {
     const only = batch.length === 1 ? batch[0] : undefined;
     if (only) {
-      await this.sql
-        .transaction(async (tx) => alone(tx, only, await this.reads(tx, batch)))
-        .then(only.resolve, only.reject);
+      await retryTransient(() => this.sql.transaction(async (tx) => alone(tx, only, await this.reads(tx, batch)))).then(
+        only.resolve,
+        only.reject,
+      );
       return;
     }
     const committed = await this.sql
@@ -204,18 +233,21 @@ export class GroupCommit {
     /** each turn's own failure, when its savepoint rolled back */
     const failures = new Map<Pending, unknown>();
     try {
-      await this.sql.transaction(async (tx) => {
-        const reads = await this.reads(tx, batch);
-        for (const p of batch) {
-          await tx
-            .savepoint(() => alone(tx, p, reads))
-            .catch((err: unknown) => {
-              // the transaction is gone: roll back and fail the whole batch
-              if (err instanceof TransactionLostError) throw err;
-              failures.set(p, err);
-            });
-        }
-      });
+      await retryTransient(() =>
+        this.sql.transaction(async (tx) => {
+          failures.clear();
+          const reads = await this.reads(tx, batch);
+          for (const p of batch) {
+            await tx
+              .savepoint(() => alone(tx, p, reads))
+              .catch((err: unknown) => {
+                // the transaction is gone, or PostgreSQL chose it as a deadlock's victim: run it again
+                if (err instanceof TransactionLostError || isTransient(err)) throw err;
+                failures.set(p, err);
+              });
+          }
+        }),
+      );
     } catch (err) {
       // BEGIN or COMMIT failed: nothing of the batch is durable
       for (const p of batch) p.reject(failures.get(p) ?? err);

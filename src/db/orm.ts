@@ -1,6 +1,7 @@
 import { MikroORM, type Options } from '@mikro-orm/core';
 import { BetterSqliteKnexDialect, knex, type AbstractSqlDriver } from '@mikro-orm/knex';
 import type BetterSqlite3 from 'better-sqlite3';
+import type { ConnectionOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
 import type { SqliteConnectionSource } from './sql.js';
@@ -16,6 +17,9 @@ export interface OrmOptions {
   log: Logger;
   poolMax: number;
   idleInTransactionMs: number;
+  /** PostgreSQL: TLS options for `pg` (false: plain TCP) and the bound on opening a connection */
+  ssl: ConnectionOptions | false;
+  connectTimeoutMs: number;
 }
 
 function commonOptions(log: Logger): Partial<Options<AbstractSqlDriver>> {
@@ -74,6 +78,8 @@ export async function openPostgresOrm(
     driver: PostgreSqlDriver,
     clientUrl: database.url,
     schema,
+    // merged by MikroORM into knex's connection settings, which knex hands to pg.Client
+    driverOptions: { connection: { ssl: opts.ssl, connectionTimeoutMillis: opts.connectTimeoutMs } },
     pool: {
       min: 0,
       max: opts.poolMax,

@@ -1,3 +1,4 @@
+import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
 import { MAX_CACHED_STATEMENTS, withSavepoint, type Row, type SqlExecutor, type SqlTx } from './sql.js';
 
@@ -27,6 +28,10 @@ export interface PgExecutorOptions {
   poolMax: number;
   /** idle_in_transaction_session_timeout, as `Database.open` sets it for MikroORM's pool */
   idleInTransactionMs: number;
+  /** TLS options (DATABASE_URL's sslmode, DATABASE_SSL_*); false: plain TCP */
+  ssl: ConnectionOptions | false;
+  /** a connection (TCP, TLS, login) that takes longer fails */
+  connectTimeoutMs: number;
 }
 
 /**
@@ -43,9 +48,19 @@ export class PgExecutor implements SqlExecutor {
     const idle = Math.max(1000, Math.floor(opts.idleInTransactionMs));
     // session settings as startup parameters: in force before the first statement, no extra query
     const schema = `"${opts.schema.replace(/"/g, '""')}"`.replace(/([\\ ])/g, '\\$1');
+    // the bound is on a connection being made, not on waiting for a pooled one (the pool's own
+    // connectionTimeoutMillis would fail queries queued behind a busy pool after that long)
+    const connectTimeoutMs = opts.connectTimeoutMs;
+    class BoundedClient extends pg.Client {
+      constructor(config: pg.ClientConfig = {}) {
+        super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+      }
+    }
     this.pool = new pg.Pool({
+      Client: BoundedClient,
       connectionString: opts.url,
       max: opts.poolMax,
+      ssl: opts.ssl,
       options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=${idle}`,
     });
     // an idle client's error (server restart) must not crash the process; the pool drops it

@@ -22,6 +22,71 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
 
   groupCommitTests(() => db);
 
+  it('a query waits for a busy pool longer than the connect bound (the bound is on making a connection)', async () => {
+    const { PgExecutor } = await import('../../src/db/pg-executor.js');
+    const pool = new PgExecutor({
+      url: PG_URL,
+      schema: 'public',
+      poolMax: 1,
+      idleInTransactionMs: 30_000,
+      ssl: false,
+      connectTimeoutMs: 200,
+    });
+    try {
+      const slow = pool.query('SELECT pg_sleep(0.6) AS slept');
+      // queued behind the one connection for 600 ms, three times the connect bound
+      const [row] = await pool.query('SELECT 1 AS ok');
+      await slow;
+      if (Number(row?.ok) !== 1) throw new Error('the queued query did not run');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('a transaction PostgreSQL picks as a deadlock victim runs again and commits (retryTransient)', async () => {
+    const { PgExecutor } = await import('../../src/db/pg-executor.js');
+    const { retryTransient } = await import('../../src/db/group-commit.js');
+    const schema = await tempSchema();
+    const pool = new PgExecutor({
+      url: PG_URL,
+      schema: schema.schema,
+      poolMax: 4,
+      idleInTransactionMs: 30_000,
+      ssl: false,
+      connectTimeoutMs: 5_000,
+    });
+    try {
+      await pool.run('CREATE TABLE pair (id integer PRIMARY KEY, n integer NOT NULL)');
+      await pool.run('INSERT INTO pair (id, n) VALUES (1, 0), (2, 0)');
+      const gate = (): { wait: Promise<void>; open: () => void } => {
+        let open = (): void => undefined;
+        const wait = new Promise<void>((resolve) => (open = resolve));
+        return { wait, open };
+      };
+      const [a, b] = [gate(), gate()];
+      let attempts = 0;
+      // each locks one row, waits for the other to lock its row, then wants the other's: a cycle
+      const cross = (first: number, second: number, mine: typeof a, theirs: typeof a) =>
+        retryTransient(() =>
+          pool.transaction(async (tx) => {
+            attempts += 1;
+            await tx.run('UPDATE pair SET n = n + 1 WHERE id = ?', [first]);
+            mine.open();
+            await theirs.wait;
+            await tx.run('UPDATE pair SET n = n + 1 WHERE id = ?', [second]);
+          }),
+        );
+      await Promise.all([cross(1, 2, a, b), cross(2, 1, b, a)]);
+      const rows = await pool.query('SELECT n FROM pair ORDER BY id');
+      if (rows.map((r) => Number(r.n)).join(',') !== '2,2')
+        throw new Error(`both should commit: ${JSON.stringify(rows)}`);
+      if (attempts < 3) throw new Error(`no deadlock happened (${attempts} attempts)`);
+    } finally {
+      await pool.close();
+      await schema.drop();
+    }
+  });
+
   it('runs beside a MikroORM transaction held across awaits', async () => {
     await checkOrmTransactionAlongside(db);
   });

@@ -172,9 +172,9 @@ async function checkMeterProgressMerged(db: Database): Promise<void> {
   await db.sql.transaction(async (tx) => {
     for (const s of rows) await sessionWrites.insert(tx, s);
   });
-  const reading = (id: string, last: number, seq: number | null) => {
+  const reading = (id: string, last: number, seq: number | null, at = Date.now()) => {
     const write = sessionWrites.progress(id, {
-      meter: { start_wh: 900, last_wh: last, energy_wh: last - 900 },
+      meter: { start_wh: 900, last_wh: last, energy_wh: last - 900, at },
       seq_no: seq,
     });
     if (typeof write === 'function') throw new Error('a meter reading alone should be a merged write');
@@ -185,15 +185,28 @@ async function checkMeterProgressMerged(db: Database): Promise<void> {
     reading(rows[1]!.id, 1700, null),
     reading(rows[2]!.id, 1900, 4),
   ]);
-  const got = await db.sql.query(
-    "SELECT id, meter_start_wh, meter_last_wh, energy_wh, seq_max FROM csms_session WHERE charge_point_id LIKE 'gc-cp-%' ORDER BY id",
-  );
-  expect(
-    got.map((r) => [Number(r.meter_start_wh), Number(r.meter_last_wh), Number(r.energy_wh), r.seq_max]),
-  ).to.deep.equal([
+  const meters = async () =>
+    (
+      await db.sql.query(
+        "SELECT id, meter_start_wh, meter_last_wh, energy_wh, seq_max FROM csms_session WHERE charge_point_id LIKE 'gc-cp-%' ORDER BY id",
+      )
+    ).map((r) => [Number(r.meter_start_wh), Number(r.meter_last_wh), Number(r.energy_wh), r.seq_max]);
+  expect(await meters()).to.deep.equal([
     [900, 1500, 600, null],
     [1000, 1700, 800, null],
     [1000, 1000, 0, 5],
+  ]);
+  // a reading taken before the row's (queued offline, arriving late) leaves it; a newer one in
+  // the same batch moves its own row
+  await Promise.all([
+    reading(rows[0]!.id, 1200, null, Date.now() - 60_000),
+    reading(rows[1]!.id, 1800, null),
+    reading(rows[2]!.id, 1950, 6, Date.now() - 60_000),
+  ]);
+  expect(await meters()).to.deep.equal([
+    [900, 1500, 600, null],
+    [1000, 1800, 900, null],
+    [1000, 1950, 1050, 6],
   ]);
 }
 
@@ -218,7 +231,7 @@ export function groupCommitTests(db: () => Database): void {
     await checkMergedRows(db());
   });
 
-  it('moves the meters of several sessions in one merged write, skipping a repeated seqNo', async () => {
+  it('moves the meters of several sessions in one merged write, skipping a repeated seqNo and an older reading', async () => {
     await checkMeterProgressMerged(db());
   });
 }

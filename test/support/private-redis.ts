@@ -20,6 +20,33 @@ export async function freePort(): Promise<number> {
  * stop and start again (an outage, a restart that forgets every key) without touching the
  * machine's Redis the other tests share.
  */
+/**
+ * Waits until a Redis at `url` answers PING (one short-lived client per try, no retries of its
+ * own); `tls` for a rediss:// server.
+ */
+export async function redisAnswers(url: string, what: string, tls?: { ca: string }): Promise<void> {
+  await eventually(
+    async () => {
+      const probe = new Redis(url, {
+        ...(tls ? { tls } : {}),
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+      });
+      probe.on('error', () => undefined);
+      try {
+        await probe.connect();
+        return (await probe.ping()) === 'PONG' ? true : undefined;
+      } catch {
+        return undefined;
+      } finally {
+        probe.disconnect();
+      }
+    },
+    { timeoutMs: 10_000, what },
+  );
+}
+
 export class PrivateRedis {
   private child: ChildProcess | undefined;
 
@@ -46,21 +73,7 @@ export class PrivateRedis {
     );
     child.on('error', () => undefined);
     this.child = child;
-    await eventually(
-      async () => {
-        const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-        probe.on('error', () => undefined);
-        try {
-          await probe.connect();
-          return (await probe.ping()) === 'PONG' ? true : undefined;
-        } catch {
-          return undefined;
-        } finally {
-          probe.disconnect();
-        }
-      },
-      { timeoutMs: 10_000, what: `redis-server on port ${this.port} answers` },
-    );
+    await redisAnswers(this.url, `redis-server on port ${this.port} answers`);
   }
 
   /** Kills the server at once (its data is gone) and waits for it to exit. */

@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../config/index.js';
 import { settingsTable } from '../../scripts/settings-table.js';
@@ -32,7 +33,13 @@ describe('settings', () => {
       LEASE_TTL_MS: '9000',
     });
     expect(c.mode).to.equal('cluster');
-    expect(c.database).to.deep.equal({ kind: 'postgresql', url: 'postgres://u@db:5432/x', schema: 'public' });
+    expect(c.database).to.deep.equal({
+      kind: 'postgresql',
+      url: 'postgres://u@db:5432/x',
+      schema: 'public',
+      sslmode: 'disable',
+    });
+    expect(c.redisTls).to.deep.equal({ rejectUnauthorized: true, checkHostName: true });
     expect(c.PORT).to.equal(8080);
     expect(c.LEASE_TTL_MS).to.equal(9000);
   });
@@ -40,10 +47,120 @@ describe('settings', () => {
   it('names the variable of a bad value', () => {
     expect(configError({ PORT: 'eighty' }).variable).to.equal('PORT');
     expect(configError({ PORT: '70000' }).message).to.match(/^invalid setting PORT: .*\(got "70000"\)/);
+    // a secret is never quoted back; a URL only as scheme and host
+    expect(configError({ CSMS_API_KEY: 'hunter2secret' }).message).to.not.contain('hunter2');
+    expect(configError({ METRICS_TOKEN: 'short-secret' }).message).to.not.contain('short-secret');
+    const url = configError({ DATABASE_URL: 'mysql://admin:pa55word@db.example:3306/x' });
+    expect(url.variable).to.equal('DATABASE_URL');
+    expect(url.message).to.not.contain('pa55word');
     expect(configError({ PROCESS_ROLE: 'boss' }).variable).to.equal('PROCESS_ROLE');
     expect(configError({ DATABASE_URL: 'mysql://x' }).variable).to.equal('DATABASE_URL');
     expect(configError({ OCPI_PARTY_ID: 'TOOLONG' }).variable).to.equal('OCPI_PARTY_ID');
     expect(configError({ REDIS_URL: 'redis://r', DATABASE_URL: 'sqlite:x.db' }).variable).to.equal('DATABASE_URL');
+  });
+
+  describe('TLS to PostgreSQL and Redis', () => {
+    const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    const pgTls = (env: Record<string, string>) => {
+      const db = loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/x', ...env }).database;
+      if (db.kind !== 'postgresql') throw new Error('expected PostgreSQL');
+      return db;
+    };
+
+    it('reads sslmode as libpq does and gives the drivers the URL without it', () => {
+      const req = pgTls({ DATABASE_URL: 'postgres://u:p@db:5432/x?sslmode=require&application_name=evp' });
+      expect(req.url).to.equal('postgres://u:p@db:5432/x?application_name=evp');
+      expect(req.tls).to.deep.equal({ rejectUnauthorized: false, checkHostName: false });
+      expect(pgTls({ DATABASE_URL: 'postgres://db/x?sslmode=verify-ca' }).tls).to.deep.equal({
+        rejectUnauthorized: true,
+        checkHostName: false,
+      });
+      const full = pgTls({ DATABASE_URL: 'postgres://db/x?sslmode=verify-full', DATABASE_SSL_CA: PEM });
+      expect(full.url).to.equal('postgres://db/x');
+      expect(full.tls).to.deep.equal({ ca: PEM, rejectUnauthorized: true, checkHostName: true });
+      // require with a CA checks the chain, as libpq does with a root certificate
+      expect(pgTls({ DATABASE_URL: 'postgres://db/x?sslmode=require', DATABASE_SSL_CA: PEM }).tls).to.include({
+        rejectUnauthorized: true,
+        checkHostName: false,
+      });
+      const plain = pgTls({ DATABASE_URL: 'postgres://db/x?sslmode=disable' });
+      expect([plain.sslmode, plain.tls]).to.deep.equal(['disable', undefined]);
+    });
+
+    it('turns TLS on without sslmode when a TLS setting is given (Heroku: the URL is not ours to edit)', () => {
+      expect(pgTls({ DATABASE_SSL_REJECT_UNAUTHORIZED: 'false' })).to.deep.include({
+        sslmode: 'verify-full',
+        tls: { rejectUnauthorized: false, checkHostName: true },
+      });
+      expect(pgTls({ DATABASE_SSL_CA: PEM }).tls).to.deep.equal({
+        ca: PEM,
+        rejectUnauthorized: true,
+        checkHostName: true,
+      });
+      // checks the URL asks for are not turned off by another setting without a word
+      expect(
+        configError({ DATABASE_URL: 'postgres://db/x?sslmode=verify-full', DATABASE_SSL_REJECT_UNAUTHORIZED: 'false' })
+          .variable,
+      ).to.equal('DATABASE_SSL_REJECT_UNAUTHORIZED');
+      expect(
+        pgTls({ DATABASE_URL: 'postgres://db/x?sslmode=require', DATABASE_SSL_REJECT_UNAUTHORIZED: 'false' }).tls,
+      ).to.include({ rejectUnauthorized: false });
+    });
+
+    it('takes a CA as PEM text (also with \\n for line breaks) or as a file', () => {
+      expect(pgTls({ DATABASE_SSL_CA: PEM.replace(/\n/g, '\\n') }).tls?.ca).to.equal(PEM);
+      const dir = mkdtempSync(join(tmpdir(), 'evp-ca-'));
+      try {
+        writeFileSync(join(dir, 'ca.pem'), PEM);
+        expect(pgTls({ DATABASE_SSL_CA: join(dir, 'ca.pem') }).tls?.ca).to.equal(PEM);
+        writeFileSync(join(dir, 'empty.pem'), 'nothing');
+        expect(
+          configError({ DATABASE_URL: 'postgres://db/x', DATABASE_SSL_CA: join(dir, 'empty.pem') }).message,
+        ).to.match(/^invalid setting DATABASE_SSL_CA: holds no PEM certificate/);
+        expect(
+          configError({ DATABASE_URL: 'postgres://db/x', REDIS_URL: 'rediss://r', REDIS_TLS_CA: join(dir, 'no.pem') })
+            .message,
+        ).to.match(/^invalid setting REDIS_TLS_CA: cannot read/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('refuses what it would not honour, naming the setting', () => {
+      const pgUrl = (q: string) => ({ DATABASE_URL: `postgres://db/x?${q}` });
+      expect(configError(pgUrl('sslmode=prefer')).message).to.match(
+        /^invalid setting DATABASE_URL: sslmode=prefer is not supported/,
+      );
+      expect(configError(pgUrl('sslmode=no-verify')).variable).to.equal('DATABASE_URL');
+      expect(configError(pgUrl('sslrootcert=/ca.pem')).message).to.include('DATABASE_SSL_CA');
+      expect(configError({ ...pgUrl('sslmode=disable'), DATABASE_SSL_CA: PEM }).variable).to.equal('DATABASE_SSL_CA');
+      expect(configError({ DATABASE_SSL_REJECT_UNAUTHORIZED: 'false' }).variable).to.equal(
+        'DATABASE_SSL_REJECT_UNAUTHORIZED',
+      );
+      expect(
+        configError({ DATABASE_SSL_REJECT_UNAUTHORIZED: 'no', DATABASE_URL: 'postgres://db/x' }).variable,
+      ).to.equal('DATABASE_SSL_REJECT_UNAUTHORIZED');
+      const redis = { DATABASE_URL: 'postgres://db/x', REDIS_URL: 'redis://r:6379' };
+      expect(configError({ ...redis, REDIS_TLS_CA: PEM }).message).to.equal(
+        'invalid setting REDIS_TLS_CA: needs a rediss:// REDIS_URL',
+      );
+      expect(configError({ ...redis, REDIS_TLS_REJECT_UNAUTHORIZED: 'false' }).variable).to.equal(
+        'REDIS_TLS_REJECT_UNAUTHORIZED',
+      );
+    });
+
+    it('reads rediss:// with REDIS_TLS_*; redis:// is plain', () => {
+      const base = { DATABASE_URL: 'postgres://db/x' };
+      expect(loadConfig({ ...base, REDIS_URL: 'redis://r' }).redisTls).to.equal(undefined);
+      expect(
+        loadConfig({ ...base, REDIS_URL: 'rediss://:pw@r:6380', REDIS_TLS_REJECT_UNAUTHORIZED: 'false' }).redisTls,
+      ).to.deep.equal({ rejectUnauthorized: false, checkHostName: true });
+      expect(loadConfig({ ...base, REDIS_URL: 'rediss://r', REDIS_TLS_CA: PEM }).redisTls).to.deep.equal({
+        ca: PEM,
+        rejectUnauthorized: true,
+        checkHostName: true,
+      });
+    });
   });
 
   it('refuses production without CSMS_API_KEY', () => {

@@ -8,6 +8,7 @@ import { PinTable } from '../pin-table.js';
 import type { RuntimeStore } from '../runtime-store.js';
 import { loadClusterScripts, type ClusterScripts } from './scripts.js';
 import type { RedisKeys } from './redis-keys.js';
+import { redisErrorListener } from '../../log-limit.js';
 
 export interface ClusterPlacementOptions {
   redis: Redis;
@@ -26,6 +27,8 @@ export interface ClusterPlacementOptions {
  * request that took or renewed it, so that it ends here before Redis can hand it to another.
  */
 const LOCAL_TRUST = 0.75;
+/** pin keys read per MGET (pinnedAmong) */
+const PIN_LOOKUP_CHUNK = 1000;
 
 class ShardLease implements Lease {
   accepting = true;
@@ -116,7 +119,7 @@ export class ClusterPlacement implements ActorPlacement {
     const sub = this.opts.redis.duplicate();
     this.sub = sub;
     // without a listener ioredis prints every failed reconnect to stderr as an unhandled error
-    sub.on('error', (err: Error) => this.opts.log.warn({ err: err.message }, 'cluster subscriber error'));
+    sub.on('error', redisErrorListener(this.opts.log, 'cluster subscriber error'));
     sub.on('message', () => this.tickSoon());
     await sub.subscribe(this.keys.clusterChannel());
     await this.tick();
@@ -432,6 +435,19 @@ export class ClusterPlacement implements ActorPlacement {
     const value = await this.opts.redis.get(this.keys.pin(address));
     const owner = value ? value.split('|')[0] : undefined;
     return owner && this.live.has(owner) ? owner : undefined;
+  }
+
+  async pinnedAmong(addresses: readonly Address[]): Promise<Set<Address>> {
+    const pinned = new Set<Address>();
+    for (let i = 0; i < addresses.length; i += PIN_LOOKUP_CHUNK) {
+      const chunk = addresses.slice(i, i + PIN_LOOKUP_CHUNK);
+      const values = await this.opts.redis.mget(chunk.map((a) => this.keys.pin(a)));
+      chunk.forEach((address, j) => {
+        const owner = values[j]?.split('|')[0];
+        if (owner && this.live.has(owner)) pinned.add(address);
+      });
+    }
+    return pinned;
   }
 
   isReady(): boolean {

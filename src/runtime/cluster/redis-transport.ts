@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { decodeEnvelope, type Envelope, type Transport } from '../transport.js';
 import type { RedisKeys } from './redis-keys.js';
+import { redisErrorListener } from '../../log-limit.js';
 
 /**
  * Cluster transport: each process subscribes to its own inbox channel. Pub/sub loses what is
@@ -27,7 +28,7 @@ export class RedisTransport implements Transport {
     const sub = this.redis.duplicate();
     this.sub = sub;
     // without a listener ioredis prints every failed reconnect to stderr as an unhandled error
-    sub.on('error', (err: Error) => this.log.warn({ err: err.message }, 'inbox subscriber error'));
+    sub.on('error', redisErrorListener(this.log, 'inbox subscriber error'));
     sub.on('message', (_channel: string, text: string) => {
       // another process wrote it (or anything that can publish to the channel): a message that
       // is not JSON or not an envelope is dropped here, never handed on
