@@ -9,9 +9,55 @@ import {
   type MetricValueWithName,
 } from 'prom-client';
 
+/** One partner's outbox as the gauges show it (docs/OPERATIONS.md "Signals"). */
+export interface OutboxDepth {
+  partner: string;
+  pending: number;
+  /** created_at of the oldest pending row (epoch ms), null without one */
+  oldest_pending_at: number | null;
+  dead: number;
+}
+
+/**
+ * What the modules of a process report when /metrics is read: each is set by the module that
+ * owns the thing (csms: its connections; ocpi: the outbox table; tariffs: the pricing threads)
+ * and read only at scrape time, never on a message's path.
+ */
+export interface MetricSources {
+  connectedChargers?(): Readonly<Record<'ocpp1.6' | 'ocpp2.0.1', number>>;
+  /** bounded (a few hundred partners at most) and may fail: a failure leaves the gauges empty */
+  outbox?(): Promise<readonly OutboxDepth[]>;
+  pricingQueue?(): { in_flight: number; waiting: number };
+}
+
 /** Prometheus metrics of one process, served at /metrics. */
 export class PlatformMetrics {
   readonly registry = new Registry();
+  readonly sources: MetricSources = {};
+  /**
+   * OCPP calls by direction (`in`: charger to CSMS, `out`: CSMS to charger), action and outcome.
+   * Counted through slots (`slot`) bound once per label set: a charger's message adds one to a
+   * plain number, nothing is hashed or allocated.
+   */
+  readonly ocppMessages = new TallyCounter({
+    name: 'ocpp_messages_total',
+    help: 'OCPP calls by direction (in: from chargers, out: to chargers), action and outcome',
+    labelNames: ['direction', 'action', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly ocppCallErrors = new TallyCounter({
+    name: 'ocpp_callerrors_total',
+    help: 'CALLERRORs by direction (sent to chargers, received from them) and error code',
+    labelNames: ['direction', 'code'] as const,
+    registers: [this.registry],
+  });
+  readonly ocppCallSeconds = new TallyHistogram({
+    name: 'ocpp_call_duration_seconds',
+    help: 'time from a CSMS-to-charger CALL to its CALLRESULT or CALLERROR, by action',
+    labelNames: ['action'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
   readonly httpRequests = new TallyHistogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP requests by method, route template and status',
@@ -49,6 +95,7 @@ export class PlatformMetrics {
 
   constructor(collect: { activations(): number; ownedShards(): number }) {
     collectDefaultMetrics({ register: this.registry });
+    this.sourceGauges();
     new Gauge({
       name: 'actor_activations',
       help: 'live actor activations in this process',
@@ -63,6 +110,74 @@ export class PlatformMetrics {
       registers: [this.registry],
       collect() {
         this.set(collect.ownedShards());
+      },
+    });
+  }
+
+  /** the outbox's rows read once per scrape, whichever of its gauges asks first */
+  private outboxRead: { at: number; rows: Promise<readonly OutboxDepth[]> } | undefined;
+
+  private outboxDepths(): Promise<readonly OutboxDepth[]> {
+    const read = this.sources.outbox;
+    if (!read) return Promise.resolve([]);
+    const now = Date.now();
+    if (!this.outboxRead || now - this.outboxRead.at > 1000)
+      this.outboxRead = { at: now, rows: read().catch((): OutboxDepth[] => []) };
+    return this.outboxRead.rows;
+  }
+
+  /** gauges whose values the modules' sources give when /metrics is read */
+  private sourceGauges(): void {
+    const sources = this.sources;
+    const depths = (): Promise<readonly OutboxDepth[]> => this.outboxDepths();
+    new Gauge({
+      name: 'ocpp_connected_chargers',
+      help: 'chargers whose WebSocket this process holds, by OCPP version',
+      labelNames: ['protocol'] as const,
+      registers: [this.registry],
+      collect() {
+        const n = sources.connectedChargers?.() ?? { 'ocpp1.6': 0, 'ocpp2.0.1': 0 };
+        this.set({ protocol: 'ocpp1.6' }, n['ocpp1.6']);
+        this.set({ protocol: 'ocpp2.0.1' }, n['ocpp2.0.1']);
+      },
+    });
+    const perPartner = (name: string, help: string, value: (d: OutboxDepth, now: number) => number | undefined) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['partner'] as const,
+        registers: [this.registry],
+        async collect() {
+          const rows = await depths();
+          const now = Date.now();
+          // a partner whose rows are all gone must not keep its last value
+          this.reset();
+          for (const d of rows) {
+            const v = value(d, now);
+            if (v !== undefined) this.set({ partner: d.partner }, v);
+          }
+        },
+      });
+    perPartner(
+      'ocpi_outbox_pending',
+      'outbox rows waiting to be sent, per partner (the whole table)',
+      (d) => d.pending,
+    );
+    perPartner(
+      'ocpi_outbox_oldest_pending_age_seconds',
+      'age of the oldest row waiting to be sent, per partner',
+      (d, now) => (d.oldest_pending_at === null ? 0 : Math.max(0, (now - d.oldest_pending_at) / 1000)),
+    );
+    perPartner('ocpi_outbox_dead_letters', 'dead letters waiting for the operator, per partner', (d) => d.dead);
+    new Gauge({
+      name: 'pricing_queue_depth',
+      help: 'pricing batches handed to the threads and not answered (in_flight), and callers waiting for room (waiting)',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const q = sources.pricingQueue?.() ?? { in_flight: 0, waiting: 0 };
+        this.set({ state: 'in_flight' }, q.in_flight);
+        this.set({ state: 'waiting' }, q.waiting);
       },
     });
   }
@@ -151,9 +266,14 @@ class TallyHistogram<L extends string> extends Histogram<L> {
   }
 }
 
+/** A label set's count of a `TallyCounter`, handed to prom-client when the registry reads it. */
+export interface CounterSlot {
+  n: number;
+}
+
 /**
  * A counter whose increments go to plain numbers per label set and are handed to prom-client's
- * own count when the registry reads it (`collect`); `reset` drops what was not handed over yet.
+ * own count when the registry reads it (`collect`); `reset` zeroes what was not handed over yet.
  */
 class TallyCounter<L extends string> extends Counter<L> {
   private readonly names: readonly L[];
@@ -172,6 +292,14 @@ class TallyCounter<L extends string> extends Counter<L> {
 
   /** one more, `values` in the order of `labelNames` */
   add(values: readonly string[]): void {
+    this.slot(values).n++;
+  }
+
+  /**
+   * The count of one label set, to keep and add to (`slot.n++`): for a path that runs per
+   * message, where even joining the label values would allocate.
+   */
+  slot(values: readonly string[]): CounterSlot {
     this.pending ??= new Map();
     const key = values.join('\u0000');
     let entry = this.pending.get(key);
@@ -180,7 +308,7 @@ class TallyCounter<L extends string> extends Counter<L> {
       this.names.forEach((name, i) => (labels[name] = values[i] ?? ''));
       this.pending.set(key, (entry = { labels, n: 0 }));
     }
-    entry.n++;
+    return entry;
   }
 
   private handOver(): void {
@@ -193,6 +321,7 @@ class TallyCounter<L extends string> extends Counter<L> {
 
   override reset(): void {
     super.reset();
-    this.pending = undefined;
+    // zeroed, not dropped: callers keep their slots
+    for (const entry of this.pending?.values() ?? []) entry.n = 0;
   }
 }

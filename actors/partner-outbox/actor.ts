@@ -36,10 +36,11 @@ function settleOne(deps: PartnerOutboxDeps, ctx: Ctx, entry: OutboxEntry, result
   }
   const attempts = entry.attempts + 1;
   const dead = !result.retryable || attempts >= deps.policy.maxAttempts;
+  const retryInMs = deps.policy.backoffMs(attempts);
   ctx.write(
     deps.failed(entry, {
       attempts,
-      next_attempt_at: Date.now() + deps.policy.backoffMs(attempts),
+      next_attempt_at: Date.now() + retryInMs,
       error: result.error,
       dead,
     }),
@@ -51,9 +52,18 @@ function settleOne(deps: PartnerOutboxDeps, ctx: Ctx, entry: OutboxEntry, result
     tally.down++;
   }
   if (tally.consecutive >= deps.policy.breakerThreshold) tally.tripped = true;
-  const log = { object: entry.object_key, attempts, error: result.error };
+  // the push failure line of docs/OPERATIONS.md "Signals": the partner, the module (the row's
+  // kind), the answer (HTTP status and OCPI status_code in `error`), the attempt, what comes next
+  const log = {
+    partner: ctx.key,
+    kind: entry.kind,
+    object: entry.object_key,
+    attempts,
+    error: result.error,
+    ...(dead ? { dead_lettered: true } : { will_retry: true, retry_in_ms: retryInMs }),
+  };
   if (dead) ctx.log.warn(log, 'outbox row dead-lettered');
-  else ctx.log.info(log, 'outbox row failed; will retry');
+  else ctx.log.warn(log, 'outbox row failed; will retry');
 }
 
 /** Sends `entries` through `courier`, `concurrency` at a time, until the breaker trips. */
@@ -80,6 +90,13 @@ async function sendAll(
   await Promise.all(Array.from({ length: workers }, worker));
 }
 
+/** Nothing can reach a partner that is not registered: the rows wait for the operator. */
+function deadLetterAll(deps: PartnerOutboxDeps, ctx: Ctx, entries: OutboxEntry[], reason: string, now: number): void {
+  for (const entry of entries)
+    ctx.write(deps.failed(entry, { attempts: entry.attempts + 1, next_attempt_at: now, error: reason, dead: true }));
+  ctx.log.warn({ partner: ctx.key, rows: entries.length, reason, dead_lettered: true }, 'outbox rows dead-lettered');
+}
+
 async function flush(deps: PartnerOutboxDeps, ctx: Ctx): Promise<FlushReply> {
   const s = ctx.state;
   const now = Date.now();
@@ -90,17 +107,7 @@ async function flush(deps: PartnerOutboxDeps, ctx: Ctx): Promise<FlushReply> {
   if (entries.length === 0) return { sent: 0, failed: 0, breaker: s.breaker };
   const courier = await deps.courier(ctx.key, ctx.actors);
   if ('unavailable' in courier) {
-    // nothing can reach a partner that is not registered: the rows wait for the operator
-    for (const entry of entries)
-      ctx.write(
-        deps.failed(entry, {
-          attempts: entry.attempts + 1,
-          next_attempt_at: now,
-          error: courier.unavailable,
-          dead: true,
-        }),
-      );
-    ctx.log.warn({ rows: entries.length, reason: courier.unavailable }, 'outbox rows dead-lettered');
+    deadLetterAll(deps, ctx, entries, courier.unavailable, now);
     return { sent: 0, failed: entries.length, breaker: s.breaker };
   }
   const tally: Tally = {
@@ -121,8 +128,9 @@ async function flush(deps: PartnerOutboxDeps, ctx: Ctx): Promise<FlushReply> {
         probing ? Math.max(s.cooldown_ms * 2, policy.breakerCooldownMs) : policy.breakerCooldownMs,
       )
     : 0;
-  if (opens) ctx.log.warn({ cooldown_ms: cooldown, failures: tally.consecutive }, 'partner breaker open');
-  else if (probing) ctx.log.info('partner breaker closed');
+  if (opens)
+    ctx.log.warn({ partner: ctx.key, cooldown_ms: cooldown, failures: tally.consecutive }, 'partner breaker open');
+  else if (probing) ctx.log.info({ partner: ctx.key }, 'partner breaker closed');
   ctx.setState({
     breaker: opens ? 'open' : 'closed',
     consecutive_failures: tally.consecutive,

@@ -1,7 +1,14 @@
 import { randomFillSync, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { RawData, WebSocket } from 'ws';
-import type { ChargerCommand, ChargerEvent, ChargerEventOutcome, ProtocolAdapter, ProtocolName } from './domain.js';
+import type {
+  ChargerCommand,
+  ChargerEvent,
+  ChargerEventOutcome,
+  ProtocolAdapter,
+  ProtocolName,
+  RegistrationStatus,
+} from './domain.js';
 import {
   ChargerCallError,
   ChargerCallTimeoutError,
@@ -13,6 +20,7 @@ import {
 import { callFrame, errorFrame, parseFrame, resultFrame, type InboundFrame } from './frames.js';
 import type { OcppCall, OcppResponse } from './messages.js';
 import type { OcppSchemas } from './schemas.js';
+import type { OcppSignals } from './signals.js';
 import { stringWithNul } from './text-guard.js';
 import { ocpp16Adapter } from './v16/adapter.js';
 import { ocpp201Adapter } from './v201/adapter.js';
@@ -24,6 +32,8 @@ export interface ConnectionSettings {
   /** hands a domain event of charger `chargePointId` to its actor and returns the outcome */
   handleEvent(chargePointId: string, protocol: ProtocolName, event: ChargerEvent): Promise<ChargerEventOutcome>;
   callTimeoutMs: number;
+  /** the log lines and counters of the endpoint (signals.ts) */
+  signals: OcppSignals;
 }
 
 /** A connection of either version (the class is typed by its version). */
@@ -65,7 +75,7 @@ function newConnectionId(): string {
  */
 const connectionOf = new WeakMap<
   WebSocket,
-  { onMessage(data: RawData, isBinary: boolean): void; onPong(): void; onClose(): void }
+  { onMessage(data: RawData, isBinary: boolean): void; onPong(): void; onClose(code: number, reason: Buffer): void }
 >();
 
 function onSocketMessage(this: WebSocket, data: RawData, isBinary: boolean): void {
@@ -76,8 +86,8 @@ function onSocketPong(this: WebSocket): void {
   connectionOf.get(this)?.onPong();
 }
 
-function onSocketClose(this: WebSocket): void {
-  connectionOf.get(this)?.onClose();
+function onSocketClose(this: WebSocket, code: number, reason: Buffer): void {
+  connectionOf.get(this)?.onClose(code, reason);
 }
 
 /**
@@ -90,6 +100,8 @@ export const MAX_CALLS_IN_PROGRESS = 32;
 interface PendingCall<V extends ProtocolName> {
   id: string;
   action: string;
+  /** performance.now() when the CALL went out */
+  sentAt: number;
   resolve(payload: OcppResponse<V>): void;
   reject(err: Error): void;
   timer: NodeJS.Timeout;
@@ -100,11 +112,27 @@ interface PendingCall<V extends ProtocolName> {
  * where anything an inbound handler throws becomes a CALLERROR. The socket stays open whatever
  * the charger sends.
  */
+/** The action of the message a TriggerMessage asks for (2.0.1 certificate requests come as SignCertificate). */
+function triggeredAction(requested: string): string {
+  return requested.startsWith('Sign') && requested.endsWith('Certificate') ? 'SignCertificate' : requested;
+}
+
 export class ChargerConnection<V extends ProtocolName> {
   /** distinguishes this socket from earlier ones of the same charger (`newConnectionId`) */
   readonly connectionId = newConnectionId();
   /** set by pong and by any frame (a Heartbeat needs nothing else); cleared by each liveness round */
   alive = true;
+  /**
+   * When the last OCPP frame from the charger arrived (epoch ms; the upgrade counts as one). Kept
+   * here, not written per frame: the endpoint persists it coalesced (docs/CSMS.md "Last seen").
+   */
+  lastSeenAt = Date.now();
+  /** the `lastSeenAt` last handed to the store (the endpoint's flush) */
+  persistedSeenAt = 0;
+  /** when `open` was called (epoch ms; 0: never served, so no disconnect line) */
+  private openedAt = 0;
+  /** the close this CSMS asked for (its code and reason, for the disconnect line) */
+  private closing: { code: number; reason: string } | undefined = undefined;
   private pending: PendingCall<V> | undefined;
   /** frames that arrive before the actor is pinned wait here */
   private held: string[] | undefined = [];
@@ -112,6 +140,14 @@ export class ChargerConnection<V extends ProtocolName> {
   /** frames received and not yet fully handled (held ones included) */
   private inProgress = 0;
   private bootTimer: NodeJS.Timeout | undefined;
+  /**
+   * The status the CSMS holds the charger to (docs/CSMS.md "Boot and registration policy"):
+   * set at `open`, by each BootNotification reply and when the operator lowers it; undefined
+   * for a charger that has not booted and whose policy is Accepted.
+   */
+  private registration: RegistrationStatus | undefined;
+  /** messages asked for with a TriggerMessage since the last boot: a Pending charger may send them */
+  private readonly triggered = new Set<string>();
 
   constructor(
     private readonly ws: WebSocket,
@@ -128,6 +164,7 @@ export class ChargerConnection<V extends ProtocolName> {
   /** a frame from the charger */
   onMessage(data: RawData, isBinary: boolean): void {
     this.alive = true;
+    this.lastSeenAt = Date.now();
     // OCPP-J uses text frames only; a binary one reads as "not JSON" and gets its CALLERROR
     const text = isBinary ? '' : data.toString();
     if (this.inProgress >= MAX_CALLS_IN_PROGRESS) {
@@ -143,7 +180,13 @@ export class ChargerConnection<V extends ProtocolName> {
     this.alive = true;
   }
 
-  onClose(): void {
+  onClose(code: number, reason: Buffer): void {
+    if (this.openedAt > 0) {
+      const close = this.closing
+        ? { ...this.closing, by: 'csms' as const }
+        : { code, reason: reason.toString(), by: 'charger' as const };
+      this.opts.signals.disconnected(this.chargePointId, this.version, close, Date.now() - this.openedAt);
+    }
     this.closed = true;
     this.stopBootTimer();
     this.failPending(new ChargerDisconnectedError(`${this.chargePointId} disconnected`));
@@ -162,7 +205,11 @@ export class ChargerConnection<V extends ProtocolName> {
    * charger must have its BootNotification accepted within it, or it is closed with 1008 (policy
    * violation): 1.6-J section 4.2 and 2.0.1 B01 make the boot the first thing a charger does.
    */
-  open(opts: { bootDeadlineMs: number | null } = { bootDeadlineMs: null }): void {
+  open(
+    opts: { bootDeadlineMs: number | null; registration?: RegistrationStatus | undefined } = { bootDeadlineMs: null },
+  ): void {
+    this.registration = opts.registration;
+    this.openedAt = Date.now();
     if (opts.bootDeadlineMs !== null && !this.closed) {
       this.bootTimer = setTimeout(() => {
         this.opts.log.warn(
@@ -178,6 +225,23 @@ export class ChargerConnection<V extends ProtocolName> {
     for (const text of held) void this.handle(text);
   }
 
+  /** The operator lowered the charger's status (its boot policy changed): it holds from the next call. */
+  hold(status: RegistrationStatus): void {
+    this.registration = status;
+  }
+
+  /**
+   * Whether a CALL of `action` is served under the charger's status. Not Accepted, the CSMS
+   * answers anything but a BootNotification with SecurityError (2.0.1 B02.FR.09, B03.FR.07; 1.6
+   * section 4.2 forbids these calls too), except, while Pending, the messages it asked for with
+   * a TriggerMessage.
+   */
+  private admits(action: string): boolean {
+    const status = this.registration;
+    if (status === undefined || status === 'Accepted' || action === 'BootNotification') return true;
+    return status === 'Pending' && this.triggered.has(action);
+  }
+
   /** Clears the boot deadline and lets its timer go (a booted charger keeps no timer). */
   private stopBootTimer(): void {
     clearTimeout(this.bootTimer);
@@ -187,6 +251,7 @@ export class ChargerConnection<V extends ProtocolName> {
   /** Liveness round: a socket that did not answer the previous ping is dead. */
   probe(): void {
     if (!this.alive) {
+      this.closing = { code: 1006, reason: 'no answer to ping' };
       this.ws.terminate();
       return;
     }
@@ -197,6 +262,7 @@ export class ChargerConnection<V extends ProtocolName> {
   close(code: number, reason: string): void {
     if (this.closed) return;
     this.closed = true;
+    this.closing = { code, reason };
     this.stopBootTimer();
     this.failPending(new ChargerDisconnectedError(reason));
     this.ws.close(code, reason);
@@ -215,7 +281,10 @@ export class ChargerConnection<V extends ProtocolName> {
       };
     return {
       action: call.action,
-      answer: this.call(call).then((payload) => ({ status: this.adapter.answerStatus(payload), reply: payload })),
+      answer: this.call(call).then((payload) => ({
+        status: this.adapter.answerStatus(payload, command),
+        reply: payload,
+      })),
     };
   }
 
@@ -230,11 +299,14 @@ export class ChargerConnection<V extends ProtocolName> {
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
+    if (action === 'TriggerMessage' && 'requestedMessage' in payload)
+      this.triggered.add(triggeredAction(String(payload.requestedMessage)));
     const id = randomUUID();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         if (this.pending?.id !== id) return;
         this.pending = undefined;
+        this.opts.signals.called(this.chargePointId, action, 'timeout', undefined);
         reject(
           new ChargerCallTimeoutError(
             `${this.chargePointId} did not answer ${action} within ${this.opts.callTimeoutMs} ms`,
@@ -242,7 +314,7 @@ export class ChargerConnection<V extends ProtocolName> {
         );
       }, this.opts.callTimeoutMs);
       timer.unref();
-      this.pending = { id, action, resolve, reject, timer };
+      this.pending = { id, action, sentAt: performance.now(), resolve, reject, timer };
       this.ws.send(callFrame(id, action, payload));
     });
   }
@@ -252,6 +324,7 @@ export class ChargerConnection<V extends ProtocolName> {
     if (!p) return;
     this.pending = undefined;
     clearTimeout(p.timer);
+    this.opts.signals.called(this.chargePointId, p.action, 'closed', undefined);
     p.reject(err);
   }
 
@@ -271,6 +344,8 @@ export class ChargerConnection<V extends ProtocolName> {
         if (busy) {
           this.sendError(
             frame.id,
+            frame.action,
+            this.opts.schemas.knows(this.version, frame.action),
             'GenericError',
             `more than ${MAX_CALLS_IN_PROGRESS} calls in progress; OCPP-J allows one outstanding call`,
             {},
@@ -287,6 +362,8 @@ export class ChargerConnection<V extends ProtocolName> {
       case 'malformed':
         this.sendError(
           frame.id,
+          undefined,
+          false,
           frame.reason === 'unknown-type' ? 'MessageTypeNotSupported' : 'RpcFrameworkError',
           frame.description,
           {},
@@ -298,14 +375,25 @@ export class ChargerConnection<V extends ProtocolName> {
     const { adapter } = this;
     const { schemas } = this.opts;
     let reply: OcppResponse<V>;
+    let booted: RegistrationStatus | undefined;
+    // refusals before this point are the charger's message's fault (schema, NUL): a transaction's
+    // end is then salvaged before its CALLERROR goes out
+    let accepted = false;
+    let admitted = false;
+    const known = schemas.knows(this.version, frame.action);
     try {
-      if (!schemas.knows(this.version, frame.action))
-        throw new OcppCallError('NotImplemented', `${frame.action} is not an ${this.version} action`);
-      const call = { action: frame.action, payload: frame.payload };
+      if (!known) throw new OcppCallError('NotImplemented', `${frame.action} is not an ${this.version} action`);
+      if (!this.admits(frame.action))
+        throw new OcppCallError(
+          'SecurityError',
+          `the charger's registration is ${this.registration}: only BootNotification${this.registration === 'Pending' ? ' and triggered messages are' : ' is'} served`,
+        );
+      admitted = true;
+      const request = { action: frame.action, payload: frame.payload };
       // from here on the call is typed: its payload is its action's generated request type (an
       // assertion signature needs the declared this.opts.schemas, not the destructured alias)
-      this.opts.schemas.checkRequest(this.version, call);
-      const nul = mayHoldNul ? stringWithNul(call.payload) : undefined;
+      this.opts.schemas.checkRequest(this.version, request);
+      const nul = mayHoldNul ? stringWithNul(request.payload) : undefined;
       // a field the schema allows but that no store can hold: refused here, never an InternalError
       if (nul !== undefined)
         throw new OcppCallError(
@@ -313,16 +401,21 @@ export class ChargerConnection<V extends ProtocolName> {
           `${frame.action}: the string at ${nul} contains a NUL character`,
           { path: nul },
         );
-      const event = adapter.toEvent(call);
+      accepted = true;
+      const event = adapter.toEvent(request);
       if (event === undefined) throw new OcppCallError('NotSupported', `${frame.action} is not supported by this CSMS`);
       const outcome = event === null ? undefined : await this.opts.handleEvent(this.chargePointId, this.version, event);
-      reply = adapter.toReply(call, outcome, new Date());
+      reply = adapter.toReply(request, outcome, new Date());
+      booted = event?.type === 'booted' ? outcome?.boot?.status : undefined;
+      if (event?.type === 'booted' && booted !== undefined) this.opts.signals.booted(this.chargePointId, event, booted);
     } catch (err) {
       if (err instanceof OcppCallError) {
-        this.sendError(frame.id, err.kind, err.message, err.details);
+        // a charger held Pending or Rejected gets its refusal, nothing else
+        if (admitted && !accepted) await this.salvageEnd(frame, err);
+        this.sendError(frame.id, frame.action, known, err.kind, err.message, err.details);
       } else {
         this.opts.log.error({ err, action: frame.action, charge_point: this.chargePointId }, 'OCPP call failed');
-        this.sendError(frame.id, 'InternalError', 'the CSMS could not process this call', {});
+        this.sendError(frame.id, frame.action, known, 'InternalError', 'the CSMS could not process this call', {});
       }
       return;
     }
@@ -334,11 +427,47 @@ export class ChargerConnection<V extends ProtocolName> {
         { err, action: frame.action, charge_point: this.chargePointId },
         'OCPP reply fails its schema',
       );
-      this.sendError(frame.id, 'InternalError', 'the CSMS produced an invalid reply', {});
+      this.sendError(frame.id, frame.action, known, 'InternalError', 'the CSMS produced an invalid reply', {});
       return;
     }
-    if (frame.action === 'BootNotification' && 'status' in reply && reply.status === 'Accepted') this.stopBootTimer();
+    if (booted !== undefined) this.booted(booted);
+    this.opts.signals.answered(frame.action, true);
     this.send(resultFrame(frame.id, reply));
+  }
+
+  /**
+   * A BootNotification was answered with `status`: the charger is held to it, and the boot
+   * deadline is met whatever the status (a Pending charger waits for its operator, a Rejected
+   * one boots again after the retry interval: neither is closed for it).
+   */
+  private booted(status: RegistrationStatus): void {
+    this.registration = status;
+    this.triggered.clear();
+    this.stopBootTimer();
+  }
+
+  /**
+   * A StopTransaction or TransactionEvent Ended that failed its schema still closes its
+   * transaction from its valid fields (docs/CSMS.md "Transaction ends that fail their schema"),
+   * before the CALLERROR the spec demands is sent. Must not throw: the CALLERROR still has to go.
+   */
+  private async salvageEnd(frame: Extract<InboundFrame, { t: 'call' }>, violation: OcppCallError): Promise<void> {
+    const where = { charge_point: this.chargePointId, action: frame.action, violation: violation.message };
+    try {
+      const event = this.adapter.salvageEnd(frame.action, frame.payload, new Date());
+      if (event === undefined) return;
+      if (event === null) {
+        this.opts.log.warn(where, 'invalid transaction end without a valid transaction id: nothing closed');
+        return;
+      }
+      this.opts.log.warn(
+        { ...where, transaction_id: event.transaction_id },
+        'invalid transaction end: transaction closed from its valid fields',
+      );
+      await this.opts.handleEvent(this.chargePointId, this.version, event);
+    } catch (err) {
+      this.opts.log.error({ err, ...where }, 'invalid transaction end could not be applied');
+    }
   }
 
   private onAnswer(frame: Extract<InboundFrame, { t: 'result' | 'error' }>): void {
@@ -349,21 +478,36 @@ export class ChargerConnection<V extends ProtocolName> {
     }
     this.pending = undefined;
     clearTimeout(p.timer);
+    const seconds = (performance.now() - p.sentAt) / 1000;
+    const { signals } = this.opts;
     if (frame.t === 'error') {
+      signals.called(this.chargePointId, p.action, 'error', seconds, frame);
       p.reject(new ChargerCallError(frame.code, `${p.action}: ${frame.code} ${frame.description}`));
       return;
     }
     try {
       this.opts.schemas.checkResponse(this.version, p.action, frame.payload);
     } catch (err) {
+      signals.called(this.chargePointId, p.action, 'invalid', seconds);
       p.reject(new ChargerCallError('FormatViolation', err instanceof Error ? err.message : String(err)));
       return;
     }
+    signals.called(this.chargePointId, p.action, 'result', seconds);
     p.resolve(frame.payload);
   }
 
-  private sendError(id: string, kind: OcppErrorKind, description: string, details: Record<string, unknown>): void {
-    this.send(errorFrame(id, errorCodeFor(this.version, kind), description, details));
+  /** `action`: the action of the CALL refused (undefined: a frame that was no readable CALL) */
+  private sendError(
+    id: string,
+    action: string | undefined,
+    known: boolean,
+    kind: OcppErrorKind,
+    description: string,
+    details: Record<string, unknown>,
+  ): void {
+    const code = errorCodeFor(this.version, kind);
+    this.opts.signals.callErrorSent(this.chargePointId, action, known, code, description);
+    this.send(errorFrame(id, code, description, details));
   }
 
   private send(text: string): void {

@@ -5,9 +5,10 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { ActorSystem, PinnedActor } from '../runtime/actor-system.js';
 import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
 import { chargerConnection, type AnyChargerConnection, type ConnectionSettings } from './connection.js';
-import type { ProtocolName } from './domain.js';
+import type { ProtocolName, RegistrationStatus } from './domain.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { OcppSchemas } from './schemas.js';
+import type { OcppSignals, RefusalReason } from './signals.js';
 import {
   HandshakeDeadlines,
   basicCredentials,
@@ -20,18 +21,35 @@ import {
 /** Chargers whose socket this process holds, by charge point id. The actor's turns send through it. */
 export class ConnectionRegistry {
   private readonly byId = new Map<string, AnyChargerConnection>();
+  /** connections held per version, kept with `byId` (the connected-chargers gauge reads it) */
+  private readonly counts: Record<ProtocolName, number> = { 'ocpp1.6': 0, 'ocpp2.0.1': 0 };
 
   get(id: string): AnyChargerConnection | undefined {
     return this.byId.get(id);
   }
 
   set(conn: AnyChargerConnection): void {
+    const before = this.byId.get(conn.chargePointId);
+    if (before) this.counts[before.version] -= 1;
     this.byId.set(conn.chargePointId, conn);
+    this.counts[conn.version] += 1;
   }
 
   /** Forgets the connection only if it is still the current one for its charger. */
   delete(conn: AnyChargerConnection): void {
-    if (this.byId.get(conn.chargePointId) === conn) this.byId.delete(conn.chargePointId);
+    if (this.byId.get(conn.chargePointId) !== conn) return;
+    this.byId.delete(conn.chargePointId);
+    this.counts[conn.version] -= 1;
+  }
+
+  /** the chargers connected to this process, with the version each speaks */
+  connected(): Array<[string, ProtocolName]> {
+    return [...this.byId].map(([id, conn]) => [id, conn.version]);
+  }
+
+  /** connections held, per OCPP version */
+  byProtocol(): Readonly<Record<ProtocolName, number>> {
+    return { ...this.counts };
   }
 
   get size(): number {
@@ -48,8 +66,12 @@ export interface OcppEndpointOptions {
   actors: ActorSystem;
   schemas: OcppSchemas;
   registry: ConnectionRegistry;
-  /** the charger's registered protocol when id and password match, else undefined */
-  authenticate(id: string, password: string): Promise<ProtocolName | undefined>;
+  /** the endpoint's log lines and counters (docs/OPERATIONS.md "Signals") */
+  signals: OcppSignals;
+  /** the login of charger `id` with the HTTP Basic credentials it sent, if any */
+  authenticate(id: string, credentials: { user: string; password: string } | undefined): Promise<ChargerLogin>;
+  /** a login refused as `unknown` or `bad_password` (the password tried is not passed on) */
+  refused(attempt: RefusedLogin): void;
   /** called once a charger is connected and its actor pinned here, and once it is gone */
   onlineChanged(id: string, online: boolean, connectionId: string): void;
   pingIntervalMs: number;
@@ -64,6 +86,30 @@ export interface OcppEndpointOptions {
   trustProxy: boolean;
   /** the unreachable dependency (database, Redis) while the process is degraded */
   degradedBy(): string | undefined;
+  /**
+   * Stores when chargers were last seen (any OCPP frame), called with the connections that
+   * received frames since the last call: every `lastSeenFlushMs`, and for one connection at its
+   * close. Must not reject (the store logs its own failures).
+   */
+  persistLastSeen(seen: ReadonlyArray<{ id: string; at: number }>): Promise<void>;
+  lastSeenFlushMs: number;
+}
+
+/**
+ * What a login finds: the charger's registered protocol and boot policy, or why it is refused: an
+ * id that is not registered, a wrong password (or a user name other than the id), or, for a
+ * registered id, no credentials at all (a client asking for the challenge).
+ */
+export type ChargerLogin =
+  | { t: 'ok'; protocol: ProtocolName; policy: RegistrationStatus }
+  | { t: 'refused'; reason: 'unknown' | 'bad_password' | 'no_credentials' };
+
+/** A refused login worth an operator's eyes (GET /v1/unknown-charge-points). */
+export interface RefusedLogin {
+  id: string;
+  address: string;
+  reason: 'unknown' | 'bad_password';
+  at: number;
 }
 
 const IDENTITY = /^[A-Za-z0-9_.~*+|@=-]{1,48}$/;
@@ -84,6 +130,7 @@ export class OcppEndpoint {
     handleProtocols: (_offered, req) => this.chosen.get(req) ?? false,
   });
   private pinger: NodeJS.Timeout | undefined;
+  private lastSeenFlusher: NodeJS.Timeout | undefined;
   private stopping = false;
   private readonly pins = new Map<AnyChargerConnection, PinnedActor>();
   /** the newest connection attempt per charger on this process (two may race through pin()) */
@@ -102,6 +149,7 @@ export class OcppEndpoint {
       schemas: opts.schemas,
       log: opts.log,
       callTimeoutMs: opts.callTimeoutMs,
+      signals: opts.signals,
       handleEvent: (id, protocol, event) =>
         opts.actors.ref(chargePointProtocol, id).ask({ type: 'event', protocol, event }),
     };
@@ -129,52 +177,64 @@ export class OcppEndpoint {
       for (const conn of this.opts.registry.all()) conn.probe();
     }, this.opts.pingIntervalMs);
     this.pinger.unref();
+    this.lastSeenFlusher = setInterval(
+      () => void this.flushLastSeen(this.opts.registry.all()),
+      this.opts.lastSeenFlushMs,
+    );
+    this.lastSeenFlusher.unref();
+  }
+
+  /**
+   * When the connections' chargers were last seen, for those seen since their last flush: one
+   * call (one statement per few thousand chargers) instead of a write per frame.
+   */
+  private flushLastSeen(conns: readonly AnyChargerConnection[]): Promise<void> {
+    const seen: Array<{ id: string; at: number }> = [];
+    for (const conn of conns) {
+      if (conn.lastSeenAt <= conn.persistedSeenAt) continue;
+      conn.persistedSeenAt = conn.lastSeenAt;
+      seen.push({ id: conn.chargePointId, at: conn.lastSeenAt });
+    }
+    return seen.length === 0 ? Promise.resolve() : this.opts.persistLastSeen(seen);
   }
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, id: string): Promise<void> {
-    const { log, logins } = this.opts;
-    if (this.stopping) return refuseUpgrade(socket, 503);
-    // degraded mode (docs/ARCHITECTURE.md): accepting a charger we cannot serve only starts a reconnect storm
-    const degraded = this.opts.degradedBy();
-    if (degraded) return refuseUpgrade(socket, 503, { 'Retry-After': String(jitteredRetryAfterS()) });
-    if (!IDENTITY.test(id)) return refuseUpgrade(socket, 404);
-    const idKey = `id:${id}`;
-    // the peer's address is read only when a failure is on record somewhere (reading it is a
-    // getpeername system call: 24 us per charger of a boot storm on our machines)
+    const { log, logins, signals } = this.opts;
+    // the peer's address is read only when a failure is on record somewhere or the charger is
+    // served (reading it is a getpeername system call: 24 us per charger of a boot storm on our machines)
     let address: string | undefined;
     const peer = (): string => (address ??= clientAddress(req, this.opts.trustProxy));
-    const addressKey = (): string => `address:${peer()}`;
-    const waitMs = logins.size === 0 ? 0 : logins.retryAfterMs([idKey, addressKey()]);
-    if (waitMs > 0) return refuseUpgrade(socket, 429, { 'Retry-After': String(Math.ceil(waitMs / 1000)) });
+    const refuse = (reason: RefusalReason, status: number, headers?: Record<string, string>): void => {
+      signals.refused(id, peer(), reason, status);
+      refuseUpgrade(socket, status, headers);
+    };
+    if (this.stopping) return refuse('shutting_down', 503);
+    // degraded mode (docs/ARCHITECTURE.md): accepting a charger we cannot serve only starts a reconnect storm
+    const degraded = this.opts.degradedBy();
+    if (degraded) return refuse('degraded', 503, { 'Retry-After': String(jitteredRetryAfterS()) });
+    if (!IDENTITY.test(id)) return refuse('invalid_id', 404);
+    const idKey = `id:${id}`;
+    const waitMs = logins.size === 0 ? 0 : logins.retryAfterMs([idKey, `address:${peer()}`]);
+    if (waitMs > 0) return refuse('throttled', 429, { 'Retry-After': String(Math.ceil(waitMs / 1000)) });
     const offered = (req.headers['sec-websocket-protocol'] ?? '')
       .split(',')
       .map((p) => p.trim())
       .filter(Boolean);
     const creds = basicCredentials(req.headers.authorization);
-    const registered = creds && creds.user === id ? await this.opts.authenticate(id, creds.password) : undefined;
-    if (!registered) {
-      // No credentials at all is a client asking for the challenge, not a guess: not counted. An
-      // address counts identities that fail, not failures: one misconfigured charger retrying
-      // must not lock out every charger behind the same NAT or proxy address.
-      const blocks = !creds ? [] : logins.failed(logins.failures(idKey) === 0 ? [idKey, addressKey()] : [idKey]);
-      for (const block of blocks) {
-        log.warn(
-          {
-            charge_point: id,
-            address: peer(),
-            key: block.key,
-            failures: block.failures,
-            retry_after_ms: block.backoffMs,
-          },
-          'failed charger logins: backing off',
-        );
-      }
-      return refuseUpgrade(socket, 401, { 'WWW-Authenticate': 'Basic realm="ocpp"' });
+    const login = await this.opts.authenticate(id, creds);
+    if (login.t === 'refused') {
+      if (login.reason !== 'no_credentials')
+        this.opts.refused({ id, address: peer(), reason: login.reason, at: Date.now() });
+      // No credentials for a registered id is a client asking for the challenge, not a guess: not
+      // counted; for an id we do not know it is a guess (a scanner), counted like a bad password
+      if (creds !== undefined || login.reason === 'unknown') this.loginFailed(id, peer());
+      return refuse(login.reason, 401, { 'WWW-Authenticate': 'Basic realm="ocpp"' });
     }
     logins.succeeded(idKey);
+    const registered = login.protocol;
     const protocol = negotiated(registered, offered);
     // OCPP-J: no subprotocol in common -> refuse
-    if (!protocol) return refuseUpgrade(socket, 400);
+    if (!protocol) return refuse('no_subprotocol', 400);
     if (protocol !== registered)
       log.info(
         { charge_point: id, registered, negotiated: protocol },
@@ -190,14 +250,37 @@ export class OcppEndpoint {
     if (!ws) return;
     this.deadlines.clear(socket);
     try {
-      await this.accept(ws, id, protocol);
+      await this.accept(ws, id, protocol, login.policy, peer());
     } catch (err) {
       this.opts.log.warn({ err, charge_point: id }, 'charger connection could not be set up');
       ws.close(1011, 'internal error');
     }
   }
 
-  private async accept(ws: WebSocket, id: string, protocol: ProtocolName): Promise<void> {
+  /**
+   * A wrong password counts against the identity, and against the address only for an identity's
+   * first failure: an address counts identities that fail, not failures, so that one
+   * misconfigured charger retrying does not lock out every charger behind the same NAT or proxy.
+   */
+  private loginFailed(id: string, address: string): void {
+    const { logins, log } = this.opts;
+    const idKey = `id:${id}`;
+    const keys = logins.failures(idKey) === 0 ? [idKey, `address:${address}`] : [idKey];
+    for (const block of logins.failed(keys)) {
+      log.warn(
+        { charge_point: id, address, key: block.key, failures: block.failures, retry_after_ms: block.backoffMs },
+        'failed charger logins: backing off',
+      );
+    }
+  }
+
+  private async accept(
+    ws: WebSocket,
+    id: string,
+    protocol: ProtocolName,
+    policy: RegistrationStatus,
+    address: string,
+  ): Promise<void> {
     const { actors, registry } = this.opts;
     const chargePoint = actors.ref(chargePointProtocol, id);
     const conn = chargerConnection(ws, protocol, id, this.connectionSettings);
@@ -215,10 +298,16 @@ export class OcppEndpoint {
       return;
     }
     registry.set(conn);
-    const { booted } = await chargePoint.ask({ type: 'connected', protocol, connection: conn.connectionId });
+    const { booted, registration } = await chargePoint.ask({
+      type: 'connected',
+      protocol,
+      connection: conn.connectionId,
+      policy,
+    });
     // closed (or the endpoint stopped) during the ask: `release` has run, nothing goes online
     if (this.pins.get(conn) !== pinned || !conn.isOpen) return;
-    conn.open({ bootDeadlineMs: booted ? null : this.opts.bootDeadlineMs });
+    conn.open({ bootDeadlineMs: booted ? null : this.opts.bootDeadlineMs, registration });
+    this.opts.signals.connected(id, protocol, address, conn.connectionId);
     this.opts.onlineChanged(id, true, conn.connectionId);
   }
 
@@ -230,6 +319,8 @@ export class OcppEndpoint {
     if (!pin) return;
     this.pins.delete(conn);
     this.opts.registry.delete(conn);
+    // a charger's last frame is kept when it goes (at shutdown, stop() flushed them together)
+    await this.flushLastSeen([conn]);
     await pin.release().catch((err: unknown) => this.opts.log.warn({ err, charge_point: id }, 'pin release failed'));
     // a newer connection of the charger here has taken over (and reported it online)
     if (!this.newest.has(id)) this.opts.onlineChanged(id, false, conn.connectionId);
@@ -239,6 +330,8 @@ export class OcppEndpoint {
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.pinger) clearInterval(this.pinger);
+    if (this.lastSeenFlusher) clearInterval(this.lastSeenFlusher);
+    await this.flushLastSeen(this.opts.registry.all());
     for (const conn of this.opts.registry.all()) conn.close(1012, 'service restart');
     // each pin once: the sockets' own close events find theirs already released
     await Promise.all([...this.pins.keys()].map((conn) => this.release(conn)));

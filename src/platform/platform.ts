@@ -1,9 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Config } from '../../config/index.js';
+import { CONNECT_TIMEOUT_MS, nodeTlsOptions, type Config } from '../../config/index.js';
 import { Database } from '../db/database.js';
 import { createGateway } from '../gateway/gateway.js';
+import { docsMount } from '../gateway/docs-mount.js';
 import { buildOpenApi } from '../gateway/openapi.js';
 import { publicOrigin } from '../gateway/public-origin.js';
 import type { MountSpec } from '../gateway/route-table.js';
@@ -15,8 +16,10 @@ import { LocalPlacement } from '../runtime/local-placement.js';
 import type { ActorPlacement } from '../runtime/placement.js';
 import { RuntimeStore } from '../runtime/runtime-store.js';
 import { InProcessTransport, type Transport } from '../runtime/transport.js';
+import { checkDatabase, redisError } from './dependency-error.js';
 import { DependencyHealth } from './dependency-health.js';
 import type { PlatformModule, PlatformServices } from './services.js';
+import { redisErrorListener } from '../log-limit.js';
 
 export interface PlatformOptions {
   config: Config;
@@ -83,16 +86,19 @@ export class Platform {
     return this.shuttingDown;
   }
 
-  /** Starts the actor host and, for the web roles, the HTTP server. */
+  /**
+   * Starts the actor host and the HTTP server: for the web roles with every mount and the
+   * modules' hooks (OCPP WebSockets); for a worker with the system mount only (/healthz,
+   * /readyz, /metrics) on the same PORT, so that it answers readiness and is scraped like a web
+   * process (docs/OPERATIONS.md "Signals").
+   */
   async start(): Promise<void> {
     const { config, log } = this.services;
+    for (const m of this.modules) m.observe?.(this.services);
     this.services.health.start();
     await this.services.actors.start();
-    if (config.PROCESS_ROLE === 'worker') {
-      log.info({ mode: config.mode, processId: this.services.actors.processId }, 'worker started');
-      return;
-    }
-    const featureMounts = this.modules.flatMap((m) => (m.mounts ? m.mounts(this.services) : []));
+    const worker = config.PROCESS_ROLE === 'worker';
+    const featureMounts = worker ? [] : this.modules.flatMap((m) => (m.mounts ? m.mounts(this.services) : []));
     let openapi: Record<string, unknown> | undefined;
     const mounts: Array<MountSpec<unknown>> = [];
     mounts.push(
@@ -106,6 +112,7 @@ export class Platform {
             serverUrl: publicOrigin(config),
           })),
       }),
+      docsMount(),
       ...featureMounts,
     );
     const app = createGateway({
@@ -119,7 +126,7 @@ export class Platform {
     const server = createServer(app.callback());
     server.keepAliveTimeout = 65_000;
     this.server = server;
-    for (const m of this.modules) await m.attach?.(this.services, server);
+    if (!worker) for (const m of this.modules) await m.attach?.(this.services, server);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.PORT, config.HOST, () => {
@@ -128,7 +135,9 @@ export class Platform {
       });
     });
     const port = portOf(server);
-    log.info({ mode: config.mode, port, processId: this.services.actors.processId }, 'listening');
+    const processId = this.services.actors.processId;
+    if (worker) log.info({ mode: config.mode, port, processId }, 'worker started');
+    else log.info({ mode: config.mode, port, processId }, 'listening');
   }
 
   /**
@@ -178,6 +187,7 @@ async function openDatabase(config: Config, log: Logger): Promise<Database> {
     commitWindowMs: config.COMMIT_WINDOW_MS,
   });
   try {
+    await checkDatabase(db, config.database);
     if (config.mode === 'embedded') {
       const applied = await db.migrate();
       if (applied.length > 0) log.info({ applied }, 'migrations applied');
@@ -218,13 +228,8 @@ async function connectPlacement(
     import('../runtime/cluster/cluster-placement.js'),
     import('../runtime/cluster/redis-transport.js'),
   ]);
-  // each command is written at once: ioredis's auto-pipelining holds a tick's commands until
-  // setImmediate, a loop iteration added to every hop of a cross-process ask (docs/PERFORMANCE.md)
-  const redis = new Redis(config.REDIS_URL, {
-    maxRetriesPerRequest: 2,
-    lazyConnect: false,
-  });
-  redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis error'));
+  const redis = await openRedis(Redis, config, config.REDIS_URL);
+  redis.on('error', redisErrorListener(log, 'redis error'));
   const placement = new ClusterPlacement({
     redis,
     keys: redisKeys,
@@ -236,6 +241,49 @@ async function connectPlacement(
     ...(opts.processId ? { processId: opts.processId } : {}),
   });
   return { redis, placement, transport: new RedisTransport(redis, redisKeys, log) };
+}
+
+/**
+ * The process's Redis client, connected. Its subscribers and other duplicates copy its options:
+ * TLS for rediss:// (REDIS_TLS_*) and a bounded connect. Before the first connection succeeded it
+ * does not reconnect, so a start against a Redis it cannot use fails in seconds with the reason.
+ */
+async function openRedis(RedisClient: typeof Redis, config: Config, url: string): Promise<Redis> {
+  let connected = false;
+  const redis = new RedisClient(url, {
+    // each command is written at once: ioredis's auto-pipelining holds a tick's commands until
+    // setImmediate, a loop iteration added to every hop of a cross-process ask (docs/PERFORMANCE.md)
+    maxRetriesPerRequest: 2,
+    lazyConnect: true,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    ...(config.redisTls ? { tls: nodeTlsOptions(config.redisTls) } : {}),
+    // once connected, ioredis's own back-off: 50 ms more per attempt, at most 2 s
+    retryStrategy: (times: number) => (connected ? Math.min(times * 50, 2000) : null),
+  });
+  // connect() only says "Connection is closed."; the reason (TLS, refused, WRONGPASS) is an event
+  let reason: unknown;
+  const onError = (err: unknown): void => {
+    reason ??= err;
+  };
+  redis.on('error', onError);
+  try {
+    await withTimeout(redis.connect(), 2 * CONNECT_TIMEOUT_MS);
+    connected = true;
+  } catch (err) {
+    redis.disconnect();
+    throw redisError(reason ?? err, url);
+  } finally {
+    redis.off('error', onError);
+  }
+  return redis;
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 /** The port a TCP server listens on; undefined before it listens (a pipe has no port). */

@@ -1,24 +1,18 @@
-import { ConfigError, loadConfig } from '../../config/index.js';
-import { createLogger } from '../logger.js';
+import { loadConfig } from '../../config/index.js';
+import { createLogger, type Logger } from '../logger.js';
 import { Platform } from './platform.js';
 import type { PlatformModule } from './services.js';
+
+export { exitOnStartFailure } from './start-failure.js';
 
 /**
  * Runs one platform process until SIGTERM/SIGINT: settings from the environment, graceful stop
  * within SHUTDOWN_TIMEOUT_MS (exit 0), or exit 1 when the stop fails or takes too long.
  */
 export async function runProcess(modules: PlatformModule[]): Promise<Platform> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(78);
-    }
-    throw err;
-  }
+  const config = loadConfig();
   const log = createLogger(config.LOG_LEVEL, { role: config.PROCESS_ROLE });
+  logUncaughtErrors(log);
   if (!config.CSMS_API_KEY)
     log.warn('CSMS_API_KEY is not set: the management surface is open (allowed outside production only)');
   const platform = await Platform.create({ config, log, modules });
@@ -47,7 +41,18 @@ export async function runProcess(modules: PlatformModule[]): Promise<Platform> {
   return platform;
 }
 
-export function exitOnStartFailure(err: unknown): never {
-  process.stderr.write(`failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
+/**
+ * An exception nothing caught, or a rejection nothing handled, ends the process as Node would
+ * (exit 1), but logged as one JSON line through pino instead of Node's plain-text stack.
+ * pino's default destination writes synchronously, so the line is out before the exit.
+ */
+function logUncaughtErrors(log: Logger): void {
+  process.on('uncaughtException', (err, origin) => {
+    log.fatal({ err, origin }, 'uncaught exception; exiting');
+    process.exit(1);
+  });
+  process.on('unhandledRejection', (reason) => {
+    log.fatal({ err: reason }, 'unhandled rejection; exiting');
+    process.exit(1);
+  });
 }

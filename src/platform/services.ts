@@ -37,6 +37,8 @@ export interface PlatformModule {
   /** its actor kinds; a function when they need settings or the database (every role hosts actors) */
   actors?: RegisteredActor[] | ((host: ActorHost) => RegisteredActor[]);
   mounts?(services: PlatformServices): Array<MountSpec<unknown>>;
+  /** in every role, as the platform starts: sets the module's metric sources (`metrics.sources`) */
+  observe?(services: PlatformServices): void;
   /** after the HTTP server exists (web roles only), e.g. to accept WebSocket upgrades */
   attach?(services: PlatformServices, server: Server): Promise<void> | void;
   /** first step of shutdown, before actors are handed over (close sockets with 1012) */

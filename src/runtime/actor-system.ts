@@ -189,6 +189,11 @@ export class ActorSystem implements ActorMessenger {
     return owner !== undefined;
   }
 
+  /** For pinned actors: which of these a live process holds (a list page, a fleet count). */
+  async pinnedAmong(addresses: readonly Address[]): Promise<Set<Address>> {
+    return this.opts.placement.pinnedAmong(addresses);
+  }
+
   private onEnvelope(env: Envelope): void {
     switch (env.t) {
       case 'reply':

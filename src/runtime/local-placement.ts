@@ -102,6 +102,10 @@ export class LocalPlacement implements ActorPlacement {
     return this.pins.has(address) ? this.processId : undefined;
   }
 
+  async pinnedAmong(addresses: readonly Address[]): Promise<Set<Address>> {
+    return new Set(addresses.filter((a) => this.pins.has(a)));
+  }
+
   isReady(): boolean {
     return true;
   }

@@ -52,6 +52,8 @@ export interface ActorPlacement {
   leaseFenced(lease: Lease): void;
   /** the live process holding the pin, if any */
   ownerOfPin(address: Address): Promise<string | undefined>;
+  /** of these pinned addresses, the ones a live process holds (one round trip per 1,000 in cluster mode) */
+  pinnedAmong(addresses: readonly Address[]): Promise<Set<Address>>;
   /** true when this process has what it needs to serve (leases taken, Redis reachable) */
   isReady(): boolean;
   describe(): Record<string, unknown>;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Database, Row } from '../../db/database.js';
 import type { SqlRunner } from '../../db/sql.js';
 import { SPEAKS_FOR, speaksForParams } from '../core/partners.js';
+import type { OutboxDepth } from '../../metrics.js';
 
 /**
  * The rows of `ocpi_outbox` (m0009; docs/ROAMING.md "The outbox"). Writes that enqueue run on the
@@ -241,6 +242,27 @@ export class OutboxStore {
       partner_key: String(r.partner_key),
       status: r.status === 'dead' ? 'dead' : 'pending',
       n: Number(r.n),
+    }));
+  }
+
+  /**
+   * Pending rows, the oldest pending row's creation and dead letters per partner, for the
+   * gauges (docs/OPERATIONS.md "Signals"): one grouped read of the table, at most `limit` partners.
+   */
+  async depths(limit = 500): Promise<OutboxDepth[]> {
+    const rows = await this.db.sql.query(
+      `SELECT partner_key,
+         SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending,
+         MIN(CASE WHEN status = 'pending' THEN created_at END) AS oldest,
+         SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END) AS dead
+       FROM ocpi_outbox GROUP BY partner_key ORDER BY partner_key LIMIT ?`,
+      [limit],
+    );
+    return rows.map((r) => ({
+      partner: String(r.partner_key),
+      pending: Number(r.pending ?? 0),
+      oldest_pending_at: r.oldest === null || r.oldest === undefined ? null : Number(r.oldest),
+      dead: Number(r.dead ?? 0),
     }));
   }
 

@@ -1,0 +1,155 @@
+import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { LogLimit, redisErrorListener } from '../../src/log-limit.js';
+import { createLogger } from '../../src/logger.js';
+import { platformModules } from '../../src/modules.js';
+import { enqueue } from '../../src/ocpi/outbox/outbox-store.js';
+import { embeddedEnvironment, startPlatform, type TestEnvironment } from '../support/platforms.js';
+import { startNode } from '../support/processes.js';
+
+const MAIN = resolve(import.meta.dirname, '../../src/main.js');
+
+/** Runs the product's main with `env` to its exit: its code and what it wrote. */
+function runMain(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [MAIN], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('exit', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+/**
+ * The worker process's readiness and metrics (Procfile `worker`), and the process-level signals
+ * of docs/OPERATIONS.md: start-up failures as JSON lines, Redis errors throttled.
+ */
+describe('worker readiness and process signals', function () {
+  this.timeout(60_000);
+
+  describe('a worker process (PROCESS_ROLE=worker, as the Procfile starts it)', () => {
+    let env: TestEnvironment;
+    before(async () => {
+      env = await embeddedEnvironment();
+    });
+    after(async () => env.cleanup());
+
+    it('answers /healthz, /readyz and /metrics on PORT, and nothing else', async () => {
+      const worker = await startNode({ ...env.env, PROCESS_ROLE: 'worker' });
+      try {
+        expect(worker.url).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+        expect((await fetch(`${worker.url}/healthz`)).status).to.equal(200);
+        const ready = await fetch(`${worker.url}/readyz`);
+        expect(ready.status).to.equal(200);
+        expect(await ready.json()).to.deep.include({ status: 'ready' });
+        const metrics = await (await fetch(`${worker.url}/metrics`)).text();
+        expect(metrics).to.contain('actor_shards_owned 256');
+        expect(metrics).to.contain('pricing_queue_depth{state="in_flight"} 0');
+        // a worker serves no feature routes and no chargers
+        expect((await fetch(`${worker.url}/v1/charge-points`)).status).to.equal(404);
+        expect(worker.logs.find((l) => l.msg === 'worker started')).to.include({ role: 'worker' });
+      } finally {
+        expect(await worker.stop()).to.equal(0);
+      }
+    });
+
+    it('reports the outbox per partner: pending rows, the oldest one age, dead letters', async () => {
+      const p = await startPlatform(env, platformModules(), { overrides: { PROCESS_ROLE: 'worker' } });
+      try {
+        const { db } = p.platform.services;
+        const created = Date.now() - 60_000;
+        await db.sql.transaction(async (tx) => {
+          for (const id of ['L1', 'L2', 'L3'])
+            await enqueue(tx, { partner_key: 'NL-XYZ' }, { kind: 'location', location_id: id });
+        });
+        await db.sql.run(`UPDATE ocpi_outbox SET created_at = ? WHERE object_key LIKE '%L1%'`, [created]);
+        await db.sql.run(`UPDATE ocpi_outbox SET status = 'dead' WHERE object_key LIKE '%L3%'`, []);
+        const text = await (await fetch(`${p.platform.url}/metrics`)).text();
+        expect(text).to.contain('ocpi_outbox_pending{partner="NL-XYZ"} 2');
+        expect(text).to.contain('ocpi_outbox_dead_letters{partner="NL-XYZ"} 1');
+        const age = /ocpi_outbox_oldest_pending_age_seconds\{partner="NL-XYZ"\} ([\d.]+)/.exec(text)?.[1];
+        expect(Number(age)).to.be.within(59, 120);
+      } finally {
+        await p.stop();
+      }
+    });
+  });
+
+  it('a failed start (the port taken) is one JSON line on stdout, error and stack inside, nothing on stderr', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const env = await embeddedEnvironment();
+    try {
+      const port = String((taken.address() as AddressInfo).port);
+      const run = await runMain({ ...env.env, PORT: port, LOG_LEVEL: 'warn' });
+      expect(run.code).to.equal(1);
+      expect(run.stderr).to.equal('');
+      const lines = run.stdout.trim().split('\n');
+      const last = JSON.parse(lines.at(-1) ?? '{}') as {
+        level: number;
+        msg: string;
+        err: { stack: string; code: string };
+      };
+      expect(last.level).to.equal(60);
+      expect(last.msg).to.match(/^failed to start: listen EADDRINUSE/);
+      expect(last.err).to.include({ code: 'EADDRINUSE' });
+      expect(last.err.stack).to.be.a('string');
+    } finally {
+      taken.close();
+      await env.cleanup();
+    }
+  });
+
+  it('a bad setting is one JSON line naming it, exit 78', async () => {
+    const run = await runMain({ PORT: 'eighty' });
+    expect(run.code).to.equal(78);
+    expect(run.stderr).to.equal('');
+    const line = JSON.parse(run.stdout.trim()) as Record<string, unknown>;
+    expect(line).to.include({ level: 60, setting: 'PORT' });
+    expect(String(line.msg)).to.match(/^invalid setting PORT/);
+  });
+
+  it('logs a Redis connection error once, not once per reconnect', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = createLogger(
+      'info',
+      {},
+      { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) },
+    );
+    // nothing listens on port 1: every reconnect fails with the same error
+    const redis = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, retryStrategy: () => 20 });
+    let errors = 0;
+    redis.on('error', () => errors++);
+    redis.on('error', redisErrorListener(log, 'redis error'));
+    await new Promise((r) => setTimeout(r, 1000));
+    redis.disconnect();
+    expect(errors).to.be.above(5);
+    expect(lines.filter((l) => l.msg === 'redis error')).to.have.length(1);
+    expect(lines[0]).to.include({ level: 40 });
+    expect(String(lines[0]?.err)).to.contain('ECONNREFUSED');
+  });
+
+  it('LogLimit: N lines per key and in total per interval, the drops reported on the next line', () => {
+    let now = 0;
+    const limit = new LogLimit({ perKey: 2, total: 3, intervalMs: 1000, now: () => now });
+    expect([limit.admit('a'), limit.admit('a'), limit.admit('a')]).to.deep.equal([0, 0, -1]);
+    // the total is reached with b's first line
+    expect([limit.admit('b'), limit.admit('b')]).to.deep.equal([0, -1]);
+    now = 1000;
+    expect([limit.admit('a'), limit.admit('b')]).to.deep.equal([1, 1]);
+    // bounded memory: past the capacity the least recently added key is forgotten
+    const small = new LogLimit({ perKey: 1, intervalMs: 1000, capacity: 2, now: () => now });
+    small.admit('x');
+    small.admit('x');
+    small.admit('y');
+    small.admit('z');
+    expect(small.admit('x')).to.equal(0);
+  });
+});
