@@ -16,7 +16,7 @@ import { ObjectStore } from '../ocpi/store/object-store.js';
 import type { OutboxHandle } from '../ocpi/module.js';
 import type { ActorHost } from '../platform/services.js';
 import { RealTimeAuthorizer } from './authorize.js';
-import { writeSample, type CdrBuilder } from './cdrs.js';
+import { snapshotTerms, writeSample, type CdrBuilder } from './cdrs.js';
 import { EvseLinkStore } from './evse-links.js';
 
 /**
@@ -98,8 +98,10 @@ const TOKEN_TYPES = ['AD_HOC_USER', 'APP_USER', 'OTHER', 'RFID'] as const;
 
 /**
  * Our OCPI session of a roamed transaction, stored for the token's eMSP, and its PUT queued. Its
- * cost and charging periods (written by the pricing, src/roaming/cdrs.ts) are kept. An ended one
- * queues its CDR too: built when it is sent, if nothing built it before.
+ * cost and charging periods (written by the pricing, src/roaming/cdrs.ts) are kept. The first
+ * write keeps the tariff and the place its CDR will be built from (`snapshotTerms`): once per
+ * session, never on the pushes that follow. An ended one queues its CDR too: built when it is
+ * sent, if nothing built it before.
  */
 async function writeSession(
   tx: SqlRunner,
@@ -130,6 +132,7 @@ async function writeSession(
     last_updated: new Date().toISOString(),
   };
   await store.put({ ...own, id: s.id }, session, { audience: emsp });
+  if (!before) await snapshotTerms(tx, own, s);
   await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'session', session_id: s.id, to: emsp });
   if (s.status === 'COMPLETED')
     await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'cdr', cdr_id: s.id, to: emsp });

@@ -20,9 +20,11 @@ import type { PricedCdr, PricingPeriod, PricingTariff } from '../tariffs/types.j
  * Our CDRs, from our chargers' transactions (docs/TARIFFS.md "CDRs from transactions"). When a
  * roamed session ends, its charging periods are built from the meter readings the charger sent
  * (`roaming_meter_sample`), priced with the tariff its connector named when it started, in the
- * location's time zone, in a pricing thread, and stored once: a CDR never changes. The session
- * gets the same cost, and both go to the token's eMSP through the outbox. While a session runs,
- * the same pricing gives its running cost.
+ * location's time zone, in a pricing thread, and stored once: a CDR never changes. The tariff and
+ * the place are those of the session's start (`roaming_session_snapshot`, taken when the session
+ * is first written). The session gets the same cost, and both go to the token's eMSP through the
+ * outbox. While a session runs, the same pricing gives its running cost. Once the CDR is stored,
+ * the session's samples and snapshot go: the CDR holds its periods.
  */
 
 const checkCdr = compileLazily(C221.Cdr);
@@ -34,10 +36,121 @@ const freeOf = (currency: string): PricingTariff => ({
   elements: [{ price_components: [{ type: 'FLAT', price: 0, step_size: 0 }] }],
 });
 
-interface Place {
-  location: StoredLocation;
-  evse: NonNullable<StoredLocation['evses']>[number];
-  connector: NonNullable<StoredLocation['evses']>[number]['connectors'][number];
+type CdrLocation = C221.Cdr['cdr_location'];
+
+/** What a session is priced with and where its CDR says it happened. */
+export interface SessionTerms {
+  /** the tariffs the connector named */
+  tariff_ids: string[];
+  /** of those, the one valid at the session start (mod_tariffs), as it was stored then */
+  tariff: Tariff | undefined;
+  time_zone: string;
+  cdr_location: CdrLocation;
+}
+
+/** The `cdr_location` of a session at `evse_uid`/`connector_id` of `location`, if they are there. */
+function placeOf(location: StoredLocation, evseUid: string, connectorId: string) {
+  const evse = location.evses?.find((e) => e.uid === evseUid);
+  const connector = evse?.connectors.find((c) => c.id === connectorId);
+  if (!evse || !connector) return undefined;
+  const cdrLocation: CdrLocation = {
+    id: location.id,
+    ...(location.name === undefined ? {} : { name: location.name }),
+    address: location.address,
+    city: location.city,
+    ...(location.postal_code === undefined ? {} : { postal_code: location.postal_code }),
+    ...(location.state === undefined ? {} : { state: location.state }),
+    country: location.country,
+    coordinates: location.coordinates,
+    evse_uid: evse.uid,
+    evse_id: evse.evse_id ?? evse.uid,
+    connector_id: connector.id,
+    connector_standard: connector.standard,
+    connector_format: connector.format,
+    connector_power_type: connector.power_type,
+  };
+  return { cdrLocation, tariffIds: connector.tariff_ids ?? [] };
+}
+
+/**
+ * The session's terms as stored now: the location, EVSE and connector of `session`, and the
+ * tariff of `ids` valid at `startMs`. Undefined when the place is gone.
+ */
+async function termsNow(
+  sql: SqlRunner,
+  own: PartyIdentity,
+  where: { location_id: string; evse_uid: string; connector_id: string },
+  startMs: number,
+): Promise<SessionTerms | undefined> {
+  const location = await new ObjectStore<StoredLocation>(sql, 'locations').get({ ...own, id: where.location_id });
+  const place = location && placeOf(location, where.evse_uid, where.connector_id);
+  if (!location || !place) return undefined;
+  return {
+    tariff_ids: place.tariffIds,
+    tariff: await tariffAt(sql, own, place.tariffIds, startMs),
+    time_zone: location.time_zone,
+    cdr_location: place.cdrLocation,
+  };
+}
+
+/** Of the tariffs `ids` as stored now, the one valid at `startMs` (mod_tariffs). */
+async function tariffAt(sql: SqlRunner, own: PartyIdentity, ids: string[], startMs: number) {
+  const tariffs = new ObjectStore<Tariff>(sql, 'tariffs');
+  const named = await Promise.all(ids.map((id) => tariffs.get({ ...own, id })));
+  return selectTariff(
+    named.filter((t): t is Tariff => t !== undefined),
+    startMs,
+  );
+}
+
+/**
+ * Keeps the terms of a roamed session as they are at its start (docs/ROAMING.md "Tariff and
+ * place at the start"), in the transaction that writes the session first. A session whose
+ * place is gone gets none (its CDR waits for it as before).
+ */
+export async function snapshotTerms(
+  tx: SqlRunner,
+  own: PartyIdentity,
+  session: { id: string; location_id: string; evse_uid: string; connector_id: string; started_at: number },
+): Promise<void> {
+  const terms = await termsNow(tx, own, session, session.started_at);
+  if (!terms) return;
+  await tx.run(
+    `INSERT INTO roaming_session_snapshot (session_id, tariff_ids, tariff, time_zone, cdr_location)
+     VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id) DO NOTHING`,
+    [
+      session.id,
+      JSON.stringify(terms.tariff_ids),
+      terms.tariff ? JSON.stringify(terms.tariff) : null,
+      terms.time_zone,
+      JSON.stringify(terms.cdr_location),
+    ],
+  );
+}
+
+/** The terms kept at the session's start, if it has them (sessions from before m0018 do not). */
+async function snapshotOf(sql: SqlRunner, sessionId: string): Promise<SessionTerms | undefined> {
+  const [row] = await sql.query(
+    'SELECT tariff_ids, tariff, time_zone, cdr_location FROM roaming_session_snapshot WHERE session_id = ?',
+    [sessionId],
+  );
+  if (!row) return undefined;
+  // written by snapshotTerms from a stored (checked) location and tariff
+  return {
+    tariff_ids: JSON.parse(String(row.tariff_ids)) as string[],
+    tariff: row.tariff === null || row.tariff === undefined ? undefined : (JSON.parse(String(row.tariff)) as Tariff),
+    time_zone: String(row.time_zone),
+    cdr_location: JSON.parse(String(row.cdr_location)) as CdrLocation,
+  };
+}
+
+/** Deletes the meter samples and the snapshot of `sessionIds` (their CDR no longer needs them). */
+export async function purgeSessionData(tx: SqlRunner, sessionIds: readonly string[]): Promise<number> {
+  if (sessionIds.length === 0) return 0;
+  const marks = sessionIds.map(() => '?').join(', ');
+  const samples = await tx.run(`DELETE FROM roaming_meter_sample WHERE session_id IN (${marks})`, sessionIds);
+  await tx.run(`DELETE FROM roaming_session_snapshot WHERE session_id IN (${marks})`, sessionIds);
+  return samples;
 }
 
 /** The meter readings of a session, in time. */
@@ -78,8 +191,6 @@ export function cdrBuilderOf(host: ActorHost, pricing: PricingHandle): CdrBuilde
 export class CdrBuilder {
   private readonly sessions: ObjectStore<StoredSession>;
   private readonly cdrs: ObjectStore<StoredCdr>;
-  private readonly locations: ObjectStore<StoredLocation>;
-  private readonly tariffs: ObjectStore<Tariff>;
   private readonly flights = new Map<string, { again: boolean; done: Promise<C221.Cdr | undefined> }>();
 
   constructor(
@@ -91,8 +202,6 @@ export class CdrBuilder {
   ) {
     this.sessions = new ObjectStore(db.sql, 'sessions');
     this.cdrs = new ObjectStore(db.sql, 'cdrs');
-    this.locations = new ObjectStore(db.sql, 'locations');
-    this.tariffs = new ObjectStore(db.sql, 'tariffs');
   }
 
   /**
@@ -148,6 +257,8 @@ export class CdrBuilder {
     await this.db.group.run(async (tx) => {
       // whoever builds it first stores it: a CDR never changes
       if (!(await new ObjectStore<StoredCdr>(tx, 'cdrs').putNew(key, cdr, { audience: emsp }))) return;
+      // the CDR holds the periods; a retry of its send reads the stored CDR, never the samples
+      await purgeSessionData(tx, [session.id]);
       await new ObjectStore<StoredSession>(tx, 'sessions').update(key, (s) =>
         isSession221(s)
           ? { ...s, total_cost: cdr.total_cost, charging_periods: cdr.charging_periods, last_updated: cdr.last_updated }
@@ -162,43 +273,39 @@ export class CdrBuilder {
     return final as C221.Cdr | undefined;
   }
 
-  private async placeOf(session: Session): Promise<Place | undefined> {
-    const location = await this.locations.get({ ...this.own, id: session.location_id });
-    const evse = location?.evses?.find((e) => e.uid === session.evse_uid);
-    const connector = evse?.connectors.find((c) => c.id === session.connector_id);
-    return location && evse && connector ? { location, evse, connector } : undefined;
-  }
-
-  /** The tariff of the connector valid when the session started (mod_tariffs), if it names one. */
-  private async tariffOf(place: Place, startMs: number): Promise<Tariff | undefined> {
-    const named = await Promise.all(
-      (place.connector.tariff_ids ?? []).map((id) => this.tariffs.get({ ...this.own, id })),
-    );
-    return selectTariff(
-      named.filter((t): t is Tariff => t !== undefined),
-      startMs,
-    );
+  /**
+   * The session's terms: those kept at its start, else (a session from before m0018) as stored
+   * now. A snapshot without a tariff of a connector that named some (none was stored and valid at
+   * the start) takes the named ones as stored now: the operator who PUTs the missing tariff and
+   * retries the CDR's dead letter gets the CDR priced with it.
+   */
+  private async termsOf(session: Session): Promise<SessionTerms | undefined> {
+    const startMs = Date.parse(session.start_date_time);
+    const kept = await snapshotOf(this.db.sql, session.id);
+    if (!kept) return termsNow(this.db.sql, this.own, session, startMs);
+    if (kept.tariff || kept.tariff_ids.length === 0) return kept;
+    return { ...kept, tariff: await tariffAt(this.db.sql, this.own, kept.tariff_ids, startMs) };
   }
 
   /** The session's periods until `end` and their price. */
   private async price(
     session: Session,
-    place: Place,
+    terms: SessionTerms,
     endMs: number,
     known?: MeterSample[],
-  ): Promise<{ periods: PricingPeriod[]; priced: PricedCdr; tariff: Tariff | undefined } | undefined> {
+  ): Promise<{ periods: PricingPeriod[]; priced: PricedCdr } | undefined> {
     const startMs = Date.parse(session.start_date_time);
-    const tariff = await this.tariffOf(place, startMs);
-    if (!tariff && (place.connector.tariff_ids ?? []).length > 0) {
+    const { tariff } = terms;
+    if (!tariff && terms.tariff_ids.length > 0) {
       // a connector that names tariffs is not free because none of them is there or valid: no
       // CDR until the operator puts one (the CDR's outbox row retries, then waits as a dead letter)
       this.log.error(
-        { session_id: session.id, tariff_ids: place.connector.tariff_ids },
+        { session_id: session.id, tariff_ids: terms.tariff_ids },
         'no tariff the connector names is stored and valid at the session start: the session is not priced',
       );
       return undefined;
     }
-    const timeZone = place.location.time_zone;
+    const timeZone = terms.time_zone;
     const samples = known ?? (await samplesOf(this.db.sql, session.id));
     const built = chargingPeriodsOf({ start: startMs, end: endMs, samples, tariff, timeZone });
     const periods = tariff ? built.map((p) => ({ ...p, tariff_id: tariff.id })) : built;
@@ -216,20 +323,20 @@ export class CdrBuilder {
       this.log.error({ session_id: session.id, reason: outcome.message }, 'the session could not be priced');
       return undefined;
     }
-    return { periods, priced: outcome.priced, tariff };
+    return { periods, priced: outcome.priced };
   }
 
   private async build(session: Session): Promise<C221.Cdr | undefined> {
-    const place = await this.placeOf(session);
-    if (!place || session.end_date_time === undefined) {
+    const terms = await this.termsOf(session);
+    if (!terms || session.end_date_time === undefined) {
       this.log.warn({ session_id: session.id }, 'no CDR: the location, EVSE or connector of the session is gone');
       return undefined;
     }
     // a charger whose clock went back can end a session before it started: it lasted nothing
     const endMs = Math.max(Date.parse(session.end_date_time), Date.parse(session.start_date_time));
-    const priced = await this.price(session, place, endMs);
+    const priced = await this.price(session, terms, endMs);
     if (!priced) return undefined;
-    const cdr = cdrOf(session, place, priced.periods, priced.priced, priced.tariff, new Date(endMs).toISOString());
+    const cdr = cdrOf(session, terms, priced.periods, priced.priced, new Date(endMs).toISOString());
     if (!checkCdr.Check(cdr)) {
       const errors = [...checkCdr.Errors(cdr)].slice(0, 5).map((e) => `${e.instancePath}: ${e.message}`);
       this.log.error({ session_id: session.id, errors }, 'the CDR built does not pass the 2.2.1 schema');
@@ -243,11 +350,11 @@ export class CdrBuilder {
    * its eMSP when it changed (a PUT of the session, coalescing with any push still pending).
    */
   private async runningCost(session: Session): Promise<void> {
-    const place = await this.placeOf(session);
-    if (!place) return;
+    const terms = await this.termsOf(session);
+    if (!terms) return;
     const samples = await samplesOf(this.db.sql, session.id);
     const until = Math.max(Date.parse(session.start_date_time), samples.at(-1)?.at ?? 0);
-    const priced = await this.price(session, place, until, samples);
+    const priced = await this.price(session, terms, until, samples);
     if (!priced) return;
     const total = priced.priced.total_cost;
     if (session.total_cost?.excl_vat === total.excl_vat && session.total_cost.incl_vat === total.incl_vat) return;
@@ -265,16 +372,14 @@ export class CdrBuilder {
   }
 }
 
-/** The 2.2.1 CDR of an ended session at `place`, priced. */
+/** The 2.2.1 CDR of an ended session on its terms, priced. */
 function cdrOf(
   session: Session,
-  place: Place,
+  terms: SessionTerms,
   periods: PricingPeriod[],
   priced: PricedCdr,
-  tariff: Tariff | undefined,
   end: string,
 ): C221.Cdr {
-  const { location, evse, connector } = place;
   return {
     country_code: session.country_code,
     party_id: session.party_id,
@@ -285,24 +390,9 @@ function cdrOf(
     cdr_token: session.cdr_token,
     auth_method: session.auth_method,
     ...(session.authorization_reference ? { authorization_reference: session.authorization_reference } : {}),
-    cdr_location: {
-      id: location.id,
-      ...(location.name === undefined ? {} : { name: location.name }),
-      address: location.address,
-      city: location.city,
-      ...(location.postal_code === undefined ? {} : { postal_code: location.postal_code }),
-      ...(location.state === undefined ? {} : { state: location.state }),
-      country: location.country,
-      coordinates: location.coordinates,
-      evse_uid: evse.uid,
-      evse_id: evse.evse_id ?? evse.uid,
-      connector_id: connector.id,
-      connector_standard: connector.standard,
-      connector_format: connector.format,
-      connector_power_type: connector.power_type,
-    },
+    cdr_location: terms.cdr_location,
     currency: priced.currency,
-    ...(tariff ? { tariffs: [tariff] } : {}),
+    ...(terms.tariff ? { tariffs: [terms.tariff] } : {}),
     charging_periods: periods,
     total_cost: priced.total_cost,
     total_fixed_cost: priced.total_fixed_cost,

@@ -13,6 +13,7 @@ import type { PlatformModule, PlatformServices } from '../platform/services.js';
 import type { OutboxHandle } from '../ocpi/module.js';
 import { EvseLinkStore, EvseLinkTakenError, linksChanged } from './evse-links.js';
 import { OfflineWatch } from './offline.js';
+import { SampleSweep } from './sample-sweep.js';
 
 /**
  * The roaming bridge (docs/ROAMING.md): where our chargers (the CSMS) and our OCPI locations
@@ -128,6 +129,7 @@ function cdrRoute(services: PlatformServices): RouteSpec<OperatorAuth> {
 
 export function roamingModule(outbox: OutboxHandle): PlatformModule {
   let watch: OfflineWatch | undefined;
+  let samples: SampleSweep | undefined;
   return {
     name: 'roaming',
     mounts(services): Array<MountSpec<unknown>> {
@@ -140,6 +142,12 @@ export function roamingModule(outbox: OutboxHandle): PlatformModule {
         own: { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID },
         graceMs: config.ROAMING_OFFLINE_GRACE_MS,
         queued: () => outbox.kick(),
+      });
+      samples = new SampleSweep({
+        db: services.db,
+        own: { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID },
+        retentionDays: config.ROAMING_SAMPLE_RETENTION_DAYS,
+        log: services.log.child({ module: 'roaming' }),
       });
       return [
         defineMount<OperatorAuth>({
@@ -154,9 +162,11 @@ export function roamingModule(outbox: OutboxHandle): PlatformModule {
     },
     attach() {
       watch?.start();
+      samples?.start();
     },
     stop() {
       watch?.stop();
+      samples?.stop();
       return Promise.resolve();
     },
   };

@@ -51,6 +51,12 @@ class LazyPool implements PricingHandle {
     return this.get().priceOne(task);
   }
 
+  /** the pool's queue, zero while no thread was ever needed */
+  queue(): { in_flight: number; waiting: number } {
+    const stats = this.pool?.stats();
+    return { in_flight: stats?.in_flight ?? 0, waiting: stats?.waiting ?? 0 };
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const pool = this.pool;
@@ -94,6 +100,9 @@ export function pricingModule(): PricingModule {
     actors: ({ config }) => {
       pool.configure(config);
       return [];
+    },
+    observe(services) {
+      services.metrics.sources.pricingQueue = () => pool.queue();
     },
     mounts(services) {
       pool.configure(services.config);
