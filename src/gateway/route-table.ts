@@ -46,8 +46,12 @@ export interface RouteSpec<Auth = unknown> {
   bodyOptional?: boolean;
   /** documents the success payload in OpenAPI */
   response?: TSchema;
-  /** extra documented statuses: status -> description */
+  /** the success status the handler answers with (201 for a creation); documented, default 200 */
+  status?: number;
+  /** extra documented statuses: status -> description (401 and 422 are the router's, documented for every route that can answer them) */
   responses?: Record<number, string>;
+  /** the OpenAPI operationId (after the mount's `operationPrefix`); default: derived from method and path (gateway/openapi.ts) */
+  operationId?: string;
   /** false: no authentication on this route even when the mount has an authenticator */
   auth?: boolean;
   handler(req: RouteRequest<Auth>): Promise<RouteResult> | RouteResult;
@@ -71,6 +75,10 @@ export interface MountSpec<Auth = unknown> {
   routes: Array<RouteSpec<Auth>>;
   /** OpenAPI security scheme name of the authenticator */
   security?: 'ocpiToken' | 'bearer';
+  /** the schema of the error bodies `errors` renders, for OpenAPI (titled); default: the plain shape */
+  errorSchema?: TSchema;
+  /** what the operationIds of the mount start with where its paths repeat another mount's (`cpo221`) */
+  operationPrefix?: string;
 }
 
 /** An error as a mount answers it. The headers an HttpError carries (`Allow`) go out as well. */

@@ -1,5 +1,6 @@
 import type { ActorHost, PlatformModule, PlatformServices } from '../platform/services.js';
 import type { PricingHandle } from '../tariffs/module.js';
+import type { RegisteredActor } from '../runtime/types.js';
 import { ocpiCommandActor } from '../../actors/ocpi-command/actor.js';
 import { partnerOutboxActor } from '../../actors/partner-outbox/actor.js';
 import { partnerActor } from '../../actors/partner/actor.js';
@@ -44,6 +45,29 @@ export interface OcpiModuleOptions {
   cdrs?: (host: ActorHost) => CdrSource;
 }
 
+/** The partner, partner-outbox and command actors. */
+function ocpiActors(host: ActorHost, opts: OcpiModuleOptions, outbox: OutboxHandle): RegisteredActor[] {
+  return [
+    partnerActor({
+      discovery: discoveryPort(new PartnerClient(partnerHttpOptions(host.config))),
+      projection: partnerProjection,
+    }),
+    partnerOutboxActor(outboxPorts(host.config, host.db, opts.cdrs?.(host))),
+    ocpiCommandActor({
+      queueResult: (partnerKey, result) => async (tx) => {
+        await enqueue(tx, { partner_key: partnerKey }, { kind: 'command-result', ...result });
+      },
+      queued: () => outbox.kick(),
+    }),
+  ];
+}
+
+/** The outbox gauges read the outbox table (in every role: a worker is scraped too). */
+function observeOutbox(services: PlatformServices): void {
+  const rows = new OutboxStore(services.db);
+  services.metrics.sources.outbox = () => rows.depths();
+}
+
 /**
  * OCPI 2.1.1 and 2.2.1 for the CPO and eMSP roles, the overview mount, and the operator's
  * partner routes under /v1 (docs/OCPI.md), and the outbox that sends what we push to partners
@@ -56,19 +80,8 @@ export function ocpiModule(opts: OcpiModuleOptions = {}): OcpiModule {
   return {
     name: 'ocpi',
     outbox,
-    actors: (host) => [
-      partnerActor({
-        discovery: discoveryPort(new PartnerClient(partnerHttpOptions(host.config))),
-        projection: partnerProjection,
-      }),
-      partnerOutboxActor(outboxPorts(host.config, host.db, opts.cdrs?.(host))),
-      ocpiCommandActor({
-        queueResult: (partnerKey, result) => async (tx) => {
-          await enqueue(tx, { partner_key: partnerKey }, { kind: 'command-result', ...result });
-        },
-        queued: () => outbox.kick(),
-      }),
-    ],
+    actors: (host) => ocpiActors(host, opts, outbox),
+    observe: observeOutbox,
     mounts(services) {
       const ctx = new OcpiContext(services, opts.pricing);
       context = ctx;

@@ -10,6 +10,7 @@ import {
   type TestEnvironment,
 } from '../support/platforms.js';
 import { seededRandom } from '../../scripts/prng.js';
+import { operationsOf, sample, type Operation } from '../support/openapi-doc.js';
 
 /**
  * HTTP fuzz over every route of /openapi.json (issue 7, "What to build" 7): for each route, a
@@ -22,20 +23,9 @@ import { seededRandom } from '../../scripts/prng.js';
  */
 
 type Json = Record<string, unknown>;
-type Schema = Json;
 
 const BODY_LIMIT = 16 * 1024;
 const SEED = Number(process.env.FUZZ_SEED ?? 7);
-
-interface Operation {
-  method: string;
-  /** OpenAPI template: /ocpi/emsp/2.2.1/locations/{country_code}/... */
-  template: string;
-  pathParams: string[];
-  queryParams: Array<{ name: string; schema: Schema }>;
-  body?: Schema;
-  security?: 'ocpiToken' | 'bearer';
-}
 
 interface FuzzRequest {
   what: string;
@@ -43,66 +33,6 @@ interface FuzzRequest {
   path: string;
   headers: Record<string, string>;
   body?: string;
-}
-
-function operationsOf(doc: Json): Operation[] {
-  const ops: Operation[] = [];
-  for (const [template, item] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
-    for (const [method, op] of Object.entries(item)) {
-      const params = (op.parameters ?? []) as Array<{ name: string; in: string; schema: Schema }>;
-      const body = (op.requestBody as { content?: Record<string, { schema: Schema }> } | undefined)?.content?.[
-        'application/json'
-      ]?.schema;
-      const security = (op.security as Array<Record<string, unknown>> | undefined)?.[0];
-      ops.push({
-        method: method.toUpperCase(),
-        template,
-        pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
-        queryParams: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: p.schema })),
-        ...(body ? { body } : {}),
-        ...(security ? { security: Object.keys(security)[0] as 'ocpiToken' | 'bearer' } : {}),
-      });
-    }
-  }
-  return ops;
-}
-
-/** A plausible value for a schema: required fields only, literals and enums at their first value. */
-function sample(schema: Schema, name = '', depth = 0): unknown {
-  if ('const' in schema) return schema.const;
-  if (Array.isArray(schema.enum)) return schema.enum[0];
-  const anyOf = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
-  if (anyOf?.[0]) return sample(anyOf[0], name, depth);
-  if (name === 'country_code') return 'DE';
-  if (name === 'party_id') return 'FZZ';
-  switch (schema.type) {
-    case 'object': {
-      if (depth > 6) return {};
-      const props = (schema.properties ?? {}) as Record<string, Schema>;
-      const required = new Set((schema.required ?? []) as string[]);
-      return Object.fromEntries(
-        Object.entries(props)
-          .filter(([k]) => required.has(k))
-          .map(([k, s]) => [k, sample(s, k, depth + 1)]),
-      );
-    }
-    case 'array':
-      return typeof schema.minItems === 'number' && schema.minItems > 0 && schema.items
-        ? [sample(schema.items as Schema, name, depth + 1)]
-        : [];
-    case 'integer':
-    case 'number':
-      return typeof schema.minimum === 'number' ? schema.minimum : 1;
-    case 'boolean':
-      return true;
-    case 'string':
-      if (schema.format === 'date-time') return new Date().toISOString();
-      if (schema.format === 'uuid') return '00000000-0000-4000-8000-000000000000';
-      if (name === 'url' || name.endsWith('_url')) return 'http://127.0.0.1:9/unreachable';
-      return 'FUZZ-1';
-    default:
-      return null;
-  }
 }
 
 const ODD_IDS = [

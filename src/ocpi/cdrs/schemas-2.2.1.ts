@@ -14,56 +14,63 @@ import { placeFields } from '../locations/schemas-2.2.1.js';
 import { ConnectorFormat, ConnectorStandard, PowerType221 } from '../locations/schemas.js';
 import { AuthMethod, CdrToken, ChargingPeriod } from '../sessions/schemas-2.2.1.js';
 import { Price, Tariff } from '../tariffs/schemas-2.2.1.js';
+import { titled } from '../../gateway/openapi.js';
 
 /** OCPI 2.2.1 CDRs (OCPI 2.2.1 mod_cdrs.asciidoc). CDRs of either version are stored as they came. */
 
 /** CDR ids are CiString(39) in 2.2.1. */
 export const CdrId = Type.String({ minLength: 1, maxLength: 39, pattern: '^[\\x20-\\x7E]+$' });
 
-export const CdrLocation = Type.Object({
-  id: ObjectId,
-  ...placeFields,
-  evse_uid: ObjectId,
-  evse_id: ciString(48),
-  connector_id: ObjectId,
-  connector_standard: ConnectorStandard,
-  connector_format: ConnectorFormat,
-  connector_power_type: PowerType221,
-});
+export const CdrLocation = titled(
+  'CdrLocation',
+  Type.Object({
+    id: ObjectId,
+    ...placeFields,
+    evse_uid: ObjectId,
+    evse_id: ciString(48),
+    connector_id: ObjectId,
+    connector_standard: ConnectorStandard,
+    connector_format: ConnectorFormat,
+    connector_power_type: PowerType221,
+  }),
+);
 
-export const Cdr = Type.Object({
-  country_code: CountryCode,
-  party_id: PartyId,
-  id: CdrId,
-  start_date_time: DateTime,
-  end_date_time: DateTime,
-  session_id: Type.Optional(ObjectId),
-  cdr_token: CdrToken,
-  auth_method: AuthMethod,
-  authorization_reference: Type.Optional(ObjectId),
-  cdr_location: CdrLocation,
-  meter_id: Type.Optional(ocpiString(255)),
-  currency: Currency,
-  tariffs: Type.Optional(Type.Array(Tariff)),
-  charging_periods: Type.Array(ChargingPeriod, { minItems: 1 }),
-  signed_data: Type.Optional(OpenObject),
-  total_cost: Price,
-  total_fixed_cost: Type.Optional(Price),
-  // kWh and hours; a credit CDR negates only its costs (mod_cdrs "Credit CDRs")
-  total_energy: NonNegative,
-  total_energy_cost: Type.Optional(Price),
-  total_time: NonNegative,
-  total_time_cost: Type.Optional(Price),
-  total_parking_time: Type.Optional(NonNegative),
-  total_parking_cost: Type.Optional(Price),
-  total_reservation_cost: Type.Optional(Price),
-  remark: Type.Optional(ocpiString(255)),
-  invoice_reference_id: Type.Optional(CdrId),
-  credit: Type.Optional(Type.Boolean()),
-  credit_reference_id: Type.Optional(CdrId),
-  home_charging_compensation: Type.Optional(Type.Boolean()),
-  last_updated: DateTime,
-});
+export const Cdr = titled(
+  'Cdr221',
+  Type.Object({
+    country_code: CountryCode,
+    party_id: PartyId,
+    id: CdrId,
+    start_date_time: DateTime,
+    end_date_time: DateTime,
+    session_id: Type.Optional(ObjectId),
+    cdr_token: CdrToken,
+    auth_method: AuthMethod,
+    authorization_reference: Type.Optional(ObjectId),
+    cdr_location: CdrLocation,
+    meter_id: Type.Optional(ocpiString(255)),
+    currency: Currency,
+    tariffs: Type.Optional(Type.Array(Tariff)),
+    charging_periods: Type.Array(ChargingPeriod, { minItems: 1 }),
+    signed_data: Type.Optional(OpenObject),
+    total_cost: Price,
+    total_fixed_cost: Type.Optional(Price),
+    // kWh and hours; a credit CDR negates only its costs (mod_cdrs "Credit CDRs")
+    total_energy: NonNegative,
+    total_energy_cost: Type.Optional(Price),
+    total_time: NonNegative,
+    total_time_cost: Type.Optional(Price),
+    total_parking_time: Type.Optional(NonNegative),
+    total_parking_cost: Type.Optional(Price),
+    total_reservation_cost: Type.Optional(Price),
+    remark: Type.Optional(ocpiString(255)),
+    invoice_reference_id: Type.Optional(CdrId),
+    credit: Type.Optional(Type.Boolean()),
+    credit_reference_id: Type.Optional(CdrId),
+    home_charging_compensation: Type.Optional(Type.Boolean()),
+    last_updated: DateTime,
+  }),
+);
 export type Cdr = Static<typeof Cdr>;
 
 export const CdrPath = Type.Object({ country_code: CountryCode, party_id: PartyId, cdr_id: CdrId });

@@ -2,6 +2,7 @@ import Type, { type Static, type TSchema } from '#typebox';
 import { DateTime, DisplayText, ObjectId, ObjectId39, oneOf } from '../core/schemas.js';
 import * as T211 from '../tokens/schemas-2.1.1.js';
 import * as T221 from '../tokens/schemas-2.2.1.js';
+import { titled } from '../../gateway/openapi.js';
 
 /**
  * The commands module of both versions (OCPI 2.1.1 mod_commands.md, 2.2.1 mod_commands.asciidoc):
@@ -80,29 +81,35 @@ export const ResponseType211 = oneOf(['NOT_SUPPORTED', 'REJECTED', 'ACCEPTED', '
 export type ResponseType = Static<typeof ResponseType211>;
 
 /** The CPO's immediate answer, 2.2.1 (`timeout`: seconds the eMSP may wait for the result). */
-export const CommandResponse221 = Type.Object({
-  result: ResponseType221,
-  timeout: Type.Integer({ minimum: 0 }),
-  message: Type.Optional(Type.Array(DisplayText)),
-});
+export const CommandResponse221 = titled(
+  'CommandResponse221',
+  Type.Object({
+    result: ResponseType221,
+    timeout: Type.Integer({ minimum: 0 }),
+    message: Type.Optional(Type.Array(DisplayText)),
+  }),
+);
 /** The CPO's immediate answer, and the result it POSTs later, 2.1.1. */
-export const CommandResponse211 = Type.Object({ result: ResponseType211 });
+export const CommandResponse211 = titled('CommandResponse211', Type.Object({ result: ResponseType211 }));
 
 /** The result the CPO POSTs to `response_url`, 2.2.1. */
-export const CommandResult221 = Type.Object({
-  result: oneOf([
-    'ACCEPTED',
-    'CANCELED_RESERVATION',
-    'EVSE_OCCUPIED',
-    'EVSE_INOPERATIVE',
-    'FAILED',
-    'NOT_SUPPORTED',
-    'REJECTED',
-    'TIMEOUT',
-    'UNKNOWN_RESERVATION',
-  ]),
-  message: Type.Optional(Type.Array(DisplayText)),
-});
+export const CommandResult221 = titled(
+  'CommandResult221',
+  Type.Object({
+    result: oneOf([
+      'ACCEPTED',
+      'CANCELED_RESERVATION',
+      'EVSE_OCCUPIED',
+      'EVSE_INOPERATIVE',
+      'FAILED',
+      'NOT_SUPPORTED',
+      'REJECTED',
+      'TIMEOUT',
+      'UNKNOWN_RESERVATION',
+    ]),
+    message: Type.Optional(Type.Array(DisplayText)),
+  }),
+);
 
 /** A command our eMSP sent to a partner CPO, as we keep it until (and after) its result. */
 export interface SentCommand {

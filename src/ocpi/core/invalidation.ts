@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisKeys } from '../../runtime/cluster/redis-keys.js';
 import type { PartyIdentity } from './auth.js';
+import { redisErrorListener } from '../../log-limit.js';
 
 const Notice = Type.Object({
   origin: Type.String(),
@@ -46,7 +47,7 @@ export class CacheInvalidation {
   async start(handlers: InvalidationHandlers): Promise<void> {
     if (!this.redis || this.subscriber) return;
     const sub = this.redis.duplicate();
-    sub.on('error', (err: Error) => this.log.warn({ err: err.message }, 'ocpi invalidation subscriber error'));
+    sub.on('error', redisErrorListener(this.log, 'ocpi invalidation subscriber error'));
     sub.on('message', (_channel: string, text: string) => {
       let notice: unknown;
       try {

@@ -20,7 +20,7 @@ import { ocpiErrors } from './errors.js';
 import { assertOwnParty, requireLink } from './guards.js';
 import { listWindow } from './pagination.js';
 import { actingAs, actingFrom, assertAddressedToUs, responseRoutingHeaders, routingHeaders } from './routing.js';
-import { Envelope, ListQuery } from './schemas.js';
+import { Envelope, ErrorEnvelope, ListQuery } from './schemas.js';
 
 /**
  * What the module folders build routes with: the OCPI mount (token authentication, the success
@@ -68,10 +68,21 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
     },
     respond: ocpiEnvelope,
     errors: ocpiErrors,
+    errorSchema: ErrorEnvelope,
+    operationPrefix: operationPrefix(o.name),
     routes: o.routes.map((r) =>
-      utcDateTimes({ ...r, responses: { ...documentedErrors(r, o.version), ...r.responses } }),
+      utcDateTimes({ ...r, responses: { ...documentedErrors(r, o.version, o.serves), ...r.responses } }),
     ),
   });
+}
+
+/** `ocpi-cpo-2.2.1` -> `cpo221`: the OCPI mounts serve the same paths, their operationIds differ by it. */
+function operationPrefix(name: string): string {
+  const [first = '', ...rest] = name
+    .replace(/^ocpi-/, '')
+    .replace(/\./g, '')
+    .split('-');
+  return first + rest.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
 }
 
 /** Below the mount's prefix, a path of a functional module: not the version details, not credentials. */
@@ -137,10 +148,18 @@ function withUtcDateTimes<A>(route: RouteSpec<A>, req: RouteRequest<A>): RouteRe
 }
 
 /** The error answers every OCPI route shares, for the OpenAPI document (docs/SECURITY.md). */
-function documentedErrors(route: OcpiRoute, version: OcpiVersion): Record<number, string> {
+function documentedErrors(
+  route: OcpiRoute,
+  version: OcpiVersion,
+  serves: PartnerRole | undefined,
+): Record<number, string> {
   const errors: Record<number, string> = {};
-  if (route.auth !== false) errors[401] = `missing or unknown token (status_code ${version === '2.2.1' ? 2001 : 2000})`;
   if (route.body || route.query || route.params)
+    errors[400] = 'invalid or missing parameters (status_code 2001), delivered as HTTP 200 (OCPI)';
+  if (route.auth !== false) errors[401] = `missing or unknown token (status_code ${version === '2.2.1' ? 2001 : 2000})`;
+  const role = serves ?? partnerRoleOf(route);
+  if (route.auth !== false && role) errors[403] = `the token is not of a ${role} partner (status_code 2000)`;
+  if (route.body || route.query || route.params || !['GET', 'DELETE'].includes(route.method))
     errors[422] = 'HTTPValidationError: a body, query or path parameter fails its schema';
   return errors;
 }

@@ -1,6 +1,7 @@
 import Type, { type TSchema } from '#typebox';
 import { MAX_OFFSET } from '../../gateway/request-limits.js';
 import { DATETIME_PATTERN } from './datetime.js';
+import { titled } from '../../gateway/openapi.js';
 
 /**
  * Field types every OCPI module uses, in both versions (OCPI 2.2.1 types.asciidoc), the list
@@ -79,7 +80,7 @@ export function openEnum(shown: readonly string[]) {
 }
 
 /** DisplayText (types.asciidoc): language ISO 639-1, string(2); text string(512). */
-export const DisplayText = Type.Object({ language: Language, text: ocpiString(512) });
+export const DisplayText = titled('DisplayText', Type.Object({ language: Language, text: ocpiString(512) }));
 /**
  * GeoLocation (WGS 84, decimal degrees as strings): the specification's patterns, 5 to 7 decimals
  * in 2.2.1 and exactly 6 in 2.1.1, narrowed to the globe (latitude within ±90, longitude within
@@ -95,8 +96,8 @@ function geoLocation(decimals: string) {
     }),
   });
 }
-export const GeoLocation = geoLocation('5,7');
-export const GeoLocation211 = geoLocation('6');
+export const GeoLocation = titled('GeoLocation221', geoLocation('5,7'));
+export const GeoLocation211 = titled('GeoLocation211', geoLocation('6'));
 
 /** A 2.2.1 coordinate (5 to 7 decimals) with the 6 decimals 2.1.1 requires. */
 export function coordinate211(value: string): string {
@@ -109,20 +110,26 @@ export function coordinate211(value: string): string {
   return negative && /[1-9]/.test(out) ? `-${out}` : out;
 }
 /** BusinessDetails (mod_locations): name string(100), website URL; `logo` is an Image (Decisions 14: any shape). */
-export const BusinessDetails = Type.Object({ name: ocpiString(100), website: Type.Optional(Url) });
+export const BusinessDetails = titled(
+  'BusinessDetails',
+  Type.Object({ name: ocpiString(100), website: Type.Optional(Url) }),
+);
 /**
  * EnergyMix (mod_locations): a source's percentage is 0-100; supplier and product names string(64).
  * `environ_impact` stays any shape: 2.1.1 names its category `source`, 2.2.1 `category`, and the
  * stored location or tariff keeps what the partner sent in either version.
  */
-export const EnergyMix = Type.Object({
-  is_green_energy: Type.Boolean(),
-  energy_sources: Type.Optional(
-    Type.Array(Type.Object({ source: openEnum(['SOLAR']), percentage: Type.Number({ minimum: 0, maximum: 100 }) })),
-  ),
-  supplier_name: Type.Optional(ocpiString(64)),
-  energy_product_name: Type.Optional(ocpiString(64)),
-});
+export const EnergyMix = titled(
+  'EnergyMix',
+  Type.Object({
+    is_green_energy: Type.Boolean(),
+    energy_sources: Type.Optional(
+      Type.Array(Type.Object({ source: openEnum(['SOLAR']), percentage: Type.Number({ minimum: 0, maximum: 100 }) })),
+    ),
+    supplier_name: Type.Optional(ocpiString(64)),
+    energy_product_name: Type.Optional(ocpiString(64)),
+  }),
+);
 /** Fields whose shape docs/OCPI.md leaves open (Decisions 14): an open JSON object. */
 export const OpenObject = Type.Object({});
 
@@ -144,5 +151,24 @@ export function Envelope(data: TSchema): TSchema {
     data: Type.Optional(data),
   });
 }
+
+/** The OCPI error envelope (core/errors.ts `ocpiErrors`): `data` absent; doc_url and errors on 2001. */
+export const ErrorEnvelope = Type.Object(
+  {
+    status_code: Type.Integer({
+      description:
+        '2000 generic client error, 2001 invalid or missing parameters or (2.2.1) unauthorized, 2003 unknown location, 2004 unknown token, 3xxx server errors',
+    }),
+    status_message: Type.String(),
+    timestamp: DateTime,
+    doc_url: Type.Optional(Type.String({ description: 'on the invalid-parameters error (2001)' })),
+    errors: Type.Optional(
+      Type.Array(Type.Object({ field: Type.String(), message: Type.String(), type: Type.String() }), {
+        description: 'on the invalid-parameters error (2001)',
+      }),
+    ),
+  },
+  { title: 'OcpiError', description: 'The error body of the OCPI mounts (2001 is delivered as HTTP 200)' },
+);
 
 export const PartyPath = Type.Object({ country_code: CountryCode, party_id: PartyId });

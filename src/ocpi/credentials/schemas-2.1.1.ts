@@ -1,13 +1,17 @@
 import Type, { type Static } from '#typebox';
 import { BusinessDetails } from '../core/schemas.js';
+import { titled } from '../../gateway/openapi.js';
 
 /** The OCPI 2.1.1 Credentials object (OCPI 2.1.1 credentials.md). */
-export const Credentials = Type.Object({
-  // CiString(64) in 2.2.1, string(64) in 2.1.1: printable ASCII in both
-  token: Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x20-\\x7E]+$' }),
-  url: Type.String({ minLength: 1, maxLength: 255, description: 'versions endpoint URL' }),
-  business_details: BusinessDetails,
-  party_id: Type.String({ minLength: 3, maxLength: 3 }),
-  country_code: Type.String({ minLength: 2, maxLength: 2 }),
-});
+export const Credentials = titled(
+  'Credentials211',
+  Type.Object({
+    // CiString(64) in 2.2.1, string(64) in 2.1.1: printable ASCII in both
+    token: Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x20-\\x7E]+$' }),
+    url: Type.String({ minLength: 1, maxLength: 255, description: 'versions endpoint URL' }),
+    business_details: BusinessDetails,
+    party_id: Type.String({ minLength: 3, maxLength: 3 }),
+    country_code: Type.String({ minLength: 2, maxLength: 2 }),
+  }),
+);
 export type Credentials = Static<typeof Credentials>;

@@ -25,27 +25,31 @@ import {
   evsePatchWith,
   evseWith,
 } from './schemas.js';
+import { titled } from '../../gateway/openapi.js';
 
 /** OCPI 2.2.1 locations (OCPI 2.2.1 mod_locations.asciidoc). These are also the stored shapes. */
 
-export const Connector = Type.Object({
-  id: ObjectId,
-  standard: ConnectorStandard,
-  format: ConnectorFormat,
-  power_type: PowerType221,
-  max_voltage: Type.Integer({ minimum: 0 }),
-  max_amperage: Type.Integer({ minimum: 0 }),
-  max_electric_power: Type.Optional(Type.Integer({ minimum: 0 })),
-  // CiString(36) each: Tariff.id
-  tariff_ids: Type.Optional(Type.Array(ObjectId)),
-  terms_and_conditions: Type.Optional(Url),
-  last_updated: DateTime,
-});
+export const Connector = titled(
+  'Connector221',
+  Type.Object({
+    id: ObjectId,
+    standard: ConnectorStandard,
+    format: ConnectorFormat,
+    power_type: PowerType221,
+    max_voltage: Type.Integer({ minimum: 0 }),
+    max_amperage: Type.Integer({ minimum: 0 }),
+    max_electric_power: Type.Optional(Type.Integer({ minimum: 0 })),
+    // CiString(36) each: Tariff.id
+    tariff_ids: Type.Optional(Type.Array(ObjectId)),
+    terms_and_conditions: Type.Optional(Url),
+    last_updated: DateTime,
+  }),
+);
 export type Connector = Static<typeof Connector>;
 export const ConnectorPatch = Type.Partial(Connector);
 export const ConnectorPatchBody = Type.Object({ ...ConnectorPatch.properties, last_updated: DateTime });
 
-export const Evse = evseWith(Connector);
+export const Evse = titled('Evse221', evseWith(Connector));
 export type Evse = Static<typeof Evse>;
 
 /** EVSEPatch: every field optional; connectors may be partial too (merged by id). */
@@ -98,12 +102,12 @@ const locationFields = {
 };
 
 /** Location (PUT body). */
-export const Location = Type.Object(locationFields);
+export const Location = titled('Location221', Type.Object(locationFields));
 export type Location = Static<typeof Location>;
 /** The stored and served Location: the id is always present. */
 export type StoredLocation = Location & { id: string };
 /** LocationOut (2.2.1): a stored Location. */
-export const LocationOut = Type.Object({ ...locationFields, id: ObjectId });
+export const LocationOut = titled('LocationOut221', Type.Object({ ...locationFields, id: ObjectId }));
 
 /**
  * LocationPatch: the Location fields, all optional. EVSEs and connectors inside may be partial:

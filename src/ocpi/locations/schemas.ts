@@ -11,6 +11,7 @@ import {
   oneOf,
   openEnum,
 } from '../core/schemas.js';
+import { titled } from '../../gateway/openapi.js';
 
 /**
  * Location fields both OCPI versions share (OCPI 2.2.1 mod_locations.asciidoc, OCPI 2.1.1
@@ -19,19 +20,25 @@ import {
  */
 
 /** RegularHours: weekday 1 (Monday) to 7 (Sunday), the period's begin and end as hh:mm. */
-export const RegularHours = Type.Object({
-  weekday: Type.Integer({ minimum: 1, maximum: 7 }),
-  period_begin: TimeOfDay,
-  period_end: TimeOfDay,
-});
+export const RegularHours = titled(
+  'RegularHours',
+  Type.Object({
+    weekday: Type.Integer({ minimum: 1, maximum: 7 }),
+    period_begin: TimeOfDay,
+    period_end: TimeOfDay,
+  }),
+);
 /**
  * Hours (2.2.1): `twentyfourseven` and the regular hours; the exceptional openings and closings
  * are objects of any shape (docs/OCPI.md, Decisions 14).
  */
-export const Hours = Type.Object({
-  twentyfourseven: Type.Boolean(),
-  regular_hours: Type.Optional(Type.Array(RegularHours)),
-});
+export const Hours = titled(
+  'Hours',
+  Type.Object({
+    twentyfourseven: Type.Boolean(),
+    regular_hours: Type.Optional(Type.Array(RegularHours)),
+  }),
+);
 /** Hours (2.1.1): `regular_hours` or `twentyfourseven`, one of the two (docs/OCPI.md, Decisions 37). */
 export const Hours211 = Type.Union([
   Type.Object({ twentyfourseven: Type.Boolean(), regular_hours: Type.Optional(Type.Array(RegularHours)) }),

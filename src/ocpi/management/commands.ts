@@ -168,6 +168,7 @@ export function partnerCommandRoutes(ctx: OcpiContext): OperatorRoute[] {
       params: CommandPath,
       body: CommandFields,
       response: SentCommandOut,
+      status: 201,
       responses: {
         201: 'sent: response holds the CPO answer',
         404: 'unknown partner, or token_uid names no token of ours',

@@ -81,6 +81,7 @@ function onboardRoute(ctx: OcpiContext): OperatorRoute {
     summary: 'Onboards a partner: answers Token A and the versions URL to start the handshake from',
     body: NewPartner,
     response: Created,
+    status: 201,
     responses: { 409: 'the partner is registered', 422: 'invalid body' },
     handler: async (req) => {
       const body = req.body;

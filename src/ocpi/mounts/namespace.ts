@@ -1,5 +1,6 @@
 import { defineMount, type MountSpec } from '../../gateway/route-table.js';
 import { ocpiErrors } from '../core/errors.js';
+import { ErrorEnvelope } from '../core/schemas.js';
 
 /**
  * `/ocpi` itself: no routes, only the error shape. A path under `/ocpi` that no OCPI mount holds
@@ -7,5 +8,11 @@ import { ocpiErrors } from '../core/errors.js';
  * (docs/SECURITY.md "One error shape per surface").
  */
 export function ocpiNamespaceMount(): MountSpec<unknown> {
-  return defineMount<unknown>({ name: 'ocpi', prefix: '/ocpi', errors: ocpiErrors, routes: [] });
+  return defineMount<unknown>({
+    name: 'ocpi',
+    prefix: '/ocpi',
+    errors: ocpiErrors,
+    errorSchema: ErrorEnvelope,
+    routes: [],
+  });
 }

@@ -12,33 +12,43 @@ import {
 } from '../core/schemas.js';
 import { Price } from '../tariffs/schemas-2.2.1.js';
 import { TokenType } from '../tokens/schemas-2.2.1.js';
+import { titled } from '../../gateway/openapi.js';
 
 /**
  * OCPI 2.2.1 sessions (OCPI 2.2.1 mod_sessions.asciidoc), and the types the CDRs module shares
  * with them (CdrToken, ChargingPeriod, AuthMethod).
  */
 
-export const CdrToken = Type.Object({
-  country_code: CountryCode,
-  party_id: PartyId,
-  uid: ObjectId,
-  type: TokenType,
-  contract_id: ObjectId,
-});
+export const CdrToken = titled(
+  'CdrToken',
+  Type.Object({
+    country_code: CountryCode,
+    party_id: PartyId,
+    uid: ObjectId,
+    type: TokenType,
+    contract_id: ObjectId,
+  }),
+);
 export type CdrToken = Static<typeof CdrToken>;
 
 export const AuthMethod = oneOf(['AUTH_REQUEST', 'COMMAND', 'WHITELIST']);
 
-export const CdrDimension = Type.Object({
-  type: openEnum(['ENERGY', 'TIME', 'PARKING_TIME', 'MAX_POWER', 'STATE_OF_CHARGE']),
-  volume: Type.Number(),
-});
+export const CdrDimension = titled(
+  'CdrDimension',
+  Type.Object({
+    type: openEnum(['ENERGY', 'TIME', 'PARKING_TIME', 'MAX_POWER', 'STATE_OF_CHARGE']),
+    volume: Type.Number(),
+  }),
+);
 
-export const ChargingPeriod = Type.Object({
-  start_date_time: DateTime,
-  dimensions: Type.Array(CdrDimension, { minItems: 1 }),
-  tariff_id: Type.Optional(ObjectId),
-});
+export const ChargingPeriod = titled(
+  'ChargingPeriod221',
+  Type.Object({
+    start_date_time: DateTime,
+    dimensions: Type.Array(CdrDimension, { minItems: 1 }),
+    tariff_id: Type.Optional(ObjectId),
+  }),
+);
 
 const sessionFields = {
   country_code: CountryCode,
@@ -61,7 +71,7 @@ const sessionFields = {
   last_updated: DateTime,
 };
 
-export const Session = Type.Object(sessionFields);
+export const Session = titled('Session221', Type.Object(sessionFields));
 export type Session = Static<typeof Session>;
 
 /** PATCH: any Session field; `last_updated` is required. */

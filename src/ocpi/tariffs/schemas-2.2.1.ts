@@ -13,6 +13,7 @@ import {
   Url,
   oneOf,
 } from '../core/schemas.js';
+import { titled } from '../../gateway/openapi.js';
 
 /**
  * OCPI 2.2.1 tariffs (OCPI 2.2.1 mod_tariffs.asciidoc). Tariffs are stored in this shape,
@@ -22,37 +23,46 @@ import {
 
 export const Price = Type.Object({ excl_vat: Type.Number(), incl_vat: Type.Optional(Type.Number()) });
 
-export const PriceComponent = Type.Object({
-  type: oneOf(['ENERGY', 'FLAT', 'PARKING_TIME', 'TIME']),
-  price: Type.Number({ minimum: 0 }),
-  // a percentage
-  vat: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
-  step_size: Type.Integer({ minimum: 0 }),
-});
+export const PriceComponent = titled(
+  'PriceComponent221',
+  Type.Object({
+    type: oneOf(['ENERGY', 'FLAT', 'PARKING_TIME', 'TIME']),
+    price: Type.Number({ minimum: 0 }),
+    // a percentage
+    vat: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
+    step_size: Type.Integer({ minimum: 0 }),
+  }),
+);
 
-export const TariffRestrictions = Type.Object({
-  start_time: Type.Optional(TimeOfDay),
-  end_time: Type.Optional(TimeOfDay),
-  start_date: Type.Optional(Day),
-  end_date: Type.Optional(Day),
-  min_kwh: Type.Optional(NonNegative),
-  max_kwh: Type.Optional(NonNegative),
-  min_current: Type.Optional(NonNegative),
-  max_current: Type.Optional(NonNegative),
-  min_power: Type.Optional(NonNegative),
-  max_power: Type.Optional(NonNegative),
-  min_duration: Type.Optional(Type.Integer({ minimum: 0 })),
-  max_duration: Type.Optional(Type.Integer({ minimum: 0 })),
-  day_of_week: Type.Optional(
-    Type.Array(oneOf(['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'])),
-  ),
-  reservation: Type.Optional(oneOf(['RESERVATION', 'RESERVATION_EXPIRES'])),
-});
+export const TariffRestrictions = titled(
+  'TariffRestrictions221',
+  Type.Object({
+    start_time: Type.Optional(TimeOfDay),
+    end_time: Type.Optional(TimeOfDay),
+    start_date: Type.Optional(Day),
+    end_date: Type.Optional(Day),
+    min_kwh: Type.Optional(NonNegative),
+    max_kwh: Type.Optional(NonNegative),
+    min_current: Type.Optional(NonNegative),
+    max_current: Type.Optional(NonNegative),
+    min_power: Type.Optional(NonNegative),
+    max_power: Type.Optional(NonNegative),
+    min_duration: Type.Optional(Type.Integer({ minimum: 0 })),
+    max_duration: Type.Optional(Type.Integer({ minimum: 0 })),
+    day_of_week: Type.Optional(
+      Type.Array(oneOf(['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'])),
+    ),
+    reservation: Type.Optional(oneOf(['RESERVATION', 'RESERVATION_EXPIRES'])),
+  }),
+);
 
-export const TariffElement = Type.Object({
-  price_components: Type.Array(PriceComponent, { minItems: 1 }),
-  restrictions: Type.Optional(TariffRestrictions),
-});
+export const TariffElement = titled(
+  'TariffElement221',
+  Type.Object({
+    price_components: Type.Array(PriceComponent, { minItems: 1 }),
+    restrictions: Type.Optional(TariffRestrictions),
+  }),
+);
 
 const tariffFields = {
   country_code: CountryCode,
@@ -71,7 +81,7 @@ const tariffFields = {
   last_updated: DateTime,
 };
 
-export const Tariff = Type.Object(tariffFields);
+export const Tariff = titled('Tariff221', Type.Object(tariffFields));
 export type Tariff = Static<typeof Tariff>;
 
 export const TariffPath = Type.Object({ country_code: CountryCode, party_id: PartyId, tariff_id: ObjectId });

@@ -1,6 +1,7 @@
 import Type, { type Static } from '#typebox';
 import { CountryCode, DateTime, DisplayText, Language, ObjectId, PartyId, oneOf, ocpiString } from '../core/schemas.js';
 import { Whitelist } from './schemas-2.1.1.js';
+import { titled } from '../../gateway/openapi.js';
 
 /**
  * OCPI 2.2.1 tokens (OCPI 2.2.1 mod_tokens.asciidoc). Tokens are stored in this shape, whichever
@@ -10,10 +11,13 @@ import { Whitelist } from './schemas-2.1.1.js';
 export const TokenType = oneOf(['AD_HOC_USER', 'APP_USER', 'OTHER', 'RFID']);
 export type TokenType = Static<typeof TokenType>;
 
-export const EnergyContract = Type.Object({
-  supplier_name: ocpiString(64),
-  contract_id: Type.Optional(ocpiString(64)),
-});
+export const EnergyContract = titled(
+  'EnergyContract',
+  Type.Object({
+    supplier_name: ocpiString(64),
+    contract_id: Type.Optional(ocpiString(64)),
+  }),
+);
 
 const tokenFields = {
   country_code: CountryCode,
@@ -32,7 +36,7 @@ const tokenFields = {
   last_updated: DateTime,
 };
 
-export const Token = Type.Object(tokenFields);
+export const Token = titled('Token221', Type.Object(tokenFields));
 export type Token = Static<typeof Token>;
 
 /** PATCH: any Token field; `last_updated` is required (OCPI 2.2.1 transport: every PATCH carries it). */
@@ -44,18 +48,24 @@ export const TokenTypeQuery = Type.Object({ type: Type.Optional(TokenType) });
 
 export const TokenPath = Type.Object({ country_code: CountryCode, party_id: PartyId, token_uid: ObjectId });
 
-export const LocationReferences = Type.Object({
-  location_id: ObjectId,
-  evse_uids: Type.Optional(Type.Array(ObjectId)),
-});
+export const LocationReferences = titled(
+  'LocationReferences221',
+  Type.Object({
+    location_id: ObjectId,
+    evse_uids: Type.Optional(Type.Array(ObjectId)),
+  }),
+);
 export type LocationReferences = Static<typeof LocationReferences>;
 
 export const AllowedType = oneOf(['ALLOWED', 'BLOCKED', 'EXPIRED', 'NO_CREDIT', 'NOT_ALLOWED']);
 
-export const AuthorizationInfo = Type.Object({
-  allowed: AllowedType,
-  token: Token,
-  location: Type.Optional(LocationReferences),
-  authorization_reference: Type.Optional(ObjectId),
-  info: Type.Optional(DisplayText),
-});
+export const AuthorizationInfo = titled(
+  'AuthorizationInfo221',
+  Type.Object({
+    allowed: AllowedType,
+    token: Token,
+    location: Type.Optional(LocationReferences),
+    authorization_reference: Type.Optional(ObjectId),
+    info: Type.Optional(DisplayText),
+  }),
+);

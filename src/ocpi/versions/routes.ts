@@ -97,6 +97,7 @@ export function versionDetailsRoute(ctx: OcpiContext, o: VersionDetailsRouteOpti
     method: 'GET',
     path: '/',
     summary: o.summary,
+    operationId: 'getVersionDetails',
     response: Envelope(o.detail),
     handler: (req) => ({
       data: { version: o.version, endpoints: endpointsOf(o.routes, o.version, o.role, ctx.baseUrl(req.koa), o.prefix) },

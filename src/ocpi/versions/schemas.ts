@@ -1,5 +1,6 @@
 import Type from '#typebox';
 import { oneOf } from '../core/schemas.js';
+import { titled } from '../../gateway/openapi.js';
 
 /**
  * The versions module (OCPI 2.2.1 version_information_endpoint.asciidoc, OCPI 2.1.1
@@ -12,9 +13,12 @@ export const VersionList = Type.Array(Type.Object({ version: Type.String(), url:
 export const Endpoint211 = Type.Object({ identifier: Type.String(), url: Type.String() });
 export const VersionDetail211 = Type.Object({ version: Type.String(), endpoints: Type.Array(Endpoint211) });
 
-export const Endpoint221 = Type.Object({
-  identifier: Type.String(),
-  role: oneOf(['SENDER', 'RECEIVER']),
-  url: Type.String(),
-});
+export const Endpoint221 = titled(
+  'Endpoint221',
+  Type.Object({
+    identifier: Type.String(),
+    role: oneOf(['SENDER', 'RECEIVER']),
+    url: Type.String(),
+  }),
+);
 export const VersionDetail221 = Type.Object({ version: Type.String(), endpoints: Type.Array(Endpoint221) });

@@ -1,0 +1,65 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineMount, type MountSpec, type RouteSpec } from './route-table.js';
+
+/** our page and its script (src/api-docs, copied by scripts/copy-assets.mjs) */
+const pageDir = join(import.meta.dirname, '../api-docs');
+/** Swagger UI's browser bundle (scripts/bundle-vendor.mjs copies it from swagger-ui-dist) */
+const vendorDir = join(import.meta.dirname, '../../vendor/swagger-ui');
+
+/**
+ * The policy of /docs: the dashboard's (csms/module.ts DASHBOARD_SECURITY_HEADERS) and one
+ * addition, found by loading the page in Chromium (test/browser/api-docs.test.ts): Swagger UI's
+ * stylesheet draws its icons as `data:` SVG images (img-src data:). Its bundle needs no inline
+ * script, no inline style, no eval and no worker; every request goes to this origin.
+ */
+export const DOCS_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+};
+
+function file(dir: string, name: string, type: string): RouteSpec<unknown>['handler'] {
+  let cached: string | undefined;
+  return () => ({
+    headers: { ...DOCS_SECURITY_HEADERS, 'Cache-Control': 'no-cache' },
+    raw: { body: (cached ??= readFileSync(join(dir, name), 'utf8')), type },
+  });
+}
+
+/** /docs: a human page over /openapi.json (Swagger UI, served from here, no CDN). */
+export function docsMount(): MountSpec<unknown> {
+  return defineMount<unknown>({
+    name: 'docs',
+    prefix: '/docs',
+    description: 'The API reference page: Swagger UI over /openapi.json',
+    routes: [
+      {
+        method: 'GET',
+        path: '/',
+        summary: 'The API reference page (renders /openapi.json)',
+        operationId: 'getDocs',
+        handler: file(pageDir, 'index.html', 'text/html; charset=utf-8'),
+      },
+      {
+        method: 'GET',
+        path: '/docs.js',
+        summary: "The page's script: starts Swagger UI on /openapi.json",
+        handler: file(pageDir, 'docs.js', 'text/javascript; charset=utf-8'),
+      },
+      {
+        method: 'GET',
+        path: '/swagger-ui-bundle.js',
+        summary: "Swagger UI's browser bundle",
+        handler: file(vendorDir, 'swagger-ui-bundle.js', 'text/javascript; charset=utf-8'),
+      },
+      {
+        method: 'GET',
+        path: '/swagger-ui.css',
+        summary: "Swagger UI's styles",
+        handler: file(vendorDir, 'swagger-ui.css', 'text/css; charset=utf-8'),
+      },
+    ],
+  });
+}
