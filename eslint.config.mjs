@@ -37,22 +37,32 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
   {
-    // the dashboard's script runs in the browser; these are the browser globals it uses
+    // the API docs page's script runs in the browser, after Swagger UI's bundle
+    files: ['src/api-docs/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: { window: 'readonly' } },
+  },
+  {
+    // the console (src/dashboard/app/, bundled by scripts/bundle-console.mjs) runs in the browser;
+    // these are the browser globals it uses
     files: ['src/dashboard/**/*.js'],
     languageOptions: {
       sourceType: 'module',
       globals: Object.fromEntries(
         [
           'document',
+          'location',
+          'addEventListener',
+          'removeEventListener',
           'localStorage',
           'sessionStorage',
           'fetch',
-          'Node',
           'TextDecoderStream',
-          'prompt',
+          'URLSearchParams',
+          'Blob',
           'setTimeout',
           'clearTimeout',
           'FormData',
+          'AbortController',
         ].map((g) => [g, 'readonly']),
       ),
     },

@@ -8,25 +8,35 @@ import {
   type ChargePointReplies,
   type CommandAccepted,
 } from '../../actors/charge-point/protocol.js';
+import { retiredChargePointState } from '../../actors/charge-point/state.js';
 import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
 import { HttpError } from '../gateway/errors.js';
 import { pageHeaders, Paging } from '../gateway/operator-paging.js';
+import { Defaulted } from '../gateway/validation.js';
+import { fleetEntry, fleetOverview, selectFleet, type FleetEntry } from './fleet.js';
 import { publicOrigin } from '../gateway/public-origin.js';
 import { defineMount, route, type MountSpec, type RouteResult, type RouteSpec } from '../gateway/route-table.js';
-import type { ChargerCommand } from '../ocpp/domain.js';
+import type { ChargerCommand, RegistrationStatus } from '../ocpp/domain.js';
 import { ProtocolName, ReportSeverity } from '../ocpp/domain.js';
 import type { ActorSystem } from '../runtime/actor-system.js';
 import type { ReplyTo } from '../runtime/protocol.js';
 import { ActorUnavailableError, AskTimeoutError } from '../runtime/errors.js';
 import { DuplicateChargePointError, type ChargePointStore } from './charge-point-store.js';
 import type { CsmsEventBus } from './events.js';
+import { UnknownChargePoint, type UnknownChargePoints } from './unknown-charge-points.js';
 import { hashIdentityKey, newIdentityKey } from './identity-key.js';
 import { operationRoutes, type OperationAccess } from './operations.js';
+import type { HeldList } from './local-list.js';
+import type { LocalListEntry } from '../ocpp/domain.js';
+import { passwordRoute } from './password-route.js';
 import { ChargerEventEntry, DeviceModel, type ReportReader } from './report-store.js';
 import { ChargingSession, type SessionReader } from './session-store.js';
 import {
+  BootPolicyBody,
   ChargePointView,
   CommandAcceptedView,
+  FleetOverviewView,
+  RegisterUnknownBody,
   CreateChargePointBody,
   CreatedChargePoint,
   RemoteStartBody,
@@ -42,9 +52,17 @@ export interface CsmsApiDeps {
   chargePoints: ChargePointStore;
   sessions: SessionReader;
   reports: ReportReader;
+  /** the local lists chargers hold and the one they should hold */
+  localLists: { held(id: string): Promise<HeldList>; wanted(): Promise<LocalListEntry[]> };
+  /** OCPP reservation ids, shared with OCPI reservations */
+  reservations: { operatorReservation(id: string, evse: number, expiryAt: number): Promise<number> };
   events: CsmsEventBus;
+  /** chargers refused at the upgrade (GET /v1/unknown-charge-points) */
+  unknown: UnknownChargePoints;
   /** open event streams, ended at shutdown */
   streams: Set<PassThrough>;
+  /** when this process's connection of the charger last received a frame (none here: undefined) */
+  lastSeenHere(id: string): number | undefined;
 }
 
 const IdParams = Type.Object({ id: ChargePointId });
@@ -80,7 +98,10 @@ function chargePointAccess(deps: CsmsApiDeps): ChargePointAccess {
         chargePoints.actorState(address),
         chargePoints.evseLinksOf([id]),
       ]);
-      return { ...chargePointView(row, online, state, ocppUrlFor(config, id, koa)), evse_links: links.get(id) ?? [] };
+      return {
+        ...chargePointView(row, online, state, ocppUrlFor(config, id, koa), deps.lastSeenHere(id)),
+        evse_links: links.get(id) ?? [],
+      };
     },
     async ask(id, message) {
       try {
@@ -116,6 +137,9 @@ function operationAccess(cp: ChargePointAccess): OperationAccess {
     },
     command: (id, cmd) => cp.command(id, cmd),
     reply: (commandId) => cp.deps.reports.reply(commandId),
+    reservationId: (id, evse, expiryAt) => cp.deps.reservations.operatorReservation(id, evse, expiryAt),
+    heldLocalList: (id) => cp.deps.localLists.held(id),
+    wantedLocalList: () => cp.deps.localLists.wanted(),
     async storedState(id) {
       const state = await chargePoints.actorState(cp.addressOf(id));
       return checkChargePointState(state) ? state : undefined;
@@ -123,56 +147,170 @@ function operationAccess(cp: ChargePointAccess): OperationAccess {
   };
 }
 
-/** GET /charge-points: the registry with each charger's online status, filtered and paged. */
+/** Every registered charger as the fleet index holds it (fleet.ts): three bulk reads, no per-charger query. */
+async function fleetEntries(cp: ChargePointAccess, protocol?: ProtocolName): Promise<FleetEntry[]> {
+  const { actors, chargePoints } = cp.deps;
+  const rows = await chargePoints.list(protocol);
+  const addresses = rows.map((r) => cp.addressOf(r.id));
+  const [pinned, summaries] = await Promise.all([actors.pinnedAmong(addresses), chargePoints.stateSummaries()]);
+  return rows.map((row, i) =>
+    fleetEntry(row, pinned.has(addresses[i] ?? ''), summaries.get(row.id), cp.deps.lastSeenHere(row.id)),
+  );
+}
+
+const ListSort = Type.Union([Type.Literal('id'), Type.Literal('last_seen'), Type.Literal('status')], {
+  default: 'id',
+  description:
+    'id: natural order (CP-2 before CP-10); last_seen: when it was last heard from; status: faulted first, then charging, occupied, reserved, unavailable, available, no connector reported, offline',
+});
+const ListOrder = Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' });
+
+const ListQuery = Type.Object({
+  q: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'case-insensitive substring of the id, the vendor or the model (as its boot reported them)',
+    }),
+  ),
+  protocol: Type.Optional(ProtocolName),
+  online: Type.Optional(Type.Boolean({ description: 'filter by WebSocket connection state' })),
+  status: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z]{1,32}$',
+      description:
+        'a connector status (Available, Charging, Faulted, Unavailable, Occupied, ...; case-insensitive): chargers with a connector in it, as the views show it (Unknown while offline)',
+    }),
+  ),
+  location: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 36,
+      description: 'an OCPI location id of ours: chargers with an EVSE linked to it',
+    }),
+  ),
+  sort: Defaulted(ListSort),
+  order: Defaulted(ListOrder),
+  ...Paging,
+});
+
+/**
+ * GET /charge-points: the registry with each charger's online status, searched, filtered, sorted
+ * and paged over the fleet index; only the page is read in full (its states and EVSE links).
+ */
 function listChargePoints(cp: ChargePointAccess): CsmsRoute {
-  const { config, actors, chargePoints } = cp.deps;
+  const { config, chargePoints } = cp.deps;
   return route({
     method: 'GET',
     path: '/charge-points',
-    summary: 'List charge points with their protocol and live online status',
-    query: Type.Object({
-      protocol: Type.Optional(ProtocolName),
-      online: Type.Optional(Type.Boolean({ description: 'filter by WebSocket connection state' })),
-      ...Paging,
-    }),
+    summary: 'List charge points with their protocol and live online status: searched, filtered, sorted, paged',
+    query: ListQuery,
     response: Type.Array(ChargePointView),
     handler: async (req): Promise<RouteResult> => {
       const q = req.query;
-      const rows = await chargePoints.list(q.protocol);
-      const online = await Promise.all(rows.map((r) => actors.isPinned(cp.addressOf(r.id))));
-      const matching = rows
-        .map((row, i) => ({ row, online: online[i] ?? false }))
-        .filter((x) => q.online === undefined || x.online === q.online);
-      const page = matching.slice(q.offset, q.offset + q.limit);
-      const [states, links] = await Promise.all([
-        chargePoints.actorStates(page.map((x) => cp.addressOf(x.row.id))),
-        chargePoints.evseLinksOf(page.map((x) => x.row.id)),
+      const [entries, linked] = await Promise.all([
+        fleetEntries(cp, q.protocol),
+        q.location === undefined ? undefined : chargePoints.linkedTo(q.location),
       ]);
-      return {
-        data: page.map((x) => ({
+      const matching = selectFleet(linked ? entries.filter((e) => linked.has(e.id)) : entries, {
+        sort: q.sort,
+        order: q.order,
+        ...(q.q === undefined ? {} : { q: q.q }),
+        ...(q.online === undefined ? {} : { online: q.online }),
+        ...(q.status === undefined ? {} : { status: q.status }),
+      });
+      const page = matching.slice(q.offset, q.offset + q.limit);
+      const [rows, states, links] = await Promise.all([
+        chargePoints.findMany(page.map((x) => x.id)),
+        chargePoints.actorStates(page.map((x) => cp.addressOf(x.id))),
+        chargePoints.evseLinksOf(page.map((x) => x.id)),
+      ]);
+      const data: ChargePointView[] = [];
+      for (const x of page) {
+        const row = rows.get(x.id);
+        // removed since the index was read
+        if (!row) continue;
+        data.push({
           ...chargePointView(
-            x.row,
+            row,
             x.online,
-            states.get(cp.addressOf(x.row.id)),
-            ocppUrlFor(config, x.row.id, req.koa),
+            states.get(cp.addressOf(x.id)),
+            ocppUrlFor(config, x.id, req.koa),
+            cp.deps.lastSeenHere(x.id),
           ),
-          evse_links: links.get(x.row.id) ?? [],
-        })),
-        headers: pageHeaders(config, req, matching.length, q.offset, q.limit),
-      };
+          evse_links: links.get(x.id) ?? [],
+        });
+      }
+      return { data, headers: pageHeaders(config, req, matching.length, q.offset, q.limit) };
     },
   });
 }
 
-/** POST /charge-points: a new identity; its key is in the answer only. */
+/** GET /fleet: the console's overview, over the same index as the list. */
+function fleetRoute(cp: ChargePointAccess): CsmsRoute {
+  return route({
+    method: 'GET',
+    path: '/fleet',
+    summary: 'Fleet overview: chargers online, offline, charging and faulted, connectors by status, and the alerts',
+    operationId: 'getFleetOverview',
+    query: Type.Object({
+      alerts: Defaulted(
+        Type.Integer({ minimum: 0, maximum: 1000, default: 50, description: 'how many alerts to list (newest first)' }),
+      ),
+    }),
+    response: FleetOverviewView,
+    handler: async (req): Promise<RouteResult> => ({
+      data: fleetOverview(await fleetEntries(cp), req.query.alerts),
+    }),
+  });
+}
+
+/**
+ * A new charger identity (POST /charge-points, POST /unknown-charge-points/{id}/register): its
+ * row, and the answer that carries its key, shown this once.
+ */
+async function issueIdentity(
+  cp: ChargePointAccess,
+  koa: Context,
+  chargePoint: { id: string; protocol: ProtocolName; boot_policy: RegistrationStatus | null },
+): Promise<RouteResult> {
+  const { config, chargePoints, events, unknown } = cp.deps;
+  const key = newIdentityKey();
+  const createdAt = Date.now();
+  try {
+    await chargePoints.create({ ...chargePoint, key_hash: hashIdentityKey(key), created_at: createdAt });
+  } catch (err) {
+    if (err instanceof DuplicateChargePointError) throw new HttpError(409, 'conflict', err.message);
+    throw err;
+  }
+  // a registered id is no longer unknown
+  await unknown.remove(chargePoint.id);
+  events.publish({ type: 'charge-point', charge_point_id: chargePoint.id });
+  return {
+    status: 201,
+    headers: { Location: `/v1/charge-points/${encodeURIComponent(chargePoint.id)}` },
+    data: {
+      id: chargePoint.id,
+      protocol: chargePoint.protocol,
+      ocpp_url: ocppUrlFor(config, chargePoint.id, koa),
+      username: chargePoint.id,
+      password: key,
+      created_at: new Date(createdAt).toISOString(),
+      boot_policy: chargePoint.boot_policy,
+    },
+  };
+}
+
+/** POST /charge-points: a new identity; its key (identity-key.ts: the OCPP password rule) is in the answer only. */
+
 function createChargePoint(cp: ChargePointAccess): CsmsRoute {
-  const { config, chargePoints, events } = cp.deps;
   return route({
     method: 'POST',
     path: '/charge-points',
     summary: 'Create a charge-point identity; the answer carries the OCPP URL and the key, shown once',
     body: CreateChargePointBody,
     response: CreatedChargePoint,
+    status: 201,
     responses: { 201: 'created', 409: 'the id exists' },
     handler: async (req): Promise<RouteResult> => {
       const body = req.body;
@@ -181,41 +319,143 @@ function createChargePoint(cp: ChargePointAccess): CsmsRoute {
         `CP-${newIdentityKey()
           .slice(0, 10)
           .replace(/[^A-Za-z0-9]/g, 'X')}`;
-      const key = newIdentityKey();
-      const createdAt = Date.now();
-      try {
-        await chargePoints.create({
-          id,
-          protocol: body.protocol,
-          key_hash: hashIdentityKey(key),
-          created_at: createdAt,
-        });
-      } catch (err) {
-        if (err instanceof DuplicateChargePointError) throw new HttpError(409, 'conflict', err.message);
-        throw err;
-      }
-      events.publish({ type: 'charge-point', charge_point_id: id });
-      return {
-        status: 201,
-        headers: { Location: `/v1/charge-points/${encodeURIComponent(id)}` },
-        data: {
-          id,
-          protocol: body.protocol,
-          ocpp_url: ocppUrlFor(config, id, req.koa),
-          username: id,
-          password: key,
-          created_at: new Date(createdAt).toISOString(),
-        },
-      };
+      return issueIdentity(cp, req.koa, { id, protocol: body.protocol, boot_policy: body.boot_policy ?? null });
     },
   });
+}
+
+/**
+ * PUT /charge-points/:id/boot-policy: stored, then told to the charger's actor when it is
+ * connected (a charger that is not learns it with its next connection).
+ */
+function setBootPolicy(cp: ChargePointAccess): CsmsRoute {
+  const { config, chargePoints } = cp.deps;
+  return route({
+    method: 'PUT',
+    path: '/charge-points/:id/boot-policy',
+    summary:
+      "Set the status the charger's BootNotification is answered with (Accepted, Pending, Rejected; null: OCPP_BOOT_POLICY); a connected charger that must learn it is asked to boot again",
+    params: IdParams,
+    body: BootPolicyBody,
+    response: ChargePointView,
+    responses: { 404: 'unknown charge point' },
+    handler: async (req): Promise<RouteResult> => {
+      const id = String(req.params.id);
+      const policy = req.body.policy;
+      if (!(await chargePoints.setBootPolicy(id, policy)))
+        throw new HttpError(404, 'not_found', `no charge point ${id}`);
+      await cp
+        .ask(id, { type: 'boot-policy-changed', policy: policy ?? config.OCPP_BOOT_POLICY })
+        .catch((err: unknown) => {
+          // offline, or its process did not answer: the policy is stored, its next connection reads it
+          if (!(err instanceof HttpError)) throw err;
+        });
+      return { data: await cp.view(id, req.koa) };
+    },
+  });
+}
+
+/**
+ * DELETE /charge-points/{id} (docs/CSMS.md "Removing a charge point"): refused while a
+ * transaction runs (unless `force`) or an EVSE is linked to an OCPI location; a connected charger
+ * is disconnected (1008) and its actor's state starts over; its sessions stay.
+ */
+function deleteChargePoint(cp: ChargePointAccess): CsmsRoute {
+  const { actors, chargePoints, events } = cp.deps;
+  return route({
+    method: 'DELETE',
+    path: '/charge-points/:id',
+    summary:
+      'Remove a charge point: its identity, event log, device model and local-list record (its sessions stay, open ones closed when forced)',
+    params: IdParams,
+    query: Type.Object({
+      force: Type.Optional(Type.Boolean({ description: 'remove it even while a transaction runs' })),
+    }),
+    responses: {
+      204: 'removed',
+      404: 'unknown charge point',
+      409: 'a transaction runs (and no force), a roamed one runs, or an EVSE is linked to an OCPI location',
+    },
+    handler: async (req): Promise<RouteResult> => {
+      const id = String(req.params.id);
+      if (!(await chargePoints.find(id))) throw new HttpError(404, 'not_found', `no charge point ${id}`);
+      const address = cp.addressOf(id);
+      const stored = await chargePoints.actorState(address);
+      const state = checkChargePointState(stored) ? stored : undefined;
+      const open = state?.transactions ?? [];
+      if (open.some((t) => t.ocpi))
+        throw new HttpError(
+          409,
+          'roamed_transaction_running',
+          `charge point ${id} has a roamed transaction open: its eMSP waits for its end and CDR; stop it first`,
+        );
+      if (open.length > 0 && req.query.force !== true)
+        throw new HttpError(
+          409,
+          'transaction_running',
+          `charge point ${id} has ${open.length} open transaction(s): stop them, or force: true`,
+        );
+      const online = await actors.isPinned(address);
+      // the identity goes first, so the charger cannot log in again; an offline charger's stored
+      // state is reset here, a connected one's actor resets its own and closes the socket
+      const retired = online ? undefined : JSON.stringify(retiredChargePointState(state));
+      if (!(await chargePoints.remove(id, address, { state: retired })))
+        throw new HttpError(
+          409,
+          'evse_linked',
+          `an EVSE of charge point ${id} is linked to an OCPI location: unlink it first`,
+        );
+      if (online) await cp.ask(id, { type: 'retire' }).catch(() => undefined);
+      events.publish({ type: 'charge-point', charge_point_id: id });
+      return { status: 204 };
+    },
+  });
+}
+
+/** Chargers refused at the upgrade, and registering one of them. */
+function unknownChargePointRoutes(cp: ChargePointAccess): CsmsRoute[] {
+  const { config, unknown } = cp.deps;
+  return [
+    route({
+      method: 'GET',
+      path: '/unknown-charge-points',
+      summary:
+        'Chargers refused at the OCPP upgrade (an id that is not registered, a wrong password), most recently seen first',
+      query: Type.Object({ ...Paging }),
+      response: Type.Array(UnknownChargePoint),
+      handler: async (req): Promise<RouteResult> => {
+        const q = req.query;
+        const { total, items } = await unknown.list(q);
+        return { data: items, headers: pageHeaders(config, req, total, q.offset, q.limit) };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/unknown-charge-points/:id/register',
+      summary:
+        'Register an unknown charger with boot policy Pending: the answer carries its key, shown once; accept it with PUT /v1/charge-points/{id}/boot-policy',
+      params: IdParams,
+      body: RegisterUnknownBody,
+      response: CreatedChargePoint,
+      status: 201,
+      responses: { 201: 'registered', 404: 'not in the unknown list', 409: 'a charge point has this id' },
+      handler: async (req): Promise<RouteResult> => {
+        const id = String(req.params.id);
+        if (!(await unknown.find(id))) throw new HttpError(404, 'not_found', `no unknown charge point ${id}`);
+        return issueIdentity(cp, req.koa, { id, protocol: req.body.protocol, boot_policy: 'Pending' });
+      },
+    }),
+  ];
 }
 
 /** The charge-point registry: list, create, one. */
 function chargePointRoutes(cp: ChargePointAccess): CsmsRoute[] {
   return [
     listChargePoints(cp),
+    fleetRoute(cp),
     createChargePoint(cp),
+    setBootPolicy(cp),
+    deleteChargePoint(cp),
     route({
       method: 'GET',
       path: '/charge-points/:id',
@@ -402,8 +642,14 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
     security: 'bearer',
     routes: [
       ...chargePointRoutes(cp),
+      ...unknownChargePointRoutes(cp),
       ...reportRoutes(cp),
       ...operationRoutes(operationAccess(cp)),
+      passwordRoute({
+        ...operationAccess(cp),
+        online: (id) => deps.actors.isPinned(cp.addressOf(id)),
+        chargePoints: deps.chargePoints,
+      }),
       ...sessionRoutes(deps),
       ...commandRoutes(cp),
       ...eventRoutes(deps),

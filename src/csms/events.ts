@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { compileLazily } from '../lazy-compile.js';
 import { CsmsEvent } from '../../actors/charge-point/ports.js';
+import { redisErrorListener } from '../log-limit.js';
 
 // the event type lives with the actor that publishes it (actors/ imports no CSMS internals)
 export type { CsmsEvent };
@@ -49,7 +50,7 @@ export class CsmsEventBus {
     if (!this.redis) return;
     const sub = this.redis.duplicate();
     this.subscriber = sub;
-    sub.on('error', (err: Error) => this.log.warn({ err: err.message }, 'csms event subscriber error'));
+    sub.on('error', redisErrorListener(this.log, 'csms event subscriber error'));
     sub.on('message', (channel: string, text: string) => {
       if (channel === this.channels.listeners) this.quietUntil = 0;
       else this.received(text);

@@ -2,31 +2,43 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PassThrough } from 'node:stream';
 import { chargePointActor } from '../../actors/charge-point/actor.js';
+import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
 import type { ChargePointActorDeps, RoamingPort } from '../../actors/charge-point/ports.js';
 import { defineMount, type MountSpec } from '../gateway/route-table.js';
 import { OcppEndpoint, ConnectionRegistry } from '../ocpp/endpoint.js';
 import { LoginThrottle } from '../ocpp/login-throttle.js';
 import { OcppSchemas } from '../ocpp/schemas.js';
+import { OcppSignals, type OcppSignalsOptions } from '../ocpp/signals.js';
 import type { ActorHost, PlatformModule, PlatformServices } from '../platform/services.js';
-import { csmsApiMount } from './api.js';
-import { ChargePointStore } from './charge-point-store.js';
+import type { Config } from '../../config/index.js';
+import { csmsApiMount, type CsmsApiDeps } from './api.js';
+import { ChargePointStore, chargePointPasswordWrites } from './charge-point-store.js';
 import { CsmsEventBus } from './events.js';
-import { identityKeyMatches } from './identity-key.js';
+import { HeldPasswords } from './held-passwords.js';
+import { credentialOf } from './identity-key.js';
 import { DataTransferRegistry } from './data-transfer.js';
 import { ReportReader, reportWrites } from './report-store.js';
+import { LocalListStore, localListWrites, wantedLocalList } from './local-list.js';
+import { LocalListSweep } from './local-list-sync.js';
+import { ReservationStore } from '../roaming/reservations.js';
 import { SessionReader, sessionWrites } from './session-store.js';
+import { UnknownChargePoints } from './unknown-charge-points.js';
 
 export interface CsmsModuleOptions {
   /** WebSocket ping interval; a charger that misses one pong is dropped (default 30 s) */
   pingIntervalMs?: number;
   /** how long a CSMS-to-charger call waits for its answer (default 30 s) */
   callTimeoutMs?: number;
-  /** the Heartbeat interval given to chargers in the BootNotification reply (default 300 s) */
-  heartbeatIntervalS?: number;
+  /** how often refused charger logins gathered in memory are written (default 5 s; unknown-charge-points.ts) */
+  unknownFlushMs?: number;
   /** the roaming bridge (src/roaming/): linked EVSEs' status goes to our OCPI locations */
   roaming?: (host: ActorHost) => RoamingPort;
   /** handlers of vendors' DataTransfer (default: none, every vendor is UnknownVendorId) */
   dataTransfer?: DataTransferRegistry;
+  /** how often the chargers' last-seen times are stored (default 30 s; also at each disconnect) */
+  lastSeenFlushMs?: number;
+  /** limits of the endpoint's log lines a client can cause (default 10 per key, 100 in all, per minute) */
+  logLimits?: Pick<OcppSignalsOptions, 'linesPerKey' | 'linesTotal' | 'intervalMs'>;
 }
 
 const dashboardDir = join(import.meta.dirname, '../dashboard');
@@ -54,25 +66,26 @@ function dashboardMount(): MountSpec<unknown> {
   return defineMount<unknown>({
     name: 'csms-dashboard',
     prefix: '/dashboard',
-    description: 'Operator dashboard (static page; it calls /v1 with the operator key)',
+    description: 'Operator console (static page and its bundled script; it calls /v1 with the operator key)',
     routes: [
       {
         method: 'GET',
         path: '/',
         summary: 'Operator dashboard',
+        operationId: 'getDashboard',
         handler: page('index.html', 'text/html; charset=utf-8'),
       },
       {
         method: 'GET',
-        path: '/dashboard.css',
-        summary: 'Dashboard styles',
-        handler: page('dashboard.css', 'text/css; charset=utf-8'),
+        path: '/console.css',
+        summary: 'Console styles',
+        handler: page('console.css', 'text/css; charset=utf-8'),
       },
       {
         method: 'GET',
-        path: '/dashboard.js',
-        summary: 'Dashboard script',
-        handler: page('dashboard.js', 'text/javascript; charset=utf-8'),
+        path: '/console.js',
+        summary: 'Console script (Preact, bundled by scripts/bundle-console.mjs)',
+        handler: page('console.js', 'text/javascript; charset=utf-8'),
       },
     ],
   });
@@ -81,13 +94,21 @@ function dashboardMount(): MountSpec<unknown> {
 /** What the module learns only once it is running, read by the actor's deps and at stop. */
 interface LateParts {
   events?: CsmsEventBus;
+  localLists?: LocalListSweep;
+  unknown?: UnknownChargePoints;
   endpoint?: OcppEndpoint;
   maxOpenTransactions?: number;
 }
 
 /** The charge-point actor's ports: the sockets of this process, the session table, the change feed. */
-function chargePointDeps(registry: ConnectionRegistry, late: LateParts, opts: CsmsModuleOptions): ChargePointActorDeps {
+function chargePointDeps(
+  registry: ConnectionRegistry,
+  late: LateParts,
+  opts: CsmsModuleOptions,
+  config: Config,
+): ChargePointActorDeps {
   const dataTransfer = opts.dataTransfer ?? new DataTransferRegistry();
+  const held = new HeldPasswords();
   return {
     sendCommand(id, command, remoteStartId) {
       const conn = registry.get(id);
@@ -98,17 +119,32 @@ function chargePointDeps(registry: ConnectionRegistry, late: LateParts, opts: Cs
       const conn = registry.get(id);
       if (!conn) return;
       if (reason === 'shutdown') conn.close(1012, 'service restart');
+      // policy violation: the identity it logged in with no longer exists
+      else if (reason === 'removed') conn.close(1008, 'charge point removed');
       else if (reason === 'pin-lost') conn.close(4000, 'replaced by a newer connection');
       // the actor failed: the charger reconnects and gets a fresh activation
       else conn.close(1011, 'charge point actor ended');
     },
     sessions: sessionWrites,
     reports: reportWrites,
+    localLists: localListWrites,
     dataTransfer: (id, request) => dataTransfer.answer(id, request),
+    passwords: {
+      hold: (commandId, password) => held.hold(commandId, password),
+      get: (commandId) => held.get(commandId),
+      forget: (commandId) => held.forget(commandId),
+      accepted: chargePointPasswordWrites.accepted,
+      refused: chargePointPasswordWrites.refused,
+    },
     publish(event) {
       late.events?.publish(event);
     },
-    heartbeatIntervalS: opts.heartbeatIntervalS ?? 300,
+    heartbeatIntervalS: config.OCPP_HEARTBEAT_INTERVAL_S,
+    authCacheS: config.OCPP_AUTH_CACHE_S,
+    bootRetryIntervalS: config.OCPP_BOOT_RETRY_INTERVAL_S,
+    holdConnection(id, status) {
+      registry.get(id)?.hold(status);
+    },
     maxOpenTransactions() {
       // a charge-point actor runs only where a charger's socket was accepted, so attach() has run
       if (late.maxOpenTransactions === undefined) throw new Error('the CSMS module is not attached to an HTTP server');
@@ -117,24 +153,64 @@ function chargePointDeps(registry: ConnectionRegistry, late: LateParts, opts: Cs
   };
 }
 
+/** The local lists chargers hold (m0017) and the one the tokens make (docs/CSMS.md "Local authorization list"). */
+function localListsOf(services: PlatformServices): CsmsApiDeps['localLists'] {
+  const store = new LocalListStore(services.db);
+  const { config } = services;
+  const own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID };
+  return {
+    held: (id) => store.held(id),
+    wanted: () => wantedLocalList(services.db, own, config.OCPP_LOCAL_LIST_MAX),
+  };
+}
+
+/** The sweep that keeps the local lists of this process's chargers in sync (OCPP_LOCAL_LIST_SYNC_S). */
+function localListSweepOf(services: PlatformServices, registry: ConnectionRegistry): LocalListSweep {
+  const lists = localListsOf(services);
+  return new LocalListSweep({
+    connected: () => registry.connected(),
+    held: lists.held,
+    wanted: lists.wanted,
+    send: (id, command) => services.actors.ref(chargePointProtocol, id).ask({ type: 'command', command }),
+    log: services.log.child({ module: 'ocpp' }),
+    intervalMs: services.config.OCPP_LOCAL_LIST_SYNC_S * 1000,
+  });
+}
+
 /** The OCPP WebSocket endpoint, checking chargers against the registry of identities. */
 function ocppEndpoint(
   services: PlatformServices,
   registry: ConnectionRegistry,
   events: CsmsEventBus,
+  unknown: UnknownChargePoints,
   opts: CsmsModuleOptions,
 ): OcppEndpoint {
   const { config } = services;
   const chargePoints = new ChargePointStore(services.db);
+  const log = services.log.child({ module: 'ocpp' });
   return new OcppEndpoint({
-    log: services.log.child({ module: 'ocpp' }),
+    log,
     actors: services.actors,
     schemas: new OcppSchemas(),
     registry,
-    authenticate: async (id, password) => {
+    signals: new OcppSignals({ log, metrics: services.metrics, ...opts.logLimits }),
+    authenticate: async (id, credentials) => {
       const row = await chargePoints.find(id);
-      return row && identityKeyMatches(password, row.key_hash) ? row.protocol : undefined;
+      if (!row) return { t: 'refused', reason: 'unknown' };
+      if (!credentials) return { t: 'refused', reason: 'no_credentials' };
+      const credential = credentials.user === id ? credentialOf(credentials.password, row) : undefined;
+      if (!credential) return { t: 'refused', reason: 'bad_password' };
+      if (credential === 'pending') {
+        // the charger has its new password, whatever became of the answer: it is its only one now
+        await chargePoints.promotePending(id, row.pending_key_hash ?? '');
+        services.log.info(
+          { charge_point: id },
+          'charger logged in with its new password; the old one is no longer valid',
+        );
+      }
+      return { t: 'ok', protocol: row.protocol, policy: row.boot_policy ?? config.OCPP_BOOT_POLICY };
     },
+    refused: (attempt) => unknown.record(attempt),
     onlineChanged: (id, online) => events.publish({ type: 'charge-point', charge_point_id: id, online }),
     pingIntervalMs: opts.pingIntervalMs ?? 30_000,
     callTimeoutMs: opts.callTimeoutMs ?? 30_000,
@@ -143,7 +219,41 @@ function ocppEndpoint(
     logins: new LoginThrottle({ maxFailures: config.OCPP_LOGIN_FAILURES }),
     trustProxy: config.TRUST_PROXY === 'true',
     degradedBy: () => services.health.degradedBy(),
+    // best effort: a lost flush makes last_seen older by one interval, nothing else
+    persistLastSeen: (seen) =>
+      chargePoints
+        .recordLastSeen(seen)
+        .catch((err: unknown) => services.log.warn({ err, chargers: seen.length }, 'last-seen times not stored')),
+    lastSeenFlushMs: opts.lastSeenFlushMs ?? 30_000,
   });
+}
+
+/** What the /v1 API reads: the stores, the change feed, this process's connections. */
+function apiDeps(
+  services: PlatformServices,
+  parts: {
+    events: CsmsEventBus;
+    unknown: UnknownChargePoints;
+    streams: Set<PassThrough>;
+    registry: ConnectionRegistry;
+  },
+): CsmsApiDeps {
+  return {
+    config: services.config,
+    actors: services.actors,
+    chargePoints: new ChargePointStore(services.db),
+    sessions: new SessionReader(services.db, {
+      country_code: services.config.OCPI_COUNTRY_CODE,
+      party_id: services.config.OCPI_PARTY_ID,
+    }),
+    reports: new ReportReader(services.db),
+    localLists: localListsOf(services),
+    reservations: new ReservationStore(services.db),
+    events: parts.events,
+    unknown: parts.unknown,
+    streams: parts.streams,
+    lastSeenHere: (id) => parts.registry.get(id)?.lastSeenAt,
+  };
 }
 
 /**
@@ -159,27 +269,24 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
       events: services.redisKeys.csmsEvents(),
       listeners: services.redisKeys.csmsEventListeners(),
     }));
+  const unknownOf = (services: PlatformServices): UnknownChargePoints =>
+    (late.unknown ??= new UnknownChargePoints(
+      services.db,
+      services.log.child({ module: 'ocpp' }),
+      opts.unknownFlushMs ?? 5_000,
+    ));
 
   return {
     name: 'csms',
     actors: (host) => {
-      const deps = chargePointDeps(registry, late, opts);
+      const deps = chargePointDeps(registry, late, opts, host.config);
       return [chargePointActor(opts.roaming ? { ...deps, roaming: opts.roaming(host) } : deps)];
     },
     mounts(services: PlatformServices) {
       return [
-        csmsApiMount({
-          config: services.config,
-          actors: services.actors,
-          chargePoints: new ChargePointStore(services.db),
-          sessions: new SessionReader(services.db, {
-            country_code: services.config.OCPI_COUNTRY_CODE,
-            party_id: services.config.OCPI_PARTY_ID,
-          }),
-          reports: new ReportReader(services.db),
-          events: eventsOf(services),
-          streams,
-        }),
+        csmsApiMount(
+          apiDeps(services, { events: eventsOf(services), unknown: unknownOf(services), streams, registry }),
+        ),
         dashboardMount(),
       ];
     },
@@ -187,14 +294,21 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
       late.maxOpenTransactions = services.config.OCPP_MAX_OPEN_TRANSACTIONS;
       const events = eventsOf(services);
       await events.start();
-      const endpoint = ocppEndpoint(services, registry, events, opts);
+      const unknown = unknownOf(services);
+      unknown.start();
+      const endpoint = ocppEndpoint(services, registry, events, unknown, opts);
       endpoint.attach(server);
+      services.metrics.sources.connectedChargers = () => registry.byProtocol();
       late.endpoint = endpoint;
+      late.localLists = localListSweepOf(services, registry);
+      late.localLists.start();
     },
     async stop() {
       for (const s of streams) s.end();
       streams.clear();
+      await late.localLists?.stop();
       await late.endpoint?.stop();
+      await late.unknown?.stop();
       await late.events?.stop();
     },
   };

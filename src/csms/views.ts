@@ -1,54 +1,80 @@
 import Type, { type Static } from '#typebox';
 import { compileLazily } from '../lazy-compile.js';
 import { ChargePointState } from '../../actors/charge-point/protocol.js';
-import { ProtocolName } from '../ocpp/domain.js';
+import { ProtocolName, RegistrationStatus } from '../ocpp/domain.js';
 import type { ChargePointRow } from './charge-point-store.js';
+import { titled } from '../gateway/openapi.js';
 
 /** Schemas of the /v1 bodies (docs/CSMS.md, "The /v1 API", describes them). */
-export const ChargePointView = Type.Object({
-  id: Type.String(),
-  protocol: ProtocolName,
-  online: Type.Boolean({ description: 'the charger holds a WebSocket to some web process now' }),
-  created_at: Type.String({ format: 'date-time' }),
-  ocpp_url: Type.String({ description: 'where the charger connects' }),
-  boot: ChargePointState.properties.boot,
-  connectors: Type.Array(
-    Type.Intersect([
-      ChargePointState.properties.connectors.items,
+export const ChargePointView = titled(
+  'ChargePointView',
+  Type.Object({
+    id: Type.String(),
+    protocol: ProtocolName,
+    online: Type.Boolean({ description: 'the charger holds a WebSocket to some web process now' }),
+    created_at: Type.String({ format: 'date-time' }),
+    last_seen: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description:
+        'when the CSMS last received an OCPP frame from the charger (any message, not only heartbeats); exact when asked of the process holding its socket, else stored at most every 30 s and at disconnect; null: never connected since this was kept',
+    }),
+    ocpp_url: Type.String({ description: 'where the charger connects' }),
+    boot: ChargePointState.properties.boot,
+    boot_policy: Type.Union([RegistrationStatus, Type.Null()], {
+      description: "the operator's boot policy for this charger; null: the default (OCPP_BOOT_POLICY)",
+    }),
+    registration: Type.Union([RegistrationStatus, Type.Null()], {
+      description: 'the status its last BootNotification was answered with; null: it has not booted',
+    }),
+    connectors: Type.Array(
+      Type.Intersect([
+        ChargePointState.properties.connectors.items,
+        Type.Object({
+          last_reported_status: Type.Optional(
+            Type.String({
+              description: 'while the charger is offline: the status it last reported (status is then Unknown)',
+            }),
+          ),
+        }),
+      ]),
+      {
+        description:
+          'as the charger last reported them; while it is offline every status is Unknown (as OCPI EvseStatus UNKNOWN: no status information while offline)',
+      },
+    ),
+    reservations: ChargePointState.properties.reservations,
+    active_transactions: Type.Array(Type.String()),
+    commands: ChargePointState.properties.commands,
+    operations: Type.Record(
+      Type.String(),
       Type.Object({
-        last_reported_status: Type.Optional(
-          Type.String({
-            description: 'while the charger is offline: the status it last reported (status is then Unknown)',
-          }),
-        ),
+        status: Type.String(),
+        request_id: Type.Union([Type.Integer(), Type.Null()]),
+        updated_at: Type.String(),
       }),
-    ]),
-    {
-      description:
-        'as the charger last reported them; while it is offline every status is Unknown (as OCPI EvseStatus UNKNOWN: no status information while offline)',
-    },
-  ),
-  reservations: ChargePointState.properties.reservations,
-  active_transactions: Type.Array(Type.String()),
-  commands: ChargePointState.properties.commands,
-  operations: Type.Record(
-    Type.String(),
-    Type.Object({
-      status: Type.String(),
-      request_id: Type.Union([Type.Integer(), Type.Null()]),
-      updated_at: Type.String(),
-    }),
-    {
-      description:
-        'the last status each long operation reported, by operation: firmware, diagnostics, log (status notifications)',
-    },
-  ),
-  evse_links: Type.Optional(
-    Type.Array(Type.Object({ evse_number: Type.Integer(), location_id: Type.String(), evse_uid: Type.String() }), {
-      description: 'which EVSE of which of our OCPI locations each EVSE is (GET of one charge point)',
-    }),
-  ),
-});
+      {
+        description:
+          'the last status each long operation reported, by operation: firmware, diagnostics, log (status notifications)',
+      },
+    ),
+    password: Type.Object(
+      {
+        changed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+          description: 'when the password last changed; null: still the one given at registration',
+        }),
+        pending_since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+          description:
+            'a new password was sent to the charger and its outcome is not known: since then the old and the new one both let it in',
+        }),
+      },
+      { description: 'the HTTP Basic password (never shown here): PUT /v1/charge-points/{id}/password' },
+    ),
+    evse_links: Type.Optional(
+      Type.Array(Type.Object({ evse_number: Type.Integer(), location_id: Type.String(), evse_uid: Type.String() }), {
+        description: 'which EVSE of which of our OCPI locations each EVSE is (GET of one charge point)',
+      }),
+    ),
+  }),
+);
 export type ChargePointView = Static<typeof ChargePointView>;
 
 export const CreatedChargePoint = Type.Object({
@@ -58,6 +84,7 @@ export const CreatedChargePoint = Type.Object({
   username: Type.String({ description: 'HTTP Basic user name: the charge point id' }),
   password: Type.String({ description: 'HTTP Basic password (identity key material); shown once, stored hashed' }),
   created_at: Type.String({ format: 'date-time' }),
+  boot_policy: Type.Union([RegistrationStatus, Type.Null()]),
 });
 
 /** A charge point identity: OCPP identifierString without ':', which HTTP Basic user names cannot hold. */
@@ -76,9 +103,25 @@ export const CreateChargePointBody = Type.Object(
       }),
     ),
     protocol: ProtocolName,
+    boot_policy: Type.Optional(
+      Type.Union([RegistrationStatus, Type.Null()], {
+        description: 'its boot policy (docs/CSMS.md "Boot and registration policy"); absent or null: OCPP_BOOT_POLICY',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
+
+export const BootPolicyBody = Type.Object(
+  {
+    policy: Type.Union([RegistrationStatus, Type.Null()], {
+      description: 'the status its BootNotification is answered with; null: the default (OCPP_BOOT_POLICY)',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const RegisterUnknownBody = Type.Object({ protocol: ProtocolName }, { additionalProperties: false });
 
 export const RemoteStartBody = Type.Object(
   {
@@ -101,12 +144,15 @@ export const RemoteStopBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const CommandAcceptedView = Type.Object({
-  result: Type.Literal('ACCEPTED', { description: 'the CSMS took the request; the charger answers separately' }),
-  command_id: Type.String(),
-  command_status: Type.String({ description: 'sent, or queued behind another outstanding call' }),
-  transaction_id: Type.Optional(Type.String()),
-});
+export const CommandAcceptedView = titled(
+  'CommandAccepted',
+  Type.Object({
+    result: Type.Literal('ACCEPTED', { description: 'the CSMS took the request; the charger answers separately' }),
+    command_id: Type.String(),
+    command_status: Type.String({ description: 'sent, or queued behind another outstanding call' }),
+    transaction_id: Type.Optional(Type.String()),
+  }),
+);
 
 const checkState = compileLazily(ChargePointState);
 
@@ -120,23 +166,63 @@ export function chargePointView(
   online: boolean,
   state: unknown,
   ocppUrl: string,
+  /** when a connection of this process last heard from it (fresher than the stored time) */
+  seenHere?: number,
 ): ChargePointView {
   const s = checkState.Check(state) ? state : undefined;
+  const lastSeen = Math.max(row.last_seen_at ?? 0, seenHere ?? 0);
   return {
     id: row.id,
     // the version it last spoke (its firmware may have changed since it was registered)
     protocol: s?.protocol ?? row.protocol,
     online,
     created_at: new Date(row.created_at).toISOString(),
+    last_seen: lastSeen > 0 ? new Date(lastSeen).toISOString() : null,
     ocpp_url: ocppUrl,
     boot: s?.boot ?? null,
+    boot_policy: row.boot_policy,
+    registration: s?.registration ?? (s?.boot ? 'Accepted' : null),
     // what an offline charger last said may no longer hold (OCPI's UNKNOWN for an offline EVSE)
     connectors: (s?.connectors ?? []).map((c) =>
       online ? c : { ...c, status: 'Unknown', last_reported_status: c.status },
     ),
-    reservations: s?.reservations ?? [],
+    // a reservation past its expiry is over, whether or not the charger said so (1.6 never does)
+    reservations: (s?.reservations ?? []).filter((r) => !(Date.parse(r.expiry_date) <= Date.now())),
     active_transactions: s?.transactions.map((t) => t.transaction_id) ?? [],
     commands: s?.commands ?? [],
     operations: s?.operations ?? {},
+    password: {
+      changed_at: row.key_changed_at === null ? null : new Date(row.key_changed_at).toISOString(),
+      pending_since: row.pending_since === null ? null : new Date(row.pending_since).toISOString(),
+    },
   };
 }
+
+const FleetAlertView = Type.Object({
+  charge_point_id: Type.String(),
+  online: Type.Boolean({ description: 'false: the last report of a charger that is offline now' }),
+  evse_id: Type.Integer(),
+  connector_id: Type.Integer(),
+  status: Type.String(),
+  error_code: Type.Union([Type.String(), Type.Null()]),
+  updated_at: Type.String(),
+});
+
+export const FleetOverviewView = titled(
+  'FleetOverview',
+  Type.Object({
+    total: Type.Integer({ description: 'registered charge points' }),
+    online: Type.Integer(),
+    offline: Type.Integer(),
+    charging: Type.Integer({ description: 'online, with an open transaction or a connector Charging' }),
+    faulted: Type.Integer({ description: 'online, with a connector Faulted or reporting an error code' }),
+    by_protocol: Type.Record(Type.String(), Type.Integer()),
+    connectors_by_status: Type.Record(Type.String(), Type.Integer(), {
+      description: 'connectors (not 1.6 connector 0) by the status the views show (Unknown while offline)',
+    }),
+    alerts_total: Type.Integer(),
+    alerts: Type.Array(FleetAlertView, {
+      description: 'connectors that reported Faulted or an error code other than NoError, newest first',
+    }),
+  }),
+);

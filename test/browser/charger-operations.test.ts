@@ -1,26 +1,21 @@
 import { expect } from 'chai';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { API_KEY, startCsms, type CsmsUnderTest } from '../ocpp/support/csms.js';
-import { v201 } from '../ocpp/support/messages.js';
+import { v16, v201 } from '../ocpp/support/messages.js';
 import { strictCharger } from '../support/rpc-client.js';
-
-/** Debian's chromium (apt-get install chromium); the test never downloads a browser. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { launchChromium, signIn } from '../support/fleet.js';
 
 /**
- * An operator opens a charger in the dashboard, presses an operation and reads the charger's
+ * An operator opens a charger's page in the console, presses an operation and reads the charger's
  * answer, its status and its event log (docs/CSMS.md "Operations", "Event log").
  */
-describe("dashboard: a charger's operations and event log", function () {
+describe("console: a charger's operations and event log", function () {
   this.timeout(60_000);
   let csms: CsmsUnderTest;
   let browser: Browser;
   before(async () => {
     csms = await startCsms();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -54,29 +49,83 @@ describe("dashboard: a charger's operations and event log", function () {
     await charger.call('FirmwareStatusNotification', { status: 'Downloading', requestId: 8 });
 
     const page = await browser.newPage();
-    await page.goto(`${csms.url}/dashboard`);
-    await page.locator('#api-key').fill(API_KEY);
-    await page.locator('#key-form button').click();
+    await signIn(page, csms.url, API_KEY, `#/chargers?q=${cp.id}`);
     await page.getByTestId(`cp-${cp.id}`).getByTestId('open').click();
     const panel = page.getByTestId('charger');
     await panel.getByText('security event TamperDetectionActivated').waitFor();
     expect(await page.getByTestId('charger-status').textContent()).to.contain('firmware: Downloading');
 
     // the 2.0.1 operations are offered, the 1.6 ones are not
-    const options = await page.locator('#op-select option').allTextContents();
+    const options = await page.getByTestId('op-select').locator('option').allTextContents();
     expect(options).to.include('get-variables');
     expect(options).to.not.include('get-configuration');
 
-    await page.locator('#op-select').selectOption('get-variables');
+    await page.getByTestId('op-select').selectOption('get-variables');
     await page.getByTestId('op-run').click();
     await page.getByTestId('op-result').getByText('"attributeValue": "120"').waitFor();
 
-    await page.locator('#op-select').selectOption('reset');
-    await page.locator('#op-body').fill('{"type": "hard"}');
+    await page.getByTestId('op-select').selectOption('reset');
+    await page.getByTestId('op-body').fill('{"type": "hard"}');
     await page.getByTestId('op-run').click();
     await page.getByTestId('op-result').getByText('reset: Accepted').waitFor();
     expect(resets).to.deep.equal([{ type: 'Immediate' }]);
     await page.getByTestId('charger-commands').getByText('reset: Accepted').waitFor();
+    await charger.close();
+  });
+
+  it('installs a charging profile and sends a local list to a 1.6 charger, and sets it Pending', async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    const charger = strictCharger(csms.url, cp, 'ocpp1.6');
+    const got: Record<string, unknown[]> = {};
+    for (const action of ['SetChargingProfile', 'SendLocalList', 'TriggerMessage'])
+      charger.handle(action, ({ params }) => {
+        (got[action] ??= []).push(params);
+        return Promise.resolve({ status: 'Accepted' });
+      });
+    await charger.connect();
+    await charger.call('BootNotification', v16.boot());
+
+    const page = await browser.newPage();
+    await signIn(page, csms.url, API_KEY, `#/chargers/${cp.id}`);
+    await page.getByTestId('charger-title').getByText('online').waitFor();
+    const facts = page.getByTestId('facts');
+    expect(await facts.textContent())
+      .to.contain('ocpp1.6')
+      .and.contain('RegistrationAccepted');
+
+    // the example body: a 16 A limit on the whole charger
+    await page.getByTestId('op-select').selectOption('set-charging-profile');
+    await page.getByTestId('op-run').click();
+    await page.getByTestId('op-result').getByText('set-charging-profile: Accepted').waitFor();
+    expect(got.SetChargingProfile).to.deep.equal([
+      {
+        connectorId: 0,
+        csChargingProfiles: {
+          chargingProfileId: 1,
+          stackLevel: 0,
+          chargingProfilePurpose: 'ChargePointMaxProfile',
+          chargingProfileKind: 'Relative',
+          chargingSchedule: { chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 16 }] },
+        },
+      },
+    ]);
+
+    await page.getByTestId('op-select').selectOption('send-local-list');
+    await page.getByTestId('op-run').click();
+    await page.getByTestId('op-result').getByText('send-local-list: Accepted').waitFor();
+    expect(got.SendLocalList).to.deep.equal([
+      {
+        listVersion: 1,
+        updateType: 'Differential',
+        localAuthorizationList: [{ idTag: 'CARD-1', idTagInfo: { status: 'Accepted' } }],
+      },
+    ]);
+
+    // a setting of the charge point: the charger is asked to boot again and learns it is Pending
+    await page.getByTestId('op-select').selectOption('boot-policy');
+    await page.getByTestId('op-body').fill('{"policy": "Pending"}');
+    await page.getByTestId('op-run').click();
+    await page.getByTestId('op-result').getByText('"Pending"').first().waitFor();
     await charger.close();
   });
 });

@@ -1,17 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { API_KEY } from '../support/ocpi-harness.js';
 import { RoamingWorld } from '../support/roaming-world.js';
-
-/** Debian's chromium (apt-get install chromium); the test never downloads a browser. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { launchChromium, signIn } from '../support/fleet.js';
 
 /**
- * The operator sees what a roamed session costs in the dashboard: its running cost while it
+ * The operator sees what a roamed session costs in the console's sessions view: its running cost while it
  * runs (marked ~), its CDR's total once it ended (docs/TARIFFS.md "CDRs from transactions").
  */
-describe('dashboard: the cost of a roamed session', function () {
+describe('console: the cost of a roamed session', function () {
   this.timeout(60_000);
   let world: RoamingWorld;
   let browser: Browser;
@@ -27,10 +25,7 @@ describe('dashboard: the cost of a roamed session', function () {
       last_updated: '2024-01-01T00:00:00Z',
     };
     expect((await world.api.request('PUT', '/v1/ocpi/tariffs/T-1', { body: tariff })).status).to.equal(200);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -43,10 +38,7 @@ describe('dashboard: the cost of a roamed session', function () {
     const uid = `D${randomUUID().slice(0, 8)}`.toUpperCase();
     await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
     const page = await browser.newPage();
-    await page.goto(`${world.platform.platform.url}/dashboard`);
-    await page.locator('#api-key').fill(API_KEY);
-    await page.locator('#key-form button').click();
-    await page.getByTestId(`cp-${cp.id}`).waitFor();
+    await signIn(page, world.platform.platform.url, API_KEY, `#/sessions?charge_point_id=${cp.id}`);
 
     const t0 = Date.now() - 3_600_000;
     const at = (m: number) => new Date(t0 + m * 60_000).toISOString();

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../config/index.js';
 import { Database } from '../../src/db/database.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger, type Logger } from '../../src/logger.js';
 import { Platform } from '../../src/platform/platform.js';
 import type { PlatformModule } from '../../src/platform/services.js';
 import { PG_URL, REDIS_URL, tempSchema, tempSqlite, uniqueName } from './databases.js';
@@ -87,10 +87,10 @@ export interface StartedPlatform {
 export async function startPlatform(
   env: TestEnvironment,
   modules: PlatformModule[],
-  opts: { overrides?: Record<string, string>; hostShards?: boolean } = {},
+  opts: { overrides?: Record<string, string>; hostShards?: boolean; log?: Logger } = {},
 ): Promise<StartedPlatform> {
   const config = loadConfig({ ...env.env, ...opts.overrides });
-  const log = createLogger(config.LOG_LEVEL);
+  const log = opts.log ?? createLogger(config.LOG_LEVEL);
   const platform = await Platform.create({
     config,
     log,

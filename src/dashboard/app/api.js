@@ -1,0 +1,117 @@
+// The console's only way out: the public /v1 API with the operator key, and its event stream.
+const KEY = 'csms-api-key';
+
+// The key lives for the tab's session (sessionStorage), never on disk for later scripts of this
+// origin to read, never in a log. A key an older dashboard left in localStorage is moved over once.
+const legacy = localStorage.getItem(KEY);
+if (legacy !== null) {
+  sessionStorage.setItem(KEY, legacy);
+  localStorage.removeItem(KEY);
+}
+
+export const auth = {
+  get key() {
+    return sessionStorage.getItem(KEY) ?? '';
+  },
+  set(key) {
+    sessionStorage.setItem(KEY, key);
+  },
+  clear() {
+    sessionStorage.removeItem(KEY);
+  },
+};
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+const authHeader = () => (auth.key ? { Authorization: `Bearer ${auth.key}` } : {});
+
+/** One /v1 call; the answer's body and headers, or an ApiError with the API's own message. */
+export async function call(method, path, body) {
+  const res = await fetch(path, {
+    method,
+    headers: { ...authHeader(), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const data = res.status === 204 ? null : await res.json().catch(() => null);
+  if (!res.ok) {
+    const message = data?.error?.message ?? data?.detail?.[0]?.msg ?? `HTTP ${res.status}`;
+    throw new ApiError(res.status, message);
+  }
+  return { data, headers: res.headers };
+}
+
+export const api = async (method, path, body) => (await call(method, path, body)).data;
+
+/** A page of a /v1 list and its total (X-Total-Count). */
+export async function page(path) {
+  const { data, headers } = await call('GET', path);
+  return { items: data, total: Number(headers.get('X-Total-Count') ?? data.length) };
+}
+
+export const enc = encodeURIComponent;
+
+/** A query string of the set values only. */
+export function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+const listeners = new Set();
+
+/** Subscribes to the change feed (charge-point and session events); returns the unsubscribe. */
+export function onEvent(fn) {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+
+function dispatch(block) {
+  const type = /^event: (.*)$/m.exec(block)?.[1];
+  const data = /^data: (.*)$/m.exec(block)?.[1];
+  if (!type || !data) return;
+  let event;
+  try {
+    event = JSON.parse(data);
+  } catch {
+    return;
+  }
+  for (const fn of listeners) fn(event);
+}
+
+/**
+ * GET /v1/events read with fetch (EventSource cannot send the Authorization header), reconnected
+ * after a pause while `signal` is not aborted. `state(s)`: 'live', 'reconnecting', 'refused'.
+ */
+export async function listen(state, signal) {
+  while (!signal.aborted) {
+    try {
+      const res = await fetch('/v1/events', { headers: authHeader(), signal });
+      if (res.status === 401) {
+        state('refused');
+        return;
+      }
+      if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+      state('live');
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        const blocks = buffer.split('\n\n');
+        buffer = blocks.pop() ?? '';
+        for (const b of blocks) dispatch(b);
+      }
+    } catch {
+      if (signal.aborted) return;
+    }
+    state('reconnecting');
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}

@@ -1,0 +1,326 @@
+// A charger's page: what it said at boot, its connectors (status and error code), the sessions,
+// the commands and their answers, the operations, the event log and its OCPI EVSE links. An
+// event about this charger re-reads it (and its sessions), nothing more.
+import { useEffect, useState } from 'preact/hooks';
+import { html } from './html.js';
+import { api, call, enc, onEvent, page, query } from './api.js';
+import { fmtDuration, fmtTime, kwh, sessionDurationMs, fmtCost, tone } from './format.js';
+import { ErrorLine, Notice, Status, useDebounced, useLoad } from './ui.js';
+import { OPERATIONS, accepted, operationsFor } from './operations.js';
+
+const FINAL = (s) => !['queued', 'sent'].includes(s);
+
+function Facts({ cp }) {
+  const b = cp.boot;
+  const rows = [
+    ['Protocol', cp.protocol],
+    ['Vendor / model', b ? `${b.vendor} ${b.model}` : 'not booted'],
+    ['Serial number', b?.serial_number ?? ''],
+    ['Firmware', b?.firmware_version ?? ''],
+    ['Booted', fmtTime(b?.booted_at)],
+    ['Registration', cp.registration ?? 'not booted'],
+    ['Boot policy', cp.boot_policy ?? 'default'],
+    ['Last seen', cp.last_seen ? fmtTime(cp.last_seen) : 'never'],
+    ['Registered', fmtTime(cp.created_at)],
+    [
+      'Password',
+      cp.password.pending_since
+        ? `change pending since ${fmtTime(cp.password.pending_since)}`
+        : cp.password.changed_at
+          ? `changed ${fmtTime(cp.password.changed_at)}`
+          : 'as registered',
+    ],
+    ['OCPP URL', cp.ocpp_url],
+  ];
+  const ops = Object.entries(cp.operations ?? {});
+  return html`<dl class="facts" data-testid="facts">
+    ${rows.map(
+      ([k, v]) =>
+        html`<dt>${k}</dt>
+          <dd>${v}</dd>`,
+    )}
+    <dt>Operations</dt>
+    <dd data-testid="charger-status">
+      ${ops.length ? ops.map(([n, o]) => `${n}: ${o.status}`).join(' · ') : 'no firmware, diagnostics or log operation reported'}
+    </dd>
+  </dl>`;
+}
+
+/** The connectors, each with remote start (not on a faulted one, nor while offline) and the open transactions' stop. */
+function Connectors({ cp, act }) {
+  const [idTag, setIdTag] = useState('OPERATOR');
+  const connectors = cp.connectors.filter((c) => c.connector_id > 0);
+  const faulted = (c) =>
+    c.status === 'Faulted' ||
+    (c.error_code && c.error_code !== 'NoError') ||
+    (!cp.online && c.last_reported_status === 'Faulted');
+  return html`<div>
+    <label class="inline"
+      >Token for a remote start
+      <input
+        value=${idTag}
+        maxlength="20"
+        data-testid="id-tag"
+        aria-label="token (id tag)"
+        onInput=${(e) => setIdTag(e.currentTarget.value)}
+      />
+    </label>
+    <ul class="connectors" data-testid="connectors">
+      ${connectors.length === 0 && html`<li class="muted">No connector reported yet.</li>`}
+      ${connectors.map(
+        (c) =>
+          html`<li data-testid=${`connector-${c.evse_id}-${c.connector_id}`}>
+            <span>EVSE ${c.evse_id} / connector ${c.connector_id}</span>
+            <${Status} status=${c.status} error=${c.error_code} testid="status" />
+            ${c.last_reported_status && html`<span class="muted"> last reported ${c.last_reported_status}</span>`}
+            <span class="muted"> ${fmtTime(c.updated_at)}</span>
+            <button
+              data-testid="remote-start"
+              disabled=${!cp.online || faulted(c) || !idTag}
+              title=${faulted(c) ? 'the connector is faulted' : !cp.online ? 'the charger is offline' : ''}
+              onClick=${() => act('Remote start', 'POST', 'remote-start', { id_tag: idTag, evse_id: c.evse_id, ...(cp.protocol === 'ocpp2.0.1' ? {} : { connector_id: c.connector_id }) })}
+            >
+              Start
+            </button>
+          </li>`,
+      )}
+    </ul>
+    ${cp.active_transactions.map(
+      (t) =>
+        html`<p data-testid=${`transaction-${t}`}>
+          Transaction ${t}
+          <button
+            data-testid="remote-stop"
+            disabled=${!cp.online}
+            onClick=${() => act('Remote stop', 'POST', 'remote-stop', { transaction_id: t })}
+          >
+            Stop
+          </button>
+        </p>`,
+    )}
+  </div>`;
+}
+
+function Operations({ cp, onDone }) {
+  const names = operationsFor(cp.protocol);
+  const [name, setName] = useState(names[0]);
+  const [body, setBody] = useState(JSON.stringify(OPERATIONS[names[0]][1]));
+  const [result, setResult] = useState(null);
+  const choose = (n) => (setName(n), setBody(JSON.stringify(OPERATIONS[n][1])));
+  const run = async (e) => {
+    e.preventDefault();
+    let parsed;
+    try {
+      parsed = JSON.parse(body || '{}');
+    } catch {
+      setResult({ ok: false, text: 'The body is not JSON' });
+      return;
+    }
+    setResult({ ok: true, pending: true, text: `${name}: sending…` });
+    try {
+      const method = OPERATIONS[name][2] ?? 'POST';
+      const res = await api(method, `/v1/charge-points/${enc(cp.id)}/${name}`, parsed);
+      if (method === 'PUT' && name !== 'password') {
+        setResult({
+          ok: true,
+          text: `${name}: ${JSON.stringify(res[name === 'boot-policy' ? 'boot_policy' : name])} stored`,
+        });
+      } else {
+        const answer = res.answered ? res.command_status : `${res.command_status} (no answer yet)`;
+        // a generated password is shown this once
+        const extra = res.password ? `\nnew password (shown once): ${res.password}` : '';
+        const reply = res.reply === undefined ? '' : `\n${JSON.stringify(res.reply, null, 2)}`;
+        setResult({
+          ok: !res.answered || accepted(res.command_status),
+          text: `${name}: ${answer}${res.detail ? ` - ${res.detail}` : ''}${extra}${reply}`,
+        });
+      }
+    } catch (err) {
+      setResult({ ok: false, text: `${name} refused: ${err.message}` });
+    }
+    onDone();
+  };
+  return html`<form class="op-form" onSubmit=${run} data-testid="op-form">
+    <label
+      >Operation
+      <select
+        data-testid="op-select"
+        aria-label="operation"
+        value=${name}
+        onChange=${(e) => choose(e.currentTarget.value)}
+      >
+        ${names.map((n) => html`<option value=${n}>${n}</option>`)}
+      </select>
+    </label>
+    <textarea
+      data-testid="op-body"
+      aria-label="operation body (JSON)"
+      rows="3"
+      value=${body}
+      onInput=${(e) => setBody(e.currentTarget.value)}
+    ></textarea>
+    <button type="submit" data-testid="op-run">Run</button>
+    ${result && html`<pre class=${`notice ${result.ok ? 'ok' : 'err'}`} data-testid="op-result">${result.text}</pre>`}
+  </form>`;
+}
+
+function Links({ cp, onDone }) {
+  const [notice, setNotice] = useState(null);
+  const link = async (e) => {
+    e.preventDefault();
+    const f = new FormData(e.currentTarget);
+    const n = Number(f.get('evse_number'));
+    try {
+      await api('PUT', `/v1/charge-points/${enc(cp.id)}/evses/${n}`, {
+        location_id: String(f.get('location_id')),
+        evse_uid: String(f.get('evse_uid')),
+      });
+      setNotice({ ok: true, text: `EVSE ${n} linked` });
+    } catch (err) {
+      setNotice({ ok: false, text: `Link refused: ${err.message}` });
+    }
+    onDone();
+  };
+  const unlink = async (n) => {
+    try {
+      await api('DELETE', `/v1/charge-points/${enc(cp.id)}/evses/${n}`);
+      setNotice({ ok: true, text: `EVSE ${n} unlinked` });
+    } catch (err) {
+      setNotice({ ok: false, text: `Unlink refused: ${err.message}` });
+    }
+    onDone();
+  };
+  return html`<div data-testid="evse-links">
+    ${(cp.evse_links ?? []).length === 0 && html`<p class="muted">No EVSE linked to an OCPI location.</p>`}
+    <ul>
+      ${(cp.evse_links ?? []).map(
+        (l) =>
+          html`<li data-testid=${`evse-link-${l.evse_number}`}>
+            EVSE ${l.evse_number} → ${l.location_id} / ${l.evse_uid}
+            <button class="quiet" data-testid="unlink" onClick=${() => unlink(l.evse_number)}>Unlink</button>
+          </li>`,
+      )}
+    </ul>
+    <form class="link-form" data-testid="link-form" onSubmit=${link}>
+      <input name="evse_number" type="number" min="1" required placeholder="EVSE" aria-label="EVSE number" />
+      <input name="location_id" required maxlength="39" placeholder="location id" aria-label="location id" />
+      <input name="evse_uid" required maxlength="39" placeholder="EVSE uid" aria-label="OCPI EVSE uid" />
+      <button type="submit">Link</button>
+    </form>
+    <${Notice} notice=${notice} />
+  </div>`;
+}
+
+function SessionList({ sessions }) {
+  if (!sessions) return null;
+  if (sessions.items.length === 0) return html`<p class="muted">No session yet.</p>`;
+  return html`<ul class="sessions" data-testid="charger-sessions">
+    ${sessions.items.map(
+      (s) =>
+        html`<li data-testid=${`session-${s.transaction_id}`} data-status=${s.status}>
+          <${Status} status=${s.status} /> ${s.transaction_id} · ${s.id_tag ?? ''} · ${fmtTime(s.started_at)} ·
+          ${fmtDuration(sessionDurationMs(s))} · <span data-testid="energy">${kwh(s.energy_wh)}</span> kWh
+          ${s.cost && html` · <span data-testid="cost">${fmtCost(s.cost)}</span>`}${s.stop_reason && ` · ${s.stop_reason}`}
+        </li>`,
+    )}
+  </ul>`;
+}
+
+/** An action's notice: sent, then the charger's answer once its command record has it. */
+function useActions(cp, reload) {
+  const [notice, setNotice] = useState(null);
+  const [watch, setWatch] = useState(null);
+  useEffect(() => {
+    if (!watch || !cp) return;
+    const c = cp.commands.find((x) => x.command_id === watch.command_id);
+    if (c && FINAL(c.status)) {
+      setNotice({ ok: accepted(c.status), text: `${watch.label}: ${c.status}${c.detail ? ` (${c.detail})` : ''}` });
+      setWatch(null);
+    }
+  }, [cp, watch]);
+  const act = async (label, method, path, body) => {
+    try {
+      const { data } = await call(method, `/v1/charge-points/${enc(cp.id)}/${path}`, body);
+      setNotice({ ok: true, text: `${label}: ${data.command_status}, waiting for the charger's answer…` });
+      setWatch({ label, command_id: data.command_id });
+    } catch (err) {
+      setNotice({ ok: false, text: `${label} refused: ${err.message}` });
+    }
+    reload();
+  };
+  return [notice, act];
+}
+
+export function ChargerPage({ id }) {
+  const base = `/v1/charge-points/${enc(id)}`;
+  const [{ data: cp, error }, reload] = useLoad(() => api('GET', base), [id]);
+  const [{ data: events }, reloadEvents] = useLoad(() => page(`${base}/events?limit=20`), [id]);
+  const [{ data: sessions }, reloadSessions] = useLoad(
+    () => page(`/v1/sessions${query({ charge_point_id: id, limit: 20 })}`),
+    [id],
+  );
+  // a transaction's start or end is a session event: the charger's open transactions change with it
+  const soon = useDebounced(
+    (what) => (what === 'session' ? (reloadSessions(), reload()) : (reload(), reloadEvents())),
+    150,
+  );
+  useEffect(() => onEvent((e) => e.charge_point_id === id && soon(e.type)), [id]);
+  const [notice, act] = useActions(cp, () => soon('charge-point'));
+  if (!cp)
+    return html`<section>
+      <h1>${id}</h1>
+      <${ErrorLine} error=${error} />
+    </section>`;
+  return html`<section class="charger" data-testid="charger">
+    <p><a href="#/chargers">← Chargers</a></p>
+    <h1 data-testid="charger-title">
+      ${cp.id}
+      <span class=${`chip ${cp.online ? 'ok' : 'off'}`} data-testid="online">${cp.online ? 'online' : 'offline'}</span>
+    </h1>
+    <${ErrorLine} error=${error} />
+    <${Notice} notice=${notice} />
+    <div class="grid">
+      <div class="card">
+        <h2>Charger</h2>
+        <${Facts} cp=${cp} />
+      </div>
+      <div class="card">
+        <h2>Connectors</h2>
+        <${Connectors} cp=${cp} act=${act} />
+      </div>
+      <div class="card">
+        <h2>Operations</h2>
+        <${Operations} key=${cp.protocol} cp=${cp} onDone=${() => soon('charge-point')} />
+      </div>
+      <div class="card">
+        <h2>Commands</h2>
+        <ul data-testid="charger-commands">
+          ${cp.commands
+            .slice()
+            .reverse()
+            .map(
+              (c) =>
+                html`<li>
+                  ${`${fmtTime(c.updated_at)} ${c.kind}: `}
+                  <span class=${`chip ${tone(c.status)}`}>${c.status}</span>${c.detail ? ` (${c.detail})` : ''}
+                </li>`,
+            )}
+        </ul>
+      </div>
+      <div class="card">
+        <h2>Sessions</h2>
+        <${SessionList} sessions=${sessions} />
+      </div>
+      <div class="card">
+        <h2>Event log</h2>
+        <ul data-testid="charger-events">
+          ${events?.items.map((e) => html`<li class=${e.severity}>${fmtTime(e.timestamp)} [${e.severity}] ${e.summary}</li>`)}
+        </ul>
+      </div>
+      <div class="card">
+        <h2>OCPI EVSE links</h2>
+        <${Links} cp=${cp} onDone=${() => soon('charge-point')} />
+      </div>
+    </div>
+  </section>`;
+}

@@ -1,0 +1,196 @@
+// The charger list: searched, filtered, sorted and paged by the server (GET /v1/charge-points),
+// its state in the location hash. An event about a charger on the page re-reads that one charger
+// (GET /v1/charge-points/{id}); nothing else is fetched again.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { html } from './html.js';
+import { api, enc, onEvent, page, query } from './api.js';
+import { fmtTime } from './format.js';
+import { ErrorLine, Status, useDebounced, useFollowed, useLoad } from './ui.js';
+
+const LIMIT = 50;
+const STATUSES = [
+  'Available',
+  'Charging',
+  'Occupied',
+  'Preparing',
+  'SuspendedEV',
+  'SuspendedEVSE',
+  'Finishing',
+  'Reserved',
+  'Unavailable',
+  'Faulted',
+  'Unknown',
+];
+
+function filtersOf(params) {
+  const f = {};
+  for (const k of ['q', 'protocol', 'online', 'status', 'location', 'sort', 'order', 'offset']) {
+    const v = params.get(k);
+    if (v) f[k] = v;
+  }
+  return f;
+}
+
+const go = (f) => {
+  location.hash = `#/chargers${query(f)}`;
+};
+
+export function ChargerRow({ cp }) {
+  const tx = cp.active_transactions[cp.active_transactions.length - 1];
+  const connectors = cp.connectors.filter((c) => c.connector_id > 0);
+  return html`<tr data-testid=${`cp-${cp.id}`} data-online=${cp.online ? 'true' : 'false'}>
+    <td data-label="Id"><a href=${`#/chargers/${enc(cp.id)}`} data-testid="open">${cp.id}</a></td>
+    <td data-label="State">
+      <span class=${`chip ${cp.online ? 'ok' : 'off'}`} data-testid="online">${cp.online ? 'online' : 'offline'}</span>
+      <span class="muted"> ${cp.protocol}</span>
+    </td>
+    <td data-label="Connectors" data-testid="connectors">
+      ${
+        connectors.length === 0
+          ? html`<span class="muted">none reported</span>`
+          : connectors.map(
+              (c) =>
+                html`<span class="connector"
+                  >${c.evse_id}/${c.connector_id} <${Status} status=${c.status} error=${c.error_code}
+                /></span>`,
+            )
+      }
+    </td>
+    <td data-label="Charger">
+      ${cp.boot ? `${cp.boot.vendor} ${cp.boot.model}` : html`<span class="muted">not booted</span>`}
+    </td>
+    <td data-label="Last seen" data-testid="last-seen">
+      ${cp.last_seen ? fmtTime(cp.last_seen) : html`<span class="muted">never</span>`}
+    </td>
+    <td data-label="Transaction">${tx ?? ''}</td>
+  </tr>`;
+}
+
+function Filters({ f }) {
+  const [text, setText] = useFollowed(f.q ?? '');
+  const [where, setWhere] = useFollowed(f.location ?? '');
+  const typed = useDebounced((_k, q) => go({ ...f, q, offset: undefined }), 250);
+  const set = (k) => (e) => go({ ...f, [k]: e.currentTarget.value || undefined, offset: undefined });
+  // Enter in either field applies both as typed
+  const submit = (e) => (
+    e.preventDefault(),
+    go({ ...f, q: text || undefined, location: where || undefined, offset: undefined })
+  );
+  return html`<form class="filters" onSubmit=${submit}>
+    <input
+      type="search"
+      placeholder="Search id, vendor, model"
+      aria-label="search"
+      data-testid="search"
+      value=${text}
+      onInput=${(e) => (setText(e.currentTarget.value), typed('q', e.currentTarget.value))}
+    />
+    <select aria-label="online" data-testid="filter-online" value=${f.online ?? ''} onChange=${set('online')}>
+      <option value="">online and offline</option>
+      <option value="true">online</option>
+      <option value="false">offline</option>
+    </select>
+    <select aria-label="status" data-testid="filter-status" value=${f.status ?? ''} onChange=${set('status')}>
+      <option value="">any status</option>
+      ${STATUSES.map((s) => html`<option value=${s}>${s}</option>`)}
+    </select>
+    <input
+      aria-label="location"
+      placeholder="OCPI location id"
+      data-testid="filter-location"
+      value=${where}
+      onInput=${(e) => setWhere(e.currentTarget.value)}
+      onChange=${set('location')}
+    />
+    <select aria-label="protocol" data-testid="filter-protocol" value=${f.protocol ?? ''} onChange=${set('protocol')}>
+      <option value="">any protocol</option>
+      <option value="ocpp1.6">OCPP 1.6</option>
+      <option value="ocpp2.0.1">OCPP 2.0.1</option>
+    </select>
+    <select
+      aria-label="sort"
+      data-testid="sort"
+      value=${`${f.sort ?? 'id'}:${f.order ?? 'asc'}`}
+      onChange=${(e) => {
+        const [sort, order] = e.currentTarget.value.split(':');
+        go({ ...f, sort, order, offset: undefined });
+      }}
+    >
+      <option value="id:asc">id A→Z</option>
+      <option value="id:desc">id Z→A</option>
+      <option value="status:asc">needs attention first</option>
+      <option value="last_seen:desc">seen most recently</option>
+      <option value="last_seen:asc">seen longest ago</option>
+    </select>
+  </form>`;
+}
+
+export function ChargerList({ params }) {
+  const f = filtersOf(params);
+  const offset = Number(f.offset ?? 0);
+  const key = query(f);
+  const [{ data, error }] = useLoad(() => page(`/v1/charge-points${query({ ...f, limit: LIMIT })}`), [key]);
+  // rows re-read after an event, by id, over the page as loaded
+  const [fresh, setFresh] = useState(new Map());
+  useEffect(() => setFresh(new Map()), [data]);
+  const reread = useDebounced(async (id) => {
+    try {
+      const cp = await api('GET', `/v1/charge-points/${enc(id)}`);
+      setFresh((m) => new Map(m).set(id, cp));
+    } catch {
+      // removed, or the network: the next event or page load shows it
+    }
+  }, 150);
+  // read by the one subscription, so that an event right after a page loads is not checked against the previous page
+  const shown = useRef(data);
+  shown.current = data;
+  useEffect(
+    () =>
+      onEvent((e) => {
+        if (e.type === 'charge-point' && shown.current?.items.some((cp) => cp.id === e.charge_point_id))
+          reread(e.charge_point_id);
+      }),
+    [],
+  );
+  const rows = data?.items.map((cp) => fresh.get(cp.id) ?? cp) ?? [];
+  const total = data?.total ?? 0;
+  return html`<section>
+    <h1>Chargers</h1>
+    <${Filters} f=${f} />
+    <${ErrorLine} error=${error} />
+    <p class="muted" data-testid="range">
+      ${data ? (total === 0 ? 'No charger matches.' : `${offset + 1}–${offset + rows.length} of ${total}`) : 'Loading…'}
+    </p>
+    <table class="list">
+      <thead>
+        <tr>
+          <th>Id</th>
+          <th>State</th>
+          <th>Connectors</th>
+          <th>Charger</th>
+          <th>Last seen</th>
+          <th>Transaction</th>
+        </tr>
+      </thead>
+      <tbody data-testid="charge-points">
+        ${rows.map((cp) => html`<${ChargerRow} key=${cp.id} cp=${cp} />`)}
+      </tbody>
+    </table>
+    <nav class="pager">
+      <button
+        disabled=${offset === 0}
+        data-testid="prev"
+        onClick=${() => go({ ...f, offset: Math.max(0, offset - LIMIT) || undefined })}
+      >
+        ← Previous
+      </button>
+      <button
+        disabled=${offset + LIMIT >= total}
+        data-testid="next"
+        onClick=${() => go({ ...f, offset: offset + LIMIT })}
+      >
+        Next →
+      </button>
+    </nav>
+  </section>`;
+}

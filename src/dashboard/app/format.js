@@ -1,0 +1,69 @@
+// Formatting shared by the screens.
+export const fmtTime = (t) => (t ? new Date(t).toLocaleString() : '');
+export const kwh = (wh) => (wh / 1000).toFixed(3);
+
+/** "1 h 05 min", "4 min 10 s" */
+export function fmtDuration(ms) {
+  if (!(ms >= 0)) return '';
+  const s = Math.round(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (h > 0) return `${h} h ${String(m).padStart(2, '0')} min`;
+  return `${m} min ${String(s % 60).padStart(2, '0')} s`;
+}
+
+export function sessionDurationMs(s, now = Date.now()) {
+  const start = Date.parse(s.started_at);
+  const end = s.stopped_at ? Date.parse(s.stopped_at) : now;
+  return end - start;
+}
+
+/** Mean power over the session in kW, or '' when it is too short to say. */
+export function meanKw(s, now = Date.now()) {
+  const ms = sessionDurationMs(s, now);
+  if (!(ms > 1000)) return '';
+  return (s.energy_wh / 1000 / (ms / 3_600_000)).toFixed(2);
+}
+
+/** A roamed session's price: the CDR's total once it ended, its running cost before (marked ~). */
+export function fmtCost(c) {
+  if (!c) return '';
+  const amount = `${c.currency} ${(c.incl_vat ?? c.excl_vat).toFixed(2)}`;
+  return c.final ? amount : `~${amount}`;
+}
+
+/** A CSS class for a connector or command status: ok, busy, warn, bad, off. */
+export function tone(status, errorCode) {
+  if (errorCode && errorCode !== 'NoError') return 'bad';
+  switch (status) {
+    case 'Available':
+    case 'Accepted':
+    case 'ACCEPTED':
+    case 'COMPLETED':
+      return 'ok';
+    case 'Charging':
+    case 'Occupied':
+    case 'Preparing':
+    case 'SuspendedEV':
+    case 'SuspendedEVSE':
+    case 'Finishing':
+    case 'ACTIVE':
+    case 'sent':
+    case 'queued':
+      return 'busy';
+    case 'Reserved':
+    case 'Unavailable':
+    case 'Pending':
+      return 'warn';
+    case 'Faulted':
+    case 'Rejected':
+    case 'timeout':
+    case 'failed':
+    case 'expired':
+    case 'NotSupported':
+    case 'UnknownVendorId':
+      return 'bad';
+    default:
+      return 'off';
+  }
+}

@@ -1,0 +1,126 @@
+// The operator console: a sign-in for the key, then the fleet overview, the charger list, a page
+// per charger, the sessions and the roaming partners, each a hash route (#/chargers?q=...).
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { html } from './html.js';
+import { ApiError, api, auth, listen } from './api.js';
+import { Overview } from './overview.js';
+import { ChargerList } from './chargers.js';
+import { ChargerPage } from './charger.js';
+import { Sessions } from './sessions.js';
+import { Roaming } from './roaming.js';
+
+/** The route of a location hash: its path parts and its query. */
+function parseHash(hash) {
+  const [path, search] = hash.replace(/^#\/?/, '').split('?');
+  return { parts: path.split('/').filter(Boolean).map(decodeURIComponent), params: new URLSearchParams(search ?? '') };
+}
+
+function useRoute() {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const changed = () => setHash(location.hash);
+    addEventListener('hashchange', changed);
+    return () => removeEventListener('hashchange', changed);
+  }, []);
+  return parseHash(hash);
+}
+
+function SignIn({ onSignedIn, refused }) {
+  const [error, setError] = useState(refused ? 'The key was refused: sign in again.' : '');
+  const [busy, setBusy] = useState(false);
+  const submit = async (e) => {
+    e.preventDefault();
+    const input = e.currentTarget.elements.key;
+    const key = input.value.trim();
+    if (!key) return;
+    setBusy(true);
+    auth.set(key);
+    try {
+      // a cheap call that needs the key
+      await api('GET', '/v1/fleet?alerts=0');
+      input.value = '';
+      onSignedIn();
+    } catch (err) {
+      auth.clear();
+      setError(
+        err instanceof ApiError && err.status === 401 ? 'This key is not valid.' : `Could not sign in: ${err.message}`,
+      );
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<main class="signin">
+    <form onSubmit=${submit} data-testid="signin" class="card">
+      <h1>Operator console</h1>
+      <label for="key">Operator API key</label>
+      <input id="key" name="key" type="password" autocomplete="off" required aria-label="operator API key" />
+      <button type="submit" disabled=${busy}>Sign in</button>
+      ${error && html`<p class="notice err" role="alert" data-testid="signin-error">${error}</p>`}
+      <p class="muted">The key is kept for this tab only and sent to this server alone.</p>
+    </form>
+  </main>`;
+}
+
+const TABS = [
+  ['', 'Overview'],
+  ['chargers', 'Chargers'],
+  ['sessions', 'Sessions'],
+  ['roaming', 'Roaming'],
+];
+
+function Screen({ route }) {
+  const [first, second] = route.parts;
+  if (first === 'chargers' && second) return html`<${ChargerPage} id=${second} />`;
+  if (first === 'chargers') return html`<${ChargerList} params=${route.params} />`;
+  if (first === 'sessions') return html`<${Sessions} params=${route.params} />`;
+  if (first === 'roaming') return html`<${Roaming} />`;
+  return html`<${Overview} />`;
+}
+
+function App() {
+  const [signedIn, setSignedIn] = useState(auth.key !== '');
+  const [refused, setRefused] = useState(false);
+  const [live, setLive] = useState('connecting');
+  const route = useRoute();
+
+  useEffect(() => {
+    if (!signedIn) return undefined;
+    const stop = new AbortController();
+    void listen((s) => {
+      if (s === 'refused') {
+        auth.clear();
+        setRefused(true);
+        setSignedIn(false);
+      }
+      setLive(s);
+    }, stop.signal);
+    return () => stop.abort();
+  }, [signedIn]);
+
+  if (!signedIn)
+    return html`<${SignIn} refused=${refused} onSignedIn=${() => (setRefused(false), setSignedIn(true))} />`;
+  const current = route.parts[0] ?? '';
+  const signOut = () => {
+    auth.clear();
+    setSignedIn(false);
+  };
+  return html`<header class="top">
+      <nav aria-label="screens">
+        ${TABS.map(
+          ([path, label]) =>
+            html`<a
+              href=${`#/${path}`}
+              class=${current === path ? 'current' : ''}
+              data-testid=${`nav-${path || 'overview'}`}
+              >${label}</a
+            >`,
+        )}
+      </nav>
+      <span class=${`live ${live}`} data-testid="live">${live}</span>
+      <button class="quiet" onClick=${signOut} data-testid="sign-out">Sign out</button>
+    </header>
+    <main><${Screen} route=${route} /></main>`;
+}
+
+render(html`<${App} />`, document.getElementById('app'));

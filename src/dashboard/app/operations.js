@@ -1,0 +1,50 @@
+// The operations of docs/CSMS.md "Operations" the charger page offers: the versions that have
+// each, an example body, and the method (PUT for the charge point's settings).
+export const OPERATIONS = {
+  'change-availability': [['ocpp1.6', 'ocpp2.0.1'], { operative: false, evse_id: 1 }],
+  reset: [['ocpp1.6', 'ocpp2.0.1'], { type: 'soft' }],
+  'clear-cache': [['ocpp1.6', 'ocpp2.0.1'], {}],
+  unlock: [['ocpp1.6', 'ocpp2.0.1'], { evse_id: 1 }],
+  trigger: [['ocpp1.6', 'ocpp2.0.1'], { message: 'StatusNotification' }],
+  'get-configuration': [['ocpp1.6'], { keys: [] }],
+  'change-configuration': [['ocpp1.6'], { key: 'HeartbeatInterval', value: '300' }],
+  'get-variables': [['ocpp2.0.1'], { variables: [{ component: 'OCPPCommCtrlr', variable: 'HeartbeatInterval' }] }],
+  'set-variables': [
+    ['ocpp2.0.1'],
+    { variables: [{ component: 'OCPPCommCtrlr', variable: 'HeartbeatInterval', value: '300' }] },
+  ],
+  'get-local-list-version': [['ocpp1.6', 'ocpp2.0.1'], {}],
+  'data-transfer': [['ocpp1.6', 'ocpp2.0.1'], { vendor_id: 'com.example', message_id: 'ping' }],
+  'update-firmware': [['ocpp1.6', 'ocpp2.0.1'], { location: 'https://firmware.example/1.0.bin' }],
+  'upload-log': [['ocpp1.6', 'ocpp2.0.1'], { location: 'https://logs.example/upload', log_type: 'diagnostics' }],
+  reserve: [['ocpp1.6', 'ocpp2.0.1'], { id_tag: 'CARD-1', expiry_date: '2030-01-01T00:00:00Z', evse_id: 1 }],
+  'cancel-reservation': [['ocpp1.6', 'ocpp2.0.1'], { reservation_id: 1 }],
+  'set-charging-profile': [
+    ['ocpp1.6', 'ocpp2.0.1'],
+    {
+      evse_id: 0,
+      profile: {
+        id: 1,
+        stack_level: 0,
+        purpose: 'charger_max',
+        kind: 'relative',
+        schedule: { rate_unit: 'A', periods: [{ start_s: 0, limit: 16 }] },
+      },
+    },
+  ],
+  'clear-charging-profile': [['ocpp1.6', 'ocpp2.0.1'], { profile_id: 1 }],
+  'get-composite-schedule': [['ocpp1.6', 'ocpp2.0.1'], { evse_id: 1, duration_s: 3600 }],
+  'send-local-list': [
+    ['ocpp1.6', 'ocpp2.0.1'],
+    { update: 'differential', entries: [{ id_tag: 'CARD-1', status: 'Accepted' }] },
+  ],
+  'sync-local-list': [['ocpp1.6', 'ocpp2.0.1'], {}],
+  // not operations but settings of the charge point, pushed to the charger (docs/CSMS.md)
+  'boot-policy': [['ocpp1.6', 'ocpp2.0.1'], { policy: 'Accepted' }, 'PUT'],
+  password: [['ocpp1.6', 'ocpp2.0.1'], { generate: true }, 'PUT'],
+};
+
+export const operationsFor = (protocol) => Object.keys(OPERATIONS).filter((n) => OPERATIONS[n][0].includes(protocol));
+
+/** Whether the charger's answer is a success (green) or not (red). */
+export const accepted = (status) => ['Accepted', 'Unlocked', 'Scheduled', 'RebootRequired'].includes(status);

@@ -1,0 +1,134 @@
+// Sessions: a page at a time from GET /v1/sessions, with duration, energy, mean power, cost and
+// stop reason; CSV of what the filters select (up to 1,000). Session events re-read the page
+// shown, at most once a second.
+import { useEffect } from 'preact/hooks';
+import { html } from './html.js';
+import { enc, onEvent, page, query } from './api.js';
+import { fmtCost, fmtDuration, fmtTime, kwh, meanKw, sessionDurationMs } from './format.js';
+import { ErrorLine, Status, useDebounced, useLoad } from './ui.js';
+
+const LIMIT = 50;
+
+const go = (f) => {
+  location.hash = `#/sessions${query(f)}`;
+};
+
+const COLUMNS = [
+  ['charge_point_id', (s) => s.charge_point_id],
+  ['transaction_id', (s) => s.transaction_id],
+  ['id_tag', (s) => s.id_tag ?? ''],
+  ['status', (s) => s.status],
+  ['started_at', (s) => s.started_at],
+  ['stopped_at', (s) => s.stopped_at ?? ''],
+  ['duration_s', (s) => String(Math.round(sessionDurationMs(s) / 1000))],
+  ['energy_kwh', (s) => kwh(s.energy_wh)],
+  ['mean_power_kw', (s) => meanKw(s)],
+  ['cost', (s) => (s.cost ? String(s.cost.incl_vat ?? s.cost.excl_vat) : '')],
+  ['currency', (s) => s.cost?.currency ?? ''],
+  ['cost_final', (s) => (s.cost ? String(s.cost.final) : '')],
+  ['stop_reason', (s) => s.stop_reason ?? ''],
+];
+
+const cell = (v) => (/[",\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v);
+
+export function toCsv(sessions) {
+  const lines = [COLUMNS.map(([name]) => name).join(',')];
+  for (const s of sessions) lines.push(COLUMNS.map(([, get]) => cell(String(get(s)))).join(','));
+  return `${lines.join('\n')}\n`;
+}
+
+async function exportCsv(f) {
+  const { items } = await page(
+    `/v1/sessions${query({ status: f.status, charge_point_id: f.charge_point_id, limit: 1000 })}`,
+  );
+  const url = URL.createObjectURL(new Blob([toCsv(items)], { type: 'text/csv' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = 'sessions.csv';
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+export function Sessions({ params }) {
+  const f = {
+    status: params.get('status') || undefined,
+    charge_point_id: params.get('charge_point_id') || undefined,
+    offset: params.get('offset') || undefined,
+  };
+  const offset = Number(f.offset ?? 0);
+  const key = query(f);
+  const [{ data, error }, reload] = useLoad(() => page(`/v1/sessions${query({ ...f, limit: LIMIT })}`), [key]);
+  const soon = useDebounced(() => void reload(), 1000);
+  useEffect(() => onEvent((e) => e.type === 'session' && soon('sessions')), []);
+  const total = data?.total ?? 0;
+  return html`<section>
+    <h1>Sessions</h1>
+    <form class="filters" onSubmit=${(e) => e.preventDefault()}>
+      <select
+        aria-label="session status"
+        data-testid="session-status"
+        value=${f.status ?? ''}
+        onChange=${(e) => go({ ...f, status: e.currentTarget.value || undefined, offset: undefined })}
+      >
+        <option value="">active and completed</option>
+        <option value="ACTIVE">active</option>
+        <option value="COMPLETED">completed</option>
+      </select>
+      <input
+        type="search"
+        placeholder="charge point id"
+        aria-label="charge point id"
+        value=${f.charge_point_id ?? ''}
+        onChange=${(e) => go({ ...f, charge_point_id: e.currentTarget.value.trim() || undefined, offset: undefined })}
+      />
+      <button type="button" data-testid="csv" onClick=${() => void exportCsv(f)}>Export CSV</button>
+    </form>
+    <${ErrorLine} error=${error} />
+    <p class="muted">
+      ${data ? (total === 0 ? 'No session.' : `${offset + 1}–${offset + data.items.length} of ${total}`) : 'Loading…'}
+    </p>
+    <table class="list">
+      <thead>
+        <tr>
+          <th>Charge point</th>
+          <th>Transaction</th>
+          <th>Token</th>
+          <th>Status</th>
+          <th>Started</th>
+          <th>Duration</th>
+          <th>Energy (kWh)</th>
+          <th>Power (kW)</th>
+          <th>Cost</th>
+          <th>Stop reason</th>
+        </tr>
+      </thead>
+      <tbody data-testid="sessions">
+        ${data?.items.map(
+          (s) =>
+            html`<tr data-testid=${`session-${s.charge_point_id}`} data-status=${s.status}>
+              <td data-label="Charge point">
+                <a href=${`#/chargers/${enc(s.charge_point_id)}`}>${s.charge_point_id}</a>
+              </td>
+              <td data-label="Transaction">${s.transaction_id}</td>
+              <td data-label="Token">${s.id_tag ?? ''}</td>
+              <td data-label="Status"><${Status} status=${s.status} /></td>
+              <td data-label="Started">${fmtTime(s.started_at)}</td>
+              <td data-label="Duration">${fmtDuration(sessionDurationMs(s))}</td>
+              <td data-label="Energy (kWh)" data-testid="energy">${kwh(s.energy_wh)}</td>
+              <td data-label="Power (kW)">${meanKw(s)}</td>
+              <td data-label="Cost" data-testid="cost" title=${s.cost ? `excl. VAT ${s.cost.excl_vat}` : ''}>
+                ${fmtCost(s.cost)}
+              </td>
+              <td data-label="Stop reason">${s.stop_reason ?? ''}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    <nav class="pager">
+      <button disabled=${offset === 0} onClick=${() => go({ ...f, offset: Math.max(0, offset - LIMIT) || undefined })}>
+        ← Previous
+      </button>
+      <button disabled=${offset + LIMIT >= total} onClick=${() => go({ ...f, offset: offset + LIMIT })}>Next →</button>
+    </nav>
+  </section>`;
+}

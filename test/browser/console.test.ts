@@ -1,0 +1,311 @@
+import { readFile } from 'node:fs/promises';
+import { expect } from 'chai';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { connect, type TestCharger } from '../ocpp/support/charger.js';
+import { API_KEY, startCsms, type CsmsUnderTest } from '../ocpp/support/csms.js';
+import { v16 } from '../ocpp/support/messages.js';
+import { ocpiModule } from '../../src/ocpi/module.js';
+import { roamingModule } from '../../src/roaming/module.js';
+import { aLocation, anEvse } from '../support/ocpi-builders.js';
+import { launchChromium, registerFleet, signIn } from '../support/fleet.js';
+
+const FLEET = 10_000;
+const PASSWORD = 'fleet-password-0123';
+/** the connected ones: FL-1, FL-51, ... FL-9951 (all 1.6) */
+const connectedIds = Array.from({ length: 200 }, (_, k) => `FL-${50 * k + 1}`);
+/** of those, the first 10 report a fault, the next 20 charge */
+const faultedIds = connectedIds.slice(0, 10);
+const chargingIds = connectedIds.slice(10, 30);
+
+/**
+ * The operator console against a fleet: 10,000 chargers registered, 200 of them connected
+ * (docs/CSMS.md "Dashboard"). Timings are printed; the bounds are generous.
+ */
+describe('operator console with 10,000 chargers', function () {
+  this.timeout(120_000);
+  let csms: CsmsUnderTest;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const chargers = new Map<string, TestCharger>();
+
+  async function connectOne(id: string): Promise<TestCharger> {
+    const charger = await connect({
+      url: `${csms.url.replace(/^http/, 'ws')}/ocpp/${id}`,
+      username: id,
+      password: PASSWORD,
+      protocols: ['ocpp1.6'],
+    });
+    charger.answers = { RemoteStartTransaction: { status: 'Accepted' } };
+    await charger.call('BootNotification', v16.boot({ chargePointVendor: 'Fleetco', chargePointModel: `M-${id}` }));
+    if (faultedIds.includes(id))
+      await charger.call('StatusNotification', v16.status(1, 'Faulted', { errorCode: 'GroundFailure' }));
+    else if (chargingIds.includes(id)) {
+      await charger.call('StatusNotification', v16.status(1, 'Charging'));
+      await charger.call('StartTransaction', v16.start({ idTag: 'FLEET', meterStart: 0 }));
+    } else await charger.call('StatusNotification', v16.status(1, 'Available'));
+    chargers.set(id, charger);
+    return charger;
+  }
+
+  before(async () => {
+    const ocpi = ocpiModule();
+    csms = await startCsms({}, undefined, [ocpi, roamingModule(ocpi.outbox)]);
+    let t = Date.now();
+    await registerFleet(csms, { prefix: 'FL', count: FLEET, password: PASSWORD });
+    console.log(`      registered ${FLEET} chargers in ${Date.now() - t} ms`);
+    t = Date.now();
+    for (let i = 0; i < connectedIds.length; i += 50) await Promise.all(connectedIds.slice(i, i + 50).map(connectOne));
+    console.log(`      connected and booted ${connectedIds.length} chargers in ${Date.now() - t} ms`);
+    browser = await launchChromium();
+    context = await browser.newContext();
+    page = await context.newPage();
+    await signIn(page, csms.url, API_KEY);
+  });
+  after(async () => {
+    for (const c of chargers.values()) await c.close().catch(() => undefined);
+    await browser?.close();
+    await csms?.stop();
+  });
+
+  it('answers searches, filters, pages and the overview from the API at 10,000 chargers', async () => {
+    const timed = async (path: string) => {
+      const t = Date.now();
+      const res = await csms.api<unknown[]>('GET', path);
+      return { ms: Date.now() - t, res };
+    };
+    await timed('/v1/charge-points?limit=1'); // warm
+    const search = await timed('/v1/charge-points?q=fl-7321');
+    expect(search.res.body).to.have.length(1);
+    const faulted = await timed('/v1/charge-points?status=faulted&sort=id');
+    expect((faulted.res.body as Array<{ id: string }>).map((c) => c.id)).to.deep.equal(faultedIds);
+    const online = await timed('/v1/charge-points?online=true&limit=50&offset=150&sort=last_seen&order=desc');
+    expect(online.res.headers.get('x-total-count')).to.equal('200');
+    const fleet = await timed('/v1/fleet');
+    console.log(
+      `      API at ${FLEET}: search ${search.ms} ms, status filter ${faulted.ms} ms, online page ${online.ms} ms, fleet ${fleet.ms} ms`,
+    );
+    expect((fleet.res.body as unknown as { total: number }).total).to.equal(FLEET);
+  });
+
+  it('shows the overview counts and the alerts', async () => {
+    await page.goto(`${csms.url}/dashboard#/`);
+    const count = (name: string) => page.getByTestId(`count-${name}`).getByTestId('value');
+    await count('total')
+      .filter({ hasText: String(FLEET) })
+      .waitFor();
+    expect(await count('online').textContent()).to.equal('200');
+    expect(await count('offline').textContent()).to.equal(String(FLEET - 200));
+    expect(await count('charging').textContent()).to.equal('20');
+    expect(await count('faulted').textContent()).to.equal('10');
+    const alert = page.getByTestId(`alert-${faultedIds[0]}`);
+    await alert.waitFor();
+    expect(await alert.textContent()).to.contain('GroundFailure');
+    await page.screenshot({ path: '/tmp/console-overview.png', fullPage: true });
+  });
+
+  it('finds a charger by a search typed key by key, and by paging', async () => {
+    await page.goto(`${csms.url}/dashboard#/chargers`);
+    await page
+      .getByTestId('range')
+      .filter({ hasText: `of ${FLEET}` })
+      .waitFor();
+    // natural order: FL-1, FL-2, ... FL-10, not FL-1, FL-10, FL-100
+    const first = await page.getByTestId('charge-points').locator('tr').nth(1).getAttribute('data-testid');
+    expect(first).to.equal('cp-FL-2');
+
+    let t = Date.now();
+    // typed as a person types: the search that runs is the whole id, not its first letters
+    await page.getByTestId('search').pressSequentially('FL-7321', { delay: 60 });
+    await page.getByTestId('cp-FL-7321').waitFor();
+    const searchMs = Date.now() - t;
+    expect(await page.getByTestId('charge-points').locator('tr').count()).to.equal(1);
+    expect(await page.getByTestId('search').inputValue()).to.equal('FL-7321');
+
+    await page.goto(`${csms.url}/dashboard#/chargers?online=true`);
+    await page.getByTestId('range').filter({ hasText: '1–50 of 200' }).waitFor();
+    t = Date.now();
+    await page.getByTestId('next').click();
+    await page.getByTestId('next').click();
+    await page.getByTestId('next').click();
+    // the 151st online charger in natural order
+    await page.getByTestId(`cp-${connectedIds[150]}`).waitFor();
+    const pagingMs = Date.now() - t;
+    console.log(
+      `      console: search typed to row shown ${searchMs} ms (420 ms typing, 250 ms pause); three pages ${pagingMs} ms`,
+    );
+    await page.screenshot({ path: '/tmp/console-list.png', fullPage: true });
+  });
+
+  it('shows a status change without a reload, re-reading only that charger', async () => {
+    const id = connectedIds[40] ?? '';
+    await page.goto(`${csms.url}/dashboard#/chargers?q=${id}`);
+    const row = page.getByTestId(`cp-${id}`);
+    await row.getByTestId('connectors').filter({ hasText: 'Available' }).waitFor();
+    const requests: string[] = [];
+    const onRequest = (r: { url(): string }) => requests.push(new URL(r.url()).pathname + new URL(r.url()).search);
+    page.on('request', onRequest);
+    await chargers.get(id)?.call('StatusNotification', v16.status(1, 'Faulted', { errorCode: 'HighTemperature' }));
+    await row.getByTestId('connectors').filter({ hasText: 'HighTemperature' }).waitFor();
+    expect(await row.locator('[data-status="Faulted"]').count()).to.equal(1);
+    page.off('request', onRequest);
+    expect(requests.filter((r) => r.startsWith('/v1/charge-points?'))).to.deep.equal([]);
+    expect(requests).to.include(`/v1/charge-points/${id}`);
+    await chargers.get(id)?.call('StatusNotification', v16.status(1, 'Available'));
+  });
+
+  it('sends a remote start from the charger page to the charger, and refuses it on a faulted connector', async () => {
+    const faulted = faultedIds[0] ?? '';
+    await page.goto(`${csms.url}/dashboard#/chargers/${faulted}`);
+    const faultedConnector = page.getByTestId('connector-1-1');
+    await faultedConnector.getByText('GroundFailure').waitFor();
+    expect(await faultedConnector.getByTestId('remote-start').isDisabled()).to.equal(true);
+
+    const id = connectedIds[60] ?? '';
+    await page.goto(`${csms.url}/dashboard#/chargers/${id}`);
+    await page.getByTestId('facts').getByText('Fleetco').waitFor();
+    await page.getByTestId('id-tag').fill('DRIVER-UI');
+    await page.getByTestId('connector-1-1').getByTestId('remote-start').click();
+    const call = await chargers.get(id)?.csmsCall('RemoteStartTransaction', 10_000);
+    expect(call?.payload.idTag).to.equal('DRIVER-UI');
+    // the charger's own answer, in green
+    await page.locator('.notice.ok').filter({ hasText: 'Remote start: Accepted' }).waitFor();
+    await page.getByTestId('charger-commands').getByText('start: Accepted').waitFor();
+
+    const charger = chargers.get(id);
+    const { transactionId } = (await charger?.call<{ transactionId: number }>(
+      'StartTransaction',
+      v16.start({ idTag: 'DRIVER-UI', meterStart: 0 }),
+    )) ?? { transactionId: 0 };
+    await charger?.call('MeterValues', v16.meterValues(1, transactionId, 2500));
+    await page.getByTestId(`session-${transactionId}`).getByTestId('energy').filter({ hasText: '2.500' }).waitFor();
+    await page.getByTestId(`transaction-${transactionId}`).waitFor();
+    await page.screenshot({ path: '/tmp/console-charger.png', fullPage: true });
+
+    await page.goto(`${csms.url}/dashboard#/sessions?status=ACTIVE`);
+    await page
+      .locator(`[data-testid="session-${id}"][data-status="ACTIVE"] [data-testid="energy"]`)
+      .filter({ hasText: '2.500' })
+      .waitFor();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('csv').click()]);
+    const csv = await readFile((await download.path()) ?? '', 'utf8');
+    expect(csv.split('\n')[0]).to.match(/^charge_point_id,transaction_id,id_tag,status,started_at,/);
+    expect(csv).to.match(new RegExp(`^${id},${transactionId},DRIVER-UI,ACTIVE,.*,2\\.500,`, 'm'));
+  });
+
+  it('shows a charger going offline without a reload', async () => {
+    const id = connectedIds[199] ?? '';
+    await page.goto(`${csms.url}/dashboard#/chargers/${id}`);
+    await page.getByTestId('charger-title').getByText('online').waitFor();
+    await chargers.get(id)?.close();
+    chargers.delete(id);
+    await page.getByTestId('charger-title').getByText('offline').waitFor();
+  });
+
+  it('links an EVSE to one of our OCPI locations and unlinks it; a refusal is shown in red', async () => {
+    const id = connectedIds[70] ?? '';
+    const location = aLocation({ id: 'UI-LOC', evses: [anEvse({ uid: 'UI-E1' })] });
+    expect((await csms.api('PUT', '/v1/ocpi/locations/UI-LOC', location)).status).to.equal(200);
+    await page.goto(`${csms.url}/dashboard#/chargers/${id}`);
+    const links = page.getByTestId('evse-links');
+    const form = page.getByTestId('link-form');
+    await form.getByLabel('EVSE number').fill('1');
+    await form.getByLabel('location id').fill('UI-LOC');
+    await form.getByLabel('OCPI EVSE uid').fill('NOPE');
+    await form.getByRole('button', { name: 'Link' }).click();
+    await links.locator('.notice.err').filter({ hasText: 'Link refused' }).waitFor();
+    expect(await links.locator('.notice.err').textContent()).to.contain('NOPE');
+
+    await form.getByLabel('OCPI EVSE uid').fill('UI-E1');
+    await form.getByRole('button', { name: 'Link' }).click();
+    await links.getByTestId('evse-link-1').filter({ hasText: 'UI-LOC / UI-E1' }).waitFor();
+    expect(await links.locator('.notice.ok').textContent()).to.contain('linked');
+    const view = await csms.api<{ evse_links: unknown[] }>('GET', `/v1/charge-points/${id}`);
+    expect(view.body.evse_links).to.deep.equal([{ evse_number: 1, location_id: 'UI-LOC', evse_uid: 'UI-E1' }]);
+
+    // the list filtered by that location holds this charger alone, in the API and in the console
+    const byLocation = await csms.api<Array<{ id: string }>>('GET', '/v1/charge-points?location=UI-LOC');
+    expect(byLocation.body.map((c) => c.id)).to.deep.equal([id]);
+    await page.goto(`${csms.url}/dashboard#/chargers`);
+    await page.getByTestId('filter-location').fill('UI-LOC');
+    await page.getByTestId('filter-location').press('Enter');
+    await page.getByTestId(`cp-${id}`).waitFor();
+    expect(await page.locator('[data-testid^="cp-"]').count()).to.equal(1);
+
+    await page.goto(`${csms.url}/dashboard#/chargers/${id}`);
+    await links.getByTestId('evse-link-1').getByTestId('unlink').click();
+    await links.getByTestId('evse-link-1').waitFor({ state: 'detached' });
+  });
+
+  it('is usable at 390 px: no horizontal overflow on any screen', async () => {
+    // a tab of its own: the key is per tab (sessionStorage), so it signs in too
+    const phone = await context.newPage();
+    await phone.setViewportSize({ width: 390, height: 844 });
+    await signIn(phone, csms.url, API_KEY);
+    await phone.screenshot({ path: '/tmp/console-390-signed-in.png' });
+    const widths: Record<string, number> = {};
+    for (const [name, hash, ready] of [
+      ['overview', '#/', 'count-total'],
+      ['list', '#/chargers?online=true', `cp-${connectedIds[0]}`],
+      ['charger', `#/chargers/${connectedIds[60]}`, 'facts'],
+      ['sessions', '#/sessions', 'sessions'],
+    ] as const) {
+      await phone.goto(`${csms.url}/dashboard${hash}`);
+      await phone.getByTestId(ready).first().waitFor();
+      await phone.waitForTimeout(200);
+      widths[name] = await phone.evaluate('document.documentElement.scrollWidth');
+      await phone.screenshot({ path: `/tmp/console-390-${name}.png`, fullPage: true });
+    }
+    for (const [name, w] of Object.entries(widths)) expect(w, name).to.be.at.most(390);
+    await phone.close();
+  });
+
+  it('asks for the key, refuses a wrong one in red, keeps it in sessionStorage only, under the CSP', async () => {
+    const fresh = await browser.newContext();
+    try {
+      const p = await fresh.newPage();
+      const violations: string[] = [];
+      p.on('console', (m) => {
+        if (/Content.Security.Policy/i.test(m.text())) violations.push(m.text());
+      });
+      const res = await p.goto(`${csms.url}/dashboard`);
+      const headers = res?.headers() ?? {};
+      expect(headers['content-security-policy'])
+        .to.contain("script-src 'self'")
+        .and.contain("style-src 'self'")
+        .and.contain("frame-ancestors 'none'")
+        .and.not.contain('unsafe-inline');
+      expect(headers['x-frame-options']).to.equal('DENY');
+      expect(headers['x-content-type-options']).to.equal('nosniff');
+      expect(headers['referrer-policy']).to.equal('no-referrer');
+      await p.getByLabel('operator API key').fill('not-the-key-at-all');
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.locator('.notice.err').filter({ hasText: 'not valid' }).waitFor();
+      expect(await p.evaluate("sessionStorage.getItem('csms-api-key')")).to.equal(null);
+      await p.getByLabel('operator API key').fill(API_KEY);
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.getByTestId('count-total').getByText(String(FLEET)).waitFor();
+      expect(await p.evaluate("sessionStorage.getItem('csms-api-key')")).to.equal(API_KEY);
+      expect(await p.evaluate("localStorage.getItem('csms-api-key')")).to.equal(null);
+      expect(violations).to.deep.equal([]);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('moves a key an older dashboard left in localStorage into sessionStorage', async () => {
+    const old = await browser.newContext();
+    try {
+      await old.addInitScript({
+        content: `if (!sessionStorage.getItem('seen')) { sessionStorage.setItem('seen', '1'); localStorage.setItem('csms-api-key', ${JSON.stringify(API_KEY)}); }`,
+      });
+      const p = await old.newPage();
+      await p.goto(`${csms.url}/dashboard`);
+      await p.getByTestId('live').filter({ hasText: 'live' }).waitFor();
+      expect(await p.evaluate("localStorage.getItem('csms-api-key')")).to.equal(null);
+      expect(await p.evaluate("sessionStorage.getItem('csms-api-key')")).to.equal(API_KEY);
+    } finally {
+      await old.close();
+    }
+  });
+});
