@@ -8,7 +8,15 @@ import { memoryAfterGc, type MemorySample } from './load-test/inspector.js';
 import { emptyHistogram, merge, quantile, rssOf } from './load-test/stats.js';
 import { log, machineInfo, progress } from './load-test/console.js';
 import { runCompare, type CompareOptions, type ServerKind, type Workload } from './load-test/compare.js';
-import { register, startEmbeddedServer, startScriptServer, stopChild, type Target } from './load-test/servers.js';
+import {
+  register,
+  startEmbeddedServer,
+  startScriptServer,
+  stopChild,
+  unregister,
+  type Target,
+} from './load-test/servers.js';
+import { summaryLines, type SummaryInput } from './load-test/summary.js';
 import { stopGenerators } from './load-test/bench-fleet.js';
 
 /**
@@ -54,6 +62,8 @@ const { values: args } = parseArgs({
     'transaction-seconds': { type: 'string', default: '30' },
     baseline: { type: 'boolean', default: false },
     out: { type: 'string' },
+    /** print the result as JSON instead of the summary table */
+    json: { type: 'boolean', default: false },
     /** extra node flags for the embedded server, e.g. --server-node-arg=--cpu-prof */
     'server-node-arg': { type: 'string', multiple: true },
     /** issue 9's comparison (load-test/compare.ts): platform, ocpp-rpc and bare ws, one after the other */
@@ -274,7 +284,7 @@ async function baselinePhase(): Promise<BaselineFigures> {
 }
 
 /** The platform under the OCPP workload. */
-async function ocppPhase(targets: Target[]): Promise<Record<string, unknown> & { serverBytesPerCharger: number }> {
+async function ocppPhase(targets: Target[]): Promise<SummaryInput['ocpp'] & Record<string, unknown>> {
   const share201 = Number(args['share-201']);
   const shareTx = Number(args['share-transacting']);
   const specs = await register(targets, {
@@ -291,7 +301,7 @@ async function ocppPhase(targets: Target[]): Promise<Record<string, unknown> & {
   const p = await phase('ocpp', specs, false, HOLD_S, async () => {
     memory.push(...(await Promise.all(targets.map(memoryOf))));
     if (single) loadedSettled = await settledMemory(single);
-  });
+  }).finally(() => unregister(specs, API_KEY));
   const idleTotal = idleMemory.reduce((a, b) => a + b, 0);
   const loadedTotal = memory.reduce((a, b) => a + b, 0);
   return {
@@ -327,7 +337,9 @@ async function main(): Promise<void> {
     external.length > 0 ? external : [await startEmbeddedServer(dir, API_KEY, args['server-node-arg'] ?? [])];
   const children: ChildProcess[] = targets.flatMap((t) => (t.child ? [t.child] : []));
   const machine = machineInfo();
-  const result: Record<string, unknown> = { machine, options: { ...args, target: targets.map((t) => t.url) } };
+  // the key is a secret: never in the output
+  const { 'api-key': _key, ...shown } = args;
+  const result: Record<string, unknown> = { machine, options: { ...shown, target: targets.map((t) => t.url) } };
   try {
     log(`targets: ${targets.map((t) => t.url).join(', ')}; ${N} chargers over ${GENERATORS} generator process(es)`);
     const base = args.baseline ? await baselinePhase() : undefined;
@@ -341,7 +353,16 @@ async function main(): Promise<void> {
         result.memoryRatioAfterGc = settled / base.settledRssBytesPerConnection;
       }
     }
-    log(JSON.stringify(result, null, 2));
+    if (args.json) log(JSON.stringify(result, null, 2));
+    else
+      for (const line of summaryLines({
+        chargers: N,
+        rampS: RAMP_S,
+        ocpp,
+        ...(typeof result.memoryRatio === 'number' ? { memoryRatio: result.memoryRatio } : {}),
+        ...(typeof result.memoryRatioAfterGc === 'number' ? { memoryRatioAfterGc: result.memoryRatioAfterGc } : {}),
+      }))
+        log(line);
     if (args.out) writeFileSync(String(args.out), `${JSON.stringify(result, null, 2)}\n`);
   } finally {
     // wait for the processes started here to exit (their logs are still being read meanwhile)

@@ -108,6 +108,33 @@ export interface Registration {
   transactingOf(i: number): boolean;
 }
 
+/**
+ * Removes the chargers a run registered (DELETE /v1/charge-points/{id}?force=true), 32 requests at
+ * a time, so that a run against a long-lived platform leaves nothing behind. A failure is counted,
+ * not thrown: the run's figures stand.
+ */
+export async function unregister(specs: ChargerSpec[], apiKey: string): Promise<{ removed: number; failed: number }> {
+  let next = 0;
+  let removed = 0;
+  let failed = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < specs.length; i = next++) {
+      const spec = specs[i]!;
+      const base = spec.url.replace(/^ws/, 'http').replace(/\/ocpp\/[^/]+$/, '');
+      const res = await fetch(`${base}/v1/charge-points/${encodeURIComponent(spec.id)}?force=true`, {
+        method: 'DELETE',
+        headers: { Authorization: `Bearer ${apiKey}` },
+        signal: AbortSignal.timeout(30_000),
+      }).catch(() => undefined);
+      if (res?.status === 204 || res?.status === 404) removed += 1;
+      else failed += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, worker));
+  log(`removed ${removed} chargers${failed > 0 ? `, ${failed} could not be removed` : ''}`);
+  return { removed, failed };
+}
+
 /** Registers `count` chargers over /v1, spread over the targets, 32 requests at a time. */
 export async function register(targets: Target[], r: Registration): Promise<ChargerSpec[]> {
   const specs: ChargerSpec[] = [];

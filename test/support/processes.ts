@@ -13,7 +13,7 @@ process.once('exit', () => {
 export interface NodeProcess {
   child: ChildProcess;
   pid: number;
-  /** http://127.0.0.1:<port> for web processes, '' for workers */
+  /** http://127.0.0.1:<port> (a worker serves /healthz, /readyz and /metrics there) */
   url: string;
   /** the runtime's process id (as in shard leases), from the start-up log line */
   processId: string;
@@ -99,4 +99,38 @@ export async function startNode(
       return exited;
     },
   };
+}
+
+export interface FailedStart {
+  code: number | null;
+  /** stdout's lines, as written */
+  lines: string[];
+  stderr: string;
+  ms: number;
+}
+
+/**
+ * Starts a platform process that is expected not to start, and resolves when it exits (or kills it
+ * after `timeoutMs`: `code` is then null). Nothing of the environment is added but the settings.
+ */
+export async function runToExit(
+  env: Record<string, string>,
+  opts: { entry?: string; timeoutMs?: number } = {},
+): Promise<FailedStart> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [opts.entry ?? resolve(DIST, 'src/main.js')], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 15_000);
+  // 'close': the exit and every line written before it
+  const code = await new Promise<number | null>((r) => child.once('close', (c) => r(c)));
+  clearTimeout(timer);
+  running.delete(child);
+  return { code, lines: stdout.split('\n').filter((l) => l !== ''), stderr, ms: Date.now() - started };
 }
