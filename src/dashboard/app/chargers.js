@@ -69,7 +69,8 @@ export function ChargerRow({ cp }) {
 function Filters({ f }) {
   const [text, setText] = useFollowed(f.q ?? '');
   const [where, setWhere] = useFollowed(f.location ?? '');
-  const typed = useDebounced((_k, q) => go({ ...f, q, offset: undefined }), 250);
+  // run when typing pauses, unless the address moved on meanwhile (a link followed, Back pressed)
+  const typed = useDebounced((_k, q, typedAt) => location.hash === typedAt && go({ ...f, q, offset: undefined }), 250);
   const set = (k) => (e) => go({ ...f, [k]: e.currentTarget.value || undefined, offset: undefined });
   // Enter in either field applies both as typed
   const submit = (e) => (
@@ -83,7 +84,7 @@ function Filters({ f }) {
       aria-label="search"
       data-testid="search"
       value=${text}
-      onInput=${(e) => (setText(e.currentTarget.value), typed('q', e.currentTarget.value))}
+      onInput=${(e) => (setText(e.currentTarget.value), typed('q', e.currentTarget.value, location.hash))}
     />
     <select aria-label="online" data-testid="filter-online" value=${f.online ?? ''} onChange=${set('online')}>
       <option value="">online and offline</option>
