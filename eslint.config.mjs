@@ -63,6 +63,7 @@ export default tseslint.config(
           'clearTimeout',
           'FormData',
           'AbortController',
+          'ResizeObserver',
         ].map((g) => [g, 'readonly']),
       ),
     },

@@ -292,6 +292,19 @@ export const SettingsSchema = Type.Object({
     default: 64,
     description: 'open transactions one charger may hold; further starts are refused',
   }),
+  CSMS_METER_SAMPLE_S: Type.Integer({
+    minimum: 0,
+    maximum: 3600,
+    default: 60,
+    description:
+      "a session's energy chart keeps its first and last meter readings and one reading per this many seconds between them (0: every reading)",
+  }),
+  CSMS_METER_SAMPLE_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 3650,
+    default: 90,
+    description: "the readings of a session's energy chart are deleted this long after the session ended",
+  }),
   OCPP_AUTH_CACHE_S: Type.Integer({
     minimum: 0,
     maximum: 30 * 86_400,

@@ -28,6 +28,8 @@ export interface ChargePointActorDeps {
   publish(event: CsmsEvent): void;
   /** the session rows behind GET /v1/sessions */
   sessions: SessionWrites;
+  /** a session's energy over time, for the console's chart (GET /v1/sessions/{id}/meter-values) */
+  meterSamples: MeterSampleWrites;
   /** the event log and device model behind /v1/charge-points/{id}/events and /device-model */
   reports: ReportWrites;
   /** the local authorization list the charger holds, written when it accepts a SendLocalList */
@@ -210,6 +212,17 @@ export interface SessionWrites {
   insert(tx: SqlRunner, s: NewSessionRow): Promise<void>;
   /** the write of one update or of the end (a meter reading alone merges with other turns') */
   progress(sessionId: string, p: SessionProgress): WriteStep;
+}
+
+/** The port through which the actor keeps a session's energy register over time (deps.meterSamples). */
+export interface MeterSampleWrites {
+  /**
+   * The write of a reading (Wh at epoch ms) of a session, or undefined when one was kept too
+   * recently to keep this one too; a transaction's first and last readings are always kept.
+   */
+  sample(sessionId: string, at: number, wh: number, which: 'first' | 'between' | 'last'): WriteStep | undefined;
+  /** the transaction ended without a reading: nothing more to remember for it */
+  forget(sessionId: string): void;
 }
 
 /** The port through which the actor records a charger's answer to a SendLocalList (deps.localLists). */

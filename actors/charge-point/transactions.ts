@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChargerEvent, ChargerEventOutcome, ProtocolName } from '../../src/ocpp/domain.js';
 import type { ChargePointActorDeps, SessionProgress } from './ports.js';
+import type { WriteStep } from '../../src/runtime/types.js';
 import type { ChargePointState } from './protocol.js';
 import { pushSession, sampleMeter, type Roamed } from './roaming.js';
 import { startFor } from './authorization.js';
@@ -101,6 +102,8 @@ export function onTransactionStarted(
     ...(roamed === undefined ? {} : { ocpi: roamed && pushSession(deps, ctx, sessionId, roamed, 0, null) }),
   };
   if (opened.ocpi) sampleMeter(deps, ctx, sessionId, opened.started_at ?? Date.now(), event.meter_start_wh);
+  if (event.meter_start_wh !== null)
+    keepSample(ctx, deps.meterSamples.sample(sessionId, epochMs(event.timestamp), event.meter_start_wh, 'first'));
   const reservation = event.reservation_id ?? null;
   ctx.setState({
     ...s,
@@ -151,6 +154,12 @@ export function onTransactionProgress(
   }
   if (ended) progress.stopped = { at: epochMs(event.timestamp), reason: event.reason };
   ctx.write(deps.sessions.progress(tx.session_id, progress));
+  if (progress.meter)
+    keepSample(
+      ctx,
+      deps.meterSamples.sample(tx.session_id, progress.meter.at, progress.meter.last_wh, ended ? 'last' : 'between'),
+    );
+  else if (ended) deps.meterSamples.forget(tx.session_id);
   if (tx.ocpi)
     sampleMeter(
       deps,
@@ -259,4 +268,8 @@ export function onMeterSampled(
     seq_no: null,
     id_tag: null,
   });
+}
+
+function keepSample(ctx: ChargePointCtx, write: WriteStep | undefined): void {
+  if (write) ctx.write(write);
 }

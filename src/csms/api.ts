@@ -31,6 +31,7 @@ import type { LocalListEntry } from '../ocpp/domain.js';
 import { passwordRoute } from './password-route.js';
 import { ChargerEventEntry, DeviceModel, type ReportReader } from './report-store.js';
 import { ChargingSession, type SessionReader } from './session-store.js';
+import { titled } from '../gateway/openapi.js';
 import {
   BootPolicyBody,
   ChargePointView,
@@ -528,7 +529,54 @@ function sessionRoutes(deps: CsmsApiDeps): CsmsRoute[] {
         return { data: items, headers: pageHeaders(deps.config, req, total, q.offset, q.limit) };
       },
     }),
+    route({
+      method: 'GET',
+      path: '/sessions/:id',
+      summary: 'One charging session',
+      params: SessionParams,
+      response: ChargingSession,
+      responses: { 404: 'unknown session' },
+      handler: async (req): Promise<RouteResult> => ({ data: await sessionOf(deps, req.params.id) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/sessions/:id/meter-values',
+      summary: "A session's energy over time: its first and last readings and one per CSMS_METER_SAMPLE_S between",
+      params: SessionParams,
+      response: SessionMeterValues,
+      responses: { 404: 'unknown session' },
+      handler: async (req): Promise<RouteResult> => {
+        const session = await sessionOf(deps, req.params.id);
+        return { data: { session_id: session.id, samples: await deps.sessions.samples(session.id) } };
+      },
+    }),
   ];
+}
+
+const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 36 }) });
+
+const SessionMeterValues = titled(
+  'SessionMeterValues',
+  Type.Object({
+    session_id: Type.String(),
+    samples: Type.Array(
+      Type.Object({
+        at: Type.String({ format: 'date-time' }),
+        wh: Type.Number({ description: 'the energy register (Wh)' }),
+        energy_wh: Type.Number({ description: "energy since the session's first reading (Wh)" }),
+        power_w: Type.Union([Type.Number(), Type.Null()], {
+          description: 'average power since the previous reading (W); null for the first',
+        }),
+      }),
+      { description: 'oldest first; at most 2,000 (evenly thinned, the last kept)' },
+    ),
+  }),
+);
+
+async function sessionOf(deps: CsmsApiDeps, id: string): Promise<ChargingSession> {
+  const session = await deps.sessions.get(id);
+  if (!session) throw new HttpError(404, 'not_found', `no session ${id}`);
+  return session;
 }
 
 /** POST /charge-points/:id/remote-stop: of the given transaction, by default the open one. */

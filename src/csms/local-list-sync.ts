@@ -1,5 +1,6 @@
 import type { Logger } from '../logger.js';
 import type { ChargerCommand, LocalListEntry, ProtocolName } from '../ocpp/domain.js';
+import { Periodic } from '../periodic.js';
 import { localListUpdates, wantedFor, type HeldList } from './local-list.js';
 
 export interface LocalListSweepOptions {
@@ -21,31 +22,28 @@ export interface LocalListSweepOptions {
  * sync-local-list would. Each process sweeps its own chargers, so none is swept twice.
  */
 export class LocalListSweep {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly periodic: Periodic<void>;
 
-  constructor(private readonly opts: LocalListSweepOptions) {}
-
-  start(): void {
-    if (this.opts.intervalMs <= 0 || this.timer) return;
-    this.timer = setInterval(() => void this.sweep(), this.opts.intervalMs);
-    this.timer.unref();
+  constructor(private readonly opts: LocalListSweepOptions) {
+    this.periodic = new Periodic(() => this.pass(), {
+      intervalMs: opts.intervalMs,
+      log: opts.log,
+      what: 'local-list sweep',
+      idle: undefined,
+    });
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  start(): void {
+    this.periodic.start();
+  }
+
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** One pass over the connected chargers (a pass still running is not started again). */
   sweep(): Promise<void> {
-    this.running ??= this.pass()
-      .catch((err: unknown) => this.opts.log.warn({ err }, 'local-list sweep failed'))
-      .finally(() => {
-        this.running = undefined;
-      });
-    return this.running;
+    return this.periodic.run();
   }
 
   private async pass(): Promise<void> {

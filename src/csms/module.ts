@@ -20,6 +20,7 @@ import { DataTransferRegistry } from './data-transfer.js';
 import { ReportReader, reportWrites } from './report-store.js';
 import { LocalListStore, localListWrites, wantedLocalList } from './local-list.js';
 import { LocalListSweep } from './local-list-sync.js';
+import { MeterSampler, MeterSampleSweep } from './meter-samples.js';
 import { ReservationStore } from '../roaming/reservations.js';
 import { SessionReader, sessionWrites } from './session-store.js';
 import { UnknownChargePoints } from './unknown-charge-points.js';
@@ -95,6 +96,7 @@ function dashboardMount(): MountSpec<unknown> {
 interface LateParts {
   events?: CsmsEventBus;
   localLists?: LocalListSweep;
+  meterSamples?: MeterSampleSweep;
   unknown?: UnknownChargePoints;
   endpoint?: OcppEndpoint;
   maxOpenTransactions?: number;
@@ -126,6 +128,7 @@ function chargePointDeps(
       else conn.close(1011, 'charge point actor ended');
     },
     sessions: sessionWrites,
+    meterSamples: new MeterSampler(config.CSMS_METER_SAMPLE_S * 1000),
     reports: reportWrites,
     localLists: localListWrites,
     dataTransfer: (id, request) => dataTransfer.answer(id, request),
@@ -302,11 +305,19 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
       late.endpoint = endpoint;
       late.localLists = localListSweepOf(services, registry);
       late.localLists.start();
+      late.meterSamples = new MeterSampleSweep({
+        db: services.db,
+        retentionMs: services.config.CSMS_METER_SAMPLE_RETENTION_DAYS * 86_400_000,
+        intervalMs: 3_600_000,
+        log: services.log.child({ module: 'csms' }),
+      });
+      late.meterSamples.start();
     },
     async stop() {
       for (const s of streams) s.end();
       streams.clear();
       await late.localLists?.stop();
+      await late.meterSamples?.stop();
       await late.endpoint?.stop();
       await late.unknown?.stop();
       await late.events?.stop();

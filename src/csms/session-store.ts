@@ -4,6 +4,7 @@ import Type, { type Static } from '#typebox';
 import type { Database, Row } from '../db/database.js';
 import type { NewSessionRow, SessionProgress, SessionWrites } from '../../actors/charge-point/ports.js';
 import { titled } from '../gateway/openapi.js';
+import { readMeterSamples, type MeterSample } from './meter-samples.js';
 
 /** A charging session as the /v1 API shows it, built from the transactions chargers report. */
 export const ChargingSession = titled(
@@ -283,6 +284,17 @@ export class SessionReader {
       id,
     ]);
     return row ? toSession(row) : undefined;
+  }
+
+  /**
+   * The readings of its energy chart, oldest first, ending with the session's latest reading even
+   * when the sampling interval has not kept it yet (none when the session is unknown).
+   */
+  async samples(id: string): Promise<MeterSample[]> {
+    const [row] = await this.db.sql.query('SELECT meter_last_wh, meter_last_at FROM csms_session WHERE id = ?', [id]);
+    const wh = num(row?.meter_last_wh);
+    const at = num(row?.meter_last_at);
+    return readMeterSamples(this.db, id, wh === null || at === null ? undefined : { at, wh });
   }
 
   async list(q: SessionQuery): Promise<{ total: number; items: ChargingSession[] }> {

@@ -28,6 +28,8 @@ describe('operator console with 10,000 chargers', function () {
   let context: BrowserContext;
   let page: Page;
   const chargers = new Map<string, TestCharger>();
+  /** the session whose chart the 390 px check shows */
+  let chartedSession = '';
 
   async function connectOne(id: string): Promise<TestCharger> {
     const charger = await connect({
@@ -117,6 +119,8 @@ describe('operator console with 10,000 chargers', function () {
     let t = Date.now();
     // typed as a person types: the search that runs is the whole id, not its first letters
     await page.getByTestId('search').pressSequentially('FL-7321', { delay: 60 });
+    // what matches the letters typed so far may show on the way (FL-732 matches 11)
+    await page.getByTestId('range').filter({ hasText: '1–1 of 1' }).waitFor();
     await page.getByTestId('cp-FL-7321').waitFor();
     const searchMs = Date.now() - t;
     expect(await page.getByTestId('charge-points').locator('tr').count()).to.equal(1);
@@ -193,6 +197,54 @@ describe('operator console with 10,000 chargers', function () {
     expect(csv).to.match(new RegExp(`^${id},${transactionId},DRIVER-UI,ACTIVE,.*,2\\.500,`, 'm'));
   });
 
+  it("draws a session's energy over time, and extends it as the charger reports", async () => {
+    const id = connectedIds[80] ?? '';
+    const charger = chargers.get(id);
+    const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
+    const reading = (wh: number, m: number) => [
+      {
+        timestamp: minutesAgo(m),
+        sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }],
+      },
+    ];
+    const { transactionId } = (await charger?.call('StartTransaction', {
+      ...v16.start({ idTag: 'CHART', meterStart: 10_000 }),
+      timestamp: minutesAgo(10),
+    })) as { transactionId: number };
+    // 11 kW for five minutes, then 3.6 kW
+    for (let m = 9; m >= 1; m--) {
+      const wh = m >= 5 ? 10_000 + (10 - m) * 183 : 10_000 + 5 * 183 + (5 - m) * 60;
+      await charger?.call('MeterValues', { connectorId: 1, transactionId, meterValue: reading(wh, m) });
+    }
+    const sessions = await csms.api<Array<{ id: string; transaction_id: string }>>(
+      'GET',
+      `/v1/sessions?charge_point_id=${id}`,
+    );
+    chartedSession = sessions.body.find((x) => x.transaction_id === String(transactionId))?.id ?? '';
+
+    // from the charger page to the session's page
+    await page.goto(`${csms.url}/dashboard#/chargers/${id}`);
+    await page.getByTestId(`session-${transactionId}`).getByRole('link').click();
+    const chart = page.getByTestId('energy-chart');
+    await chart.waitFor();
+    expect(await chart.getAttribute('data-points')).to.equal('10');
+    const facts = page.getByTestId('session-facts');
+    expect(await facts.getByTestId('energy').textContent()).to.equal('1.155 kWh');
+    // the energy line climbs left to right; the power steps down from ~11 kW to ~3.6 kW
+    const points = ((await page.getByTestId('energy-line').getAttribute('points')) ?? '')
+      .split(' ')
+      .map((p) => p.split(',').map(Number));
+    expect(points).to.have.length(10);
+    for (let i = 1; i < points.length; i++) expect(points[i]?.[1]).to.be.at.most(points[i - 1]?.[1] ?? 0);
+    await page.screenshot({ path: '/tmp/console-session.png', fullPage: true });
+
+    // a reading now: the chart grows without a reload
+    await charger?.call('MeterValues', { connectorId: 1, transactionId, meterValue: reading(11_300, 0) });
+    await page.locator('[data-testid="energy-chart"][data-points="11"]').waitFor();
+    expect(await facts.getByTestId('energy').textContent()).to.equal('1.300 kWh');
+    await charger?.call('StopTransaction', v16.stop(transactionId, 11_300));
+  });
+
   it('shows a charger going offline without a reload', async () => {
     const id = connectedIds[199] ?? '';
     await page.goto(`${csms.url}/dashboard#/chargers/${id}`);
@@ -249,6 +301,7 @@ describe('operator console with 10,000 chargers', function () {
       ['list', '#/chargers?online=true', `cp-${connectedIds[0]}`],
       ['charger', `#/chargers/${connectedIds[60]}`, 'facts'],
       ['sessions', '#/sessions', 'sessions'],
+      ['session', `#/sessions/${chartedSession}`, 'energy-chart'],
     ] as const) {
       await phone.goto(`${csms.url}/dashboard${hash}`);
       await phone.getByTestId(ready).first().waitFor();

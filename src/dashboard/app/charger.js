@@ -218,8 +218,9 @@ function SessionList({ sessions }) {
     ${sessions.items.map(
       (s) =>
         html`<li data-testid=${`session-${s.transaction_id}`} data-status=${s.status}>
-          <${Status} status=${s.status} /> ${s.transaction_id} · ${s.id_tag ?? ''} · ${fmtTime(s.started_at)} ·
-          ${fmtDuration(sessionDurationMs(s))} · <span data-testid="energy">${kwh(s.energy_wh)}</span> kWh
+          <${Status} status=${s.status} /> <a href=${`#/sessions/${enc(s.id)}`}>${s.transaction_id}</a> ·
+          ${s.id_tag ?? ''} · ${fmtTime(s.started_at)} · ${fmtDuration(sessionDurationMs(s))} ·
+          <span data-testid="energy">${kwh(s.energy_wh)}</span> kWh
           ${s.cost && html` · <span data-testid="cost">${fmtCost(s.cost)}</span>`}${s.stop_reason && ` · ${s.stop_reason}`}
         </li>`,
     )}

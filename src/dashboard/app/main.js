@@ -8,6 +8,7 @@ import { Overview } from './overview.js';
 import { ChargerList } from './chargers.js';
 import { ChargerPage } from './charger.js';
 import { Sessions } from './sessions.js';
+import { SessionPage } from './session.js';
 import { Roaming } from './roaming.js';
 
 /** The route of a location hash: its path parts and its query. */
@@ -73,6 +74,7 @@ function Screen({ route }) {
   const [first, second] = route.parts;
   if (first === 'chargers' && second) return html`<${ChargerPage} id=${second} />`;
   if (first === 'chargers') return html`<${ChargerList} params=${route.params} />`;
+  if (first === 'sessions' && second) return html`<${SessionPage} id=${second} />`;
   if (first === 'sessions') return html`<${Sessions} params=${route.params} />`;
   if (first === 'roaming') return html`<${Roaming} />`;
   return html`<${Overview} />`;

@@ -109,7 +109,9 @@ export function Sessions({ params }) {
               <td data-label="Charge point">
                 <a href=${`#/chargers/${enc(s.charge_point_id)}`}>${s.charge_point_id}</a>
               </td>
-              <td data-label="Transaction">${s.transaction_id}</td>
+              <td data-label="Transaction">
+                <a href=${`#/sessions/${enc(s.id)}`} data-testid="open-session">${s.transaction_id}</a>
+              </td>
               <td data-label="Token">${s.id_tag ?? ''}</td>
               <td data-label="Status"><${Status} status=${s.status} /></td>
               <td data-label="Started">${fmtTime(s.started_at)}</td>

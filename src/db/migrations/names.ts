@@ -22,6 +22,7 @@ export const migrationNames = [
   'm0016-meter-time-last-seen',
   'm0017-local-lists',
   'm0018-session-snapshot',
+  'm0019-meter-samples',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

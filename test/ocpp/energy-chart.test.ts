@@ -1,0 +1,170 @@
+import { expect } from 'chai';
+import type { RPCClient } from 'ocpp-rpc';
+import type { ChargingSession } from '../../src/csms/session-store.js';
+import type { MeterSample } from '../../src/csms/meter-samples.js';
+import { MeterSampleSweep } from '../../src/csms/meter-samples.js';
+import { clusterEnvironment, embeddedEnvironment } from '../support/platforms.js';
+import { strictCharger } from '../support/rpc-client.js';
+import { API_KEY, startCsms, type CsmsUnderTest } from './support/csms.js';
+import { v16, v201 } from './support/messages.js';
+import { eventually } from './support/scenario.js';
+import { createLogger } from '../../src/logger.js';
+
+/** Seconds after a fixed start, as the charger's clock says (in the past: the sweep's cutoff is now). */
+const T0 = Date.parse('2024-03-01T10:00:00Z');
+const at = (s: number): string => new Date(T0 + s * 1000).toISOString();
+
+const register16 = (wh: number, s: number) => [
+  { timestamp: at(s), sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }] },
+];
+const register201 = (wh: number, s: number) => [
+  {
+    timestamp: at(s),
+    sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } }],
+  },
+];
+
+interface MeterValues {
+  session_id: string;
+  samples: MeterSample[];
+}
+
+/**
+ * A session's energy over time (docs/CSMS.md "Energy over time"): its first and last readings
+ * and one per CSMS_METER_SAMPLE_S between them, whatever the charger's own interval, read back as
+ * an operator's chart reads them; deleted with old sessions.
+ */
+for (const database of ['SQLite', 'PostgreSQL'] as const)
+  describe(`energy over time of a session (${database})`, function () {
+    this.timeout(30_000);
+    let csms: CsmsUnderTest;
+    let cleanup: (() => Promise<void>) | undefined;
+    before(async () => {
+      const settings = { CSMS_API_KEY: API_KEY, CSMS_METER_SAMPLE_S: '60' };
+      const env = database === 'PostgreSQL' ? await clusterEnvironment(settings) : await embeddedEnvironment(settings);
+      csms = await startCsms({}, env);
+      cleanup = env.cleanup;
+    });
+    after(async () => {
+      await csms.stop();
+      await cleanup?.();
+    });
+
+    async function booted(protocol: 'ocpp1.6' | 'ocpp2.0.1'): Promise<{ id: string; charger: RPCClient }> {
+      const cp = await csms.registerChargePoint(protocol);
+      const charger = strictCharger(csms.url, cp, protocol);
+      await charger.connect();
+      await charger.call('BootNotification', protocol === 'ocpp1.6' ? v16.boot() : v201.boot());
+      return { id: cp.id, charger };
+    }
+
+    const sessionOf = async (id: string): Promise<ChargingSession> => {
+      const res = await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${encodeURIComponent(id)}`);
+      const [session] = res.body;
+      if (!session) throw new Error(`no session of ${id}`);
+      return session;
+    };
+    const meterOf = async (sessionId: string): Promise<MeterValues> => {
+      const res = await csms.api<MeterValues>('GET', `/v1/sessions/${sessionId}/meter-values`);
+      expect(res.status).to.equal(200);
+      return res.body;
+    };
+
+    it('OCPP 1.6: readings every 10 s keep the first, one a minute and the last; power between them', async () => {
+      const { id, charger } = await booted('ocpp1.6');
+      const { transactionId } = (await charger.call(
+        'StartTransaction',
+        v16.start({ meterStart: 1000, timestamp: at(0) }),
+      )) as { transactionId: number };
+      // 100 Wh every 10 s (36 kW) for three minutes, one reading sent twice
+      for (let s = 10; s <= 180; s += 10) {
+        await charger.call('MeterValues', { connectorId: 1, transactionId, meterValue: register16(1000 + s * 10, s) });
+        if (s === 60)
+          await charger.call('MeterValues', { connectorId: 1, transactionId, meterValue: register16(1600, 60) });
+        if (s === 90) {
+          // running: the chart ends with the latest reading, though the minute has not kept it
+          const sessionId = (await sessionOf(id)).id;
+          await eventually(async () =>
+            expect((await meterOf(sessionId)).samples.map((p) => [p.at, p.wh])).to.deep.equal([
+              [at(0), 1000],
+              [at(60), 1600],
+              [at(90), 1900],
+            ]),
+          );
+        }
+      }
+      await charger.call('StopTransaction', v16.stop(transactionId, 2850, { timestamp: at(185) }));
+      await charger.close();
+
+      const session = await sessionOf(id);
+      await eventually(async () => expect((await meterOf(session.id)).samples.at(-1)?.wh).to.equal(2850));
+      const { session_id, samples } = await meterOf(session.id);
+      expect(session_id).to.equal(session.id);
+      expect(samples.map((p) => [p.at, p.wh, p.energy_wh, p.power_w])).to.deep.equal([
+        [at(0), 1000, 0, null],
+        [at(60), 1600, 600, 36_000],
+        [at(120), 2200, 1200, 36_000],
+        [at(180), 2800, 1800, 36_000],
+        [at(185), 2850, 1850, 36_000],
+      ]);
+      // the session itself, as the chart's page reads it
+      const one = await csms.api<ChargingSession>('GET', `/v1/sessions/${session.id}`);
+      expect(one.status).to.equal(200);
+      expect(one.body).to.include({ id: session.id, charge_point_id: id, energy_wh: 1850, status: 'COMPLETED' });
+    });
+
+    it('OCPP 2.0.1: the Started, Updated and Ended readings are kept the same way', async () => {
+      const { id, charger } = await booted('ocpp2.0.1');
+      const event = (eventType: 'Started' | 'Updated' | 'Ended', seqNo: number, wh: number, s: number) => ({
+        ...v201.transactionEvent({ eventType, transactionId: `TX-${id}`, seqNo, idToken: 'TAG-0001' }),
+        timestamp: at(s),
+        meterValue: register201(wh, s),
+      });
+      await charger.call('TransactionEvent', event('Started', 0, 500, 0));
+      await charger.call('TransactionEvent', event('Updated', 1, 700, 30));
+      await charger.call('TransactionEvent', event('Updated', 2, 900, 90));
+      await charger.call('TransactionEvent', event('Ended', 3, 950, 100));
+      await charger.close();
+      const session = await sessionOf(id);
+      await eventually(async () => expect((await meterOf(session.id)).samples).to.have.length(3));
+      expect((await meterOf(session.id)).samples.map((p) => [p.at, p.energy_wh])).to.deep.equal([
+        [at(0), 0],
+        [at(90), 400],
+        [at(100), 450],
+      ]);
+    });
+
+    it('answers 404 for an unknown session, and the sweep deletes the readings of sessions ended before the retention', async () => {
+      for (const path of ['/v1/sessions/nope', '/v1/sessions/nope/meter-values']) {
+        const res = await csms.api<{ error: { code: string } }>('GET', path);
+        expect(res.status, path).to.equal(404);
+        expect(res.body.error.code).to.equal('not_found');
+      }
+      const { id, charger } = await booted('ocpp1.6');
+      const { transactionId } = (await charger.call(
+        'StartTransaction',
+        v16.start({ meterStart: 0, timestamp: at(0) }),
+      )) as { transactionId: number };
+      await charger.call('MeterValues', { connectorId: 1, transactionId, meterValue: register16(500, 120) });
+      const session = await sessionOf(id);
+      await eventually(async () => expect((await meterOf(session.id)).samples).to.have.length(2));
+
+      const sweep = new MeterSampleSweep({
+        db: csms.started.platform.services.db,
+        retentionMs: 86_400_000,
+        intervalMs: 0,
+        log: createLogger('silent'),
+      });
+      // running: kept whatever its age
+      await sweep.sweep();
+      expect((await meterOf(session.id)).samples).to.have.length(2);
+      await charger.call('StopTransaction', v16.stop(transactionId, 600, { timestamp: at(180) }));
+      await charger.close();
+      await eventually(async () => expect((await meterOf(session.id)).samples).to.have.length(3));
+      // ended in 2024: older than a day
+      expect(await sweep.sweep()).to.be.at.least(3);
+      expect((await meterOf(session.id)).samples).to.deep.equal([]);
+      // a session ended within the retention keeps them
+      expect(await sweep.sweep(T0 + 3600_000)).to.equal(0);
+    });
+  });
