@@ -1,4 +1,6 @@
 import Type from '#typebox';
+import { HttpError } from '../../gateway/errors.js';
+import { pageHeaders, Paging } from '../../gateway/operator-paging.js';
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
 import { assertOurParty, assertPathId } from '../core/guards.js';
@@ -9,18 +11,45 @@ import { tariffFrom211, tariffTo211 } from './mappers.js';
 import * as T211 from './schemas-2.1.1.js';
 import * as T221 from './schemas-2.2.1.js';
 
+const TariffIdPath = Type.Object({ tariff_id: ObjectId });
+
 /**
- * The operator's route for our own tariffs, on the management mount (docs/OCPI.md "Our own
- * data"): a 2.2.1 Tariff (with our country_code and party_id) or a 2.1.1 one, stored in the 2.2.1
- * shape and answered in the shape it came in.
+ * The operator's routes for our own tariffs, on the management mount (docs/OCPI.md "Our own
+ * data"): a PUT takes a 2.2.1 Tariff (with our country_code and party_id) or a 2.1.1 one, stored
+ * in the 2.2.1 shape and answered in the shape it came in; the GETs answer the stored 2.2.1 shape.
  */
 export function ownTariffRoutes(ctx: OcpiContext): OperatorRoute[] {
   return [
     route({
+      method: 'GET',
+      path: '/ocpi/tariffs',
+      summary: 'Our tariffs (2.2.1), oldest change first',
+      query: Type.Object(Paging),
+      response: Type.Array(T221.Tariff),
+      handler: async (req) => {
+        const { offset, limit } = req.query;
+        const page = await ctx.stores.tariffs.list({ offset, limit }, [ctx.ownParty()]);
+        return { data: page.items, headers: pageHeaders(ctx.services.config, req, page.total, offset, limit) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/ocpi/tariffs/:tariff_id',
+      summary: 'One of our tariffs (2.2.1)',
+      params: TariffIdPath,
+      response: T221.Tariff,
+      responses: { 404: 'no tariff of ours with that id' },
+      handler: async (req) => {
+        const tariff = await ctx.stores.tariffs.get({ ...ctx.ownParty(), id: req.params.tariff_id });
+        if (!tariff) throw new HttpError(404, 'tariff_not_found', `no tariff ${req.params.tariff_id} of ours`);
+        return { data: tariff };
+      },
+    }),
+    route({
       method: 'PUT',
       path: '/ocpi/tariffs/:tariff_id',
       summary: 'Creates or replaces one of our tariffs (2.2.1 Tariff, or a 2.1.1 one)',
-      params: Type.Object({ tariff_id: ObjectId }),
+      params: TariffIdPath,
       body: Type.Union([T221.Tariff, T211.Tariff]),
       response: Type.Union([T221.Tariff, T211.Tariff]),
       handler: async (req) => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { aLocation, isoAt } from '../../support/ocpi-builders.js';
+import { aLocation, aTariff, aTariff221, isoAt } from '../../support/ocpi-builders.js';
 import { OcpiApi, dataOf, uniqueParty, type OcpiTarget } from '../../support/ocpi-harness.js';
 
 type Obj = Record<string, unknown>;
@@ -90,6 +90,32 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const emsp = await api.register('EMSP');
       const pulled = await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: emsp.token });
       expect(dataOf<Obj[]>(pulled).map((l) => l.name)).to.include('Depot North');
+    });
+
+    it('lists and reads our own tariffs through /v1/ocpi/tariffs, paged, in the stored 2.2.1 shape', async () => {
+      expect((await api.request('PUT', '/v1/ocpi/tariffs/MT-1', { body: aTariff221({ id: 'MT-1' }) })).status).to.equal(
+        200,
+      );
+      // a 2.1.1 tariff is stored (and read back) in the 2.2.1 shape, with our party
+      const put211 = await api.request('PUT', '/v1/ocpi/tariffs/MT-2', { body: aTariff({ id: 'MT-2' }) });
+      expect(put211.status, JSON.stringify(put211.body)).to.equal(200);
+      const one = await api.request('GET', '/v1/ocpi/tariffs/MT-2');
+      expect(one.status).to.equal(200);
+      expect(one.body).to.deep.include({ id: 'MT-2', country_code: 'NL', party_id: 'EVP', currency: 'EUR' });
+
+      const all = await api.request('GET', '/v1/ocpi/tariffs?limit=1000');
+      expect(all.status).to.equal(200);
+      const ids = (all.body.value as Obj[]).map((t) => t.id);
+      expect(ids).to.include.members(['MT-1', 'MT-2']);
+      expect(Number(all.headers.get('x-total-count'))).to.equal(ids.length);
+      const first = await api.request('GET', '/v1/ocpi/tariffs?limit=1');
+      expect(first.body.value).to.have.length(1);
+      expect(first.headers.get('x-total-count')).to.equal(String(ids.length));
+      expect(String(first.headers.get('link'))).to.contain('rel="next"');
+
+      expect((await api.request('GET', '/v1/ocpi/tariffs/NOPE')).status).to.equal(404);
+      expect((await api.request('GET', '/v1/ocpi/tariffs?limit=0')).status).to.equal(422);
+      expect((await api.request('GET', '/v1/ocpi/tariffs', { bearer: 'wrong' })).status).to.equal(401);
     });
   });
 }
