@@ -84,8 +84,8 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     });
   }
 
-  it('a charger that refuses the start: the result is REJECTED', async () => {
-    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+  it('a charger that refuses the start: the result is REJECTED, and the operator sees why', async () => {
+    const { loc, cp, charger } = await world.linkedCharger('ocpp1.6');
     answersStart(charger, 'Rejected', []);
     const { answer, url } = await send(emsp221, 'START_SESSION', {
       token: tokenOf(emsp221, 'TOK-REFUSED'),
@@ -94,6 +94,22 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     });
     expect((answer.data as Json).result).to.equal('ACCEPTED');
     expect((await resultAt(emsp221, url)).body).to.deep.equal({ result: 'REJECTED' });
+
+    // the operator's view: the command, its charger, the charger's answer and the result sent
+    const seen = await world.api.request('GET', '/v1/received-commands?limit=1000');
+    expect(seen.status).to.equal(200);
+    const mine = (seen.body.value as Json[]).find((c) => c.charge_point_id === cp.id);
+    expect(mine).to.deep.include({
+      command: 'START_SESSION',
+      version: '2.2.1',
+      status: 'settled',
+      charger_status: 'Rejected',
+      result: 'REJECTED',
+    });
+    const { country_code, party_id } = emsp221.sim.party;
+    expect(mine?.partner).to.deep.equal({ id: emsp221.id, country_code, party_id });
+    expect(Number(seen.headers.get('x-total-count'))).to.equal((seen.body.value as Json[]).length);
+    expect((await world.api.request('GET', '/v1/received-commands?limit=1001')).status).to.equal(422);
   });
 
   it('a charger that does not answer: the result is TIMEOUT after the timeout we gave', async () => {

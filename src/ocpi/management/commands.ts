@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Type, { type TSchema } from '#typebox';
 import { HttpError, RequestValidationError } from '../../gateway/errors.js';
+import { pageHeaders, Paging } from '../../gateway/operator-paging.js';
 import { route } from '../../gateway/route-table.js';
 import { RequestPart } from '../../gateway/validation.js';
 import { compileLazily } from '../../lazy-compile.js';
@@ -158,9 +159,21 @@ async function sentCommand(ctx: OcpiContext, key: { country_code: string; party_
   return sent;
 }
 
-/** POST /partners/{id}/commands/{command} and GET /commands/{uid}. */
+/** POST /partners/{id}/commands/{command}, GET /commands and GET /commands/{uid}. */
 export function partnerCommandRoutes(ctx: OcpiContext): OperatorRoute[] {
   return [
+    route({
+      method: 'GET',
+      path: '/commands',
+      summary: 'The commands we sent partner CPOs, the latest change first: request, immediate answer, result',
+      query: Type.Object(Paging),
+      response: Type.Array(SentCommandOut),
+      handler: async (req) => {
+        const { offset, limit } = req.query;
+        const page = await ctx.stores.commands.list({ offset, limit }, [ctx.ownParty()], { newestFirst: true });
+        return { data: page.items, headers: pageHeaders(ctx.services.config, req, page.total, offset, limit) };
+      },
+    }),
     route({
       method: 'POST',
       path: '/partners/:id/commands/:command',

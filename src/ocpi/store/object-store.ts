@@ -33,6 +33,8 @@ export interface ListOptions {
   publishedOnly?: 'public' | 'allowed-to';
   /** only objects written for this party (`PutOptions.audience`): our sessions and CDRs for one eMSP */
   audience?: PartyIdentity;
+  /** newest `last_updated` first (the operator's lists of recent things); oldest first otherwise */
+  newestFirst?: boolean;
 }
 
 export interface PutOptions {
@@ -261,18 +263,22 @@ export class ObjectStore<T extends { last_updated: string }> {
 
   /**
    * One page of the objects of `parties` (all parties when omitted), oldest `last_updated`
-   * first so that paging is stable while objects are added.
+   * first so that paging is stable while objects are added (newest first if `opts` asks).
    */
   async list(window: ListWindow, parties?: readonly PartyIdentity[], opts: ListOptions = {}): Promise<Page<T>> {
     const filter = this.filter(window, parties, opts);
     if (!filter) return { items: [], total: 0 };
     const { clause, params } = filter;
+    const order = opts.newestFirst
+      ? 'last_updated_ms DESC, object_id DESC, country_code DESC, party_id DESC'
+      : 'last_updated_ms, object_id, country_code, party_id';
     const [countRows, rows] = await Promise.all([
       this.sql.query(`SELECT COUNT(*) AS n FROM ocpi_object WHERE ${clause}`, params),
-      this.sql.query(
-        `SELECT data FROM ocpi_object WHERE ${clause} ORDER BY last_updated_ms, object_id, country_code, party_id LIMIT ? OFFSET ?`,
-        [...params, window.limit, window.offset],
-      ),
+      this.sql.query(`SELECT data FROM ocpi_object WHERE ${clause} ORDER BY ${order} LIMIT ? OFFSET ?`, [
+        ...params,
+        window.limit,
+        window.offset,
+      ]),
     ]);
     return { items: rows.map((r) => this.fromRow(r.data)), total: Number(countRows[0]?.n ?? 0) };
   }
@@ -339,7 +345,7 @@ export class ObjectStore<T extends { last_updated: string }> {
     const scopes = parties?.map(scopeOf);
     const partiesKey = scopes ? scopes.join(',') : '*';
     const audience = opts.audience ? scopeOf(opts.audience) : '';
-    const key = `${renderName}|${opts.publishedOnly ?? 'all'}|${audience}|${window.from ?? ''}|${window.to ?? ''}|${window.offset}|${window.limit}`;
+    const key = `${renderName}|${opts.publishedOnly ?? 'all'}|${audience}|${window.from ?? ''}|${window.to ?? ''}|${window.offset}|${window.limit}|${opts.newestFirst ? 'desc' : 'asc'}`;
     const now = Date.now();
     const cached = this.groups.get(partiesKey)?.pages.get(key);
     if (cached && cached.expiresAt > now) return cached;

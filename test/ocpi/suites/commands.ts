@@ -253,6 +253,19 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const kept = await t.api.request('GET', `/v1/commands/${String(uid)}`);
       expect(kept.body).to.include({ command: 'STOP_SESSION', response: null });
       expect(kept.body.error).to.match(/CommandResponse/);
+
+      // GET /v1/commands: the latest change first, paged
+      const recent = await t.api.request('GET', '/v1/commands?limit=2');
+      expect(recent.status).to.equal(200);
+      const listed = recent.body.value as Obj[];
+      expect(listed.map((c) => c.uid)).to.deep.equal([uid, sent.body.uid]);
+      expect(listed[0]).to.deep.include({ command: 'STOP_SESSION', response: null });
+      expect(listed[1]).to.deep.include({ command: 'RESERVE_NOW', result: { result: 'TIMEOUT' } });
+      expect(Number(recent.headers.get('x-total-count'))).to.be.at.least(2);
+      const one = await t.api.request('GET', '/v1/commands?limit=1');
+      expect((one.body.value as Obj[]).map((c) => c.uid)).to.deep.equal([uid]);
+      expect(String(one.headers.get('link'))).to.contain('offset=1');
+      expect((await t.api.request('GET', '/v1/commands?offset=-1')).status).to.equal(422);
     });
   });
 }
