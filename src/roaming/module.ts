@@ -1,6 +1,7 @@
-import Type from '#typebox';
+import Type, { type Static } from '#typebox';
 import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.js';
 import { HttpError } from '../gateway/errors.js';
+import { pageHeaders, Paging } from '../gateway/operator-paging.js';
 import { defineMount, route, type MountSpec, type RouteSpec } from '../gateway/route-table.js';
 import { ChargePointStore } from '../csms/charge-point-store.js';
 import { ChargePointId } from '../csms/views.js';
@@ -88,43 +89,84 @@ function linkRoutes(services: PlatformServices): Array<RouteSpec<OperatorAuth>> 
   ];
 }
 
-/** GET /v1/sessions/{id}/cdr: the CDR of one of our roamed sessions, as its eMSP gets it (2.2.1). */
-function cdrRoute(services: PlatformServices): RouteSpec<OperatorAuth> {
+const Delivery = Type.Object({
+  partner_key: Type.String(),
+  location: Type.Union([Type.String(), Type.Null()]),
+  delivered_at: Type.String(),
+});
+const Deliveries = Type.Array(Delivery, {
+  description: "the eMSP's answers to our POST: where it keeps the CDR (its Location header)",
+});
+const CdrView = Type.Object({ cdr: C221.Cdr, deliveries: Deliveries });
+
+/** The deliveries of the CDRs `ids`, by CDR id, oldest first. */
+async function deliveriesOf(
+  services: PlatformServices,
+  ids: readonly string[],
+): Promise<Map<string, Array<Static<typeof Delivery>>>> {
+  const byCdr = new Map<string, Array<Static<typeof Delivery>>>();
+  if (ids.length === 0) return byCdr;
+  const rows = await services.db.sql.query(
+    `SELECT cdr_id, partner_key, location, delivered_at FROM roaming_cdr_delivery WHERE cdr_id IN (${ids.map(() => '?').join(', ')}) ORDER BY delivered_at`,
+    [...ids],
+  );
+  for (const r of rows) {
+    const id = String(r.cdr_id);
+    const list = byCdr.get(id) ?? [];
+    list.push({
+      partner_key: String(r.partner_key),
+      location: r.location === null || r.location === undefined ? null : String(r.location),
+      delivered_at: new Date(Number(r.delivered_at)).toISOString(),
+    });
+    byCdr.set(id, list);
+  }
+  return byCdr;
+}
+
+/**
+ * GET /v1/cdrs: our chargers' CDRs, newest first; GET /v1/sessions/{id}/cdr: the CDR of one of
+ * our roamed sessions. Each as its eMSP gets it (2.2.1), with where the eMSP keeps it.
+ */
+function cdrRoutes(services: PlatformServices): Array<RouteSpec<OperatorAuth>> {
   const cdrs = new ObjectStore<StoredCdr>(services.db.sql, 'cdrs');
   const { config } = services;
   const own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID };
-  return route({
-    method: 'GET',
-    path: '/sessions/:id/cdr',
-    summary: 'The CDR of a roamed session (2.2.1), once it ended and was priced; where its eMSP keeps it',
-    params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 36 }) }),
-    response: Type.Object({
-      cdr: C221.Cdr,
-      deliveries: Type.Array(
-        Type.Object({
-          partner_key: Type.String(),
-          location: Type.Union([Type.String(), Type.Null()]),
-          delivered_at: Type.String(),
-        }),
-        { description: "the eMSP's answers to our POST: where it keeps the CDR (its Location header)" },
-      ),
+  return [
+    route({
+      method: 'GET',
+      path: '/cdrs',
+      summary: "Our chargers' CDRs (2.2.1), newest first, each with the eMSP's answers to our POST",
+      query: Type.Object(Paging),
+      response: Type.Array(CdrView),
+      handler: async (req) => {
+        const { offset, limit } = req.query;
+        const page = await cdrs.list({ offset, limit }, [own], { newestFirst: true });
+        const ours = page.items.filter(isCdr221);
+        const deliveries = await deliveriesOf(
+          services,
+          ours.map((c) => c.id),
+        );
+        return {
+          data: ours.map((cdr) => ({ cdr, deliveries: deliveries.get(cdr.id) ?? [] })),
+          headers: pageHeaders(config, req, page.total, offset, limit),
+        };
+      },
     }),
-    responses: { 404: 'no CDR for this session (not roamed, still running, or not priced yet)' },
-    handler: async (req) => {
-      const cdr = await cdrs.get({ ...own, id: req.params.id });
-      if (!cdr || !isCdr221(cdr)) throw new HttpError(404, 'cdr_not_found', `no CDR for session ${req.params.id}`);
-      const rows = await services.db.sql.query(
-        'SELECT partner_key, location, delivered_at FROM roaming_cdr_delivery WHERE cdr_id = ? ORDER BY delivered_at',
-        [cdr.id],
-      );
-      const deliveries = rows.map((r) => ({
-        partner_key: String(r.partner_key),
-        location: r.location === null || r.location === undefined ? null : String(r.location),
-        delivered_at: new Date(Number(r.delivered_at)).toISOString(),
-      }));
-      return { data: { cdr, deliveries } };
-    },
-  });
+    route({
+      method: 'GET',
+      path: '/sessions/:id/cdr',
+      summary: 'The CDR of a roamed session (2.2.1), once it ended and was priced; where its eMSP keeps it',
+      params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 36 }) }),
+      response: CdrView,
+      responses: { 404: 'no CDR for this session (not roamed, still running, or not priced yet)' },
+      handler: async (req) => {
+        const cdr = await cdrs.get({ ...own, id: req.params.id });
+        if (!cdr || !isCdr221(cdr)) throw new HttpError(404, 'cdr_not_found', `no CDR for session ${req.params.id}`);
+        const deliveries = await deliveriesOf(services, [cdr.id]);
+        return { data: { cdr, deliveries: deliveries.get(cdr.id) ?? [] } };
+      },
+    }),
+  ];
 }
 
 export function roamingModule(outbox: OutboxHandle): PlatformModule {
@@ -156,7 +198,7 @@ export function roamingModule(outbox: OutboxHandle): PlatformModule {
           description: 'The roaming bridge: our chargers as EVSEs of our OCPI locations (operators)',
           security: 'bearer',
           authenticate: operatorAuthenticator(services.config),
-          routes: [...linkRoutes(services), cdrRoute(services)],
+          routes: [...linkRoutes(services), ...cdrRoutes(services)],
         }),
       ];
     },

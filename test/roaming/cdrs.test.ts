@@ -135,6 +135,14 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(view.status).to.equal(200);
     const { deliveries } = view.body as { deliveries: { location: string }[] };
     expect(deliveries[0]?.location).to.match(new RegExp(`/cdrs/${String(cdr.id)}$`));
+    // and in the list of our CDRs, newest first, paged
+    const list = await world.api.request('GET', '/v1/cdrs?limit=1000');
+    expect(list.status).to.equal(200);
+    const listed = (list.body.value as Array<{ cdr: Json; deliveries: Json[] }>).find((c) => c.cdr.id === cdr.id);
+    expect(listed?.cdr.total_cost).to.deep.equal(TOTAL);
+    expect(listed?.deliveries).to.deep.equal(deliveries);
+    expect(Number(list.headers.get('x-total-count'))).to.equal((list.body.value as Json[]).length);
+    expect((await world.api.request('GET', '/v1/cdrs?limit=abc')).status).to.equal(422);
 
     // the session itself was sent with the same cost at the end
     const last = await eventually(
