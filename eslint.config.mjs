@@ -61,6 +61,8 @@ export default tseslint.config(
           'Blob',
           'setTimeout',
           'clearTimeout',
+          'setInterval',
+          'clearInterval',
           'FormData',
           'AbortController',
           'ResizeObserver',

@@ -43,6 +43,8 @@ export interface SimulatorOptions {
   modules?: SimulatedModule[];
   /** modules it expects at the peer: missing ones end a registration with 3003 (7.1.6) */
   requiredModules?: string[];
+  /** what its commands Receiver answers a POST of `command` (a CPO's CommandResponse); default no data */
+  commandResponse?: (command: string, body: unknown) => unknown;
 }
 
 export interface Endpoint {
@@ -577,6 +579,10 @@ export class OcpiSimulator {
         data: { allowed, token: { uid }, ...(version === '2.2.1' ? { authorization_reference: `REF-${uid}` } : {}) },
       };
     }
+    // mod_commands POST /{command}: the CPO's CommandResponse, when the test gave one
+    const command = /\/commands\/([A-Z_]+)$/.exec(url.pathname)?.[1];
+    if (module.identifier === 'commands' && record.method === 'POST' && command && this.options.commandResponse)
+      return { status: 200, statusCode: 1000, data: this.options.commandResponse(command, record.body) };
     // mod_cdrs POST: the Receiver answers where it keeps the CDR (its Location header)
     if (module.identifier === 'cdrs' && module.role === 'RECEIVER' && record.method === 'POST') {
       const id = String((record.body as { id?: unknown } | undefined)?.id ?? randomUUID());

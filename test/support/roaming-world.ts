@@ -4,7 +4,7 @@ import { strictCharger } from './rpc-client.js';
 import { platformModules } from '../../src/modules.js';
 import { aLocation, anEvse, aToken, aToken221 } from './ocpi-builders.js';
 import { API_KEY, OcpiApi, type Answer } from './ocpi-harness.js';
-import { startSimulator, type OcpiSimulator, type OcpiVersion } from './ocpi-simulator.js';
+import { startSimulator, type OcpiSimulator, type OcpiVersion, type SimulatorOptions } from './ocpi-simulator.js';
 import { PG_URL, tempSchema } from './databases.js';
 import { embeddedEnvironment, startPlatform, type StartedPlatform, type TestEnvironment } from './platforms.js';
 
@@ -106,8 +106,15 @@ export class RoamingWorld {
     return this.partner(version, 'EMSP');
   }
 
-  /** A partner of `role` onboarded by the operator that registers with us from the versions URL it was handed. */
-  async partner(version: OcpiVersion, role: 'CPO' | 'EMSP'): Promise<Emsp> {
+  /**
+   * A partner of `role` onboarded by the operator that registers with us from the versions URL it
+   * was handed; `options` of its simulator besides versions and parties.
+   */
+  async partner(
+    version: OcpiVersion,
+    role: 'CPO' | 'EMSP',
+    options: Omit<SimulatorOptions, 'versions' | 'parties'> = {},
+  ): Promise<Emsp> {
     const party = {
       role,
       country_code: 'DE',
@@ -115,7 +122,7 @@ export class RoamingWorld {
         .replace(/[^A-Z0-9]/g, '')
         .slice(-3),
     };
-    const sim = await startSimulator({ versions: [version], parties: [party] });
+    const sim = await startSimulator({ versions: [version], parties: [party], ...options });
     this.sims.push(sim);
     const created = await this.api.request('POST', '/v1/partners', { body: party });
     expect(created.status, JSON.stringify(created.body)).to.equal(201);

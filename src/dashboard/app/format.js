@@ -32,7 +32,7 @@ export function fmtCost(c) {
   return c.final ? amount : `~${amount}`;
 }
 
-/** A CSS class for a connector or command status: ok, busy, warn, bad, off. */
+/** A CSS class for a connector, command, outbox or CDR check status: ok, busy, warn, bad, off. */
 export function tone(status, errorCode) {
   if (errorCode && errorCode !== 'NoError') return 'bad';
   switch (status) {
@@ -40,6 +40,7 @@ export function tone(status, errorCode) {
     case 'Accepted':
     case 'ACCEPTED':
     case 'COMPLETED':
+    case 'agrees':
       return 'ok';
     case 'Charging':
     case 'Occupied':
@@ -54,6 +55,8 @@ export function tone(status, errorCode) {
     case 'Reserved':
     case 'Unavailable':
     case 'Pending':
+    case 'pending':
+    case 'unpriced':
       return 'warn';
     case 'Faulted':
     case 'Rejected':
@@ -62,6 +65,16 @@ export function tone(status, errorCode) {
     case 'expired':
     case 'NotSupported':
     case 'UnknownVendorId':
+    case 'dead':
+    case 'disagrees':
+    case 'REJECTED':
+    case 'FAILED':
+    case 'TIMEOUT':
+    case 'NOT_SUPPORTED':
+    case 'UNKNOWN_SESSION':
+    case 'UNKNOWN_RESERVATION':
+    case 'EVSE_OCCUPIED':
+    case 'EVSE_INOPERATIVE':
       return 'bad';
     default:
       return 'off';

@@ -1,5 +1,6 @@
 // The operator console: a sign-in for the key, then the fleet overview, the charger list, a page
-// per charger, the sessions and the roaming partners, each a hash route (#/chargers?q=...).
+// per charger, the sessions, roaming (partners, outbox, commands), our tariffs and the CDRs, each a
+// hash route (#/chargers?q=...).
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
@@ -10,6 +11,8 @@ import { ChargerPage } from './charger.js';
 import { Sessions } from './sessions.js';
 import { SessionPage } from './session.js';
 import { Roaming } from './roaming.js';
+import { Tariffs } from './tariffs.js';
+import { Cdrs } from './cdrs.js';
 
 /** The route of a location hash: its path parts and its query. */
 function parseHash(hash) {
@@ -68,6 +71,8 @@ const TABS = [
   ['chargers', 'Chargers'],
   ['sessions', 'Sessions'],
   ['roaming', 'Roaming'],
+  ['tariffs', 'Tariffs'],
+  ['cdrs', 'CDRs'],
 ];
 
 function Screen({ route }) {
@@ -76,7 +81,9 @@ function Screen({ route }) {
   if (first === 'chargers') return html`<${ChargerList} params=${route.params} />`;
   if (first === 'sessions' && second) return html`<${SessionPage} id=${second} />`;
   if (first === 'sessions') return html`<${Sessions} params=${route.params} />`;
-  if (first === 'roaming') return html`<${Roaming} />`;
+  if (first === 'roaming') return html`<${Roaming} params=${route.params} />`;
+  if (first === 'tariffs') return html`<${Tariffs} params=${route.params} />`;
+  if (first === 'cdrs') return html`<${Cdrs} params=${route.params} />`;
   return html`<${Overview} />`;
 }
 

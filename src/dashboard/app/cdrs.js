@@ -1,0 +1,159 @@
+// CDRs: those our chargers' roamed sessions produced (GET /v1/cdrs, newest first), with their
+// totals and the eMSP each went to; and our re-pricing of the CDRs partner CPOs sent us
+// (GET /v1/cdr-checks), the disagreements first.
+import { html } from './html.js';
+import { page, query } from './api.js';
+import { fmtTime } from './format.js';
+import { ErrorLine, Status, useLoad } from './ui.js';
+
+const LIMIT = 50;
+
+const go = (f) => {
+  location.hash = `#/cdrs${query(f)}`;
+};
+
+const money = (currency, m) => (m ? `${currency} ${(m.incl_vat ?? m.excl_vat).toFixed(2)}` : '');
+const exclTitle = (m) => (m ? `excl. VAT ${m.excl_vat}` : '');
+
+function Pager({ offset, total, move }) {
+  if (total <= LIMIT) return null;
+  return html`<nav class="pager">
+    <button disabled=${offset === 0} onClick=${() => move(Math.max(0, offset - LIMIT))}>← Previous</button>
+    <button disabled=${offset + LIMIT >= total} onClick=${() => move(offset + LIMIT)}>Next →</button>
+  </nav>`;
+}
+
+function OurCdrs({ f }) {
+  const offset = Number(f.offset ?? 0);
+  const [{ data, error }] = useLoad(
+    () => page(`/v1/cdrs${query({ offset: offset || undefined, limit: LIMIT })}`),
+    [offset],
+  );
+  const total = data?.total ?? 0;
+  return html`<section>
+    <h2>Our CDRs</h2>
+    <${ErrorLine} error=${error} />
+    <p class="muted">
+      ${data ? (total === 0 ? 'No CDR yet.' : `${offset + 1}–${offset + data.items.length} of ${total}`) : 'Loading…'}
+    </p>
+    <table class="list">
+      <thead>
+        <tr>
+          <th>CDR</th>
+          <th>Ended</th>
+          <th>Location / EVSE</th>
+          <th>Token</th>
+          <th>eMSP</th>
+          <th>Energy (kWh)</th>
+          <th>Time (h)</th>
+          <th>Cost</th>
+          <th>Tariff</th>
+          <th>Delivered</th>
+        </tr>
+      </thead>
+      <tbody data-testid="cdrs">
+        ${data?.items.map(({ cdr, deliveries }) => {
+          const emsp = `${cdr.cdr_token.country_code}-${cdr.cdr_token.party_id}`;
+          const delivered = deliveries.find((d) => d.partner_key === emsp) ?? deliveries[0];
+          return html`<tr data-testid=${`cdr-${cdr.id}`}>
+            <td data-label="CDR">${cdr.id}</td>
+            <td data-label="Ended">${fmtTime(cdr.end_date_time)}</td>
+            <td data-label="Location / EVSE">${cdr.cdr_location.id} / ${cdr.cdr_location.evse_uid}</td>
+            <td data-label="Token">${cdr.cdr_token.uid}</td>
+            <td data-label="eMSP" data-testid="emsp">${emsp}</td>
+            <td data-label="Energy (kWh)" data-testid="energy">${cdr.total_energy}</td>
+            <td data-label="Time (h)">
+              ${cdr.total_time}${cdr.total_parking_time ? html` <span class="muted">(${cdr.total_parking_time} parked)</span>` : ''}
+            </td>
+            <td data-label="Cost" data-testid="cost" title=${exclTitle(cdr.total_cost)}>
+              ${money(cdr.currency, cdr.total_cost)}
+            </td>
+            <td data-label="Tariff">${(cdr.tariffs ?? []).map((t) => t.id).join(', ')}</td>
+            <td data-label="Delivered" data-testid="delivered">
+              ${delivered ? fmtTime(delivered.delivered_at) : html`<span class="muted">not yet</span>`}
+            </td>
+          </tr>`;
+        })}
+      </tbody>
+    </table>
+    <${Pager} offset=${offset} total=${total} move=${(o) => go({ ...f, offset: o || undefined })} />
+  </section>`;
+}
+
+function Checks({ f }) {
+  const status = f.check ?? 'disagrees';
+  const offset = Number(f.check_offset ?? 0);
+  const [{ data, error }] = useLoad(
+    () =>
+      page(
+        `/v1/cdr-checks${query({ status: status === 'all' ? undefined : status, offset: offset || undefined, limit: LIMIT })}`,
+      ),
+    [status, offset],
+  );
+  const total = data?.total ?? 0;
+  return html`<section>
+    <h2>Checks of partners' CDRs</h2>
+    <form class="filters" onSubmit=${(e) => e.preventDefault()}>
+      <select
+        aria-label="check status"
+        data-testid="check-status"
+        value=${status}
+        onChange=${(e) => go({ ...f, check: e.currentTarget.value, check_offset: undefined })}
+      >
+        <option value="disagrees">disagree with our pricing</option>
+        <option value="unpriced">could not be priced</option>
+        <option value="agrees">agree</option>
+        <option value="all">all</option>
+      </select>
+    </form>
+    <${ErrorLine} error=${error} />
+    <p class="muted">
+      ${data ? (total === 0 ? 'No such check.' : `${offset + 1}–${offset + data.items.length} of ${total}`) : ''}
+    </p>
+    <table class="list">
+      <thead>
+        <tr>
+          <th>CDR</th>
+          <th>Status</th>
+          <th>Theirs</th>
+          <th>Ours</th>
+          <th>Difference</th>
+          <th>Tariff</th>
+          <th>Why</th>
+          <th>Checked</th>
+        </tr>
+      </thead>
+      <tbody data-testid="checks">
+        ${data?.items.map(
+          (c) =>
+            html`<tr data-testid=${`check-${c.country_code}-${c.party_id}-${c.id}`}>
+              <td data-label="CDR">${c.country_code}-${c.party_id} ${c.id} <span class="muted">${c.version}</span></td>
+              <td data-label="Status"><${Status} status=${c.status} /></td>
+              <td data-label="Theirs">${money(c.currency, c.theirs)}</td>
+              <td data-label="Ours">${money(c.currency, c.ours)}</td>
+              <td data-label="Difference" class=${c.status === 'disagrees' ? 'bad-text' : ''}>
+                ${money(c.currency, c.difference)}
+              </td>
+              <td data-label="Tariff">${c.tariff_id ?? ''}</td>
+              <td data-label="Why">${c.reason ?? ''}</td>
+              <td data-label="Checked">${fmtTime(c.checked_at)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    <${Pager} offset=${offset} total=${total} move=${(o) => go({ ...f, check_offset: o || undefined })} />
+  </section>`;
+}
+
+export function Cdrs({ params }) {
+  const f = {
+    offset: params.get('offset') || undefined,
+    check: params.get('check') || undefined,
+    check_offset: params.get('check_offset') || undefined,
+  };
+  return html`<section>
+    <h1>CDRs</h1>
+    <${OurCdrs} f=${f} />
+    <${Checks} f=${f} />
+  </section>`;
+}
