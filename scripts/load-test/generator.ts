@@ -38,6 +38,8 @@ class SimulatedCharger {
   /** a flood call of this charger is in flight */
   busy = false;
   benchReady = false;
+  /** connector 1's last flood status was Unavailable */
+  private toggled = false;
 
   constructor(
     private readonly spec: ChargerSpec,
@@ -83,16 +85,33 @@ class SimulatedCharger {
     state.ready += 1;
   }
 
-  status(status: string): Promise<Record<string, unknown>> {
+  status(status: string, connector = 1): Promise<Record<string, unknown>> {
     const ts = new Date().toISOString();
     return this.is16
-      ? this.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status, timestamp: ts })
+      ? this.call('StatusNotification', {
+          connectorId: connector,
+          errorCode: status === 'Faulted' ? 'GroundFailure' : 'NoError',
+          status,
+          timestamp: ts,
+        })
       : this.call('StatusNotification', {
           timestamp: ts,
           connectorStatus: status === 'Charging' ? 'Occupied' : status,
-          evseId: 1,
+          evseId: connector,
           connectorId: 1,
         });
+  }
+
+  /** The comparison plans' status after the boot: each connector's from the spec, else connector 1 Available. */
+  async reportStatuses(): Promise<void> {
+    const statuses = this.spec.statuses ?? ['Available'];
+    for (let i = 0; i < statuses.length; i++) await this.status(statuses[i] ?? 'Available', i + 1);
+  }
+
+  /** A flood's status change: connector 1 Unavailable and Available by turns. */
+  toggleStatus(): Promise<Record<string, unknown>> {
+    this.toggled = !this.toggled;
+    return this.status(this.toggled ? 'Unavailable' : 'Available');
   }
 
   heartbeatLoop(): void {
@@ -213,9 +232,10 @@ class SimulatedCharger {
     return Number(started.transactionId);
   }
 
-  /** One call of a flood: a meter value of the open transaction, or a heartbeat. */
+  /** One call of a flood: a meter value of the open transaction, a heartbeat or a status change. */
   floodCall(action: FloodOrder['action']): Promise<Record<string, unknown>> {
     if (action === 'Heartbeat') return this.call('Heartbeat', {});
+    if (action === 'StatusNotification') return this.toggleStatus();
     this.meter += 10;
     return this.call('MeterValues', this.meterValues16(this.benchTransactionId ?? 0));
   }
@@ -299,7 +319,7 @@ async function benchStart(c: SimulatedCharger, openTransaction: boolean): Promis
     firmwareVersion: '1.0',
   });
   state.booted += 1;
-  await c.status('Available');
+  await c.reportStatuses();
   if (openTransaction) await c.openBenchTransaction();
   c.benchReady = true;
   state.ready += 1;

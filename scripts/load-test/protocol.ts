@@ -6,6 +6,11 @@ export interface ChargerSpec {
   url: string;
   /** runs transactions with meter values */
   transacting: boolean;
+  /**
+   * comparison plans: the status each connector (1, 2, ...) reports after the boot (bench-fleet.ts);
+   * without it connector 1 reports Available
+   */
+  statuses?: string[];
 }
 
 export interface GeneratorPlan {
@@ -30,7 +35,8 @@ export interface GeneratorPlan {
 /** Send `action` back to back from the ready chargers, `inFlight` calls at a time, for `seconds`. */
 export interface FloodOrder {
   type: 'flood';
-  action: 'MeterValues' | 'Heartbeat';
+  /** StatusNotification: connector 1 alternates between Available and Unavailable */
+  action: 'MeterValues' | 'Heartbeat' | 'StatusNotification';
   inFlight: number;
   seconds: number;
 }

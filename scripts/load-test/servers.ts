@@ -19,6 +19,18 @@ const dist = join(import.meta.dirname, '..');
 
 /** One platform process (src/main.js) on SQLite in `dir`, without Redis. */
 export async function startEmbeddedServer(dir: string, apiKey: string, nodeArgs: string[]): Promise<Target> {
+  return startPlatformServer({ DATABASE_URL: `sqlite:${join(dir, 'load.sqlite')}`, REDIS_URL: '' }, apiKey, nodeArgs);
+}
+
+/**
+ * One platform process (src/main.js) with the database and Redis settings of `env` (cluster mode:
+ * several of these on one PostgreSQL schema and Redis prefix).
+ */
+export async function startPlatformServer(
+  env: Record<string, string>,
+  apiKey: string,
+  nodeArgs: string[],
+): Promise<Target> {
   const inspectPort = await freePort();
   const child = spawn(
     process.execPath,
@@ -26,12 +38,11 @@ export async function startEmbeddedServer(dir: string, apiKey: string, nodeArgs:
     {
       env: {
         ...process.env,
-        DATABASE_URL: `sqlite:${join(dir, 'load.sqlite')}`,
+        ...env,
         PORT: '0',
         HOST: '127.0.0.1',
         CSMS_API_KEY: apiKey,
         LOG_LEVEL: 'info',
-        REDIS_URL: '',
         // the simulated fleet's id tags are no OCPI tokens: a private site's setting
         OCPP_UNKNOWN_ID_TAGS: 'accept',
       },
