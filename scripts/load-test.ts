@@ -372,12 +372,14 @@ async function main(): Promise<void> {
 }
 
 const SERVERS: ServerKind[] = ['platform', 'ocpp-rpc', 'bare-ws'];
-const WORKLOADS: Workload[] = ['boot-storm', 'meter-values', 'heartbeat', 'memory'];
+const WORKLOADS: Workload[] = ['boot-storm', 'meter-values', 'heartbeat', 'memory', 'status-notification'];
+/** run when no --workload is given (a StatusNotification flood only when named) */
+const DEFAULT_WORKLOADS: Workload[] = ['boot-storm', 'meter-values', 'heartbeat', 'memory'];
 
 /** The --compare flags, checked against the names compare.ts knows. */
 function compareOptions(): CompareOptions {
   const servers = SERVERS.filter((s) => (args.server ?? SERVERS).includes(s));
-  const workloads = new Set(WORKLOADS.filter((w) => (args.workload ?? WORKLOADS).includes(w)));
+  const workloads = new Set(WORKLOADS.filter((w) => (args.workload ?? DEFAULT_WORKLOADS).includes(w)));
   const unknown = [...(args.server ?? []), ...(args.workload ?? [])].filter(
     (n) => !(SERVERS as string[]).includes(n) && !(WORKLOADS as string[]).includes(n),
   );

@@ -21,6 +21,8 @@ export interface ServerFigures {
   heapBytesPerConnection?: number | undefined;
   meterValues?: FloodFigures | undefined;
   heartbeat?: FloodFigures | undefined;
+  /** `--workload status-notification` only */
+  statusNotification?: FloodFigures | undefined;
   lastError?: string | undefined;
 }
 

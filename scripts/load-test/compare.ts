@@ -15,7 +15,7 @@ import { markdownReport, ratiosOf, type RunFigures, type ServerFigures } from '.
  * `ws` server, each in its own child process, one after the other; ratios from the same run.
  */
 export type ServerKind = 'platform' | 'ocpp-rpc' | 'bare-ws';
-export type Workload = 'boot-storm' | 'meter-values' | 'heartbeat' | 'memory';
+export type Workload = 'boot-storm' | 'meter-values' | 'heartbeat' | 'memory' | 'status-notification';
 
 export interface CompareOptions {
   servers: ServerKind[];
@@ -62,10 +62,18 @@ function syntheticSpecs(target: Target, prefix: string, count: number): ChargerS
   }));
 }
 
+/** The floods, in the order they run, and where their figures go. */
+const FLOODS = [
+  { action: 'MeterValues', workload: 'meter-values', figure: 'meterValues' },
+  { action: 'Heartbeat', workload: 'heartbeat', figure: 'heartbeat' },
+  // connector 1 Unavailable and Available by turns: a state write per message
+  { action: 'StatusNotification', workload: 'status-notification', figure: 'statusNotification' },
+] as const;
+
 /** The chargers of the boot storm and of the floods: disjoint, so that no step reconnects an identity. */
 async function chargersFor(kind: ServerKind, targets: Target[], o: CompareOptions): Promise<ChargerSpec[][]> {
   const boot = o.workloads.has('boot-storm') || o.workloads.has('memory') ? o.bootChargers : 0;
-  const flood = o.workloads.has('meter-values') || o.workloads.has('heartbeat') ? o.chargers : 0;
+  const flood = FLOODS.some((f) => o.workloads.has(f.workload)) ? o.chargers : 0;
   if (kind !== 'platform') {
     const target = targets[0]!;
     return [syntheticSpecs(target, 'BOOT', boot), syntheticSpecs(target, 'FLOOD', flood)];
@@ -155,18 +163,15 @@ async function floods(
       throw new Error(
         `${label}: only ${fleet.sum('ready')} of ${specs.length} chargers ready (${fleet.lastError() ?? 'no error'})`,
       );
-    const actions = (['MeterValues', 'Heartbeat'] as const).filter((a) =>
-      o.workloads.has(a === 'MeterValues' ? 'meter-values' : 'heartbeat'),
-    );
-    for (const action of actions) {
+    for (const { action, workload, figure } of FLOODS) {
+      if (!o.workloads.has(workload)) continue;
       const cpu0 = await cpuOf(targets);
       const totals = await fleet.flood(action, o.inFlight, o.floodSeconds);
       const f = floodFigures(totals, cpuDelta(cpu0, await cpuOf(targets)));
       log(
         `${label}: ${action} ${f?.messagesPerSecond.toFixed(0)} msg/s, p50 ${f?.p50Ms.toFixed(1)} ms, p99 ${f?.p99Ms.toFixed(1)} ms, errors ${f?.errors}`,
       );
-      if (action === 'MeterValues') figures.meterValues = f;
-      else figures.heartbeat = f;
+      figures[figure] = f;
     }
     return figures;
   } finally {
