@@ -13,7 +13,8 @@ import { operatorAuthenticator, type OperatorAuth } from '../gateway/csms-auth.j
 import { HttpError } from '../gateway/errors.js';
 import { pageHeaders, Paging } from '../gateway/operator-paging.js';
 import { Defaulted } from '../gateway/validation.js';
-import { fleetEntry, fleetOverview, selectFleet, type FleetEntry } from './fleet.js';
+import { fleetOverview, selectFleet } from './fleet.js';
+import { FleetIndex } from './fleet-index.js';
 import { publicOrigin } from '../gateway/public-origin.js';
 import { defineMount, route, type MountSpec, type RouteResult, type RouteSpec } from '../gateway/route-table.js';
 import type { ChargerCommand, RegistrationStatus } from '../ocpp/domain.js';
@@ -82,6 +83,8 @@ interface ChargePointAccess {
   ask<M extends ChargePointMessage>(id: string, message: M): Promise<ReplyTo<ChargePointReplies, 'type', M>>;
   command(id: string, cmd: ChargerCommand): Promise<CommandAccepted>;
   requireKnown(id: string): Promise<void>;
+  /** the list's and the overview's index of the fleet, this process's (fleet-index.ts) */
+  fleet: FleetIndex;
 }
 
 function chargePointAccess(deps: CsmsApiDeps): ChargePointAccess {
@@ -90,6 +93,14 @@ function chargePointAccess(deps: CsmsApiDeps): ChargePointAccess {
   const access: ChargePointAccess = {
     deps,
     addressOf,
+    fleet: new FleetIndex({
+      registry: () => chargePoints.registryFacts(),
+      stateVersions: () => chargePoints.stateVersions(),
+      stateSummaries: (addresses) => chargePoints.stateSummaries(addresses),
+      pinnedAmong: (addresses) => actors.pinnedAmong(addresses),
+      addressOf,
+      lastSeenHere: (id) => deps.lastSeenHere(id),
+    }),
     async view(id, koa) {
       const row = await chargePoints.find(id);
       if (!row) throw new HttpError(404, 'not_found', `no charge point ${id}`);
@@ -148,17 +159,6 @@ function operationAccess(cp: ChargePointAccess): OperationAccess {
   };
 }
 
-/** Every registered charger as the fleet index holds it (fleet.ts): three bulk reads, no per-charger query. */
-async function fleetEntries(cp: ChargePointAccess, protocol?: ProtocolName): Promise<FleetEntry[]> {
-  const { actors, chargePoints } = cp.deps;
-  const rows = await chargePoints.list(protocol);
-  const addresses = rows.map((r) => cp.addressOf(r.id));
-  const [pinned, summaries] = await Promise.all([actors.pinnedAmong(addresses), chargePoints.stateSummaries()]);
-  return rows.map((row, i) =>
-    fleetEntry(row, pinned.has(addresses[i] ?? ''), summaries.get(row.id), cp.deps.lastSeenHere(row.id)),
-  );
-}
-
 const ListSort = Type.Union([Type.Literal('id'), Type.Literal('last_seen'), Type.Literal('status')], {
   default: 'id',
   description:
@@ -210,7 +210,7 @@ function listChargePoints(cp: ChargePointAccess): CsmsRoute {
     handler: async (req): Promise<RouteResult> => {
       const q = req.query;
       const [entries, linked] = await Promise.all([
-        fleetEntries(cp, q.protocol),
+        cp.fleet.entries(q.protocol),
         q.location === undefined ? undefined : chargePoints.linkedTo(q.location),
       ]);
       const matching = selectFleet(linked ? entries.filter((e) => linked.has(e.id)) : entries, {
@@ -261,7 +261,7 @@ function fleetRoute(cp: ChargePointAccess): CsmsRoute {
     }),
     response: FleetOverviewView,
     handler: async (req): Promise<RouteResult> => ({
-      data: fleetOverview(await fleetEntries(cp), req.query.alerts),
+      data: fleetOverview(await cp.fleet.entries(), req.query.alerts),
     }),
   });
 }

@@ -3,7 +3,7 @@ import type { WriteStep } from '../db/merged-write.js';
 import type { SqlRunner } from '../db/sql.js';
 import type { ProtocolName, RegistrationStatus } from '../ocpp/domain.js';
 import { storedStates } from '../runtime/stored-states.js';
-import { summarizeState, type StateSummary } from './fleet.js';
+import { summarizeState, type RegistryFacts, type VersionedSummary } from './fleet.js';
 
 export interface ChargePointRow {
   id: string;
@@ -194,7 +194,7 @@ export class ChargePointStore {
         ])
           await tx.run(`DELETE FROM ${table} WHERE charge_point_id = ?`, [id]);
         if (opts.state !== undefined)
-          await tx.run('UPDATE actor_state SET state = ?, updated_at = ? WHERE address = ?', [
+          await tx.run('UPDATE actor_state SET state = ?, updated_at = ?, version = version + 1 WHERE address = ?', [
             opts.state,
             now,
             actorAddress,
@@ -227,13 +227,6 @@ export class ChargePointStore {
   /** Sets the charger's boot policy (null: OCPP_BOOT_POLICY); false when there is no such charger. */
   async setBootPolicy(id: string, policy: RegistrationStatus | null): Promise<boolean> {
     return (await this.db.sql.run('UPDATE csms_charge_point SET boot_policy = ? WHERE id = ?', [policy, id])) > 0;
-  }
-
-  async list(protocol: ProtocolName | undefined): Promise<ChargePointRow[]> {
-    const rows = protocol
-      ? await this.db.execute(`SELECT ${COLUMNS} FROM csms_charge_point WHERE protocol = ? ORDER BY id`, [protocol])
-      : await this.db.execute(`SELECT ${COLUMNS} FROM csms_charge_point ORDER BY id`);
-    return rows.map(toRow);
   }
 
   /** The operator set the password at once (`force`): it replaces the old one and any pending one. */
@@ -279,17 +272,42 @@ export class ChargePointStore {
     return (await this.actorStates([address])).get(address);
   }
 
+  /** What the fleet index takes of every registered charger (fleet.ts RegistryFacts), in one narrow query. */
+  async registryFacts(): Promise<RegistryFacts[]> {
+    const rows = await this.db.sql.query('SELECT id, protocol, last_seen_at FROM csms_charge_point', []);
+    return rows.map((r) => ({
+      id: String(r.id),
+      protocol: r.protocol === 'ocpp2.0.1' ? 'ocpp2.0.1' : 'ocpp1.6',
+      last_seen_at: numberOrNull(r.last_seen_at),
+    }));
+  }
+
   /**
-   * What the fleet index needs of every charge-point actor's stored state (fleet.ts), by charge
-   * point id: one query over the actor kind's rows, each parsed and reduced to its summary.
+   * The version (m0020) of every charge-point actor's stored state, by address: what the fleet
+   * index compares with the versions it summarized, without reading a state.
    */
-  async stateSummaries(): Promise<Map<string, StateSummary>> {
-    const rows = await this.db.sql.query("SELECT address, state FROM actor_state WHERE kind = 'charge-point'", []);
-    const summaries = new Map<string, StateSummary>();
-    for (const r of rows) {
-      const address = String(r.address);
-      const summary = summarizeState(JSON.parse(String(r.state)) as unknown);
-      if (summary) summaries.set(address.slice(address.indexOf('/') + 1), summary);
+  async stateVersions(): Promise<Map<string, number>> {
+    const rows = await this.db.sql.query("SELECT address, version FROM actor_state WHERE kind = 'charge-point'", []);
+    return new Map(rows.map((r) => [String(r.address), Number(r.version)]));
+  }
+
+  /**
+   * These actors' stored states, each parsed and reduced to its summary for the fleet index
+   * (fleet.ts), with the version read: 500 addresses a query.
+   */
+  async stateSummaries(addresses: readonly string[]): Promise<Map<string, VersionedSummary>> {
+    const summaries = new Map<string, VersionedSummary>();
+    for (let i = 0; i < addresses.length; i += 500) {
+      const batch = addresses.slice(i, i + 500);
+      const rows = await this.db.sql.query(
+        `SELECT address, version, state FROM actor_state WHERE address IN (${batch.map(() => '?').join(', ')})`,
+        batch,
+      );
+      for (const r of rows)
+        summaries.set(String(r.address), {
+          version: Number(r.version),
+          summary: summarizeState(JSON.parse(String(r.state)) as unknown),
+        });
     }
     return summaries;
   }

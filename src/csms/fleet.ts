@@ -2,10 +2,10 @@ import type { ProtocolName } from '../ocpp/domain.js';
 
 /**
  * The fleet as the console's list and overview need it (docs/CSMS.md "The /v1 API", "Fleet
- * index"): one small entry per registered charger, built per request from three bulk reads (the
- * registry, the chargers' stored actor states, and which chargers are connected), then searched,
- * filtered, sorted and counted in memory. Only the page it returns is read in full
- * (api.ts listChargePoints).
+ * index"): one small entry per registered charger, from the registry, a summary of the charger's
+ * stored actor state (kept per process and refreshed by version: fleet-index.ts) and whether it
+ * is connected, then searched, filtered, sorted and counted in memory. Only the page it returns is
+ * read in full (api.ts listChargePoints).
  */
 export interface FleetEntry {
   id: string;
@@ -18,6 +18,8 @@ export interface FleetEntry {
   /** as last reported (stored state), whether or not the charger is connected now */
   connectors: FleetConnector[];
   open_transactions: number;
+  /** the id's place in natural order (`naturalIdOrder`): sorting by id compares these */
+  rank: number;
 }
 
 export interface FleetConnector {
@@ -39,6 +41,12 @@ export interface StateSummary {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** A summary with the version (actor_state.version) of the state it was made of. */
+export interface VersionedSummary {
+  version: number;
+  summary: StateSummary | undefined;
+}
 
 /** The index's part of a stored state; undefined for anything that is not shaped as one. */
 export function summarizeState(state: unknown): StateSummary | undefined {
@@ -74,11 +82,13 @@ export interface RegistryFacts {
 
 export function fleetEntry(
   row: RegistryFacts,
+  rank: number,
   online: boolean,
   summary: StateSummary | undefined,
   seenHere: number | undefined,
 ): FleetEntry {
   return {
+    rank,
     id: row.id,
     protocol: summary?.protocol ?? row.protocol,
     online,
@@ -114,6 +124,16 @@ export interface FleetQuery {
 /** Ids in natural order: CP-2 before CP-10 (digit runs compared as numbers), case-insensitive. */
 const naturalIds = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
 
+/**
+ * Each id's place in natural order, ties (ids equal but for case) broken by code units: sorted
+ * once, so that a request compares numbers (a collator's compare costs a microsecond; a sort of
+ * 10,000 ids makes some 130,000 of them).
+ */
+export function naturalIdOrder(ids: readonly string[]): Map<string, number> {
+  const sorted = [...ids].sort((a, b) => naturalIds.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0));
+  return new Map(sorted.map((id, i) => [id, i]));
+}
+
 /** A charger's place in `sort=status`: what needs attention first, offline last. */
 function statusRank(e: FleetEntry): number {
   if (!e.online) return 7;
@@ -144,7 +164,7 @@ export function selectFleet(entries: readonly FleetEntry[], query: FleetQuery): 
         (e.vendor?.toLowerCase().includes(needle) ?? false) ||
         (e.model?.toLowerCase().includes(needle) ?? false)),
   );
-  const byId = (a: FleetEntry, b: FleetEntry): number => naturalIds.compare(a.id, b.id) || (a.id < b.id ? -1 : 1);
+  const byId = (a: FleetEntry, b: FleetEntry): number => a.rank - b.rank;
   const compare: (a: FleetEntry, b: FleetEntry) => number =
     query.sort === 'last_seen'
       ? (a, b) => a.last_seen - b.last_seen || byId(a, b)

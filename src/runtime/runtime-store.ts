@@ -157,7 +157,8 @@ export class RuntimeStore {
   /**
    * In a turn: writes the state only while the fence still stands at `epoch` (the fence check
    * folded into the write, one statement). False when it did not: a newer owner exists. On
-   * PostgreSQL the fence row is share-locked as `checkFence` does.
+   * PostgreSQL the fence row is share-locked as `checkFence` does. Each write raises the row's
+   * `version` (m0020): what readers that cache a summary of the state compare.
    */
   async saveStateFenced(
     tx: SqlRunner,
@@ -170,7 +171,8 @@ export class RuntimeStore {
     const changed = await tx.run(
       `INSERT INTO actor_state (address, kind, state, epoch, updated_at)
        SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM actor_fence WHERE fence_key = ? AND epoch = ?${this.shareLock})
-       ON CONFLICT (address) DO UPDATE SET state = excluded.state, epoch = excluded.epoch, updated_at = excluded.updated_at`,
+       ON CONFLICT (address) DO UPDATE SET state = excluded.state, epoch = excluded.epoch, updated_at = excluded.updated_at,
+         version = actor_state.version + 1`,
       [address, kind, state, fence.epoch, Date.now(), fence.key, fence.epoch],
     );
     return changed > 0;

@@ -18,6 +18,7 @@ import { M0016MeterTimeLastSeen } from './m0016-meter-time-last-seen.js';
 import { M0017LocalLists } from './m0017-local-lists.js';
 import { M0018SessionSnapshot } from './m0018-session-snapshot.js';
 import { M0019MeterSamples } from './m0019-meter-samples.js';
+import { M0020ActorStateVersion } from './m0020-actor-state-version.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -40,6 +41,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0017-local-lists': M0017LocalLists,
   'm0018-session-snapshot': M0018SessionSnapshot,
   'm0019-meter-samples': M0019MeterSamples,
+  'm0020-actor-state-version': M0020ActorStateVersion,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

@@ -23,6 +23,7 @@ export const migrationNames = [
   'm0017-local-lists',
   'm0018-session-snapshot',
   'm0019-meter-samples',
+  'm0020-actor-state-version',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];
