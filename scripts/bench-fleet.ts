@@ -39,6 +39,8 @@ const { values: args } = parseArgs({
     'max-seconds': { type: 'string', default: '1200' },
     json: { type: 'boolean', default: false },
     out: { type: 'string' },
+    /** extra node flags for the platform processes, e.g. --server-node-arg=--cpu-prof */
+    'server-node-arg': { type: 'string', multiple: true },
     help: { type: 'boolean', default: false },
   },
 });
@@ -150,10 +152,10 @@ async function startServers(run: Started): Promise<void> {
   if (args.cluster) {
     run.env = await clusterEnvironment({ LOG_LEVEL: 'info' });
     for (let i = 0; i < Math.max(1, Number(args.web)); i++)
-      run.servers.push(await startPlatformServer(run.env.env, API_KEY, []));
+      run.servers.push(await startPlatformServer(run.env.env, API_KEY, args['server-node-arg'] ?? []));
   } else {
     run.dir = mkdtempSync(join(tmpdir(), 'bench-fleet-'));
-    run.servers.push(await startEmbeddedServer(run.dir, API_KEY, []));
+    run.servers.push(await startEmbeddedServer(run.dir, API_KEY, args['server-node-arg'] ?? []));
   }
   const where = args.cluster ? `cluster, ${run.servers.length} web processes` : 'embedded (SQLite)';
   log(`platform: ${where} at ${run.servers.map((s) => s.url).join(', ')}`);
