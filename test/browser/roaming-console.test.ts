@@ -112,11 +112,15 @@ describe('console: roaming, tariffs and CDRs', function () {
     await row.waitFor({ state: 'detached' });
     await eventually(async () => tariffPuts(e, 'T-DEAD-1')[0], { what: 'the tariff at the partner' });
     // and it is not waiting either: it was sent
+    const second = await deadLetter(e, 'T-DEAD-2');
     await page.getByTestId('outbox-status').selectOption('pending');
+    await page.getByText('Nothing waits to be sent.').waitFor();
+    // the page re-reads itself every 3 s: what was chosen, not what it opened with
+    await page.waitForTimeout(3500);
+    expect(await page.getByTestId(`outbox-${String(second.id)}`).count()).to.equal(0);
     await page.getByText('Nothing waits to be sent.').waitFor();
 
     // a dead letter gone meanwhile (dropped through the API): the retry is refused, in red, with the API's reason
-    const second = await deadLetter(e, 'T-DEAD-2');
     await page.getByTestId('outbox-status').selectOption('dead');
     const row2 = page.getByTestId(`outbox-${String(second.id)}`);
     await row2.waitFor();

@@ -70,8 +70,12 @@ function Filters({ f }) {
   const [text, setText] = useFollowed(f.q ?? '');
   const [where, setWhere] = useFollowed(f.location ?? '');
   // run when typing pauses, unless the address moved on meanwhile (a link followed, Back pressed)
-  const typed = useDebounced((_k, q, typedAt) => location.hash === typedAt && go({ ...f, q, offset: undefined }), 250);
-  const set = (k) => (e) => go({ ...f, [k]: e.currentTarget.value || undefined, offset: undefined });
+  const typed = useDebounced((_k, q, typedAt) => location.hash === typedAt && go({ ...f, q, offset: undefined }), 250, {
+    restart: true,
+  });
+  // a filter changed while a search waits for the typing pause takes the search with it
+  const set = (k) => (e) =>
+    go({ ...f, q: text || undefined, [k]: e.currentTarget.value || undefined, offset: undefined });
   // Enter in either field applies both as typed
   const submit = (e) => (
     e.preventDefault(),
@@ -114,7 +118,7 @@ function Filters({ f }) {
       value=${`${f.sort ?? 'id'}:${f.order ?? 'asc'}`}
       onChange=${(e) => {
         const [sort, order] = e.currentTarget.value.split(':');
-        go({ ...f, sort, order, offset: undefined });
+        go({ ...f, q: text || undefined, sort, order, offset: undefined });
       }}
     >
       <option value="id:asc">id A→Z</option>

@@ -95,11 +95,11 @@ function Chart({ samples, W }) {
       <polyline class="power" points=${power.trim()} data-testid="power-line" />
       <polyline class="energy" points=${energy} data-testid="energy-line" />
     </svg>
-    <figcaption class="muted">
+    <p class="muted">
       <span class="key energy"></span> energy (kWh, left) <span class="key power"></span> average power between readings
       (kW, right)
-    </figcaption>
-  </figure>`;
+    </p>
+  </div>`;
 }
 
 export function SessionPage({ id }) {

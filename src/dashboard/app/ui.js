@@ -17,19 +17,25 @@ export function Notice({ notice }) {
   return html`<p class=${`notice ${notice.ok ? 'ok' : 'err'}`} role="status" data-testid="notice">${notice.text}</p>`;
 }
 
-/** A loader run on mount and whenever `deps` change; `reload` runs it again. */
+/**
+ * A loader run on mount and whenever `deps` change; `reload` runs it again. `reload` is the same
+ * function for the component's life and always runs the loader of the latest render, so a timer or
+ * a subscription set up once never reloads what the page showed when it was set up.
+ */
 export function useLoad(load, deps) {
   const [state, setState] = useState({ data: undefined, error: undefined });
   const seq = useRef(0);
-  const run = async () => {
+  const latest = useRef(load);
+  latest.current = load;
+  const run = useRef(async () => {
     const mine = ++seq.current;
     try {
-      const data = await load();
+      const data = await latest.current();
       if (mine === seq.current) setState({ data, error: undefined });
     } catch (err) {
       if (mine === seq.current) setState((s) => ({ data: s.data, error: err }));
     }
-  };
+  }).current;
   useEffect(() => {
     void run();
   }, deps);
@@ -37,20 +43,22 @@ export function useLoad(load, deps) {
 }
 
 /**
- * `fn` at most once per `ms` per key, called when the pause ends with the arguments of the last
- * call in it (typing "FL-7321" searches for "FL-7321", not for the "F" that started the pause).
+ * `fn` at most once per `ms` per key, with the arguments of the last call: by default `ms` after
+ * the first call of a burst (events keep a view fresh while they keep coming); with `restart`, `ms`
+ * after the last call (a search runs once typing pauses).
  */
-export function useDebounced(fn, ms) {
+export function useDebounced(fn, ms, { restart = false } = {}) {
   const timers = useRef(new Map());
   const latest = useRef(fn);
   latest.current = fn;
   useEffect(() => () => timers.current.forEach((t) => clearTimeout(t.timer)), []);
   return (key, ...args) => {
     const pending = timers.current.get(key);
-    if (pending) {
+    if (pending && !restart) {
       pending.args = args;
       return;
     }
+    if (pending) clearTimeout(pending.timer);
     const entry = { args, timer: undefined };
     entry.timer = setTimeout(() => {
       timers.current.delete(key);
