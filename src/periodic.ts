@@ -1,7 +1,8 @@
 import type { Logger } from './logger.js';
 
 /**
- * A pass run every `intervalMs` (0: never by itself), never two at once: a pass asked for while
+ * A pass run every `intervalMs` (0: never by itself), the first `firstAfterMs` after `start` when
+ * given, never two at once: a pass asked for while
  * one runs gets the running one's answer. A failed pass is logged as `what failed` and answers
  * `idle`; the next interval tries again. The timer does not keep the process alive, and `stop`
  * waits for the pass running.
@@ -12,16 +13,27 @@ export class Periodic<T> {
 
   constructor(
     private readonly pass: () => Promise<T>,
-    private readonly opts: { intervalMs: number; log: Logger; what: string; idle: T },
+    private readonly opts: { intervalMs: number; log: Logger; what: string; idle: T; firstAfterMs?: number },
   ) {}
 
   start(): void {
     if (this.opts.intervalMs <= 0 || this.timer) return;
-    this.timer = setInterval(() => void this.run(), this.opts.intervalMs);
+    const first = this.opts.firstAfterMs;
+    if (first === undefined) {
+      this.timer = setInterval(() => void this.run(), this.opts.intervalMs);
+    } else {
+      // a process restarted more often than the interval still runs a pass
+      this.timer = setTimeout(() => {
+        this.timer = setInterval(() => void this.run(), this.opts.intervalMs);
+        this.timer.unref();
+        void this.run();
+      }, first);
+    }
     this.timer.unref();
   }
 
   async stop(): Promise<void> {
+    // clearInterval clears either kind of timer
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.running;

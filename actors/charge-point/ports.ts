@@ -217,10 +217,16 @@ export interface SessionWrites {
 /** The port through which the actor keeps a session's energy register over time (deps.meterSamples). */
 export interface MeterSampleWrites {
   /**
-   * The write of a reading (Wh at epoch ms) of a session, or undefined when one was kept too
-   * recently to keep this one too; a transaction's first and last readings are always kept.
+   * The write of a reading (Wh at epoch ms) of a session and what to run once it committed, or
+   * undefined when one was kept too recently to keep this one too; a transaction's first and last
+   * readings are always kept.
    */
-  sample(sessionId: string, at: number, wh: number, which: 'first' | 'between' | 'last'): WriteStep | undefined;
+  sample(
+    sessionId: string,
+    at: number,
+    wh: number,
+    which: 'first' | 'between' | 'last',
+  ): { write: WriteStep; kept: () => void } | undefined;
   /** the transaction ended without a reading: nothing more to remember for it */
   forget(sessionId: string): void;
 }

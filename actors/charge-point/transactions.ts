@@ -270,6 +270,8 @@ export function onMeterSampled(
   });
 }
 
-function keepSample(ctx: ChargePointCtx, write: WriteStep | undefined): void {
-  if (write) ctx.write(write);
+function keepSample(ctx: ChargePointCtx, sample: { write: WriteStep; kept: () => void } | undefined): void {
+  if (!sample) return;
+  ctx.write(sample.write);
+  ctx.afterCommit(sample.kept);
 }

@@ -568,7 +568,10 @@ const SessionMeterValues = titled(
           description: 'average power since the previous reading (W); null for the first',
         }),
       }),
-      { description: 'oldest first; at most 2,000 (evenly thinned, the last kept)' },
+      {
+        description:
+          'oldest first; past 2,000 readings, the last of each of 2,000 equal spans of time (the first kept)',
+      },
     ),
   }),
 );

@@ -9,25 +9,36 @@ interface SampleRow {
   session_id: string;
   at: number;
   wh: number;
+  /** the transaction's last reading: it replaces one taken at the same instant */
+  replace: boolean;
 }
+
+const INSERT = 'INSERT INTO csms_meter_sample (session_id, at_ms, wh) VALUES (?, ?, ?)';
 
 /**
  * One reading of a session's energy register. A reading repeated at the same instant (a retried
- * message) is one row, the first kept. On PostgreSQL a batch of turns inserts its rows in one
- * statement; two rows of one session at one instant in a batch (which one charger's turns, one at
- * a time, do not make) run one by one.
+ * message) is one row, the first kept, except the transaction's last reading, which replaces a
+ * reading of the same instant (a stop stamped with the second of the last MeterValues). On
+ * PostgreSQL a batch of turns inserts its rows in one statement; a batch holding a last reading or
+ * two rows of one session at one instant (which one charger's turns, one at a time, do not make)
+ * runs row by row.
  */
 class MeterSampleInsert extends MergeableStatement<SampleRow> {
   async one(tx: SqlRunner, r: SampleRow): Promise<void> {
-    await tx.run('INSERT INTO csms_meter_sample (session_id, at_ms, wh) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [
-      r.session_id,
-      r.at,
-      r.wh,
-    ]);
+    await tx.run(
+      r.replace
+        ? `${INSERT} ON CONFLICT (session_id, at_ms) DO UPDATE SET wh = excluded.wh`
+        : `${INSERT} ON CONFLICT DO NOTHING`,
+      [r.session_id, r.at, r.wh],
+    );
   }
 
   async many(tx: SqlRunner, rows: readonly SampleRow[], dialect: Dialect): Promise<void> {
-    if (dialect !== 'postgresql' || new Set(rows.map((r) => `${r.session_id}@${r.at}`)).size < rows.length) {
+    if (
+      dialect !== 'postgresql' ||
+      rows.some((r) => r.replace) ||
+      new Set(rows.map((r) => `${r.session_id}@${r.at}`)).size < rows.length
+    ) {
       for (const r of rows) await this.one(tx, r);
       return;
     }
@@ -48,34 +59,48 @@ const REMEMBERED = 100_000;
  * Which readings of a session are kept for its energy chart (docs/CSMS.md "Energy over time"):
  * its first and last, and one per `intervalMs` between them, so that a charger sending meter
  * values every second costs one row a minute (CSMS_METER_SAMPLE_S). The charger's actor decides in
- * its turn, from the time of the last reading this process kept for the session: a charger that
- * moves to another process may get one reading more than the interval allows, never one fewer.
+ * its turn, from the time of the last reading this process kept for the session, remembered once
+ * the turn committed: a charger that moves to another process, or turns that commit together, may
+ * keep one reading more than the interval allows, never one fewer. A reading far from the last
+ * kept one in either direction (a clock corrected, readings stored offline sent late) is kept and
+ * becomes the one the next are measured from.
  */
 export class MeterSampler implements MeterSampleWrites {
   private readonly last = new Map<string, number>();
 
   constructor(private readonly intervalMs: number) {}
 
-  sample(sessionId: string, at: number, wh: number, which: 'first' | 'between' | 'last'): WriteStep | undefined {
-    const prev = this.last.get(sessionId);
+  sample(
+    sessionId: string,
+    at: number,
+    wh: number,
+    which: 'first' | 'between' | 'last',
+  ): { write: WriteStep; kept: () => void } | undefined {
     // the transaction ended: nothing more to remember for it
     if (which === 'last') this.last.delete(sessionId);
     if (!Number.isFinite(at) || !Number.isFinite(wh)) return undefined;
+    const prev = this.last.get(sessionId);
     if (which === 'between' && prev !== undefined && Math.abs(at - prev) < this.intervalMs) return undefined;
-    if (which !== 'last') {
-      // re-inserted so that the map's order is the order of use
-      this.last.delete(sessionId);
-      this.last.set(sessionId, prev === undefined ? at : Math.max(prev, at));
-      if (this.last.size > REMEMBERED) {
-        const oldest = this.last.keys().next();
-        if (!oldest.done) this.last.delete(oldest.value);
-      }
-    }
-    return insert.write({ session_id: sessionId, at, wh });
+    return {
+      write: insert.write({ session_id: sessionId, at, wh, replace: which === 'last' }),
+      kept: () => {
+        if (which !== 'last') this.remember(sessionId, at);
+      },
+    };
   }
 
   forget(sessionId: string): void {
     this.last.delete(sessionId);
+  }
+
+  private remember(sessionId: string, at: number): void {
+    // re-inserted so that the map's order is the order of use
+    this.last.delete(sessionId);
+    this.last.set(sessionId, at);
+    if (this.last.size > REMEMBERED) {
+      const oldest = this.last.keys().next();
+      if (!oldest.done) this.last.delete(oldest.value);
+    }
   }
 }
 
@@ -89,54 +114,76 @@ export interface MeterSample {
   power_w: number | null;
 }
 
-/** At most this many readings in one answer: evenly thinned beyond it, the first and last kept. */
+/** At most about this many readings in one answer: beyond it, the last reading of each of as many spans of time. */
 export const MAX_CHART_POINTS = 2000;
 
 /**
- * A session's readings, oldest first, with the energy and average power between them; `latest`
- * (the session row's last reading) ends them when it is newer than the last one kept.
+ * A session's readings, oldest first, with the energy and average power between them. More than
+ * MAX_CHART_POINTS are reduced by the database to the last reading of each of MAX_CHART_POINTS
+ * equal spans of time (the register only rises), the first reading kept, so the answer stays
+ * bounded whatever CSMS_METER_SAMPLE_S kept. `latest` (the session row's last reading) ends them
+ * when it is newer than the last one kept (or replaces one of the same instant), and `start`
+ * begins them when nothing was kept (sessions from before the readings were kept).
  */
 export async function readMeterSamples(
   db: Database,
   sessionId: string,
-  latest?: { at: number; wh: number },
+  ends: { start?: { at: number; wh: number }; latest?: { at: number; wh: number } } = {},
 ): Promise<MeterSample[]> {
-  const rows = await db.sql.query('SELECT at_ms, wh FROM csms_meter_sample WHERE session_id = ? ORDER BY at_ms', [
-    sessionId,
-  ]);
-  const kept = rows.map((r) => ({ at: Number(r.at_ms), wh: Number(r.wh) }));
+  const [stats] = await db.sql.query(
+    'SELECT COUNT(*) AS n, MIN(at_ms) AS t0, MAX(at_ms) AS t1 FROM csms_meter_sample WHERE session_id = ?',
+    [sessionId],
+  );
+  const n = Number(stats?.n ?? 0);
+  let kept: Array<{ at: number; wh: number }>;
+  if (n <= MAX_CHART_POINTS) {
+    const rows = await db.sql.query('SELECT at_ms, wh FROM csms_meter_sample WHERE session_id = ? ORDER BY at_ms', [
+      sessionId,
+    ]);
+    kept = rows.map((r) => ({ at: Number(r.at_ms), wh: Number(r.wh) }));
+  } else {
+    const t0 = Number(stats?.t0);
+    const width = Math.max(1, Math.ceil((Number(stats?.t1) - t0 + 1) / MAX_CHART_POINTS));
+    const [first] = await db.sql.query(
+      'SELECT at_ms, wh FROM csms_meter_sample WHERE session_id = ? ORDER BY at_ms LIMIT 1',
+      [sessionId],
+    );
+    const rows = await db.sql.query(
+      `SELECT MAX(at_ms) AS at_ms, MAX(wh) AS wh FROM csms_meter_sample WHERE session_id = ?
+       GROUP BY CAST((at_ms - ?) / ? AS INTEGER) ORDER BY 1`,
+      [sessionId, t0, width],
+    );
+    kept = rows.map((r) => ({ at: Number(r.at_ms), wh: Number(r.wh) }));
+    if (first && kept[0]?.at !== Number(first.at_ms)) kept.unshift({ at: Number(first.at_ms), wh: Number(first.wh) });
+  }
+  if (kept.length === 0 && ends.start) kept.push(ends.start);
   const last = kept[kept.length - 1];
-  if (latest && last && latest.at > last.at) kept.push(latest);
-  const points = thin(kept, MAX_CHART_POINTS);
-  const first = points[0]?.wh ?? 0;
+  const latest = ends.latest;
+  if (latest && (!last || latest.at > last.at)) kept.push(latest);
+  else if (latest && last && latest.at === last.at) kept[kept.length - 1] = latest;
+  const points = kept;
+  const base = points[0]?.wh ?? 0;
   return points.map((p, i) => {
     const prev = i > 0 ? points[i - 1] : undefined;
     const hours = prev ? (p.at - prev.at) / 3_600_000 : 0;
     return {
       at: new Date(p.at).toISOString(),
       wh: p.wh,
-      energy_wh: Math.max(0, p.wh - first),
+      energy_wh: Math.max(0, p.wh - base),
       power_w: prev && hours > 0 ? Math.max(0, Math.round((p.wh - prev.wh) / hours)) : null,
     };
   });
 }
 
-/** Every k-th point so that at most `max` remain, the last always among them. */
-export function thin<T>(points: T[], max: number): T[] {
-  if (points.length <= max) return points;
-  const step = Math.ceil(points.length / max);
-  const kept = points.filter((_, i) => i % step === 0);
-  const last = points[points.length - 1];
-  if (last !== undefined && kept[kept.length - 1] !== last) {
-    if (kept.length >= max) kept.pop();
-    kept.push(last);
-  }
-  return kept;
-}
+/** Sessions whose readings one statement of the sweep considers. */
+const SWEEP_BATCH = 500;
 
 /**
- * Deletes the readings of sessions that ended more than `retentionMs` ago, every `intervalMs`,
- * at most 500 sessions per statement. Every process may run it: the deletes are idempotent.
+ * Deletes the readings of sessions that ended more than `retentionMs` ago: every `intervalMs`,
+ * first a minute after start. It walks the sessions that have readings (in id order, from the
+ * readings' own key, SWEEP_BATCH at a time), looks each batch's sessions up by id and deletes the
+ * readings of those ended before the cutoff, so no statement scans all sessions or all readings.
+ * Every process may run it: the deletes are idempotent.
  */
 export class MeterSampleSweep {
   private readonly periodic: Periodic<number>;
@@ -144,6 +191,7 @@ export class MeterSampleSweep {
   constructor(private readonly opts: { db: Database; retentionMs: number; intervalMs: number; log: Logger }) {
     this.periodic = new Periodic(() => this.pass(Date.now()), {
       intervalMs: opts.intervalMs,
+      firstAfterMs: Math.min(60_000, opts.intervalMs),
       log: opts.log,
       what: 'meter sample sweep',
       idle: 0,
@@ -158,26 +206,38 @@ export class MeterSampleSweep {
     return this.periodic.stop();
   }
 
-  /** One pass (as of `now`, for tests); answers how many readings it deleted. */
+  /** One pass (as of `now`, for tests); answers how many sessions' readings it deleted. */
   sweep(now?: number): Promise<number> {
     return now === undefined ? this.periodic.run() : this.pass(now);
   }
 
   private async pass(now: number): Promise<number> {
+    const { sql } = this.opts.db;
     const cutoff = now - this.opts.retentionMs;
-    let deleted = 0;
+    let purged = 0;
+    let after = '';
     for (;;) {
-      const n = await this.opts.db.sql.run(
-        `DELETE FROM csms_meter_sample WHERE session_id IN (
-           SELECT id FROM csms_session WHERE status = 'COMPLETED' AND stopped_at < ?
-             AND EXISTS (SELECT 1 FROM csms_meter_sample m WHERE m.session_id = csms_session.id)
-           LIMIT 500)`,
-        [cutoff],
+      const batch = await sql.query(
+        'SELECT DISTINCT session_id FROM csms_meter_sample WHERE session_id > ? ORDER BY session_id LIMIT ?',
+        [after, SWEEP_BATCH],
       );
-      deleted += n;
-      if (n === 0) break;
+      const ids = batch.map((r) => String(r.session_id));
+      const lastId = ids[ids.length - 1];
+      if (lastId === undefined) break;
+      after = lastId;
+      const marks = ids.map(() => '?').join(', ');
+      const ended = await sql.query(
+        `SELECT id FROM csms_session WHERE id IN (${marks}) AND status = 'COMPLETED' AND stopped_at < ?`,
+        [...ids, cutoff],
+      );
+      const gone = ended.map((r) => String(r.id));
+      if (gone.length > 0) {
+        await sql.run(`DELETE FROM csms_meter_sample WHERE session_id IN (${gone.map(() => '?').join(', ')})`, gone);
+        purged += gone.length;
+      }
+      if (ids.length < SWEEP_BATCH) break;
     }
-    if (deleted > 0) this.opts.log.info({ deleted }, 'meter samples of old sessions deleted');
-    return deleted;
+    if (purged > 0) this.opts.log.info({ sessions: purged }, 'meter samples of old sessions deleted');
+    return purged;
   }
 }

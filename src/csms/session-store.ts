@@ -291,10 +291,19 @@ export class SessionReader {
    * when the sampling interval has not kept it yet (none when the session is unknown).
    */
   async samples(id: string): Promise<MeterSample[]> {
-    const [row] = await this.db.sql.query('SELECT meter_last_wh, meter_last_at FROM csms_session WHERE id = ?', [id]);
-    const wh = num(row?.meter_last_wh);
-    const at = num(row?.meter_last_at);
-    return readMeterSamples(this.db, id, wh === null || at === null ? undefined : { at, wh });
+    const [row] = await this.db.sql.query(
+      'SELECT started_at, meter_start_wh, meter_last_wh, meter_last_at FROM csms_session WHERE id = ?',
+      [id],
+    );
+    const reading = (at: unknown, wh: unknown) => {
+      const a = num(at);
+      const w = num(wh);
+      return a === null || w === null ? undefined : { at: a, wh: w };
+    };
+    return readMeterSamples(this.db, id, {
+      start: reading(row?.started_at, row?.meter_start_wh),
+      latest: reading(row?.meter_last_at, row?.meter_last_wh),
+    });
   }
 
   async list(q: SessionQuery): Promise<{ total: number; items: ChargingSession[] }> {

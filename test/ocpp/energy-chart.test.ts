@@ -161,10 +161,67 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await charger.call('StopTransaction', v16.stop(transactionId, 600, { timestamp: at(180) }));
       await charger.close();
       await eventually(async () => expect((await meterOf(session.id)).samples).to.have.length(3));
-      // ended in 2024: older than a day
-      expect(await sweep.sweep()).to.be.at.least(3);
-      expect((await meterOf(session.id)).samples).to.deep.equal([]);
-      // a session ended within the retention keeps them
+      // a sweep as of an hour after it ended keeps them (the retention is a day)
       expect(await sweep.sweep(T0 + 3600_000)).to.equal(0);
+      expect((await meterOf(session.id)).samples).to.have.length(3);
+      // ended in 2024: older than a day
+      expect(await sweep.sweep()).to.be.at.least(1);
+      const rows = await csms.started.platform.services.db.sql.query(
+        'SELECT COUNT(*) AS n FROM csms_meter_sample WHERE session_id = ?',
+        [session.id],
+      );
+      expect(Number(rows[0]?.n)).to.equal(0);
+      // what the session row holds still draws it: its start and its last reading
+      expect((await meterOf(session.id)).samples.map((p) => [p.at, p.wh])).to.deep.equal([
+        [at(0), 0],
+        [at(180), 600],
+      ]);
+    });
+
+    it('a stop stamped with the second of the last reading replaces it: the chart ends where the session does', async () => {
+      const { id, charger } = await booted('ocpp1.6');
+      const { transactionId } = (await charger.call(
+        'StartTransaction',
+        v16.start({ meterStart: 1000, timestamp: at(0) }),
+      )) as { transactionId: number };
+      await charger.call('MeterValues', { connectorId: 1, transactionId, meterValue: register16(2800, 120) });
+      await charger.call('StopTransaction', v16.stop(transactionId, 2850, { timestamp: at(120) }));
+      await charger.close();
+      const session = await sessionOf(id);
+      await eventually(async () => expect((await sessionOf(id)).status).to.equal('COMPLETED'));
+      const { samples } = await meterOf(session.id);
+      expect(samples.map((p) => [p.at, p.wh, p.energy_wh])).to.deep.equal([
+        [at(0), 1000, 0],
+        [at(120), 2850, 1850],
+      ]);
+      expect((await sessionOf(id)).energy_wh).to.equal(1850);
+    });
+
+    it('answers a long session in at most about 2,000 points, its first and last readings exact', async () => {
+      const { id, charger } = await booted('ocpp1.6');
+      const { transactionId } = (await charger.call(
+        'StartTransaction',
+        v16.start({ meterStart: 0, timestamp: at(0) }),
+      )) as { transactionId: number };
+      const session = await sessionOf(id);
+      // a day at one reading a second's worth of rows: 9,000 readings, 10 s apart
+      const values: unknown[] = [];
+      for (let k = 1; k <= 9000; k++) values.push(session.id, T0 + k * 10_000, k * 10);
+      const marks = Array.from({ length: 9000 }, () => '(?, ?, ?)').join(', ');
+      await csms.started.platform.services.db.sql.run(
+        `INSERT INTO csms_meter_sample (session_id, at_ms, wh) VALUES ${marks}`,
+        values,
+      );
+      await charger.call('StopTransaction', v16.stop(transactionId, 90_010, { timestamp: at(90_005) }));
+      await charger.close();
+      await eventually(async () => expect((await sessionOf(id)).status).to.equal('COMPLETED'));
+      const { samples } = await meterOf(session.id);
+      expect(samples.length).to.be.within(1000, 2002);
+      expect(samples[0]).to.deep.include({ at: at(0), wh: 0, energy_wh: 0 });
+      expect(samples.at(-1)).to.deep.include({ at: at(90_005), wh: 90_010, energy_wh: 90_010 });
+      const times = samples.map((p) => Date.parse(p.at));
+      for (let i = 1; i < times.length; i++) expect(times[i]).to.be.above(times[i - 1] ?? 0);
+      // 1 Wh a second: 3.6 kW between any two points
+      for (const p of samples.slice(1, -1)) expect(p.power_w).to.equal(3600);
     });
   });
