@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { eventually } from '../support/eventually.js';
-import { aToken221 } from '../support/ocpi-builders.js';
+import { aCdr221, aTariff221, aToken221 } from '../support/ocpi-builders.js';
 import { API_KEY } from '../support/ocpi-harness.js';
 import { RoamingWorld, type Emsp } from '../support/roaming-world.js';
 import { launchChromium, signIn } from '../support/fleet.js';
@@ -293,7 +293,45 @@ describe('console: roaming, tariffs and CDRs', function () {
       `${e.sim.party.country_code}-${e.sim.party.party_id}`,
     );
     expect((await row.getByTestId('delivered').textContent())?.trim()).not.to.equal('not yet');
-    await page.getByTestId('check-status').waitFor();
+
+    // a partner CPO posts us a CDR 0.50 above its own tariff: its check is listed as a disagreement
+    const cpo = await world.partner('2.2.1', 'CPO');
+    const theirs = { country_code: cpo.sim.party.country_code, party_id: cpo.sim.party.party_id };
+    const cdr = aCdr221({
+      ...theirs,
+      id: `CHK${randomUUID().slice(0, 8)}`.toUpperCase(),
+      start_date_time: '2026-01-05T10:00:00Z',
+      end_date_time: '2026-01-05T11:00:00Z',
+      charging_periods: [{ start_date_time: '2026-01-05T10:00:00Z', dimensions: [{ type: 'ENERGY', volume: 10 }] }],
+      tariffs: [
+        aTariff221({
+          ...theirs,
+          id: 'TAR-CHK',
+          elements: [{ price_components: [{ type: 'ENERGY', price: 0.3, vat: 20, step_size: 1 }] }],
+        }),
+      ],
+      total_energy: 10,
+      total_time: 1,
+      total_cost: { excl_vat: 3.5, incl_vat: 4.1 },
+      last_updated: '2026-01-05T11:00:00Z',
+    });
+    const posted = await cpo.sim.call('POST', 'cdrs', '', cdr, { role: 'RECEIVER' });
+    expect(posted.statusCode, JSON.stringify(posted.body)).to.equal(1000);
+    await eventually(
+      async () => {
+        const res = await world.api.request(
+          'GET',
+          `/v1/cdr-checks/${theirs.country_code}/${theirs.party_id}/${String(cdr.id)}`,
+        );
+        return res.status === 200 ? true : undefined;
+      },
+      { what: 'the check of the posted CDR', timeoutMs: 15_000 },
+    );
+    await page.reload();
+    const check = page.getByTestId(`check-${theirs.country_code}-${theirs.party_id}-${String(cdr.id)}`);
+    await check.waitFor();
+    expect(await check.locator('[data-status="disagrees"]').count()).to.equal(1);
+    expect(await check.textContent()).to.contain('0.50');
     await page.screenshot({ path: '/tmp/console-cdrs.png', fullPage: true });
     await page.close();
   });
