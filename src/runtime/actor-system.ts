@@ -169,8 +169,10 @@ export class ActorSystem implements ActorMessenger {
     if (previousOwner && previousOwner !== this.processId) {
       void this.opts.transport.send(previousOwner, { t: 'unpin', to: address, epoch: lease.epoch });
     }
-    const act = this.activations.activate(kind, address, key, -1, lease.epoch);
-    void this.durable.drain(address);
+    // durable rows sent while no process held the pin: drained when the state load found any
+    const act = this.activations.activate(kind, address, key, -1, lease.epoch, (due) => {
+      if (due) void this.durable.drain(address);
+    });
     return {
       address,
       epoch: lease.epoch,

@@ -103,21 +103,39 @@ export class LocalActivations implements ActivationHost, ActivationLookup {
     return this.activate(kind, address, parseAddress(address).key, shard, lease.epoch);
   }
 
-  activate(kind: RegisteredKind, address: Address, key: string, shard: number, epoch: number): Activation {
-    const load = (act: Activation): Promise<void> => this.loadState(kind, act);
+  /**
+   * A new activation, its state loading. With `mailbox` (a new pin) the load also asks whether the
+   * address has due durable rows, and `mailbox` is called with the answer once the state is loaded.
+   */
+  activate(
+    kind: RegisteredKind,
+    address: Address,
+    key: string,
+    shard: number,
+    epoch: number,
+    mailbox?: (due: boolean) => void,
+  ): Activation {
+    const load = (act: Activation): Promise<void> => this.loadState(kind, act, mailbox);
     const act = new Activation(this, kind.def, kind.messages, address, key, shard, epoch, this.opts.log, load);
     this.activations.set(address, act);
     if (kind.def.onActivate) act.enqueue({ t: 'activate' });
     return act;
   }
 
-  private async loadState(kind: RegisteredKind, act: Activation): Promise<void> {
-    const raw = await this.opts.store.loadState(act.address);
+  private async loadState(kind: RegisteredKind, act: Activation, mailbox?: (due: boolean) => void): Promise<void> {
+    const { store } = this.opts;
+    let raw: string | undefined;
+    let due = false;
+    if (mailbox) ({ state: raw, due } = await store.loadStateAndDue(act.address));
+    else raw = await store.loadState(act.address);
     if (raw === undefined) {
       act.state = kind.def.initialState(act.key);
       act.isNew = true;
-      return;
-    }
+    } else act.state = this.parseState(kind, act, raw);
+    mailbox?.(due);
+  }
+
+  private parseState(kind: RegisteredKind, act: Activation, raw: string): unknown {
     const parsed: unknown = JSON.parse(raw);
     if (!kind.state.Check(parsed)) {
       const first = kind.state.Errors(parsed)[0];
@@ -125,7 +143,7 @@ export class LocalActivations implements ActivationHost, ActivationLookup {
         `stored state of ${act.address} fails its schema at ${first?.instancePath || '/'}: ${first?.message ?? ''}`,
       );
     }
-    act.state = parsed;
+    return parsed;
   }
 
   async deactivate(act: Activation, reason: DeactivationReason, wait: boolean): Promise<void> {

@@ -155,6 +155,28 @@ export class RuntimeStore {
   }
 
   /**
+   * A new pin's state, and whether its mailbox holds a row that `dueFor` would hand over now: one
+   * statement instead of the load and a drain. The drain that follows (when `due`) reads the rows
+   * themselves; a row committed after this read reaches the owner as any later one does (the
+   * sender's wake-up, the periodic sweep), as one committed after a drain that found none would.
+   */
+  async loadStateAndDue(address: Address): Promise<{ state: string | undefined; due: boolean }> {
+    const rows = await this.sql.query(
+      `SELECT (SELECT state FROM actor_state WHERE address = ?) AS state,
+         EXISTS (SELECT 1 FROM actor_mailbox WHERE address = ? AND status = 'pending' AND next_attempt_at <= ?) AS due`,
+      [address, address, Date.now()],
+    );
+    const row = rows[0];
+    const state = row?.state;
+    // SQLite answers EXISTS with 0 or 1, PostgreSQL with a boolean
+    const due = row?.due;
+    return {
+      state: state === null || state === undefined ? undefined : str(state),
+      due: due === true || due === 1 || due === '1',
+    };
+  }
+
+  /**
    * In a turn: writes the state only while the fence still stands at `epoch` (the fence check
    * folded into the write, one statement). False when it did not: a newer owner exists. On
    * PostgreSQL the fence row is share-locked as `checkFence` does. Each write raises the row's

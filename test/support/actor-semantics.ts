@@ -153,6 +153,23 @@ export function actorSemantics(makeEnv: () => Promise<TestEnvironment>): void {
     expect(r.fired).to.deep.equal(['reminder:wake']);
   });
 
+  it('hands a pin the durable messages sent while nobody held it, once each', async () => {
+    const pinned = actors().ref(pinnedProtocol, run);
+    const store = new RuntimeStore(p.platform.services.db);
+    expect(await store.loadStateAndDue(pinned.address)).to.deep.equal({ state: undefined, due: false });
+    await pinned.sendDurable({ hit: true }, { dedupeKey: 'offline-1' });
+    await pinned.sendDurable({ hit: true }, { dedupeKey: 'offline-2' });
+    expect((await store.loadStateAndDue(pinned.address)).due).to.equal(true);
+    const pin = await actors().pin(pinned.address);
+    const s = await eventuallyMatches(
+      async () => JSON.parse((await store.loadState(pinned.address)) ?? '{"hits":0}') as { hits: number },
+      (v) => v.hits === 2,
+    );
+    expect(s.hits).to.equal(2);
+    expect(await store.loadStateAndDue(pinned.address)).to.deep.equal({ state: JSON.stringify(s), due: false });
+    await pin.release();
+  });
+
   it('lets the newest pin of an address win and reports a released pin as unavailable', async () => {
     const pinned = actors().ref(pinnedProtocol, run);
     const cp = pinned.address;
