@@ -2,6 +2,14 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { decodeEnvelope, type Envelope, type Transport } from '../transport.js';
 import type { RedisKeys } from './redis-keys.js';
+
+/** A publish waiting for the end of the tick (`RedisTransport.send`). */
+interface QueuedPublish {
+  channel: string;
+  text: string;
+  resolve(receivers: number): void;
+  reject(err: unknown): void;
+}
 import { redisErrorListener } from '../../log-limit.js';
 
 /**
@@ -12,6 +20,8 @@ import { redisErrorListener } from '../../log-limit.js';
 export class RedisTransport implements Transport {
   private sub: Redis | undefined;
   private channel = '';
+  /** this tick's publishes, written together when it ends */
+  private queued: QueuedPublish[] = [];
 
   constructor(
     private readonly redis: Redis,
@@ -44,10 +54,43 @@ export class RedisTransport implements Transport {
     await sub.subscribe(this.channel);
   }
 
-  async send(processId: string, env: Envelope): Promise<boolean> {
-    const receivers = await this.redis.publish(this.inboxOf(processId), JSON.stringify(env));
-    return receivers > 0;
+  /**
+   * Publishes are written at the end of the tick that made them (`process.nextTick`, which runs
+   * after the promise jobs of the tick too), several as one pipeline: the replies of a burst of
+   * asks, read from one socket read, leave in one write instead of a system call each. Order is
+   * kept (one connection, published in the order sent); a single publish goes out as before.
+   */
+  send(processId: string, env: Envelope): Promise<boolean> {
+    const channel = this.inboxOf(processId);
+    const text = JSON.stringify(env);
+    return new Promise<number>((resolve, reject) => {
+      if (this.queued.push({ channel, text, resolve, reject }) === 1) process.nextTick(this.flush);
+    }).then((receivers) => receivers > 0);
   }
+
+  private readonly flush = (): void => {
+    const batch = this.queued;
+    this.queued = [];
+    const [only] = batch;
+    if (batch.length === 1 && only) {
+      this.redis.publish(only.channel, only.text).then(only.resolve, only.reject);
+      return;
+    }
+    const pipeline = this.redis.pipeline();
+    for (const p of batch) pipeline.publish(p.channel, p.text);
+    pipeline.exec().then(
+      (results) => {
+        batch.forEach((p, i) => {
+          const [err, receivers] = results?.[i] ?? [new Error('no reply to a pipelined publish'), 0];
+          if (err) p.reject(err);
+          else p.resolve(typeof receivers === 'number' ? receivers : Number(receivers));
+        });
+      },
+      (err: unknown) => {
+        for (const p of batch) p.reject(err);
+      },
+    );
+  };
 
   async stop(): Promise<void> {
     const sub = this.sub;
