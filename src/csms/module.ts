@@ -84,6 +84,12 @@ function dashboardMount(): MountSpec<unknown> {
       },
       {
         method: 'GET',
+        path: '/icon.svg',
+        summary: 'Console icon',
+        handler: page('icon.svg', 'image/svg+xml'),
+      },
+      {
+        method: 'GET',
         path: '/console.js',
         summary: 'Console script (Preact, bundled by scripts/bundle-console.mjs)',
         handler: page('console.js', 'text/javascript; charset=utf-8'),

@@ -321,6 +321,11 @@ describe('operator console with 10,000 chargers', function () {
       p.on('console', (m) => {
         if (/Content.Security.Policy/i.test(m.text())) violations.push(m.text());
       });
+      // nothing the page loads is missing
+      const missing: string[] = [];
+      p.on('response', (r) => {
+        if (r.status() === 404) missing.push(r.url());
+      });
       const res = await p.goto(`${csms.url}/dashboard`);
       const headers = res?.headers() ?? {};
       expect(headers['content-security-policy'])
@@ -341,6 +346,11 @@ describe('operator console with 10,000 chargers', function () {
       expect(await p.evaluate("sessionStorage.getItem('csms-api-key')")).to.equal(API_KEY);
       expect(await p.evaluate("localStorage.getItem('csms-api-key')")).to.equal(null);
       expect(violations).to.deep.equal([]);
+      expect(missing).to.deep.equal([]);
+      // its icon (a browser asks /favicon.ico, a 404, when the page names none)
+      const icon = await p.locator('link[rel="icon"]').getAttribute('href');
+      const iconRes = await fetch(`${csms.url}${icon ?? ''}`);
+      expect([iconRes.status, iconRes.headers.get('content-type')]).to.deep.equal([200, 'image/svg+xml']);
     } finally {
       await fresh.close();
     }
