@@ -21,12 +21,16 @@ describe('CSMS events across web processes (Redis, PostgreSQL, real processes)',
 
   before(async () => {
     env = await clusterEnvironment({ CSMS_API_KEY: API_KEY, PROCESS_ROLE: 'web' });
-    [a, b] = await Promise.all([startNode(env.env), startNode(env.env)]);
     const channel = `${env.env.REDIS_PREFIX ?? ''}:csms:events`;
-    monitor = await new Redis(env.env.REDIS_URL ?? '').monitor();
+    // MONITOR before the processes start: ioredis can take monitor lines that arrive with the
+    // answer to MONITOR itself, on a busy server, for a reply to no command ("Command queue state error")
+    const opener = new Redis(env.env.REDIS_URL ?? '');
+    monitor = await opener.monitor();
+    opener.disconnect();
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args[0]?.toLowerCase() === 'publish' && args[1] === channel) published.push(args[2] ?? '');
     });
+    [a, b] = await Promise.all([startNode(env.env), startNode(env.env)]);
   });
   after(async () => {
     monitor?.disconnect();
