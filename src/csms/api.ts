@@ -379,7 +379,7 @@ function deleteChargePoint(cp: ChargePointAccess): CsmsRoute {
     },
     handler: async (req): Promise<RouteResult> => {
       const id = String(req.params.id);
-      if (!(await chargePoints.find(id))) throw new HttpError(404, 'not_found', `no charge point ${id}`);
+      await cp.requireKnown(id);
       const address = cp.addressOf(id);
       const stored = await chargePoints.actorState(address);
       const state = checkChargePointState(stored) ? stored : undefined;
@@ -546,8 +546,10 @@ function sessionRoutes(deps: CsmsApiDeps): CsmsRoute[] {
       response: SessionMeterValues,
       responses: { 404: 'unknown session' },
       handler: async (req): Promise<RouteResult> => {
-        const session = await sessionOf(deps, req.params.id);
-        return { data: { session_id: session.id, samples: await deps.sessions.samples(session.id) } };
+        const id = req.params.id;
+        const samples = await deps.sessions.samples(id);
+        if (!samples) throw new HttpError(404, 'not_found', `no session ${id}`);
+        return { data: { session_id: id, samples } };
       },
     }),
   ];

@@ -130,31 +130,29 @@ export async function readMeterSamples(
   sessionId: string,
   ends: { start?: { at: number; wh: number }; latest?: { at: number; wh: number } } = {},
 ): Promise<MeterSample[]> {
-  const [stats] = await db.sql.query(
-    'SELECT COUNT(*) AS n, MIN(at_ms) AS t0, MAX(at_ms) AS t1 FROM csms_meter_sample WHERE session_id = ?',
-    [sessionId],
+  const asReadings = (rows: Array<Record<string, unknown>>) =>
+    rows.map((r) => ({ at: Number(r.at_ms), wh: Number(r.wh) }));
+  // the common case in one statement: no more than the chart holds
+  let kept = asReadings(
+    await db.sql.query('SELECT at_ms, wh FROM csms_meter_sample WHERE session_id = ? ORDER BY at_ms LIMIT ?', [
+      sessionId,
+      MAX_CHART_POINTS + 1,
+    ]),
   );
-  const n = Number(stats?.n ?? 0);
-  let kept: Array<{ at: number; wh: number }>;
-  if (n <= MAX_CHART_POINTS) {
-    const rows = await db.sql.query('SELECT at_ms, wh FROM csms_meter_sample WHERE session_id = ? ORDER BY at_ms', [
+  const first = kept[0];
+  if (first && kept.length > MAX_CHART_POINTS) {
+    const [span] = await db.sql.query('SELECT MAX(at_ms) AS t1 FROM csms_meter_sample WHERE session_id = ?', [
       sessionId,
     ]);
-    kept = rows.map((r) => ({ at: Number(r.at_ms), wh: Number(r.wh) }));
-  } else {
-    const t0 = Number(stats?.t0);
-    const width = Math.max(1, Math.ceil((Number(stats?.t1) - t0 + 1) / MAX_CHART_POINTS));
-    const [first] = await db.sql.query(
-      'SELECT at_ms, wh FROM csms_meter_sample WHERE session_id = ? ORDER BY at_ms LIMIT 1',
-      [sessionId],
+    const width = Math.max(1, Math.ceil((Number(span?.t1) - first.at + 1) / MAX_CHART_POINTS));
+    kept = asReadings(
+      await db.sql.query(
+        `SELECT MAX(at_ms) AS at_ms, MAX(wh) AS wh FROM csms_meter_sample WHERE session_id = ?
+         GROUP BY CAST((at_ms - ?) / ? AS INTEGER) ORDER BY 1`,
+        [sessionId, first.at, width],
+      ),
     );
-    const rows = await db.sql.query(
-      `SELECT MAX(at_ms) AS at_ms, MAX(wh) AS wh FROM csms_meter_sample WHERE session_id = ?
-       GROUP BY CAST((at_ms - ?) / ? AS INTEGER) ORDER BY 1`,
-      [sessionId, t0, width],
-    );
-    kept = rows.map((r) => ({ at: Number(r.at_ms), wh: Number(r.wh) }));
-    if (first && kept[0]?.at !== Number(first.at_ms)) kept.unshift({ at: Number(first.at_ms), wh: Number(first.wh) });
+    if (kept[0]?.at !== first.at) kept.unshift(first);
   }
   if (kept.length === 0 && ends.start) kept.push(ends.start);
   const last = kept[kept.length - 1];

@@ -288,21 +288,22 @@ export class SessionReader {
 
   /**
    * The readings of its energy chart, oldest first, ending with the session's latest reading even
-   * when the sampling interval has not kept it yet (none when the session is unknown).
+   * when the sampling interval has not kept it yet; undefined when the session is unknown.
    */
-  async samples(id: string): Promise<MeterSample[]> {
+  async samples(id: string): Promise<MeterSample[] | undefined> {
     const [row] = await this.db.sql.query(
       'SELECT started_at, meter_start_wh, meter_last_wh, meter_last_at FROM csms_session WHERE id = ?',
       [id],
     );
+    if (!row) return undefined;
     const reading = (at: unknown, wh: unknown) => {
       const a = num(at);
       const w = num(wh);
       return a === null || w === null ? undefined : { at: a, wh: w };
     };
     return readMeterSamples(this.db, id, {
-      start: reading(row?.started_at, row?.meter_start_wh),
-      latest: reading(row?.meter_last_at, row?.meter_last_wh),
+      start: reading(row.started_at, row.meter_start_wh),
+      latest: reading(row.meter_last_at, row.meter_last_wh),
     });
   }
 

@@ -208,8 +208,7 @@ export function roamingModule(outbox: OutboxHandle): PlatformModule {
     },
     stop() {
       watch?.stop();
-      samples?.stop();
-      return Promise.resolve();
+      return samples?.stop() ?? Promise.resolve();
     },
   };
 }

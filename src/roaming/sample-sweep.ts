@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import type { PartyIdentity } from '../ocpi/core/auth.js';
+import { Periodic } from '../periodic.js';
 import { purgeSessionData } from './cdrs.js';
 
 const DAY_MS = 86_400_000;
@@ -20,54 +21,48 @@ const EVERY_MS = 3_600_000;
  * the same rows: a DELETE of rows gone is no error.
  */
 export class SampleSweep {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
+  private readonly periodic: Periodic<number>;
 
-  constructor(private readonly opts: { db: Database; own: PartyIdentity; retentionDays: number; log: Logger }) {}
+  constructor(private readonly opts: { db: Database; own: PartyIdentity; retentionDays: number; log: Logger }) {
+    this.periodic = new Periodic(() => this.pass(Date.now()), {
+      intervalMs: EVERY_MS,
+      firstAfterMs: FIRST_LOOK_MS,
+      log: opts.log,
+      what: 'meter sample sweep',
+      idle: 0,
+    });
+  }
 
   start(): void {
-    if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = setInterval(() => void this.sweep(), EVERY_MS);
-      this.timer.unref();
-      void this.sweep();
-    }, FIRST_LOOK_MS);
-    this.timer.unref();
+    this.periodic.start();
   }
 
-  stop(): void {
-    // clearTimeout and clearInterval clear either kind of timer
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
-  /** One sweep of every session with samples or a snapshot; answers the sessions purged (exposed for tests). */
-  async sweep(now = Date.now()): Promise<number> {
-    if (this.running) return 0;
-    this.running = true;
+  /** One sweep of every session with samples or a snapshot as of `now`; answers the sessions purged (exposed for tests). */
+  sweep(now = Date.now()): Promise<number> {
+    return this.pass(now);
+  }
+
+  private async pass(now: number): Promise<number> {
     let purged = 0;
-    try {
-      const cutoff = now - this.opts.retentionDays * DAY_MS;
-      let after = '';
-      for (;;) {
-        const batch = await this.candidates(after);
-        const last = batch.at(-1);
-        if (!last) break;
-        after = last.session_id;
-        const gone = batch.filter((c) => purgeable(c, cutoff)).map((c) => c.session_id);
-        if (gone.length > 0) {
-          await this.opts.db.group.run((tx) => purgeSessionData(tx, gone));
-          purged += gone.length;
-        }
-        if (batch.length < BATCH) break;
+    const cutoff = now - this.opts.retentionDays * DAY_MS;
+    let after = '';
+    for (;;) {
+      const batch = await this.candidates(after);
+      const last = batch.at(-1);
+      if (!last) break;
+      after = last.session_id;
+      const gone = batch.filter((c) => purgeable(c, cutoff)).map((c) => c.session_id);
+      if (gone.length > 0) {
+        await this.opts.db.group.run((tx) => purgeSessionData(tx, gone));
+        purged += gone.length;
       }
-      if (purged > 0)
-        this.opts.log.info({ sessions: purged }, 'meter samples of sessions without a CDR to come purged');
-    } catch (err) {
-      this.opts.log.warn({ err }, 'meter sample sweep failed');
-    } finally {
-      this.running = false;
+      if (batch.length < BATCH) break;
     }
+    if (purged > 0) this.opts.log.info({ sessions: purged }, 'meter samples of sessions without a CDR to come purged');
     return purged;
   }
 
