@@ -5,6 +5,7 @@ import {
   ZERO,
   costOf,
   dec,
+  microOf,
   plus,
   priceOf,
   reported,
@@ -60,6 +61,8 @@ interface ReadTariff {
   min: Bound | undefined;
   max: Bound | undefined;
 }
+
+const NO_QUANTITY: Quantity = Object.freeze({ micro: 0, rest: undefined });
 
 const readTariffs = new WeakMap<PricingTariff, ReadTariff>();
 
@@ -318,10 +321,12 @@ class SessionPricing {
   }
 
   period(p: PeriodAt): void {
-    const facts = factsOf(p, this.sessionStart, this.energyBefore.quantity(), this.timeZone);
+    // the kWh before the period matter only to a tariff with kWh bounds
+    const before = this.t.kwhBounds ? this.energyBefore.quantity() : NO_QUANTITY;
+    const facts = factsOf(p, this.sessionStart, before, this.timeZone);
     const memo = this.memo;
     memo.fill(undefined);
-    const dims: DimensionBreakdown[] = [];
+    const dims: DimensionBreakdown[] | undefined = this.withBreakdown ? [] : undefined;
     let isReservation = false;
     for (const d of p.period.dimensions) if (d.type === 'RESERVATION_TIME') isReservation = true;
     if (!isReservation) this.firstCharging ??= p.start;
@@ -335,9 +340,9 @@ class SessionPricing {
     for (const d of p.period.dimensions) {
       if (!isPriced(d.type)) continue;
       const dim = this.dimension(d.type, d.volume, facts, memo);
-      if (dim) dims.push(dim);
+      if (dim && dims) dims.push(dim);
     }
-    if (this.withBreakdown)
+    if (dims)
       this.periods.push({
         start_date_time: p.period.start_date_time,
         end_date_time: new Date(p.end).toISOString(),
@@ -354,20 +359,22 @@ class SessionPricing {
     memo: (boolean | undefined)[],
   ): DimensionBreakdown | undefined {
     const total = this.totals[type];
-    total.volume.add(volume);
+    // the volume in millionths once, for the three sums it goes to
+    const micro = microOf(volume);
+    total.volume.add(volume, micro);
     const e =
       type === 'RESERVATION_TIME'
         ? this.reservationElement(facts, memo)
         : elementFor(this.t.elements, type, facts, undefined, memo);
     const c = e?.components[type === 'RESERVATION_TIME' ? 'TIME' : type];
-    if (type === 'ENERGY' && this.t.kwhBounds) this.energyBefore.add(volume);
+    if (type === 'ENERGY' && this.t.kwhBounds) this.energyBefore.add(volume, micro);
     if (!e || !c) {
       if (!this.withBreakdown) return undefined;
       return { type, volume, cost: { excl_vat: 0, incl_vat: 0 }, reason: `no element prices ${type}` };
     }
     let sum = total.priced.get(c);
     if (sum === undefined) total.priced.set(c, (sum = new VolumeSum()));
-    sum.add(volume);
+    sum.add(volume, micro);
     total.last = c;
     total.lastElement = e.number;
     if (!this.withBreakdown) return undefined;

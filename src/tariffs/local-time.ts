@@ -148,14 +148,23 @@ export function localTimeAt(timeZone: string, ms: number): LocalTime {
   // whole milliseconds, as a Date keeps them
   const wall = Math.trunc(ms) + offsetAt(timeZone, ms);
   const days = Math.floor(wall / DAY_MS);
-  // 1970-01-01 was a Thursday (DAYS[4])
-  const weekday = (((days + 4) % 7) + 7) % 7;
+  if (days !== lastDay) {
+    // one CDR's periods fall on a day or two: the date's key and weekday are kept for the last day
+    lastDay = days;
+    lastDateKey = dateKeyOfDay(days);
+    // 1970-01-01 was a Thursday (DAYS[4])
+    lastWeekday = DAYS[(((days + 4) % 7) + 7) % 7] ?? 'MONDAY';
+  }
   return {
-    date_key: dateKeyOfDay(days),
+    date_key: lastDateKey,
     second_of_day: Math.floor((wall - days * DAY_MS) / 1000),
-    day_of_week: DAYS[weekday] ?? 'MONDAY',
+    day_of_week: lastWeekday,
   };
 }
+
+let lastDay = NaN;
+let lastDateKey = 0;
+let lastWeekday: DayOfWeek = 'THURSDAY';
 
 /** "YYYY-MM-DD hh:mm:ss DAY" at instant `ms` in `timeZone`, for people (the breakdown). */
 export function describeLocal(timeZone: string, ms: number): string {

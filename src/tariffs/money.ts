@@ -258,7 +258,7 @@ export interface Quantity {
 }
 
 /** `v` in exact millionths, or undefined when it has more than 6 decimals (or is too large). */
-function microOf(v: number): number | undefined {
+export function microOf(v: number): number | undefined {
   const m = Math.round(v * 1e6);
   // v is the double nearest to m millionths: that decimal is the value the sender wrote
   return m / 1e6 === v && Number.isSafeInteger(m) ? m : undefined;
@@ -290,9 +290,10 @@ export class VolumeSum {
   private rest: Decimal | undefined;
   private cached: Decimal | undefined;
 
-  add(v: number): void {
+  /** Adds `v`; `micro` is `microOfVolume(v)` when the caller has it already (one volume goes to several sums). */
+  add(v: number, micro: number | undefined = microOf(v)): void {
     this.cached = undefined;
-    const m = microOf(v);
+    const m = micro;
     if (m !== undefined) {
       const next = this.micro + m;
       if (Number.isSafeInteger(next)) {

@@ -14,7 +14,8 @@ export interface WireTask {
   tariff: PricingTariff;
   cdr: PricingCdr;
   time_zone: string;
-  breakdown: boolean;
+  /** with the per-period breakdown (default false: totals only) */
+  breakdown?: boolean;
   /** the CDR's instants, when they crossed as numbers (the CDR's date strings are then empty unless a breakdown echoes them) */
   times?: CdrTimes;
 }
@@ -51,23 +52,6 @@ const PRICES = [
 const VOLUMES = ['total_energy', 'total_time', 'total_parking_time'] as const;
 const SLOTS = 1 + PRICES.length * 2 + VOLUMES.length;
 
-/** A growing Float64Array: numbers written in place (a JS array of them cost ~80 ns a push). */
-class Numbers {
-  buf = new Float64Array(8192);
-  n = 0;
-  put(v: number): void {
-    if (this.n === this.buf.length) {
-      const bigger = new Float64Array(this.buf.length * 2);
-      bigger.set(this.buf);
-      this.buf = bigger;
-    }
-    this.buf[this.n++] = v;
-  }
-  done(): Float64Array {
-    return this.buf.slice(0, this.n);
-  }
-}
-
 class Strings {
   readonly list: string[] = [];
   private readonly index = new Map<string, number>();
@@ -96,6 +80,10 @@ function three(s: string, i: number): number {
   return a >= 0 && c >= 0 && c <= 9 ? a * 10 + c : -1;
 }
 
+/** The last date read and its day number: a CDR's periods fall on a day or two. */
+let lastDate = -1;
+let lastDays = 0;
+
 /**
  * Epoch ms of an OCPI DateTime. The common form, `YYYY-MM-DDThh:mm:ss[.fff]Z`, is read digit by
  * digit (Date.parse is the slowest step of a batch); any other through Date.parse.
@@ -104,13 +92,13 @@ export function parseDateTime(s: string): number {
   const n = s.length;
   if (
     (n === 20 || n === 24) &&
-    s[4] === '-' &&
-    s[7] === '-' &&
-    s[10] === 'T' &&
-    s[13] === ':' &&
-    s[16] === ':' &&
-    s[n - 1] === 'Z' &&
-    (n === 20 || s[19] === '.')
+    s.charCodeAt(4) === 45 && // -
+    s.charCodeAt(7) === 45 &&
+    s.charCodeAt(10) === 84 && // T
+    s.charCodeAt(13) === 58 && // :
+    s.charCodeAt(16) === 58 &&
+    s.charCodeAt(n - 1) === 90 && // Z
+    (n === 20 || s.charCodeAt(19) === 46) // .
   ) {
     const century = two(s, 0);
     const yy = two(s, 2);
@@ -126,9 +114,7 @@ export function parseDateTime(s: string): number {
       century >= 1 &&
       yy >= 0 &&
       month >= 1 &&
-      month <= 12 &&
       day >= 1 &&
-      day <= daysInMonth(year, month) &&
       hour >= 0 &&
       hour <= 23 &&
       minute >= 0 &&
@@ -136,41 +122,64 @@ export function parseDateTime(s: string): number {
       second >= 0 &&
       second <= 59 &&
       ms >= 0
-    )
-      return daysFromCivil(year, month, day) * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1000 + ms;
+    ) {
+      const date = (year * 100 + month) * 100 + day;
+      if (date !== lastDate) {
+        if (month > 12 || day > daysInMonth(year, month)) return Date.parse(s);
+        lastDays = daysFromCivil(year, month, day);
+        lastDate = date;
+      }
+      return lastDays * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1000 + ms;
+    }
   }
   return Date.parse(s);
 }
 
-/** Numbers of one task: tariff, zone, breakdown, start, end, currency, periods (start, tariff_id, dims (type, volume)). */
-function encodeTask(out: Numbers, t: WireTask, tariff: number, strings: Strings): boolean {
+/** Numbers in the header of a task: tariff, zone, breakdown, start, end, currency, period count. */
+const HEADER = 7;
+
+/** How many numbers `encodeTask` writes for a task (its header and, per period, three plus two per dimension). */
+function sizeOf(t: WireTask): number {
+  let size = HEADER;
+  for (const p of t.cdr.charging_periods) size += 3 + 2 * p.dimensions.length;
+  return size;
+}
+
+/**
+ * Writes one task at `at`: its header, then per period its start, tariff_id and dimension
+ * count, and per dimension its type and volume. Returns where the next task goes; a task whose
+ * dates do not parse writes nothing (-1), and is sent whole.
+ */
+function encodeTask(out: Float64Array, at: number, t: WireTask, tariff: number, strings: Strings): number {
   const start = parseDateTime(t.cdr.start_date_time);
   const end = parseDateTime(t.cdr.end_date_time);
+  if (!Number.isFinite(start) || !Number.isFinite(end)) return -1;
   const periods = t.cdr.charging_periods;
-  if (!Number.isFinite(start) || !Number.isFinite(end)) return false;
-  const mark = out.n;
-  out.put(tariff);
-  out.put(strings.of(t.time_zone));
-  out.put(t.breakdown ? 1 : 0);
-  out.put(start);
-  out.put(end);
-  out.put(strings.of(t.cdr.currency));
-  out.put(periods.length);
-  for (const p of periods) {
-    const at = parseDateTime(p.start_date_time);
-    if (!Number.isFinite(at)) {
-      out.n = mark;
-      return false;
-    }
-    out.put(at);
-    out.put(strings.of(p.tariff_id));
-    out.put(p.dimensions.length);
-    for (const d of p.dimensions) {
-      out.put(strings.of(d.type));
-      out.put(d.volume);
+  out[at] = tariff;
+  out[at + 1] = strings.of(t.time_zone);
+  out[at + 2] = t.breakdown ? 1 : 0;
+  out[at + 3] = start;
+  out[at + 4] = end;
+  out[at + 5] = strings.of(t.cdr.currency);
+  out[at + 6] = periods.length;
+  let k = at + HEADER;
+  for (let i = 0; i < periods.length; i++) {
+    const p = periods[i] as PricingPeriod;
+    const when = parseDateTime(p.start_date_time);
+    if (!Number.isFinite(when)) return -1;
+    const dims = p.dimensions;
+    out[k] = when;
+    out[k + 1] = strings.of(p.tariff_id);
+    out[k + 2] = dims.length;
+    k += 3;
+    for (let d = 0; d < dims.length; d++) {
+      const dim = dims[d] as PricingPeriod['dimensions'][number];
+      out[k] = strings.of(dim.type);
+      out[k + 1] = dim.volume;
+      k += 2;
     }
   }
-  return true;
+  return k;
 }
 
 export function encodeBatch(tasks: readonly WireTask[]): WireBatch {
@@ -178,8 +187,13 @@ export function encodeBatch(tasks: readonly WireTask[]): WireBatch {
   const tariffIndex = new Map<PricingTariff, number>();
   const strings = new Strings();
   const raw: [number, PricingCdr][] = [];
-  const out = new Numbers();
-  tasks.forEach((t, i) => {
+  // sized once: a task sent whole takes its header only, so this is enough for every outcome
+  let size = 0;
+  for (const t of tasks) size += sizeOf(t);
+  const out = new Float64Array(size);
+  let n = 0;
+  for (let i = 0; i < tasks.length; i++) {
+    const t = tasks[i] as WireTask;
     let tariff = tariffIndex.get(t.tariff);
     if (tariff === undefined) {
       tariff = tariffs.push(t.tariff) - 1;
@@ -187,52 +201,62 @@ export function encodeBatch(tasks: readonly WireTask[]): WireBatch {
     }
     // a breakdown echoes the CDR's own date strings: such a task goes whole, as do dates that do
     // not parse (for the engine to refuse)
-    if (!t.breakdown && encodeTask(out, t, tariff, strings)) return;
-    for (const v of [tariff, strings.of(t.time_zone), t.breakdown ? 1 : 0, NaN, NaN, -1, -1]) out.put(v);
+    const next = t.breakdown ? -1 : encodeTask(out, n, t, tariff, strings);
+    if (next >= 0) {
+      n = next;
+      continue;
+    }
+    out.set([tariff, strings.of(t.time_zone), t.breakdown ? 1 : 0, NaN, NaN, -1, -1], n);
+    n += HEADER;
     raw.push([i, t.cdr]);
-  });
+  }
   const text: BatchText = { tariffs, strings: strings.list, raw };
-  return { text: JSON.stringify(text), numbers: out.done() };
+  return { text: JSON.stringify(text), numbers: n === size ? out : out.slice(0, n) };
 }
 
-/** The tasks of a batch, in a pricing thread. */
+/** The tasks of a batch, in a pricing thread. Indices cross as doubles and are read back with `| 0`. */
 export function decodeBatch(batch: WireBatch): WireTask[] {
   const { tariffs, strings, raw } = JSON.parse(batch.text) as BatchText;
   const rawOf = new Map(raw);
   const n = batch.numbers;
-  const str = (i: number): string | undefined => (i < 0 ? undefined : strings[i]);
+  const length = n.length;
   const tasks: WireTask[] = [];
   let k = 0;
-  while (k < n.length) {
-    const tariff = tariffs[n[k++] as number] as PricingTariff;
-    const time_zone = str(n[k++] as number) ?? 'UTC';
-    const breakdown = n[k++] === 1;
-    const start = n[k++] as number;
-    const end = n[k++] as number;
-    const currency = str(n[k++] as number);
-    const count = n[k++] as number;
-    const whole = rawOf.get(tasks.length);
-    if (count < 0 && whole) {
+  while (k < length) {
+    const tariff = tariffs[(n[k] as number) | 0] as PricingTariff;
+    const zone = (n[k + 1] as number) | 0;
+    const time_zone = zone < 0 ? 'UTC' : (strings[zone] as string);
+    const breakdown = n[k + 2] === 1;
+    const start = n[k + 3] as number;
+    const end = n[k + 4] as number;
+    const currency = (n[k + 5] as number) | 0;
+    const count = Math.max(0, (n[k + 6] as number) | 0);
+    k += HEADER;
+    const whole = n[k - 1] === -1 ? rawOf.get(tasks.length) : undefined;
+    if (whole) {
       tasks.push({ tariff, time_zone, breakdown, cdr: whole });
       continue;
     }
-    const charging_periods: PricingPeriod[] = [];
-    const starts: number[] = [];
+    const charging_periods = new Array<PricingPeriod>(count);
+    const starts = new Array<number>(count);
     for (let p = 0; p < count; p++) {
-      const at = n[k++] as number;
-      const tariffId = str(n[k++] as number);
-      const dims = n[k++] as number;
-      const dimensions: PricingPeriod['dimensions'] = [];
-      for (let d = 0; d < dims; d++) dimensions.push({ type: str(n[k++] as number) ?? '', volume: n[k++] as number });
-      starts.push(at);
+      const tariffId = (n[k + 1] as number) | 0;
+      const dims = (n[k + 2] as number) | 0;
+      starts[p] = n[k] as number;
+      k += 3;
+      const dimensions = new Array<PricingPeriod['dimensions'][number]>(dims);
+      for (let d = 0; d < dims; d++) {
+        dimensions[d] = { type: strings[(n[k] as number) | 0] as string, volume: n[k + 1] as number };
+        k += 2;
+      }
       // built field by field: a conditional spread costs more than the rest of the period
       const period: PricingPeriod = { start_date_time: '', dimensions };
-      if (tariffId !== undefined) period.tariff_id = tariffId;
-      charging_periods.push(period);
+      if (tariffId >= 0) period.tariff_id = strings[tariffId] as string;
+      charging_periods[p] = period;
     }
     // no date strings: the engine reads `times` (a task with a breakdown, which echoes them, came whole)
     const cdr: PricingCdr = { start_date_time: '', end_date_time: '', charging_periods };
-    if (currency !== undefined) cdr.currency = currency;
+    if (currency >= 0) cdr.currency = strings[currency] as string;
     tasks.push({ tariff, time_zone, breakdown, cdr, times: { start, end, periods: starts } });
   }
   return tasks;
@@ -256,6 +280,13 @@ export function encodeResults(tasks: readonly WireTask[], outcomes: readonly Pri
   });
   return { text: JSON.stringify(whole), numbers };
 }
+
+/**
+ * The empty lists of every totals-only outcome's breakdown: shared and frozen rather than four
+ * new arrays per CDR (a caller holding 100,000 outcomes made the event loop's young-generation
+ * collections copy them all).
+ */
+const NONE = Object.freeze([]) as unknown as never[];
 
 /** The outcomes of a batch, on the caller's side; totals-only outcomes carry an empty breakdown. */
 export function decodeResults(tasks: readonly WireTask[], results: WireResults): PriceOutcome[] {
@@ -285,7 +316,7 @@ export function decodeResults(tasks: readonly WireTask[], results: WireResults):
       total_parking_time: n[k++] as number,
       total_parking_cost: total_parking_cost ?? total_cost,
       total_reservation_cost: total_reservation_cost ?? total_cost,
-      breakdown: { periods: [], steps: [], before_clamp: total_cost, clamped: [], warnings: [] },
+      breakdown: { periods: NONE, steps: NONE, before_clamp: total_cost, clamped: NONE, warnings: NONE },
     };
     return { ok: true, priced };
   });

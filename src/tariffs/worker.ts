@@ -24,7 +24,7 @@ export default function priceBatch(batch: WireBatch): WireResults {
   const outcomes: PriceOutcome[] = tasks.map((task) => {
     try {
       return priceCdr(task.tariff, task.cdr, task.time_zone, {
-        breakdown: task.breakdown,
+        breakdown: task.breakdown === true,
         ...(task.times ? { times: task.times } : {}),
       });
     } catch (err) {
