@@ -34,7 +34,9 @@ import { register, stopChild } from './load-test/servers.js';
  *    chargers in a child process (scripts/bench/pricing-chargers.ts), each sending one message per
  *    `--interval-ms` (MeterValues for `--meter-share` of them, Heartbeat for the rest). Per run: the
  *    latency of the calls sent during `--quiet-seconds` without pricing (a), then of those sent while
- *    the platform's own pricing pool prices `--cdrs` CDRs in this process (b).
+ *    the platform's own pricing pool prices `--cdrs` CDRs in this process, the caller holding every
+ *    outcome until the end (b, `price()`), then taking each batch as it comes back and letting it go
+ *    (c, `each()`, as a bulk job that stores or sends its CDRs would).
  * Each figure `--runs` times: median and min-max. Bounded by `--max-seconds`; removes what it made.
  * `--pricing-threads` and `--max-queue` set PRICING_THREADS and PRICING_MAX_QUEUE for 3 and 4.
  * Figures and their reading: docs/PERFORMANCE.md "Tariff pricing".
@@ -160,6 +162,18 @@ function prepare(): Fixture {
 function verify(f: Fixture, outcomes: readonly PriceOutcome[], what: string): void {
   if (outcomes.length !== f.tasks.length) throw new Error(`${what}: ${outcomes.length} outcomes for ${f.tasks.length}`);
   outcomes.forEach((o, i) => {
+    if (!o.ok) throw new Error(`${what}: CDR ${i} not priced: ${o.message}`);
+    if (o.priced.total_cost.excl_vat !== f.reference[i % f.cdrs.length])
+      throw new Error(
+        `${what}: CDR ${i} priced ${o.priced.total_cost.excl_vat}, main thread ${f.reference[i % f.cdrs.length]}`,
+      );
+  });
+}
+
+/** One batch of outcomes, from `offset` in `f.tasks`, against the main thread's totals. */
+function verifyBatch(f: Fixture, outcomes: readonly PriceOutcome[], offset: number, what: string): void {
+  outcomes.forEach((o, k) => {
+    const i = offset + k;
     if (!o.ok) throw new Error(`${what}: CDR ${i} not priced: ${o.message}`);
     if (o.priced.total_cost.excl_vat !== f.reference[i % f.cdrs.length])
       throw new Error(
@@ -361,8 +375,12 @@ async function windowOf(work: () => Promise<number | undefined>): Promise<Window
 
 interface LatencyRun {
   quiet: Latency;
+  /** (b): outcomes held to the end */
   pricing: Latency;
   cdrsPerSecond: number;
+  /** (c): outcomes taken per batch */
+  streamed: Latency;
+  streamedPerSecond: number;
 }
 
 interface Latency {
@@ -388,7 +406,7 @@ function latencyOf(s: SamplesReport, w: Window): Latency {
   };
 }
 
-/** (a) and (b), `--runs` times, against one platform in this process with the chargers in a child. */
+/** (a), (b) and (c), `--runs` times, against one platform in this process with the chargers in a child. */
 async function latencyRuns(f: Fixture, config: Config): Promise<LatencyRun[]> {
   const { platform, pricing } = await startPlatform(config);
   const chargers = new ChargerProcess();
@@ -414,19 +432,42 @@ async function latencyRuns(f: Fixture, config: Config): Promise<LatencyRun[]> {
     outcomes = [];
     // late answers in, and the batch's garbage collected before the next window
     await sleep(3000);
+    let handed = 0;
+    const streamed = await windowOf(async () => {
+      const t0 = performance.now();
+      await pricing.each(f.tasks, (batch, offset) => {
+        verifyBatch(f, batch, offset, 'platform pool, each');
+        handed += batch.length;
+      });
+      return f.tasks.length / ((performance.now() - t0) / 1000);
+    });
+    if (handed !== f.tasks.length) throw new Error(`each(): ${handed} outcomes for ${f.tasks.length}`);
+    await sleep(3000);
     const a = latencyOf(await chargers.samples(quiet.from, quiet.to), quiet);
     const b = latencyOf(await chargers.samples(priced.from, priced.to), priced);
-    runs.push({ quiet: a, pricing: b, cdrsPerSecond: priced.cdrsPerSecond ?? NaN });
+    const c = latencyOf(await chargers.samples(streamed.from, streamed.to), streamed);
+    runs.push({
+      quiet: a,
+      pricing: b,
+      cdrsPerSecond: priced.cdrsPerSecond ?? NaN,
+      streamed: c,
+      streamedPerSecond: streamed.cdrsPerSecond ?? NaN,
+    });
+    const seconds = (w: Window): string => ((w.to - w.from) / 1000).toFixed(1);
     log(
       `latency run ${run}: (a) p50 ${a.p50.toFixed(2)} p99 ${a.p99.toFixed(2)} ms over ${a.calls} calls; ` +
-        `(b) p50 ${b.p50.toFixed(2)} p99 ${b.p99.toFixed(2)} ms over ${b.calls} calls in ${((priced.to - priced.from) / 1000).toFixed(1)} s ` +
-        `(${fmt(priced.cdrsPerSecond ?? NaN)} CDRs/s); event-loop delay p99 ${a.loopP99Ms.toFixed(1)} / ${b.loopP99Ms.toFixed(1)} ms`,
+        `(b) p50 ${b.p50.toFixed(2)} p99 ${b.p99.toFixed(2)} ms over ${b.calls} calls in ${seconds(priced)} s ` +
+        `(${fmt(priced.cdrsPerSecond ?? NaN)} CDRs/s); (c) p50 ${c.p50.toFixed(2)} p99 ${c.p99.toFixed(2)} ms over ` +
+        `${c.calls} calls in ${seconds(streamed)} s (${fmt(streamed.cdrsPerSecond ?? NaN)} CDRs/s); ` +
+        `event-loop delay p99 ${a.loopP99Ms.toFixed(1)} / ${b.loopP99Ms.toFixed(1)} / ${c.loopP99Ms.toFixed(1)} ms`,
     );
   }
   await chargers.stop();
   await platform.stop();
   return runs;
 }
+
+const r2 = (values: number[]): string => show(spread(values), 1);
 
 const show = (s: Spread, digits = 0): string =>
   `${fmt(s.median, digits)} (${fmt(s.min, digits)}-${fmt(s.max, digits)})`;
@@ -435,6 +476,7 @@ function report(threads: number, mainRates: Rate[], poolRates: Rate[], lat: Late
   const main = spread(mainRates.map((r) => r.perSecond));
   const pool = spread(poolRates.map((r) => r.perSecond));
   const ratio = spread(lat.map((r) => r.pricing.p99 / r.quiet.p99));
+  const streamedRatio = spread(lat.map((r) => r.streamed.p99 / r.quiet.p99));
   const rows: [string, string][] = [
     ['main thread, priceCdr totals only, CDRs/s', show(main)],
     [`PricingPool (${threads} threads), ${fmt(CDRS)} CDRs, CDRs/s`, show(pool)],
@@ -448,17 +490,29 @@ function report(threads: number, mainRates: Rate[], poolRates: Rate[], lat: Late
     ['OCPP p99 ms, (b) while pricing', show(spread(lat.map((r) => r.pricing.p99)), 2)],
     ['p99(b) / p99(a), per run', show(ratio, 2)],
     ['pool CDRs/s while serving chargers (b)', show(spread(lat.map((r) => r.cdrsPerSecond)))],
+    ['OCPP p50 ms, (c) while pricing, outcomes per batch', show(spread(lat.map((r) => r.streamed.p50)), 2)],
+    ['OCPP p99 ms, (c) while pricing, outcomes per batch', show(spread(lat.map((r) => r.streamed.p99)), 2)],
+    ['p99(c) / p99(a), per run', show(streamedRatio, 2)],
+    ['pool CDRs/s while serving chargers (c)', show(spread(lat.map((r) => r.streamedPerSecond)))],
     [
-      'event-loop delay p99 ms, (a) / (b)',
-      `${show(spread(lat.map((r) => r.quiet.loopP99Ms)), 1)} / ${show(spread(lat.map((r) => r.pricing.loopP99Ms)), 1)}`,
+      'event-loop delay p99 ms, (a) / (b) / (c)',
+      [
+        r2(lat.map((r) => r.quiet.loopP99Ms)),
+        r2(lat.map((r) => r.pricing.loopP99Ms)),
+        r2(lat.map((r) => r.streamed.loopP99Ms)),
+      ].join(' / '),
     ],
     [
-      'event-loop delay max ms, (a) / (b)',
-      `${show(spread(lat.map((r) => r.quiet.loopMaxMs)), 1)} / ${show(spread(lat.map((r) => r.pricing.loopMaxMs)), 1)}`,
+      'event-loop delay max ms, (a) / (b) / (c)',
+      [
+        r2(lat.map((r) => r.quiet.loopMaxMs)),
+        r2(lat.map((r) => r.pricing.loopMaxMs)),
+        r2(lat.map((r) => r.streamed.loopMaxMs)),
+      ].join(' / '),
     ],
     [
-      'unanswered / failed calls, (a) + (b)',
-      `${lat.reduce((n, r) => n + r.quiet.unanswered + r.pricing.unanswered, 0)} / ${lat.reduce((n, r) => n + r.quiet.errors + r.pricing.errors, 0)}`,
+      'unanswered / failed calls, (a) + (b) + (c)',
+      `${lat.reduce((n, r) => n + r.quiet.unanswered + r.pricing.unanswered + r.streamed.unanswered, 0)} / ${lat.reduce((n, r) => n + r.quiet.errors + r.pricing.errors + r.streamed.errors, 0)}`,
     ],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
@@ -466,10 +520,11 @@ function report(threads: number, mainRates: Rate[], poolRates: Rate[], lat: Late
   log(`${'figure'.padEnd(width)}  median (min-max) of ${RUNS} runs`);
   for (const [k, v] of rows) log(`${k.padEnd(width)}  ${v}`);
   const poolVerdict = pool.median >= POOL_AIM ? 'met' : 'not met';
-  const latVerdict = ratio.median <= UNCHANGED ? 'unchanged' : 'changed';
+  const verdict = (r: Spread): string =>
+    `${r.median.toFixed(2)}x of without (${r.min.toFixed(2)}-${r.max.toFixed(2)}): ${r.median <= UNCHANGED ? 'unchanged' : 'changed'}`;
   log(
-    `verdict: pool ${fmt(pool.median)} CDRs/s, aim >= ${fmt(POOL_AIM)}: ${poolVerdict}; OCPP p99 while pricing ` +
-      `${ratio.median.toFixed(2)}x of without (${ratio.min.toFixed(2)}-${ratio.max.toFixed(2)}), aim unchanged (<= ${UNCHANGED}x): ${latVerdict}`,
+    `verdict: pool ${fmt(pool.median)} CDRs/s, aim >= ${fmt(POOL_AIM)}: ${poolVerdict}; OCPP p99 while pricing, ` +
+      `aim unchanged (<= ${UNCHANGED}x): outcomes held ${verdict(ratio)}; outcomes per batch ${verdict(streamedRatio)}`,
   );
   return { mainRates, poolRates, latency: lat, rows: Object.fromEntries(rows) };
 }

@@ -15,6 +15,11 @@ import { PricedCdr, PriceRequest, type PriceOutcome } from './types.js';
 /** What other modules use to price: CDR building (src/roaming) and the eMSP's re-pricing. */
 export interface PricingHandle {
   price(tasks: readonly PricingTask[]): Promise<PriceOutcome[]>;
+  /** bulk pricing: each batch's outcomes handed over in order as they come back (PricingPool.each) */
+  each(
+    tasks: readonly PricingTask[],
+    onBatch: (outcomes: PriceOutcome[], offset: number) => void | Promise<void>,
+  ): Promise<void>;
   priceOne(task: PricingTask): Promise<PriceOutcome>;
 }
 
@@ -45,6 +50,13 @@ class LazyPool implements PricingHandle {
 
   async price(tasks: readonly PricingTask[]): Promise<PriceOutcome[]> {
     return this.get().price(tasks);
+  }
+
+  async each(
+    tasks: readonly PricingTask[],
+    onBatch: (outcomes: PriceOutcome[], offset: number) => void | Promise<void>,
+  ): Promise<void> {
+    return this.get().each(tasks, onBatch);
   }
 
   async priceOne(task: PricingTask): Promise<PriceOutcome> {

@@ -50,20 +50,50 @@ export class PricingPool {
     this.limit = threads + options.maxQueue;
   }
 
+  /**
+   * Prices `tasks`, in order, and hands each batch's outcomes to `onBatch` as it comes back
+   * (`offset` is the index of its first task), in order. For a bulk caller that stores or sends
+   * the outcomes and lets them go: memory stays bounded by the queue, whatever the count of tasks,
+   * and the event loop's collector does not copy outcomes held to the end. Resolves once every
+   * batch was handed over; a rejection from `onBatch` stops handing out and is the result.
+   */
+  async each(
+    tasks: readonly PricingTask[],
+    onBatch: (outcomes: PriceOutcome[], offset: number) => void | Promise<void>,
+  ): Promise<void> {
+    // batches handed to threads and not yet handed to the caller, oldest first
+    const pending: { offset: number; outcomes: Promise<PriceOutcome[]> }[] = [];
+    const handOver = async (): Promise<void> => {
+      const next = pending.shift();
+      if (next) await onBatch(await next.outcomes, next.offset);
+    };
+    try {
+      for (let i = 0; i < tasks.length; i += this.batchSize) {
+        await this.slot();
+        const outcomes = this.run(tasks.slice(i, i + this.batchSize));
+        // awaited in order below; a batch failing while an earlier one is awaited must not count
+        // as an unhandled rejection meanwhile
+        outcomes.catch(() => undefined);
+        pending.push({ offset: i, outcomes });
+        // the oldest batches that are back go to the caller now, not at the end
+        while (pending.length > this.limit) await handOver();
+        // a turn of the event loop between batches: chargers' messages are served in between
+        if (i + this.batchSize < tasks.length) await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      while (pending.length > 0) await handOver();
+    } finally {
+      // nothing left unobserved when the caller's handler failed
+      for (const p of pending) p.outcomes.catch(() => undefined);
+    }
+  }
+
   /** Prices `tasks`, in order; each outcome is a priced CDR or why it could not be priced. */
   async price(tasks: readonly PricingTask[]): Promise<PriceOutcome[]> {
-    const batches: Promise<PriceOutcome[]>[] = [];
-    for (let i = 0; i < tasks.length; i += this.batchSize) {
-      await this.slot();
-      const batch = this.run(tasks.slice(i, i + this.batchSize));
-      // handled by Promise.all below; a batch failing while a later one waits for room must not
-      // count as an unhandled rejection meanwhile
-      batch.catch(() => undefined);
-      batches.push(batch);
-      // a turn of the event loop between batches: chargers' messages are served in between
-      if (i + this.batchSize < tasks.length) await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-    return (await Promise.all(batches)).flat();
+    const all: PriceOutcome[] = [];
+    await this.each(tasks, (outcomes) => {
+      for (const o of outcomes) all.push(o);
+    });
+    return all;
   }
 
   async priceOne(task: PricingTask): Promise<PriceOutcome> {
@@ -93,12 +123,11 @@ export class PricingPool {
 
   private async run(tasks: PricingTask[]): Promise<PriceOutcome[]> {
     try {
-      const wire = tasks.map((t) => ({ ...t, breakdown: t.breakdown === true }));
-      const batch = encodeBatch(wire);
+      const batch = encodeBatch(tasks);
       const results = (await this.pool.run(batch, {
         transferList: [batch.numbers.buffer as ArrayBuffer],
       })) as WireResults;
-      return decodeResults(wire, results);
+      return decodeResults(tasks, results);
     } finally {
       this.release();
     }

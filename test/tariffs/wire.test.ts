@@ -97,4 +97,40 @@ describe('pricing threads: transport and pool', function () {
       await pool.close();
     }
   });
+
+  it('each() hands the outcomes over batch by batch, in order, with their offsets; a handler that throws stops it', async function () {
+    const pool = new PricingPool({ threads: 2, idleTimeoutMs: 5000, maxQueue: 1, batchSize: 5 });
+    try {
+      // 53 tasks of which every seventh is in the wrong currency: its refusal shows where it landed
+      const tasks = Array.from({ length: 53 }, (_, i) => ({
+        tariff,
+        cdr: i % 7 === 0 ? { ...cdr, currency: 'USD' } : cdr,
+        time_zone: 'Europe/Amsterdam',
+      }));
+      const seen: { offset: number; refused: number[] }[] = [];
+      await pool.each(tasks, (outcomes, offset) => {
+        seen.push({ offset, refused: outcomes.flatMap((o, k) => (o.ok ? [] : [offset + k])) });
+      });
+      expect(seen.map((b) => b.offset)).to.deep.equal([0, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50]);
+      expect(seen.flatMap((b) => b.refused)).to.deep.equal([0, 7, 14, 21, 28, 35, 42, 49]);
+
+      let calls = 0;
+      const failing = pool.each(tasks, () => {
+        calls++;
+        if (calls === 2) throw new Error('the store is down');
+      });
+      const why = await failing.then(
+        () => 'resolved',
+        (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      );
+      expect(why).to.equal('the store is down');
+      expect(calls).to.equal(2);
+      // the pool still prices afterwards; the batches already handed to threads finish and free their room
+      expect(await pool.price(tasks.slice(1, 3))).to.have.length(2);
+      for (let i = 0; i < 100 && pool.stats().in_flight > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(pool.stats()).to.deep.include({ in_flight: 0, waiting: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
 });
