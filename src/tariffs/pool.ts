@@ -44,6 +44,10 @@ export class PricingPool {
       maxThreads: threads,
       idleTimeout: options.idleTimeoutMs,
       maxQueue: options.maxQueue,
+      // a pricing thread makes short-lived garbage only (a batch's CDRs and outcomes): a larger
+      // young generation than V8's default (3 x 16 MB) means fewer scavenges; 500,000 CDRs took
+      // 480 of them and 0.74 s instead of 830 and 1.19 s (docs/PERFORMANCE.md)
+      resourceLimits: { maxYoungGenerationSizeMb: 64 },
     });
     this.batchSize = options.batchSize ?? 64;
     // what may be handed to Piscina at once: every thread busy and its queue full
