@@ -27,16 +27,17 @@ import { register, stopChild } from './load-test/servers.js';
  * 1. One 8-element 2.2.1 tariff and `--distinct` CDRs of 20 periods (scripts/bench/pricing-fixture.ts),
  *    every one schema-checked and priced once with its breakdown: totals plausible, every element used.
  * 2. Main thread: `priceCdr(..., { breakdown: false })` over `--cdrs` CDRs (at most 5 s a run).
- * 3. `PricingPool` (one thread per core, batches of 64, the platform's defaults) over `--cdrs` CDRs,
- *    every outcome compared with the main thread's. For 2 and 3 also the CPU per CDR of the main
- *    thread (Linux /proc) and of the whole process.
+ * 3. `PricingPool` (one thread per core, batches of 64, the platform's defaults) over `--cdrs` CDRs
+ *    with `each()`, every outcome compared with the main thread's. For 2 and 3 also the CPU per CDR
+ *    of the main thread (Linux /proc) and of the whole process.
  * 4. An embedded platform in this process (SQLite in a temporary folder) with `--chargers` OCPP 1.6
  *    chargers in a child process (scripts/bench/pricing-chargers.ts), each sending one message per
  *    `--interval-ms` (MeterValues for `--meter-share` of them, Heartbeat for the rest). Per run: the
- *    latency of the calls sent during `--quiet-seconds` without pricing (a), then of those sent while
- *    the platform's own pricing pool prices `--cdrs` CDRs in this process, the caller holding every
- *    outcome until the end (b, `price()`), then taking each batch as it comes back and letting it go
- *    (c, `each()`, as a bulk job that stores or sends its CDRs would).
+ *    latency of the calls sent during `--quiet-seconds` without pricing (a), during as long again
+ *    (q: how much two windows without pricing differ), and while the platform's own pricing pool
+ *    prices `--cdrs` CDRs in this process with `each()`, each batch checked and let go (c, as a bulk
+ *    job that stores or sends its CDRs would). Then, per run, a quiet window and the same pricing
+ *    through `price()`, every outcome held to the end (b; last, see latencyRuns).
  * Each figure `--runs` times: median and min-max. Bounded by `--max-seconds`; removes what it made.
  * `--pricing-threads` and `--max-queue` set PRICING_THREADS and PRICING_MAX_QUEUE for 3 and 4.
  * Figures and their reading: docs/PERFORMANCE.md "Tariff pricing".
@@ -241,7 +242,7 @@ function mainThreadRun(f: Fixture, limit: number): Promise<Rate> {
  */
 async function warmUp(f: Fixture, pool: PricingHandle): Promise<void> {
   const tasks = f.tasks.slice(0, 4 * f.cdrs.length);
-  verify({ ...f, tasks }, await pool.price(tasks), 'warm-up');
+  await pool.each(tasks, (batch, offset) => verifyBatch(f, batch, offset, 'warm-up'));
 }
 
 async function poolRuns(f: Fixture, config: Config): Promise<Rate[]> {
@@ -254,14 +255,18 @@ async function poolRuns(f: Fixture, config: Config): Promise<Rate[]> {
   await warmUp(f, pool);
   const rates: Rate[] = [];
   for (let run = 1; run <= RUNS; run++) {
-    let outcomes: PriceOutcome[] = [];
+    // outcomes checked batch by batch and let go, as a bulk caller does (see latencyRuns on holding them)
+    let handed = 0;
     const rate = await measured(
       () => f.tasks.length,
       async () => {
-        outcomes = await pool.price(f.tasks);
+        await pool.each(f.tasks, (batch, offset) => {
+          verifyBatch(f, batch, offset, 'pool');
+          handed += batch.length;
+        });
       },
     );
-    verify(f, outcomes, 'pool');
+    if (handed !== f.tasks.length) throw new Error(`pool: ${handed} outcomes for ${f.tasks.length}`);
     rates.push(rate);
     log(`pool (${pool.stats().threads} threads), run ${run}: ${describeRate(rate)}`);
   }
@@ -375,6 +380,10 @@ async function windowOf(work: () => Promise<number | undefined>): Promise<Window
 
 interface LatencyRun {
   quiet: Latency;
+  /** (q): a second quiet window, right after (a) */
+  quietAgain: Latency;
+  /** the quiet window before (b) */
+  heldQuiet: Latency;
   /** (b): outcomes held to the end */
   pricing: Latency;
   cdrsPerSecond: number;
@@ -406,7 +415,79 @@ function latencyOf(s: SamplesReport, w: Window): Latency {
   };
 }
 
-/** (a), (b) and (c), `--runs` times, against one platform in this process with the chargers in a child. */
+const quietWindow = (): Promise<Window> =>
+  windowOf(async () => {
+    await sleep(Number(args['quiet-seconds']) * 1000);
+    return undefined;
+  });
+
+const seconds = (w: Window): string => ((w.to - w.from) / 1000).toFixed(1);
+
+const describeWindow = (name: string, l: Latency, w: Window): string =>
+  `(${name}) p50 ${l.p50.toFixed(2)} p99 ${l.p99.toFixed(2)} ms over ${l.calls} calls` +
+  (w.cdrsPerSecond === undefined ? '' : ` in ${seconds(w)} s (${fmt(w.cdrsPerSecond)} CDRs/s)`) +
+  `, event-loop delay p99 ${w.loopP99Ms.toFixed(1)} ms`;
+
+type StreamedRun = Pick<LatencyRun, 'quiet' | 'quietAgain' | 'streamed' | 'streamedPerSecond'>;
+
+/** (a) quiet, (q) quiet again, (c) pricing with each(), each batch checked and let go. */
+async function streamedRun(
+  f: Fixture,
+  pricing: PricingHandle,
+  chargers: ChargerProcess,
+  run: number,
+): Promise<StreamedRun> {
+  const quiet = await quietWindow();
+  const again = await quietWindow();
+  await sleep(1000);
+  let handed = 0;
+  const streamed = await windowOf(async () => {
+    const t0 = performance.now();
+    await pricing.each(f.tasks, (batch, offset) => {
+      verifyBatch(f, batch, offset, 'platform pool, each');
+      handed += batch.length;
+    });
+    return f.tasks.length / ((performance.now() - t0) / 1000);
+  });
+  if (handed !== f.tasks.length) throw new Error(`each(): ${handed} outcomes for ${f.tasks.length}`);
+  // late answers in before the samples are read
+  await sleep(3000);
+  const a = latencyOf(await chargers.samples(quiet.from, quiet.to), quiet);
+  const q = latencyOf(await chargers.samples(again.from, again.to), again);
+  const c = latencyOf(await chargers.samples(streamed.from, streamed.to), streamed);
+  log(
+    `latency run ${run}: ${describeWindow('a', a, quiet)}; ${describeWindow('q', q, again)}; ${describeWindow('c', c, streamed)}`,
+  );
+  return { quiet: a, quietAgain: q, streamed: c, streamedPerSecond: streamed.cdrsPerSecond ?? NaN };
+}
+
+type HeldRun = Pick<LatencyRun, 'heldQuiet' | 'pricing' | 'cdrsPerSecond'>;
+
+/** (a) quiet, then (b) pricing with price(), every outcome held until the whole batch is back. */
+async function heldRun(f: Fixture, pricing: PricingHandle, chargers: ChargerProcess, run: number): Promise<HeldRun> {
+  const quiet = await quietWindow();
+  await sleep(1000);
+  let outcomes: PriceOutcome[] = [];
+  const priced = await windowOf(async () => {
+    const t0 = performance.now();
+    outcomes = await pricing.price(f.tasks);
+    return f.tasks.length / ((performance.now() - t0) / 1000);
+  });
+  verify(f, outcomes, 'platform pool');
+  outcomes = [];
+  await sleep(3000);
+  const a = latencyOf(await chargers.samples(quiet.from, quiet.to), quiet);
+  const b = latencyOf(await chargers.samples(priced.from, priced.to), priced);
+  log(`held run ${run}: ${describeWindow('a', a, quiet)}; ${describeWindow('b', b, priced)}`);
+  return { heldQuiet: a, pricing: b, cdrsPerSecond: priced.cdrsPerSecond ?? NaN };
+}
+
+/**
+ * The latency windows against one platform in this process, the chargers in a child: `--runs`
+ * streamed runs, then `--runs` held runs. The held ones come last because they change the
+ * process: V8 sees the outcomes' allocation sites survive and allocates later outcomes in the old
+ * generation (pretenuring), which makes every later young-generation collection slower.
+ */
 async function latencyRuns(f: Fixture, config: Config): Promise<LatencyRun[]> {
   const { platform, pricing } = await startPlatform(config);
   const chargers = new ChargerProcess();
@@ -415,59 +496,28 @@ async function latencyRuns(f: Fixture, config: Config): Promise<LatencyRun[]> {
   // the platform's pricing threads started (they live PRICING_IDLE_TIMEOUT_MS without work)
   await warmUp(f, pricing);
   await sleep(3000);
-  const runs: LatencyRun[] = [];
+  const streamed: StreamedRun[] = [];
+  for (let run = 1; run <= RUNS; run++) streamed.push(await streamedRun(f, pricing, chargers, run));
+  const all: LatencyRun[] = [];
   for (let run = 1; run <= RUNS; run++) {
-    const quiet = await windowOf(async () => {
-      await sleep(Number(args['quiet-seconds']) * 1000);
-      return undefined;
-    });
-    await sleep(1000);
-    let outcomes: PriceOutcome[] = [];
-    const priced = await windowOf(async () => {
-      const t0 = performance.now();
-      outcomes = await pricing.price(f.tasks);
-      return f.tasks.length / ((performance.now() - t0) / 1000);
-    });
-    verify(f, outcomes, 'platform pool');
-    outcomes = [];
-    // late answers in, and the batch's garbage collected before the next window
-    await sleep(3000);
-    let handed = 0;
-    const streamed = await windowOf(async () => {
-      const t0 = performance.now();
-      await pricing.each(f.tasks, (batch, offset) => {
-        verifyBatch(f, batch, offset, 'platform pool, each');
-        handed += batch.length;
-      });
-      return f.tasks.length / ((performance.now() - t0) / 1000);
-    });
-    if (handed !== f.tasks.length) throw new Error(`each(): ${handed} outcomes for ${f.tasks.length}`);
-    await sleep(3000);
-    const a = latencyOf(await chargers.samples(quiet.from, quiet.to), quiet);
-    const b = latencyOf(await chargers.samples(priced.from, priced.to), priced);
-    const c = latencyOf(await chargers.samples(streamed.from, streamed.to), streamed);
-    runs.push({
-      quiet: a,
-      pricing: b,
-      cdrsPerSecond: priced.cdrsPerSecond ?? NaN,
-      streamed: c,
-      streamedPerSecond: streamed.cdrsPerSecond ?? NaN,
-    });
-    const seconds = (w: Window): string => ((w.to - w.from) / 1000).toFixed(1);
-    log(
-      `latency run ${run}: (a) p50 ${a.p50.toFixed(2)} p99 ${a.p99.toFixed(2)} ms over ${a.calls} calls; ` +
-        `(b) p50 ${b.p50.toFixed(2)} p99 ${b.p99.toFixed(2)} ms over ${b.calls} calls in ${seconds(priced)} s ` +
-        `(${fmt(priced.cdrsPerSecond ?? NaN)} CDRs/s); (c) p50 ${c.p50.toFixed(2)} p99 ${c.p99.toFixed(2)} ms over ` +
-        `${c.calls} calls in ${seconds(streamed)} s (${fmt(streamed.cdrsPerSecond ?? NaN)} CDRs/s); ` +
-        `event-loop delay p99 ${a.loopP99Ms.toFixed(1)} / ${b.loopP99Ms.toFixed(1)} / ${c.loopP99Ms.toFixed(1)} ms`,
-    );
+    const held = await heldRun(f, pricing, chargers, run);
+    const first = streamed[run - 1];
+    if (!first) throw new Error(`no streamed run ${run}`);
+    all.push({ ...first, ...held });
   }
   await chargers.stop();
   await platform.stop();
-  return runs;
+  return all;
 }
 
 const r2 = (values: number[]): string => show(spread(values), 1);
+
+/** A count over every latency window of every run. */
+const sum = (lat: LatencyRun[], pick: (l: Latency) => number): number =>
+  lat.reduce(
+    (n, r) => n + pick(r.quiet) + pick(r.quietAgain) + pick(r.streamed) + pick(r.heldQuiet) + pick(r.pricing),
+    0,
+  );
 
 const show = (s: Spread, digits = 0): string =>
   `${fmt(s.median, digits)} (${fmt(s.min, digits)}-${fmt(s.max, digits)})`;
@@ -475,8 +525,10 @@ const show = (s: Spread, digits = 0): string =>
 function report(threads: number, mainRates: Rate[], poolRates: Rate[], lat: LatencyRun[]): Record<string, unknown> {
   const main = spread(mainRates.map((r) => r.perSecond));
   const pool = spread(poolRates.map((r) => r.perSecond));
-  const ratio = spread(lat.map((r) => r.pricing.p99 / r.quiet.p99));
+  const held = spread(lat.map((r) => r.pricing.p99 / r.heldQuiet.p99));
   const streamedRatio = spread(lat.map((r) => r.streamed.p99 / r.quiet.p99));
+  const noise = spread(lat.map((r) => r.quietAgain.p99 / r.quiet.p99));
+  const ms = (pick: (r: LatencyRun) => number): string => show(spread(lat.map(pick)), 2);
   const rows: [string, string][] = [
     ['main thread, priceCdr totals only, CDRs/s', show(main)],
     [`PricingPool (${threads} threads), ${fmt(CDRS)} CDRs, CDRs/s`, show(pool)],
@@ -484,36 +536,32 @@ function report(threads: number, mainRates: Rate[], poolRates: Rate[], lat: Late
     ['CPU us per CDR, priceCdr on the main thread, process', show(spread(mainRates.map((r) => r.processCpuUs)))],
     ['CPU us per CDR, pool: event-loop thread', show(spread(poolRates.map((r) => r.mainCpuUs)))],
     ['CPU us per CDR, pool: whole process', show(spread(poolRates.map((r) => r.processCpuUs)))],
-    ['OCPP p50 ms, (a) no pricing', show(spread(lat.map((r) => r.quiet.p50)), 2)],
-    ['OCPP p99 ms, (a) no pricing', show(spread(lat.map((r) => r.quiet.p99)), 2)],
-    ['OCPP p50 ms, (b) while pricing', show(spread(lat.map((r) => r.pricing.p50)), 2)],
-    ['OCPP p99 ms, (b) while pricing', show(spread(lat.map((r) => r.pricing.p99)), 2)],
-    ['p99(b) / p99(a), per run', show(ratio, 2)],
-    ['pool CDRs/s while serving chargers (b)', show(spread(lat.map((r) => r.cdrsPerSecond)))],
-    ['OCPP p50 ms, (c) while pricing, outcomes per batch', show(spread(lat.map((r) => r.streamed.p50)), 2)],
-    ['OCPP p99 ms, (c) while pricing, outcomes per batch', show(spread(lat.map((r) => r.streamed.p99)), 2)],
+    ['OCPP p50 / p99 ms, (a) no pricing', `${ms((r) => r.quiet.p50)} / ${ms((r) => r.quiet.p99)}`],
+    ['OCPP p50 / p99 ms, (q) no pricing, again', `${ms((r) => r.quietAgain.p50)} / ${ms((r) => r.quietAgain.p99)}`],
+    ['p99(q) / p99(a), per run: the noise', show(noise, 2)],
+    ['OCPP p50 / p99 ms, (c) while pricing, each()', `${ms((r) => r.streamed.p50)} / ${ms((r) => r.streamed.p99)}`],
     ['p99(c) / p99(a), per run', show(streamedRatio, 2)],
     ['pool CDRs/s while serving chargers (c)', show(spread(lat.map((r) => r.streamedPerSecond)))],
+    ['OCPP p50 / p99 ms, (b) while pricing, price() held', `${ms((r) => r.pricing.p50)} / ${ms((r) => r.pricing.p99)}`],
+    ['p99(b) / p99 of its own quiet window, per run', show(held, 2)],
+    ['pool CDRs/s while serving chargers (b)', show(spread(lat.map((r) => r.cdrsPerSecond)))],
     [
-      'event-loop delay p99 ms, (a) / (b) / (c)',
+      'event-loop delay p99 ms, (a) / (c) / (b)',
       [
         r2(lat.map((r) => r.quiet.loopP99Ms)),
-        r2(lat.map((r) => r.pricing.loopP99Ms)),
         r2(lat.map((r) => r.streamed.loopP99Ms)),
+        r2(lat.map((r) => r.pricing.loopP99Ms)),
       ].join(' / '),
     ],
     [
-      'event-loop delay max ms, (a) / (b) / (c)',
+      'event-loop delay max ms, (a) / (c) / (b)',
       [
         r2(lat.map((r) => r.quiet.loopMaxMs)),
-        r2(lat.map((r) => r.pricing.loopMaxMs)),
         r2(lat.map((r) => r.streamed.loopMaxMs)),
+        r2(lat.map((r) => r.pricing.loopMaxMs)),
       ].join(' / '),
     ],
-    [
-      'unanswered / failed calls, (a) + (b) + (c)',
-      `${lat.reduce((n, r) => n + r.quiet.unanswered + r.pricing.unanswered + r.streamed.unanswered, 0)} / ${lat.reduce((n, r) => n + r.quiet.errors + r.pricing.errors + r.streamed.errors, 0)}`,
-    ],
+    ['unanswered / failed calls, all windows', `${sum(lat, (l) => l.unanswered)} / ${sum(lat, (l) => l.errors)}`],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   log('');
@@ -524,7 +572,8 @@ function report(threads: number, mainRates: Rate[], poolRates: Rate[], lat: Late
     `${r.median.toFixed(2)}x of without (${r.min.toFixed(2)}-${r.max.toFixed(2)}): ${r.median <= UNCHANGED ? 'unchanged' : 'changed'}`;
   log(
     `verdict: pool ${fmt(pool.median)} CDRs/s, aim >= ${fmt(POOL_AIM)}: ${poolVerdict}; OCPP p99 while pricing, ` +
-      `aim unchanged (<= ${UNCHANGED}x): outcomes held ${verdict(ratio)}; outcomes per batch ${verdict(streamedRatio)}`,
+      `aim unchanged (<= ${UNCHANGED}x): each() ${verdict(streamedRatio)}; price() held ${verdict(held)}; ` +
+      `two quiet windows ${noise.median.toFixed(2)}x (${noise.min.toFixed(2)}-${noise.max.toFixed(2)})`,
   );
   return { mainRates, poolRates, latency: lat, rows: Object.fromEntries(rows) };
 }
