@@ -71,7 +71,13 @@ function readTariff(t: PricingTariff): ReadTariff {
   const cached = readTariffs.get(t);
   if (cached) return cached;
   const elements = t.elements.map((e, i): Element => {
-    const components: Element['components'] = {};
+    // one object shape for every element (absent types undefined), so that reading a type is cheap
+    const components: Element['components'] = {
+      ENERGY: undefined,
+      TIME: undefined,
+      PARKING_TIME: undefined,
+      FLAT: undefined,
+    };
     // "the first Tariff Element with that Dimension": within an element, the first component of a type
     for (const c of e.price_components) {
       components[c.type] ??= {

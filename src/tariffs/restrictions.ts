@@ -51,25 +51,29 @@ export interface Restriction {
 
 const secondsOf = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 3600 + Number(hhmm.slice(3, 5)) * 60;
 
+/**
+ * Every restriction set has the same fields, absent ones undefined: one object shape for all the
+ * elements of all tariffs, so that `holds` reads each field at a known place.
+ */
 export function readRestriction(r: Restrictions | undefined): Restriction {
-  if (!r) return { text: 'no restrictions', kwh_bounds: [] };
-  const out: Restriction = { text: describe(r), kwh_bounds: [] };
-  if (r.start_time !== undefined) out.start_s = secondsOf(r.start_time);
-  if (r.end_time !== undefined) out.end_s = secondsOf(r.end_time);
-  if (r.start_date !== undefined) out.start_date = dateKeyOf(r.start_date);
-  if (r.end_date !== undefined) out.end_date = dateKeyOf(r.end_date);
-  if (r.min_kwh !== undefined) out.min_kwh = quantityOf(r.min_kwh);
-  if (r.max_kwh !== undefined) out.max_kwh = quantityOf(r.max_kwh);
-  for (const b of [r.min_kwh, r.max_kwh]) if (b !== undefined) out.kwh_bounds.push(b);
-  if (r.min_current !== undefined) out.min_current = r.min_current;
-  if (r.max_current !== undefined) out.max_current = r.max_current;
-  if (r.min_power !== undefined) out.min_power = r.min_power;
-  if (r.max_power !== undefined) out.max_power = r.max_power;
-  if (r.min_duration !== undefined) out.min_duration = r.min_duration;
-  if (r.max_duration !== undefined) out.max_duration = r.max_duration;
-  if (r.day_of_week !== undefined && r.day_of_week.length > 0) out.days = new Set(r.day_of_week);
-  if (r.reservation !== undefined) out.reservation = r.reservation;
-  return out;
+  return {
+    start_s: r?.start_time === undefined ? undefined : secondsOf(r.start_time),
+    end_s: r?.end_time === undefined ? undefined : secondsOf(r.end_time),
+    start_date: r?.start_date === undefined ? undefined : dateKeyOf(r.start_date),
+    end_date: r?.end_date === undefined ? undefined : dateKeyOf(r.end_date),
+    min_kwh: r?.min_kwh === undefined ? undefined : quantityOf(r.min_kwh),
+    max_kwh: r?.max_kwh === undefined ? undefined : quantityOf(r.max_kwh),
+    kwh_bounds: [r?.min_kwh, r?.max_kwh].filter((b): b is number => b !== undefined),
+    min_current: r?.min_current,
+    max_current: r?.max_current,
+    min_power: r?.min_power,
+    max_power: r?.max_power,
+    min_duration: r?.min_duration,
+    max_duration: r?.max_duration,
+    days: r?.day_of_week !== undefined && r.day_of_week.length > 0 ? new Set(r.day_of_week) : undefined,
+    reservation: r?.reservation,
+    text: r ? describe(r) : 'no restrictions',
+  };
 }
 
 function describe(r: Restrictions): string {
