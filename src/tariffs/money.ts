@@ -194,14 +194,19 @@ export function dec(n: number): Decimal {
   return d;
 }
 
+/** 10^k as the nearest double, k < 60 (read from text: `10 ** k` is not always correctly rounded). */
+const DOUBLE_POWERS: readonly number[] = Array.from({ length: 60 }, (_, k) => Number(`1e${k}`));
+
 /** The reported form of an amount: 4 decimals, half away from zero, as a JSON number. */
 export function reported(d: Decimal): number {
   if (d.isZero()) return 0;
   const cut = d.scale - REPORTED_DECIMALS;
-  if (cut > 0 && cut <= 22) {
-    // the value in 4-decimal units, as a double: within 1e-6 of the exact one below 1e9 units, so
-    // unless it is that close to a half, rounding the double rounds the decimal
-    const x = Number(d.units) / 10 ** cut;
+  if (cut > 0 && cut < DOUBLE_POWERS.length) {
+    // the value in 4-decimal units, as a double: the conversion, the power of ten and the division
+    // are each within half an ulp, so below 1e9 units the double is within 1e-6 of the exact
+    // value; unless it is that close to a half, rounding the double rounds the decimal. (Amounts
+    // priced per second keep 30 decimals: their units do not fit a double exactly, and need not.)
+    const x = Number(d.units) / (DOUBLE_POWERS[cut] as number);
     const size = Math.abs(x);
     if (size < 1e9) {
       const whole = Math.floor(size);

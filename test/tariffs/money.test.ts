@@ -44,6 +44,20 @@ describe('pricing engine: exact decimals', function () {
       const d = new Decimal(units, scale);
       expect(reported(d), `${d}`).to.equal(d.rounded(4).toNumber());
     }
+    // amounts kept to 30 decimals and more (priced per second): units beyond what a double holds
+    for (let i = 0; i < 20_000; i++) {
+      const scale = 26 + random.int(0, 30);
+      const below = 10n ** BigInt(scale - 4);
+      // up to 1e9 reported units, and digits below the 4th decimal: random, or a tie give or take one
+      const rest =
+        i % 3 === 0
+          ? below / 2n + BigInt(random.int(-1, 1))
+          : (below * BigInt(random.int(0, 1e9))) / 1_000_000_000n + BigInt(random.int(0, 1e6));
+      let units = BigInt(random.int(0, 1e9)) * below + rest;
+      if (i % 2 === 0) units = -units;
+      const d = new Decimal(units, scale);
+      expect(reported(d), `${d}`).to.equal(d.rounded(4).toNumber());
+    }
   });
 
   it('divides last, so that an amount that is exact stays exact: 1 s at 0.18 an hour is 0.00005', function () {
