@@ -44,6 +44,8 @@ interface Component {
 interface Element {
   /** 1-based, as an operator counts them in the tariff */
   number: number;
+  /** 0-based */
+  index: number;
   restriction: Restriction;
   components: Partial<Record<'ENERGY' | 'TIME' | 'PARKING_TIME' | 'FLAT', Component>>;
 }
@@ -56,6 +58,12 @@ interface Bound {
 
 interface ReadTariff {
   elements: Element[];
+  /**
+   * The elements that may price each type, in order: ordinary elements with a component of the
+   * type price charging and parking; reservation elements (by their `reservation` restriction)
+   * price reservation time with their TIME component.
+   */
+  candidates: Record<'ENERGY' | 'TIME' | 'PARKING_TIME' | 'FLAT' | 'RESERVATION' | 'RESERVATION_EXPIRES', Element[]>;
   /** whether an element has min_kwh or max_kwh (the energy before each period is then tracked) */
   kwhBounds: boolean;
   min: Bound | undefined;
@@ -88,14 +96,26 @@ function readTariff(t: PricingTariff): ReadTariff {
         vat_number: c.vat,
       };
     }
-    return { number: i + 1, restriction: readRestriction(e.restrictions), components };
+    return { number: i + 1, index: i, restriction: readRestriction(e.restrictions), components };
   });
   const amount = (p: PricingTariff['min_price']): Bound | undefined =>
     p === undefined
       ? undefined
       : { excl: dec(p.excl_vat), incl: p.incl_vat === undefined ? undefined : dec(p.incl_vat) };
   const kwhBounds = elements.some((e) => e.restriction.min_kwh !== undefined || e.restriction.max_kwh !== undefined);
-  const read = { elements, kwhBounds, min: amount(t.min_price), max: amount(t.max_price) };
+  const ordinary = (type: 'ENERGY' | 'TIME' | 'PARKING_TIME' | 'FLAT'): Element[] =>
+    elements.filter((e) => e.components[type] && e.restriction.reservation === undefined);
+  const reserving = (kind: 'RESERVATION' | 'RESERVATION_EXPIRES'): Element[] =>
+    elements.filter((e) => e.components.TIME && e.restriction.reservation === kind);
+  const candidates = {
+    ENERGY: ordinary('ENERGY'),
+    TIME: ordinary('TIME'),
+    PARKING_TIME: ordinary('PARKING_TIME'),
+    FLAT: ordinary('FLAT'),
+    RESERVATION: reserving('RESERVATION'),
+    RESERVATION_EXPIRES: reserving('RESERVATION_EXPIRES'),
+  };
+  const read = { elements, candidates, kwhBounds, min: amount(t.min_price), max: amount(t.max_price) };
   readTariffs.set(t, read);
   return read;
 }
@@ -259,28 +279,25 @@ function factsOf(p: PeriodAt, sessionStart: number, energyBefore: Quantity, time
 }
 
 /**
- * The element that prices `type` in a period: the first, in the tariff's order, that has a
- * component of the type and whose restrictions hold (mod_tariffs "PricingTariff Object"). Reservation
- * elements price only reservation time, and ordinary ones only charging and parking.
+ * The element that prices a type in a period: the first of its candidates (ReadTariff.candidates:
+ * the elements with a component of the type, in the tariff's order) whose restrictions hold
+ * (mod_tariffs "PricingTariff Object").
  */
-function elementFor(
-  elements: Element[],
-  type: 'ENERGY' | 'TIME' | 'PARKING_TIME' | 'FLAT',
-  facts: PeriodFacts,
-  reservation: 'RESERVATION' | 'RESERVATION_EXPIRES' | undefined,
-  memo: (boolean | undefined)[],
-): Element | undefined {
-  for (let i = 0; i < elements.length; i++) {
-    const e = elements[i] as Element;
-    if (!e.components[type]) continue;
-    const r = e.restriction.reservation;
-    if (reservation === undefined ? r !== undefined : r !== reservation) continue;
-    let ok = memo[i];
-    if (ok === undefined) memo[i] = ok = holds(e.restriction, facts);
-    if (ok) return e;
+function elementFor(candidates: readonly Element[], facts: PeriodFacts, memo: Memo): Element | undefined {
+  for (let i = 0; i < candidates.length; i++) {
+    const e = candidates[i] as Element;
+    let known = memo[e.index];
+    if (known === UNKNOWN) memo[e.index] = known = holds(e.restriction, facts) ? HOLDS : FAILS;
+    if (known === HOLDS) return e;
   }
   return undefined;
 }
+
+/** Per element, whether its restrictions hold in the period at hand: not asked yet, or the answer. */
+type Memo = Uint8Array;
+const UNKNOWN = 0;
+const HOLDS = 1;
+const FAILS = 2;
 
 type Fee = { cost: Amount; element: number } | undefined;
 
@@ -311,8 +328,8 @@ class SessionPricing {
   private readonly steps: PricedCdr['breakdown']['steps'] = [];
   private readonly warnings: string[] = [];
   private readonly sessionStart: number;
-  /** per element, whether its restrictions hold in the period at hand (undefined: not asked yet) */
-  private readonly memo: (boolean | undefined)[];
+  /** per element, whether its restrictions hold in the period at hand (UNKNOWN: not asked yet) */
+  private readonly memo: Memo;
 
   constructor(
     private readonly t: ReadTariff,
@@ -323,7 +340,7 @@ class SessionPricing {
     private readonly charged: boolean,
   ) {
     this.sessionStart = times.start;
-    this.memo = new Array<boolean | undefined>(t.elements.length).fill(undefined);
+    this.memo = new Uint8Array(t.elements.length);
   }
 
   period(p: PeriodAt): void {
@@ -331,7 +348,7 @@ class SessionPricing {
     const before = this.t.kwhBounds ? this.energyBefore.quantity() : NO_QUANTITY;
     const facts = factsOf(p, this.sessionStart, before, this.timeZone);
     const memo = this.memo;
-    memo.fill(undefined);
+    memo.fill(UNKNOWN);
     const dims: DimensionBreakdown[] | undefined = this.withBreakdown ? [] : undefined;
     let isReservation = false;
     for (const d of p.period.dimensions) if (d.type === 'RESERVATION_TIME') isReservation = true;
@@ -340,7 +357,7 @@ class SessionPricing {
       this.warnings.push('a charging period starts before start_date_time: total_time counts from it');
     // FLAT: once per session, from the first period where an element with a FLAT component holds
     if (!isReservation && this.flat === undefined) {
-      const e = elementFor(this.t.elements, 'FLAT', facts, undefined, memo);
+      const e = elementFor(this.t.candidates.FLAT, facts, memo);
       this.flat = feeOf(e);
     }
     for (const d of p.period.dimensions) {
@@ -358,12 +375,7 @@ class SessionPricing {
   }
 
   /** One dimension of a period: its volume to its component; its line of the breakdown. */
-  private dimension(
-    type: Priced,
-    volume: number,
-    facts: PeriodFacts,
-    memo: (boolean | undefined)[],
-  ): DimensionBreakdown | undefined {
+  private dimension(type: Priced, volume: number, facts: PeriodFacts, memo: Memo): DimensionBreakdown | undefined {
     const total = this.totals[type];
     // the volume in millionths once, for the three sums it goes to
     const micro = microOf(volume);
@@ -371,7 +383,7 @@ class SessionPricing {
     const e =
       type === 'RESERVATION_TIME'
         ? this.reservationElement(facts, memo)
-        : elementFor(this.t.elements, type, facts, undefined, memo);
+        : elementFor(this.t.candidates[type], facts, memo);
     const c = e?.components[type === 'RESERVATION_TIME' ? 'TIME' : type];
     if (type === 'ENERGY' && this.t.kwhBounds) this.energyBefore.add(volume, micro);
     if (!e || !c) {
@@ -395,11 +407,11 @@ class SessionPricing {
     };
   }
 
-  private reservationElement(facts: PeriodFacts, memo: (boolean | undefined)[]): Element | undefined {
+  private reservationElement(facts: PeriodFacts, memo: Memo): Element | undefined {
     const wanted = this.charged ? 'RESERVATION' : 'RESERVATION_EXPIRES';
-    let e = elementFor(this.t.elements, 'TIME', facts, wanted, memo);
+    let e = elementFor(this.t.candidates[wanted], facts, memo);
     // no RESERVATION_EXPIRES element: the RESERVATION one prices an expired reservation too
-    if (!e && wanted === 'RESERVATION_EXPIRES') e = elementFor(this.t.elements, 'TIME', facts, 'RESERVATION', memo);
+    if (!e && wanted === 'RESERVATION_EXPIRES') e = elementFor(this.t.candidates.RESERVATION, facts, memo);
     if (e && this.reservationFlat === undefined) this.reservationFlat = feeOf(e);
     return e;
   }
