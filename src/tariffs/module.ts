@@ -14,6 +14,10 @@ import { PricedCdr, PriceRequest, type PriceOutcome } from './types.js';
 
 /** What other modules use to price: CDR building (src/roaming) and the eMSP's re-pricing. */
 export interface PricingHandle {
+  /**
+   * Every outcome, in order. An outcome priced without its breakdown carries empty breakdown
+   * lists that are shared and frozen: read them, do not add to them.
+   */
   price(tasks: readonly PricingTask[]): Promise<PriceOutcome[]>;
   /** bulk pricing: each batch's outcomes handed over in order as they come back (PricingPool.each) */
   each(

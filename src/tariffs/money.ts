@@ -295,7 +295,7 @@ export class VolumeSum {
   private rest: Decimal | undefined;
   private cached: Decimal | undefined;
 
-  /** Adds `v`; `micro` is `microOfVolume(v)` when the caller has it already (one volume goes to several sums). */
+  /** Adds `v`; `micro` is `microOf(v)` when the caller has it already (one volume goes to several sums). */
   add(v: number, micro: number | undefined = microOf(v)): void {
     this.cached = undefined;
     const m = micro;

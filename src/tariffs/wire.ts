@@ -140,6 +140,8 @@ const HEADER = 7;
 
 /** How many numbers `encodeTask` writes for a task (its header and, per period, three plus two per dimension). */
 function sizeOf(t: WireTask): number {
+  // a task with a breakdown goes whole: its header only
+  if (t.breakdown) return HEADER;
   let size = HEADER;
   for (const p of t.cdr.charging_periods) size += 3 + 2 * p.dimensions.length;
   return size;

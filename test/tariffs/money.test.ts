@@ -46,12 +46,15 @@ describe('pricing engine: exact decimals', function () {
     }
     // amounts kept to 30 decimals and more (priced per second): units beyond what a double holds
     for (let i = 0; i < 20_000; i++) {
-      const scale = 26 + random.int(0, 30);
+      const scale = 26 + random.int(0, 37);
       const below = 10n ** BigInt(scale - 4);
       // up to 1e9 reported units, and digits below the 4th decimal: random, or a tie give or take one
+      // near a half: exactly, a unit either side, or 5e-7 and 1.01e-6 of a reported unit either side
+      // (the band where the double must give way to the exact rounding, and just outside it)
+      const near = [0n, 1n, -1n, below / 2_000_000n, -below / 2_000_000n, (below * 101n) / 100_000_000n];
       const rest =
         i % 3 === 0
-          ? below / 2n + BigInt(random.int(-1, 1))
+          ? below / 2n + (near[i % near.length] as bigint)
           : (below * BigInt(random.int(0, 1e9))) / 1_000_000_000n + BigInt(random.int(0, 1e6));
       let units = BigInt(random.int(0, 1e9)) * below + rest;
       if (i % 2 === 0) units = -units;
