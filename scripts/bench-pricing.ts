@@ -162,13 +162,7 @@ function prepare(): Fixture {
 /** Whether `outcomes` are the main thread's totals for the tasks, in order; throws otherwise. */
 function verify(f: Fixture, outcomes: readonly PriceOutcome[], what: string): void {
   if (outcomes.length !== f.tasks.length) throw new Error(`${what}: ${outcomes.length} outcomes for ${f.tasks.length}`);
-  outcomes.forEach((o, i) => {
-    if (!o.ok) throw new Error(`${what}: CDR ${i} not priced: ${o.message}`);
-    if (o.priced.total_cost.excl_vat !== f.reference[i % f.cdrs.length])
-      throw new Error(
-        `${what}: CDR ${i} priced ${o.priced.total_cost.excl_vat}, main thread ${f.reference[i % f.cdrs.length]}`,
-      );
-  });
+  verifyBatch(f, outcomes, 0, what);
 }
 
 /** One batch of outcomes, from `offset` in `f.tasks`, against the main thread's totals. */

@@ -71,24 +71,19 @@ export class PricingPool {
       const next = pending.shift();
       if (next) await onBatch(await next.outcomes, next.offset);
     };
-    try {
-      for (let i = 0; i < tasks.length; i += this.batchSize) {
-        await this.slot();
-        const outcomes = this.run(tasks.slice(i, i + this.batchSize));
-        // awaited in order below; a batch failing while an earlier one is awaited must not count
-        // as an unhandled rejection meanwhile
-        outcomes.catch(() => undefined);
-        pending.push({ offset: i, outcomes });
-        // the oldest batches that are back go to the caller now, not at the end
-        while (pending.length > this.limit) await handOver();
-        // a turn of the event loop between batches: chargers' messages are served in between
-        if (i + this.batchSize < tasks.length) await new Promise<void>((resolve) => setImmediate(resolve));
-      }
-      while (pending.length > 0) await handOver();
-    } finally {
-      // nothing left unobserved when the caller's handler failed
-      for (const p of pending) p.outcomes.catch(() => undefined);
+    for (let i = 0; i < tasks.length; i += this.batchSize) {
+      await this.slot();
+      const outcomes = this.run(tasks.slice(i, i + this.batchSize));
+      // awaited in order below; a batch failing while an earlier one is awaited, or left behind
+      // when `onBatch` throws, must not count as an unhandled rejection
+      outcomes.catch(() => undefined);
+      pending.push({ offset: i, outcomes });
+      // the oldest batches that are back go to the caller now, not at the end
+      while (pending.length > this.limit) await handOver();
+      // a turn of the event loop between batches: chargers' messages are served in between
+      if (i + this.batchSize < tasks.length) await new Promise<void>((resolve) => setImmediate(resolve));
     }
+    while (pending.length > 0) await handOver();
   }
 
   /** Prices `tasks`, in order; each outcome is a priced CDR or why it could not be priced. */
