@@ -70,6 +70,26 @@ describe('pricing threads: transport and pool', function () {
     expect(whole?.cdr).to.deep.equal(cdr);
   });
 
+  it('a CDR with a period date that does not parse goes whole, and the tasks after it keep their own instants', function () {
+    const periods = cdr.charging_periods.map((p, i) =>
+      i === 1 ? { ...p, start_date_time: '2025-13-01T00:00:00Z' } : p,
+    );
+    const odd = { ...cdr, charging_periods: periods };
+    const later = { ...cdr, start_date_time: '2024-02-29T23:59:59.999Z' };
+    const [first, sent, third] = decodeBatch(
+      encodeBatch([
+        { tariff, cdr, time_zone: 'Europe/Amsterdam' },
+        { tariff, cdr: odd, time_zone: 'Europe/Amsterdam' },
+        { tariff, cdr: later, time_zone: 'Europe/Amsterdam' },
+      ]),
+    );
+    expect(first?.times?.start).to.equal(Date.parse(cdr.start_date_time));
+    expect(sent?.times).to.equal(undefined);
+    expect(sent?.cdr).to.deep.equal(odd);
+    expect(third?.times?.start).to.equal(Date.parse('2024-02-29T23:59:59.999Z'));
+    expect(third?.times?.periods).to.deep.equal(cdr.charging_periods.map((p) => Date.parse(p.start_date_time)));
+  });
+
   it('the pool answers what the engine answers: totals, breakdowns and refusals', async function () {
     const pool = new PricingPool({ threads: 1, idleTimeoutMs: 5000, maxQueue: 2, batchSize: 7 });
     try {
