@@ -1,5 +1,13 @@
 import type { MergedRun, MergedWrite } from './merged-write.js';
-import { TransactionLostError, type SqlExecutor, type SqlRunner, type SqlTx } from './sql.js';
+import {
+  TransactionLostError,
+  type Row,
+  type SqlExecutor,
+  type SqlRunner,
+  type SqlStatement,
+  type SqlTx,
+  type StatementResult,
+} from './sql.js';
 
 /** Values a batch reads once for all its turns (`BatchRead`), by key. */
 export type BatchValues = ReadonlyMap<string, number>;
@@ -201,6 +209,7 @@ export class GroupCommit {
    * statements only, so running them a second time after a rollback is safe.
    */
   private async flush(batch: Pending[]): Promise<void> {
+    if (this.sql.pipelinedTransaction && batch.every((p) => p.light)) return this.flushPipelined(batch);
     const only = batch.length === 1 ? batch[0] : undefined;
     if (only) {
       await retryTransient(() => this.sql.transaction(async (tx) => alone(tx, only, await this.reads(tx, batch)))).then(
@@ -225,6 +234,55 @@ export class GroupCommit {
         () => true,
         () => false,
       );
+    if (committed) for (const p of batch) p.resolve();
+    else await this.flushIsolated(batch);
+  }
+
+  /**
+   * A batch of light turns where the driver pipelines (PostgreSQL): BEGIN, the batch's reads and
+   * its merged writes go in one round trip, then each turn checks its fence against what was read,
+   * then COMMIT: two round trips instead of five for a batch of meter values. The writes run
+   * before the checks, inside the transaction, so a fenced turn rolls them all back, and the batch
+   * runs again turn by turn (`flushIsolated`), where that turn fails alone. A statement made
+   * after the pipeline left (a reader or a merged write that awaited first) runs on the
+   * transaction after it, in order.
+   */
+  private async flushPipelined(batch: Pending[]): Promise<void> {
+    const later = new Later();
+    const reads = this.reads(later, batch);
+    const token = {};
+    const runs: MergedRun[] = [];
+    for (const p of batch) for (const m of p.merged) m.join(token, runs);
+    // settles once every merged statement did, the first failure being its error: none is still
+    // under way when the transaction ends
+    const written = Promise.allSettled(runs.map((r) => r.run(later, this.sql.dialect))).then((all) => {
+      for (const r of all) if (r.status === 'rejected') throw r.reason;
+    });
+    // both settle with the pipeline: when it fails, its error is the batch's, not an unhandled one
+    reads.catch(() => undefined);
+    written.catch(() => undefined);
+    const pipelined = this.sql.pipelinedTransaction?.bind(this.sql);
+    if (!pipelined) throw new Error('flushPipelined without a pipelining driver');
+    const committed = await pipelined(later.seal(), async (results, tx) => {
+      later.settle(results, tx);
+      try {
+        const values = await reads;
+        for (const p of batch) await p.writes(tx, values.get(p.read?.reader) ?? NOTHING_READ);
+      } catch (err) {
+        // no statement starts after this, and those under way end before the ROLLBACK: one that
+        // ran after it would run outside the transaction
+        later.fail(err);
+        await written.catch(() => undefined);
+        throw err;
+      }
+      await written;
+    }).then(
+      () => true,
+      (err: unknown) => {
+        later.fail(err);
+        return false;
+      },
+    );
     if (committed) for (const p of batch) p.resolve();
     else await this.flushIsolated(batch);
   }
@@ -278,4 +336,74 @@ export class GroupCommit {
 async function alone(tx: SqlTx, p: Pending, reads: Map<BatchRead['reader'] | undefined, BatchValues>): Promise<void> {
   await p.writes(tx, reads.get(p.read?.reader) ?? NOTHING_READ);
   for (const m of p.merged) await m.one(tx);
+}
+
+/**
+ * A runner that writes statements down until sealed, for a pipeline to send together; each one's
+ * promise settles with the pipeline's answer to it. A statement after the seal runs on the
+ * transaction once the pipeline answered, in the order made.
+ */
+class Later implements SqlRunner {
+  private readonly statements: SqlStatement[] = [];
+  private readonly answers: { resolve(r: StatementResult): void; reject(err: unknown): void }[] = [];
+  private sealed = false;
+  private failure: { err: unknown } | undefined;
+  private readonly tx: Promise<SqlRunner>;
+  private openTx!: (tx: SqlRunner) => void;
+  private failTx!: (err: unknown) => void;
+
+  constructor() {
+    this.tx = new Promise<SqlRunner>((resolve, reject) => {
+      this.openTx = resolve;
+      this.failTx = reject;
+    });
+    this.tx.catch(() => undefined);
+  }
+
+  query(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    if (this.sealed) return this.tx.then((tx) => this.open(tx).query(sql, params));
+    return this.record(sql, params).then((r) => r.rows);
+  }
+
+  execute(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    return this.query(sql, params);
+  }
+
+  run(sql: string, params: readonly unknown[] = []): Promise<number> {
+    if (this.sealed) return this.tx.then((tx) => this.open(tx).run(sql, params));
+    return this.record(sql, params).then((r) => r.rowCount);
+  }
+
+  /** The statements written down; later ones wait for `settle`. */
+  seal(): readonly SqlStatement[] {
+    this.sealed = true;
+    return this.statements;
+  }
+
+  settle(results: readonly StatementResult[], tx: SqlRunner): void {
+    this.answers.forEach((a, i) => {
+      const r = results[i];
+      if (r) a.resolve(r);
+      else a.reject(new Error(`no answer to pipelined statement ${i}`));
+    });
+    this.openTx(tx);
+  }
+
+  /** Statements not answered yet, and any made from now on, reject with `err`. */
+  fail(err: unknown): void {
+    this.failure ??= { err };
+    for (const a of this.answers) a.reject(err);
+    this.failTx(err);
+  }
+
+  /** The transaction, unless the batch failed meanwhile (then no more statements start on it). */
+  private open(tx: SqlRunner): SqlRunner {
+    if (this.failure) throw this.failure.err;
+    return tx;
+  }
+
+  private record(sql: string, params: readonly unknown[]): Promise<StatementResult> {
+    this.statements.push({ sql, params });
+    return new Promise<StatementResult>((resolve, reject) => this.answers.push({ resolve, reject }));
+  }
 }

@@ -1,6 +1,15 @@
 import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
-import { MAX_CACHED_STATEMENTS, withSavepoint, type Row, type SqlExecutor, type SqlTx } from './sql.js';
+import { Pipeline } from './pg-pipeline.js';
+import {
+  MAX_CACHED_STATEMENTS,
+  withSavepoint,
+  type Row,
+  type SqlExecutor,
+  type SqlStatement,
+  type SqlTx,
+  type StatementResult,
+} from './sql.js';
 
 /**
  * `?` placeholders to PostgreSQL's `$n`, skipping quoted text. Done once per statement text: the
@@ -97,6 +106,50 @@ export class PgExecutor implements SqlExecutor {
       await client.query('BEGIN');
       try {
         const result = await fn(this.txOn(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        throw err;
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /**
+   * BEGIN and `first` sent in one write and answered in one round trip (pg-pipeline.ts), then
+   * `fn` with their results on the same connection, then COMMIT (ROLLBACK when `fn` throws). A
+   * group commit's batch of light turns is two round trips this way instead of five. When a
+   * statement of `first` fails, the transaction is gone with the connection (which prepared
+   * statements the server kept is not known) and the error is the result.
+   */
+  async pipelinedTransaction<T>(
+    first: readonly SqlStatement[],
+    fn: (results: StatementResult[], tx: SqlTx) => Promise<T>,
+  ): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      const pipeline = new Pipeline([
+        { text: 'BEGIN', values: [] },
+        ...first.map((s) => {
+          const q = this.statement(s.sql, s.params);
+          return { ...(q.name ? { name: q.name } : {}), text: q.text, values: q.values ?? [] };
+        }),
+      ]);
+      client.query(pipeline);
+      let results: StatementResult[];
+      try {
+        results = await pipeline.done;
+      } catch (err) {
+        broken = true;
+        throw err;
+      }
+      try {
+        const result = await fn(results.slice(1), this.txOn(client));
         await client.query('COMMIT');
         return result;
       } catch (err) {

@@ -24,6 +24,18 @@ export interface SqlTx extends SqlRunner {
   savepoint<T>(fn: () => Promise<T>): Promise<T>;
 }
 
+/** A statement and its values, to run later (a pipeline's). */
+export interface SqlStatement {
+  sql: string;
+  params: readonly unknown[];
+}
+
+/** What a statement of `SqlExecutor.pipelinedTransaction` answered. */
+export interface StatementResult {
+  rows: Row[];
+  rowCount: number;
+}
+
 /**
  * The drivers under the runtime's per-turn path: prepared statements, bound parameters, no ORM.
  * SQLite runs on better-sqlite3's prepared statements, PostgreSQL on `pg` named statements.
@@ -32,6 +44,15 @@ export interface SqlExecutor extends SqlRunner {
   readonly dialect: Dialect;
   /** BEGIN, `fn` with the connection, COMMIT (ROLLBACK when `fn` throws). */
   transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T>;
+  /**
+   * Where the driver can send several statements at once (PostgreSQL): BEGIN and `first` in one
+   * round trip, `fn` with their results, COMMIT. Rejects with a failing statement's error, the
+   * transaction rolled back.
+   */
+  pipelinedTransaction?<T>(
+    first: readonly SqlStatement[],
+    fn: (results: StatementResult[], tx: SqlTx) => Promise<T>,
+  ): Promise<T>;
   close(): Promise<void>;
 }
 

@@ -1,4 +1,6 @@
 import type { Database } from '../../src/db/database.js';
+import { expect } from 'chai';
+import type { SqlRunner } from '../../src/db/sql.js';
 import { PG_URL, tempSchema } from '../support/databases.js';
 import { checkOrmTransactionAlongside, groupCommitTests, openMigrated } from '../support/group-commit-checks.js';
 import { checkOcpiShapesMigration } from '../support/ocpi-shapes-migration.js';
@@ -6,21 +8,22 @@ import { Database as Db } from '../../src/db/database.js';
 import { createLogger } from '../../src/logger.js';
 
 describe('the runtime on the pg driver (group commit, named statements)', () => {
-  let db: Database;
+  let database: Database;
+  const db = (): Database => database;
   let drop: () => Promise<void>;
 
   before(async () => {
     const schema = await tempSchema();
     drop = schema.drop;
-    db = await openMigrated({ kind: 'postgresql', url: PG_URL, schema: schema.schema });
+    database = await openMigrated({ kind: 'postgresql', url: PG_URL, schema: schema.schema });
   });
 
   after(async () => {
-    await db.close();
+    await database.close();
     await drop();
   });
 
-  groupCommitTests(() => db);
+  groupCommitTests(db);
 
   it('a query waits for a busy pool longer than the connect bound (the bound is on making a connection)', async () => {
     const { PgExecutor } = await import('../../src/db/pg-executor.js');
@@ -87,8 +90,59 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
     }
   });
 
+  it('a batch of light turns whose pipelined write fails runs again turn by turn: the failing turn fails alone, and the pool goes on', async () => {
+    const { GroupCommit } = await import('../../src/db/group-commit.js');
+    const { MergeableStatement } = await import('../../src/db/merged-write.js');
+    const { RuntimeStore } = await import('../../src/runtime/runtime-store.js');
+    type R = { id: string; n: number };
+    // every row of a batch in one INSERT, as the meter statements do: one duplicate fails them all
+    class InsertAll extends MergeableStatement<R> {
+      async one(tx: SqlRunner, r: R): Promise<void> {
+        await tx.run('INSERT INTO test_gc_row (id, n) VALUES (?, ?)', [r.id, r.n]);
+      }
+      async many(tx: SqlRunner, rows: readonly R[]): Promise<void> {
+        await tx.run('INSERT INTO test_gc_row (id, n) SELECT * FROM unnest(?::text[], ?::integer[])', [
+          rows.map((r) => r.id),
+          rows.map((r) => r.n),
+        ]);
+      }
+    }
+    const store = new RuntimeStore(db());
+    await store.raiseFence('gc:pipe', 1);
+    await db().sql.run("INSERT INTO test_gc_row (id, n) VALUES ('p-taken', 0)");
+    const group = new GroupCommit(db().sql);
+    const statement = new InsertAll();
+    const turn = (id: string) =>
+      group.commit(
+        async (_tx, fences) => {
+          if (fences.get('gc:pipe') !== 1) throw new Error('fenced');
+        },
+        { read: { reader: store.readFences, key: 'gc:pipe' }, merged: [statement.write({ id, n: 1 })], light: true },
+      );
+    const first = await Promise.allSettled([turn('p-1'), turn('p-taken'), turn('p-2')]);
+    expect(first.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+    // the connection whose pipeline failed was let go; the next batches prepare afresh and commit
+    for (let round = 0; round < 3; round++)
+      await Promise.all([turn(`p-${round}-a`), turn(`p-${round}-b`), turn(`p-${round}-c`)]);
+    const ids = await db().sql.query("SELECT id FROM test_gc_row WHERE id LIKE 'p-%' ORDER BY id");
+    expect(ids.map((r) => r.id)).to.deep.equal([
+      'p-0-a',
+      'p-0-b',
+      'p-0-c',
+      'p-1',
+      'p-1-a',
+      'p-1-b',
+      'p-1-c',
+      'p-2',
+      'p-2-a',
+      'p-2-b',
+      'p-2-c',
+      'p-taken',
+    ]);
+  });
+
   it('runs beside a MikroORM transaction held across awaits', async () => {
-    await checkOrmTransactionAlongside(db);
+    await checkOrmTransactionAlongside(db());
   });
 
   it('m0006 moves tokens and tariffs stored in the 2.1.1 shape to the 2.2.1 shape, and CDR ids may have 39 characters', async () => {
