@@ -181,7 +181,7 @@ export const SettingsSchema = Type.Object({
     maximum: 50,
     default: 5,
     description:
-      'group commit: while turns keep coming, those of this many ms commit in one transaction (32 waiting turns end the window early); a turn after a quiet spell commits at the end of its event-loop tick (0 = always so); replies wait for the commit',
+      'group commit: while turns keep coming, those of this many ms commit in one transaction (as many waiting turns as the last batch took, or 32, end the window early); a turn after a quiet spell commits at the end of its event-loop tick (0 = always so); replies wait for the commit',
   }),
   ASK_TIMEOUT_MS: Type.Integer({
     minimum: 100,

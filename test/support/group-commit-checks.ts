@@ -75,6 +75,25 @@ export async function checkOrmTransactionAlongside(db: Database): Promise<void> 
  * With a window, turns that end a little apart share a transaction; more than a batch's worth
  * (64) split over several transactions, and every turn settles after its batch committed.
  */
+/**
+ * Callers that each wait for their commit before the next turn (a charger's calls, one at a time)
+ * are not held by the window: as many waiting as the last batch took end it. Ten rounds of one
+ * caller, then of four, each well inside one window of a second.
+ */
+async function checkClosedLoopNotHeld(db: Database): Promise<void> {
+  const windowMs = 1000;
+  const group = new GroupCommit(db.sql, windowMs);
+  const turn = (id: string): Promise<void> =>
+    group.commit((tx) => tx.run('INSERT INTO test_gc_row (id, n) VALUES (?, ?)', [id, 0]).then());
+  for (const callers of [1, 4]) {
+    const started = performance.now();
+    for (let round = 0; round < 10; round++)
+      await Promise.all(Array.from({ length: callers }, (_, c) => turn(`loop-${callers}-${round}-${c}`)));
+    expect(performance.now() - started, `ten rounds of ${callers} caller(s)`).to.be.below(windowMs / 2);
+  }
+  expect(await count(db, 'loop-%')).to.equal(50);
+}
+
 async function checkWindowAndCap(db: Database): Promise<void> {
   const group = new GroupCommit(db.sql, 5);
   const turns: Promise<void>[] = [];
@@ -227,6 +246,10 @@ export function groupCommitTests(db: () => Database): void {
 
   it('ends the window early once 32 turns wait; fewer wait it out', async () => {
     await checkFullEnoughEndsWindow(db());
+  });
+
+  it('a caller that waits for each commit before its next turn is not held by the window', async () => {
+    await checkClosedLoopNotHeld(db());
   });
 
   it('writes the merged rows of a batch in one statement; a fenced turn of the batch fails alone', async () => {
