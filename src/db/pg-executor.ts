@@ -99,24 +99,11 @@ export class PgExecutor implements SqlExecutor {
     return this.query(sql, params);
   }
 
-  async transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      try {
-        const result = await fn(this.txOn(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {
-          broken = true;
-        });
-        throw err;
-      }
-    } finally {
-      client.release(broken);
-    }
+  transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T> {
+    return this.onConnection(
+      (client) => client.query('BEGIN').then(() => undefined),
+      (_begun, tx) => fn(tx),
+    );
   }
 
   /**
@@ -126,13 +113,11 @@ export class PgExecutor implements SqlExecutor {
    * statement of `first` fails, the transaction is gone with the connection (which prepared
    * statements the server kept is not known) and the error is the result.
    */
-  async pipelinedTransaction<T>(
+  pipelinedTransaction<T>(
     first: readonly SqlStatement[],
     fn: (results: StatementResult[], tx: SqlTx) => Promise<T>,
   ): Promise<T> {
-    const client = await this.pool.connect();
-    let broken = false;
-    try {
+    return this.onConnection(async (client) => {
       const pipeline = new Pipeline([
         { text: 'BEGIN', values: [] },
         ...first.map((s) => {
@@ -141,15 +126,31 @@ export class PgExecutor implements SqlExecutor {
         }),
       ]);
       client.query(pipeline);
-      let results: StatementResult[];
+      return (await pipeline.done).slice(1);
+    }, fn);
+  }
+
+  /**
+   * On one pooled connection: `begin` opens a transaction (answering what else it ran), `fn`, then
+   * COMMIT, or ROLLBACK when `fn` throws. A connection whose `begin` or ROLLBACK failed is let go
+   * rather than handed back in an unknown state.
+   */
+  private async onConnection<B, T>(
+    begin: (client: pg.PoolClient) => Promise<B>,
+    fn: (begun: B, tx: SqlTx) => Promise<T>,
+  ): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      let begun: B;
       try {
-        results = await pipeline.done;
+        begun = await begin(client);
       } catch (err) {
         broken = true;
         throw err;
       }
       try {
-        const result = await fn(results.slice(1), this.txOn(client));
+        const result = await fn(begun, this.txOn(client));
         await client.query('COMMIT');
         return result;
       } catch (err) {

@@ -24,7 +24,7 @@ interface Wire {
   parsedStatements: Record<string, string>;
   stream: { cork?: () => void; uncork?: () => void };
   parse(msg: { text: string; name: string; types: number[] }): void;
-  bind(msg: { statement: string; values: readonly unknown[]; valueMapper: (v: unknown) => unknown }): void;
+  bind(msg: { statement: string; values: readonly unknown[] }): void;
   describe(msg: { type: 'P'; name: string }): void;
   execute(msg: { portal: string; rows: number }): void;
   sync(): void;
@@ -72,19 +72,23 @@ export class Pipeline {
 
   submit(connection: pg.Connection): void {
     const wire = connection as unknown as Wire;
+    // every value mapped before anything is written: a value pg cannot send throws here, with
+    // nothing of the pipeline on the wire
+    const values = this.statements.map((s) => s.values.map(prepareValue));
     // one write for the whole pipeline, as `pg` corks a single statement's messages
     wire.stream.cork?.();
     try {
-      for (const s of this.statements) {
+      this.statements.forEach((s, i) => {
         const name = s.name ?? '';
-        if (!name || wire.parsedStatements[name] !== s.text) {
+        // a name parsed on this connection before, or earlier in this pipeline, is bound as it is
+        if (!name || (wire.parsedStatements[name] !== s.text && !this.sentNames.includes(name))) {
           wire.parse({ text: s.text, name, types: [] });
           if (name) this.sentNames.push(name);
         }
-        wire.bind({ statement: name, values: s.values, valueMapper: prepareValue });
+        wire.bind({ statement: name, values: values[i] ?? [] });
         wire.describe({ type: 'P', name: '' });
         wire.execute({ portal: '', rows: 0 });
-      }
+      });
       wire.sync();
     } finally {
       wire.stream.uncork?.();

@@ -72,10 +72,6 @@ export async function checkOrmTransactionAlongside(db: Database): Promise<void> 
 }
 
 /**
- * With a window, turns that end a little apart share a transaction; more than a batch's worth
- * (64) split over several transactions, and every turn settles after its batch committed.
- */
-/**
  * Callers that each wait for their commit before the next turn (a charger's calls, one at a time)
  * are not held by the window: as many waiting as the last batch took end it. Ten rounds of one
  * caller, then of four, each well inside one window of a second.
@@ -94,6 +90,10 @@ async function checkClosedLoopNotHeld(db: Database): Promise<void> {
   expect(await count(db, 'loop-%')).to.equal(50);
 }
 
+/**
+ * With a window, turns that end a little apart share a transaction; more than a batch's worth
+ * (64) split over several transactions, and every turn settles after its batch committed.
+ */
 async function checkWindowAndCap(db: Database): Promise<void> {
   const group = new GroupCommit(db.sql, 5);
   const turns: Promise<void>[] = [];
