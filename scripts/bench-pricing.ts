@@ -177,6 +177,19 @@ function verifyBatch(f: Fixture, outcomes: readonly PriceOutcome[], offset: numb
   });
 }
 
+/**
+ * `f.tasks` through `each`, every batch checked against the main thread's totals and let go, as a
+ * bulk caller does (see latencyRuns on holding them); throws unless every outcome was handed over.
+ */
+async function eachChecked(pricer: Pick<PricingHandle, 'each'>, f: Fixture, what: string): Promise<void> {
+  let handed = 0;
+  await pricer.each(f.tasks, (batch, offset) => {
+    verifyBatch(f, batch, offset, what);
+    handed += batch.length;
+  });
+  if (handed !== f.tasks.length) throw new Error(`${what}: ${handed} outcomes for ${f.tasks.length}`);
+}
+
 /** A throughput run: CDRs per second, and microseconds of CPU per CDR of the main thread and of the whole process. */
 interface Rate {
   perSecond: number;
@@ -249,18 +262,10 @@ async function poolRuns(f: Fixture, config: Config): Promise<Rate[]> {
   await warmUp(f, pool);
   const rates: Rate[] = [];
   for (let run = 1; run <= RUNS; run++) {
-    // outcomes checked batch by batch and let go, as a bulk caller does (see latencyRuns on holding them)
-    let handed = 0;
     const rate = await measured(
       () => f.tasks.length,
-      async () => {
-        await pool.each(f.tasks, (batch, offset) => {
-          verifyBatch(f, batch, offset, 'pool');
-          handed += batch.length;
-        });
-      },
+      () => eachChecked(pool, f, 'pool'),
     );
-    if (handed !== f.tasks.length) throw new Error(`pool: ${handed} outcomes for ${f.tasks.length}`);
     rates.push(rate);
     log(`pool (${pool.stats().threads} threads), run ${run}: ${describeRate(rate)}`);
   }
@@ -458,16 +463,7 @@ async function streamedRun(
   const quiet = await quietWindow();
   const again = await quietWindow();
   await sleep(1000);
-  const streamed = await windowOf(() =>
-    passes(async () => {
-      let handed = 0;
-      await pricing.each(f.tasks, (batch, offset) => {
-        verifyBatch(f, batch, offset, 'platform pool, each');
-        handed += batch.length;
-      });
-      if (handed !== f.tasks.length) throw new Error(`each(): ${handed} outcomes for ${f.tasks.length}`);
-    }),
-  );
+  const streamed = await windowOf(() => passes(() => eachChecked(pricing, f, 'platform pool, each')));
   // late answers in before the samples are read
   await sleep(3000);
   const a = latencyOf(await chargers.samples(quiet.from, quiet.to), quiet);

@@ -57,7 +57,8 @@ export class Pipeline {
   private rows: Row[] = [];
   private names: string[] = [];
   private parsers: ((raw: string) => unknown)[] = [];
-  private sentNames: string[] = [];
+  /** named statements this pipeline parses: the connection's once it succeeded */
+  private readonly parsing = new Map<string, string>();
   private settled = false;
   readonly done: Promise<StatementResult[]>;
   private resolve!: (results: StatementResult[]) => void;
@@ -81,9 +82,9 @@ export class Pipeline {
       this.statements.forEach((s, i) => {
         const name = s.name ?? '';
         // a name parsed on this connection before, or earlier in this pipeline, is bound as it is
-        if (!name || (wire.parsedStatements[name] !== s.text && !this.sentNames.includes(name))) {
+        if (!name || (wire.parsedStatements[name] !== s.text && !this.parsing.has(name))) {
           wire.parse({ text: s.text, name, types: [] });
-          if (name) this.sentNames.push(name);
+          if (name) this.parsing.set(name, s.text);
         }
         wire.bind({ statement: name, values: values[i] ?? [] });
         wire.describe({ type: 'P', name: '' });
@@ -96,14 +97,10 @@ export class Pipeline {
     // parsed for good once the pipeline succeeds; after a failure the connection is discarded
     void this.done.then(
       () => {
-        for (const name of this.sentNames) wire.parsedStatements[name] = this.textOf(name);
+        for (const [name, text] of this.parsing) wire.parsedStatements[name] = text;
       },
       () => undefined,
     );
-  }
-
-  private textOf(name: string): string {
-    return this.statements.find((s) => s.name === name)?.text ?? '';
   }
 
   handleRowDescription(msg: FieldMessage): void {

@@ -44,8 +44,6 @@ interface Component {
 interface Element {
   /** 1-based, as an operator counts them in the tariff */
   number: number;
-  /** 0-based */
-  index: number;
   restriction: Restriction;
   components: Partial<Record<'ENERGY' | 'TIME' | 'PARKING_TIME' | 'FLAT', Component>>;
 }
@@ -96,7 +94,7 @@ function readTariff(t: PricingTariff): ReadTariff {
         vat_number: c.vat,
       };
     }
-    return { number: i + 1, index: i, restriction: readRestriction(e.restrictions), components };
+    return { number: i + 1, restriction: readRestriction(e.restrictions), components };
   });
   const amount = (p: PricingTariff['min_price']): Bound | undefined =>
     p === undefined
@@ -286,8 +284,8 @@ function factsOf(p: PeriodAt, sessionStart: number, energyBefore: Quantity, time
 function elementFor(candidates: readonly Element[], facts: PeriodFacts, memo: Memo): Element | undefined {
   for (let i = 0; i < candidates.length; i++) {
     const e = candidates[i] as Element;
-    let known = memo[e.index];
-    if (known === UNKNOWN) memo[e.index] = known = holds(e.restriction, facts) ? HOLDS : FAILS;
+    let known = memo[e.number - 1];
+    if (known === UNKNOWN) memo[e.number - 1] = known = holds(e.restriction, facts) ? HOLDS : FAILS;
     if (known === HOLDS) return e;
   }
   return undefined;

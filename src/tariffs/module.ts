@@ -3,7 +3,7 @@ import { RequestValidationError } from '../gateway/errors.js';
 import { defineMount, route, type MountSpec } from '../gateway/route-table.js';
 import type { Config } from '../../config/index.js';
 import type { PlatformModule, PlatformServices } from '../platform/services.js';
-import { PricingPool, type PricingTask } from './pool.js';
+import { PricingPool, type OnBatch, type PricingTask } from './pool.js';
 import { PricedCdr, PriceRequest, type PriceOutcome } from './types.js';
 
 /**
@@ -20,10 +20,7 @@ export interface PricingHandle {
    */
   price(tasks: readonly PricingTask[]): Promise<PriceOutcome[]>;
   /** bulk pricing: each batch's outcomes handed over in order as they come back (PricingPool.each) */
-  each(
-    tasks: readonly PricingTask[],
-    onBatch: (outcomes: PriceOutcome[], offset: number) => void | Promise<void>,
-  ): Promise<void>;
+  each(tasks: readonly PricingTask[], onBatch: OnBatch): Promise<void>;
   priceOne(task: PricingTask): Promise<PriceOutcome>;
 }
 
@@ -56,10 +53,7 @@ class LazyPool implements PricingHandle {
     return this.get().price(tasks);
   }
 
-  async each(
-    tasks: readonly PricingTask[],
-    onBatch: (outcomes: PriceOutcome[], offset: number) => void | Promise<void>,
-  ): Promise<void> {
+  async each(tasks: readonly PricingTask[], onBatch: OnBatch): Promise<void> {
     return this.get().each(tasks, onBatch);
   }
 

@@ -298,9 +298,8 @@ export class VolumeSum {
   /** Adds `v`; `micro` is `microOf(v)` when the caller has it already (one volume goes to several sums). */
   add(v: number, micro: number | undefined = microOf(v)): void {
     this.cached = undefined;
-    const m = micro;
-    if (m !== undefined) {
-      const next = this.micro + m;
+    if (micro !== undefined) {
+      const next = this.micro + micro;
       if (Number.isSafeInteger(next)) {
         this.micro = next;
         return;

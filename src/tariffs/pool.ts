@@ -19,6 +19,9 @@ export interface PricingTask {
   breakdown?: boolean;
 }
 
+/** What `each` hands each batch's outcomes to: `offset` is the index of the batch's first task. */
+export type OnBatch = (outcomes: PriceOutcome[], offset: number) => void | Promise<void>;
+
 export interface PricingPoolOptions {
   /** threads; 0 = one per core */
   threads: number;
@@ -61,10 +64,7 @@ export class PricingPool {
    * and the event loop's collector does not copy outcomes held to the end. Resolves once every
    * batch was handed over; a rejection from `onBatch` stops handing out and is the result.
    */
-  async each(
-    tasks: readonly PricingTask[],
-    onBatch: (outcomes: PriceOutcome[], offset: number) => void | Promise<void>,
-  ): Promise<void> {
+  async each(tasks: readonly PricingTask[], onBatch: OnBatch): Promise<void> {
     // batches handed to threads and not yet handed to the caller, oldest first
     const pending: { offset: number; outcomes: Promise<PriceOutcome[]> }[] = [];
     const handOver = async (): Promise<void> => {

@@ -51,6 +51,12 @@ const PRICES = [
 ] as const;
 const VOLUMES = ['total_energy', 'total_time', 'total_parking_time'] as const;
 const SLOTS = 1 + PRICES.length * 2 + VOLUMES.length;
+/** Where each total sits in a result's slots, after the ok flag (the order encodeResults writes). */
+const PRICE_AT = Object.fromEntries(PRICES.map((p, i) => [p, 1 + 2 * i])) as Record<(typeof PRICES)[number], number>;
+const VOLUME_AT = Object.fromEntries(VOLUMES.map((v, i) => [v, 1 + 2 * PRICES.length + i])) as Record<
+  (typeof VOLUMES)[number],
+  number
+>;
 
 class Strings {
   readonly list: string[] = [];
@@ -327,22 +333,21 @@ export function decodeResults(tasks: readonly WireTask[], results: WireResults):
       out[i] = sent;
       continue;
     }
-    // the slots in the order of PRICES, then VOLUMES (encodeResults)
-    const k = i * SLOTS + 1;
-    const total_cost = priceAt(n, k);
+    const k = i * SLOTS;
+    const total_cost = priceAt(n, k + PRICE_AT.total_cost);
     out[i] = {
       ok: true,
       priced: {
         currency: (tasks[i] as WireTask).tariff.currency,
         total_cost,
-        total_fixed_cost: priceAt(n, k + 2),
-        total_energy: n[k + 12] as number,
-        total_energy_cost: priceAt(n, k + 4),
-        total_time: n[k + 13] as number,
-        total_time_cost: priceAt(n, k + 6),
-        total_parking_time: n[k + 14] as number,
-        total_parking_cost: priceAt(n, k + 8),
-        total_reservation_cost: priceAt(n, k + 10),
+        total_fixed_cost: priceAt(n, k + PRICE_AT.total_fixed_cost),
+        total_energy: n[k + VOLUME_AT.total_energy] as number,
+        total_energy_cost: priceAt(n, k + PRICE_AT.total_energy_cost),
+        total_time: n[k + VOLUME_AT.total_time] as number,
+        total_time_cost: priceAt(n, k + PRICE_AT.total_time_cost),
+        total_parking_time: n[k + VOLUME_AT.total_parking_time] as number,
+        total_parking_cost: priceAt(n, k + PRICE_AT.total_parking_cost),
+        total_reservation_cost: priceAt(n, k + PRICE_AT.total_reservation_cost),
         breakdown: { periods: NONE, steps: NONE, before_clamp: total_cost, clamped: NONE, warnings: NONE },
       },
     };
