@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { priceCdr } from '../../src/tariffs/engine.js';
 import { PricingPool } from '../../src/tariffs/pool.js';
 import { decodeBatch, encodeBatch, parseDateTime } from '../../src/tariffs/wire.js';
@@ -149,6 +150,34 @@ describe('pricing threads: transport and pool', function () {
       expect(await pool.price(tasks.slice(1, 3))).to.have.length(2);
       for (let i = 0; i < 100 && pool.stats().in_flight > 0; i++) await new Promise((r) => setTimeout(r, 20));
       expect(pool.stats()).to.deep.include({ in_flight: 0, waiting: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+  it('on Linux with chrt, the pricing threads run under SCHED_IDLE and the event loop keeps its policy', async function () {
+    if (process.platform !== 'linux' || !['/usr/bin/chrt', '/bin/chrt'].some((p) => existsSync(p))) this.skip();
+    /** SCHED_* of each thread of this process: field 41 of /proc/<pid>/task/<tid>/stat */
+    const policies = (): Map<number, number> =>
+      new Map(
+        readdirSync('/proc/self/task').map((tid) => {
+          const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+          // fields after the command name, which is in parentheses and may hold spaces: state is field 3
+          const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          return [Number(tid), Number(fields[41 - 3])];
+        }),
+      );
+    const before = new Set(policies().keys());
+    const pool = new PricingPool({ threads: 1, idleTimeoutMs: 5000, maxQueue: 1 });
+    try {
+      await pool.priceOne({ tariff, cdr, time_zone: 'Europe/Amsterdam' });
+      const SCHED_IDLE = 5;
+      let idle: number[] = [];
+      for (let i = 0; i < 100 && idle.length === 0; i++) {
+        idle = [...policies()].filter(([tid, policy]) => !before.has(tid) && policy === SCHED_IDLE).map(([tid]) => tid);
+        if (idle.length === 0) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(idle, 'a new thread under SCHED_IDLE').to.have.length(1);
+      expect(policies().get(process.pid), 'the event loop thread').to.equal(0);
     } finally {
       await pool.close();
     }
