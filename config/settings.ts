@@ -154,6 +154,11 @@ export const SettingsSchema = Type.Object({
     default: 4,
     description: 'batches of CDRs (64 each) waiting for a pricing thread; beyond this, callers wait (back-pressure)',
   }),
+  PRICING_THREAD_POLICY: Type.Union([Type.Literal('nice'), Type.Literal('idle')], {
+    default: 'nice',
+    description:
+      'Linux: nice = pricing threads at nice 10; idle = also the SCHED_IDLE policy (through chrt), which gives the core to the event loop at once but leaves pricing a tiny share of a host that is busy with other processes (docs/TARIFFS.md)',
+  }),
   OCPP_UNKNOWN_ID_TAGS: Type.Union([Type.Literal('reject'), Type.Literal('accept')], {
     default: 'reject',
     description:

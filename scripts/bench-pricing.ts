@@ -40,7 +40,8 @@ import { register, stopChild } from './load-test/servers.js';
  *    together. Then, per run, a quiet window and the same pricing
  *    through `price()`, every outcome held to the end (b; last, see latencyRuns).
  * Each figure `--runs` times: median and min-max. Bounded by `--max-seconds`; removes what it made.
- * `--pricing-threads` and `--max-queue` set PRICING_THREADS and PRICING_MAX_QUEUE for 3 and 4.
+ * `--pricing-threads`, `--max-queue` and `--thread-policy` set PRICING_THREADS, PRICING_MAX_QUEUE
+ * and PRICING_THREAD_POLICY for 3 and 4.
  * Figures and their reading: docs/PERFORMANCE.md "Tariff pricing".
  */
 const { values: args } = parseArgs({
@@ -57,6 +58,8 @@ const { values: args } = parseArgs({
     /** PRICING_THREADS and PRICING_MAX_QUEUE of the pool and the platform (default: the platform's defaults) */
     'pricing-threads': { type: 'string' },
     'max-queue': { type: 'string' },
+    /** PRICING_THREAD_POLICY (nice, idle) of the pool and the platform */
+    'thread-policy': { type: 'string' },
     out: { type: 'string' },
   },
 });
@@ -258,6 +261,7 @@ async function poolRuns(f: Fixture, config: Config): Promise<Rate[]> {
     threads: config.PRICING_THREADS,
     idleTimeoutMs: config.PRICING_IDLE_TIMEOUT_MS,
     maxQueue: config.PRICING_MAX_QUEUE,
+    threadPolicy: config.PRICING_THREAD_POLICY,
   });
   cleanups.push(() => pool.close());
   await warmUp(f, pool);
@@ -292,6 +296,7 @@ function settings(dir: string): Config {
     OCPP_UNKNOWN_ID_TAGS: 'accept',
     PRICING_THREADS: args['pricing-threads'],
     PRICING_MAX_QUEUE: args['max-queue'],
+    PRICING_THREAD_POLICY: args['thread-policy'],
   });
 }
 
@@ -388,9 +393,8 @@ interface LatencyRun {
   /** (q): a second quiet window, right after (a) */
   quietAgain: Latency;
   /**
-   * (a) and (q) as one window of ~4,000 calls, the baseline of (c): the first quiet window of a
-   * run was the slower of the two in most runs (p99 1.4-2.5 ms against 0.5-1.7 here), so (c)
-   * against (a) alone flattered it.
+   * (a) and (q) as one window of ~4,000 calls, the baseline of (c): twice the calls of either, so
+   * a steadier p99 (two quiet windows' p99s differed by 0.3-2x here, the first mostly the slower)
    */
   quietBoth: Latency;
   /** the quiet window before (b) */
@@ -475,10 +479,15 @@ async function streamedRun(
   await sleep(3000);
   const a = latencyOf(await chargers.samples(quiet.from, quiet.to), quiet);
   const q = latencyOf(await chargers.samples(again.from, again.to), again);
-  const both = latencyOf(await chargers.samples(quiet.from, again.to), { ...quiet, to: again.to });
+  const both = latencyOf(await chargers.samples(quiet.from, again.to), {
+    from: quiet.from,
+    to: again.to,
+    loopP99Ms: Math.max(quiet.loopP99Ms, again.loopP99Ms),
+    loopMaxMs: Math.max(quiet.loopMaxMs, again.loopMaxMs),
+  });
   const c = latencyOf(await chargers.samples(streamed.from, streamed.to), streamed);
   log(
-    `latency run ${run}: ${describeWindow('a', a, quiet)}; ${describeWindow('q', q, again)}; ${describeWindow('c', c, streamed)}`,
+    `latency run ${run}: ${describeWindow('a', a, quiet)}; ${describeWindow('q', q, again)}; (a)+(q) p99 ${both.p99.toFixed(2)} ms; ${describeWindow('c', c, streamed)}`,
   );
   return { quiet: a, quietAgain: q, quietBoth: both, streamed: c, streamedPerSecond: streamed.cdrsPerSecond ?? NaN };
 }
@@ -547,6 +556,7 @@ function report(threads: number, mainRates: Rate[], poolRates: Rate[], lat: Late
   const pool = spread(poolRates.map((r) => r.perSecond));
   const held = spread(lat.map((r) => r.pricing.p99 / r.heldQuiet.p99));
   const streamedRatio = spread(lat.map((r) => r.streamed.p99 / r.quietBoth.p99));
+  const streamedToFirst = spread(lat.map((r) => r.streamed.p99 / r.quiet.p99));
   const noise = spread(lat.map((r) => r.quietAgain.p99 / r.quiet.p99));
   const ms = (pick: (r: LatencyRun) => number): string => show(spread(lat.map(pick)), 2);
   const rows: [string, string][] = [
@@ -562,6 +572,7 @@ function report(threads: number, mainRates: Rate[], poolRates: Rate[], lat: Late
     ['OCPP p99 ms, (a) and (q) together', ms((r) => r.quietBoth.p99)],
     ['OCPP p50 / p99 ms, (c) while pricing, each()', `${ms((r) => r.streamed.p50)} / ${ms((r) => r.streamed.p99)}`],
     ['p99(c) / p99 of (a) and (q) together, per run', show(streamedRatio, 2)],
+    ['p99(c) / p99(a), per run', show(streamedToFirst, 2)],
     ['pool CDRs/s while serving chargers (c)', show(spread(lat.map((r) => r.streamedPerSecond)))],
     ['OCPP p50 / p99 ms, (b) while pricing, price() held', `${ms((r) => r.pricing.p50)} / ${ms((r) => r.pricing.p99)}`],
     ['p99(b) / p99 of its own quiet window, per run', show(held, 2)],

@@ -45,6 +45,7 @@ class LazyPool implements PricingHandle {
       threads: config.PRICING_THREADS,
       idleTimeoutMs: config.PRICING_IDLE_TIMEOUT_MS,
       maxQueue: config.PRICING_MAX_QUEUE,
+      threadPolicy: config.PRICING_THREAD_POLICY,
     });
     return this.pool;
   }

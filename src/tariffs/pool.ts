@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import type { PriceOutcome, PricingCdr, PricingTariff } from './types.js';
+import type { ThreadPolicy } from './worker.js';
 import { decodeResults, encodeBatch, type WireResults } from './wire.js';
 
 /**
@@ -30,6 +31,8 @@ export interface PricingPoolOptions {
   maxQueue: number;
   /** CDRs per batch */
   batchSize?: number;
+  /** how the threads yield the CPU on Linux (PRICING_THREAD_POLICY; worker.ts); default 'nice' */
+  threadPolicy?: ThreadPolicy;
 }
 
 export class PricingPool {
@@ -47,6 +50,7 @@ export class PricingPool {
       maxThreads: threads,
       idleTimeout: options.idleTimeoutMs,
       maxQueue: options.maxQueue,
+      workerData: { threadPolicy: options.threadPolicy ?? 'nice' },
       // a pricing thread makes short-lived garbage only (a batch's CDRs and outcomes): a larger
       // young generation than V8's default (3 x 16 MB) means fewer scavenges; 500,000 CDRs took
       // 480 of them and 0.74 s instead of 830 and 1.19 s (docs/PERFORMANCE.md)

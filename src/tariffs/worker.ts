@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
+import { workerData } from 'node:worker_threads';
 import { priceCdr } from './engine.js';
 import type { PriceOutcome } from './types.js';
 import { decodeBatch, encodeResults, type WireBatch, type WireResults } from './wire.js';
@@ -10,17 +11,20 @@ import { decodeBatch, encodeResults, type WireBatch, type WireResults } from './
  * task that fails is a failed outcome.
  */
 
+/** How a pricing thread yields the CPU on Linux (PRICING_THREAD_POLICY). */
+export type ThreadPolicy = 'nice' | 'idle';
+
 /**
- * On Linux a thread has a scheduling policy and a nice value of its own: this one yields the CPU
+ * On Linux a thread has a nice value and a scheduling policy of its own: this one yields the CPU
  * to the event loop that serves chargers (a pricing batch waits a little; an OCPP answer does not).
- * First its nice value, at once; then, where util-linux's `chrt` is installed, the SCHED_IDLE
- * policy. The kernel's scheduler may let a niced thread run to the end of its time slice before
- * a woken thread gets the core, but takes the core from a SCHED_IDLE thread at once; such a
- * thread still gets a small share of a saturated machine, so a CDR is priced late, never not at
- * all (docs/TARIFFS.md "Where pricing runs"). Elsewhere, or where either is refused, the thread
- * keeps what it has.
+ * `nice`: nice 10. `idle`: nice 10 at once, then the SCHED_IDLE policy through util-linux's
+ * `chrt`: the kernel gives the core to a woken thread of normal policy at once, where it may
+ * let a niced thread run on first. The cost: a SCHED_IDLE thread gets a tiny share of a host that
+ * other processes keep busy, so there a CDR (or `POST /v1/tariffs/price`) waits far longer than at
+ * nice 10 (docs/TARIFFS.md "Where pricing runs"). Elsewhere, or where either is refused, the
+ * thread keeps what it has; nothing here can stop the thread from pricing.
  */
-function yieldToEventLoop(): void {
+function yieldToEventLoop(policy: ThreadPolicy): void {
   let tid: number;
   try {
     tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
@@ -30,11 +34,16 @@ function yieldToEventLoop(): void {
     // not Linux, or not allowed: same priority as the event loop
     return;
   }
-  // its own thread only; a failure (no chrt, not allowed) leaves the nice value
-  execFile('chrt', ['--idle', '--pid', '0', String(tid)], { timeout: 5000 }, () => undefined);
+  if (policy !== 'idle') return;
+  try {
+    // this thread only; a failure (no chrt, not allowed) leaves nice 10
+    execFile('chrt', ['-i', '-p', '0', String(tid)], { timeout: 5000 }, () => undefined);
+  } catch {
+    // a spawn refused at once (no permission to start processes): nice 10 it is
+  }
 }
 
-yieldToEventLoop();
+yieldToEventLoop((workerData as { threadPolicy?: ThreadPolicy } | null)?.threadPolicy === 'idle' ? 'idle' : 'nice');
 
 export default function priceBatch(batch: WireBatch): WireResults {
   const tasks = decodeBatch(batch);
