@@ -155,6 +155,7 @@ describe('pricing threads: transport and pool', function () {
       await pool.close();
     }
   });
+
   it('on Linux the pricing threads run at nice 10, and under SCHED_IDLE with PRICING_THREAD_POLICY=idle; the event loop keeps its own', async function () {
     if (process.platform !== 'linux') this.skip();
     this.timeout(30_000);
