@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
+import type { Config } from '../../config/index.js';
 import { priceCdr } from './engine.js';
 import type { PriceOutcome } from './types.js';
 import { decodeBatch, encodeResults, type WireBatch, type WireResults } from './wire.js';
@@ -11,8 +12,8 @@ import { decodeBatch, encodeResults, type WireBatch, type WireResults } from './
  * task that fails is a failed outcome.
  */
 
-/** How a pricing thread yields the CPU on Linux (PRICING_THREAD_POLICY). */
-export type ThreadPolicy = 'nice' | 'idle';
+/** How a pricing thread yields the CPU on Linux: the setting's values, docs/CONFIGURATION.md. */
+export type ThreadPolicy = Config['PRICING_THREAD_POLICY'];
 
 /**
  * On Linux a thread has a nice value and a scheduling policy of its own: this one yields the CPU
