@@ -8,6 +8,7 @@ import { REDIS_URL } from '../test/support/databases.js';
 import { clusterEnvironment, embeddedEnvironment, startPlatform } from '../test/support/platforms.js';
 import { startWorker } from '../test/support/cluster-harness.js';
 import { echoProtocol, testActorsModule } from '../test/support/test-actors.js';
+import { commandLine, numberOption } from './cli.js';
 
 /**
  * Ask round trips: embedded (one process), and across two processes in cluster mode, beside a
@@ -19,7 +20,16 @@ import { echoProtocol, testActorsModule } from '../test/support/test-actors.js';
  * concurrent ones, then everything it started is stopped and removed.
  */
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 3000);
-const SECONDS = Number(process.argv.find((a) => a.startsWith('--seconds='))?.split('=')[1] ?? 4);
+const { values: args } = commandLine({
+  summary:
+    'Ask round trips: embedded, and across two processes in cluster mode, beside a raw ioredis\n' +
+    'publish/subscribe round trip measured in the same run.',
+  options: {
+    seconds: { type: 'string', default: '4', value: 'S', help: 'length of the throughput phase (32 callers)' },
+  },
+  notes: 'BENCH_SEQUENTIAL sets the sequential round trips (default 3000).',
+});
+const SECONDS = numberOption('seconds', args.seconds, { min: 1 });
 const CONCURRENCY = 32;
 
 interface Result {

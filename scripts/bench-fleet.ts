@@ -2,12 +2,12 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { BenchFleet } from './load-test/bench-fleet.js';
 import { log, machineInfo, progress } from './load-test/console.js';
 import type { ChargerSpec } from './load-test/protocol.js';
 import { register, startEmbeddedServer, startPlatformServer, stopChild, type Target } from './load-test/servers.js';
 import { clusterEnvironment, type TestEnvironment } from '../test/support/platforms.js';
+import { commandLine, numberOption } from './cli.js';
 
 /**
  * The operator console's requests against a large connected fleet (docs/CSMS.md "Fleet index"):
@@ -25,40 +25,47 @@ import { clusterEnvironment, type TestEnvironment } from '../test/support/platfo
  * TEST_REDIS_URL, as the tests) and sends the requests to them in turn. Bounded by
  * `--max-seconds`; everything it started is stopped and removed at the end.
  */
-const { values: args } = parseArgs({
+const { values: args } = commandLine({
+  summary:
+    'Console requests (fleet index, charge point lists) against a platform holding --chargers\n' +
+    'connected chargers, embedded or --cluster.',
   options: {
-    chargers: { type: 'string', default: '10000' },
-    generators: { type: 'string', default: '2' },
-    'max-connecting': { type: 'string', default: '100' },
-    requests: { type: 'string', default: '50' },
-    runs: { type: 'string', default: '3' },
-    /** seconds of StatusNotification flood (32 in flight) before each round's "after changes" figures */
-    'churn-seconds': { type: 'string', default: '1' },
-    cluster: { type: 'boolean', default: false },
-    web: { type: 'string', default: '2' },
-    'max-seconds': { type: 'string', default: '1200' },
-    json: { type: 'boolean', default: false },
-    out: { type: 'string' },
-    /** extra node flags for the platform processes, e.g. --server-node-arg=--cpu-prof */
-    'server-node-arg': { type: 'string', multiple: true },
-    help: { type: 'boolean', default: false },
+    chargers: { type: 'string', default: '10000', help: 'connected chargers' },
+    generators: { type: 'string', default: '2', help: 'load generator processes' },
+    'max-connecting': { type: 'string', default: '100', help: 'connections being opened at once, per generator' },
+    requests: { type: 'string', default: '50', help: 'requests per figure (at least 5)' },
+    runs: { type: 'string', default: '3', help: 'rounds' },
+    'churn-seconds': {
+      type: 'string',
+      default: '1',
+      value: 'S',
+      help: 'StatusNotification flood (32 in flight) before the "after changes" figures',
+    },
+    cluster: { type: 'boolean', default: false, help: 'web processes on PostgreSQL and Redis instead of one embedded' },
+    web: { type: 'string', default: '2', help: 'with --cluster: web processes' },
+    'max-seconds': { type: 'string', default: '1200', value: 'S', help: 'hard bound of the whole run' },
+    json: { type: 'boolean', default: false, help: 'print the result as JSON' },
+    out: { type: 'string', value: 'FILE', help: 'write the result as JSON to FILE' },
+    'server-node-arg': {
+      type: 'string',
+      multiple: true,
+      value: 'FLAG',
+      help: 'node flag for the platform processes, e.g. --server-node-arg=--cpu-prof',
+    },
   },
+  notes: 'Figures: docs/PERFORMANCE.md "Console requests against 10,000 connected chargers".',
 });
 
-if (args.help) {
-  log(
-    'node dist/scripts/bench-fleet.js [--chargers 10000] [--runs 3] [--requests 50] [--churn-seconds 1] ' +
-      '[--generators 2] [--max-connecting 100] [--cluster [--web 2]] [--max-seconds 1200] [--json] [--out file]',
-  );
-  process.exit(0);
-}
-
-const N = Number(args.chargers);
-const RUNS = Math.max(1, Number(args.runs));
-const REQUESTS = Math.max(5, Number(args.requests));
+const N = numberOption('chargers', args.chargers, { min: 1, integer: true });
+const RUNS = numberOption('runs', args.runs, { min: 1, integer: true });
+const REQUESTS = numberOption('requests', args.requests, { min: 5, integer: true });
+const GENERATORS = numberOption('generators', args.generators, { min: 1, max: 64, integer: true });
+const MAX_CONNECTING = numberOption('max-connecting', args['max-connecting'], { min: 1, integer: true });
+const CHURN_S = numberOption('churn-seconds', args['churn-seconds'], { min: 0 });
+const WEB = numberOption('web', args.web, { min: 1, max: 16, integer: true });
 const WARMUP = 3;
 const API_KEY = 'bench-fleet-operator-key';
-const deadline = Date.now() + Number(args['max-seconds']) * 1000;
+const deadline = Date.now() + numberOption('max-seconds', args['max-seconds'], { min: 1 }) * 1000;
 
 /** Connector statuses by charger: every 10th has a Faulted connector, every 4th one Charging. */
 function statusesOf(i: number): string[] {
@@ -151,7 +158,7 @@ interface Started {
 async function startServers(run: Started): Promise<void> {
   if (args.cluster) {
     run.env = await clusterEnvironment({ LOG_LEVEL: 'info' });
-    for (let i = 0; i < Math.max(1, Number(args.web)); i++)
+    for (let i = 0; i < WEB; i++)
       run.servers.push(await startPlatformServer(run.env.env, API_KEY, args['server-node-arg'] ?? []));
   } else {
     run.dir = mkdtempSync(join(tmpdir(), 'bench-fleet-'));
@@ -171,7 +178,7 @@ async function bootFleet(run: Started): Promise<{ specs: ChargerSpec[]; bootMs: 
   });
   const specs = registered.map((s, i) => ({ ...s, statuses: statusesOf(i) }));
   const bootStart = Date.now();
-  const fleet = new BenchFleet(specs, Math.max(1, Number(args.generators)), Number(args['max-connecting']), false);
+  const fleet = new BenchFleet(specs, GENERATORS, MAX_CONNECTING, false);
   run.fleet = fleet;
   const bootMs = await fleet.waitReady('connecting', N, bootStart, deadline);
   if (bootMs === undefined) throw new Error(`only ${fleet.sum('ready')} of ${N} chargers ready before --max-seconds`);
@@ -197,7 +204,7 @@ async function round(
     ratios[name] = figure.p50 / Math.max(0.001, baseline.p50);
   }
   progress('status changes');
-  const flood = await fleet.flood('StatusNotification', 32, Number(args['churn-seconds']));
+  const flood = await fleet.flood('StatusNotification', 32, CHURN_S);
   const fleetAfter = await timedGet(`${bases[0]}${requests['GET /v1/fleet']}`, true);
   const listAfter = await timedGet(`${bases[bases.length - 1]}${requests['status=Faulted']}`, true);
   return { figures, ratios, churn: { messages: flood.messages, fleetMs: fleetAfter.ms, listMs: listAfter.ms } };

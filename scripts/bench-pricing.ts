@@ -3,7 +3,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config/index.js';
 import { compileLazily } from '../src/lazy-compile.js';
 import { createLogger } from '../src/logger.js';
@@ -17,6 +16,7 @@ import type { FromChargers, SamplesReport, ToChargers } from './bench/pricing-ch
 import { benchCdrs, complexTariff, implausible, PERIODS_PER_CDR, TIME_ZONE } from './bench/pricing-fixture.js';
 import { log, progress } from './load-test/console.js';
 import { register, stopChild } from './load-test/servers.js';
+import { commandLine, numberOption, usageError } from './cli.js';
 
 /**
  * Tariff pricing (issue 12): CDRs priced per second on the main thread and through the pricing
@@ -44,31 +44,48 @@ import { register, stopChild } from './load-test/servers.js';
  * and PRICING_THREAD_POLICY for 3 and 4.
  * Figures and their reading: docs/PERFORMANCE.md "Tariff pricing".
  */
-const { values: args } = parseArgs({
+const { values: args } = commandLine({
+  summary:
+    'Tariff pricing: CDRs per second on the main thread and through the pricing threads, and the\n' +
+    'OCPP latency of an embedded platform while it prices a batch.',
   options: {
-    cdrs: { type: 'string', default: '100000' },
-    runs: { type: 'string', default: '3' },
-    distinct: { type: 'string', default: '4096' },
-    seed: { type: 'string', default: '12' },
-    chargers: { type: 'string', default: '400' },
-    'interval-ms': { type: 'string', default: '1000' },
-    'meter-share': { type: 'string', default: '0.5' },
-    'quiet-seconds': { type: 'string', default: '5' },
-    'max-seconds': { type: 'string', default: '480' },
-    /** PRICING_THREADS and PRICING_MAX_QUEUE of the pool and the platform (default: the platform's defaults) */
-    'pricing-threads': { type: 'string' },
-    'max-queue': { type: 'string' },
-    /** PRICING_THREAD_POLICY (nice, idle) of the pool and the platform */
-    'thread-policy': { type: 'string' },
-    out: { type: 'string' },
+    cdrs: { type: 'string', default: '100000', help: 'CDRs priced per figure' },
+    runs: { type: 'string', default: '3', help: 'runs of every figure (median and min-max)' },
+    distinct: { type: 'string', default: '4096', help: 'distinct CDRs of 20 periods, cycled over' },
+    seed: { type: 'string', default: '12', help: 'seed of the CDRs' },
+    chargers: { type: 'string', default: '400', help: 'OCPP 1.6 chargers loading the platform' },
+    'interval-ms': { type: 'string', default: '1000', value: 'MS', help: "each charger's interval between messages" },
+    'meter-share': { type: 'string', default: '0.5', value: 'SHARE', help: 'share of chargers sending MeterValues' },
+    'quiet-seconds': { type: 'string', default: '5', value: 'S', help: 'length of each window without pricing' },
+    'max-seconds': { type: 'string', default: '480', value: 'S', help: 'hard bound of the whole run' },
+    'pricing-threads': { type: 'string', help: "PRICING_THREADS (default: the platform's)" },
+    'max-queue': { type: 'string', help: "PRICING_MAX_QUEUE (default: the platform's)" },
+    'thread-policy': {
+      type: 'string',
+      value: 'POLICY',
+      help: "PRICING_THREAD_POLICY, nice or idle (default: the platform's)",
+    },
+    out: { type: 'string', value: 'FILE', help: 'write the figures as JSON to FILE' },
   },
+  notes: 'Figures and their reading: docs/PERFORMANCE.md "Tariff pricing".',
 });
-const CDRS = Number(args.cdrs);
-const RUNS = Math.max(1, Number(args.runs));
-const CHARGERS = Number(args.chargers);
-const INTERVAL_MS = Number(args['interval-ms']);
+const CDRS = numberOption('cdrs', args.cdrs, { min: 1, integer: true });
+const RUNS = numberOption('runs', args.runs, { min: 1, integer: true });
+const CHARGERS = numberOption('chargers', args.chargers, { min: 1, integer: true });
+const INTERVAL_MS = numberOption('interval-ms', args['interval-ms'], { min: 1 });
+const DISTINCT = numberOption('distinct', args.distinct, { min: 1, integer: true });
+const SEED = numberOption('seed', args.seed, { integer: true });
+const METER_SHARE = numberOption('meter-share', args['meter-share'], { min: 0, max: 1 });
+const QUIET_MS = numberOption('quiet-seconds', args['quiet-seconds'], { min: 1 }) * 1000;
+const MAX_MS = numberOption('max-seconds', args['max-seconds'], { min: 1 }) * 1000;
 const MAIN_THREAD_CAP_MS = 5_000;
 const API_KEY = 'bench-pricing-operator-key';
+// the pool's settings are checked before anything runs: loadConfig names a bad one
+try {
+  settings(tmpdir());
+} catch (err) {
+  usageError(err instanceof Error ? err.message : String(err));
+}
 const POOL_AIM = 50_000;
 /** p99 while pricing at most this many times p99 without: "unchanged" on this noisy machine */
 const UNCHANGED = 1.2;
@@ -124,7 +141,7 @@ function cdrAt(cdrs: readonly PricingCdr[], i: number): PricingCdr {
 /** The tariff and CDRs, schema-checked, each priced once with its breakdown and checked for plausibility. */
 function prepare(): Fixture {
   const tariff = complexTariff();
-  const cdrs = benchCdrs(Number(args.distinct), Number(args.seed));
+  const cdrs = benchCdrs(DISTINCT, SEED);
   const check = compileLazily(PriceRequest);
   const used = new Map<number, number>();
   let clamped = 0;
@@ -344,7 +361,7 @@ class ChargerProcess {
       type: 'start',
       chargers: specs,
       intervalMs: INTERVAL_MS,
-      meterShare: Number(args['meter-share']),
+      meterShare: METER_SHARE,
       maxConnecting: 50,
     });
     if (ready.type !== 'ready' || ready.ready !== CHARGERS)
@@ -438,7 +455,7 @@ function latencyOf(s: SamplesReport, w: Window): Latency {
  */
 async function passes(pass: () => Promise<void>): Promise<{ rate: number; passes: number }> {
   const t0 = performance.now();
-  const until = t0 + Number(args['quiet-seconds']) * 1000;
+  const until = t0 + QUIET_MS;
   let n = 0;
   do {
     await pass();
@@ -449,7 +466,7 @@ async function passes(pass: () => Promise<void>): Promise<{ rate: number; passes
 
 const quietWindow = (): Promise<Window> =>
   windowOf(async () => {
-    await sleep(Number(args['quiet-seconds']) * 1000);
+    await sleep(QUIET_MS);
     return undefined;
   });
 
@@ -643,10 +660,7 @@ function stop(code: number, why: string): void {
   void cleanUp().finally(() => process.exit(exitCode));
 }
 
-const limit = setTimeout(
-  () => stop(2, `stopped after --max-seconds=${args['max-seconds']}`),
-  Number(args['max-seconds']) * 1000,
-);
+const limit = setTimeout(() => stop(2, `stopped after --max-seconds=${args['max-seconds']}`), MAX_MS);
 limit.unref();
 process.once('SIGINT', () => stop(130, 'interrupted'));
 

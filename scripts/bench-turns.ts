@@ -8,6 +8,7 @@ import {
   startPlatform,
   type TestEnvironment,
 } from '../test/support/platforms.js';
+import { commandLine, numberOption } from './cli.js';
 
 /**
  * Actor turns that set state and write one row, committed two ways in the same run:
@@ -23,10 +24,16 @@ import {
  * Bounded: each phase runs for a fixed time with one ask in flight per actor, then everything it
  * started is stopped and removed. Prints turns per second and the ratio driver / orm.
  */
-const arg = (name: string, fallback: number): number =>
-  Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
-const SECONDS = arg('seconds', 4);
-const ACTORS = arg('actors', 64);
+const { values: args } = commandLine({
+  summary: 'Actor turns committed the driver way and the MikroORM way, on embedded SQLite and on PostgreSQL.',
+  options: {
+    seconds: { type: 'string', default: '4', value: 'S', help: 'length of each phase' },
+    actors: { type: 'string', default: '64', help: 'actors, one ask in flight each' },
+    'sqlite-only': { type: 'boolean', default: false, help: 'leave out PostgreSQL' },
+  },
+});
+const SECONDS = numberOption('seconds', args.seconds, { min: 1 });
+const ACTORS = numberOption('actors', args.actors, { min: 1, integer: true });
 
 const BenchMessage = Type.Object({ via: Type.Union([Type.Literal('driver'), Type.Literal('orm')]) });
 const benchProtocol = defineProtocol<number>()({ kind: 'bench-turn', messages: BenchMessage });
@@ -99,7 +106,7 @@ async function database(name: string, env: TestEnvironment): Promise<void> {
 
 async function main(): Promise<void> {
   await database('embedded SQLite', await embeddedEnvironment());
-  if (!process.argv.includes('--sqlite-only')) {
+  if (!args['sqlite-only']) {
     await database('PostgreSQL (cluster mode, one process)', await clusterEnvironment({ PROCESS_ROLE: 'all' }));
   }
 }

@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { formatReport, violations } from './chaos/report.js';
 import { runChaos } from './chaos/scenario.js';
+import { commandLine, usageError } from './cli.js';
 
 /**
  * The chaos run for people: the scenario of test/cluster/chaos.test.ts, longer. Rounds of
@@ -15,22 +15,25 @@ import { runChaos } from './chaos/scenario.js';
  *
  * Prints the figures and a verdict; exits 1 when a guarantee was broken.
  */
-const { values: args } = parseArgs({
+const { values: args } = commandLine({
+  summary:
+    'The chaos run: kill -9 of a web process, SIGSTOP of another past the lease TTL and a Redis\n' +
+    'restart, in rounds under charging load; then every acknowledged transaction message is looked up.',
   options: {
-    minutes: { type: 'string', default: '3' },
-    chargers: { type: 'string', default: '40' },
-    seed: { type: 'string' },
-    'lease-ttl': { type: 'string', default: '3000' },
-    'redis-down': { type: 'string', default: '3000' },
-    /** the whole report as JSON, every violation included */
-    out: { type: 'string' },
+    minutes: { type: 'string', default: '3', help: 'how long the rounds go on (at most 120)' },
+    chargers: { type: 'string', default: '40', help: 'simulated chargers (at most 2000)' },
+    seed: { type: 'string', help: 'seed of the schedule (default: a random one, printed)' },
+    'lease-ttl': { type: 'string', default: '3000', value: 'MS', help: 'shard lease TTL of the web processes' },
+    'redis-down': { type: 'string', default: '3000', value: 'MS', help: 'how long Redis stays down each round' },
+    out: { type: 'string', value: 'FILE', help: 'write the whole report (every violation) as JSON to FILE' },
   },
+  notes: 'Exit status 1 when a guarantee was broken.',
 });
 
 function positive(name: string, raw: string | undefined, max: number): number {
   const n = Number(raw);
   if (!Number.isFinite(n) || n <= 0 || n > max)
-    throw new Error(`--${name} must be a number in (0, ${max}], not ${String(raw)}`);
+    usageError(`--${name} must be a number in (0, ${max}], not ${JSON.stringify(raw ?? '')}`);
   return n;
 }
 

@@ -2,7 +2,6 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { ChargerSpec, GeneratorPlan, GeneratorReport, ToGenerator } from './load-test/protocol.js';
 import { memoryAfterGc, type MemorySample } from './load-test/inspector.js';
 import { emptyHistogram, merge, quantile, rssOf } from './load-test/stats.js';
@@ -18,6 +17,7 @@ import {
 } from './load-test/servers.js';
 import { summaryLines, type SummaryInput } from './load-test/summary.js';
 import { stopGenerators } from './load-test/bench-fleet.js';
+import { commandLine, numberOption, usageError } from './cli.js';
 
 /**
  * Load test of the OCPP endpoint: N simulated chargers (a mix of 1.6 and 2.0.1) register over
@@ -36,54 +36,73 @@ import { stopGenerators } from './load-test/bench-fleet.js';
  *
  *   node dist/scripts/load-test.js --compare --chargers 2000 --in-flight 64 --boot-chargers 10000 --runs 3
  */
-const { values: args } = parseArgs({
+const { values: args } = commandLine({
+  summary:
+    'Load test of the OCPP endpoint (simulated chargers against the platform), or with --compare the\n' +
+    'hot-path comparison: the platform beside an ocpp-rpc strict server and a bare ws server.',
   options: {
-    /** default 1000; 200 with --compare */
-    chargers: { type: 'string' },
-    'share-201': { type: 'string', default: '0.5' },
-    'share-transacting': { type: 'string', default: '0.05' },
-    target: { type: 'string', multiple: true },
-    'api-key': { type: 'string', default: process.env.CSMS_API_KEY ?? 'load-test-operator-key' },
-    generators: { type: 'string', default: '2' },
-    ramp: {
+    chargers: { type: 'string', help: 'simulated chargers (default 1000; 200 with --compare)' },
+    'share-201': { type: 'string', default: '0.5', value: 'SHARE', help: 'share of chargers speaking OCPP 2.0.1' },
+    'share-transacting': {
       type: 'string',
-      default: '20',
-      description: 'seconds to connect everyone; 0 = as fast as possible (boot storm)',
+      default: '0.05',
+      value: 'SHARE',
+      help: 'share of chargers running transactions with meter values',
     },
-    'max-connecting': {
+    target: { type: 'string', multiple: true, value: 'URL', help: 'a running platform to load (default: start one)' },
+    'api-key': {
       type: 'string',
-      default: '100',
-      description: 'connections being opened at once, per generator',
+      value: 'KEY',
+      help: 'operator key of the target (default: CSMS_API_KEY, else load-test-operator-key)',
     },
-    hold: { type: 'string', default: '30' },
-    'max-seconds': { type: 'string', default: '600' },
-    heartbeat: { type: 'string', default: '30' },
-    'meter-every': { type: 'string', default: '10' },
-    'transaction-seconds': { type: 'string', default: '30' },
-    baseline: { type: 'boolean', default: false },
-    out: { type: 'string' },
-    /** print the result as JSON instead of the summary table */
-    json: { type: 'boolean', default: false },
-    /** extra node flags for the embedded server, e.g. --server-node-arg=--cpu-prof */
-    'server-node-arg': { type: 'string', multiple: true },
-    /** issue 9's comparison (load-test/compare.ts): platform, ocpp-rpc and bare ws, one after the other */
-    compare: { type: 'boolean', default: false },
-    server: { type: 'string', multiple: true },
-    workload: { type: 'string', multiple: true },
-    'boot-chargers': { type: 'string', default: '1000' },
-    'in-flight': { type: 'string', default: '64' },
-    'flood-seconds': { type: 'string', default: '10' },
-    runs: { type: 'string', default: '1' },
-    'step-timeout': { type: 'string', default: '300' },
+    generators: { type: 'string', default: '2', help: 'load generator processes' },
+    ramp: { type: 'string', default: '20', value: 'S', help: 'seconds to connect everyone; 0 = at once (boot storm)' },
+    'max-connecting': { type: 'string', default: '100', help: 'connections being opened at once, per generator' },
+    hold: { type: 'string', default: '30', value: 'S', help: 'seconds to hold the load after the ramp' },
+    'max-seconds': { type: 'string', default: '600', value: 'S', help: 'hard bound of the whole run' },
+    heartbeat: { type: 'string', default: '30', value: 'S', help: 'heartbeat interval of each charger' },
+    'meter-every': { type: 'string', default: '10', value: 'S', help: 'seconds between meter values in a transaction' },
+    'transaction-seconds': { type: 'string', default: '30', value: 'S', help: 'length of each transaction' },
+    baseline: { type: 'boolean', default: false, help: 'also measure a bare ws server holding as many sockets' },
+    out: { type: 'string', value: 'FILE', help: 'write the result as JSON to FILE' },
+    json: { type: 'boolean', default: false, help: 'print the result as JSON instead of the summary table' },
+    'server-node-arg': {
+      type: 'string',
+      multiple: true,
+      value: 'FLAG',
+      help: 'node flag for the started servers, e.g. --server-node-arg=--cpu-prof',
+    },
+    compare: { type: 'boolean', default: false, help: 'run the comparison of docs/PERFORMANCE.md instead' },
+    server: { type: 'string', multiple: true, value: 'NAME', help: 'with --compare: platform, ocpp-rpc or bare-ws' },
+    workload: {
+      type: 'string',
+      multiple: true,
+      value: 'NAME',
+      help: 'with --compare: boot-storm, meter-values, heartbeat, memory or status-notification',
+    },
+    'boot-chargers': { type: 'string', default: '1000', help: 'with --compare: chargers of the boot storm' },
+    'in-flight': { type: 'string', default: '64', help: 'with --compare: calls in flight during a flood' },
+    'flood-seconds': { type: 'string', default: '10', value: 'S', help: 'with --compare: length of each flood' },
+    runs: { type: 'string', default: '1', help: 'with --compare: rounds of every server and workload' },
+    'step-timeout': { type: 'string', default: '300', value: 'S', help: 'with --compare: bound of each step' },
   },
+  notes: 'Figures and how to read them: docs/PERFORMANCE.md.',
 });
 
-const N = Number(args.chargers ?? (args.compare ? '200' : '1000'));
-const GENERATORS = Math.max(1, Number(args.generators));
-const RAMP_S = Number(args.ramp);
-const HOLD_S = Number(args.hold);
-const MAX_S = Number(args['max-seconds']);
-const API_KEY = String(args['api-key']);
+const N = numberOption('chargers', args.chargers ?? (args.compare ? '200' : '1000'), { min: 1, integer: true });
+const GENERATORS = numberOption('generators', args.generators, { min: 1, max: 64, integer: true });
+const RAMP_S = numberOption('ramp', args.ramp, { min: 0 });
+const HOLD_S = numberOption('hold', args.hold, { min: 0 });
+const MAX_S = numberOption('max-seconds', args['max-seconds'], { min: 1 });
+// every number is checked here, before anything is started: a usage error exits at once
+const MAX_CONNECTING = numberOption('max-connecting', args['max-connecting'], { min: 1, integer: true });
+const HEARTBEAT_S = numberOption('heartbeat', args.heartbeat, { min: 1 });
+const METER_EVERY_S = numberOption('meter-every', args['meter-every'], { min: 1 });
+const TRANSACTION_S = numberOption('transaction-seconds', args['transaction-seconds'], { min: 1 });
+const SHARE_201 = numberOption('share-201', args['share-201'], { min: 0, max: 1 });
+const SHARE_TRANSACTING = numberOption('share-transacting', args['share-transacting'], { min: 0, max: 1 });
+// read from the environment here, not as the option's default: --help would print it
+const API_KEY = args['api-key'] ?? process.env.CSMS_API_KEY ?? 'load-test-operator-key';
 const dist = import.meta.dirname;
 const deadline = Date.now() + MAX_S * 1000;
 
@@ -131,10 +150,10 @@ class GeneratorFleet {
         type: 'plan',
         chargers: specs.filter((_, i) => i % GENERATORS === g),
         connectRate: rate,
-        maxConnecting: Number(args['max-connecting']),
-        heartbeatS: Number(args.heartbeat),
-        meterEveryS: Number(args['meter-every']),
-        transactionS: Number(args['transaction-seconds']),
+        maxConnecting: MAX_CONNECTING,
+        heartbeatS: HEARTBEAT_S,
+        meterEveryS: METER_EVERY_S,
+        transactionS: TRANSACTION_S,
         idle,
       };
       child.send(plan satisfies ToGenerator);
@@ -285,13 +304,11 @@ async function baselinePhase(): Promise<BaselineFigures> {
 
 /** The platform under the OCPP workload. */
 async function ocppPhase(targets: Target[]): Promise<SummaryInput['ocpp'] & Record<string, unknown>> {
-  const share201 = Number(args['share-201']);
-  const shareTx = Number(args['share-transacting']);
   const specs = await register(targets, {
     count: N,
     apiKey: API_KEY,
-    protocolOf: (i) => ((i % 100) / 100 < share201 ? 'ocpp2.0.1' : 'ocpp1.6'),
-    transactingOf: (i) => (i * 7919) % 10_000 < shareTx * 10_000,
+    protocolOf: (i) => ((i % 100) / 100 < SHARE_201 ? 'ocpp2.0.1' : 'ocpp1.6'),
+    transactingOf: (i) => (i * 7919) % 10_000 < SHARE_TRANSACTING * 10_000,
   });
   const idleMemory = await Promise.all(targets.map(memoryOf));
   const single = targets.length === 1 ? targets[0] : undefined;
@@ -383,23 +400,23 @@ function compareOptions(): CompareOptions {
   const unknown = [...(args.server ?? []), ...(args.workload ?? [])].filter(
     (n) => !(SERVERS as string[]).includes(n) && !(WORKLOADS as string[]).includes(n),
   );
-  if (unknown.length > 0) throw new Error(`unknown --server or --workload: ${unknown.join(', ')}`);
-  const inFlight = Number(args['in-flight']);
-  if (inFlight > N) throw new Error('--in-flight must not exceed --chargers (one call in flight per charger)');
+  if (unknown.length > 0) usageError(`unknown --server or --workload: ${unknown.join(', ')}`);
+  const inFlight = numberOption('in-flight', args['in-flight'], { min: 1, integer: true });
+  if (inFlight > N) usageError('--in-flight must not exceed --chargers (one call in flight per charger)');
   return {
     servers,
     workloads,
     chargers: N,
-    bootChargers: Number(args['boot-chargers']),
+    bootChargers: numberOption('boot-chargers', args['boot-chargers'], { min: 0, integer: true }),
     inFlight,
-    floodSeconds: Number(args['flood-seconds']),
+    floodSeconds: numberOption('flood-seconds', args['flood-seconds'], { min: 1 }),
     generators: GENERATORS,
-    maxConnecting: Number(args['max-connecting']),
-    runs: Math.max(1, Number(args.runs)),
+    maxConnecting: MAX_CONNECTING,
+    runs: numberOption('runs', args.runs, { min: 1, integer: true }),
     targets: args.target ?? [],
     apiKey: API_KEY,
     serverNodeArgs: args['server-node-arg'] ?? [],
-    stepTimeoutS: Number(args['step-timeout']),
+    stepTimeoutS: numberOption('step-timeout', args['step-timeout'], { min: 1 }),
     out: args.out,
   };
 }

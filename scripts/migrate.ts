@@ -3,9 +3,17 @@ import { Database } from '../src/db/database.js';
 import { createLogger } from '../src/logger.js';
 import { checkDatabase } from '../src/platform/dependency-error.js';
 import { exitOnStartFailure } from '../src/platform/start-failure.js';
+import { commandLine } from './cli.js';
 
 /** The release phase: applies pending migrations and exits. */
 async function main(): Promise<void> {
+  commandLine({
+    summary:
+      'The release phase: applies the pending migrations to the database of DATABASE_URL (and\n' +
+      'DATABASE_SCHEMA) and exits. Without DATABASE_URL, the embedded SQLite file.',
+    options: {},
+    notes: 'Settings: docs/CONFIGURATION.md.',
+  });
   const config = loadConfig();
   const log = createLogger(config.LOG_LEVEL, { role: 'release' });
   const db = await Database.open(config.database, { log });

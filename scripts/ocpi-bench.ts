@@ -12,6 +12,7 @@ import bodyParser from 'koa-bodyparser';
 import { ocpiModule } from '../src/ocpi/module.js';
 import { aConnector } from '../test/support/ocpi-builders.js';
 import { embeddedEnvironment, startPlatform } from '../test/support/platforms.js';
+import { commandLine, numberOption, usageError } from './cli.js';
 
 /**
  * HTTP benchmark of the OCPI request path, each beside a bare Koa baseline in the same run:
@@ -30,14 +31,26 @@ import { embeddedEnvironment, startPlatform } from '../test/support/platforms.js
  * load generator does not share the servers' event loop. Bounded: each target is loaded for a
  * fixed time (in turns alternating with its baseline), then the child is stopped and its temporary databases removed.
  */
-function arg(name: string): string | undefined {
-  return process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-}
-const SECONDS = Number(arg('seconds') ?? 10);
-const CONNECTIONS = Number(arg('connections') ?? 64);
-const ONLY = arg('only');
+const { values: args } = commandLine({
+  summary:
+    "The OCPI request path (an authenticated locations list GET, a partner's PUT of a location),\n" +
+    'each beside a bare Koa handler in the same run.',
+  options: {
+    seconds: { type: 'string', default: '10', value: 'S', help: 'load per target, over all its turns' },
+    connections: { type: 'string', default: '64', help: 'concurrent connections' },
+    only: { type: 'string', value: 'list|put', help: 'measure one of the two (default: both)' },
+    rounds: { type: 'string', default: '5', help: 'turns per target, alternating with its baseline' },
+    'cpu-prof-dir': { type: 'string', value: 'DIR', help: "write the server child's V8 CPU profile to DIR" },
+    serve: { type: 'boolean', default: false, help: 'run as the server child (internal)' },
+  },
+  notes: 'Figures: docs/PERFORMANCE.md "OCPI request path".',
+});
+const SECONDS = numberOption('seconds', args.seconds, { min: 1 });
+const CONNECTIONS = numberOption('connections', args.connections, { min: 1, integer: true });
+if (args.only !== undefined && args.only !== 'list' && args.only !== 'put') usageError('--only must be list or put');
+const ONLY = args.only;
 /** each target is loaded in this many turns, alternating with its baseline */
-const ROUNDS = Number(arg('rounds') ?? 5);
+const ROUNDS = numberOption('rounds', args.rounds, { min: 1, integer: true });
 const LOCATIONS = 1000;
 /** how many distinct ids the PUT load cycles over */
 const PUT_IDS = 1000;
@@ -386,9 +399,9 @@ async function measure(pair: Pair): Promise<string[]> {
 }
 
 async function main(): Promise<void> {
-  if (process.argv.includes('--serve')) return serve();
+  if (args.serve) return serve();
   // --cpu-prof-dir=DIR: the server child writes a V8 CPU profile there when it stops
-  const profile = arg('cpu-prof-dir');
+  const profile = args['cpu-prof-dir'];
   const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
   const child = spawn(process.execPath, [...nodeArgs, import.meta.filename, '--serve'], {
     stdio: ['ignore', 'pipe', 'inherit'],

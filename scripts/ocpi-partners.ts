@@ -42,6 +42,10 @@ async function call(method: string, path: string, body?: unknown): Promise<numbe
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
+  if (command === '--help' || command === '-h' || command === 'help') {
+    console.log(usage);
+    return 0;
+  }
   switch (command) {
     case 'onboard': {
       const [country_code, party_id, role] = args;

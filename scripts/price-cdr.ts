@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { compileLazily } from '../src/lazy-compile.js';
 import { priceCdr } from '../src/tariffs/engine.js';
 import { PriceRequest } from '../src/tariffs/types.js';
+import { commandLine, usageError } from './cli.js';
 
 /**
  * Prices a CDR with a tariff from files, as `POST /v1/tariffs/price` does (docs/TARIFFS.md):
@@ -15,11 +15,24 @@ import { PriceRequest } from '../src/tariffs/types.js';
  * Exit status 0 priced, 2 bad input (the reasons on stderr).
  */
 
-const HELP = `usage: price-cdr --cdr FILE [--tariff FILE] [--time-zone ZONE] [--totals]
-  --cdr FILE         an OCPI 2.2.1 CDR, or {start_date_time, end_date_time, charging_periods[, currency]}
-  --tariff FILE      an OCPI 2.2.1 Tariff (default: the first of the CDR's tariffs)
-  --time-zone ZONE   the location's IANA time zone (default: the CDR location's time_zone, else UTC)
-  --totals           leave out the per-period breakdown`;
+const CLI = {
+  summary: 'Prices a CDR with a tariff from files, as POST /v1/tariffs/price does; prints the priced CDR as JSON.',
+  options: {
+    cdr: {
+      type: 'string',
+      value: 'FILE',
+      help: 'an OCPI 2.2.1 CDR, or {start_date_time, end_date_time, charging_periods[, currency]} (required)',
+    },
+    tariff: { type: 'string', value: 'FILE', help: "an OCPI 2.2.1 Tariff (default: the first of the CDR's tariffs)" },
+    'time-zone': {
+      type: 'string',
+      value: 'ZONE',
+      help: "the location's IANA time zone (default: the CDR location's time_zone, else UTC)",
+    },
+    totals: { type: 'boolean', default: false, help: 'leave out the per-period breakdown' },
+  },
+  notes: 'Exit status 0 priced, 2 bad input (the reasons on stderr).',
+} as const;
 
 function fail(message: string): never {
   process.stderr.write(`price-cdr: ${message}\n`);
@@ -44,20 +57,8 @@ const record = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 function main(): void {
-  const { values } = parseArgs({
-    options: {
-      cdr: { type: 'string' },
-      tariff: { type: 'string' },
-      'time-zone': { type: 'string' },
-      totals: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(`${HELP}\n`);
-    return;
-  }
-  if (!values.cdr) fail(`--cdr is required\n${HELP}`);
+  const { values } = commandLine(CLI);
+  if (!values.cdr) usageError('--cdr is required');
   const cdr = record(readJson(values.cdr));
   const ownTariffs = Array.isArray(cdr.tariffs) ? (cdr.tariffs as unknown[]) : [];
   const tariff = values.tariff ? readJson(values.tariff) : ownTariffs[0];

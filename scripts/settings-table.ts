@@ -1,4 +1,5 @@
 import { SettingsSchema } from '../config/settings.js';
+import { commandLine } from './cli.js';
 
 /**
  * Prints the settings table of docs/CONFIGURATION.md from the schema in config/settings.ts.
@@ -27,4 +28,7 @@ export function settingsTable(): string {
   return ['| variable | values | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) console.log(settingsTable());
+if (import.meta.url === `file://${process.argv[1]}`) {
+  commandLine({ summary: 'Prints the settings table of docs/CONFIGURATION.md (Markdown).', options: {} });
+  console.log(settingsTable());
+}

@@ -1,0 +1,104 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { expect } from 'chai';
+
+const SCRIPTS = resolve(import.meta.dirname, '../../scripts');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `node dist/scripts/<name>.js ...args` in `cwd`, with no platform settings in its environment. */
+function run(name: string, args: string[], cwd: string): Promise<Run> {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '', HOME: cwd };
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [join(SCRIPTS, `${name}.js`), ...args],
+      { cwd, env, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+        done({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/**
+ * The scripts operators and developers run by hand (README, docs/PERFORMANCE.md): `--help` shows
+ * the usage and does nothing else, and a mistyped option or a bad number is refused at once with
+ * one line and exit code 2, never a stack trace and never a run on the defaults.
+ */
+describe('scripts: command lines', function () {
+  this.timeout(120_000);
+  const scripts = [
+    'load-test',
+    'bench-pricing',
+    'bench-fleet',
+    'bench-ask',
+    'bench-turns',
+    'ocpi-bench',
+    'chaos',
+    'price-cdr',
+    'migrate',
+    'settings-table',
+  ];
+  let cwd: string;
+
+  beforeEach(() => {
+    cwd = mkdtempSync(join(tmpdir(), 'evp-cli-'));
+  });
+  afterEach(() => rmSync(cwd, { recursive: true, force: true }));
+
+  it('--help prints the usage, exits 0 and leaves nothing behind', async () => {
+    for (const name of scripts) {
+      const r = await run(name, ['--help'], cwd);
+      expect(r.code, `${name}: ${r.stderr}`).to.equal(0);
+      expect(r.stdout, name).to.match(new RegExp(`^usage: node dist/scripts/${name}\\.js`));
+      expect(r.stdout, name).to.include('-h, --help');
+      // migrate, above all, must not have opened (and so created) the embedded database
+      expect(readdirSync(cwd), name).to.deep.equal([]);
+    }
+  });
+
+  it('an unknown option is refused with one line naming it and exit code 2', async () => {
+    for (const name of scripts) {
+      const r = await run(name, ['--chargres', '10'], cwd);
+      expect(r.code, name).to.equal(2);
+      expect(r.stderr, name).to.include("Unknown option '--chargres'");
+      expect(r.stderr, name).to.include(`Try 'node dist/scripts/${name}.js --help'`);
+      expect(r.stderr, name).not.to.match(/\n\s+at /);
+      expect(readdirSync(cwd), name).to.deep.equal([]);
+    }
+  });
+
+  it('a number that is not one, or out of range, is named before anything starts', async () => {
+    const cases: Array<[string, string[], string]> = [
+      ['load-test', ['--compare', '--runs', 'three'], '--runs must be an integer >= 1, not "three"'],
+      ['load-test', ['--share-201', '1.5'], '--share-201 must be a number >= 0 and <= 1, not "1.5"'],
+      ['load-test', ['--compare', '--in-flight', '500'], '--in-flight must not exceed --chargers'],
+      ['bench-pricing', ['--cdrs=0'], '--cdrs must be an integer >= 1, not "0"'],
+      ['bench-pricing', ['--thread-policy=fast'], 'PRICING_THREAD_POLICY'],
+      ['bench-fleet', ['--requests', '2'], '--requests must be an integer >= 5, not "2"'],
+      ['ocpi-bench', ['--only=delete'], '--only must be list or put'],
+      ['chaos', ['--minutes', '0'], '--minutes must be a number in (0, 120], not "0"'],
+      ['price-cdr', [], '--cdr is required'],
+    ];
+    for (const [name, args, message] of cases) {
+      const r = await run(name, args, cwd);
+      expect(r.code, `${name} ${args.join(' ')}`).to.equal(2);
+      expect(r.stderr, `${name} ${args.join(' ')}`).to.include(message);
+      expect(readdirSync(cwd), name).to.deep.equal([]);
+    }
+  });
+
+  it('ocpi-partners answers --help with its usage on stdout', async () => {
+    const r = await run('ocpi-partners', ['--help'], cwd);
+    expect(r.code).to.equal(0);
+    expect(r.stdout).to.match(/^usage: ocpi-partners </);
+  });
+});
