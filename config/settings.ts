@@ -88,6 +88,12 @@ export const SettingsSchema = Type.Object({
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info', description: 'pino log level' },
   ),
+  LOG_BUFFER_BYTES: Type.String({
+    pattern: '^[0-9]+(b|kb|mb)$',
+    default: '8mb',
+    description:
+      'log lines held while stdout is not read; past it lines are dropped (and counted in a line), never the process blocked',
+  }),
   OCPI_COUNTRY_CODE: Type.String({
     pattern: '^[A-Z]{2}$',
     default: 'NL',

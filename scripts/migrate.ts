@@ -1,3 +1,4 @@
+import { byteSize } from '../config/byte-size.js';
 import { loadConfig } from '../config/index.js';
 import { Database } from '../src/db/database.js';
 import { createLogger } from '../src/logger.js';
@@ -15,7 +16,7 @@ async function main(): Promise<void> {
     notes: 'Settings: docs/CONFIGURATION.md.',
   });
   const config = loadConfig();
-  const log = createLogger(config.LOG_LEVEL, { role: 'release' });
+  const log = createLogger(config.LOG_LEVEL, { role: 'release' }, undefined, byteSize(config.LOG_BUFFER_BYTES));
   const db = await Database.open(config.database, { log });
   try {
     await checkDatabase(db, config.database);

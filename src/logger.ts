@@ -1,16 +1,22 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
+import { stdoutWriter } from './log-destination.js';
 
 export type { Logger } from 'pino';
 
+/** LOG_BUFFER_BYTES's default: the log lines a process holds while stdout's reader lags. */
+export const DEFAULT_LOG_BUFFER_BYTES = 8 * 1024 * 1024;
+
 /**
- * JSON logs on stdout (or `destination`, e.g. a test's capture); every line carries the process
- * id so cluster logs can be merged.
+ * JSON logs on stdout, through the process's bounded writer (src/log-destination.ts), or
+ * `destination` (e.g. a test's capture); every line carries the process id so cluster logs can
+ * be merged.
  */
 export function createLogger(
   level: LevelWithSilent,
   bindings: Record<string, unknown> = {},
   destination?: DestinationStream,
+  bufferBytes = DEFAULT_LOG_BUFFER_BYTES,
 ): Logger {
   const options = { level, base: { pid: process.pid, ...bindings }, timestamp: pino.stdTimeFunctions.isoTime };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(options, destination ?? stdoutWriter(bufferBytes));
 }

@@ -1,3 +1,4 @@
+import { byteSize } from '../../config/byte-size.js';
 import { loadConfig } from '../../config/index.js';
 import { createLogger, type Logger } from '../logger.js';
 import { Platform } from './platform.js';
@@ -11,7 +12,12 @@ export { exitOnStartFailure } from './start-failure.js';
  */
 export async function runProcess(modules: PlatformModule[]): Promise<Platform> {
   const config = loadConfig();
-  const log = createLogger(config.LOG_LEVEL, { role: config.PROCESS_ROLE });
+  const log = createLogger(
+    config.LOG_LEVEL,
+    { role: config.PROCESS_ROLE },
+    undefined,
+    byteSize(config.LOG_BUFFER_BYTES),
+  );
   logUncaughtErrors(log);
   if (!config.CSMS_API_KEY)
     log.warn('CSMS_API_KEY is not set: the management surface is open (allowed outside production only)');
@@ -43,8 +49,9 @@ export async function runProcess(modules: PlatformModule[]): Promise<Platform> {
 
 /**
  * An exception nothing caught, or a rejection nothing handled, ends the process as Node would
- * (exit 1), but logged as one JSON line through pino instead of Node's plain-text stack.
- * pino's default destination writes synchronously, so the line is out before the exit.
+ * (exit 1), but logged as one JSON line through pino instead of Node's plain-text stack. The
+ * destination flushes what it holds at exit (src/log-destination.ts), so the line is out before
+ * the process ends, unless stdout's reader has not taken it within EXIT_FLUSH_MS.
  */
 function logUncaughtErrors(log: Logger): void {
   process.on('uncaughtException', (err, origin) => {
