@@ -55,7 +55,11 @@ export async function startPlatformServer(
     if (text) process.stderr.write(text);
   });
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('server did not start')), 60_000);
+    const timer = setTimeout(() => {
+      // a server that never said it listens must not outlive the run
+      child.kill('SIGKILL');
+      reject(new Error('server did not start'));
+    }, 60_000);
     // the interface keeps reading the server's log until it exits: a pipe left unread would
     // block the server's logger once the pipe is full
     createInterface({ input: child.stdout! }).on('line', (line) => {
