@@ -92,7 +92,7 @@ export const SettingsSchema = Type.Object({
     pattern: '^[0-9]+(b|kb|mb)$',
     default: '8mb',
     description:
-      'log lines held while stdout is not read; past it lines are dropped (and counted in a line), never the process blocked',
+      'log lines held while a stdout pipe is not read (at least 4kb); past it new lines are dropped and counted in a warning line',
   }),
   OCPI_COUNTRY_CODE: Type.String({
     pattern: '^[A-Z]{2}$',

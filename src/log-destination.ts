@@ -2,17 +2,22 @@ import { writeSync } from 'node:fs';
 
 /**
  * Where the process's JSON log lines go: stdout, with a bounded buffer (docs/OPERATIONS.md
- * "Signals"). A reader of stdout that stops reading (a stalled log drain, a collector behind a
- * full disk, a pager left open) or goes away must neither wedge nor exhaust the process:
+ * "Signals"). A reader of a stdout pipe that stops reading (a stalled log drain, a pager left
+ * open) or goes away must neither wedge nor exhaust the process:
  * - the lines of one turn of the event loop leave together, in one write, at its end;
  * - a full pipe (EAGAIN: process.stdout puts a pipe in non-blocking mode) keeps the lines in
- *   memory, retried from a timer, up to LOG_BUFFER_BYTES; past that new lines are dropped and
- *   counted, and once there is room one line says how many were lost;
+ *   memory, tried again at the next turn that logs or from a timer, up to LOG_BUFFER_BYTES;
+ *   past that new lines are dropped and counted, and once there is room one line says how many
+ *   were lost. A line is dropped only when the pipe has refused what was before it;
+ * - a failed write (a full disk behind a redirected stdout: ENOSPC, EIO) loses its lines, counted
+ *   the same way, and the next lines are tried again;
  * - at exit, the lines still held get EXIT_FLUSH_MS to leave; a reader that is gone (EPIPE)
  *   ends logging at once.
- * pino's own destination retried a full pipe every 100 ms for as long as it stayed full, and a
- * broken one forever, in its exit flush: a SIGTERM then never ended the process, which kept its
- * chargers' sockets and its shard leases while serving nothing.
+ * pino's own destination retried a full pipe every 100 ms for as long as it stayed full in its
+ * exit flush (and sonic-boom, under it, a broken one forever): a SIGTERM then never ended the
+ * process, which kept its chargers' sockets and its shard leases while serving nothing.
+ * A terminal (which Node keeps in blocking mode) or a file is written as before: a write may
+ * wait for the terminal, never for a reader of a pipe.
  */
 
 /** How long the exit waits for stdout's reader to take the lines still held. */
@@ -21,7 +26,7 @@ export const EXIT_FLUSH_MS = 2000;
 /** The smallest buffer: room for a few lines, whatever LOG_BUFFER_BYTES says. */
 const MIN_BUFFER_BYTES = 4096;
 
-/** How often a full pipe is tried again. */
+/** How often a full pipe is tried again while nothing new is logged. */
 const RETRY_MS = 20;
 
 /** How often the count of dropped lines is reported, once there is room again. */
@@ -34,18 +39,28 @@ function pause(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
+/** What the dropped-lines notice carries besides its count, and whether it is logged at all. */
+export interface NoticeOptions {
+  /** fields of every line of the process (pid, role) */
+  base?: Record<string, unknown>;
+  /** the notice is a warning (pino level 40): it is left out when the process logs less */
+  warn?: boolean;
+}
+
 /**
- * A pino destination on file descriptor `fd` that never blocks the event loop on a slow reader
- * and never holds more than `maxBufferBytes` (lines are measured in UTF-16 units before they are
- * encoded: a bound, not an exact byte count).
+ * A pino destination on file descriptor `fd` that never waits for a slow reader of a pipe and
+ * never holds more than `maxBufferBytes` of lines (UTF-8 bytes, counting a partly written chunk
+ * whole until it is out).
  */
 export class LogWriter {
   readonly maxBufferBytes: number;
-  /** lines waiting, in order */
+  /** lines waiting, in order, and their bytes */
   private queue: string[] = [];
-  private queued = 0;
-  /** the part of the last chunk the pipe did not take */
+  private queuedBytes = 0;
+  /** the chunk being written: its bytes not yet taken, its whole size, its lines */
   private rest: Buffer | undefined;
+  private chunkBytes = 0;
+  private chunkLines = 0;
   private scheduled = false;
   private retry: NodeJS.Timeout | undefined;
   /** the reader is gone (EPIPE) or the descriptor unusable: nothing more is written */
@@ -56,6 +71,7 @@ export class LogWriter {
   constructor(
     private readonly fd: number,
     maxBufferBytes: number,
+    private readonly notice: NoticeOptions = {},
   ) {
     this.maxBufferBytes = Math.max(MIN_BUFFER_BYTES, maxBufferBytes);
   }
@@ -63,13 +79,19 @@ export class LogWriter {
   /** pino's call: one serialized line, newline included. */
   write(line: string): boolean {
     if (this.gone) return true;
-    if (this.queued + (this.rest?.length ?? 0) + line.length > this.maxBufferBytes) {
-      this.droppedLines += 1;
-      return false;
+    const bytes = Buffer.byteLength(line);
+    if (!this.fits(bytes)) {
+      // a healthy reader takes what waits now; only a pipe that refused (a retry is pending)
+      // makes room run out, and is not asked again for every line
+      if (!this.retry) this.writeOut();
+      if (!this.fits(bytes)) {
+        this.droppedLines += 1;
+        return false;
+      }
     }
     this.queue.push(line);
-    this.queued += line.length;
-    if (!this.scheduled && !this.retry) {
+    this.queuedBytes += bytes;
+    if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.drain);
     }
@@ -81,19 +103,22 @@ export class LogWriter {
     return this.droppedLines;
   }
 
-  /** Queues the count of lines dropped since the last report, if any (itself dropped when there is no room). */
+  /** Queues the count of lines dropped since the last report, when there is room for it. */
   reportDropped(): void {
     const lost = this.droppedLines - this.reportedLines;
-    if (lost === 0 || this.gone) return;
-    const line = JSON.stringify({
+    if (lost === 0 || this.gone || this.notice.warn === false) return;
+    const line = `${JSON.stringify({
       level: 40,
       time: new Date().toISOString(),
-      pid: process.pid,
+      ...this.notice.base,
       dropped: lost,
       max_buffer_bytes: this.maxBufferBytes,
       msg: DROPPED,
-    });
-    if (this.write(`${line}\n`)) this.reportedLines += lost;
+    })}\n`;
+    // no room: tried again at the next report (not counted as one more dropped line)
+    if (!this.fits(Buffer.byteLength(line))) return;
+    this.reportedLines += lost;
+    this.write(line);
   }
 
   /**
@@ -108,9 +133,15 @@ export class LogWriter {
     }
   }
 
+  /** Whether `bytes` more fit, or nothing is held at all (a line longer than the buffer still goes out alone). */
+  private fits(bytes: number): boolean {
+    const held = this.queuedBytes + (this.rest ? this.chunkBytes : 0);
+    return held === 0 || held + bytes <= this.maxBufferBytes;
+  }
+
   private readonly drain = (): void => {
     this.scheduled = false;
-    if (!this.writeOut()) this.retryLater();
+    if (!this.writeOut() && !this.retry) this.retryLater();
   };
 
   private retryLater(): void {
@@ -129,20 +160,27 @@ export class LogWriter {
       if (!this.rest) {
         if (this.queue.length === 0) return true;
         this.rest = Buffer.from(this.queue.length === 1 ? (this.queue[0] as string) : this.queue.join(''));
+        this.chunkBytes = this.rest.length;
+        this.chunkLines = this.queue.length;
         this.queue = [];
-        this.queued = 0;
+        this.queuedBytes = 0;
       }
       try {
         const n = writeSync(this.fd, this.rest);
         this.rest = n >= this.rest.length ? undefined : this.rest.subarray(n);
       } catch (err) {
-        if ((err as { code?: unknown }).code === 'EAGAIN') return false;
-        // EPIPE (the reader is gone), EBADF...: nobody can be told anything any more
-        this.gone = true;
-        this.queue = [];
-        this.queued = 0;
+        const code = (err as { code?: unknown }).code;
+        if (code === 'EAGAIN') return false;
         this.rest = undefined;
-        return true;
+        if (code === 'EPIPE' || code === 'EBADF' || code === 'ERR_INVALID_ARG_TYPE') {
+          // the reader is gone, or there is no stdout: nobody can be told anything any more
+          this.gone = true;
+          this.queue = [];
+          this.queuedBytes = 0;
+          return true;
+        }
+        // ENOSPC, EIO...: this chunk is lost (and counted); the next lines are tried again
+        this.droppedLines += this.chunkLines;
       }
     }
   }
@@ -152,14 +190,14 @@ let shared: LogWriter | undefined;
 
 /**
  * The process's one stdout writer: every logger of the process writes through it, so that lines
- * keep their order and one exit flush covers them all. The first call's `maxBufferBytes` holds
- * (the platform's loggers are made after its settings are read).
+ * keep their order and one exit flush covers them all. The first call's `maxBufferBytes` and
+ * notice options hold (a platform process makes its first logger from its settings).
  */
-export function stdoutWriter(maxBufferBytes: number): LogWriter {
+export function stdoutWriter(maxBufferBytes: number, notice: NoticeOptions = {}): LogWriter {
   if (shared) return shared;
   // asking for process.stdout puts a pipe in non-blocking mode (libuv): a full pipe then answers
-  // EAGAIN instead of blocking the event loop
-  const writer = new LogWriter(process.stdout.fd, maxBufferBytes);
+  // EAGAIN instead of blocking the event loop; a worker thread has no fd of its own there
+  const writer = new LogWriter(process.stdout.fd ?? 1, maxBufferBytes, notice);
   shared = writer;
   setInterval(() => writer.reportDropped(), REPORT_DROPPED_MS).unref();
   process.on('exit', () => writer.flushUntil(Date.now() + EXIT_FLUSH_MS));

@@ -17,6 +17,8 @@ export function createLogger(
   destination?: DestinationStream,
   bufferBytes = DEFAULT_LOG_BUFFER_BYTES,
 ): Logger {
-  const options = { level, base: { pid: process.pid, ...bindings }, timestamp: pino.stdTimeFunctions.isoTime };
-  return pino(options, destination ?? stdoutWriter(bufferBytes));
+  const base = { pid: process.pid, ...bindings };
+  const options = { level, base, timestamp: pino.stdTimeFunctions.isoTime };
+  const warns = level === 'warn' || level === 'info' || level === 'debug' || level === 'trace';
+  return pino(options, destination ?? stdoutWriter(bufferBytes, { base, warn: warns }));
 }

@@ -69,7 +69,10 @@ export async function startPlatformServer(
         resolve({ url: `http://127.0.0.1:${port}`, pid: child.pid, child, inspectPort });
       }
     });
-    child.once('exit', (code) => reject(new Error(`server exited with ${String(code)}`)));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${String(code)}`));
+    });
   });
 }
 
