@@ -29,7 +29,7 @@ const { values: args } = commandLine({
   },
   notes: 'BENCH_SEQUENTIAL sets the sequential round trips (default 3000).',
 });
-const SECONDS = numberOption('seconds', args.seconds, { min: 1 });
+const SECONDS = numberOption('seconds', args.seconds, { min: 0.1 });
 const CONCURRENCY = 32;
 
 interface Result {

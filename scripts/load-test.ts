@@ -98,7 +98,7 @@ const MAX_S = numberOption('max-seconds', args['max-seconds'], { min: 1 });
 const MAX_CONNECTING = numberOption('max-connecting', args['max-connecting'], { min: 1, integer: true });
 const HEARTBEAT_S = numberOption('heartbeat', args.heartbeat, { min: 1 });
 const METER_EVERY_S = numberOption('meter-every', args['meter-every'], { min: 1 });
-const TRANSACTION_S = numberOption('transaction-seconds', args['transaction-seconds'], { min: 1 });
+const TRANSACTION_S = numberOption('transaction-seconds', args['transaction-seconds'], { min: 0 });
 const SHARE_201 = numberOption('share-201', args['share-201'], { min: 0, max: 1 });
 const SHARE_TRANSACTING = numberOption('share-transacting', args['share-transacting'], { min: 0, max: 1 });
 // read from the environment here, not as the option's default: --help would print it
@@ -409,7 +409,7 @@ function compareOptions(): CompareOptions {
     chargers: N,
     bootChargers: numberOption('boot-chargers', args['boot-chargers'], { min: 0, integer: true }),
     inFlight,
-    floodSeconds: numberOption('flood-seconds', args['flood-seconds'], { min: 1 }),
+    floodSeconds: numberOption('flood-seconds', args['flood-seconds'], { min: 0.1 }),
     generators: GENERATORS,
     maxConnecting: MAX_CONNECTING,
     runs: numberOption('runs', args.runs, { min: 1, integer: true }),

@@ -45,7 +45,7 @@ const { values: args } = commandLine({
   },
   notes: 'Figures: docs/PERFORMANCE.md "OCPI request path".',
 });
-const SECONDS = numberOption('seconds', args.seconds, { min: 1 });
+const SECONDS = numberOption('seconds', args.seconds, { min: 0.1 });
 const CONNECTIONS = numberOption('connections', args.connections, { min: 1, integer: true });
 if (args.only !== undefined && args.only !== 'list' && args.only !== 'put') usageError('--only must be list or put');
 const ONLY = args.only;

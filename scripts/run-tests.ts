@@ -1,6 +1,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Mocha from 'mocha';
+import { commandLine, usageError } from './cli.js';
 
 /**
  * The test command (`npm test`): the unit, embedded, OCPI, OCPP and roaming suites, then the cluster suite (real
@@ -35,9 +36,19 @@ function files(dir: string): string[] {
 }
 
 async function main(): Promise<void> {
-  const args = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+  const { values, positionals: args } = commandLine({
+    summary:
+      'The test command (npm test): the unit, embedded, OCPI, OCPP and roaming suites, then the cluster\n' +
+      'suite, or the suites named. Ends with one line: "N passed, N failed, N skipped".',
+    options: {
+      grep: { type: 'string', value: 'PATTERN', help: 'run only the tests whose title matches PATTERN' },
+    },
+    positionals: `[suite...]  (${Object.keys(suites).join(', ')})`,
+  });
   const chosen = args.length > 0 ? args : Object.keys(suites);
-  const grep = process.argv.find((a) => a.startsWith('--grep='))?.slice('--grep='.length);
+  const grep = values.grep;
+  const unknown = args.filter((a) => !(a in suites));
+  if (unknown.length > 0) usageError(`unknown suite ${unknown.join(', ')}; known: ${Object.keys(suites).join(', ')}`);
   let passed = 0;
   let failed = 0;
   let skipped = 0;

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
+import { commandLine } from './cli.js';
 
 /**
  * `npm run test:watch -- [suite...] [--grep=pattern]`: the edit-compile-test loop. It keeps
@@ -12,7 +13,13 @@ import { resolve } from 'node:path';
  *   npm run test:watch -- embedded --grep=typed
  */
 const root = resolve(import.meta.dirname, '..', '..');
-const testArgs = process.argv.slice(2);
+// checked as run-tests checks them, so that a typo shows at once rather than after each compile
+const { values, positionals } = commandLine({
+  summary: 'The edit-compile-test loop: tsc --watch, and after each clean compile the suites named (all by default).',
+  options: { grep: { type: 'string', value: 'PATTERN', help: 'run only the tests whose title matches PATTERN' } },
+  positionals: '[suite...]',
+});
+const testArgs = [...positionals, ...(values.grep === undefined ? [] : [`--grep=${values.grep}`])];
 const bin = (name: string): string => resolve(root, 'node_modules', '.bin', name);
 
 let run: ChildProcess | undefined;

@@ -46,6 +46,10 @@ describe('scripts: command lines', function () {
     'price-cdr',
     'migrate',
     'settings-table',
+    // the developer's: --help must not run the suites, start tsc --watch or rewrite generated files
+    'run-tests',
+    'test-watch',
+    'generate-ocpp-types',
   ];
   let cwd: string;
 
@@ -87,6 +91,7 @@ describe('scripts: command lines', function () {
       ['ocpi-bench', ['--only=delete'], '--only must be list or put'],
       ['chaos', ['--minutes', '0'], '--minutes must be a number in (0, 120], not "0"'],
       ['price-cdr', [], '--cdr is required'],
+      ['run-tests', ['nosuch'], 'unknown suite nosuch'],
     ];
     for (const [name, args, message] of cases) {
       const r = await run(name, args, cwd);
