@@ -29,7 +29,7 @@ export interface CliSpec<O extends Record<string, CliOption>> {
 }
 
 /** The usage text of a script, built from its options. */
-export function usageOf(script: string, spec: CliSpec<Record<string, CliOption>>): string {
+function usageOf(script: string, spec: CliSpec<Record<string, CliOption>>): string {
   const rows = Object.entries(spec.options).map(([name, o]) => {
     const flag = `${o.short ? `-${o.short}, ` : ''}--${name}${o.type === 'string' ? ` ${o.value ?? 'N'}` : ''}`;
     const shown = o.default === undefined || o.default === false ? '' : ` (default ${String(o.default)})`;
@@ -106,7 +106,9 @@ export function numberOption(
   const { min = Number.NEGATIVE_INFINITY, max = Number.POSITIVE_INFINITY, integer = false } = limits;
   const n = raw === undefined || raw.trim() === '' ? Number.NaN : Number(raw);
   if (!Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
-    const range = `${Number.isFinite(min) ? `>= ${min}` : ''}${Number.isFinite(min) && Number.isFinite(max) ? ' and ' : ''}${Number.isFinite(max) ? `<= ${max}` : ''}`;
+    const range = [Number.isFinite(min) ? `>= ${min}` : '', Number.isFinite(max) ? `<= ${max}` : '']
+      .filter(Boolean)
+      .join(' and ');
     usageError(
       `--${name} must be ${integer ? 'an integer' : 'a number'}${range ? ` ${range}` : ''}, not ${JSON.stringify(raw ?? '')}`,
     );

@@ -34,6 +34,9 @@ const REPORT_DROPPED_MS = 1000;
 
 const DROPPED = 'log lines dropped: stdout was not read fast enough';
 
+/** The notice's level: pino's warn. */
+export const NOTICE_LEVEL = 40;
+
 /** Blocks the thread for `ms` (the exit flush has no event loop to wait on). */
 function pause(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -57,9 +60,9 @@ export class LogWriter {
   /** lines waiting, in order, and their bytes */
   private queue: string[] = [];
   private queuedBytes = 0;
-  /** the chunk being written: its bytes not yet taken, its whole size, its lines */
-  private rest: Buffer | undefined;
-  private chunkBytes = 0;
+  /** the chunk being written (held whole until it is out), how much of it is out, its lines */
+  private chunk: Buffer | undefined;
+  private chunkWritten = 0;
   private chunkLines = 0;
   private scheduled = false;
   private retry: NodeJS.Timeout | undefined;
@@ -108,7 +111,7 @@ export class LogWriter {
     const lost = this.droppedLines - this.reportedLines;
     if (lost === 0 || this.gone || this.notice.warn === false) return;
     const line = `${JSON.stringify({
-      level: 40,
+      level: NOTICE_LEVEL,
       time: new Date().toISOString(),
       ...this.notice.base,
       dropped: lost,
@@ -135,7 +138,7 @@ export class LogWriter {
 
   /** Whether `bytes` more fit, or nothing is held at all (a line longer than the buffer still goes out alone). */
   private fits(bytes: number): boolean {
-    const held = this.queuedBytes + (this.rest ? this.chunkBytes : 0);
+    const held = this.queuedBytes + (this.chunk?.length ?? 0);
     return held === 0 || held + bytes <= this.maxBufferBytes;
   }
 
@@ -157,22 +160,22 @@ export class LogWriter {
   private writeOut(): boolean {
     for (;;) {
       if (this.gone) return true;
-      if (!this.rest) {
+      if (!this.chunk) {
         if (this.queue.length === 0) return true;
-        this.rest = Buffer.from(this.queue.length === 1 ? (this.queue[0] as string) : this.queue.join(''));
-        this.chunkBytes = this.rest.length;
+        this.chunk = Buffer.from(this.queue.length === 1 ? (this.queue[0] as string) : this.queue.join(''));
+        this.chunkWritten = 0;
         this.chunkLines = this.queue.length;
         this.queue = [];
         this.queuedBytes = 0;
       }
       try {
-        const n = writeSync(this.fd, this.rest);
-        this.rest = n >= this.rest.length ? undefined : this.rest.subarray(n);
+        this.chunkWritten += writeSync(this.fd, this.chunk, this.chunkWritten);
+        if (this.chunkWritten >= this.chunk.length) this.chunk = undefined;
       } catch (err) {
         const code = (err as { code?: unknown }).code;
         if (code === 'EAGAIN') return false;
-        this.rest = undefined;
-        if (code === 'EPIPE' || code === 'EBADF' || code === 'ERR_INVALID_ARG_TYPE') {
+        this.chunk = undefined;
+        if (code === 'EPIPE' || code === 'EBADF') {
           // the reader is gone, or there is no stdout: nobody can be told anything any more
           this.gone = true;
           this.queue = [];

@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
-import { stdoutWriter } from './log-destination.js';
+import { NOTICE_LEVEL, stdoutWriter } from './log-destination.js';
 
 export type { Logger } from 'pino';
 
@@ -19,6 +19,7 @@ export function createLogger(
 ): Logger {
   const base = { pid: process.pid, ...bindings };
   const options = { level, base, timestamp: pino.stdTimeFunctions.isoTime };
-  const warns = level === 'warn' || level === 'info' || level === 'debug' || level === 'trace';
+  // 'silent' has no value: nothing is logged, the notice of dropped lines neither
+  const warns = (pino.levels.values[level] ?? Number.POSITIVE_INFINITY) <= NOTICE_LEVEL;
   return pino(options, destination ?? stdoutWriter(bufferBytes, { base, warn: warns }));
 }
