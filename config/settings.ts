@@ -165,6 +165,13 @@ export const SettingsSchema = Type.Object({
     description:
       'Linux: nice = pricing threads at nice 10; idle = also the SCHED_IDLE policy (through chrt), which gives the core to the event loop at once but leaves pricing a tiny share of a host that is busy with other processes (docs/TARIFFS.md)',
   }),
+  PRICING_BULK_SHARE_PERCENT: Type.Integer({
+    minimum: 1,
+    maximum: 100,
+    default: 10,
+    description:
+      'while the process serves chargers or requests, a pricing job of several batches pauses between batches so that its work on the event loop stays within this share of the time; 100 = never pauses (docs/TARIFFS.md)',
+  }),
   OCPP_UNKNOWN_ID_TAGS: Type.Union([Type.Literal('reject'), Type.Literal('accept')], {
     default: 'reject',
     description:

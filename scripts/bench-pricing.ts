@@ -41,7 +41,9 @@ import { commandLine, numberOption, usageError } from './cli.js';
  *    through `price()`, every outcome held to the end (b; last, see latencyRuns).
  * Each figure `--runs` times: median and min-max. Bounded by `--max-seconds`; removes what it made.
  * `--pricing-threads`, `--max-queue` and `--thread-policy` set PRICING_THREADS, PRICING_MAX_QUEUE
- * and PRICING_THREAD_POLICY for 3 and 4.
+ * and PRICING_THREAD_POLICY for 3 and 4; `--bulk-share` sets PRICING_BULK_SHARE_PERCENT, which
+ * only 4 feels (the platform serves chargers there; the pool of 3 serves nothing, so it is never
+ * paced).
  * Figures and their reading: docs/PERFORMANCE.md "Tariff pricing".
  */
 const { values: args } = commandLine({
@@ -64,6 +66,11 @@ const { values: args } = commandLine({
       type: 'string',
       value: 'POLICY',
       help: "PRICING_THREAD_POLICY, nice or idle (default: the platform's)",
+    },
+    'bulk-share': {
+      type: 'string',
+      value: 'PERCENT',
+      help: "PRICING_BULK_SHARE_PERCENT: a bulk job's share of the event loop while chargers are served (default: the platform's)",
     },
     out: { type: 'string', value: 'FILE', help: 'write the figures as JSON to FILE' },
   },
@@ -314,6 +321,7 @@ function settings(dir: string): Config {
     PRICING_THREADS: args['pricing-threads'],
     PRICING_MAX_QUEUE: args['max-queue'],
     PRICING_THREAD_POLICY: args['thread-policy'],
+    PRICING_BULK_SHARE_PERCENT: args['bulk-share'],
   });
 }
 

@@ -35,6 +35,11 @@ export class PlatformMetrics {
   readonly registry = new Registry();
   readonly sources: MetricSources = {};
   /**
+   * Grows by one with every actor turn, HTTP request and OCPP call answered here: not exported,
+   * read by bulk pricing to tell whether the process is serving (src/tariffs/bulk-pace.ts).
+   */
+  handled = 0;
+  /**
    * OCPP calls by direction (`in`: charger to CSMS, `out`: CSMS to charger), action and outcome.
    * Counted through slots (`slot`) bound once per label set: a charger's message adds one to a
    * plain number, nothing is hashed or allocated.
@@ -84,12 +89,14 @@ export class PlatformMetrics {
    * numbers: prom-client's own `inc` and `observe` hash their labels on every call.
    */
   observeTurn(kind: string, outcome: string, seconds: number): void {
+    this.handled++;
     this.actorTurns.add([kind, outcome]);
     this.actorTurnSeconds.tally([kind], seconds);
   }
 
   /** One answered HTTP request (every OCPI and /v1 call). */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
+    this.handled++;
     this.httpRequests.tally([method, route, String(status)], seconds);
   }
 

@@ -156,6 +156,7 @@ export class OcppSignals {
   answered(action: string, known: boolean): void {
     const slots = known ? (this.inbound.get(action) ?? this.bindKnown(action)) : this.unknownAction;
     slots.result.n++;
+    this.metrics.handled++;
   }
 
   /**

@@ -30,10 +30,16 @@ export type PricingModule = PlatformModule & { pricing: PricingHandle };
 class LazyPool implements PricingHandle {
   private pool: PricingPool | undefined;
   private config: Config | undefined;
+  private served: (() => number) | undefined;
   private closed = false;
 
   configure(config: Config): void {
     this.config ??= config;
+  }
+
+  /** what tells bulk jobs that the process is serving (PlatformMetrics.handled) */
+  observe(served: () => number): void {
+    this.served ??= served;
   }
 
   private get(): PricingPool {
@@ -46,6 +52,8 @@ class LazyPool implements PricingHandle {
       idleTimeoutMs: config.PRICING_IDLE_TIMEOUT_MS,
       maxQueue: config.PRICING_MAX_QUEUE,
       threadPolicy: config.PRICING_THREAD_POLICY,
+      bulkShare: config.PRICING_BULK_SHARE_PERCENT / 100,
+      served: this.served,
     });
     return this.pool;
   }
@@ -113,7 +121,9 @@ export function pricingModule(): PricingModule {
       return [];
     },
     observe(services) {
-      services.metrics.sources.pricingQueue = () => pool.queue();
+      const { metrics } = services;
+      metrics.sources.pricingQueue = () => pool.queue();
+      pool.observe(() => metrics.handled);
     },
     mounts(services) {
       pool.configure(services.config);

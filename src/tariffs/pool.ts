@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import type { PriceOutcome, PricingCdr, PricingTariff } from './types.js';
+import { BulkPace } from './bulk-pace.js';
 import type { ThreadPolicy } from './worker.js';
 import { decodeResults, encodeBatch, type WireResults } from './wire.js';
 
@@ -33,6 +34,13 @@ export interface PricingPoolOptions {
   batchSize?: number;
   /** how the threads yield the CPU on Linux (PRICING_THREAD_POLICY; worker.ts); default 'nice' */
   threadPolicy?: ThreadPolicy;
+  /**
+   * of the event loop's time, what a job of several batches may spend on pricing while the
+   * process serves (PRICING_BULK_SHARE_PERCENT / 100; bulk-pace.ts); default 1, no limit
+   */
+  bulkShare?: number;
+  /** a count that grows with every frame or request the process handles: what "serves" means */
+  served?: () => number;
 }
 
 export class PricingPool {
@@ -41,6 +49,7 @@ export class PricingPool {
   private readonly limit: number;
   private inFlight = 0;
   private readonly waiting: (() => void)[] = [];
+  private readonly pace: BulkPace;
 
   constructor(options: PricingPoolOptions) {
     const threads = options.threads > 0 ? options.threads : availableParallelism();
@@ -59,6 +68,7 @@ export class PricingPool {
     this.batchSize = options.batchSize ?? 64;
     // what may be handed to Piscina at once: every thread busy and its queue full
     this.limit = threads + options.maxQueue;
+    this.pace = new BulkPace({ share: options.bulkShare ?? 1, served: options.served });
   }
 
   /**
@@ -73,7 +83,12 @@ export class PricingPool {
     const pending: { offset: number; outcomes: Promise<PriceOutcome[]> }[] = [];
     const handOver = async (): Promise<void> => {
       const next = pending.shift();
-      if (next) await onBatch(await next.outcomes, next.offset);
+      if (!next) return;
+      const outcomes = await next.outcomes;
+      const t0 = performance.now();
+      const handed = onBatch(outcomes, next.offset);
+      this.pace.spent(performance.now() - t0);
+      await handed;
     };
     for (let i = 0; i < tasks.length; i += this.batchSize) {
       await this.slot();
@@ -84,8 +99,9 @@ export class PricingPool {
       pending.push({ offset: i, outcomes });
       // the oldest batches that are back go to the caller now, not at the end
       while (pending.length > this.limit) await handOver();
-      // a turn of the event loop between batches: chargers' messages are served in between
-      if (i + this.batchSize < tasks.length) await new Promise<void>((resolve) => setImmediate(resolve));
+      // a turn of the event loop between batches, chargers' messages served in between, and a
+      // pause while the process serves if pricing took more than its share (bulk-pace.ts)
+      if (i + this.batchSize < tasks.length) await this.pace.turn();
     }
     while (pending.length > 0) await handOver();
   }
@@ -126,11 +142,15 @@ export class PricingPool {
 
   private async run(tasks: PricingTask[]): Promise<PriceOutcome[]> {
     try {
+      const t0 = performance.now();
       const batch = encodeBatch(tasks);
-      const results = (await this.pool.run(batch, {
-        transferList: [batch.numbers.buffer as ArrayBuffer],
-      })) as WireResults;
-      return decodeResults(tasks, results);
+      const running = this.pool.run(batch, { transferList: [batch.numbers.buffer as ArrayBuffer] });
+      this.pace.spent(performance.now() - t0);
+      const results = (await running) as WireResults;
+      const t1 = performance.now();
+      const outcomes = decodeResults(tasks, results);
+      this.pace.spent(performance.now() - t1);
+      return outcomes;
     } finally {
       this.release();
     }
