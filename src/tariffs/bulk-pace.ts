@@ -41,7 +41,7 @@ export class BulkPace {
     this.servedAt = this.served?.() ?? 0;
   }
 
-  /** `ms` of pricing work done on the event loop (encoding a batch, reading its outcomes). */
+  /** `ms` of pricing work done on the event loop (encoding a batch, reading its outcomes, the caller's onBatch). */
   spent(ms: number): void {
     this.own += ms;
   }
