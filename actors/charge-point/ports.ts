@@ -26,6 +26,8 @@ export interface ChargePointActorDeps {
   /** The newest connection won elsewhere (or the process stops): close ours. */
   closeSocket(chargePointId: string, reason: DeactivationReason | 'removed'): void;
   publish(event: CsmsEvent): void;
+  /** whether a publish now could reach a live view (false: skip building the event) */
+  publishing(): boolean;
   /** the session rows behind GET /v1/sessions */
   sessions: SessionWrites;
   /** a session's energy over time, for the console's chart (GET /v1/sessions/{id}/meter-values) */

@@ -41,12 +41,16 @@ export function retiredChargePointState(s: ChargePointState | undefined): Charge
   };
 }
 
-/** Tells the live views, once the turn has committed, that this charge point changed. */
+/**
+ * Tells the live views, once the turn has committed, that this charge point changed; nothing
+ * when no view could receive it (every meter value comes through here).
+ */
 export function publishChange(
-  deps: Pick<ChargePointActorDeps, 'publish'>,
+  deps: Pick<ChargePointActorDeps, 'publish' | 'publishing'>,
   ctx: ChargePointCtx,
   event: Omit<CsmsEvent, 'charge_point_id'>,
 ): void {
+  if (!deps.publishing()) return;
   ctx.afterCommit(() => deps.publish({ ...event, charge_point_id: ctx.key }));
 }
 

@@ -82,6 +82,16 @@ export class CsmsEventBus {
     }
   }
 
+  /**
+   * Whether a publish now could reach anyone: embedded, while this process has a listener; in a
+   * cluster, outside a quiet period. A turn that changed nothing anyone watches (the meter values
+   * of a fleet with no console open) then builds and schedules no event at all.
+   */
+  listened(): boolean {
+    if (!this.redis) return this.local.listenerCount('event') > 0;
+    return Date.now() >= this.quietUntil;
+  }
+
   publish(event: CsmsEvent): void {
     if (!this.redis) {
       this.local.emit('event', event);

@@ -148,6 +148,9 @@ function chargePointDeps(
     publish(event) {
       late.events?.publish(event);
     },
+    publishing() {
+      return late.events?.listened() ?? false;
+    },
     heartbeatIntervalS: config.OCPP_HEARTBEAT_INTERVAL_S,
     authCacheS: config.OCPP_AUTH_CACHE_S,
     bootRetryIntervalS: config.OCPP_BOOT_RETRY_INTERVAL_S,
