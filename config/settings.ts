@@ -170,7 +170,7 @@ export const SettingsSchema = Type.Object({
     maximum: 100,
     default: 10,
     description:
-      'while the process serves chargers or requests, a pricing job of several batches pauses between batches so that its work on the event loop stays within this share of the time; 100 = never pauses (docs/TARIFFS.md)',
+      'while the process serves chargers or requests, a pricing job of several batches pauses between batches so that its work on the event loop stays within this share of the time, and takes batches of 16 CDRs instead of 64; 100 = never pauses, full batches (docs/TARIFFS.md)',
   }),
   OCPP_UNKNOWN_ID_TAGS: Type.Union([Type.Literal('reject'), Type.Literal('accept')], {
     default: 'reject',

@@ -4,14 +4,22 @@
  * (encoding it, reading its totals) and the cores the threads' work; a job of 100,000 CDRs at
  * full speed keeps the event loop about half busy, and a charger's frame that arrives meanwhile
  * waits. So while the process serves (a frame or request handled in the last window), the pricing
- * work on the event loop is kept to `share` of the time by a pause between two batches of a job;
- * a process that serves nothing prices at full speed.
+ * work on the event loop is kept to `share` of the time by a pause between two batches of a job,
+ * and the batches are smaller, so that no single stretch of it holds a frame up for long; a
+ * process that serves nothing prices at full speed.
  */
 
 /** How often whether the process is serving is looked at again. */
 const WINDOW_MS = 100;
 /** The longest pause between two batches (a job is slowed, never held). */
 const MAX_PAUSE_MS = 250;
+/**
+ * CDRs per batch while the process serves. Encoding a batch of 64 holds the event loop ~0.4 ms on
+ * the benchmark's machine, and a charger's frame that arrives then waits for it; 16 bound that to
+ * ~0.1 ms. Outside that, full batches: each batch costs a thread hop, and 16 a batch priced
+ * 59,000 CDRs a second against 74,000 (docs/PERFORMANCE.md, "Tenth sitting").
+ */
+const SERVING_BATCH = 16;
 
 const immediate = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -46,6 +54,13 @@ export class BulkPace {
     this.own += ms;
   }
 
+  /** How many CDRs the next batch of a job takes: `full`, or fewer while the process serves. */
+  batchSize(full: number): number {
+    if (this.share >= 1 || !this.served) return full;
+    this.look(performance.now());
+    return this.serving ? Math.min(SERVING_BATCH, full) : full;
+  }
+
   /**
    * Awaited between two batches of a job: a turn of the event loop (frames that wait are served
    * first) and, while the process serves, as long a pause as keeps pricing's share of the event
@@ -54,16 +69,19 @@ export class BulkPace {
   turn(): Promise<void> {
     if (this.share >= 1 || !this.served) return immediate();
     const now = performance.now();
-    const elapsed = now - this.from;
-    if (elapsed >= WINDOW_MS) {
-      const served = this.served();
-      this.serving = served !== this.servedAt;
-      this.servedAt = served;
-      this.from = now;
-      this.own = 0;
-      return immediate();
-    }
-    const wait = this.serving ? Math.min(MAX_PAUSE_MS, this.own / this.share - elapsed) : 0;
+    if (this.look(now)) return immediate();
+    const wait = this.serving ? Math.min(MAX_PAUSE_MS, this.own / this.share - (now - this.from)) : 0;
     return wait >= 1 ? pause(wait) : immediate();
+  }
+
+  /** Starts a new window once the current one is over; true when it did. */
+  private look(now: number): boolean {
+    if (now - this.from < WINDOW_MS || !this.served) return false;
+    const served = this.served();
+    this.serving = served !== this.servedAt;
+    this.servedAt = served;
+    this.from = now;
+    this.own = 0;
+    return true;
   }
 }

@@ -30,7 +30,7 @@ export interface PricingPoolOptions {
   idleTimeoutMs: number;
   /** batches waiting for a thread before callers wait */
   maxQueue: number;
-  /** CDRs per batch */
+  /** CDRs per batch (default 64; fewer while the process serves: bulk-pace.ts) */
   batchSize?: number;
   /** how the threads yield the CPU on Linux (PRICING_THREAD_POLICY; worker.ts); default 'nice' */
   threadPolicy?: ThreadPolicy;
@@ -90,18 +90,21 @@ export class PricingPool {
       this.pace.spent(performance.now() - t0);
       await handed;
     };
-    for (let i = 0; i < tasks.length; i += this.batchSize) {
+    for (let i = 0; i < tasks.length;) {
       await this.slot();
-      const outcomes = this.run(tasks.slice(i, i + this.batchSize));
+      // smaller batches while the process serves (bulk-pace.ts)
+      const size = this.pace.batchSize(this.batchSize);
+      const outcomes = this.run(tasks.slice(i, i + size));
       // awaited in order below; a batch failing while an earlier one is awaited, or left behind
       // when `onBatch` throws, must not count as an unhandled rejection
       outcomes.catch(() => undefined);
       pending.push({ offset: i, outcomes });
+      i += size;
       // the oldest batches that are back go to the caller now, not at the end
       while (pending.length > this.limit) await handOver();
       // a turn of the event loop between batches, chargers' messages served in between, and a
       // pause while the process serves if pricing took more than its share (bulk-pace.ts)
-      if (i + this.batchSize < tasks.length) await this.pace.turn();
+      if (i < tasks.length) await this.pace.turn();
     }
     while (pending.length > 0) await handOver();
   }

@@ -43,8 +43,8 @@ async function bulkJob(pool: PricingPool, busyMs: number): Promise<{ ms: number;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A pool whose thread is started and warm, so that a job's time is its own. */
-async function warmPool(bulkShare: number, served: () => number): Promise<PricingPool> {
-  const pool = new PricingPool({ threads: 1, idleTimeoutMs: 5000, maxQueue: 1, batchSize: 4, bulkShare, served });
+async function warmPool(bulkShare: number, served: () => number, batchSize = 4): Promise<PricingPool> {
+  const pool = new PricingPool({ threads: 1, idleTimeoutMs: 5000, maxQueue: 1, batchSize, bulkShare, served });
   await pool.price([{ tariff, cdr, time_zone: 'Europe/Amsterdam' }]);
   return pool;
 }
@@ -77,5 +77,26 @@ describe('pricing threads: bulk jobs yield to a process that serves', function (
     // two are handed over after the job's last pause, and each 100 ms window starts with no pause)
     expect(paced.ms, `paced ${paced.ms.toFixed(0)} ms`).to.be.at.least(450);
     expect(alone.ms, `alone ${alone.ms.toFixed(0)} ms, paced ${paced.ms.toFixed(0)} ms`).to.be.below(paced.ms / 2);
+  });
+
+  it('hands a thread smaller batches while frames are handled (shorter stretches on the event loop), full ones when none are', async function () {
+    const pool = await warmPool(0.1, served, 64);
+    pools.push(pool);
+    const sizes = async (): Promise<number[]> => {
+      const tasks: PricingTask[] = Array.from({ length: 200 }, () => ({ tariff, cdr, time_zone: 'Europe/Amsterdam' }));
+      const out: number[] = [];
+      await pool.each(tasks, (outcomes) => {
+        expect(outcomes.every((o) => o.ok)).to.equal(true);
+        out.push(outcomes.length);
+      });
+      return out;
+    };
+    await sleep(150);
+    expect(await sizes()).to.deep.equal([64, 64, 64, 8]);
+    serving = setInterval(() => handled++, 2);
+    await sleep(150);
+    const busy = await sizes();
+    expect(busy.reduce((a, b) => a + b, 0)).to.equal(200);
+    expect(Math.max(...busy), busy.join(' ')).to.equal(16);
   });
 });
