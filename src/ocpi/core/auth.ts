@@ -87,6 +87,8 @@ export function presentedTokens(header: string | undefined, accept: 'raw' | 'bas
 
 interface CachedToken {
   caller: Omit<OcpiCaller, 'token'>;
+  /** the caller with its token, as `authenticate` answers it: made once per entry, frozen */
+  withToken?: Readonly<OcpiCaller>;
   expiresAt: number;
 }
 
@@ -124,10 +126,24 @@ export class TokenDirectory {
   async authenticate(ctx: Context, version: OcpiVersion, accept: 'raw' | 'base64-or-raw'): Promise<OcpiCaller> {
     const tokens = presentedTokens(ctx.get('Authorization') || undefined, accept);
     for (const token of tokens) {
+      const known = this.known(token);
+      if (known) return known;
       const caller = await this.lookup(token);
       if (caller) return { ...caller, token };
     }
     throw unauthorized(version);
+  }
+
+  /**
+   * A token looked up within `cacheMs`, answered without hashing, awaiting or copying: every
+   * request of a partner gets the same frozen caller (every use of it copies rather than changes).
+   */
+  private known(token: string): OcpiCaller | undefined {
+    const hash = this.hashes.get(token);
+    const cached = hash === undefined ? undefined : this.cache.get(hash);
+    if (!cached || cached.expiresAt <= Date.now()) return undefined;
+    cached.withToken ??= Object.freeze({ ...cached.caller, token });
+    return cached.withToken;
   }
 
   async lookup(token: string): Promise<Omit<OcpiCaller, 'token'> | undefined> {
