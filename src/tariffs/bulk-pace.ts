@@ -33,7 +33,9 @@ export interface BulkPaceOptions {
 
 export class BulkPace {
   private readonly share: number;
-  private readonly served: (() => number) | undefined;
+  private readonly served: () => number;
+  /** whether the job is paced at all: a share below 1 and a count to watch */
+  private readonly paced: boolean;
   /** start of the current window (performance.now()) */
   private from = performance.now();
   /** the served count at `from` */
@@ -45,8 +47,9 @@ export class BulkPace {
 
   constructor(options: BulkPaceOptions) {
     this.share = options.share;
-    this.served = options.served;
-    this.servedAt = this.served?.() ?? 0;
+    this.served = options.served ?? (() => 0);
+    this.paced = options.share < 1 && options.served !== undefined;
+    this.servedAt = this.served();
   }
 
   /** `ms` of pricing work done on the event loop (encoding a batch, reading its outcomes, the caller's onBatch). */
@@ -56,7 +59,7 @@ export class BulkPace {
 
   /** How many CDRs the next batch of a job takes: `full`, or fewer while the process serves. */
   batchSize(full: number): number {
-    if (this.share >= 1 || !this.served) return full;
+    if (!this.paced) return full;
     this.look(performance.now());
     return this.serving ? Math.min(SERVING_BATCH, full) : full;
   }
@@ -67,7 +70,7 @@ export class BulkPace {
    * loop within `share` since the window began.
    */
   turn(): Promise<void> {
-    if (this.share >= 1 || !this.served) return immediate();
+    if (!this.paced) return immediate();
     const now = performance.now();
     if (this.look(now)) return immediate();
     const wait = this.serving ? Math.min(MAX_PAUSE_MS, this.own / this.share - (now - this.from)) : 0;
@@ -76,7 +79,7 @@ export class BulkPace {
 
   /** Starts a new window once the current one is over; true when it did. */
   private look(now: number): boolean {
-    if (now - this.from < WINDOW_MS || !this.served) return false;
+    if (now - this.from < WINDOW_MS) return false;
     const served = this.served();
     this.serving = served !== this.servedAt;
     this.servedAt = served;
