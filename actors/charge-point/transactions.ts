@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { parseInstant } from '../../src/rfc3339.js';
 import type { ChargerEvent, ChargerEventOutcome, ProtocolName } from '../../src/ocpp/domain.js';
 import type { ChargePointActorDeps, SessionProgress } from './ports.js';
 import type { WriteStep } from '../../src/runtime/types.js';
@@ -19,9 +20,9 @@ type OpenTransaction = ChargePointState['transactions'][number];
 const MAX_FINISHED = 20;
 
 /** Parses a charger's timestamp; a charger with no clock sends nonsense, then now counts. */
-export function epochMs(timestamp: string, fallback = Date.now()): number {
-  const t = Date.parse(timestamp);
-  return Number.isFinite(t) ? t : fallback;
+export function epochMs(timestamp: string): number {
+  const t = parseInstant(timestamp);
+  return Number.isFinite(t) ? t : Date.now();
 }
 
 /** The transaction id of an earlier delivery of this start (open or finished), if it is a retry. */

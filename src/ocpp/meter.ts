@@ -1,3 +1,5 @@
+import { parseInstant } from '../rfc3339.js';
+
 /**
  * The energy register reading (Energy.Active.Import.Register, the default measurand in both
  * versions) of the last sample in a list of meter values, in Wh. Null when absent.
@@ -44,7 +46,7 @@ export function latestRegisterReading<E extends { timestamp: string }>(
   for (const entry of entries ?? []) {
     const wh = energyRegisterWh(samplesOf(entry));
     if (wh === null) continue;
-    const parsed = Date.parse(entry.timestamp);
+    const parsed = parseInstant(entry.timestamp);
     const at = Number.isFinite(parsed) ? parsed : -Infinity;
     if (best === null || at >= bestAt) {
       best = { wh, timestamp: entry.timestamp };

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import type { Ajv, ErrorObject, FormatDefinition, ValidateFunction } from 'ajv';
+import { isCommonDateTime } from '../rfc3339.js';
 import { OcppCallError, type OcppErrorKind, type OcppVersion } from './errors.js';
 import type { OcppCall, OcppResponse } from './messages.js';
 
@@ -39,6 +40,21 @@ const kindByKeyword: Record<string, OcppErrorKind> = {
   format: 'FormatViolation',
 };
 
+/**
+ * The schemas' `date-time` format, answered for the common form (rfc3339.ts) without ajv-formats'
+ * regular expressions; any other string still gets ajv-formats' own answer. Nearly every OCPP
+ * message carries a timestamp, a MeterValues one per reading.
+ */
+function commonDateTimeFirst(ajv: Ajv): void {
+  const general = ajv.formats['date-time'];
+  if (typeof general !== 'object' || general instanceof RegExp || general.async === true) return;
+  // ajv-formats' date-time: a synchronous string format (its definition, with `compare`)
+  const def = general as FormatDefinition<string>;
+  const validate = def.validate;
+  if (typeof validate !== 'function') return;
+  ajv.addFormat('date-time', { ...def, validate: (s: string) => isCommonDateTime(s) || validate(s) });
+}
+
 interface VersionSchemas {
   ajv: Ajv;
   folder: string;
@@ -70,6 +86,7 @@ export class OcppSchemas {
           new AjvClass({ strict: false, allErrors: false, validateSchema: false, multipleOfPrecision: 9 });
         ajv.addMetaSchema(draft06);
         addFormats(ajv);
+        commonDateTimeFirst(ajv);
         return { ajv, folder, requestFile, responseFile: (a) => `${a}Response.json`, cache: new Map() };
       };
       this.versions = {

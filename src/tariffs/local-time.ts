@@ -125,24 +125,6 @@ function dateKeyOfDay(days: number): number {
   return year * 10000 + month * 100 + day;
 }
 
-/** Days from 1970-01-01 to the proleptic Gregorian date (month 1-12), the inverse of dateKeyOfDay. */
-export function daysFromCivil(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const doy = Math.floor((153 * ((month + 9) % 12) + 2) / 5) + day - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146_097 + doe - 719_468;
-}
-
-const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-/** The number of days of a month (1-12) of a year. */
-export function daysInMonth(year: number, month: number): number {
-  if (month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)) return 29;
-  return MONTH_DAYS[month - 1] ?? 0;
-}
-
 /** The wall clock of `timeZone` at instant `ms`. */
 export function localTimeAt(timeZone: string, ms: number): LocalTime {
   // whole milliseconds, as a Date keeps them

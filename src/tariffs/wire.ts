@@ -1,5 +1,5 @@
 import type { CdrTimes } from './engine.js';
-import { daysFromCivil, daysInMonth } from './local-time.js';
+import { writeUtcInstant } from '../rfc3339.js';
 import type { PriceOutcome, PricedCdr, PricingCdr, PricingPeriod, PricingTariff } from './types.js';
 
 /**
@@ -72,92 +72,15 @@ class Strings {
   }
 }
 
-/** The two-digit number at `i`, or -1 when either character is not a digit. */
-function two(s: string, i: number): number {
-  const a = s.charCodeAt(i) - 48;
-  const b = s.charCodeAt(i + 1) - 48;
-  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
-}
-
-/** The three-digit number at `i`, or -1. */
-function three(s: string, i: number): number {
-  const a = two(s, i);
-  const c = s.charCodeAt(i + 2) - 48;
-  return a >= 0 && c >= 0 && c <= 9 ? a * 10 + c : -1;
-}
-
-/** The last date read and its day number: a CDR's periods fall on a day or two. */
-let lastDate = -1;
-let lastDays = 0;
-
-/** parseDateTime's answer: see writeDateTime */
-const SCRATCH = new Float64Array(1);
-
 /**
- * Epoch ms of an OCPI DateTime. The common form, `YYYY-MM-DDThh:mm:ss[.fff]Z`, is read digit by
- * digit (Date.parse is the slowest step of a batch); any other through Date.parse.
- */
-export function parseDateTime(s: string): number {
-  writeDateTime(s, SCRATCH, 0);
-  return SCRATCH[0] as number;
-}
-
-/**
- * parseDateTime's value written to `out[at]`; false when it is not a finite instant. Encoding a
- * batch writes its 21 instants per CDR this way: returned from a call, each would be a new heap
- * number on the event loop (epoch ms do not fit a small integer), about a third of what encoding
- * and decoding a batch allocated there.
+ * The instant `s` names written to `out[at]` (epoch ms); false when it is not a finite instant.
+ * Encoding a batch writes its 21 instants per CDR this way: returned from a call, each would be
+ * a new heap number on the event loop (epoch ms do not fit a small integer), about a third of
+ * what encoding and decoding a batch allocated there. The common form is read digit by digit
+ * (Date.parse was the slowest step of a batch), any other through Date.parse.
  */
 function writeDateTime(s: string, out: Float64Array, at: number): boolean {
-  const n = s.length;
-  if (
-    (n === 20 || n === 24) &&
-    s.charCodeAt(4) === 45 && // -
-    s.charCodeAt(7) === 45 &&
-    s.charCodeAt(10) === 84 && // T
-    s.charCodeAt(13) === 58 && // :
-    s.charCodeAt(16) === 58 &&
-    s.charCodeAt(n - 1) === 90 && // Z
-    (n === 20 || s.charCodeAt(19) === 46) // .
-  ) {
-    const century = two(s, 0);
-    const yy = two(s, 2);
-    const month = two(s, 5);
-    const day = two(s, 8);
-    const hour = two(s, 11);
-    const minute = two(s, 14);
-    const second = two(s, 17);
-    const ms = n === 24 ? three(s, 20) : 0;
-    const year = century * 100 + yy;
-    // years before 100 and anything odd go the long way (Date.parse decides)
-    if (
-      century >= 1 &&
-      yy >= 0 &&
-      month >= 1 &&
-      day >= 1 &&
-      hour >= 0 &&
-      hour <= 23 &&
-      minute >= 0 &&
-      minute <= 59 &&
-      second >= 0 &&
-      second <= 59 &&
-      ms >= 0
-    ) {
-      const date = (year * 100 + month) * 100 + day;
-      if (date !== lastDate) {
-        if (month > 12 || day > daysInMonth(year, month)) return slowly(s, out, at);
-        lastDays = daysFromCivil(year, month, day);
-        lastDate = date;
-      }
-      out[at] = lastDays * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1000 + ms;
-      return true;
-    }
-  }
-  return slowly(s, out, at);
-}
-
-/** Date.parse's answer for the forms writeDateTime does not read itself. */
-function slowly(s: string, out: Float64Array, at: number): boolean {
+  if (writeUtcInstant(s, out, at)) return true;
   out[at] = Date.parse(s);
   return Number.isFinite(out[at]);
 }

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { priceCdr } from '../../src/tariffs/engine.js';
 import { PricingPool } from '../../src/tariffs/pool.js';
-import { decodeBatch, encodeBatch, parseDateTime } from '../../src/tariffs/wire.js';
+import { decodeBatch, encodeBatch } from '../../src/tariffs/wire.js';
 import { aCdr, aTariff, anElement, energy, flat, parking, time } from './builders.js';
 
 /** The pricing threads' transport (wire.ts) and the pool: what comes back is what the engine answers. */
@@ -24,38 +24,6 @@ const cdr = {
 
 describe('pricing threads: transport and pool', function () {
   this.timeout(20_000);
-
-  it('reads the common DateTime form digit by digit, as Date.parse would, and hands any other to it', function () {
-    for (const s of [
-      '2024-03-08T16:10:00Z',
-      '2024-03-08T16:10:00.123Z',
-      '2024-03-08T16:10:00+02:00',
-      '2024-02-29T23:59:59Z',
-    ])
-      expect(parseDateTime(s), s).to.equal(Date.parse(s));
-    expect(parseDateTime('2023-02-29T00:00:00Z')).to.deep.equal(Date.parse('2023-02-29T00:00:00Z'));
-    expect(Number.isNaN(parseDateTime('2024-13-45T99:99:99Z'))).to.equal(true);
-    expect(parseDateTime('0050-01-01T00:00:00Z')).to.equal(Date.parse('0050-01-01T00:00:00Z'));
-    // not a digit where one belongs: refused as Date.parse refuses it, never read as another year
-    for (const s of ['2a25-01-01T00:00:00Z', '2025-01-01T00:00:00.1x3Z', '2025-0 -01T00:00:00Z'])
-      expect(Number.isNaN(parseDateTime(s)), s).to.equal(Number.isNaN(Date.parse(s)));
-    // leap days of centuries, days past a month's end, before 1970, the last millisecond of a year
-    for (const s of [
-      '1600-02-29T12:00:00Z',
-      '1900-02-29T12:00:00Z',
-      '2000-02-29T12:00:00Z',
-      '2025-04-31T00:00:00Z',
-      '1969-12-31T23:59:59.001Z',
-      '2024-12-31T23:59:59.999Z',
-      '2025-01-01T24:00:00Z',
-    ])
-      expect(parseDateTime(s), s).to.deep.equal(Date.parse(s));
-    // every day of four centuries, at a varying time of day
-    for (let day = -80_000; day < 80_000; day += 7) {
-      const iso = new Date(day * 86_400_000 + (day % 86_400) * 1_000 + (day % 1000)).toISOString();
-      if (iso.length === 24) expect(parseDateTime(iso), iso).to.equal(Date.parse(iso));
-    }
-  });
 
   it('a batch decodes to the same CDRs, their instants as numbers; one with a breakdown goes whole', function () {
     const [task, whole] = decodeBatch(
