@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Ajv, ErrorObject, FormatDefinition, ValidateFunction } from 'ajv';
@@ -60,7 +60,11 @@ interface VersionSchemas {
   folder: string;
   requestFile(action: string): string;
   responseFile(action: string): string;
-  cache: Map<string, ValidateFunction | null>;
+  /** the schema files of the folder: an action without one is unknown, and nothing is read for it */
+  files: ReadonlySet<string>;
+  /** compiled on first use, by action (a name only the folder's files can add) */
+  requests: Map<string, ValidateFunction | null>;
+  responses: Map<string, ValidateFunction | null>;
 }
 
 /**
@@ -87,7 +91,15 @@ export class OcppSchemas {
         ajv.addMetaSchema(draft06);
         addFormats(ajv);
         commonDateTimeFirst(ajv);
-        return { ajv, folder, requestFile, responseFile: (a) => `${a}Response.json`, cache: new Map() };
+        return {
+          ajv,
+          folder,
+          requestFile,
+          responseFile: (a) => `${a}Response.json`,
+          files: new Set(readdirSync(folder)),
+          requests: new Map(),
+          responses: new Map(),
+        };
       };
       this.versions = {
         'ocpp1.6': make(join(schemaRoot, 'ocpp-16-schemas'), (a) => `${a}.json`),
@@ -140,17 +152,18 @@ export class OcppSchemas {
   }
 
   private validator(version: OcppVersion, direction: 'request' | 'response', action: string): ValidateFunction | null {
-    // action names come from the wire: only plain identifiers may become file names
-    if (!/^[A-Za-z0-9]{1,64}$/.test(action)) return null;
     if (!this.versions) throw new Error('OCPP schemas used before load()');
     const v = this.versions[version];
-    const key = `${direction}:${action}`;
-    const cached = v.cache.get(key);
+    const compiled = direction === 'request' ? v.requests : v.responses;
+    const cached = compiled.get(action);
     if (cached !== undefined) return cached;
+    // action names come from the wire: only the name of one of the folder's files is looked up,
+    // so neither a path nor an endless stream of made-up names reaches the disk or the map
+    const name = direction === 'request' ? v.requestFile(action) : v.responseFile(action);
+    if (!v.files.has(name)) return null;
     let fn: ValidateFunction | null = null;
     try {
-      const file = join(v.folder, direction === 'request' ? v.requestFile(action) : v.responseFile(action));
-      const schema = readSchemaFile(file);
+      const schema = readSchemaFile(join(v.folder, name));
       // the 2.0.1 files carry $id; compiling twice under one Ajv would clash on it
       delete schema.$id;
       delete schema.id;
@@ -158,7 +171,7 @@ export class OcppSchemas {
     } catch {
       fn = null;
     }
-    v.cache.set(key, fn);
+    compiled.set(action, fn);
     return fn;
   }
 }

@@ -173,6 +173,9 @@ describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
 
       it("answers an unknown action with NotImplemented and a CSMS's action sent by a charger with NotSupported", async () => {
         expect(errorCode(await charger.callFrame('MakeCoffee', {}))).to.equal('NotImplemented');
+        // a name that would reach another version's schema folder is no action either
+        const other = version === 'ocpp1.6' ? '../ocpp-20-schemas/Heartbeat' : '../ocpp-16-schemas/Heartbeat';
+        expect(errorCode(await charger.callFrame(other, {}))).to.equal('NotImplemented');
         const [action, payload] =
           version === 'ocpp1.6'
             ? ['RemoteStartTransaction', { idTag: 'TAG' }]
