@@ -27,7 +27,8 @@ import { commandLine, numberOption, usageError } from './cli.js';
  * 1. One 8-element 2.2.1 tariff and `--distinct` CDRs of 20 periods (scripts/bench/pricing-fixture.ts),
  *    every one schema-checked and priced once with its breakdown: totals plausible, every element used.
  * 2. Main thread: `priceCdr(..., { breakdown: false })` over `--cdrs` CDRs (at most 5 s a run).
- * 3. `PricingPool` (one thread per core, batches of 64, the platform's defaults) over `--cdrs` CDRs
+ * 3. `PricingPool` (one thread per core, batches of 256, the platform's defaults; `--batch-size`
+ *    sets the batch) over `--cdrs` CDRs
  *    with `each()`, every outcome compared with the main thread's. For 2 and 3 also the CPU per CDR
  *    of the main thread (Linux /proc) and of the whole process.
  * 4. An embedded platform in this process (SQLite in a temporary folder) with `--chargers` OCPP 1.6
@@ -43,7 +44,7 @@ import { commandLine, numberOption, usageError } from './cli.js';
  * `--pricing-threads`, `--max-queue` and `--thread-policy` set PRICING_THREADS, PRICING_MAX_QUEUE
  * and PRICING_THREAD_POLICY for 3 and 4; `--bulk-share` sets PRICING_BULK_SHARE_PERCENT, which
  * only 4 feels (the platform serves chargers there; the pool of 3 serves nothing, so it is never
- * paced).
+ * paced). `--pool-only` stops after 3.
  * Figures and their reading: docs/PERFORMANCE.md "Tariff pricing".
  */
 const { values: args } = commandLine({
@@ -72,6 +73,8 @@ const { values: args } = commandLine({
       value: 'PERCENT',
       help: "PRICING_BULK_SHARE_PERCENT: a bulk job's share of the event loop while chargers are served (default: the platform's)",
     },
+    'batch-size': { type: 'string', value: 'N', help: "CDRs per batch of the pool's runs (default: the pool's)" },
+    'pool-only': { type: 'boolean', help: 'the throughput runs only, without the chargers and the latency windows' },
     out: { type: 'string', value: 'FILE', help: 'write the figures as JSON to FILE' },
   },
   notes: 'Figures and their reading: docs/PERFORMANCE.md "Tariff pricing".',
@@ -85,6 +88,10 @@ const SEED = numberOption('seed', args.seed, { integer: true });
 const METER_SHARE = numberOption('meter-share', args['meter-share'], { min: 0, max: 1 });
 const QUIET_MS = numberOption('quiet-seconds', args['quiet-seconds'], { min: 0.1 }) * 1000;
 const MAX_MS = numberOption('max-seconds', args['max-seconds'], { min: 1 }) * 1000;
+const BATCH_SIZE =
+  args['batch-size'] === undefined
+    ? undefined
+    : numberOption('batch-size', args['batch-size'], { min: 1, integer: true });
 const MAIN_THREAD_CAP_MS = 5_000;
 const API_KEY = 'bench-pricing-operator-key';
 // the pool's settings are checked before anything runs: loadConfig names a bad one
@@ -286,6 +293,7 @@ async function poolRuns(f: Fixture, config: Config): Promise<Rate[]> {
     idleTimeoutMs: config.PRICING_IDLE_TIMEOUT_MS,
     maxQueue: config.PRICING_MAX_QUEUE,
     threadPolicy: config.PRICING_THREAD_POLICY,
+    ...(BATCH_SIZE === undefined ? {} : { batchSize: BATCH_SIZE }),
   });
   cleanups.push(() => pool.close());
   await warmUp(f, pool);
@@ -576,21 +584,40 @@ const sum = (lat: LatencyRun[], pick: (l: Latency) => number): number =>
 const show = (s: Spread, digits = 0): string =>
   `${fmt(s.median, digits)} (${fmt(s.min, digits)}-${fmt(s.max, digits)})`;
 
-function report(threads: number, mainRates: Rate[], poolRates: Rate[], lat: LatencyRun[]): Record<string, unknown> {
+/** The throughput rows: main thread and pool, CDRs a second and CPU per CDR. */
+function rateRows(threads: number, mainRates: Rate[], poolRates: Rate[]): [string, string][] {
   const main = spread(mainRates.map((r) => r.perSecond));
   const pool = spread(poolRates.map((r) => r.perSecond));
-  const held = spread(lat.map((r) => r.pricing.p99 / r.heldQuiet.p99));
-  const streamedRatio = spread(lat.map((r) => r.streamed.p99 / r.quietBoth.p99));
-  const streamedToFirst = spread(lat.map((r) => r.streamed.p99 / r.quiet.p99));
-  const noise = spread(lat.map((r) => r.quietAgain.p99 / r.quiet.p99));
-  const ms = (pick: (r: LatencyRun) => number): string => show(spread(lat.map(pick)), 2);
-  const rows: [string, string][] = [
+  return [
     ['main thread, priceCdr totals only, CDRs/s', show(main)],
     [`PricingPool (${threads} threads), ${fmt(CDRS)} CDRs, CDRs/s`, show(pool)],
     ['pool / main thread (medians)', (pool.median / main.median).toFixed(2)],
     ['CPU us per CDR, priceCdr on the main thread, process', show(spread(mainRates.map((r) => r.processCpuUs)))],
     ['CPU us per CDR, pool: event-loop thread', show(spread(poolRates.map((r) => r.mainCpuUs)))],
     ['CPU us per CDR, pool: whole process', show(spread(poolRates.map((r) => r.processCpuUs)))],
+  ];
+}
+
+function printRows(rows: [string, string][]): void {
+  const width = Math.max(...rows.map(([k]) => k.length));
+  log('');
+  log(`${'figure'.padEnd(width)}  median (min-max) of ${RUNS} runs`);
+  for (const [k, v] of rows) log(`${k.padEnd(width)}  ${v}`);
+}
+
+const poolVerdict = (poolRates: Rate[]): string => {
+  const pool = spread(poolRates.map((r) => r.perSecond));
+  return `pool ${fmt(pool.median)} CDRs/s, aim >= ${fmt(POOL_AIM)}: ${pool.median >= POOL_AIM ? 'met' : 'not met'}`;
+};
+
+function report(threads: number, mainRates: Rate[], poolRates: Rate[], lat: LatencyRun[]): Record<string, unknown> {
+  const held = spread(lat.map((r) => r.pricing.p99 / r.heldQuiet.p99));
+  const streamedRatio = spread(lat.map((r) => r.streamed.p99 / r.quietBoth.p99));
+  const streamedToFirst = spread(lat.map((r) => r.streamed.p99 / r.quiet.p99));
+  const noise = spread(lat.map((r) => r.quietAgain.p99 / r.quiet.p99));
+  const ms = (pick: (r: LatencyRun) => number): string => show(spread(lat.map(pick)), 2);
+  const rows: [string, string][] = [
+    ...rateRows(threads, mainRates, poolRates),
     ['OCPP p50 / p99 ms, (a) no pricing', `${ms((r) => r.quiet.p50)} / ${ms((r) => r.quiet.p99)}`],
     ['OCPP p50 / p99 ms, (q) no pricing, again', `${ms((r) => r.quietAgain.p50)} / ${ms((r) => r.quietAgain.p99)}`],
     ['p99(q) / p99(a), per run: the noise', show(noise, 2)],
@@ -620,15 +647,11 @@ function report(threads: number, mainRates: Rate[], poolRates: Rate[], lat: Late
     ],
     ['unanswered / failed calls, all windows', `${sum(lat, (l) => l.unanswered)} / ${sum(lat, (l) => l.errors)}`],
   ];
-  const width = Math.max(...rows.map(([k]) => k.length));
-  log('');
-  log(`${'figure'.padEnd(width)}  median (min-max) of ${RUNS} runs`);
-  for (const [k, v] of rows) log(`${k.padEnd(width)}  ${v}`);
-  const poolVerdict = pool.median >= POOL_AIM ? 'met' : 'not met';
+  printRows(rows);
   const verdict = (r: Spread): string =>
     `${r.median.toFixed(2)}x of without (${r.min.toFixed(2)}-${r.max.toFixed(2)}): ${r.median <= UNCHANGED ? 'unchanged' : 'changed'}`;
   log(
-    `verdict: pool ${fmt(pool.median)} CDRs/s, aim >= ${fmt(POOL_AIM)}: ${poolVerdict}; OCPP p99 while pricing, ` +
+    `verdict: ${poolVerdict(poolRates)}; OCPP p99 while pricing, ` +
       `aim unchanged (<= ${UNCHANGED}x): each() ${verdict(streamedRatio)}; price() held ${verdict(held)}; ` +
       `two quiet windows ${noise.median.toFixed(2)}x (${noise.min.toFixed(2)}-${noise.max.toFixed(2)})`,
   );
@@ -656,8 +679,15 @@ async function main(): Promise<void> {
     log(`main thread, run ${run}: ${describeRate(rate)}`);
   }
   const poolRates = await poolRuns(f, config);
+  const threads = config.PRICING_THREADS || availableParallelism();
+  if (args['pool-only']) {
+    printRows(rateRows(threads, mainRates, poolRates));
+    log(`verdict: ${poolVerdict(poolRates)}`);
+    if (args.out) writeFileSync(args.out, `${JSON.stringify({ load: loadavg(), mainRates, poolRates }, null, 2)}\n`);
+    return;
+  }
   const lat = await latencyRuns(f, config);
-  const result = report(config.PRICING_THREADS || availableParallelism(), mainRates, poolRates, lat);
+  const result = report(threads, mainRates, poolRates, lat);
   if (args.out) writeFileSync(args.out, `${JSON.stringify({ load: loadavg(), ...result }, null, 2)}\n`);
 }
 

@@ -107,10 +107,16 @@ function oneCdr(prng: Prng): PricingCdr {
   return { start_date_time: iso(start), end_date_time: iso(at), currency: 'EUR', charging_periods: periods };
 }
 
-/** `count` different CDRs, the same for the same seed. */
+/**
+ * `count` different CDRs, the same for the same seed. They come out of JSON.parse, as every CDR
+ * the platform prices does (a database row, a partner's request body): made here, their dates
+ * are strings built by String.replace, whose characters V8 reads through an indirection, which
+ * made encoding a batch cost about an eighth more than for the same CDRs out of JSON.
+ */
 export function benchCdrs(count: number, seed: number): PricingCdr[] {
   const prng = new Prng(seed);
-  return Array.from({ length: count }, () => oneCdr(prng));
+  const made = Array.from({ length: count }, () => oneCdr(prng));
+  return JSON.parse(JSON.stringify(made)) as PricingCdr[];
 }
 
 function volumeSum(cdr: PricingCdr, type: string): number {

@@ -86,6 +86,7 @@ describe('scripts: command lines', function () {
       ['load-test', ['--share-201', '1.5'], '--share-201 must be a number >= 0 and <= 1, not "1.5"'],
       ['load-test', ['--compare', '--in-flight', '500'], '--in-flight must not exceed --chargers'],
       ['bench-pricing', ['--cdrs=0'], '--cdrs must be an integer >= 1, not "0"'],
+      ['bench-pricing', ['--batch-size=0'], '--batch-size must be an integer >= 1, not "0"'],
       ['bench-pricing', ['--thread-policy=fast'], 'PRICING_THREAD_POLICY'],
       ['bench-fleet', ['--requests', '2'], '--requests must be an integer >= 5, not "2"'],
       ['ocpi-bench', ['--only=delete'], '--only must be list or put'],
