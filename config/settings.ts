@@ -158,7 +158,8 @@ export const SettingsSchema = Type.Object({
     minimum: 1,
     maximum: 10000,
     default: 4,
-    description: 'batches of CDRs (64 each) waiting for a pricing thread; beyond this, callers wait (back-pressure)',
+    description:
+      'batches of CDRs (256 each, 16 while the process serves) waiting for a pricing thread; beyond this, callers wait (back-pressure)',
   }),
   PRICING_THREAD_POLICY: Type.Union([Type.Literal('nice'), Type.Literal('idle')], {
     default: 'nice',
@@ -170,7 +171,7 @@ export const SettingsSchema = Type.Object({
     maximum: 100,
     default: 10,
     description:
-      'while the process serves chargers or requests, a pricing job of several batches pauses between batches so that its work on the event loop stays within this share of the time, and takes batches of 16 CDRs instead of 64; 100 = never pauses, full batches (docs/TARIFFS.md)',
+      'while the process serves chargers or requests, a pricing job of several batches pauses between batches so that its work on the event loop stays within this share of the time, and takes batches of 16 CDRs instead of 256; 100 = never pauses, full batches (docs/TARIFFS.md)',
   }),
   OCPP_UNKNOWN_ID_TAGS: Type.Union([Type.Literal('reject'), Type.Literal('accept')], {
     default: 'reject',

@@ -16,8 +16,8 @@ const MAX_PAUSE_MS = 250;
 /**
  * CDRs per batch while the process serves. Encoding a batch of 64 holds the event loop ~0.4 ms on
  * the benchmark's machine, and a charger's frame that arrives then waits for it; 16 bound that to
- * ~0.1 ms. Outside that, full batches: each batch costs a thread hop, and 16 a batch priced
- * 59,000 CDRs a second against 74,000 (docs/PERFORMANCE.md, "Tenth sitting").
+ * ~0.1 ms. Outside that, full batches (pool.ts FULL_BATCH): each batch costs a thread hop, and 16
+ * a batch priced 59,000 CDRs a second against 74,000 for 64 (docs/PERFORMANCE.md, "Tenth sitting").
  */
 const SERVING_BATCH = 16;
 

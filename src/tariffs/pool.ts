@@ -30,7 +30,7 @@ export interface PricingPoolOptions {
   idleTimeoutMs: number;
   /** batches waiting for a thread before callers wait */
   maxQueue: number;
-  /** CDRs per batch (default 64; fewer while the process serves: bulk-pace.ts) */
+  /** CDRs per batch (default 256; fewer while the process serves: bulk-pace.ts) */
   batchSize?: number;
   /** how the threads yield the CPU on Linux (PRICING_THREAD_POLICY; worker.ts); default 'nice' */
   threadPolicy?: ThreadPolicy;
@@ -42,6 +42,15 @@ export interface PricingPoolOptions {
   /** a count that grows with every frame or request the process handles: what "serves" means */
   served?: () => number;
 }
+
+/**
+ * CDRs per batch when the process serves nothing else (bulk-pace.ts makes them smaller while it
+ * does). Each batch costs a thread hop, its tariff's lookup and a message each way: 256 priced
+ * 50,769-53,155 CDRs a second on the benchmark's machine where 64 priced 49,498-51,614, and took
+ * 8-9 us of the event loop per CDR instead of 10 (docs/PERFORMANCE.md, pricing's "Eleventh
+ * sitting").
+ */
+const FULL_BATCH = 256;
 
 export class PricingPool {
   private readonly pool: Piscina;
@@ -65,7 +74,7 @@ export class PricingPool {
       // 480 of them and 0.74 s instead of 830 and 1.19 s (docs/PERFORMANCE.md)
       resourceLimits: { maxYoungGenerationSizeMb: 64 },
     });
-    this.batchSize = options.batchSize ?? 64;
+    this.batchSize = options.batchSize ?? FULL_BATCH;
     // what may be handed to Piscina at once: every thread busy and its queue full
     this.limit = threads + options.maxQueue;
     this.pace = new BulkPace({ share: options.bulkShare ?? 1, served: options.served });

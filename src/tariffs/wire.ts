@@ -4,8 +4,9 @@ import type { PriceOutcome, PricedCdr, PricingCdr, PricingPeriod, PricingTariff 
 
 /**
  * How a batch of CDRs crosses to a pricing thread and back (docs/TARIFFS.md "Where pricing
- * runs"): numbers in one Float64Array (moved, not copied), the few strings (tariffs, zones,
- * dimension types) in one small JSON text. JSON of the CDRs themselves cost the event loop
+ * runs"): numbers in one Float64Array (moved, not copied), each tariff as its JSON (written once
+ * per tariff object, read once per thread), the few other strings (zones, dimension types) in one
+ * small JSON text. JSON of the CDRs themselves cost the event loop
  * ~45 us per CDR of 20 periods; this costs it a few. A CDR whose dates do not parse travels as
  * JSON, and so does every outcome with a breakdown or a refusal.
  */
@@ -21,8 +22,10 @@ export interface WireTask {
 }
 
 export interface WireBatch {
-  /** JSON: { tariffs, strings, raw } */
+  /** JSON: { strings, raw } */
   text: string;
+  /** each tariff of the batch as JSON, the same text for the same tariff object (see tariffText) */
+  tariffs: string[];
   numbers: Float64Array;
 }
 
@@ -34,7 +37,6 @@ export interface WireResults {
 }
 
 interface BatchText {
-  tariffs: PricingTariff[];
   strings: string[];
   /** tasks sent whole, by index */
   raw: [number, PricingCdr][];
@@ -128,8 +130,42 @@ function encodeTask(out: Float64Array, at: number, t: WireTask, tariff: number, 
   return k;
 }
 
+/**
+ * A tariff's JSON, written once per tariff object: a bulk job sends the same tariff with every
+ * batch. As the engine's own cache of read tariffs (engine.ts readTariff), this takes a tariff
+ * object that is priced with as not changing afterwards.
+ */
+const tariffTexts = new WeakMap<PricingTariff, string>();
+
+function tariffText(t: PricingTariff): string {
+  let text = tariffTexts.get(t);
+  if (text === undefined) {
+    text = JSON.stringify(t);
+    tariffTexts.set(t, text);
+  }
+  return text;
+}
+
+/**
+ * Tariffs read in this thread, by their JSON: the same object for the same text, so that the
+ * engine reads each tariff once (readTariff's cache is by object) rather than once per batch.
+ */
+const readTariffs = new Map<string, PricingTariff>();
+/** tariffs kept by readTariffs; past it the map starts again */
+const MAX_READ_TARIFFS = 256;
+
+function tariffOf(text: string): PricingTariff {
+  let t = readTariffs.get(text);
+  if (t === undefined) {
+    t = JSON.parse(text) as PricingTariff;
+    if (readTariffs.size >= MAX_READ_TARIFFS) readTariffs.clear();
+    readTariffs.set(text, t);
+  }
+  return t;
+}
+
 export function encodeBatch(tasks: readonly WireTask[]): WireBatch {
-  const tariffs: PricingTariff[] = [];
+  const tariffs: string[] = [];
   const tariffIndex = new Map<PricingTariff, number>();
   const strings = new Strings();
   const raw: [number, PricingCdr][] = [];
@@ -142,7 +178,7 @@ export function encodeBatch(tasks: readonly WireTask[]): WireBatch {
     const t = tasks[i] as WireTask;
     let tariff = tariffIndex.get(t.tariff);
     if (tariff === undefined) {
-      tariff = tariffs.push(t.tariff) - 1;
+      tariff = tariffs.push(tariffText(t.tariff)) - 1;
       tariffIndex.set(t.tariff, tariff);
     }
     // a breakdown echoes the CDR's own date strings: such a task goes whole, as do dates that do
@@ -156,13 +192,14 @@ export function encodeBatch(tasks: readonly WireTask[]): WireBatch {
     n += HEADER;
     raw.push([i, t.cdr]);
   }
-  const text: BatchText = { tariffs, strings: strings.list, raw };
-  return { text: JSON.stringify(text), numbers: n === size ? out : out.slice(0, n) };
+  const text: BatchText = { strings: strings.list, raw };
+  return { text: JSON.stringify(text), tariffs, numbers: n === size ? out : out.slice(0, n) };
 }
 
 /** The tasks of a batch, in a pricing thread. Indices cross as doubles and are read back with `| 0`. */
 export function decodeBatch(batch: WireBatch): WireTask[] {
-  const { tariffs, strings, raw } = JSON.parse(batch.text) as BatchText;
+  const { strings, raw } = JSON.parse(batch.text) as BatchText;
+  const tariffs = batch.tariffs.map(tariffOf);
   const rawOf = new Map(raw);
   const n = batch.numbers;
   const length = n.length;

@@ -88,6 +88,25 @@ describe('pricing threads: transport and pool', function () {
     }
   });
 
+  it('a tariff object changed for another of the same id is priced by its own prices, batch after batch', async function () {
+    // the same id and shape, the energy price raised: a thread that kept tariffs by id would price
+    // the second job with the first one's prices
+    const dearer = aTariff([anElement([energy(0.6, 100, 21)])]);
+    const cheaper = aTariff([anElement([energy(0.3, 100, 21)])]);
+    expect(dearer.id).to.equal(cheaper.id);
+    const pool = new PricingPool({ threads: 1, idleTimeoutMs: 5000, maxQueue: 2, batchSize: 3 });
+    try {
+      for (const t of [cheaper, dearer, cheaper]) {
+        const outcomes = await pool.price(Array.from({ length: 7 }, () => ({ tariff: t, cdr, time_zone: 'UTC' })));
+        const direct = priceCdr(t, cdr, 'UTC');
+        if (!direct.ok) throw new Error(direct.message);
+        for (const o of outcomes) expect(o.ok && o.priced.total_cost).to.deep.equal(direct.priced.total_cost);
+      }
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('each() hands the outcomes over batch by batch, in order, with their offsets; a handler that throws stops it', async function () {
     const pool = new PricingPool({ threads: 2, idleTimeoutMs: 5000, maxQueue: 1, batchSize: 5 });
     try {
