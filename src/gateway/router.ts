@@ -1,5 +1,5 @@
-import bodyParser from 'koa-bodyparser';
 import type { Context, Middleware, Next } from 'koa';
+import type bodyParserOf from 'koa-bodyparser';
 import { HttpError, RequestValidationError } from './errors.js';
 import { assertBodyDepth, assertPrintableRequest } from './request-limits.js';
 import { requestContext } from './request-state.js';
@@ -27,7 +27,37 @@ function fullPath(prefix: string, path: string): string {
  * Paths answer with and without a trailing slash (the router is not strict), never a redirect.
  */
 export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: RouterOptions): Middleware {
-  const parser = bodyParser({
+  // koa-bodyparser (with co-body, qs and their dependencies, ~60 ms of a cold start) is loaded by
+  // the first request that has a body to read, not at start
+  let parser: Middleware | undefined;
+  let loading: Promise<Middleware> | undefined;
+  const loadParser = async (): Promise<Middleware> => {
+    const { default: bodyParser } = await import('koa-bodyparser');
+    parser = makeParser(bodyParser, opts);
+    return parser;
+  };
+  // the depth is checked on the text once it is read, before any schema walks the parsed value
+  const parseBody: Middleware = async (ctx, next) =>
+    (parser ?? (await (loading ??= loadParser())))(ctx, async () => {
+      const raw = ctx.request.rawBody;
+      if (typeof raw === 'string') assertBodyDepth(raw, opts.bodyMaxDepth);
+      await next();
+    });
+
+  const registrations: Registration[] = [];
+  for (const mount of mounts) {
+    for (const route of mount.routes) {
+      const template = fullPath(mount.prefix, route.path);
+      const chain = routeChain(mount, route, template, parseBody);
+      registrations.push({ prefix: mount.prefix, template, method: route.method, chain });
+    }
+  }
+  return dispatch(new PrefixRoutes(registrations));
+}
+
+/** JSON bodies only, up to the limit; a body that does not parse is a 422 with the decoder's words. */
+function makeParser(bodyParser: typeof bodyParserOf, opts: RouterOptions): Middleware {
+  return bodyParser({
     enableTypes: ['json'],
     jsonLimit: opts.bodyLimit,
     strict: false,
@@ -45,23 +75,6 @@ export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: Rou
       ]);
     },
   });
-  // the depth is checked on the text once it is read, before any schema walks the parsed value
-  const parseBody: Middleware = (ctx, next) =>
-    parser(ctx, async () => {
-      const raw = ctx.request.rawBody;
-      if (typeof raw === 'string') assertBodyDepth(raw, opts.bodyMaxDepth);
-      await next();
-    });
-
-  const registrations: Registration[] = [];
-  for (const mount of mounts) {
-    for (const route of mount.routes) {
-      const template = fullPath(mount.prefix, route.path);
-      const chain = routeChain(mount, route, template, parseBody);
-      registrations.push({ prefix: mount.prefix, template, method: route.method, chain });
-    }
-  }
-  return dispatch(new PrefixRoutes(registrations));
 }
 
 /**
