@@ -8,7 +8,7 @@
  */
 
 /** Days from 1970-01-01 to the proleptic Gregorian date (month 1-12), the inverse of tariffs/local-time.ts's dateKeyOfDay. */
-export function daysFromCivil(year: number, month: number, day: number): number {
+function daysFromCivil(year: number, month: number, day: number): number {
   const y = month <= 2 ? year - 1 : year;
   const era = Math.floor(y / 400);
   const yoe = y - era * 400;
@@ -20,7 +20,7 @@ export function daysFromCivil(year: number, month: number, day: number): number 
 const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** The number of days of a month (1-12) of a year. */
-export function daysInMonth(year: number, month: number): number {
+function daysInMonth(year: number, month: number): number {
   if (month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)) return 29;
   return MONTH_DAYS[month - 1] ?? 0;
 }
