@@ -85,7 +85,7 @@ let lastDays = 0;
  * untouched. The value is the one `Date.parse` gives. Written to an array rather than returned:
  * a caller that reads many instants (a batch of CDRs) then makes no heap number for each.
  */
-export function writeUtcInstant(s: string, out: Float64Array, at: number): boolean {
+function writeUtcInstant(s: string, out: Float64Array, at: number): boolean {
   const n = s.length;
   if ((n !== 20 && n !== 24) || s.charCodeAt(n - 1) !== 90 /* Z */ || !fields(s)) return false;
   let ms = 0;
@@ -102,11 +102,23 @@ export function writeUtcInstant(s: string, out: Float64Array, at: number): boole
   return true;
 }
 
+/**
+ * Epoch ms of a date-time, as `Date.parse` reads it (NaN when it does not), written to `out[at]`:
+ * the common form read directly, any other through `Date.parse`. False when it is not a finite
+ * instant.
+ */
+export function writeInstant(s: string, out: Float64Array, at: number): boolean {
+  if (writeUtcInstant(s, out, at)) return true;
+  out[at] = Date.parse(s);
+  return Number.isFinite(out[at]);
+}
+
 const SCRATCH = new Float64Array(1);
 
 /** Epoch ms of a date-time, as `Date.parse` reads it (NaN when it does not), the common form read directly. */
 export function parseInstant(s: string): number {
-  return writeUtcInstant(s, SCRATCH, 0) ? (SCRATCH[0] as number) : Date.parse(s);
+  writeInstant(s, SCRATCH, 0);
+  return SCRATCH[0] as number;
 }
 
 /**

@@ -36,13 +36,13 @@ export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: Rou
     parser = makeParser(bodyParser, opts);
     return parser;
   };
-  // the depth is checked on the text once it is read, before any schema walks the parsed value
   // an import that failed is tried again by the next request, not kept as every request's answer
   const loaded = (): Promise<Middleware> =>
     (loading ??= loadParser().catch((err: unknown) => {
       loading = undefined;
       throw err;
     }));
+  // the depth is checked on the text once it is read, before any schema walks the parsed value
   const parseBody: Middleware = async (ctx, next) =>
     (parser ?? (await loaded()))(ctx, async () => {
       const raw = ctx.request.rawBody;

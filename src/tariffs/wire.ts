@@ -1,5 +1,5 @@
 import type { CdrTimes } from './engine.js';
-import { writeUtcInstant } from '../rfc3339.js';
+import { writeInstant } from '../rfc3339.js';
 import type { PriceOutcome, PricedCdr, PricingCdr, PricingPeriod, PricingTariff } from './types.js';
 
 /**
@@ -74,19 +74,6 @@ class Strings {
   }
 }
 
-/**
- * The instant `s` names written to `out[at]` (epoch ms); false when it is not a finite instant.
- * Encoding a batch writes its 21 instants per CDR this way: returned from a call, each would be
- * a new heap number on the event loop (epoch ms do not fit a small integer), about a third of
- * what encoding and decoding a batch allocated there. The common form is read digit by digit
- * (Date.parse was the slowest step of a batch), any other through Date.parse.
- */
-function writeDateTime(s: string, out: Float64Array, at: number): boolean {
-  if (writeUtcInstant(s, out, at)) return true;
-  out[at] = Date.parse(s);
-  return Number.isFinite(out[at]);
-}
-
 /** Numbers in the header of a task: tariff, zone, breakdown, start, end, currency, period count. */
 const HEADER = 7;
 
@@ -105,7 +92,7 @@ function sizeOf(t: WireTask): number {
  * dates do not parse writes nothing (-1), and is sent whole.
  */
 function encodeTask(out: Float64Array, at: number, t: WireTask, tariff: number, strings: Strings): number {
-  if (!writeDateTime(t.cdr.start_date_time, out, at + 3) || !writeDateTime(t.cdr.end_date_time, out, at + 4)) return -1;
+  if (!writeInstant(t.cdr.start_date_time, out, at + 3) || !writeInstant(t.cdr.end_date_time, out, at + 4)) return -1;
   const periods = t.cdr.charging_periods;
   out[at] = tariff;
   out[at + 1] = strings.of(t.time_zone);
@@ -115,7 +102,7 @@ function encodeTask(out: Float64Array, at: number, t: WireTask, tariff: number, 
   let k = at + HEADER;
   for (let i = 0; i < periods.length; i++) {
     const p = periods[i] as PricingPeriod;
-    if (!writeDateTime(p.start_date_time, out, k)) return -1;
+    if (!writeInstant(p.start_date_time, out, k)) return -1;
     const dims = p.dimensions;
     out[k + 1] = strings.of(p.tariff_id);
     out[k + 2] = dims.length;
