@@ -4,10 +4,10 @@ import { commandLine } from './cli.js';
 
 /**
  * `npm run test:watch -- [suite...] [--grep=pattern]`: the edit-compile-test loop. It keeps
- * `tsc --watch` running and, after each compile that ends without errors, copies the assets
- * and runs the chosen suites (the same arguments `dist/scripts/run-tests.js` takes). A compile
- * that starts while a run is going stops that run first, so the output on screen always
- * belongs to the newest code.
+ * `tsc --watch` running and, after each compile that ends without errors, copies the assets,
+ * bundles the product's entry (scripts/bundle-server.mjs) and runs the chosen suites (the same
+ * arguments `dist/scripts/run-tests.js` takes). A compile that starts while a run is going stops
+ * that run first, so the output on screen always belongs to the newest code.
  *
  *   npm run test:watch -- unit
  *   npm run test:watch -- embedded --grep=typed
@@ -29,16 +29,25 @@ function stopRun(): void {
   run = undefined;
 }
 
+/** Runs a build script of scripts/ and then `next`, unless the script failed. */
+function thenRun(script: string, next: () => void): void {
+  const step = spawn(process.execPath, [resolve(root, 'scripts', script)], { cwd: root, stdio: 'inherit' });
+  step.on('exit', (code) => {
+    if (code === 0) next();
+  });
+}
+
 function startRun(): void {
   stopRun();
-  const copy = spawn(process.execPath, [resolve(root, 'scripts', 'copy-assets.mjs')], { cwd: root, stdio: 'inherit' });
-  copy.on('exit', (code) => {
-    if (code !== 0) return;
-    run = spawn(process.execPath, [resolve(root, 'dist', 'scripts', 'run-tests.js'), ...testArgs], {
-      cwd: root,
-      stdio: 'inherit',
-    });
-  });
+  // the assets beside the compiled code, then the product's entry the spawned processes run
+  thenRun('copy-assets.mjs', () =>
+    thenRun('bundle-server.mjs', () => {
+      run = spawn(process.execPath, [resolve(root, 'dist', 'scripts', 'run-tests.js'), ...testArgs], {
+        cwd: root,
+        stdio: 'inherit',
+      });
+    }),
+  );
 }
 
 const tsc = spawn(bin('tsc'), ['-p', 'tsconfig.json', '--watch', '--preserveWatchOutput'], {

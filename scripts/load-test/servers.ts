@@ -17,13 +17,13 @@ export interface Target {
 
 const dist = join(import.meta.dirname, '..');
 
-/** One platform process (src/main.js) on SQLite in `dir`, without Redis. */
+/** One platform process (`npm start`'s dist/server/main.js) on SQLite in `dir`, without Redis. */
 export async function startEmbeddedServer(dir: string, apiKey: string, nodeArgs: string[]): Promise<Target> {
   return startPlatformServer({ DATABASE_URL: `sqlite:${join(dir, 'load.sqlite')}`, REDIS_URL: '' }, apiKey, nodeArgs);
 }
 
 /**
- * One platform process (src/main.js) with the database and Redis settings of `env` (cluster mode:
+ * One platform process (dist/server/main.js) with the database and Redis settings of `env` (cluster mode:
  * several of these on one PostgreSQL schema and Redis prefix).
  */
 export async function startPlatformServer(
@@ -34,7 +34,7 @@ export async function startPlatformServer(
   const inspectPort = await freePort();
   const child = spawn(
     process.execPath,
-    [`--inspect=127.0.0.1:${inspectPort}`, ...nodeArgs, join(dist, '../src/main.js')],
+    [`--inspect=127.0.0.1:${inspectPort}`, ...nodeArgs, join(dist, '../server/main.js')],
     {
       env: {
         ...process.env,

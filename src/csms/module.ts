@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { chargePointActor } from '../../actors/charge-point/actor.js';
 import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
 import type { ChargePointActorDeps, RoamingPort } from '../../actors/charge-point/ports.js';
@@ -42,7 +43,7 @@ export interface CsmsModuleOptions {
   logLimits?: Pick<OcppSignalsOptions, 'linesPerKey' | 'linesTotal' | 'intervalMs'>;
 }
 
-const dashboardDir = join(import.meta.dirname, '../dashboard');
+const dashboardDir = fileURLToPath(new URL('../dashboard', import.meta.url));
 
 /**
  * The dashboard's own answers (docs/SECURITY.md): scripts and styles from its own files only (no inline

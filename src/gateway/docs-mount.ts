@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineMount, type MountSpec, type RouteSpec } from './route-table.js';
 
 /** our page and its script (src/api-docs, copied by scripts/copy-assets.mjs) */
-const pageDir = join(import.meta.dirname, '../api-docs');
+const pageDir = fileURLToPath(new URL('../api-docs', import.meta.url));
 /** Swagger UI's browser bundle (scripts/bundle-vendor.mjs copies it from swagger-ui-dist) */
-const vendorDir = join(import.meta.dirname, '../../vendor/swagger-ui');
+const vendorDir = fileURLToPath(new URL('../../vendor/swagger-ui', import.meta.url));
 
 /**
  * The policy of /docs: the dashboard's (csms/module.ts DASHBOARD_SECURITY_HEADERS) and one

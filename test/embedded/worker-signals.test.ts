@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { LogLimit, redisErrorListener } from '../../src/log-limit.js';
@@ -8,9 +7,7 @@ import { createLogger } from '../../src/logger.js';
 import { platformModules } from '../../src/modules.js';
 import { enqueue } from '../../src/ocpi/outbox/outbox-store.js';
 import { embeddedEnvironment, startPlatform, type TestEnvironment } from '../support/platforms.js';
-import { startNode } from '../support/processes.js';
-
-const MAIN = resolve(import.meta.dirname, '../../src/main.js');
+import { MAIN, startNode } from '../support/processes.js';
 
 /** Runs the product's main with `env` to its exit: its code and what it wrote. */
 function runMain(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {

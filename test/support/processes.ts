@@ -4,6 +4,9 @@ import { createInterface } from 'node:readline';
 
 const DIST = resolve(import.meta.dirname, '../..');
 
+/** The product's entry as `npm start` and the Procfile run it: the bundle of dist/src (scripts/bundle-server.mjs). */
+export const MAIN = resolve(DIST, 'server/main.js');
+
 /** every child still running; killed when the test process exits, so none outlives a failed run */
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
@@ -33,7 +36,7 @@ export async function startNode(
   env: Record<string, string>,
   opts: { entry?: string; startTimeoutMs?: number } = {},
 ): Promise<NodeProcess> {
-  const entry = opts.entry ?? resolve(DIST, 'src/main.js');
+  const entry = opts.entry ?? MAIN;
   const child = spawn(process.execPath, [entry], {
     // the start-up line is read from the log, so the child always logs at info or finer
     env: {
@@ -118,7 +121,7 @@ export async function runToExit(
   opts: { entry?: string; timeoutMs?: number } = {},
 ): Promise<FailedStart> {
   const started = Date.now();
-  const child = spawn(process.execPath, [opts.entry ?? resolve(DIST, 'src/main.js')], {
+  const child = spawn(process.execPath, [opts.entry ?? MAIN], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

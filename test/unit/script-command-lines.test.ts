@@ -40,6 +40,7 @@ describe('scripts: command lines', function () {
     'bench-pricing',
     'bench-fleet',
     'bench-ask',
+    'bench-start',
     'bench-turns',
     'ocpi-bench',
     'chaos',

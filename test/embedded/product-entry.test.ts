@@ -1,0 +1,77 @@
+import { expect } from 'chai';
+import { embeddedEnvironment, type TestEnvironment } from '../support/platforms.js';
+import { MAIN, startNode, type NodeProcess } from '../support/processes.js';
+
+const KEY = 'product-entry-key-0123456789';
+
+/**
+ * The product's entry as `npm start` and the Procfile run it: one bundle of the compiled modules
+ * (scripts/bundle-server.mjs). What each module reads beside itself in dist/ is still found from
+ * the bundle: the console's files, the API docs with Swagger UI, and the pricing threads' script.
+ * (The cluster suite's processes run the same entry and load their Lua scripts the same way.)
+ */
+describe('the product entry (dist/server/main.js)', function () {
+  this.timeout(60_000);
+  let env: TestEnvironment;
+  let node: NodeProcess;
+
+  before(async () => {
+    env = await embeddedEnvironment({ CSMS_API_KEY: KEY, PRICING_THREADS: '1' });
+    node = await startNode(env.env, { entry: MAIN });
+  });
+  after(async () => {
+    await node?.stop();
+    await env?.cleanup();
+  });
+
+  const get = async (path: string) => {
+    const res = await fetch(`${node.url}${path}`);
+    return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() };
+  };
+
+  it('serves the operator console and its assets', async () => {
+    const page = await get('/dashboard');
+    expect(page.status).to.equal(200);
+    expect(page.type).to.match(/^text\/html/);
+    expect(page.text).to.include('/dashboard/console.js');
+    for (const asset of ['/dashboard/console.js', '/dashboard/console.css', '/dashboard/icon.svg']) {
+      const res = await get(asset);
+      expect(res.status, asset).to.equal(200);
+      expect(res.text.length, asset).to.be.greaterThan(100);
+    }
+  });
+
+  it('serves the API docs with Swagger UI from its own origin', async () => {
+    const page = await get('/docs');
+    expect(page.status).to.equal(200);
+    expect(page.text).to.include('/docs/swagger-ui-bundle.js');
+    const bundle = await get('/docs/swagger-ui-bundle.js');
+    expect(bundle.status).to.equal(200);
+    expect(bundle.text.length).to.be.greaterThan(100_000);
+  });
+
+  it('prices in its worker threads', async () => {
+    const res = await fetch(`${node.url}/v1/tariffs/price`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${KEY}` },
+      body: JSON.stringify({
+        tariff: {
+          country_code: 'NL',
+          party_id: 'EVP',
+          id: 'T1',
+          currency: 'EUR',
+          elements: [{ price_components: [{ type: 'ENERGY', price: 0.25, step_size: 1 }] }],
+          last_updated: '2026-01-01T00:00:00Z',
+        },
+        cdr: {
+          start_date_time: '2026-01-01T10:00:00Z',
+          end_date_time: '2026-01-01T11:00:00Z',
+          charging_periods: [{ start_date_time: '2026-01-01T10:00:00Z', dimensions: [{ type: 'ENERGY', volume: 10 }] }],
+        },
+        time_zone: 'Europe/Amsterdam',
+      }),
+    });
+    expect(res.status).to.equal(200);
+    expect(((await res.json()) as { total_cost: unknown }).total_cost).to.deep.equal({ excl_vat: 2.5, incl_vat: 2.5 });
+  });
+});
