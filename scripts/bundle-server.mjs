@@ -10,6 +10,7 @@
 // reads beside itself: Lua scripts, the dashboard, the pricing worker) is rewritten to the URL it
 // has in dist/, so each file finds what it found unbundled; any other `import.meta` use fails the
 // build. Source maps chain to the TypeScript sources (`node --enable-source-maps`).
+import { rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { relative, resolve, sep } from 'node:path';
 import { build } from 'esbuild';
@@ -35,6 +36,8 @@ const importMetaOfOwnModules = {
   },
 };
 
+// chunks are named by their content: a new build must not leave the last one's beside it
+rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   entryPoints: ['dist/src/main.js'],
   outdir,
