@@ -131,6 +131,9 @@ export class OcppEndpoint {
   });
   private pinger: NodeJS.Timeout | undefined;
   private lastSeenFlusher: NodeJS.Timeout | undefined;
+  /** connections closed since the last write of their last-seen times (see `flushClosed`) */
+  private closedSeen: AnyChargerConnection[] = [];
+  private closedSeenWrite: Promise<void> | undefined;
   private stopping = false;
   private readonly pins = new Map<AnyChargerConnection, PinnedActor>();
   /** the newest connection attempt per charger on this process (two may race through pin()) */
@@ -196,6 +199,23 @@ export class OcppEndpoint {
       seen.push({ id: conn.chargePointId, at: conn.lastSeenAt });
     }
     return seen.length === 0 ? Promise.resolve() : this.opts.persistLastSeen(seen);
+  }
+
+  /**
+   * The last-seen time of a closed connection, written with those of every connection closed in
+   * the same turn of the event loop: when a site's network or a load balancer drops thousands of
+   * chargers at once, one call (one transaction on SQLite, a statement per few thousand on
+   * PostgreSQL) instead of a transaction per charger while they all come back.
+   */
+  private flushClosed(conn: AnyChargerConnection): Promise<void> {
+    this.closedSeen.push(conn);
+    this.closedSeenWrite ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      const closed = this.closedSeen;
+      this.closedSeen = [];
+      this.closedSeenWrite = undefined;
+      return this.flushLastSeen(closed);
+    });
+    return this.closedSeenWrite;
   }
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, id: string): Promise<void> {
@@ -320,7 +340,7 @@ export class OcppEndpoint {
     this.pins.delete(conn);
     this.opts.registry.delete(conn);
     // a charger's last frame is kept when it goes (at shutdown, stop() flushed them together)
-    await this.flushLastSeen([conn]);
+    await this.flushClosed(conn);
     await pin.release().catch((err: unknown) => this.opts.log.warn({ err, charge_point: id }, 'pin release failed'));
     // a newer connection of the charger here has taken over (and reported it online)
     if (!this.newest.has(id)) this.opts.onlineChanged(id, false, conn.connectionId);

@@ -311,3 +311,47 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       expect(await stored()).to.equal(last);
     });
   });
+
+/**
+ * Chargers that all drop at once (a site's network, a load balancer's restart): each one's last
+ * frame is still stored at its disconnect, with the periodic flush too far off to do it.
+ */
+for (const database of ['SQLite', 'PostgreSQL'] as const)
+  describe(`last_seen when many chargers disconnect together (${database})`, function () {
+    this.timeout(30_000);
+    let csms: CsmsUnderTest;
+    let cleanup: (() => Promise<void>) | undefined;
+    before(async () => {
+      const env = database === 'PostgreSQL' ? await clusterEnvironment({ CSMS_API_KEY: API_KEY }) : undefined;
+      csms = await startCsms({ lastSeenFlushMs: 3_600_000 }, env);
+      cleanup = env?.cleanup;
+    });
+    after(async () => {
+      await csms.stop();
+      await cleanup?.();
+    });
+
+    it('stores the time of every charger’s last frame', async () => {
+      const chargers = await Promise.all(
+        Array.from({ length: 12 }, async (_, i) => {
+          const cp = await csms.registerChargePoint(i % 2 ? 'ocpp2.0.1' : 'ocpp1.6');
+          const charger = strictCharger(csms.url, cp, i % 2 ? 'ocpp2.0.1' : 'ocpp1.6');
+          await charger.connect();
+          await charger.call('BootNotification', i % 2 ? v201.boot() : v16.boot());
+          return { cp, charger };
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 30));
+      const beforeLast = Date.now();
+      await Promise.all(chargers.map(({ charger }) => charger.call('Heartbeat', {})));
+      const afterLast = Date.now();
+      await Promise.all(chargers.map(({ charger }) => charger.close()));
+      for (const { cp } of chargers) {
+        const offline = await eventually(async () => {
+          const v = (await csms.api<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body;
+          return v.online ? undefined : v;
+        });
+        expect(Date.parse(offline.last_seen ?? ''), cp.id).to.be.within(beforeLast, afterLast);
+      }
+    });
+  });

@@ -41,6 +41,7 @@ describe('scripts: command lines', function () {
     'bench-fleet',
     'bench-ask',
     'bench-start',
+    'bench-disconnect',
     'bench-turns',
     'ocpi-bench',
     'chaos',
