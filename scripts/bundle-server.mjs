@@ -1,7 +1,7 @@
 // Bundles the platform's own compiled modules (dist/src, dist/actors, dist/config; about 200 ES
 // modules) into dist/server/main.js, the entry `npm start` and the Procfile run. Node resolves,
-// reads, compiles and links every ES module of a start on its own; one file instead of 200 takes
-// about 170 ms off the time to /readyz on a 2-vCPU machine (docs/PERFORMANCE.md, cold start).
+// reads, compiles and links every ES module of a start on its own; one file instead of 200 took
+// 110-160 ms off the median time to /readyz on a 2-vCPU machine (docs/PERFORMANCE.md, cold start).
 // Packages stay external: Node loads them from node_modules as before. What a process loads only
 // when it needs it (MikroORM and migrations, the PostgreSQL executor, the Redis transport) stays
 // behind its dynamic import, as chunks of its own beside main.js.
