@@ -146,8 +146,11 @@ export class ChargerConnection<V extends ProtocolName> {
    * for a charger that has not booted and whose policy is Accepted.
    */
   private registration: RegistrationStatus | undefined;
-  /** messages asked for with a TriggerMessage since the last boot: a Pending charger may send them */
-  private readonly triggered = new Set<string>();
+  /**
+   * messages asked for with a TriggerMessage since the last boot: a Pending charger may send them
+   * (made on the first TriggerMessage: a set per connection is memory every charger would hold)
+   */
+  private triggered: Set<string> | undefined;
 
   constructor(
     private readonly ws: WebSocket,
@@ -239,7 +242,7 @@ export class ChargerConnection<V extends ProtocolName> {
   private admits(action: string): boolean {
     const status = this.registration;
     if (status === undefined || status === 'Accepted' || action === 'BootNotification') return true;
-    return status === 'Pending' && this.triggered.has(action);
+    return status === 'Pending' && this.triggered?.has(action) === true;
   }
 
   /** Clears the boot deadline and lets its timer go (a booted charger keeps no timer). */
@@ -300,7 +303,7 @@ export class ChargerConnection<V extends ProtocolName> {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
     if (action === 'TriggerMessage' && 'requestedMessage' in payload)
-      this.triggered.add(triggeredAction(String(payload.requestedMessage)));
+      (this.triggered ??= new Set()).add(triggeredAction(String(payload.requestedMessage)));
     const id = randomUUID();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -442,7 +445,7 @@ export class ChargerConnection<V extends ProtocolName> {
    */
   private booted(status: RegistrationStatus): void {
     this.registration = status;
-    this.triggered.clear();
+    this.triggered = undefined;
     this.stopBootTimer();
   }
 

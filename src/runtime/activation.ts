@@ -46,7 +46,8 @@ export class Activation {
   private running = false;
   private stopped = false;
   private current: Promise<void> | undefined;
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** ctx.setTimer's timers, made on the first: no production actor sets one, and every charger has an activation */
+  private timers: Map<string, NodeJS.Timeout> | undefined;
 
   constructor(
     readonly host: ActivationHost,
@@ -155,20 +156,20 @@ export class Activation {
   setTimer(name: string, delayMs: number, message: unknown, repeat: boolean): void {
     this.cancelTimer(name);
     const fire = (): void => {
-      if (!repeat) this.timers.delete(name);
+      if (!repeat) this.timers?.delete(name);
       this.host.timerFired(this, message);
     };
     const handle = repeat ? setInterval(fire, delayMs) : setTimeout(fire, delayMs);
     handle.unref();
-    this.timers.set(name, handle);
+    (this.timers ??= new Map()).set(name, handle);
   }
 
   cancelTimer(name: string): void {
-    const t = this.timers.get(name);
+    const t = this.timers?.get(name);
     if (t) {
       clearTimeout(t);
       clearInterval(t);
-      this.timers.delete(name);
+      this.timers?.delete(name);
     }
   }
 
@@ -176,7 +177,7 @@ export class Activation {
   async stop(reason: DeactivationReason, wait: boolean): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    for (const name of [...this.timers.keys()]) this.cancelTimer(name);
+    for (const name of [...(this.timers?.keys() ?? [])]) this.cancelTimer(name);
     if (wait && this.current) await this.current.catch(() => undefined);
     this.failQueued(new ActorMovedError(`${this.address} was deactivated (${reason})`));
     try {
