@@ -62,8 +62,12 @@ export class Activation {
     private readonly parentLog: Logger,
     load: (activation: Activation) => Promise<void>,
   ) {
-    this.ready = load(this);
-    this.ready.catch(() => undefined);
+    // dropped once loaded: a settled promise per activation is memory every charger would hold
+    const loading = load(this).then(() => {
+      this.loading = undefined;
+    });
+    loading.catch(() => undefined);
+    this.loading = loading;
   }
 
   private childLog: Logger | undefined;
@@ -74,8 +78,8 @@ export class Activation {
     return this.childLog;
   }
 
-  /** settles when the stored state is loaded */
-  readonly ready: Promise<void>;
+  /** the load of the stored state while it runs, or its failure (the next turn rethrows it) */
+  private loading: Promise<void> | undefined;
 
   get isStopped(): boolean {
     return this.stopped;
@@ -98,7 +102,7 @@ export class Activation {
   private async pump(): Promise<void> {
     this.running = true;
     try {
-      await this.ready;
+      if (this.loading) await this.loading;
       while (this.queue.length > 0 && !this.stopped) {
         const item = this.queue.shift();
         if (!item) break;
@@ -109,6 +113,8 @@ export class Activation {
       this.log.error({ err, address: this.address }, 'activation failed');
       this.failQueued(err);
     } finally {
+      // before onTurnIdle, which may enqueue and so start the next pump
+      this.current = undefined;
       this.running = false;
       this.host.onTurnIdle(this);
     }
