@@ -102,7 +102,8 @@ export class Activation {
   private async pump(): Promise<void> {
     this.running = true;
     try {
-      if (this.loading) await this.loading;
+      // awaited even when loaded (undefined): a turn starts a microtask after its enqueue, never inside it
+      await this.loading;
       while (this.queue.length > 0 && !this.stopped) {
         const item = this.queue.shift();
         if (!item) break;
