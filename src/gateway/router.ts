@@ -1,6 +1,7 @@
 import type { Context, Middleware, Next } from 'koa';
 import type bodyParserOf from 'koa-bodyparser';
 import { HttpError, RequestValidationError } from './errors.js';
+import { setBody } from './json-body.js';
 import { assertBodyDepth, assertPrintableRequest } from './request-limits.js';
 import { requestContext } from './request-state.js';
 import { PrefixRoutes, type Registration } from './prefix-routes.js';
@@ -152,7 +153,7 @@ function routeChain(
       ctx.body = result.raw.body;
       return;
     }
-    ctx.body = mount.respond ? mount.respond(result.data) : (result.data ?? null);
+    setBody(ctx, mount.respond ? mount.respond(result.data) : (result.data ?? null));
   });
   return chain;
 }

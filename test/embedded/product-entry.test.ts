@@ -1,4 +1,8 @@
 import { expect } from 'chai';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { embeddedEnvironment, type TestEnvironment } from '../support/platforms.js';
 import { MAIN, startNode, type NodeProcess } from '../support/processes.js';
 
@@ -15,19 +19,81 @@ describe('the product entry (dist/server/main.js)', function () {
   let env: TestEnvironment;
   let node: NodeProcess;
 
+  let probe: string;
+
   before(async () => {
+    probe = mkdtempSync(join(tmpdir(), 'evp-loaded-'));
+    // run before the entry: on SIGUSR2 it writes what the process has loaded so far
+    writeFileSync(
+      join(probe, 'report.mjs'),
+      [
+        "import { writeFileSync } from 'node:fs';",
+        "import { createRequire } from 'node:module';",
+        'const cache = createRequire(import.meta.url).cache;',
+        "process.on('SIGUSR2', () => {",
+        '  const loaded = { builtins: process.moduleLoadList, files: Object.keys(cache) };',
+        '  writeFileSync(process.env.LOADED_REPORT, JSON.stringify(loaded));',
+        '});',
+      ].join('\n'),
+    );
     env = await embeddedEnvironment({ CSMS_API_KEY: KEY, PRICING_THREADS: '1' });
-    node = await startNode(env.env, { entry: MAIN });
+    node = await startNode(
+      {
+        ...env.env,
+        NODE_OPTIONS: `--import=${pathToFileURL(join(probe, 'report.mjs')).href}`,
+        LOADED_REPORT: join(probe, 'loaded.json'),
+      },
+      { entry: MAIN },
+    );
   });
   after(async () => {
     await node?.stop();
     await env?.cleanup();
+    rmSync(probe, { recursive: true, force: true });
   });
+
+  /** The built-in modules and the CommonJS files the process has loaded so far. */
+  const loaded = async (): Promise<{ builtins: string[]; files: string[] }> => {
+    const file = join(probe, 'loaded.json');
+    rmSync(file, { force: true });
+    node.signal('SIGUSR2');
+    for (let i = 0; i < 200 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 10));
+    // read once it is there and whole
+    for (let i = 0; ; i++) {
+      try {
+        return JSON.parse(readFileSync(file, 'utf8')) as { builtins: string[]; files: string[] };
+      } catch (err) {
+        if (i >= 50) throw err;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }
+  };
 
   const get = async (path: string) => {
     const res = await fetch(`${node.url}${path}`);
     return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() };
   };
+
+  // first: what a start loads before it prices anything (docs/PERFORMANCE.md, "Fourteenth sitting")
+  it('answers JSON without loading fetch (undici)', async () => {
+    expect((await get('/readyz')).status).to.equal(200);
+    const list = await fetch(`${node.url}/v1/charge-points`, { headers: { Authorization: `Bearer ${KEY}` } });
+    expect(list.status).to.equal(200);
+    expect(list.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+    const text = await list.text();
+    expect(list.headers.get('content-length')).to.equal(String(Buffer.byteLength(text)));
+    expect(JSON.parse(text)).to.be.an('array');
+    const missing = await get('/v1/no-such-thing');
+    expect(missing.status).to.equal(404);
+    expect(missing.type).to.match(/json/);
+    const head = await fetch(`${node.url}/readyz`, { method: 'HEAD' });
+    expect(head.status).to.equal(200);
+    expect(Number(head.headers.get('content-length'))).to.be.greaterThan(0);
+    expect(await head.text()).to.equal('');
+
+    const before = await loaded();
+    expect(before.builtins.filter((m) => m.includes('undici'))).to.deep.equal([]);
+  });
 
   it('serves the operator console and its assets', async () => {
     const page = await get('/dashboard');
@@ -73,5 +139,7 @@ describe('the product entry (dist/server/main.js)', function () {
     });
     expect(res.status).to.equal(200);
     expect(((await res.json()) as { total_cost: unknown }).total_cost).to.deep.equal({ excl_vat: 2.5, incl_vat: 2.5 });
+    const after = await loaded();
+    expect(after.builtins.filter((m) => m.includes('undici'))).to.deep.equal([]);
   });
 });

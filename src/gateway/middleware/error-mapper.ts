@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { isDependencyOutage } from '../../platform/dependency-health.js';
 import { HttpError, OcpiError, RequestValidationError } from '../errors.js';
+import { setBody } from '../json-body.js';
 import type { ErrorRenderer, MountSpec } from '../route-table.js';
 import '../request-state.js';
 
@@ -31,7 +32,7 @@ export function errorMapper(log: Logger, mounts: ReadonlyArray<MountSpec<unknown
       const err = unavailable(thrown) ?? thrown;
       if (err instanceof RequestValidationError) {
         ctx.status = 422;
-        ctx.body = { detail: err.detail };
+        setBody(ctx, { detail: err.detail });
         return;
       }
       const known = knownError(err);
@@ -41,7 +42,7 @@ export function errorMapper(log: Logger, mounts: ReadonlyArray<MountSpec<unknown
         for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);
       const answer = rendererOf(ctx.path)(error, requestId);
       ctx.status = answer.status;
-      ctx.body = answer.body;
+      setBody(ctx, answer.body);
     }
   };
 }
