@@ -3,13 +3,13 @@ import { RequestValidationError } from '../gateway/errors.js';
 import { defineMount, route, type MountSpec } from '../gateway/route-table.js';
 import type { Config } from '../../config/index.js';
 import type { PlatformModule, PlatformServices } from '../platform/services.js';
-import { PricingPool, type OnBatch, type PricingTask } from './pool.js';
+import type { OnBatch, PricingPool, PricingTask } from './pool.js';
 import { PricedCdr, PriceRequest, type PriceOutcome } from './types.js';
 
 /**
  * Tariff pricing as a platform feature (docs/TARIFFS.md): the process's pricing threads, which
- * start on first use (a process that never prices starts none), and the operator's
- * `POST /v1/tariffs/price`.
+ * start on first use (a process that never prices starts none, nor loads Piscina), and the
+ * operator's `POST /v1/tariffs/price`.
  */
 
 /** What other modules use to price: CDR building (src/roaming) and the eMSP's re-pricing. */
@@ -26,9 +26,14 @@ export interface PricingHandle {
 
 export type PricingModule = PlatformModule & { pricing: PricingHandle };
 
-/** The pool of a process, made from its settings when first asked for. */
+/**
+ * The pool of a process, made from its settings when first asked for. Its module (and Piscina
+ * with it) is loaded then too: ~17 ms of a start that a process which never prices does without
+ * (docs/PERFORMANCE.md, "Fourteenth sitting").
+ */
 class LazyPool implements PricingHandle {
   private pool: PricingPool | undefined;
+  private making: Promise<PricingPool> | undefined;
   private config: Config | undefined;
   private served: (() => number) | undefined;
   private closed = false;
@@ -42,11 +47,21 @@ class LazyPool implements PricingHandle {
     this.served ??= served;
   }
 
-  private get(): PricingPool {
-    if (this.pool) return this.pool;
-    if (this.closed) throw new Error('the pricing threads are closed: the process is stopping');
+  private get(): Promise<PricingPool> {
+    if (this.pool) return Promise.resolve(this.pool);
+    if (this.closed) return Promise.reject(new Error('the pricing threads are closed: the process is stopping'));
     const config = this.config;
-    if (!config) throw new Error('the pricing module was not started');
+    if (!config) return Promise.reject(new Error('the pricing module was not started'));
+    // concurrent first callers share one pool; a failed load is tried again by the next caller
+    this.making ??= this.make(config).finally(() => {
+      this.making = undefined;
+    });
+    return this.making;
+  }
+
+  private async make(config: Config): Promise<PricingPool> {
+    const { PricingPool } = await import('./pool.js');
+    if (this.closed) throw new Error('the pricing threads are closed: the process is stopping');
     this.pool = new PricingPool({
       threads: config.PRICING_THREADS,
       idleTimeoutMs: config.PRICING_IDLE_TIMEOUT_MS,
@@ -59,15 +74,15 @@ class LazyPool implements PricingHandle {
   }
 
   async price(tasks: readonly PricingTask[]): Promise<PriceOutcome[]> {
-    return this.get().price(tasks);
+    return (await this.get()).price(tasks);
   }
 
   async each(tasks: readonly PricingTask[], onBatch: OnBatch): Promise<void> {
-    return this.get().each(tasks, onBatch);
+    return (await this.get()).each(tasks, onBatch);
   }
 
   async priceOne(task: PricingTask): Promise<PriceOutcome> {
-    return this.get().priceOne(task);
+    return (await this.get()).priceOne(task);
   }
 
   /** the pool's queue, zero while no thread was ever needed */

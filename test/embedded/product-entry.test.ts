@@ -75,7 +75,7 @@ describe('the product entry (dist/server/main.js)', function () {
   };
 
   // first: what a start loads before it prices anything (docs/PERFORMANCE.md, "Fourteenth sitting")
-  it('answers JSON without loading fetch (undici)', async () => {
+  it('answers JSON without loading fetch (undici), and loads Piscina only to price', async () => {
     expect((await get('/readyz')).status).to.equal(200);
     const list = await fetch(`${node.url}/v1/charge-points`, { headers: { Authorization: `Bearer ${KEY}` } });
     expect(list.status).to.equal(200);
@@ -93,6 +93,7 @@ describe('the product entry (dist/server/main.js)', function () {
 
     const before = await loaded();
     expect(before.builtins.filter((m) => m.includes('undici'))).to.deep.equal([]);
+    expect(before.files.filter((f) => f.includes('/node_modules/piscina/'))).to.deep.equal([]);
   });
 
   it('serves the operator console and its assets', async () => {
@@ -140,6 +141,7 @@ describe('the product entry (dist/server/main.js)', function () {
     expect(res.status).to.equal(200);
     expect(((await res.json()) as { total_cost: unknown }).total_cost).to.deep.equal({ excl_vat: 2.5, incl_vat: 2.5 });
     const after = await loaded();
+    expect(after.files.filter((f) => f.includes('/node_modules/piscina/'))).to.not.deep.equal([]);
     expect(after.builtins.filter((m) => m.includes('undici'))).to.deep.equal([]);
   });
 });
