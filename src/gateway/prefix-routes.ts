@@ -48,33 +48,40 @@ interface Group {
  * prefix holds.
  */
 export class PrefixRoutes {
-  /** longest prefix first */
-  private readonly chains: Array<{ test: RegExp; chain: RouterChain }> = [];
-  private readonly fallback: RouterChain;
+  /** longest prefix first; each router is built by the first request its prefix holds */
+  private readonly chains: Array<{ test: RegExp; prefixes: ReadonlySet<string>; chain?: RouterChain }> = [];
+  private readonly always: ReadonlySet<string>;
+  private fallback: RouterChain | undefined;
 
-  constructor(registrations: readonly Registration[]) {
+  constructor(private readonly registrations: readonly Registration[]) {
     const groups = new Map<string, Group>();
     for (const r of registrations) {
       if (!groups.has(r.prefix)) groups.set(r.prefix, { prefix: r.prefix, test: prefixTest(r.prefix) });
     }
-    const always = [...groups.values()].filter((g) => !g.test).map((g) => g.prefix);
-    const routerOf = (prefixes: ReadonlySet<string>): RouterChain => {
-      const router = new Router({ strict: false });
-      for (const r of registrations) if (prefixes.has(r.prefix)) router.register(r.template, [r.method], r.chain);
-      return routerChain(router);
-    };
+    this.always = new Set([...groups.values()].filter((g) => !g.test).map((g) => g.prefix));
     const plain = [...groups.values()].filter((g): g is Group & { test: RegExp } => g.test !== undefined);
     plain.sort((a, b) => b.prefix.length - a.prefix.length);
     for (const g of plain) {
       const holding = plain.filter((other) => other.test.test(g.prefix || '/')).map((other) => other.prefix);
-      this.chains.push({ test: g.test, chain: routerOf(new Set([...holding, ...always])) });
+      this.chains.push({ test: g.test, prefixes: new Set([...holding, ...this.always]) });
     }
-    this.fallback = routerOf(new Set(always));
   }
 
   /** The router whose routes are all the routes that can match `path`. */
   routerFor(path: string): RouterChain {
-    for (const c of this.chains) if (c.test.test(path)) return c.chain;
-    return this.fallback;
+    for (const c of this.chains) if (c.test.test(path)) return (c.chain ??= this.routerOf(c.prefixes));
+    return (this.fallback ??= this.routerOf(this.always));
+  }
+
+  /**
+   * The router of the routes of `prefixes`, in the order they were registered. Made on first use:
+   * @koa/router compiles every template as it is registered, ~20 ms for all the mounts, which a
+   * start would spend before its first `/readyz` answer (docs/PERFORMANCE.md, "Fourteenth
+   * sitting"); each mount's routes are compiled by the first request under its prefix instead.
+   */
+  private routerOf(prefixes: ReadonlySet<string>): RouterChain {
+    const router = new Router({ strict: false });
+    for (const r of this.registrations) if (prefixes.has(r.prefix)) router.register(r.template, [r.method], r.chain);
+    return routerChain(router);
   }
 }
