@@ -26,6 +26,8 @@ export interface PricingHandle {
 
 export type PricingModule = PlatformModule & { pricing: PricingHandle };
 
+const CLOSED = 'the pricing threads are closed: the process is stopping';
+
 /**
  * The pool of a process, made from its settings when first asked for. Its module (and Piscina
  * with it) is loaded then too: ~17 ms of a start that a process which never prices does without
@@ -49,7 +51,7 @@ class LazyPool implements PricingHandle {
 
   private get(): Promise<PricingPool> {
     if (this.pool) return Promise.resolve(this.pool);
-    if (this.closed) return Promise.reject(new Error('the pricing threads are closed: the process is stopping'));
+    if (this.closed) return Promise.reject(new Error(CLOSED));
     const config = this.config;
     if (!config) return Promise.reject(new Error('the pricing module was not started'));
     // concurrent first callers share one pool; a failed load is tried again by the next caller
@@ -61,7 +63,7 @@ class LazyPool implements PricingHandle {
 
   private async make(config: Config): Promise<PricingPool> {
     const { PricingPool } = await import('./pool.js');
-    if (this.closed) throw new Error('the pricing threads are closed: the process is stopping');
+    if (this.closed) throw new Error(CLOSED);
     this.pool = new PricingPool({
       threads: config.PRICING_THREADS,
       idleTimeoutMs: config.PRICING_IDLE_TIMEOUT_MS,
