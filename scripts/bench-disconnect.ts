@@ -30,7 +30,7 @@ const { values: args } = commandLine({
     chargers: { type: 'string', default: '5000', value: 'N', help: 'chargers that connect, boot and drop' },
     runs: { type: 'string', default: '3', value: 'N', help: 'runs of every entry, taking turns' },
     cluster: { type: 'boolean', default: false, help: 'a web process on PostgreSQL and Redis instead of SQLite' },
-    entry: { type: 'string', multiple: true, value: 'FILE', help: 'a build to start (default: this one) (may repeat)' },
+    entry: { type: 'string', multiple: true, value: 'FILE', help: 'a build to start (default: this one)' },
   },
 });
 const CHARGERS = numberOption('chargers', args.chargers, { min: 1, max: 20_000, integer: true });

@@ -14,6 +14,11 @@ import { commandLine, numberOption } from './cli.js';
  * on all of them alike; the first round warms the file cache and is not counted.
  *
  *   npm run build && node dist/scripts/bench-start.js [--starts=8]
+ *     [--entry=/other/build/dist/server/main.js --entry=dist/server/main.js]
+ *
+ * `--entry` (repeatable) names the builds to compare instead of the product and its unbundled
+ * code: each takes its turn beside bare `node:http`, on the same database (migrated by this
+ * build's migrate script, so the builds compared must share their migrations).
  *
  * Bounded: each start is stopped (SIGKILL) as soon as it answered, or after --timeout seconds;
  * the temporary database is removed at the end.
@@ -25,6 +30,12 @@ const { values: args } = commandLine({
   options: {
     starts: { type: 'string', default: '8', value: 'N', help: 'counted starts of each (after one not counted)' },
     timeout: { type: 'string', default: '30', value: 'S', help: 'seconds a start may take before the run fails' },
+    entry: {
+      type: 'string',
+      multiple: true,
+      value: 'FILE',
+      help: 'a build to start instead of the product and its unbundled code',
+    },
   },
 });
 const STARTS = numberOption('starts', args.starts, { min: 1, max: 200, integer: true });
@@ -41,11 +52,14 @@ interface Target {
   times: number[];
 }
 
-const targets: Target[] = [
-  { name: 'product (dist/server/main.js)', entry: join(dist, 'server/main.js'), times: [] },
-  { name: 'unbundled (dist/src/main.js)', entry: join(dist, 'src/main.js'), times: [] },
-  { name: 'bare node:http', entry: join(dist, 'scripts/bench/bare-http.js'), times: [] },
-];
+const bareHttp: Target = { name: 'bare node:http', entry: join(dist, 'scripts/bench/bare-http.js'), times: [] };
+const targets: Target[] = args.entry
+  ? [...args.entry.map((e) => ({ name: e, entry: resolve(e), times: [] })), bareHttp]
+  : [
+      { name: 'product (dist/server/main.js)', entry: join(dist, 'server/main.js'), times: [] },
+      { name: 'unbundled (dist/src/main.js)', entry: join(dist, 'src/main.js'), times: [] },
+      bareHttp,
+    ];
 
 /** The status of GET /readyz on `port`, 0 while nothing answers. */
 function readyz(port: number): Promise<number> {
@@ -106,13 +120,14 @@ try {
       const ms = await start(t.entry);
       if (round > 0) t.times.push(ms);
     }
-  const bare = median([...(targets[2]?.times ?? [])].sort((a, b) => a - b));
+  const bare = median([...bareHttp.times].sort((a, b) => a - b));
+  const width = Math.max(...targets.map((t) => t.name.length));
   for (const t of targets) {
     const sorted = [...t.times].sort((a, b) => a - b);
     const m = median(sorted);
     const spread = `${Math.round(sorted[0] ?? NaN)}-${Math.round(sorted[sorted.length - 1] ?? NaN)}`;
     console.log(
-      `${t.name.padEnd(30)} median ${Math.round(m)} ms (${spread}), ${(m / bare).toFixed(2)}x bare node:http; all: ${t.times.map(Math.round).join(' ')}`,
+      `${t.name.padEnd(width)} median ${Math.round(m)} ms (${spread}), ${(m / bare).toFixed(2)}x bare node:http; all: ${t.times.map(Math.round).join(' ')}`,
     );
   }
 } finally {
