@@ -26,6 +26,28 @@ const register201 = (wh: number, minutes: number) => ({
 });
 
 /** The CALLERROR code a call was answered with (ocpp-rpc throws it as an RPCError). */
+/**
+ * A CSMS for the suite on `database` (PostgreSQL: a cluster environment of its own), started
+ * before its tests and stopped after; the getter reads the one started.
+ */
+function csmsOn(database: 'SQLite' | 'PostgreSQL', lastSeenFlushMs: number): () => CsmsUnderTest {
+  let csms: CsmsUnderTest | undefined;
+  let cleanup: (() => Promise<void>) | undefined;
+  before(async () => {
+    const env = database === 'PostgreSQL' ? await clusterEnvironment({ CSMS_API_KEY: API_KEY }) : undefined;
+    csms = await startCsms({ lastSeenFlushMs }, env);
+    cleanup = env?.cleanup;
+  });
+  after(async () => {
+    await csms?.stop();
+    await cleanup?.();
+  });
+  return () => {
+    if (!csms) throw new Error('the CSMS was not started');
+    return csms;
+  };
+}
+
 async function callError(charger: RPCClient, action: string, payload: unknown): Promise<string> {
   try {
     await charger.call(action, payload);
@@ -43,27 +65,17 @@ async function callError(charger: RPCClient, action: string, payload: unknown): 
 for (const database of ['SQLite', 'PostgreSQL'] as const)
   describe(`sessions that lose nothing (${database})`, function () {
     this.timeout(30_000);
-    let csms: CsmsUnderTest;
-    let cleanup: (() => Promise<void>) | undefined;
-    before(async () => {
-      const env = database === 'PostgreSQL' ? await clusterEnvironment({ CSMS_API_KEY: API_KEY }) : undefined;
-      csms = await startCsms({ lastSeenFlushMs: 200 }, env);
-      cleanup = env?.cleanup;
-    });
-    after(async () => {
-      await csms.stop();
-      await cleanup?.();
-    });
+    const csms = csmsOn(database, 200);
 
     const sessionsOf = async (id: string): Promise<ChargingSession[]> =>
-      (await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${encodeURIComponent(id)}`)).body;
+      (await csms().api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${encodeURIComponent(id)}`)).body;
 
     async function booted(
       protocol: 'ocpp1.6' | 'ocpp2.0.1',
       strict = true,
     ): Promise<{ id: string; charger: RPCClient }> {
-      const cp = await csms.registerChargePoint(protocol);
-      const charger = (strict ? strictCharger : looseCharger)(csms.url, cp, protocol);
+      const cp = await csms().registerChargePoint(protocol);
+      const charger = (strict ? strictCharger : looseCharger)(csms().url, cp, protocol);
       await charger.connect();
       await charger.call('BootNotification', protocol === 'ocpp1.6' ? v16.boot() : v201.boot());
       return { id: cp.id, charger };
@@ -271,12 +283,12 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
     });
 
     it('last_seen: the time of the last frame from the charger, stored coalesced and at disconnect', async () => {
-      const cp = await csms.registerChargePoint('ocpp1.6');
-      const view = async () => (await csms.api<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body;
+      const cp = await csms().registerChargePoint('ocpp1.6');
+      const view = async () => (await csms().api<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body;
       const listed = async () =>
-        (await csms.api<ChargePointView[]>('GET', '/v1/charge-points')).body.find((c) => c.id === cp.id);
+        (await csms().api<ChargePointView[]>('GET', '/v1/charge-points')).body.find((c) => c.id === cp.id);
       expect((await view()).last_seen).to.equal(null);
-      const charger = strictCharger(csms.url, cp, 'ocpp1.6');
+      const charger = strictCharger(csms().url, cp, 'ocpp1.6');
       await charger.connect();
       await charger.call('BootNotification', v16.boot());
       const booted = Date.parse((await view()).last_seen ?? '');
@@ -291,9 +303,10 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       const stored = async () =>
         Number(
           (
-            await csms.started.platform.services.db.execute('SELECT last_seen_at FROM csms_charge_point WHERE id = ?', [
-              cp.id,
-            ])
+            await csms().started.platform.services.db.execute(
+              'SELECT last_seen_at FROM csms_charge_point WHERE id = ?',
+              [cp.id],
+            )
           )[0]?.last_seen_at ?? 0,
         );
       await eventually(async () => ((await stored()) === afterStatus ? true : undefined));
@@ -319,23 +332,13 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
 for (const database of ['SQLite', 'PostgreSQL'] as const)
   describe(`last_seen when many chargers disconnect together (${database})`, function () {
     this.timeout(30_000);
-    let csms: CsmsUnderTest;
-    let cleanup: (() => Promise<void>) | undefined;
-    before(async () => {
-      const env = database === 'PostgreSQL' ? await clusterEnvironment({ CSMS_API_KEY: API_KEY }) : undefined;
-      csms = await startCsms({ lastSeenFlushMs: 3_600_000 }, env);
-      cleanup = env?.cleanup;
-    });
-    after(async () => {
-      await csms.stop();
-      await cleanup?.();
-    });
+    const csms = csmsOn(database, 3_600_000);
 
     it('stores the time of every charger’s last frame', async () => {
       const chargers = await Promise.all(
         Array.from({ length: 12 }, async (_, i) => {
-          const cp = await csms.registerChargePoint(i % 2 ? 'ocpp2.0.1' : 'ocpp1.6');
-          const charger = strictCharger(csms.url, cp, i % 2 ? 'ocpp2.0.1' : 'ocpp1.6');
+          const cp = await csms().registerChargePoint(i % 2 ? 'ocpp2.0.1' : 'ocpp1.6');
+          const charger = strictCharger(csms().url, cp, i % 2 ? 'ocpp2.0.1' : 'ocpp1.6');
           await charger.connect();
           await charger.call('BootNotification', i % 2 ? v201.boot() : v16.boot());
           return { cp, charger };
@@ -348,7 +351,7 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await Promise.all(chargers.map(({ charger }) => charger.close()));
       for (const { cp } of chargers) {
         const offline = await eventually(async () => {
-          const v = (await csms.api<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body;
+          const v = (await csms().api<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body;
           return v.online ? undefined : v;
         });
         expect(Date.parse(offline.last_seen ?? ''), cp.id).to.be.within(beforeLast, afterLast);
