@@ -23,6 +23,8 @@ export interface ChargePointRow {
 
 const COLUMNS =
   'id, protocol, key_hash, created_at, boot_policy, pending_key_hash, pending_since, key_changed_at, last_seen_at';
+/** a charger's row by id: every connect reads it (made once, as the executors key statements by text) */
+const FIND_ONE = `SELECT ${COLUMNS} FROM csms_charge_point WHERE id = ?`;
 
 export class DuplicateChargePointError extends Error {
   override readonly name = 'DuplicateChargePointError';
@@ -208,7 +210,7 @@ export class ChargePointStore {
   }
 
   async find(id: string): Promise<ChargePointRow | undefined> {
-    const [r] = await this.db.execute(`SELECT ${COLUMNS} FROM csms_charge_point WHERE id = ?`, [id]);
+    const [r] = await this.db.execute(FIND_ONE, [id]);
     return r ? toRow(r) : undefined;
   }
 

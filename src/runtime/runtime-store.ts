@@ -81,11 +81,24 @@ export class RuntimeStore {
   /** SQLite: fences read by earlier batches, valid while `actor_fence_clock` has not moved */
   private readonly fenceCache: FenceCache | undefined;
 
+  /**
+   * The texts of the per-turn statements that depend on the dialect, made once: the executors
+   * find a prepared statement by its text, so a text is better not built anew for every turn.
+   */
+  private readonly checkFenceSql: string;
+  private readonly saveStateFencedSql: string;
+
   constructor(db: Database) {
     this.sql = db.sql;
     this.shareLock = db.dialect === 'postgresql' ? ' FOR SHARE' : '';
     this.group = db.group;
     this.fenceCache = db.dialect === 'sqlite' ? new FenceCache() : undefined;
+    this.checkFenceSql = `SELECT epoch FROM actor_fence WHERE fence_key = ?${this.shareLock}`;
+    // INSERT ... SELECT with a WHERE: SQLite needs the WHERE to read ON CONFLICT as the upsert
+    this.saveStateFencedSql = `INSERT INTO actor_state (address, kind, state, epoch, updated_at)
+       SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM actor_fence WHERE fence_key = ? AND epoch = ?${this.shareLock})
+       ON CONFLICT (address) DO UPDATE SET state = excluded.state, epoch = excluded.epoch, updated_at = excluded.updated_at,
+         version = actor_state.version + 1`;
   }
 
   /**
@@ -118,7 +131,7 @@ export class RuntimeStore {
    * transaction, and every later turn of the old owner sees the raised epoch.
    */
   async checkFence(tx: SqlRunner, fenceKey: string, epoch: number): Promise<boolean> {
-    const rows = await tx.query(`SELECT epoch FROM actor_fence WHERE fence_key = ?${this.shareLock}`, [fenceKey]);
+    const rows = await tx.query(this.checkFenceSql, [fenceKey]);
     return rows[0] !== undefined && num(rows[0].epoch) === epoch;
   }
 
@@ -189,14 +202,15 @@ export class RuntimeStore {
     state: string,
     fence: { key: string; epoch: number },
   ): Promise<boolean> {
-    // INSERT ... SELECT with a WHERE: SQLite needs the WHERE to read ON CONFLICT as the upsert
-    const changed = await tx.run(
-      `INSERT INTO actor_state (address, kind, state, epoch, updated_at)
-       SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM actor_fence WHERE fence_key = ? AND epoch = ?${this.shareLock})
-       ON CONFLICT (address) DO UPDATE SET state = excluded.state, epoch = excluded.epoch, updated_at = excluded.updated_at,
-         version = actor_state.version + 1`,
-      [address, kind, state, fence.epoch, Date.now(), fence.key, fence.epoch],
-    );
+    const changed = await tx.run(this.saveStateFencedSql, [
+      address,
+      kind,
+      state,
+      fence.epoch,
+      Date.now(),
+      fence.key,
+      fence.epoch,
+    ]);
     return changed > 0;
   }
 
