@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '../config/index.js';
 import { compileLazily } from '../src/lazy-compile.js';
 import { createLogger } from '../src/logger.js';
 import { platformModules } from '../src/modules.js';
-import { Platform } from '../src/platform/platform.js';
+import { Platform, withoutPretenuring } from '../src/platform/platform.js';
 import { priceCdr } from '../src/tariffs/engine.js';
 import type { PricingHandle, PricingModule } from '../src/tariffs/module.js';
 import { PricingPool, type PricingTask } from '../src/tariffs/pool.js';
@@ -92,6 +92,8 @@ const BATCH_SIZE =
   args['batch-size'] === undefined
     ? undefined
     : numberOption('batch-size', args['batch-size'], { min: 1, integer: true });
+// as the platform's processes from their start (Platform.create): this one prices before it makes its platform
+withoutPretenuring();
 const MAIN_THREAD_CAP_MS = 5_000;
 const API_KEY = 'bench-pricing-operator-key';
 // the pool's settings are checked before anything runs: loadConfig names a bad one
