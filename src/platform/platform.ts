@@ -297,8 +297,8 @@ function portOf(server: Server | undefined): number | undefined {
 /**
  * Turns V8's allocation-site pretenuring off for this process. Once V8 sees the objects made at
  * one place in the code outlive a young-generation collection (a caller holding 100,000 price
- * outcomes, a boot storm's states), it makes every later object of that place in the old
- * generation, where short-lived ones pile up until a full collection. Such a collection stopped
+ * outcomes), it makes every later object of that place in the old generation, where short-lived
+ * ones pile up until a full collection. Such a collection stopped
  * the event loop for 50-100 ms (incremental marking on the event loop itself while the pricing
  * threads held both cores), once per bulk job of 100,000 CDRs, and the chargers' calls of that
  * moment were the slowest of the job (docs/PERFORMANCE.md, pricing, "Fourteenth sitting").
