@@ -298,16 +298,13 @@ function portOf(server: Server | undefined): number | undefined {
  * Turns V8's allocation-site pretenuring off for this process. Once V8 sees the objects made at
  * one place in the code outlive a young-generation collection (a caller holding 100,000 price
  * outcomes), it makes every later object of that place in the old generation, where short-lived
- * ones pile up until a full collection. Such a collection stopped
- * the event loop for 50-100 ms (incremental marking on the event loop itself while the pricing
- * threads held both cores), once per bulk job of 100,000 CDRs, and the chargers' calls of that
- * moment were the slowest of the job (docs/PERFORMANCE.md, pricing, "Fourteenth sitting").
- * Without it every object starts young, and only those still alive after two scavenges move.
- * It belongs before the process prices anything: set only after a benchmark had priced some
- * 300,000 CDRs, the p99 while pricing stayed 2.09x that of quiet windows, against 0.74x when set
- * first (V8 keeps what it decided about a site meanwhile, as far as that shows). The server's
- * processes make their platform at start; a process that prices before making one (a benchmark)
- * calls this first. Idempotent.
+ * ones pile up until a full collection. While a bulk job priced, such a collection stopped the
+ * event loop for 50-100 ms (its marking done on the event loop while the pricing threads held
+ * both cores), and the chargers' calls of that moment set the job's p99 (docs/PERFORMANCE.md,
+ * pricing, "Fourteenth sitting"). Without it every object starts young and moves only after two
+ * scavenges. It belongs before the process prices anything: set after a benchmark had already
+ * priced some 300,000 CDRs, it did not help. The server's processes make their platform at
+ * start; a process that prices before making one (a benchmark) calls this first. Idempotent.
  */
 export function withoutPretenuring(): void {
   setFlagsFromString('--no-allocation-site-pretenuring');
