@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { priceCdr } from '../../src/tariffs/engine.js';
 import { PricingPool } from '../../src/tariffs/pool.js';
-import { decodeBatch, encodeBatch } from '../../src/tariffs/wire.js';
+import { decodeBatch, encodeBatch, plainPriced } from '../../src/tariffs/wire.js';
 import { aCdr, aTariff, anElement, energy, flat, parking, time } from './builders.js';
 
 /** The pricing threads' transport (wire.ts) and the pool: what comes back is what the engine answers. */
@@ -76,8 +76,12 @@ describe('pricing threads: transport and pool', function () {
       const { breakdown: _b, ...totals } = direct.priced;
       for (const o of outcomes.slice(0, 20)) {
         if (!o.ok) throw new Error(o.message);
-        const { breakdown: _x, ...got } = o.priced;
+        // a totals-only outcome is a view over its batch's numbers: its JSON is a plain PricedCdr's
+        const { breakdown: _x, ...got } = JSON.parse(JSON.stringify(o.priced)) as typeof direct.priced;
         expect(got).to.deep.equal(totals);
+        expect(plainPriced(o.priced)).to.deep.equal(JSON.parse(JSON.stringify(o.priced)));
+        expect(o.priced.total_cost).to.deep.equal(totals.total_cost);
+        expect(o.priced.breakdown.periods).to.deep.equal([]);
       }
       expect(outcomes[20]).to.deep.equal(direct);
       expect(outcomes[21]).to.deep.include({ ok: false, code: 'invalid_cdr' });
