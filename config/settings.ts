@@ -173,6 +173,13 @@ export const SettingsSchema = Type.Object({
     description:
       'while the process serves chargers or requests, a pricing job of several batches pauses between batches so that its work on the event loop stays within this share of the time, and takes batches of 16 CDRs instead of 256; 100 = never pauses, full batches (docs/TARIFFS.md)',
   }),
+  HEAP_GROWING_PERCENT: Type.Integer({
+    minimum: 0,
+    maximum: 300,
+    default: 100,
+    description:
+      "how far past what the last full garbage collection left alive V8 lets the heap grow before the next one: 100 = to twice as much; 0 = V8's own choice, often 1.1x, which brings a full collection (tens of ms of marking on the event loop) every few seconds while a bulk pricing job runs (docs/PERFORMANCE.md)",
+  }),
   OCPP_UNKNOWN_ID_TAGS: Type.Union([Type.Literal('reject'), Type.Literal('accept')], {
     default: 'reject',
     description:

@@ -44,7 +44,8 @@ import { commandLine, numberOption, usageError } from './cli.js';
  * `--pricing-threads`, `--max-queue` and `--thread-policy` set PRICING_THREADS, PRICING_MAX_QUEUE
  * and PRICING_THREAD_POLICY for 3 and 4; `--bulk-share` sets PRICING_BULK_SHARE_PERCENT, which
  * only 4 feels (the platform serves chargers there; the pool of 3 serves nothing, so it is never
- * paced). `--pool-only` stops after 3.
+ * paced). `--heap-growing` sets HEAP_GROWING_PERCENT, which takes effect when 4 makes its platform.
+ * `--pool-only` stops after 3.
  * Figures and their reading: docs/PERFORMANCE.md "Tariff pricing".
  */
 const { values: args } = commandLine({
@@ -74,6 +75,11 @@ const { values: args } = commandLine({
       help: "PRICING_BULK_SHARE_PERCENT: a bulk job's share of the event loop while chargers are served (default: the platform's)",
     },
     'batch-size': { type: 'string', value: 'N', help: "CDRs per batch of the pool's runs (default: the pool's)" },
+    'heap-growing': {
+      type: 'string',
+      value: 'PERCENT',
+      help: "HEAP_GROWING_PERCENT of the process, set when its platform starts (default: the platform's)",
+    },
     'pool-only': { type: 'boolean', help: 'the throughput runs only, without the chargers and the latency windows' },
     out: { type: 'string', value: 'FILE', help: 'write the figures as JSON to FILE' },
   },
@@ -332,6 +338,7 @@ function settings(dir: string): Config {
     PRICING_MAX_QUEUE: args['max-queue'],
     PRICING_THREAD_POLICY: args['thread-policy'],
     PRICING_BULK_SHARE_PERCENT: args['bulk-share'],
+    HEAP_GROWING_PERCENT: args['heap-growing'],
   });
 }
 

@@ -48,6 +48,7 @@ export class Platform {
   static async create(opts: PlatformOptions): Promise<Platform> {
     const { config, log } = opts;
     withoutPretenuring();
+    heapGrowth(config.HEAP_GROWING_PERCENT);
     const db = await openDatabase(config, log);
     const store = new RuntimeStore(db);
     const redisKeys = new RedisKeys(config.REDIS_PREFIX);
@@ -308,4 +309,20 @@ function portOf(server: Server | undefined): number | undefined {
  */
 export function withoutPretenuring(): void {
   setFlagsFromString('--no-allocation-site-pretenuring');
+}
+
+/**
+ * How far V8 lets the heap grow past what its last full collection left alive before it starts
+ * the next one (HEAP_GROWING_PERCENT; 0 = V8's own choice). V8 chooses from how fast it marks
+ * against how fast the process fills the old generation; a process that promotes little gets
+ * 1.1-1.2x. The 10-20 MB that a bulk job of 100,000 CDRs moves up (likely the process's own
+ * objects of a second or two, outliving scavenges that come four times as often while it prices)
+ * then set off a full collection in most passes: 40-55 ms of marking on the event loop while the
+ * pricing threads hold the cores, and the chargers' calls of that moment set the job's p99. At
+ * twice, 2 of 18 windows of the pricing benchmark held one, against 18 of 30 (docs/PERFORMANCE.md,
+ * pricing, "Sixteenth sitting"). The price is memory: up to as much garbage in the old generation
+ * as there is live heap. Takes effect from the next collection on, so it may be set at any time.
+ */
+export function heapGrowth(percent: number): void {
+  setFlagsFromString(`--heap-growing-percent=${percent}`);
 }
