@@ -258,9 +258,9 @@ export function encodeResults(tasks: readonly WireTask[], outcomes: readonly Pri
  */
 const NONE = Object.freeze([]) as unknown as never[];
 
-/** The Price at `k` of a result's numbers (excl_vat, then incl_vat). */
 type Price = PricedCdr['total_cost'];
 
+/** The Price at `k` of a result's numbers (excl_vat, then incl_vat). */
 const priceAt = (n: Float64Array, k: number): Price => ({
   excl_vat: n[k] as number,
   incl_vat: n[k + 1] as number,
@@ -268,11 +268,11 @@ const priceAt = (n: Float64Array, k: number): Price => ({
 
 /**
  * A totals-only outcome's priced CDR, read from its batch's numbers when a field is read: one
- * small object per CDR instead of nine objects and fifteen boxed numbers. Decoding made 704 of
- * the 783 bytes the event loop allocated per CDR priced through the pool (docs/PERFORMANCE.md,
- * pricing, "Fifteenth sitting"); those allocations set how often that loop stops for a
- * young-generation collection while a bulk job prices, and how much a caller holding 100,000
- * outcomes leaves for a full collection to mark.
+ * small object per CDR (two with its outcome) instead of nine objects and fifteen boxed numbers.
+ * Decoding made about 700 of the 790 bytes the event loop allocated per CDR priced through the
+ * pool (docs/PERFORMANCE.md, pricing, "Fifteenth sitting"); those allocations set how often that
+ * loop stops for a young-generation collection while a bulk job prices, and how much a caller
+ * holding 100,000 outcomes leaves for a full collection to mark.
  *
  * Read-only, and a view: its fields are getters (each Price read is a new object), so spreading
  * it copies nothing but `currency`. `JSON.stringify` writes the same JSON as a plain PricedCdr;
