@@ -1,5 +1,5 @@
 import { MergeableStatement, type WriteStep } from '../db/merged-write.js';
-import type { Dialect, SqlRunner } from '../db/sql.js';
+import type { Dialect, SqlRunner, SqlStatement } from '../db/sql.js';
 import type { Database } from '../db/database.js';
 import type { MeterSampleWrites } from '../../actors/charge-point/ports.js';
 import type { Logger } from '../logger.js';
@@ -14,6 +14,10 @@ interface SampleRow {
 }
 
 const INSERT = 'INSERT INTO csms_meter_sample (session_id, at_ms, wh) VALUES (?, ?, ?)';
+
+/** `MeterSampleInsert.manyStatement` on PostgreSQL: the rows as arrays, unnested. */
+const INSERT_MANY = `INSERT INTO csms_meter_sample (session_id, at_ms, wh)
+       SELECT * FROM unnest(?::varchar[], ?::bigint[], ?::float8[]) ON CONFLICT DO NOTHING`;
 
 /**
  * One reading of a session's energy register. A reading repeated at the same instant (a retried
@@ -33,20 +37,17 @@ class MeterSampleInsert extends MergeableStatement<SampleRow> {
     );
   }
 
-  async many(tx: SqlRunner, rows: readonly SampleRow[], dialect: Dialect): Promise<void> {
+  override manyStatement(rows: readonly SampleRow[], dialect: Dialect): SqlStatement | undefined {
     if (
       dialect !== 'postgresql' ||
       rows.some((r) => r.replace) ||
       new Set(rows.map((r) => `${r.session_id}@${r.at}`)).size < rows.length
-    ) {
-      for (const r of rows) await this.one(tx, r);
-      return;
-    }
-    await tx.run(
-      `INSERT INTO csms_meter_sample (session_id, at_ms, wh)
-       SELECT * FROM unnest(?::varchar[], ?::bigint[], ?::float8[]) ON CONFLICT DO NOTHING`,
-      [rows.map((r) => r.session_id), rows.map((r) => r.at), rows.map((r) => r.wh)],
-    );
+    )
+      return undefined;
+    return {
+      sql: INSERT_MANY,
+      params: [rows.map((r) => r.session_id), rows.map((r) => r.at), rows.map((r) => r.wh)],
+    };
   }
 }
 

@@ -1,5 +1,5 @@
 import { MergeableStatement, type WriteStep } from '../db/merged-write.js';
-import type { Dialect, SqlRunner } from '../db/sql.js';
+import type { Dialect, SqlRunner, SqlStatement } from '../db/sql.js';
 import Type, { type Static } from '#typebox';
 import type { Database, Row } from '../db/database.js';
 import type { NewSessionRow, SessionProgress, SessionWrites } from '../../actors/charge-point/ports.js';
@@ -157,6 +157,16 @@ const METER_ONE = `UPDATE csms_session SET updated_at = ?, meter_start_wh = COAL
          meter_last_at = CASE WHEN ${NEWER} THEN ? ELSE meter_last_at END, seq_max = COALESCE(?, seq_max)
        WHERE id = ? AND (CAST(? AS integer) IS NULL OR seq_max IS NULL OR seq_max < ?)`;
 
+/** `MeterProgress.manyStatement` on PostgreSQL: the rows as arrays, unnested and joined to their sessions. */
+const METER_MANY = `UPDATE csms_session AS s SET updated_at = v.updated_at, meter_start_wh = COALESCE(s.meter_start_wh, v.start_wh),
+         meter_last_wh = CASE WHEN s.meter_last_at IS NULL OR s.meter_last_at <= v.at THEN v.last_wh ELSE s.meter_last_wh END,
+         energy_wh = CASE WHEN s.meter_last_at IS NULL OR s.meter_last_at <= v.at THEN v.energy_wh ELSE s.energy_wh END,
+         meter_last_at = CASE WHEN s.meter_last_at IS NULL OR s.meter_last_at <= v.at THEN v.at ELSE s.meter_last_at END,
+         seq_max = COALESCE(v.seq, s.seq_max)
+       FROM unnest(?::varchar[], ?::bigint[], ?::float8[], ?::float8[], ?::float8[], ?::bigint[], ?::integer[])
+         AS v(id, updated_at, start_wh, last_wh, energy_wh, at, seq)
+       WHERE s.id = v.id AND (v.seq IS NULL OR s.seq_max IS NULL OR s.seq_max < v.seq)`;
+
 interface MeterRow {
   id: string;
   updated_at: number;
@@ -170,7 +180,7 @@ interface MeterRow {
 }
 
 /**
- * A meter reading of a running session. `many` on PostgreSQL: the rows as arrays, unnested and
+ * A meter reading of a running session. `manyStatement` on PostgreSQL: the rows as arrays, unnested and
  * joined to their sessions, one prepared statement whatever their number. Two rows of the same
  * session in one batch (which one charge point's turns, one at a time, do not make) would leave
  * the order to the server: they run one by one instead, as on SQLite.
@@ -193,21 +203,11 @@ class MeterProgress extends MergeableStatement<MeterRow> {
     ]);
   }
 
-  async many(tx: SqlRunner, rows: readonly MeterRow[], dialect: Dialect): Promise<void> {
-    if (dialect !== 'postgresql' || new Set(rows.map((r) => r.id)).size < rows.length) {
-      for (const r of rows) await this.one(tx, r);
-      return;
-    }
-    await tx.run(
-      `UPDATE csms_session AS s SET updated_at = v.updated_at, meter_start_wh = COALESCE(s.meter_start_wh, v.start_wh),
-         meter_last_wh = CASE WHEN s.meter_last_at IS NULL OR s.meter_last_at <= v.at THEN v.last_wh ELSE s.meter_last_wh END,
-         energy_wh = CASE WHEN s.meter_last_at IS NULL OR s.meter_last_at <= v.at THEN v.energy_wh ELSE s.energy_wh END,
-         meter_last_at = CASE WHEN s.meter_last_at IS NULL OR s.meter_last_at <= v.at THEN v.at ELSE s.meter_last_at END,
-         seq_max = COALESCE(v.seq, s.seq_max)
-       FROM unnest(?::varchar[], ?::bigint[], ?::float8[], ?::float8[], ?::float8[], ?::bigint[], ?::integer[])
-         AS v(id, updated_at, start_wh, last_wh, energy_wh, at, seq)
-       WHERE s.id = v.id AND (v.seq IS NULL OR s.seq_max IS NULL OR s.seq_max < v.seq)`,
-      [
+  override manyStatement(rows: readonly MeterRow[], dialect: Dialect): SqlStatement | undefined {
+    if (dialect !== 'postgresql' || new Set(rows.map((r) => r.id)).size < rows.length) return undefined;
+    return {
+      sql: METER_MANY,
+      params: [
         rows.map((r) => r.id),
         rows.map((r) => r.updated_at),
         rows.map((r) => r.start_wh),
@@ -216,7 +216,7 @@ class MeterProgress extends MergeableStatement<MeterRow> {
         rows.map((r) => r.at),
         rows.map((r) => r.seq),
       ],
-    );
+    };
   }
 }
 

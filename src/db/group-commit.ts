@@ -26,6 +26,15 @@ export type TurnWrites = (tx: SqlTx, read: BatchValues) => Promise<void>;
 export interface BatchRead {
   readonly reader: (tx: SqlRunner, keys: readonly string[]) => Promise<BatchValues>;
   readonly key: string;
+  /** the value the turn's writes require the read to find for `key` (the turn fails otherwise) */
+  readonly expect?: number;
+  /**
+   * A statement that fails unless every key holds its expected value, locking them as `reader`
+   * does: where the driver sends a whole transaction at once (`SqlExecutor.pipelinedCommit`), a
+   * batch whose turns all have one (and `expect`) commits in one round trip, the check made by
+   * the database instead of by each turn between the read and COMMIT.
+   */
+  readonly guard?: (expected: ReadonlyMap<string, number>) => SqlStatement;
 }
 
 const NOTHING_READ: BatchValues = new Map();
@@ -220,7 +229,10 @@ export class GroupCommit {
    * statements only, so running them a second time after a rollback is safe.
    */
   private async flush(batch: Pending[]): Promise<void> {
-    if (this.sql.pipelinedTransaction && batch.every((p) => p.light)) return this.flushPipelined(batch);
+    if (this.sql.pipelinedTransaction && batch.every((p) => p.light)) {
+      if (this.sql.pipelinedCommit && (await this.flushInOneTrip(batch))) return;
+      return this.flushPipelined(batch);
+    }
     const only = batch.length === 1 ? batch[0] : undefined;
     if (only) {
       await retryTransient(() => this.sql.transaction(async (tx) => alone(tx, only, await this.reads(tx, batch)))).then(
@@ -298,6 +310,60 @@ export class GroupCommit {
     else await this.flushIsolated(batch);
   }
 
+  /**
+   * A batch of light turns whose reads all have a `guard` and an `expect`, where the driver sends
+   * a whole transaction at once (PostgreSQL): BEGIN, the guards, the merged writes and COMMIT in
+   * one round trip instead of two. Each turn's writes run first against the values the turns
+   * expect (a light turn's writes only check them, and its lease); the guard makes the database
+   * refuse the batch if any key holds another value, and the batch then runs again turn by turn
+   * (`flushIsolated`), where the fenced turn fails alone, as in `flushPipelined`. False, with
+   * nothing run, when the batch does not qualify: a read without a guard, two turns expecting
+   * different values of one key, a turn whose writes throw or make a statement, or merged rows
+   * that are not one statement (`MergedRun.statement`).
+   */
+  private async flushInOneTrip(batch: Pending[]): Promise<boolean> {
+    const pipelinedCommit = this.sql.pipelinedCommit?.bind(this.sql);
+    if (!pipelinedCommit) return false;
+    const expected = new Map<
+      BatchRead['reader'],
+      { guard: NonNullable<BatchRead['guard']>; values: Map<string, number> }
+    >();
+    for (const p of batch) {
+      const read = p.read;
+      if (!read?.guard || read.expect === undefined) return false;
+      let entry = expected.get(read.reader);
+      if (!entry) expected.set(read.reader, (entry = { guard: read.guard, values: new Map() }));
+      const held = entry.values.get(read.key);
+      if (held !== undefined && held !== read.expect) return false;
+      entry.values.set(read.key, read.expect);
+    }
+    try {
+      for (const p of batch) {
+        const read = p.read;
+        await p.writes(NO_STATEMENTS, (read && expected.get(read.reader)?.values) ?? NOTHING_READ);
+      }
+    } catch {
+      return false;
+    }
+    const statements: SqlStatement[] = [];
+    for (const { guard, values } of expected.values()) statements.push(guard(values));
+    const token = {};
+    const runs: MergedRun[] = [];
+    for (const p of batch) for (const m of p.merged) m.join(token, runs);
+    for (const r of runs) {
+      const statement = r.statement(this.sql.dialect);
+      if (!statement) return false;
+      statements.push(statement);
+    }
+    const committed = await pipelinedCommit(statements).then(
+      () => true,
+      () => false,
+    );
+    if (committed) for (const p of batch) p.resolve();
+    else await this.flushIsolated(batch);
+    return true;
+  }
+
   private async flushIsolated(batch: Pending[]): Promise<void> {
     /** each turn's own failure, when its savepoint rolled back */
     const failures = new Map<Pending, unknown>();
@@ -342,6 +408,14 @@ export class GroupCommit {
     return values;
   }
 }
+
+/** The runner of a light turn's writes checked before a one-trip batch: they make no statement. */
+const NO_STATEMENTS: SqlTx = {
+  query: () => Promise.reject(new Error('a light turn made a statement')),
+  execute: () => Promise.reject(new Error('a light turn made a statement')),
+  run: () => Promise.reject(new Error('a light turn made a statement')),
+  savepoint: () => Promise.reject(new Error('a light turn made a statement')),
+};
 
 /** One turn's writes and its merged rows as statements of their own. */
 async function alone(tx: SqlTx, p: Pending, reads: Map<BatchRead['reader'] | undefined, BatchValues>): Promise<void> {

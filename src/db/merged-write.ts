@@ -1,8 +1,14 @@
-import type { Dialect, SqlRunner } from './sql.js';
+import type { Dialect, SqlRunner, SqlStatement } from './sql.js';
 
 /** The statements of one batch, one per `MergeableStatement` that has rows in it. */
 export interface MergedRun {
   run(tx: SqlRunner, dialect: Dialect): Promise<void>;
+  /**
+   * The batch's rows as one statement, made without running anything, when they can be
+   * (`MergeableStatement.manyStatement`); undefined when they run row by row. A group commit that
+   * sends its whole transaction at once (`SqlExecutor.pipelinedCommit`) needs every run as one.
+   */
+  statement(dialect: Dialect): SqlStatement | undefined;
 }
 
 /**
@@ -19,15 +25,32 @@ export interface MergedWrite {
 /**
  * A statement that many turns make with values of their own, one row each (a meter reading moving
  * its session row). A group commit on PostgreSQL runs every row of a batch as one statement
- * (`many`: one round trip instead of one per turn); SQLite, whose statements have no round trip,
- * may run them one by one. `many` gets the rows in the order the turns committed.
+ * (`manyStatement`: one round trip instead of one per turn); SQLite, whose statements have no
+ * round trip, runs them one by one. The rows come in the order the turns committed.
  */
 export abstract class MergeableStatement<R> {
   /** the rows of each batch still gathering, by the batch's token */
   private readonly batches = new WeakMap<object, R[]>();
 
   abstract one(tx: SqlRunner, row: R): Promise<void>;
-  abstract many(tx: SqlRunner, rows: readonly R[], dialect: Dialect): Promise<void>;
+
+  /**
+   * Several rows as one statement, or undefined where they must run one by one (SQLite, or rows
+   * whose order within one statement the server would decide). Only makes the statement.
+   */
+  manyStatement(_rows: readonly R[], _dialect: Dialect): SqlStatement | undefined {
+    return undefined;
+  }
+
+  /** Several rows: `manyStatement` when it gives one, else `one` for each, in order. */
+  async many(tx: SqlRunner, rows: readonly R[], dialect: Dialect): Promise<void> {
+    const merged = this.manyStatement(rows, dialect);
+    if (merged) {
+      await tx.run(merged.sql, merged.params);
+      return;
+    }
+    for (const r of rows) await this.one(tx, r);
+  }
 
   write(row: R): MergedWrite {
     return {
@@ -43,6 +66,7 @@ export abstract class MergeableStatement<R> {
               const [first] = mine;
               return mine.length === 1 && first !== undefined ? this.one(tx, first) : this.many(tx, mine, dialect);
             },
+            statement: (dialect) => this.manyStatement(mine, dialect),
           });
         }
         rows.push(row);

@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
-import { Pipeline } from './pg-pipeline.js';
+import { Pipeline, type PipelinedStatement } from './pg-pipeline.js';
 import {
   MAX_CACHED_STATEMENTS,
   withSavepoint,
@@ -30,6 +30,9 @@ export function toDollarParams(sql: string): string {
   }
   return out;
 }
+
+const BEGIN: PipelinedStatement = { text: 'BEGIN', values: [] };
+const COMMIT: PipelinedStatement = { text: 'COMMIT', values: [] };
 
 export interface PgExecutorOptions {
   url: string;
@@ -118,16 +121,37 @@ export class PgExecutor implements SqlExecutor {
     fn: (results: StatementResult[], tx: SqlTx) => Promise<T>,
   ): Promise<T> {
     return this.onConnection(async (client) => {
-      const pipeline = new Pipeline([
-        { text: 'BEGIN', values: [] },
-        ...first.map((s) => {
-          const q = this.statement(s.sql, s.params);
-          return { ...(q.name ? { name: q.name } : {}), text: q.text, values: q.values ?? [] };
-        }),
-      ]);
+      const pipeline = new Pipeline([BEGIN, ...first.map((s) => this.pipelined(s))]);
       client.query(pipeline);
       return (await pipeline.done).slice(1);
     }, fn);
+  }
+
+  /**
+   * BEGIN, `statements` and COMMIT in one write and one round trip (pg-pipeline.ts): a group
+   * commit's batch of light turns whose fences a statement of the batch checks (`BatchRead.guard`).
+   * When a statement fails the server skips the rest, COMMIT included, and the connection is let
+   * go (its transaction rolls back with it; which prepared statements the server kept is not
+   * known).
+   */
+  async pipelinedCommit(statements: readonly SqlStatement[]): Promise<StatementResult[]> {
+    const client = await this.pool.connect();
+    let broken = true;
+    try {
+      const pipeline = new Pipeline([BEGIN, ...statements.map((s) => this.pipelined(s)), COMMIT]);
+      client.query(pipeline);
+      const results = await pipeline.done;
+      broken = false;
+      return results.slice(1, -1);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** A statement of a pipeline: named (prepared once per connection) as `statement` makes it. */
+  private pipelined(s: SqlStatement): PipelinedStatement {
+    const q = this.statement(s.sql, s.params);
+    return { ...(q.name ? { name: q.name } : {}), text: q.text, values: q.values ?? [] };
   }
 
   /**

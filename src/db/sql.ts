@@ -53,6 +53,12 @@ export interface SqlExecutor extends SqlRunner {
     first: readonly SqlStatement[],
     fn: (results: StatementResult[], tx: SqlTx) => Promise<T>,
   ): Promise<T>;
+  /**
+   * Where the driver can send several statements at once (PostgreSQL): BEGIN, `statements` and
+   * COMMIT in one round trip, resolving with the statements' results once committed. Rejects with
+   * a failing statement's error, nothing of it committed.
+   */
+  pipelinedCommit?(statements: readonly SqlStatement[]): Promise<StatementResult[]>;
   close(): Promise<void>;
 }
 

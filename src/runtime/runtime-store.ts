@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
-import type { Row, SqlExecutor, SqlRunner } from '../db/sql.js';
+import type { Row, SqlExecutor, SqlRunner, SqlStatement } from '../db/sql.js';
 import type { Address } from './address.js';
 import type { GroupCommit } from '../db/group-commit.js';
 
@@ -65,6 +65,16 @@ function toMailboxRow(r: Row): MailboxRow {
 const MAILBOX_COLUMNS = 'id, address, kind, dedupe_key, payload, attempts';
 
 /**
+ * `RuntimeStore.fenceGuard`'s statement (PostgreSQL): the fences that hold their expected epoch,
+ * share-locked; unless all of them do, the cast of a text to an integer fails the statement (and
+ * its transaction). The ELSE is not a constant, so it is only evaluated when reached.
+ */
+const FENCE_GUARD = `SELECT CASE WHEN count(*) = ? THEN 1
+         ELSE ('fenced: ' || count(*) || ' fences of the batch hold their epoch')::integer END AS held
+       FROM (SELECT 1 FROM actor_fence f JOIN unnest(?::varchar[], ?::bigint[]) AS e(fence_key, epoch)
+         ON f.fence_key = e.fence_key AND f.epoch = e.epoch FOR SHARE OF f) AS holding`;
+
+/**
  * The SQL of the actor runtime: fences, actor state and the durable mailbox. Only the portable
  * subset that PostgreSQL and SQLite share, with `?` placeholders, on the drivers directly
  * (`src/db/sql.ts`: statements prepared once, values bound). The methods that take a `tx` run
@@ -94,6 +104,10 @@ export class RuntimeStore {
     this.group = db.group;
     this.fenceCache = db.dialect === 'sqlite' ? new FenceCache() : undefined;
     this.checkFenceSql = `SELECT epoch FROM actor_fence WHERE fence_key = ?${this.shareLock}`;
+    this.fenceGuard =
+      db.dialect === 'postgresql'
+        ? (expected) => ({ sql: FENCE_GUARD, params: [expected.size, [...expected.keys()], [...expected.values()]] })
+        : undefined;
     // INSERT ... SELECT with a WHERE: SQLite needs the WHERE to read ON CONFLICT as the upsert
     this.saveStateFencedSql = `INSERT INTO actor_state (address, kind, state, epoch, updated_at)
        SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM actor_fence WHERE fence_key = ? AND epoch = ?${this.shareLock})
@@ -161,6 +175,15 @@ export class RuntimeStore {
     );
     return new Map(rows.map((r) => [str(r.fence_key), num(r.epoch)]));
   }
+
+  /**
+   * On PostgreSQL, the `guard` of `readFences` (`BatchRead.guard`): one statement that share-locks
+   * the fences of a batch's turns, as `readFences` does, and fails unless each holds the epoch its
+   * turn expects. The failure is a cast error whose text says how many held; the group commit
+   * then runs the batch turn by turn, where the fenced turn fails alone. Undefined on SQLite,
+   * whose statements have no round trip to save.
+   */
+  readonly fenceGuard: ((expected: ReadonlyMap<string, number>) => SqlStatement) | undefined;
 
   async loadState(address: Address): Promise<string | undefined> {
     const rows = await this.sql.query('SELECT state FROM actor_state WHERE address = ?', [address]);

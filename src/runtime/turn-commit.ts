@@ -148,8 +148,11 @@ export class TurnCommitter {
   ): Promise<void> {
     const { store, db } = this.opts;
     if (!effects.em) {
-      // a turn that writes no state has its fence read with the batch's others (one statement)
-      const read = effects.stateDirty ? undefined : { reader: store.readFences, key: lease.fenceKey };
+      // a turn that writes no state has its fence read with the batch's others (one statement),
+      // or on PostgreSQL checked by the batch's guard in a one-trip commit
+      const read = effects.stateDirty
+        ? undefined
+        : { reader: store.readFences, key: lease.fenceKey, expect: lease.epoch, guard: store.fenceGuard };
       const merged = effects.writes.filter(isMerged);
       const light =
         read !== undefined && !row && effects.reminders.length === 0 && merged.length === effects.writes.length;

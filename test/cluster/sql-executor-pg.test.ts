@@ -7,6 +7,24 @@ import { checkOcpiShapesMigration } from '../support/ocpi-shapes-migration.js';
 import { Database as Db } from '../../src/db/database.js';
 import { createLogger } from '../../src/logger.js';
 
+/** A mergeable insert into the test table, every row of a batch in one statement, as the meter statements do. */
+async function insertAll() {
+  const { MergeableStatement } = await import('../../src/db/merged-write.js');
+  type R = { id: string; n: number };
+  class InsertAll extends MergeableStatement<R> {
+    async one(tx: SqlRunner, r: R): Promise<void> {
+      await tx.run('INSERT INTO test_gc_row (id, n) VALUES (?, ?)', [r.id, r.n]);
+    }
+    override manyStatement(rows: readonly R[]) {
+      return {
+        sql: 'INSERT INTO test_gc_row (id, n) SELECT * FROM unnest(?::text[], ?::integer[])',
+        params: [rows.map((r) => r.id), rows.map((r) => r.n)],
+      };
+    }
+  }
+  return new InsertAll();
+}
+
 describe('the runtime on the pg driver (group commit, named statements)', () => {
   let database: Database;
   const db = (): Database => database;
@@ -92,26 +110,12 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
 
   it('a batch of light turns whose pipelined write fails runs again turn by turn: the failing turn fails alone, and the pool goes on', async () => {
     const { GroupCommit } = await import('../../src/db/group-commit.js');
-    const { MergeableStatement } = await import('../../src/db/merged-write.js');
     const { RuntimeStore } = await import('../../src/runtime/runtime-store.js');
-    type R = { id: string; n: number };
-    // every row of a batch in one INSERT, as the meter statements do: one duplicate fails them all
-    class InsertAll extends MergeableStatement<R> {
-      async one(tx: SqlRunner, r: R): Promise<void> {
-        await tx.run('INSERT INTO test_gc_row (id, n) VALUES (?, ?)', [r.id, r.n]);
-      }
-      async many(tx: SqlRunner, rows: readonly R[]): Promise<void> {
-        await tx.run('INSERT INTO test_gc_row (id, n) SELECT * FROM unnest(?::text[], ?::integer[])', [
-          rows.map((r) => r.id),
-          rows.map((r) => r.n),
-        ]);
-      }
-    }
     const store = new RuntimeStore(db());
     await store.raiseFence('gc:pipe', 1);
     await db().sql.run("INSERT INTO test_gc_row (id, n) VALUES ('p-taken', 0)");
     const group = new GroupCommit(db().sql);
-    const statement = new InsertAll();
+    const statement = await insertAll();
     const turn = (id: string) =>
       group.commit(
         async (_tx, fences) => {
@@ -139,6 +143,81 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
       'p-2-c',
       'p-taken',
     ]);
+  });
+
+  it("light turns whose fences a guard checks commit in one round trip; a fence that moved fails its turn alone, and one raised by another connection waits for the batch's commit", async () => {
+    const { GroupCommit } = await import('../../src/db/group-commit.js');
+    const { RuntimeStore } = await import('../../src/runtime/runtime-store.js');
+    const sql = db().sql;
+    const store = new RuntimeStore(db());
+    expect(store.fenceGuard, 'PostgreSQL has a fence guard').to.be.a('function');
+    await store.raiseFence('gc:one-a', 3);
+    await store.raiseFence('gc:one-b', 3);
+    // count the round trips of each kind the batches take
+    const trips = { oneTrip: 0, twoTrips: 0 };
+    const oneTrip = sql.pipelinedCommit!.bind(sql);
+    const twoTrips = sql.pipelinedTransaction!.bind(sql);
+    const counted = Object.assign(Object.create(sql) as typeof sql, {
+      pipelinedCommit: (statements: Parameters<typeof oneTrip>[0]) => {
+        trips.oneTrip += 1;
+        return oneTrip(statements);
+      },
+      pipelinedTransaction: (...args: Parameters<typeof twoTrips>) => {
+        trips.twoTrips += 1;
+        return twoTrips(...args);
+      },
+    });
+    const group = new GroupCommit(counted);
+    const statement = await insertAll();
+    const turn = (id: string, key: string, epoch: number) =>
+      group.commit(
+        async (_tx, fences) => {
+          if (fences.get(key) !== epoch) throw new Error('fenced');
+        },
+        {
+          read: { reader: store.readFences, key, expect: epoch, guard: store.fenceGuard },
+          merged: [statement.write({ id, n: 1 })],
+          light: true,
+        },
+      );
+    await Promise.all([turn('o-1', 'gc:one-a', 3), turn('o-2', 'gc:one-b', 3), turn('o-3', 'gc:one-a', 3)]);
+    expect(trips).to.deep.equal({ oneTrip: 1, twoTrips: 0 });
+    // gc:one-b moved past epoch 2: the guard refuses the batch, which runs again turn by turn
+    const second = await Promise.allSettled([
+      turn('o-4', 'gc:one-a', 3),
+      turn('o-5', 'gc:one-b', 2),
+      turn('o-6', 'gc:one-a', 3),
+    ]);
+    expect(second.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+    expect(trips).to.deep.equal({ oneTrip: 2, twoTrips: 0 });
+    // a statement of the pipeline fails (a duplicate row): the batch runs again turn by turn
+    const duplicate = await Promise.allSettled([turn('o-1', 'gc:one-a', 3), turn('o-10', 'gc:one-b', 3)]);
+    expect(duplicate.map((r) => r.status)).to.deep.equal(['rejected', 'fulfilled']);
+    expect(trips).to.deep.equal({ oneTrip: 3, twoTrips: 0 });
+    // two turns of one batch expecting different epochs of one key: no guard can hold, two trips
+    const third = await Promise.allSettled([turn('o-7', 'gc:one-a', 3), turn('o-8', 'gc:one-a', 2)]);
+    expect(third.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected']);
+    expect(trips).to.deep.equal({ oneTrip: 3, twoTrips: 1 });
+    const ids = await sql.query("SELECT id FROM test_gc_row WHERE id LIKE 'o-%' ORDER BY id");
+    expect(ids.map((r) => r.id)).to.deep.equal(['o-1', 'o-10', 'o-2', 'o-3', 'o-4', 'o-6', 'o-7']);
+
+    // the guard share-locks the fences: a new owner raising one waits until the batch committed
+    let raised = false;
+    let raise: Promise<void> = Promise.resolve();
+    await sql.transaction(async (tx) => {
+      const guard = store.fenceGuard!(new Map([['gc:one-a', 3]]));
+      await tx.query(guard.sql, guard.params);
+      raise = store.raiseFences(['gc:one-a'], 4).then(() => {
+        raised = true;
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      expect(raised, 'the raise went past the share lock').to.equal(false);
+    });
+    await raise;
+    const after = await Promise.allSettled([turn('o-9', 'gc:one-a', 3)]);
+    expect(after.map((r) => r.status)).to.deep.equal(['rejected']);
+    const fence = await sql.query("SELECT epoch FROM actor_fence WHERE fence_key = 'gc:one-a'");
+    expect(fence.map((r) => Number(r.epoch))).to.deep.equal([4]);
   });
 
   it('runs beside a MikroORM transaction held across awaits', async () => {

@@ -135,7 +135,7 @@ class InsertRow extends MergeableStatement<{ id: string; n: number }> {
   async one(tx: SqlRunner, r: { id: string; n: number }): Promise<void> {
     await tx.run('INSERT INTO test_gc_row (id, n) VALUES (?, ?)', [r.id, r.n]);
   }
-  async many(tx: SqlRunner, rows: readonly { id: string; n: number }[]): Promise<void> {
+  override async many(tx: SqlRunner, rows: readonly { id: string; n: number }[]): Promise<void> {
     this.manyCalls.push(rows.length);
     for (const r of rows) await this.one(tx, r);
   }
