@@ -230,7 +230,7 @@ export class GroupCommit {
    */
   private async flush(batch: Pending[]): Promise<void> {
     if (this.sql.pipelinedTransaction && batch.every((p) => p.light)) {
-      if (this.sql.pipelinedCommit && (await this.flushInOneTrip(batch))) return;
+      if (await this.flushInOneTrip(batch)) return;
       return this.flushPipelined(batch);
     }
     const only = batch.length === 1 ? batch[0] : undefined;
