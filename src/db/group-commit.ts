@@ -409,12 +409,14 @@ export class GroupCommit {
   }
 }
 
+const refuseStatement = (): Promise<never> => Promise.reject(new Error('a light turn made a statement'));
+
 /** The runner of a light turn's writes checked before a one-trip batch: they make no statement. */
 const NO_STATEMENTS: SqlTx = {
-  query: () => Promise.reject(new Error('a light turn made a statement')),
-  execute: () => Promise.reject(new Error('a light turn made a statement')),
-  run: () => Promise.reject(new Error('a light turn made a statement')),
-  savepoint: () => Promise.reject(new Error('a light turn made a statement')),
+  query: refuseStatement,
+  execute: refuseStatement,
+  run: refuseStatement,
+  savepoint: refuseStatement,
 };
 
 /** One turn's writes and its merged rows as statements of their own. */
