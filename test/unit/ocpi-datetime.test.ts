@@ -77,4 +77,45 @@ describe('OCPI DateTime', () => {
       extra: '2015-06-29T22:39:09+02:00',
     });
   });
+
+  it('names the path of every DateTime that is no real instant, and leaves it as sent', () => {
+    const schema = Type.Object({
+      last_updated: DateTime,
+      evses: Type.Array(
+        Type.Object({ uid: Type.String(), connectors: Type.Array(Type.Object({ last_updated: DateTime })) }),
+      ),
+      end: Type.Optional(Type.Union([DateTime, Type.Null()])),
+    });
+    const value = {
+      last_updated: '2025-02-29T10:00:00Z',
+      evses: [
+        { uid: 'E1', connectors: [{ last_updated: '2015-06-29T20:00:00' }] },
+        { uid: 'E2', connectors: [{ last_updated: '2015-06-29T20:00:00Z' }, { last_updated: '2026-04-31T10:00:00' }] },
+      ],
+      end: '0001-01-01T00:30:00+01:00',
+    };
+    const invalid: Array<Array<string | number>> = [];
+    normalizeDateTimes(schema, value, invalid, ['body']);
+    expect(invalid).to.deep.equal([
+      ['body', 'last_updated'],
+      ['body', 'evses', 1, 'connectors', 1, 'last_updated'],
+      ['body', 'end'],
+    ]);
+    expect(value.last_updated).to.equal('2025-02-29T10:00:00Z');
+    expect(value.evses[0]?.connectors[0]?.last_updated).to.equal('2015-06-29T20:00:00Z');
+    expect(value.evses[1]?.connectors[1]?.last_updated).to.equal('2026-04-31T10:00:00');
+    // the same schema a second time (its normalization is made once) gives the same answer
+    const again = { last_updated: '2015-06-29T22:39:09+02:00', evses: [], end: null };
+    const none: Array<Array<string | number>> = [];
+    normalizeDateTimes(schema, again, none);
+    expect(again).to.deep.equal({ last_updated: '2015-06-29T20:39:09Z', evses: [], end: null });
+    expect(none).to.deep.equal([]);
+  });
+
+  it('returns a bare DateTime rewritten, and any value of a schema without DateTimes untouched', () => {
+    expect(normalizeDateTimes(DateTime, '2015-06-29T22:39:09+02:00')).to.equal('2015-06-29T20:39:09Z');
+    const plain = { a: '2015-06-29T22:39:09+02:00' };
+    expect(normalizeDateTimes(Type.Object({ a: Type.String() }), plain)).to.equal(plain);
+    expect(plain.a).to.equal('2015-06-29T22:39:09+02:00');
+  });
 });

@@ -82,32 +82,77 @@ export function normalizeDateTimes(
   invalid: DateTimePath[] = [],
   at: DateTimePath = [],
 ): unknown {
-  if (!isRecord(schema)) return value;
-  // a string of a union's other member is left alone: only what reads as a DateTime is rewritten
-  if (typeof value === 'string' && isDateTimeSchema(schema)) {
-    if (!DATETIME.test(value)) return value;
-    const utc = toUtc(value);
-    if (utc === undefined) invalid.push(at);
-    return utc ?? value;
-  }
-  if (Array.isArray(value)) {
-    const items = schema.items;
-    if (isRecord(items))
-      for (let i = 0; i < value.length; i++) value[i] = normalizeDateTimes(items, value[i], invalid, [...at, i]);
-    return value;
-  }
-  if (isRecord(value)) {
-    const properties = schema.properties;
-    if (isRecord(properties))
-      for (const [key, inner] of Object.entries(properties))
-        if (Object.hasOwn(value, key)) value[key] = normalizeDateTimes(inner, value[key], invalid, [...at, key]);
-  }
+  const normalize = normalizerOf(schema);
+  return normalize ? normalize(value, invalid, [...at]) : value;
+}
+
+/**
+ * One schema's normalization, made once (`normalizerOf`): it visits only the properties, items
+ * and union members that can hold a DateTime, and `at` is one stack pushed and popped on the way
+ * down, copied only for a DateTime that is no real instant. What it does to a value is what a
+ * walk of the whole schema would do: the parts it skips declare no DateTime, so the walk would
+ * leave them as they are.
+ */
+type Normalize = (value: unknown, invalid: DateTimePath[], at: DateTimePath) => unknown;
+
+/** by schema object: the route's and the pull's schemas are made once, so each is compiled once */
+const normalizers = new WeakMap<object, Normalize | null>();
+
+/** The normalization of `schema`; undefined when it declares no DateTime (nothing to rewrite). */
+function normalizerOf(schema: unknown): Normalize | undefined {
+  if (!isRecord(schema)) return undefined;
+  const known = normalizers.get(schema);
+  if (known !== undefined) return known ?? undefined;
+  const made = declaresDateTime(schema) ? compileNormalizer(schema) : undefined;
+  normalizers.set(schema, made ?? null);
+  return made;
+}
+
+function compileNormalizer(schema: Record<string, unknown>): Normalize {
+  const dateTime = isDateTimeSchema(schema);
+  const items = normalizerOf(schema.items);
+  const properties: Array<[string, Normalize]> = [];
+  if (isRecord(schema.properties))
+    for (const [key, inner] of Object.entries(schema.properties)) {
+      const normalize = normalizerOf(inner);
+      if (normalize) properties.push([key, normalize]);
+    }
+  const alternatives: Normalize[] = [];
   for (const keyword of ['anyOf', 'oneOf', 'allOf'] as const) {
-    const alternatives = schema[keyword];
-    if (Array.isArray(alternatives))
-      for (const alt of alternatives) value = normalizeDateTimes(alt, value, invalid, at);
+    const list = schema[keyword];
+    if (Array.isArray(list))
+      for (const alt of list) {
+        const normalize = normalizerOf(alt);
+        if (normalize) alternatives.push(normalize);
+      }
   }
-  return value;
+  return (value, invalid, at) => {
+    // a string of a union's other member is left alone: only what reads as a DateTime is rewritten
+    if (dateTime && typeof value === 'string') {
+      if (!DATETIME.test(value)) return value;
+      const utc = toUtc(value);
+      if (utc === undefined) invalid.push([...at]);
+      return utc ?? value;
+    }
+    if (Array.isArray(value)) {
+      if (items)
+        for (let i = 0; i < value.length; i++) {
+          at.push(i);
+          value[i] = items(value[i], invalid, at);
+          at.pop();
+        }
+      return value;
+    }
+    if (isRecord(value))
+      for (const [key, normalize] of properties)
+        if (Object.hasOwn(value, key)) {
+          at.push(key);
+          value[key] = normalize(value[key], invalid, at);
+          at.pop();
+        }
+    for (const normalize of alternatives) value = normalize(value, invalid, at);
+    return value;
+  };
 }
 
 /**
