@@ -112,6 +112,20 @@ describe('OCPI DateTime', () => {
     expect(none).to.deep.equal([]);
   });
 
+  it('names a DateTime that is no real instant once when several members of a union declare it', () => {
+    // the operator's token PUT takes a 2.2.1 or a 2.1.1 token: both declare last_updated
+    const schema = Type.Union([
+      Type.Object({ uid: Type.String(), last_updated: DateTime }),
+      Type.Object({ auth_id: Type.String(), last_updated: DateTime }),
+    ]);
+    const invalid: Array<Array<string | number>> = [];
+    normalizeDateTimes(schema, { uid: 'T', last_updated: '2025-02-29T10:00:00Z' }, invalid);
+    expect(invalid).to.deep.equal([['last_updated']]);
+    const value = { uid: 'T', last_updated: '2026-01-01T10:00:00+02:00' };
+    normalizeDateTimes(schema, value, invalid);
+    expect(value.last_updated).to.equal('2026-01-01T08:00:00Z');
+  });
+
   it('returns a bare DateTime rewritten, and any value of a schema without DateTimes untouched', () => {
     expect(normalizeDateTimes(DateTime, '2015-06-29T22:39:09+02:00')).to.equal('2015-06-29T20:39:09Z');
     const plain = { a: '2015-06-29T22:39:09+02:00' };

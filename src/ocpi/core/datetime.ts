@@ -74,7 +74,7 @@ export type DateTimePath = Array<string | number>;
  * Rewrites, in place, every DateTime of `value` that `schema` declares (object properties, array
  * items, unions) to UTC; returns the value (a bare DateTime string is returned rewritten). A
  * DateTime that is no real instant (`toUtc` undefined) is left as it was and its path added to
- * `invalid`: the caller refuses the value.
+ * `invalid`, once however many members of a union declare it: the caller refuses the value.
  */
 export function normalizeDateTimes(
   schema: unknown,
@@ -131,7 +131,8 @@ function compileNormalizer(schema: Record<string, unknown>): Normalize {
     if (dateTime && typeof value === 'string') {
       if (!DATETIME.test(value)) return value;
       const utc = toUtc(value);
-      if (utc === undefined) invalid.push([...at]);
+      // the members of a union that both declare it see the same string: one error for it
+      if (utc === undefined && !invalid.some((p) => samePath(p, at))) invalid.push([...at]);
       return utc ?? value;
     }
     if (Array.isArray(value)) {
@@ -153,6 +154,10 @@ function compileNormalizer(schema: Record<string, unknown>): Normalize {
     for (const normalize of alternatives) value = normalize(value, invalid, at);
     return value;
   };
+}
+
+function samePath(a: DateTimePath, b: DateTimePath): boolean {
+  return a.length === b.length && a.every((k, i) => k === b[i]);
 }
 
 /**
