@@ -5,6 +5,7 @@ import type { Static, TSchema } from '#typebox';
 import { addressOf, type Address } from './address.js';
 import type { DurableMailbox } from './durable-mailbox.js';
 import { ActorMovedError, ActorUnavailableError, AskTimeoutError, serializeError } from './errors.js';
+import type { Activation } from './activation.js';
 import type { ActivationLookup } from './local-activations.js';
 import type { PendingAsks } from './pending-asks.js';
 import type {
@@ -41,6 +42,28 @@ export interface MessengerParts {
  */
 function retryDelayMs(attempt: number, remainingMs: number): number {
   return Math.max(1, Math.min(250, 10 * 2 ** attempt, remainingMs));
+}
+
+/**
+ * An ask of an actor active in this process, failing with `onTimeout` after `ms`: the work item's
+ * own callbacks settle it and clear the timer (one promise per ask, not one inside another).
+ */
+function askLocal(act: Activation, msg: unknown, ms: number, onTimeout: () => Error): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(onTimeout()), ms);
+    act.enqueue({
+      t: 'message',
+      msg,
+      resolve: (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      reject: (err) => {
+        clearTimeout(timer);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    });
+  });
 }
 
 /**
@@ -120,10 +143,7 @@ export class Messenger implements ActorMessenger {
       const local = activations.local(address);
       if (local) {
         try {
-          const reply = new Promise((resolve, reject) =>
-            local.enqueue({ t: 'message', msg: message, resolve, reject }),
-          );
-          return await withTimeout(reply, remaining, timeout);
+          return await askLocal(local, message, remaining, timeout);
         } catch (err) {
           if (!(err instanceof ActorMovedError)) throw err;
           await sleep(retryDelayMs(attempt, deadline - Date.now()));
