@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { ConcurrentUpdateError } from '../../ocpi/store/object-store.js';
 import { isDependencyOutage } from '../../platform/dependency-health.js';
 import { HttpError, OcpiError, RequestValidationError } from '../errors.js';
 import { setBody } from '../json-body.js';
@@ -15,8 +16,9 @@ import '../request-state.js';
  * - RequestValidationError -> 422 {detail: [{loc, msg, type, input, ctx}]} on every mount
  * - OcpiError and HttpError (404, 405, 413, ...) -> the mount's renderer, with the HttpError's
  *   headers (`Allow` of a 405)
- * - the actor runtime could not reach an actor in time, or the database or Redis is unreachable
- *   -> 503 with Retry-After, in the mount's shape
+ * - the actor runtime could not reach an actor in time, the database or Redis is unreachable, or
+ *   an OCPI object kept changing under every attempt of an update -> 503 with Retry-After, in
+ *   the mount's shape
  * - anything else -> 500 with no internals exposed (logged with the request id)
  */
 export function errorMapper(log: Logger, mounts: ReadonlyArray<MountSpec<unknown>> = []): Middleware {
@@ -133,6 +135,11 @@ function unavailable(err: unknown): HttpError | undefined {
   if (isDependencyOutage(err)) {
     return new HttpError(503, 'dependency_unavailable', 'the database or Redis cannot be reached; retry', undefined, {
       'Retry-After': '5',
+    });
+  }
+  if (err instanceof ConcurrentUpdateError) {
+    return new HttpError(503, 'busy', 'the object kept changing under other writes; retry', undefined, {
+      'Retry-After': '1',
     });
   }
   if (!(err instanceof Error) || !UNAVAILABLE.has(err.name)) return undefined;

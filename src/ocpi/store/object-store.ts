@@ -18,6 +18,29 @@ export interface ObjectKey extends PartyIdentity {
 
 const MAX_UPDATE_ATTEMPTS = 10;
 
+/**
+ * The tail of each object's chain of writes in this process (`serialized`), by store key. A
+ * PATCH reads, changes and writes back only onto the revision it read: concurrent writes of one
+ * object in this process would make all but one read again, round after round (20 PATCHes of one
+ * location's EVSEs at once ran out of attempts). Chained, they take turns; the attempts are left
+ * for writes of other processes.
+ */
+const chains = new Map<string, Promise<void>>();
+
+const settled = (): void => undefined;
+
+/** `work` after the writes of `key` this process started before it; its result. */
+function serialized<R>(key: string, work: () => Promise<R>): Promise<R> {
+  const before = chains.get(key);
+  const run = before ? before.then(work) : work();
+  const tail = run.then(settled, settled);
+  chains.set(key, tail);
+  void tail.then(() => {
+    if (chains.get(key) === tail) chains.delete(key);
+  });
+  return run;
+}
+
 /** An object changed under every attempt of an update (a write storm on one object). */
 export class ConcurrentUpdateError extends Error {
   override readonly name = 'ConcurrentUpdateError';
@@ -96,6 +119,11 @@ export interface ObjectStoreOptions {
   pageCacheMs?: number;
   /** called after every write, with the written object's party (cluster mode: tells the other processes) */
   onWrite?: (module: ObjectModule, party: PartyIdentity) => void;
+  /**
+   * The store's statements run in a transaction (`on`): its writes do not wait for the process's
+   * other writes of an object, which may be waiting for that transaction to end.
+   */
+  inTransaction?: boolean;
 }
 
 /**
@@ -109,6 +137,8 @@ export class ObjectStore<T extends { last_updated: string }> {
   private pageCount = 0;
   private readonly pageCacheMs: number;
   private readonly onWrite: ((module: ObjectModule, party: PartyIdentity) => void) | undefined;
+  /** writes take turns per object with the process's other writes of it (`serialized`) */
+  private readonly takesTurns: boolean;
 
   constructor(
     private readonly sql: ObjectSql,
@@ -117,6 +147,7 @@ export class ObjectStore<T extends { last_updated: string }> {
   ) {
     this.pageCacheMs = opts.pageCacheMs ?? 1000;
     this.onWrite = opts.onWrite;
+    this.takesTurns = opts.inTransaction !== true;
   }
 
   /**
@@ -126,6 +157,7 @@ export class ObjectStore<T extends { last_updated: string }> {
   on(sql: ObjectSql): ObjectStore<T> {
     return new ObjectStore<T>(sql, this.module, {
       pageCacheMs: this.pageCacheMs,
+      inTransaction: true,
       onWrite: (module, party) => {
         this.clearPages(party);
         this.onWrite?.(module, party);
@@ -196,7 +228,17 @@ export class ObjectStore<T extends { last_updated: string }> {
     return (await this.write(key, object, opts, 'DO NOTHING')) === 1;
   }
 
-  private async write(key: ObjectKey, object: T, opts: PutOptions, onConflict: string): Promise<number> {
+  private write(key: ObjectKey, object: T, opts: PutOptions, onConflict: string): Promise<number> {
+    return this.inTurn(key, () => this.writeNow(key, object, opts, onConflict));
+  }
+
+  /** `work` in its turn among the process's writes of `key`'s object (`serialized`), unless in a transaction. */
+  private inTurn<R>(key: ObjectKey, work: () => Promise<R>): Promise<R> {
+    if (!this.takesTurns) return work();
+    return serialized(`${this.module}\n${key.country_code}\n${key.party_id}\n${key.id}`, work);
+  }
+
+  private async writeNow(key: ObjectKey, object: T, opts: PutOptions, onConflict: string): Promise<number> {
     this.clearPages(key);
     const now = Date.now();
     const changed = await this.sql.run(
@@ -220,10 +262,16 @@ export class ObjectStore<T extends { last_updated: string }> {
 
   /**
    * Read, change, write back — only onto the row that was read: a write in between (another
-   * request, another process) makes it read again (optimistic concurrency on `revision`).
-   * Undefined when the object does not exist; `change` may throw to refuse.
+   * process, a transaction's store) makes it read again (optimistic concurrency on `revision`);
+   * this process's writes of the object take turns (`serialized`). Undefined when the object
+   * does not exist; `change` (synchronous: nothing else runs in the object's turn) may throw to
+   * refuse.
    */
-  async update(key: ObjectKey, change: (current: T) => T): Promise<T | undefined> {
+  update(key: ObjectKey, change: (current: T) => T): Promise<T | undefined> {
+    return this.inTurn(key, () => this.updateNow(key, change));
+  }
+
+  private async updateNow(key: ObjectKey, change: (current: T) => T): Promise<T | undefined> {
     const where = 'module = ? AND country_code = ? AND party_id = ? AND object_id = ?';
     const keyParams = [this.module, key.country_code, key.party_id, key.id];
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
@@ -252,13 +300,15 @@ export class ObjectStore<T extends { last_updated: string }> {
     );
   }
 
-  async remove(key: ObjectKey): Promise<void> {
-    this.clearPages(key);
-    await this.sql.run(
-      'DELETE FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ?',
-      [this.module, key.country_code, key.party_id, key.id],
-    );
-    this.written(key);
+  remove(key: ObjectKey): Promise<void> {
+    return this.inTurn(key, async () => {
+      this.clearPages(key);
+      await this.sql.run(
+        'DELETE FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ?',
+        [this.module, key.country_code, key.party_id, key.id],
+      );
+      this.written(key);
+    });
   }
 
   /**

@@ -272,6 +272,36 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
       });
     });
 
+    it('PATCHes of one location sent all at once all land: 30 EVSEs and the location itself', async () => {
+      const uids = Array.from({ length: 30 }, (_, i) => `E${i}`);
+      await put221(
+        'LOC-STORM',
+        aLocation({
+          country_code: cc,
+          party_id: pid,
+          id: 'LOC-STORM',
+          evses: uids.map((uid) => anEvse({ uid, status: 'AVAILABLE' })),
+        }),
+      );
+      const answers = await Promise.all([
+        ...uids.map((uid, i) => patch221(`LOC-STORM/${uid}`, { status: 'CHARGING', last_updated: isoAt(400 + i) })),
+        patch221('LOC-STORM', { name: 'Stormed', last_updated: isoAt(450) }),
+      ]);
+      expect(answers.map((a) => `${a.status} ${String(a.body.status_code)}`)).to.deep.equal(
+        answers.map(() => '200 1000'),
+      );
+      const location = dataOf<{ name: string; evses: Obj[] }>(
+        await api.request('GET', `/ocpi/2.2.1/locations/${cc}/${pid}/LOC-STORM`, {
+          token: cpo.token,
+          encoding: 'base64',
+        }),
+      );
+      expect(location.name).to.equal('Stormed');
+      expect(location.evses.map((e) => `${String(e.uid)} ${String(e.status)}`)).to.deep.equal(
+        uids.map((uid) => `${uid} CHARGING`),
+      );
+    });
+
     describe('2.1.1', () => {
       it('GET / lists the module endpoints of the mount', async () => {
         const res = await api.request('GET', '/ocpi/emsp/2.1.1', { token: cpo.token });
