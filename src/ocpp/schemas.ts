@@ -20,6 +20,43 @@ function readSchemaFile(file: string): Record<string, unknown> {
   return value;
 }
 
+/** OCPP's integer (1.6 and 2.0.1 alike): 32 bits, one of them the sign. */
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+
+/** Fields that number a connector or an EVSE: never negative (1.6: connectorId >= 0; 2.0.1 EVSEType.id and the ids naming one). */
+const NUMBERING = new Set(['connectorId', 'evseId']);
+
+/**
+ * The official schemas' integers with the bounds of OCPP's integer type, and connector and EVSE
+ * numbers not below 0, where the schema sets no bound of its own. The 1.6 files set none: a
+ * charger's `connectorId: -5` passed them and failed later inside the CSMS, answered as
+ * InternalError; `1e300` (an integer to JSON Schema) was stored. Both are the charger's error,
+ * a PropertyConstraintViolation (docs/CSMS.md "Limits and hardening"). Applied once per schema
+ * file as it is compiled; the files are ours, small and not deep, so the walk may recurse.
+ */
+export function boundIntegers(schema: unknown, name?: string, parent?: string): void {
+  if (Array.isArray(schema)) {
+    for (const item of schema) boundIntegers(item);
+    return;
+  }
+  if (!isJsonObject(schema)) return;
+  const type = schema.type;
+  if (type === 'integer' || (Array.isArray(type) && type.includes('integer'))) {
+    const numbering = (name !== undefined && NUMBERING.has(name)) || (name === 'id' && parent === 'EVSEType');
+    if (schema.minimum === undefined && schema.exclusiveMinimum === undefined)
+      schema.minimum = numbering ? 0 : INT32_MIN;
+    if (schema.maximum === undefined && schema.exclusiveMaximum === undefined) schema.maximum = INT32_MAX;
+  }
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'properties' && isJsonObject(value)) {
+      for (const [child, sub] of Object.entries(value)) boundIntegers(sub, child, parent);
+    } else if (key === 'definitions' && isJsonObject(value)) {
+      for (const [child, sub] of Object.entries(value)) boundIntegers(sub, undefined, child);
+    } else if (typeof value === 'object' && value !== null) boundIntegers(value, undefined, parent);
+  }
+}
+
 /** Which constraint failed -> which CALLERROR (OCPP-J 1.6 section 4.2.3, 2.0.1 part 4 section 4.3). */
 const kindByKeyword: Record<string, OcppErrorKind> = {
   type: 'TypeConstraintViolation',
@@ -167,6 +204,7 @@ export class OcppSchemas {
       // the 2.0.1 files carry $id; compiling twice under one Ajv would clash on it
       delete schema.$id;
       delete schema.id;
+      boundIntegers(schema);
       fn = v.ajv.compile(schema);
     } catch {
       fn = null;

@@ -114,6 +114,46 @@ describe('OCPP limits: boot deadline and open transactions per charger', () => {
     expect(sessions.body.map((s) => s.transaction_id).sort()).to.deep.equal(['T-1', 'T-2']);
     await charger.close();
   });
+
+  // the official 1.6 schemas bound no integer: a negative connectorId passed them and failed inside
+  // the CSMS (InternalError), and 1e300 was stored as a connector's number
+  it('1.6: refuses a negative or out-of-range connector number with PropertyConstraintViolation; the connector list stays clean', async () => {
+    const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
+    await charger.call('BootNotification', v16.boot());
+    const codes: string[] = [];
+    for (const [action, payload] of [
+      ['StatusNotification', v16.status(-5)],
+      ['StatusNotification', v16.status(1e300)],
+      ['StatusNotification', v16.status(2 ** 31)],
+      ['MeterValues', v16.meterValues(-1, undefined, 10)],
+      ['StartTransaction', v16.start({ connectorId: -1 })],
+      ['StopTransaction', v16.stop(1e300, 10)],
+    ] as Array<[string, unknown]>)
+      codes.push(errorCode(await charger.callFrame(action, payload)));
+    expect(codes).to.deep.equal(Array<string>(6).fill('PropertyConstraintViolation'));
+    await charger.call('StatusNotification', v16.status(2 ** 31 - 1));
+    // a 1.6 connector is its own EVSE in the views
+    const view = await csms.api<{ connectors: Array<{ evse_id: number }> }>('GET', `/v1/charge-points/${cp.id}`);
+    expect(view.body.connectors.map((c) => c.evse_id)).to.deep.equal([2 ** 31 - 1]);
+    await charger.close();
+  });
+
+  it('2.0.1: refuses negative EVSE and connector numbers with PropertyConstraintViolation', async () => {
+    const { charger } = await connectedCharger(csms, 'ocpp2.0.1');
+    await charger.call('BootNotification', v201.boot());
+    const started = v201.transactionEvent({ eventType: 'Started', transactionId: 'T-NEG', seqNo: 0, idToken: 'TAG-1' });
+    const codes: string[] = [];
+    for (const [action, payload] of [
+      ['StatusNotification', v201.status(-1, 1)],
+      ['StatusNotification', v201.status(1, -1)],
+      ['MeterValues', v201.meterValues(-1, 10)],
+      ['TransactionEvent', { ...started, evse: { id: -1, connectorId: 1 } }],
+    ] as Array<[string, unknown]>)
+      codes.push(errorCode(await charger.callFrame(action, payload)));
+    expect(codes).to.deep.equal(Array<string>(4).fill('PropertyConstraintViolation'));
+    expect(await charger.call('StatusNotification', v201.status(1, 1))).to.deep.equal({});
+    await charger.close();
+  });
 });
 
 describe('OCPP edge on PostgreSQL: NUL strings, a stalled password lookup', () => {
