@@ -1,6 +1,7 @@
 import type { ChargerEvent, DeviceVariable, ReportEntry, ReportSeverity } from './domain.js';
 import type { Ocpp16Messages } from './generated/ocpp16.js';
 import type { Ocpp201Messages } from './generated/ocpp201.js';
+import { nestedDeeperThan } from './text-guard.js';
 
 /**
  * The messages a charger sends to tell what happened, as log entries (docs/CSMS.md "Event log"):
@@ -16,8 +17,18 @@ type Req201<A extends keyof Ocpp201Messages> = Ocpp201Messages[A]['request'];
 
 const now = (): string => new Date().toISOString();
 
+/**
+ * How deep an entry's detail may nest. It is stored as JSON text and served as JSON, and both
+ * recurse: a DataTransfer whose `data` nested 5,000 arrays overflowed the stack when its entry was
+ * written, and the charger got InternalError (docs/CSMS.md "Event log").
+ */
+export const DETAIL_MAX_DEPTH = 64;
+
 function entry(severity: ReportSeverity, summary: string, detail: unknown, timestamp?: string): ReportEntry {
-  return { severity, summary, timestamp: timestamp ?? now(), detail };
+  const kept = nestedDeeperThan(detail, DETAIL_MAX_DEPTH)
+    ? { truncated: true, reason: `nested more than ${DETAIL_MAX_DEPTH} levels deep` }
+    : detail;
+  return { severity, summary, timestamp: timestamp ?? now(), detail: kept };
 }
 
 function one(action: string, e: ReportEntry, extra: Partial<Reported> = {}): Reported {

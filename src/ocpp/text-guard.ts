@@ -24,3 +24,19 @@ export function stringWithNul(value: unknown): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * Whether `value` nests arrays and objects more than `max` levels deep. Iterative, as
+ * `stringWithNul`: 2.0.1 lets `customData` and DataTransfer's `data` hold anything, and a
+ * payload thousands of levels deep is a few kilobytes.
+ */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<{ v: unknown; depth: number }> = [{ v: value, depth: 0 }];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const { v, depth } = item;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= max) return true;
+    for (const x of Array.isArray(v) ? v : Object.values(v)) stack.push({ v: x, depth: depth + 1 });
+  }
+  return false;
+}

@@ -8,6 +8,7 @@ import { clusterEnvironment } from '../support/platforms.js';
 import { strictCharger } from '../support/rpc-client.js';
 import { API_KEY, startCsms, type CsmsUnderTest } from './support/csms.js';
 import { v16, v201 } from './support/messages.js';
+import { connectedCharger } from './support/scenario.js';
 
 /**
  * Every message a charger sends to tell what happened is answered as its version specifies and
@@ -318,6 +319,40 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       expect(view.operations.firmware).to.include({ status: 'Installed', request_id: 3 });
       expect(view.operations.log).to.include({ status: 'UploadFailure', request_id: 4 });
       await client.close();
+    });
+
+    // 2.0.1 lets DataTransfer's data and every customData hold anything: a few kilobytes can nest
+    // thousands of levels, which overflowed the stack where the entry was written (InternalError)
+    it('OCPP 2.0.1: reports nested thousands of levels deep are answered, their entries kept without the depth', async () => {
+      // written as text: JSON.stringify would overflow this process's stack as well
+      const { cp, charger: raw } = await connectedCharger(csms, 'ocpp2.0.1');
+      await raw.call('BootNotification', v201.boot());
+      const deep = (levels: number): string => `${'['.repeat(levels)}"bottom"${']'.repeat(levels)}`;
+      const at = '2026-03-01T12:00:00.000Z';
+      const sent = [
+        ['d1', `[2,"d1","DataTransfer",{"vendorId":"org.nobody","data":${deep(5000)}}]`],
+        [
+          'd2',
+          `[2,"d2","SecurityEventNotification",{"type":"StartupOfTheDevice","timestamp":"${at}","customData":{"vendorId":"acme","deep":${deep(6000)}}}]`,
+        ],
+        // 60 levels stay as they came
+        [
+          'd3',
+          `[2,"d3","SecurityEventNotification",{"type":"ResetOrReboot","timestamp":"${at}","customData":{"vendorId":"acme","deep":${deep(60)}}}]`,
+        ],
+      ];
+      const answers = [];
+      for (const [id, text] of sent) answers.push(await raw.sendRaw(text ?? '', id ?? ''));
+      expect(answers).to.deep.equal([
+        [3, 'd1', { status: 'UnknownVendorId' }],
+        [3, 'd2', {}],
+        [3, 'd3', {}],
+      ]);
+      const { items } = await eventsOf(cp.id, '?limit=10');
+      const details = items.map((e) => JSON.stringify(e.detail));
+      expect(details.filter((d) => d.includes('"truncated":true'))).to.have.length(2);
+      expect(details.filter((d) => d.includes('bottom'))).to.have.length(1);
+      await raw.close();
     });
 
     it('the event log is for operators, of known chargers, and pages', async () => {
