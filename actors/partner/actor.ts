@@ -60,7 +60,10 @@ async function handshake(
   if (msg.op === 'register' && (s.status === 'registered' || presented.kind !== 'initial')) {
     return fail('method_not_allowed', 'already registered: use PUT /credentials to update the credentials');
   }
-  if (msg.op === 'rotate' && (s.status !== 'registered' || presented.kind === 'initial')) {
+  if (
+    msg.op === 'rotate' &&
+    (s.status !== 'registered' || presented.kind === 'initial' || presented.kind === 'retired')
+  ) {
     return fail('method_not_allowed', 'not registered yet: initial registration uses POST /credentials');
   }
   const discovery = await deps.discovery.discover(msg.versions_url, msg.their_token, msg.version);

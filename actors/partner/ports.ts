@@ -36,7 +36,7 @@ export interface PartnerRecord {
   versions_url: string | null;
   version: Static<typeof Version> | null;
   /** hashes of the tokens we issued that are valid now, and which one each is */
-  tokens: Array<{ hash: string; kind: 'initial' | 'current' | 'pending' }>;
+  tokens: Array<{ hash: string; kind: 'initial' | 'retired' | 'current' | 'pending' }>;
   /** the other parties the link speaks for (a 2.2.1 platform or hub) */
   parties?: Array<{ country_code: string; party_id: string; role: 'CPO' | 'EMSP' }>;
   created_at: number;

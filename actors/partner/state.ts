@@ -3,7 +3,18 @@ import { Business, Endpoint, Party, Role, Version, type PartnerView } from './pr
 
 /** The partner actor's state and the transitions of a link that need no I/O. */
 
-const Kind = Type.Union([Type.Literal('initial'), Type.Literal('current'), Type.Literal('pending')]);
+/**
+ * initial: Token A, before the registration; retired: Token A after it, which only the credentials
+ * module still answers (GET: our credentials; POST, PUT, DELETE: 405, the state table's rows for a
+ * registered link called with the initial token); current: the link's token; pending: ours, while
+ * we register with the partner.
+ */
+const Kind = Type.Union([
+  Type.Literal('initial'),
+  Type.Literal('retired'),
+  Type.Literal('current'),
+  Type.Literal('pending'),
+]);
 
 export const PartnerState = Type.Object({
   id: Type.String(),
@@ -78,7 +89,13 @@ export function linked(
   return {
     ...s,
     status: 'registered',
-    tokens: [{ hash: link.current_hash, kind: 'current' }],
+    // Token A is retired, not forgotten (Kind); every other token of before stops working
+    tokens: [
+      ...s.tokens
+        .filter((t) => t.kind === 'initial' || t.kind === 'retired')
+        .map((t) => ({ ...t, kind: 'retired' as const })),
+      { hash: link.current_hash, kind: 'current' },
+    ],
     their_token: link.their_token,
     versions_url: link.versions_url,
     version: link.version,

@@ -23,7 +23,11 @@ export interface PartyRole extends PartyIdentity {
  * token of a registered link, `pending` a token we handed out for a handshake we started and
  * that is not finished yet (the partner already calls our versions endpoint with it).
  */
-export type TokenKind = 'initial' | 'current' | 'pending';
+export type TokenKind = 'initial' | 'retired' | 'current' | 'pending';
+
+function tokenKindOf(kind: unknown): TokenKind {
+  return kind === 'initial' || kind === 'retired' || kind === 'pending' ? kind : 'current';
+}
 
 /**
  * The authenticated caller of an OCPI endpoint. `country_code`, `party_id` and `role` are the
@@ -184,7 +188,7 @@ export class TokenDirectory {
       partnerId: String(row.partner_id),
       ...own,
       parties,
-      tokenKind: row.kind === 'initial' ? 'initial' : row.kind === 'pending' ? 'pending' : 'current',
+      tokenKind: tokenKindOf(row.kind),
       tokenHash: hash,
     };
     if (this.cache.size >= this.maxEntries) this.cache.clear();

@@ -11,7 +11,7 @@ import { idMismatch, identityMismatch, unauthorized } from './errors.js';
 
 /** Module endpoints other than credentials need a registered link; Token A only registers. */
 export function requireLink(caller: OcpiCaller, version: OcpiVersion): OcpiCaller {
-  if (caller.tokenKind === 'initial') throw unauthorized(version);
+  if (caller.tokenKind === 'initial' || caller.tokenKind === 'retired') throw unauthorized(version);
   return caller;
 }
 

@@ -16,7 +16,7 @@ import { RequestValidationError, type OcpiError } from '../../gateway/errors.js'
 import { valueAt } from '../../gateway/validation.js';
 import { declaresDateTime, normalizeDateTimes, type DateTimePath } from './datetime.js';
 import { SerializedJson, ocpiEnvelope, type OcpiVersion } from './envelope.js';
-import { ocpiErrors } from './errors.js';
+import { ocpiErrors, unauthorized } from './errors.js';
 import { assertOwnParty, requireLink } from './guards.js';
 import { listWindow } from './pagination.js';
 import { actingAs, actingFrom, assertAddressedToUs, responseRoutingHeaders, routingHeaders } from './routing.js';
@@ -57,6 +57,8 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
     security: 'ocpiToken',
     authenticate: async (koa: Context) => {
       const caller = await ctx.tokens.authenticate(koa, o.version, o.accept);
+      // Token A after the registration: only the credentials module still answers it
+      if (caller.tokenKind === 'retired' && koa.path !== `${o.prefix}/credentials`) throw unauthorized(o.version);
       // 2.2.1 routing headers, on functional modules only (configuration modules carry none)
       if (o.version !== '2.2.1' || !isFunctionalModule(koa.path, o.prefix)) return actingAs(caller, o.serves);
       const routing = routingHeaders(koa);

@@ -35,6 +35,12 @@ export function credentialsRoute(ctx: OcpiContext, o: CredentialsRouteOptions): 
   async function answer(req: OcpiRequest, sent: CredentialsBody): Promise<RouteResult> {
     if (o.method === 'PUT' && req.auth.tokenKind === 'initial')
       throw credentialsMethodNotAllowed('not registered yet: initial registration uses POST /credentials');
+    if (req.auth.tokenKind === 'retired')
+      throw credentialsMethodNotAllowed(
+        o.method === 'PUT'
+          ? 'called with the initial token: initial registration uses POST /credentials, updates the current token'
+          : 'already registered: use PUT /credentials with the current token to update the credentials',
+      );
     const ourVersionsUrl = `${ctx.baseUrl(req.koa)}${o.ourVersionsPath}`;
     return {
       data: await handshake(
@@ -97,6 +103,8 @@ export function unregisterRoute(ctx: OcpiContext, version: OcpiVersion = '2.2.1'
     handler: async (req) => {
       // Token A never ends a link (another process may still know it for up to a second)
       if (req.auth.tokenKind === 'initial') throw credentialsMethodNotAllowed('not registered: nothing to unregister');
+      if (req.auth.tokenKind === 'retired')
+        throw credentialsMethodNotAllowed('called with the initial token: DELETE /credentials takes the current token');
       await unregister(ctx, req.auth, version);
       return { data: undefined };
     },
