@@ -91,6 +91,9 @@ export async function handshake(
       c.body.roles.find((r) => r.country_code === own.country_code && r.party_id === own.party_id) ?? c.body.roles[0];
     if (named) assertOwnParty(own, named);
   }
+  // so must a 2.1.1 registration's party (Authentication 5); a rotation's is ignored (the state table)
+  if (op === 'register' && c.version === '2.1.1')
+    assertOwnParty(own, { country_code: c.body.country_code, party_id: c.body.party_id });
   // on PUT the identity stays the token's; the other parties are what the body lists now
   // the link speaks for the listed parties the operator allowed, and no others
   const claimed = c.version === '2.2.1' ? otherParties(c.body.roles, own) : [];

@@ -156,6 +156,55 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(overview.status).to.equal(405);
     });
 
+    // the state table's rows "registered, PUT, initial token: 405" and "registered, POST: 405", and
+    // Authentication 2 (the overview's GET /credentials takes Token A): Token A is retired by the
+    // registration, not forgotten; nothing but the credentials module answers it
+    it('answers Token A after the registration on /credentials only: GET our credentials, 405 to POST, PUT and DELETE', async () => {
+      const cpo = await api.register('CPO', '/ocpi/emsp/2.1.1/credentials');
+      const b211 = credentials211(cpo.party, 'b', 'http://x/versions');
+      const answers: string[] = [];
+      for (const [method, on, body] of [
+        ['PUT', 0, b211],
+        ['PUT', 1, b211],
+        ['POST', 0, b211],
+        ['DELETE', 0, undefined],
+      ] as const) {
+        const res = await api.request(method, '/ocpi/emsp/2.1.1/credentials', { token: cpo.tokenA, on, body });
+        answers.push(`${method} ${res.status}`);
+      }
+      expect(answers).to.deep.equal(['PUT 405', 'PUT 405', 'POST 405', 'DELETE 405']);
+      const overview = await api.request('GET', '/ocpi/2.2.1/credentials', { token: cpo.tokenA, encoding: 'base64' });
+      expect(overview.status).to.equal(200);
+      expect(dataOf<{ token: string }>(overview).token).to.equal(cpo.tokenA);
+      for (const path of ['/ocpi/emsp/2.1.1', '/ocpi/emsp/versions', '/ocpi/emsp/2.1.1/tokens'])
+        expect((await api.request('GET', path, { token: cpo.tokenA })).status, path).to.equal(401);
+      // the link is untouched: the current token works, and a DELETE with it ends Token A too
+      expect((await api.request('GET', '/ocpi/emsp/2.1.1/tokens', { token: cpo.token })).status).to.equal(200);
+      expect((await api.request('DELETE', '/ocpi/emsp/2.1.1/credentials', { token: cpo.token })).status).to.equal(200);
+      const after = await api.request('GET', '/ocpi/2.2.1/credentials', { token: cpo.tokenA, encoding: 'base64' });
+      expect(after.status).to.equal(401);
+    });
+
+    it('refuses a 2.1.1 registration whose party is not the one Token A was issued to (2001, identity_mismatch)', async () => {
+      const party = uniqueParty();
+      const { id, token } = await api.onboard(party, 'CPO');
+      const fake = await target.partner(`B-mismatch-${party.party_id}`, ['2.1.1']);
+      const res = await api.request('POST', '/ocpi/emsp/2.1.1/credentials', {
+        token,
+        body: { ...credentials211(party, fake.token, fake.versionsUrl), country_code: 'FR', party_id: 'XYZ' },
+      });
+      expect(res.body.status_code).to.equal(2001);
+      const errors = res.body.errors as Array<{ field: string; type: string }>;
+      expect(errors.map((e) => `${e.field} ${e.type}`)).to.deep.equal(['country_code value_error.identity_mismatch']);
+      expect((await api.request('GET', `/v1/partners/${id}`)).body).to.include({ status: 'unregistered' });
+      // Token A still registers, with its own party
+      const ok = await api.request('POST', '/ocpi/emsp/2.1.1/credentials', {
+        token,
+        body: credentials211(party, fake.token, fake.versionsUrl),
+      });
+      expect(ok.body.status_code).to.equal(1000);
+    });
+
     it('rotates on the CPO 2.2.1 mount with PUT', async () => {
       const p = await api.register('EMSP');
       const fresh = await target.partner('token-B-cpo-rotated');
