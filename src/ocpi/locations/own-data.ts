@@ -1,5 +1,7 @@
 import Type from '#typebox';
+import { RequestValidationError } from '../../gateway/errors.js';
 import { route } from '../../gateway/route-table.js';
+import { isTimeZone } from '../../tariffs/local-time.js';
 import type { OcpiContext } from '../core/context.js';
 import { assertOurParty } from '../core/guards.js';
 import type { OperatorRoute } from '../core/mount-kit.js';
@@ -11,6 +13,26 @@ import { enqueue } from '../outbox/outbox-store.js';
 import { patchLocation, putLocation } from './service.js';
 
 const LocationIdPath = Type.Object({ location_id: ObjectId });
+
+/**
+ * Our location's `time_zone` must be a zone of the IANA database (OCPI 2.2.1 Location): our CDRs
+ * are priced in it, and a session on a location whose zone the pricing engine does not know ended
+ * with no CDR. A partner's location is the partner's data and is taken as sent (docs/OCPI.md
+ * "Our own data").
+ */
+function assertTimeZone(body: { time_zone?: string | undefined }): void {
+  const zone = body.time_zone;
+  if (zone === undefined || isTimeZone(zone)) return;
+  throw new RequestValidationError([
+    {
+      loc: ['body', 'time_zone'],
+      msg: `${zone} is not a time zone of the IANA database (such as Europe/Amsterdam)`,
+      type: 'value_error.time_zone',
+      input: zone,
+      ctx: {},
+    },
+  ]);
+}
 
 /**
  * A change of one of our locations and its push to every registered eMSP (a PUT of the whole
@@ -45,6 +67,7 @@ export function ownLocationRoutes(ctx: OcpiContext): OperatorRoute[] {
         const body = req.body;
         const own = ctx.ownParty();
         assertOurParty(own, body, `country_code and party_id must be ours (${own.country_code}-${own.party_id})`);
+        assertTimeZone(body);
         const id = req.params.location_id;
         return { data: await changeAndPush(ctx, id, (store) => putLocation(ctx, own, id, body, store)) };
       },
@@ -61,6 +84,7 @@ export function ownLocationRoutes(ctx: OcpiContext): OperatorRoute[] {
         const body = req.body;
         const own = ctx.ownParty();
         assertOurParty(own, body, 'country_code and party_id must be ours');
+        assertTimeZone(body);
         const id = req.params.location_id;
         return { data: await changeAndPush(ctx, id, (store) => patchLocation(ctx, own, id, body, store)) };
       },

@@ -92,6 +92,34 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(dataOf<Obj[]>(pulled).map((l) => l.name)).to.include('Depot North');
     });
 
+    // our CDRs are priced in the location's zone: one the pricing engine does not know left every
+    // session there without a CDR
+    it('refuses our own location with a time_zone that is no IANA zone (422 at body.time_zone), PUT and PATCH', async () => {
+      const answers: string[] = [];
+      for (const zone of ['Not/AZone', 'UTC+1', '\u{1F600}']) {
+        const res = await api.request('PUT', '/v1/ocpi/locations/MY-TZ', {
+          body: aLocation({ id: 'MY-TZ', time_zone: zone }),
+        });
+        const detail = (res.body.detail as Array<{ loc: unknown[]; type: string }> | undefined)?.[0];
+        answers.push(`${res.status} ${JSON.stringify(detail?.loc)} ${detail?.type}`);
+      }
+      expect(answers).to.deep.equal(Array(3).fill('422 ["body","time_zone"] value_error.time_zone'));
+      const ok = await api.request('PUT', '/v1/ocpi/locations/MY-TZ', {
+        body: aLocation({ id: 'MY-TZ', time_zone: 'America/New_York' }),
+      });
+      expect(ok.status).to.equal(200);
+      const patched = await api.request('PATCH', '/v1/ocpi/locations/MY-TZ', {
+        body: { time_zone: 'Mars/Olympus_Mons', last_updated: isoAt(20) },
+      });
+      expect(patched.status).to.equal(422);
+      const emsp = await api.register('EMSP');
+      const shown = await api.request('GET', '/ocpi/cpo/2.2.1/locations/MY-TZ', {
+        token: emsp.token,
+        encoding: 'base64',
+      });
+      expect(dataOf<Obj>(shown)).to.include({ time_zone: 'America/New_York' });
+    });
+
     it('lists and reads our own tariffs through /v1/ocpi/tariffs, paged, in the stored 2.2.1 shape', async () => {
       expect((await api.request('PUT', '/v1/ocpi/tariffs/MT-1', { body: aTariff221({ id: 'MT-1' }) })).status).to.equal(
         200,
