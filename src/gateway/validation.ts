@@ -55,6 +55,21 @@ function scalarFields(schema: unknown): Map<string, ScalarField> | undefined {
   return fields;
 }
 
+/**
+ * The properties of an object schema that are plain scalars, by name (an object schema whose
+ * other properties are unions or formats included); undefined for any other schema.
+ */
+function scalarKinds(schema: unknown): Map<string, ScalarKind> | undefined {
+  if (typeof schema !== 'object' || schema === null || !('properties' in schema)) return undefined;
+  const properties = schema.properties;
+  if (typeof properties !== 'object' || properties === null) return undefined;
+  const kinds = new Map<string, ScalarKind>();
+  for (const [name, prop] of Object.entries(properties))
+    if (typeof prop === 'object' && prop !== null && 'type' in prop && isScalarKind(prop.type))
+      kinds.set(name, prop.type);
+  return kinds;
+}
+
 /** One query or path string as its field's type; undefined when it does not read as one. */
 function convertScalar(kind: ScalarKind, text: string): string | number | boolean | undefined {
   switch (kind) {
@@ -69,14 +84,22 @@ function convertScalar(kind: ScalarKind, text: string): string | number | boolea
   }
 }
 
+interface Compiled {
+  validator: Validator;
+  hasDefaults: boolean;
+  /** every property a plain scalar: converted here, without TypeBox (`convertScalars`) */
+  scalars: Map<string, ScalarField> | undefined;
+  /** the plain scalar properties, read strictly whatever the others are (`strictly`) */
+  kinds: Map<string, ScalarKind> | undefined;
+}
+
 /**
  * A compiled schema for one part of a request: compiled once per route and part, on the route's
  * first request (not when the router is built: start-up does not wait for routes nobody calls),
  * never per request.
  */
 export class RequestPart {
-  private compiled:
-    { validator: Validator; hasDefaults: boolean; scalars: Map<string, ScalarField> | undefined } | undefined;
+  private compiled: Compiled | undefined;
   constructor(
     readonly where: Location,
     readonly schema: TSchema,
@@ -94,13 +117,30 @@ export class RequestPart {
     return this.compile().hasDefaults;
   }
 
-  private compile(): { validator: Validator; hasDefaults: boolean; scalars: Map<string, ScalarField> | undefined } {
+  private compile(): Compiled {
     this.compiled ??= {
       validator: Compile(this.schema),
       hasDefaults: declaresDefault(this.schema),
       scalars: this.where === 'body' ? undefined : scalarFields(this.schema),
+      kinds: this.where === 'body' ? undefined : scalarKinds(this.schema),
     };
     return this.compiled;
+  }
+
+  /**
+   * TypeBox's `Convert` reads query and path strings loosely: `1.5` as the integer 1, `0x10` as
+   * 16, ` 5` as 5, `true` as 1, `0` as false. A value of a plain scalar field that does not read
+   * as its type the strict way (`convertScalar`) is put back as the string it was, so that the
+   * check refuses it (422) instead of serving a page the caller did not ask for.
+   */
+  private strictly(raw: unknown, converted: unknown): unknown {
+    const { kinds } = this.compile();
+    if (!kinds || !isRecord(raw) || !isRecord(converted)) return converted;
+    for (const [name, kind] of kinds) {
+      const text = Object.hasOwn(raw, name) ? raw[name] : undefined;
+      if (typeof text === 'string' && convertScalar(kind, text) === undefined) converted[name] = text;
+    }
+    return converted;
   }
 
   /**
@@ -138,7 +178,9 @@ export class RequestPart {
       if (quick && validator.Check(quick)) return quick;
     }
     let value = input;
-    if (this.where !== 'body') value = this.validator.Convert(value);
+    // Convert changes the object it is given: the strings as they came are read from a copy
+    if (this.where !== 'body')
+      value = this.strictly(isRecord(input) ? { ...input } : input, this.validator.Convert(value));
     if (this.hasDefaults) value = this.validator.Default(value);
     if (this.validator.Check(value)) return value;
     throw new RequestValidationError(this.validator.Errors(value).map((e) => toDetail(this.where, e, value)));

@@ -139,8 +139,17 @@ describe('gateway hardening (issue 7)', () => {
       `/v1/charge-points?offset=${huge}`,
       '/v1/sessions?limit=1e400',
       '/v1/sessions?charge_point_id=%00',
+      // a number that does not read as one is refused, not read loosely (limit=1.5 served a page of 1)
+      '/v1/sessions?limit=1.5',
+      '/v1/charge-points?offset=true',
+      '/v1/charge-points?limit=0x10',
+      '/v1/charge-points?online=0',
     ]) {
       expect((await api.request('GET', path)).status, path).to.equal(422);
+    }
+    for (const query of ['limit=1.5', 'limit=%20%205', 'offset=0x10']) {
+      const res = await api.request('GET', `/ocpi/2.2.1/locations?${query}`, { token: emsp.token, encoding: 'base64' });
+      expect(res.status, query).to.equal(422);
     }
   });
 
