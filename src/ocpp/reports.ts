@@ -22,7 +22,7 @@ const now = (): string => new Date().toISOString();
  * recurse: a DataTransfer whose `data` nested 5,000 arrays overflowed the stack when its entry was
  * written, and the charger got InternalError (docs/CSMS.md "Event log").
  */
-export const DETAIL_MAX_DEPTH = 64;
+const DETAIL_MAX_DEPTH = 64;
 
 function entry(severity: ReportSeverity, summary: string, detail: unknown, timestamp?: string): ReportEntry {
   const kept = nestedDeeperThan(detail, DETAIL_MAX_DEPTH)
