@@ -2,7 +2,7 @@ import type { Context, Middleware, Next } from 'koa';
 import type bodyParserOf from 'koa-bodyparser';
 import { HttpError, RequestValidationError } from './errors.js';
 import { setBody } from './json-body.js';
-import { assertBodyDepth, assertPrintableRequest } from './request-limits.js';
+import { assertBodyDepth, assertBodyText, assertPrintableRequest } from './request-limits.js';
 import { requestContext } from './request-state.js';
 import { PrefixRoutes, type Registration } from './prefix-routes.js';
 import type { MountSpec, RouteSpec } from './route-table.js';
@@ -43,11 +43,14 @@ export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: Rou
       loading = undefined;
       throw err;
     }));
-  // the depth is checked on the text once it is read, before any schema walks the parsed value
+  // the depth and the characters are checked once the text is read, before any schema walks the parsed value
   const parseBody: Middleware = async (ctx, next) =>
     (parser ?? (await loaded()))(ctx, async () => {
       const raw = ctx.request.rawBody;
-      if (typeof raw === 'string') assertBodyDepth(raw, opts.bodyMaxDepth);
+      if (typeof raw === 'string') {
+        assertBodyDepth(raw, opts.bodyMaxDepth);
+        assertBodyText(raw, ctx.request.body);
+      }
       await next();
     });
 

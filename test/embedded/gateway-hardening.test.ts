@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import nock from 'nock';
 import { platformModules } from '../../src/modules.js';
 import { API_KEY, OcpiApi, base64, type Answer, type RegisteredPartner } from '../support/ocpi-harness.js';
+import { aLocation } from '../support/ocpi-builders.js';
 import { loopbackPartner, type FakePartner } from '../support/ocpi-partners.js';
 import {
   embeddedEnvironment,
@@ -151,6 +152,48 @@ describe('gateway hardening (issue 7)', () => {
       const res = await api.request('GET', `/ocpi/2.2.1/locations?${query}`, { token: emsp.token, encoding: 'base64' });
       expect(res.status, query).to.equal(422);
     }
+  });
+
+  it('refuses a control character or a lone surrogate in a body string with a 422 at that string; tabs, line breaks and escaped emoji pass', async () => {
+    const party = { country_code: cpo.party.country_code, party_id: cpo.party.party_id };
+    const put = (id: string, over: Record<string, unknown>) =>
+      api.request('PUT', cpoLocation(id), {
+        token: cpo.token,
+        encoding: 'base64',
+        body: aLocation({ ...party, id, ...over }),
+      });
+    const nul = await put('LOC-NUL', { name: 'Station\u0000A' });
+    expect(nul.status).to.equal(422);
+    expect((nul.body.detail as Array<{ loc: unknown[]; type: string }>)[0]).to.deep.include({
+      loc: ['body', 'name'],
+      type: 'string_pattern_mismatch',
+    });
+    const lone = await put('LOC-SURROGATE', { directions: [{ language: 'en', text: 'left \ud800 then right' }] });
+    expect(lone.status).to.equal(422);
+    expect((lone.body.detail as Array<{ loc: unknown[] }>)[0]?.loc).to.deep.equal(['body', 'directions', 0, 'text']);
+    // nothing of either was stored
+    const stored = await api.request('GET', cpoLocation('LOC-NUL'), { token: cpo.token, encoding: 'base64' });
+    expect(stored.body.status_code).to.not.equal(1000);
+    // a key is a string too; the answer names it
+    const key = await api.request('POST', '/v1/charge-points/CP-NONE/remote-start', {
+      rawBody: '{"id_tag":"TAG","\\u0007":1}',
+    });
+    expect(key.status).to.equal(422);
+    // an operator's id tag with a NUL never reaches a charger
+    const tag = await api.request('POST', '/v1/charge-points/CP-NONE/remote-start', {
+      rawBody: '{"id_tag":"AB\\u0000C"}',
+    });
+    expect(tag.status).to.equal(422);
+    expect((tag.body.detail as Array<{ loc: unknown[] }>)[0]?.loc).to.deep.equal(['body', 'id_tag']);
+    // what is fine: a tab and a line break (common in partners' texts), an emoji written as an escaped pair,
+    // and a backslash followed by "u0000" as plain text
+    const fine = await put('LOC-FINE', {
+      name: 'Station\t\ud83d\ude00 \\u0000',
+      directions: [{ language: 'en', text: 'left,\nthen right' }],
+    });
+    expect(fine.body.status_code, JSON.stringify(fine.body)).to.equal(1000);
+    const back = await api.request('GET', cpoLocation('LOC-FINE'), { token: cpo.token, encoding: 'base64' });
+    expect((back.body.data as { name: string }).name).to.equal('Station\t\u{1f600} \\u0000');
   });
 
   it('answers unknown paths, wrong methods and too large bodies on /ocpi with an OCPI envelope (2000), a 405 with Allow', async () => {
