@@ -3,7 +3,7 @@ import type { TestCharger } from './support/charger.js';
 import { startCsms, type CsmsUnderTest, type RegisteredChargePoint } from './support/csms.js';
 import { v16 } from './support/messages.js';
 import { encodeFrame, RawClient } from './support/raw-socket.js';
-import { connectedCharger } from './support/scenario.js';
+import { connectedCharger, eventually } from './support/scenario.js';
 
 /**
  * Issue 7, "one frame kills the process": a charger with valid credentials sends a WebSocket
@@ -76,6 +76,32 @@ describe('OCPP endpoint: a bad WebSocket frame closes only its own connection', 
       expect(await other.charger.call('Heartbeat', {})).to.have.property('currentTime');
     });
   }
+
+  it('answers pings with pongs, and ends a connection that sends more than 60 pings in one read; the rest carries on', async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    const polite = await RawClient.upgraded(port, `/ocpp/${cp.id}`, {
+      protocol: 'ocpp1.6',
+      user: cp.username,
+      password: cp.password,
+    });
+    polite.write(Buffer.concat(Array.from({ length: 60 }, () => encodeFrame({ opcode: 9, payload: 'p' }))));
+    const pongs = (raw: RawClient): number => raw.opcodes().filter((o) => o === 10).length;
+    await eventually(async () => (pongs(polite) === 60 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(polite.closed).to.equal(false);
+    polite.destroy();
+    // ws's own guard (maxPendingAutoPongs, 60): pongs the socket has not taken yet past that end the connection, without a close frame
+    const flood = await RawClient.upgraded(port, `/ocpp/${cp.id}`, {
+      protocol: 'ocpp1.6',
+      user: cp.username,
+      password: cp.password,
+    });
+    flood.write(Buffer.concat(Array.from({ length: 1000 }, () => encodeFrame({ opcode: 9, payload: 'p' }))));
+    expect(await flood.closeCode()).to.equal('none');
+    expect(pongs(flood)).to.be.at.most(60);
+    expect((await fetch(`${csms.url}/healthz`)).status).to.equal(200);
+    expect(await other.charger.call('Heartbeat', {})).to.have.property('currentTime');
+  });
 
   it('keeps the other charger usable end to end: a remote start still reaches it', async () => {
     const from = other.charger.received.length;

@@ -109,6 +109,11 @@ export class RawClient {
       .map((f) => f.payload.toString('utf8'));
   }
 
+  /** The opcodes of the frames the server sent so far, in order. */
+  opcodes(): number[] {
+    return serverFrames(this.frames).map((f) => f.opcode);
+  }
+
   destroy(): void {
     this.socket.destroy();
   }
