@@ -8,6 +8,7 @@ import {
   ChargingProfilePurpose,
   ChargingProfileSchema,
   COMMAND_VERSIONS,
+  idTagText,
   LOCAL_LIST_MESSAGE_MAX,
   LocalListEntry,
   type ChargingProfile,
@@ -369,7 +370,7 @@ function reservationOperations(access: OperationAccess): RouteSpec<OperatorAuth>
       kind: 'reserve',
       summary: 'Reserve an EVSE, or any EVSE of the charger, for an id tag until a time (ReserveNow)',
       body: Type.Object({
-        id_tag: Type.String({ minLength: 1, maxLength: 36 }),
+        id_tag: idTagText(36),
         expiry_date: date('when the reservation ends; in the future'),
         evse_id: Type.Optional(Type.Integer({ minimum: 1, description: 'absent: any EVSE (1.6 connector 0)' })),
       }),

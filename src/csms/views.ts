@@ -1,7 +1,7 @@
 import Type, { type Static } from '#typebox';
 import { compileLazily } from '../lazy-compile.js';
 import { ChargePointState } from '../../actors/charge-point/protocol.js';
-import { ProtocolName, RegistrationStatus } from '../ocpp/domain.js';
+import { idTagText, ProtocolName, RegistrationStatus } from '../ocpp/domain.js';
 import type { ChargePointRow } from './charge-point-store.js';
 import { titled } from '../gateway/openapi.js';
 
@@ -125,7 +125,7 @@ export const RegisterUnknownBody = Type.Object({ protocol: ProtocolName }, { add
 
 export const RemoteStartBody = Type.Object(
   {
-    id_tag: Type.String({ minLength: 1, maxLength: 20, description: 'the token the session is started for' }),
+    id_tag: idTagText(20, 'the token the session is started for'),
     evse_id: Type.Optional(Type.Integer({ minimum: 1 })),
     connector_id: Type.Optional(Type.Integer({ minimum: 1 })),
   },

@@ -310,9 +310,18 @@ export const LocalListStatus = Type.Union([
   Type.Literal('Invalid'),
 ]);
 
+/**
+ * An id tag as an operator gives it: printable ASCII (space to tilde). OCPP 1.6's idTag is a
+ * CiString ("only printable ASCII"); 2.0.1's schema says only "case insensitive", and the tags
+ * stations read and OCPI token uids (CiString too) are ASCII, so both versions take the same.
+ */
+export function idTagText(maxLength: number, description?: string) {
+  return Type.String({ minLength: 1, maxLength, pattern: '^[ -~]+$', ...(description ? { description } : {}) });
+}
+
 /** One entry of a SendLocalList: a null status removes the id tag (a differential update only). */
 export const LocalListEntry = Type.Object({
-  id_tag: Type.String({ minLength: 1, maxLength: 36 }),
+  id_tag: idTagText(36),
   /** 2.0.1 IdTokenEnumType; 1.6 has none (default ISO14443, an RFID card) */
   type: Type.Optional(
     Type.Union([

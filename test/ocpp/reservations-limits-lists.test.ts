@@ -144,7 +144,21 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
         // a 1.6 idTag has at most 20 characters
         const long = await press(id, 'reserve', { id_tag: 'C'.repeat(21), expiry_date: inAnHour() });
         expect(long.status).to.equal(422);
+        // an id tag is printable ASCII (1.6 CiString): an operator's typo of a non-ASCII or control character is refused here
+        for (const idTag of ['CÄRD-1', 'CARD\t1', 'CARD\u00a01']) {
+          for (const [op, body] of [
+            ['reserve', { id_tag: idTag, expiry_date: inAnHour() }],
+            ['remote-start', { id_tag: idTag }],
+            ['send-local-list', { update: 'full', entries: [{ id_tag: idTag, status: 'Accepted' }] }],
+          ] as const) {
+            const res = await press(id, op, body);
+            expect(res.status, `${op} ${JSON.stringify(idTag)}`).to.equal(422);
+            expect(JSON.stringify(res.body), op).to.include('id_tag');
+          }
+        }
         expect(got('ReserveNow')).to.deep.equal([]);
+        expect(got('RemoteStartTransaction')).to.deep.equal([]);
+        expect(got('SendLocalList')).to.deep.equal([]);
 
         // a reservation ends at its expiry (a 1.6 charger says nothing then)
         const soon = new Date(Date.now() + 1500).toISOString();
