@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import Type, { type Static, type TSchema } from '#typebox';
+import Type, { type Static, type TProperties, type TSchema } from '#typebox';
 import type { ChargePointState } from '../../actors/charge-point/protocol.js';
 import { HttpError } from '../gateway/errors.js';
 import { route, type RouteResult, type RouteSpec } from '../gateway/route-table.js';
@@ -167,6 +167,11 @@ function operationRoute<B extends TSchema>(access: OperationAccess, op: Operatio
 const date = (description: string) => Type.String({ format: 'date-time', description });
 const nullable = <T>(v: T | undefined): T | null => v ?? null;
 /**
+ * An operation's body object: a field it does not know is a 422, never dropped (a misspelt
+ * `profileId` cleared every profile; an `evse_id` given to reset restarted the whole charger).
+ */
+const closed = <P extends TProperties>(properties: P) => Type.Object(properties, { additionalProperties: false });
+/**
  * A requestId for firmware and log uploads, echoed by their status notifications: random, so that
  * processes of a cluster do not hand out the same ones.
  */
@@ -179,7 +184,7 @@ function stateOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
       path: 'change-availability',
       kind: 'change-availability',
       summary: 'Make the charger, an EVSE or a connector operative or inoperative (ChangeAvailability)',
-      body: Type.Object({
+      body: closed({
         operative: Type.Boolean(),
         evse_id: Type.Optional(Type.Integer({ minimum: 1, description: 'absent: the whole charger' })),
         connector_id: Type.Optional(Type.Integer({ minimum: 1, description: '2.0.1: a connector of the EVSE' })),
@@ -203,14 +208,14 @@ function stateOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
       path: 'reset',
       kind: 'reset',
       summary: 'Restart the charger: soft (1.6 Soft, 2.0.1 OnIdle) or hard (1.6 Hard, 2.0.1 Immediate) (Reset)',
-      body: Type.Object({ type: Type.Union([Type.Literal('soft'), Type.Literal('hard')]) }),
+      body: closed({ type: Type.Union([Type.Literal('soft'), Type.Literal('hard')]) }),
       command: (b) => ({ kind: 'reset', type: b.type }),
     }),
     operationRoute(access, {
       path: 'clear-cache',
       kind: 'clear-cache',
       summary: "Clear the charger's authorization cache (ClearCache)",
-      body: Type.Object({}),
+      body: closed({}),
       command: () => ({ kind: 'clear-cache' }),
     }),
   ];
@@ -223,7 +228,7 @@ function configurationOperations(access: OperationAccess): RouteSpec<OperatorAut
       path: 'get-configuration',
       kind: 'get-configuration',
       summary: "Read configuration keys, all when none is named; the reply is the charger's (GetConfiguration)",
-      body: Type.Object({
+      body: closed({
         keys: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 100 })),
       }),
       command: (b) => ({ kind: 'get-configuration', keys: b.keys ?? [] }),
@@ -232,28 +237,25 @@ function configurationOperations(access: OperationAccess): RouteSpec<OperatorAut
       path: 'change-configuration',
       kind: 'change-configuration',
       summary: 'Set one configuration key (ChangeConfiguration)',
-      body: Type.Object({ key: Type.String({ minLength: 1, maxLength: 50 }), value: Type.String({ maxLength: 500 }) }),
+      body: closed({ key: Type.String({ minLength: 1, maxLength: 50 }), value: Type.String({ maxLength: 500 }) }),
       command: (b) => ({ kind: 'change-configuration', key: b.key, value: b.value }),
     }),
     operationRoute(access, {
       path: 'get-variables',
       kind: 'get-variables',
       summary: "Read device-model variables; the reply is the charger's (GetVariables)",
-      body: Type.Object({ variables: Type.Array(VariableRefSchema, { minItems: 1, maxItems: 100 }) }),
+      body: closed({ variables: Type.Array(VariableRefSchema, { minItems: 1, maxItems: 100 }) }),
       command: (b) => ({ kind: 'get-variables', variables: b.variables }),
     }),
     operationRoute(access, {
       path: 'set-variables',
       kind: 'set-variables',
       summary: "Set device-model variables; the reply has each variable's status (SetVariables)",
-      body: Type.Object({
-        variables: Type.Array(
-          Type.Intersect([VariableRefSchema, Type.Object({ value: Type.String({ maxLength: 1000 }) })]),
-          {
-            minItems: 1,
-            maxItems: 100,
-          },
-        ),
+      body: closed({
+        variables: Type.Array(closed({ ...VariableRefSchema.properties, value: Type.String({ maxLength: 1000 }) }), {
+          minItems: 1,
+          maxItems: 100,
+        }),
       }),
       command: (b) => ({ kind: 'set-variables', variables: b.variables }),
     }),
@@ -261,7 +263,7 @@ function configurationOperations(access: OperationAccess): RouteSpec<OperatorAut
       path: 'get-local-list-version',
       kind: 'get-local-list-version',
       summary: "The version of the charger's local authorization list (GetLocalListVersion)",
-      body: Type.Object({}),
+      body: closed({}),
       command: () => ({ kind: 'get-local-list-version' }),
     }),
   ];
@@ -274,7 +276,7 @@ function transferOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] 
       path: 'data-transfer',
       kind: 'data-transfer',
       summary: 'A vendor-specific message to the charger; the reply is its answer (DataTransfer)',
-      body: Type.Object({
+      body: closed({
         vendor_id: Type.String({ minLength: 1, maxLength: 255 }),
         message_id: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
         data: Type.Optional(Type.String({ maxLength: 10_000 })),
@@ -290,7 +292,7 @@ function transferOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] 
       path: 'update-firmware',
       kind: 'update-firmware',
       summary: 'Install firmware from a URL; progress comes as firmware status in the event log (UpdateFirmware)',
-      body: Type.Object({
+      body: closed({
         location: Type.String({ format: 'uri', maxLength: 512, description: 'URL of the firmware' }),
         retrieve_at: Type.Optional(date('when to download it (default: now)')),
         retries: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -310,7 +312,7 @@ function transferOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] 
       kind: 'upload-log',
       summary:
         'Upload a log to a URL: diagnostics (1.6 GetDiagnostics, 2.0.1 GetLog DiagnosticsLog) or security (GetLog SecurityLog); progress in the event log',
-      body: Type.Object({
+      body: closed({
         location: Type.String({ format: 'uri', maxLength: 512, description: 'URL to upload to' }),
         log_type: Type.Optional(Type.Union([Type.Literal('diagnostics'), Type.Literal('security')])),
         since: Type.Optional(date('oldest entry to include')),
@@ -335,7 +337,7 @@ function connectorOperations(access: OperationAccess): RouteSpec<OperatorAuth>[]
       path: 'unlock',
       kind: 'unlock',
       summary: 'Release the cable of a connector (UnlockConnector)',
-      body: Type.Object({
+      body: closed({
         evse_id: Type.Integer({ minimum: 1, description: '1.6: the connector' }),
         connector_id: Type.Optional(
           Type.Integer({ minimum: 1, description: '2.0.1: the connector of the EVSE (default 1)' }),
@@ -347,7 +349,7 @@ function connectorOperations(access: OperationAccess): RouteSpec<OperatorAuth>[]
       path: 'trigger',
       kind: 'trigger',
       summary: 'Ask the charger to send a message now (TriggerMessage)',
-      body: Type.Object({
+      body: closed({
         message: TriggeredMessage,
         evse_id: Type.Optional(Type.Integer({ minimum: 1 })),
       }),
@@ -369,7 +371,7 @@ function reservationOperations(access: OperationAccess): RouteSpec<OperatorAuth>
       path: 'reserve',
       kind: 'reserve',
       summary: 'Reserve an EVSE, or any EVSE of the charger, for an id tag until a time (ReserveNow)',
-      body: Type.Object({
+      body: closed({
         id_tag: idTagText(36),
         expiry_date: date('when the reservation ends; in the future'),
         evse_id: Type.Optional(Type.Integer({ minimum: 1, description: 'absent: any EVSE (1.6 connector 0)' })),
@@ -392,7 +394,7 @@ function reservationOperations(access: OperationAccess): RouteSpec<OperatorAuth>
       path: 'cancel-reservation',
       kind: 'cancel-reservation',
       summary: "Cancel one of the charger's reservations, the operator's or a partner's (CancelReservation)",
-      body: Type.Object({ reservation_id: Type.Integer() }),
+      body: closed({ reservation_id: Type.Integer() }),
       command: async (b, id) => {
         const held = (await access.storedState(id))?.reservations ?? [];
         if (!held.some((r) => r.reservation_id === b.reservation_id))
@@ -455,7 +457,7 @@ function limitOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
       path: 'set-charging-profile',
       kind: 'set-charging-profile',
       summary: 'Install a charging profile: a power or current limit over time (SetChargingProfile)',
-      body: Type.Object({
+      body: closed({
         evse_id: Type.Integer({ minimum: 0, description: '0: the charger as a whole (1.6 connector 0)' }),
         profile: ChargingProfileSchema,
       }),
@@ -469,7 +471,7 @@ function limitOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
       kind: 'clear-charging-profile',
       summary:
         'Remove charging profiles: by id, or all that match the criteria given (none: all) (ClearChargingProfile)',
-      body: Type.Object({
+      body: closed({
         profile_id: Type.Optional(Type.Integer({ minimum: 1 })),
         evse_id: Type.Optional(Type.Integer({ minimum: 0 })),
         purpose: Type.Optional(ChargingProfilePurpose),
@@ -488,7 +490,7 @@ function limitOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
       kind: 'get-composite-schedule',
       summary:
         "The limits the charger will apply from now on, all profiles combined; the reply is the charger's (GetCompositeSchedule)",
-      body: Type.Object({
+      body: closed({
         evse_id: Type.Integer({ minimum: 0, description: '0: the grid connection of the whole charger' }),
         duration_s: Type.Integer({ minimum: 1, maximum: 7 * 86_400 }),
         rate_unit: Type.Optional(Type.Union([Type.Literal('A'), Type.Literal('W')])),
@@ -510,7 +512,7 @@ function localListOperation(access: OperationAccess): RouteSpec<OperatorAuth> {
     kind: 'send-local-list',
     summary:
       "Replace (full) or change (differential) the charger's local authorization list; a null status removes an id tag (SendLocalList)",
-    body: Type.Object({
+    body: closed({
       update: Type.Union([Type.Literal('full'), Type.Literal('differential')]),
       entries: Type.Array(LocalListEntry, { maxItems: LOCAL_LIST_MESSAGE_MAX }),
       version: Type.Optional(
@@ -539,7 +541,7 @@ function localListOperation(access: OperationAccess): RouteSpec<OperatorAuth> {
   });
 }
 
-const SyncResult = Type.Object({
+const SyncResult = closed({
   result: Type.Literal('ACCEPTED'),
   in_sync: Type.Boolean({ description: 'the charger already held the list: nothing was sent' }),
   update: Type.Union([Type.Literal('full'), Type.Literal('differential'), Type.Null()]),
@@ -556,7 +558,7 @@ function localListSync(access: OperationAccess): RouteSpec<OperatorAuth> {
       'Send the charger what its local list lacks: a differential update from the version it holds, or a full one (SendLocalList)',
     params: IdParams,
     query: Wait,
-    body: Type.Object({
+    body: closed({
       full: Type.Optional(Type.Boolean({ description: 'send the whole list even when the version is known' })),
     }),
     response: SyncResult,
@@ -605,7 +607,7 @@ function localListView(access: OperationAccess): RouteSpec<OperatorAuth> {
     path: '/charge-points/:id/local-list',
     summary: "The charger's local authorization list as its last accepted SendLocalList left it",
     params: IdParams,
-    response: Type.Object({
+    response: closed({
       version: Type.Union([Type.Integer(), Type.Null()], { description: 'null: not known (the next update is full)' }),
       entries: Type.Array(LocalListEntry),
     }),

@@ -263,7 +263,7 @@ const VariableRef = {
     Type.Union([Type.Literal('Actual'), Type.Literal('Target'), Type.Literal('MinSet'), Type.Literal('MaxSet')]),
   ),
 };
-export const VariableRefSchema = Type.Object(VariableRef);
+export const VariableRefSchema = Type.Object(VariableRef, { additionalProperties: false });
 
 const nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const DateTime = Type.String({ format: 'date-time' });
@@ -273,31 +273,40 @@ const DateTime = Type.String({ format: 'date-time' });
  * same fields in both versions; the adapters rename the purposes (`charger_max` is 1.6
  * ChargePointMaxProfile, 2.0.1 ChargingStationMaxProfile).
  */
-export const ChargingProfileSchema = Type.Object({
-  id: Type.Integer({ minimum: 1, description: 'the profile id; a profile with the same id is replaced' }),
-  stack_level: Type.Integer({ minimum: 0, maximum: 1000 }),
-  purpose: Type.Union([Type.Literal('charger_max'), Type.Literal('tx_default'), Type.Literal('tx')]),
-  kind: Type.Union([Type.Literal('absolute'), Type.Literal('recurring'), Type.Literal('relative')]),
-  recurrency: Type.Optional(Type.Union([Type.Literal('daily'), Type.Literal('weekly')])),
-  valid_from: Type.Optional(DateTime),
-  valid_to: Type.Optional(DateTime),
-  /** purpose tx: the open transaction it limits */
-  transaction_id: Type.Optional(Type.String({ minLength: 1, maxLength: 36 })),
-  schedule: Type.Object({
-    start: Type.Optional(DateTime),
-    duration_s: Type.Optional(Type.Integer({ minimum: 1 })),
-    rate_unit: Type.Union([Type.Literal('A'), Type.Literal('W')]),
-    min_rate: Type.Optional(Type.Number({ minimum: 0 })),
-    periods: Type.Array(
-      Type.Object({
-        start_s: Type.Integer({ minimum: 0, description: 'seconds from the start of the schedule' }),
-        limit: Type.Number({ minimum: 0, description: 'in rate_unit' }),
-        phases: Type.Optional(Type.Integer({ minimum: 1, maximum: 3 })),
-      }),
-      { minItems: 1, maxItems: 1024 },
+export const ChargingProfileSchema = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1, description: 'the profile id; a profile with the same id is replaced' }),
+    stack_level: Type.Integer({ minimum: 0, maximum: 1000 }),
+    purpose: Type.Union([Type.Literal('charger_max'), Type.Literal('tx_default'), Type.Literal('tx')]),
+    kind: Type.Union([Type.Literal('absolute'), Type.Literal('recurring'), Type.Literal('relative')]),
+    recurrency: Type.Optional(Type.Union([Type.Literal('daily'), Type.Literal('weekly')])),
+    valid_from: Type.Optional(DateTime),
+    valid_to: Type.Optional(DateTime),
+    /** purpose tx: the open transaction it limits */
+    transaction_id: Type.Optional(Type.String({ minLength: 1, maxLength: 36 })),
+    schedule: Type.Object(
+      {
+        start: Type.Optional(DateTime),
+        duration_s: Type.Optional(Type.Integer({ minimum: 1 })),
+        rate_unit: Type.Union([Type.Literal('A'), Type.Literal('W')]),
+        min_rate: Type.Optional(Type.Number({ minimum: 0 })),
+        periods: Type.Array(
+          Type.Object(
+            {
+              start_s: Type.Integer({ minimum: 0, description: 'seconds from the start of the schedule' }),
+              limit: Type.Number({ minimum: 0, description: 'in rate_unit' }),
+              phases: Type.Optional(Type.Integer({ minimum: 1, maximum: 3 })),
+            },
+            { additionalProperties: false },
+          ),
+          { minItems: 1, maxItems: 1024 },
+        ),
+      },
+      { additionalProperties: false },
     ),
-  }),
-});
+  },
+  { additionalProperties: false },
+);
 export type ChargingProfile = Static<typeof ChargingProfileSchema>;
 
 export const ChargingProfilePurpose = ChargingProfileSchema.properties.purpose;
@@ -320,23 +329,26 @@ export function idTagText(maxLength: number, description?: string) {
 }
 
 /** One entry of a SendLocalList: a null status removes the id tag (a differential update only). */
-export const LocalListEntry = Type.Object({
-  id_tag: idTagText(36),
-  /** 2.0.1 IdTokenEnumType; 1.6 has none (default ISO14443, an RFID card) */
-  type: Type.Optional(
-    Type.Union([
-      Type.Literal('Central'),
-      Type.Literal('eMAID'),
-      Type.Literal('ISO14443'),
-      Type.Literal('ISO15693'),
-      Type.Literal('KeyCode'),
-      Type.Literal('Local'),
-      Type.Literal('MacAddress'),
-    ]),
-  ),
-  status: nullable(LocalListStatus),
-  expiry: Type.Optional(Type.String({ format: 'date-time', maxLength: 40 })),
-});
+export const LocalListEntry = Type.Object(
+  {
+    id_tag: idTagText(36),
+    /** 2.0.1 IdTokenEnumType; 1.6 has none (default ISO14443, an RFID card) */
+    type: Type.Optional(
+      Type.Union([
+        Type.Literal('Central'),
+        Type.Literal('eMAID'),
+        Type.Literal('ISO14443'),
+        Type.Literal('ISO15693'),
+        Type.Literal('KeyCode'),
+        Type.Literal('Local'),
+        Type.Literal('MacAddress'),
+      ]),
+    ),
+    status: nullable(LocalListStatus),
+    expiry: Type.Optional(Type.String({ format: 'date-time', maxLength: 40 })),
+  },
+  { additionalProperties: false },
+);
 export type LocalListEntry = Static<typeof LocalListEntry>;
 
 /** The most id tags one SendLocalList carries (a longer list goes in several). */

@@ -63,6 +63,28 @@ describe('/v1 management API for charge points and sessions', () => {
     const start = await csms.api<{ detail: unknown[] }>('POST', '/v1/charge-points/X/remote-start', { id_tag: '' });
     expect(start.status).to.equal(422);
     expect((await csms.api('GET', '/v1/charge-points?online=perhaps')).status).to.equal(422);
+    // a field an operation does not know is refused, not dropped: a misspelt profileId must not clear every
+    // profile, an evse_id must not reset the whole charger
+    for (const [op, body, field] of [
+      ['clear-charging-profile', { profileId: 3 }, 'profileId'],
+      ['reset', { type: 'hard', evse_id: 1 }, 'evse_id'],
+      ['upload-log', { logtype: 'security' }, 'logtype'],
+      ['data-transfer', { vendor_id: 'ACME', messageId: 'x' }, 'messageId'],
+      ['set-variables', { variables: [{ component: 'C', variable: 'V', value: '1', evseId: 1 }] }, 'evseId'],
+      [
+        'send-local-list',
+        { update: 'full', entries: [{ id_tag: 'A', status: 'Accepted', expiry_date: 'x' }] },
+        'expiry_date',
+      ],
+    ] as const) {
+      const res = await csms.api<{ detail: Array<{ loc: unknown[]; type: string }> }>(
+        'POST',
+        `/v1/charge-points/X/${op}`,
+        body,
+      );
+      expect(res.status, op).to.equal(422);
+      expect(JSON.stringify(res.body.detail), op).to.include(field);
+    }
   });
 
   it('needs the operator key', async () => {
