@@ -26,6 +26,19 @@ type OutboundCall = ChargePointState['outbound'][number];
 type MessageOf<T extends ChargePointMessage['type']> = Extract<ChargePointMessage, { type: T }>;
 
 const MAX_COMMAND_RECORDS = 20;
+/**
+ * The longest detail a command record keeps: a charger's CALLERROR description has no bound in
+ * 1.6 (2.0.1 says 255 characters), and 20 records of 250 KB made every turn of the charger
+ * rewrite 5 MB of state.
+ */
+export const MAX_COMMAND_DETAIL = 500;
+
+/** `detail` cut to MAX_COMMAND_DETAIL characters, an ellipsis marking the cut. */
+function boundedDetail(detail: string | null): string | null {
+  return detail === null || detail.length <= MAX_COMMAND_DETAIL
+    ? detail
+    : `${detail.slice(0, MAX_COMMAND_DETAIL - 1)}…`;
+}
 /** a queued command that could not be sent for this long is dropped rather than sent late */
 const COMMAND_EXPIRY_MS = 120_000;
 
@@ -52,6 +65,7 @@ function settle(
   detail: string | null,
   reply?: unknown,
 ): ChargePointState['commands'] {
+  const shown = boundedDetail(detail);
   const notify = call.notify;
   if (notify) {
     const result: ChargePointCommandResult = {
@@ -60,7 +74,7 @@ function settle(
       command_id: call.command_id,
       kind: call.command.kind,
       status,
-      detail,
+      detail: shown,
     };
     ctx.afterCommit(async () => {
       await ctx.actors
@@ -77,7 +91,7 @@ function settle(
     if (step) ctx.write(step);
   }
   if (call.command.kind === 'set-password') passwordSettled(deps, ctx, call, call.command.password_hash, status);
-  return record(s, call.command_id, call.command.kind, status, detail, reply !== undefined);
+  return record(s, call.command_id, call.command.kind, status, shown, reply !== undefined);
 }
 
 /**

@@ -185,6 +185,19 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     await charger.close();
   });
 
+  it("keeps at most 500 characters of a charger's CALLERROR description in the command record", async () => {
+    const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
+    await sendCommand(csms, cp.id, { kind: 'unlock', evse_id: 1, connector_id: 1 });
+    const unlock = await charger.csmsCall('UnlockConnector');
+    charger.ws.send(JSON.stringify([4, unlock.id, 'InternalError', 'x'.repeat(250_000), {}]));
+    const failed = await eventually(async () =>
+      (await actorState(csms, cp.id)).commands.find((c) => c.status === 'failed'),
+    );
+    expect(failed.detail).to.match(/^UnlockConnector: InternalError x+…$/);
+    expect(failed.detail?.length).to.equal(500);
+    await charger.close();
+  });
+
   it('the newest connection for an identity wins; the older socket is closed', async () => {
     const { cp, charger: older } = await connectedCharger(csms, 'ocpp1.6');
     await older.call('BootNotification', v16.boot());
