@@ -3,6 +3,7 @@ import type { Database } from '../db/database.js';
 import type { WriteStep } from '../db/merged-write.js';
 import type { SqlRunner } from '../db/sql.js';
 import { DeviceVariable, ReportSeverity, type ReportEntry } from '../ocpp/domain.js';
+import { HIDDEN_VALUE, isSecretName } from '../ocpp/reports.js';
 import type { ReportWrites } from '../../actors/charge-point/ports.js';
 import { titled } from '../gateway/openapi.js';
 
@@ -52,9 +53,6 @@ const atMs = (timestamp: string, fallback: number): number => {
  * The event log and device model writes of the charge-point actor (deps.reports), run inside its
  * fenced turn, so a report is answered only once it is stored.
  */
-/** The configuration keys and variables that hold the charger's password: write-only in OCPP. */
-const SECRET_NAMES = new Set(['AuthorizationKey', 'BasicAuthPassword']);
-const HIDDEN = '(hidden)';
 
 /**
  * A GetConfiguration or GetVariables reply with the password's value hidden, should a charger
@@ -67,14 +65,14 @@ function withoutSecrets(reply: unknown): unknown {
     Array.isArray(list)
       ? list.map((e: unknown) =>
           typeof e === 'object' && e !== null && secret(e as Record<string, unknown>) && field in e
-            ? ({ ...e, [field]: HIDDEN } as T)
+            ? ({ ...e, [field]: HIDDEN_VALUE } as T)
             : (e as T),
         )
       : undefined;
-  const keys = hide(r.configurationKey, (e) => SECRET_NAMES.has(String(e.key)), 'value');
+  const keys = hide(r.configurationKey, (e) => isSecretName(e.key), 'value');
   const variables = hide(
     r.getVariableResult,
-    (e) => SECRET_NAMES.has(String((e.variable as { name?: unknown } | undefined)?.name)),
+    (e) => isSecretName((e.variable as { name?: unknown } | undefined)?.name),
     'attributeValue',
   );
   return {

@@ -24,6 +24,17 @@ const now = (): string => new Date().toISOString();
  */
 const DETAIL_MAX_DEPTH = 64;
 
+/**
+ * The configuration key and the variable that hold the charger's password (1.6 AuthorizationKey,
+ * 2.0.1 SecurityCtrlr.BasicAuthPassword): write-only in OCPP, so a charger should never report
+ * them; one that does has the value hidden wherever it is stored and shown (event log, device
+ * model, operation replies). Names compare case-insensitively, as OCPP's identifiers do.
+ */
+const SECRET_NAMES = new Set(['authorizationkey', 'basicauthpassword']);
+export const HIDDEN_VALUE = '(hidden)';
+export const isSecretName = (name: unknown): boolean =>
+  typeof name === 'string' && SECRET_NAMES.has(name.toLowerCase());
+
 function entry(severity: ReportSeverity, summary: string, detail: unknown, timestamp?: string): ReportEntry {
   const kept = nestedDeeperThan(detail, DETAIL_MAX_DEPTH)
     ? { truncated: true, reason: `nested more than ${DETAIL_MAX_DEPTH} levels deep` }
@@ -122,7 +133,8 @@ function notifyEvent(p: Req201<'NotifyEvent'>): Reported {
   return {
     type: 'reported',
     action: 'NotifyEvent',
-    entries: p.eventData.map((e) => {
+    entries: p.eventData.map((reported) => {
+      const e = isSecretName(reported.variable.name) ? { ...reported, actualValue: HIDDEN_VALUE } : reported;
       const where = `${e.component.name}${e.component.instance === undefined ? '' : `(${e.component.instance})`}${evseOf(e.component.evse)}`;
       const code = e.techCode === undefined ? '' : ` code ${e.techCode}`;
       const cleared = e.cleared === true ? ' (cleared)' : '';
@@ -149,7 +161,7 @@ export function deviceModelOf(p: Req201<'NotifyReport'>): Extract<ChargerEvent, 
         variable: r.variable.name,
         variable_instance: r.variable.instance ?? null,
         attribute: a.type ?? 'Actual',
-        value: a.value ?? null,
+        value: a.value === undefined ? null : isSecretName(r.variable.name) ? HIDDEN_VALUE : a.value,
         mutability: a.mutability ?? null,
         data_type: r.variableCharacteristics?.dataType ?? null,
         unit: r.variableCharacteristics?.unit ?? null,

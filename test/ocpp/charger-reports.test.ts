@@ -225,6 +225,45 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await client.close();
     });
 
+    it('OCPP 2.0.1: a password a charger reports (it should not) is hidden in the event log and the device model, whatever the case of its name', async () => {
+      const { id, client } = await charger('ocpp2.0.1');
+      const at = '2026-03-01T11:00:00.000Z';
+      const secret = 'Sup3rSecretPassw0rd!';
+      await client.call('NotifyEvent', {
+        generatedAt: at,
+        seqNo: 0,
+        eventData: [
+          {
+            eventId: 1,
+            timestamp: at,
+            trigger: 'Delta',
+            actualValue: secret,
+            eventNotificationType: 'CustomMonitor',
+            component: { name: 'SecurityCtrlr' },
+            variable: { name: 'basicauthpassword' },
+          },
+        ],
+      });
+      await client.call('NotifyReport', {
+        requestId: 7,
+        generatedAt: at,
+        seqNo: 0,
+        reportData: [
+          {
+            component: { name: 'SecurityCtrlr' },
+            variable: { name: 'BasicAuthPassword' },
+            variableAttribute: [{ type: 'Actual', value: secret, mutability: 'WriteOnly' }],
+          },
+        ],
+      });
+      const events = await eventsOf(id);
+      expect(events.items.map((e) => e.summary)).to.deep.equal(['SecurityCtrlr.basicauthpassword = (hidden) (Delta)']);
+      const model = await csms.api('GET', `/v1/charge-points/${id}/device-model`);
+      expect(JSON.stringify(model.body)).to.include('(hidden)');
+      expect(JSON.stringify([events, model.body])).not.to.include(secret);
+      await client.close();
+    });
+
     it('OCPP 2.0.1: every other message a charger sends is answered as the spec says, never NotSupported', async () => {
       const { id, client } = await charger('ocpp2.0.1');
       const at = '2026-03-01T12:00:00.000Z';
