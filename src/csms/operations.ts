@@ -20,6 +20,7 @@ import {
 import { ID_TAG_16_MAX, localListUpdates, wantedFor, type HeldList } from './local-list.js';
 import { ChargePointId } from './views.js';
 import { titled } from '../gateway/openapi.js';
+import { isSecretName } from '../ocpp/reports.js';
 
 /**
  * The operations an operator runs on a charger (docs/CSMS.md "Operations"): one /v1 route each,
@@ -177,6 +178,27 @@ const closed = <P extends TProperties>(properties: P) => Type.Object(properties,
  */
 const nextRequestId = (): number => randomInt(1, 2 ** 31 - 1);
 
+/** 422 for a variable that names a connector without its EVSE (2.0.1 EVSEType: a connector is one of an EVSE). */
+function requireEvseOfConnector(variables: ReadonlyArray<{ evse_id?: number; connector_id?: number }>): void {
+  if (variables.some((v) => v.connector_id !== undefined && v.evse_id === undefined))
+    throw new HttpError(422, 'connector_without_evse', 'connector_id names a connector of evse_id: give evse_id too');
+}
+
+/**
+ * 422 for the charger's password set as a configuration key or variable: it changes through
+ * PUT /v1/charge-points/{id}/password, which keeps the CSMS's copy in step with the charger's and
+ * never writes it down in clear; set here, the charger would take a password the CSMS does not
+ * know and be locked out at its next login.
+ */
+function refusePassword(names: readonly string[]): void {
+  if (names.some(isSecretName))
+    throw new HttpError(
+      422,
+      'use_password_route',
+      "the charger's password is set with PUT /v1/charge-points/{id}/password, not as a configuration key or variable",
+    );
+}
+
 /** Availability, reset, authorization cache. */
 function stateOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
   return [
@@ -238,14 +260,20 @@ function configurationOperations(access: OperationAccess): RouteSpec<OperatorAut
       kind: 'change-configuration',
       summary: 'Set one configuration key (ChangeConfiguration)',
       body: closed({ key: Type.String({ minLength: 1, maxLength: 50 }), value: Type.String({ maxLength: 500 }) }),
-      command: (b) => ({ kind: 'change-configuration', key: b.key, value: b.value }),
+      command: (b) => {
+        refusePassword([b.key]);
+        return { kind: 'change-configuration', key: b.key, value: b.value };
+      },
     }),
     operationRoute(access, {
       path: 'get-variables',
       kind: 'get-variables',
       summary: "Read device-model variables; the reply is the charger's (GetVariables)",
       body: closed({ variables: Type.Array(VariableRefSchema, { minItems: 1, maxItems: 100 }) }),
-      command: (b) => ({ kind: 'get-variables', variables: b.variables }),
+      command: (b) => {
+        requireEvseOfConnector(b.variables);
+        return { kind: 'get-variables', variables: b.variables };
+      },
     }),
     operationRoute(access, {
       path: 'set-variables',
@@ -257,7 +285,11 @@ function configurationOperations(access: OperationAccess): RouteSpec<OperatorAut
           maxItems: 100,
         }),
       }),
-      command: (b) => ({ kind: 'set-variables', variables: b.variables }),
+      command: (b) => {
+        requireEvseOfConnector(b.variables);
+        refusePassword(b.variables.map((v) => v.variable));
+        return { kind: 'set-variables', variables: b.variables };
+      },
     }),
     operationRoute(access, {
       path: 'get-local-list-version',

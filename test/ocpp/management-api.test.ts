@@ -87,6 +87,34 @@ describe('/v1 management API for charge points and sessions', () => {
     }
   });
 
+  it("refuses the charger's password as a variable or configuration key (PUT /password sets it), and a connector without its EVSE", async () => {
+    const v201 = await csms.registerChargePoint('ocpp2.0.1');
+    const v16 = await csms.registerChargePoint('ocpp1.6');
+    const press = (id: string, op: string, body: unknown) =>
+      csms.api<{ error?: string; detail?: unknown }>('POST', `/v1/charge-points/${id}/${op}`, body);
+    const set = await press(v201.id, 'set-variables', {
+      variables: [{ component: 'SecurityCtrlr', variable: 'BasicAuthPassword', value: 'a-new-password-1234' }],
+    });
+    expect(set.status).to.equal(422);
+    expect(JSON.stringify(set.body)).to.include('/password');
+    const lower = await press(v201.id, 'set-variables', {
+      variables: [{ component: 'securityctrlr', variable: 'basicauthpassword', value: 'a-new-password-1234' }],
+    });
+    expect(lower.status).to.equal(422);
+    const key = await press(v16.id, 'change-configuration', { key: 'AuthorizationKey', value: '41424344' });
+    expect(key.status).to.equal(422);
+    expect(JSON.stringify(key.body)).to.include('/password');
+    for (const op of ['get-variables', 'set-variables']) {
+      const res = await press(v201.id, op, {
+        variables: [{ component: 'Connector', variable: 'Available', connector_id: 1, value: 'x' }].map((v) =>
+          op === 'get-variables' ? { component: v.component, variable: v.variable, connector_id: v.connector_id } : v,
+        ),
+      });
+      expect(res.status, op).to.equal(422);
+      expect(JSON.stringify(res.body), op).to.include('evse_id');
+    }
+  });
+
   it('needs the operator key', async () => {
     expect((await csms.api('GET', '/v1/charge-points', undefined, { key: null })).status).to.equal(401);
     expect((await csms.api('GET', '/v1/sessions', undefined, { key: 'wrong-key-wrong-key' })).status).to.equal(401);
