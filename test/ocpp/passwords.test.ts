@@ -192,6 +192,29 @@ function passwordSuite(name: string, environment: () => Promise<TestEnvironment>
       expect(await login(cp.id, cp.password, 'ocpp2.0.1')).to.equal(101);
     });
 
+    it('OCPP 2.0.1: an Accepted for another variable is no answer to the new password: it counts as Rejected and the old password stays', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      const client = await connected(cp, 'ocpp2.0.1', {
+        SetVariables: () =>
+          Promise.resolve({
+            setVariableResult: [
+              {
+                attributeStatus: 'Accepted',
+                component: { name: 'OCPPCommCtrlr' },
+                variable: { name: 'HeartbeatInterval' },
+              },
+            ],
+          }),
+      });
+      const res = await put(cp.id, { password: 'Another-pw.2026|abc' });
+      expect(res.status).to.equal(200);
+      expect(res.body).to.include({ answered: true, command_status: 'Rejected' });
+      expect((await view(cp.id)).password.changed_at).to.equal(null);
+      await client.close();
+      expect(await login(cp.id, 'Another-pw.2026|abc', 'ocpp2.0.1')).to.equal(401);
+      expect(await login(cp.id, cp.password, 'ocpp2.0.1')).to.equal(101);
+    });
+
     it('a charger that takes the new password and reconnects before answering is let in with it; from then on only the new one works', async () => {
       const cp = await csms.registerChargePoint('ocpp1.6');
       let value: string | undefined;

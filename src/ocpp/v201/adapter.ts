@@ -403,9 +403,15 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
   },
 
   answerStatus(payload, command) {
-    // a new password is one variable: its own status says whether the charger took it (A01)
-    if (command.kind === 'set-password' && 'setVariableResult' in payload)
-      return payload.setVariableResult[0]?.attributeStatus ?? 'Rejected';
+    // a new password is one variable: its own status says whether the charger took it (A01); a
+    // result for another variable is no answer to it, and an Accepted there took no password
+    if (command.kind === 'set-password' && 'setVariableResult' in payload) {
+      const own = payload.setVariableResult.find(
+        (r) =>
+          r.component.name.toLowerCase() === 'securityctrlr' && r.variable.name.toLowerCase() === 'basicauthpassword',
+      );
+      return own?.attributeStatus ?? 'Rejected';
+    }
     return 'status' in payload && typeof payload.status === 'string' ? payload.status : 'Accepted';
   },
 };
