@@ -9,6 +9,7 @@ import {
   ChargingProfileSchema,
   COMMAND_VERSIONS,
   idTagText,
+  ocppInteger,
   LOCAL_LIST_MESSAGE_MAX,
   LocalListEntry,
   type ChargingProfile,
@@ -48,7 +49,7 @@ export interface OperationAccess {
 const IdParams = Type.Object({ id: ChargePointId });
 export const Wait = Type.Object({
   wait_ms: Type.Optional(
-    Type.Integer({
+    ocppInteger({
       minimum: 0,
       maximum: 30_000,
       description: "how long to wait for the charger's answer before answering (default 5000; 0: do not wait)",
@@ -74,9 +75,7 @@ export const OperationResult = titled(
         description: "the charger's reply, for the operations that return data (configuration, variables, ...)",
       }),
     ),
-    reservation_id: Type.Optional(
-      Type.Integer({ description: 'reserve: the id the charger knows the reservation by' }),
-    ),
+    reservation_id: Type.Optional(ocppInteger({ description: 'reserve: the id the charger knows the reservation by' })),
   }),
 );
 export type OperationResult = Static<typeof OperationResult>;
@@ -208,8 +207,8 @@ function stateOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
       summary: 'Make the charger, an EVSE or a connector operative or inoperative (ChangeAvailability)',
       body: closed({
         operative: Type.Boolean(),
-        evse_id: Type.Optional(Type.Integer({ minimum: 1, description: 'absent: the whole charger' })),
-        connector_id: Type.Optional(Type.Integer({ minimum: 1, description: '2.0.1: a connector of the EVSE' })),
+        evse_id: Type.Optional(ocppInteger({ minimum: 1, description: 'absent: the whole charger' })),
+        connector_id: Type.Optional(ocppInteger({ minimum: 1, description: '2.0.1: a connector of the EVSE' })),
       }),
       command: (b) => {
         if (b.connector_id !== undefined && b.evse_id === undefined)
@@ -327,8 +326,8 @@ function transferOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] 
       body: closed({
         location: Type.String({ format: 'uri', maxLength: 512, description: 'URL of the firmware' }),
         retrieve_at: Type.Optional(date('when to download it (default: now)')),
-        retries: Type.Optional(Type.Integer({ minimum: 0 })),
-        retry_interval_s: Type.Optional(Type.Integer({ minimum: 0 })),
+        retries: Type.Optional(ocppInteger({ minimum: 0 })),
+        retry_interval_s: Type.Optional(ocppInteger({ minimum: 0 })),
       }),
       command: (b) => ({
         kind: 'update-firmware',
@@ -370,9 +369,9 @@ function connectorOperations(access: OperationAccess): RouteSpec<OperatorAuth>[]
       kind: 'unlock',
       summary: 'Release the cable of a connector (UnlockConnector)',
       body: closed({
-        evse_id: Type.Integer({ minimum: 1, description: '1.6: the connector' }),
+        evse_id: ocppInteger({ minimum: 1, description: '1.6: the connector' }),
         connector_id: Type.Optional(
-          Type.Integer({ minimum: 1, description: '2.0.1: the connector of the EVSE (default 1)' }),
+          ocppInteger({ minimum: 1, description: '2.0.1: the connector of the EVSE (default 1)' }),
         ),
       }),
       command: (b) => ({ kind: 'unlock', evse_id: b.evse_id, connector_id: b.connector_id ?? 1 }),
@@ -383,7 +382,7 @@ function connectorOperations(access: OperationAccess): RouteSpec<OperatorAuth>[]
       summary: 'Ask the charger to send a message now (TriggerMessage)',
       body: closed({
         message: TriggeredMessage,
-        evse_id: Type.Optional(Type.Integer({ minimum: 1 })),
+        evse_id: Type.Optional(ocppInteger({ minimum: 1 })),
       }),
       command: (b) => ({ kind: 'trigger', message: b.message, evse_id: nullable(b.evse_id) }),
     }),
@@ -406,7 +405,7 @@ function reservationOperations(access: OperationAccess): RouteSpec<OperatorAuth>
       body: closed({
         id_tag: idTagText(36),
         expiry_date: date('when the reservation ends; in the future'),
-        evse_id: Type.Optional(Type.Integer({ minimum: 1, description: 'absent: any EVSE (1.6 connector 0)' })),
+        evse_id: Type.Optional(ocppInteger({ minimum: 1, description: 'absent: any EVSE (1.6 connector 0)' })),
       }),
       command: async (b, id, protocol) => {
         requireIdTagsFit(protocol, [b.id_tag]);
@@ -426,7 +425,7 @@ function reservationOperations(access: OperationAccess): RouteSpec<OperatorAuth>
       path: 'cancel-reservation',
       kind: 'cancel-reservation',
       summary: "Cancel one of the charger's reservations, the operator's or a partner's (CancelReservation)",
-      body: closed({ reservation_id: Type.Integer() }),
+      body: closed({ reservation_id: ocppInteger() }),
       command: async (b, id) => {
         const held = (await access.storedState(id))?.reservations ?? [];
         if (!held.some((r) => r.reservation_id === b.reservation_id))
@@ -490,7 +489,7 @@ function limitOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
       kind: 'set-charging-profile',
       summary: 'Install a charging profile: a power or current limit over time (SetChargingProfile)',
       body: closed({
-        evse_id: Type.Integer({ minimum: 0, description: '0: the charger as a whole (1.6 connector 0)' }),
+        evse_id: ocppInteger({ minimum: 0, description: '0: the charger as a whole (1.6 connector 0)' }),
         profile: ChargingProfileSchema,
       }),
       command: async (b, id, protocol) => {
@@ -504,10 +503,10 @@ function limitOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
       summary:
         'Remove charging profiles: by id, or all that match the criteria given (none: all) (ClearChargingProfile)',
       body: closed({
-        profile_id: Type.Optional(Type.Integer({ minimum: 1 })),
-        evse_id: Type.Optional(Type.Integer({ minimum: 0 })),
+        profile_id: Type.Optional(ocppInteger({ minimum: 1 })),
+        evse_id: Type.Optional(ocppInteger({ minimum: 0 })),
         purpose: Type.Optional(ChargingProfilePurpose),
-        stack_level: Type.Optional(Type.Integer({ minimum: 0 })),
+        stack_level: Type.Optional(ocppInteger({ minimum: 0 })),
       }),
       command: (b) => ({
         kind: 'clear-charging-profile',
@@ -523,8 +522,8 @@ function limitOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
       summary:
         "The limits the charger will apply from now on, all profiles combined; the reply is the charger's (GetCompositeSchedule)",
       body: closed({
-        evse_id: Type.Integer({ minimum: 0, description: '0: the grid connection of the whole charger' }),
-        duration_s: Type.Integer({ minimum: 1, maximum: 7 * 86_400 }),
+        evse_id: ocppInteger({ minimum: 0, description: '0: the grid connection of the whole charger' }),
+        duration_s: ocppInteger({ minimum: 1, maximum: 7 * 86_400 }),
         rate_unit: Type.Optional(Type.Union([Type.Literal('A'), Type.Literal('W')])),
       }),
       command: (b) => ({
@@ -548,7 +547,7 @@ function localListOperation(access: OperationAccess): RouteSpec<OperatorAuth> {
       update: Type.Union([Type.Literal('full'), Type.Literal('differential')]),
       entries: Type.Array(LocalListEntry, { maxItems: LOCAL_LIST_MESSAGE_MAX }),
       version: Type.Optional(
-        Type.Integer({ minimum: 1, description: 'default: one above the version the charger last accepted' }),
+        ocppInteger({ minimum: 1, description: 'default: one above the version the charger last accepted' }),
       ),
     }),
     command: async (b, id, protocol) => {
@@ -577,7 +576,7 @@ const SyncResult = closed({
   result: Type.Literal('ACCEPTED'),
   in_sync: Type.Boolean({ description: 'the charger already held the list: nothing was sent' }),
   update: Type.Union([Type.Literal('full'), Type.Literal('differential'), Type.Null()]),
-  changes: Type.Integer({ description: 'id tags sent (added, changed or removed)' }),
+  changes: ocppInteger({ description: 'id tags sent (added, changed or removed)' }),
   commands: Type.Array(Type.Omit(OperationResult, ['reply', 'reservation_id'])),
 });
 
@@ -640,7 +639,7 @@ function localListView(access: OperationAccess): RouteSpec<OperatorAuth> {
     summary: "The charger's local authorization list as its last accepted SendLocalList left it",
     params: IdParams,
     response: closed({
-      version: Type.Union([Type.Integer(), Type.Null()], { description: 'null: not known (the next update is full)' }),
+      version: Type.Union([ocppInteger(), Type.Null()], { description: 'null: not known (the next update is full)' }),
       entries: Type.Array(LocalListEntry),
     }),
     responses: { 404: 'unknown charge point' },

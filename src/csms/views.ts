@@ -1,7 +1,7 @@
 import Type, { type Static } from '#typebox';
 import { compileLazily } from '../lazy-compile.js';
 import { ChargePointState } from '../../actors/charge-point/protocol.js';
-import { idTagText, ProtocolName, RegistrationStatus } from '../ocpp/domain.js';
+import { idTagText, ocppInteger, ProtocolName, RegistrationStatus } from '../ocpp/domain.js';
 import type { ChargePointRow } from './charge-point-store.js';
 import { titled } from '../gateway/openapi.js';
 
@@ -126,8 +126,8 @@ export const RegisterUnknownBody = Type.Object({ protocol: ProtocolName }, { add
 export const RemoteStartBody = Type.Object(
   {
     id_tag: idTagText(20, 'the token the session is started for'),
-    evse_id: Type.Optional(Type.Integer({ minimum: 1 })),
-    connector_id: Type.Optional(Type.Integer({ minimum: 1 })),
+    evse_id: Type.Optional(ocppInteger({ minimum: 1 })),
+    connector_id: Type.Optional(ocppInteger({ minimum: 1 })),
   },
   { additionalProperties: false },
 );
@@ -136,7 +136,7 @@ export const RemoteStopBody = Type.Object(
   {
     // 1.6 transaction ids are integers on the wire and strings in our views: take either
     transaction_id: Type.Optional(
-      Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Integer({ minimum: 0 })], {
+      Type.Union([Type.String({ minLength: 1, maxLength: 36 }), ocppInteger({ minimum: 0 })], {
         description: "default: the charger's open transaction",
       }),
     ),

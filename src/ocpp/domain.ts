@@ -1,4 +1,4 @@
-import Type, { type Static, type TSchema } from '#typebox';
+import Type, { type Static, type TNumberOptions, type TSchema } from '#typebox';
 import type { OcppCall, OcppResponse } from './messages.js';
 
 /**
@@ -252,11 +252,19 @@ export function oneOf<T extends string>(values: readonly T[], value: string, fie
   return known;
 }
 
+/**
+ * OCPP's integer (1.6 and 2.0.1 "Data types": 32 bits with the sign), for the numbers an operator
+ * gives that go to a charger: a larger one is a 422 at the edge, not a command that fails later.
+ */
+export function ocppInteger(options: TNumberOptions = {}) {
+  return Type.Integer({ minimum: -2_147_483_648, maximum: 2_147_483_647, ...options });
+}
+
 const VariableRef = {
   component: Type.String({ minLength: 1, maxLength: 50 }),
   component_instance: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
-  evse_id: Type.Optional(Type.Integer({ minimum: 1 })),
-  connector_id: Type.Optional(Type.Integer({ minimum: 1 })),
+  evse_id: Type.Optional(ocppInteger({ minimum: 1 })),
+  connector_id: Type.Optional(ocppInteger({ minimum: 1 })),
   variable: Type.String({ minLength: 1, maxLength: 50 }),
   variable_instance: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
   attribute: Type.Optional(
@@ -275,8 +283,8 @@ const DateTime = Type.String({ format: 'date-time' });
  */
 export const ChargingProfileSchema = Type.Object(
   {
-    id: Type.Integer({ minimum: 1, description: 'the profile id; a profile with the same id is replaced' }),
-    stack_level: Type.Integer({ minimum: 0, maximum: 1000 }),
+    id: ocppInteger({ minimum: 1, description: 'the profile id; a profile with the same id is replaced' }),
+    stack_level: ocppInteger({ minimum: 0, maximum: 1000 }),
     purpose: Type.Union([Type.Literal('charger_max'), Type.Literal('tx_default'), Type.Literal('tx')]),
     kind: Type.Union([Type.Literal('absolute'), Type.Literal('recurring'), Type.Literal('relative')]),
     recurrency: Type.Optional(Type.Union([Type.Literal('daily'), Type.Literal('weekly')])),
@@ -287,15 +295,15 @@ export const ChargingProfileSchema = Type.Object(
     schedule: Type.Object(
       {
         start: Type.Optional(DateTime),
-        duration_s: Type.Optional(Type.Integer({ minimum: 1 })),
+        duration_s: Type.Optional(ocppInteger({ minimum: 1 })),
         rate_unit: Type.Union([Type.Literal('A'), Type.Literal('W')]),
         min_rate: Type.Optional(Type.Number({ minimum: 0 })),
         periods: Type.Array(
           Type.Object(
             {
-              start_s: Type.Integer({ minimum: 0, description: 'seconds from the start of the schedule' }),
+              start_s: ocppInteger({ minimum: 0, description: 'seconds from the start of the schedule' }),
               limit: Type.Number({ minimum: 0, description: 'in rate_unit' }),
-              phases: Type.Optional(Type.Integer({ minimum: 1, maximum: 3 })),
+              phases: Type.Optional(ocppInteger({ minimum: 1, maximum: 3 })),
             },
             { additionalProperties: false },
           ),

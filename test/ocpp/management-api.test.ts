@@ -63,27 +63,20 @@ describe('/v1 management API for charge points and sessions', () => {
     const start = await csms.api<{ detail: unknown[] }>('POST', '/v1/charge-points/X/remote-start', { id_tag: '' });
     expect(start.status).to.equal(422);
     expect((await csms.api('GET', '/v1/charge-points?online=perhaps')).status).to.equal(422);
-    // a field an operation does not know is refused, not dropped: a misspelt profileId must not clear every
-    // profile, an evse_id must not reset the whole charger
+    // numbers a charger is sent are OCPP's 32-bit integers: a larger one is refused here, not sent to fail later
     for (const [op, body, field] of [
-      ['clear-charging-profile', { profileId: 3 }, 'profileId'],
-      ['reset', { type: 'hard', evse_id: 1 }, 'evse_id'],
-      ['upload-log', { logtype: 'security' }, 'logtype'],
-      ['data-transfer', { vendor_id: 'ACME', messageId: 'x' }, 'messageId'],
-      ['set-variables', { variables: [{ component: 'C', variable: 'V', value: '1', evseId: 1 }] }, 'evseId'],
-      [
-        'send-local-list',
-        { update: 'full', entries: [{ id_tag: 'A', status: 'Accepted', expiry_date: 'x' }] },
-        'expiry_date',
-      ],
+      ['remote-start', { id_tag: 'TAG', evse_id: 2 ** 31 }, 'evse_id'],
+      ['remote-stop', { transaction_id: 1e300 }, 'transaction_id'],
+      ['remote-stop', { transaction_id: 'T'.repeat(37) }, 'transaction_id'],
+      ['update-firmware', { location: 'https://example.com/fw.bin', retries: 2 ** 31 }, 'retries'],
+      ['cancel-reservation', { reservation_id: -(2 ** 31) - 1 }, 'reservation_id'],
     ] as const) {
-      const res = await csms.api<{ detail: Array<{ loc: unknown[]; type: string }> }>(
-        'POST',
-        `/v1/charge-points/X/${op}`,
-        body,
-      );
-      expect(res.status, op).to.equal(422);
-      expect(JSON.stringify(res.body.detail), op).to.include(field);
+      const res = await csms.api<{ detail: Array<{ loc: unknown[] }> }>('POST', `/v1/charge-points/X/${op}`, body);
+      expect(res.status, `${op} ${JSON.stringify(body)}`).to.equal(422);
+      expect(
+        res.body.detail.map((d) => d.loc.join('.')),
+        op,
+      ).to.include(`body.${field}`);
     }
   });
 
