@@ -95,6 +95,8 @@ export async function awaitOutcome(
   waitMs: number,
 ): Promise<OperationResult> {
   const until = Date.now() + waitMs;
+  const recordOf = async () =>
+    (await access.storedState(id).catch(() => undefined))?.commands.find((c) => c.command_id === commandId);
   let last: OperationResult = {
     result: 'ACCEPTED',
     command_id: commandId,
@@ -102,13 +104,13 @@ export async function awaitOutcome(
     answered: false,
     detail: null,
   };
-  if (!PENDING.has(status)) return { ...last, answered: true };
+  // settled as it was queued (refused: a Pending charger's unlock): the record says why
+  if (!PENDING.has(status)) return { ...last, answered: true, detail: (await recordOf())?.detail ?? null };
   while (Date.now() < until) {
     await sleep(Math.min(POLL_MS, Math.max(0, until - Date.now())));
     // the committed state, read from the store: a charger that answers and then drops its
     // connection (a reset) still gets its answer reported, not a 409
-    const state = await access.storedState(id).catch(() => undefined);
-    const record = state?.commands.find((c) => c.command_id === commandId);
+    const record = await recordOf();
     if (!record) continue;
     last = { ...last, command_status: record.status, detail: record.detail };
     if (PENDING.has(record.status)) continue;
