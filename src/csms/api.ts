@@ -394,7 +394,7 @@ function deleteChargePoint(cp: ChargePointAccess): CsmsRoute {
         throw new HttpError(
           409,
           'transaction_running',
-          `charge point ${id} has ${open.length} open transaction(s): stop them, or force: true`,
+          `charge point ${id} has ${open.length} open transaction(s): stop them, or delete with ?force=true`,
         );
       const online = await actors.isPinned(address);
       // the identity goes first, so the charger cannot log in again; an offline charger's stored

@@ -200,6 +200,26 @@ function refusePassword(names: readonly string[]): void {
     );
 }
 
+const UploadLogBody = closed({
+  location: Type.String({ format: 'uri', maxLength: 512, description: 'URL to upload to' }),
+  log_type: Type.Optional(Type.Union([Type.Literal('diagnostics'), Type.Literal('security')])),
+  since: Type.Optional(date('oldest entry to include')),
+  until: Type.Optional(date('newest entry to include')),
+});
+
+function uploadLogCommand(b: Static<typeof UploadLogBody>): ChargerCommand {
+  if (b.since !== undefined && b.until !== undefined && Date.parse(b.since) > Date.parse(b.until))
+    throw new HttpError(422, 'since_after_until', 'since is later than until: no log entry lies between them');
+  return {
+    kind: 'upload-log',
+    location: b.location,
+    log_type: b.log_type ?? 'diagnostics',
+    since: nullable(b.since),
+    until: nullable(b.until),
+    request_id: nextRequestId(),
+  };
+}
+
 /** Availability, reset, authorization cache. */
 function stateOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
   return [
@@ -345,20 +365,8 @@ function transferOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] 
       kind: 'upload-log',
       summary:
         'Upload a log to a URL: diagnostics (1.6 GetDiagnostics, 2.0.1 GetLog DiagnosticsLog) or security (GetLog SecurityLog); progress in the event log',
-      body: closed({
-        location: Type.String({ format: 'uri', maxLength: 512, description: 'URL to upload to' }),
-        log_type: Type.Optional(Type.Union([Type.Literal('diagnostics'), Type.Literal('security')])),
-        since: Type.Optional(date('oldest entry to include')),
-        until: Type.Optional(date('newest entry to include')),
-      }),
-      command: (b) => ({
-        kind: 'upload-log',
-        location: b.location,
-        log_type: b.log_type ?? 'diagnostics',
-        since: nullable(b.since),
-        until: nullable(b.until),
-        request_id: nextRequestId(),
-      }),
+      body: UploadLogBody,
+      command: uploadLogCommand,
     }),
   ];
 }
@@ -466,7 +474,11 @@ async function checkProfile(
     if (!tx) fail(`transaction ${p.transaction_id} is not open on charge point ${id}`);
     else if (tx.evse_id !== evseId) fail(`transaction ${p.transaction_id} runs on EVSE ${tx.evse_id}, not ${evseId}`);
   }
-  if ((p.kind === 'recurring') !== (p.recurrency !== undefined)) fail('recurrency is given with kind recurring only');
+  if (p.kind === 'recurring' && p.recurrency === undefined)
+    fail('a recurring profile needs recurrency (daily or weekly)');
+  if (p.kind !== 'recurring' && p.recurrency !== undefined) fail('recurrency is given with kind recurring only');
+  if (p.valid_from !== undefined && p.valid_to !== undefined && Date.parse(p.valid_from) >= Date.parse(p.valid_to))
+    fail('valid_from is not before valid_to');
   if (p.kind === 'recurring' && p.schedule.start === undefined) fail('a recurring profile needs schedule.start');
   if (p.kind === 'relative' && p.schedule.start !== undefined) fail('a relative profile has no schedule.start');
   if (p.schedule.periods[0]?.start_s !== 0) fail('the first period starts at start_s 0');
@@ -563,6 +575,11 @@ function localListOperation(access: OperationAccess): RouteSpec<OperatorAuth> {
         protocol,
         b.entries.map((e) => e.id_tag),
       );
+      // id tags compare case-insensitively (CiString): one entry each, or the charger and our record of its list disagree
+      const tags = b.entries.map((e) => e.id_tag.toLowerCase());
+      const twice = tags.find((t, i) => tags.indexOf(t) !== i);
+      if (twice !== undefined)
+        throw new HttpError(422, 'duplicate_id_tag', `id tag ${twice} is listed twice: one entry per id tag`);
       const held = await access.heldLocalList(id);
       return {
         kind: 'send-local-list',

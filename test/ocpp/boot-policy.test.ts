@@ -117,7 +117,9 @@ for (const mode of ['embedded', 'cluster'] as const) {
       );
       expect(reset.body.command_status).to.equal('refused');
       // the answer says why, as the command record does
-      expect(reset.body.detail).to.be.a('string').and.match(/Rejected/);
+      expect(reset.body.detail)
+        .to.be.a('string')
+        .and.match(/Rejected/);
       // accepted while Rejected: not called (it boots again after the retry interval), then Accepted
       await csms.api('PUT', `/v1/charge-points/${id}/boot-policy`, { policy: 'Accepted' });
       expect(await client.call('BootNotification', v16.boot())).to.include({ status: 'Accepted', interval: 120 });

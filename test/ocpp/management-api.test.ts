@@ -108,6 +108,50 @@ describe('/v1 management API for charge points and sessions', () => {
     }
   });
 
+  it('refuses a profile valid_to before its valid_from, a log window that ends before it starts, and an id tag listed twice', async () => {
+    const cp = await csms.registerChargePoint('ocpp2.0.1');
+    const press = (op: string, body: unknown) => csms.api('POST', `/v1/charge-points/${cp.id}/${op}`, body);
+    const profile = {
+      id: 1,
+      stack_level: 0,
+      purpose: 'tx_default',
+      kind: 'absolute',
+      valid_from: '2027-01-02T00:00:00Z',
+      valid_to: '2027-01-01T00:00:00Z',
+      schedule: { rate_unit: 'A', periods: [{ start_s: 0, limit: 16 }] },
+    };
+    const window = await press('set-charging-profile', { evse_id: 1, profile });
+    expect(window.status).to.equal(422);
+    expect(JSON.stringify(window.body)).to.include('valid_from');
+    const recurring = await press('set-charging-profile', {
+      evse_id: 1,
+      profile: {
+        ...profile,
+        kind: 'recurring',
+        valid_to: '2027-02-01T00:00:00Z',
+        schedule: { ...profile.schedule, start: '2027-01-02T00:00:00Z' },
+      },
+    });
+    expect(recurring.status).to.equal(422);
+    expect(JSON.stringify(recurring.body)).to.include('needs recurrency');
+    const logs = await press('upload-log', {
+      location: 'https://logs.example.com/up',
+      since: '2027-01-02T00:00:00Z',
+      until: '2027-01-01T00:00:00Z',
+    });
+    expect(logs.status).to.equal(422);
+    expect(JSON.stringify(logs.body)).to.include('since_after_until');
+    const twice = await press('send-local-list', {
+      update: 'full',
+      entries: [
+        { id_tag: 'CARD-1', status: 'Accepted' },
+        { id_tag: 'card-1', status: 'Blocked' },
+      ],
+    });
+    expect(twice.status).to.equal(422);
+    expect(JSON.stringify(twice.body)).to.include('duplicate_id_tag');
+  });
+
   it('needs the operator key', async () => {
     expect((await csms.api('GET', '/v1/charge-points', undefined, { key: null })).status).to.equal(401);
     expect((await csms.api('GET', '/v1/sessions', undefined, { key: 'wrong-key-wrong-key' })).status).to.equal(401);
