@@ -54,6 +54,13 @@ export function publishChange(
   ctx.afterCommit(() => deps.publish({ ...event, charge_point_id: ctx.key }));
 }
 
+/**
+ * The most connectors a charger is tracked with: far above any real charger's, so that one
+ * reporting ever new EVSE and connector numbers cannot grow its state (and every turn's write)
+ * and the fleet's alerts without end.
+ */
+export const MAX_CONNECTORS = 128;
+
 export function onStatusChanged(
   deps: ChargePointActorDeps,
   ctx: ChargePointCtx,
@@ -65,6 +72,13 @@ export function onStatusChanged(
   // a repeated report of the same status (periodic, or after a reconnect) changes nothing
   const same = s.connectors.find(isThis);
   if (same && same.status === event.status && same.error_code === event.error_code) return {};
+  if (!same && s.connectors.length >= MAX_CONNECTORS) {
+    ctx.log.warn(
+      { charge_point: ctx.key, evse_id: event.evse_id, connector_id: event.connector_id, max: MAX_CONNECTORS },
+      'status of a connector past the most a charger is tracked with: answered, not kept',
+    );
+    return {};
+  }
   const connectors = [
     ...s.connectors.filter((c) => !isThis(c)),
     {

@@ -154,6 +154,26 @@ describe('OCPP limits: boot deadline and open transactions per charger', () => {
     expect(await charger.call('StatusNotification', v201.status(1, 1))).to.deep.equal({});
     await charger.close();
   });
+
+  it('2.0.1: answers the status of ever new connectors, and keeps at most 128 of them', async () => {
+    const { cp, charger } = await connectedCharger(csms, 'ocpp2.0.1');
+    await charger.call('BootNotification', v201.boot());
+    for (let evse = 1; evse <= 150; evse++)
+      expect(await charger.call('StatusNotification', v201.status(evse, 1))).to.deep.equal({});
+    const view = await csms.api<{ connectors: Array<{ evse_id: number }> }>('GET', `/v1/charge-points/${cp.id}`);
+    expect(view.body.connectors).to.have.length(128);
+    expect(view.body.connectors.at(-1)?.evse_id).to.equal(128);
+    // a connector it keeps still changes
+    expect(await charger.call('StatusNotification', v201.status(1, 1, 'Occupied'))).to.deep.equal({});
+    await eventually(async () => {
+      const v = await csms.api<{ connectors: Array<{ evse_id: number; status: string }> }>(
+        'GET',
+        `/v1/charge-points/${cp.id}`,
+      );
+      return v.body.connectors[0]?.status === 'Occupied' ? true : undefined;
+    });
+    await charger.close();
+  });
 });
 
 describe('OCPP edge on PostgreSQL: NUL strings, a stalled password lookup', () => {
