@@ -25,15 +25,22 @@ export function epochMs(timestamp: string): number {
   return Number.isFinite(t) ? t : Date.now();
 }
 
-/** The transaction id of an earlier delivery of this start (open or finished), if it is a retry. */
+/**
+ * The transaction id of an earlier delivery of this start, if it is a retry: an open transaction
+ * with its id (2.0.1) or its dedupe key, or a finished 1.6 start with its dedupe key (1.6 ids are
+ * ours, so a late retry must get its id again). A 2.0.1 start whose id is that of a finished
+ * transaction only is a new transaction: the charger sends a transaction's events in order and
+ * cannot repeat its Started once its Ended was answered, and its ids are unique among its open
+ * transactions only (a counter that restarted, a charger registered again under the same id).
+ */
 function retriedStart(s: ChargePointState, event: EventOf<'transaction-started'>): string | undefined {
   const open = s.transactions.find(
     (t) =>
       t.dedupe_key === event.dedupe_key || (event.transaction_id !== null && t.transaction_id === event.transaction_id),
   );
   if (open) return open.transaction_id;
-  const done = s.finished.find((f) => f.dedupe_key === event.dedupe_key || f.transaction_id === event.transaction_id);
-  return done?.transaction_id;
+  if (event.transaction_id !== null) return undefined;
+  return s.finished.find((f) => f.dedupe_key === event.dedupe_key)?.transaction_id;
 }
 
 /**
@@ -73,6 +80,8 @@ export function onTransactionStarted(
   if (retried !== undefined) return { transaction_id: retried, id_tag_status: idTagStatus };
   if (s.transactions.length >= deps.maxOpenTransactions()) return refuseStart(deps, ctx, s, event);
   const transactionId = event.transaction_id ?? String(s.next_transaction_id);
+  if (event.transaction_id !== null && s.finished.some((f) => f.transaction_id === transactionId))
+    ctx.log.info({ transaction_id: transactionId }, 'transaction id of a finished transaction reused: new session');
   const sessionId = randomUUID();
   const remoteStart =
     event.id_tag === null && event.remote_start_id === null

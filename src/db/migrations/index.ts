@@ -19,6 +19,7 @@ import { M0017LocalLists } from './m0017-local-lists.js';
 import { M0018SessionSnapshot } from './m0018-session-snapshot.js';
 import { M0019MeterSamples } from './m0019-meter-samples.js';
 import { M0020ActorStateVersion } from './m0020-actor-state-version.js';
+import { M0021SessionTransactionReuse } from './m0021-session-transaction-reuse.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -42,6 +43,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0018-session-snapshot': M0018SessionSnapshot,
   'm0019-meter-samples': M0019MeterSamples,
   'm0020-actor-state-version': M0020ActorStateVersion,
+  'm0021-session-transaction-reuse': M0021SessionTransactionReuse,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

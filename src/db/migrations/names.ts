@@ -24,6 +24,7 @@ export const migrationNames = [
   'm0018-session-snapshot',
   'm0019-meter-samples',
   'm0020-actor-state-version',
+  'm0021-session-transaction-reuse',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

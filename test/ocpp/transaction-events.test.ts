@@ -1,0 +1,134 @@
+import { expect } from 'chai';
+import type { RPCClient } from 'ocpp-rpc';
+import type { ChargingSession } from '../../src/csms/session-store.js';
+import { clusterEnvironment, type TestEnvironment } from '../support/platforms.js';
+import { strictCharger } from '../support/rpc-client.js';
+import { API_KEY, startCsms, type CsmsUnderTest, type RegisteredChargePoint } from './support/csms.js';
+import { v201 } from './support/messages.js';
+
+/**
+ * OCPP 2.0.1 TransactionEvents whose transaction ids, clocks and EVSEs are not what a CSMS would
+ * wish for (docs/CSMS.md "Messages handled" and the sections after it), on SQLite and PostgreSQL.
+ */
+for (const database of ['SQLite', 'PostgreSQL'] as const)
+  describe(`OCPP 2.0.1 transaction events (${database})`, function () {
+    this.timeout(60_000);
+    let csms: CsmsUnderTest;
+    let env: TestEnvironment | undefined;
+    before(async () => {
+      env = database === 'PostgreSQL' ? await clusterEnvironment({ CSMS_API_KEY: API_KEY }) : undefined;
+      csms = await startCsms({}, env);
+    });
+    after(async () => {
+      await csms.stop();
+      await env?.cleanup();
+    });
+
+    const sessionsOf = async (id: string): Promise<ChargingSession[]> =>
+      (await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${encodeURIComponent(id)}&limit=1000`))
+        .body;
+
+    async function booted(cp: RegisteredChargePoint): Promise<RPCClient> {
+      const charger = strictCharger(csms.url, cp, 'ocpp2.0.1');
+      await charger.connect();
+      await charger.call('BootNotification', v201.boot());
+      return charger;
+    }
+
+    /** One whole transaction: Started at `from` Wh, Ended at `to` Wh. */
+    async function transaction(charger: RPCClient, transactionId: string, from: number, to: number): Promise<void> {
+      await charger.call(
+        'TransactionEvent',
+        v201.transactionEvent({ eventType: 'Started', transactionId, seqNo: 0, wh: from }),
+      );
+      await charger.call(
+        'TransactionEvent',
+        v201.transactionEvent({ eventType: 'Ended', transactionId, seqNo: 1, wh: to, stoppedReason: 'EVDisconnected' }),
+      );
+    }
+
+    const energyOf = (list: ChargingSession[]) =>
+      list
+        .map((s) => [s.transaction_id, s.status, s.meter_start_wh, s.meter_last_wh, s.energy_wh])
+        .sort((a, b) => Number(a[2]) - Number(b[2]));
+
+    it('a charger removed and registered again may use a transaction id of its first life: a new session', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      let charger = await booted(cp);
+      await transaction(charger, 'T1', 1000, 2000);
+      await charger.close();
+      expect((await csms.api('DELETE', `/v1/charge-points/${cp.id}?force=true`)).status).to.equal(204);
+      const again = await csms.registerChargePoint('ocpp2.0.1', cp.id);
+      charger = await booted({ ...cp, password: again.password });
+      // was a CALLERROR InternalError (the session table's unique key), on every retry
+      await transaction(charger, 'T1', 5000, 9000);
+      expect(energyOf(await sessionsOf(cp.id))).to.deep.equal([
+        ['T1', 'COMPLETED', 1000, 2000, 1000],
+        ['T1', 'COMPLETED', 5000, 9000, 4000],
+      ]);
+      await charger.close();
+    });
+
+    it('a transaction id reused after its transaction ended is a new session; the finished one stays as it was', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      const charger = await booted(cp);
+      await transaction(charger, 'tx-1', 0, 1000);
+      const [finished] = await sessionsOf(cp.id);
+      // the charger's counter restarted: the same id again, seqNo from 0
+      const started = v201.transactionEvent({ eventType: 'Started', transactionId: 'tx-1', seqNo: 0, wh: 5000 });
+      expect(await charger.call('TransactionEvent', started)).to.deep.equal({});
+      // a true retry of that start and a repeated update change nothing
+      expect(await charger.call('TransactionEvent', started)).to.deep.equal({});
+      const updated = v201.transactionEvent({ eventType: 'Updated', transactionId: 'tx-1', seqNo: 1, wh: 6000 });
+      await charger.call('TransactionEvent', updated);
+      await charger.call('TransactionEvent', { ...updated, meterValue: v201.meterValues(1, 99_000).meterValue });
+      let sessions = await sessionsOf(cp.id);
+      expect(energyOf(sessions)).to.deep.equal([
+        ['tx-1', 'COMPLETED', 0, 1000, 1000],
+        ['tx-1', 'ACTIVE', 5000, 6000, 1000],
+      ]);
+      await charger.call(
+        'TransactionEvent',
+        v201.transactionEvent({
+          eventType: 'Ended',
+          transactionId: 'tx-1',
+          seqNo: 2,
+          wh: 9000,
+          stoppedReason: 'Local',
+        }),
+      );
+      sessions = await sessionsOf(cp.id);
+      expect(energyOf(sessions)).to.deep.equal([
+        ['tx-1', 'COMPLETED', 0, 1000, 1000],
+        ['tx-1', 'COMPLETED', 5000, 9000, 4000],
+      ]);
+      expect(sessions.find((s) => s.id === finished?.id)).to.deep.equal(finished);
+      // a retry of the end finds the transaction finished
+      await charger.call(
+        'TransactionEvent',
+        v201.transactionEvent({
+          eventType: 'Ended',
+          transactionId: 'tx-1',
+          seqNo: 2,
+          wh: 9500,
+          stoppedReason: 'Local',
+        }),
+      );
+      expect(energyOf(await sessionsOf(cp.id))).to.deep.equal(energyOf(sessions));
+      await charger.close();
+    });
+
+    it('a transaction id reused after more than 20 other transactions is a new session too', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      const charger = await booted(cp);
+      for (let i = 0; i < 21; i++) await transaction(charger, `N${i}`, i * 100, i * 100 + 10);
+      // was a CALLERROR InternalError
+      await transaction(charger, 'N0', 50_000, 50_500);
+      const sessions = (await sessionsOf(cp.id)).filter((s) => s.transaction_id === 'N0');
+      expect(energyOf(sessions)).to.deep.equal([
+        ['N0', 'COMPLETED', 0, 10, 10],
+        ['N0', 'COMPLETED', 50_000, 50_500, 500],
+      ]);
+      await charger.close();
+    });
+  });
