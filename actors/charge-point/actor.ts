@@ -14,7 +14,7 @@ import {
   onStatusChanged,
   type ChargePointCtx,
 } from './state.js';
-import { authorizeTag } from './authorization.js';
+import { authorizeTag, type AuthDecision } from './authorization.js';
 import { lateToken, linkOf, reloadLinks, restoreStatuses, roamingOf } from './roaming.js';
 import { epochMs, onMeterSampled, onTransactionProgress, onTransactionStarted } from './transactions.js';
 
@@ -41,23 +41,30 @@ async function started(
 }
 
 /**
- * A transaction that had no token names one (2.0.1 starts at plug-in; the idToken comes with an
- * update): an update's token is checked and answered with the decision; an accepted one on a
- * linked EVSE makes the transaction roamed from here on. The end of a transaction is never refused.
+ * An update or end that names a token (2.0.1 may start a transaction at plug-in and name the
+ * token in an update; an end names the token that stopped it). The token is authorized as an
+ * Authorize's is (authorization.ts: tokens, OCPP_UNKNOWN_ID_TAGS, the eMSP) and the event is
+ * answered with that decision (idTokenInfo is required with an idToken, E01), unless it is the
+ * token this transaction was last answered for: that answer is repeated, without asking anyone
+ * again. An accepted token on a linked EVSE makes a transaction that had none roamed from here
+ * on. The event is applied whatever the decision: a refusal tells the charger (which may stop,
+ * StopTxOnInvalidId), the energy is kept all the same.
  */
-async function tokenArrived(
+async function tokenNamed(
   deps: ChargePointActorDeps,
   ctx: ChargePointCtx,
   event: Extract<ChargerEvent, { type: 'transaction-updated' | 'transaction-ended' }>,
-  transactionId: string,
   idTag: string,
   protocol: ProtocolName,
 ): Promise<ChargerEventOutcome> {
-  const decision =
-    event.type === 'transaction-updated' ? await authorizeTag(deps, ctx, idTag, null, protocol) : undefined;
-  await lateToken(deps, ctx, transactionId, idTag, decision);
-  const outcome = onTransactionProgress(deps, ctx, ctx.state, event);
-  return decision ? cached(deps, { ...outcome, id_tag_status: decision.status }) : outcome;
+  const open = ctx.state.transactions.find((t) => t.transaction_id === event.transaction_id);
+  const known = open?.id_tag === idTag ? open.id_tag_status : undefined;
+  const decision: AuthDecision =
+    known === undefined
+      ? await authorizeTag(deps, ctx, idTag, open && open.evse_id > 0 ? open.evse_id : null, protocol)
+      : { status: known, reason: 'answered before for this transaction' };
+  if (deps.roaming && open && open.ocpi === undefined) await lateToken(deps, ctx, open.transaction_id, idTag, decision);
+  return cached(deps, onTransactionProgress(deps, ctx, ctx.state, event, decision.status));
 }
 
 /**
@@ -92,12 +99,9 @@ function onEvent(
       if (!deps.roaming) return cached(deps, onTransactionStarted(deps, ctx, s, event, protocol));
       return started(deps, ctx, event, protocol).then((outcome) => cached(deps, outcome));
     case 'transaction-updated':
-    case 'transaction-ended': {
-      const open = s.transactions.find((t) => t.transaction_id === event.transaction_id);
-      if (!deps.roaming || !open || open.ocpi !== undefined || event.id_tag === null)
-        return onTransactionProgress(deps, ctx, s, event);
-      return tokenArrived(deps, ctx, event, open.transaction_id, event.id_tag, protocol);
-    }
+    case 'transaction-ended':
+      if (event.id_tag === null) return onTransactionProgress(deps, ctx, s, event);
+      return tokenNamed(deps, ctx, event, event.id_tag, protocol);
     case 'meter-sampled':
       return onMeterSampled(deps, ctx, s, event);
     case 'reservation-updated':

@@ -73,6 +73,12 @@ const OpenTransaction = Type.Object({
   /** when the charger says it started (epoch ms); absent in states stored before */
   started_at: Type.Optional(Type.Integer()),
   ocpi: Type.Optional(Nullable(RoamedTransaction)),
+  /**
+   * the last token the charger named for it and the authorization status it was answered; absent
+   * in states stored before, and until a token is named
+   */
+  id_tag: Type.Optional(Type.String()),
+  id_tag_status: Type.Optional(Type.String()),
 });
 
 /** A CSMS-to-charger call waiting for its turn or for the charger's answer. */

@@ -110,6 +110,7 @@ export function onTransactionStarted(
     meter_start_wh: event.meter_start_wh,
     started_at: epochMs(event.timestamp),
     ...(roamed === undefined ? {} : { ocpi: roamed && pushSession(deps, ctx, sessionId, roamed, 0, null) }),
+    ...(event.id_tag === null ? {} : { id_tag: event.id_tag, id_tag_status: idTagStatus }),
   };
   if (opened.ocpi) sampleMeter(deps, ctx, sessionId, opened.started_at ?? Date.now(), event.meter_start_wh);
   if (event.meter_start_wh !== null)
@@ -129,25 +130,27 @@ export function onTransactionStarted(
 
 /**
  * An update (meter values, a late idToken) or the end of an open transaction. An update is one
- * UPDATE of the session row and, unless it brings the first meter reading, no state write; the
- * row itself refuses a 2.0.1 update that repeats an applied seqNo.
+ * UPDATE of the session row and, unless it brings the first meter reading or a token, no state
+ * write; the row itself refuses a 2.0.1 update that repeats an applied seqNo. `idTagStatus`: the
+ * authorization of the token the event names (actor.ts decides it), which is the answer.
  */
 export function onTransactionProgress(
   deps: ChargePointActorDeps,
   ctx: ChargePointCtx,
   s: ChargePointState,
   event: EventOf<'transaction-updated' | 'transaction-ended'>,
+  idTagStatus = 'Accepted',
 ): ChargerEventOutcome {
   const tx = s.transactions.find((t) => t.transaction_id === event.transaction_id);
   if (!tx) {
     // already finished: a retry after the end changes nothing
-    if (s.finished.some((f) => f.transaction_id === event.transaction_id)) return { id_tag_status: 'Accepted' };
+    if (s.finished.some((f) => f.transaction_id === event.transaction_id)) return { id_tag_status: idTagStatus };
     // an end read from a message that failed its schema closes what is open, it opens nothing
     if (event.type === 'transaction-ended' && event.salvaged) {
       ctx.log.warn({ transaction_id: event.transaction_id }, 'invalid end of a transaction not open here: ignored');
       return { id_tag_status: 'Accepted' };
     }
-    return adoptTransaction(deps, ctx, s, event);
+    return adoptTransaction(deps, ctx, s, event, idTagStatus);
   }
   const meterStart = tx.meter_start_wh ?? event.meter_wh;
   const ended = event.type === 'transaction-ended';
@@ -185,14 +188,30 @@ export function onTransactionProgress(
       transactions: s.transactions.filter((t) => t !== tx),
       finished: [...s.finished, { dedupe_key: tx.dedupe_key, transaction_id: tx.transaction_id }].slice(-MAX_FINISHED),
     });
-  } else if ((tx.meter_start_wh === null && meterStart !== null) || ocpi !== tx.ocpi) {
-    ctx.setState({
-      ...s,
-      transactions: s.transactions.map((t) => (t === tx ? { ...t, meter_start_wh: meterStart, ocpi } : t)),
-    });
-  }
+  } else keepOpen(ctx, s, tx, { meter_start_wh: meterStart, ocpi }, event.id_tag, idTagStatus);
   publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
-  return { id_tag_status: 'Accepted' };
+  return { id_tag_status: idTagStatus };
+}
+
+/**
+ * An open transaction after an update: written to the state only when something kept there
+ * changed (its first reading, its roamed session, the token named and its answer); a plain meter
+ * value writes no state.
+ */
+function keepOpen(
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  tx: OpenTransaction,
+  next: Pick<OpenTransaction, 'meter_start_wh' | 'ocpi'>,
+  idTag: string | null,
+  idTagStatus: string,
+): void {
+  const token =
+    idTag !== null && (tx.id_tag !== idTag || tx.id_tag_status !== idTagStatus)
+      ? { id_tag: idTag, id_tag_status: idTagStatus }
+      : undefined;
+  if ((tx.meter_start_wh === null && next.meter_start_wh !== null) || next.ocpi !== tx.ocpi || token)
+    ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? { ...t, ...next, ...token } : t)) });
 }
 
 /**
@@ -207,10 +226,11 @@ function adoptTransaction(
   ctx: ChargePointCtx,
   s: ChargePointState,
   event: EventOf<'transaction-updated' | 'transaction-ended'>,
+  idTagStatus: string,
 ): ChargerEventOutcome {
   if (s.transactions.length >= deps.maxOpenTransactions()) {
     ctx.log.warn({ transaction_id: event.transaction_id }, 'transaction without a start not kept: open limit reached');
-    return { id_tag_status: 'Accepted' };
+    return { id_tag_status: idTagStatus };
   }
   ctx.log.warn(
     { transaction_id: event.transaction_id, event: event.type },
@@ -235,11 +255,13 @@ function adoptTransaction(
       remote_start_id: null,
     },
     protocol,
+    undefined,
+    idTagStatus,
   );
   const opened = ctx.state;
   if (protocol === 'ocpp1.6' && numeric !== undefined && opened.next_transaction_id <= numeric)
     ctx.setState({ ...opened, next_transaction_id: numeric + 1 });
-  return onTransactionProgress(deps, ctx, ctx.state, event);
+  return onTransactionProgress(deps, ctx, ctx.state, event, idTagStatus);
 }
 
 /**

@@ -125,6 +125,54 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect((answer.idTokenInfo as Json).status).to.equal('NoCredit');
   });
 
+  it('2.0.1: a token first named in TransactionEvent Updated or Ended is authorized as Authorize is', async () => {
+    // not linked: no OCPI session will come of it, the token must be checked all the same
+    const cp = await world.chargePoint('ocpp2.0.1');
+    const charger = await world.charger(cp, 'ocpp2.0.1');
+    const own = uid();
+    await world.api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${own}`, { body: aToken221({ uid: own }) });
+    const blocked = uid();
+    await world.pushToken(emsp, blocked, { valid: false });
+    const event = (transactionId: string, eventType: string, seqNo: number, idToken?: string) => ({
+      eventType,
+      timestamp: new Date().toISOString(),
+      triggerReason:
+        eventType === 'Started' ? 'CablePluggedIn' : eventType === 'Ended' ? 'StopAuthorized' : 'Authorized',
+      seqNo,
+      transactionInfo: { transactionId, ...(eventType === 'Ended' ? { stoppedReason: 'Local' } : {}) },
+      ...(eventType === 'Started' ? { evse: { id: 1, connectorId: 1 } } : {}),
+      ...(idToken === undefined ? {} : { idToken: { idToken, type: 'ISO14443' } }),
+    });
+    type Answer = { idTokenInfo?: { status: string; cacheExpiryDateTime?: string } };
+    const send = async (e: Json) => (await charger.call('TransactionEvent', e)) as Answer;
+    const idTagOf = async (transactionId: string) => {
+      const list = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp.id}`);
+      return (list.body as { value: Json[] }).value.find((x) => x.transaction_id === transactionId)?.id_tag;
+    };
+
+    // Started without a token, then an unknown token in Updated: Invalid, as Authorize answers
+    expect(await send(event('TX-U1', 'Started', 0))).to.deep.equal({});
+    expect((await send(event('TX-U1', 'Updated', 1, 'NOBODY-UPD'))).idTokenInfo).to.deep.equal({ status: 'Invalid' });
+    expect(await idTagOf('TX-U1')).to.equal('NOBODY-UPD');
+    // the same token in the Ended: the answer the transaction had, without asking again
+    expect((await send(event('TX-U1', 'Ended', 2, 'NOBODY-UPD'))).idTokenInfo).to.deep.equal({ status: 'Invalid' });
+
+    // a token first named in the Ended
+    await send(event('TX-U2', 'Started', 0));
+    expect((await send(event('TX-U2', 'Ended', 1, blocked))).idTokenInfo).to.deep.equal({ status: 'Blocked' });
+    expect(await idTagOf('TX-U2')).to.equal(blocked);
+
+    // an accepted one carries the time the charger's cache drops it
+    await send(event('TX-U3', 'Started', 0));
+    const accepted = (await send(event('TX-U3', 'Updated', 1, own))).idTokenInfo;
+    expect(accepted?.status).to.equal('Accepted');
+    expect(Date.parse(accepted?.cacheExpiryDateTime ?? '') - Date.now()).to.be.within(3_590_000, 3_600_000);
+    expect(await idTagOf('TX-U3')).to.equal(own);
+    expect(
+      (await charger.call('Authorize', { idToken: { idToken: 'NOBODY-UPD', type: 'ISO14443' } })) as Answer,
+    ).to.have.nested.property('idTokenInfo.status', 'Invalid');
+  });
+
   it('a tag the operator remote-started is Accepted though it is no token', async () => {
     const { cp, charger } = await world.linkedCharger('ocpp1.6');
     charger.handle('RemoteStartTransaction', () => Promise.resolve({ status: 'Accepted' }));
