@@ -25,6 +25,21 @@ export function epochMs(timestamp: string): number {
   return Number.isFinite(t) ? t : Date.now();
 }
 
+/** How far ahead of the CSMS's clock a charger's reading may be stamped and still keep its time. */
+const FUTURE_TOLERANCE_MS = 10_000;
+
+/**
+ * When a meter reading was taken, as far as ordering readings goes: the charger's timestamp, but
+ * never later than now (the event is handled as it arrives). A reading stamped beyond the
+ * tolerance (a clock that is wrong, 2099) counts as taken when it arrived: it would otherwise win
+ * over every later reading, and the session's energy would stay at it for good.
+ */
+function readingTime(timestamp: string): number {
+  const t = epochMs(timestamp);
+  const now = Date.now();
+  return t > now + FUTURE_TOLERANCE_MS ? now : t;
+}
+
 /**
  * The transaction id of an earlier delivery of this start, if it is a retry: an open transaction
  * with its id (2.0.1) or its dedupe key, or a finished 1.6 start with its dedupe key (1.6 ids are
@@ -162,7 +177,7 @@ export function onTransactionProgress(
       start_wh: meterStart,
       last_wh: event.meter_wh,
       energy_wh: meterStart === null ? 0 : Math.max(0, event.meter_wh - meterStart),
-      at: epochMs(event.meter_at ?? event.timestamp),
+      at: readingTime(event.meter_at ?? event.timestamp),
     };
   }
   if (ended) progress.stopped = { at: epochMs(event.timestamp), reason: event.reason };

@@ -8,8 +8,12 @@ import { API_KEY, startCsms, type CsmsUnderTest } from './support/csms.js';
 import { v16, v201 } from './support/messages.js';
 import { eventually } from './support/scenario.js';
 
-/** Minutes after a fixed start, as the charger's clock says. */
-const T0 = Date.parse('2030-01-01T10:00:00Z');
+/**
+ * Minutes after a fixed start, as the charger's clock says: in the past, since a reading stamped
+ * ahead of the CSMS's clock counts as taken when it arrived (docs/CSMS.md "Energy and
+ * out-of-order readings").
+ */
+const T0 = Date.parse('2024-06-01T10:00:00Z');
 const at = (minutes: number): string => new Date(T0 + minutes * 60_000).toISOString();
 
 const register16 = (wh: number, minutes: number) => ({

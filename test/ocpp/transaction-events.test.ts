@@ -118,6 +118,47 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await charger.close();
     });
 
+    it('a reading stamped in the future does not freeze the energy; the Ended reading is applied', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      const charger = await booted(cp);
+      const reading = (wh: number, timestamp: string) => [
+        { timestamp, sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register' }] },
+      ];
+      const event = (eventType: 'Started' | 'Updated' | 'Ended', seqNo: number, wh: number, at?: string) => {
+        const e = v201.transactionEvent({ eventType, transactionId: 'tx-clock', seqNo, wh });
+        return at === undefined ? e : { ...e, timestamp: at, meterValue: reading(wh, at) };
+      };
+      await charger.call('TransactionEvent', event('Started', 0, 1000));
+      // a clock error: this reading says it was taken in 2099
+      await charger.call('TransactionEvent', event('Updated', 1, 1100, '2099-01-01T00:00:00.000Z'));
+      await new Promise((r) => setTimeout(r, 5));
+      await charger.call('TransactionEvent', event('Updated', 2, 15_000));
+      let [session] = await sessionsOf(cp.id);
+      expect(session).to.include({ meter_last_wh: 15_000, energy_wh: 14_000 });
+      await new Promise((r) => setTimeout(r, 5));
+      await charger.call('TransactionEvent', {
+        ...event('Ended', 3, 30_000),
+        transactionInfo: { transactionId: 'tx-clock', stoppedReason: 'EVDisconnected' },
+      });
+      [session] = await sessionsOf(cp.id);
+      expect(session).to.include({
+        status: 'COMPLETED',
+        meter_start_wh: 1000,
+        meter_last_wh: 30_000,
+        energy_wh: 29_000,
+      });
+      // the chart ends at the Ended's reading, with no point in 2099
+      const chart = (
+        await csms.api<{ samples: Array<{ at: string; wh: number }> }>(
+          'GET',
+          `/v1/sessions/${session?.id ?? ''}/meter-values`,
+        )
+      ).body.samples;
+      expect(chart.at(-1)?.wh).to.equal(30_000);
+      expect(chart.every((p) => Date.parse(p.at) <= Date.now())).to.equal(true);
+      await charger.close();
+    });
+
     it('a transaction id reused after more than 20 other transactions is a new session too', async () => {
       const cp = await csms.registerChargePoint('ocpp2.0.1');
       const charger = await booted(cp);
