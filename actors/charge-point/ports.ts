@@ -204,6 +204,8 @@ export interface SessionProgress {
   seq_no?: number | null;
   /** set when the session ends */
   stopped?: { at: number; reason: string | null };
+  /** the EVSE and connector of a session that had none (its start named no EVSE) */
+  evse?: { evse_id: number; connector_id: number };
 }
 
 /**

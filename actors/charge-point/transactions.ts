@@ -169,18 +169,7 @@ export function onTransactionProgress(
   }
   const meterStart = tx.meter_start_wh ?? event.meter_wh;
   const ended = event.type === 'transaction-ended';
-  // built field by field: spreading conditional objects cost ~2.5 us per meter value (every
-  // MeterValues of a running transaction comes through here)
-  const progress: SessionProgress = { id_tag: event.id_tag, seq_no: event.seq_no };
-  if (event.meter_wh !== null) {
-    progress.meter = {
-      start_wh: meterStart,
-      last_wh: event.meter_wh,
-      energy_wh: meterStart === null ? 0 : Math.max(0, event.meter_wh - meterStart),
-      at: readingTime(event.meter_at ?? event.timestamp),
-    };
-  }
-  if (ended) progress.stopped = { at: epochMs(event.timestamp), reason: event.reason };
+  const progress = progressOf(tx, event, meterStart);
   ctx.write(deps.sessions.progress(tx.session_id, progress));
   if (progress.meter)
     keepSample(
@@ -203,9 +192,41 @@ export function onTransactionProgress(
       transactions: s.transactions.filter((t) => t !== tx),
       finished: [...s.finished, { dedupe_key: tx.dedupe_key, transaction_id: tx.transaction_id }].slice(-MAX_FINISHED),
     });
-  } else keepOpen(ctx, s, tx, { meter_start_wh: meterStart, ocpi }, event.id_tag, idTagStatus);
+  } else
+    keepOpen(
+      ctx,
+      s,
+      tx,
+      { meter_start_wh: meterStart, ocpi, evse_id: progress.evse?.evse_id ?? tx.evse_id },
+      event.id_tag,
+      idTagStatus,
+    );
   publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
   return { id_tag_status: idTagStatus };
+}
+
+/** What an update or end changes in its session row. */
+function progressOf(
+  tx: OpenTransaction,
+  event: EventOf<'transaction-updated' | 'transaction-ended'>,
+  meterStart: number | null,
+): SessionProgress {
+  // built field by field: spreading conditional objects cost ~2.5 us per meter value (every
+  // MeterValues of a running transaction comes through here)
+  const progress: SessionProgress = { id_tag: event.id_tag, seq_no: event.seq_no };
+  if (event.meter_wh !== null) {
+    progress.meter = {
+      start_wh: meterStart,
+      last_wh: event.meter_wh,
+      energy_wh: meterStart === null ? 0 : Math.max(0, event.meter_wh - meterStart),
+      at: readingTime(event.meter_at ?? event.timestamp),
+    };
+  }
+  if (event.type === 'transaction-ended') progress.stopped = { at: epochMs(event.timestamp), reason: event.reason };
+  // the EVSE of a transaction whose start named none: from the first event that names it
+  if (tx.evse_id === 0 && event.evse_id !== undefined && event.evse_id > 0)
+    progress.evse = { evse_id: event.evse_id, connector_id: event.connector_id ?? 0 };
+  return progress;
 }
 
 /**
@@ -217,7 +238,7 @@ function keepOpen(
   ctx: ChargePointCtx,
   s: ChargePointState,
   tx: OpenTransaction,
-  next: Pick<OpenTransaction, 'meter_start_wh' | 'ocpi'>,
+  next: Pick<OpenTransaction, 'meter_start_wh' | 'ocpi' | 'evse_id'>,
   idTag: string | null,
   idTagStatus: string,
 ): void {
@@ -225,7 +246,11 @@ function keepOpen(
     idTag !== null && (tx.id_tag !== idTag || tx.id_tag_status !== idTagStatus)
       ? { id_tag: idTag, id_tag_status: idTagStatus }
       : undefined;
-  if ((tx.meter_start_wh === null && next.meter_start_wh !== null) || next.ocpi !== tx.ocpi || token)
+  const changed =
+    (tx.meter_start_wh === null && next.meter_start_wh !== null) ||
+    next.ocpi !== tx.ocpi ||
+    next.evse_id !== tx.evse_id;
+  if (changed || token)
     ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? { ...t, ...next, ...token } : t)) });
 }
 
@@ -261,8 +286,8 @@ function adoptTransaction(
       type: 'transaction-started',
       transaction_id: event.transaction_id,
       dedupe_key: `adopted|${event.transaction_id}`,
-      evse_id: 0,
-      connector_id: 0,
+      evse_id: event.evse_id ?? 0,
+      connector_id: event.connector_id ?? 0,
       id_tag: event.id_tag,
       meter_start_wh: null,
       timestamp: event.timestamp,

@@ -89,7 +89,7 @@ export const sessionWrites: SessionWrites = {
    * turns on PostgreSQL writes in one statement.
    */
   progress(sessionId: string, p: SessionProgress): WriteStep {
-    if (p.meter && !p.id_tag && !p.stopped)
+    if (p.meter && !p.id_tag && !p.stopped && !p.evse)
       return meterProgress.write({
         id: sessionId,
         updated_at: Date.now(),
@@ -127,6 +127,10 @@ async function progressAny(tx: SqlRunner, sessionId: string, p: SessionProgress)
   if (p.id_tag) {
     sets.push('id_tag = ?');
     params.push(p.id_tag);
+  }
+  if (p.evse) {
+    sets.push('evse_id = ?', 'connector_id = ?');
+    params.push(p.evse.evse_id, p.evse.connector_id);
   }
   if (p.stopped) {
     sets.push(`status = 'COMPLETED'`, 'stopped_at = ?', 'stop_reason = ?');

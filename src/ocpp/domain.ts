@@ -64,6 +64,12 @@ export const TransactionUpdatedEvent = Type.Object({
   seq_no: Type.Union([Type.Integer(), Type.Null()]),
   /** 2.0.1 sends the idToken later when the transaction started before authorization */
   id_tag: Type.Union([Type.String(), Type.Null()]),
+  /**
+   * the EVSE and connector the event names (2.0.1 `evse`), when it names one: a transaction that
+   * started without one gets them from the first event that does
+   */
+  evse_id: Type.Optional(Type.Integer({ minimum: 0 })),
+  connector_id: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 
 export const TransactionEndedEvent = Type.Object({
@@ -76,6 +82,12 @@ export const TransactionEndedEvent = Type.Object({
   reason: Type.Union([Type.String(), Type.Null()]),
   seq_no: Type.Union([Type.Integer(), Type.Null()]),
   id_tag: Type.Union([Type.String(), Type.Null()]),
+  /**
+   * the EVSE and connector the event names (2.0.1 `evse`), when it names one: a transaction that
+   * started without one gets them from the first event that does
+   */
+  evse_id: Type.Optional(Type.Integer({ minimum: 0 })),
+  connector_id: Type.Optional(Type.Integer({ minimum: 0 })),
   /**
    * read from a StopTransaction / TransactionEvent Ended that failed its schema (src/ocpp/salvage.ts):
    * it closes an open transaction, never opens one

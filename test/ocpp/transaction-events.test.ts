@@ -5,6 +5,7 @@ import { clusterEnvironment, type TestEnvironment } from '../support/platforms.j
 import { strictCharger } from '../support/rpc-client.js';
 import { API_KEY, startCsms, type CsmsUnderTest, type RegisteredChargePoint } from './support/csms.js';
 import { v201 } from './support/messages.js';
+import { actorState } from './support/scenario.js';
 
 /**
  * OCPP 2.0.1 TransactionEvents whose transaction ids, clocks and EVSEs are not what a CSMS would
@@ -156,6 +157,62 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       ).body.samples;
       expect(chart.at(-1)?.wh).to.equal(30_000);
       expect(chart.every((p) => Date.parse(p.at) <= Date.now())).to.equal(true);
+      await charger.close();
+    });
+
+    it('a transaction whose start names no EVSE gets its EVSE and connector from the first event that does', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      const charger = await booted(cp);
+      const at = (
+        evse: { id: number; connectorId: number } | undefined,
+        e: ReturnType<typeof v201.transactionEvent>,
+      ) => {
+        const { evse: _named, ...rest } = e;
+        return evse === undefined ? rest : { ...rest, evse };
+      };
+      const placeOf = async (transactionId: string) => {
+        const s = (await sessionsOf(cp.id)).find((x) => x.transaction_id === transactionId);
+        return [s?.evse_id, s?.connector_id];
+      };
+      await charger.call(
+        'TransactionEvent',
+        at(undefined, v201.transactionEvent({ eventType: 'Started', transactionId: 'tx-e', seqNo: 0, wh: 0 })),
+      );
+      // not known yet: no connector made up
+      expect(await placeOf('tx-e')).to.deep.equal([0, 0]);
+      await charger.call(
+        'TransactionEvent',
+        at(
+          { id: 2, connectorId: 1 },
+          v201.transactionEvent({ eventType: 'Updated', transactionId: 'tx-e', seqNo: 1, wh: 100 }),
+        ),
+      );
+      expect(await placeOf('tx-e')).to.deep.equal([2, 1]);
+      expect((await actorState(csms, cp.id)).transactions.map((t) => t.evse_id)).to.deep.equal([2]);
+      // the first EVSE named stays
+      await charger.call(
+        'TransactionEvent',
+        at(
+          { id: 1, connectorId: 1 },
+          v201.transactionEvent({
+            eventType: 'Ended',
+            transactionId: 'tx-e',
+            seqNo: 2,
+            wh: 200,
+            stoppedReason: 'Local',
+          }),
+        ),
+      );
+      expect(await placeOf('tx-e')).to.deep.equal([2, 1]);
+      // a transaction known only from its end
+      await charger.call(
+        'TransactionEvent',
+        at(
+          { id: 3, connectorId: 2 },
+          v201.transactionEvent({ eventType: 'Ended', transactionId: 'tx-end-only', seqNo: 5, wh: 900 }),
+        ),
+      );
+      expect(await placeOf('tx-end-only')).to.deep.equal([3, 2]);
       await charger.close();
     });
 

@@ -91,8 +91,9 @@ function transactionEvent(
       transaction_id: transactionId,
       // OCPP 2.0.1 part 2 E01: a retried message repeats transactionId and seqNo
       dedupe_key: `${transactionId}|${p.seqNo}`,
+      // no evse: not known yet (0), a later event may name it; an EVSE without a connector: its first
       evse_id: p.evse?.id ?? 0,
-      connector_id: p.evse?.connectorId ?? 1,
+      connector_id: p.evse ? (p.evse.connectorId ?? 1) : 0,
       id_tag: idTag,
       meter_start_wh: wh,
       timestamp: p.timestamp,
@@ -109,6 +110,7 @@ function transactionEvent(
     timestamp: p.timestamp,
     seq_no: p.seqNo,
     id_tag: idTag,
+    ...(p.evse ? { evse_id: p.evse.id, connector_id: p.evse.connectorId ?? 1 } : {}),
   };
   if (p.eventType === 'Updated') return { type: 'transaction-updated', ...common };
   return { type: 'transaction-ended', ...common, reason: p.transactionInfo.stoppedReason ?? 'Local' };
