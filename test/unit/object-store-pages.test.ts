@@ -65,3 +65,39 @@ describe('object store page cache', () => {
     expect(sql.reads).to.equal(4);
   });
 });
+
+/**
+ * Rows answered from memory where another process's writer wins the first `lost` rounds of an
+ * update (its UPDATE finds the revision moved on); counts the rounds.
+ */
+function contendedSql(lost: number): ObjectSql & { rounds: number } {
+  let revision = 1;
+  const sql = {
+    rounds: 0,
+    query(): Promise<Row[]> {
+      return Promise.resolve([{ data: JSON.stringify(item), revision }]);
+    },
+    run(): Promise<number> {
+      sql.rounds++;
+      if (sql.rounds <= lost) {
+        revision++;
+        return Promise.resolve(0);
+      }
+      return Promise.resolve(1);
+    },
+  };
+  return sql;
+}
+
+describe('object store updates against the writes of other processes', () => {
+  it('keeps trying while another process keeps winning (15 rounds lost, as two web processes with 15 PATCHes each can)', async () => {
+    const sql = contendedSql(15);
+    const store = new ObjectStore<Item>(sql, 'locations');
+    const next = await store.update({ ...one, id: 'A' }, (current) => ({
+      ...current,
+      last_updated: '2026-01-02T00:00:00Z',
+    }));
+    expect(next?.last_updated).to.equal('2026-01-02T00:00:00Z');
+    expect(sql.rounds).to.equal(16);
+  });
+});

@@ -16,7 +16,20 @@ export interface ObjectKey extends PartyIdentity {
   id: string;
 }
 
-const MAX_UPDATE_ATTEMPTS = 10;
+/**
+ * How long an update keeps trying against the writes of other processes. Each process's writes
+ * of one object take turns (below), so at most one writer per process contends; a writer whose
+ * process has several queued keeps winning the race against the other's one, until its queue is
+ * empty. Ten rounds were not always enough for two web processes given 15 PATCHes of one
+ * location each (one answered 503 in CI); a time budget with a short random pause after each lost
+ * round lets the queue drain. An object that still changes under every attempt past it is a 503.
+ */
+const UPDATE_BUDGET_MS = 2_000;
+
+/** The longest random pause after a lost round, in ms (grows with the rounds lost, to this). */
+const MAX_RETRY_PAUSE_MS = 8;
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The tail of each object's chain of writes in this process (`serialized`), by store key. A
@@ -274,7 +287,9 @@ export class ObjectStore<T extends { last_updated: string }> {
   private async updateNow(key: ObjectKey, change: (current: T) => T): Promise<T | undefined> {
     const where = 'module = ? AND country_code = ? AND party_id = ? AND object_id = ?';
     const keyParams = [this.module, key.country_code, key.party_id, key.id];
-    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+    const deadline = Date.now() + UPDATE_BUDGET_MS;
+    for (let attempt = 0; attempt === 0 || Date.now() < deadline; attempt++) {
+      if (attempt > 0) await pause(Math.random() * Math.min(attempt, MAX_RETRY_PAUSE_MS));
       const rows = await this.sql.query(`SELECT data, revision FROM ocpi_object WHERE ${where}`, keyParams);
       const row = rows[0];
       if (!row) return undefined;
@@ -296,7 +311,7 @@ export class ObjectStore<T extends { last_updated: string }> {
       }
     }
     throw new ConcurrentUpdateError(
-      `${this.module} ${key.country_code}-${key.party_id}-${key.id} kept changing under ${MAX_UPDATE_ATTEMPTS} attempts`,
+      `${this.module} ${key.country_code}-${key.party_id}-${key.id} kept changing for ${UPDATE_BUDGET_MS} ms of attempts`,
     );
   }
 
