@@ -2,7 +2,8 @@ import { parseInstant } from '../rfc3339.js';
 
 /**
  * The energy register reading (Energy.Active.Import.Register, the default measurand in both
- * versions) of the last sample in a list of meter values, in Wh. Null when absent.
+ * versions) of the last sample in a list of meter values, in Wh; when the charger gives it per
+ * phase only, the sum of its phases. Null when absent.
  */
 export interface SampledReading {
   value: number;
@@ -15,14 +16,23 @@ export interface SampledReading {
 
 export function energyRegisterWh(samples: SampledReading[]): number | null {
   let found: number | null = null;
+  // per phase, for a charger that gives its register only per phase (L1, L2, L3, or L1-N ...)
+  let l1: number | null = null;
+  let l2: number | null = null;
+  let l3: number | null = null;
   for (const s of samples) {
     const measurand = s.measurand ?? 'Energy.Active.Import.Register';
-    if (measurand !== 'Energy.Active.Import.Register' || s.phase !== undefined) continue;
-    if (!Number.isFinite(s.value)) continue;
+    if (measurand !== 'Energy.Active.Import.Register' || !Number.isFinite(s.value)) continue;
     const scaled = s.value * 10 ** s.multiplier;
-    found = s.unit === 'kWh' ? scaled * 1000 : scaled;
+    const wh = s.unit === 'kWh' ? scaled * 1000 : scaled;
+    if (s.phase === undefined) found = wh;
+    else if (s.phase === 'L1' || s.phase === 'L1-N') l1 = wh;
+    else if (s.phase === 'L2' || s.phase === 'L2-N') l2 = wh;
+    else if (s.phase === 'L3' || s.phase === 'L3-N') l3 = wh;
   }
-  return found;
+  // the whole register when given; else the sum of the phases given (a single-phase charger: L1)
+  if (found !== null || (l1 === null && l2 === null && l3 === null)) return found;
+  return (l1 ?? 0) + (l2 ?? 0) + (l3 ?? 0);
 }
 
 /** A register reading and the time the charger took it (its meterValue's timestamp). */

@@ -160,6 +160,47 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await charger.close();
     });
 
+    it('a charger that gives its energy register per phase only is billed the sum of the phases', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      const charger = await booted(cp);
+      const perPhase = (
+        eventType: 'Started' | 'Updated' | 'Ended',
+        seqNo: number,
+        l1: number,
+        l2: number,
+        l3: number,
+      ) => {
+        const e = v201.transactionEvent({ eventType, transactionId: 'tx-phases', seqNo });
+        const at = new Date().toISOString();
+        return {
+          ...e,
+          ...(eventType === 'Ended'
+            ? { transactionInfo: { transactionId: 'tx-phases', stoppedReason: 'EVDisconnected' } }
+            : {}),
+          meterValue: [
+            {
+              timestamp: at,
+              sampledValue: (
+                [
+                  ['L1', l1],
+                  ['L2', l2],
+                  ['L3', l3],
+                ] as const
+              ).map(([phase, value]) => ({ value, measurand: 'Energy.Active.Import.Register', phase })),
+            },
+          ],
+        };
+      };
+      await charger.call('TransactionEvent', perPhase('Started', 0, 1000, 1000, 1000));
+      await new Promise((r) => setTimeout(r, 5));
+      await charger.call('TransactionEvent', perPhase('Updated', 1, 2000, 2500, 3000));
+      await new Promise((r) => setTimeout(r, 5));
+      await charger.call('TransactionEvent', perPhase('Ended', 2, 4000, 4000, 4000));
+      const [session] = await sessionsOf(cp.id);
+      expect(session).to.include({ status: 'COMPLETED', meter_start_wh: 3000, meter_last_wh: 12_000, energy_wh: 9000 });
+      await charger.close();
+    });
+
     it('a transaction whose start names no EVSE gets its EVSE and connector from the first event that does', async () => {
       const cp = await csms.registerChargePoint('ocpp2.0.1');
       const charger = await booted(cp);

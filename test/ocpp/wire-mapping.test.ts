@@ -28,11 +28,23 @@ function checked<V extends 'ocpp1.6' | 'ocpp2.0.1'>(version: V, action: string, 
 describe('OCPP wire mapping (pure functions)', () => {
   before(() => schemas.load());
 
-  it('reads the energy register in Wh from kWh and unit multipliers, ignoring per-phase and other measurands', () => {
+  it('reads the energy register in Wh from kWh and unit multipliers, ignoring other measurands', () => {
     expect(energyRegisterWh([sample({ value: 12.5, unit: 'kWh' })])).to.equal(12_500);
     expect(energyRegisterWh([sample({ value: 3, unit: 'Wh', multiplier: 3 })])).to.equal(3000);
     expect(energyRegisterWh([sample({ value: 7, measurand: 'Power.Active.Import' })])).to.equal(null);
     expect(energyRegisterWh([sample({ value: 9, phase: 'L1' }), sample({ value: 10 })])).to.equal(10);
+  });
+
+  it('sums the phases of a register given per phase only; the whole register wins when given too', () => {
+    const phases = (...values: Array<[string, number]>) => values.map(([phase, value]) => sample({ value, phase }));
+    expect(energyRegisterWh(phases(['L1', 1000], ['L2', 2000], ['L3', 3000]))).to.equal(6000);
+    expect(
+      energyRegisterWh(phases(['L1-N', 1.5], ['L2-N', 1.5], ['L3-N', 2]).map((s) => ({ ...s, unit: 'kWh' }))),
+    ).to.equal(5000);
+    expect(energyRegisterWh(phases(['L1', 700]))).to.equal(700);
+    expect(energyRegisterWh([...phases(['L1', 1], ['L2', 2]), sample({ value: 10 })])).to.equal(10);
+    // neutral and phase-to-phase values are no share of the register
+    expect(energyRegisterWh(phases(['N', 5], ['L1-L2', 9]))).to.equal(null);
   });
 
   it('parses the three frame types and tells malformed frames apart', () => {
