@@ -29,12 +29,13 @@ export function epochMs(timestamp: string): number {
 const FUTURE_TOLERANCE_MS = 10_000;
 
 /**
- * When a meter reading was taken, as far as ordering readings goes: the charger's timestamp, but
- * never later than now (the event is handled as it arrives). A reading stamped beyond the
- * tolerance (a clock that is wrong, 2099) counts as taken when it arrived: it would otherwise win
- * over every later reading, and the session's energy would stay at it for good.
+ * When something the charger stamps happened (a meter reading, a start, an end): the charger's
+ * timestamp, but never later than now (the event is handled as it arrives). A time beyond the
+ * tolerance (a clock that is wrong, 2099) counts as when it arrived: a reading would otherwise
+ * win over every later one and the session's energy stay at it for good, and a start stamped
+ * 2099 gave a session that stopped before it started (a negative duration to price).
  */
-function readingTime(timestamp: string): number {
+function chargerTime(timestamp: string): number {
   const t = epochMs(timestamp);
   const now = Date.now();
   return t > now + FUTURE_TOLERANCE_MS ? now : t;
@@ -111,7 +112,7 @@ export function onTransactionStarted(
       evse_id: event.evse_id,
       connector_id: event.connector_id,
       id_tag: event.id_tag,
-      started_at: epochMs(event.timestamp),
+      started_at: chargerTime(event.timestamp),
       meter_start_wh: event.meter_start_wh,
       seq_no: event.seq_no,
       remote_start_command_id: remoteStart?.command_id ?? null,
@@ -123,13 +124,13 @@ export function onTransactionStarted(
     dedupe_key: event.dedupe_key,
     evse_id: event.evse_id,
     meter_start_wh: event.meter_start_wh,
-    started_at: epochMs(event.timestamp),
+    started_at: chargerTime(event.timestamp),
     ...(roamed === undefined ? {} : { ocpi: roamed && pushSession(deps, ctx, sessionId, roamed, 0, null) }),
     ...(event.id_tag === null ? {} : { id_tag: event.id_tag, id_tag_status: idTagStatus }),
   };
   if (opened.ocpi) sampleMeter(deps, ctx, sessionId, opened.started_at ?? Date.now(), event.meter_start_wh);
   if (event.meter_start_wh !== null)
-    keepSample(ctx, deps.meterSamples.sample(sessionId, epochMs(event.timestamp), event.meter_start_wh, 'first'));
+    keepSample(ctx, deps.meterSamples.sample(sessionId, chargerTime(event.timestamp), event.meter_start_wh, 'first'));
   const reservation = event.reservation_id ?? null;
   ctx.setState({
     ...s,
@@ -182,7 +183,7 @@ export function onTransactionProgress(
       deps,
       ctx,
       tx.session_id,
-      progress.meter?.at ?? progress.stopped?.at ?? epochMs(event.timestamp),
+      progress.meter?.at ?? progress.stopped?.at ?? chargerTime(event.timestamp),
       event.meter_wh,
     );
   const ocpi = tx.ocpi ? roamedProgress(deps, ctx, tx.session_id, tx.ocpi, progress) : tx.ocpi;
@@ -219,10 +220,12 @@ function progressOf(
       start_wh: meterStart,
       last_wh: event.meter_wh,
       energy_wh: meterStart === null ? 0 : Math.max(0, event.meter_wh - meterStart),
-      at: readingTime(event.meter_at ?? event.timestamp),
+      at: chargerTime(event.meter_at ?? event.timestamp),
     };
   }
-  if (event.type === 'transaction-ended') progress.stopped = { at: epochMs(event.timestamp), reason: event.reason };
+  // an end is never before its start (a start stamped by a clock that was ahead)
+  if (event.type === 'transaction-ended')
+    progress.stopped = { at: Math.max(chargerTime(event.timestamp), tx.started_at ?? 0), reason: event.reason };
   // the EVSE of a transaction whose start named none: from the first event that names it
   if (tx.evse_id === 0 && event.evse_id !== undefined && event.evse_id > 0)
     progress.evse = { evse_id: event.evse_id, connector_id: event.connector_id ?? 0 };

@@ -160,6 +160,33 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await charger.close();
     });
 
+    it('a start stamped in the future counts as started when it arrived: the session never stops before it starts', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      const charger = await booted(cp);
+      const before = Date.now();
+      await charger.call('TransactionEvent', {
+        ...v201.transactionEvent({ eventType: 'Started', transactionId: 'tx-ahead', seqNo: 0, wh: 1000 }),
+        timestamp: '2099-01-01T00:00:00.000Z',
+      });
+      await charger.call(
+        'TransactionEvent',
+        v201.transactionEvent({
+          eventType: 'Ended',
+          transactionId: 'tx-ahead',
+          seqNo: 1,
+          wh: 2000,
+          stoppedReason: 'EVDisconnected',
+        }),
+      );
+      const [session] = await sessionsOf(cp.id);
+      const started = Date.parse(session?.started_at ?? '');
+      const stopped = Date.parse(session?.stopped_at ?? '');
+      expect(started).to.be.within(before, Date.now());
+      expect(stopped).to.be.at.least(started);
+      expect(session).to.include({ status: 'COMPLETED', energy_wh: 1000 });
+      await charger.close();
+    });
+
     it('a charger that gives its energy register per phase only is billed the sum of the phases', async () => {
       const cp = await csms.registerChargePoint('ocpp2.0.1');
       const charger = await booted(cp);
