@@ -14,6 +14,14 @@ export interface SampledReading {
   multiplier: number;
 }
 
+/**
+ * The largest register reading taken as one, in Wh (1 TWh): a 350 kW charger running without a
+ * pause for 20 years counts about 61 GWh. A larger reading, or a negative one, is no reading of
+ * a register (a meter fault, a unit mistake): it would bill a session for more energy than
+ * exists, and is left out as if the charger had not sent it.
+ */
+export const MAX_REGISTER_WH = 1e12;
+
 export function energyRegisterWh(samples: SampledReading[]): number | null {
   let found: number | null = null;
   // per phase, for a charger that gives its register only per phase (L1, L2, L3, or L1-N ...)
@@ -25,6 +33,7 @@ export function energyRegisterWh(samples: SampledReading[]): number | null {
     if (measurand !== 'Energy.Active.Import.Register' || !Number.isFinite(s.value)) continue;
     const scaled = s.value * 10 ** s.multiplier;
     const wh = s.unit === 'kWh' ? scaled * 1000 : scaled;
+    if (!(wh >= 0 && wh <= MAX_REGISTER_WH)) continue;
     if (s.phase === undefined) found = wh;
     else if (s.phase === 'L1' || s.phase === 'L1-N') l1 = wh;
     else if (s.phase === 'L2' || s.phase === 'L2-N') l2 = wh;

@@ -155,6 +155,29 @@ describe('OCPP limits: boot deadline and open transactions per charger', () => {
     await charger.close();
   });
 
+  it('1.6: a negative or absurd register reading is none: the session is billed from the readings that are', async () => {
+    const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
+    await charger.call('BootNotification', v16.boot());
+    const start = await charger.call<{ transactionId: number }>(
+      'StartTransaction',
+      v16.start({ idTag: 'TAG-REG', meterStart: -500 }),
+    );
+    await charger.call('MeterValues', v16.meterValues(1, start.transactionId, 1000));
+    await charger.call('MeterValues', v16.meterValues(1, start.transactionId, 1e20));
+    await charger.call('MeterValues', v16.meterValues(1, start.transactionId, 3000));
+    await charger.call('StopTransaction', v16.stop(start.transactionId, -1));
+    const sessions = await csms.api<
+      Array<{ status: string; meter_start_wh: number | null; meter_last_wh: number; energy_wh: number }>
+    >('GET', `/v1/sessions?charge_point_id=${cp.id}`);
+    expect(sessions.body[0]).to.include({
+      status: 'COMPLETED',
+      meter_start_wh: 1000,
+      meter_last_wh: 3000,
+      energy_wh: 2000,
+    });
+    await charger.close();
+  });
+
   it('2.0.1: answers the status of ever new connectors, and keeps at most 128 of them', async () => {
     const { cp, charger } = await connectedCharger(csms, 'ocpp2.0.1');
     await charger.call('BootNotification', v201.boot());

@@ -43,6 +43,12 @@ describe('OCPP wire mapping (pure functions)', () => {
     ).to.equal(5000);
     expect(energyRegisterWh(phases(['L1', 700]))).to.equal(700);
     expect(energyRegisterWh([...phases(['L1', 1], ['L2', 2]), sample({ value: 10 })])).to.equal(10);
+    // a negative or absurd register reading is none (it would bill more energy than exists)
+    expect(energyRegisterWh([sample({ value: -1000 })])).to.equal(null);
+    expect(energyRegisterWh([sample({ value: 1e20 })])).to.equal(null);
+    expect(energyRegisterWh([sample({ value: 1.79e308, unit: 'kWh' })])).to.equal(null);
+    expect(energyRegisterWh([sample({ value: 2000 }), sample({ value: 1e20 })])).to.equal(2000);
+    expect(energyRegisterWh([sample({ value: 60e9 })])).to.equal(60e9);
     // neutral and phase-to-phase values are no share of the register
     expect(energyRegisterWh(phases(['N', 5], ['L1-L2', 9]))).to.equal(null);
   });

@@ -86,7 +86,8 @@ function transactionStarted(p: StartTransactionRequest): EventOf<'transaction-st
     evse_id: p.connectorId,
     connector_id: p.connectorId,
     id_tag: p.idTag,
-    meter_start_wh: p.meterStart,
+    // a negative register is none (src/ocpp/meter.ts MAX_REGISTER_WH); 1.6's integer stays below the top
+    meter_start_wh: p.meterStart >= 0 ? p.meterStart : null,
     timestamp: p.timestamp,
     seq_no: null,
     remote_start_id: null,
@@ -98,7 +99,7 @@ function transactionEnded(p: StopTransactionRequest): EventOf<'transaction-ended
   return {
     type: 'transaction-ended',
     transaction_id: String(p.transactionId),
-    meter_wh: p.meterStop,
+    meter_wh: p.meterStop >= 0 ? p.meterStop : null,
     timestamp: p.timestamp,
     reason: p.reason ?? 'Local',
     seq_no: null,
