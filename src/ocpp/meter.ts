@@ -1,10 +1,6 @@
 import { parseInstant } from '../rfc3339.js';
 
-/**
- * The energy register reading (Energy.Active.Import.Register, the default measurand in both
- * versions) of the last sample in a list of meter values, in Wh; when the charger gives it per
- * phase only, the sum of its phases. Null when absent.
- */
+/** One sampled value of a meter value, as both versions give it. */
 export interface SampledReading {
   value: number;
   measurand: string | undefined;
@@ -22,6 +18,11 @@ export interface SampledReading {
  */
 export const MAX_REGISTER_WH = 1e12;
 
+/**
+ * The energy register reading (Energy.Active.Import.Register, the default measurand in both
+ * versions) of the last sample in a list of meter values, in Wh; when the charger gives it per
+ * phase only, the sum of its phases. Null when absent.
+ */
 export function energyRegisterWh(samples: SampledReading[]): number | null {
   let found: number | null = null;
   // per phase, for a charger that gives its register only per phase (L1, L2, L3, or L1-N ...)

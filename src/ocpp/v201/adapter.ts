@@ -35,7 +35,7 @@ import type {
   ChargingProfileType,
 } from '../generated/ocpp201.js';
 import { latestRegisterReading, type RegisterReading, type SampledReading } from '../meter.js';
-import { deviceModelOf, report201 } from '../reports.js';
+import { deviceModelOf, isSecretName, report201 } from '../reports.js';
 import { salvageEnded201 } from '../salvage.js';
 
 function samples201(entry: MeterValueType): SampledReading[] {
@@ -409,8 +409,7 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
     // result for another variable is no answer to it, and an Accepted there took no password
     if (command.kind === 'set-password' && 'setVariableResult' in payload) {
       const own = payload.setVariableResult.find(
-        (r) =>
-          r.component.name.toLowerCase() === 'securityctrlr' && r.variable.name.toLowerCase() === 'basicauthpassword',
+        (r) => r.component.name.toLowerCase() === 'securityctrlr' && isSecretName(r.variable.name),
       );
       return own?.attributeStatus ?? 'Rejected';
     }
