@@ -12,7 +12,12 @@ export interface Config extends Settings {
   publicUrl: string;
   mode: 'embedded' | 'cluster';
   database:
-    | { kind: 'sqlite'; file: string }
+    | {
+        kind: 'sqlite';
+        file: string;
+        /** SQLITE_LOCKING=exclusive: the connection keeps the file's lock (no other process opens it) */
+        exclusive?: boolean;
+      }
     | {
         kind: 'postgresql';
         /** DATABASE_URL without its sslmode */
@@ -61,7 +66,11 @@ function databaseOf(settings: Settings): Config['database'] {
     for (const name of ['DATABASE_SSL_CA', 'DATABASE_SSL_REJECT_UNAUTHORIZED'] as const) {
       if (settings[name] !== undefined) throw new ConfigError(name, 'needs a postgres:// DATABASE_URL');
     }
-    return { kind: 'sqlite', file: settings.DATABASE_URL.slice('sqlite:'.length) };
+    return {
+      kind: 'sqlite',
+      file: settings.DATABASE_URL.slice('sqlite:'.length),
+      exclusive: settings.SQLITE_LOCKING === 'exclusive',
+    };
   }
   const { url, sslmode, tls } = postgresTls(settings);
   return { kind: 'postgresql', url, schema: settings.DATABASE_SCHEMA, sslmode, ...(tls ? { tls } : {}) };

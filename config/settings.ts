@@ -41,6 +41,11 @@ export const SettingsSchema = Type.Object({
     default: 10,
     description: 'PostgreSQL connections per process',
   }),
+  SQLITE_LOCKING: Type.Union([Type.Literal('exclusive'), Type.Literal('normal')], {
+    default: 'exclusive',
+    description:
+      "embedded SQLite: exclusive holds the file's lock for the process's life (no lock calls per transaction; no other process opens the file while it runs), normal lets other processes (the sqlite3 shell, a backup) read it while it runs",
+  }),
   DATABASE_SSL_CA: Type.Optional(
     Type.String({
       minLength: 1,

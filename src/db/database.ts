@@ -64,7 +64,7 @@ export class Database {
     const window = opts.commitWindowMs ?? 0;
     if (database.kind === 'sqlite') {
       if (database.file !== ':memory:') mkdirSync(dirname(resolve(database.file)), { recursive: true });
-      const lock = new SqliteConnectionLock(await openSqlite(database.file));
+      const lock = new SqliteConnectionLock(await openSqlite(database.file, { exclusive: database.exclusive }));
       const executor = new SqliteExecutor(lock, () => lock.close());
       const openOrm = async (): Promise<Orm> => {
         const { openSqliteOrm } = await import('./orm.js');

@@ -19,7 +19,7 @@ describe('settings', () => {
   it('gives the embedded mode with no settings at all', () => {
     const c = loadConfig({});
     expect(c.mode).to.equal('embedded');
-    expect(c.database).to.deep.equal({ kind: 'sqlite', file: './data/platform.sqlite' });
+    expect(c.database).to.deep.equal({ kind: 'sqlite', file: './data/platform.sqlite', exclusive: true });
     expect(c.PORT).to.equal(3000);
     expect(c.publicUrl).to.equal('http://localhost:3000');
     expect(c.PROCESS_ROLE).to.equal('all');
