@@ -80,10 +80,52 @@ function refuseStart(
   return { transaction_id: refusedId, id_tag_status: 'Invalid' };
 }
 
-export function onTransactionStarted(
+/**
+ * An EVSE (a 1.6 connector) runs one transaction at a time, and a charger sends a transaction's
+ * messages in order: a new start on an EVSE where one is still open here means that the earlier
+ * one ended and its end never arrived (lost, or a charger that forgot it across a power cut). The
+ * earlier transaction is ended as of the new start, with reason Other and the last reading
+ * received, so that its session completes (and, roamed, goes to the eMSP with its CDR) instead of
+ * staying open for ever; docs/CSMS.md "Sessions". An end that still arrives later finds it
+ * finished and changes nothing. A start without an EVSE (2.0.1 may name it later) ends nothing.
+ */
+function endSuperseded(
   deps: ChargePointActorDeps,
   ctx: ChargePointCtx,
   s: ChargePointState,
+  start: EventOf<'transaction-started'>,
+): ChargePointState {
+  if (start.evse_id <= 0) return s;
+  let state = s;
+  for (const earlier of s.transactions.filter((t) => t.evse_id === start.evse_id)) {
+    ctx.log.warn(
+      { transaction_id: earlier.transaction_id, next: start.transaction_id, evse_id: start.evse_id },
+      'open transaction ended by a new start on its EVSE',
+    );
+    onTransactionProgress(
+      deps,
+      ctx,
+      state,
+      {
+        type: 'transaction-ended',
+        transaction_id: earlier.transaction_id,
+        meter_wh: null,
+        timestamp: start.timestamp,
+        reason: 'Other',
+        seq_no: null,
+        id_tag: null,
+      },
+      earlier.id_tag_status ?? 'Accepted',
+    );
+    state = ctx.state;
+  }
+  return state;
+}
+
+export function onTransactionStarted(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  current: ChargePointState,
   event: EventOf<'transaction-started'>,
   protocol: ProtocolName,
   /** its OCPI session's parts when roamed (roaming.ts roamingOf) */
@@ -91,9 +133,10 @@ export function onTransactionStarted(
   /** the token's authorization (authorization.ts); Accepted when not checked */
   idTagStatus = 'Accepted',
 ): ChargerEventOutcome {
-  const retried = retriedStart(s, event);
+  const retried = retriedStart(current, event);
   // a retry is answered as the first delivery was (a refused token stays refused)
   if (retried !== undefined) return { transaction_id: retried, id_tag_status: idTagStatus };
+  const s = endSuperseded(deps, ctx, current, event);
   if (s.transactions.length >= deps.maxOpenTransactions()) return refuseStart(deps, ctx, s, event);
   const transactionId = event.transaction_id ?? String(s.next_transaction_id);
   if (event.transaction_id !== null && s.finished.some((f) => f.transaction_id === transactionId))

@@ -93,21 +93,25 @@ describe('OCPP limits: boot deadline and open transactions per charger', () => {
   it('2.0.1: answers a TransactionEvent Started beyond the limit with idTokenInfo Invalid, with or without an idToken', async () => {
     const { cp, charger } = await connectedCharger(csms, 'ocpp2.0.1');
     await charger.call('BootNotification', v201.boot());
-    for (const id of ['T-1', 'T-2']) {
+    // each on an EVSE of its own: a start on the EVSE of an open transaction would end that one
+    for (const [evse, id] of [
+      [1, 'T-1'],
+      [2, 'T-2'],
+    ] as const) {
       const r = await charger.call<{ idTokenInfo?: { status: string } }>(
         'TransactionEvent',
-        v201.transactionEvent({ eventType: 'Started', transactionId: id, seqNo: 0, idToken: 'TAG-1', wh: 0 }),
+        v201.transactionEvent({ eventType: 'Started', transactionId: id, seqNo: 0, idToken: 'TAG-1', wh: 0, evse }),
       );
       expect(r.idTokenInfo?.status).to.equal('Accepted');
     }
     const withToken = await charger.call<{ idTokenInfo?: { status: string } }>(
       'TransactionEvent',
-      v201.transactionEvent({ eventType: 'Started', transactionId: 'T-3', seqNo: 0, idToken: 'TAG-1', wh: 0 }),
+      v201.transactionEvent({ eventType: 'Started', transactionId: 'T-3', seqNo: 0, idToken: 'TAG-1', wh: 0, evse: 3 }),
     );
     expect(withToken.idTokenInfo?.status).to.equal('Invalid');
     const withoutToken = await charger.call<{ idTokenInfo?: { status: string } }>(
       'TransactionEvent',
-      v201.transactionEvent({ eventType: 'Started', transactionId: 'T-4', seqNo: 0, wh: 0 }),
+      v201.transactionEvent({ eventType: 'Started', transactionId: 'T-4', seqNo: 0, wh: 0, evse: 4 }),
     );
     expect(withoutToken.idTokenInfo?.status).to.equal('Invalid');
     const sessions = await csms.api<SessionView[]>('GET', `/v1/sessions?charge_point_id=${cp.id}`);

@@ -8,10 +8,12 @@ import { eventually } from './support/scenario.js';
 
 /**
  * A transaction whose start never reached this CSMS (lost, or sent before a migration) still
- * becomes a session when its updates or its end arrive: its energy and end are not dropped
- * (docs/CSMS.md "Sessions").
+ * becomes a session when its updates or its end arrive: its energy and end are not dropped. One
+ * whose end never arrived completes when the next start comes on its EVSE (a 1.6 connector),
+ * which runs one transaction at a time; the open transactions of other EVSEs are left alone
+ * (docs/CSMS.md "Sessions whose start never arrived", "Sessions whose end never arrived").
  */
-describe('transactions whose start never arrived', function () {
+describe('transactions whose start or end never arrived', function () {
   this.timeout(20_000);
   let csms: CsmsUnderTest;
   before(async () => {
@@ -84,6 +86,82 @@ describe('transactions whose start never arrived', function () {
       meter_last_wh: 13_000,
       energy_wh: 3_000,
       stop_reason: 'Local',
+    });
+    await charger.close();
+  });
+
+  const byTransaction = (list: ChargingSession[]) =>
+    Object.fromEntries(list.map((s) => [s.transaction_id, [s.status, s.meter_last_wh, s.stop_reason]]));
+
+  it('OCPP 1.6: the earlier transaction on the connector completes at the new start; a late stop changes nothing', async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    const charger = strictCharger(csms.url, cp, 'ocpp1.6');
+    await charger.connect();
+    await charger.call('BootNotification', v16.boot());
+    type StartConf = { transactionId: number; idTagInfo: { status: string } };
+    const start = async (o: Parameters<typeof v16.start>[0]) =>
+      (await charger.call('StartTransaction', v16.start(o))) as StartConf;
+    const first = await start({ connectorId: 1, meterStart: 1000 });
+    const other = await start({ connectorId: 2, meterStart: 500 });
+    await charger.call('MeterValues', v16.meterValues(1, first.transactionId, 3000));
+    // the StopTransaction of `first` was lost; the next driver starts on connector 1
+    const nextAt = new Date(Date.now() + 1000).toISOString();
+    const next = await start({ connectorId: 1, idTag: 'TAG-0002', meterStart: 3500, timestamp: nextAt });
+    expect(next.idTagInfo.status).to.equal('Accepted');
+    expect(next.transactionId).to.not.equal(first.transactionId);
+    const sessions = await sessionsOf(cp.id);
+    expect(byTransaction(sessions)).to.deep.equal({
+      [String(first.transactionId)]: ['COMPLETED', 3000, 'Other'],
+      [String(other.transactionId)]: ['ACTIVE', 500, null],
+      [String(next.transactionId)]: ['ACTIVE', 3500, null],
+    });
+    const ended = sessions.find((s) => s.transaction_id === String(first.transactionId));
+    expect(ended?.stopped_at).to.equal(nextAt);
+    // the lost stop, delivered after all, is answered and changes nothing
+    expect(await charger.call('StopTransaction', v16.stop(first.transactionId, 3400))).to.deep.equal({});
+    expect(byTransaction(await sessionsOf(cp.id))[String(first.transactionId)]).to.deep.equal([
+      'COMPLETED',
+      3000,
+      'Other',
+    ]);
+    await charger.close();
+  });
+
+  it('OCPP 2.0.1: a Started on the EVSE of an open transaction completes it; one on another EVSE does not', async () => {
+    const cp = await csms.registerChargePoint('ocpp2.0.1');
+    const charger = strictCharger(csms.url, cp, 'ocpp2.0.1');
+    await charger.connect();
+    await charger.call('BootNotification', v201.boot());
+    const started = async (transactionId: string, evse: number, wh: number) =>
+      (await charger.call(
+        'TransactionEvent',
+        v201.transactionEvent({ eventType: 'Started', transactionId, seqNo: 0, idToken: 'TAG-1', wh, evse }),
+      )) as { idTokenInfo?: { status: string } };
+    await started('A', 1, 1000);
+    await started('B', 2, 2000);
+    await charger.call(
+      'TransactionEvent',
+      v201.transactionEvent({ eventType: 'Updated', transactionId: 'A', seqNo: 1, wh: 4000, evse: 1 }),
+    );
+    expect((await started('C', 1, 4200)).idTokenInfo?.status).to.equal('Accepted');
+    expect(byTransaction(await sessionsOf(cp.id))).to.deep.equal({
+      A: ['COMPLETED', 4000, 'Other'],
+      B: ['ACTIVE', 2000, null],
+      C: ['ACTIVE', 4200, null],
+    });
+    // A's own Ended, late, changes nothing; C's ends C
+    await charger.call(
+      'TransactionEvent',
+      v201.transactionEvent({ eventType: 'Ended', transactionId: 'A', seqNo: 2, wh: 4100, stoppedReason: 'Local' }),
+    );
+    await charger.call(
+      'TransactionEvent',
+      v201.transactionEvent({ eventType: 'Ended', transactionId: 'C', seqNo: 1, wh: 5000, stoppedReason: 'Local' }),
+    );
+    expect(byTransaction(await sessionsOf(cp.id))).to.deep.equal({
+      A: ['COMPLETED', 4000, 'Other'],
+      B: ['ACTIVE', 2000, null],
+      C: ['COMPLETED', 5000, 'Local'],
     });
     await charger.close();
   });

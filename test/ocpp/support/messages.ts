@@ -71,6 +71,8 @@ export const v201 = {
     idToken?: string;
     remoteStartId?: number;
     stoppedReason?: string;
+    /** the EVSE (connector 1 of it); 1 unless set */
+    evse?: number;
   }) => ({
     eventType: o.eventType,
     timestamp: now(),
@@ -89,7 +91,7 @@ export const v201 = {
       ...(o.stoppedReason ? { stoppedReason: o.stoppedReason } : {}),
     },
     ...(o.idToken ? { idToken: { idToken: o.idToken, type: 'ISO14443' } } : {}),
-    evse: { id: 1, connectorId: 1 },
+    evse: { id: o.evse ?? 1, connectorId: 1 },
     ...(o.wh !== undefined ? { meterValue: meterValue201(o.wh) } : {}),
   }),
   meterValues: (evseId: number, wh: number) => ({ evseId, meterValue: meterValue201(wh) }),
