@@ -95,9 +95,12 @@ function onEvent(
       return authorizeTag(deps, ctx, event.id_tag, null, protocol).then((d) =>
         cached(deps, { id_tag_status: d.status }),
       );
-    case 'transaction-started':
-      if (!deps.roaming) return cached(deps, onTransactionStarted(deps, ctx, s, event, protocol));
-      return started(deps, ctx, event, protocol).then((outcome) => cached(deps, outcome));
+    case 'transaction-started': {
+      // a start that names no token (2.0.1 at plug-in, or NoAuthorization) gives the charger's cache nothing to keep
+      const answer = (o: ChargerEventOutcome) => (event.id_tag === null ? o : cached(deps, o));
+      if (!deps.roaming) return answer(onTransactionStarted(deps, ctx, s, event, protocol));
+      return started(deps, ctx, event, protocol).then(answer);
+    }
     case 'transaction-updated':
     case 'transaction-ended':
       if (event.id_tag === null) return onTransactionProgress(deps, ctx, s, event);

@@ -173,6 +173,36 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     ).to.have.nested.property('idTokenInfo.status', 'Invalid');
   });
 
+  it('2.0.1: idToken NoAuthorization (free vend) is no token to check: Accepted, and the session names none', async () => {
+    const cp = await world.chargePoint('ocpp2.0.1');
+    const charger = await world.charger(cp, 'ocpp2.0.1');
+    const free = { idToken: '', type: 'NoAuthorization' };
+    type Answer = { idTokenInfo?: { status: string } };
+    const send = async (action: string, payload: Json) => (await charger.call(action, payload)) as Answer;
+    expect((await send('Authorize', { idToken: free })).idTokenInfo).to.deep.equal({ status: 'Accepted' });
+    const event = (eventType: string, seqNo: number) => ({
+      eventType,
+      timestamp: new Date().toISOString(),
+      triggerReason: eventType === 'Started' ? 'CablePluggedIn' : 'EVCommunicationLost',
+      seqNo,
+      transactionInfo: {
+        transactionId: 'TX-FREE',
+        ...(eventType === 'Ended' ? { stoppedReason: 'EVDisconnected' } : {}),
+      },
+      evse: { id: 1, connectorId: 1 },
+      idToken: free,
+    });
+    // was Invalid (an unknown token ''): a charger with StopTxOnInvalidId ended the charge at once
+    expect((await send('TransactionEvent', event('Started', 0))).idTokenInfo).to.deep.equal({ status: 'Accepted' });
+    expect((await send('TransactionEvent', event('Ended', 1))).idTokenInfo).to.deep.equal({ status: 'Accepted' });
+    const list = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp.id}`);
+    const session = (list.body as { value: Json[] }).value.find((x) => x.transaction_id === 'TX-FREE');
+    expect(session).to.include({ status: 'COMPLETED', id_tag: null });
+    // a real token that no one issued is still refused on the same charger
+    const unknown = await send('Authorize', { idToken: { idToken: 'NOBODY-FREE', type: 'ISO14443' } });
+    expect(unknown.idTokenInfo).to.deep.equal({ status: 'Invalid' });
+  });
+
   it('a tag the operator remote-started is Accepted though it is no token', async () => {
     const { cp, charger } = await world.linkedCharger('ocpp1.6');
     charger.handle('RemoteStartTransaction', () => Promise.resolve({ status: 'Accepted' }));

@@ -77,12 +77,20 @@ function statusChanged(p: StatusNotificationRequest): EventOf<'status-changed'> 
   };
 }
 
+/**
+ * The token an idToken names, or null for `NoAuthorization`: a charger set to charge without
+ * authorization (free vend) names no token to check, and its transaction is not refused for it.
+ */
+function tokenOf(idToken: IdTokenType | undefined): string | null {
+  return idToken && idToken.type !== 'NoAuthorization' ? idToken.idToken : null;
+}
+
 /** A TransactionEvent as the start, an update or the end of the transaction it names. */
 function transactionEvent(
   p: TransactionEventRequest,
 ): EventOf<'transaction-started' | 'transaction-updated' | 'transaction-ended'> {
   const transactionId = p.transactionInfo.transactionId;
-  const idTag = p.idToken?.idToken ?? null;
+  const idTag = tokenOf(p.idToken);
   const reading = registerReading(p.meterValue);
   const wh = reading?.wh ?? null;
   if (p.eventType === 'Started') {
@@ -300,8 +308,11 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
         return null;
       case 'StatusNotification':
         return statusChanged(call.payload);
-      case 'Authorize':
-        return { type: 'authorize-requested', id_tag: call.payload.idToken.idToken };
+      case 'Authorize': {
+        // NoAuthorization asks for nothing to be checked: answered Accepted, as a Heartbeat is answered
+        const idTag = tokenOf(call.payload.idToken);
+        return idTag === null ? null : { type: 'authorize-requested', id_tag: idTag };
+      }
       case 'TransactionEvent':
         return transactionEvent(call.payload);
       case 'MeterValues':
