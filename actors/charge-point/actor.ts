@@ -16,7 +16,14 @@ import {
 } from './state.js';
 import { authorizeTag, type AuthDecision } from './authorization.js';
 import { lateToken, linkOf, reloadLinks, restoreStatuses, roamingOf } from './roaming.js';
-import { epochMs, onMeterSampled, onTransactionProgress, onTransactionStarted } from './transactions.js';
+import {
+  endSuperseded,
+  epochMs,
+  onMeterSampled,
+  onTransactionProgress,
+  onTransactionStarted,
+  supersededBy,
+} from './transactions.js';
 
 /**
  * A start with the roaming bridge: its token is checked (authorization.ts) and, on a linked EVSE
@@ -38,6 +45,22 @@ async function started(
       ? await roamingOf(deps, ctx.state, { ...event, started_at: epochMs(event.timestamp) }, decision)
       : null;
   return onTransactionStarted(deps, ctx, ctx.state, event, protocol, roamed, decision?.status);
+}
+
+/**
+ * A start on an EVSE whose transaction is still open here: the earlier one ends at its last
+ * reading, read from its session row first (transactions.ts `endSuperseded`), then the start.
+ */
+async function supersede(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  event: Extract<ChargerEvent, { type: 'transaction-started' }>,
+  superseded: ReadonlyArray<{ session_id: string }>,
+  protocol: ProtocolName,
+): Promise<ChargerEventOutcome> {
+  endSuperseded(deps, ctx, event, await deps.lastReadings(superseded.map((t) => t.session_id)));
+  if (!deps.roaming) return onTransactionStarted(deps, ctx, ctx.state, event, protocol);
+  return started(deps, ctx, event, protocol);
 }
 
 /**
@@ -98,6 +121,8 @@ function onEvent(
     case 'transaction-started': {
       // a start that names no token (2.0.1 at plug-in, or NoAuthorization) gives the charger's cache nothing to keep
       const answer = (o: ChargerEventOutcome) => (event.id_tag === null ? o : cached(deps, o));
+      const superseded = supersededBy(s, event);
+      if (superseded.length > 0) return supersede(deps, ctx, event, superseded, protocol).then(answer);
       if (!deps.roaming) return answer(onTransactionStarted(deps, ctx, s, event, protocol));
       return started(deps, ctx, event, protocol).then(answer);
     }

@@ -30,6 +30,11 @@ export interface ChargePointActorDeps {
   publishing(): boolean;
   /** the session rows behind GET /v1/sessions */
   sessions: SessionWrites;
+  /**
+   * The last reading of each of these sessions that has one: where a transaction whose end was
+   * lost stopped (transactions.ts `endSuperseded`). Read outside the turn's transaction.
+   */
+  lastReadings(sessionIds: readonly string[]): Promise<ReadonlyMap<string, LastReading>>;
   /** a session's energy over time, for the console's chart (GET /v1/sessions/{id}/meter-values) */
   meterSamples: MeterSampleWrites;
   /** the event log and device model behind /v1/charge-points/{id}/events and /device-model */
@@ -206,6 +211,12 @@ export interface SessionProgress {
   stopped?: { at: number; reason: string | null };
   /** the EVSE and connector of a session that had none (its start named no EVSE) */
   evse?: { evse_id: number; connector_id: number };
+}
+
+/** A session's last energy register reading: when it was taken (epoch ms) and its Wh. */
+export interface LastReading {
+  at: number;
+  wh: number;
 }
 
 /**

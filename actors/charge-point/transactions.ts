@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseInstant } from '../../src/rfc3339.js';
 import type { ChargerEvent, ChargerEventOutcome, ProtocolName } from '../../src/ocpp/domain.js';
-import type { ChargePointActorDeps, SessionProgress } from './ports.js';
+import type { ChargePointActorDeps, LastReading, SessionProgress } from './ports.js';
 import type { WriteStep } from '../../src/runtime/types.js';
 import type { ChargePointState } from './protocol.js';
 import { pushSession, sampleMeter, type Roamed } from './roaming.js';
@@ -81,51 +81,65 @@ function refuseStart(
 }
 
 /**
+ * The open transactions a new start ends (`endSuperseded`): those on its EVSE that started no
+ * later than it. None for a retry of a start, or for a start that names no EVSE (2.0.1 may name
+ * it later). An event older than a transaction open on its EVSE (an end delivered long after it
+ * was due, of a transaction no longer remembered) ends nothing.
+ */
+export function supersededBy(s: ChargePointState, start: EventOf<'transaction-started'>): OpenTransaction[] {
+  if (start.evse_id <= 0 || retriedStart(s, start) !== undefined) return [];
+  const at = chargerTime(start.timestamp);
+  return s.transactions.filter((t) => t.evse_id === start.evse_id && (t.started_at ?? 0) <= at);
+}
+
+/**
  * An EVSE (a 1.6 connector) runs one transaction at a time, and a charger sends a transaction's
  * messages in order: a new start on an EVSE where one is still open here means that the earlier
  * one ended and its end never arrived (lost, or a charger that forgot it across a power cut). The
- * earlier transaction is ended as of the new start, with reason Other and the last reading
- * received, so that its session completes (and, roamed, goes to the eMSP with its CDR) instead of
- * staying open for ever; docs/CSMS.md "Sessions". An end that still arrives later finds it
- * finished and changes nothing. A start without an EVSE (2.0.1 may name it later) ends nothing.
+ * earlier transaction is ended, reason Other, at its last reading (`readings`, from its session
+ * row: nothing shows it ran on after that), or at the new start when it has none; so that its
+ * session completes (and, roamed, goes to the eMSP with its CDR) instead of staying open for ever;
+ * docs/CSMS.md "Sessions whose end never arrived". An end that still arrives later finds it
+ * finished and changes nothing.
  */
-function endSuperseded(
+export function endSuperseded(
   deps: ChargePointActorDeps,
   ctx: ChargePointCtx,
-  s: ChargePointState,
   start: EventOf<'transaction-started'>,
-): ChargePointState {
-  if (start.evse_id <= 0) return s;
-  let state = s;
-  for (const earlier of s.transactions.filter((t) => t.evse_id === start.evse_id)) {
+  readings: ReadonlyMap<string, LastReading> = new Map(),
+): void {
+  const startAt = chargerTime(start.timestamp);
+  for (const earlier of supersededBy(ctx.state, start)) {
+    const last = readings.get(earlier.session_id);
+    const endAt = last && last.at < startAt ? last.at : startAt;
     ctx.log.warn(
       { transaction_id: earlier.transaction_id, next: start.transaction_id, evse_id: start.evse_id },
       'open transaction ended by a new start on its EVSE',
     );
+    const at = new Date(endAt).toISOString();
     onTransactionProgress(
       deps,
       ctx,
-      state,
+      ctx.state,
       {
         type: 'transaction-ended',
         transaction_id: earlier.transaction_id,
-        meter_wh: null,
-        timestamp: start.timestamp,
+        meter_wh: last ? last.wh : null,
+        ...(last ? { meter_at: new Date(last.at).toISOString() } : {}),
+        timestamp: at,
         reason: 'Other',
         seq_no: null,
         id_tag: null,
       },
       earlier.id_tag_status ?? 'Accepted',
     );
-    state = ctx.state;
   }
-  return state;
 }
 
 export function onTransactionStarted(
   deps: ChargePointActorDeps,
   ctx: ChargePointCtx,
-  current: ChargePointState,
+  s: ChargePointState,
   event: EventOf<'transaction-started'>,
   protocol: ProtocolName,
   /** its OCPI session's parts when roamed (roaming.ts roamingOf) */
@@ -133,10 +147,9 @@ export function onTransactionStarted(
   /** the token's authorization (authorization.ts); Accepted when not checked */
   idTagStatus = 'Accepted',
 ): ChargerEventOutcome {
-  const retried = retriedStart(current, event);
+  const retried = retriedStart(s, event);
   // a retry is answered as the first delivery was (a refused token stays refused)
   if (retried !== undefined) return { transaction_id: retried, id_tag_status: idTagStatus };
-  const s = endSuperseded(deps, ctx, current, event);
   if (s.transactions.length >= deps.maxOpenTransactions()) return refuseStart(deps, ctx, s, event);
   const transactionId = event.transaction_id ?? String(s.next_transaction_id);
   if (event.transaction_id !== null && s.finished.some((f) => f.transaction_id === transactionId))
@@ -324,26 +337,21 @@ function adoptTransaction(
   );
   const numeric = /^\d{1,15}$/.test(event.transaction_id) ? Number(event.transaction_id) : undefined;
   const protocol = s.protocol ?? (numeric === undefined ? 'ocpp2.0.1' : 'ocpp1.6');
-  onTransactionStarted(
-    deps,
-    ctx,
-    s,
-    {
-      type: 'transaction-started',
-      transaction_id: event.transaction_id,
-      dedupe_key: `adopted|${event.transaction_id}`,
-      evse_id: event.evse_id ?? 0,
-      connector_id: event.connector_id ?? 0,
-      id_tag: event.id_tag,
-      meter_start_wh: null,
-      timestamp: event.timestamp,
-      seq_no: null,
-      remote_start_id: null,
-    },
-    protocol,
-    undefined,
-    idTagStatus,
-  );
+  const start: EventOf<'transaction-started'> = {
+    type: 'transaction-started',
+    transaction_id: event.transaction_id,
+    dedupe_key: `adopted|${event.transaction_id}`,
+    evse_id: event.evse_id ?? 0,
+    connector_id: event.connector_id ?? 0,
+    id_tag: event.id_tag,
+    meter_start_wh: null,
+    timestamp: event.timestamp,
+    seq_no: null,
+    remote_start_id: null,
+  };
+  // its EVSE's open transaction, when older, ended without it: at the event (no reading was read)
+  endSuperseded(deps, ctx, start);
+  onTransactionStarted(deps, ctx, ctx.state, start, protocol, undefined, idTagStatus);
   const opened = ctx.state;
   if (protocol === 'ocpp1.6' && numeric !== undefined && opened.next_transaction_id <= numeric)
     ctx.setState({ ...opened, next_transaction_id: numeric + 1 });

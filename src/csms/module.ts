@@ -11,7 +11,6 @@ import { LoginThrottle } from '../ocpp/login-throttle.js';
 import { OcppSchemas } from '../ocpp/schemas.js';
 import { OcppSignals, type OcppSignalsOptions } from '../ocpp/signals.js';
 import type { ActorHost, PlatformModule, PlatformServices } from '../platform/services.js';
-import type { Config } from '../../config/index.js';
 import { csmsApiMount, type CsmsApiDeps } from './api.js';
 import { ChargePointStore, chargePointPasswordWrites } from './charge-point-store.js';
 import { CsmsEventBus } from './events.js';
@@ -23,7 +22,7 @@ import { LocalListStore, localListWrites, wantedLocalList } from './local-list.j
 import { LocalListSweep } from './local-list-sync.js';
 import { MeterSampler, MeterSampleSweep } from './meter-samples.js';
 import { ReservationStore } from '../roaming/reservations.js';
-import { SessionReader, sessionWrites } from './session-store.js';
+import { SessionReader, lastReadings, sessionWrites } from './session-store.js';
 import { UnknownChargePoints } from './unknown-charge-points.js';
 
 export interface CsmsModuleOptions {
@@ -114,7 +113,7 @@ function chargePointDeps(
   registry: ConnectionRegistry,
   late: LateParts,
   opts: CsmsModuleOptions,
-  config: Config,
+  { config, db }: ActorHost,
 ): ChargePointActorDeps {
   const dataTransfer = opts.dataTransfer ?? new DataTransferRegistry();
   const held = new HeldPasswords();
@@ -135,6 +134,7 @@ function chargePointDeps(
       else conn.close(1011, 'charge point actor ended');
     },
     sessions: sessionWrites,
+    lastReadings: (ids) => lastReadings(db, ids),
     meterSamples: new MeterSampler(config.CSMS_METER_SAMPLE_S * 1000),
     reports: reportWrites,
     localLists: localListWrites,
@@ -292,7 +292,7 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
   return {
     name: 'csms',
     actors: (host) => {
-      const deps = chargePointDeps(registry, late, opts, host.config);
+      const deps = chargePointDeps(registry, late, opts, host);
       return [chargePointActor(opts.roaming ? { ...deps, roaming: opts.roaming(host) } : deps)];
     },
     mounts(services: PlatformServices) {

@@ -2,7 +2,7 @@ import { MergeableStatement, type WriteStep } from '../db/merged-write.js';
 import type { Dialect, SqlRunner, SqlStatement } from '../db/sql.js';
 import Type, { type Static } from '#typebox';
 import type { Database, Row } from '../db/database.js';
-import type { NewSessionRow, SessionProgress, SessionWrites } from '../../actors/charge-point/ports.js';
+import type { LastReading, NewSessionRow, SessionProgress, SessionWrites } from '../../actors/charge-point/ports.js';
 import { titled } from '../gateway/openapi.js';
 import { readMeterSamples, type MeterSample } from './meter-samples.js';
 
@@ -286,6 +286,18 @@ export interface SessionQuery {
   status?: 'ACTIVE' | 'COMPLETED';
   offset: number;
   limit: number;
+}
+
+/** The last reading of each of `sessionIds` that has one (the charge-point actor's `lastReadings`). */
+export async function lastReadings(db: Database, sessionIds: readonly string[]): Promise<Map<string, LastReading>> {
+  const out = new Map<string, LastReading>();
+  for (const id of sessionIds) {
+    const [row] = await db.sql.query('SELECT meter_last_wh, meter_last_at FROM csms_session WHERE id = ?', [id]);
+    const at = num(row?.meter_last_at);
+    const wh = num(row?.meter_last_wh);
+    if (at !== null && wh !== null) out.set(id, { at, wh });
+  }
+  return out;
 }
 
 export class SessionReader {

@@ -93,7 +93,7 @@ describe('transactions whose start or end never arrived', function () {
   const byTransaction = (list: ChargingSession[]) =>
     Object.fromEntries(list.map((s) => [s.transaction_id, [s.status, s.meter_last_wh, s.stop_reason]]));
 
-  it('OCPP 1.6: the earlier transaction on the connector completes at the new start; a late stop changes nothing', async () => {
+  it('OCPP 1.6: the earlier transaction on the connector completes at its last reading; a late stop changes nothing', async () => {
     const cp = await csms.registerChargePoint('ocpp1.6');
     const charger = strictCharger(csms.url, cp, 'ocpp1.6');
     await charger.connect();
@@ -101,22 +101,32 @@ describe('transactions whose start or end never arrived', function () {
     type StartConf = { transactionId: number; idTagInfo: { status: string } };
     const start = async (o: Parameters<typeof v16.start>[0]) =>
       (await charger.call('StartTransaction', v16.start(o))) as StartConf;
-    const first = await start({ connectorId: 1, meterStart: 1000 });
-    const other = await start({ connectorId: 2, meterStart: 500 });
-    await charger.call('MeterValues', v16.meterValues(1, first.transactionId, 3000));
+    const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
+    const first = await start({ connectorId: 1, meterStart: 1000, timestamp: minutesAgo(60) });
+    const other = await start({ connectorId: 2, meterStart: 500, timestamp: minutesAgo(50) });
+    const readAt = minutesAgo(40);
+    const reading = v16.meterValues(1, first.transactionId, 3000);
+    reading.meterValue[0]!.timestamp = readAt;
+    await charger.call('MeterValues', reading);
     // the StopTransaction of `first` was lost; the next driver starts on connector 1
-    const nextAt = new Date(Date.now() + 1000).toISOString();
-    const next = await start({ connectorId: 1, idTag: 'TAG-0002', meterStart: 3500, timestamp: nextAt });
+    const next = await start({ connectorId: 1, idTag: 'TAG-0002', meterStart: 3500 });
     expect(next.idTagInfo.status).to.equal('Accepted');
     expect(next.transactionId).to.not.equal(first.transactionId);
-    const sessions = await sessionsOf(cp.id);
+    let sessions = await sessionsOf(cp.id);
     expect(byTransaction(sessions)).to.deep.equal({
       [String(first.transactionId)]: ['COMPLETED', 3000, 'Other'],
       [String(other.transactionId)]: ['ACTIVE', 500, null],
       [String(next.transactionId)]: ['ACTIVE', 3500, null],
     });
-    const ended = sessions.find((s) => s.transaction_id === String(first.transactionId));
-    expect(ended?.stopped_at).to.equal(nextAt);
+    // nothing shows it ran on after its last reading
+    const stoppedAt = (id: number) => sessions.find((s) => s.transaction_id === String(id))?.stopped_at;
+    expect(stoppedAt(first.transactionId)).to.equal(readAt);
+    // one without a reading ends at the start that came after it
+    const thirdAt = minutesAgo(5);
+    const third = await start({ connectorId: 2, idTag: 'TAG-0003', meterStart: 900, timestamp: thirdAt });
+    sessions = await sessionsOf(cp.id);
+    expect(stoppedAt(other.transactionId)).to.equal(thirdAt);
+    expect(byTransaction(sessions)[String(third.transactionId)]).to.deep.equal(['ACTIVE', 900, null]);
     // the lost stop, delivered after all, is answered and changes nothing
     expect(await charger.call('StopTransaction', v16.stop(first.transactionId, 3400))).to.deep.equal({});
     expect(byTransaction(await sessionsOf(cp.id))[String(first.transactionId)]).to.deep.equal([

@@ -241,6 +241,39 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(cdr.total_time).to.equal(1);
   });
 
+  it('1.6: a transaction whose StopTransaction was lost gets its CDR, to its last reading, when the next start comes on its connector', async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const uid = `L${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
+    const since = e.sim.lastSeq;
+    const start = async (minute: number, meterStart: number) =>
+      (await charger.call('StartTransaction', { connectorId: 1, idTag: uid, meterStart, timestamp: at(minute) })) as {
+        transactionId: number;
+      };
+    const first = await start(0, 0);
+    for (const [minute, wh] of READINGS.slice(0, 4)) {
+      await charger.call('MeterValues', {
+        connectorId: 1,
+        transactionId: first.transactionId,
+        meterValue: [{ timestamp: at(minute), sampledValue: [{ value: String(wh), unit: 'Wh' }] }],
+      });
+    }
+    // its StopTransaction never comes: the next driver starts on the same connector an hour in
+    await start(60, 16000);
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    const cdr = post.body as Json;
+    expect(cdr.total_energy).to.equal(16);
+    expect(Date.parse(String(cdr.start_date_time))).to.equal(Date.parse(at(0)));
+    // ended at its last reading: nothing shows it ran on, so no parking is billed after it
+    expect(Date.parse(String(cdr.end_date_time))).to.equal(Date.parse(at(40)));
+    // 10 kWh at 0.20, 2 at 0.40 (to 18:00), 4 at 0.30; 21% VAT
+    expect(cdr.total_cost).to.deep.equal({ excl_vat: 4, incl_vat: 4.84 });
+    // one CDR: the running transaction has none yet
+    await new Promise((r) => setTimeout(r, 300));
+    expect(cdrPosts(e, since)).to.have.length(1);
+  });
+
   it('a session on a connector that names no tariff gets a CDR at no cost, with its energy and time', async () => {
     const e = await world.emsp('2.2.1');
     const loc = world.unique('LOC-');
