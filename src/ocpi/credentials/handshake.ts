@@ -22,21 +22,31 @@ import type * as C221 from './schemas-2.2.1.js';
 export type CredentialsBody =
   { version: '2.2.1'; body: C221.Credentials } | { version: '2.1.1'; body: C211.Credentials };
 
-/** Our Credentials object, in the shape of `version` (docs/OCPI.md, Decisions 17). */
+/**
+ * Our Credentials object, in the shape of `version` (docs/OCPI.md, Decisions 17): in 2.2.1 one
+ * role per role the versions URL it names serves (a role mount's one; both on the overview, the
+ * one toward the caller first).
+ */
 export function ownCredentials(
   ctx: OcpiContext,
   version: OcpiVersion,
   token: string,
   url: string,
-  role: PartnerRole,
+  role: PartnerRole | readonly PartnerRole[],
 ): C221.Credentials | C211.Credentials {
   const business_details = { name: ctx.own.business_name };
   if (version === '2.1.1')
     return { token, url, business_details, party_id: ctx.own.party_id, country_code: ctx.own.country_code };
+  const roles = typeof role === 'string' ? [role] : role;
   return {
     token,
     url,
-    roles: [{ role, party_id: ctx.own.party_id, country_code: ctx.own.country_code, business_details }],
+    roles: roles.map((r) => ({
+      role: r,
+      party_id: ctx.own.party_id,
+      country_code: ctx.own.country_code,
+      business_details,
+    })),
   };
 }
 
@@ -82,7 +92,7 @@ export async function handshake(
   caller: OcpiCaller,
   c: CredentialsBody,
   ourVersionsUrl: string,
-  ourRole: PartnerRole,
+  ourRole: PartnerRole | readonly PartnerRole[],
 ): Promise<C221.Credentials | C211.Credentials> {
   const own = onboardedParty(caller);
   if (op === 'register' && c.version === '2.2.1') {

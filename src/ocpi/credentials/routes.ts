@@ -20,7 +20,8 @@ export interface CredentialsRouteOptions {
   methodNotAllowed: string;
   /** the path of the versions endpoint our Credentials name */
   ourVersionsPath: string;
-  ourRole: (caller: OcpiCaller) => PartnerRole;
+  /** the roles our Credentials list (`ownCredentials`) */
+  ourRole: (caller: OcpiCaller) => PartnerRole | readonly PartnerRole[];
 }
 
 /** POST or PUT `/credentials` of a mount: the body in the mount's version, then `handshake`. */
@@ -77,7 +78,7 @@ export function ownCredentialsRoute(
   ctx: OcpiContext,
   versionsPath: string,
   version: OcpiVersion = '2.2.1',
-  ourRole: (caller: OcpiCaller) => PartnerRole = (caller) => ourRoleToward(caller.role),
+  ourRole: (caller: OcpiCaller) => PartnerRole | readonly PartnerRole[] = (caller) => ourRoleToward(caller.role),
 ): OcpiRoute {
   const common = {
     method: 'GET',
@@ -115,7 +116,7 @@ export interface CredentialsModuleOptions {
   version: OcpiVersion;
   /** the versions endpoint our Credentials name (the mount's role list, or the overview's) */
   ourVersionsPath: string;
-  ourRole: (caller: OcpiCaller) => PartnerRole;
+  ourRole: (caller: OcpiCaller) => PartnerRole | readonly PartnerRole[];
 }
 
 /**

@@ -31,7 +31,11 @@ export interface OverviewMountOptions {
  */
 export function overviewMount(ctx: OcpiContext, opts: OverviewMountOptions): MountSpec<OcpiCaller> {
   const versionsPath = `${OVERVIEW_PREFIX}/versions`;
-  const ourRole = (caller: OcpiCaller) => ourRoleToward(caller.role);
+  // the overview serves both sides: our Credentials list both roles, the one toward the caller first
+  const ourRole = (caller: OcpiCaller) => {
+    const toward = ourRoleToward(caller.role);
+    return [toward, ourRoleToward(toward)] as const;
+  };
   const routes: OcpiRoute[] = [];
   routes.push(
     versionListRoute(ctx, {

@@ -41,6 +41,8 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(ours.token).to.be.a('string').and.not.equal(onboarded.token);
       expect(ours.url).to.match(/\/ocpi\/emsp\/versions$/);
       expect(ours.roles[0]).to.include({ role: 'EMSP', country_code: 'NL', party_id: 'EVP' });
+      // a role mount serves one side
+      expect(ours.roles).to.have.length(1);
       expect(fake.seen.length).to.be.greaterThan(0);
 
       const partner = await api.request('GET', `/v1/partners/${onboarded.id}`);
@@ -232,11 +234,13 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const p = await api.register('EMSP');
       const withC = await api.request('GET', '/ocpi/2.2.1/credentials', { token: p.token, encoding: 'base64' });
       expect(dataOf<{ token: string; roles: Array<Record<string, unknown>> }>(withC).token).to.equal(p.token);
-      expect(dataOf<{ roles: Array<Record<string, unknown>> }>(withC).roles[0]).to.include({
-        role: 'CPO',
-        country_code: 'NL',
-        party_id: 'EVP',
-      });
+      const roles = dataOf<{ roles: Array<Record<string, unknown>> }>(withC).roles;
+      expect(roles[0]).to.include({ role: 'CPO', country_code: 'NL', party_id: 'EVP' });
+      // the overview serves both sides: both our roles, the one toward the caller first
+      expect(roles.map((r) => [r.role, r.country_code, r.party_id])).to.deep.equal([
+        ['CPO', 'NL', 'EVP'],
+        ['EMSP', 'NL', 'EVP'],
+      ]);
       const none = await api.request('GET', '/ocpi/2.2.1/credentials');
       expect(none.status).to.equal(401);
     });
@@ -251,6 +255,7 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         body: credentials221(p.party, fresh.token, fresh.versionsUrl, 'EMSP'),
       });
       expect(put.body.status_code).to.equal(1000);
+      expect(dataOf<{ roles: Array<{ role: string }> }>(put).roles.map((r) => r.role)).to.deep.equal(['CPO', 'EMSP']);
       const current = dataOf<{ token: string }>(put).token;
       const del = await api.request('DELETE', '/ocpi/2.2.1/credentials', { token: current, encoding: 'base64', on: 0 });
       expect(del.status).to.equal(200);
