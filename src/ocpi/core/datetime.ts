@@ -161,10 +161,11 @@ function samePath(a: DateTimePath, b: DateTimePath): boolean {
 }
 
 /**
- * The `last_updated` of a 2.1.1 PATCH that carries none: the time we received it, in UTC (the
- * handlers keep a stored `last_updated` that is later, from a partner whose clock runs ahead). OCPI 2.1.1 asks a PATCH for the changed fields only; 2.2.1 requires `last_updated`
- * (docs/OCPI.md, Decisions 33).
+ * The `last_updated` of a 2.1.1 PATCH that carries none: the time we received it, in UTC to the
+ * second (the handlers keep a stored `last_updated` that is later, from a partner whose clock
+ * runs ahead). OCPI 2.1.1 asks a PATCH for the changed fields only; 2.2.1 requires
+ * `last_updated` (docs/OCPI.md, Decisions 33).
  */
 export function receivedNow(): string {
-  return new Date().toISOString();
+  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

@@ -131,7 +131,7 @@ export async function patchEvse(
   let result: V221.Evse | undefined;
   const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (location) => {
     const evse = location.evses?.find((e) => e.uid === evseUid);
-    if (!evse) throw unknownLocation();
+    if (!evse) throw unknownLocationPart('EVSE');
     const merged = mergeEvse(evse, patch);
     assertComplete(checkEvse, merged, 'evse');
     result = merged;
@@ -183,7 +183,7 @@ async function changeConnector(
   let result: V221.Connector | undefined;
   const updated = await ctx.stores.locations.update({ ...party, id: path.location_id }, (location) => {
     const evse = location.evses?.find((e) => e.uid === path.evse_uid);
-    if (!evse) throw unknownLocation();
+    if (!evse) throw unknownLocationPart('EVSE');
     const next = change(evse.connectors.find((c) => c.id === path.connector_id));
     const known = evse.connectors.some((c) => c.id === path.connector_id);
     const updatedEvse = {
@@ -222,7 +222,7 @@ export function patchConnector(
 ): Promise<V221.Connector> {
   assertSameId('id', path.connector_id, patch.id);
   return changeConnector(ctx, party, path, patch.last_updated, (existing) => {
-    if (!existing) throw unknownLocation();
+    if (!existing) throw unknownLocationPart('connector');
     return mergeConnector(existing, patch);
   });
 }

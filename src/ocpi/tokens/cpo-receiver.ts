@@ -1,5 +1,6 @@
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
+import { receivedNow } from '../core/datetime.js';
 import { idMismatch, unknownToken } from '../core/errors.js';
 import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, callersObject, type OcpiRequest, type OcpiRoute } from '../core/mount-kit.js';
@@ -62,7 +63,7 @@ export function tokensReceiver211(ctx: OcpiContext): OcpiRoute[] {
           ...existing,
           ...patch,
           uid,
-          last_updated: patch.last_updated ?? new Date().toISOString(),
+          last_updated: patch.last_updated ?? receivedNow(),
         }));
         if (!updated) throw unknownToken();
         return { data: tokenTo211(updated) };

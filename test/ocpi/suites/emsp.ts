@@ -551,6 +551,13 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
           body: { amperage: 1, last_updated: isoAt() },
         });
         expect(unknown.status).to.equal(404);
+        // the answer names what is unknown, as a GET of the same path does
+        expect(unknown.body).to.include({ status_code: 2003, status_message: 'Unknown connector' });
+        const unknownEvse = await api.request('PATCH', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-CON/E9`, {
+          token: cpo.token,
+          body: { status: 'AVAILABLE' },
+        });
+        expect(unknownEvse.body).to.include({ status_code: 2003, status_message: 'Unknown EVSE' });
         // 2.1.1 asks a PATCH for the changed fields only: without last_updated it is stamped on receipt
         const before = Date.now() - 1000;
         const noStamp = await api.request('PATCH', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-CON/E1/C1`, {
@@ -559,6 +566,8 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
         });
         expect(dataOf<Obj>(noStamp)).to.include({ amperage: 16 });
         expect(Date.parse(String(dataOf<Obj>(noStamp).last_updated))).to.be.within(before, Date.now() + 1000);
+        // UTC, to the second (Decisions 33)
+        expect(String(dataOf<Obj>(noStamp).last_updated)).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
       });
 
       it('PUT /tariffs stores the tariff; id mismatch is 2001', async () => {
