@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { credentials221 } from '../support/ocpi-builders.js';
+import { credentials211, credentials221 } from '../support/ocpi-builders.js';
 import { OcpiApi, embeddedTarget, uniqueParty, type OcpiTarget } from '../support/ocpi-harness.js';
 import { partnerServer, type PartnerServer } from '../support/ocpi-partners.js';
 
@@ -80,6 +80,45 @@ describe('OCPI credentials: discovery failures (scripted partners on loopback)',
     );
     expect(res.body.status_code).to.equal(3002);
     expect(res.body.status_message).to.equal('Unsupported version: no version in common; we support 2.2.1, 2.1.1');
+  });
+
+  it('a partner registering on our 2.1.1 credentials endpoint gets a 2.1.1 link, even when it offers 2.2.1 too', async () => {
+    const both = await scripted((base) => ({
+      '/versions': [
+        200,
+        {
+          status_code: 1000,
+          data: [
+            { version: '2.1.1', url: `${base}/2.1.1` },
+            { version: '2.2.1', url: `${base}/2.2.1` },
+          ],
+        },
+      ],
+      '/2.1.1': [200, { status_code: 1000, data: { version: '2.1.1', endpoints: [] } }],
+      '/2.2.1': details221,
+    }));
+    const party = uniqueParty();
+    const onboarded = await api.onboard(party, 'CPO');
+    const res = await api.request('POST', '/ocpi/emsp/2.1.1/credentials', {
+      token: onboarded.token,
+      body: credentials211(party, 'their-token', both),
+    });
+    expect(res.body.status_code, JSON.stringify(res.body)).to.equal(1000);
+    // OCPI: a POST "initiates the registration process for this endpoint's version"
+    expect((await api.request('GET', `/v1/partners/${onboarded.id}`)).body).to.include({ version: '2.1.1' });
+
+    // one that does not list the version it registers on: 3002, and Token A stays usable
+    const only221 = await scripted((base) => ({ '/versions': versions221(base), '/2.2.1': details221 }));
+    const other = uniqueParty();
+    const second = await api.onboard(other, 'CPO');
+    const refused = await api.request('POST', '/ocpi/emsp/2.1.1/credentials', {
+      token: second.token,
+      body: credentials211(other, 'their-token', only221),
+    });
+    expect(refused.body.status_code).to.equal(3002);
+    expect(refused.body.status_message).to.equal(
+      'Unsupported version: called on our 2.1.1 credentials endpoint, but the versions URL does not list 2.1.1',
+    );
   });
 
   it('answers 3001 when the version details are unreachable or not OCPI', async () => {

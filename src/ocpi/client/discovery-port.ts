@@ -11,7 +11,8 @@ export function discoveryPort(client: PartnerClient): PartnerDiscoveryPort {
   return {
     async discover(versionsUrl, token, version): Promise<DiscoveryOutcome> {
       try {
-        const found = await client.discover(versionsUrl, token, version);
+        // the partner called our credentials endpoint of `version`: the link is of that version
+        const found = await client.discover(versionsUrl, token, version, version);
         return { ok: true, version: found.version, endpoints: found.endpoints };
       } catch (err) {
         if (err instanceof PartnerCallError)

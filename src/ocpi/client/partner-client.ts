@@ -172,24 +172,36 @@ export class PartnerClient {
 
   /**
    * GET the versions URL, keep the versions both sides support, GET their details.
-   * `headerVersion` decides how the token is sent to the versions URL.
+   * `headerVersion` decides how the token is sent to the versions URL. The link's version is the
+   * highest both support, or `use` (a partner that registered or rotated on our credentials
+   * endpoint of that version: OCPI's POST "initiates the registration process for this
+   * endpoint's version", a PUT "will switch to the version that contains this credentials
+   * endpoint"); 3002 when the partner does not offer it.
    */
-  async discover(versionsUrl: string, token: string, headerVersion: OcpiVersion): Promise<Discovery> {
+  async discover(
+    versionsUrl: string,
+    token: string,
+    headerVersion: OcpiVersion,
+    use?: OcpiVersion,
+  ): Promise<Discovery> {
     const list = (await this.data('GET', versionsUrl, token, headerVersion)).envelope.data;
     if (!checkVersionList.Check(list)) throw unexpected(`GET ${versionsUrl}`, 'data is not a list of versions');
     const mutual = SUPPORTED_VERSIONS.filter((v) => list.some((x) => x.version === v));
     const highest = mutual[0];
+    // what the partner offers stays in our log: the caller only learns what we support
+    const offered = `partner offers ${
+      list
+        .map((x) => x.version)
+        .join(', ')
+        .slice(0, 200) || 'no versions'
+    }`;
     if (!highest) {
-      // what the partner offers stays in our log: the caller only learns what we support
-      throw new PartnerCallError(3002, 'no common version', {
-        message: `no version in common; we support ${SUPPORTED_VERSIONS.join(', ')}`,
-        detail: `partner offers ${
-          list
-            .map((x) => x.version)
-            .join(', ')
-            .slice(0, 200) || 'no versions'
-        }`,
-      });
+      const message = `no version in common; we support ${SUPPORTED_VERSIONS.join(', ')}`;
+      throw new PartnerCallError(3002, 'no common version', { message, detail: offered });
+    }
+    if (use !== undefined && !mutual.includes(use)) {
+      const message = `called on our ${use} credentials endpoint, but the versions URL does not list ${use}`;
+      throw new PartnerCallError(3002, 'no common version', { message, detail: offered });
     }
     const endpoints: DiscoveredEndpoint[] = [];
     for (const version of mutual) {
@@ -200,7 +212,7 @@ export class PartnerClient {
       for (const e of details.endpoints)
         endpoints.push({ version, identifier: e.identifier, url: e.url, ...(e.role ? { role: e.role } : {}) });
     }
-    return { version: highest, endpoints };
+    return { version: use ?? highest, endpoints };
   }
 
   /**
