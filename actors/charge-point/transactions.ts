@@ -59,6 +59,21 @@ function retriedStart(s: ChargePointState, event: EventOf<'transaction-started'>
   return s.finished.find((f) => f.dedupe_key === event.dedupe_key)?.transaction_id;
 }
 
+/** OCPP 1.6's transactionId is a 32-bit integer: the ids we issue stay at or below it. */
+const MAX_TRANSACTION_ID = 2 ** 31 - 1;
+
+/**
+ * The 1.6 id the next start gets: the counter, back at 1 once past the 32-bit top (a charger's
+ * own id we adopted may have moved it there, docs/CSMS.md "Sessions whose start never arrived"),
+ * skipping an id that an open or recently finished transaction holds.
+ */
+function issuedId(s: ChargePointState): number {
+  let n = s.next_transaction_id >= 1 && s.next_transaction_id <= MAX_TRANSACTION_ID ? s.next_transaction_id : 1;
+  const taken = new Set([...s.transactions, ...s.finished].map((t) => t.transaction_id));
+  while (taken.has(String(n))) n = n >= MAX_TRANSACTION_ID ? 1 : n + 1;
+  return n;
+}
+
 /**
  * Refused with status Invalid, not a CALLERROR: a CALLERROR to a transaction message makes the
  * charger send it again (1.6 TransactionMessageAttempts, 2.0.1 E13), Invalid is a final answer,
@@ -75,8 +90,9 @@ function refuseStart(
     { open: s.transactions.length, limit: deps.maxOpenTransactions() },
     'open transaction limit reached: start refused',
   );
-  const refusedId = event.transaction_id ?? String(s.next_transaction_id);
-  if (event.transaction_id === null) ctx.setState({ ...s, next_transaction_id: s.next_transaction_id + 1 });
+  const issued = issuedId(s);
+  const refusedId = event.transaction_id ?? String(issued);
+  if (event.transaction_id === null) ctx.setState({ ...s, next_transaction_id: issued + 1 });
   return { transaction_id: refusedId, id_tag_status: 'Invalid' };
 }
 
@@ -151,7 +167,8 @@ export function onTransactionStarted(
   // a retry is answered as the first delivery was (a refused token stays refused)
   if (retried !== undefined) return { transaction_id: retried, id_tag_status: idTagStatus };
   if (s.transactions.length >= deps.maxOpenTransactions()) return refuseStart(deps, ctx, s, event);
-  const transactionId = event.transaction_id ?? String(s.next_transaction_id);
+  const issued = issuedId(s);
+  const transactionId = event.transaction_id ?? String(issued);
   if (event.transaction_id !== null && s.finished.some((f) => f.transaction_id === transactionId))
     ctx.log.info({ transaction_id: transactionId }, 'transaction id of a finished transaction reused: new session');
   const sessionId = randomUUID();
@@ -190,7 +207,7 @@ export function onTransactionStarted(
   const reservation = event.reservation_id ?? null;
   ctx.setState({
     ...s,
-    next_transaction_id: event.transaction_id === null ? s.next_transaction_id + 1 : s.next_transaction_id,
+    next_transaction_id: event.transaction_id === null ? issued + 1 : s.next_transaction_id,
     transactions: [...s.transactions, opened],
     // the start that uses a reservation consumes it
     reservations:

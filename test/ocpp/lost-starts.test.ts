@@ -52,6 +52,24 @@ describe('transactions whose start or end never arrived', function () {
     await charger.close();
   });
 
+  it('OCPP 1.6: a stop of an unknown id at the 32-bit top does not push later ids past it', async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    const charger = strictCharger(csms.url, cp, 'ocpp1.6');
+    await charger.connect();
+    await charger.call('BootNotification', v16.boot());
+    const top = 2 ** 31 - 1;
+    expect(await charger.call('StopTransaction', v16.stop(top, 52_000))).to.deep.equal({});
+    // was InternalError on every later start: the id after it, 2^31, is no OCPP integer
+    const ids: number[] = [];
+    for (const connectorId of [1, 2]) {
+      const started = (await charger.call('StartTransaction', v16.start({ connectorId }))) as { transactionId: number };
+      ids.push(started.transactionId);
+    }
+    for (const id of ids) expect(id).to.be.within(1, top - 1);
+    expect(new Set(ids).size).to.equal(2);
+    await charger.close();
+  });
+
   it('OCPP 2.0.1: Updated and Ended without Started make one session with the energy between them', async () => {
     const cp = await csms.registerChargePoint('ocpp2.0.1');
     const charger = strictCharger(csms.url, cp, 'ocpp2.0.1');
