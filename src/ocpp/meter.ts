@@ -8,6 +8,8 @@ export interface SampledReading {
   /** Wh or kWh after the unit multiplier */
   unit: string | undefined;
   multiplier: number;
+  /** where the reading was taken: Outlet when absent (Inlet, EV, Body, Cable are other meters) */
+  location: string | undefined;
 }
 
 /**
@@ -20,8 +22,9 @@ export const MAX_REGISTER_WH = 1e12;
 
 /**
  * The energy register reading (Energy.Active.Import.Register, the default measurand in both
- * versions) of the last sample in a list of meter values, in Wh; when the charger gives it per
- * phase only, the sum of its phases. Null when absent.
+ * versions) of the last sample in a list of meter values, in Wh, taken at the outlet (the default
+ * location in both versions); when the charger gives it per phase only, the sum of its phases.
+ * Null when absent.
  */
 export function energyRegisterWh(samples: SampledReading[]): number | null {
   let found: number | null = null;
@@ -32,6 +35,9 @@ export function energyRegisterWh(samples: SampledReading[]): number | null {
   for (const s of samples) {
     const measurand = s.measurand ?? 'Energy.Active.Import.Register';
     if (measurand !== 'Energy.Active.Import.Register' || !Number.isFinite(s.value)) continue;
+    // the energy delivered to the EV is the outlet's: an inlet's register counts the charger's own
+    // use too, an EV's is the car's meter
+    if (s.location !== undefined && s.location !== 'Outlet') continue;
     const scaled = s.value * 10 ** s.multiplier;
     const wh = s.unit === 'kWh' ? scaled * 1000 : scaled;
     if (!(wh >= 0 && wh <= MAX_REGISTER_WH)) continue;

@@ -126,6 +126,7 @@ function sample201(v: unknown): SampledReading | undefined {
   const value = own(s, 'value');
   const measurand = own(s, 'measurand');
   const phase = own(s, 'phase');
+  const location = own(s, 'location');
   const unitOfMeasure = own(s, 'unitOfMeasure');
   const uom = objectOf(unitOfMeasure);
   const unit = own(uom, 'unit');
@@ -133,12 +134,13 @@ function sample201(v: unknown): SampledReading | undefined {
   if (typeof value !== 'number' || !Number.isFinite(value)) return undefined;
   if (measurand !== undefined && typeof measurand !== 'string') return undefined;
   if (phase !== undefined && typeof phase !== 'string') return undefined;
+  if (location !== undefined && typeof location !== 'string') return undefined;
   if (unitOfMeasure !== undefined && uom === undefined) return undefined;
   if (unit !== undefined && typeof unit !== 'string') return undefined;
   const scale = multiplier === undefined ? 0 : integer(multiplier);
   // the schema allows any integer; 10^scale must stay a finite number of Wh here
   if (scale === undefined || Math.abs(scale) > 12) return undefined;
-  return { value, measurand, phase, unit: unit ?? 'Wh', multiplier: scale };
+  return { value, measurand, phase, unit: unit ?? 'Wh', multiplier: scale, location };
 }
 
 /** The latest register reading among the well-formed meter values of a 2.0.1 end, if any. */

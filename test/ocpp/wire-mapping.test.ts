@@ -1,18 +1,21 @@
 import { expect } from 'chai';
 import { parseFrame } from '../../src/ocpp/frames.js';
-import { energyRegisterWh } from '../../src/ocpp/meter.js';
+import { energyRegisterWh, type SampledReading } from '../../src/ocpp/meter.js';
 import type { OcppCall } from '../../src/ocpp/messages.js';
 import { OcppSchemas } from '../../src/ocpp/schemas.js';
 import { ocpp16Adapter } from '../../src/ocpp/v16/adapter.js';
 import { ocpp201Adapter } from '../../src/ocpp/v201/adapter.js';
 import { v16, v201 } from './support/messages.js';
 
-const sample = (o: Partial<{ value: number; measurand: string; phase: string; unit: string; multiplier: number }>) => ({
+const sample = (
+  o: Partial<{ value: number; measurand: string; phase: string; unit: string; multiplier: number; location: string }>,
+): SampledReading => ({
   value: 0,
   measurand: undefined,
   phase: undefined,
   unit: undefined,
   multiplier: 0,
+  location: undefined,
   ...o,
 });
 
@@ -51,6 +54,29 @@ describe('OCPP wire mapping (pure functions)', () => {
     expect(energyRegisterWh([sample({ value: 60e9 })])).to.equal(60e9);
     // neutral and phase-to-phase values are no share of the register
     expect(energyRegisterWh(phases(['N', 5], ['L1-L2', 9]))).to.equal(null);
+  });
+
+  it("reads the outlet's register: an inlet's or the EV's is another meter", () => {
+    const at = (location: string, value: number) => sample({ value, location });
+    expect(energyRegisterWh([at('Outlet', 12_000), at('Inlet', 987_654)])).to.equal(12_000);
+    expect(energyRegisterWh([sample({ value: 13_000 }), at('EV', 45), at('Body', 7)])).to.equal(13_000);
+    expect(energyRegisterWh([at('Inlet', 987_654)])).to.equal(null);
+    // as a 1.6 charger sends it: the session moves by the outlet's reading
+    const timestamp = new Date().toISOString();
+    const meterValues = {
+      connectorId: 1,
+      transactionId: 7,
+      meterValue: [
+        {
+          timestamp,
+          sampledValue: [
+            { value: '12000', unit: 'Wh', location: 'Outlet' },
+            { value: '987654', unit: 'Wh', location: 'Inlet' },
+          ],
+        },
+      ],
+    };
+    expect(ocpp16Adapter.toEvent(checked('ocpp1.6', 'MeterValues', meterValues))).to.include({ meter_wh: 12_000 });
   });
 
   it('parses the three frame types and tells malformed frames apart', () => {

@@ -39,6 +39,7 @@ function samples16(entry: MeterValuesRequest['meterValue'][number]): SampledRead
     phase: s.phase,
     unit: s.unit,
     multiplier: 0,
+    location: s.location,
   }));
 }
 

@@ -45,6 +45,7 @@ function samples201(entry: MeterValueType): SampledReading[] {
     phase: s.phase,
     unit: s.unitOfMeasure?.unit ?? 'Wh',
     multiplier: s.unitOfMeasure?.multiplier ?? 0,
+    location: s.location,
   }));
 }
 
