@@ -57,6 +57,16 @@ export function boundIntegers(schema: unknown, name?: string, parent?: string): 
   }
 }
 
+/**
+ * A 1.6 StartTransaction names a connector: `connectorId > 0` (OCPP 1.6 section 6.45). With 0,
+ * the whole charger, it opened a session on no connector that no later start there would end.
+ */
+function startsOnAConnector(schema: unknown): void {
+  const properties = isJsonObject(schema) ? schema.properties : undefined;
+  const connector = isJsonObject(properties) ? properties.connectorId : undefined;
+  if (isJsonObject(connector)) connector.minimum = 1;
+}
+
 /** Which constraint failed -> which CALLERROR (OCPP-J 1.6 section 4.2.3, 2.0.1 part 4 section 4.3). */
 const kindByKeyword: Record<string, OcppErrorKind> = {
   type: 'TypeConstraintViolation',
@@ -205,6 +215,7 @@ export class OcppSchemas {
       delete schema.$id;
       delete schema.id;
       boundIntegers(schema);
+      if (name === 'StartTransaction.json') startsOnAConnector(schema);
       fn = v.ajv.compile(schema);
     } catch {
       fn = null;

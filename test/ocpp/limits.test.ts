@@ -131,10 +131,12 @@ describe('OCPP limits: boot deadline and open transactions per charger', () => {
       ['StatusNotification', v16.status(2 ** 31)],
       ['MeterValues', v16.meterValues(-1, undefined, 10)],
       ['StartTransaction', v16.start({ connectorId: -1 })],
+      // a transaction runs on a connector: 0, the whole charger, is none (1.6 section 6.45: > 0)
+      ['StartTransaction', v16.start({ connectorId: 0 })],
       ['StopTransaction', v16.stop(1e300, 10)],
     ] as Array<[string, unknown]>)
       codes.push(errorCode(await charger.callFrame(action, payload)));
-    expect(codes).to.deep.equal(Array<string>(6).fill('PropertyConstraintViolation'));
+    expect(codes).to.deep.equal(Array<string>(7).fill('PropertyConstraintViolation'));
     await charger.call('StatusNotification', v16.status(2 ** 31 - 1));
     // a 1.6 connector is its own EVSE in the views
     const view = await csms.api<{ connectors: Array<{ evse_id: number }> }>('GET', `/v1/charge-points/${cp.id}`);
