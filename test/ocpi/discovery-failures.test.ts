@@ -94,8 +94,23 @@ describe('OCPI credentials: discovery failures (scripted partners on loopback)',
           ],
         },
       ],
-      '/2.1.1': [200, { status_code: 1000, data: { version: '2.1.1', endpoints: [] } }],
-      '/2.2.1': details221,
+      '/2.1.1': [
+        200,
+        {
+          status_code: 1000,
+          data: { version: '2.1.1', endpoints: [{ identifier: 'tokens', url: `${base}/2.1.1/tokens` }] },
+        },
+      ],
+      '/2.2.1': [
+        200,
+        {
+          status_code: 1000,
+          data: {
+            version: '2.2.1',
+            endpoints: [{ identifier: 'tokens', role: 'SENDER', url: `${base}/2.2.1/tokens` }],
+          },
+        },
+      ],
     }));
     const party = uniqueParty();
     const onboarded = await api.onboard(party, 'CPO');
@@ -105,7 +120,13 @@ describe('OCPI credentials: discovery failures (scripted partners on loopback)',
     });
     expect(res.body.status_code, JSON.stringify(res.body)).to.equal(1000);
     // OCPI: a POST "initiates the registration process for this endpoint's version"
-    expect((await api.request('GET', `/v1/partners/${onboarded.id}`)).body).to.include({ version: '2.1.1' });
+    const link = (await api.request('GET', `/v1/partners/${onboarded.id}`)).body as {
+      version: string;
+      endpoints: Array<{ version: string; identifier: string }>;
+    };
+    expect(link.version).to.equal('2.1.1');
+    // and every call on it goes to the partner's 2.1.1 endpoints, never its 2.2.1 ones
+    expect(link.endpoints.map((e) => `${e.version} ${e.identifier}`)).to.deep.equal(['2.1.1 tokens']);
 
     // one that does not list the version it registers on: 3002, and Token A stays usable
     const only221 = await scripted((base) => ({ '/versions': versions221(base), '/2.2.1': details221 }));

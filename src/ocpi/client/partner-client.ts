@@ -176,7 +176,8 @@ export class PartnerClient {
    * highest both support, or `use` (a partner that registered or rotated on our credentials
    * endpoint of that version: OCPI's POST "initiates the registration process for this
    * endpoint's version", a PUT "will switch to the version that contains this credentials
-   * endpoint"); 3002 when the partner does not offer it.
+   * endpoint"); 3002 when the partner does not offer it. Then only that version's details are
+   * read, so that every call on the link goes to the partner's endpoints of its version.
    */
   async discover(
     versionsUrl: string,
@@ -204,7 +205,8 @@ export class PartnerClient {
       throw new PartnerCallError(3002, 'no common version', { message, detail: offered });
     }
     const endpoints: DiscoveredEndpoint[] = [];
-    for (const version of mutual) {
+    // a link of `use` is called on that version's endpoints only (endpointOf takes the highest)
+    for (const version of use === undefined ? mutual : [use]) {
       const entry = list.find((x) => x.version === version);
       if (!entry) continue;
       const details = (await this.data('GET', entry.url, token, version)).envelope.data;
