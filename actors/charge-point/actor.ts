@@ -59,8 +59,19 @@ async function supersede(
   protocol: ProtocolName,
 ): Promise<ChargerEventOutcome> {
   endSuperseded(deps, ctx, event, await deps.lastReadings(superseded.map((t) => t.session_id)));
-  if (!deps.roaming) return onTransactionStarted(deps, ctx, ctx.state, event, protocol);
-  return started(deps, ctx, event, protocol);
+  return begin(deps, ctx, event, protocol);
+}
+
+/** A start applied to the actor's state: its token checked and the session roamed when the bridge is there. */
+function begin(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  event: Extract<ChargerEvent, { type: 'transaction-started' }>,
+  protocol: ProtocolName,
+): ChargerEventOutcome | Promise<ChargerEventOutcome> {
+  return deps.roaming
+    ? started(deps, ctx, event, protocol)
+    : onTransactionStarted(deps, ctx, ctx.state, event, protocol);
 }
 
 /**
@@ -123,8 +134,8 @@ function onEvent(
       const answer = (o: ChargerEventOutcome) => (event.id_tag === null ? o : cached(deps, o));
       const superseded = supersededBy(s, event);
       if (superseded.length > 0) return supersede(deps, ctx, event, superseded, protocol).then(answer);
-      if (!deps.roaming) return answer(onTransactionStarted(deps, ctx, s, event, protocol));
-      return started(deps, ctx, event, protocol).then(answer);
+      const outcome = begin(deps, ctx, event, protocol);
+      return outcome instanceof Promise ? outcome.then(answer) : answer(outcome);
     }
     case 'transaction-updated':
     case 'transaction-ended':

@@ -167,8 +167,7 @@ export function onTransactionStarted(
   // a retry is answered as the first delivery was (a refused token stays refused)
   if (retried !== undefined) return { transaction_id: retried, id_tag_status: idTagStatus };
   if (s.transactions.length >= deps.maxOpenTransactions()) return refuseStart(deps, ctx, s, event);
-  const issued = issuedId(s);
-  const transactionId = event.transaction_id ?? String(issued);
+  const transactionId = event.transaction_id ?? String(issuedId(s));
   if (event.transaction_id !== null && s.finished.some((f) => f.transaction_id === transactionId))
     ctx.log.info({ transaction_id: transactionId }, 'transaction id of a finished transaction reused: new session');
   const sessionId = randomUUID();
@@ -207,7 +206,7 @@ export function onTransactionStarted(
   const reservation = event.reservation_id ?? null;
   ctx.setState({
     ...s,
-    next_transaction_id: event.transaction_id === null ? issued + 1 : s.next_transaction_id,
+    next_transaction_id: event.transaction_id === null ? Number(transactionId) + 1 : s.next_transaction_id,
     transactions: [...s.transactions, opened],
     // the start that uses a reservation consumes it
     reservations:

@@ -23,12 +23,17 @@ describe('transactions whose start or end never arrived', function () {
 
   const sessionsOf = async (id: string): Promise<ChargingSession[]> =>
     (await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${encodeURIComponent(id)}`)).body;
+  /** A registered charger of `protocol`, connected and booted. */
+  async function booted(protocol: 'ocpp1.6' | 'ocpp2.0.1') {
+    const cp = await csms.registerChargePoint(protocol);
+    const charger = strictCharger(csms.url, cp, protocol);
+    await charger.connect();
+    await charger.call('BootNotification', protocol === 'ocpp1.6' ? v16.boot() : v201.boot());
+    return { cp, charger };
+  }
 
   it('OCPP 1.6: a StopTransaction of an unknown transaction is a completed session; later ids do not reuse it', async () => {
-    const cp = await csms.registerChargePoint('ocpp1.6');
-    const charger = strictCharger(csms.url, cp, 'ocpp1.6');
-    await charger.connect();
-    await charger.call('BootNotification', v16.boot());
+    const { cp, charger } = await booted('ocpp1.6');
     expect(await charger.call('StopTransaction', v16.stop(4711, 52_000, { reason: 'EVDisconnected' }))).to.deep.equal(
       {},
     );
@@ -53,10 +58,7 @@ describe('transactions whose start or end never arrived', function () {
   });
 
   it('OCPP 1.6: a stop of an unknown id at the 32-bit top does not push later ids past it', async () => {
-    const cp = await csms.registerChargePoint('ocpp1.6');
-    const charger = strictCharger(csms.url, cp, 'ocpp1.6');
-    await charger.connect();
-    await charger.call('BootNotification', v16.boot());
+    const { charger } = await booted('ocpp1.6');
     const top = 2 ** 31 - 1;
     expect(await charger.call('StopTransaction', v16.stop(top, 52_000))).to.deep.equal({});
     // was InternalError on every later start: the id after it, 2^31, is no OCPP integer
@@ -71,10 +73,7 @@ describe('transactions whose start or end never arrived', function () {
   });
 
   it('OCPP 2.0.1: Updated and Ended without Started make one session with the energy between them', async () => {
-    const cp = await csms.registerChargePoint('ocpp2.0.1');
-    const charger = strictCharger(csms.url, cp, 'ocpp2.0.1');
-    await charger.connect();
-    await charger.call('BootNotification', v201.boot());
+    const { cp, charger } = await booted('ocpp2.0.1');
     await charger.call(
       'TransactionEvent',
       v201.transactionEvent({ eventType: 'Updated', transactionId: 'tx-lost', seqNo: 4, wh: 10_000 }),
@@ -112,10 +111,7 @@ describe('transactions whose start or end never arrived', function () {
     Object.fromEntries(list.map((s) => [s.transaction_id, [s.status, s.meter_last_wh, s.stop_reason]]));
 
   it('OCPP 1.6: the earlier transaction on the connector completes at its last reading; a late stop changes nothing', async () => {
-    const cp = await csms.registerChargePoint('ocpp1.6');
-    const charger = strictCharger(csms.url, cp, 'ocpp1.6');
-    await charger.connect();
-    await charger.call('BootNotification', v16.boot());
+    const { cp, charger } = await booted('ocpp1.6');
     type StartConf = { transactionId: number; idTagInfo: { status: string } };
     const start = async (o: Parameters<typeof v16.start>[0]) =>
       (await charger.call('StartTransaction', v16.start(o))) as StartConf;
@@ -156,10 +152,7 @@ describe('transactions whose start or end never arrived', function () {
   });
 
   it('OCPP 2.0.1: a Started on the EVSE of an open transaction completes it; one on another EVSE does not', async () => {
-    const cp = await csms.registerChargePoint('ocpp2.0.1');
-    const charger = strictCharger(csms.url, cp, 'ocpp2.0.1');
-    await charger.connect();
-    await charger.call('BootNotification', v201.boot());
+    const { cp, charger } = await booted('ocpp2.0.1');
     const started = async (transactionId: string, evse: number, wh: number) =>
       (await charger.call(
         'TransactionEvent',

@@ -88,11 +88,16 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
   const cdrPosts = (e: Emsp, since: number): RecordedRequest[] =>
     e.sim.receivedSince(since).filter((r) => r.method === 'POST' && /\/cdrs$/.test(r.path) && r.status === 200);
 
-  async function roamedCharge(e: Emsp): Promise<{ since: number; cp: string; uid: string }> {
-    const { cp, charger } = await world.linkedCharger('ocpp1.6');
-    const uid = `C${randomUUID().slice(0, 8)}`.toUpperCase();
+  /** A linked charger and a token of `e` (whitelist ALWAYS); `since`: the eMSP's requests before any charge. */
+  async function tokenAtCharger(e: Emsp, protocol: 'ocpp1.6' | 'ocpp2.0.1', prefix: string) {
+    const { cp, charger } = await world.linkedCharger(protocol);
+    const uid = `${prefix}${randomUUID().slice(0, 8)}`.toUpperCase();
     await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
-    const since = e.sim.lastSeq;
+    return { cp, charger, uid, since: e.sim.lastSeq };
+  }
+
+  async function roamedCharge(e: Emsp): Promise<{ since: number; cp: string; uid: string }> {
+    const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'C');
     await charge(charger, uid);
     return { since, cp: cp.id, uid };
   }
@@ -211,10 +216,7 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
 
   it('2.0.1: a TransactionEvent transaction ends in the same CDR', async () => {
     const e = await world.emsp('2.2.1');
-    const { charger } = await world.linkedCharger('ocpp2.0.1');
-    const uid = `T${randomUUID().slice(0, 8)}`.toUpperCase();
-    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
-    const since = e.sim.lastSeq;
+    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'T');
     const event = (eventType: string, seqNo: number, minute: number, wh: number): Json => ({
       eventType,
       timestamp: at(minute),
@@ -243,10 +245,7 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
 
   it('1.6: a transaction whose StopTransaction was lost gets its CDR, to its last reading, when the next start comes on its connector', async () => {
     const e = await world.emsp('2.2.1');
-    const { charger } = await world.linkedCharger('ocpp1.6');
-    const uid = `L${randomUUID().slice(0, 8)}`.toUpperCase();
-    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
-    const since = e.sim.lastSeq;
+    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'L');
     const start = async (minute: number, meterStart: number) =>
       (await charger.call('StartTransaction', { connectorId: 1, idTag: uid, meterStart, timestamp: at(minute) })) as {
         transactionId: number;
