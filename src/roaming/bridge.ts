@@ -67,8 +67,11 @@ export function roamingPort(host: ActorHost, outbox: OutboxHandle, cdrs: CdrBuil
 }
 
 /**
- * The OCPI token of an id tag: found by uid alone (a charger names no party). When eMSPs hold
- * tokens of the same uid, the one updated last counts (docs/ROAMING.md "Tokens").
+ * The OCPI token of an id tag: found by uid alone (a charger names no party), whatever the case of
+ * its letters: the id tag and the uid are both CiStrings (OCPP 1.6 IdToken, 2.0.1 IdTokenType,
+ * OCPI Token.uid), and one reader writes `04a2...` where the eMSP issued `04A2...`. A uid of the
+ * same case comes first; then, when eMSPs hold tokens of the same uid, the one updated last
+ * counts (docs/ROAMING.md "Tokens"). The index is m0022's.
  */
 async function tokenOf(
   db: Database,
@@ -76,8 +79,9 @@ async function tokenOf(
   idTag: string,
 ): Promise<RoamingToken | undefined> {
   const [row] = await db.sql.query(
-    `SELECT data FROM ocpi_object WHERE module = 'tokens' AND object_id = ? ORDER BY last_updated_ms DESC LIMIT 1`,
-    [idTag],
+    `SELECT data FROM ocpi_object WHERE module = 'tokens' AND lower(object_id) = lower(?)
+     ORDER BY CASE WHEN object_id = ? THEN 0 ELSE 1 END, last_updated_ms DESC LIMIT 1`,
+    [idTag, idTag],
   );
   if (!row) return undefined;
   // written by the tokens store from a checked 2.2.1 Token (m0006 moved older rows to that shape)

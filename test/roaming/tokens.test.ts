@@ -40,6 +40,22 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(await authorize16(charger, own)).to.equal('Accepted');
   });
 
+  it('an id tag finds its token whatever the case of its letters; the eMSP is asked with its own uid', async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const own = uid();
+    await world.api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${own}`, { body: aToken221({ uid: own }) });
+    // IdToken and Token.uid are CiStrings: a reader sending lower-case hex was refused Invalid
+    expect(await authorize16(charger, own.toLowerCase())).to.equal('Accepted');
+    const blocked = uid();
+    await world.pushToken(emsp, blocked, { valid: false });
+    expect(await authorize16(charger, blocked.toLowerCase())).to.equal('Blocked');
+    const allowed = uid();
+    await world.pushToken(emsp, allowed);
+    expect(await authorize16(charger, allowed.toLowerCase())).to.equal('Accepted');
+    expect(authorizeCalls(emsp, allowed)).to.have.length(1);
+    expect(await authorize16(charger, 'nobody-case-1')).to.equal('Invalid');
+  });
+
   it('valid false is Blocked; whitelist ALWAYS is Accepted without asking the eMSP', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
     const blocked = uid();

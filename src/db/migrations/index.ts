@@ -20,6 +20,7 @@ import { M0018SessionSnapshot } from './m0018-session-snapshot.js';
 import { M0019MeterSamples } from './m0019-meter-samples.js';
 import { M0020ActorStateVersion } from './m0020-actor-state-version.js';
 import { M0021SessionTransactionReuse } from './m0021-session-transaction-reuse.js';
+import { M0022TokenUidCase } from './m0022-token-uid-case.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -44,6 +45,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0019-meter-samples': M0019MeterSamples,
   'm0020-actor-state-version': M0020ActorStateVersion,
   'm0021-session-transaction-reuse': M0021SessionTransactionReuse,
+  'm0022-token-uid-case': M0022TokenUidCase,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

@@ -25,6 +25,7 @@ export const migrationNames = [
   'm0019-meter-samples',
   'm0020-actor-state-version',
   'm0021-session-transaction-reuse',
+  'm0022-token-uid-case',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];
