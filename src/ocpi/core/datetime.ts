@@ -169,3 +169,11 @@ function samePath(a: DateTimePath, b: DateTimePath): boolean {
 export function receivedNow(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
+
+/**
+ * Whether an update stamped `incoming` is older than the object it would change, stamped `held`:
+ * a partner's stale PUT or PATCH, not applied (docs/OCPI.md, Decisions 38).
+ */
+export function olderThan(incoming: string, held: string): boolean {
+  return Date.parse(incoming) < Date.parse(held);
+}

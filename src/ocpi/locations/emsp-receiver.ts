@@ -190,7 +190,7 @@ function locationRoutes(ctx: OcpiContext, { c, party, held, common }: Kit, opts:
         const { party: own } = party(req);
         const id = req.params.location_id;
         const location = c.locationIn(req.body, own, id);
-        return { data: c.locationOut(await putLocation(ctx, own, id, location)) };
+        return { data: c.locationOut(await putLocation(ctx, own, id, location, undefined, true)) };
       },
     }),
     route({
@@ -206,7 +206,8 @@ function locationRoutes(ctx: OcpiContext, { c, party, held, common }: Kit, opts:
         const patch = c.locationPatchIn(req.body);
         // the body names the party of the path, if any (the path's is one of the caller's)
         assertOwnParty(own, patch);
-        return { data: c.locationOut(await patchLocation(ctx, own, req.params.location_id, patch)) };
+        const held = await patchLocation(ctx, own, req.params.location_id, patch, undefined, true);
+        return { data: c.locationOut(held) };
       },
     }),
   );

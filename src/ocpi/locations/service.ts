@@ -6,6 +6,7 @@ import type { OcpiFieldError } from '../../gateway/errors.js';
 import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import { invalidParameters, unknownLocation, unknownLocationPart } from '../core/errors.js';
+import { olderThan } from '../core/datetime.js';
 import { assertSameId } from '../core/guards.js';
 import { later, mergeConnector, mergeEvse, mergeLocation } from './mappers.js';
 import type { ObjectStore } from '../store/object-store.js';
@@ -95,11 +96,14 @@ export async function putLocation(
   body: V221.Location,
   /** the store to write to (a transaction's: ObjectStore.on); default the context's */
   locations: ObjectStore<V221.StoredLocation> = ctx.stores.locations,
+  /** a partner's PUT: not applied over a location updated later */
+  keepNewer = false,
 ): Promise<V221.StoredLocation> {
   assertSameId('id', locationId, body.id);
   assertPublishRule(body);
   const location: V221.StoredLocation = { ...body, ...party, id: locationId };
-  return locations.put({ ...party, id: locationId }, location);
+  const key = { ...party, id: locationId };
+  return keepNewer ? (await locations.putUnlessOlder(key, location)).object : locations.put(key, location);
 }
 
 export async function patchLocation(
@@ -108,9 +112,13 @@ export async function patchLocation(
   locationId: string,
   patch: V221.LocationPatch,
   locations: ObjectStore<V221.StoredLocation> = ctx.stores.locations,
+  /** a partner's PATCH: not applied when older than the location held */
+  keepNewer = false,
 ): Promise<V221.StoredLocation> {
   assertSameId('id', locationId, patch.id);
   const updated = await locations.update({ ...party, id: locationId }, (existing) => {
+    if (keepNewer && patch.last_updated !== undefined && olderThan(patch.last_updated, existing.last_updated))
+      return existing;
     const merged = mergeLocation(existing, patch);
     assertComplete(checkLocation, merged, 'location');
     assertPublishRule(merged);
@@ -132,6 +140,10 @@ export async function patchEvse(
   const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (location) => {
     const evse = location.evses?.find((e) => e.uid === evseUid);
     if (!evse) throw unknownLocationPart('EVSE');
+    if (olderThan(patch.last_updated, evse.last_updated)) {
+      result = evse;
+      return location;
+    }
     const merged = mergeEvse(evse, patch);
     assertComplete(checkEvse, merged, 'evse');
     result = merged;
@@ -151,15 +163,22 @@ export async function putEvse(
   evse: V221.Evse,
 ): Promise<V221.Evse> {
   assertSameId('uid', evseUid, evse.uid);
+  let result = evse;
   const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (location) => {
-    const known = location.evses?.some((e) => e.uid === evseUid) ?? false;
+    const held = location.evses?.find((e) => e.uid === evseUid);
+    if (held && olderThan(evse.last_updated, held.last_updated)) {
+      result = held;
+      return location;
+    }
+    result = evse;
+    const known = held !== undefined;
     const evses = known
       ? (location.evses ?? []).map((e) => (e.uid === evseUid ? evse : e))
       : [...(location.evses ?? []), evse];
     return { ...location, evses, last_updated: later(location.last_updated, evse.last_updated) };
   });
   if (!updated) throw unknownLocation();
-  return evse;
+  return result;
 }
 
 export interface ConnectorAddress {
@@ -184,7 +203,12 @@ async function changeConnector(
   const updated = await ctx.stores.locations.update({ ...party, id: path.location_id }, (location) => {
     const evse = location.evses?.find((e) => e.uid === path.evse_uid);
     if (!evse) throw unknownLocationPart('EVSE');
-    const next = change(evse.connectors.find((c) => c.id === path.connector_id));
+    const held = evse.connectors.find((c) => c.id === path.connector_id);
+    if (held && olderThan(lastUpdated, held.last_updated)) {
+      result = held;
+      return location;
+    }
+    const next = change(held);
     const known = evse.connectors.some((c) => c.id === path.connector_id);
     const updatedEvse = {
       ...evse,

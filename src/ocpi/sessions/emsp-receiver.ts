@@ -3,7 +3,7 @@ import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { invalidParameters, unknownObject } from '../core/errors.js';
-import { receivedNow } from '../core/datetime.js';
+import { olderThan, receivedNow } from '../core/datetime.js';
 import { later } from '../locations/mappers.js';
 import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, callersObject, type OcpiRoute } from '../core/mount-kit.js';
@@ -19,7 +19,8 @@ import { isSession221, type StoredSession } from './stored.js';
 /**
  * The Receiver interface of the sessions module (the eMSP side): a partner CPO pushes its
  * sessions. Each is stored in the shape of the version it came in and served in the version of
- * the mount that reads it (docs/OCPI.md, Decisions 23).
+ * the mount that reads it (docs/OCPI.md, Decisions 23). A PUT or PATCH older than the session
+ * held is not applied (Decisions 38): the answer is the session as held.
  */
 
 const unknownSession = () => unknownObject('session');
@@ -78,6 +79,7 @@ export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         assertSameId('id', id, req.body.id);
         const updated = await ctx.stores.sessions.update({ ...party, id }, (s): StoredSession => {
           if (isSession221(s)) return otherVersion('2.2.1');
+          if (req.body.last_updated !== undefined && olderThan(req.body.last_updated, s.last_updated)) return s;
           const next = {
             ...s,
             ...req.body,
@@ -103,7 +105,8 @@ export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         assertSameId('id', id, body.id);
         // authorization_id: the auth_id the session was started with (docs/OCPI.md, Decisions 9)
         const session = { ...body, authorization_id: body.auth_id };
-        return { data: await ctx.stores.sessions.put({ ...party, id }, session) };
+        const held = (await ctx.stores.sessions.putUnlessOlder({ ...party, id }, session)).object;
+        return { data: isSession221(held) ? await session211Of(ctx.stores.locations, held) : held };
       },
     }),
   ];
@@ -136,7 +139,8 @@ export function sessionsReceiver221(ctx: OcpiContext): OcpiRoute[] {
         const id = req.params.session_id;
         assertOwnParty(party, req.body);
         assertSameId('id', id, req.body.id);
-        return { data: await ctx.stores.sessions.put({ ...party, id }, req.body) };
+        const held = (await ctx.stores.sessions.putUnlessOlder({ ...party, id }, req.body)).object;
+        return { data: sessionTo221(held, party, ours()) };
       },
     }),
     route({
@@ -153,6 +157,7 @@ export function sessionsReceiver221(ctx: OcpiContext): OcpiRoute[] {
         assertSameId('id', id, req.body.id);
         const updated = await ctx.stores.sessions.update({ ...party, id }, (s): StoredSession => {
           if (!isSession221(s)) return otherVersion('2.1.1');
+          if (olderThan(req.body.last_updated, s.last_updated)) return s;
           return { ...s, ...req.body, id };
         });
         if (!updated || !isSession221(updated)) throw unknownSession();

@@ -234,6 +234,24 @@ export class ObjectStore<T extends { last_updated: string }> {
   }
 
   /**
+   * A partner's PUT: inserts or replaces the object unless the one stored under its key was
+   * updated later (docs/OCPI.md Decisions 38: a stale update is not applied). Answers the object
+   * held afterwards and whether it is the one given.
+   */
+  async putUnlessOlder(key: ObjectKey, object: T, opts: PutOptions = {}): Promise<{ object: T; applied: boolean }> {
+    const changed = await this.write(
+      key,
+      object,
+      opts,
+      `DO UPDATE SET last_updated_ms = excluded.last_updated_ms, published = excluded.published, data = excluded.data,
+       updated_at = excluded.updated_at, revision = ocpi_object.revision + 1, audience = excluded.audience
+       WHERE ocpi_object.last_updated_ms <= excluded.last_updated_ms`,
+    );
+    if (changed === 1) return { object, applied: true };
+    return { object: (await this.get(key)) ?? object, applied: false };
+  }
+
+  /**
    * Inserts the object unless one is stored under its key (an object that never changes, such as
    * our CDRs: whoever writes first wins). Answers whether it was inserted.
    */
@@ -278,7 +296,7 @@ export class ObjectStore<T extends { last_updated: string }> {
    * process, a transaction's store) makes it read again (optimistic concurrency on `revision`);
    * this process's writes of the object take turns (`serialized`). Undefined when the object
    * does not exist; `change` (synchronous: nothing else runs in the object's turn) may throw to
-   * refuse.
+   * refuse, or give back the object it got to leave the row as it is (nothing is written).
    */
   update(key: ObjectKey, change: (current: T) => T): Promise<T | undefined> {
     return this.inTurn(key, () => this.updateNow(key, change));
@@ -293,7 +311,9 @@ export class ObjectStore<T extends { last_updated: string }> {
       const rows = await this.sql.query(`SELECT data, revision FROM ocpi_object WHERE ${where}`, keyParams);
       const row = rows[0];
       if (!row) return undefined;
-      const next = change(this.fromRow(row.data));
+      const current = this.fromRow(row.data);
+      const next = change(current);
+      if (next === current) return current;
       const changed = await this.sql.run(
         `UPDATE ocpi_object SET last_updated_ms = ?, published = ?, data = ?, updated_at = ?, revision = revision + 1 WHERE ${where} AND revision = ?`,
         [

@@ -2,7 +2,7 @@ import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { unknownObject } from '../core/errors.js';
-import { receivedNow } from '../core/datetime.js';
+import { olderThan, receivedNow } from '../core/datetime.js';
 import { later } from '../locations/mappers.js';
 import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, callersObject, type OcpiRoute } from '../core/mount-kit.js';
@@ -13,7 +13,8 @@ import * as T221 from './schemas-2.2.1.js';
 
 /**
  * The Receiver interface of the tariffs module (the eMSP side): a partner CPO pushes its tariffs.
- * They are stored in the 2.2.1 shape (docs/OCPI.md "Storage").
+ * They are stored in the 2.2.1 shape (docs/OCPI.md "Storage"). A PUT or PATCH older than the
+ * tariff held is not applied (Decisions 38): the answer is the tariff as held.
  */
 
 const unknownTariff = () => unknownObject('tariff');
@@ -47,15 +48,15 @@ export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         const id = req.params.tariff_id;
         assertSameId('id', id, req.body.id);
         // the 2.1.1 fields carry the same names in the stored 2.2.1 tariff
-        const updated = await ctx.stores.tariffs.update(
-          { ...party, id },
-          (t) =>
-            ({
-              ...t,
-              ...req.body,
-              id,
-              last_updated: req.body.last_updated ?? later(t.last_updated, receivedNow()),
-            }) as typeof t,
+        const updated = await ctx.stores.tariffs.update({ ...party, id }, (t) =>
+          req.body.last_updated !== undefined && olderThan(req.body.last_updated, t.last_updated)
+            ? t
+            : ({
+                ...t,
+                ...req.body,
+                id,
+                last_updated: req.body.last_updated ?? later(t.last_updated, receivedNow()),
+              } as typeof t),
         );
         if (!updated) throw unknownTariff();
         return { data: tariffTo211(updated) };
@@ -72,7 +73,8 @@ export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         const { party } = callerOwnPath(req, '2.1.1');
         const id = req.params.tariff_id;
         assertSameId('id', id, req.body.id);
-        return { data: tariffTo211(await ctx.stores.tariffs.put({ ...party, id }, tariffFrom211(req.body, party))) };
+        const held = await ctx.stores.tariffs.putUnlessOlder({ ...party, id }, tariffFrom211(req.body, party));
+        return { data: tariffTo211(held.object) };
       },
     }),
   ];
@@ -103,7 +105,7 @@ export function tariffsReceiver221(ctx: OcpiContext): OcpiRoute[] {
         const id = req.params.tariff_id;
         assertOwnParty(party, req.body);
         assertSameId('id', id, req.body.id);
-        return { data: await ctx.stores.tariffs.put({ ...party, id }, req.body) };
+        return { data: (await ctx.stores.tariffs.putUnlessOlder({ ...party, id }, req.body)).object };
       },
     }),
     tariffDelete(ctx, '2.2.1'),

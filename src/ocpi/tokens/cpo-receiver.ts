@@ -1,6 +1,6 @@
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
-import { receivedNow } from '../core/datetime.js';
+import { olderThan, receivedNow } from '../core/datetime.js';
 import { idMismatch, unknownToken } from '../core/errors.js';
 import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, callersObject, type OcpiRequest, type OcpiRoute } from '../core/mount-kit.js';
@@ -43,8 +43,8 @@ export function tokensReceiver211(ctx: OcpiContext): OcpiRoute[] {
         const { party } = callerOwnPath(req, '2.1.1');
         const uid = req.params.token_uid;
         assertSameId('uid', uid, req.body.uid);
-        const stored = await ctx.stores.tokens.put({ ...party, id: uid }, tokenFrom211({ ...req.body, uid }, party));
-        return { data: tokenTo211(stored) };
+        const token = tokenFrom211({ ...req.body, uid }, party);
+        return { data: tokenTo211((await ctx.stores.tokens.putUnlessOlder({ ...party, id: uid }, token)).object) };
       },
     }),
     route({
@@ -59,12 +59,11 @@ export function tokensReceiver211(ctx: OcpiContext): OcpiRoute[] {
         const patch = tokenPatchFrom211(req.body);
         const uid = req.params.token_uid;
         // the 2.1.1 TokenPatch may omit last_updated (every field is optional): the time of the change then
-        const updated = await ctx.stores.tokens.update({ ...party, id: uid }, (existing) => ({
-          ...existing,
-          ...patch,
-          uid,
-          last_updated: patch.last_updated ?? receivedNow(),
-        }));
+        const updated = await ctx.stores.tokens.update({ ...party, id: uid }, (existing) =>
+          patch.last_updated !== undefined && olderThan(patch.last_updated, existing.last_updated)
+            ? existing
+            : { ...existing, ...patch, uid, last_updated: patch.last_updated ?? receivedNow() },
+        );
         if (!updated) throw unknownToken();
         return { data: tokenTo211(updated) };
       },
@@ -108,7 +107,7 @@ export function tokensReceiver221(ctx: OcpiContext): OcpiRoute[] {
         assertSameId('uid', uid, token.uid);
         const type = (req.query as { type?: T221.TokenType }).type;
         if (type !== undefined && type !== token.type) throw idMismatch('type', type, token.type);
-        return { data: await ctx.stores.tokens.put({ ...party, id: uid }, token) };
+        return { data: (await ctx.stores.tokens.putUnlessOlder({ ...party, id: uid }, token)).object };
       },
     }),
     route({
@@ -127,6 +126,7 @@ export function tokensReceiver221(ctx: OcpiContext): OcpiRoute[] {
         const type = typeOf(req);
         const updated = await ctx.stores.tokens.update({ ...party, id: uid }, (existing) => {
           if (existing.type !== type) throw unknownToken();
+          if (olderThan(patch.last_updated, existing.last_updated)) return existing;
           return { ...existing, ...patch, uid };
         });
         if (!updated) throw unknownToken();

@@ -302,6 +302,69 @@ export function modulesSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(foreign.body.status_code).to.equal(2001);
     });
 
+    it('a PUT or PATCH older than what we hold is answered with the object as held and not applied, in every module', async () => {
+      const cpoAs = { token: cpo.token, ...b64 };
+      const { country_code: cc, party_id: pid } = cpo.party;
+      const send = async (method: string, path: string, as: typeof cpoAs, body: Obj) => {
+        const res = await api.request(method, path, { ...as, body });
+        expect(res.body.status_code, `${method} ${path}`).to.equal(1000);
+        return dataOf<Obj>(res);
+      };
+      const get = async (path: string, as: typeof cpoAs) => dataOf<Obj>(await api.request('GET', path, as));
+
+      // a session completed at 11:00, then the ACTIVE update of 10:10 that arrived late
+      const session = `/ocpi/emsp/2.2.1/sessions/${cc}/${pid}/STALE-S`;
+      const done = aSession221({ country_code: cc, party_id: pid, id: 'STALE-S', status: 'COMPLETED' });
+      await send('PUT', session, cpoAs, { ...done, kwh: 20, last_updated: isoAt(3600) });
+      const late = await send('PATCH', session, cpoAs, { status: 'ACTIVE', kwh: 1, last_updated: isoAt(600) });
+      expect(late).to.include({ status: 'COMPLETED', kwh: 20, last_updated: isoAt(3600) });
+      await send('PUT', session, cpoAs, { ...done, status: 'ACTIVE', kwh: 2, last_updated: isoAt(1200) });
+      expect(await get(session, cpoAs)).to.include({ status: 'COMPLETED', kwh: 20 });
+      // the same time again is applied (a repeated push, or a correction within the second)
+      await send('PATCH', session, cpoAs, { kwh: 21, last_updated: isoAt(3600) });
+      expect(await get(session, cpoAs)).to.include({ kwh: 21 });
+
+      // a location, an EVSE and a connector each keep their newer state
+      const loc = `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/STALE-L`;
+      const evse = anEvse({
+        uid: 'E1',
+        status: 'CHARGING',
+        connectors: [aConnector({ id: '1', last_updated: isoAt(3000) })],
+        last_updated: isoAt(3000),
+      });
+      const location = aLocation({ country_code: cc, party_id: pid, id: 'STALE-L', name: 'New', evses: [evse] });
+      await send('PUT', loc, cpoAs, { ...location, last_updated: isoAt(3000) });
+      expect(await send('PATCH', loc, cpoAs, { name: 'Old', last_updated: isoAt(60) })).to.include({
+        name: 'New',
+        last_updated: isoAt(3000),
+      });
+      expect(await send('PATCH', `${loc}/E1`, cpoAs, { status: 'AVAILABLE', last_updated: isoAt(60) })).to.include({
+        status: 'CHARGING',
+      });
+      const connector = aConnector({ id: '1', max_amperage: 16, last_updated: isoAt(60) });
+      expect(await send('PUT', `${loc}/E1/1`, cpoAs, connector)).to.not.include({ max_amperage: 16 });
+      await send('PUT', loc, cpoAs, { ...location, name: 'Older', evses: [], last_updated: isoAt(120) });
+      const held = await get(loc, cpoAs);
+      expect(held).to.include({ name: 'New', last_updated: isoAt(3000) });
+      expect((held.evses as Obj[])[0]).to.include({ uid: 'E1', status: 'CHARGING' });
+
+      // a tariff, and a token of an eMSP pushed to our CPO
+      const tariff = `/ocpi/emsp/2.2.1/tariffs/${cc}/${pid}/STALE-T`;
+      const current = aTariff221({ country_code: cc, party_id: pid, id: 'STALE-T', last_updated: isoAt(3000) });
+      await send('PUT', tariff, cpoAs, current);
+      await send('PUT', tariff, cpoAs, { ...current, currency: 'CHF', last_updated: isoAt(60) });
+      expect(await get(tariff, cpoAs)).to.include({ currency: 'EUR' });
+      const emspAs = { token: emsp.token, ...b64 };
+      const { country_code: ec, party_id: ep } = emsp.party;
+      const token = `/ocpi/cpo/2.2.1/tokens/${ec}/${ep}/STALE-TK`;
+      const blocked = aToken221({ country_code: ec, party_id: ep, uid: 'STALE-TK', valid: false });
+      await send('PUT', token, emspAs, { ...blocked, last_updated: isoAt(3000) });
+      // a late update from before the block must not let the card charge again
+      expect(await send('PATCH', token, emspAs, { valid: true, last_updated: isoAt(60) })).to.include({ valid: false });
+      await send('PUT', token, emspAs, { ...blocked, valid: true, last_updated: isoAt(60) });
+      expect(await get(token, emspAs)).to.include({ valid: false });
+    });
+
     it('our sessions and CDRs reach only the eMSP of their token, in each version; charging preferences are NOT_POSSIBLE', async function () {
       // our sessions and CDRs are written by the charge points' side (the roaming bridge); here
       // the test writes them where that side does, through the stores of the running platform
