@@ -1,11 +1,9 @@
 import { expect } from 'chai';
-import type { RPCClient } from 'ocpp-rpc';
 import type { ChargingSession } from '../../src/csms/session-store.js';
 import type { MeterSample } from '../../src/csms/meter-samples.js';
 import { MeterSampleSweep } from '../../src/csms/meter-samples.js';
 import { clusterEnvironment, embeddedEnvironment } from '../support/platforms.js';
-import { strictCharger } from '../support/rpc-client.js';
-import { API_KEY, startCsms, type CsmsUnderTest } from './support/csms.js';
+import { API_KEY, bootedCharger, startCsms, type CsmsUnderTest } from './support/csms.js';
 import { v16, v201 } from './support/messages.js';
 import { eventually } from './support/scenario.js';
 import { createLogger } from '../../src/logger.js';
@@ -50,13 +48,7 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await cleanup?.();
     });
 
-    async function booted(protocol: 'ocpp1.6' | 'ocpp2.0.1'): Promise<{ id: string; charger: RPCClient }> {
-      const cp = await csms.registerChargePoint(protocol);
-      const charger = strictCharger(csms.url, cp, protocol);
-      await charger.connect();
-      await charger.call('BootNotification', protocol === 'ocpp1.6' ? v16.boot() : v201.boot());
-      return { id: cp.id, charger };
-    }
+    const booted = (protocol: 'ocpp1.6' | 'ocpp2.0.1') => bootedCharger(csms, protocol);
 
     const sessionOf = async (id: string): Promise<ChargingSession> => {
       const res = await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${encodeURIComponent(id)}`);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { ChargingSession } from '../../src/csms/session-store.js';
 import type { ChargePointView } from '../../src/csms/views.js';
 import { strictCharger } from '../support/rpc-client.js';
-import { startCsms, type CsmsUnderTest } from './support/csms.js';
+import { bootedCharger, startCsms, type CsmsUnderTest } from './support/csms.js';
 import { v16, v201 } from './support/messages.js';
 import { eventually } from './support/scenario.js';
 
@@ -24,13 +24,7 @@ describe('transactions whose start or end never arrived', function () {
   const sessionsOf = async (id: string): Promise<ChargingSession[]> =>
     (await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${encodeURIComponent(id)}`)).body;
   /** A registered charger of `protocol`, connected and booted. */
-  async function booted(protocol: 'ocpp1.6' | 'ocpp2.0.1') {
-    const cp = await csms.registerChargePoint(protocol);
-    const charger = strictCharger(csms.url, cp, protocol);
-    await charger.connect();
-    await charger.call('BootNotification', protocol === 'ocpp1.6' ? v16.boot() : v201.boot());
-    return { cp, charger };
-  }
+  const booted = (protocol: 'ocpp1.6' | 'ocpp2.0.1') => bootedCharger(csms, protocol);
 
   it('OCPP 1.6: a StopTransaction of an unknown transaction is a completed session; later ids do not reuse it', async () => {
     const { cp, charger } = await booted('ocpp1.6');

@@ -3,8 +3,8 @@ import type { RPCClient } from 'ocpp-rpc';
 import type { ChargingSession } from '../../src/csms/session-store.js';
 import type { ChargePointView } from '../../src/csms/views.js';
 import { clusterEnvironment } from '../support/platforms.js';
-import { looseCharger, strictCharger } from '../support/rpc-client.js';
-import { API_KEY, startCsms, type CsmsUnderTest } from './support/csms.js';
+import { strictCharger } from '../support/rpc-client.js';
+import { API_KEY, bootedCharger, startCsms, type CsmsUnderTest } from './support/csms.js';
 import { v16, v201 } from './support/messages.js';
 import { eventually } from './support/scenario.js';
 
@@ -74,16 +74,7 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
     const sessionsOf = async (id: string): Promise<ChargingSession[]> =>
       (await csms().api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${encodeURIComponent(id)}`)).body;
 
-    async function booted(
-      protocol: 'ocpp1.6' | 'ocpp2.0.1',
-      strict = true,
-    ): Promise<{ id: string; charger: RPCClient }> {
-      const cp = await csms().registerChargePoint(protocol);
-      const charger = (strict ? strictCharger : looseCharger)(csms().url, cp, protocol);
-      await charger.connect();
-      await charger.call('BootNotification', protocol === 'ocpp1.6' ? v16.boot() : v201.boot());
-      return { id: cp.id, charger };
-    }
+    const booted = (protocol: 'ocpp1.6' | 'ocpp2.0.1', strict = true) => bootedCharger(csms(), protocol, strict);
 
     it('OCPP 1.6: MeterValues queued offline and sent late do not lower the energy or the last reading', async () => {
       const { id, charger } = await booted('ocpp1.6');

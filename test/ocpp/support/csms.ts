@@ -6,6 +6,9 @@ import {
 } from '../../support/platforms.js';
 import { csmsModule, type CsmsModuleOptions } from '../../../src/csms/module.js';
 import type { PlatformModule } from '../../../src/platform/services.js';
+import type { RPCClient } from 'ocpp-rpc';
+import { looseCharger, strictCharger } from '../../support/rpc-client.js';
+import { v16, v201 } from './messages.js';
 
 export const API_KEY = 'test-operator-key-0123456789';
 
@@ -96,4 +99,20 @@ export async function startCsms(
       if (!env) await environment.cleanup();
     },
   };
+}
+
+/**
+ * A charger registered on `csms`, connected as an `ocpp-rpc` client (strict: it checks what it
+ * sends and receives against the schemas) and booted.
+ */
+export async function bootedCharger(
+  csms: Pick<CsmsUnderTest, 'registerChargePoint' | 'url'>,
+  protocol: 'ocpp1.6' | 'ocpp2.0.1',
+  strict = true,
+): Promise<{ cp: RegisteredChargePoint; id: string; charger: RPCClient }> {
+  const cp = await csms.registerChargePoint(protocol);
+  const charger = (strict ? strictCharger : looseCharger)(csms.url, cp, protocol);
+  await charger.connect();
+  await charger.call('BootNotification', protocol === 'ocpp1.6' ? v16.boot() : v201.boot());
+  return { cp, id: cp.id, charger };
 }
