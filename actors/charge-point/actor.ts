@@ -76,7 +76,8 @@ function begin(
 
 /**
  * An update or end that names a token (2.0.1 may start a transaction at plug-in and name the
- * token in an update; an end names the token that stopped it). The token is authorized as an
+ * token in an update; an end, or a StopAuthorized update, names the token that stopped it, which
+ * the session keeps apart as `stop_id_tag`). The token is authorized as an
  * Authorize's is (authorization.ts: tokens, OCPP_UNKNOWN_ID_TAGS, the eMSP) and the event is
  * answered with that decision (idTokenInfo is required with an idToken, E01), unless it is the
  * token this transaction was last answered for: that answer is repeated, without asking anyone
@@ -97,7 +98,9 @@ async function tokenNamed(
     known === undefined
       ? await authorizeTag(deps, ctx, idTag, open && open.evse_id > 0 ? open.evse_id : null, protocol)
       : { status: known, reason: 'answered before for this transaction' };
-  if (deps.roaming && open && open.ocpi === undefined) await lateToken(deps, ctx, open.transaction_id, idTag, decision);
+  // a token named after the transaction's own stopped it: it roams nothing
+  if (deps.roaming && open && open.ocpi === undefined && open.id_tag === undefined)
+    await lateToken(deps, ctx, open.transaction_id, idTag, decision);
   return cached(deps, onTransactionProgress(deps, ctx, ctx.state, event, decision.status));
 }
 

@@ -201,7 +201,10 @@ export interface SessionProgress {
    * arrive out of order never lower the last reading or the energy.
    */
   meter?: { start_wh: number | null; last_wh: number; energy_wh: number; at: number };
+  /** the transaction's token, named for the first time (a 2.0.1 start at plug-in names none) */
   id_tag?: string | null;
+  /** the token that stopped it: named by the end, or by an update once the transaction has its token */
+  stop_id_tag?: string;
   /**
    * 2.0.1 seqNo. An update applies only when it is above every seqNo applied before (a repeat
    * changes nothing); an end applies whatever its seqNo.

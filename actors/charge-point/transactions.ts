@@ -286,7 +286,13 @@ function progressOf(
 ): SessionProgress {
   // built field by field: spreading conditional objects cost ~2.5 us per meter value (every
   // MeterValues of a running transaction comes through here)
-  const progress: SessionProgress = { id_tag: event.id_tag, seq_no: event.seq_no };
+  const progress: SessionProgress = { seq_no: event.seq_no };
+  // the first token named is the transaction's; one named after it (an end's, a 2.0.1
+  // StopAuthorized update's) is the token that stopped it, and bills no one
+  if (event.id_tag !== null) {
+    if (tx.id_tag === undefined) progress.id_tag = event.id_tag;
+    else if (event.type === 'transaction-ended' || event.id_tag !== tx.id_tag) progress.stop_id_tag = event.id_tag;
+  }
   if (event.meter_wh !== null) {
     progress.meter = {
       start_wh: meterStart,
@@ -317,8 +323,9 @@ function keepOpen(
   idTag: string | null,
   idTagStatus: string,
 ): void {
+  // the transaction's own token, named now for the first time or answered anew; a stop token is not kept here
   const token =
-    idTag !== null && (tx.id_tag !== idTag || tx.id_tag_status !== idTagStatus)
+    idTag !== null && (tx.id_tag === undefined || (tx.id_tag === idTag && tx.id_tag_status !== idTagStatus))
       ? { id_tag: idTag, id_tag_status: idTagStatus }
       : undefined;
   const changed =

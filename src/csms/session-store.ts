@@ -24,6 +24,10 @@ export const ChargingSession = titled(
     meter_last_wh: Type.Union([Type.Number(), Type.Null()]),
     energy_wh: Type.Number({ description: 'energy delivered so far (Wh)' }),
     stop_reason: Type.Union([Type.String(), Type.Null()]),
+    stop_id_tag: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'the token that stopped the transaction, when the charger named one (id_tag stays the one that authorized it)',
+    }),
     updated_at: Type.String({ format: 'date-time' }),
     cost: Type.Union(
       [
@@ -89,7 +93,7 @@ export const sessionWrites: SessionWrites = {
    * turns on PostgreSQL writes in one statement.
    */
   progress(sessionId: string, p: SessionProgress): WriteStep {
-    if (p.meter && !p.id_tag && !p.stopped && !p.evse)
+    if (p.meter && !p.id_tag && !p.stop_id_tag && !p.stopped && !p.evse)
       return meterProgress.write({
         id: sessionId,
         updated_at: Date.now(),
@@ -125,8 +129,13 @@ async function progressAny(tx: SqlRunner, sessionId: string, p: SessionProgress)
     params.push(p.meter.start_wh, at, p.meter.last_wh, at, p.meter.energy_wh, at, at);
   }
   if (p.id_tag) {
-    sets.push('id_tag = ?');
+    // the token that authorized the transaction is kept: a later one is the stop's
+    sets.push('id_tag = COALESCE(id_tag, ?)');
     params.push(p.id_tag);
+  }
+  if (p.stop_id_tag) {
+    sets.push('stop_id_tag = ?');
+    params.push(p.stop_id_tag);
   }
   if (p.evse) {
     sets.push('evse_id = ?', 'connector_id = ?');
@@ -263,6 +272,7 @@ function toSession(r: Row): ChargingSession {
     meter_last_wh: num(r.meter_last_wh),
     energy_wh: Number(r.energy_wh),
     stop_reason: r.stop_reason === null || r.stop_reason === undefined ? null : String(r.stop_reason),
+    stop_id_tag: r.stop_id_tag === null || r.stop_id_tag === undefined ? null : String(r.stop_id_tag),
     updated_at: iso(r.updated_at),
     cost: costOf(r.cdr_data, true) ?? costOf(r.ocpi_data, false),
     cdr_id: r.cdr_data === null || r.cdr_data === undefined ? null : String(r.id),

@@ -144,6 +144,8 @@ export function SessionPage({ id }) {
           <dd data-testid="cost">${fmtCost(s.cost)}${s.cdr_id ? ` (CDR ${s.cdr_id})` : ''}</dd>
           <dt>Stop reason</dt>
           <dd>${s.stop_reason ?? ''}</dd>
+          <dt>Stopped by</dt>
+          <dd>${s.stop_id_tag ?? ''}</dd>
           <dt>Remote start</dt>
           <dd>${s.remote_start_command_id ?? ''}</dd>
         </dl>

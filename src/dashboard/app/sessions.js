@@ -27,6 +27,7 @@ const COLUMNS = [
   ['currency', (s) => s.cost?.currency ?? ''],
   ['cost_final', (s) => (s.cost ? String(s.cost.final) : '')],
   ['stop_reason', (s) => s.stop_reason ?? ''],
+  ['stop_id_tag', (s) => s.stop_id_tag ?? ''],
 ];
 
 const cell = (v) => (/[",\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v);

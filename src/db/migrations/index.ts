@@ -21,6 +21,7 @@ import { M0019MeterSamples } from './m0019-meter-samples.js';
 import { M0020ActorStateVersion } from './m0020-actor-state-version.js';
 import { M0021SessionTransactionReuse } from './m0021-session-transaction-reuse.js';
 import { M0022TokenUidCase } from './m0022-token-uid-case.js';
+import { M0023SessionStopToken } from './m0023-session-stop-token.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -46,6 +47,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0020-actor-state-version': M0020ActorStateVersion,
   'm0021-session-transaction-reuse': M0021SessionTransactionReuse,
   'm0022-token-uid-case': M0022TokenUidCase,
+  'm0023-session-stop-token': M0023SessionStopToken,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

@@ -26,6 +26,7 @@ export const migrationNames = [
   'm0020-actor-state-version',
   'm0021-session-transaction-reuse',
   'm0022-token-uid-case',
+  'm0023-session-stop-token',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];
