@@ -44,7 +44,12 @@ async function started(
     accepted && linkOf(ctx.state, event.evse_id)
       ? await roamingOf(deps, ctx.state, { ...event, started_at: epochMs(event.timestamp) }, decision)
       : null;
-  return onTransactionStarted(deps, ctx, ctx.state, event, protocol, roamed, decision?.status);
+  return withGroup(onTransactionStarted(deps, ctx, ctx.state, event, protocol, roamed, decision?.status), decision);
+}
+
+/** The outcome with the group of the token it answers for, when the token has one. */
+function withGroup(outcome: ChargerEventOutcome, decision: AuthDecision | undefined): ChargerEventOutcome {
+  return decision?.group_id === undefined ? outcome : { ...outcome, group_id: decision.group_id };
 }
 
 /**
@@ -101,7 +106,7 @@ async function tokenNamed(
   // a token named after the transaction's own stopped it: it roams nothing
   if (deps.roaming && open && open.ocpi === undefined && open.id_tag === undefined)
     await lateToken(deps, ctx, open.transaction_id, idTag, decision);
-  return cached(deps, onTransactionProgress(deps, ctx, ctx.state, event, decision.status));
+  return cached(deps, withGroup(onTransactionProgress(deps, ctx, ctx.state, event, decision.status), decision));
 }
 
 /**
@@ -130,7 +135,7 @@ function onEvent(
       return onStatusChanged(deps, ctx, s, event);
     case 'authorize-requested':
       return authorizeTag(deps, ctx, event.id_tag, null, protocol).then((d) =>
-        cached(deps, { id_tag_status: d.status }),
+        cached(deps, withGroup({ id_tag_status: d.status }, d)),
       );
     case 'transaction-started': {
       // a start that names no token (2.0.1 at plug-in, or NoAuthorization) gives the charger's cache nothing to keep

@@ -1,6 +1,6 @@
 import type { ProtocolName } from '../../src/ocpp/domain.js';
 import type { ActorContext } from '../../src/runtime/types.js';
-import type { ChargePointActorDeps, RoamingPort } from './ports.js';
+import type { ChargePointActorDeps, RoamingPort, RoamingToken } from './ports.js';
 import type { ChargePointState } from './protocol.js';
 
 /**
@@ -21,6 +21,8 @@ export interface AuthDecision {
   authorization_reference?: string;
   /** decided by the eMSP in real time (the session's auth_method AUTH_REQUEST) */
   real_time?: boolean;
+  /** the token's group (OCPI group_id), told to the charger with the answer */
+  group_id?: string;
 }
 
 const REMEMBER_MS = 5 * 60_000;
@@ -89,6 +91,19 @@ async function decide(
       ? { status: 'Accepted', reason: 'no such token; OCPP_UNKNOWN_ID_TAGS=accept' }
       : { status: 'Invalid', reason: 'no such token' };
   }
+  const decision = await decideFor(port, ctx, token, evse, protocol);
+  return token.group_id === undefined ? decision : { ...decision, group_id: token.group_id };
+}
+
+/** The decision for a token we hold. */
+async function decideFor(
+  port: RoamingPort,
+  ctx: Ctx,
+  token: RoamingToken,
+  evse: number | null,
+  protocol: ProtocolName,
+): Promise<AuthDecision> {
+  const s = ctx.state;
   if (!token.valid) return { status: 'Blocked', reason: 'the token is not valid' };
   if (token.own) return { status: 'Accepted', reason: 'our own valid token' };
   if (token.whitelist === 'ALWAYS') return { status: 'Accepted', reason: 'whitelist ALWAYS' };

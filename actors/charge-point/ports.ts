@@ -146,6 +146,8 @@ export interface RoamingToken {
   contract_id: string;
   valid: boolean;
   whitelist: string;
+  /** the OCPI token's group_id: the charger is told it, to let a card of the group stop the charge */
+  group_id?: string;
   /** issued by our own eMSP (not roamed: no OCPI session for it) */
   own: boolean;
 }

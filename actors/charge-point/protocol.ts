@@ -170,6 +170,7 @@ export const ChargePointState = Type.Object({
           reason: Type.String(),
           authorization_reference: Type.Optional(Type.String()),
           real_time: Type.Optional(Type.Boolean()),
+          group_id: Type.Optional(Type.String()),
         }),
       }),
     ),

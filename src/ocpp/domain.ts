@@ -215,6 +215,12 @@ export const ChargerEventOutcome = Type.Object({
   transaction_id: Type.Optional(Type.String()),
   /** an accepted id tag: when the charger drops it from its authorization cache */
   cache_expiry: Type.Optional(Type.String({ format: 'date-time' })),
+  /**
+   * the id tag's group (its OCPI token's `group_id`): 1.6 `parentIdTag` (when it fits its 20
+   * characters), 2.0.1 `groupIdToken`, so that a charger lets another card of the group stop
+   * the transaction (1.6 section 3.5.1, 2.0.1 C09)
+   */
+  group_id: Type.Optional(Type.String()),
   /** BootNotification: the registration status and its interval (heartbeat, or the wait before the next boot) */
   boot: Type.Optional(Type.Object({ status: RegistrationStatus, interval_s: Type.Integer({ minimum: 0 }) })),
   /** DataTransfer: the vendor handler's answer (no handler for the vendor: UnknownVendorId) */

@@ -94,6 +94,7 @@ async function tokenOf(
     contract_id: t.contract_id,
     valid: t.valid,
     whitelist: t.whitelist,
+    ...(t.group_id === undefined ? {} : { group_id: t.group_id }),
     own: t.country_code === own.country_code && t.party_id === own.party_id,
   };
 }

@@ -6,7 +6,7 @@ import { eventually } from './support/scenario.js';
 
 /**
  * A session keeps the token that authorized its transaction (`id_tag`, the one billed); the token
- * that stopped it is `stop_id_tag` (docs/CSMS.md "The API"). Another card of the driver's group or
+ * that stopped it is `stop_id_tag` (docs/CSMS.md "The /v1 API"). Another card of the driver's group or
  * a service card may stop a charge (OCPP 1.6 StopTransaction idTag, 2.0.1 C09 and StopAuthorized).
  */
 describe('a session keeps the token that started it apart from the one that stopped it', function () {

@@ -219,6 +219,26 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(unknown.idTokenInfo).to.deep.equal({ status: 'Invalid' });
   });
 
+  it("a token's group_id goes to the charger: 1.6 parentIdTag, 2.0.1 groupIdToken (a card of the group may stop)", async () => {
+    const member = uid();
+    await world.pushToken(emsp, member, { whitelist: 'ALWAYS', group_id: 'FLEET-1' });
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    // the strict client checks each answer against the version's schema
+    const info16 = ((await charger.call('Authorize', { idTag: member })) as { idTagInfo: Json }).idTagInfo;
+    expect(info16).to.include({ status: 'Accepted', parentIdTag: 'FLEET-1' });
+    const cp = await world.chargePoint('ocpp2.0.1');
+    const charger201 = await world.charger(cp, 'ocpp2.0.1');
+    const info201 = (
+      (await charger201.call('Authorize', { idToken: { idToken: member, type: 'ISO14443' } })) as { idTokenInfo: Json }
+    ).idTokenInfo;
+    expect(info201).to.deep.include({ status: 'Accepted', groupIdToken: { idToken: 'FLEET-1', type: 'Central' } });
+    // a token without a group: none in the answer
+    const alone = uid();
+    await world.pushToken(emsp, alone, { whitelist: 'ALWAYS' });
+    const plain = ((await charger.call('Authorize', { idTag: alone })) as { idTagInfo: Json }).idTagInfo;
+    expect(plain).to.not.have.property('parentIdTag');
+  });
+
   it('a tag the operator remote-started is Accepted though it is no token', async () => {
     const { cp, charger } = await world.linkedCharger('ocpp1.6');
     charger.handle('RemoteStartTransaction', () => Promise.resolve({ status: 'Accepted' }));

@@ -289,6 +289,11 @@ export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
     const idTagInfo = () => ({
       status: oneOf(idTagStatuses, outcome?.id_tag_status ?? 'Accepted', 'idTagInfo.status'),
       ...optional('expiryDate', outcome?.cache_expiry),
+      // IdToken is CiString20: a longer group is not sent (the charger then matches tags only)
+      ...optional(
+        'parentIdTag',
+        outcome?.group_id !== undefined && outcome.group_id.length <= 20 ? outcome.group_id : undefined,
+      ),
     });
     switch (call.action) {
       case 'BootNotification':

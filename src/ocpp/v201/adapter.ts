@@ -334,6 +334,10 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
     const idTokenInfo = () => ({
       status: oneOf(authorizationStatuses, outcome?.id_tag_status ?? 'Accepted', 'idTokenInfo.status'),
       ...optional('cacheExpiryDateTime', outcome?.cache_expiry),
+      // a group is no card: type Central (an id the CSMS made up), as groupIdToken's are
+      ...(outcome?.group_id === undefined
+        ? {}
+        : { groupIdToken: { idToken: outcome.group_id, type: 'Central' as const } }),
     });
     switch (call.action) {
       case 'BootNotification':
