@@ -26,7 +26,7 @@ import { DuplicateChargePointError, type ChargePointStore } from './charge-point
 import type { CsmsEventBus } from './events.js';
 import { UnknownChargePoint, type UnknownChargePoints } from './unknown-charge-points.js';
 import { hashIdentityKey, newIdentityKey } from './identity-key.js';
-import { operationRoutes, type OperationAccess } from './operations.js';
+import { operationRoutes, requireIdTagsFit, type OperationAccess } from './operations.js';
 import type { HeldList } from './local-list.js';
 import type { LocalListEntry } from '../ocpp/domain.js';
 import { passwordRoute } from './password-route.js';
@@ -636,8 +636,9 @@ function commandRoutes(cp: ChargePointAccess): CsmsRoute[] {
       },
       handler: async (req): Promise<RouteResult> => {
         const id = String(req.params.id);
-        await cp.requireKnown(id);
         const b = req.body;
+        // 2.0.1 IdTokenType takes 36 characters, a 1.6 IdToken 20
+        requireIdTagsFit(await operationAccess(cp).protocolOf(id), [b.id_tag]);
         const res = await cp.command(id, {
           kind: 'start',
           id_tag: b.id_tag,

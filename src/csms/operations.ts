@@ -400,7 +400,7 @@ function connectorOperations(access: OperationAccess): RouteSpec<OperatorAuth>[]
 }
 
 /** 422 for an id tag a 1.6 charger cannot take (a CiString20); 2.0.1 takes the 36 the schemas allow. */
-function requireIdTagsFit(protocol: ProtocolName, idTags: readonly string[]): void {
+export function requireIdTagsFit(protocol: ProtocolName, idTags: readonly string[]): void {
   if (protocol === 'ocpp1.6' && idTags.some((t) => t.length > ID_TAG_16_MAX))
     throw new HttpError(422, 'id_tag_too_long', `an OCPP 1.6 id tag has at most ${ID_TAG_16_MAX} characters`);
 }

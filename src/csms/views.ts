@@ -125,7 +125,7 @@ export const RegisterUnknownBody = Type.Object({ protocol: ProtocolName }, { add
 
 export const RemoteStartBody = Type.Object(
   {
-    id_tag: idTagText(20, 'the token the session is started for'),
+    id_tag: idTagText(36, 'the token the session is started for (at most 20 characters for an OCPP 1.6 charger)'),
     evse_id: Type.Optional(ocppInteger({ minimum: 1 })),
     connector_id: Type.Optional(ocppInteger({ minimum: 1 })),
   },

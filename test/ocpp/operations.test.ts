@@ -262,4 +262,28 @@ describe('operations on a charger through /v1, both versions', function () {
     const offline = await csms.registerChargePoint('ocpp1.6');
     expect((await press(offline.id, 'clear-cache')).status).to.equal(409);
   });
+
+  it("remote start takes an id tag of the charger's version: 36 characters on 2.0.1, 20 on 1.6", async () => {
+    const long = 'EMAID-NL-EVP-C0123456789ABCDEF012345'; // 36, an eMAID-length token
+    expect(long).to.have.length(36);
+    const v2 = await charger('ocpp2.0.1', { RequestStartTransaction: { status: 'Accepted' } });
+    // was 422 "must not have more than 20 characters", the 1.6 limit
+    const started = await press(v2.id, 'remote-start', { id_tag: long, evse_id: 1 });
+    expect(started.status, JSON.stringify(started.body)).to.equal(200);
+    const [sent] = (received[`${v2.id}:RequestStartTransaction`] ?? []) as Array<{ idToken: { idToken: string } }>;
+    expect(sent?.idToken.idToken).to.equal(long);
+    const v1 = await charger('ocpp1.6', { RemoteStartTransaction: { status: 'Accepted' } });
+    const refused = await csms.api<{ title?: string; detail?: unknown }>(
+      'POST',
+      `/v1/charge-points/${v1.id}/remote-start`,
+      {
+        id_tag: long.slice(0, 21),
+        connector_id: 1,
+      },
+    );
+    expect(refused.status).to.equal(422);
+    expect(JSON.stringify(refused.body)).to.include('20 characters');
+    expect((await press(v1.id, 'remote-start', { id_tag: long.slice(0, 20), connector_id: 1 })).status).to.equal(200);
+    await Promise.all([v1.client.close(), v2.client.close()]);
+  });
 });
