@@ -5,7 +5,7 @@ export interface SampledReading {
   value: number;
   measurand: string | undefined;
   phase: string | undefined;
-  /** Wh or kWh after the unit multiplier */
+  /** the reading's unit (Wh when absent); for the register, Wh or kWh (`whPerUnit`) */
   unit: string | undefined;
   multiplier: number;
   /** where the reading was taken: Outlet when absent (Inlet, EV, Body, Cable are other meters) */
@@ -19,6 +19,21 @@ export interface SampledReading {
  * exists, and is left out as if the charger had not sent it.
  */
 export const MAX_REGISTER_WH = 1e12;
+
+/**
+ * Wh in one unit of an energy register's reading: `Wh` (also when no unit is given, the default
+ * of both versions) and `kWh`, whatever the case of their letters (2.0.1's unit is free text, and
+ * chargers write `kwh` or `KWh`). Undefined for any other unit (`varh` is reactive energy, and
+ * `MWh` or `mWh` is no unit of OCPP's list, with two readings a factor of 10^9 apart): such a
+ * reading is left out rather than billed as if it were Wh.
+ */
+function whPerUnit(unit: string | undefined): number | undefined {
+  if (unit === undefined) return 1;
+  const lower = unit.toLowerCase();
+  if (lower === 'wh') return 1;
+  if (lower === 'kwh') return 1000;
+  return undefined;
+}
 
 /**
  * The energy register reading (Energy.Active.Import.Register, the default measurand in both
@@ -38,8 +53,9 @@ export function energyRegisterWh(samples: SampledReading[]): number | null {
     // the energy delivered to the EV is the outlet's: an inlet's register counts the charger's own
     // use too, an EV's is the car's meter
     if (s.location !== undefined && s.location !== 'Outlet') continue;
-    const scaled = s.value * 10 ** s.multiplier;
-    const wh = s.unit === 'kWh' ? scaled * 1000 : scaled;
+    const perUnit = whPerUnit(s.unit);
+    if (perUnit === undefined) continue;
+    const wh = s.value * 10 ** s.multiplier * perUnit;
     if (!(wh >= 0 && wh <= MAX_REGISTER_WH)) continue;
     if (s.phase === undefined) found = wh;
     else if (s.phase === 'L1' || s.phase === 'L1-N') l1 = wh;

@@ -228,6 +228,40 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await charger.close();
     });
 
+    it("reads kWh whatever the case of the unit's letters; a register in a unit that is no energy unit counts for nothing", async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      const charger = await booted(cp);
+      const withUnit = (eventType: 'Started' | 'Updated' | 'Ended', seqNo: number, value: number, unit: string) => ({
+        ...v201.transactionEvent({
+          eventType,
+          transactionId: 'tx-units',
+          seqNo,
+          ...(eventType === 'Ended' ? { stoppedReason: 'EVDisconnected' } : {}),
+        }),
+        meterValue: [
+          {
+            timestamp: new Date().toISOString(),
+            sampledValue: [{ value, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit } }],
+          },
+        ],
+      });
+      await charger.call('TransactionEvent', withUnit('Started', 0, 10, 'kwh'));
+      await new Promise((r) => setTimeout(r, 5));
+      // reactive energy in the register's place: was read as 5,000,000 Wh
+      await charger.call('TransactionEvent', withUnit('Updated', 1, 5_000_000, 'varh'));
+      await new Promise((r) => setTimeout(r, 5));
+      await charger.call('TransactionEvent', withUnit('Ended', 2, 22.5, 'KWh'));
+      const [session] = await sessionsOf(cp.id);
+      // was meter_start_wh 10 and energy 12.5 Wh: lower-case kWh was read as Wh
+      expect(session).to.include({
+        status: 'COMPLETED',
+        meter_start_wh: 10_000,
+        meter_last_wh: 22_500,
+        energy_wh: 12_500,
+      });
+      await charger.close();
+    });
+
     it('a transaction whose start names no EVSE gets its EVSE and connector from the first event that does', async () => {
       const cp = await csms.registerChargePoint('ocpp2.0.1');
       const charger = await booted(cp);

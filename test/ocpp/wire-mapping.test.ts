@@ -35,6 +35,12 @@ describe('OCPP wire mapping (pure functions)', () => {
     expect(energyRegisterWh([sample({ value: 12.5, unit: 'kWh' })])).to.equal(12_500);
     expect(energyRegisterWh([sample({ value: 3, unit: 'Wh', multiplier: 3 })])).to.equal(3000);
     expect(energyRegisterWh([sample({ value: 7, measurand: 'Power.Active.Import' })])).to.equal(null);
+    // 2.0.1's unit is free text: kWh and Wh in any case; any other unit is no register reading
+    expect(energyRegisterWh([sample({ value: 1.5, unit: 'kwh' })])).to.equal(1500);
+    expect(energyRegisterWh([sample({ value: 2, unit: 'KWH' })])).to.equal(2000);
+    expect(energyRegisterWh([sample({ value: 3, unit: 'wh' })])).to.equal(3);
+    for (const unit of ['varh', 'kvarh', 'MWh', 'W', ''])
+      expect(energyRegisterWh([sample({ value: 4, unit })]), unit).to.equal(null);
     expect(energyRegisterWh([sample({ value: 9, phase: 'L1' }), sample({ value: 10 })])).to.equal(10);
   });
 
