@@ -186,6 +186,9 @@ describe('operator console with 10,000 chargers', function () {
     await page.getByTestId(`transaction-${transactionId}`).waitFor();
     await page.screenshot({ path: '/tmp/console-charger.png', fullPage: true });
 
+    // an id tag is the charger's text: in the CSV it must not be a spreadsheet formula
+    await charger?.call('StartTransaction', v16.start({ connectorId: 2, idTag: '=HYPERLINK("x")', meterStart: 0 }));
+
     await page.goto(`${csms.url}/dashboard#/sessions?status=ACTIVE`);
     await page
       .locator(`[data-testid="session-${id}"][data-status="ACTIVE"] [data-testid="energy"]`)
@@ -195,6 +198,8 @@ describe('operator console with 10,000 chargers', function () {
     const csv = await readFile((await download.path()) ?? '', 'utf8');
     expect(csv.split('\n')[0]).to.match(/^charge_point_id,transaction_id,id_tag,status,started_at,/);
     expect(csv).to.match(new RegExp(`^${id},${transactionId},DRIVER-UI,ACTIVE,.*,2\\.500,`, 'm'));
+    expect(csv).to.include(`,"'=HYPERLINK(""x"")",ACTIVE,`);
+    expect(csv).to.not.match(/,"?=HYPERLINK/);
   });
 
   it("draws a session's energy over time, and extends it as the charger reports", async () => {

@@ -30,7 +30,15 @@ const COLUMNS = [
   ['stop_id_tag', (s) => s.stop_id_tag ?? ''],
 ];
 
-const cell = (v) => (/[",\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v);
+/**
+ * One CSV cell. Text a spreadsheet would run as a formula (a leading `=`, `+`, `-`, `@`, tab or
+ * carriage return: an id tag comes from the charger) gets a leading `'`, numbers stay as they
+ * are; then quoted when it holds a quote, comma or line break.
+ */
+const cell = (text) => {
+  const v = /^[=+\-@\t\r]/.test(text) && !/^-?\d+(\.\d+)?$/.test(text) ? `'${text}` : text;
+  return /[",\n\r]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v;
+};
 
 export function toCsv(sessions) {
   const lines = [COLUMNS.map(([name]) => name).join(',')];
