@@ -306,6 +306,21 @@ describe('OCPI outbound calls: limits, redirects and the destination policy (rea
     expect(partner.requests).to.equal(1);
   });
 
+  it('answers 422 naming versions_url for what is no http(s) URL, before calling anyone', async () => {
+    const { id } = await api.onboard(uniqueParty(), 'CPO');
+    for (const versions_url of [
+      'not a url',
+      'ftp://example.invalid/x',
+      'http://',
+      `http://a.example/${'x'.repeat(255)}`,
+    ]) {
+      const res = await api.request('POST', `/v1/partners/${id}/register`, { body: { versions_url, token: 't' } });
+      // was 502 "partner unreachable": the operator was told the partner was down
+      expect(res.status, versions_url).to.equal(422);
+      expect(JSON.stringify(res.body), versions_url).to.include('versions_url');
+    }
+  });
+
   describe('PARTNER_URL_POLICY=public (the default)', () => {
     let strict: OcpiTarget;
     let strictApi: OcpiApi;

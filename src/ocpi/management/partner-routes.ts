@@ -55,7 +55,12 @@ const Created = Type.Object({
   versions_url: Type.String(),
 });
 const RegisterBody = Type.Object({
-  versions_url: Type.String({ minLength: 1 }),
+  // 422 for what is no http(s) URL: the call would fail before reaching anyone (was a 502, "partner unreachable")
+  versions_url: Type.String({
+    maxLength: 255,
+    pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#@]+(?:[/?#]\\S*)?$',
+    description: "the partner's versions URL: http or https, at most 255 characters (OCPI URL)",
+  }),
   token: Type.String({ minLength: 1, maxLength: 64 }),
 });
 /** `/partners/{id}/pull|push/{module}`: the partner and one of the modules we exchange. */
