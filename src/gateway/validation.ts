@@ -183,7 +183,9 @@ export class RequestPart {
       value = this.strictly(isRecord(input) ? { ...input } : input, this.validator.Convert(value));
     if (this.hasDefaults) value = this.validator.Default(value);
     if (this.validator.Check(value)) return value;
-    throw new RequestValidationError(this.validator.Errors(value).map((e) => toDetail(this.where, e, value)));
+    throw new RequestValidationError(
+      boundedDetails(this.validator.Errors(value).map((e) => toDetail(this.where, e, value))),
+    );
   }
 
   /** `parse` for the path and the query, whose schemas are objects: their fields by name. */
@@ -192,6 +194,41 @@ export class RequestPart {
     if (!isRecord(value)) throw new TypeError(`the ${this.where} schema does not describe an object`);
     return value;
   }
+}
+
+/** The most entries a 422's `detail` lists: a body with thousands of bad items gets the first ones. */
+export const MAX_DETAILS = 50;
+/** The longest echo of a string input (characters); a longer one ends in `…`. */
+const MAX_ECHO_CHARS = 200;
+/** The largest object or array echoed as `input` (bytes of its JSON); a larger one is null. */
+const MAX_ECHO_BYTES = 1024;
+
+/**
+ * The entries of a 422 as a client can use them: one per place (a field that is not allowed is
+ * `extra_forbidden`, not also "schema is false" at the same place), at most MAX_DETAILS, and
+ * each `input` echoed within bounds, so that a large body's answer is not larger than the body
+ * (its `ctx.input_bytes` says how large an input that is not echoed was).
+ */
+export function boundedDetails(details: ValidationDetail[]): ValidationDetail[] {
+  const seen = new Set<string>();
+  const kept: ValidationDetail[] = [];
+  for (const d of details) {
+    const key = `${d.type}\n${JSON.stringify(d.loc)}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    kept.push(boundedEcho(d));
+    if (kept.length === MAX_DETAILS) break;
+  }
+  return kept;
+}
+
+function boundedEcho(d: ValidationDetail): ValidationDetail {
+  const input: unknown = d.input;
+  if (typeof input === 'string' && input.length > MAX_ECHO_CHARS)
+    return { ...d, input: `${input.slice(0, MAX_ECHO_CHARS)}…`, ctx: { ...d.ctx, input_length: input.length } };
+  if (typeof input !== 'object' || input === null) return d;
+  const bytes = Buffer.byteLength(JSON.stringify(input) ?? '');
+  return bytes > MAX_ECHO_BYTES ? { ...d, input: null, ctx: { ...d.ctx, input_bytes: bytes } } : d;
 }
 
 /** An object whose fields can be read by name (an array by index). */
@@ -247,6 +284,18 @@ export function toDetail(where: Location, e: TLocalizedValidationError, root: un
         ctx: { expected_type: expected },
       };
     }
+    case 'boolean':
+      // TypeBox reports each field that is not allowed as failing `additionalProperties: false`
+      // ("schema is false") at the field, and the object once naming the first such field
+      if (e.schemaPath.endsWith('/additionalProperties'))
+        return {
+          loc: [where, ...base],
+          msg: 'Extra inputs are not permitted',
+          type: 'extra_forbidden',
+          input,
+          ctx: {},
+        };
+      return { loc: [where, ...base], msg: e.message, type: e.keyword, input: input ?? null, ctx: { ...e.params } };
     case 'additionalProperties': {
       const extra = e.params.additionalProperties[0] ?? '';
       return {

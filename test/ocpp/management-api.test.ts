@@ -80,6 +80,37 @@ describe('/v1 management API for charge points and sessions', () => {
     }
   });
 
+  it('answers a large bad body with one bounded entry per place, not an echo larger than the body', async () => {
+    type Detail = { loc: unknown[]; type: string; input: unknown; ctx: Record<string, unknown> };
+    const big = { blob: 'x'.repeat(200_000) };
+    const res = await csms.api<{ detail: Detail[] }>('POST', '/v1/charge-points', {
+      id: 'CP-BIG',
+      protocol: 'ocpp1.6',
+      extra: big,
+      note: 'y'.repeat(5_000),
+    });
+    expect(res.status).to.equal(422);
+    // was "schema is false" and extra_forbidden for each field, each with the whole input: 409 KB
+    expect(res.body.detail.map((d) => [d.loc.join('.'), d.type])).to.deep.equal([
+      ['body.extra', 'extra_forbidden'],
+      ['body.note', 'extra_forbidden'],
+    ]);
+    const [extra, note] = res.body.detail;
+    expect(extra).to.include({ input: null });
+    expect(extra?.ctx.input_bytes).to.be.greaterThan(200_000);
+    expect(note?.input).to.equal(`${'y'.repeat(200)}…`);
+    expect(note?.ctx.input_length).to.equal(5_000);
+    expect(JSON.stringify(res.body).length).to.be.below(2_000);
+    // a body with hundreds of bad items: the first ones (at most 50)
+    const many = await csms.api<{ detail: Detail[] }>('POST', '/v1/charge-points/X/send-local-list', {
+      update: 'full',
+      entries: Array.from({ length: 400 }, () => ({ id_tag: '', status: 'Accepted' })),
+    });
+    expect(many.status).to.equal(422);
+    expect(many.body.detail.length).to.be.within(1, 50);
+    expect(many.body.detail[0]?.loc).to.deep.equal(['body', 'entries', 0, 'id_tag']);
+  });
+
   it("refuses the charger's password as a variable or configuration key (PUT /password sets it), and a connector without its EVSE", async () => {
     const v201 = await csms.registerChargePoint('ocpp2.0.1');
     const v16 = await csms.registerChargePoint('ocpp1.6');
