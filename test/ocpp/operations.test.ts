@@ -263,6 +263,33 @@ describe('operations on a charger through /v1, both versions', function () {
     expect((await press(offline.id, 'clear-cache')).status).to.equal(409);
   });
 
+  it("2.0.1 variables: the operation's status is the variables' own (a charger that took none is not Accepted)", async () => {
+    const result = (attributeStatus: string, name: string) => ({
+      attributeStatus,
+      component: { name: 'OCPPCommCtrlr' },
+      variable: { name },
+    });
+    const { id, client } = await charger('ocpp2.0.1', {
+      SetVariables: { setVariableResult: [result('Rejected', 'HeartbeatInterval'), result('Rejected', 'X')] },
+      GetVariables: { getVariableResult: [result('Accepted', 'HeartbeatInterval'), result('UnknownVariable', 'Nope')] },
+    });
+    const variables = [
+      { component: 'OCPPCommCtrlr', variable: 'HeartbeatInterval', value: '60' },
+      { component: 'OCPPCommCtrlr', variable: 'X', value: '1' },
+    ];
+    // was Accepted: the answer has no status of its own, only each variable's
+    const set = await press(id, 'set-variables', { variables });
+    expect(set.body).to.include({ command_status: 'Rejected', answered: true });
+    const get = await press(id, 'get-variables', {
+      variables: [
+        { component: 'OCPPCommCtrlr', variable: 'HeartbeatInterval' },
+        { component: 'OCPPCommCtrlr', variable: 'Nope' },
+      ],
+    });
+    expect(get.body).to.include({ command_status: 'UnknownVariable' });
+    await client.close();
+  });
+
   it("remote start takes an id tag of the charger's version: 36 characters on 2.0.1, 20 on 1.6", async () => {
     const long = 'EMAID-NL-EVP-C0123456789ABCDEF012345'; // 36, an eMAID-length token
     expect(long).to.have.length(36);

@@ -429,6 +429,20 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
       );
       return own?.attributeStatus ?? 'Rejected';
     }
-    return 'status' in payload && typeof payload.status === 'string' ? payload.status : 'Accepted';
+    if ('status' in payload && typeof payload.status === 'string') return payload.status;
+    if ('setVariableResult' in payload) return resultsStatus(payload.setVariableResult);
+    if ('getVariableResult' in payload) return resultsStatus(payload.getVariableResult);
+    return 'Accepted';
   },
 };
+
+/**
+ * A Set/GetVariables answer has no status of its own, only one per variable: the status when
+ * they all agree, else the first that is not Accepted (the reply lists each). A charger that
+ * took none of them is not shown as Accepted (docs/CSMS.md "Operations").
+ */
+function resultsStatus(results: ReadonlyArray<{ attributeStatus: string }>): string {
+  const first = results[0]?.attributeStatus ?? 'Accepted';
+  if (results.every((r) => r.attributeStatus === first)) return first;
+  return results.find((r) => r.attributeStatus !== 'Accepted')?.attributeStatus ?? 'Accepted';
+}
