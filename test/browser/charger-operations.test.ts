@@ -129,3 +129,37 @@ describe("console: a charger's operations and event log", function () {
     await charger.close();
   });
 });
+
+describe('console: an operation the charger does not answer', function () {
+  this.timeout(60_000);
+  let csms: CsmsUnderTest;
+  let browser: Browser;
+  before(async () => {
+    // the route waits 5 s (its default wait_ms), the charger's answer 7 s: the page sees "sent" first
+    csms = await startCsms({ callTimeoutMs: 7_000 });
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await csms?.stop();
+  });
+
+  it('shows it sent, not green, then its timeout in red', async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    const charger = strictCharger(csms.url, cp, 'ocpp1.6');
+    charger.handle('Reset', () => new Promise(() => undefined));
+    await charger.connect();
+    await charger.call('BootNotification', v16.boot());
+    const page = await browser.newPage();
+    await signIn(page, csms.url, API_KEY, `#/chargers/${cp.id}`);
+    await page.getByTestId('op-select').selectOption('reset');
+    await page.getByTestId('op-run').click();
+    const result = page.getByTestId('op-result');
+    await result.getByText('reset: sent (no answer yet)').waitFor();
+    // was green ("ok") until the page was left, though the charger never answered
+    expect(await result.getAttribute('class')).to.equal('notice pending');
+    await result.getByText(/reset: timeout - .*did not answer Reset/).waitFor({ timeout: 15_000 });
+    expect(await result.getAttribute('class')).to.equal('notice err');
+    await charger.close({ force: true });
+  });
+});

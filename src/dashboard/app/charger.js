@@ -106,6 +106,17 @@ function Operations({ cp, onDone }) {
   const [name, setName] = useState(names[0]);
   const [body, setBody] = useState(JSON.stringify(OPERATIONS[names[0]][1]));
   const [result, setResult] = useState(null);
+  // an operation the charger had not answered when the route did: its outcome, once the
+  // charger's command record has it (an answer, a timeout, an expiry)
+  useEffect(() => {
+    if (!result?.command_id) return;
+    const c = cp.commands.find((x) => x.command_id === result.command_id);
+    if (c && FINAL(c.status))
+      setResult({
+        ok: accepted(c.status),
+        text: `${result.name}: ${c.status}${c.detail ? ` - ${c.detail}` : ''}${c.has_reply ? ' (the reply is in the command list)' : ''}`,
+      });
+  }, [cp, result]);
   const choose = (n) => (setName(n), setBody(JSON.stringify(OPERATIONS[n][1])));
   const run = async (e) => {
     e.preventDefault();
@@ -131,7 +142,10 @@ function Operations({ cp, onDone }) {
         const extra = res.password ? `\nnew password (shown once): ${res.password}` : '';
         const reply = res.reply === undefined ? '' : `\n${JSON.stringify(res.reply, null, 2)}`;
         setResult({
-          ok: !res.answered || accepted(res.command_status),
+          ok: res.answered && accepted(res.command_status),
+          // not answered yet: neither green nor red until the charger's outcome comes
+          pending: !res.answered,
+          ...(res.answered ? {} : { command_id: res.command_id, name }),
           text: `${name}: ${answer}${res.detail ? ` - ${res.detail}` : ''}${extra}${reply}`,
         });
       }
@@ -160,7 +174,11 @@ function Operations({ cp, onDone }) {
       onInput=${(e) => setBody(e.currentTarget.value)}
     ></textarea>
     <button type="submit" data-testid="op-run">Run</button>
-    ${result && html`<pre class=${`notice ${result.ok ? 'ok' : 'err'}`} data-testid="op-result">${result.text}</pre>`}
+    ${
+      result &&
+      html`<pre class=${`notice ${result.pending ? 'pending' : result.ok ? 'ok' : 'err'}`} data-testid="op-result">
+${result.text}</pre>`
+    }
   </form>`;
 }
 
