@@ -232,6 +232,22 @@ export interface SessionWrites {
   insert(tx: SqlRunner, s: NewSessionRow): Promise<void>;
   /** the write of one update or of the end (a meter reading alone merges with other turns') */
   progress(sessionId: string, p: SessionProgress): WriteStep;
+  /**
+   * The write of a start that arrived after the session was opened from a later event (an
+   * adopted transaction): its time, its first reading (the energy is counted from it) and its
+   * token when the session has none.
+   */
+  lateStart(sessionId: string, start: LateStart): WriteStep;
+}
+
+/** What a start that arrived late tells of its session (`SessionWrites.lateStart`). */
+export interface LateStart {
+  started_at: number;
+  meter_start_wh: number | null;
+  /** the start's token, when the session has none */
+  id_tag: string | null;
+  /** the start's EVSE, when the session had none (its first event named none) */
+  evse: { evse_id: number; connector_id: number } | null;
 }
 
 /** The port through which the actor keeps a session's energy register over time (deps.meterSamples). */

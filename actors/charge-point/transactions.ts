@@ -18,6 +18,8 @@ type EventOf<T extends ChargerEvent['type']> = Extract<ChargerEvent, { type: T }
 type OpenTransaction = ChargePointState['transactions'][number];
 
 const MAX_FINISHED = 20;
+/** The dedupe key of a transaction opened from an update or end (its start not seen): this, then its id. */
+const ADOPTED = 'adopted|';
 
 /** Parses a charger's timestamp; a charger with no clock sends nonsense, then now counts. */
 export function epochMs(timestamp: string): number {
@@ -57,6 +59,72 @@ function retriedStart(s: ChargePointState, event: EventOf<'transaction-started'>
   if (open) return open.transaction_id;
   if (event.transaction_id !== null) return undefined;
   return s.finished.find((f) => f.dedupe_key === event.dedupe_key)?.transaction_id;
+}
+
+/** The open transaction of a 2.0.1 start, when it was opened from a later event (adopted). */
+function adoptedOpen(s: ChargePointState, event: EventOf<'transaction-started'>): OpenTransaction | undefined {
+  if (event.transaction_id === null) return undefined;
+  return s.transactions.find((t) => t.transaction_id === event.transaction_id && t.dedupe_key.startsWith(ADOPTED));
+}
+
+/**
+ * The Started of a transaction opened from a later event (an Updated that arrived first: queued
+ * offline events are not always delivered in order). What only the start knows is applied: its
+ * time, its first reading (the energy is counted from it), its token when none was named yet, its
+ * EVSE when none was known; from then on it is a start like any other (a retry of it changes
+ * nothing). docs/CSMS.md "Sessions whose start never arrived".
+ */
+function lateStart(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  tx: OpenTransaction,
+  event: EventOf<'transaction-started'>,
+  idTagStatus: string,
+): ChargerEventOutcome {
+  const at = Math.min(chargerTime(event.timestamp), tx.started_at ?? Infinity);
+  const idTag = tx.id_tag === undefined ? event.id_tag : null;
+  const evse =
+    tx.evse_id === 0 && event.evse_id > 0 ? { evse_id: event.evse_id, connector_id: event.connector_id } : null;
+  ctx.log.info({ transaction_id: tx.transaction_id }, 'start of a transaction opened from a later event: applied');
+  ctx.write(
+    deps.sessions.lateStart(tx.session_id, {
+      started_at: at,
+      meter_start_wh: event.meter_start_wh,
+      id_tag: idTag,
+      evse,
+    }),
+  );
+  if (event.meter_start_wh !== null)
+    keepSample(ctx, deps.meterSamples.sample(tx.session_id, at, event.meter_start_wh, 'first'));
+  const next: OpenTransaction = {
+    ...tx,
+    dedupe_key: event.dedupe_key,
+    started_at: at,
+    meter_start_wh: event.meter_start_wh ?? tx.meter_start_wh,
+    ...(evse ? { evse_id: evse.evse_id } : {}),
+    ...(idTag === null ? {} : { id_tag: idTag, id_tag_status: idTagStatus }),
+  };
+  ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? next : t)) });
+  publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
+  return { transaction_id: tx.transaction_id, id_tag_status: idTagStatus };
+}
+
+/**
+ * A start of a transaction already here: the late Started of an adopted one (applied), or a
+ * retry, answered as the first delivery was (a refused token stays refused). Undefined for a new one.
+ */
+function startOfKnown(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  event: EventOf<'transaction-started'>,
+  idTagStatus: string,
+): ChargerEventOutcome | undefined {
+  const adopted = adoptedOpen(s, event);
+  if (adopted) return lateStart(deps, ctx, s, adopted, event, idTagStatus);
+  const retried = retriedStart(s, event);
+  return retried === undefined ? undefined : { transaction_id: retried, id_tag_status: idTagStatus };
 }
 
 /** OCPP 1.6's transactionId is a 32-bit integer: the ids we issue stay at or below it. */
@@ -163,9 +231,8 @@ export function onTransactionStarted(
   /** the token's authorization (authorization.ts); Accepted when not checked */
   idTagStatus = 'Accepted',
 ): ChargerEventOutcome {
-  const retried = retriedStart(s, event);
-  // a retry is answered as the first delivery was (a refused token stays refused)
-  if (retried !== undefined) return { transaction_id: retried, id_tag_status: idTagStatus };
+  const known = startOfKnown(deps, ctx, s, event, idTagStatus);
+  if (known) return known;
   if (s.transactions.length >= deps.maxOpenTransactions()) return refuseStart(deps, ctx, s, event);
   const transactionId = event.transaction_id ?? String(issuedId(s));
   if (event.transaction_id !== null && s.finished.some((f) => f.transaction_id === transactionId))
@@ -363,7 +430,7 @@ function adoptTransaction(
   const start: EventOf<'transaction-started'> = {
     type: 'transaction-started',
     transaction_id: event.transaction_id,
-    dedupe_key: `adopted|${event.transaction_id}`,
+    dedupe_key: `${ADOPTED}${event.transaction_id}`,
     evse_id: event.evse_id ?? 0,
     connector_id: event.connector_id ?? 0,
     id_tag: event.id_tag,

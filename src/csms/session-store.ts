@@ -2,7 +2,13 @@ import { MergeableStatement, type WriteStep } from '../db/merged-write.js';
 import type { Dialect, SqlRunner, SqlStatement } from '../db/sql.js';
 import Type, { type Static } from '#typebox';
 import type { Database, Row } from '../db/database.js';
-import type { LastReading, NewSessionRow, SessionProgress, SessionWrites } from '../../actors/charge-point/ports.js';
+import type {
+  LastReading,
+  LateStart,
+  NewSessionRow,
+  SessionProgress,
+  SessionWrites,
+} from '../../actors/charge-point/ports.js';
 import { titled } from '../gateway/openapi.js';
 import { readMeterSamples, type MeterSample } from './meter-samples.js';
 
@@ -104,6 +110,32 @@ export const sessionWrites: SessionWrites = {
         seq: p.seq_no ?? null,
       });
     return (tx) => progressAny(tx, sessionId, p);
+  },
+
+  lateStart(sessionId: string, start: LateStart): WriteStep {
+    const sets = ['updated_at = ?', 'started_at = ?'];
+    const params: unknown[] = [Date.now(), start.started_at];
+    if (start.meter_start_wh !== null) {
+      // the energy runs from the start's reading; the readings that came before it stay
+      const wh = start.meter_start_wh;
+      sets.push(
+        'meter_start_wh = ?',
+        'energy_wh = CASE WHEN meter_last_wh IS NULL OR meter_last_wh < ? THEN 0 ELSE meter_last_wh - ? END',
+      );
+      params.push(wh, wh, wh);
+    }
+    if (start.id_tag !== null) {
+      sets.push('id_tag = COALESCE(id_tag, ?)');
+      params.push(start.id_tag);
+    }
+    if (start.evse) {
+      sets.push('evse_id = ?', 'connector_id = ?');
+      params.push(start.evse.evse_id, start.evse.connector_id);
+    }
+    params.push(sessionId);
+    return async (tx) => {
+      await tx.run(`UPDATE csms_session SET ${sets.join(', ')} WHERE id = ?`, params);
+    };
   },
 };
 

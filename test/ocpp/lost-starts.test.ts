@@ -101,6 +101,43 @@ describe('transactions whose start or end never arrived', function () {
     await charger.close();
   });
 
+  it('OCPP 2.0.1: a Started delivered after an Updated gives the session its start, first reading and token', async () => {
+    const { cp, charger } = await booted('ocpp2.0.1');
+    const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000).toISOString();
+    const event = (o: Parameters<typeof v201.transactionEvent>[0], minutesAgo: number) => {
+      const e = v201.transactionEvent(o);
+      return {
+        ...e,
+        timestamp: at(minutesAgo),
+        offline: true,
+        ...(e.meterValue ? { meterValue: e.meterValue.map((m) => ({ ...m, timestamp: at(minutesAgo) })) } : {}),
+      };
+    };
+    // queued while offline and delivered out of order: the Updated first
+    await charger.call(
+      'TransactionEvent',
+      event({ eventType: 'Updated', transactionId: 'tx-late', seqNo: 1, wh: 15_000 }, 30),
+    );
+    const started = await charger.call(
+      'TransactionEvent',
+      event({ eventType: 'Started', transactionId: 'tx-late', seqNo: 0, wh: 5_000, idToken: 'LATE-TOK' }, 60),
+    );
+    expect((started as { idTokenInfo?: { status: string } }).idTokenInfo?.status).to.equal('Accepted');
+    await charger.call(
+      'TransactionEvent',
+      event({ eventType: 'Ended', transactionId: 'tx-late', seqNo: 2, wh: 25_000, stoppedReason: 'EVDisconnected' }, 0),
+    );
+    const [session] = await eventually(async () => {
+      const list = await sessionsOf(cp.id);
+      return list[0]?.status === 'COMPLETED' ? list : undefined;
+    });
+    // was: no token, started 30 minutes ago at 15,000 Wh, 10,000 Wh of the 20,000 delivered
+    expect(session).to.include({ id_tag: 'LATE-TOK', meter_start_wh: 5_000, meter_last_wh: 25_000, energy_wh: 20_000 });
+    expect(Date.parse(session?.started_at ?? '')).to.be.closeTo(Date.parse(at(60)), 2_000);
+    expect(await sessionsOf(cp.id)).to.have.length(1);
+    await charger.close();
+  });
+
   const byTransaction = (list: ChargingSession[]) =>
     Object.fromEntries(list.map((s) => [s.transaction_id, [s.status, s.meter_last_wh, s.stop_reason]]));
 
