@@ -194,6 +194,30 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     expect(check.reason).to.contain('total_cost excl_vat: theirs 5.5, ours 5');
   });
 
+  it('2.2.1: a pushed tariff updated after the session started: a difference is unpriced (not a dispute), a match agrees', async () => {
+    const changed = aTariff221({
+      ...party(cpo221),
+      id: 'TAR-CHANGED',
+      elements: ELEMENTS_221,
+      last_updated: '2026-02-01T00:00:00Z',
+    });
+    await push(cpo221, 'tariffs', 'TAR-CHANGED', changed);
+    const post = async (total: Json) => {
+      const cdr = cdr221(cpo221, {
+        cdr_location: place221('LOC-221'),
+        charging_periods: PERIODS.map((p) => ({ ...p, tariff_id: 'TAR-CHANGED' })),
+        total_cost: total,
+      });
+      await postCdr(cpo221, cdr);
+      return checkOf(cpo221, String(cdr.id));
+    };
+    // was "disagrees": a bill by the tariff of the session's start was flagged as a dispute
+    const off = await post({ excl_vat: 5.5, incl_vat: 6.5 });
+    expect(off).to.deep.include({ status: 'unpriced', ours: { excl_vat: 5, incl_vat: 6 } });
+    expect(off.reason).to.contain('total_cost excl_vat: theirs 5.5, ours 5').and.contain('after the session started');
+    expect((await post({ excl_vat: 5, incl_vat: 6 })).status).to.equal('agrees');
+  });
+
   it('2.2.1: a tariff we were never pushed leaves the CDR unpriced, with the reason', async () => {
     const cdr = cdr221(cpo221, {
       cdr_location: place221('LOC-221'),

@@ -238,5 +238,21 @@ export async function checkCdr(deps: CheckDeps, key: ObjectKey, cdr: StoredCdr, 
   const ours = { excl_vat: priced.total_cost.excl_vat, incl_vat: priced.total_cost.incl_vat };
   const { difference, off } = compare(view.theirs, ours);
   if (off.length === 0) return { ...base, status: 'agrees', ours, difference };
+  const changed = changedSinceStart(chosen, view);
+  if (changed) return { ...base, status: 'unpriced', ours, difference, reason: `${off.join('; ')}; ${changed}` };
   return { ...base, status: 'disagrees', ours, difference, reason: off.join('; ') };
+}
+
+/**
+ * Why a difference cannot be held against the partner: the pushed tariff it was priced with was
+ * updated after the session started, and a driver pays the tariff valid when the session started
+ * (mod_tariffs); the version of that time is not kept (a PUT replaces a tariff). Undefined when
+ * the tariff is the CDR's own or was last updated by the start.
+ */
+function changedSinceStart(chosen: ChosenTariff, view: CdrView): string | undefined {
+  const at = chosen.tariff.last_updated;
+  if (chosen.source === 'cdr_tariffs' || at === undefined) return undefined;
+  const updated = Date.parse(at);
+  if (!(updated > Date.parse(view.start))) return undefined;
+  return `tariff ${chosen.id} was updated at ${at}, after the session started (${view.start}): the version in force at the start is not held, so the difference may be the tariff's change`;
 }
