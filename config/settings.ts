@@ -362,7 +362,7 @@ export const SettingsSchema = Type.Object({
     maximum: 1000,
     default: 5,
     description:
-      'failed charger logins per identity or per address before further attempts are refused with a back-off (429)',
+      'failed charger logins per identity from one address, or per address, before further attempts are refused with a back-off (429)',
   }),
   OCPP_BOOT_POLICY: Type.Union([Type.Literal('Accepted'), Type.Literal('Pending'), Type.Literal('Rejected')], {
     default: 'Accepted',

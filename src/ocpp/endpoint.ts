@@ -233,8 +233,7 @@ export class OcppEndpoint {
     const degraded = this.opts.degradedBy();
     if (degraded) return refuse('degraded', 503, { 'Retry-After': String(jitteredRetryAfterS()) });
     if (!IDENTITY.test(id)) return refuse('invalid_id', 404);
-    const idKey = `id:${id}`;
-    const waitMs = logins.size === 0 ? 0 : logins.retryAfterMs([idKey, `address:${peer()}`]);
+    const waitMs = logins.size === 0 ? 0 : logins.retryAfterMs([identityKey(id, peer()), `address:${peer()}`]);
     if (waitMs > 0) return refuse('throttled', 429, { 'Retry-After': String(Math.ceil(waitMs / 1000)) });
     const offered = (req.headers['sec-websocket-protocol'] ?? '')
       .split(',')
@@ -250,7 +249,7 @@ export class OcppEndpoint {
       if (creds !== undefined || login.reason === 'unknown') this.loginFailed(id, peer());
       return refuse(login.reason, 401, { 'WWW-Authenticate': 'Basic realm="ocpp"' });
     }
-    logins.succeeded(idKey);
+    if (logins.size > 0) logins.succeeded(identityKey(id, peer()));
     const registered = login.protocol;
     const protocol = negotiated(registered, offered);
     // OCPP-J: no subprotocol in common -> refuse
@@ -278,13 +277,15 @@ export class OcppEndpoint {
   }
 
   /**
-   * A wrong password counts against the identity, and against the address only for an identity's
-   * first failure: an address counts identities that fail, not failures, so that one
-   * misconfigured charger retrying does not lock out every charger behind the same NAT or proxy.
+   * A wrong password counts against the identity from that address, and against the address only
+   * for an identity's first failure: an address counts identities that fail, not failures, so
+   * that one misconfigured charger retrying does not lock out every charger behind the same NAT
+   * or proxy; and an identity is counted per address, so that failing logins from elsewhere
+   * cannot keep a charger out (docs/CSMS.md "Limits and hardening").
    */
   private loginFailed(id: string, address: string): void {
     const { logins, log } = this.opts;
-    const idKey = `id:${id}`;
+    const idKey = identityKey(id, address);
     const keys = logins.failures(idKey) === 0 ? [idKey, `address:${address}`] : [idKey];
     for (const block of logins.failed(keys)) {
       log.warn(
@@ -409,4 +410,13 @@ function frameErrorLogger(log: Logger, id: string): (err: Error & { code?: strin
 /** The 'error' listener every upgrading socket gets (one function for all of them). */
 function ignoreSocketError(): void {
   // a reset or a write to a vanished client; the socket's 'close' follows
+}
+
+/**
+ * The login throttle's key of an identity: per remote address. Counted across addresses, anyone
+ * who knows a charger's id (often printed on it) could keep it from reconnecting for minutes at a
+ * time with wrong passwords sent from elsewhere.
+ */
+function identityKey(id: string, address: string): string {
+  return `id:${id}@${address}`;
 }

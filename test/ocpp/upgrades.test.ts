@@ -136,7 +136,7 @@ describe('OCPP endpoint: upgrades it does not serve, half-open sockets, degraded
   });
 });
 
-describe('OCPP endpoint: failed logins back off per identity and per address', () => {
+describe('OCPP endpoint: failed logins back off per identity and address, and per address', () => {
   let t: Awaited<ReturnType<typeof withSettings>>;
   before(async () => {
     // behind a trusted proxy each test below poses as its own client address
@@ -166,13 +166,21 @@ describe('OCPP endpoint: failed logins back off per identity and per address', (
     return res;
   }
 
-  it('refuses an identity with 429 and Retry-After after OCPP_LOGIN_FAILURES wrong passwords, even the right one, from anywhere', async () => {
+  it('refuses an identity from an address with 429 and Retry-After after OCPP_LOGIN_FAILURES wrong passwords, even the right one', async () => {
     const cp = await t.csms.registerChargePoint('ocpp1.6');
-    for (const address of ['10.0.0.1', '10.0.0.2', '10.0.0.3'])
-      expect((await attempt(cp.id, 'wrong-password', address)).status).to.equal(401);
-    const refused = await attempt(cp.id, cp.password, '10.0.0.4');
+    for (let i = 0; i < 3; i += 1) expect((await attempt(cp.id, 'wrong-password', '10.0.0.1')).status).to.equal(401);
+    const refused = await attempt(cp.id, cp.password, '10.0.0.1');
     expect(refused.status).to.equal(429);
     expect(Number(refused.headers['retry-after'])).to.be.at.least(1);
+  });
+
+  it('lets the charger in from its own address while wrong passwords for its identity come from elsewhere', async () => {
+    const cp = await t.csms.registerChargePoint('ocpp1.6');
+    // was 429 "from anywhere": whoever knew the id kept the charger out
+    for (const address of ['10.0.5.1', '10.0.5.2', '10.0.5.3', '10.0.5.4'])
+      for (let i = 0; i < 3; i += 1)
+        expect((await attempt(cp.id, 'wrong-password', address)).status).to.be.oneOf([401, 429]);
+    expect((await attempt(cp.id, cp.password, '10.0.5.9')).status).to.equal(101);
   });
 
   it('refuses an address with 429 after OCPP_LOGIN_FAILURES failures with random identities; other addresses still log in', async () => {
