@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { energyBetween } from '../../src/ocpp/meter.js';
 import { parseInstant } from '../../src/rfc3339.js';
 import type { ChargerEvent, ChargerEventOutcome, ProtocolName } from '../../src/ocpp/domain.js';
 import type { ChargePointActorDeps, LastReading, SessionProgress } from './ports.js';
@@ -364,7 +365,7 @@ function progressOf(
     progress.meter = {
       start_wh: meterStart,
       last_wh: event.meter_wh,
-      energy_wh: meterStart === null ? 0 : Math.max(0, event.meter_wh - meterStart),
+      energy_wh: meterStart === null ? 0 : energyBetween(meterStart, event.meter_wh),
       at: chargerTime(event.meter_at ?? event.timestamp),
     };
   }

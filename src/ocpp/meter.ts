@@ -21,6 +21,20 @@ export interface SampledReading {
 export const MAX_REGISTER_WH = 1e12;
 
 /**
+ * Wh to the thousandth, the precision a register reading is kept and shown in: 12.3456 kWh is
+ * 12345.6 Wh, not the binary product 12345.599999999999, and a difference of two readings is
+ * rounded the same way (`energyBetween`).
+ */
+export function toMilliWh(wh: number): number {
+  return Math.round(wh * 1000) / 1000;
+}
+
+/** The energy from `startWh` to `lastWh` (never below 0), to the thousandth of a Wh. */
+export function energyBetween(startWh: number, lastWh: number): number {
+  return Math.max(0, toMilliWh(lastWh - startWh));
+}
+
+/**
  * Wh in one unit of an energy register's reading: `Wh` (also when no unit is given, the default
  * of both versions) and `kWh`, whatever the case of their letters (2.0.1's unit is free text, and
  * chargers write `kwh` or `KWh`). Undefined for any other unit (`varh` is reactive energy, and
@@ -55,7 +69,7 @@ export function energyRegisterWh(samples: SampledReading[]): number | null {
     if (s.location !== undefined && s.location !== 'Outlet') continue;
     const perUnit = whPerUnit(s.unit);
     if (perUnit === undefined) continue;
-    const wh = s.value * 10 ** s.multiplier * perUnit;
+    const wh = toMilliWh(s.value * 10 ** s.multiplier * perUnit);
     if (!(wh >= 0 && wh <= MAX_REGISTER_WH)) continue;
     if (s.phase === undefined) found = wh;
     else if (s.phase === 'L1' || s.phase === 'L1-N') l1 = wh;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { parseFrame } from '../../src/ocpp/frames.js';
-import { energyRegisterWh, type SampledReading } from '../../src/ocpp/meter.js';
+import { energyBetween, energyRegisterWh, type SampledReading } from '../../src/ocpp/meter.js';
 import type { OcppCall } from '../../src/ocpp/messages.js';
 import { OcppSchemas } from '../../src/ocpp/schemas.js';
 import { ocpp16Adapter } from '../../src/ocpp/v16/adapter.js';
@@ -39,6 +39,10 @@ describe('OCPP wire mapping (pure functions)', () => {
     expect(energyRegisterWh([sample({ value: 1.5, unit: 'kwh' })])).to.equal(1500);
     expect(energyRegisterWh([sample({ value: 2, unit: 'KWH' })])).to.equal(2000);
     expect(energyRegisterWh([sample({ value: 3, unit: 'wh' })])).to.equal(3);
+    // to the thousandth of a Wh, not the binary product (12345.599999999999)
+    expect(energyRegisterWh([sample({ value: 12.3456, unit: 'kWh' })])).to.equal(12_345.6);
+    expect(energyBetween(12_345.6, 12_999.9)).to.equal(654.3);
+    expect(energyBetween(5000, 4000)).to.equal(0);
     for (const unit of ['varh', 'kvarh', 'MWh', 'W', ''])
       expect(energyRegisterWh([sample({ value: 4, unit })]), unit).to.equal(null);
     expect(energyRegisterWh([sample({ value: 9, phase: 'L1' }), sample({ value: 10 })])).to.equal(10);
