@@ -159,6 +159,23 @@ function operationAccess(cp: ChargePointAccess): OperationAccess {
   };
 }
 
+const CONNECTOR_STATUS_WORDS = [
+  'Available',
+  'Preparing',
+  'Charging',
+  'SuspendedEVSE',
+  'SuspendedEV',
+  'Finishing',
+  'Reserved',
+  'Unavailable',
+  'Faulted',
+  'Occupied',
+  'Unknown',
+];
+/** A pattern of `word` in any case of its letters (`[Aa][Vv]...`): JSON Schema patterns have no flags. */
+const anyCase = (word: string): string =>
+  [...word].map((ch) => `[${ch.toUpperCase()}${ch.toLowerCase()}]`).join('');
+
 const ListSort = Type.Union([Type.Literal('id'), Type.Literal('last_seen'), Type.Literal('status')], {
   default: 'id',
   description:
@@ -178,9 +195,11 @@ const ListQuery = Type.Object({
   online: Type.Optional(Type.Boolean({ description: 'filter by WebSocket connection state' })),
   status: Type.Optional(
     Type.String({
-      pattern: '^[A-Za-z]{1,32}$',
+      // the statuses of 1.6 (ChargePointStatus) and 2.0.1 (ConnectorStatusEnumType), and Unknown
+      // (offline): any case; a word that is none of them is 422, not an empty list
+      pattern: `^(?:${CONNECTOR_STATUS_WORDS.map(anyCase).join('|')})$`,
       description:
-        'a connector status (Available, Charging, Faulted, Unavailable, Occupied, ...; case-insensitive): chargers with a connector in it, as the views show it (Unknown while offline)',
+        'a connector status (Available, Preparing, Charging, SuspendedEVSE, SuspendedEV, Finishing, Reserved, Unavailable, Faulted, Occupied, Unknown; case-insensitive): chargers with a connector in it, as the views show it (Unknown while offline)',
     }),
   ),
   location: Type.Optional(

@@ -63,6 +63,9 @@ describe('/v1 management API for charge points and sessions', () => {
     const start = await csms.api<{ detail: unknown[] }>('POST', '/v1/charge-points/X/remote-start', { id_tag: '' });
     expect(start.status).to.equal(422);
     expect((await csms.api('GET', '/v1/charge-points?online=perhaps')).status).to.equal(422);
+    // a status that is no connector status is a mistake, not a filter that matches nothing
+    expect((await csms.api('GET', '/v1/charge-points?status=bogus')).status).to.equal(422);
+    expect((await csms.api('GET', '/v1/charge-points?status=suspendedEV')).status).to.equal(200);
     // numbers a charger is sent are OCPP's 32-bit integers: a larger one is refused here, not sent to fail later
     for (const [op, body, field] of [
       ['remote-start', { id_tag: 'TAG', evse_id: 2 ** 31 }, 'evse_id'],
