@@ -184,10 +184,22 @@ describe('operator console with 10,000 chargers', function () {
     await charger?.call('MeterValues', v16.meterValues(1, transactionId, 2500));
     await page.getByTestId(`session-${transactionId}`).getByTestId('energy').filter({ hasText: '2.500' }).waitFor();
     await page.getByTestId(`transaction-${transactionId}`).waitFor();
+    // the connector in a transaction takes no second remote start
+    await charger?.call('StatusNotification', v16.status(1, 'Charging'));
+    await page.getByTestId('connector-1-1').locator('[data-status="Charging"]').waitFor();
+    expect(await page.getByTestId('connector-1-1').getByTestId('remote-start').isDisabled()).to.equal(true);
+    // its parts apart (was "1 ·DRIVER-UI · ... ·2.500 kWh")
+    expect(await page.getByTestId(`session-${transactionId}`).textContent()).to.match(
+      new RegExp(`${transactionId} · DRIVER-UI · .* · 2\\.500 kWh`),
+    );
     await page.screenshot({ path: '/tmp/console-charger.png', fullPage: true });
 
     // an id tag is the charger's text: in the CSV it must not be a spreadsheet formula
     await charger?.call('StartTransaction', v16.start({ connectorId: 2, idTag: '=HYPERLINK("x")', meterStart: 0 }));
+
+    // a page past the last (a link kept from a longer list) says so (was "100001–100000 of ...")
+    await page.goto(`${csms.url}/dashboard#/chargers?offset=100000`);
+    await page.getByText(/^Nothing from 100001: \d+ in all\.$/).waitFor();
 
     await page.goto(`${csms.url}/dashboard#/sessions?status=ACTIVE`);
     await page

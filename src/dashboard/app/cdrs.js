@@ -4,7 +4,7 @@
 import { html } from './html.js';
 import { page, query } from './api.js';
 import { fmtTime } from './format.js';
-import { ErrorLine, Status, useLoad } from './ui.js';
+import { ErrorLine, Status, rangeText, useLoad } from './ui.js';
 
 const LIMIT = 50;
 
@@ -33,9 +33,7 @@ function OurCdrs({ f }) {
   return html`<section>
     <h2>Our CDRs</h2>
     <${ErrorLine} error=${error} />
-    <p class="muted">
-      ${data ? (total === 0 ? 'No CDR yet.' : `${offset + 1}–${offset + data.items.length} of ${total}`) : 'Loading…'}
-    </p>
+    <p class="muted">${data ? rangeText(offset, data.items.length, total, 'No CDR yet.') : 'Loading…'}</p>
     <table class="list">
       <thead>
         <tr>
@@ -107,9 +105,7 @@ function Checks({ f }) {
       </select>
     </form>
     <${ErrorLine} error=${error} />
-    <p class="muted">
-      ${data ? (total === 0 ? 'No such check.' : `${offset + 1}–${offset + data.items.length} of ${total}`) : ''}
-    </p>
+    <p class="muted">${data ? rangeText(offset, data.items.length, total, 'No such check.') : ''}</p>
     <table class="list">
       <thead>
         <tr>

@@ -50,6 +50,9 @@ function Facts({ cp }) {
 function Connectors({ cp, act }) {
   const [idTag, setIdTag] = useState('OPERATOR');
   const connectors = cp.connectors.filter((c) => c.connector_id > 0);
+  // 1.6 statuses of a connector in a transaction (2.0.1 Occupied is also a plugged-in car waiting
+  // for a start, which is what a remote start is for)
+  const charging = (c) => ['Charging', 'SuspendedEV', 'SuspendedEVSE', 'Finishing'].includes(c.status);
   const faulted = (c) =>
     c.status === 'Faulted' ||
     (c.error_code && c.error_code !== 'NoError') ||
@@ -59,7 +62,7 @@ function Connectors({ cp, act }) {
       >Token for a remote start
       <input
         value=${idTag}
-        maxlength="20"
+        maxlength=${cp.protocol === 'ocpp2.0.1' ? 36 : 20}
         data-testid="id-tag"
         aria-label="token (id tag)"
         onInput=${(e) => setIdTag(e.currentTarget.value)}
@@ -76,8 +79,16 @@ function Connectors({ cp, act }) {
             <span class="muted"> ${fmtTime(c.updated_at)}</span>
             <button
               data-testid="remote-start"
-              disabled=${!cp.online || faulted(c) || !idTag}
-              title=${faulted(c) ? 'the connector is faulted' : !cp.online ? 'the charger is offline' : ''}
+              disabled=${!cp.online || faulted(c) || charging(c) || !idTag}
+              title=${
+                faulted(c)
+                  ? 'the connector is faulted'
+                  : charging(c)
+                    ? 'a transaction runs on the connector'
+                    : !cp.online
+                      ? 'the charger is offline'
+                      : ''
+              }
               onClick=${() => act('Remote start', 'POST', 'remote-start', { id_tag: idTag, evse_id: c.evse_id, ...(cp.protocol === 'ocpp2.0.1' ? {} : { connector_id: c.connector_id }) })}
             >
               Start
@@ -235,11 +246,12 @@ function SessionList({ sessions }) {
   return html`<ul class="sessions" data-testid="charger-sessions">
     ${sessions.items.map(
       (s) =>
+        // the separators are values: htm drops the whitespace of a text that runs across lines
         html`<li data-testid=${`session-${s.transaction_id}`} data-status=${s.status}>
-          <${Status} status=${s.status} /> <a href=${`#/sessions/${enc(s.id)}`}>${s.transaction_id}</a> ·
-          ${s.id_tag ?? ''} · ${fmtTime(s.started_at)} · ${fmtDuration(sessionDurationMs(s))} ·
-          <span data-testid="energy">${kwh(s.energy_wh)}</span> kWh
-          ${s.cost && html` · <span data-testid="cost">${fmtCost(s.cost)}</span>`}${s.stop_reason && ` · ${s.stop_reason}`}
+          <${Status} status=${s.status} /> <a href=${`#/sessions/${enc(s.id)}`}>${s.transaction_id}</a>
+          ${` · ${s.id_tag ?? 'no token'} · ${fmtTime(s.started_at)} · ${fmtDuration(sessionDurationMs(s))} · `}
+          <span data-testid="energy">${kwh(s.energy_wh)}</span>${' kWh'}
+          ${s.cost && html`${' · '}<span data-testid="cost">${fmtCost(s.cost)}</span>`}${s.stop_reason && ` · ${s.stop_reason}`}
         </li>`,
     )}
   </ul>`;

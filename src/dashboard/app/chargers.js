@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { api, enc, onEvent, page, query } from './api.js';
 import { fmtTime } from './format.js';
-import { ErrorLine, Status, useDebounced, useFollowed, useLoad } from './ui.js';
+import { ErrorLine, Status, rangeText, useDebounced, useFollowed, useLoad } from './ui.js';
 
 const LIMIT = 50;
 const STATUSES = [
@@ -164,7 +164,7 @@ export function ChargerList({ params }) {
     <${Filters} f=${f} />
     <${ErrorLine} error=${error} />
     <p class="muted" data-testid="range">
-      ${data ? (total === 0 ? 'No charger matches.' : `${offset + 1}–${offset + rows.length} of ${total}`) : 'Loading…'}
+      ${data ? rangeText(offset, rows.length, total, 'No charger matches.') : 'Loading…'}
     </p>
     <table class="list">
       <thead>

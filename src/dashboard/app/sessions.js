@@ -5,7 +5,7 @@ import { useEffect } from 'preact/hooks';
 import { html } from './html.js';
 import { enc, onEvent, page, query } from './api.js';
 import { fmtCost, fmtDuration, fmtTime, kwh, meanKw, sessionDurationMs } from './format.js';
-import { ErrorLine, Status, useDebounced, useLoad } from './ui.js';
+import { ErrorLine, Status, rangeText, useDebounced, useLoad } from './ui.js';
 
 const LIMIT = 50;
 
@@ -93,9 +93,7 @@ export function Sessions({ params }) {
       <button type="button" data-testid="csv" onClick=${() => void exportCsv(f)}>Export CSV</button>
     </form>
     <${ErrorLine} error=${error} />
-    <p class="muted">
-      ${data ? (total === 0 ? 'No session.' : `${offset + 1}–${offset + data.items.length} of ${total}`) : 'Loading…'}
-    </p>
+    <p class="muted">${data ? rangeText(offset, data.items.length, total, 'No session.') : 'Loading…'}</p>
     <table class="list">
       <thead>
         <tr>

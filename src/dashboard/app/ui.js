@@ -87,3 +87,13 @@ export function useFollowed(value) {
 export function ErrorLine({ error }) {
   return error ? html`<p class="notice err" role="alert">Could not load: ${error.message}</p>` : null;
 }
+
+/**
+ * The range a list page shows: `11–20 of 61`; `empty` when nothing matches; and for an offset
+ * past the last item (a link kept from a longer list) how many there are, not `10001–10000`.
+ */
+export function rangeText(offset, shown, total, empty) {
+  if (total === 0) return empty;
+  if (shown === 0) return `Nothing from ${offset + 1}: ${total} in all.`;
+  return `${offset + 1}–${offset + shown} of ${total}`;
+}
