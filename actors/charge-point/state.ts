@@ -71,7 +71,14 @@ export function onStatusChanged(
     c.evse_id === event.evse_id && c.connector_id === event.connector_id;
   // a repeated report of the same status (periodic, or after a reconnect) changes nothing
   const same = s.connectors.find(isThis);
-  if (same && same.status === event.status && same.error_code === event.error_code) return {};
+  if (
+    same &&
+    same.status === event.status &&
+    same.error_code === event.error_code &&
+    same.info === event.info &&
+    same.vendor_error_code === event.vendor_error_code
+  )
+    return {};
   if (!same && s.connectors.length >= MAX_CONNECTORS) {
     ctx.log.warn(
       { charge_point: ctx.key, evse_id: event.evse_id, connector_id: event.connector_id, max: MAX_CONNECTORS },
@@ -86,6 +93,8 @@ export function onStatusChanged(
       connector_id: event.connector_id,
       status: event.status,
       error_code: event.error_code,
+      ...(event.info === undefined ? {} : { info: event.info }),
+      ...(event.vendor_error_code === undefined ? {} : { vendor_error_code: event.vendor_error_code }),
       updated_at: event.timestamp,
     },
   ].sort((a, b) => a.evse_id - b.evse_id || a.connector_id - b.connector_id);

@@ -173,8 +173,7 @@ const CONNECTOR_STATUS_WORDS = [
   'Unknown',
 ];
 /** A pattern of `word` in any case of its letters (`[Aa][Vv]...`): JSON Schema patterns have no flags. */
-const anyCase = (word: string): string =>
-  [...word].map((ch) => `[${ch.toUpperCase()}${ch.toLowerCase()}]`).join('');
+const anyCase = (word: string): string => [...word].map((ch) => `[${ch.toUpperCase()}${ch.toLowerCase()}]`).join('');
 
 const ListSort = Type.Union([Type.Literal('id'), Type.Literal('last_seen'), Type.Literal('status')], {
   default: 'id',

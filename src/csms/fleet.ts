@@ -27,6 +27,9 @@ export interface FleetConnector {
   connector_id: number;
   status: string;
   error_code: string | null;
+  /** the charger's own words for a fault (1.6 `info`, `vendorErrorCode`), when it gave them */
+  info?: string;
+  vendor_error_code?: string;
   updated_at: string;
 }
 
@@ -60,6 +63,8 @@ export function summarizeState(state: unknown): StateSummary | undefined {
       connector_id: c.connector_id,
       status: str(c.status) ?? 'Unknown',
       error_code: str(c.error_code),
+      ...(typeof c.info === 'string' ? { info: c.info } : {}),
+      ...(typeof c.vendor_error_code === 'string' ? { vendor_error_code: c.vendor_error_code } : {}),
       updated_at: str(c.updated_at) ?? '',
     });
   }
@@ -184,6 +189,8 @@ export interface FleetAlert {
   connector_id: number;
   status: string;
   error_code: string | null;
+  info?: string;
+  vendor_error_code?: string;
   updated_at: string;
 }
 

@@ -205,6 +205,8 @@ const FleetAlertView = Type.Object({
   connector_id: Type.Integer(),
   status: Type.String(),
   error_code: Type.Union([Type.String(), Type.Null()]),
+  info: Type.Optional(Type.String({ description: "1.6 StatusNotification info: the charger's words for the fault" })),
+  vendor_error_code: Type.Optional(Type.String({ description: '1.6 StatusNotification vendorErrorCode' })),
   updated_at: Type.String(),
 });
 

@@ -41,7 +41,10 @@ describe('operator console with 10,000 chargers', function () {
     charger.answers = { RemoteStartTransaction: { status: 'Accepted' } };
     await charger.call('BootNotification', v16.boot({ chargePointVendor: 'Fleetco', chargePointModel: `M-${id}` }));
     if (faultedIds.includes(id))
-      await charger.call('StatusNotification', v16.status(1, 'Faulted', { errorCode: 'GroundFailure' }));
+      await charger.call(
+        'StatusNotification',
+        v16.status(1, 'Faulted', { errorCode: 'GroundFailure', vendorErrorCode: 'E-402', info: 'RCD tripped' }),
+      );
     else if (chargingIds.includes(id)) {
       await charger.call('StatusNotification', v16.status(1, 'Charging'));
       await charger.call('StartTransaction', v16.start({ idTag: 'FLEET', meterStart: 0 }));
@@ -103,6 +106,8 @@ describe('operator console with 10,000 chargers', function () {
     const alert = page.getByTestId(`alert-${faultedIds[0]}`);
     await alert.waitFor();
     expect(await alert.textContent()).to.contain('GroundFailure');
+    // the charger's own words for the fault (1.6 vendorErrorCode, info) were dropped
+    expect(await alert.getByTestId('fault-text').textContent()).to.equal(' E-402: RCD tripped');
     await page.screenshot({ path: '/tmp/console-overview.png', fullPage: true });
   });
 
@@ -163,6 +168,7 @@ describe('operator console with 10,000 chargers', function () {
     await page.goto(`${csms.url}/dashboard#/chargers/${faulted}`);
     const faultedConnector = page.getByTestId('connector-1-1');
     await faultedConnector.getByText('GroundFailure').waitFor();
+    expect(await faultedConnector.getByTestId('fault-text').textContent()).to.contain('E-402: RCD tripped');
     expect(await faultedConnector.getByTestId('remote-start').isDisabled()).to.equal(true);
 
     const id = connectedIds[60] ?? '';

@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { api, call, enc, onEvent, page, query } from './api.js';
 import { fmtDuration, fmtTime, kwh, sessionDurationMs, fmtCost, tone } from './format.js';
-import { ErrorLine, Notice, Status, useDebounced, useLoad } from './ui.js';
+import { ErrorLine, FaultText, Notice, Status, useDebounced, useLoad } from './ui.js';
 import { OPERATIONS, accepted, operationsFor } from './operations.js';
 
 const FINAL = (s) => !['queued', 'sent'].includes(s);
@@ -74,7 +74,7 @@ function Connectors({ cp, act }) {
         (c) =>
           html`<li data-testid=${`connector-${c.evse_id}-${c.connector_id}`}>
             <span>EVSE ${c.evse_id} / connector ${c.connector_id}</span>
-            <${Status} status=${c.status} error=${c.error_code} testid="status" />
+            <${Status} status=${c.status} error=${c.error_code} testid="status" /><${FaultText} c=${c} />
             ${c.last_reported_status && html`<span class="muted"> last reported ${c.last_reported_status}</span>`}
             <span class="muted"> ${fmtTime(c.updated_at)}</span>
             <button

@@ -4,7 +4,7 @@ import { useEffect } from 'preact/hooks';
 import { html } from './html.js';
 import { api, enc, onEvent } from './api.js';
 import { fmtTime } from './format.js';
-import { ErrorLine, Status, useDebounced, useLoad } from './ui.js';
+import { ErrorLine, FaultText, Status, useDebounced, useLoad } from './ui.js';
 
 function Count({ name, value, href, tone }) {
   return html`<a class=${`count ${tone ?? ''}`} href=${href} data-testid=${`count-${name}`}
@@ -47,7 +47,7 @@ export function Overview() {
           html`<li data-testid=${`alert-${a.charge_point_id}`}>
             <a href=${`#/chargers/${enc(a.charge_point_id)}`}>${a.charge_point_id}</a>
             <span> EVSE ${a.evse_id}/${a.connector_id} </span>
-            <${Status} status=${a.status} error=${a.error_code} />
+            <${Status} status=${a.status} error=${a.error_code} /><${FaultText} c=${a} />
             ${!a.online && html`<span class="muted"> (offline, last report)</span>`}
             <span class="muted"> ${fmtTime(a.updated_at)}</span>
           </li>`,

@@ -11,6 +11,12 @@ export function Status({ status, error, testid }) {
   >`;
 }
 
+/** A charger's own words for a connector's fault (1.6 vendorErrorCode and info), when it gave them. */
+export function FaultText({ c }) {
+  const text = [c.vendor_error_code, c.info].filter(Boolean).join(': ');
+  return text ? html`<span class="fault-text" data-testid="fault-text">${` ${text}`}</span>` : null;
+}
+
 /** The outcome of an action: green when it went through, red when it did not. */
 export function Notice({ notice }) {
   if (!notice) return null;

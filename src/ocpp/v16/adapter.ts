@@ -74,6 +74,8 @@ function statusChanged(p: StatusNotificationRequest): EventOf<'status-changed'> 
     connector_id: p.connectorId,
     status: p.status,
     error_code: p.errorCode === 'NoError' ? null : p.errorCode,
+    ...(p.info === undefined || p.info === '' ? {} : { info: p.info }),
+    ...(p.vendorErrorCode === undefined || p.vendorErrorCode === '' ? {} : { vendor_error_code: p.vendorErrorCode }),
     timestamp: p.timestamp ?? new Date().toISOString(),
   };
 }
