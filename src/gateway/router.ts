@@ -44,8 +44,9 @@ export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: Rou
       throw err;
     }));
   // the depth and the characters are checked once the text is read, before any schema walks the parsed value
-  const parseBody: Middleware = async (ctx, next) =>
-    (parser ?? (await loaded()))(ctx, async () => {
+  const parseBody: Middleware = async (ctx, next) => {
+    assertJsonType(ctx);
+    await (parser ?? (await loaded()))(ctx, async () => {
       const raw = ctx.request.rawBody;
       if (typeof raw === 'string') {
         assertBodyDepth(raw, opts.bodyMaxDepth);
@@ -53,6 +54,7 @@ export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: Rou
       }
       await next();
     });
+  };
 
   const registrations: Registration[] = [];
   for (const mount of mounts) {
@@ -63,6 +65,37 @@ export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: Rou
     }
   }
   return dispatch(new PrefixRoutes(registrations));
+}
+
+/** The media types the body parser reads as JSON (koa-bodyparser's own list). */
+const JSON_TYPES = [
+  'application/json',
+  'application/json-patch+json',
+  'application/vnd.api+json',
+  'application/csp-report',
+  'application/scim+json',
+];
+
+/**
+ * A body sent with another Content-Type (none, `text/plain`, curl's default form type) is a 422
+ * that says so. It was left unread: a route whose body is required said "Input should be a valid
+ * object", and one whose body is optional ran as if none had come (a remote stop for another
+ * transaction than the one named).
+ */
+function assertJsonType(ctx: Parameters<Middleware>[0]): void {
+  // Content-Length 0 is no body (type-is counts any Content-Length as one); then null: no body
+  // at all (Koa's request.is), false: a body of another type
+  if (ctx.request.length === 0 || ctx.request.is(JSON_TYPES) !== false) return;
+  const type = ctx.request.get('content-type');
+  throw new RequestValidationError([
+    {
+      loc: ['body'],
+      msg: `a body is read as JSON only: send Content-Type: application/json (got ${type === '' ? 'none' : type})`,
+      type: 'content_type',
+      input: null,
+      ctx: { content_type: type },
+    },
+  ]);
 }
 
 /** JSON bodies only, up to the limit; a body that does not parse is a 422 with the decoder's words. */

@@ -83,6 +83,32 @@ describe('/v1 management API for charge points and sessions', () => {
     }
   });
 
+  it('reads a body as JSON only: another Content-Type is a 422 that says so, never a body ignored', async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    const send = async (path: string, type: string | undefined, body: unknown = { transaction_id: '42' }) => {
+      const res = await fetch(`${csms.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_KEY}`, ...(type ? { 'content-type': type } : {}) },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as { detail: Array<{ type: string; msg: string }> } };
+    };
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', undefined]) {
+      // was 422 "Input should be a valid object", and a remote stop ran without the transaction named
+      for (const path of ['/v1/charge-points', `/v1/charge-points/${cp.id}/remote-stop`]) {
+        const res = await send(path, type);
+        expect(res.status, `${path} ${type}`).to.equal(422);
+        expect(res.body.detail[0]?.type).to.equal('content_type');
+        expect(res.body.detail[0]?.msg).to.contain('application/json');
+      }
+    }
+    const created = await send('/v1/charge-points', 'application/json; charset=utf-8', {
+      id: uniqueChargePointId(),
+      protocol: 'ocpp1.6',
+    });
+    expect(created.status).to.equal(201);
+  });
+
   it('answers a large bad body with one bounded entry per place, not an echo larger than the body', async () => {
     type Detail = { loc: unknown[]; type: string; input: unknown; ctx: Record<string, unknown> };
     const big = { blob: 'x'.repeat(200_000) };
