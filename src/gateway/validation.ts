@@ -210,16 +210,29 @@ const MAX_ECHO_BYTES = 1024;
  * (its `ctx.input_bytes` says how large an input that is not echoed was).
  */
 export function boundedDetails(details: ValidationDetail[]): ValidationDetail[] {
-  const seen = new Set<string>();
+  const seen = new Map<string, ValidationDetail>();
   const kept: ValidationDetail[] = [];
   for (const d of details) {
     const key = `${d.type}\n${JSON.stringify(d.loc)}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    kept.push(boundedEcho(d));
-    if (kept.length === MAX_DETAILS) break;
+    const first = seen.get(key);
+    if (first) {
+      // a value that is none of a union's constants: one entry naming them all
+      if (d.type === 'literal_error') mergeExpected(first, d);
+      continue;
+    }
+    if (kept.length === MAX_DETAILS) continue;
+    const entry = boundedEcho(d);
+    seen.set(key, entry);
+    kept.push(entry);
   }
   return kept;
+}
+
+function mergeExpected(into: ValidationDetail, d: ValidationDetail): void {
+  const before: unknown = into.ctx.expected;
+  const values = [...(Array.isArray(before) ? (before as unknown[]) : [before]), d.ctx.expected];
+  into.ctx = { ...into.ctx, expected: values };
+  into.msg = `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`;
 }
 
 function boundedEcho(d: ValidationDetail): ValidationDetail {

@@ -69,6 +69,10 @@ describe("console: a charger's operations and event log", function () {
     await page.getByTestId('op-run').click();
     await page.getByTestId('op-result').getByText('reset: Accepted').waitFor();
     expect(resets).to.deep.equal([{ type: 'Immediate' }]);
+    // a refused body names the field and what it takes (was "must be equal to constant")
+    await page.getByTestId('op-body').fill('{"type": "medium"}');
+    await page.getByTestId('op-run').click();
+    await page.getByTestId('op-result').getByText('reset refused: type: must be one of "soft", "hard"').waitFor();
     await page.getByTestId('charger-commands').getByText('reset: Accepted').waitFor();
     await charger.close();
   });

@@ -63,6 +63,14 @@ describe('/v1 management API for charge points and sessions', () => {
     const start = await csms.api<{ detail: unknown[] }>('POST', '/v1/charge-points/X/remote-start', { id_tag: '' });
     expect(start.status).to.equal(422);
     expect((await csms.api('GET', '/v1/charge-points?online=perhaps')).status).to.equal(422);
+    // a value that is none of a union's constants: one entry that names them all
+    type Entry = { loc: unknown[]; type: string; msg: string; ctx: { expected?: unknown } };
+    const reset = await csms.api<{ detail: Entry[] }>('POST', '/v1/charge-points/X/reset', { type: 'medium' });
+    expect(reset.status).to.equal(422);
+    const literal = reset.body.detail.filter((d) => d.type === 'literal_error');
+    expect(literal).to.have.length(1);
+    expect(literal[0]?.ctx.expected).to.deep.equal(['soft', 'hard']);
+    expect(literal[0]?.msg).to.equal('must be one of "soft", "hard"');
     // a status that is no connector status is a mistake, not a filter that matches nothing
     expect((await csms.api('GET', '/v1/charge-points?status=bogus')).status).to.equal(422);
     expect((await csms.api('GET', '/v1/charge-points?status=suspendedEV')).status).to.equal(200);

@@ -30,6 +30,28 @@ export class ApiError extends Error {
 
 const authHeader = () => (auth.key ? { Authorization: `Bearer ${auth.key}` } : {});
 
+/**
+ * A 422 entry as an operator reads it: the field it is about, the schema's words, and what the
+ * field takes when the schema says (a pattern of printable characters, a length): "id_tag: must
+ * match pattern "^[ -~]+$" (printable ASCII only)"; a value set is in the message itself
+ * ("type: must be one of "soft", "hard"").
+ */
+export function detailText(d) {
+  const field = (d.loc ?? []).filter((p) => p !== 'body' && p !== 'query' && p !== 'path').join('.');
+  const ctx = d.ctx ?? {};
+  const hint =
+    ctx.expected !== undefined && !Array.isArray(ctx.expected)
+      ? ` (${JSON.stringify(ctx.expected)})`
+      : ctx.pattern === '^[ -~]+$'
+        ? ' (printable ASCII only)'
+        : ctx.max_length !== undefined
+          ? ` (at most ${ctx.max_length} characters)`
+          : ctx.min_length !== undefined
+            ? ` (at least ${ctx.min_length})`
+            : '';
+  return `${field ? `${field}: ` : ''}${d.msg}${hint}`;
+}
+
 /** One /v1 call; the answer's body and headers, or an ApiError with the API's own message. */
 export async function call(method, path, body) {
   const res = await fetch(path, {
@@ -39,7 +61,8 @@ export async function call(method, path, body) {
   });
   const data = res.status === 204 ? null : await res.json().catch(() => null);
   if (!res.ok) {
-    const message = data?.error?.message ?? data?.detail?.[0]?.msg ?? `HTTP ${res.status}`;
+    const first = data?.detail?.[0];
+    const message = data?.error?.message ?? (first ? detailText(first) : `HTTP ${res.status}`);
     throw new ApiError(res.status, message);
   }
   return { data, headers: res.headers };
