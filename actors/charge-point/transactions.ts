@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { energyBetween } from '../../src/ocpp/meter.js';
 import { parseInstant } from '../../src/rfc3339.js';
 import type { ChargerEvent, ChargerEventOutcome, ProtocolName } from '../../src/ocpp/domain.js';
 import type { ChargePointActorDeps, LastReading, SessionProgress } from './ports.js';
@@ -344,6 +343,15 @@ export function onTransactionProgress(
     );
   publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
   return { id_tag_status: idTagStatus };
+}
+
+/**
+ * The energy from `startWh` to `lastWh` (never below 0), to the thousandth of a Wh, the precision
+ * readings are kept in (src/ocpp/meter.ts `toMilliWh`): 12999.9 - 12345.6 is 654.3, not the
+ * binary 654.3000000000011.
+ */
+export function energyBetween(startWh: number, lastWh: number): number {
+  return Math.max(0, Math.round((lastWh - startWh) * 1000) / 1000);
 }
 
 /** What an update or end changes in its session row. */

@@ -22,16 +22,11 @@ export const MAX_REGISTER_WH = 1e12;
 
 /**
  * Wh to the thousandth, the precision a register reading is kept and shown in: 12.3456 kWh is
- * 12345.6 Wh, not the binary product 12345.599999999999, and a difference of two readings is
- * rounded the same way (`energyBetween`).
+ * 12345.6 Wh, not the binary product 12345.599999999999 (the charge-point actor rounds a
+ * difference of two readings the same way, `energyBetween`).
  */
 export function toMilliWh(wh: number): number {
   return Math.round(wh * 1000) / 1000;
-}
-
-/** The energy from `startWh` to `lastWh` (never below 0), to the thousandth of a Wh. */
-export function energyBetween(startWh: number, lastWh: number): number {
-  return Math.max(0, toMilliWh(lastWh - startWh));
 }
 
 /**

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { parseFrame } from '../../src/ocpp/frames.js';
-import { energyBetween, energyRegisterWh, type SampledReading } from '../../src/ocpp/meter.js';
+import { energyBetween } from '../../actors/charge-point/transactions.js';
+import { energyRegisterWh, type SampledReading } from '../../src/ocpp/meter.js';
 import type { OcppCall } from '../../src/ocpp/messages.js';
 import { OcppSchemas } from '../../src/ocpp/schemas.js';
 import { ocpp16Adapter } from '../../src/ocpp/v16/adapter.js';
