@@ -197,8 +197,7 @@ const ListQuery = Type.Object({
       // the statuses of 1.6 (ChargePointStatus) and 2.0.1 (ConnectorStatusEnumType), and Unknown
       // (offline): any case; a word that is none of them is 422, not an empty list
       pattern: `^(?:${CONNECTOR_STATUS_WORDS.map(anyCase).join('|')})$`,
-      description:
-        'a connector status (Available, Preparing, Charging, SuspendedEVSE, SuspendedEV, Finishing, Reserved, Unavailable, Faulted, Occupied, Unknown; case-insensitive): chargers with a connector in it, as the views show it (Unknown while offline)',
+      description: `a connector status (${CONNECTOR_STATUS_WORDS.join(', ')}; case-insensitive): chargers with a connector in it, as the views show it (Unknown while offline)`,
     }),
   ),
   location: Type.Optional(
