@@ -72,7 +72,9 @@ describe('/v1 management API for charge points and sessions', () => {
     expect(literal[0]?.ctx.expected).to.deep.equal(['soft', 'hard']);
     expect(literal[0]?.msg).to.equal('must be one of "soft", "hard"');
     // a status that is no connector status is a mistake, not a filter that matches nothing
-    expect((await csms.api('GET', '/v1/charge-points?status=bogus')).status).to.equal(422);
+    const bogus = await csms.api<{ detail: Array<{ msg: string }> }>('GET', '/v1/charge-points?status=bogus');
+    expect(bogus.status).to.equal(422);
+    expect(bogus.body.detail[0]?.msg).to.contain('must be a connector status: Available, Preparing');
     expect((await csms.api('GET', '/v1/charge-points?status=suspendedEV')).status).to.equal(200);
     // numbers a charger is sent are OCPP's 32-bit integers: a larger one is refused here, not sent to fail later
     for (const [op, body, field] of [
