@@ -349,12 +349,14 @@ export const LocalListStatus = Type.Union([
 ]);
 
 /**
- * An id tag as an operator gives it: printable ASCII (space to tilde). OCPP 1.6's idTag is a
- * CiString ("only printable ASCII"); 2.0.1's schema says only "case insensitive", and the tags
- * stations read and OCPI token uids (CiString too) are ASCII, so both versions take the same.
+ * An id tag as an operator gives it: printable ASCII (space to tilde), not blank. OCPP 1.6's idTag
+ * is a CiString ("only printable ASCII"); 2.0.1's schema says only "case insensitive", and the tags
+ * stations read and OCPI token uids (CiString too) are ASCII, so both versions take the same. A
+ * tag of spaces only is no card (a slip in the console sent a charger the token " ").
  */
+export const ID_TAG_PATTERN = '^[ -~]*[!-~][ -~]*$';
 export function idTagText(maxLength: number, description?: string) {
-  return Type.String({ minLength: 1, maxLength, pattern: '^[ -~]+$', ...(description ? { description } : {}) });
+  return Type.String({ minLength: 1, maxLength, pattern: ID_TAG_PATTERN, ...(description ? { description } : {}) });
 }
 
 /** One entry of a SendLocalList: a null status removes the id tag (a differential update only). */

@@ -62,6 +62,11 @@ describe('/v1 management API for charge points and sessions', () => {
     expect((await csms.api('POST', '/v1/charge-points', { id: 'CP:1', protocol: 'ocpp1.6' })).status).to.equal(422);
     const start = await csms.api<{ detail: unknown[] }>('POST', '/v1/charge-points/X/remote-start', { id_tag: '' });
     expect(start.status).to.equal(422);
+    // a tag of spaces only is no card (the console had sent a charger the token " ")
+    for (const id_tag of [' ', '   '])
+      expect((await csms.api('POST', '/v1/charge-points/X/remote-start', { id_tag })).status, `'${id_tag}'`).to.equal(
+        422,
+      );
     expect((await csms.api('GET', '/v1/charge-points?online=perhaps')).status).to.equal(422);
     // a value that is none of a union's constants: one entry that names them all
     type Entry = { loc: unknown[]; type: string; msg: string; ctx: { expected?: unknown } };

@@ -33,7 +33,7 @@ const authHeader = () => (auth.key ? { Authorization: `Bearer ${auth.key}` } : {
 /**
  * A 422 entry as an operator reads it: the field it is about, the schema's words, and what the
  * field takes when the schema says (a pattern of printable characters, a length): "id_tag: must
- * match pattern "^[ -~]+$" (printable ASCII only)"; a value set is in the message itself
+ * match pattern ... (printable ASCII, not blank)"; a value set is in the message itself
  * ("type: must be one of "soft", "hard"").
  */
 export function detailText(d) {
@@ -42,8 +42,8 @@ export function detailText(d) {
   const hint =
     ctx.expected !== undefined && !Array.isArray(ctx.expected)
       ? ` (${JSON.stringify(ctx.expected)})`
-      : ctx.pattern === '^[ -~]+$'
-        ? ' (printable ASCII only)'
+      : ctx.pattern === '^[ -~]*[!-~][ -~]*$'
+        ? ' (printable ASCII, not blank)'
         : ctx.max_length !== undefined
           ? ` (at most ${ctx.max_length} characters)`
           : ctx.min_length !== undefined
