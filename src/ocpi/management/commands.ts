@@ -53,7 +53,29 @@ const SentCommandOut = Type.Object({
   sent_at: Type.String(),
   result_at: Type.Union([Type.String(), Type.Null()]),
   last_updated: Type.String(),
+  result_due_at: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'while no result came: when the CPO said it would (2.2.1 CommandResponse timeout, from its answer); null otherwise',
+  }),
+  result_overdue: Type.Boolean({ description: 'true once result_due_at has passed without a result' }),
 });
+type SentCommandView = SentCommand & { result_due_at: string | null; result_overdue: boolean };
+
+/**
+ * A sent command as the operator reads it: with the time its result was due and whether that has
+ * passed. OCPI 2.2.1 lets the eMSP assume no result will come after the CommandResponse's
+ * `timeout`; nothing is written then, the CPO's late result is still taken.
+ */
+function viewOf(sent: SentCommand, now = Date.now()): SentCommandView {
+  const response = sent.response as { result?: unknown; timeout?: unknown } | null;
+  const timeout = sent.result === null && response?.result === 'ACCEPTED' ? response.timeout : undefined;
+  const due = typeof timeout === 'number' && timeout > 0 ? Date.parse(sent.last_updated) + timeout * 1000 : null;
+  return {
+    ...sent,
+    result_due_at: due === null ? null : new Date(due).toISOString(),
+    result_overdue: due !== null && now > due,
+  };
+}
 
 const requestParts = new Map<string, RequestPart>();
 /** The version's request schema of `command`, compiled once. */
@@ -171,7 +193,8 @@ export function partnerCommandRoutes(ctx: OcpiContext): OperatorRoute[] {
       handler: async (req) => {
         const { offset, limit } = req.query;
         const page = await ctx.stores.commands.list({ offset, limit }, [ctx.ownParty()], { newestFirst: true });
-        return { data: page.items, headers: pageHeaders(ctx.services.config, req, page.total, offset, limit) };
+        const data = page.items.map((sent) => viewOf(sent));
+        return { data, headers: pageHeaders(ctx.services.config, req, page.total, offset, limit) };
       },
     }),
     route({
@@ -193,7 +216,7 @@ export function partnerCommandRoutes(ctx: OcpiContext): OperatorRoute[] {
         const partner = await partnerOf(ctx, req);
         const sent = await sendCommand(ctx, ctx.baseUrl(req.koa), partner, req.params.command, req.body);
         req.log.info({ partner: partner.id, command: sent.command, uid: sent.uid }, 'command sent');
-        return { status: 201, data: sent };
+        return { status: 201, data: viewOf(sent) };
       },
     }),
     route({
@@ -203,7 +226,7 @@ export function partnerCommandRoutes(ctx: OcpiContext): OperatorRoute[] {
       params: UidPath,
       response: SentCommandOut,
       responses: { 404: 'unknown command' },
-      handler: async (req) => ({ data: await sentCommand(ctx, { ...ctx.ownParty(), id: req.params.uid }) }),
+      handler: async (req) => ({ data: viewOf(await sentCommand(ctx, { ...ctx.ownParty(), id: req.params.uid })) }),
     }),
   ];
 }

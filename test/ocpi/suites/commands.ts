@@ -199,6 +199,28 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(still.body.result).to.deep.equal({ result: 'ACCEPTED' });
     });
 
+    it("a command whose result has not come within the CPO's timeout is shown overdue; a late result still lands", async () => {
+      const cpo = await partnerCpo(['2.2.1'], () => ({ result: 'ACCEPTED', timeout: 1 }));
+      const sent = await t.api.request('POST', `/v1/partners/${cpo.id}/commands/UNLOCK_CONNECTOR`, {
+        body: { location_id: 'L', evse_uid: 'E', connector_id: '1' },
+      });
+      expect(sent.status, JSON.stringify(sent.body)).to.equal(201);
+      const command = sent.body as { uid: string; result_due_at: string; result_overdue: boolean };
+      expect(command.result_overdue).to.equal(false);
+      expect(Date.parse(command.result_due_at)).to.be.within(Date.now(), Date.now() + 1_500);
+      await new Promise((r) => setTimeout(r, 1_200));
+      // was result null for ever, nothing to tell a late result from a pending one
+      const late = await t.api.request('GET', `/v1/commands/${command.uid}`);
+      expect(late.body).to.include({ result: null, result_overdue: true });
+      const listed = await t.api.request('GET', '/v1/commands?limit=5');
+      const items = listed.body.value as Obj[];
+      expect(items.find((c) => c.uid === command.uid)).to.include({ result_overdue: true });
+      const body = cpo.fake.received.at(-1)?.body as { response_url: string };
+      expect((await postResult(body.response_url, cpo.token, { result: 'ACCEPTED' })).status).to.equal(200);
+      const done = await t.api.request('GET', `/v1/commands/${command.uid}`);
+      expect(done.body).to.include({ result_due_at: null, result_overdue: false });
+    });
+
     it('commands to a 2.1.1 CPO go in 2.1.1 shapes; what cannot be sent is refused before any call', async () => {
       const cpo = await partnerCpo(['2.1.1'], (r) =>
         (r.body as { session_id?: string }).session_id === 'GARBLED' ? { nonsense: true } : { result: 'ACCEPTED' },
