@@ -67,7 +67,7 @@ export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: Rou
   return dispatch(new PrefixRoutes(registrations));
 }
 
-/** The media types the body parser reads as JSON (koa-bodyparser's own list). */
+/** The media types a body is read as JSON in: given to the parser, and checked before it (assertJsonType). */
 const JSON_TYPES = [
   'application/json',
   'application/json-patch+json',
@@ -102,6 +102,7 @@ function assertJsonType(ctx: Parameters<Middleware>[0]): void {
 function makeParser(bodyParser: typeof bodyParserOf, opts: RouterOptions): Middleware {
   return bodyParser({
     enableTypes: ['json'],
+    extendTypes: { json: JSON_TYPES },
     jsonLimit: opts.bodyLimit,
     strict: false,
     onerror: (err: Error & { status?: number; expose?: boolean }) => {

@@ -172,8 +172,9 @@ export function receivedNow(): string {
 
 /**
  * Whether an update stamped `incoming` is older than the object it would change, stamped `held`:
- * a partner's stale PUT or PATCH, not applied (docs/OCPI.md, Decisions 38).
+ * a partner's stale PUT or PATCH, not applied (docs/OCPI.md, Decisions 38). An update without a
+ * stamp (a 2.1.1 PATCH, stamped on receipt) is never older.
  */
-export function olderThan(incoming: string, held: string): boolean {
-  return Date.parse(incoming) < Date.parse(held);
+export function olderThan(incoming: string | undefined, held: string): boolean {
+  return incoming !== undefined && Date.parse(incoming) < Date.parse(held);
 }

@@ -117,8 +117,7 @@ export async function patchLocation(
 ): Promise<V221.StoredLocation> {
   assertSameId('id', locationId, patch.id);
   const updated = await locations.update({ ...party, id: locationId }, (existing) => {
-    if (keepNewer && patch.last_updated !== undefined && olderThan(patch.last_updated, existing.last_updated))
-      return existing;
+    if (keepNewer && olderThan(patch.last_updated, existing.last_updated)) return existing;
     const merged = mergeLocation(existing, patch);
     assertComplete(checkLocation, merged, 'location');
     assertPublishRule(merged);

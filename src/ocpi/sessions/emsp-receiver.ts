@@ -79,7 +79,7 @@ export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         assertSameId('id', id, req.body.id);
         const updated = await ctx.stores.sessions.update({ ...party, id }, (s): StoredSession => {
           if (isSession221(s)) return otherVersion('2.2.1');
-          if (req.body.last_updated !== undefined && olderThan(req.body.last_updated, s.last_updated)) return s;
+          if (olderThan(req.body.last_updated, s.last_updated)) return s;
           const next = {
             ...s,
             ...req.body,

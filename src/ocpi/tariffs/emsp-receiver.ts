@@ -49,7 +49,7 @@ export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         assertSameId('id', id, req.body.id);
         // the 2.1.1 fields carry the same names in the stored 2.2.1 tariff
         const updated = await ctx.stores.tariffs.update({ ...party, id }, (t) =>
-          req.body.last_updated !== undefined && olderThan(req.body.last_updated, t.last_updated)
+          olderThan(req.body.last_updated, t.last_updated)
             ? t
             : ({
                 ...t,

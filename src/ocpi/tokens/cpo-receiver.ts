@@ -60,7 +60,7 @@ export function tokensReceiver211(ctx: OcpiContext): OcpiRoute[] {
         const uid = req.params.token_uid;
         // the 2.1.1 TokenPatch may omit last_updated (every field is optional): the time of the change then
         const updated = await ctx.stores.tokens.update({ ...party, id: uid }, (existing) =>
-          patch.last_updated !== undefined && olderThan(patch.last_updated, existing.last_updated)
+          olderThan(patch.last_updated, existing.last_updated)
             ? existing
             : { ...existing, ...patch, uid, last_updated: patch.last_updated ?? receivedNow() },
         );
