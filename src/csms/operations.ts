@@ -322,6 +322,25 @@ function configurationOperations(access: OperationAccess): RouteSpec<OperatorAut
   ];
 }
 
+/** The 2.0.1 device model, reported by the charger as NotifyReport messages (docs/CSMS.md "Device model"). */
+function reportOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
+  return [
+    operationRoute(access, {
+      path: 'get-base-report',
+      kind: 'get-base-report',
+      summary:
+        'Ask a 2.0.1 charger for its device model (GetBaseReport); it sends the report as NotifyReport messages, kept at /device-model',
+      body: closed({
+        report_base: Type.Union([Type.Literal('configuration'), Type.Literal('full'), Type.Literal('summary')], {
+          description:
+            'configuration: the variables that can be set; full: every component and variable; summary: a summary',
+        }),
+      }),
+      command: (b) => ({ kind: 'get-base-report', report_base: b.report_base, request_id: nextRequestId() }),
+    }),
+  ];
+}
+
 /** DataTransfer, firmware, log uploads. */
 function transferOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
   return [
@@ -677,6 +696,7 @@ export function operationRoutes(access: OperationAccess): RouteSpec<OperatorAuth
     ...stateOperations(access),
     ...connectorOperations(access),
     ...configurationOperations(access),
+    ...reportOperations(access),
     ...transferOperations(access),
     ...reservationOperations(access),
     ...limitOperations(access),

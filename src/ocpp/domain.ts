@@ -450,6 +450,12 @@ function operatorCommands() {
     }),
     Type.Object({ kind: Type.Literal('get-local-list-version') }),
     Type.Object({
+      kind: Type.Literal('get-base-report'),
+      report_base: Type.Union([Type.Literal('configuration'), Type.Literal('full'), Type.Literal('summary')]),
+      /** 2.0.1 requestId, echoed by the NotifyReport messages that carry the report */
+      request_id: Type.Integer(),
+    }),
+    Type.Object({
       kind: Type.Literal('data-transfer'),
       vendor_id: Type.String({ minLength: 1, maxLength: 255 }),
       message_id: Type.Union([Type.String({ minLength: 1, maxLength: 50 }), Type.Null()]),
@@ -624,6 +630,7 @@ export const COMMAND_VERSIONS: Readonly<Record<ChargerCommand['kind'], readonly 
   'get-variables': ['ocpp2.0.1'],
   'set-variables': ['ocpp2.0.1'],
   'get-local-list-version': ['ocpp1.6', 'ocpp2.0.1'],
+  'get-base-report': ['ocpp2.0.1'],
   'data-transfer': ['ocpp1.6', 'ocpp2.0.1'],
   'update-firmware': ['ocpp1.6', 'ocpp2.0.1'],
   'upload-log': ['ocpp1.6', 'ocpp2.0.1'],

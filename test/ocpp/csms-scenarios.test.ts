@@ -70,7 +70,10 @@ describe('CSMS scenarios: an operator and two chargers', function () {
   it('2.0.1: boots Pending, is accepted, reports its model, is configured, updates its firmware and resets', async () => {
     const cp = await register('ocpp2.0.1', { boot_policy: 'Pending' });
     // the charger's own device model and firmware, as its firmware keeps them
-    const variables = new Map<string, string>([['OCPPCommCtrlr.HeartbeatInterval', '300']]);
+    const variables = new Map<string, string>([
+      ['OCPPCommCtrlr.HeartbeatInterval', '300'],
+      ['SampledDataCtrlr.TxUpdatedInterval', '60'],
+    ]);
     let firmware = '1.0.0';
     let charger = await connect(cp, 'ocpp2.0.1');
     const boots: Array<{ status: string; interval: number }> = [];
@@ -87,7 +90,34 @@ describe('CSMS scenarios: an operator and two chargers', function () {
     };
     const firmwareUpdates: Array<{ requestId: number; firmware: { location: string } }> = [];
     const resets: unknown[] = [];
+    const baseReports: Array<{ requestId: number; reportBase: string }> = [];
+    // the model as NotifyReport messages, one variable each, after the answer (B07)
+    const sendReport = async (c: RPCClient, requestId: number) => {
+      const entries = [...variables];
+      for (const [seqNo, [name, value]] of entries.entries()) {
+        await c.call('NotifyReport', {
+          requestId,
+          generatedAt: new Date().toISOString(),
+          seqNo,
+          tbc: seqNo < entries.length - 1,
+          reportData: [
+            {
+              component: { name: name.split('.')[0] },
+              variable: { name: name.split('.')[1] },
+              variableAttribute: [{ type: 'Actual', value, mutability: 'ReadWrite' }],
+              variableCharacteristics: { dataType: 'integer', supportsMonitoring: false },
+            },
+          ],
+        });
+      }
+    };
     const handlers = (c: RPCClient) => {
+      c.handle('GetBaseReport', ({ params }) => {
+        const p = params as { requestId: number; reportBase: string };
+        baseReports.push(p);
+        setImmediate(() => void sendReport(c, p.requestId));
+        return Promise.resolve({ status: 'Accepted' });
+      });
       c.handle('TriggerMessage', ({ params }) => {
         if ((params as { requestedMessage: string }).requestedMessage === 'BootNotification')
           setImmediate(() => void boot(c, 'Triggered'));
@@ -143,24 +173,15 @@ describe('CSMS scenarios: an operator and two chargers', function () {
     expect(boots[1]).to.deep.include({ status: 'Accepted', interval: 300 });
     await eventually(async () => ((await view(cp.id)).registration === 'Accepted' ? true : undefined));
 
-    // 3. the charger reports its device model in two parts
-    const now = new Date().toISOString();
-    const part = (seqNo: number, tbc: boolean, name: string, value: string) => ({
-      requestId: 1,
-      generatedAt: now,
-      seqNo,
-      tbc,
-      reportData: [
-        {
-          component: { name: name.split('.')[0] },
-          variable: { name: name.split('.')[1] },
-          variableAttribute: [{ type: 'Actual', value, mutability: 'ReadWrite' }],
-          variableCharacteristics: { dataType: 'integer', supportsMonitoring: false },
-        },
-      ],
+    // 3. the operator asks for the device model; the charger sends it in two parts
+    let op = await press(cp.id, 'get-base-report', { report_base: 'full' });
+    expect(op.command_status).to.equal('Accepted');
+    expect(baseReports).to.have.length(1);
+    expect(baseReports[0]?.reportBase).to.equal('FullInventory');
+    await eventually(async () => {
+      const m = await api<Static<typeof DeviceModel>>('GET', `/v1/charge-points/${cp.id}/device-model`);
+      return m.body.variables.length === 2 ? true : undefined;
     });
-    await charger.call('NotifyReport', part(0, true, 'OCPPCommCtrlr.HeartbeatInterval', '300'));
-    await charger.call('NotifyReport', part(1, false, 'SampledDataCtrlr.TxUpdatedInterval', '60'));
     const model = await api<Static<typeof DeviceModel>>('GET', `/v1/charge-points/${cp.id}/device-model`);
     expect(model.body.variables.map((v) => `${v.component}.${v.variable}=${v.value}`)).to.have.members([
       'OCPPCommCtrlr.HeartbeatInterval=300',
@@ -169,7 +190,7 @@ describe('CSMS scenarios: an operator and two chargers', function () {
 
     // 4. the operator reads and changes a variable; the charger keeps the new value
     const heartbeat = { component: 'OCPPCommCtrlr', variable: 'HeartbeatInterval' };
-    let op = await press(cp.id, 'get-variables', { variables: [heartbeat] });
+    op = await press(cp.id, 'get-variables', { variables: [heartbeat] });
     expect(op.reply).to.deep.nested.include({ 'getVariableResult[0].attributeValue': '300' });
     op = await press(cp.id, 'set-variables', { variables: [{ ...heartbeat, value: '120' }] });
     expect(op.reply).to.deep.nested.include({ 'setVariableResult[0].attributeStatus': 'Accepted' });

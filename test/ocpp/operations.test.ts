@@ -141,6 +141,10 @@ describe('operations on a charger through /v1, both versions', function () {
     });
     expect(res.status).to.equal(422);
     expect(JSON.stringify(res.body)).to.contain('ocpp1.6');
+    // a 1.6 charger has no device model to report: get-configuration reads its keys
+    res = await press(id, 'get-base-report', { report_base: 'full' });
+    expect(res.status).to.equal(422);
+    expect(res.body).to.deep.nested.include({ 'error.code': 'not_in_version' });
     await client.close();
   });
 

@@ -14,6 +14,7 @@ export const OPERATIONS = {
     { variables: [{ component: 'OCPPCommCtrlr', variable: 'HeartbeatInterval', value: '300' }] },
   ],
   'get-local-list-version': [['ocpp1.6', 'ocpp2.0.1'], {}],
+  'get-base-report': [['ocpp2.0.1'], { report_base: 'full' }],
   'data-transfer': [['ocpp1.6', 'ocpp2.0.1'], { vendor_id: 'com.example', message_id: 'ping' }],
   'update-firmware': [['ocpp1.6', 'ocpp2.0.1'], { location: 'https://firmware.example/1.0.bin' }],
   'upload-log': [['ocpp1.6', 'ocpp2.0.1'], { location: 'https://logs.example/upload', log_type: 'diagnostics' }],

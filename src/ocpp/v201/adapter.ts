@@ -165,6 +165,12 @@ function variableOf(v: VariableRef) {
   };
 }
 
+const REPORT_BASE_201 = {
+  configuration: 'ConfigurationInventory',
+  full: 'FullInventory',
+  summary: 'SummaryInventory',
+} as const satisfies Record<Extract<ChargerCommand, { kind: 'get-base-report' }>['report_base'], string>;
+
 /** The operator's operations (docs/CSMS.md "Operations") as 2.0.1 calls. */
 function operatorCall201(command: ChargerCommand): OcppCall<'ocpp2.0.1'> | undefined {
   switch (command.kind) {
@@ -242,9 +248,15 @@ function profile201(p: ChargingProfile): ChargingProfileType {
   };
 }
 
-/** Smart charging and the local list as 2.0.1 calls. */
+/** Smart charging, the local list and the device model as 2.0.1 calls. */
 function limitCall201(command: ChargerCommand): OcppCall<'ocpp2.0.1'> | undefined {
   switch (command.kind) {
+    case 'get-base-report':
+      // the report itself comes as NotifyReport messages, kept as the device model
+      return {
+        action: 'GetBaseReport',
+        payload: { requestId: command.request_id, reportBase: REPORT_BASE_201[command.report_base] },
+      };
     case 'set-charging-profile':
       return {
         action: 'SetChargingProfile',
