@@ -67,6 +67,19 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(authorizeCalls(emsp, always)).to.have.length(0);
   });
 
+  it('an eMSP that ended the link (credentials DELETE): its tokens authorize no more charges', async () => {
+    const gone = await world.emsp('2.2.1');
+    const tag = uid();
+    await world.pushToken(gone, tag, { whitelist: 'ALWAYS' });
+    const before = await world.linkedCharger('ocpp1.6');
+    expect(await authorize16(before.charger, tag)).to.equal('Accepted');
+    const answer = await gone.sim.unregister();
+    expect(answer.statusCode).to.equal(1000);
+    // another charger (a charger remembers an answer for a few minutes): no one would be billed
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    expect(await authorize16(charger, tag)).to.equal('Invalid');
+  });
+
   it('whitelist ALLOWED asks the eMSP in real time with the location; its answer decides, its reference goes on the session', async () => {
     const { loc, charger } = await world.linkedCharger('ocpp1.6');
     const allowed = uid();
