@@ -59,6 +59,20 @@ export function identityMismatch(field: 'country_code' | 'party_id', given: stri
   ]);
 }
 
+/** Credentials naming the onboarded party only in another role than the one it was onboarded in. */
+export function roleMismatch(
+  party: { country_code: string; party_id: string; role: string },
+  named: string[],
+): OcpiError {
+  return invalidParameters([
+    {
+      field: 'roles',
+      message: `${party.country_code}-${party.party_id} was onboarded as ${party.role}; the roles name it as ${named.join(', ')}`,
+      type: 'value_error.role_mismatch',
+    },
+  ]);
+}
+
 /** Credentials listing a party and role another partner's link holds (docs/OCPI.md "Platforms and hubs"). */
 export function partyTaken(party: { country_code: string; party_id: string; role: string }): OcpiError {
   return invalidParameters([

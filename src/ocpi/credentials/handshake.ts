@@ -8,7 +8,7 @@ import {
 } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
-import { partyTaken } from '../core/errors.js';
+import { partyTaken, roleMismatch } from '../core/errors.js';
 import { assertOwnParty } from '../core/guards.js';
 import type * as C211 from './schemas-2.1.1.js';
 import type * as C221 from './schemas-2.2.1.js';
@@ -83,6 +83,23 @@ export function otherParties(
 }
 
 /**
+ * 2001 when the roles name the onboarded party only in other roles than the one it was onboarded
+ * in (docs/OCPI.md "The credentials link"). Roles that do not name the party at all are left to
+ * the party check.
+ */
+function assertOwnRole(
+  own: PartyRole,
+  roles: ReadonlyArray<{ role: string; country_code: string; party_id: string }>,
+): void {
+  const named = roles.filter((r) => r.country_code === own.country_code && r.party_id === own.party_id);
+  if (named.length === 0 || named.some((r) => r.role === own.role)) return;
+  throw roleMismatch(
+    own,
+    named.map((r) => r.role),
+  );
+}
+
+/**
  * POST /credentials (register, Token A) or PUT /credentials (rotate, current token).
  * Answers our Credentials object with a fresh token for the caller.
  */
@@ -101,6 +118,9 @@ export async function handshake(
       c.body.roles.find((r) => r.country_code === own.country_code && r.party_id === own.party_id) ?? c.body.roles[0];
     if (named) assertOwnParty(own, named);
   }
+  // and in the role it was onboarded in: an eMSP that calls itself a CPO would be linked as what
+  // it says it is not
+  if (op === 'register' && c.version === '2.2.1') assertOwnRole(own, c.body.roles);
   // so must a 2.1.1 registration's party (Authentication 5); a rotation's is ignored (the state table)
   if (op === 'register' && c.version === '2.1.1')
     assertOwnParty(own, { country_code: c.body.country_code, party_id: c.body.party_id });

@@ -89,6 +89,29 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(retry.body.status_code).to.equal(1000);
     });
 
+    it('rejects a registration whose roles name the party only in another role than it was onboarded in (2001)', async () => {
+      const party = uniqueParty();
+      const { token } = await api.onboard(party, 'EMSP');
+      const fake = await target.partner('token-B-role');
+      // an eMSP that calls itself a CPO would be linked as what it says it is not
+      const res = await api.request('POST', '/ocpi/cpo/2.2.1/credentials', {
+        token,
+        encoding: 'base64',
+        body: credentials221(party, fake.token, fake.versionsUrl, 'CPO'),
+      });
+      expect(res.body.status_code).to.equal(2001);
+      expect((res.body.errors as Array<Record<string, unknown>>)[0]).to.include({
+        field: 'roles',
+        type: 'value_error.role_mismatch',
+      });
+      const retry = await api.request('POST', '/ocpi/cpo/2.2.1/credentials', {
+        token,
+        encoding: 'base64',
+        body: credentials221(party, fake.token, fake.versionsUrl, 'EMSP'),
+      });
+      expect(retry.body.status_code).to.equal(1000);
+    });
+
     it('answers 422 for credentials without roles', async () => {
       const { token } = await api.onboard(uniqueParty(), 'CPO');
       const res = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
