@@ -167,6 +167,7 @@ function startsWith(s: ChargePointState, call: OutboundCall, now: number): Charg
     at: now,
     roaming: call.notify !== undefined,
     command_id: call.command_id,
+    ...(call.authorization ? { authorization: call.authorization } : {}),
   };
   return [...kept, entry].slice(-MAX_RECENT_STARTS);
 }
@@ -188,7 +189,7 @@ function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointSta
       continue;
     }
     const refusal = refusalOf(state, head.command);
-    if (now - head.queued_at > COMMAND_EXPIRY_MS || refusal !== undefined) {
+    if (now - head.queued_at > COMMAND_EXPIRY_MS || now >= (head.expires_at ?? Infinity) || refusal !== undefined) {
       state = {
         ...state,
         outbound: state.outbound.slice(1),
@@ -226,7 +227,7 @@ function queued(
   s: ChargePointState,
   command: OutboundCall['command'],
   commandId = randomUUID(),
-  notify?: string,
+  from: Pick<MessageOf<'command'>, 'notify' | 'expires_at' | 'authorization'> = {},
 ): ChargePointState {
   const call: OutboundCall = {
     command_id: commandId,
@@ -234,7 +235,9 @@ function queued(
     queued_at: Date.now(),
     sent_at: null,
     connection: null,
-    ...(notify ? { notify } : {}),
+    ...(from.notify ? { notify: from.notify } : {}),
+    ...(from.expires_at === undefined ? {} : { expires_at: from.expires_at }),
+    ...(from.authorization ? { authorization: from.authorization } : {}),
   };
   return {
     ...s,
@@ -303,7 +306,7 @@ export function onCommand(deps: ChargePointActorDeps, ctx: ChargePointCtx, msg: 
   // the state is a database row: a new password goes into it as its hash only
   const command =
     c.kind === 'set-password' ? { kind: c.kind, password_hash: deps.passwords.hold(commandId, c.password) } : c;
-  const next = pump(deps, ctx, queued(ctx.state, command, commandId, msg.notify));
+  const next = pump(deps, ctx, queued(ctx.state, command, commandId, msg));
   ctx.setState(next);
   const status = next.commands.find((c) => c.command_id === commandId)?.status ?? 'queued';
   return { command_id: commandId, status };

@@ -48,14 +48,28 @@ const Reservation = Type.Object({
  * "Sessions"): what every push of it is made of. `null`: not roamed (no link, not a partner's
  * token); absent: not known yet (a 2.0.1 transaction that has no token yet).
  */
+/** An OCPI token as a roamed session names it (its `cdr_token`). */
+const SessionToken = Type.Object({
+  country_code: Type.String(),
+  party_id: Type.String(),
+  uid: Type.String(),
+  type: Type.String(),
+  contract_id: Type.String(),
+});
+
+/**
+ * A partner's START_SESSION as the start call carries it: the token the eMSP authorized, and its
+ * authorization_reference. The transaction that follows the call is that eMSP's, whoever else
+ * holds a token of the same uid (docs/ROAMING.md "Commands").
+ */
+export const CommandAuthorization = Type.Object({
+  token: SessionToken,
+  authorization_reference: Type.Optional(Type.String()),
+});
+export type CommandAuthorization = Static<typeof CommandAuthorization>;
+
 const RoamedTransaction = Type.Object({
-  token: Type.Object({
-    country_code: Type.String(),
-    party_id: Type.String(),
-    uid: Type.String(),
-    type: Type.String(),
-    contract_id: Type.String(),
-  }),
+  token: SessionToken,
   auth_method: Type.Union([Type.Literal('AUTH_REQUEST'), Type.Literal('COMMAND'), Type.Literal('WHITELIST')]),
   authorization_reference: Type.Optional(Type.String()),
   location_id: Type.String(),
@@ -96,6 +110,10 @@ const OutboundCall = Type.Object({
   connection: Nullable(Type.String()),
   /** actor address that gets the final outcome (durably), e.g. an OCPI command actor */
   notify: Type.Optional(Type.String()),
+  /** not sent after this time (ms): the partner was told its command timed out */
+  expires_at: Type.Optional(Type.Integer()),
+  /** a partner's START_SESSION: whose the transaction that follows is */
+  authorization: Type.Optional(CommandAuthorization),
 });
 
 const CommandRecord = Type.Object({
@@ -159,6 +177,8 @@ export const ChargePointState = Type.Object({
         roaming: Type.Boolean(),
         /** the start command's id (a session that follows it names it) */
         command_id: Type.Optional(Type.String()),
+        /** a partner's START_SESSION: the token it authorized */
+        authorization: Type.Optional(CommandAuthorization),
       }),
     ),
   ),
@@ -198,6 +218,10 @@ export const ChargePointMessage = Type.Union([
     command: ChargerCommand,
     /** actor address that receives a ChargePointCommandResult once the charger answered (or did not) */
     notify: Type.Optional(Type.String()),
+    /** a call still queued at this time (ms) is dropped, settled `expired`, not sent late */
+    expires_at: Type.Optional(Type.Integer()),
+    /** a partner's START_SESSION: the token the eMSP authorized, for the transaction that follows */
+    authorization: Type.Optional(CommandAuthorization),
   }),
   Type.Object({
     type: Type.Literal('answer'),

@@ -128,17 +128,13 @@ export async function roamingOf(
   const link = linkOf(s, t.evse_id);
   if (!deps.roaming || !link) return null;
   if (t.id_tag === null) return undefined;
-  const token = await deps.roaming.tokenOf(t.id_tag);
-  if (!token || token.own) return null;
-  const { country_code, party_id, uid, type, contract_id } = token;
+  const remote = startFor(s, t.id_tag, t.evse_id, t.remote_start_id);
+  const parts = remote?.authorization
+    ? { ...remote.authorization, auth_method: 'COMMAND' as const }
+    : await byToken(deps.roaming, t.id_tag, remote?.roaming === true, decision);
+  if (!parts) return null;
   return {
-    token: { country_code, party_id, uid, type, contract_id },
-    auth_method: startFor(s, t.id_tag, t.evse_id, t.remote_start_id)?.roaming
-      ? 'COMMAND'
-      : decision?.real_time
-        ? 'AUTH_REQUEST'
-        : 'WHITELIST',
-    ...(decision?.authorization_reference ? { authorization_reference: decision.authorization_reference } : {}),
+    ...parts,
     location_id: link.location_id,
     evse_uid: link.evse_uid,
     // a 1.6 connector is an EVSE with one connector; a 2.0.1 connector N is OCPI connector "N"
@@ -146,6 +142,26 @@ export async function roamingOf(
     started_at: t.started_at,
     kwh: 0,
     pushed_at: 0,
+  };
+}
+
+/**
+ * The session's token and how it was authorized, from the OCPI token of the id tag (null when we
+ * hold none, or it is our own). A partner's START_SESSION names its token itself (`roamingOf`).
+ */
+async function byToken(
+  port: RoamingPort,
+  idTag: string,
+  remoteStart: boolean,
+  decision: AuthDecision | undefined,
+): Promise<Pick<Roamed, 'token' | 'auth_method' | 'authorization_reference'> | null> {
+  const token = await port.tokenOf(idTag);
+  if (!token || token.own) return null;
+  const { country_code, party_id, uid, type, contract_id } = token;
+  return {
+    token: { country_code, party_id, uid, type, contract_id },
+    auth_method: remoteStart ? 'COMMAND' : decision?.real_time ? 'AUTH_REQUEST' : 'WHITELIST',
+    ...(decision?.authorization_reference ? { authorization_reference: decision.authorization_reference } : {}),
   };
 }
 

@@ -19,10 +19,20 @@ type StartMessage = Extract<OcpiCommandMessage, { op: 'start' }>;
 async function start(ctx: Ctx, msg: StartMessage): Promise<OcpiCommandReply> {
   if (ctx.state.status !== 'new') return { accepted: true };
   let callId: string | null = null;
+  const now = Date.now();
+  const deadline = now + msg.timeout_s * 1000;
   try {
-    const taken = await ctx.actors
-      .ref(chargePointProtocol, msg.charge_point_id)
-      .ask({ type: 'command', command: msg.charger_command, notify: ctx.address }, { timeoutMs: HAND_OVER_MS });
+    // a call still queued behind others when the partner is told TIMEOUT is not sent at all
+    const taken = await ctx.actors.ref(chargePointProtocol, msg.charge_point_id).ask(
+      {
+        type: 'command',
+        command: msg.charger_command,
+        notify: ctx.address,
+        expires_at: deadline,
+        ...(msg.authorization ? { authorization: msg.authorization } : {}),
+      },
+      { timeoutMs: HAND_OVER_MS },
+    );
     callId = taken.command_id;
   } catch (err) {
     // the charger has no connection: nothing was queued
@@ -34,7 +44,6 @@ async function start(ctx: Ctx, msg: StartMessage): Promise<OcpiCommandReply> {
     // address) or our TIMEOUT follows as for a call we know was taken
     ctx.log.warn({ err, charge_point: msg.charge_point_id }, 'OCPI command hand-over unconfirmed');
   }
-  const now = Date.now();
   ctx.setState({
     ...ctx.state,
     status: 'sent',
@@ -47,7 +56,7 @@ async function start(ctx: Ctx, msg: StartMessage): Promise<OcpiCommandReply> {
     call_id: callId,
     created_at: now,
   });
-  ctx.setReminder('timeout', now + msg.timeout_s * 1000, { op: 'timeout' });
+  ctx.setReminder('timeout', deadline, { op: 'timeout' });
   return { accepted: true };
 }
 

@@ -1,7 +1,7 @@
 import Type, { type Static } from '#typebox';
 import { ChargerCommand } from '../../src/ocpp/domain.js';
 import { defineProtocol } from '../../src/runtime/protocol.js';
-import { ChargePointCommandResult } from '../charge-point/protocol.js';
+import { ChargePointCommandResult, CommandAuthorization } from '../charge-point/protocol.js';
 
 /**
  * The command actor's protocol (actor.ts): `ocpi-command/<uuid>`, one per OCPI command a partner
@@ -32,6 +32,8 @@ export const StartCommand = Type.Object({
   charger_command: ChargerCommand,
   /** seconds after which the result is TIMEOUT when the charger has not answered */
   timeout_s: Type.Integer({ minimum: 1 }),
+  /** START_SESSION: the token the eMSP authorized, for the transaction that follows */
+  authorization: Type.Optional(CommandAuthorization),
 });
 
 export const OcpiCommandMessage = Type.Union([

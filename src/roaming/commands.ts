@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
+import { chargePointProtocol, type CommandAuthorization } from '../../actors/charge-point/protocol.js';
 import { HAND_OVER_MS, ocpiCommandProtocol } from '../../actors/ocpi-command/protocol.js';
 import { ChargePointStore } from '../csms/charge-point-store.js';
 import { SessionReader } from '../csms/session-store.js';
@@ -114,6 +114,25 @@ class CommandMapping {
   }
 }
 
+/** The 2.2.1 Token a START_SESSION or RESERVE_NOW carries (a 2.1.1 one is the caller's party's). */
+function tokenOfCommand(req: ChargerCommandRequest): Token | undefined {
+  const sent = req.body.token;
+  if (!sent || (req.command !== 'START_SESSION' && req.command !== 'RESERVE_NOW')) return undefined;
+  const [country_code = '', party_id = ''] = req.partnerKey.split('-');
+  // validated by the Receiver against the version's Token schema
+  return 'auth_id' in sent ? tokenFrom211(sent as T211.Token, { country_code, party_id }) : (sent as Token);
+}
+
+/** The session's token and reference, as the start call carries them to the charge point. */
+function authorizationOf(token: Token, req: ChargerCommandRequest): CommandAuthorization {
+  const { country_code, party_id, uid, type, contract_id } = token;
+  const reference = req.body.authorization_reference;
+  return {
+    token: { country_code, party_id, uid, type, contract_id },
+    ...(reference === undefined ? {} : { authorization_reference: reference }),
+  };
+}
+
 export function chargerCommands(services: PlatformServices): ChargerCommandPort {
   const mapping = new CommandMapping(
     new EvseLinkStore(services.db),
@@ -125,17 +144,20 @@ export function chargerCommands(services: PlatformServices): ChargerCommandPort 
   const tokens = new ObjectStore<Token>(services.db.sql, 'tokens');
   /**
    * The token a START_SESSION or RESERVE_NOW carries, kept when the eMSP never pushed it (an app
-   * user's token): the transaction that follows is then known as that eMSP's (docs/ROAMING.md
-   * "Sessions"). A token the eMSP pushed is left as it is.
+   * user's token): a charger's later Authorize of it (a reservation's start) finds it
+   * (docs/ROAMING.md "Sessions"). A token the eMSP pushed is left as it is, and so is a uid
+   * another party holds a token of.
    */
-  async function rememberToken(req: ChargerCommandRequest): Promise<void> {
-    const sent = req.body.token;
-    if (!sent || (req.command !== 'START_SESSION' && req.command !== 'RESERVE_NOW')) return;
-    const [country_code = '', party_id = ''] = req.partnerKey.split('-');
-    // validated by the Receiver against the version's Token schema
-    const token = 'auth_id' in sent ? tokenFrom211(sent as T211.Token, { country_code, party_id }) : (sent as Token);
+  async function rememberToken(token: Token): Promise<void> {
     const key = { country_code: token.country_code, party_id: token.party_id, id: token.uid };
-    if (!(await tokens.get(key))) await tokens.put(key, token);
+    if (await tokens.get(key)) return;
+    // a uid another party issued stays theirs: a card of that uid is not billed to this eMSP
+    const [other] = await services.db.sql.query(
+      `SELECT 1 AS n FROM ocpi_object WHERE module = 'tokens' AND lower(object_id) = lower(?)
+         AND NOT (country_code = ? AND party_id = ?) LIMIT 1`,
+      [token.uid, token.country_code, token.party_id],
+    );
+    if (!other) await tokens.put(key, token);
   }
 
   return {
@@ -144,7 +166,8 @@ export function chargerCommands(services: PlatformServices): ChargerCommandPort 
       if ('reason' in mapped) return { result: 'REJECTED', reason: mapped.reason, timeout_s: 0 };
       if (!(await actors.isPinned(addressOf(chargePointProtocol.kind, mapped.chargePointId))))
         return { result: 'REJECTED', reason: `charge point ${mapped.chargePointId} is offline`, timeout_s: 0 };
-      await rememberToken(req);
+      const token = tokenOfCommand(req);
+      if (token) await rememberToken(token);
       const timeout = config.OCPI_COMMAND_TIMEOUT_S;
       const reply = await actors.ref(ocpiCommandProtocol, randomUUID()).ask(
         {
@@ -156,6 +179,8 @@ export function chargerCommands(services: PlatformServices): ChargerCommandPort 
           charge_point_id: mapped.chargePointId,
           charger_command: mapped.command,
           timeout_s: timeout,
+          // the transaction that follows a START_SESSION is this token's, whoever else holds its uid
+          ...(token && req.command === 'START_SESSION' ? { authorization: authorizationOf(token, req) } : {}),
         },
         // longer than the command actor's own wait for the charge point
         { timeoutMs: HAND_OVER_MS + 5000 },

@@ -149,7 +149,7 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(Number(list.headers.get('x-total-count'))).to.equal((list.body.value as Json[]).length);
     expect((await world.api.request('GET', '/v1/cdrs?limit=abc')).status).to.equal(422);
 
-    // the session itself was sent with the same cost at the end
+    // the session itself was sent with the same cost at the end, from its first COMPLETED push on
     const last = await eventually(
       async () => {
         const body = e.sim
@@ -161,6 +161,10 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
       { what: 'the COMPLETED session with its cost' },
     );
     expect(last.total_cost).to.deep.equal(TOTAL);
+    const completed = e.sim
+      .receivedSince(since)
+      .filter((r) => r.method === 'PUT' && /\/sessions\//.test(r.path) && (r.body as Json).status === 'COMPLETED');
+    expect(completed.map((r) => (r.body as Json).total_cost)).to.deep.equal(completed.map(() => TOTAL));
   });
 
   it('while a session runs, its cost so far goes to the eMSP and shows in /v1', async () => {
@@ -211,6 +215,9 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(cdr.total_cost).to.equal(TOTAL.excl_vat);
     expect(cdr.stop_date_time).to.equal(at(90));
     expect(cdr.total_energy).to.equal(16);
+    // only the dimensions 2.1.1 has (CdrDimensionType): a strict partner refuses MAX_POWER
+    const types = new Set((cdr.charging_periods as Json[]).flatMap((p) => (p.dimensions as Json[]).map((d) => d.type)));
+    expect([...types]).to.have.members(['ENERGY', 'TIME', 'PARKING_TIME']);
     expect(e.sim.violations).to.deep.equal([]);
   });
 

@@ -149,6 +149,59 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     expect(unknown.answer.data).to.deep.equal({ result: 'REJECTED' });
   });
 
+  it('2.2.1: a START_SESSION token of a party the eMSP does not speak for is 2001; the charger gets nothing', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    const seen: string[] = [];
+    answersStart(charger, 'Accepted', seen);
+    const answer = await emsp221.sim.call(
+      'POST',
+      'commands',
+      '/START_SESSION',
+      {
+        response_url: emsp221.sim.responseUrl('2.2.1', 'START_SESSION', randomUUID()),
+        token: aToken221({ uid: 'FOREIGN-1', country_code: 'FR', party_id: 'ZZZ' }),
+        location_id: loc,
+        evse_uid: 'E1',
+      },
+      { role: 'RECEIVER' },
+    );
+    // nobody would be billed for it: the CDR of a session goes to the token's eMSP
+    expect(answer.statusCode).to.equal(2001);
+    expect(JSON.stringify(answer.body)).to.contain('identity_mismatch');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(seen).to.deep.equal([]);
+  });
+
+  it('a command still queued when its TIMEOUT went to the eMSP is not sent to the charger later', async () => {
+    const { loc, cp, charger } = await world.linkedCharger('ocpp1.6');
+    // the charger holds the start's answer until both commands timed out, then answers it
+    let answerStart: (v: Json) => void = () => undefined;
+    charger.handle('RemoteStartTransaction', () => new Promise<Json>((resolve) => (answerStart = resolve)));
+    const unlocks: Json[] = [];
+    charger.handle('UnlockConnector', ({ params }) => {
+      unlocks.push(params as Json);
+      return Promise.resolve({ status: 'Unlocked' });
+    });
+    const start = await send(emsp221, 'START_SESSION', {
+      token: tokenOf(emsp221, 'TOK-HELD'),
+      location_id: loc,
+      evse_uid: 'E1',
+    });
+    const unlock = await send(emsp221, 'UNLOCK_CONNECTOR', { location_id: loc, evse_uid: 'E1', connector_id: '1' });
+    expect((unlock.answer.data as Json).result).to.equal('ACCEPTED');
+    expect((await resultAt(emsp221, start.url)).body).to.deep.equal({ result: 'TIMEOUT' });
+    expect((await resultAt(emsp221, unlock.url)).body).to.deep.equal({ result: 'TIMEOUT' });
+    answerStart({ status: 'Accepted' });
+    // the unlock was dropped from the queue, and the operator sees why
+    const record = await eventually(async () => {
+      const view = await world.api.request('GET', `/v1/charge-points/${cp.id}`);
+      return ((view.body as Json).commands as Json[]).find((c) => c.kind === 'unlock' && c.status === 'expired');
+    });
+    expect(record).to.include({ kind: 'unlock', status: 'expired' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(unlocks).to.deep.equal([]);
+  });
+
   it('the result reaches an eMSP whose response_url answered 503 twice', async () => {
     const { loc, charger } = await world.linkedCharger('ocpp1.6');
     // the charger answers a moment later: the eMSP's outage is set up by then

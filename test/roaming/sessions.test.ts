@@ -94,7 +94,8 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
         expect(active.cdr_token).to.deep.include({ uid, party_id: e.sim.party.party_id });
         expect(active.currency).to.equal('EUR');
       } else {
-        expect(active).to.deep.include({ auth_id: token.auth_id });
+        // 2.1.1 has no COMMAND (AuthMethod): the eMSP's request authorized it
+        expect(active).to.deep.include({ auth_id: token.auth_id, auth_method: 'AUTH_REQUEST' });
         expect((active.location as Json).id).to.equal(loc);
         expect(active.start_datetime).to.be.a('string');
       }
@@ -148,6 +149,37 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     const session = await eventually(async () => lastSession(emsp221, since));
     expect(session.cdr_token).to.deep.include({ uid, type: 'APP_USER' });
     expect(session.auth_method).to.equal('COMMAND');
+  });
+
+  it("START_SESSION with the uid of another eMSP's card: the session is the sender's, with its authorization_reference", async () => {
+    const other = await world.emsp('2.2.1');
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    behaves16(charger);
+    const uid = `CARD${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(other, uid, { whitelist: 'ALWAYS' });
+    const since = emsp221.sim.lastSeq;
+    const otherSince = other.sim.lastSeq;
+    const token = aToken221({ uid, type: 'APP_USER', country_code: 'DE', party_id: emsp221.sim.party.party_id });
+    const start = await emsp221.sim.call(
+      'POST',
+      'commands',
+      '/START_SESSION',
+      {
+        response_url: emsp221.sim.responseUrl('2.2.1', 'START_SESSION', randomUUID()),
+        token,
+        location_id: loc,
+        evse_uid: 'E1',
+        authorization_reference: 'AREF-1',
+      },
+      { role: 'RECEIVER' },
+    );
+    expect((start.data as Json).result).to.equal('ACCEPTED');
+    const session = await eventually(async () => lastSession(emsp221, since));
+    expect(session.cdr_token).to.deep.include({ uid, type: 'APP_USER', party_id: emsp221.sim.party.party_id });
+    expect(session).to.deep.include({ auth_method: 'COMMAND', authorization_reference: 'AREF-1' });
+    // the eMSP whose card has that uid authorized nothing and is sent nothing
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(sessionPuts(other, otherSince)).to.deep.equal([]);
   });
 
   it('another eMSP cannot stop the session, nor see it: UNKNOWN_SESSION', async () => {

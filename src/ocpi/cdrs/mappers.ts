@@ -2,7 +2,7 @@ import type { PartyIdentity } from '../core/auth.js';
 import { defined } from '../core/defined.js';
 import { geoTo211 } from '../locations/mappers.js';
 import type * as V211 from '../locations/schemas-2.1.1.js';
-import { authMethod221, cdrTokenFrom211 } from '../sessions/mappers.js';
+import { authMethod211, authMethod221, cdrTokenFrom211, periodsTo211 } from '../sessions/mappers.js';
 import { tariffFrom211, tariffTo211 } from '../tariffs/mappers.js';
 import type * as C211 from './schemas-2.1.1.js';
 import type * as C221 from './schemas-2.2.1.js';
@@ -63,8 +63,7 @@ export function cdrTo211(c: C221.Cdr, location: V211.Location | undefined): C211
     start_date_time: c.start_date_time,
     stop_date_time: c.end_date_time,
     auth_id: c.cdr_token.contract_id,
-    // 2.1.1 has no COMMAND: a session started by a command was authorized by the eMSP's request
-    auth_method: c.auth_method === 'COMMAND' ? 'AUTH_REQUEST' : c.auth_method,
+    auth_method: authMethod211(c.auth_method),
     location:
       location ??
       defined({
@@ -81,7 +80,7 @@ export function cdrTo211(c: C221.Cdr, location: V211.Location | undefined): C211
     meter_id: c.meter_id,
     currency: c.currency,
     tariffs: c.tariffs?.map(tariffTo211),
-    charging_periods: c.charging_periods.map(({ start_date_time, dimensions }) => ({ start_date_time, dimensions })),
+    charging_periods: periodsTo211(c.charging_periods),
     total_cost: c.total_cost.excl_vat,
     total_energy: c.total_energy,
     total_time: c.total_time,

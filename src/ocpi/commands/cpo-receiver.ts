@@ -4,7 +4,7 @@ import { onboardedParty, type OcpiCaller } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { invalidParameters } from '../core/errors.js';
-import { requireLink } from '../core/guards.js';
+import { assertOwnParty, requireLink } from '../core/guards.js';
 import type { OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
 import type { ChargerCommandRequest } from './charger-port.js';
@@ -75,6 +75,10 @@ async function decide(
     if (!session)
       return { result: 'UNKNOWN_SESSION', reason: `no session ${body.session_id ?? ''} of yours here`, timeout_s: 0 };
   } else if (command !== 'CANCEL_RESERVATION') {
+    // a 2.2.1 token names its eMSP: one the caller speaks for, else 2001 (as a token PUT)
+    const token = body.token as { country_code?: string; party_id?: string } | undefined;
+    if (version === '2.2.1' && token)
+      assertOwnParty(caller, { country_code: token.country_code, party_id: token.party_id });
     const misplaced = await placeCheck(ctx, body);
     if (misplaced) return rejected(misplaced);
     if (body.token?.valid === false) return rejected('the token is not valid');

@@ -136,6 +136,8 @@ export class OutboxCourier {
     const { module, id } = objectOf(intent);
     // a CDR is built (once) before it is sent, whether or not the partner takes it
     const built = intent.kind === 'cdr' && this.cdrSource ? await this.cdrSource.ensure(id) : undefined;
+    // an ended session goes with its final cost: priced (its CDR built) first, when it can be
+    if (intent.kind === 'session' && this.cdrSource && (await this.endedSession(id))) await this.cdrSource.ensure(id);
     if (intent.kind === 'cdr' && this.cdrSource && !built) return { retry: `CDR ${id} is not built yet` };
     const endpoint = endpointOf(link.partner.endpoints, module, 'RECEIVER');
     if (!endpoint) return { skip: `the partner lists no ${module} Receiver` };
@@ -145,6 +147,11 @@ export class OutboxCourier {
     const call = await pushCall(module, { own: this.own, locations: this.locations }, object, endpoint.version);
     const url = `${endpoint.url.replace(/\/+$/, '')}${call.path}`;
     return { method: call.method, url, version: endpoint.version, body: call.body };
+  }
+
+  private async endedSession(id: string): Promise<boolean> {
+    const session = await this.stores.sessions.get({ ...this.own, id });
+    return session !== undefined && 'status' in session && session.status === 'COMPLETED';
   }
 
   /** PATCH of one EVSE's status to the eMSP's locations Receiver. */

@@ -24,6 +24,29 @@ export function authMethod221(m: string): S221.Session['auth_method'] {
   return AUTH_METHODS_221.has(m) ? (m as S221.Session['auth_method']) : 'AUTH_REQUEST';
 }
 
+/** 2.1.1 has no COMMAND: a session started by a command was authorized by the eMSP's request. */
+export function authMethod211(m: S221.Session['auth_method']): 'AUTH_REQUEST' | 'WHITELIST' {
+  return m === 'COMMAND' ? 'AUTH_REQUEST' : m;
+}
+
+/** the dimensions 2.1.1 has (CdrDimensionType); 2.2.1 added the others */
+const DIMENSIONS_211 = new Set(['ENERGY', 'FLAT', 'MAX_CURRENT', 'MIN_CURRENT', 'PARKING_TIME', 'TIME']);
+
+/**
+ * Charging periods as 2.1.1 has them: only the dimensions it knows (a strict 2.1.1 partner
+ * refuses a `MAX_POWER`); a period left with none is left out, as 2.1.1 wants at least one.
+ */
+export function periodsTo211<
+  P extends { start_date_time: string; dimensions: Array<{ type: string; volume: number }> },
+>(periods: readonly P[]): Array<{ start_date_time: string; dimensions: Array<{ type: string; volume: number }> }> {
+  return periods
+    .map(({ start_date_time, dimensions }) => ({
+      start_date_time,
+      dimensions: dimensions.filter((d) => DIMENSIONS_211.has(d.type)),
+    }))
+    .filter((p) => p.dimensions.length > 0);
+}
+
 /**
  * A stored session in the 2.2.1 shape. `owner` is the CPO that sent it (the row's party),
  * `tokenParty` the eMSP of its token: ours, when a CPO pushed it to our eMSP.
@@ -62,11 +85,11 @@ export function sessionTo211(s: S221.Session, location: V211.Location | undefine
     end_datetime: s.end_date_time,
     kwh: s.kwh,
     auth_id: s.cdr_token.contract_id,
-    auth_method: s.auth_method,
+    auth_method: authMethod211(s.auth_method),
     location: location ?? referencedLocation(s),
     meter_id: s.meter_id,
     currency: s.currency,
-    charging_periods: s.charging_periods?.map(({ start_date_time, dimensions }) => ({ start_date_time, dimensions })),
+    charging_periods: s.charging_periods && periodsTo211(s.charging_periods),
     total_cost: s.total_cost?.excl_vat,
     // RESERVATION is 2.2.1's; PENDING is the nearest 2.1.1 status
     status: s.status === 'RESERVATION' ? 'PENDING' : s.status,
