@@ -416,7 +416,8 @@ function keepOpen(
  * An update or end of a transaction whose start never arrived (lost, or sent to a CSMS before
  * this one): the session is opened from what the event carries, so that its energy and end are
  * kept (docs/CSMS.md "Sessions"), and the event applied to it. Its start time is the event's, its
- * start reading the first one it brings; the EVSE is unknown (0). A 1.6 id is ours: the counter
+ * start reading the first one it brings (a 1.6 stop's transactionData: its earliest reading and
+ * time); its EVSE the one the event names, else unknown (0). A 1.6 id is ours: the counter
  * moves past it so that no later start gets it again.
  */
 function adoptTransaction(
@@ -436,6 +437,13 @@ function adoptTransaction(
   );
   const numeric = /^\d{1,15}$/.test(event.transaction_id) ? Number(event.transaction_id) : undefined;
   const protocol = s.protocol ?? (numeric === undefined ? 'ocpp2.0.1' : 'ocpp1.6');
+  // a 1.6 stop's transactionData may carry the begin reading the lost start had
+  const begin =
+    event.type === 'transaction-ended' &&
+    event.begin &&
+    chargerTime(event.begin.timestamp) <= chargerTime(event.timestamp)
+      ? event.begin
+      : undefined;
   const start: EventOf<'transaction-started'> = {
     type: 'transaction-started',
     transaction_id: event.transaction_id,
@@ -443,8 +451,8 @@ function adoptTransaction(
     evse_id: event.evse_id ?? 0,
     connector_id: event.connector_id ?? 0,
     id_tag: event.id_tag,
-    meter_start_wh: null,
-    timestamp: event.timestamp,
+    meter_start_wh: begin?.wh ?? null,
+    timestamp: begin?.timestamp ?? event.timestamp,
     seq_no: null,
     remote_start_id: null,
   };

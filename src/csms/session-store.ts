@@ -145,20 +145,35 @@ export const sessionWrites: SessionWrites = {
  * SQLite as in PostgreSQL, so the three columns are decided on the same old `meter_last_at`.
  */
 const NEWER = '(meter_last_at IS NULL OR meter_last_at <= ?)';
+/** NEWER, and the reading (the second parameter) not below the row's last one */
+const NEWER_NOT_LOWER =
+  '((meter_last_at IS NULL OR meter_last_at <= ?) AND (meter_last_wh IS NULL OR meter_last_wh <= ?))';
 
 /** Any update or end: the SET list holds what the event carried. */
 async function progressAny(tx: SqlRunner, sessionId: string, p: SessionProgress): Promise<void> {
   const sets = ['updated_at = ?'];
   const params: unknown[] = [Date.now()];
   if (p.meter) {
-    const { at } = p.meter;
-    sets.push(
-      'meter_start_wh = COALESCE(meter_start_wh, ?)',
-      `meter_last_wh = CASE WHEN ${NEWER} THEN ? ELSE meter_last_wh END`,
-      `energy_wh = CASE WHEN ${NEWER} THEN ? ELSE energy_wh END`,
-      `meter_last_at = CASE WHEN ${NEWER} THEN ? ELSE meter_last_at END`,
-    );
-    params.push(p.meter.start_wh, at, p.meter.last_wh, at, p.meter.energy_wh, at, at);
+    const { at, last_wh: wh } = p.meter;
+    if (p.stopped) {
+      // the end's reading below one the transaction already reported is no end of its register (a
+      // failed read, meterStop 0): the last reading and the energy stay (docs/CSMS.md)
+      sets.push(
+        'meter_start_wh = COALESCE(meter_start_wh, ?)',
+        `meter_last_wh = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE meter_last_wh END`,
+        `energy_wh = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE energy_wh END`,
+        `meter_last_at = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE meter_last_at END`,
+      );
+      params.push(p.meter.start_wh, at, wh, wh, at, wh, p.meter.energy_wh, at, wh, at);
+    } else {
+      sets.push(
+        'meter_start_wh = COALESCE(meter_start_wh, ?)',
+        `meter_last_wh = CASE WHEN ${NEWER} THEN ? ELSE meter_last_wh END`,
+        `energy_wh = CASE WHEN ${NEWER} THEN ? ELSE energy_wh END`,
+        `meter_last_at = CASE WHEN ${NEWER} THEN ? ELSE meter_last_at END`,
+      );
+      params.push(p.meter.start_wh, at, wh, at, p.meter.energy_wh, at, at);
+    }
   }
   if (p.id_tag) {
     // the token that authorized the transaction is kept: a later one is the stop's

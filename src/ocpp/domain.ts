@@ -96,6 +96,11 @@ export const TransactionEndedEvent = Type.Object({
    * it closes an open transaction, never opens one
    */
   salvaged: Type.Optional(Type.Boolean()),
+  /**
+   * the earliest register reading a 1.6 StopTransaction's `transactionData` carries: a transaction
+   * whose start never arrived starts from it (its reading and time)
+   */
+  begin: Type.Optional(Type.Object({ wh: Type.Number(), timestamp: Timestamp })),
 });
 
 /** 1.6 MeterValues outside or inside a transaction; 2.0.1 MeterValues (never in a transaction). */

@@ -83,6 +83,27 @@ export interface RegisterReading {
 }
 
 /**
+ * The register reading with the earliest timestamp among meter values whose timestamps parse
+ * (a 1.6 StopTransaction's transactionData: its Transaction.Begin reading, when it has one).
+ */
+export function earliestRegisterReading<E extends { timestamp: string }>(
+  entries: readonly E[] | undefined,
+  samplesOf: (entry: E) => SampledReading[],
+): RegisterReading | null {
+  let best: RegisterReading | null = null;
+  let bestAt = Infinity;
+  for (const entry of entries ?? []) {
+    const at = parseInstant(entry.timestamp);
+    if (!Number.isFinite(at) || at >= bestAt) continue;
+    const wh = energyRegisterWh(samplesOf(entry));
+    if (wh === null) continue;
+    best = { wh, timestamp: entry.timestamp };
+    bestAt = at;
+  }
+  return best;
+}
+
+/**
  * The register reading with the latest timestamp among a message's meter values (a tie goes to
  * the later entry). Not simply the last entry: a charger may list its values in any order, and
  * the last one may hold other measurands only (docs/CSMS.md "Energy and out-of-order readings").

@@ -51,6 +51,49 @@ describe('transactions whose start or end never arrived', function () {
     await charger.close();
   });
 
+  it("OCPP 1.6: a stop of an unknown transaction starts from its transactionData's begin reading and time", async () => {
+    const { cp, charger } = await booted('ocpp1.6');
+    const end = new Date(Date.now() - 60_000);
+    const begin = new Date(end.getTime() - 3_600_000);
+    const reading = (at: Date, wh: string, context: string) => ({
+      timestamp: at.toISOString(),
+      sampledValue: [{ value: wh, context, measurand: 'Energy.Active.Import.Register', unit: 'Wh' }],
+    });
+    await charger.call(
+      'StopTransaction',
+      v16.stop(4242, 9_000, {
+        timestamp: end.toISOString(),
+        reason: 'PowerLoss',
+        transactionData: [reading(begin, '5000', 'Transaction.Begin'), reading(end, '9000', 'Transaction.End')],
+      }),
+    );
+    const [session] = await eventually(async () => {
+      const list = await sessionsOf(cp.id);
+      return list.length > 0 ? list : undefined;
+    });
+    // was 0 Wh from the stop's own time: the begin reading the message carried was not read
+    expect(session).to.include({ status: 'COMPLETED', meter_start_wh: 5_000, meter_last_wh: 9_000, energy_wh: 4_000 });
+    expect(session?.started_at).to.equal(begin.toISOString());
+    await charger.close();
+  });
+
+  it('OCPP 1.6: MeterValues of an unknown transaction open it on the connector they name; a start there ends it', async () => {
+    const { cp, charger } = await booted('ocpp1.6');
+    await charger.call('MeterValues', v16.meterValues(2, 77, 5_000));
+    const [phantom] = await eventually(async () => {
+      const list = await sessionsOf(cp.id);
+      return list.length > 0 ? list : undefined;
+    });
+    // was connector 0, where no start ever ended it: ACTIVE for good, the charger counted charging
+    expect(phantom).to.include({ transaction_id: '77', evse_id: 2, status: 'ACTIVE' });
+    await charger.call('StartTransaction', v16.start({ connectorId: 2, meterStart: 6_000 }));
+    const ended = await eventually(async () =>
+      (await sessionsOf(cp.id)).find((s) => s.transaction_id === '77' && s.status === 'COMPLETED'),
+    );
+    expect(ended).to.include({ evse_id: 2 });
+    await charger.close();
+  });
+
   it('OCPP 1.6: a stop of an unknown id at the 32-bit top does not push later ids past it', async () => {
     const { charger } = await booted('ocpp1.6');
     const top = 2 ** 31 - 1;

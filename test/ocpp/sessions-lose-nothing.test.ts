@@ -101,6 +101,34 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await charger.close();
     });
 
+    it('OCPP 1.6: a stop reading below one the transaction reported keeps the energy; a SignedData value is no reading', async () => {
+      const { id, charger } = await booted('ocpp1.6');
+      const { transactionId } = (await charger.call(
+        'StartTransaction',
+        v16.start({ meterStart: 50_000, timestamp: at(0) }),
+      )) as { transactionId: number };
+      await charger.call('MeterValues', {
+        connectorId: 1,
+        transactionId,
+        meterValue: [
+          {
+            timestamp: at(10),
+            sampledValue: [
+              { value: '60000', measurand: 'Energy.Active.Import.Register', unit: 'Wh', format: 'Raw' },
+              // a signed block in hex whose characters happen to be digits: was read as 30,450,221 Wh
+              { value: '30450221', measurand: 'Energy.Active.Import.Register', unit: 'Wh', format: 'SignedData' },
+            ],
+          },
+        ],
+      });
+      expect((await sessionsOf(id))[0]).to.include({ meter_last_wh: 60_000, energy_wh: 10_000 });
+      // a failed read at the end: the 10 kWh reported became 0
+      await charger.call('StopTransaction', v16.stop(transactionId, 0, { timestamp: at(20) }));
+      const [ended] = await sessionsOf(id);
+      expect(ended).to.include({ status: 'COMPLETED', meter_last_wh: 60_000, energy_wh: 10_000 });
+      await charger.close();
+    });
+
     it('OCPP 2.0.1: updates with older readings do not lower the energy; an Ended without meter keeps the latest', async () => {
       const { id, charger } = await booted('ocpp2.0.1');
       const event = (

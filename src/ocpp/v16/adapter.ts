@@ -28,13 +28,15 @@ import type {
   StopTransactionResponse,
 } from '../generated/ocpp16.js';
 import { authorizationKeyOf } from '../basic-auth-password.js';
-import { latestRegisterReading, type RegisterReading, type SampledReading } from '../meter.js';
+import { earliestRegisterReading, latestRegisterReading, type RegisterReading, type SampledReading } from '../meter.js';
 import { report16 } from '../reports.js';
 import { salvageStop16 } from '../salvage.js';
 
 function samples16(entry: MeterValuesRequest['meterValue'][number]): SampledReading[] {
   return entry.sampledValue.map((s) => ({
-    value: Number(s.value),
+    // a SignedData value is a signed block in hex (ValueFormat), no number, even when its digits
+    // happen to be all decimal: read as Wh, it made a 500 Wh session 30 MWh
+    value: s.format === 'SignedData' ? Number.NaN : Number(s.value),
     measurand: s.measurand,
     phase: s.phase,
     unit: s.unit,
@@ -99,6 +101,7 @@ function transactionStarted(p: StartTransactionRequest): EventOf<'transaction-st
 }
 
 function transactionEnded(p: StopTransactionRequest): EventOf<'transaction-ended'> {
+  const begin = p.transactionData === undefined ? null : earliestRegisterReading(p.transactionData, samples16);
   return {
     type: 'transaction-ended',
     transaction_id: String(p.transactionId),
@@ -107,6 +110,7 @@ function transactionEnded(p: StopTransactionRequest): EventOf<'transaction-ended
     reason: p.reason ?? 'Local',
     seq_no: null,
     id_tag: p.idTag ?? null,
+    ...(begin === null ? {} : { begin }),
   };
 }
 
@@ -123,6 +127,9 @@ function meterValues(p: MeterValuesRequest): EventOf<'transaction-updated' | 'me
       timestamp: ts,
       seq_no: null,
       id_tag: null,
+      // a 1.6 connector is an EVSE: a transaction whose start never arrived is on it (0 names none)
+      evse_id: p.connectorId,
+      connector_id: p.connectorId,
     };
   }
   return { type: 'meter-sampled', transaction_id: null, evse_id: p.connectorId, meter_wh: wh, timestamp: ts };
