@@ -7,7 +7,8 @@ import type { ChargePointState } from './protocol.js';
  * Whether an id tag may charge (docs/ROAMING.md "Tokens"): OCPI tokens pushed by eMSP partners,
  * and our own, answer the charger's Authorize and the token of a transaction. The decision and
  * its reason are logged; an answer is remembered for a few minutes, so the StartTransaction that
- * follows an Authorize does not ask the eMSP again, and carries its authorization_reference.
+ * follows an Authorize does not ask the eMSP again, and carries its authorization_reference; a
+ * decision from the tokens we hold is made again each time.
  */
 
 type Ctx = ActorContext<ChargePointState>;
@@ -141,6 +142,9 @@ export async function authorizeTag(
   if (remembered) return { ...remembered.decision, reason: `${remembered.decision.reason} (remembered)` };
   const decision = await decide(port, ctx, idTag, evse, protocol);
   ctx.log.info({ id_tag: idTag, evse, status: decision.status, reason: decision.reason }, 'id tag authorization');
+  // only the eMSP's real-time answer is remembered (asking again costs a partner call): a decision
+  // from the tokens we hold is made again, so that a token blocked or issued since counts at once
+  if (decision.real_time !== true) return decision;
   const entry: Recent = { id_tag: idTag, at: now, decision };
   ctx.setState({ ...ctx.state, recent_auths: [...kept, entry].slice(-MAX_REMEMBERED) });
   return decision;

@@ -615,7 +615,7 @@ async function sessionOf(deps: CsmsApiDeps, id: string): Promise<ChargingSession
   return session;
 }
 
-/** POST /charge-points/:id/remote-stop: of the given transaction, by default the open one. */
+/** POST /charge-points/:id/remote-stop: of the given transaction, by default the only open one. */
 function remoteStop(cp: ChargePointAccess): CsmsRoute {
   return route({
     method: 'POST',
@@ -625,17 +625,28 @@ function remoteStop(cp: ChargePointAccess): CsmsRoute {
     body: RemoteStopBody,
     bodyOptional: true,
     response: CommandAcceptedView,
-    responses: { 404: 'unknown charge point', 409: 'charge point offline, or no open transaction' },
+    responses: {
+      404: 'unknown charge point',
+      409: 'charge point offline, no open transaction, or several and none named',
+    },
     handler: async (req): Promise<RouteResult> => {
       const id = String(req.params.id);
       await cp.requireKnown(id);
       const requested = req.body?.transaction_id;
       let transactionId = requested === undefined ? undefined : String(requested);
       if (transactionId === undefined) {
-        const state = await cp.ask(id, { type: 'get' });
-        transactionId = state.transactions[state.transactions.length - 1]?.transaction_id;
-        if (transactionId === undefined)
+        const open = (await cp.ask(id, { type: 'get' })).transactions.map((t) => t.transaction_id);
+        const [only] = open;
+        if (only === undefined)
           throw new HttpError(409, 'no_active_transaction', `charge point ${id} has no open transaction`);
+        // the operator did not say which: stopping one of them would be a guess
+        if (open.length > 1)
+          throw new HttpError(
+            409,
+            'transaction_id_required',
+            `charge point ${id} has ${open.length} open transactions (${open.join(', ')}): name one in transaction_id`,
+          );
+        transactionId = only;
       }
       const res = await cp.command(id, { kind: 'stop', transaction_id: transactionId });
       return {

@@ -67,21 +67,27 @@ export function roamingPort(host: ActorHost, outbox: OutboxHandle, cdrs: CdrBuil
 }
 
 /**
- * A condition on the token row `o`: its party is an eMSP we are registered with (onboarded as
- * it, or a platform whose credentials list it). A partner that ended the link (credentials
- * DELETE, or our unregister) bills none of its tokens' charges any more.
+ * A condition on the token row `o`: an eMSP link speaks for its party (onboarded as it, or a
+ * platform whose credentials list it) whose status is `status` ('registered', or any with '%').
  */
-const REGISTERED_EMSP = `EXISTS (SELECT 1 FROM ocpi_partner p WHERE p.status = 'registered'
+const emspLink = (status: string): string => `EXISTS (SELECT 1 FROM ocpi_partner p WHERE p.status LIKE '${status}'
   AND ((p.country_code = o.country_code AND p.party_id = o.party_id AND p.role = 'EMSP')
     OR EXISTS (SELECT 1 FROM ocpi_partner_party pp WHERE pp.partner_id = p.id
       AND pp.country_code = o.country_code AND pp.party_id = o.party_id AND pp.role = 'EMSP')))`;
+
+/**
+ * The tokens that count: ours, those of a party a registered eMSP link speaks for, and those of
+ * a party no link names (loaded by the operator, docs/OCPI.md "Who sees what"). A partner that
+ * ended its link (credentials DELETE, or our unregister) bills none of its tokens' charges any more.
+ */
+const TOKEN_COUNTS = `((o.country_code = ? AND o.party_id = ?) OR ${emspLink('registered')} OR NOT ${emspLink('%')})`;
 
 /**
  * The OCPI token of an id tag: found by uid alone (a charger names no party), whatever the case of
  * its letters: the id tag and the uid are both CiStrings (OCPP 1.6 IdToken, 2.0.1 IdTokenType,
  * OCPI Token.uid), and one reader writes `04a2...` where the eMSP issued `04A2...`. A uid of the
  * same case comes first; then, when eMSPs hold tokens of the same uid, the one updated last
- * counts (docs/ROAMING.md "Tokens"). Only our own tokens and those of registered eMSPs count.
+ * counts (docs/ROAMING.md "Tokens"). The tokens of an eMSP whose link ended do not count.
  * The index is m0022's.
  */
 async function tokenOf(
@@ -91,7 +97,7 @@ async function tokenOf(
 ): Promise<RoamingToken | undefined> {
   const [row] = await db.sql.query(
     `SELECT data FROM ocpi_object o WHERE o.module = 'tokens' AND lower(o.object_id) = lower(?)
-       AND ((o.country_code = ? AND o.party_id = ?) OR ${REGISTERED_EMSP})
+       AND ${TOKEN_COUNTS}
      ORDER BY CASE WHEN o.object_id = ? THEN 0 ELSE 1 END, o.last_updated_ms DESC LIMIT 1`,
     [idTag, own.country_code, own.party_id, idTag],
   );

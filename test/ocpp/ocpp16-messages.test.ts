@@ -131,6 +131,18 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     expect(stopped.status).to.equal(200);
     expect(stopped.body.transaction_id).to.equal(String(transactionId));
     expect((await charger.csmsCall('RemoteStopTransaction')).payload).to.deep.equal({ transactionId });
+    // two open transactions and none named: a 409 listing them, not a guess
+    const second = await charger.call<{ transactionId: number }>(
+      'StartTransaction',
+      v16.start({ connectorId: 2, idTag: 'TAG-R' }),
+    );
+    const ambiguous = await csms.api<{ error: { code: string; message: string } }>(
+      'POST',
+      `/v1/charge-points/${cp.id}/remote-stop`,
+    );
+    expect(ambiguous.status).to.equal(409);
+    expect(ambiguous.body.error.code).to.equal('transaction_id_required');
+    expect(ambiguous.body.error.message).to.contain(String(second.transactionId));
     await charger.close();
   });
 

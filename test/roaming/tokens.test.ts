@@ -40,6 +40,20 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(await authorize16(charger, own)).to.equal('Accepted');
   });
 
+  it('a token the operator blocks or issues counts at once on the charger that saw it last', async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const card = uid();
+    await world.api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${card}`, { body: aToken221({ uid: card }) });
+    expect(await authorize16(charger, card)).to.equal('Accepted');
+    await world.api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${card}`, { body: aToken221({ uid: card, valid: false }) });
+    // was Accepted for 5 minutes more (the decision was remembered), its cache expiry renewed
+    expect(await authorize16(charger, card)).to.equal('Blocked');
+    const issued = uid();
+    expect(await authorize16(charger, issued)).to.equal('Invalid');
+    await world.api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${issued}`, { body: aToken221({ uid: issued }) });
+    expect(await authorize16(charger, issued)).to.equal('Accepted');
+  });
+
   it('an id tag finds its token whatever the case of its letters; the eMSP is asked with its own uid', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
     const own = uid();
