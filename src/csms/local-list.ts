@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.js';
 import type { WriteStep } from '../db/merged-write.js';
 import type { SqlRunner } from '../db/sql.js';
+import { TOKEN_COUNTS } from '../ocpi/tokens/counting.js';
 import { LOCAL_LIST_MESSAGE_MAX, type ChargerCommand, type LocalListEntry, type ProtocolName } from '../ocpp/domain.js';
 
 /**
@@ -147,7 +148,8 @@ const TOKEN_SCAN_MAX = 200_000;
  * The list chargers should hold: RFID tokens, all of ours and those eMSPs pushed with a whitelist
  * other than NEVER (OCPI lets a CPO accept those without asking), newest first, at most `max`. A valid
  * token is Accepted, any other Blocked, so that a card withdrawn since is refused offline too.
- * When parties hold the same uid the newest counts, as for an Authorize (src/roaming/bridge.ts).
+ * When parties hold the same uid the newest counts, as for an Authorize (src/roaming/bridge.ts);
+ * the tokens of an eMSP whose link ended are left out (src/ocpi/tokens/counting.ts).
  */
 export async function wantedLocalList(
   db: Database,
@@ -158,9 +160,10 @@ export async function wantedLocalList(
   const seen = new Set<string>();
   for (let offset = 0; offset < TOKEN_SCAN_MAX && wanted.length < max; offset += TOKEN_PAGE) {
     const rows = await db.execute(
-      `SELECT country_code, party_id, object_id, data FROM ocpi_object WHERE module = 'tokens'
-       ORDER BY last_updated_ms DESC, object_id LIMIT ? OFFSET ?`,
-      [TOKEN_PAGE, offset],
+      `SELECT o.country_code, o.party_id, o.object_id, o.data FROM ocpi_object o WHERE o.module = 'tokens'
+         AND ${TOKEN_COUNTS}
+       ORDER BY o.last_updated_ms DESC, o.object_id LIMIT ? OFFSET ?`,
+      [own.country_code, own.party_id, TOKEN_PAGE, offset],
     );
     for (const row of rows) {
       const uid = String(row.object_id);

@@ -488,12 +488,19 @@ function operatorCommands() {
 }
 
 /** The messages a TriggerMessage may ask for in both versions. */
+/**
+ * The messages an operator may ask a charger to send now (TriggerMessage). The status of a log
+ * upload is 1.6 DiagnosticsStatusNotification and 2.0.1 LogStatusNotification: either name asks
+ * for it, in the charger's version.
+ */
 export const TriggeredMessage = Type.Union([
   Type.Literal('BootNotification'),
   Type.Literal('Heartbeat'),
   Type.Literal('StatusNotification'),
   Type.Literal('MeterValues'),
   Type.Literal('FirmwareStatusNotification'),
+  Type.Literal('DiagnosticsStatusNotification'),
+  Type.Literal('LogStatusNotification'),
 ]);
 
 /** A GetLog's payload, the same in 2.0.1 and in the 1.6 security whitepaper. */
@@ -654,6 +661,8 @@ export const COMMANDS_WITH_DATA: ReadonlySet<ChargerCommand['kind']> = new Set([
   'get-local-list-version',
   'data-transfer',
   'get-composite-schedule',
+  // the file the charger will upload (1.6 fileName, 2.0.1 filename): none means nothing to upload
+  'upload-log',
 ]);
 
 /**

@@ -18,6 +18,7 @@ import type { ActorHost } from '../platform/services.js';
 import { RealTimeAuthorizer } from './authorize.js';
 import { snapshotTerms, writeSample, type CdrBuilder } from './cdrs.js';
 import { EvseLinkStore } from './evse-links.js';
+import { TOKEN_COUNTS } from '../ocpi/tokens/counting.js';
 
 /**
  * The roaming bridge as the charge-point actor's port (docs/ROAMING.md): its EVSE links, and the
@@ -65,22 +66,6 @@ export function roamingPort(host: ActorHost, outbox: OutboxHandle, cdrs: CdrBuil
     queued: () => outbox.kick(),
   };
 }
-
-/**
- * A condition on the token row `o`: an eMSP link speaks for its party (onboarded as it, or a
- * platform whose credentials list it) whose status is `status` ('registered', or any with '%').
- */
-const emspLink = (status: string): string => `EXISTS (SELECT 1 FROM ocpi_partner p WHERE p.status LIKE '${status}'
-  AND ((p.country_code = o.country_code AND p.party_id = o.party_id AND p.role = 'EMSP')
-    OR EXISTS (SELECT 1 FROM ocpi_partner_party pp WHERE pp.partner_id = p.id
-      AND pp.country_code = o.country_code AND pp.party_id = o.party_id AND pp.role = 'EMSP')))`;
-
-/**
- * The tokens that count: ours, those of a party a registered eMSP link speaks for, and those of
- * a party no link names (loaded by the operator, docs/OCPI.md "Who sees what"). A partner that
- * ended its link (credentials DELETE, or our unregister) bills none of its tokens' charges any more.
- */
-const TOKEN_COUNTS = `((o.country_code = ? AND o.party_id = ?) OR ${emspLink('registered')} OR NOT ${emspLink('%')})`;
 
 /**
  * The OCPI token of an id tag: found by uid alone (a charger names no party), whatever the case of

@@ -85,7 +85,12 @@ describe('operations on a charger through /v1, both versions', function () {
     expect((await press(id, 'unlock', { evse_id: 2 })).body.command_status).to.equal('Unlocked');
     expect(got('UnlockConnector')).to.deep.equal([{ connectorId: 2 }]);
     await press(id, 'trigger', { message: 'FirmwareStatusNotification' });
-    expect(got('TriggerMessage')).to.deep.equal([{ requestedMessage: 'FirmwareStatusNotification' }]);
+    // the log upload's status, by either version's name (was 422: not a message of the route)
+    await press(id, 'trigger', { message: 'LogStatusNotification' });
+    expect(got('TriggerMessage')).to.deep.equal([
+      { requestedMessage: 'FirmwareStatusNotification' },
+      { requestedMessage: 'DiagnosticsStatusNotification' },
+    ]);
 
     res = await press(id, 'get-configuration', { keys: ['HeartbeatInterval', 'Nope'] });
     expect(res.body.reply).to.deep.equal({
@@ -112,7 +117,9 @@ describe('operations on a charger through /v1, both versions', function () {
     expect(got('UpdateFirmware')).to.deep.equal([
       { location: 'https://fw.example/1.9.bin', retrieveDate: '2026-03-01T02:00:00Z', retries: 2 },
     ]);
-    await press(id, 'upload-log', { location: 'ftp://logs.example/', since: '2026-02-01T00:00:00Z' });
+    const upload = await press(id, 'upload-log', { location: 'ftp://logs.example/', since: '2026-02-01T00:00:00Z' });
+    // the file the charger will upload (none: nothing to upload)
+    expect(upload.body.reply).to.deep.equal({ fileName: 'diag.zip' });
     expect(got('GetDiagnostics')).to.deep.equal([
       { location: 'ftp://logs.example/', startTime: '2026-02-01T00:00:00Z' },
     ]);
@@ -211,7 +218,11 @@ describe('operations on a charger through /v1, both versions', function () {
     expect((await press(id, 'unlock', { evse_id: 1, connector_id: 2 })).body.command_status).to.equal('Unlocked');
     expect(got('UnlockConnector')).to.deep.equal([{ evseId: 1, connectorId: 2 }]);
     await press(id, 'trigger', { message: 'StatusNotification', evse_id: 1 });
-    expect(got('TriggerMessage')).to.deep.equal([{ requestedMessage: 'StatusNotification', evse: { id: 1 } }]);
+    await press(id, 'trigger', { message: 'DiagnosticsStatusNotification' });
+    expect(got('TriggerMessage')).to.deep.equal([
+      { requestedMessage: 'StatusNotification', evse: { id: 1 } },
+      { requestedMessage: 'LogStatusNotification' },
+    ]);
     await press(id, 'change-availability', { operative: true, evse_id: 2, connector_id: 1 });
     expect(got('ChangeAvailability')).to.deep.equal([
       { operationalStatus: 'Operative', evse: { id: 2, connectorId: 1 } },

@@ -94,6 +94,27 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(await authorize16(charger, tag)).to.equal('Invalid');
   });
 
+  it("an eMSP that ended the link: its RFID tokens leave the chargers' local lists", async () => {
+    const gone = await world.emsp('2.2.1');
+    const tag = uid();
+    await world.pushToken(gone, tag, { whitelist: 'ALWAYS' });
+    const { cp, charger } = await world.linkedCharger('ocpp1.6');
+    const sent: Array<{ updateType: string; localAuthorizationList?: Array<{ idTag: string; idTagInfo?: Json }> }> = [];
+    charger.handle('SendLocalList', ({ params }) => {
+      sent.push(params as (typeof sent)[number]);
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    const sync = () => world.api.request('POST', `/v1/charge-points/${cp.id}/sync-local-list`, { body: {} });
+    expect((await sync()).status).to.equal(200);
+    expect(sent.flatMap((m) => m.localAuthorizationList ?? []).map((e) => e.idTag)).to.include(tag);
+    expect((await gone.sim.unregister()).statusCode).to.equal(1000);
+    sent.length = 0;
+    expect((await sync()).status).to.equal(200);
+    // a differential update without idTagInfo removes the entry (1.6 SendLocalList)
+    const entry = sent.flatMap((m) => m.localAuthorizationList ?? []).find((e) => e.idTag === tag);
+    expect(entry).to.deep.equal({ idTag: tag });
+  });
+
   it('whitelist ALLOWED asks the eMSP in real time with the location; its answer decides, its reference goes on the session', async () => {
     const { loc, charger } = await world.linkedCharger('ocpp1.6');
     const allowed = uid();

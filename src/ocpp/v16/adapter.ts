@@ -365,7 +365,11 @@ export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
       case 'trigger':
         return {
           action: 'TriggerMessage',
-          payload: { requestedMessage: command.message, ...(command.evse_id ? { connectorId: command.evse_id } : {}) },
+          payload: {
+            requestedMessage:
+              command.message === 'LogStatusNotification' ? 'DiagnosticsStatusNotification' : command.message,
+            ...(command.evse_id ? { connectorId: command.evse_id } : {}),
+          },
         };
       default:
         return operatorCall16(command);

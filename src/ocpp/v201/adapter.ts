@@ -421,7 +421,11 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
       case 'trigger':
         return {
           action: 'TriggerMessage',
-          payload: { requestedMessage: command.message, ...(command.evse_id ? { evse: { id: command.evse_id } } : {}) },
+          payload: {
+            requestedMessage:
+              command.message === 'DiagnosticsStatusNotification' ? 'LogStatusNotification' : command.message,
+            ...(command.evse_id ? { evse: { id: command.evse_id } } : {}),
+          },
         };
       default:
         return operatorCall201(command);

@@ -1,0 +1,19 @@
+/**
+ * Which OCPI tokens authorize a charge (docs/ROAMING.md "Tokens"): ours, those of a party a
+ * registered eMSP link speaks for (onboarded as it, or a platform whose credentials list it), and
+ * those of a party no link names (loaded by the operator, docs/OCPI.md "Who sees what"). A
+ * partner that ended its link (credentials DELETE, or our unregister) bills none of its tokens'
+ * charges any more, online (Authorize) or offline (the local list).
+ */
+
+/** An eMSP link of `status` ('registered', or '%' for any) speaks for the party of token row `o`. */
+const emspLink = (status: string): string => `EXISTS (SELECT 1 FROM ocpi_partner p WHERE p.status LIKE '${status}'
+  AND ((p.country_code = o.country_code AND p.party_id = o.party_id AND p.role = 'EMSP')
+    OR EXISTS (SELECT 1 FROM ocpi_partner_party pp WHERE pp.partner_id = p.id
+      AND pp.country_code = o.country_code AND pp.party_id = o.party_id AND pp.role = 'EMSP')))`;
+
+/**
+ * A condition on the `ocpi_object` row `o` of a token: it counts. Its two parameters are our
+ * own country_code and party_id.
+ */
+export const TOKEN_COUNTS = `((o.country_code = ? AND o.party_id = ?) OR ${emspLink('registered')} OR NOT ${emspLink('%')})`;
