@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
+  COMMAND_OUTCOME_KEEP_MS,
+  COMMAND_OUTCOMES_MAX,
   COMMANDS_WITH_DATA,
   type ChargerCommand,
   type ConnectedReply,
@@ -52,7 +54,28 @@ function record(
 ): ChargePointState['commands'] {
   const rest = s.commands.filter((c) => c.command_id !== command_id);
   const entry = { command_id, kind, status, detail, updated_at: new Date().toISOString() };
-  return [...rest, hasReply ? { ...entry, has_reply: true } : entry].slice(-MAX_COMMAND_RECORDS);
+  return trimmedRecords([...rest, hasReply ? { ...entry, has_reply: true } : entry]);
+}
+
+/**
+ * The newest MAX_COMMAND_RECORDS records, and older ones still queued or sent or changed within
+ * COMMAND_OUTCOME_KEEP_MS (a route may be waiting for them), at most COMMAND_OUTCOMES_MAX in all.
+ * Cut to the newest 20 alone, 60 operations sent at once pushed out the outcomes of the first 40
+ * before their routes read them: those answered "queued" though the charger had answered.
+ */
+function trimmedRecords(records: ChargePointState['commands']): ChargePointState['commands'] {
+  if (records.length <= MAX_COMMAND_RECORDS) return records;
+  const now = Date.now();
+  const newest = records.length - MAX_COMMAND_RECORDS;
+  return records
+    .filter(
+      (r, i) =>
+        i >= newest ||
+        r.status === 'queued' ||
+        r.status === 'sent' ||
+        now - Date.parse(r.updated_at) < COMMAND_OUTCOME_KEEP_MS,
+    )
+    .slice(-COMMAND_OUTCOMES_MAX);
 }
 
 /** Records a command's final outcome and, after the turn commits, tells whoever asked for it. */

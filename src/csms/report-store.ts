@@ -2,7 +2,13 @@ import Type, { type Static } from '#typebox';
 import type { Database } from '../db/database.js';
 import type { WriteStep } from '../db/merged-write.js';
 import type { SqlRunner } from '../db/sql.js';
-import { DeviceVariable, ReportSeverity, type ReportEntry } from '../ocpp/domain.js';
+import {
+  COMMAND_OUTCOME_KEEP_MS,
+  COMMAND_OUTCOMES_MAX,
+  DeviceVariable,
+  ReportSeverity,
+  type ReportEntry,
+} from '../ocpp/domain.js';
 import { HIDDEN_VALUE, isSecretName } from '../ocpp/reports.js';
 import type { ReportWrites } from '../../actors/charge-point/ports.js';
 import { titled } from '../gateway/openapi.js';
@@ -155,10 +161,20 @@ export const reportWrites: ReportWrites = {
         'INSERT INTO csms_command_reply (command_id, charge_point_id, reply, received_at) VALUES (?, ?, ?, ?) ON CONFLICT (command_id) DO NOTHING',
         [commandId, chargePointId, JSON.stringify(withoutSecrets(reply) ?? null), now],
       );
+      // the newest REPLIES_KEEP, and those a route may still be waiting to read (as the records)
       await tx.run(
         `DELETE FROM csms_command_reply WHERE charge_point_id = ? AND command_id NOT IN (
-           SELECT command_id FROM csms_command_reply WHERE charge_point_id = ? ORDER BY received_at DESC, command_id LIMIT ?)`,
-        [chargePointId, chargePointId, REPLIES_KEEP],
+           SELECT command_id FROM csms_command_reply WHERE charge_point_id = ? ORDER BY received_at DESC, command_id LIMIT ?)
+         AND (received_at < ? OR command_id NOT IN (
+           SELECT command_id FROM csms_command_reply WHERE charge_point_id = ? ORDER BY received_at DESC, command_id LIMIT ?))`,
+        [
+          chargePointId,
+          chargePointId,
+          REPLIES_KEEP,
+          now - COMMAND_OUTCOME_KEEP_MS,
+          chargePointId,
+          COMMAND_OUTCOMES_MAX,
+        ],
       );
     };
   },

@@ -653,6 +653,15 @@ export const COMMAND_VERSIONS: Readonly<Record<ChargerCommand['kind'], readonly 
   'set-password': ['ocpp1.6', 'ocpp2.0.1'],
 };
 
+/**
+ * How long a command's outcome (its record on the charge point, its stored reply) is kept at
+ * least, beyond the newest 20: a route waits up to 30 s for it (`wait_ms`), and a batch of
+ * operations sent to one charger at once must not push a record out before its route read it.
+ */
+export const COMMAND_OUTCOME_KEEP_MS = 35_000;
+/** The most outcomes of one charger kept even within COMMAND_OUTCOME_KEEP_MS. */
+export const COMMAND_OUTCOMES_MAX = 200;
+
 /** Commands whose answer carries data an operator reads (kept with the command's outcome). */
 export const COMMANDS_WITH_DATA: ReadonlySet<ChargerCommand['kind']> = new Set([
   'get-configuration',

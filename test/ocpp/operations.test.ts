@@ -155,6 +155,23 @@ describe('operations on a charger through /v1, both versions', function () {
     await client.close();
   });
 
+  it("60 operations sent to one charger at once: each answers with the charger's reply", async () => {
+    const { id, client } = await charger('ocpp1.6', {
+      GetConfiguration: { configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }] },
+    });
+    const results = await Promise.all(
+      Array.from({ length: 60 }, () => press(id, 'get-configuration', { keys: ['HeartbeatInterval'] })),
+    );
+    // the newest 20 outcomes only were kept: the first ones' were pushed out before their routes
+    // read them, which then answered "queued" after 5 s though the charger had answered
+    expect(results.map((r) => `${r.status} ${r.body.command_status} ${String(r.body.answered)}`)).to.deep.equal(
+      results.map(() => '200 Accepted true'),
+    );
+    expect(results.every((r) => JSON.stringify(r.body.reply).includes('HeartbeatInterval'))).to.equal(true);
+    expect(received[`${id}:GetConfiguration`]).to.have.length(60);
+    await client.close();
+  });
+
   it('OCPP 2.0.1: variables, reset, availability of an EVSE, firmware with its requestId, logs', async () => {
     const { id, client } = await charger('ocpp2.0.1', {
       GetVariables: {
