@@ -20,7 +20,7 @@ export class RequestLogger {
   }
 
   /** The request line: through the child if one was made, else with the ids as fields. */
-  line(level: 'info' | 'error', fields: Record<string, unknown>, msg: string): void {
+  line(level: 'info' | 'warn' | 'error', fields: Record<string, unknown>, msg: string): void {
     if (this.child) this.child[level](fields, msg);
     else if (this.base.isLevelEnabled(level)) this.base[level]({ ...this.bindings, ...fields }, msg);
   }
