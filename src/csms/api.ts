@@ -29,7 +29,7 @@ import { hashIdentityKey, newIdentityKey } from './identity-key.js';
 import { operationRoutes, requireIdTagsFit, type OperationAccess } from './operations.js';
 import type { HeldList } from './local-list.js';
 import type { LocalListEntry } from '../ocpp/domain.js';
-import { passwordRoute } from './password-route.js';
+import { dropPendingPasswordRoute, passwordRoute } from './password-route.js';
 import { ChargerEventEntry, DeviceModel, type ReportReader } from './report-store.js';
 import { ChargingSession, type SessionReader } from './session-store.js';
 import { titled } from '../gateway/openapi.js';
@@ -741,11 +741,13 @@ export function csmsApiMount(deps: CsmsApiDeps): MountSpec<OperatorAuth> {
       ...unknownChargePointRoutes(cp),
       ...reportRoutes(cp),
       ...operationRoutes(operationAccess(cp)),
-      passwordRoute({
-        ...operationAccess(cp),
-        online: (id) => deps.actors.isPinned(cp.addressOf(id)),
-        chargePoints: deps.chargePoints,
-      }),
+      ...[passwordRoute, dropPendingPasswordRoute].map((r) =>
+        r({
+          ...operationAccess(cp),
+          online: (id) => deps.actors.isPinned(cp.addressOf(id)),
+          chargePoints: deps.chargePoints,
+        }),
+      ),
       ...sessionRoutes(deps),
       ...commandRoutes(cp),
       ...eventRoutes(deps),

@@ -80,7 +80,7 @@ async function pushPassword(access: PasswordAccess, id: string, password: string
     throw new HttpError(
       409,
       'password_change_pending',
-      `a password sent to charge point ${id} at ${new Date(before.pending_since ?? 0).toISOString()} has no outcome yet: wait for it, or use force: true`,
+      `a password sent to charge point ${id} at ${new Date(before.pending_since ?? 0).toISOString()} has no outcome yet: wait for it; when its answer was lost (the charger kept its password), DELETE /v1/charge-points/${id}/password/pending drops it; force: true stores a password without sending it`,
     );
   if (!(await access.online(id)))
     throw new HttpError(
@@ -102,6 +102,42 @@ async function pushPassword(access: PasswordAccess, id: string, password: string
   const row = await access.chargePoints.find(id);
   const state = row?.key_hash === hash ? 'active' : row?.pending_key_hash === hash ? 'pending' : 'discarded';
   return { ...result, password_state: state } satisfies PasswordAnswer;
+}
+
+/**
+ * DELETE /v1/charge-points/{id}/password/pending: the operator drops a pending password whose
+ * outcome nobody will learn (the process that sent it stopped before the charger's answer, which
+ * was lost): the charger keeps its password, the pending one stops letting it in, and a new
+ * rotation is possible. Refused while the set-password command is still queued or sent.
+ */
+export function dropPendingPasswordRoute(access: PasswordAccess): RouteSpec<OperatorAuth> {
+  return route({
+    method: 'DELETE',
+    path: '/charge-points/:id/password/pending',
+    summary:
+      'Drop a pending password whose outcome is unknown (its answer was lost): the charger keeps the password it has, and may be sent a new one',
+    params: Type.Object({ id: ChargePointId }),
+    responses: {
+      404: 'unknown charge point',
+      409: 'no pending password, or its set-password command is still queued or waiting for the charger',
+    },
+    handler: async (req): Promise<RouteResult> => {
+      const id = String(req.params.id);
+      const row = await access.chargePoints.find(id);
+      if (!row) throw new HttpError(404, 'not_found', `no charge point ${id}`);
+      if (!row.pending_key_hash)
+        throw new HttpError(409, 'no_pending_password', `charge point ${id} has no pending password`);
+      const state = await access.storedState(id);
+      if (state?.outbound.some((c) => c.command.kind === 'set-password'))
+        throw new HttpError(
+          409,
+          'password_change_in_flight',
+          `the new password of charge point ${id} is still queued or waiting for the charger's answer: wait for it`,
+        );
+      await access.chargePoints.dropPending(id, row.pending_key_hash);
+      return { status: 204 };
+    },
+  });
 }
 
 export function passwordRoute(access: PasswordAccess): RouteSpec<OperatorAuth> {

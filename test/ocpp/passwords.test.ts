@@ -258,6 +258,37 @@ function passwordSuite(name: string, environment: () => Promise<TestEnvironment>
       await client.close({ force: true });
     });
 
+    it('a pending password whose answer was lost, the charger back with its old one: the operator drops it and rotates again', async () => {
+      const cp = await csms.registerChargePoint('ocpp1.6');
+      const del = () => csms.api<ErrorAnswer>('DELETE', `/v1/charge-points/${cp.id}/password/pending`);
+      expect((await del()).status).to.equal(409);
+      const client = await connected(cp, 'ocpp1.6', {
+        ChangeConfiguration: () => new Promise(() => undefined), // the answer never comes
+      });
+      const first = await put(cp.id, {}, '?wait_ms=0');
+      expect(first.body.password_state).to.equal('pending');
+      // still waiting for the charger: not to be dropped
+      expect((await del()).body.error.code).to.equal('password_change_in_flight');
+      // the connection breaks before the answer (the process holding it stopped, as in a failover)
+      await client.close({ force: true });
+      await eventually(async () =>
+        (await view(cp.id)).commands.some((c) => c.kind === 'set-password' && c.status === 'failed') ? true : undefined,
+      );
+      const again = await connected(cp, 'ocpp1.6', {
+        ChangeConfiguration: () => Promise.resolve({ status: 'Accepted' }),
+      });
+      // the outcome will never be known: a rotation waits for it, for ever
+      const blocked = await put(cp.id, {}, '?wait_ms=0');
+      expect(blocked.status).to.equal(409);
+      expect(blocked.body.error.message).to.contain('password/pending');
+      expect((await del()).status).to.equal(204);
+      expect((await view(cp.id)).password.pending_since).to.equal(null);
+      expect(await login(cp.id, String(first.body.password), 'ocpp1.6')).to.equal(401);
+      const rotated = await put(cp.id, {});
+      expect(rotated.body).to.include({ command_status: 'Accepted', password_state: 'active' });
+      await again.close({ force: true });
+    });
+
     it("a password that breaks the rule of the charger's version answers 422 and sends nothing", async () => {
       const cp16 = await csms.registerChargePoint('ocpp1.6');
       const received: unknown[] = [];

@@ -141,8 +141,14 @@ function Operations({ cp, onDone }) {
     setResult({ ok: true, pending: true, text: `${name}: sending…` });
     try {
       const method = OPERATIONS[name][2] ?? 'POST';
-      const res = await api(method, `/v1/charge-points/${enc(cp.id)}/${name}`, parsed);
-      if (method === 'PUT' && name !== 'password') {
+      const res = await api(
+        method,
+        `/v1/charge-points/${enc(cp.id)}/${name}`,
+        method === 'DELETE' ? undefined : parsed,
+      );
+      if (method === 'DELETE') {
+        setResult({ ok: true, text: `${name}: dropped` });
+      } else if (method === 'PUT' && name !== 'password') {
         setResult({
           ok: true,
           text: `${name}: ${JSON.stringify(res[name === 'boot-policy' ? 'boot_policy' : name])} stored`,

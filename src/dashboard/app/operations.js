@@ -43,6 +43,8 @@ export const OPERATIONS = {
   // not operations but settings of the charge point, pushed to the charger (docs/CSMS.md)
   'boot-policy': [['ocpp1.6', 'ocpp2.0.1'], { policy: 'Accepted' }, 'PUT'],
   password: [['ocpp1.6', 'ocpp2.0.1'], { generate: true }, 'PUT'],
+  // a pending password whose answer was lost: dropped, so that it may be rotated again
+  'password/pending': [['ocpp1.6', 'ocpp2.0.1'], {}, 'DELETE'],
 };
 
 export const operationsFor = (protocol) => Object.keys(OPERATIONS).filter((n) => OPERATIONS[n][0].includes(protocol));
