@@ -2,7 +2,13 @@ import type { Database } from '../db/database.js';
 import type { WriteStep } from '../db/merged-write.js';
 import type { SqlRunner } from '../db/sql.js';
 import { TOKEN_COUNTS } from '../ocpi/tokens/counting.js';
-import { LOCAL_LIST_MESSAGE_MAX, type ChargerCommand, type LocalListEntry, type ProtocolName } from '../ocpp/domain.js';
+import {
+  ID_TAG_PATTERN,
+  LOCAL_LIST_MESSAGE_MAX,
+  type ChargerCommand,
+  type LocalListEntry,
+  type ProtocolName,
+} from '../ocpp/domain.js';
 
 /**
  * Chargers' local authorization lists (docs/CSMS.md "Local authorization list"): what each charger
@@ -31,7 +37,8 @@ export interface HeldList {
 const sameEntry = (a: LocalListEntry, b: LocalListEntry): boolean =>
   a.status === b.status &&
   (a.type ?? 'ISO14443') === (b.type ?? 'ISO14443') &&
-  (a.expiry ?? null) === (b.expiry ?? null);
+  (a.expiry ?? null) === (b.expiry ?? null) &&
+  (a.group_id ?? null) === (b.group_id ?? null);
 
 /** `entries` in messages of at most LOCAL_LIST_MESSAGE_MAX, numbered on from `after`. */
 function chunked(entries: LocalListEntry[], after: number, first: Update['update']): Update[] {
@@ -81,7 +88,7 @@ export class LocalListStore {
       chargePointId,
     ]);
     const rows = await this.db.execute(
-      'SELECT id_tag, id_type, status, expiry FROM csms_local_list_entry WHERE charge_point_id = ? ORDER BY id_tag',
+      'SELECT id_tag, id_type, status, expiry, group_id FROM csms_local_list_entry WHERE charge_point_id = ? ORDER BY id_tag',
       [chargePointId],
     );
     const entries = new Map<string, LocalListEntry>();
@@ -89,11 +96,13 @@ export class LocalListStore {
       const idTag = String(r.id_tag);
       const type = oneOrUndefined(ENTRY_TYPES, r.id_type);
       const expiry = r.expiry === null || r.expiry === undefined ? undefined : String(r.expiry);
+      const group = r.group_id === null || r.group_id === undefined ? undefined : String(r.group_id);
       entries.set(idTag, {
         id_tag: idTag,
         ...(type ? { type } : {}),
         status: oneOrUndefined(STATUSES, r.status) ?? 'Invalid',
         ...(expiry ? { expiry } : {}),
+        ...(group ? { group_id: group } : {}),
       });
     }
     return { version: head ? Number(head.version) : null, entries };
@@ -125,10 +134,10 @@ export const localListWrites = {
           continue;
         }
         await tx.run(
-          `INSERT INTO csms_local_list_entry (charge_point_id, id_tag, id_type, status, expiry) VALUES (?, ?, ?, ?, ?)
+          `INSERT INTO csms_local_list_entry (charge_point_id, id_tag, id_type, status, expiry, group_id) VALUES (?, ?, ?, ?, ?, ?)
            ON CONFLICT (charge_point_id, id_tag) DO UPDATE SET id_type = excluded.id_type, status = excluded.status,
-             expiry = excluded.expiry`,
-          [chargePointId, e.id_tag, e.type ?? 'ISO14443', e.status, e.expiry ?? null],
+             expiry = excluded.expiry, group_id = excluded.group_id`,
+          [chargePointId, e.id_tag, e.type ?? 'ISO14443', e.status, e.expiry ?? null, e.group_id ?? null],
         );
       }
       await tx.run(
@@ -140,6 +149,7 @@ export const localListWrites = {
   },
 };
 
+const GROUP_TEXT = new RegExp(ID_TAG_PATTERN);
 const TOKEN_PAGE = 1000;
 /** how many tokens one build of the wanted list reads at most */
 const TOKEN_SCAN_MAX = 200_000;
@@ -170,10 +180,25 @@ export async function wantedLocalList(
       if (seen.has(uid)) continue;
       seen.add(uid);
       // written by the tokens store from a checked 2.2.1 Token
-      const t = JSON.parse(String(row.data)) as { type?: unknown; valid?: unknown; whitelist?: unknown };
+      const t = JSON.parse(String(row.data)) as {
+        type?: unknown;
+        valid?: unknown;
+        whitelist?: unknown;
+        group_id?: unknown;
+      };
       const ours = row.country_code === own.country_code && row.party_id === own.party_id;
       if (t.type !== 'RFID' || (!ours && t.whitelist === 'NEVER') || uid.length > 36) continue;
-      wanted.push({ id_tag: uid, type: 'ISO14443', status: t.valid === true ? 'Accepted' : 'Blocked' });
+      // a group an id tag field cannot carry (OCPI allows other characters) is not sent
+      const group =
+        typeof t.group_id === 'string' && t.group_id.length <= 36 && GROUP_TEXT.test(t.group_id)
+          ? t.group_id
+          : undefined;
+      wanted.push({
+        id_tag: uid,
+        type: 'ISO14443',
+        status: t.valid === true ? 'Accepted' : 'Blocked',
+        ...(group === undefined ? {} : { group_id: group }),
+      });
       if (wanted.length >= max) break;
     }
     if (rows.length < TOKEN_PAGE) break;

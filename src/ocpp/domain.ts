@@ -382,6 +382,11 @@ export const LocalListEntry = Type.Object(
     ),
     status: nullable(LocalListStatus),
     expiry: Type.Optional(Type.String({ format: 'date-time', maxLength: 40 })),
+    /**
+     * the id tag's group (its OCPI token's group_id): 1.6 `parentIdTag` when it fits its 20
+     * characters, 2.0.1 `groupIdToken`
+     */
+    group_id: Type.Optional(idTagText(36)),
   },
   { additionalProperties: false },
 );

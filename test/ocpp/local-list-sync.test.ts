@@ -75,6 +75,18 @@ describe('local lists kept in sync by the CSMS (OCPP_LOCAL_LIST_SYNC_S)', functi
       localAuthorizationList: [{ idTag: card.uid, idTagInfo: { status: 'Blocked' } }],
     });
 
+    // the card back, in a group: offline too, another card of the group may stop its charge
+    // (parentIdTag was left out of the list, though Authorize sent it)
+    expect(
+      (await put({ ...card, valid: true, group_id: 'FLEET-1', last_updated: new Date().toISOString() })).status,
+    ).to.be.oneOf([200, 201]);
+    await eventually(async () => (held.get(String(card.uid)) === 'Accepted' ? true : undefined));
+    expect(lists.at(-1)).to.deep.equal({
+      listVersion: 3,
+      updateType: 'Differential',
+      localAuthorizationList: [{ idTag: card.uid, idTagInfo: { status: 'Accepted', parentIdTag: 'FLEET-1' } }],
+    });
+
     // in sync: the next sweeps send nothing
     const count = lists.length;
     await new Promise((r) => setTimeout(r, 2_500));

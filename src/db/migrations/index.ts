@@ -22,6 +22,7 @@ import { M0020ActorStateVersion } from './m0020-actor-state-version.js';
 import { M0021SessionTransactionReuse } from './m0021-session-transaction-reuse.js';
 import { M0022TokenUidCase } from './m0022-token-uid-case.js';
 import { M0023SessionStopToken } from './m0023-session-stop-token.js';
+import { M0024LocalListGroup } from './m0024-local-list-group.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -48,6 +49,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0021-session-transaction-reuse': M0021SessionTransactionReuse,
   'm0022-token-uid-case': M0022TokenUidCase,
   'm0023-session-stop-token': M0023SessionStopToken,
+  'm0024-local-list-group': M0024LocalListGroup,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

@@ -27,6 +27,7 @@ export const migrationNames = [
   'm0021-session-transaction-reuse',
   'm0022-token-uid-case',
   'm0023-session-stop-token',
+  'm0024-local-list-group',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

@@ -215,7 +215,17 @@ function limitCall16(command: ChargerCommand): OcppCall<'ocpp1.6'> | undefined {
                   idTag: e.id_tag,
                   ...(e.status === null
                     ? {}
-                    : { idTagInfo: { status: e.status, ...optional('expiryDate', e.expiry) } }),
+                    : {
+                        idTagInfo: {
+                          status: e.status,
+                          ...optional('expiryDate', e.expiry),
+                          // IdToken is CiString20: a longer group is not sent (as in Authorize)
+                          ...optional(
+                            'parentIdTag',
+                            e.group_id !== undefined && e.group_id.length <= 20 ? e.group_id : undefined,
+                          ),
+                        },
+                      }),
                 })),
               }),
         },

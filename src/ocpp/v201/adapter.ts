@@ -286,27 +286,40 @@ function limitCall201(command: ChargerCommand): OcppCall<'ocpp2.0.1'> | undefine
         },
       };
     case 'send-local-list':
-      return {
-        action: 'SendLocalList',
-        payload: {
-          versionNumber: command.version,
-          updateType: capitalized(command.update),
-          // an empty full update clears the list: the schema wants no array rather than an empty one
-          ...(command.entries.length === 0
-            ? {}
-            : {
-                localAuthorizationList: command.entries.map((e) => ({
-                  idToken: { idToken: e.id_tag, type: e.type ?? 'ISO14443' },
-                  ...(e.status === null
-                    ? {}
-                    : { idTokenInfo: { status: e.status, ...optional('cacheExpiryDateTime', e.expiry) } }),
-                })),
-              }),
-        },
-      };
+      return localListCall201(command);
     default:
       return undefined;
   }
+}
+
+/** SendLocalList: each entry with its status, expiry and group (2.0.1 groupIdToken). */
+function localListCall201(command: Extract<ChargerCommand, { kind: 'send-local-list' }>): OcppCall<'ocpp2.0.1'> {
+  return {
+    action: 'SendLocalList',
+    payload: {
+      versionNumber: command.version,
+      updateType: capitalized(command.update),
+      // an empty full update clears the list: the schema wants no array rather than an empty one
+      ...(command.entries.length === 0
+        ? {}
+        : {
+            localAuthorizationList: command.entries.map((e) => ({
+              idToken: { idToken: e.id_tag, type: e.type ?? 'ISO14443' },
+              ...(e.status === null
+                ? {}
+                : {
+                    idTokenInfo: {
+                      status: e.status,
+                      ...optional('cacheExpiryDateTime', e.expiry),
+                      ...(e.group_id === undefined
+                        ? {}
+                        : { groupIdToken: { idToken: e.group_id, type: 'Central' as const } }),
+                    },
+                  }),
+            })),
+          }),
+    },
+  };
 }
 
 /** OCPP 2.0.1: EVSEs and connectors are numbered separately; the charger names transactions. */
