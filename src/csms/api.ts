@@ -26,7 +26,7 @@ import { DuplicateChargePointError, type ChargePointStore } from './charge-point
 import type { CsmsEventBus } from './events.js';
 import { UnknownChargePoint, type UnknownChargePoints } from './unknown-charge-points.js';
 import { hashIdentityKey, newIdentityKey } from './identity-key.js';
-import { operationRoutes, requireIdTagsFit, type OperationAccess } from './operations.js';
+import { checkStartProfile, operationRoutes, requireIdTagsFit, type OperationAccess } from './operations.js';
 import type { HeldList } from './local-list.js';
 import type { LocalListEntry } from '../ocpp/domain.js';
 import { dropPendingPasswordRoute, passwordRoute } from './password-route.js';
@@ -680,12 +680,15 @@ function commandRoutes(cp: ChargePointAccess): CsmsRoute[] {
         const id = String(req.params.id);
         const b = req.body;
         // 2.0.1 IdTokenType takes 36 characters, a 1.6 IdToken 20
-        requireIdTagsFit(await operationAccess(cp).protocolOf(id), [b.id_tag]);
+        const protocol = await operationAccess(cp).protocolOf(id);
+        requireIdTagsFit(protocol, [b.id_tag]);
+        if (b.profile) checkStartProfile(protocol, b.profile);
         const res = await cp.command(id, {
           kind: 'start',
           id_tag: b.id_tag,
           evse_id: b.evse_id ?? null,
           connector_id: b.connector_id ?? null,
+          ...(b.profile ? { profile: b.profile } : {}),
         });
         return { data: { result: 'ACCEPTED', command_id: res.command_id, command_status: res.status } };
       },

@@ -493,6 +493,25 @@ async function checkProfile(
     if (!tx) fail(`transaction ${p.transaction_id} is not open on charge point ${id}`);
     else if (tx.evse_id !== evseId) fail(`transaction ${p.transaction_id} runs on EVSE ${tx.evse_id}, not ${evseId}`);
   }
+  profileShape(protocol, p);
+}
+
+/**
+ * A remote start's profile (1.6 section 5.11, 2.0.1 F01): a tx profile for the transaction about
+ * to start, which it cannot name yet; then the rules of every profile (422 otherwise).
+ */
+export function checkStartProfile(protocol: ProtocolName, p: ChargingProfile): void {
+  if (p.purpose !== 'tx') throw new HttpError(422, 'bad_charging_profile', "a remote start's profile has purpose tx");
+  if (p.transaction_id !== undefined)
+    throw new HttpError(422, 'bad_charging_profile', "a remote start's profile names no transaction: it has none yet");
+  profileShape(protocol, p);
+}
+
+/** The rules of every profile's own fields: kind and recurrency, validity, periods, 1.6 limits. */
+function profileShape(protocol: ProtocolName, p: ChargingProfile): void {
+  const fail = (detail: string): never => {
+    throw new HttpError(422, 'bad_charging_profile', detail);
+  };
   if (p.kind === 'recurring' && p.recurrency === undefined)
     fail('a recurring profile needs recurrency (daily or weekly)');
   if (p.kind !== 'recurring' && p.recurrency !== undefined) fail('recurrency is given with kind recurring only');

@@ -1,7 +1,7 @@
 import Type, { type Static } from '#typebox';
 import { compileLazily } from '../lazy-compile.js';
 import { ChargePointState } from '../../actors/charge-point/protocol.js';
-import { idTagText, ocppInteger, ProtocolName, RegistrationStatus } from '../ocpp/domain.js';
+import { ChargingProfileSchema, idTagText, ocppInteger, ProtocolName, RegistrationStatus } from '../ocpp/domain.js';
 import type { ChargePointRow } from './charge-point-store.js';
 import { titled } from '../gateway/openapi.js';
 
@@ -128,6 +128,13 @@ export const RemoteStartBody = Type.Object(
     id_tag: idTagText(36, 'the token the session is started for (at most 20 characters for an OCPP 1.6 charger)'),
     evse_id: Type.Optional(ocppInteger({ minimum: 1 })),
     connector_id: Type.Optional(ocppInteger({ minimum: 1 })),
+    profile: Type.Optional(
+      Type.Object(ChargingProfileSchema.properties, {
+        additionalProperties: false,
+        description:
+          'a limit for the transaction it starts: purpose tx, no transaction_id (1.6 chargingProfile, 2.0.1 chargingProfile of RequestStartTransaction)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

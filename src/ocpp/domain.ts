@@ -532,6 +532,8 @@ const commands = [
     id_tag: Type.String({ minLength: 1, maxLength: 36 }),
     evse_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
     connector_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+    /** a tx profile for the transaction it starts (the operator's remote start) */
+    profile: Type.Optional(ChargingProfileSchema),
   }),
   Type.Object({ kind: Type.Literal('stop'), transaction_id: Type.String() }),
   Type.Object({

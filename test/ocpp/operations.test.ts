@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { RPCClient } from 'ocpp-rpc';
 import type { ChargePointView } from '../../src/csms/views.js';
+import { eventually } from '../support/eventually.js';
 import { strictCharger } from '../support/rpc-client.js';
 import { startCsms, type CsmsUnderTest } from './support/csms.js';
 import { v16, v201 } from './support/messages.js';
@@ -153,6 +154,61 @@ describe('operations on a charger through /v1, both versions', function () {
     expect(res.status).to.equal(422);
     expect(res.body).to.deep.nested.include({ 'error.code': 'not_in_version' });
     await client.close();
+  });
+
+  it('a remote start with a limit for its transaction: the charger gets it as its TxProfile, both versions', async () => {
+    const profile = {
+      id: 7,
+      stack_level: 1,
+      purpose: 'tx',
+      kind: 'relative',
+      schedule: { rate_unit: 'A', periods: [{ start_s: 0, limit: 16 }] },
+    };
+    const v16 = await charger('ocpp1.6', { RemoteStartTransaction: { status: 'Accepted' } });
+    let res = await csms.api<Result>('POST', `/v1/charge-points/${v16.id}/remote-start`, {
+      id_tag: 'TAG-LIMIT',
+      connector_id: 1,
+      profile,
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    // the strict charger checked it against the 1.6 schema (was 422 extra_forbidden at profile)
+    expect(await eventually(async () => received[`${v16.id}:RemoteStartTransaction`]?.[0])).to.deep.equal({
+      idTag: 'TAG-LIMIT',
+      connectorId: 1,
+      chargingProfile: {
+        chargingProfileId: 7,
+        stackLevel: 1,
+        chargingProfilePurpose: 'TxProfile',
+        chargingProfileKind: 'Relative',
+        chargingSchedule: { chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 16 }] },
+      },
+    });
+    // only a tx profile, naming no transaction (it has none yet)
+    for (const bad of [
+      { ...profile, purpose: 'tx_default' },
+      { ...profile, transaction_id: '5' },
+    ]) {
+      res = await csms.api<Result>('POST', `/v1/charge-points/${v16.id}/remote-start`, { id_tag: 'T', profile: bad });
+      expect(res.status).to.equal(422);
+    }
+    await v16.client.close();
+    const v201 = await charger('ocpp2.0.1', { RequestStartTransaction: { status: 'Accepted' } });
+    res = await csms.api<Result>('POST', `/v1/charge-points/${v201.id}/remote-start`, {
+      id_tag: 'TAG-LIMIT',
+      evse_id: 1,
+      profile,
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(await eventually(async () => received[`${v201.id}:RequestStartTransaction`]?.[0])).to.deep.include({
+      chargingProfile: {
+        id: 7,
+        stackLevel: 1,
+        chargingProfilePurpose: 'TxProfile',
+        chargingProfileKind: 'Relative',
+        chargingSchedule: [{ id: 7, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 16 }] }],
+      },
+    });
+    await v201.client.close();
   });
 
   it("60 operations sent to one charger at once: each answers with the charger's reply", async () => {

@@ -353,7 +353,11 @@ export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
         const connectorId = command.connector_id ?? command.evse_id;
         return {
           action: 'RemoteStartTransaction',
-          payload: { idTag: command.id_tag, ...(connectorId ? { connectorId } : {}) },
+          payload: {
+            idTag: command.id_tag,
+            ...(connectorId ? { connectorId } : {}),
+            ...(command.profile ? { chargingProfile: profile16(command.profile) } : {}),
+          },
         };
       }
       case 'stop':

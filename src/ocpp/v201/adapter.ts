@@ -413,6 +413,7 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
             idToken: central(command.id_tag),
             remoteStartId,
             ...(command.evse_id ? { evseId: command.evse_id } : {}),
+            ...(command.profile ? { chargingProfile: profile201(command.profile) } : {}),
           },
         };
       case 'stop':
