@@ -1,5 +1,6 @@
 import Type, { type Static } from '#typebox';
 import {
+  BootHardware,
   ChargerCommand,
   ChargerEvent,
   ProtocolName,
@@ -140,6 +141,8 @@ export const ChargePointState = Type.Object({
       serial_number: Nullable(Type.String()),
       firmware_version: Nullable(Type.String()),
       booted_at: Type.String(),
+      /** SIM, meter, 1.6 charge box serial (absent: the charger told none) */
+      hardware: Type.Optional(BootHardware),
     }),
   ),
   connectors: Type.Array(ConnectorStatus),

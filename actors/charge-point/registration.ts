@@ -92,6 +92,7 @@ export function onBooted(
       serial_number: event.serial_number,
       firmware_version: event.firmware_version,
       booted_at: new Date().toISOString(),
+      ...(event.hardware ? { hardware: event.hardware } : {}),
     },
   });
   publishChange(deps, ctx, { type: 'charge-point' });

@@ -11,6 +11,19 @@ export type ProtocolName = Static<typeof ProtocolName>;
 
 const Timestamp = Type.String({ description: 'ISO 8601 date-time as the charger sent it' });
 
+/**
+ * What a BootNotification tells beyond vendor, model, serial and firmware: the SIM of its modem
+ * (1.6 `iccid`, `imsi`; 2.0.1 `modem`), its meter (1.6 `meterType`, `meterSerialNumber`), and a
+ * 1.6 charger's `chargeBoxSerialNumber` beside its `chargePointSerialNumber`.
+ */
+export const BootHardware = Type.Object({
+  iccid: Type.Optional(Type.String({ maxLength: 20 })),
+  imsi: Type.Optional(Type.String({ maxLength: 20 })),
+  meter_type: Type.Optional(Type.String({ maxLength: 25 })),
+  meter_serial_number: Type.Optional(Type.String({ maxLength: 25 })),
+  charge_box_serial_number: Type.Optional(Type.String({ maxLength: 25 })),
+});
+
 export const BootedEvent = Type.Object({
   type: Type.Literal('booted'),
   vendor: Type.String(),
@@ -18,6 +31,8 @@ export const BootedEvent = Type.Object({
   serial_number: Type.Union([Type.String(), Type.Null()]),
   firmware_version: Type.Union([Type.String(), Type.Null()]),
   reason: Type.Union([Type.String(), Type.Null()]),
+  /** the rest of what the charger tells of itself, when it does */
+  hardware: Type.Optional(BootHardware),
 });
 
 export const StatusChangedEvent = Type.Object({

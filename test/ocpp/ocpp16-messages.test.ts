@@ -15,7 +15,10 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
   it('answers BootNotification, Heartbeat, StatusNotification and Authorize and keeps what was reported', async () => {
     const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
     expect(charger.protocol).to.equal('ocpp1.6');
-    const boot = await charger.call('BootNotification', v16.boot({ chargePointSerialNumber: 'SN-77' }));
+    const boot = await charger.call(
+      'BootNotification',
+      v16.boot({ chargePointSerialNumber: 'SN-77', iccid: '8931440400012345678', meterSerialNumber: 'M-1234' }),
+    );
     expect(boot.status).to.equal('Accepted');
     expect(boot.interval).to.be.a('number').above(0);
     expect(Date.parse(String(boot.currentTime))).to.be.closeTo(Date.now(), 60_000);
@@ -35,11 +38,13 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
 
     const view = await csms.api<{
       online: boolean;
-      boot: { vendor: string; serial_number: string };
+      boot: { vendor: string; serial_number: string; hardware?: Record<string, string> };
       connectors: Array<{ connector_id: number; status: string; error_code: string | null }>;
     }>('GET', `/v1/charge-points/${cp.id}`);
     expect(view.body.online).to.equal(true);
     expect(view.body.boot).to.include({ vendor: 'Alfen', serial_number: 'SN-77' });
+    // the SIM and the meter it told of (they were dropped)
+    expect(view.body.boot.hardware).to.deep.equal({ iccid: '8931440400012345678', meter_serial_number: 'M-1234' });
     expect(view.body.connectors.map((c) => [c.connector_id, c.status, c.error_code])).to.deep.equal([
       [1, 'Available', null],
       [2, 'Faulted', 'GroundFailure'],

@@ -10,12 +10,23 @@ import { OPERATIONS, accepted, operationsFor } from './operations.js';
 
 const FINAL = (s) => !['queued', 'sent'].includes(s);
 
+// what a charger told of its hardware at boot, one row each it gave
+const HARDWARE = [
+  ['charge_box_serial_number', 'Charge box serial'],
+  ['meter_type', 'Meter type'],
+  ['meter_serial_number', 'Meter serial number'],
+  ['iccid', 'SIM ICCID'],
+  ['imsi', 'SIM IMSI'],
+];
+const hardwareRows = (h) => HARDWARE.filter(([k]) => h?.[k]).map(([k, label]) => [label, h[k]]);
+
 function Facts({ cp }) {
   const b = cp.boot;
   const rows = [
     ['Protocol', cp.protocol],
     ['Vendor / model', b ? `${b.vendor} ${b.model}` : 'not booted'],
     ['Serial number', b?.serial_number ?? ''],
+    ...hardwareRows(b?.hardware),
     ['Firmware', b?.firmware_version ?? ''],
     ['Booted', fmtTime(b?.booted_at)],
     ['Registration', cp.registration ?? 'not booted'],

@@ -28,6 +28,7 @@ import type {
   StopTransactionResponse,
 } from '../generated/ocpp16.js';
 import { authorizationKeyOf } from '../basic-auth-password.js';
+import { hardwareOf } from '../boot-hardware.js';
 import { earliestRegisterReading, latestRegisterReading, type RegisterReading, type SampledReading } from '../meter.js';
 import { report16 } from '../reports.js';
 import { salvageStop16 } from '../salvage.js';
@@ -66,6 +67,13 @@ function booted(p: BootNotificationRequest): EventOf<'booted'> {
     serial_number: p.chargePointSerialNumber ?? p.chargeBoxSerialNumber ?? null,
     firmware_version: p.firmwareVersion ?? null,
     reason: null,
+    ...hardwareOf({
+      iccid: p.iccid,
+      imsi: p.imsi,
+      meter_type: p.meterType,
+      meter_serial_number: p.meterSerialNumber,
+      charge_box_serial_number: p.chargeBoxSerialNumber,
+    }),
   };
 }
 

@@ -37,6 +37,7 @@ import type {
 import { latestRegisterReading, type RegisterReading, type SampledReading } from '../meter.js';
 import { deviceModelOf, isSecretName, report201 } from '../reports.js';
 import { salvageEnded201 } from '../salvage.js';
+import { hardwareOf } from '../boot-hardware.js';
 
 function samples201(entry: MeterValueType): SampledReading[] {
   return entry.sampledValue.map((s) => ({
@@ -64,6 +65,7 @@ function booted(p: BootNotificationRequest): EventOf<'booted'> {
     serial_number: p.chargingStation.serialNumber ?? null,
     firmware_version: p.chargingStation.firmwareVersion ?? null,
     reason: p.reason,
+    ...hardwareOf({ iccid: p.chargingStation.modem?.iccid, imsi: p.chargingStation.modem?.imsi }),
   };
 }
 
