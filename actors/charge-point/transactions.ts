@@ -456,8 +456,10 @@ function adoptTransaction(
     seq_no: null,
     remote_start_id: null,
   };
-  // its EVSE's open transaction, when older, ended without it: at the event (no reading was read)
-  endSuperseded(deps, ctx, start);
+  // 2.0.1 (ids the charger names): its EVSE's open transaction, when older, ended without it, at
+  // the event (no reading was read). A 1.6 id is one we issue: an unknown one is a stray or a
+  // previous CSMS's, and ends nothing (it ended a running transaction, whose stop was then lost)
+  if (protocol === 'ocpp2.0.1') endSuperseded(deps, ctx, start);
   onTransactionStarted(deps, ctx, ctx.state, start, protocol, undefined, idTagStatus);
   const opened = ctx.state;
   if (protocol === 'ocpp1.6' && numeric !== undefined && opened.next_transaction_id <= numeric)

@@ -94,6 +94,20 @@ describe('transactions whose start or end never arrived', function () {
     await charger.close();
   });
 
+  it('OCPP 1.6: MeterValues of an unknown transaction on a connector with one running end nothing', async () => {
+    const { cp, charger } = await booted('ocpp1.6');
+    const { transactionId } = (await charger.call('StartTransaction', v16.start({ meterStart: 5_000 }))) as {
+      transactionId: number;
+    };
+    await charger.call('MeterValues', v16.meterValues(1, transactionId, 6_000));
+    // a stray id on the same connector: it ended the running transaction, whose stop was then lost
+    await charger.call('MeterValues', v16.meterValues(1, 999_999, 7_000));
+    await charger.call('StopTransaction', v16.stop(transactionId, 8_000, { reason: 'Local' }));
+    const real = (await sessionsOf(cp.id)).find((s) => s.transaction_id === String(transactionId));
+    expect(real).to.include({ status: 'COMPLETED', energy_wh: 3_000, stop_reason: 'Local' });
+    await charger.close();
+  });
+
   it('OCPP 1.6: a stop of an unknown id at the 32-bit top does not push later ids past it', async () => {
     const { charger } = await booted('ocpp1.6');
     const top = 2 ** 31 - 1;
