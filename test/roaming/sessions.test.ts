@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { RPCClient } from 'ocpp-rpc';
 import { eventually } from '../support/eventually.js';
-import { aToken221 } from '../support/ocpi-builders.js';
+import { aToken, aToken221 } from '../support/ocpi-builders.js';
 import type { RecordedRequest } from '../support/ocpi-simulator.js';
 import { RoamingWorld, type Emsp } from '../support/roaming-world.js';
 
@@ -180,6 +180,24 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     // the eMSP whose card has that uid authorized nothing and is sent nothing
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(sessionPuts(other, otherSince)).to.deep.equal([]);
+  });
+
+  it("2.1.1: a START_SESSION token with party fields of its own (2.1.1 has none) is still the sender's", async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    behaves16(charger);
+    const uid = `P${randomUUID().slice(0, 8)}`.toUpperCase();
+    const since = emsp211.sim.lastSeq;
+    // was stored as FR-ZZZ's token: the charge was made, and its CDR sent to no one
+    const token = { ...aToken({ uid, auth_id: `X-${uid}` }), country_code: 'FR', party_id: 'ZZZ' };
+    const start = await emsp211.sim.call('POST', 'commands', '/START_SESSION', {
+      response_url: emsp211.sim.responseUrl('2.1.1', 'START_SESSION', randomUUID()),
+      token,
+      location_id: loc,
+      evse_uid: 'E1',
+    });
+    expect((start.data as Json).result).to.equal('ACCEPTED');
+    const session = await eventually(async () => lastSession(emsp211, since));
+    expect(session.auth_id).to.equal(`X-${uid}`);
   });
 
   it('another eMSP cannot stop the session, nor see it: UNKNOWN_SESSION', async () => {

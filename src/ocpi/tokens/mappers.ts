@@ -10,7 +10,9 @@ import type * as T221 from './schemas-2.2.1.js';
 
 export function tokenFrom211(t: T211.Token, party: PartyIdentity): T221.Token {
   const { auth_id, ...rest } = t;
-  return { country_code: party.country_code, party_id: party.party_id, ...rest, contract_id: auth_id };
+  // a 2.1.1 token names no party: fields of that name a partner adds (2.1.1 objects are open)
+  // do not make it another party's
+  return { ...rest, country_code: party.country_code, party_id: party.party_id, contract_id: auth_id };
 }
 
 export function tokenTo211(t: T221.Token): T211.Token {
