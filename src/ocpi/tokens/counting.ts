@@ -6,8 +6,9 @@
  * charges any more, online (Authorize) or offline (the local list).
  */
 
-/** An eMSP link of `status` ('registered', or '%' for any) speaks for the party of token row `o`. */
-const emspLink = (status: string): string => `EXISTS (SELECT 1 FROM ocpi_partner p WHERE p.status LIKE '${status}'
+/** An eMSP link (`registered`: a registered one; else any) speaks for the party of token row `o`. */
+const emspLink = (registered: boolean): string => `EXISTS (SELECT 1 FROM ocpi_partner p
+  WHERE ${registered ? "p.status = 'registered'" : '1 = 1'}
   AND ((p.country_code = o.country_code AND p.party_id = o.party_id AND p.role = 'EMSP')
     OR EXISTS (SELECT 1 FROM ocpi_partner_party pp WHERE pp.partner_id = p.id
       AND pp.country_code = o.country_code AND pp.party_id = o.party_id AND pp.role = 'EMSP')))`;
@@ -16,4 +17,4 @@ const emspLink = (status: string): string => `EXISTS (SELECT 1 FROM ocpi_partner
  * A condition on the `ocpi_object` row `o` of a token: it counts. Its two parameters are our
  * own country_code and party_id.
  */
-export const TOKEN_COUNTS = `((o.country_code = ? AND o.party_id = ?) OR ${emspLink('registered')} OR NOT ${emspLink('%')})`;
+export const TOKEN_COUNTS = `((o.country_code = ? AND o.party_id = ?) OR ${emspLink(true)} OR NOT ${emspLink(false)})`;
