@@ -59,9 +59,13 @@ interface ReadTariff {
   /**
    * The elements that may price each type, in order: ordinary elements with a component of the
    * type price charging and parking; reservation elements (by their `reservation` restriction)
-   * price reservation time with their TIME component.
+   * price reservation time with their TIME component; RESERVATION_EXPIRES elements with a FLAT
+   * component charge an expired reservation's fee (EXPIRY_FEE).
    */
-  candidates: Record<'ENERGY' | 'TIME' | 'PARKING_TIME' | 'FLAT' | 'RESERVATION' | 'RESERVATION_EXPIRES', Element[]>;
+  candidates: Record<
+    'ENERGY' | 'TIME' | 'PARKING_TIME' | 'FLAT' | 'RESERVATION' | 'RESERVATION_EXPIRES' | 'EXPIRY_FEE',
+    Element[]
+  >;
   /** whether an element has min_kwh or max_kwh (the energy before each period is then tracked) */
   kwhBounds: boolean;
   min: Bound | undefined;
@@ -112,6 +116,7 @@ function readTariff(t: PricingTariff): ReadTariff {
     FLAT: ordinary('FLAT'),
     RESERVATION: reserving('RESERVATION'),
     RESERVATION_EXPIRES: reserving('RESERVATION_EXPIRES'),
+    EXPIRY_FEE: elements.filter((e) => e.components.FLAT && e.restriction.reservation === 'RESERVATION_EXPIRES'),
   };
   const read = { elements, candidates, kwhBounds, min: amount(t.min_price), max: amount(t.max_price) };
   readTariffs.set(t, read);
@@ -321,6 +326,8 @@ class SessionPricing {
   private readonly energyBefore = new VolumeSum();
   private flat: Fee;
   private reservationFlat: Fee;
+  /** an expired reservation's fee, from a RESERVATION_EXPIRES element that does not price its time */
+  private expiryFee: Fee;
   private firstCharging: number | undefined;
   private readonly periods: PeriodBreakdown[] = [];
   private readonly steps: PricedCdr['breakdown']['steps'] = [];
@@ -411,6 +418,13 @@ class SessionPricing {
     // no RESERVATION_EXPIRES element: the RESERVATION one prices an expired reservation too
     if (!e && wanted === 'RESERVATION_EXPIRES') e = elementFor(this.t.candidates.RESERVATION, facts, memo);
     if (e && this.reservationFlat === undefined) this.reservationFlat = feeOf(e);
+    // an expired reservation pays its reserved time and the expiration fee (mod_tariffs, the
+    // example with a reservation price and an expire fee): a RESERVATION_EXPIRES element with a
+    // FLAT alone charges the fee beside the RESERVATION element that priced the time
+    if (!this.charged && this.expiryFee === undefined) {
+      const fee = elementFor(this.t.candidates.EXPIRY_FEE, facts, memo);
+      if (fee && fee !== e) this.expiryFee = feeOf(fee);
+    }
     return e;
   }
 
@@ -453,7 +467,11 @@ class SessionPricing {
     const energy = costOfTotal(this.totals.ENERGY);
     const time = costOfTotal(this.totals.TIME);
     const parking = costOfTotal(this.totals.PARKING_TIME);
-    const reservation = plus(costOfTotal(this.totals.RESERVATION_TIME), this.reservationFlat?.cost ?? NO_AMOUNT);
+    const reservation = [
+      costOfTotal(this.totals.RESERVATION_TIME),
+      this.reservationFlat?.cost ?? NO_AMOUNT,
+      this.expiryFee?.cost ?? NO_AMOUNT,
+    ].reduce(plus);
     const sum = [fixed, reservation, energy, time, parking].reduce(plus);
     const { total, clamped } = clampToBounds(this.t, sum);
     const from = Math.min(this.sessionStart, this.firstCharging ?? this.sessionStart);
@@ -475,6 +493,9 @@ class SessionPricing {
         ...(this.flat ? { flat: { element: this.flat.element, cost: priceOf(this.flat.cost) } } : {}),
         ...(this.reservationFlat
           ? { reservation_flat: { element: this.reservationFlat.element, cost: priceOf(this.reservationFlat.cost) } }
+          : {}),
+        ...(this.expiryFee
+          ? { reservation_expiry_fee: { element: this.expiryFee.element, cost: priceOf(this.expiryFee.cost) } }
           : {}),
         before_clamp: priceOf(sum),
         clamped,

@@ -85,6 +85,8 @@ export const PricedCdr = Type.Object({
     ),
     flat: Type.Optional(Type.Object({ element: Type.Integer(), cost: Money })),
     reservation_flat: Type.Optional(Type.Object({ element: Type.Integer(), cost: Money })),
+    /** an expired reservation's fee, when a RESERVATION_EXPIRES element other than the time's charges it */
+    reservation_expiry_fee: Type.Optional(Type.Object({ element: Type.Integer(), cost: Money })),
     /** the sum of the components, before min_price and max_price */
     before_clamp: Money,
     clamped: Type.Array(Type.String()),

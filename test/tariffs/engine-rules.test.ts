@@ -239,6 +239,28 @@ describe('pricing engine: rules', function () {
       expect(price(tariff, cdr).total_reservation_cost.excl_vat).to.equal(13);
     });
 
+    it("an expired reservation pays its reserved time and the RESERVATION_EXPIRES element's fee (mod_tariffs' example)", function () {
+      // the spec's tariff with a reservation price and an expire fee: 1 h reserved, not used
+      const tariff = aTariff([
+        anElement([flat(4, 20)], { reservation: 'RESERVATION_EXPIRES' }),
+        anElement([time(2, 600, 20)], { reservation: 'RESERVATION' }),
+        anElement([flat(0.5, 20), energy(0.25, 1, 10)]),
+      ]);
+      const expired = aCdr('2024-05-02T09:00:00Z', '2024-05-02T10:00:00Z', [
+        ['2024-05-02T09:00:00Z', { RESERVATION_TIME: 1 }],
+      ]);
+      // 6.00 excl. VAT, 7.20 incl.: was 2.00 / 2.40, the fee lost
+      const priced = price(tariff, expired);
+      expect(priced.total_cost).to.deep.include({ excl_vat: 6, incl_vat: 7.2 });
+      expect(priced.total_reservation_cost).to.deep.include({ excl_vat: 6, incl_vat: 7.2 });
+      // used (charging follows): no expiration fee
+      const used = aCdr('2024-05-02T09:00:00Z', '2024-05-02T11:00:00Z', [
+        ['2024-05-02T09:00:00Z', { RESERVATION_TIME: 0.5 }],
+        ['2024-05-02T09:30:00Z', { ENERGY: 20, TIME: 1.5 }],
+      ]);
+      expect(price(tariff, used).total_reservation_cost).to.deep.include({ excl_vat: 1, incl_vat: 1.2 });
+    });
+
     it('VAT is per component; a component without VAT adds none', function () {
       const tariff = aTariff([anElement([flat(1, 21), energy(0.5), time(2, 1, 9)])]);
       const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [

@@ -63,6 +63,48 @@ describe('POST /v1/tariffs/price', function () {
     }
   });
 
+  it("prices mod_tariffs' expired reservation with its expire fee: 6.00 / 7.20, the fee in the breakdown", async () => {
+    const { status, body } = await post({
+      tariff: {
+        country_code: 'DE',
+        party_id: 'ALL',
+        id: '20',
+        currency: 'EUR',
+        elements: [
+          {
+            price_components: [{ type: 'FLAT', price: 4, vat: 20, step_size: 1 }],
+            restrictions: { reservation: 'RESERVATION_EXPIRES' },
+          },
+          {
+            price_components: [{ type: 'TIME', price: 2, vat: 20, step_size: 600 }],
+            restrictions: { reservation: 'RESERVATION' },
+          },
+          {
+            price_components: [
+              { type: 'FLAT', price: 0.5, vat: 20, step_size: 1 },
+              { type: 'ENERGY', price: 0.25, vat: 10, step_size: 1 },
+            ],
+          },
+        ],
+        last_updated: '2024-01-01T00:00:00Z',
+      },
+      cdr: {
+        start_date_time: '2024-05-02T09:00:00Z',
+        end_date_time: '2024-05-02T10:00:00Z',
+        charging_periods: [
+          { start_date_time: '2024-05-02T09:00:00Z', dimensions: [{ type: 'RESERVATION_TIME', volume: 1 }] },
+        ],
+      },
+      time_zone: 'Europe/Berlin',
+    });
+    expect(status, JSON.stringify(body)).to.equal(200);
+    expect(body.total_cost).to.deep.equal({ excl_vat: 6, incl_vat: 7.2 });
+    expect((body.breakdown as Record<string, unknown>).reservation_expiry_fee).to.deep.equal({
+      element: 1,
+      cost: { excl_vat: 4, incl_vat: 4.8 },
+    });
+  });
+
   it('answers 422 with detail for a CDR that cannot be priced, and for a tariff that fails its schema', async () => {
     const tariff = aTariff([anElement([energy(0.3)])]);
     const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: 1 }]]);
