@@ -220,8 +220,9 @@ function checkInput(
     const period = periods[i] as PricingPeriod;
     const at = starts[i] as number;
     const until = starts[i + 1] ?? end;
-    if (until < at) return failure('invalid_cdr', `charging_periods[${i + 1}] starts before charging_periods[${i}]`);
+    // the last period runs to the end: one starting after it is said so, not as out of order
     if (at > end) return failure('invalid_cdr', `charging_periods[${i}] starts after end_date_time`);
+    if (until < at) return failure('invalid_cdr', `charging_periods[${i + 1}] starts before charging_periods[${i}]`);
     for (const d of period.dimensions) {
       if (d.volume < 0 && isPriced(d.type))
         return failure('invalid_cdr', `charging_periods[${i}] has a negative ${d.type} volume`);

@@ -342,6 +342,12 @@ describe('pricing engine: rules', function () {
           'UTC',
           'charging_periods[0] has a negative ENERGY volume',
         ],
+        // one period, after the end: it was said to start before a charging_periods[1] there is not
+        [
+          aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T12:00:00Z', { ENERGY: 1 }]]),
+          'UTC',
+          'charging_periods[0] starts after end_date_time',
+        ],
       ];
       for (const [cdr, zone, message] of cases) {
         expect(priceCdr(tariff, cdr, zone)).to.deep.equal({ ok: false, code: 'invalid_cdr', message });
