@@ -22,10 +22,15 @@ describe("console: a charger's operations and event log", function () {
     await csms?.stop();
   });
 
-  it('runs GetVariables and a reset on a 2.0.1 charger and shows its answer and its events', async () => {
+  it('runs GetVariables, a reset and GetBaseReport on a 2.0.1 charger and shows its answers and its events', async () => {
     const cp = await csms.registerChargePoint('ocpp2.0.1');
     const charger = strictCharger(csms.url, cp, 'ocpp2.0.1');
     const resets: unknown[] = [];
+    const baseReports: string[] = [];
+    charger.handle('GetBaseReport', ({ params }) => {
+      baseReports.push((params as { reportBase: string }).reportBase);
+      return Promise.resolve({ status: 'Accepted' });
+    });
     charger.handle('Reset', ({ params }) => {
       resets.push(params);
       return Promise.resolve({ status: 'Accepted' });
@@ -74,6 +79,16 @@ describe("console: a charger's operations and event log", function () {
     await page.getByTestId('op-run').click();
     await page.getByTestId('op-result').getByText('reset refused: type: must be one of "soft", "hard"').waitFor();
     await page.getByTestId('charger-commands').getByText('reset: Accepted').waitFor();
+
+    // the device model, asked for: the charger answers, then sends it as NotifyReport
+    await page.getByTestId('op-select').selectOption('get-base-report');
+    await page.getByTestId('op-run').click();
+    await page.getByTestId('op-result').getByText('get-base-report: Accepted').waitFor();
+    expect(baseReports).to.deep.equal(['FullInventory']);
+    // no password waits for an outcome: dropping one says so
+    await page.getByTestId('op-select').selectOption('password/pending');
+    await page.getByTestId('op-run').click();
+    await page.getByTestId('op-result').getByText('has no pending password').waitFor();
     await charger.close();
   });
 
