@@ -533,6 +533,19 @@ function profileShape(protocol: ProtocolName, p: ChargingProfile): void {
   });
 }
 
+/** A profile as an operator sends it: its transaction as text or, as 1.6 numbers it, an integer. */
+const ProfileBody = Type.Object(
+  {
+    ...ChargingProfileSchema.properties,
+    transaction_id: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 36 }), ocppInteger({ minimum: 0 })], {
+        description: 'purpose tx: the open transaction it limits',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** Smart charging: profiles and the schedule that results. */
 function limitOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
   return [
@@ -542,11 +555,14 @@ function limitOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
       summary: 'Install a charging profile: a power or current limit over time (SetChargingProfile)',
       body: closed({
         evse_id: ocppInteger({ minimum: 0, description: '0: the charger as a whole (1.6 connector 0)' }),
-        profile: ChargingProfileSchema,
+        profile: ProfileBody,
       }),
       command: async (b, id, protocol) => {
-        await checkProfile(access, id, protocol, b.evse_id, b.profile);
-        return { kind: 'set-charging-profile', evse_id: b.evse_id, profile: b.profile };
+        const { transaction_id: tx, ...rest } = b.profile;
+        // a 1.6 transaction id is an integer on the wire: taken as the charger reported it, or as text
+        const profile: ChargingProfile = tx === undefined ? rest : { ...rest, transaction_id: String(tx) };
+        await checkProfile(access, id, protocol, b.evse_id, profile);
+        return { kind: 'set-charging-profile', evse_id: b.evse_id, profile };
       },
     }),
     operationRoute(access, {

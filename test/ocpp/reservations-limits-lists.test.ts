@@ -217,9 +217,9 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
         ]);
 
         const started16 = (await client.call('StartTransaction', v16.start())) as { transactionId: number };
-        const txId = String(started16.transactionId);
         await eventually(async () => ((await view(id)).active_transactions.length === 1 ? true : undefined));
-        const tx = { id: 8, stack_level: 2, purpose: 'tx', kind: 'absolute', transaction_id: txId };
+        // named by its integer, as the charger reported it (was 422: a string only)
+        const tx = { id: 8, stack_level: 2, purpose: 'tx', kind: 'absolute', transaction_id: started16.transactionId };
         res = await press(id, 'set-charging-profile', {
           evse_id: 1,
           profile: { ...tx, schedule: { ...schedule, start: '2026-11-25T10:00:00Z', duration_s: 7200 } },
