@@ -24,8 +24,9 @@ const ConnectorStatus = Type.Object({
   connector_id: Type.Integer(),
   status: Type.String(),
   error_code: Nullable(Type.String()),
-  /** 1.6 StatusNotification `info` and `vendorErrorCode` of the last report, when it had them */
+  /** 1.6 StatusNotification `info`, `vendorId` and `vendorErrorCode` of the last report, when it had them */
   info: Type.Optional(Type.String()),
+  vendor_id: Type.Optional(Type.String()),
   vendor_error_code: Type.Optional(Type.String()),
   updated_at: Type.String(),
 });

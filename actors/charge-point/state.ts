@@ -76,6 +76,7 @@ export function onStatusChanged(
     same.status === event.status &&
     same.error_code === event.error_code &&
     same.info === event.info &&
+    same.vendor_id === event.vendor_id &&
     same.vendor_error_code === event.vendor_error_code
   )
     return {};
@@ -94,6 +95,7 @@ export function onStatusChanged(
       status: event.status,
       error_code: event.error_code,
       ...(event.info === undefined ? {} : { info: event.info }),
+      ...(event.vendor_id === undefined ? {} : { vendor_id: event.vendor_id }),
       ...(event.vendor_error_code === undefined ? {} : { vendor_error_code: event.vendor_error_code }),
       updated_at: event.timestamp,
     },

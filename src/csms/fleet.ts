@@ -27,8 +27,9 @@ export interface FleetConnector {
   connector_id: number;
   status: string;
   error_code: string | null;
-  /** the charger's own words for a fault (1.6 `info`, `vendorErrorCode`), when it gave them */
+  /** the charger's own words for a fault (1.6 `info`, `vendorId`, `vendorErrorCode`), when it gave them */
   info?: string;
+  vendor_id?: string;
   vendor_error_code?: string;
   updated_at: string;
 }
@@ -64,6 +65,7 @@ export function summarizeState(state: unknown): StateSummary | undefined {
       status: str(c.status) ?? 'Unknown',
       error_code: str(c.error_code),
       ...(typeof c.info === 'string' ? { info: c.info } : {}),
+      ...(typeof c.vendor_id === 'string' ? { vendor_id: c.vendor_id } : {}),
       ...(typeof c.vendor_error_code === 'string' ? { vendor_error_code: c.vendor_error_code } : {}),
       updated_at: str(c.updated_at) ?? '',
     });
@@ -190,6 +192,7 @@ export interface FleetAlert {
   status: string;
   error_code: string | null;
   info?: string;
+  vendor_id?: string;
   vendor_error_code?: string;
   updated_at: string;
 }

@@ -213,6 +213,9 @@ const FleetAlertView = Type.Object({
   status: Type.String(),
   error_code: Type.Union([Type.String(), Type.Null()]),
   info: Type.Optional(Type.String({ description: "1.6 StatusNotification info: the charger's words for the fault" })),
+  vendor_id: Type.Optional(
+    Type.String({ description: '1.6 StatusNotification vendorId: whose vendorErrorCode it is' }),
+  ),
   vendor_error_code: Type.Optional(Type.String({ description: '1.6 StatusNotification vendorErrorCode' })),
   updated_at: Type.String(),
 });

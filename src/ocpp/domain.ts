@@ -42,8 +42,9 @@ export const StatusChangedEvent = Type.Object({
   connector_id: Type.Integer({ minimum: 0 }),
   status: Type.String(),
   error_code: Type.Union([Type.String(), Type.Null()]),
-  /** 1.6 `info` and `vendorErrorCode`: the charger's own words for a fault (2.0.1 reports none here) */
+  /** 1.6 `info`, `vendorId` and `vendorErrorCode`: the charger's own words for a fault (2.0.1 reports none here) */
   info: Type.Optional(Type.String()),
+  vendor_id: Type.Optional(Type.String()),
   vendor_error_code: Type.Optional(Type.String()),
   timestamp: Timestamp,
 });

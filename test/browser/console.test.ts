@@ -43,7 +43,12 @@ describe('operator console with 10,000 chargers', function () {
     if (faultedIds.includes(id))
       await charger.call(
         'StatusNotification',
-        v16.status(1, 'Faulted', { errorCode: 'GroundFailure', vendorErrorCode: 'E-402', info: 'RCD tripped' }),
+        v16.status(1, 'Faulted', {
+          errorCode: 'GroundFailure',
+          vendorId: 'ABB',
+          vendorErrorCode: 'E-402',
+          info: 'RCD tripped',
+        }),
       );
     else if (chargingIds.includes(id)) {
       await charger.call('StatusNotification', v16.status(1, 'Charging'));
@@ -106,8 +111,8 @@ describe('operator console with 10,000 chargers', function () {
     const alert = page.getByTestId(`alert-${faultedIds[0]}`);
     await alert.waitFor();
     expect(await alert.textContent()).to.contain('GroundFailure');
-    // the charger's own words for the fault (1.6 vendorErrorCode, info) were dropped
-    expect(await alert.getByTestId('fault-text').textContent()).to.equal(' E-402: RCD tripped');
+    // the charger's own words for the fault (1.6 vendorId, vendorErrorCode, info) were dropped
+    expect(await alert.getByTestId('fault-text').textContent()).to.equal(' ABB E-402: RCD tripped');
     await page.screenshot({ path: '/tmp/console-overview.png', fullPage: true });
   });
 
@@ -168,7 +173,7 @@ describe('operator console with 10,000 chargers', function () {
     await page.goto(`${csms.url}/dashboard#/chargers/${faulted}`);
     const faultedConnector = page.getByTestId('connector-1-1');
     await faultedConnector.getByText('GroundFailure').waitFor();
-    expect(await faultedConnector.getByTestId('fault-text').textContent()).to.contain('E-402: RCD tripped');
+    expect(await faultedConnector.getByTestId('fault-text').textContent()).to.contain('ABB E-402: RCD tripped');
     expect(await faultedConnector.getByTestId('remote-start').isDisabled()).to.equal(true);
 
     const id = connectedIds[60] ?? '';

@@ -11,9 +11,11 @@ export function Status({ status, error, testid }) {
   >`;
 }
 
-/** A charger's own words for a connector's fault (1.6 vendorErrorCode and info), when it gave them. */
+/** A charger's own words for a connector's fault (1.6 vendorId, vendorErrorCode and info), when it gave them. */
 export function FaultText({ c }) {
-  const text = [c.vendor_error_code, c.info].filter(Boolean).join(': ');
+  // a vendor's code means something with its vendor: "ABB E-402: RCD tripped"
+  const code = [c.vendor_id, c.vendor_error_code].filter(Boolean).join(' ');
+  const text = [code, c.info].filter(Boolean).join(': ');
   return text ? html`<span class="fault-text" data-testid="fault-text">${` ${text}`}</span>` : null;
 }
 

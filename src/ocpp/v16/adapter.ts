@@ -85,6 +85,7 @@ function statusChanged(p: StatusNotificationRequest): EventOf<'status-changed'> 
     status: p.status,
     error_code: p.errorCode === 'NoError' ? null : p.errorCode,
     ...(p.info === undefined || p.info === '' ? {} : { info: p.info }),
+    ...(p.vendorId === undefined || p.vendorId === '' ? {} : { vendor_id: p.vendorId }),
     ...(p.vendorErrorCode === undefined || p.vendorErrorCode === '' ? {} : { vendor_error_code: p.vendorErrorCode }),
     timestamp: p.timestamp ?? new Date().toISOString(),
   };
