@@ -333,6 +333,7 @@ class SessionPricing {
   private readonly periods: PeriodBreakdown[] = [];
   private readonly steps: PricedCdr['breakdown']['steps'] = [];
   private readonly warnings: string[] = [];
+  private warnedDuration = false;
   private readonly sessionStart: number;
   /** per element, whether its restrictions hold in the period at hand (UNKNOWN: not asked yet) */
   private readonly memo: Memo;
@@ -361,6 +362,8 @@ class SessionPricing {
     if (!isReservation) this.firstCharging ??= p.start;
     if (p.start < this.sessionStart && !isReservation && this.warnings.length === 0)
       this.warnings.push('a charging period starts before start_date_time: total_time counts from it');
+    // read with the breakdown only: the pool's bulk pricing does not carry warnings
+    if (this.withBreakdown) this.checkDurations(p);
     // FLAT: once per session, from the first period where an element with a FLAT component holds
     if (!isReservation && this.flat === undefined) {
       const e = elementFor(this.t.candidates.FLAT, facts, memo);
@@ -378,6 +381,24 @@ class SessionPricing {
         local_time: describeLocal(this.timeZone, p.start),
         dimensions: dims,
       });
+  }
+
+  /**
+   * A CDR that contradicts itself is priced as sent, and says so once: a period with more TIME or
+   * PARKING_TIME than it lasts (two periods with one start, the first lasting nothing, among them).
+   */
+  private checkDurations(p: PeriodAt): void {
+    if (this.warnedDuration) return;
+    const hours = (p.end - p.start) / 3_600_000;
+    for (const d of p.period.dimensions) {
+      if ((d.type === 'TIME' || d.type === 'PARKING_TIME') && d.volume > hours + 1 / 3600) {
+        this.warnedDuration = true;
+        this.warnings.push(
+          `a charging period from ${p.period.start_date_time} has ${d.volume} h of ${d.type} but lasts ${reported(dec(hours))} h: priced as sent`,
+        );
+        return;
+      }
+    }
   }
 
   /** One dimension of a period: its volume to its component; its line of the breakdown. */

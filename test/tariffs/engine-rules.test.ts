@@ -322,6 +322,19 @@ describe('pricing engine: rules', function () {
       expect(priceCdr(next, cdr, 'UTC')).to.deep.include({ ok: false, code: 'invalid_tariff' });
     });
 
+    it('prices a CDR with more TIME in a period than the period lasts as sent, and warns of it', function () {
+      const tariff = aTariff([anElement([time(1)])]);
+      // 5 h of TIME in a session of 1 h
+      const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { TIME: 5 }]]);
+      const priced = priceCdr(tariff, cdr, 'UTC', { breakdown: true });
+      expect(priced.ok).to.equal(true);
+      if (!priced.ok) return;
+      expect(priced.priced.total_time_cost.excl_vat).to.equal(5);
+      expect(priced.priced.breakdown.warnings).to.deep.equal([
+        'a charging period from 2024-05-02T10:00:00Z has 5 h of TIME but lasts 1 h: priced as sent',
+      ]);
+    });
+
     it('refuses what cannot be priced, saying why', function () {
       const tariff = aTariff([anElement([energy(0.3)])]);
       const ok = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [
