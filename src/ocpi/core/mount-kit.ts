@@ -61,10 +61,14 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
       if (caller.tokenKind === 'retired' && koa.path !== `${o.prefix}/credentials`) throw unauthorized(o.version);
       // 2.2.1 routing headers, on functional modules only (configuration modules carry none)
       if (o.version !== '2.2.1' || !isFunctionalModule(koa.path, o.prefix)) return actingAs(caller, o.serves);
+      // a direct response names us as its sender and the requesting party as its receiver, an
+      // error answer too: the token's own party until the headers named another of its parties
+      koa.set(responseRoutingHeaders(ctx.ownParty(), caller));
       const routing = routingHeaders(koa);
+      const sender = actingFrom(caller, routing.from);
+      koa.set(responseRoutingHeaders(ctx.ownParty(), sender));
       assertAddressedToUs(routing.to, ctx.ownParty());
-      const acting = actingAs(actingFrom(caller, routing.from), o.serves);
-      // a direct response names us as its sender and the requesting party as its receiver
+      const acting = actingAs(sender, o.serves);
       koa.set(responseRoutingHeaders(ctx.ownParty(), acting));
       return acting;
     },

@@ -43,6 +43,17 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       return { id, res, token: (res.body.data as { token?: string } | undefined)?.token ?? '' };
     }
 
+    /** A platform with a CPO and an eMSP party, its token and our party as its credentials name it. */
+    async function platformOfTwo() {
+      const cpo = uniqueParty();
+      const emsp = uniqueParty('NL');
+      const { token } = await registerPlatform(cpo, [{ role: 'EMSP', ...emsp }]);
+      const ours = dataOf<{ roles: Array<{ country_code: string; party_id: string }> }>(
+        await t.api.request('GET', '/ocpi/cpo/2.2.1/credentials', { token, ...b64 }),
+      ).roles[0];
+      return { cpo, emsp, token, us: { country_code: String(ours?.country_code), party_id: String(ours?.party_id) } };
+    }
+
     it('registers a platform with a CPO and an eMSP party: each party reaches the modules of its role with one token', async () => {
       const cpo = uniqueParty();
       const emsp = uniqueParty('NL');
@@ -81,12 +92,7 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
     });
 
     it('reads the routing headers: OCPI-from names one of the parties of the token, OCPI-to names us', async () => {
-      const cpo = uniqueParty();
-      const emsp = uniqueParty('NL');
-      const { token } = await registerPlatform(cpo, [{ role: 'EMSP', ...emsp }]);
-      const ours = dataOf<{ roles: Array<{ country_code: string; party_id: string }> }>(
-        await t.api.request('GET', '/ocpi/cpo/2.2.1/credentials', { token, ...b64 }),
-      ).roles[0];
+      const { cpo, emsp, token, us } = await platformOfTwo();
       const from = (p: { country_code: string; party_id: string }) => ({
         'OCPI-from-country-code': p.country_code,
         'OCPI-from-party-id': p.party_id,
@@ -95,7 +101,6 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         'OCPI-to-country-code': p.country_code,
         'OCPI-to-party-id': p.party_id,
       });
-      const us = { country_code: String(ours?.country_code), party_id: String(ours?.party_id) };
 
       const ok = await t.api.request('GET', '/ocpi/cpo/2.2.1/locations', {
         token,
@@ -149,6 +154,64 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         headers: { ...from({ country_code: 'FR', party_id: 'ZZZ' }), ...to({ country_code: 'BE', party_id: 'XYZ' }) },
       });
       expect(creds.body.status_code).to.equal(1000);
+    });
+
+    it('routes its error answers back as well: from us, to the party that asked, with the request ids', async () => {
+      const { cpo, emsp, token, us } = await platformOfTwo();
+      const ids = { 'X-Request-ID': 'err-req-1', 'X-Correlation-ID': 'err-corr-1' };
+      const routed = (
+        label: string,
+        res: { status: number; headers: Headers; body: Obj },
+        to: { country_code: string; party_id: string },
+      ) => {
+        const got = {
+          status: res.status,
+          from: `${res.headers.get('OCPI-from-country-code')}/${res.headers.get('OCPI-from-party-id')}`,
+          to: `${res.headers.get('OCPI-to-country-code')}/${res.headers.get('OCPI-to-party-id')}`,
+          request: res.headers.get('X-Request-ID'),
+          correlation: res.headers.get('X-Correlation-ID'),
+        };
+        expect(got, `${label}: ${JSON.stringify(res.body)}`).to.deep.include({
+          from: `${us.country_code}/${us.party_id}`,
+          to: `${to.country_code}/${to.party_id}`,
+          request: ids['X-Request-ID'],
+          correlation: ids['X-Correlation-ID'],
+        });
+      };
+      const fromEmsp = { 'OCPI-from-country-code': emsp.country_code, 'OCPI-from-party-id': emsp.party_id };
+
+      // an object we do not have (the handler's error)
+      const unknown = await t.api.request('GET', `/ocpi/cpo/2.2.1/tokens/${emsp.country_code}/${emsp.party_id}/NOPE`, {
+        token,
+        ...b64,
+        headers: { ...ids, ...fromEmsp },
+      });
+      routed('unknown token', unknown, emsp);
+      // a body that fails the schema (the validator's error)
+      const invalid = await t.api.request('PUT', `/ocpi/emsp/2.2.1/locations/${cpo.country_code}/${cpo.party_id}/L1`, {
+        token,
+        ...b64,
+        body: { id: 'L1' },
+        headers: { ...ids, 'OCPI-from-country-code': cpo.country_code, 'OCPI-from-party-id': cpo.party_id },
+      });
+      expect(invalid.status).to.be.within(400, 499);
+      routed('invalid body', invalid, cpo);
+      // headers naming a party the token does not speak for: answered to the token's own party
+      const stranger = await t.api.request('GET', '/ocpi/cpo/2.2.1/locations', {
+        token,
+        ...b64,
+        headers: { ...ids, 'OCPI-from-country-code': 'FR', 'OCPI-from-party-id': 'ZZZ' },
+      });
+      expect(stranger.body.status_code).to.equal(2001);
+      routed('identity mismatch', stranger, cpo);
+      // addressed to a party that is not ours
+      const elsewhere = await t.api.request('GET', '/ocpi/cpo/2.2.1/locations', {
+        token,
+        ...b64,
+        headers: { ...ids, ...fromEmsp, 'OCPI-to-country-code': 'BE', 'OCPI-to-party-id': 'XYZ' },
+      });
+      expect(elsewhere.body.status_code).to.equal(2001);
+      routed('not our party', elsewhere, emsp);
     });
 
     it("a platform with two CPO parties writes each under its own path only: the body names the path's party", async () => {
