@@ -49,6 +49,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError('CSMS_API_KEY', 'must be set when NODE_ENV=production');
   }
   const database = databaseOf(settings);
+  // a setting that would change nothing is refused, as the TLS settings are with a sqlite: URL
+  if (env.SQLITE_LOCKING && database.kind !== 'sqlite') {
+    throw new ConfigError('SQLITE_LOCKING', 'needs a sqlite: DATABASE_URL (PostgreSQL takes its own locks)');
+  }
   if (settings.REDIS_URL && database.kind === 'sqlite') {
     throw new ConfigError('DATABASE_URL', 'cluster mode (REDIS_URL set) needs a postgres:// DATABASE_URL');
   }

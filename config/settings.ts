@@ -44,7 +44,7 @@ export const SettingsSchema = Type.Object({
   SQLITE_LOCKING: Type.Union([Type.Literal('exclusive'), Type.Literal('normal')], {
     default: 'exclusive',
     description:
-      "embedded SQLite: exclusive holds the file's lock for the process's life (no lock calls per transaction; no other process opens the file while it runs), normal lets other processes (the sqlite3 shell, a backup) read it while it runs",
+      "embedded SQLite: exclusive holds the file's lock for the process's life (no lock calls per transaction; no other process opens the file while it runs), normal lets other processes (the sqlite3 shell, a backup) read it while it runs; refused with a postgres:// DATABASE_URL",
   }),
   DATABASE_SSL_CA: Type.Optional(
     Type.String({

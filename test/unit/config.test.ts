@@ -140,6 +140,14 @@ describe('settings', () => {
       expect(
         configError({ DATABASE_SSL_REJECT_UNAUTHORIZED: 'no', DATABASE_URL: 'postgres://db/x' }).variable,
       ).to.equal('DATABASE_SSL_REJECT_UNAUTHORIZED');
+      expect(configError({ DATABASE_URL: 'postgres://db/x', SQLITE_LOCKING: 'normal' }).message).to.equal(
+        'invalid setting SQLITE_LOCKING: needs a sqlite: DATABASE_URL (PostgreSQL takes its own locks)',
+      );
+      expect(loadConfig({ DATABASE_URL: 'sqlite:x.db', SQLITE_LOCKING: 'normal' }).database).to.deep.equal({
+        kind: 'sqlite',
+        file: 'x.db',
+        exclusive: false,
+      });
       const redis = { DATABASE_URL: 'postgres://db/x', REDIS_URL: 'redis://r:6379' };
       expect(configError({ ...redis, REDIS_TLS_CA: PEM }).message).to.equal(
         'invalid setting REDIS_TLS_CA: needs a rediss:// REDIS_URL',
