@@ -27,7 +27,8 @@ interface Tally {
 
 function settleOne(deps: PartnerOutboxDeps, ctx: Ctx, entry: OutboxEntry, result: DeliveryOutcome, tally: Tally): void {
   if (result.outcome !== 'failed') {
-    ctx.write(deps.delivered(entry));
+    const sentAt = result.outcome === 'sent' ? result.version : undefined;
+    ctx.write(deps.delivered(sentAt === undefined ? entry : { ...entry, version: sentAt }));
     if (result.outcome === 'sent') {
       tally.sent++;
       tally.consecutive = 0;

@@ -32,7 +32,8 @@ export interface Courier {
 }
 
 export type DeliveryOutcome =
-  | { outcome: 'sent' }
+  /** `version`: the row's version the call was made from, when it is newer than the entry's */
+  | { outcome: 'sent'; version?: number }
   /** nothing to send any more (the object is gone, or the partner takes no such module) */
   | { outcome: 'skipped'; reason: string }
   | {

@@ -165,6 +165,12 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
       .receivedSince(since)
       .filter((r) => r.method === 'PUT' && /\/sessions\//.test(r.path) && (r.body as Json).status === 'COMPLETED');
     expect(completed.map((r) => (r.body as Json).total_cost)).to.deep.equal(completed.map(() => TOTAL));
+    // once: pricing it as it was sent queued it again, and the same session went twice
+    await new Promise((r) => setTimeout(r, 500));
+    const again = e.sim
+      .receivedSince(since)
+      .filter((r) => r.method === 'PUT' && /\/sessions\//.test(r.path) && (r.body as Json).status === 'COMPLETED');
+    expect(again, 'COMPLETED session PUTs').to.have.length(1);
   });
 
   it('while a session runs, its cost so far goes to the eMSP and shows in /v1', async () => {

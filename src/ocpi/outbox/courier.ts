@@ -129,15 +129,15 @@ export class OutboxCourier {
    * The call a row makes on this link, or why it has nothing to send: a whole object as the
    * operator's push sends it (management/push.ts `pushCall`), an EVSE's status, a command result.
    */
-  async render(link: Link, intent: OutboxIntent): Promise<Call | { skip: string } | { retry: string }> {
+  async render(
+    link: Link,
+    intent: OutboxIntent,
+    built?: { last_updated: string },
+  ): Promise<Call | { skip: string } | { retry: string }> {
     if (intent.kind === 'command-result')
       return { method: 'POST', url: intent.url, version: intent.version, body: intent.body };
     if (intent.kind === 'evse') return this.renderEvse(link, intent);
     const { module, id } = objectOf(intent);
-    // a CDR is built (once) before it is sent, whether or not the partner takes it
-    const built = intent.kind === 'cdr' && this.cdrSource ? await this.cdrSource.ensure(id) : undefined;
-    // an ended session goes with its final cost: priced (its CDR built) first, when it can be
-    if (intent.kind === 'session' && this.cdrSource && (await this.endedSession(id))) await this.cdrSource.ensure(id);
     if (intent.kind === 'cdr' && this.cdrSource && !built) return { retry: `CDR ${id} is not built yet` };
     const endpoint = endpointOf(link.partner.endpoints, module, 'RECEIVER');
     if (!endpoint) return { skip: `the partner lists no ${module} Receiver` };
@@ -147,6 +147,19 @@ export class OutboxCourier {
     const call = await pushCall(module, { own: this.own, locations: this.locations }, object, endpoint.version);
     const url = `${endpoint.url.replace(/\/+$/, '')}${call.path}`;
     return { method: call.method, url, version: endpoint.version, body: call.body };
+  }
+
+  /**
+   * What is made before a row is rendered: a CDR is built (once), whether or not the partner takes
+   * it, and an ended session is priced (its CDR built) so that it goes with its final cost. Either
+   * may change the object and queue it again (cdrs.ts `ensure`). Answers the CDR of a `cdr` row.
+   */
+  private async prepare(intent: OutboxIntent): Promise<{ last_updated: string } | undefined> {
+    if (!this.cdrSource || (intent.kind !== 'cdr' && intent.kind !== 'session')) return undefined;
+    const { id } = objectOf(intent);
+    if (intent.kind === 'cdr') return this.cdrSource.ensure(id);
+    if (await this.endedSession(id)) await this.cdrSource.ensure(id);
+    return undefined;
   }
 
   private async endedSession(id: string): Promise<boolean> {
@@ -206,6 +219,20 @@ export class OutboxCourier {
     }
   }
 
+  /** A rendered row to its party: the eMSP of a session or CDR, the link's party of the module's role otherwise. */
+  private sendRow(link: Link, partnerKey: string, intent: OutboxIntent, call: Call): Promise<DeliveryOutcome> {
+    if (intent.kind === 'cdr')
+      return this.send(link, call, intent.to, (at) => this.delivered(intent.cdr_id, partnerKey, at));
+    const to =
+      intent.kind === 'session'
+        ? intent.to
+        : this.partyOf(
+            link.partner,
+            intent.kind === 'command-result' ? link.partner.role : intent.kind === 'token' ? 'CPO' : 'EMSP',
+          );
+    return this.send(link, call, to);
+  }
+
   /** Where the eMSP keeps a CDR we sent it (the Location of its answer), for the operator. */
   private async delivered(cdrId: string, partnerKey: string, location: string | undefined): Promise<void> {
     await this.db.sql.run(
@@ -225,22 +252,21 @@ export class OutboxCourier {
     if ('unavailable' in link) return link;
     return {
       deliver: async (entry: OutboxEntry): Promise<DeliveryOutcome> => {
+        const first = await rows.get(entry.id);
+        if (!first || first.status !== 'pending')
+          return { outcome: 'skipped', reason: 'the row was settled meanwhile' };
+        const built = await this.prepare(first.intent);
+        // read again after `prepare` and before the object: what is sent then holds every change
+        // up to this version (writers change an object and queue it in one transaction), and the
+        // row is settled at it. Settled at the version first read, a session that pricing queued
+        // again went twice with the same content.
         const row = await rows.get(entry.id);
         if (!row || row.status !== 'pending') return { outcome: 'skipped', reason: 'the row was settled meanwhile' };
-        const call = await this.render(link, row.intent);
+        const call = await this.render(link, row.intent, built);
         if ('skip' in call) return { outcome: 'skipped', reason: call.skip };
         if ('retry' in call) return { outcome: 'failed', error: call.retry, retryable: true, partnerDown: false };
-        const intent = row.intent;
-        if (intent.kind === 'cdr')
-          return this.send(link, call, intent.to, (at) => this.delivered(intent.cdr_id, partnerKey, at));
-        const to =
-          intent.kind === 'session'
-            ? intent.to
-            : this.partyOf(
-                link.partner,
-                intent.kind === 'command-result' ? link.partner.role : intent.kind === 'token' ? 'CPO' : 'EMSP',
-              );
-        return this.send(link, call, to);
+        const sent = await this.sendRow(link, partnerKey, row.intent, call);
+        return sent.outcome === 'sent' ? { outcome: 'sent', version: row.version } : sent;
       },
     };
   }
