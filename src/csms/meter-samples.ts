@@ -155,9 +155,12 @@ export async function readMeterSamples(
     );
     if (kept[0]?.at !== first.at) kept.unshift(first);
   }
+  const latest = ends.latest;
+  // a reading kept after the session's latest is one the session did not take (a stop below what
+  // was reported, docs/CSMS.md): the chart ends where the session's energy does
+  if (latest) kept = kept.filter((p) => p.at <= latest.at);
   if (kept.length === 0 && ends.start) kept.push(ends.start);
   const last = kept[kept.length - 1];
-  const latest = ends.latest;
   if (latest && (!last || latest.at > last.at)) kept.push(latest);
   else if (latest && last && latest.at === last.at) kept[kept.length - 1] = latest;
   const points = kept;

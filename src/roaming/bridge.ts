@@ -126,7 +126,8 @@ async function writeSession(
     id: s.id,
     start_date_time: new Date(s.started_at).toISOString(),
     ...(s.ended_at === null ? {} : { end_date_time: new Date(s.ended_at).toISOString() }),
-    kwh: Math.round(s.kwh * 1000) / 1000,
+    // never lower than what the session said (its pricing may have seen a later reading)
+    kwh: Math.max(Math.round(s.kwh * 1000) / 1000, priced && s.status === 'ACTIVE' ? priced.kwh : 0),
     cdr_token: { ...s.token, type: TOKEN_TYPES.find((t) => t === s.token.type) ?? 'OTHER' },
     auth_method: s.auth_method,
     ...(s.authorization_reference ? { authorization_reference: s.authorization_reference } : {}),

@@ -261,7 +261,15 @@ export class CdrBuilder {
       await purgeSessionData(tx, [session.id]);
       await new ObjectStore<StoredSession>(tx, 'sessions').update(key, (s) =>
         isSession221(s)
-          ? { ...s, total_cost: cdr.total_cost, charging_periods: cdr.charging_periods, last_updated: cdr.last_updated }
+          ? {
+              ...s,
+              // the energy its CDR bills: a stop reading below one reported earlier ends no register
+              // (docs/CSMS.md), and the session said the stop's energy while its CDR said more
+              kwh: cdr.total_energy,
+              total_cost: cdr.total_cost,
+              charging_periods: cdr.charging_periods,
+              last_updated: cdr.last_updated,
+            }
           : s,
       );
       // the session goes again with its final cost; the CDR's own row was queued when the session

@@ -126,6 +126,12 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await charger.call('StopTransaction', v16.stop(transactionId, 0, { timestamp: at(20) }));
       const [ended] = await sessionsOf(id);
       expect(ended).to.include({ status: 'COMPLETED', meter_last_wh: 60_000, energy_wh: 10_000 });
+      // and the energy chart ends where the session's energy does, not at the reading it ignored
+      const chart = await csms().api<{ samples: Array<{ wh: number; energy_wh: number }> }>(
+        'GET',
+        `/v1/sessions/${String(ended?.id)}/meter-values`,
+      );
+      expect(chart.body.samples.at(-1)).to.include({ wh: 60_000, energy_wh: 10_000 });
       await charger.close();
     });
 

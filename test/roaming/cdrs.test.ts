@@ -319,3 +319,60 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(cdr).to.not.have.property('tariffs');
   });
 });
+
+describe('roaming: a session sent at the default push interval, with a stop reading below one reported', function () {
+  this.timeout(60_000);
+  let world: RoamingWorld;
+
+  before(async () => {
+    // the session goes to the eMSP at most every ROAMING_SESSION_PUSH_MS (default): the last
+    // reading before the stop is not pushed on its own
+    world = await RoamingWorld.start({ PRICING_THREADS: '1' });
+    expect((await world.api.request('PUT', '/v1/ocpi/tariffs/T-1', { body: TARIFF })).status).to.equal(200);
+  });
+  after(async () => world.stop());
+
+  it('tells the eMSP the energy its CDR bills: the stop reading that went back ends no register', async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const uid = `L${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
+    const since = e.sim.lastSeq;
+    const { transactionId } = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 1000,
+      timestamp: at(0),
+    })) as { transactionId: number };
+    for (const [minute, wh] of [
+      [10, 6000],
+      [20, 12000],
+    ] as const)
+      await charger.call('MeterValues', {
+        connectorId: 1,
+        transactionId,
+        meterValue: [{ timestamp: at(minute), sampledValue: [{ value: String(wh), unit: 'Wh' }] }],
+      });
+    // a failed read at the end: 8000 Wh after 12000 were reported
+    await charger.call('StopTransaction', { transactionId, meterStop: 8000, timestamp: at(30) });
+    const post = await eventually(
+      async () =>
+        e.sim.receivedSince(since).find((r) => r.method === 'POST' && /\/cdrs$/.test(r.path) && r.status === 200),
+      { timeoutMs: 10_000, what: 'a CDR POSTed to the eMSP' },
+    );
+    expect((post.body as Json).total_energy).to.equal(11);
+    const completed = await eventually(
+      async () =>
+        e.sim
+          .receivedSince(since)
+          .filter((r) => r.method === 'PUT' && /\/sessions\//.test(r.path) && (r.body as Json).status === 'COMPLETED')
+          .at(-1),
+      { what: 'the COMPLETED session' },
+    );
+    expect((completed.body as Json).kwh, 'the COMPLETED session kwh').to.equal(11);
+    // and as the eMSP pulls it
+    const pulled = await e.sim.call('GET', 'sessions', '', undefined, { role: 'SENDER' });
+    const mine = (pulled.data as Json[]).find((s) => s.id === (completed.body as Json).id);
+    expect(mine?.kwh).to.equal(11);
+  });
+});
