@@ -225,7 +225,18 @@ export function boundedDetails(details: ValidationDetail[]): ValidationDetail[] 
     seen.set(key, entry);
     kept.push(entry);
   }
-  return kept;
+  return withoutUnionNoise(kept);
+}
+
+/**
+ * A union's failure says what each branch wanted and then that no branch matched (`anyOf`), and a
+ * nullable one also that the value is not null (`none_required`): beside an entry that says what
+ * was wanted at the same place, those two say nothing more and are left out.
+ */
+function withoutUnionNoise(details: ValidationDetail[]): ValidationDetail[] {
+  const noise = (d: ValidationDetail) => d.type === 'anyOf' || d.type === 'none_required';
+  const explained = new Set(details.filter((d) => !noise(d)).map((d) => JSON.stringify(d.loc)));
+  return details.filter((d) => !noise(d) || !explained.has(JSON.stringify(d.loc)));
 }
 
 function mergeExpected(into: ValidationDetail, d: ValidationDetail): void {

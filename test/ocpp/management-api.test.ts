@@ -74,6 +74,12 @@ describe('/v1 management API for charge points and sessions', () => {
     expect(reset.status).to.equal(422);
     const literal = reset.body.detail.filter((d) => d.type === 'literal_error');
     expect(literal).to.have.length(1);
+    // and only it: not also "must match a schema in anyOf" at the same place
+    expect(reset.body.detail.map((d) => d.type)).to.deep.equal(['literal_error']);
+    // a nullable one: not also "Input should be a valid null"
+    const policy = await csms.api<{ detail: Entry[] }>('PUT', '/v1/charge-points/X/boot-policy', { policy: 'pending' });
+    expect(policy.status).to.equal(422);
+    expect(policy.body.detail.map((d) => `${d.loc.join('.')} ${d.type}`)).to.deep.equal(['body.policy literal_error']);
     expect(literal[0]?.ctx.expected).to.deep.equal(['soft', 'hard']);
     expect(literal[0]?.msg).to.equal('must be one of "soft", "hard"');
     // a status that is no connector status is a mistake, not a filter that matches nothing
