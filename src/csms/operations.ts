@@ -134,6 +134,9 @@ interface Operation<B extends TSchema> {
 
 function operationRoute<B extends TSchema>(access: OperationAccess, op: Operation<B>): RouteSpec<OperatorAuth> {
   const versions = COMMAND_VERSIONS[op.kind];
+  // a body whose fields are all optional may be left out (`curl -X POST .../clear-cache`): it is {}
+  const required: unknown = (op.body as { required?: unknown }).required;
+  const bodyOptional = !Array.isArray(required) || required.length === 0;
   return route({
     method: 'POST',
     path: `/charge-points/:id/${op.path}`,
@@ -141,6 +144,7 @@ function operationRoute<B extends TSchema>(access: OperationAccess, op: Operatio
     params: IdParams,
     query: Wait,
     body: op.body,
+    bodyOptional,
     response: OperationResult,
     responses: {
       404: 'unknown charge point',
@@ -157,7 +161,7 @@ function operationRoute<B extends TSchema>(access: OperationAccess, op: Operatio
           'not_in_version',
           `${op.path} is not an operation of ${protocol}: it exists in ${versions.join(', ')}`,
         );
-      const command = await op.command(req.body as Static<B>, id, protocol);
+      const command = await op.command((req.body ?? {}) as Static<B>, id, protocol);
       const sent = await access.command(id, command);
       const waitMs = (req.query as { wait_ms?: number }).wait_ms ?? DEFAULT_WAIT_MS;
       const result = await awaitOutcome(access, id, sent.command_id, sent.status, waitMs);

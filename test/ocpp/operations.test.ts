@@ -83,6 +83,11 @@ describe('operations on a charger through /v1, both versions', function () {
     expect((await press(id, 'reset', { type: 'hard' })).body.command_status).to.equal('Accepted');
     expect(got('Reset')).to.deep.equal([{ type: 'Hard' }]);
     expect((await press(id, 'clear-cache')).body.command_status).to.equal('Rejected');
+    // an operation whose fields are all optional is sent without a body too, as `curl -X POST` does
+    const bare = await csms.api<Result>('POST', `/v1/charge-points/${id}/clear-cache`);
+    expect(bare.status, JSON.stringify(bare.body)).to.equal(200);
+    expect(got('ClearCache')).to.deep.equal([{}, {}]);
+    expect((await csms.api('POST', `/v1/charge-points/${id}/reset`)).status).to.equal(422);
     expect((await press(id, 'unlock', { evse_id: 2 })).body.command_status).to.equal('Unlocked');
     expect(got('UnlockConnector')).to.deep.equal([{ connectorId: 2 }]);
     await press(id, 'trigger', { message: 'FirmwareStatusNotification' });
