@@ -86,7 +86,20 @@ function settingsError(settings: unknown, env: Record<string, string | undefined
   if (!first) return new ConfigError('settings', 'do not match their schema');
   const variable = first.instancePath.replace(/^\//, '').split('/')[0] || requiredName(first.params) || 'settings';
   const given = shown(variable, env[variable]);
-  return new ConfigError(variable, `${first.message}${given === undefined ? '' : ` (got ${given})`}`);
+  const allowed = constantsOf(variable);
+  const message = allowed ? `must be one of ${allowed.join(', ')}` : first.message;
+  return new ConfigError(variable, `${message}${given === undefined ? '' : ` (got ${given})`}`);
+}
+
+/** The values a setting may take when it is one of a list (its schema a union of constants). */
+function constantsOf(variable: string): string[] | undefined {
+  const schema: unknown = (SettingsSchema.properties as Record<string, unknown>)[variable];
+  const branches = typeof schema === 'object' && schema !== null ? (schema as { anyOf?: unknown }).anyOf : undefined;
+  if (!Array.isArray(branches)) return undefined;
+  const values = branches.map((b: unknown) =>
+    typeof b === 'object' && b !== null && 'const' in b ? String((b as { const: unknown }).const) : undefined,
+  );
+  return values.every((v) => v !== undefined) ? values : undefined;
 }
 
 /** Settings whose value is a secret or holds one: never written to a log line. */

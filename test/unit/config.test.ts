@@ -171,6 +171,15 @@ describe('settings', () => {
     });
   });
 
+  it('names the values a setting of a list may take', () => {
+    expect(configError({ OCPP_BOOT_POLICY: 'accepted' }).message).to.equal(
+      'invalid setting OCPP_BOOT_POLICY: must be one of Accepted, Pending, Rejected (got "accepted")',
+    );
+    expect(configError({ SQLITE_LOCKING: 'shared' }).message).to.equal(
+      'invalid setting SQLITE_LOCKING: must be one of exclusive, normal (got "shared")',
+    );
+  });
+
   it('refuses production without CSMS_API_KEY', () => {
     expect(configError({ NODE_ENV: 'production' }).variable).to.equal('CSMS_API_KEY');
     expect(loadConfig({ NODE_ENV: 'production', CSMS_API_KEY: 'k'.repeat(32) }).NODE_ENV).to.equal('production');
