@@ -5,6 +5,7 @@ import type { Config } from '../../config/index.js';
 import type { PlatformModule, PlatformServices } from '../platform/services.js';
 import type { OnBatch, PricingPool, PricingTask } from './pool.js';
 import { PricedCdr, PriceRequest, type PriceOutcome } from './types.js';
+import { isTimeZone } from './local-time.js';
 
 /**
  * Tariff pricing as a platform feature (docs/TARIFFS.md): the process's pricing threads, which
@@ -118,6 +119,17 @@ function priceRoutes(services: PlatformServices, pricing: PricingHandle): MountS
         responses: { 422: 'a tariff or CDR the schema takes but that cannot be priced (the reason in detail)' },
         handler: async (req) => {
           const { tariff, cdr, time_zone } = req.body;
+          // named at its own field, not at the CDR the engine reads it with
+          if (!isTimeZone(time_zone))
+            throw new RequestValidationError([
+              {
+                loc: ['body', 'time_zone'],
+                msg: `time_zone ${time_zone} is not an IANA time zone`,
+                type: 'invalid_time_zone',
+                input: time_zone,
+                ctx: {},
+              },
+            ]);
           const outcome = await pricing.priceOne({ tariff, cdr, time_zone, breakdown: true });
           if (outcome.ok) return { data: outcome.priced };
           const loc = outcome.code === 'invalid_tariff' ? ['body', 'tariff'] : ['body', 'cdr'];

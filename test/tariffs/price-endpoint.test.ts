@@ -119,6 +119,11 @@ describe('POST /v1/tariffs/price', function () {
     });
     const noZone = await post({ tariff, cdr, time_zone: 'Nowhere/Atlantis' });
     expect(noZone.status).to.equal(422);
+    // at its own field
+    expect((noZone.body.detail as { loc: string[] }[])[0]).to.deep.include({
+      loc: ['body', 'time_zone'],
+      msg: 'time_zone Nowhere/Atlantis is not an IANA time zone',
+    });
     const notYet = await post({
       tariff: { ...tariff, start_date_time: '2030-01-01T00:00:00Z' },
       cdr,
