@@ -25,5 +25,10 @@ function newest(dir) {
 const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
 const changed = Math.max(...roots.map(newest), ...files.map((f) => (existsSync(f) ? statSync(f).mtimeMs : 0)));
 if (built > 0 && changed <= built) process.exit(0);
+process.stderr.write(
+  built > 0
+    ? 'building dist/ (sources changed since the last build)...\n'
+    : 'building dist/ (the first build takes about a minute)...\n',
+);
 const run = spawnSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit', shell: process.platform === 'win32' });
 process.exit(run.status ?? 1);

@@ -16,7 +16,9 @@
  * Exit codes: 0 done, 1 the service refused (its answer is printed), 2 usage.
  */
 
-const usage = `usage: ocpi-partners <onboard CC PID ROLE | list | show ID | register ID VERSIONS_URL TOKEN | rotate ID | unregister ID | pull ID MODULE | push ID MODULE | pull-locations ID>`;
+const usage = `usage: ocpi-partners <onboard CC PID ROLE | list | show ID | register ID VERSIONS_URL TOKEN | rotate ID | unregister ID | pull ID MODULE | push ID MODULE | pull-locations ID>
+  ROLE: CPO or EMSP (the partner's role); ID: the id onboard answers (list shows them)
+  settings: CSMS_URL (default http://localhost:$PORT/v1, PORT default 3000), CSMS_API_KEY`;
 
 async function call(method: string, path: string, body?: unknown): Promise<number> {
   const base = (process.env.CSMS_URL ?? `http://localhost:${process.env.PORT ?? '3000'}/v1`).replace(/\/+$/, '');
@@ -28,6 +30,10 @@ async function call(method: string, path: string, body?: unknown): Promise<numbe
     headers,
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     signal: AbortSignal.timeout(60_000),
+  }).catch((err: unknown) => {
+    // "fetch failed" alone does not say where: the URL tried and why (refused, no such host)
+    const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    throw new Error(`cannot reach the service at ${base} (CSMS_URL)${cause}`);
   });
   const text = await res.text();
   let printed = text;
@@ -49,7 +55,11 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'onboard': {
       const [country_code, party_id, role] = args;
-      if (!country_code || !party_id || (role !== 'CPO' && role !== 'EMSP')) break;
+      if (!country_code || !party_id || !role) break;
+      if (role !== 'CPO' && role !== 'EMSP') {
+        console.error(`ocpi-partners: ROLE must be CPO or EMSP, not ${role}`);
+        return 2;
+      }
       return call('POST', '/partners', { country_code, party_id, role });
     }
     case 'list':

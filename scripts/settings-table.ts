@@ -15,13 +15,16 @@ export function settingsTable(): string {
       anyOf?: Array<{ const?: unknown }>;
       minimum?: number;
       maximum?: number;
+      minLength?: number;
       type?: string;
     };
     const values = s.anyOf
       ? s.anyOf.map((a) => String(a.const)).join(' \\| ')
       : s.type === 'integer'
         ? `integer${s.minimum !== undefined ? ` >= ${s.minimum}` : ''}${s.maximum !== undefined ? `, <= ${s.maximum}` : ''}`
-        : 'string';
+        : s.minLength && s.minLength > 1
+          ? `string of >= ${s.minLength} characters`
+          : 'string';
     const def = s.default === undefined ? (required.has(name) ? 'required' : '(unset)') : `\`${String(s.default)}\``;
     return `| \`${name}\` | ${values} | ${def} | ${s.description ?? ''} |`;
   });

@@ -140,7 +140,11 @@ export class Platform {
     const port = portOf(server);
     const processId = this.services.actors.processId;
     if (worker) log.info({ mode: config.mode, port, processId }, 'worker started');
-    else log.info({ mode: config.mode, port, processId }, 'listening');
+    else {
+      // where to go next: the address as the operator reaches it (PUBLIC_URL when set)
+      const url = config.PUBLIC_URL ? config.publicUrl : `http://localhost:${port}`;
+      log.info({ mode: config.mode, port, processId, url, console: `${url}/dashboard/` }, 'listening');
+    }
   }
 
   /**
