@@ -12,7 +12,7 @@ const ROOT = resolve(import.meta.dirname, '../../..');
 /**
  * The README's commands run as written (docs: README "Quick start", "Using it", "Running a
  * cluster"), in a shell, against the servers they start. What a test must change is said where
- * it is changed: the ports (free ones instead of 3000-3002), the database (a temporary SQLite
+ * it is changed: the ports (free ones instead of 3000-3003), the database (a temporary SQLite
  * file, a temporary PostgreSQL schema) and the Redis key prefix, so that runs do not collide, and
  * the cluster recipe's `npm run build`, done already by the run.
  */
@@ -122,10 +122,11 @@ describe('README: its commands, run as written', function () {
       // the suite runs from this checkout's build: building again would rewrite dist/ under other tests
       .replace(/^npm run build$/m, ': npm run build')
       .replace('PORT=3001', `PORT=${web1}`)
-      .replace('PORT=3002', `PORT=${web2}`);
+      .replace('PORT=3002', `PORT=${web2}`)
+      .replace('PORT=3003', `PORT=${worker}`);
     expect(recipe).to.contain('npm run migrate');
     try {
-      background(recipe, { DATABASE_SCHEMA: schema.schema, REDIS_PREFIX: prefix, PORT: String(worker) });
+      background(recipe, { DATABASE_SCHEMA: schema.schema, REDIS_PREFIX: prefix });
       await Promise.all([ready(web1), ready(web2), ready(worker)]);
       const key = 'change-me-to-a-long-random-key';
       const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
