@@ -75,7 +75,12 @@ function newConnectionId(): string {
  */
 const connectionOf = new WeakMap<
   WebSocket,
-  { onMessage(data: RawData, isBinary: boolean): void; onPong(): void; onClose(code: number, reason: Buffer): void }
+  {
+    onMessage(data: RawData, isBinary: boolean): void;
+    onPong(): void;
+    onClose(code: number, reason: Buffer): void;
+    onFrameError(err: Error & { code?: string }): void;
+  }
 >();
 
 function onSocketMessage(this: WebSocket, data: RawData, isBinary: boolean): void {
@@ -89,6 +94,29 @@ function onSocketPong(this: WebSocket): void {
 function onSocketClose(this: WebSocket, code: number, reason: Buffer): void {
   connectionOf.get(this)?.onClose(code, reason);
 }
+
+function onSocketError(this: WebSocket, err: Error & { code?: string }): void {
+  connectionOf.get(this)?.onFrameError(err);
+}
+
+/**
+ * The close code ws sends for an invalid frame it read (its receiver's status codes): 1007 bad
+ * UTF-8, 1009 too large, 1008 too many fragments, 1002 any other breach of RFC 6455.
+ */
+export function frameErrorCloseCode(code: string | undefined): number {
+  if (code === 'WS_ERR_INVALID_UTF8') return 1007;
+  if (code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' || code === 'WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH') return 1009;
+  if (code === 'WS_ERR_TOO_MANY_BUFFERED_PARTS') return 1008;
+  return 1002;
+}
+
+/**
+ * Bytes of frames to a charger that may wait unsent (beyond the kernel's socket buffer) before
+ * the charger counts as not reading: its connection is then ended. A charger's answers are tens
+ * or hundreds of bytes; one that sends and never reads made the process hold every answer
+ * (8 MB a second for one charger sending 20 large frames a second).
+ */
+export const MAX_UNSENT_BYTES = 1024 * 1024;
 
 /**
  * Calls from the charger being handled at once, held ones included. OCPP-J (1.6-J section 4.1.1,
@@ -162,6 +190,7 @@ export class ChargerConnection<V extends ProtocolName> {
     ws.on('message', onSocketMessage);
     ws.on('pong', onSocketPong);
     ws.on('close', onSocketClose);
+    ws.on('error', onSocketError);
   }
 
   /** a frame from the charger */
@@ -181,6 +210,11 @@ export class ChargerConnection<V extends ProtocolName> {
 
   onPong(): void {
     this.alive = true;
+  }
+
+  /** ws read an invalid frame and closes the socket with its code: the CSMS's close, not the charger's */
+  onFrameError(err: Error & { code?: string }): void {
+    this.closing ??= { code: frameErrorCloseCode(err.code), reason: err.message };
   }
 
   onClose(code: number, reason: Buffer): void {
@@ -318,7 +352,7 @@ export class ChargerConnection<V extends ProtocolName> {
       }, this.opts.callTimeoutMs);
       timer.unref();
       this.pending = { id, action, sentAt: performance.now(), resolve, reject, timer };
-      this.ws.send(callFrame(id, action, payload));
+      this.send(callFrame(id, action, payload));
     });
   }
 
@@ -514,6 +548,22 @@ export class ChargerConnection<V extends ProtocolName> {
   }
 
   private send(text: string): void {
-    if (this.ws.readyState === this.ws.OPEN) this.ws.send(text);
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    this.ws.send(text);
+    if (this.ws.bufferedAmount > MAX_UNSENT_BYTES) this.dropUnread();
+  }
+
+  /** A charger that does not read what it is sent: its connection ends (no close frame would reach it). */
+  private dropUnread(): void {
+    const unsent = this.ws.bufferedAmount;
+    this.opts.log.warn(
+      { charge_point: this.chargePointId, unsent_bytes: unsent },
+      'charger does not read what it is sent: connection ended',
+    );
+    this.closing ??= { code: 1008, reason: `${unsent} bytes unread` };
+    this.closed = true;
+    this.stopBootTimer();
+    this.failPending(new ChargerDisconnectedError(`${this.chargePointId} does not read its socket`));
+    this.ws.terminate();
   }
 }

@@ -71,5 +71,24 @@ export function resultFrame(id: string, payload: unknown): string {
 }
 
 export function errorFrame(id: string, code: string, description: string, details: Record<string, unknown>): string {
-  return JSON.stringify([CALLERROR, id, code, description.slice(0, 255), details]);
+  return JSON.stringify([CALLERROR, id, code, description.slice(0, 255), boundedErrorDetails(details)]);
+}
+
+/** The longest string of a CALLERROR's details (characters); a longer one is cut, ending in `…`. */
+const MAX_DETAIL_CHARS = 200;
+/** The largest details object sent (bytes of its JSON); a larger one is replaced by what says so. */
+const MAX_DETAILS_BYTES = 2048;
+
+/**
+ * A CALLERROR's details within bounds: they may quote the charger's own frame (the path of a bad
+ * string is made of its keys), and a 200 KB frame was answered with 400 KB of details, larger
+ * than the frames this CSMS takes.
+ */
+export function boundedErrorDetails(details: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(details))
+    out[key] =
+      typeof value === 'string' && value.length > MAX_DETAIL_CHARS ? `${value.slice(0, MAX_DETAIL_CHARS)}…` : value;
+  const bytes = Buffer.byteLength(JSON.stringify(out));
+  return bytes > MAX_DETAILS_BYTES ? { truncated: true, bytes } : out;
 }

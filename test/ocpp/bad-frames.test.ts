@@ -103,6 +103,53 @@ describe('OCPP endpoint: a bad WebSocket frame closes only its own connection', 
     expect(await other.charger.call('Heartbeat', {})).to.have.property('currentTime');
   });
 
+  it('ends the connection of a charger that sends and never reads, before what it is not reading piles up', async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    const raw = await RawClient.upgraded(port, `/ocpp/${cp.id}`, {
+      protocol: 'ocpp1.6',
+      user: cp.username,
+      password: cp.password,
+    });
+    const online = async (): Promise<boolean> =>
+      ((await csms.api<{ online: boolean }>('GET', `/v1/charge-points/${cp.id}`)).body as { online: boolean }).online;
+    expect(await online()).to.equal(true);
+    // it reads nothing more; each 1-byte binary frame is answered with a CALLERROR of ~60 bytes
+    raw.socket.pause();
+    const frames = Buffer.concat(Array.from({ length: 1000 }, () => encodeFrame({ opcode: 2, payload: 'x' })));
+    const until = Date.now() + 30_000;
+    let ended = false;
+    for (let sent = 0; !ended && sent < 2_000_000 && Date.now() < until; sent += 1000) {
+      raw.write(frames);
+      await new Promise((r) => setImmediate(r));
+      if (sent % 50_000 === 0) ended = !(await online());
+    }
+    await eventually(async () => ((await online()) ? undefined : true), 10_000);
+    raw.destroy();
+    expect((await fetch(`${csms.url}/healthz`)).status).to.equal(200);
+    expect(await other.charger.call('Heartbeat', {})).to.have.property('currentTime');
+  });
+
+  it("answers a frame with a CALLERROR within the frame limit, however much of the charger's frame its details would quote", async () => {
+    const cp = await csms.registerChargePoint('ocpp2.0.1');
+    const raw = await RawClient.upgraded(port, `/ocpp/${cp.id}`, {
+      protocol: 'ocpp2.0.1',
+      user: cp.username,
+      password: cp.password,
+    });
+    // a NUL under a key of 200,000 slashes: the details' path quoted it, escaped to twice its size
+    const payload = JSON.stringify([
+      2,
+      'x',
+      'DataTransfer',
+      { vendorId: 'v', data: { ['/'.repeat(200_000)]: '\u0000' } },
+    ]);
+    raw.write(encodeFrame({ opcode: 1, payload }));
+    const [reply] = await eventually(async () => (raw.texts().length > 0 ? raw.texts() : undefined));
+    expect(reply?.length).to.be.below(4096);
+    expect(JSON.parse(reply ?? '[]')).to.have.nested.property('[0]', 4);
+    raw.destroy();
+  });
+
   it('keeps the other charger usable end to end: a remote start still reaches it', async () => {
     const from = other.charger.received.length;
     const res = await csms.api('POST', `/v1/charge-points/${other.cp.id}/remote-start`, {

@@ -13,6 +13,7 @@ import {
 import { looseCharger, strictCharger } from '../support/rpc-client.js';
 import { API_KEY, apiClient, uniqueChargePointId, type RegisteredChargePoint } from './support/csms.js';
 import { v16, v201 } from './support/messages.js';
+import { encodeFrame, RawClient } from './support/raw-socket.js';
 
 type Line = Record<string, unknown>;
 
@@ -119,6 +120,21 @@ describe('OCPP signals: log lines and metrics an on-call person reads', function
     const all = JSON.stringify(lines);
     expect(all).not.to.contain(a.password);
     expect(all).not.to.contain(b.password);
+  });
+
+  it('logs the close of a charger that sent an invalid frame as ours, with the code it was sent', async () => {
+    const cp = await register('ocpp2.0.1');
+    const raw = await RawClient.upgraded(Number(new URL(url).port), `/ocpp/${cp.id}`, {
+      protocol: 'ocpp2.0.1',
+      user: cp.id,
+      password: cp.password,
+    });
+    // invalid UTF-8 in a text frame: ws closes with 1007; the charger never sent a close of its own
+    raw.write(encodeFrame({ opcode: 1, payload: Buffer.from([0x5b, 0xc3, 0x28, 0x5d]) }));
+    expect(await raw.closeCode()).to.equal(1007);
+    raw.destroy();
+    await waitFor('the disconnect line', async () => linesOf('charger disconnected', cp.id).length === 1, 5000);
+    expect(linesOf('charger disconnected', cp.id)[0]).to.include({ code: 1007, closed_by: 'csms' });
   });
 
   it('logs refused logins with their reason and address, never the password tried, limited per address', async () => {
