@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { createConnection } from 'node:net';
 import { expect } from 'chai';
 import nock from 'nock';
 import { platformModules } from '../../src/modules.js';
@@ -266,6 +267,37 @@ describe('gateway hardening (issue 7)', () => {
     expect(String(odd.headers.link))
       .to.match(/^<http:\/\/localhost:\d+\/v1\/charge-points\?/)
       .and.not.contain('evil');
+  });
+
+  it('ends the connection of a request refused before its body was read, instead of reading a trickled body for minutes', async () => {
+    const { port } = new URL(main.p.platform.url);
+    for (const path of ['/v1/charge-points', '/ocpi/2.2.1/cdrs']) {
+      const socket = createConnection({ host: '127.0.0.1', port: Number(port) });
+      let answer = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (c: string) => (answer += c));
+      const closed = new Promise<number>((resolve) => {
+        const t0 = Date.now();
+        socket.on('close', () => resolve(Date.now() - t0));
+      });
+      // no credentials, a chunked body whose first byte comes and whose end never does
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n`,
+      );
+      const trickle = setInterval(() => socket.write('1\r\n \r\n'), 200);
+      const ms = await Promise.race([closed, new Promise<number>((r) => setTimeout(() => r(-1), 5000))]);
+      clearInterval(trickle);
+      socket.destroy();
+      expect(answer, path).to.match(/^HTTP\/1\.1 401 /);
+      expect(answer, path).to.match(/\r\nconnection: close\r\n/i);
+      expect(ms, `${path}: closed after (ms; -1: still open after 5 s)`).to.be.within(0, 5000);
+    }
+    // a request whose body was read keeps its connection for the next one
+    const kept = await rawGet(main.p.platform.url, '/v1/charge-points', {
+      Authorization: 'Bearer wrong-wrong-wrong-wrong',
+    });
+    expect(kept.status).to.equal(401);
+    expect(kept.headers.connection).to.not.equal('close');
   });
 
   it('sends nosniff on every answer, errors included', async () => {

@@ -30,6 +30,9 @@ export function errorMapper(log: Logger, mounts: ReadonlyArray<MountSpec<unknown
         throw new HttpError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
       }
     } catch (thrown) {
+      // refused before its body was read (no credentials, too large): the connection ends with
+      // the answer instead of reading out a body the client may trickle for minutes
+      if (!ctx.req.complete) ctx.set('Connection', 'close');
       const requestId = ctx.state.requestId;
       const err = unavailable(thrown) ?? thrown;
       if (err instanceof RequestValidationError) {
