@@ -91,6 +91,10 @@ function redisHint(code: string, message: string, url: string): string | undefin
   if (tls && (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'EPROTO')) {
     return 'the server does not speak TLS: use redis://';
   }
+  // a plain Redis reads the TLS hello as an unfinished command and waits: the handshake times out
+  if (tls && (code === 'ETIMEDOUT' || /timed? ?out/i.test(message))) {
+    return 'no TLS answer: if the server does not speak TLS, use redis://';
+  }
   if (!tls && (code === 'ECONNRESET' || /Connection is closed/i.test(message))) {
     return 'if the server expects TLS, use rediss://';
   }

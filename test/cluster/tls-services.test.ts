@@ -8,6 +8,7 @@ import { createLogger } from '../../src/logger.js';
 import { connect } from '../ocpp/support/charger.js';
 import { API_KEY, apiClient, uniqueChargePointId, type RegisteredChargePoint } from '../ocpp/support/csms.js';
 import { v16 } from '../ocpp/support/messages.js';
+import { REDIS_URL as PLAIN_REDIS_URL } from '../support/databases.js';
 import { waitFor } from '../support/eventually.js';
 import { runToExit, startNode, type FailedStart, type NodeProcess } from '../support/processes.js';
 import { TestCertificates, TlsPostgres, TlsRedis, tlsServicesMissing } from '../support/tls-services.js';
@@ -204,6 +205,16 @@ describe('managed services: PostgreSQL and Redis over TLS', function () {
     );
     expect(line.setting).to.equal('REDIS_URL');
     expect(line.msg).to.match(/^cannot reach Redis/);
+  });
+
+  it('rediss:// to a Redis that does not speak TLS fails the start naming REDIS_URL, saying what to try', async () => {
+    // the suite's plain Redis: it reads the TLS hello as an unfinished command and never answers it
+    const line = failure(
+      await runToExit(clusterEnv({ REDIS_URL: PLAIN_REDIS_URL.replace(/^redis:/, 'rediss:'), REDIS_TLS_CA: '' })),
+    );
+    expect(line.setting).to.equal('REDIS_URL');
+    expect(line.msg).to.match(/^cannot reach Redis/);
+    expect(line.msg, String(line.msg)).to.include('if the server does not speak TLS, use redis://');
   });
 
   it('a refused connection fails the start in seconds naming DATABASE_URL', async () => {
