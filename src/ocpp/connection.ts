@@ -95,8 +95,13 @@ function onSocketClose(this: WebSocket, code: number, reason: Buffer): void {
   connectionOf.get(this)?.onClose(code, reason);
 }
 
-function onSocketError(this: WebSocket, err: Error & { code?: string }): void {
-  connectionOf.get(this)?.onFrameError(err);
+/**
+ * ws read an invalid frame on `ws` and closes it: its connection learns the code for its
+ * disconnect line. Called by the socket's one 'error' listener (endpoint.ts), not by a second
+ * listener per socket.
+ */
+export function noteFrameError(ws: WebSocket, err: Error & { code?: string }): void {
+  connectionOf.get(ws)?.onFrameError(err);
 }
 
 /**
@@ -190,7 +195,6 @@ export class ChargerConnection<V extends ProtocolName> {
     ws.on('message', onSocketMessage);
     ws.on('pong', onSocketPong);
     ws.on('close', onSocketClose);
-    ws.on('error', onSocketError);
   }
 
   /** a frame from the charger */

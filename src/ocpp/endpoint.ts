@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ActorSystem, PinnedActor } from '../runtime/actor-system.js';
 import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
-import { chargerConnection, type AnyChargerConnection, type ConnectionSettings } from './connection.js';
+import { chargerConnection, noteFrameError, type AnyChargerConnection, type ConnectionSettings } from './connection.js';
 import type { ProtocolName, RegistrationStatus } from './domain.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { OcppSchemas } from './schemas.js';
@@ -402,9 +402,11 @@ function completeUpgrade(
 }
 
 /** The 'error' listener of a charger's socket; it closes over the logger and the id only. */
-function frameErrorLogger(log: Logger, id: string): (err: Error & { code?: string }) => void {
-  return (err) =>
+function frameErrorLogger(log: Logger, id: string): (this: WebSocket, err: Error & { code?: string }) => void {
+  return function (this: WebSocket, err) {
     log.info({ charge_point: id, code: err.code, err: err.message }, 'charger sent an invalid WebSocket frame');
+    noteFrameError(this, err);
+  };
 }
 
 /** The 'error' listener every upgrading socket gets (one function for all of them). */
