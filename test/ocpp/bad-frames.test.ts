@@ -26,6 +26,10 @@ describe('OCPP endpoint: a bad WebSocket frame closes only its own connection', 
     await csms.stop();
   });
 
+  /** A raw socket logged in as `cp`, in the protocol it was registered with. */
+  const upgradedAs = (cp: RegisteredChargePoint): Promise<RawClient> =>
+    RawClient.upgraded(port, `/ocpp/${cp.id}`, { protocol: cp.protocol, user: cp.username, password: cp.password });
+
   const cases: Array<{ what: string; frames: Buffer[]; code: number }> = [
     {
       what: 'invalid UTF-8 in a text frame',
@@ -64,11 +68,7 @@ describe('OCPP endpoint: a bad WebSocket frame closes only its own connection', 
   for (const c of cases) {
     it(`closes the connection with ${c.code} on ${c.what}; /healthz and another charger carry on`, async () => {
       const cp = await csms.registerChargePoint('ocpp2.0.1');
-      const raw = await RawClient.upgraded(port, `/ocpp/${cp.id}`, {
-        protocol: 'ocpp2.0.1',
-        user: cp.username,
-        password: cp.password,
-      });
+      const raw = await upgradedAs(cp);
       for (const f of c.frames) raw.write(f);
       expect(await raw.closeCode()).to.equal(c.code);
       raw.destroy();
@@ -79,11 +79,7 @@ describe('OCPP endpoint: a bad WebSocket frame closes only its own connection', 
 
   it('answers pings with pongs, and ends a connection that sends more than 60 pings in one read; the rest carries on', async () => {
     const cp = await csms.registerChargePoint('ocpp1.6');
-    const polite = await RawClient.upgraded(port, `/ocpp/${cp.id}`, {
-      protocol: 'ocpp1.6',
-      user: cp.username,
-      password: cp.password,
-    });
+    const polite = await upgradedAs(cp);
     polite.write(Buffer.concat(Array.from({ length: 60 }, () => encodeFrame({ opcode: 9, payload: 'p' }))));
     const pongs = (raw: RawClient): number => raw.opcodes().filter((o) => o === 10).length;
     await eventually(async () => (pongs(polite) === 60 ? true : undefined));
@@ -91,11 +87,7 @@ describe('OCPP endpoint: a bad WebSocket frame closes only its own connection', 
     expect(polite.closed).to.equal(false);
     polite.destroy();
     // ws's own guard (maxPendingAutoPongs, 60): pongs the socket has not taken yet past that end the connection, without a close frame
-    const flood = await RawClient.upgraded(port, `/ocpp/${cp.id}`, {
-      protocol: 'ocpp1.6',
-      user: cp.username,
-      password: cp.password,
-    });
+    const flood = await upgradedAs(cp);
     flood.write(Buffer.concat(Array.from({ length: 1000 }, () => encodeFrame({ opcode: 9, payload: 'p' }))));
     expect(await flood.closeCode()).to.equal('none');
     expect(pongs(flood)).to.be.at.most(60);
@@ -105,11 +97,7 @@ describe('OCPP endpoint: a bad WebSocket frame closes only its own connection', 
 
   it('ends the connection of a charger that sends and never reads, before what it is not reading piles up', async () => {
     const cp = await csms.registerChargePoint('ocpp1.6');
-    const raw = await RawClient.upgraded(port, `/ocpp/${cp.id}`, {
-      protocol: 'ocpp1.6',
-      user: cp.username,
-      password: cp.password,
-    });
+    const raw = await upgradedAs(cp);
     const online = async (): Promise<boolean> =>
       ((await csms.api<{ online: boolean }>('GET', `/v1/charge-points/${cp.id}`)).body as { online: boolean }).online;
     expect(await online()).to.equal(true);
@@ -131,11 +119,7 @@ describe('OCPP endpoint: a bad WebSocket frame closes only its own connection', 
 
   it("answers a frame with a CALLERROR within the frame limit, however much of the charger's frame its details would quote", async () => {
     const cp = await csms.registerChargePoint('ocpp2.0.1');
-    const raw = await RawClient.upgraded(port, `/ocpp/${cp.id}`, {
-      protocol: 'ocpp2.0.1',
-      user: cp.username,
-      password: cp.password,
-    });
+    const raw = await upgradedAs(cp);
     // a NUL under a key of 200,000 slashes: the details' path quoted it, escaped to twice its size
     const payload = JSON.stringify([
       2,
