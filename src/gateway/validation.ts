@@ -343,6 +343,15 @@ export function toDetail(where: Location, e: TLocalizedValidationError, root: un
   }
 }
 
+/** What a 422 says of a value that fails one of these patterns, whose text would not tell a reader why. */
+const PATTERN_MESSAGES = new Map<string, string>();
+
+/** `pattern`, registered so that a value failing it is told `message` instead of the pattern's text. */
+export function explainedPattern(pattern: string, message: string): string {
+  PATTERN_MESSAGES.set(pattern, message);
+  return pattern;
+}
+
 /** The value failed a constraint of its schema (a value set, a pattern, a bound, a format). */
 function constraintDetail(
   loc: Array<string | number>,
@@ -361,8 +370,11 @@ function constraintDetail(
       return detail('enum', { expected: e.params.allowedValues });
     case 'const':
       return detail('literal_error', { expected: e.params.allowedValue });
-    case 'pattern':
-      return detail('string_pattern_mismatch', { pattern: e.params.pattern });
+    case 'pattern': {
+      const explained = PATTERN_MESSAGES.get(String(e.params.pattern));
+      const d = detail('string_pattern_mismatch', { pattern: e.params.pattern });
+      return explained === undefined ? d : { ...d, msg: explained };
+    }
     case 'minLength':
       return detail('string_too_short', { min_length: e.params.limit });
     case 'maxLength':

@@ -136,6 +136,21 @@ describe('POST /v1/tariffs/price', function () {
     expect(badTariff.body).to.have.property('detail');
   });
 
+  it('refuses a restriction date the calendar does not have, naming the field', async () => {
+    const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: 1 }]]);
+    for (const day of ['2024-02-30', '2023-02-29', '2024-04-31']) {
+      const tariff = aTariff([anElement([energy(0.3)], { start_date: day })]);
+      const res = await post({ tariff, cdr, time_zone: 'UTC' });
+      expect(res.status, day).to.equal(422);
+      expect((res.body.detail as { loc: unknown[]; msg: string }[])[0], day).to.deep.include({
+        loc: ['body', 'tariff', 'elements', 0, 'restrictions', 'start_date'],
+        msg: 'must be a day of the calendar, YYYY-MM-DD',
+      });
+    }
+    const leap = aTariff([anElement([energy(0.3)], { start_date: '2024-02-29' })]);
+    expect((await post({ tariff: leap, cdr, time_zone: 'UTC' })).status).to.equal(200);
+  });
+
   it('is for operators only', async () => {
     const { status } = await post({}, 'wrong-key-wrong-key-wrong');
     expect(status).to.equal(401);

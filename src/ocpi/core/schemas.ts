@@ -2,6 +2,7 @@ import Type, { type TSchema } from '#typebox';
 import { MAX_OFFSET } from '../../gateway/request-limits.js';
 import { DATETIME_PATTERN } from './datetime.js';
 import { titled } from '../../gateway/openapi.js';
+import { explainedPattern } from '../../gateway/validation.js';
 
 /**
  * Field types every OCPI module uses, in both versions (OCPI 2.2.1 types.asciidoc), the list
@@ -57,10 +58,18 @@ export const Language = Type.String({ pattern: '^[A-Za-z]{2}$', description: 'IS
  * partners, and a stored location must pass the 2.2.1 schema on every later PATCH.
  */
 export const TimeOfDay = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'hh:mm, local time' });
-/** A date, YYYY-MM-DD (TariffRestrictions start_date/end_date). */
+/**
+ * A date, YYYY-MM-DD (TariffRestrictions start_date/end_date), and one the calendar has: 2.2.1's
+ * regex lets 2024-02-30 or 2023-02-29 through, which would price from a day that never comes
+ * (read as the next one). Months of 30 days, February's 28, and its 29th in leap years only.
+ */
 export const Day = Type.String({
-  pattern: '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$',
-  description: 'YYYY-MM-DD',
+  pattern: explainedPattern(
+    '^(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))' +
+      '|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[048]|[2468][048]|[13579][26])00)-02-29)$',
+    'must be a day of the calendar, YYYY-MM-DD',
+  ),
+  description: 'YYYY-MM-DD, a day of the calendar',
 });
 /** An amount that cannot be negative (kWh, hours, volts, ...). */
 export const NonNegative = Type.Number({ minimum: 0 });

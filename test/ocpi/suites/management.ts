@@ -143,6 +143,19 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
 
       expect((await api.request('GET', '/v1/ocpi/tariffs/NOPE')).status).to.equal(404);
       expect((await api.request('GET', '/v1/ocpi/tariffs?limit=0')).status).to.equal(422);
+      // a restriction date the calendar does not have would price from the day after
+      const feb30 = aTariff221({
+        id: 'MT-3',
+        elements: [
+          {
+            price_components: [{ type: 'ENERGY', price: 0.3, step_size: 1 }],
+            restrictions: { start_date: '2024-02-30' },
+          },
+        ],
+      });
+      const refused = await api.request('PUT', '/v1/ocpi/tariffs/MT-3', { body: feb30 });
+      expect(refused.status).to.equal(422);
+      expect(JSON.stringify(refused.body)).to.contain('must be a day of the calendar');
       expect((await api.request('GET', '/v1/ocpi/tariffs', { bearer: 'wrong' })).status).to.equal(401);
     });
   });
