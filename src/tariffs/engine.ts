@@ -225,7 +225,12 @@ function checkInput(
     if (until < at) return failure('invalid_cdr', `charging_periods[${i + 1}] starts before charging_periods[${i}]`);
     for (const d of period.dimensions) {
       if (d.volume < 0 && isPriced(d.type))
-        return failure('invalid_cdr', `charging_periods[${i}] has a negative ${d.type} volume`);
+        return failure(
+          'invalid_cdr',
+          d.type === 'ENERGY'
+            ? `charging_periods[${i}] has a negative ENERGY volume (energy fed back to the grid): not priced, this engine prices charging only`
+            : `charging_periods[${i}] has a negative ${d.type} volume`,
+        );
     }
     out.push({ period, start: at, end: until });
   }
@@ -313,6 +318,24 @@ const newTotal = (): DimensionTotal => ({
   lastElement: 0,
 });
 
+/** CdrDimensionType of OCPI 2.2.1 (mod_cdrs), and 2.1.1's FLAT. */
+const KNOWN_DIMENSIONS: ReadonlySet<string> = new Set([
+  'CURRENT',
+  'ENERGY',
+  'ENERGY_EXPORT',
+  'ENERGY_IMPORT',
+  'MAX_CURRENT',
+  'MIN_CURRENT',
+  'MAX_POWER',
+  'MIN_POWER',
+  'PARKING_TIME',
+  'POWER',
+  'RESERVATION_TIME',
+  'STATE_OF_CHARGE',
+  'TIME',
+  'FLAT',
+]);
+
 const isPriced = (type: string): type is Priced =>
   type === 'ENERGY' || type === 'TIME' || type === 'PARKING_TIME' || type === 'RESERVATION_TIME';
 
@@ -329,11 +352,11 @@ class SessionPricing {
   private reservationFlat: Fee;
   /** an expired reservation's fee, from a RESERVATION_EXPIRES element that does not price its time */
   private expiryFee: Fee;
-  private firstCharging: number | undefined;
   private readonly periods: PeriodBreakdown[] = [];
   private readonly steps: PricedCdr['breakdown']['steps'] = [];
   private readonly warnings: string[] = [];
   private warnedDuration = false;
+  private readonly warnedTypes = new Set<string>();
   private readonly sessionStart: number;
   /** per element, whether its restrictions hold in the period at hand (UNKNOWN: not asked yet) */
   private readonly memo: Memo;
@@ -359,11 +382,15 @@ class SessionPricing {
     const dims: DimensionBreakdown[] | undefined = this.withBreakdown ? [] : undefined;
     let isReservation = false;
     for (const d of p.period.dimensions) if (d.type === 'RESERVATION_TIME') isReservation = true;
-    if (!isReservation) this.firstCharging ??= p.start;
     if (p.start < this.sessionStart && !isReservation && this.warnings.length === 0)
-      this.warnings.push('a charging period starts before start_date_time: total_time counts from it');
+      this.warnings.push(
+        'a charging period starts before start_date_time: total_time counts from start_date_time, durations too',
+      );
     // read with the breakdown only: the pool's bulk pricing does not carry warnings
-    if (this.withBreakdown) this.checkDurations(p);
+    if (this.withBreakdown) {
+      this.checkDurations(p);
+      this.checkTypes(p);
+    }
     // FLAT: once per session, from the first period where an element with a FLAT component holds
     if (!isReservation && this.flat === undefined) {
       const e = elementFor(this.t.candidates.FLAT, facts, memo);
@@ -398,6 +425,20 @@ class SessionPricing {
         );
         return;
       }
+    }
+  }
+
+  /**
+   * A dimension of a type OCPI does not define ("FOO", or "energy": enumerations are
+   * case-sensitive) prices nothing: said once per type, so that a total of 0 has its reason.
+   */
+  private checkTypes(p: PeriodAt): void {
+    for (const d of p.period.dimensions) {
+      if (KNOWN_DIMENSIONS.has(d.type) || this.warnedTypes.has(d.type)) continue;
+      this.warnedTypes.add(d.type);
+      this.warnings.push(
+        `a charging period from ${p.period.start_date_time} has a dimension of type ${JSON.stringify(d.type).slice(0, 80)}, which OCPI does not define: not priced`,
+      );
     }
   }
 
@@ -462,11 +503,13 @@ class SessionPricing {
     const unit = STEP_UNIT[type];
     // only what components priced is rounded up (time no element priced stays free). Whole steps
     // are counted on time to the second, so that hours written with 4 or 6 decimals (0.1667 h
-    // for 10 minutes) do not bill a step more than was used; what is billed is those steps.
+    // for 10 minutes) do not bill a step more than was used; what is billed is those steps. Time
+    // used that rounds to no second at all still bills one step (step_size: the minimum billed).
     let used = ZERO;
     for (const v of total.priced.values()) used = used.plus(v.value());
     used = used.times(dec(unit));
-    const counted = unit === 3600 ? used.rounded(0) : used;
+    const toSecond = unit === 3600 ? used.rounded(0) : used;
+    const counted = toSecond.isZero() ? used : toSecond;
     const step = last.step_size;
     const extra = counted.ceilToMultiple(step).minus(used);
     if (extra.isZero()) return;
@@ -496,8 +539,8 @@ class SessionPricing {
     ].reduce(plus);
     const sum = [fixed, reservation, energy, time, parking].reduce(plus);
     const { total, clamped } = clampToBounds(this.t, sum);
-    const from = Math.min(this.sessionStart, this.firstCharging ?? this.sessionStart);
-    const hours = hoursOf(Math.max(0, this.times.end - from));
+    // the session's duration (mod_cdrs: total_time), whatever its periods say
+    const hours = hoursOf(Math.max(0, this.times.end - this.sessionStart));
     return {
       currency,
       total_cost: priceOf(total),

@@ -148,12 +148,16 @@ let lastDay = NaN;
 let lastDateKey = 0;
 let lastWeekday: DayOfWeek = 'THURSDAY';
 
-/** "YYYY-MM-DD hh:mm:ss DAY" at instant `ms` in `timeZone`, for people (the breakdown). */
+/** "YYYY-MM-DD hh:mm:ss+hh:mm DAY" at instant `ms` in `timeZone`, for people (the breakdown). */
 export function describeLocal(timeZone: string, ms: number): string {
-  const w = new Date(ms + offsetAt(timeZone, ms));
+  const offset = offsetAt(timeZone, ms);
+  const w = new Date(ms + offset);
   const date = `${w.getUTCFullYear()}-${pad(w.getUTCMonth() + 1)}-${pad(w.getUTCDate())}`;
   const clock = `${pad(w.getUTCHours())}:${pad(w.getUTCMinutes())}:${pad(w.getUTCSeconds())}`;
-  return `${date} ${clock} ${DAYS[w.getUTCDay()] ?? ''}`;
+  // the offset tells the two passes through an hour the clock repeats (autumn) apart
+  const minutes = Math.round(Math.abs(offset) / 60_000);
+  const zone = `${offset < 0 ? '-' : '+'}${pad(Math.floor(minutes / 60))}:${pad(minutes % 60)}`;
+  return `${date} ${clock}${zone} ${DAYS[w.getUTCDay()] ?? ''}`;
 }
 
 /** YYYY-MM-DD as a YYYYMMDD number. */

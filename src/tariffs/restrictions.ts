@@ -83,16 +83,19 @@ function describe(r: Restrictions): string {
   if (r.start_date !== undefined || r.end_date !== undefined)
     parts.push(`date ${r.start_date ?? '...'} to ${r.end_date ?? '...'} (excl.)`);
   if (r.day_of_week !== undefined && r.day_of_week.length > 0) parts.push(`days ${r.day_of_week.join(',')}`);
-  if (r.min_kwh !== undefined || r.max_kwh !== undefined)
-    parts.push(`kWh ${r.min_kwh ?? 0}-${r.max_kwh === undefined ? '' : `<${r.max_kwh}`}`);
-  if (r.min_duration !== undefined || r.max_duration !== undefined)
-    parts.push(`duration ${r.min_duration ?? 0}s-${r.max_duration === undefined ? '' : `<${r.max_duration}s`}`);
-  if (r.min_power !== undefined || r.max_power !== undefined)
-    parts.push(`power ${r.min_power ?? 0}kW-${r.max_power === undefined ? '' : `<${r.max_power}kW`}`);
-  if (r.min_current !== undefined || r.max_current !== undefined)
-    parts.push(`current ${r.min_current ?? 0}A-${r.max_current === undefined ? '' : `<${r.max_current}A`}`);
+  bounds(parts, 'kWh', '', r.min_kwh, r.max_kwh);
+  bounds(parts, 'duration', 's', r.min_duration, r.max_duration);
+  bounds(parts, 'power', 'kW', r.min_power, r.max_power);
+  bounds(parts, 'current', 'A', r.min_current, r.max_current);
   if (r.reservation !== undefined) parts.push(r.reservation);
   return parts.length === 0 ? 'no restrictions' : parts.join(', ');
+}
+
+/** A lower (inclusive) and upper (exclusive) bound as the breakdown says them: `power 11kW-<22kW`, `current < 32A`. */
+function bounds(parts: string[], what: string, unit: string, min: number | undefined, max: number | undefined): void {
+  if (min !== undefined && max !== undefined) parts.push(`${what} ${min}${unit}-<${max}${unit}`);
+  else if (min !== undefined) parts.push(`${what} >= ${min}${unit}`);
+  else if (max !== undefined) parts.push(`${what} < ${max}${unit}`);
 }
 
 /** Whether the time of day lies in [start, end); a window ending before it starts wraps midnight. */

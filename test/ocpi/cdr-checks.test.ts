@@ -241,6 +241,22 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     expect(check.notes.join(' ')).to.contain('LOC-UNKNOWN').and.contain('UTC');
   });
 
+  it('2.2.1: a CDR with energy fed back (negative ENERGY) is taken and stored; its check is unpriced, saying why', async () => {
+    const tariff = aTariff221({ ...party(cpo221), id: 'TAR-V2G', elements: ELEMENTS_221 });
+    const cdr = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      tariffs: [tariff],
+      charging_periods: [
+        ...PERIODS,
+        { start_date_time: '2026-01-05T18:00:00Z', dimensions: [{ type: 'ENERGY', volume: -2 }] },
+      ],
+    });
+    await postCdr(cpo221, cdr);
+    const check = await checkOf(cpo221, String(cdr.id));
+    expect(check.status).to.equal('unpriced');
+    expect(check.reason).to.contain('energy fed back to the grid');
+  });
+
   it('2.2.1: a credit CDR is not re-priced', async () => {
     const cdr = cdr221(cpo221, {
       cdr_location: place221('LOC-221'),

@@ -97,6 +97,17 @@ describe('pricing engine: rules', function () {
       }
     });
 
+    it('time used that rounds to no second still bills one step: 0.36 s at 60.00/h in 1-minute steps is 1.00', function () {
+      for (const make of [time, parking]) {
+        const tariff = aTariff([anElement([make(60, 60)])]);
+        const dimension = make === time ? 'TIME' : 'PARKING_TIME';
+        const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T10:00:01Z', [
+          ['2024-05-02T10:00:00Z', { [dimension]: 0.0001 }],
+        ]);
+        expect(excl(price(tariff, cdr)), dimension).to.equal(1);
+      }
+    });
+
     it('only priced time is rounded up: parking free after 20:00 leaves 10 paid minutes, billed as 15 (0.25)', function () {
       const tariff = aTariff([anElement([parking(1, 900)], { end_time: '20:00' }), anElement([time(1)])]);
       const cdr = aCdr('2024-05-02T19:50:00Z', '2024-05-02T20:10:00Z', [
@@ -144,7 +155,7 @@ describe('pricing engine: rules', function () {
       ]);
       const periods = price(tariff, cdr, 'Europe/Amsterdam').breakdown.periods;
       expect(periods.map((p) => p.dimensions[0]?.price)).to.deep.equal([0.3, 0.1, 0.1]);
-      expect(periods[1]?.local_time).to.equal('2024-03-31 03:00:00 SUNDAY');
+      expect(periods[1]?.local_time).to.equal('2024-03-31 03:00:00+02:00 SUNDAY');
     });
 
     it("kWh, duration and date bounds: lower inclusive, upper exclusive, read at each period's start", function () {
@@ -162,9 +173,7 @@ describe('pricing engine: rules', function () {
       ]);
       const periods = price(tariff, cdr).breakdown.periods;
       expect(periods.map((p) => p.dimensions[0]?.element)).to.deep.equal([1, 2, 3, 4]);
-      expect(periods[1]?.dimensions[0]?.reason).to.equal(
-        'element 2 (kWh 10-<undefined, duration 0s-<3600s)'.replace('-<undefined', '-'),
-      );
+      expect(periods[1]?.dimensions[0]?.reason).to.equal('element 2 (kWh >= 10, duration < 3600s)');
     });
 
     it('power bounds (spec max_power example: 20.30), from reported MAX_POWER or from energy over time', function () {
@@ -312,6 +321,58 @@ describe('pricing engine: rules', function () {
     });
   });
 
+  describe('totals and warnings', function () {
+    it('total_time is the session from start_date_time, also when a period starts earlier (warned)', function () {
+      // the first kWh is free for the first 600 s of the session: durations count from 08:00 too
+      const tariff = aTariff([anElement([energy(0)], { max_duration: 600 }), anElement([energy(0.3)])]);
+      const cdr = aCdr('2024-05-06T08:00:00Z', '2024-05-06T09:00:00Z', [
+        ['2024-05-06T07:50:00Z', { ENERGY: 1 }],
+        ['2024-05-06T08:00:00Z', { ENERGY: 1 }],
+        ['2024-05-06T08:10:00Z', { ENERGY: 1 }],
+      ]);
+      const priced = price(tariff, cdr);
+      expect(priced.total_time).to.equal(1);
+      expect(excl(priced)).to.equal(0.3);
+      expect(priced.breakdown.warnings).to.deep.equal([
+        'a charging period starts before start_date_time: total_time counts from start_date_time, durations too',
+      ]);
+    });
+
+    it('a dimension of a type OCPI does not define prices nothing and is warned about once per type', function () {
+      const tariff = aTariff([anElement([energy(0.25)])]);
+      const cdr = aCdr('2024-05-06T08:00:00Z', '2024-05-06T09:00:00Z', [
+        ['2024-05-06T08:00:00Z', { energy: 10, FOO: 1, MAX_POWER: 11 }],
+        ['2024-05-06T08:30:00Z', { energy: 10 }],
+      ]);
+      const priced = price(tariff, cdr);
+      expect(excl(priced)).to.equal(0);
+      expect(priced.breakdown.warnings).to.deep.equal([
+        'a charging period from 2024-05-06T08:00:00Z has a dimension of type "energy", which OCPI does not define: not priced',
+        'a charging period from 2024-05-06T08:00:00Z has a dimension of type "FOO", which OCPI does not define: not priced',
+      ]);
+    });
+
+    it('the breakdown reads local time with its offset and one-sided bounds as such', function () {
+      const tariff = aTariff([
+        anElement([energy(0.1)], { start_time: '02:00', end_time: '03:00' }),
+        anElement([energy(0.2)], { max_current: 32 }),
+      ]);
+      // 00:30Z and 01:30Z are both 02:30 in Amsterdam on the autumn night, in summer and in winter time
+      const cdr = aCdr('2024-10-27T00:30:00Z', '2024-10-27T02:30:00Z', [
+        ['2024-10-27T00:30:00Z', { ENERGY: 1 }],
+        ['2024-10-27T01:30:00Z', { ENERGY: 1 }],
+        ['2024-10-27T02:00:00Z', { ENERGY: 1, MAX_CURRENT: 16 }],
+      ]);
+      const periods = price(tariff, cdr, 'Europe/Amsterdam').breakdown.periods;
+      expect(periods.map((p) => p.local_time)).to.deep.equal([
+        '2024-10-27 02:30:00+02:00 SUNDAY',
+        '2024-10-27 02:30:00+01:00 SUNDAY',
+        '2024-10-27 03:00:00+01:00 SUNDAY',
+      ]);
+      expect(periods[2]?.dimensions[0]?.reason).to.equal('element 2 (current < 32A)');
+    });
+  });
+
   describe('tariff selection and bad input', function () {
     it('the tariff valid at the session start is chosen; one not yet valid is refused', function () {
       const old = aTariff([anElement([energy(0.3)])], { id: 'OLD', end_date_time: '2024-06-01T00:00:00Z' });
@@ -353,7 +414,7 @@ describe('pricing engine: rules', function () {
         [
           aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: -1 }]]),
           'UTC',
-          'charging_periods[0] has a negative ENERGY volume',
+          'charging_periods[0] has a negative ENERGY volume (energy fed back to the grid): not priced, this engine prices charging only',
         ],
         // one period, after the end: it was said to start before a charging_periods[1] there is not
         [

@@ -92,7 +92,8 @@ describe('pricing engine: public test vectors', function () {
     const priced = price(v);
     expect(totalsOf(priced, v, 2).total_cost).to.deep.equal({ excl_vat: 1.84, incl_vat: 2.22 });
     expect(priced.total_energy_cost).to.deep.equal({ excl_vat: 1.837, incl_vat: 2.2228 });
-    expect(priced.total_time).to.equal(1.0919);
+    // its own total_time, 0.756944: the session from start_date_time, not from the 12:00Z period
+    expect(priced.total_time).to.equal(0.7569);
     expect(priced.breakdown.warnings).to.have.length(1);
     // 12:00Z is 14:00 in Amsterdam (summer time): the 14:00-15:00 element, 0.22
     expect(priced.breakdown.periods[0]?.dimensions[0]?.price).to.equal(0.22);
