@@ -1,13 +1,8 @@
-import {
-  Counter,
-  Gauge,
-  Histogram,
-  Registry,
-  collectDefaultMetrics,
-  type MetricObjectWithValues,
-  type MetricType,
-  type MetricValueWithName,
-} from 'prom-client';
+import type * as PromClient from 'prom-client';
+import type { MetricObjectWithValues, MetricType, MetricValueWithName, Registry } from 'prom-client';
+
+/** prom-client, loaded by the first scrape: a process that is never scraped does not load it. */
+type Prom = typeof PromClient;
 
 /** One partner's outbox as the gauges show it (docs/OPERATIONS.md "Signals"). */
 export interface OutboxDepth {
@@ -30,9 +25,15 @@ export interface MetricSources {
   pricingQueue?(): { in_flight: number; waiting: number };
 }
 
-/** Prometheus metrics of one process, served at /metrics. */
+/**
+ * Prometheus metrics of one process, served at /metrics. What runs per message or request adds to
+ * plain numbers here (`TallyCounter`, `TallyHistogram`); prom-client, its registry, its default
+ * process metrics and the gauges read from `sources` are made by the first scrape
+ * (`exposition`): about a twentieth of a start went to loading it (docs/PERFORMANCE.md, hot
+ * path, "Twenty-sixth sitting"). Node's default metrics (CPU, memory, event loop, GC) are then
+ * read from the first scrape on; the GC histograms count the collections after it.
+ */
 export class PlatformMetrics {
-  readonly registry = new Registry();
   readonly sources: MetricSources = {};
   /**
    * Grows by one with every actor turn, HTTP request and OCPP call answered here: not exported,
@@ -48,41 +49,39 @@ export class PlatformMetrics {
     name: 'ocpp_messages_total',
     help: 'OCPP calls by direction (in: from chargers, out: to chargers), action and outcome',
     labelNames: ['direction', 'action', 'outcome'] as const,
-    registers: [this.registry],
   });
   readonly ocppCallErrors = new TallyCounter({
     name: 'ocpp_callerrors_total',
     help: 'CALLERRORs by direction (sent to chargers, received from them) and error code',
     labelNames: ['direction', 'code'] as const,
-    registers: [this.registry],
   });
   readonly ocppCallSeconds = new TallyHistogram({
     name: 'ocpp_call_duration_seconds',
     help: 'time from a CSMS-to-charger CALL to its CALLRESULT or CALLERROR, by action',
     labelNames: ['action'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
   });
   readonly httpRequests = new TallyHistogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP requests by method, route template and status',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [this.registry],
   });
   readonly actorTurns = new TallyCounter({
     name: 'actor_turns_total',
     help: 'actor turns by kind and outcome',
     labelNames: ['kind', 'outcome'] as const,
-    registers: [this.registry],
   });
   readonly actorTurnSeconds = new TallyHistogram({
     name: 'actor_turn_duration_seconds',
     help: 'time of an actor turn including its commit',
     labelNames: ['kind'] as const,
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
-    registers: [this.registry],
   });
+
+  private built: Promise<Registry> | undefined;
+
+  constructor(private readonly collect: { activations(): number; ownedShards(): number }) {}
 
   /**
    * One finished actor turn. It runs for every message a charger sends, so it only adds to plain
@@ -100,25 +99,42 @@ export class PlatformMetrics {
     this.httpRequests.tally([method, route, String(status)], seconds);
   }
 
-  constructor(collect: { activations(): number; ownedShards(): number }) {
-    collectDefaultMetrics({ register: this.registry });
-    this.sourceGauges();
-    new Gauge({
+  /** The text /metrics answers, and its content type. */
+  async exposition(): Promise<{ body: string; contentType: string }> {
+    const registry = await this.registry();
+    return { body: await registry.metrics(), contentType: registry.contentType };
+  }
+
+  /** prom-client's registry of this process, made (and prom-client loaded) on first use. */
+  registry(): Promise<Registry> {
+    this.built ??= import('prom-client').then((prom) => this.build(prom));
+    return this.built;
+  }
+
+  private build(prom: Prom): Registry {
+    const registry = new prom.Registry();
+    prom.collectDefaultMetrics({ register: registry });
+    for (const t of [this.ocppMessages, this.ocppCallErrors, this.actorTurns]) t.register(prom, registry);
+    for (const t of [this.ocppCallSeconds, this.httpRequests, this.actorTurnSeconds]) t.register(prom, registry);
+    this.sourceGauges(prom, registry);
+    const { activations, ownedShards } = this.collect;
+    new prom.Gauge({
       name: 'actor_activations',
       help: 'live actor activations in this process',
-      registers: [this.registry],
+      registers: [registry],
       collect() {
-        this.set(collect.activations());
+        this.set(activations());
       },
     });
-    new Gauge({
+    new prom.Gauge({
       name: 'actor_shards_owned',
       help: 'shards whose lease this process holds',
-      registers: [this.registry],
+      registers: [registry],
       collect() {
-        this.set(collect.ownedShards());
+        this.set(ownedShards());
       },
     });
+    return registry;
   }
 
   /** the outbox's rows read once per scrape, whichever of its gauges asks first */
@@ -134,14 +150,14 @@ export class PlatformMetrics {
   }
 
   /** gauges whose values the modules' sources give when /metrics is read */
-  private sourceGauges(): void {
+  private sourceGauges(prom: Prom, registry: Registry): void {
     const sources = this.sources;
     const depths = (): Promise<readonly OutboxDepth[]> => this.outboxDepths();
-    new Gauge({
+    new prom.Gauge({
       name: 'ocpp_connected_chargers',
       help: 'chargers whose WebSocket this process holds, by OCPP version',
       labelNames: ['protocol'] as const,
-      registers: [this.registry],
+      registers: [registry],
       collect() {
         const n = sources.connectedChargers?.() ?? { 'ocpp1.6': 0, 'ocpp2.0.1': 0 };
         this.set({ protocol: 'ocpp1.6' }, n['ocpp1.6']);
@@ -149,11 +165,11 @@ export class PlatformMetrics {
       },
     });
     const perPartner = (name: string, help: string, value: (d: OutboxDepth, now: number) => number | undefined) =>
-      new Gauge({
+      new prom.Gauge({
         name,
         help,
         labelNames: ['partner'] as const,
-        registers: [this.registry],
+        registers: [registry],
         async collect() {
           const rows = await depths();
           const now = Date.now();
@@ -176,11 +192,11 @@ export class PlatformMetrics {
       (d, now) => (d.oldest_pending_at === null ? 0 : Math.max(0, (now - d.oldest_pending_at) / 1000)),
     );
     perPartner('ocpi_outbox_dead_letters', 'dead letters waiting for the operator, per partner', (d) => d.dead);
-    new Gauge({
+    new prom.Gauge({
       name: 'pricing_queue_depth',
       help: 'pricing batches handed to the threads and not answered (in_flight), and callers waiting for room (waiting)',
       labelNames: ['state'] as const,
-      registers: [this.registry],
+      registers: [registry],
       collect() {
         const q = sources.pricingQueue?.() ?? { in_flight: 0, waiting: 0 };
         this.set({ state: 'in_flight' }, q.in_flight);
@@ -206,21 +222,14 @@ const HISTOGRAM = 'histogram' as unknown as MetricType;
 /**
  * A histogram that counts into plain arrays per label set and formats them only when read (for
  * observations on every message or request: prom-client's own `observe` hashes the label set on
- * each call). The registry reads it like any prom-client histogram (`getForPromString`, `get`).
+ * each call). Registered, it reads like any prom-client histogram (`getForPromString`, `get`).
  */
-class TallyHistogram<L extends string> extends Histogram<L> {
+class TallyHistogram<L extends string> {
   private readonly metric: { name: string; help: string; labelNames: readonly L[] };
   private readonly bounds: readonly number[];
   private tallies = new Map<string, Tally>();
 
-  constructor(config: {
-    name: string;
-    help: string;
-    labelNames: readonly L[];
-    buckets: number[];
-    registers: Registry[];
-  }) {
-    super(config);
+  constructor(config: { name: string; help: string; labelNames: readonly L[]; buckets: number[] }) {
     this.metric = { name: config.name, help: config.help, labelNames: config.labelNames };
     this.bounds = config.buckets;
   }
@@ -243,6 +252,38 @@ class TallyHistogram<L extends string> extends Histogram<L> {
     t.count++;
   }
 
+  /** A prom-client histogram in `registry` that reads these tallies, and whose reset clears them. */
+  register(prom: Prom, registry: Registry): void {
+    const tallies = (): TallyValues => this.values();
+    // prom-client's constructor resets the metric it makes: what was tallied before the first
+    // scrape is kept through that one
+    let made = false;
+    const clear = (): void => {
+      if (made) this.tallies = new Map();
+    };
+    class Read extends prom.Histogram<L> {
+      override get(): Promise<TallyValues> {
+        return Promise.resolve(tallies());
+      }
+
+      /** what the registry reads when it writes the text format */
+      getForPromString(): Promise<TallyValues> {
+        return Promise.resolve(tallies());
+      }
+
+      override reset(): void {
+        clear();
+      }
+    }
+    new Read({
+      ...this.metric,
+      labelNames: [...this.metric.labelNames],
+      buckets: [...this.bounds],
+      registers: [registry],
+    });
+    made = true;
+  }
+
   private values(): TallyValues {
     const { name, help } = this.metric;
     const values: MetricValueWithName<string>[] = [];
@@ -258,19 +299,6 @@ class TallyHistogram<L extends string> extends Histogram<L> {
     }
     return { name, help, type: HISTOGRAM, values, aggregator: 'sum', collect: () => undefined };
   }
-
-  override get(): Promise<TallyValues> {
-    return Promise.resolve(this.values());
-  }
-
-  /** what the registry reads when it writes the text format */
-  getForPromString(): Promise<TallyValues> {
-    return Promise.resolve(this.values());
-  }
-
-  override reset(): void {
-    this.tallies = new Map();
-  }
 }
 
 /** A label set's count of a `TallyCounter`, handed to prom-client when the registry reads it. */
@@ -279,23 +307,15 @@ export interface CounterSlot {
 }
 
 /**
- * A counter whose increments go to plain numbers per label set and are handed to prom-client's
- * own count when the registry reads it (`collect`); `reset` zeroes what was not handed over yet.
+ * A counter whose increments go to plain numbers per label set and, once registered, are handed
+ * to prom-client's own count when the registry reads it (`collect`); its `reset` zeroes what was
+ * not handed over yet.
  */
-class TallyCounter<L extends string> extends Counter<L> {
-  private readonly names: readonly L[];
-  /** made on first use: prom-client's constructor calls `reset` before this class's fields exist */
-  private pending: Map<string, { labels: Partial<Record<L, string>>; n: number }> | undefined;
+class TallyCounter<L extends string> {
+  /** per label set: `n` not handed to prom-client yet, `handed` what was */
+  private readonly pending = new Map<string, { labels: Partial<Record<L, string>>; n: number; handed: number }>();
 
-  constructor(config: { name: string; help: string; labelNames: readonly L[]; registers: Registry[] }) {
-    super({
-      ...config,
-      collect() {
-        if (this instanceof TallyCounter) this.handOver();
-      },
-    });
-    this.names = config.labelNames;
-  }
+  constructor(private readonly metric: { name: string; help: string; labelNames: readonly L[] }) {}
 
   /** one more, `values` in the order of `labelNames` */
   add(values: readonly string[]): void {
@@ -307,28 +327,50 @@ class TallyCounter<L extends string> extends Counter<L> {
    * message, where even joining the label values would allocate.
    */
   slot(values: readonly string[]): CounterSlot {
-    this.pending ??= new Map();
     const key = values.join('\u0000');
     let entry = this.pending.get(key);
     if (!entry) {
       const labels: Partial<Record<L, string>> = {};
-      this.names.forEach((name, i) => (labels[name] = values[i] ?? ''));
-      this.pending.set(key, (entry = { labels, n: 0 }));
+      this.metric.labelNames.forEach((name, i) => (labels[name] = values[i] ?? ''));
+      this.pending.set(key, (entry = { labels, n: 0, handed: 0 }));
     }
     return entry;
   }
 
-  private handOver(): void {
-    for (const entry of this.pending?.values() ?? []) {
-      if (entry.n === 0) continue;
-      this.inc(entry.labels, entry.n);
-      entry.n = 0;
-    }
+  /** The count so far of the label sets that have every label of `match`, whether scraped or not. */
+  count(match: Partial<Record<L, string>> = {}): number {
+    let total = 0;
+    const wanted = Object.entries(match) as [L, string][];
+    for (const e of this.pending.values()) if (wanted.every(([k, v]) => e.labels[k] === v)) total += e.handed + e.n;
+    return total;
   }
 
-  override reset(): void {
-    super.reset();
-    // zeroed, not dropped: callers keep their slots
-    for (const entry of this.pending?.values() ?? []) entry.n = 0;
+  /** A prom-client counter in `registry`, given what was counted each time the registry reads it. */
+  register(prom: Prom, registry: Registry): void {
+    const pending = this.pending;
+    // prom-client's constructor resets the metric it makes: what was counted before the first
+    // scrape is kept through that one
+    let made = false;
+    class Handed extends prom.Counter<L> {
+      override reset(): void {
+        super.reset();
+        // zeroed, not dropped: callers keep their slots
+        if (made) for (const entry of pending.values()) entry.n = entry.handed = 0;
+      }
+    }
+    new Handed({
+      ...this.metric,
+      labelNames: [...this.metric.labelNames],
+      registers: [registry],
+      collect() {
+        for (const entry of pending.values()) {
+          if (entry.n === 0) continue;
+          this.inc(entry.labels, entry.n);
+          entry.handed += entry.n;
+          entry.n = 0;
+        }
+      },
+    });
+    made = true;
   }
 }

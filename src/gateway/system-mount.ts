@@ -84,9 +84,8 @@ export function systemMount(opts: SystemMountOptions): MountSpec<unknown> {
         responses: { 401: 'METRICS_TOKEN is set and the request does not carry it' },
         handler: async (req) => {
           guardMetrics(req.koa);
-          return {
-            raw: { body: await services.metrics.registry.metrics(), type: services.metrics.registry.contentType },
-          };
+          const { body, contentType } = await services.metrics.exposition();
+          return { raw: { body, type: contentType } };
         },
       }),
       route({

@@ -92,6 +92,7 @@ describe('the product entry (dist/server/main.js)', function () {
     const before = await loaded();
     expect(before.builtins.filter((m) => m.includes('undici'))).to.deep.equal([]);
     expect(before.files.filter((f) => f.includes('/node_modules/piscina/'))).to.deep.equal([]);
+    expect(before.files.filter((f) => f.includes('/node_modules/prom-client/'))).to.deep.equal([]);
   });
 
   it('serves the operator console and its assets', async () => {
@@ -141,5 +142,19 @@ describe('the product entry (dist/server/main.js)', function () {
     const after = await loaded();
     expect(after.files.filter((f) => f.includes('/node_modules/piscina/'))).to.not.deep.equal([]);
     expect(after.builtins.filter((m) => m.includes('undici'))).to.deep.equal([]);
+  });
+
+  it('loads prom-client with the first scrape of /metrics, which counts what came before it', async () => {
+    const metrics = await get('/metrics');
+    expect(metrics.status).to.equal(200);
+    expect(metrics.type).to.match(/^text\/plain/);
+    // the requests of the tests above, counted before prom-client was loaded
+    expect(metrics.text).to.match(
+      /^http_request_duration_seconds_count\{method="GET",route="\/readyz",status="200"\} [1-9]/m,
+    );
+    expect(metrics.text).to.match(/^process_cpu_user_seconds_total [0-9]/m);
+    expect(metrics.text).to.match(/^ocpp_connected_chargers\{protocol="ocpp1.6"\} 0$/m);
+    const after = await loaded();
+    expect(after.files.filter((f) => f.includes('/node_modules/prom-client/'))).to.not.deep.equal([]);
   });
 });

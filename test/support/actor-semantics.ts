@@ -256,7 +256,6 @@ export function actorSemantics(makeEnv: () => Promise<TestEnvironment>): void {
   });
 
   async function fencedTurns(): Promise<number> {
-    const metric = await p.platform.services.metrics.actorTurns.get();
-    return metric.values.filter((v) => v.labels.outcome === 'fenced').reduce((n, v) => n + v.value, 0);
+    return p.platform.services.metrics.actorTurns.count({ outcome: 'fenced' });
   }
 }

@@ -12,7 +12,7 @@ describe('per-turn and per-request metrics', () => {
     m.observeTurn('charge-point', 'ok', 0.003);
     m.observeTurn('charge-point', 'fenced', 7);
     m.observeTurn('partner', 'error', 0.02);
-    const text = await m.registry.metrics();
+    const text = (await m.exposition()).body;
     expect(text).to.contain('# TYPE actor_turn_duration_seconds histogram');
     expect(lines(text, 'actor_turns_total{')).to.have.members([
       'actor_turns_total{kind="charge-point",outcome="ok"} 2',
@@ -30,15 +30,15 @@ describe('per-turn and per-request metrics', () => {
     );
 
     m.observeTurn('charge-point', 'ok', 0.0001);
-    const again = await m.registry.metrics();
+    const again = (await m.exposition()).body;
     expect(again).to.contain('actor_turns_total{kind="charge-point",outcome="ok"} 3');
     expect(again).to.contain('actor_turn_duration_seconds_count{kind="charge-point"} 4');
-    const json = await m.actorTurns.get();
-    expect(json.values.find((v) => v.labels.outcome === 'fenced')?.value).to.equal(1);
+    expect(m.actorTurns.count({ outcome: 'fenced' })).to.equal(1);
+    expect(m.actorTurns.count({ kind: 'charge-point' })).to.equal(4);
 
     m.observeRequest('GET', '/ocpi/cpo/2.2.1/locations', 200, 0.003);
     m.observeRequest('GET', '/ocpi/cpo/2.2.1/locations', 200, 0.2);
-    const http = lines(await m.registry.metrics(), 'http_request_duration_seconds');
+    const http = lines((await m.exposition()).body, 'http_request_duration_seconds');
     const labels = 'method="GET",route="/ocpi/cpo/2.2.1/locations",status="200"';
     expect(http).to.include(`http_request_duration_seconds_bucket{le="0.005",${labels}} 1`);
     expect(http).to.include(`http_request_duration_seconds_bucket{le="0.25",${labels}} 2`);
@@ -47,12 +47,12 @@ describe('per-turn and per-request metrics', () => {
     // a turn not read yet goes with the reset too, and a duration that is not a number is dropped
     m.observeTurn('charge-point', 'ok', 0.001);
     m.observeTurn('charge-point', 'ok', Number.NaN);
-    m.registry.resetMetrics();
-    const cleared = await m.registry.metrics();
+    (await m.registry()).resetMetrics();
+    const cleared = (await m.exposition()).body;
     expect(lines(cleared, 'actor_turn_duration_seconds_count')).to.deep.equal([]);
     expect(lines(cleared, 'actor_turns_total{')).to.deep.equal([]);
     m.observeTurn('partner', 'ok', Number.POSITIVE_INFINITY);
-    const after = await m.registry.metrics();
+    const after = (await m.exposition()).body;
     expect(after).to.contain('actor_turns_total{kind="partner",outcome="ok"} 1');
     expect(lines(after, 'actor_turn_duration_seconds_count')).to.deep.equal([]);
   });
