@@ -38,7 +38,7 @@ async function started(
   protocol: ProtocolName,
 ): Promise<ChargerEventOutcome> {
   const decision =
-    event.id_tag === null ? undefined : await authorizeTag(deps, ctx, event.id_tag, event.evse_id, protocol);
+    event.id_tag === null ? undefined : await authorizeTag(deps, ctx, event.id_tag, event.evse_id, protocol, 'start');
   const accepted = decision === undefined || decision.status === 'Accepted';
   const roamed =
     accepted && linkOf(ctx.state, event.evse_id)
@@ -47,9 +47,16 @@ async function started(
   return withGroup(onTransactionStarted(deps, ctx, ctx.state, event, protocol, roamed, decision?.status), decision);
 }
 
-/** The outcome with the group of the token it answers for, when the token has one. */
+/**
+ * The outcome with the group of the token it answers for, when the token has one; for a token
+ * the eMSP authorizes at each use, an entry of the charger's cache that expires at once, so that
+ * the charger does not accept a later use from it (mod_tokens WhitelistType NEVER).
+ */
 function withGroup(outcome: ChargerEventOutcome, decision: AuthDecision | undefined): ChargerEventOutcome {
-  return decision?.group_id === undefined ? outcome : { ...outcome, group_id: decision.group_id };
+  const grouped = decision?.group_id === undefined ? outcome : { ...outcome, group_id: decision.group_id };
+  return decision?.each_use === true && grouped.id_tag_status === 'Accepted'
+    ? { ...grouped, cache_expiry: new Date().toISOString() }
+    : grouped;
 }
 
 /**
@@ -101,7 +108,7 @@ async function tokenNamed(
   const known = open?.id_tag === idTag ? open.id_tag_status : undefined;
   const decision: AuthDecision =
     known === undefined
-      ? await authorizeTag(deps, ctx, idTag, open && open.evse_id > 0 ? open.evse_id : null, protocol)
+      ? await authorizeTag(deps, ctx, idTag, open && open.evse_id > 0 ? open.evse_id : null, protocol, 'other')
       : { status: known, reason: 'answered before for this transaction' };
   // a token named after the transaction's own stopped it: it roams nothing
   if (deps.roaming && open && open.ocpi === undefined && open.id_tag === undefined)
@@ -114,7 +121,8 @@ async function tokenNamed(
  * (docs/CSMS.md "Authorization"): a token withdrawn later is refused from the cache after that.
  */
 function cached(deps: ChargePointActorDeps, outcome: ChargerEventOutcome): ChargerEventOutcome {
-  if (outcome.id_tag_status !== 'Accepted' || deps.authCacheS <= 0) return outcome;
+  if (outcome.id_tag_status !== 'Accepted' || deps.authCacheS <= 0 || outcome.cache_expiry !== undefined)
+    return outcome;
   return { ...outcome, cache_expiry: new Date(Date.now() + deps.authCacheS * 1000).toISOString() };
 }
 
@@ -134,7 +142,7 @@ function onEvent(
     case 'status-changed':
       return onStatusChanged(deps, ctx, s, event);
     case 'authorize-requested':
-      return authorizeTag(deps, ctx, event.id_tag, null, protocol).then((d) =>
+      return authorizeTag(deps, ctx, event.id_tag, null, protocol, 'authorize').then((d) =>
         cached(deps, withGroup({ id_tag_status: d.status }, d)),
       );
     case 'transaction-started': {

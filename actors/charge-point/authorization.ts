@@ -24,6 +24,12 @@ export interface AuthDecision {
   real_time?: boolean;
   /** the token's group (OCPI group_id), told to the charger with the answer */
   group_id?: string;
+  /**
+   * The token's whitelist asks the eMSP at every use (OCPI WhitelistType NEVER, and
+   * ALLOWED_OFFLINE while the eMSP answers): the answer counts for the start that follows its
+   * Authorize only, and the charger's cache may not keep it for a later use.
+   */
+  each_use?: boolean;
 }
 
 const REMEMBER_MS = 5 * 60_000;
@@ -105,8 +111,14 @@ async function decideFor(
   protocol: ProtocolName,
 ): Promise<AuthDecision> {
   const s = ctx.state;
-  if (!token.valid) return { status: 'Blocked', reason: 'the token is not valid' };
-  if (token.own) return { status: 'Accepted', reason: 'our own valid token' };
+  if (token.own)
+    return token.valid
+      ? { status: 'Accepted', reason: 'our own valid token' }
+      : { status: 'Blocked', reason: 'the token is not valid' };
+  // mod_tokens WhitelistType: "The validity of a Token has no influence on this": a whitelist
+  // that requires real-time authorization asks the eMSP even of a token marked not valid
+  const eachUse = token.whitelist === 'NEVER' || token.whitelist === 'ALLOWED_OFFLINE';
+  if (!token.valid && !eachUse) return { status: 'Blocked', reason: 'the token is not valid' };
   if (token.whitelist === 'ALWAYS') return { status: 'Accepted', reason: 'whitelist ALWAYS' };
   const answer = await port.authorize(token, whereOf(s, evse), ctx.actors);
   if ('allowed' in answer) {
@@ -115,17 +127,28 @@ async function decideFor(
       reason: `the eMSP answered ${answer.allowed}`,
       real_time: true,
       ...(answer.authorization_reference ? { authorization_reference: answer.authorization_reference } : {}),
+      ...(eachUse ? { each_use: true } : {}),
     };
   }
   if ('refused' in answer) return { status: 'Invalid', reason: answer.refused, real_time: true };
+  if (!token.valid)
+    return { status: 'Blocked', reason: `the token is not valid and the eMSP did not answer (${answer.unanswered})` };
   if (token.whitelist === 'NEVER')
     return { status: 'Invalid', reason: `whitelist NEVER and the eMSP did not answer (${answer.unanswered})` };
   return { status: 'Accepted', reason: `whitelist ${token.whitelist}: the eMSP did not answer (${answer.unanswered})` };
 }
 
 /**
+ * What an authorization is for: a charger's Authorize, the start of a transaction (which may
+ * follow an Authorize), or a token named in a transaction after its start.
+ */
+export type AuthUse = 'authorize' | 'start' | 'other';
+
+/**
  * The decision for `idTag` at EVSE `evse` (null: the charger did not say): remembered from a
- * recent one, or made now. Without the roaming bridge every tag is accepted.
+ * recent one, or made now. Without the roaming bridge every tag is accepted. A token the eMSP
+ * authorizes at each use (`each_use`) is asked at every Authorize; its answer is remembered for
+ * the one start that follows, which takes it.
  */
 export async function authorizeTag(
   deps: ChargePointActorDeps,
@@ -133,19 +156,26 @@ export async function authorizeTag(
   idTag: string,
   evse: number | null,
   protocol: ProtocolName,
+  use: AuthUse,
 ): Promise<AuthDecision> {
   const port = deps.roaming;
   if (!port) return { status: 'Accepted', reason: 'no token checks without the roaming bridge' };
   const now = Date.now();
   const kept = (ctx.state.recent_auths ?? []).filter((r) => now - r.at < REMEMBER_MS);
   const remembered = kept.find((r) => r.id_tag === idTag);
-  if (remembered) return { ...remembered.decision, reason: `${remembered.decision.reason} (remembered)` };
+  if (remembered && !remembered.decision.each_use)
+    return { ...remembered.decision, reason: `${remembered.decision.reason} (remembered)` };
+  if (remembered && use === 'start') {
+    ctx.setState({ ...ctx.state, recent_auths: kept.filter((r) => r !== remembered) });
+    return { ...remembered.decision, reason: `${remembered.decision.reason} (the Authorize of this start)` };
+  }
   const decision = await decide(port, ctx, idTag, evse, protocol);
   ctx.log.info({ id_tag: idTag, evse, status: decision.status, reason: decision.reason }, 'id tag authorization');
   // only the eMSP's real-time answer is remembered (asking again costs a partner call): a decision
   // from the tokens we hold is made again, so that a token blocked or issued since counts at once
-  if (decision.real_time !== true) return decision;
+  if (decision.real_time !== true || (decision.each_use === true && use !== 'authorize')) return decision;
   const entry: Recent = { id_tag: idTag, at: now, decision };
-  ctx.setState({ ...ctx.state, recent_auths: [...kept, entry].slice(-MAX_REMEMBERED) });
+  const others = kept.filter((r) => r.id_tag !== idTag);
+  ctx.setState({ ...ctx.state, recent_auths: [...others, entry].slice(-MAX_REMEMBERED) });
   return decision;
 }

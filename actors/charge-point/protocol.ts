@@ -198,6 +198,7 @@ export const ChargePointState = Type.Object({
           authorization_reference: Type.Optional(Type.String()),
           real_time: Type.Optional(Type.Boolean()),
           group_id: Type.Optional(Type.String()),
+          each_use: Type.Optional(Type.Boolean()),
         }),
       }),
     ),

@@ -163,6 +163,65 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     }
   });
 
+  it('whitelist NEVER: the eMSP is asked at every Authorize, its answer serves the one start after it, the charger may not cache it', async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const never = uid();
+    await world.pushToken(emsp, never, { whitelist: 'NEVER' });
+    const authorize = async () =>
+      ((await charger.call('Authorize', { idTag: never })) as { idTagInfo: { status: string; expiryDate?: string } })
+        .idTagInfo;
+    const first = await authorize();
+    expect(first.status).to.equal('Accepted');
+    // an entry of the charger's cache that has expired when it is written: no later use from it
+    expect(Date.parse(String(first.expiryDate))).to.be.at.most(Date.now());
+    const start = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: never,
+      meterStart: 0,
+      timestamp: new Date().toISOString(),
+    })) as { transactionId: number; idTagInfo: { status: string } };
+    expect(start.idTagInfo.status).to.equal('Accepted');
+    // the start took the Authorize's answer
+    expect(authorizeCalls(emsp, never)).to.have.length(1);
+    await charger.call('StopTransaction', {
+      transactionId: start.transactionId,
+      meterStop: 10,
+      timestamp: new Date().toISOString(),
+    });
+
+    // the eMSP blocks the card: the next use is asked, and refused
+    emsp.sim.setAuthorization(never, 'BLOCKED');
+    expect((await authorize()).status).to.equal('Blocked');
+    expect(authorizeCalls(emsp, never)).to.have.length(2);
+    const again = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: never,
+      meterStart: 10,
+      timestamp: new Date().toISOString(),
+    })) as { idTagInfo: { status: string } };
+    expect(again.idTagInfo.status).to.equal('Blocked');
+  });
+
+  it('a token not valid whose whitelist requires real-time authorization (NEVER, ALLOWED_OFFLINE) is asked of the eMSP', async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    for (const whitelist of ['NEVER', 'ALLOWED_OFFLINE']) {
+      const topped = uid();
+      await world.pushToken(emsp, topped, { valid: false, whitelist });
+      // the driver topped up: the eMSP knows better than the token it pushed
+      expect(await authorize16(charger, topped), whitelist).to.equal('Accepted');
+      expect(authorizeCalls(emsp, topped), whitelist).to.have.length(1);
+    }
+    // an eMSP that does not answer leaves the token as it was pushed: not valid
+    const stale = uid();
+    await world.pushToken(emsp211, stale, { valid: false, whitelist: 'ALLOWED_OFFLINE' });
+    emsp211.sim.setDown(true);
+    try {
+      expect(await authorize16(charger, stale)).to.equal('Blocked');
+    } finally {
+      emsp211.sim.setDown(false);
+    }
+  });
+
   it('the eMSP does not know the token (2004): Invalid, even for ALLOWED', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
     const forgotten = uid();
