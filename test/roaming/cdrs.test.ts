@@ -173,6 +173,17 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(again, 'COMPLETED session PUTs').to.have.length(1);
   });
 
+  it('an eMSP slower to store a CDR than PARTNER_TIMEOUT_MS (1 s here) receives it once: a CDR POST waits 30 s', async function () {
+    this.timeout(60_000);
+    const e = await world.emsp('2.2.1');
+    e.sim.setSlow('/cdrs', 3000);
+    const { since } = await roamedCharge(e);
+    await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 20_000, what: 'a CDR POSTed to the eMSP' });
+    // past its answer: a POST given up after 1 s would have been sent again by now
+    await new Promise((r) => setTimeout(r, 5000));
+    expect(cdrPosts(e, since)).to.have.length(1);
+  });
+
   it('while a session runs, its cost so far goes to the eMSP and shows in /v1', async () => {
     const e = await world.emsp('2.2.1');
     const { cp, charger } = await world.linkedCharger('ocpp1.6');

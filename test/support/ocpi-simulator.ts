@@ -276,6 +276,7 @@ export class OcpiSimulator {
   /** answers forced on the next requests to its modules (an outage, a refusal) */
   private readonly faults: Array<{ status: number; statusCode: number }> = [];
   private down = false;
+  private readonly slowPaths: { contains: string; ms: number }[] = [];
   /** what its tokens Sender answers to a real-time authorization, by token uid (default ALLOWED) */
   private readonly authorizations = new Map<string, string>();
 
@@ -345,6 +346,11 @@ export class OcpiSimulator {
   /** Its answer to a real-time authorization of `uid` (OCPI AllowedType: ALLOWED, BLOCKED, ...; UNKNOWN: 2004). */
   setAuthorization(uid: string, allowed: string): void {
     this.authorizations.set(uid, allowed);
+  }
+
+  /** Requests whose path contains `contains` are answered after `ms` (a partner slow to store them). */
+  setSlow(contains: string, ms: number): void {
+    this.slowPaths.push({ contains, ms });
   }
 
   /** Until `setDown(false)`, every request to its modules is answered 503 (a partner that is down). */
@@ -451,6 +457,9 @@ export class OcpiSimulator {
       reply = { status: 500, statusCode: 3000, message: err instanceof Error ? err.message : String(err) };
     }
     record.status = reply.status;
+    // a slow partner: the answer waits, the request already recorded
+    const slow = this.slowPaths.find((p) => url.pathname.includes(p.contains));
+    if (slow) await new Promise((resolve) => setTimeout(resolve, slow.ms));
     this.send(req, res, reply);
   }
 

@@ -31,7 +31,18 @@ interface Call {
   url: string;
   version: OcpiVersion;
   body: unknown;
+  /** a CDR's POST: waited for CDR_TIMEOUT_MS at least */
+  cdr?: true;
 }
+
+/**
+ * The least time a CDR's POST is given (PARTNER_TIMEOUT_MS when longer). A POST with no answer
+ * in time is sent again, and OCPI gives an eMSP no rule for a CDR it already took: an eMSP that
+ * stores the bill slowly (6 s, its commit or a fraud check) was sent the same CDR five times in
+ * 40 s within the 5 s of every other call. A CDR is sent once per session, so waiting longer for
+ * it costs little.
+ */
+export const CDR_TIMEOUT_MS = 30_000;
 
 interface Link {
   partner: PartnerView;
@@ -89,6 +100,7 @@ function unpublished(object: object, version: OcpiVersion): boolean {
 
 export class OutboxCourier {
   private readonly client: PartnerClient;
+  private readonly cdrClient: PartnerClient;
   private readonly stores: Record<Pushable, ObjectStore<{ last_updated: string }>>;
   private readonly locations: ObjectStore<StoredLocation>;
   private readonly own: PartyIdentity;
@@ -99,6 +111,10 @@ export class OutboxCourier {
     private readonly cdrSource?: CdrSource,
   ) {
     this.client = new PartnerClient(partnerHttpOptions(config));
+    this.cdrClient = new PartnerClient({
+      ...partnerHttpOptions(config),
+      timeoutMs: Math.max(config.PARTNER_TIMEOUT_MS, CDR_TIMEOUT_MS),
+    });
     this.locations = new ObjectStore<StoredLocation>(db.sql, 'locations');
     this.stores = {
       locations: this.locations,
@@ -146,7 +162,13 @@ export class OutboxCourier {
     if (unpublished(object, endpoint.version)) return { skip: `${module} ${id} is not published` };
     const call = await pushCall(module, { own: this.own, locations: this.locations }, object, endpoint.version);
     const url = `${endpoint.url.replace(/\/+$/, '')}${call.path}`;
-    return { method: call.method, url, version: endpoint.version, body: call.body };
+    return {
+      method: call.method,
+      url,
+      version: endpoint.version,
+      body: call.body,
+      ...(intent.kind === 'cdr' ? { cdr: true as const } : {}),
+    };
   }
 
   /**
@@ -196,7 +218,8 @@ export class OutboxCourier {
   ): Promise<DeliveryOutcome> {
     const trace: CallTrace = { route: { from: this.own, to } };
     try {
-      const { status, envelope, headers } = await this.client.call(
+      const client = call.cdr ? this.cdrClient : this.client;
+      const { status, envelope, headers } = await client.call(
         call.method,
         call.url,
         link.token,
