@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { eventually } from '../support/eventually.js';
-import { aTariff221 } from '../support/ocpi-builders.js';
+import { aLocation, aTariff221, anEvse } from '../support/ocpi-builders.js';
 import type { RecordedRequest } from '../support/ocpi-simulator.js';
 import { RoamingWorld, status16, status201, type Emsp } from '../support/roaming-world.js';
 
@@ -204,6 +204,39 @@ describe('roaming: EVSE status pushed to eMSPs through the outbox', function () 
       expect('country_code' in (sent.body as Json)).to.equal(e.version === '2.2.1');
       expect(sent.status).to.equal(200);
     }
+  });
+
+  it("the operator's edit of a location keeps the status its chargers reported on linked EVSEs, except PLANNED and REMOVED", async () => {
+    const loc = world.unique('LOC-');
+    await world.location(loc, ['E1', 'E2']);
+    const cp = await world.chargePoint('ocpp1.6');
+    await world.link(cp.id, 1, loc, 'E1');
+    const charger = await world.charger(cp, 'ocpp1.6');
+    await charger.call('StatusNotification', status16(1, 'Charging'));
+    await statusArrives(emsp221, loc, 'E1', 'CHARGING');
+    await settled(emsp221);
+    const since = emsp221.sim.lastSeq;
+    // the operator renames the location, its file saying AVAILABLE for both EVSEs
+    await world.location(loc, ['E1', 'E2']);
+    const put = await eventually(async () =>
+      emsp221.sim.receivedSince(since).find((r) => r.method === 'PUT' && r.path.endsWith(`/locations/NL/EVP/${loc}`)),
+    );
+    const statuses = ((put.body as Json).evses as Json[]).map((e) => [e.uid, e.status]);
+    expect(statuses).to.deep.equal([
+      ['E1', 'CHARGING'],
+      ['E2', 'AVAILABLE'],
+    ]);
+    // taking the EVSE out is the operator's
+    const since2 = emsp221.sim.lastSeq;
+    const removed = aLocation({
+      id: loc,
+      evses: [anEvse({ uid: 'E1', status: 'REMOVED' }), anEvse({ uid: 'E2', status: 'AVAILABLE' })],
+    });
+    expect((await world.api.request('PUT', `/v1/ocpi/locations/${loc}`, { body: removed })).status).to.equal(200);
+    const put2 = await eventually(async () =>
+      emsp221.sim.receivedSince(since2).find((r) => r.method === 'PUT' && r.path.endsWith(`/locations/NL/EVP/${loc}`)),
+    );
+    expect(((put2.body as Json).evses as Json[])[0]).to.include({ uid: 'E1', status: 'REMOVED' });
   });
 
   it("the operator's edit of a location is PUT to every eMSP in its version", async () => {

@@ -10,6 +10,7 @@ import type { ObjectStore } from '../store/object-store.js';
 import * as L221 from './schemas-2.2.1.js';
 import type { StoredLocation } from './schemas-2.2.1.js';
 import { enqueue } from '../outbox/outbox-store.js';
+import type { SqlRunner } from '../../db/sql.js';
 import { patchLocation, putLocation } from './service.js';
 
 const LocationIdPath = Type.Object({ location_id: ObjectId });
@@ -45,12 +46,51 @@ async function changeAndPush(
   change: (locations: ObjectStore<StoredLocation>) => Promise<StoredLocation>,
 ): Promise<StoredLocation> {
   const stored = await ctx.services.db.group.run(async (tx) => {
-    const written = await change(ctx.stores.locations.on(tx));
+    const locations = ctx.stores.locations.on(tx);
+    const key = { ...ctx.ownParty(), id: locationId };
+    const before = await locations.get(key);
+    const written = await keepChargerStatuses(tx, locations, key, before, await change(locations));
     await enqueue(tx, { role: 'EMSP' }, { kind: 'location', location_id: locationId });
     return written;
   });
   ctx.outbox.kick();
   return stored;
+}
+
+/** Statuses only the operator can give an EVSE: a charger reports none of them. */
+const OPERATOR_STATUSES: ReadonlySet<string> = new Set(['PLANNED', 'REMOVED']);
+
+/**
+ * The status of an EVSE linked to a charger is the charger's (docs/ROAMING.md "Status"): an
+ * operator's PUT or PATCH of the location keeps the status the EVSE had, unless it sets PLANNED
+ * or REMOVED. An edit of a name or an address had pushed UNKNOWN (the file's status) to every
+ * eMSP for a charger that was charging, until the charger next reported.
+ */
+async function keepChargerStatuses(
+  tx: SqlRunner,
+  locations: ObjectStore<StoredLocation>,
+  key: { country_code: string; party_id: string; id: string },
+  before: StoredLocation | undefined,
+  written: StoredLocation,
+): Promise<StoredLocation> {
+  const had = new Map((before?.evses ?? []).map((e) => [e.uid, e.status]));
+  if (had.size === 0) return written;
+  const rows = await tx.query('SELECT evse_uid FROM roaming_evse_link WHERE location_id = ?', [key.id]);
+  const linked = new Set(rows.map((r) => String(r.evse_uid)));
+  const kept = (e: NonNullable<StoredLocation['evses']>[number]) => {
+    const status = had.get(e.uid);
+    return linked.has(e.uid) && status !== undefined && status !== e.status && !OPERATOR_STATUSES.has(e.status)
+      ? status
+      : undefined;
+  };
+  if (!(written.evses ?? []).some((e) => kept(e) !== undefined)) return written;
+  const evses = (written.evses ?? []).map((e) => {
+    const status = kept(e);
+    return status === undefined ? e : { ...e, status };
+  });
+  const fixed = { ...written, evses };
+  await locations.update(key, () => fixed);
+  return fixed;
 }
 
 /** The operator's routes for our own locations, on the management mount (docs/OCPI.md "Our own data"). */
