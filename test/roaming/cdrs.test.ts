@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { RPCClient } from 'ocpp-rpc';
 import { eventually } from '../support/eventually.js';
+import { aLocation, anEvse } from '../support/ocpi-builders.js';
 import type { RecordedRequest } from '../support/ocpi-simulator.js';
 import { RoamingWorld, type Emsp } from '../support/roaming-world.js';
 
@@ -235,6 +236,28 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     // only the dimensions 2.1.1 has (CdrDimensionType): a strict partner refuses MAX_POWER
     const types = new Set((cdr.charging_periods as Json[]).flatMap((p) => (p.dimensions as Json[]).map((d) => d.type)));
     expect([...types]).to.have.members(['ENERGY', 'TIME', 'PARKING_TIME']);
+    expect(e.sim.violations).to.deep.equal([]);
+  });
+
+  it('2.1.1: the CDR says the place as the session started, the same when pulled after the location was renamed', async () => {
+    const e = await world.emsp('2.1.1');
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    const uid = `R${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
+    const since = e.sim.lastSeq;
+    await charge(charger, uid);
+    const post = await eventually(async () => cdrPosts(e, since)[0], {
+      timeoutMs: 10_000,
+      what: 'a CDR POSTed to the eMSP',
+    });
+    const sent = post.body as Json;
+    const renamed = aLocation({ id: loc, name: 'Renamed', address: 'Elsewhere 1', evses: [anEvse({ uid: 'E1' })] });
+    expect((await world.api.request('PUT', `/v1/ocpi/locations/${loc}`, { body: renamed })).status).to.equal(200);
+    // 2.1.1 lists no roles: its cdrs endpoint is our Sender
+    const pulled = await e.sim.call('GET', 'cdrs', '');
+    const mine = (pulled.data as Json[]).find((c) => c.id === sent.id);
+    expect((sent.location as Json).name).to.not.equal('Renamed');
+    expect(mine?.location).to.deep.equal(sent.location);
     expect(e.sim.violations).to.deep.equal([]);
   });
 

@@ -1,3 +1,4 @@
+import type { Static } from '#typebox';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { listRoute, type OcpiRoute } from '../core/mount-kit.js';
@@ -9,6 +10,7 @@ import { isCdr221, type StoredCdr } from '../sessions/stored.js';
 import { cdrTo211, cdrTo221 } from './mappers.js';
 import * as C211 from './schemas-2.1.1.js';
 import * as C221 from './schemas-2.2.1.js';
+import type * as L211 from '../locations/schemas-2.1.1.js';
 
 /**
  * The Sender interface of the CDRs module (the CPO side): an eMSP reads the CDRs of the sessions
@@ -21,7 +23,39 @@ export async function cdr211Of(locations: Pick<ObjectStore<StoredLocation>, 'get
   if (!isCdr221(c)) return c;
   const l = c.cdr_location;
   const location = await locations.get({ country_code: c.country_code, party_id: c.party_id, id: l.id });
-  return cdrTo211(c, location ? narrowedTo(locationTo211(location), l.evse_uid, l.connector_id) : undefined);
+  if (!location) return cdrTo211(c, undefined);
+  return cdrTo211(c, asAtStart(narrowedTo(locationTo211(location), l.evse_uid, l.connector_id), l, c.last_updated));
+}
+
+/**
+ * The 2.1.1 location of a CDR as the session's start saw it, the same at every send and pull (a
+ * CDR "cannot be changed/replaced, once sent", 2.1.1 mod_cdrs): the place kept in its
+ * `cdr_location` when the session started, the CDR's own time, and UNKNOWN for the status of
+ * its EVSE, which a CDR does not keep. Before, a location renamed since the session (or an EVSE
+ * that changed status) changed every 2.1.1 CDR of it, those already sent too.
+ */
+function asAtStart(now: L211.Location, place: Static<typeof C221.CdrLocation>, at: string): L211.Location {
+  const { name: _current, ...rest } = now;
+  return {
+    ...rest,
+    ...(place.name === undefined ? {} : { name: place.name }),
+    address: place.address,
+    city: place.city,
+    ...(place.postal_code === undefined ? {} : { postal_code: place.postal_code }),
+    country: place.country,
+    coordinates: place.coordinates,
+    last_updated: at,
+    ...(now.evses
+      ? {
+          evses: now.evses.map((e) => ({
+            ...e,
+            status: 'UNKNOWN' as const,
+            last_updated: at,
+            connectors: e.connectors.map((k) => ({ ...k, last_updated: at })),
+          })),
+        }
+      : {}),
+  };
 }
 
 /** GET `/cdrs`: our CDRs for the calling eMSP, paged, in the shape of `version`. */
