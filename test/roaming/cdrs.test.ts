@@ -91,10 +91,10 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
 
   /** A linked charger and a token of `e` (whitelist ALWAYS); `since`: the eMSP's requests before any charge. */
   async function tokenAtCharger(e: Emsp, protocol: 'ocpp1.6' | 'ocpp2.0.1', prefix: string) {
-    const { cp, charger } = await world.linkedCharger(protocol);
+    const { loc, cp, charger } = await world.linkedCharger(protocol);
     const uid = `${prefix}${randomUUID().slice(0, 8)}`.toUpperCase();
     await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
-    return { cp, charger, uid, since: e.sim.lastSeq };
+    return { loc, cp, charger, uid, since: e.sim.lastSeq };
   }
 
   async function roamedCharge(e: Emsp): Promise<{ since: number; cp: string; uid: string }> {
@@ -241,10 +241,7 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
 
   it('2.1.1: the CDR says the place as the session started, the same when pulled after the location was renamed', async () => {
     const e = await world.emsp('2.1.1');
-    const { loc, charger } = await world.linkedCharger('ocpp1.6');
-    const uid = `R${randomUUID().slice(0, 8)}`.toUpperCase();
-    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
-    const since = e.sim.lastSeq;
+    const { loc, charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'R');
     await charge(charger, uid);
     const post = await eventually(async () => cdrPosts(e, since)[0], {
       timeoutMs: 10_000,
