@@ -48,13 +48,19 @@ describe('roaming: EVSE status pushed to eMSPs through the outbox', function () 
       return items(q).length === 0 ? true : undefined;
     });
 
-  it('1.6: a StatusNotification on a linked EVSE reaches every eMSP as a PATCH of that EVSE, in its version', async () => {
+  /** A location with EVSEs E1 and E2, and a 1.6 charger whose connector 1 is E1, charging there. */
+  const chargingAtE1 = async () => {
     const loc = world.unique('LOC-');
     await world.location(loc, ['E1', 'E2']);
     const cp = await world.chargePoint('ocpp1.6');
     await world.link(cp.id, 1, loc, 'E1');
     const charger = await world.charger(cp, 'ocpp1.6');
     await charger.call('StatusNotification', status16(1, 'Charging'));
+    return { loc, charger };
+  };
+
+  it('1.6: a StatusNotification on a linked EVSE reaches every eMSP as a PATCH of that EVSE, in its version', async () => {
+    const { loc, charger } = await chargingAtE1();
     // an unlinked connector of the same charger changes nothing at the partners
     await charger.call('StatusNotification', status16(2, 'Faulted'));
     await statusArrives(emsp221, loc, 'E1', 'CHARGING');
@@ -207,12 +213,7 @@ describe('roaming: EVSE status pushed to eMSPs through the outbox', function () 
   });
 
   it("the operator's edit of a location keeps the status its chargers reported on linked EVSEs, except PLANNED and REMOVED", async () => {
-    const loc = world.unique('LOC-');
-    await world.location(loc, ['E1', 'E2']);
-    const cp = await world.chargePoint('ocpp1.6');
-    await world.link(cp.id, 1, loc, 'E1');
-    const charger = await world.charger(cp, 'ocpp1.6');
-    await charger.call('StatusNotification', status16(1, 'Charging'));
+    const { loc } = await chargingAtE1();
     await statusArrives(emsp221, loc, 'E1', 'CHARGING');
     await settled(emsp221);
     const since = emsp221.sim.lastSeq;
