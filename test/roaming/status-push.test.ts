@@ -238,6 +238,13 @@ describe('roaming: EVSE status pushed to eMSPs through the outbox', function () 
       emsp221.sim.receivedSince(since2).find((r) => r.method === 'PUT' && r.path.endsWith(`/locations/NL/EVP/${loc}`)),
     );
     expect(((put2.body as Json).evses as Json[])[0]).to.include({ uid: 'E1', status: 'REMOVED' });
+    // and so is bringing it back
+    const since3 = emsp221.sim.lastSeq;
+    await world.location(loc, ['E1', 'E2']);
+    const put3 = await eventually(async () =>
+      emsp221.sim.receivedSince(since3).find((r) => r.method === 'PUT' && r.path.endsWith(`/locations/NL/EVP/${loc}`)),
+    );
+    expect(((put3.body as Json).evses as Json[])[0]).to.include({ uid: 'E1', status: 'AVAILABLE' });
   });
 
   it("the operator's edit of a location is PUT to every eMSP in its version", async () => {

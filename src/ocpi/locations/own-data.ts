@@ -63,7 +63,7 @@ const OPERATOR_STATUSES: ReadonlySet<string> = new Set(['PLANNED', 'REMOVED']);
 /**
  * The status of an EVSE linked to a charger is the charger's (docs/ROAMING.md "Status"): an
  * operator's PUT or PATCH of the location keeps the status the EVSE had, unless it sets PLANNED
- * or REMOVED. An edit of a name or an address had pushed UNKNOWN (the file's status) to every
+ * or REMOVED, or the EVSE was PLANNED or REMOVED (the operator brings it back). An edit of a name or an address had pushed UNKNOWN (the file's status) to every
  * eMSP for a charger that was charging, until the charger next reported.
  */
 async function keepChargerStatuses(
@@ -79,7 +79,9 @@ async function keepChargerStatuses(
   const linked = new Set(rows.map((r) => String(r.evse_uid)));
   const kept = (e: NonNullable<StoredLocation['evses']>[number]) => {
     const status = had.get(e.uid);
-    return linked.has(e.uid) && status !== undefined && status !== e.status && !OPERATOR_STATUSES.has(e.status)
+    // the operator's own statuses are the operator's to set and to lift
+    const chargers = status !== undefined && !OPERATOR_STATUSES.has(status);
+    return linked.has(e.uid) && chargers && status !== e.status && !OPERATOR_STATUSES.has(e.status)
       ? status
       : undefined;
   };
