@@ -67,6 +67,15 @@ function settleOne(deps: PartnerOutboxDeps, ctx: Ctx, entry: OutboxEntry, result
   else ctx.log.warn(log, 'outbox row failed; will retry');
 }
 
+function deliver(courier: Courier, entry: OutboxEntry): Promise<DeliveryOutcome> {
+  return courier.deliver(entry).catch((err: unknown): DeliveryOutcome => ({
+    outcome: 'failed',
+    error: err instanceof Error ? err.message : String(err),
+    retryable: true,
+    partnerDown: false,
+  }));
+}
+
 /** Sends `entries` through `courier`, `concurrency` at a time, until the breaker trips. */
 async function sendAll(
   deps: PartnerOutboxDeps,
@@ -76,15 +85,21 @@ async function sendAll(
   tally: Tally,
 ): Promise<void> {
   let next = 0;
+  // the sends taken so far, by object: a row that follows another (a CDR its session) waits for
+  // that one's send when it was taken before it, and is left due, untouched, when that one failed
+  // (the next flush takes it with or after that row: OutboxStore.due) or the breaker tripped
+  const taken = new Map<string, Promise<DeliveryOutcome | undefined>>();
   const worker = async (): Promise<void> => {
     for (let entry = entries[next++]; entry !== undefined && !tally.tripped; entry = entries[next++]) {
-      const result = await courier.deliver(entry).catch((err: unknown): DeliveryOutcome => ({
-        outcome: 'failed',
-        error: err instanceof Error ? err.message : String(err),
-        retryable: true,
-        partnerDown: false,
-      }));
-      settleOne(deps, ctx, entry, result, tally);
+      const first = entry.follows === undefined ? undefined : taken.get(entry.follows);
+      const send = (first ?? Promise.resolve(undefined)).then((before) =>
+        tally.tripped || before?.outcome === 'failed' ? undefined : deliver(courier, entry),
+      );
+      taken.set(entry.object_key, send);
+      const result = await send;
+      if (result) settleOne(deps, ctx, entry, result, tally);
+      else if (!tally.tripped)
+        ctx.log.info({ object: entry.object_key, after: entry.follows }, 'outbox row waits for another');
     }
   };
   const workers = Math.max(1, Math.min(deps.policy.concurrency, entries.length));

@@ -25,6 +25,8 @@ export interface OutboxEntry {
   attempts: number;
   object_key: string;
   kind: string;
+  /** the object whose row, when it is sent in the same flush, goes first (a CDR's session) */
+  follows?: string;
 }
 
 export interface Courier {

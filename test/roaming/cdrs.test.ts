@@ -66,8 +66,8 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
   });
   after(async () => world.stop());
 
-  /** A whole 1.6 transaction of `uid` with its meter values, as a charger that reports late sends it. */
-  async function charge(charger: RPCClient, uid: string): Promise<number> {
+  /** A 1.6 transaction of `uid` started at minute 0 (accepted), and `readings` (minute, Wh) of it. */
+  async function startWith(charger: RPCClient, uid: string, readings: [number, number][]): Promise<number> {
     const start = (await charger.call('StartTransaction', {
       connectorId: 1,
       idTag: uid,
@@ -75,15 +75,21 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
       timestamp: at(0),
     })) as { transactionId: number; idTagInfo: { status: string } };
     expect(start.idTagInfo.status).to.equal('Accepted');
-    for (const [minute, wh] of READINGS) {
+    for (const [minute, wh] of readings) {
       await charger.call('MeterValues', {
         connectorId: 1,
         transactionId: start.transactionId,
         meterValue: [{ timestamp: at(minute), sampledValue: [{ value: String(wh), unit: 'Wh' }] }],
       });
     }
-    await charger.call('StopTransaction', { transactionId: start.transactionId, meterStop: 16000, timestamp: at(90) });
     return start.transactionId;
+  }
+
+  /** A whole 1.6 transaction of `uid` with its meter values, as a charger that reports late sends it. */
+  async function charge(charger: RPCClient, uid: string): Promise<number> {
+    const transactionId = await startWith(charger, uid, READINGS);
+    await charger.call('StopTransaction', { transactionId, meterStop: 16000, timestamp: at(90) });
+    return transactionId;
   }
 
   const cdrPosts = (e: Emsp, since: number): RecordedRequest[] =>
@@ -185,25 +191,67 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(cdrPosts(e, since)).to.have.length(1);
   });
 
+  /** The eMSP's COMPLETED session PUTs, and the CDR POST, since `since`. */
+  function endOfSession(e: Emsp, since: number): { completed: RecordedRequest[]; cdr: RecordedRequest | undefined } {
+    const received = e.sim.receivedSince(since);
+    return {
+      completed: received.filter(
+        (r) => r.method === 'PUT' && /\/sessions\//.test(r.path) && (r.body as Json).status === 'COMPLETED',
+      ),
+      cdr: received.find((r) => r.method === 'POST' && /\/cdrs$/.test(r.path)),
+    };
+  }
+
+  it("the eMSP has the session's end before its CDR, also when it is slow to store sessions", async () => {
+    const e = await world.emsp('2.2.1');
+    // within PARTNER_TIMEOUT_MS (1 s here), so that each push is stored, late
+    e.sim.setSlow('/sessions/', 700);
+    const { since } = await roamedCharge(e);
+    const cdr = await eventually(async () => endOfSession(e, since).cdr, {
+      timeoutMs: 20_000,
+      what: 'a CDR POSTed to the eMSP',
+    });
+    const stored = endOfSession(e, since).completed.find((r) => r.status === 200);
+    expect(stored, 'a COMPLETED session stored before the CDR').to.not.equal(undefined);
+    expect(cdr.receivedAt).to.be.at.least(stored?.answeredAt ?? Infinity);
+  });
+
+  it("a CDR waits while its session's COMPLETED push waits out a failure", async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'W');
+    const transactionId = await startWith(charger, uid, READINGS.slice(0, 1));
+    await eventually(
+      async () =>
+        e.sim
+          .receivedSince(since)
+          .some((r) => r.method === 'PUT' && (r.body as Json | undefined)?.kwh === 4 && r.status === 200) || undefined,
+      { what: 'the session with its reading at the eMSP' },
+    );
+    // the session's end is refused three times, as by a partner whose sessions module is
+    // overloaded: it waits out three back-offs, during which the CDR is due
+    e.sim.failPath('/sessions/', 3);
+    await charger.call('StopTransaction', { transactionId, meterStop: 4000, timestamp: at(20) });
+    const cdr = await eventually(async () => endOfSession(e, since).cdr, {
+      timeoutMs: 20_000,
+      what: 'a CDR POSTed to the eMSP',
+    });
+    const { completed } = endOfSession(e, since);
+    expect(
+      completed.slice(0, 3).map((r) => r.status),
+      'the first COMPLETED pushes',
+    ).to.deep.equal([503, 503, 503]);
+    const stored = completed.find((r) => r.status === 200);
+    expect(stored, 'a COMPLETED session stored before the CDR').to.not.equal(undefined);
+    expect(cdr.receivedAt).to.be.at.least(stored?.answeredAt ?? Infinity);
+  });
+
   it('while a session runs, its cost so far goes to the eMSP and shows in /v1', async () => {
     const e = await world.emsp('2.2.1');
     const { cp, charger } = await world.linkedCharger('ocpp1.6');
     const uid = `R${randomUUID().slice(0, 8)}`.toUpperCase();
     await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
     const since = e.sim.lastSeq;
-    const start = (await charger.call('StartTransaction', {
-      connectorId: 1,
-      idTag: uid,
-      meterStart: 0,
-      timestamp: at(0),
-    })) as { transactionId: number };
-    for (const [minute, wh] of READINGS.slice(0, 2)) {
-      await charger.call('MeterValues', {
-        connectorId: 1,
-        transactionId: start.transactionId,
-        meterValue: [{ timestamp: at(minute), sampledValue: [{ value: String(wh), unit: 'Wh' }] }],
-      });
-    }
+    const transactionId = await startWith(charger, uid, READINGS.slice(0, 2));
     // 8 kWh at 0.20 by the last reading
     const running = { excl_vat: 1.6, incl_vat: 1.936 };
     const put = await eventually(
@@ -219,7 +267,7 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     const session = (sessions.body as { value: Json[] }).value[0];
     expect(session?.cost).to.deep.equal({ ...running, currency: 'EUR', final: false });
     expect(session?.cdr_id).to.equal(null);
-    await charger.call('StopTransaction', { transactionId: start.transactionId, meterStop: 8000, timestamp: at(30) });
+    await charger.call('StopTransaction', { transactionId, meterStop: 8000, timestamp: at(30) });
   });
 
   it('2.1.1: the CDR arrives in the 2.1.1 shape with the same total', async () => {

@@ -83,6 +83,9 @@ export interface RecordedRequest {
   tokenForm: 'raw' | 'base64' | 'missing' | 'unknown';
   /** the HTTP status the simulator answered */
   status?: number;
+  /** when it arrived and when its answer went (epoch ms) */
+  receivedAt: number;
+  answeredAt?: number;
 }
 
 export interface OcpiAnswer {
@@ -275,6 +278,8 @@ export class OcpiSimulator {
   private readonly modules: SimulatedModule[];
   /** answers forced on the next requests to its modules (an outage, a refusal) */
   private readonly faults: Array<{ status: number; statusCode: number }> = [];
+  /** the same, for requests whose path contains `contains` (`failPath`) */
+  private readonly pathFaults: Array<{ contains: string; status: number; statusCode: number }> = [];
   private down = false;
   private readonly slowPaths: { contains: string; ms: number }[] = [];
   /** what its tokens Sender answers to a real-time authorization, by token uid (default ALLOWED) */
@@ -341,6 +346,11 @@ export class OcpiSimulator {
    */
   failNext(count: number, status = 503, statusCode = status >= 500 ? 3000 : 2000): void {
     for (let i = 0; i < count; i++) this.faults.push({ status, statusCode });
+  }
+
+  /** As `failNext`, for the next `count` requests whose path contains `contains` only. */
+  failPath(contains: string, count: number, status = 503, statusCode = status >= 500 ? 3000 : 2000): void {
+    for (let i = 0; i < count; i++) this.pathFaults.push({ contains, status, statusCode });
   }
 
   /** Its answer to a real-time authorization of `uid` (OCPI AllowedType: ALLOWED, BLOCKED, ...; UNKNOWN: 2004). */
@@ -460,6 +470,7 @@ export class OcpiSimulator {
     // a slow partner: the answer waits, the request already recorded
     const slow = this.slowPaths.find((p) => url.pathname.includes(p.contains));
     if (slow) await new Promise((resolve) => setTimeout(resolve, slow.ms));
+    record.answeredAt = Date.now();
     this.send(req, res, reply);
   }
 
@@ -468,6 +479,7 @@ export class OcpiSimulator {
     const known = this.identify(header);
     const record: RecordedRequest = {
       seq: ++this.seq,
+      receivedAt: Date.now(),
       method: req.method ?? '',
       path: req.url ?? '',
       headers: req.headers,
@@ -573,7 +585,12 @@ export class OcpiSimulator {
       below.startsWith(this.moduleUrl(version, m).slice(this.versionUrl(version).length)),
     );
     if (!module) return { status: 404, statusCode: 2000, message: 'unknown endpoint' };
-    const fault = this.down ? { status: 503, statusCode: 3000 } : this.faults.shift();
+    const onPath = this.pathFaults.findIndex((f) => url.pathname.includes(f.contains));
+    const fault = this.down
+      ? { status: 503, statusCode: 3000 }
+      : onPath >= 0
+        ? this.pathFaults.splice(onPath, 1)[0]
+        : this.faults.shift();
     if (fault) return { ...fault, message: 'fault injected by the test' };
     // the tokens Sender's real-time authorization (2.2.1 12.2.2, 2.1.1 tokens 3.1.2)
     const authorize = /\/([^/]+)\/authorize$/.exec(url.pathname);

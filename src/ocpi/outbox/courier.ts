@@ -15,7 +15,7 @@ import type { OcpiVersion } from '../core/envelope.js';
 import { pushCall, type Pushable } from '../management/push.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import { ObjectStore, visibilityOf } from '../store/object-store.js';
-import { OutboxStore, settle, type OutboxIntent, type OutboxRow } from './outbox-store.js';
+import { OutboxStore, precedingObject, settle, type OutboxIntent, type OutboxRow } from './outbox-store.js';
 
 /**
  * The courier of the outbox (docs/ROAMING.md "The outbox"): renders a row for the partner's link
@@ -320,11 +320,13 @@ export function outboxPorts(config: Config, db: Database, cdrSource?: CdrSource)
 }
 
 function entryOf(row: OutboxRow): OutboxEntry {
+  const follows = precedingObject(row.intent.kind, row.object_key);
   return {
     id: row.id,
     version: row.version,
     attempts: row.attempts,
     object_key: row.object_key,
     kind: row.intent.kind,
+    ...(follows ? { follows } : {}),
   };
 }

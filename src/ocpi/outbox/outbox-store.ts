@@ -10,6 +10,22 @@ import type { OutboxDepth } from '../../metrics.js';
  * operator's request), so a change and what it sends commit together or not at all.
  */
 
+/**
+ * The object whose pending row a row of `kind` follows, for one partner: a CDR follows its
+ * session (the same id), so the eMSP learns that the session ended before it gets the bill (2.2.1
+ * mod_cdrs: "CDRs are sent from the CPO to the eMSP after the charging session has ended").
+ */
+export function precedingObject(kind: string, objectKey: string): string | undefined {
+  return kind === 'cdr' && objectKey.startsWith('cdrs/') ? `sessions/${objectKey.slice('cdrs/'.length)}` : undefined;
+}
+
+/**
+ * A condition on the outbox rows aliased `o`, with the time now as its one parameter: the row is
+ * not a CDR whose session's row is pending and not due yet (`precedingObject`, in SQL).
+ */
+const NOT_HELD = `NOT (o.kind = 'cdr' AND EXISTS (SELECT 1 FROM ocpi_outbox s WHERE s.partner_key = o.partner_key
+  AND s.object_key = 'sessions/' || substr(o.object_key, 6) AND s.status = 'pending' AND s.next_attempt_at > ?))`;
+
 /** What a row asks to send; the courier (courier.ts) renders it when it is sent. */
 export type OutboxIntent =
   /** PATCH of one EVSE's status to an eMSP's locations Receiver */
@@ -192,11 +208,15 @@ export interface OutboxFilter {
 export class OutboxStore {
   constructor(private readonly db: Database) {}
 
-  /** The rows of one partner due now, oldest first. */
+  /**
+   * The rows of one partner due now, oldest first. A CDR whose session still has a pending row
+   * that is not due (it waits out a back-off) is held back with it: the eMSP gets the session's
+   * end before its CDR (`precedingObject`).
+   */
   async due(partnerKey: string, now: number, limit: number): Promise<OutboxRow[]> {
     const rows = await this.db.sql.query(
-      `SELECT ${COLUMNS} FROM ocpi_outbox WHERE partner_key = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY id LIMIT ?`,
-      [partnerKey, now, limit],
+      `SELECT ${COLUMNS} FROM ocpi_outbox o WHERE partner_key = ? AND status = 'pending' AND next_attempt_at <= ? AND ${NOT_HELD} ORDER BY id LIMIT ?`,
+      [partnerKey, now, now, limit],
     );
     return rows.map(toRow);
   }
@@ -204,8 +224,8 @@ export class OutboxStore {
   /** The partners that have rows due now (the sweep wakes their outbox actors). */
   async duePartners(now: number, limit = 1000): Promise<string[]> {
     const rows = await this.db.sql.query(
-      `SELECT DISTINCT partner_key FROM ocpi_outbox WHERE status = 'pending' AND next_attempt_at <= ? LIMIT ?`,
-      [now, limit],
+      `SELECT DISTINCT partner_key FROM ocpi_outbox o WHERE status = 'pending' AND next_attempt_at <= ? AND ${NOT_HELD} LIMIT ?`,
+      [now, now, limit],
     );
     return rows.map((r) => String(r.partner_key));
   }
