@@ -108,6 +108,34 @@ describe('roaming: EVSE status pushed to eMSPs through the outbox', function () 
     });
   });
 
+  it('a partner whose answer is not an OCPI envelope (a page, an empty or cut body) gets the status again', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    await settled(emsp221);
+    const since = emsp221.sim.lastSeq;
+    emsp221.sim.answerRawNext(1, 200, '<html><body>Bad gateway</body></html>');
+    emsp221.sim.answerRawNext(1, 200, '');
+    emsp221.sim.answerRawNext(1, 200, '{"status_code": 1000, "data": [');
+    await charger.call('StatusNotification', status16(1, 'Reserved'));
+    // three answers say nothing of the data: the fourth attempt is the one the partner took
+    const attempts = await eventually(async () => {
+      const sent = emsp221.sim
+        .receivedSince(since)
+        .filter((r) => r.method === 'PATCH' && r.path.endsWith(`/${loc}/E1`));
+      return sent.length >= 4 ? sent : undefined;
+    });
+    expect(attempts.map((r) => (r.body as Json).status)).to.deep.equal([
+      'RESERVED',
+      'RESERVED',
+      'RESERVED',
+      'RESERVED',
+    ]);
+    await eventually(async () => {
+      const summary = await world.api.request('GET', '/v1/outbox/partners');
+      const mine = items(summary).find((p) => (p.partner as Json).id === emsp221.id);
+      return mine?.pending === 0 ? mine : undefined;
+    });
+  });
+
   it('changes while a partner is down coalesce: it gets the newest status, never an older one after it', async () => {
     const { loc, charger } = await world.linkedCharger('ocpp1.6');
     const since = emsp211.sim.lastSeq;
@@ -156,6 +184,12 @@ describe('roaming: EVSE status pushed to eMSPs through the outbox', function () 
     expect((await world.api.request('DELETE', `/v1/outbox/${String(second.id)}`)).status).to.equal(404);
   });
 
+  /** The partner's line of `/v1/outbox/partners`. */
+  async function breakerOf(e: Emsp): Promise<Json> {
+    const s = await world.api.request('GET', '/v1/outbox/partners');
+    return items(s).find((x) => (x.partner as Json).id === e.id) ?? {};
+  }
+
   it("a partner that is down opens its breaker; the other partner's pushes go on; it closes when the partner is back", async () => {
     const { loc, charger } = await world.linkedCharger('ocpp1.6');
     emsp211.sim.setDown(true);
@@ -178,6 +212,24 @@ describe('roaming: EVSE status pushed to eMSPs through the outbox', function () 
       const p = items(s).find((x) => (x.partner as Json).id === emsp211.id);
       return p?.breaker === 'closed' && p.pending === 0 ? true : undefined;
     });
+  });
+
+  it('a partner that refuses the probe of its open breaker is up: the breaker closes', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    await settled(emsp211);
+    emsp211.sim.setDown(true);
+    await charger.call('StatusNotification', status16(1, 'Faulted'));
+    await eventually(async () => ((await breakerOf(emsp211)).breaker === 'open' ? true : undefined));
+    // back, and it refuses the row the probe carries
+    emsp211.sim.setDown(false);
+    emsp211.sim.failNext(1, 400, 2001);
+    await eventually(async () => {
+      const q = await world.api.request('GET', `/v1/outbox?status=dead&partner_id=${emsp211.id}`);
+      return items(q).find((r) => r.object === `locations/${loc}/E1`);
+    });
+    expect(await breakerOf(emsp211)).to.include({ breaker: 'closed' });
+    await charger.call('StatusNotification', status16(1, 'Available'));
+    await statusArrives(emsp211, loc, 'E1', 'AVAILABLE');
   });
 
   it('a status acknowledged to the charger while a partner is down reaches it after our restart', async () => {

@@ -265,6 +265,8 @@ interface Reply {
   message?: string;
   data?: unknown;
   headers?: Record<string, string>;
+  /** a body sent as it is instead of an OCPI envelope (a proxy's page, an empty or cut body) */
+  raw?: string;
 }
 
 export class OcpiSimulator {
@@ -280,6 +282,8 @@ export class OcpiSimulator {
   private readonly faults: Array<{ status: number; statusCode: number }> = [];
   /** the same, for requests whose path contains `contains` (`failPath`) */
   private readonly pathFaults: Array<{ contains: string; status: number; statusCode: number }> = [];
+  /** bodies forced on the next requests to its modules, without an envelope (`answerRawNext`) */
+  private readonly rawAnswers: Array<{ status: number; raw: string }> = [];
   private down = false;
   private readonly slowPaths: { contains: string; ms: number }[] = [];
   /** what its tokens Sender answers to a real-time authorization, by token uid (default ALLOWED) */
@@ -346,6 +350,14 @@ export class OcpiSimulator {
    */
   failNext(count: number, status = 503, statusCode = status >= 500 ? 3000 : 2000): void {
     for (let i = 0; i < count; i++) this.faults.push({ status, statusCode });
+  }
+
+  /**
+   * The next `count` requests to its modules are answered `status` with `raw` as the body, not an
+   * OCPI envelope (a proxy's error page answered 200, an empty or cut body).
+   */
+  answerRawNext(count: number, status: number, raw: string): void {
+    for (let i = 0; i < count; i++) this.rawAnswers.push({ status, raw });
   }
 
   /** As `failNext`, for the next `count` requests whose path contains `contains` only. */
@@ -585,6 +597,8 @@ export class OcpiSimulator {
       below.startsWith(this.moduleUrl(version, m).slice(this.versionUrl(version).length)),
     );
     if (!module) return { status: 404, statusCode: 2000, message: 'unknown endpoint' };
+    const raw = this.rawAnswers.shift();
+    if (raw) return raw;
     const onPath = this.pathFaults.findIndex((f) => url.pathname.includes(f.contains));
     const fault = this.down
       ? { status: 503, statusCode: 3000 }
@@ -753,7 +767,7 @@ export class OcpiSimulator {
     res.setHeader('X-Request-ID', headerOf(req.headers, 'x-request-id') ?? randomUUID());
     res.setHeader('X-Correlation-ID', headerOf(req.headers, 'x-correlation-id') ?? randomUUID());
     for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
-    res.end(JSON.stringify(envelope));
+    res.end(reply.raw ?? JSON.stringify(envelope));
   }
 
   // ---------------------------------------------------------------------------------------------

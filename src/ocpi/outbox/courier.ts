@@ -233,10 +233,11 @@ export class OutboxCourier {
       return outcome;
     } catch (err) {
       if (!(err instanceof PartnerCallError)) throw err;
-      // an answer that is not an OCPI envelope: its HTTP status decides
+      // an answer that is not an OCPI envelope: its HTTP status decides, but a 2xx without one
+      // (a proxy's page, an empty or cut body) says nothing of the data: sent again, as after a 5xx
       if (err.httpStatus !== undefined) {
-        const outcome = answered(err.httpStatus, undefined);
-        return outcome.outcome === 'failed' ? { ...outcome, error: `${outcome.error}: ${err.reason}` } : outcome;
+        const outcome = answered(err.httpStatus >= 200 && err.httpStatus < 300 ? 502 : err.httpStatus, undefined);
+        return outcome.outcome === 'failed' ? { ...outcome, error: `HTTP ${err.httpStatus}: ${err.reason}` } : outcome;
       }
       return { outcome: 'failed', error: err.reason, retryable: true, partnerDown: true };
     }
