@@ -37,6 +37,35 @@ function otherVersion(stored: OcpiVersion): never {
   ]);
 }
 
+/** The most charging periods a session keeps through PATCHes (a PUT replaces them all). */
+const MAX_PERIODS = 10_000;
+
+/**
+ * 2.2.1 mod_sessions PATCH: "When a PATCH request contains the `charging_periods` field, this
+ * SHALL be processed as a request to add all the ChargingPeriod Objects to the existing Session
+ * Object"; a PUT replaces them. An empty list changes nothing, and a period the session already
+ * has (the same object: a PATCH sent again after a lost answer) is not added twice. 2.1.1 has no
+ * such rule: its PATCH replaces the field like any other.
+ */
+function withPeriodsAdded(
+  held: S221.Session['charging_periods'],
+  added: S221.Session['charging_periods'],
+): Pick<S221.Session, 'charging_periods'> {
+  if (!added?.length) return held ? { charging_periods: held } : {};
+  const known = new Set((held ?? []).map((p) => JSON.stringify(p)));
+  const fresh = added.filter((p) => !known.has(JSON.stringify(p)));
+  const all = [...(held ?? []), ...fresh];
+  if (all.length > MAX_PERIODS)
+    throw invalidParameters([
+      {
+        field: 'charging_periods',
+        message: `a session keeps at most ${MAX_PERIODS} charging periods through PATCH: PUT the session to replace them`,
+        type: 'value_error.too_many',
+      },
+    ]);
+  return { charging_periods: all };
+}
+
 /** A 2.2.1 session as 2.1.1 has it, with the location we hold for it (from `locations`). */
 export async function session211Of(
   locations: Pick<ObjectStore<StoredLocation>, 'get'>,
@@ -158,7 +187,8 @@ export function sessionsReceiver221(ctx: OcpiContext): OcpiRoute[] {
         const updated = await ctx.stores.sessions.update({ ...party, id }, (s): StoredSession => {
           if (!isSession221(s)) return otherVersion('2.1.1');
           if (olderThan(req.body.last_updated, s.last_updated)) return s;
-          return { ...s, ...req.body, id };
+          const { charging_periods: added, ...fields } = req.body;
+          return { ...s, ...fields, id, ...withPeriodsAdded(s.charging_periods, added) };
         });
         if (!updated || !isSession221(updated)) throw unknownSession();
         return { data: updated };

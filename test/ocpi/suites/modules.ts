@@ -294,12 +294,47 @@ export function modulesSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const patched = dataOf<Obj>(
         await api.request('PATCH', path, { ...as, body: { ...patch, last_updated: isoAt(600) } }),
       );
-      expect(patched).to.deep.include(patch);
+      // the PATCH's periods are added to the session's (mod_sessions PATCH)
+      expect(patched.charging_periods).to.deep.equal([
+        ...(body.charging_periods as unknown[]),
+        ...patch.charging_periods,
+      ]);
       expect(dataOf<Obj>(await api.request('GET', path, as))).to.include({ last_updated: isoAt(600) });
       const missing = await api.request('GET', `/ocpi/emsp/2.2.1/sessions/${cc}/${pid}/ES-NONE`, as);
       expect(missing.status).to.equal(404);
       const foreign = await api.request('PUT', path, { ...as, body: { ...body, party_id: 'ZZZ' } });
       expect(foreign.body.status_code).to.equal(2001);
+    });
+
+    it("2.2.1: a session PATCH adds its charging periods to the session's (mod_sessions PATCH); a PUT replaces them", async () => {
+      const { country_code: cc, party_id: pid } = cpo.party;
+      const path = `/ocpi/emsp/2.2.1/sessions/${cc}/${pid}/ES-PERIODS`;
+      const as = { token: cpo.token, ...b64 };
+      const period = (minute: number, kwh: number) => ({
+        start_date_time: isoAt(minute * 60),
+        dimensions: [{ type: 'ENERGY', volume: kwh }],
+      });
+      const body = aSession221({ country_code: cc, party_id: pid, id: 'ES-PERIODS', charging_periods: [period(0, 2)] });
+      await api.request('PUT', path, { ...as, body });
+      const periodsAfter = async (patch: Obj): Promise<unknown> => {
+        const res = await api.request('PATCH', path, { ...as, body: patch });
+        expect(res.body.status_code, JSON.stringify(res.body)).to.equal(1000);
+        return dataOf<Obj>(await api.request('GET', path, as)).charging_periods;
+      };
+      expect(await periodsAfter({ charging_periods: [period(15, 3)], last_updated: isoAt(900) })).to.deep.equal([
+        period(0, 2),
+        period(15, 3),
+      ]);
+      // sent again (its answer was lost): not added twice; an empty list and no list change nothing
+      const again = { charging_periods: [period(15, 3)], last_updated: isoAt(900) };
+      expect(await periodsAfter(again)).to.have.length(2);
+      expect(await periodsAfter({ charging_periods: [], last_updated: isoAt(960) })).to.have.length(2);
+      expect(await periodsAfter({ kwh: 5, last_updated: isoAt(1020) })).to.have.length(2);
+      await api.request('PUT', path, {
+        ...as,
+        body: { ...body, charging_periods: [period(30, 1)], last_updated: isoAt(1800) },
+      });
+      expect(dataOf<Obj>(await api.request('GET', path, as)).charging_periods).to.deep.equal([period(30, 1)]);
     });
 
     it('a PUT or PATCH older than what we hold is answered with the object as held and not applied, in every module', async () => {
