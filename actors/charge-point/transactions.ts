@@ -81,9 +81,16 @@ function lateStart(
   tx: OpenTransaction,
   event: EventOf<'transaction-started'>,
   idTagStatus: string,
+  roamed: Roamed | null | undefined,
 ): ChargerEventOutcome {
   const at = Math.min(chargerTime(event.timestamp), tx.started_at ?? Infinity);
   const idTag = tx.id_tag === undefined ? event.id_tag : null;
+  // the token it brings makes the transaction roamed, as at a start that came first
+  const ocpi =
+    tx.ocpi === undefined && idTag !== null && roamed !== undefined
+      ? roamed && pushSession(deps, ctx, tx.session_id, { ...roamed, started_at: at }, 0, null)
+      : tx.ocpi;
+  if (ocpi && tx.ocpi === undefined) sampleMeter(deps, ctx, tx.session_id, at, event.meter_start_wh);
   const evse =
     tx.evse_id === 0 && event.evse_id > 0 ? { evse_id: event.evse_id, connector_id: event.connector_id } : null;
   ctx.log.info({ transaction_id: tx.transaction_id }, 'start of a transaction opened from a later event: applied');
@@ -104,6 +111,7 @@ function lateStart(
     meter_start_wh: event.meter_start_wh ?? tx.meter_start_wh,
     ...(evse ? { evse_id: evse.evse_id } : {}),
     ...(idTag === null ? {} : { id_tag: idTag, id_tag_status: idTagStatus }),
+    ...(ocpi === undefined ? {} : { ocpi }),
   };
   ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? next : t)) });
   publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
@@ -120,9 +128,10 @@ function startOfKnown(
   s: ChargePointState,
   event: EventOf<'transaction-started'>,
   idTagStatus: string,
+  roamed: Roamed | null | undefined,
 ): ChargerEventOutcome | undefined {
   const adopted = adoptedOpen(s, event);
-  if (adopted) return lateStart(deps, ctx, s, adopted, event, idTagStatus);
+  if (adopted) return lateStart(deps, ctx, s, adopted, event, idTagStatus, roamed);
   const retried = retriedStart(s, event);
   return retried === undefined ? undefined : { transaction_id: retried, id_tag_status: idTagStatus };
 }
@@ -231,7 +240,7 @@ export function onTransactionStarted(
   /** the token's authorization (authorization.ts); Accepted when not checked */
   idTagStatus = 'Accepted',
 ): ChargerEventOutcome {
-  const known = startOfKnown(deps, ctx, s, event, idTagStatus);
+  const known = startOfKnown(deps, ctx, s, event, idTagStatus, roamed);
   if (known) return known;
   if (s.transactions.length >= deps.maxOpenTransactions()) return refuseStart(deps, ctx, s, event);
   const transactionId = event.transaction_id ?? String(issuedId(s));

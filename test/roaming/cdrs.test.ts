@@ -306,16 +306,25 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(e.sim.violations).to.deep.equal([]);
   });
 
-  it('2.0.1: a TransactionEvent transaction ends in the same CDR', async () => {
-    const e = await world.emsp('2.2.1');
-    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'T');
-    const event = (eventType: string, seqNo: number, minute: number, wh: number): Json => ({
+  /** An hour of 2.0.1 events (type, seqNo, minute, Wh): 16 kWh in the first 40 minutes. */
+  const HOUR_201: [string, number, number, number][] = [
+    ['Started', 0, 0, 0],
+    ['Updated', 1, 20, 8000],
+    ['Updated', 2, 40, 16000],
+    ['Ended', 3, 60, 16000],
+  ];
+
+  /** A 2.0.1 TransactionEvent of transaction `id` whose Started names `uid` at EVSE 1. */
+  const event201 =
+    (id: string, uid: string, extra: Json = {}) =>
+    (eventType: string, seqNo: number, minute: number, wh: number): Json => ({
+      ...extra,
       eventType,
       timestamp: at(minute),
       triggerReason:
         eventType === 'Started' ? 'Authorized' : eventType === 'Ended' ? 'StopAuthorized' : 'MeterValuePeriodic',
       seqNo,
-      transactionInfo: { transactionId: 'TX-CDR-1', ...(eventType === 'Ended' ? { stoppedReason: 'Local' } : {}) },
+      transactionInfo: { transactionId: id, ...(eventType === 'Ended' ? { stoppedReason: 'Local' } : {}) },
       meterValue: [
         { timestamp: at(minute), sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register' }] },
       ],
@@ -323,16 +332,31 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
         ? { evse: { id: 1, connectorId: 1 }, idToken: { idToken: uid, type: 'ISO14443' } }
         : {}),
     });
-    await charger.call('TransactionEvent', event('Started', 0, 0, 0));
-    await charger.call('TransactionEvent', event('Updated', 1, 20, 8000));
-    await charger.call('TransactionEvent', event('Updated', 2, 40, 16000));
-    await charger.call('TransactionEvent', event('Ended', 3, 60, 16000));
+
+  it('2.0.1: a TransactionEvent transaction ends in the same CDR', async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'T');
+    const event = event201('TX-CDR-1', uid);
+    for (const i of [0, 1, 2, 3]) await charger.call('TransactionEvent', event(...HOUR_201[i]!));
     const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
     const cdr = post.body as Json;
     // 10 kWh at 0.20, 2 at 0.40 (to 18:00), 4 at 0.30, 20 minutes parked at 2.00/h
     expect(cdr.total_cost).to.deep.equal({ excl_vat: 4.6667, incl_vat: 5.6467 });
     expect(cdr.total_energy).to.equal(16);
     expect(cdr.total_time).to.equal(1);
+  });
+
+  it('2.0.1: events queued offline and delivered out of order (an Updated before the Started with the token) end in the CDR', async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'O');
+    const event = event201('TX-CDR-LATE', uid, { offline: true });
+    for (const i of [1, 0, 2, 3]) await charger.call('TransactionEvent', event(...HOUR_201[i]!));
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    const cdr = post.body as Json;
+    expect(cdr.cdr_token).to.include({ uid });
+    expect(cdr.start_date_time).to.equal(at(0));
+    expect(cdr.total_energy).to.equal(16);
+    expect(cdr.total_cost).to.deep.equal({ excl_vat: 4.6667, incl_vat: 5.6467 });
   });
 
   it('1.6: a transaction whose StopTransaction was lost gets its CDR, to its last reading, when the next start comes on its connector', async () => {
