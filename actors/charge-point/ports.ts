@@ -110,6 +110,8 @@ export interface RoamingPort {
   session(session: RoamingSession): WriteStep;
   /** a meter reading of a roamed transaction, kept for its CDR's charging periods (Wh at epoch ms) */
   sample(sessionId: string, at: number, wh: number): WriteStep;
+  /** what the charger of a roamed transaction said of its charging at epoch ms `at` (its state, its current) */
+  state(sessionId: string, at: number, state: { charging?: boolean; current_a?: number }): WriteStep;
   /**
    * After the turn that wrote a roamed session committed: a running one is priced so far, an
    * ended one gets its CDR (in the background; a failure is retried by the CDR's send).

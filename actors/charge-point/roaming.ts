@@ -213,6 +213,42 @@ export function sampleMeter(
 }
 
 /**
+ * Keeps what the charger of a roamed transaction said of its charging, for its CDR's periods
+ * (docs/TARIFFS.md "CDRs from transactions"), in this turn: whether it charges from `at` on, and
+ * the currents its meter values gave (epoch ms).
+ */
+export function keepCharging(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  sessionId: string,
+  said: { at: number; charging: boolean | undefined; currents: ReadonlyArray<{ at: number; a: number }> },
+): void {
+  const port = deps.roaming;
+  if (!port) return;
+  if (said.charging !== undefined) ctx.write(port.state(sessionId, said.at, { charging: said.charging }));
+  for (const c of said.currents) ctx.write(port.state(sessionId, c.at, { current_a: c.a }));
+}
+
+/**
+ * A 1.6 StatusNotification of a connector with a roamed transaction open: Charging says it
+ * charges from then on, any other status (SuspendedEV, SuspendedEVSE, Finishing, Faulted ...)
+ * that it does not. 2.0.1 says this in its TransactionEvents' `chargingState` instead (its
+ * connector status, Occupied, does not tell).
+ */
+export function statusOfRoamed(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  evse: number,
+  status: string,
+  at: number,
+): void {
+  if (s.protocol !== 'ocpp1.6' || !Number.isFinite(at)) return;
+  const tx = s.transactions.find((t) => t.evse_id === evse && t.ocpi);
+  if (tx) keepCharging(deps, ctx, tx.session_id, { at, charging: status === 'Charging', currents: [] });
+}
+
+/**
  * A 2.0.1 transaction that started without a token (at plug-in) and now names one: whether it is
  * roamed is decided now, and a roamed one is written for its eMSP from here on.
  */

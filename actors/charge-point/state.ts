@@ -2,7 +2,8 @@ import type { ChargerEvent, ChargerEventOutcome, QueuedCommand } from '../../src
 import type { ActorContext } from '../../src/runtime/types.js';
 import type { ChargePointActorDeps, CsmsEvent } from './ports.js';
 import type { ChargePointState } from './protocol.js';
-import { statusToLocation } from './roaming.js';
+import { parseInstant } from '../../src/rfc3339.js';
+import { statusOfRoamed, statusToLocation } from './roaming.js';
 
 /**
  * What the charger reported about itself: its boot, the status of its connectors and the
@@ -103,6 +104,7 @@ export function onStatusChanged(
   const next = { ...s, connectors };
   ctx.setState(next);
   statusToLocation(deps, ctx, next, event.evse_id);
+  statusOfRoamed(deps, ctx, next, event.evse_id, event.status, Math.min(parseInstant(event.timestamp), Date.now()));
   publishChange(deps, ctx, { type: 'charge-point' });
   return {};
 }

@@ -4,7 +4,7 @@ import type { ChargerEvent, ChargerEventOutcome, ProtocolName } from '../../src/
 import type { ChargePointActorDeps, LastReading, SessionProgress } from './ports.js';
 import type { WriteStep } from '../../src/runtime/types.js';
 import type { ChargePointState } from './protocol.js';
-import { pushSession, sampleMeter, type Roamed } from './roaming.js';
+import { keepCharging, pushSession, sampleMeter, type Roamed } from './roaming.js';
 import { startFor } from './authorization.js';
 import { publishChange, type ChargePointCtx } from './state.js';
 
@@ -41,6 +41,27 @@ function chargerTime(timestamp: string): number {
   const t = epochMs(timestamp);
   const now = Date.now();
   return t > now + FUTURE_TOLERANCE_MS ? now : t;
+}
+
+/** What a transaction event said of the charging (domain.ts ChargingFacts), at the charger's times. */
+function saidOf(event: Pick<EventOf<'transaction-updated'>, 'timestamp' | 'charging' | 'currents'>) {
+  return {
+    at: chargerTime(event.timestamp),
+    charging: event.charging,
+    currents: (event.currents ?? []).map((c) => ({ at: chargerTime(c.timestamp), a: c.a })),
+  };
+}
+
+/** What a roamed transaction's start gives its CDR: the first reading and what the charger said. */
+function keepStart(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  sessionId: string,
+  at: number,
+  event: EventOf<'transaction-started'>,
+): void {
+  sampleMeter(deps, ctx, sessionId, at, event.meter_start_wh);
+  keepCharging(deps, ctx, sessionId, saidOf(event));
 }
 
 /**
@@ -90,7 +111,8 @@ function lateStart(
     tx.ocpi === undefined && idTag !== null && roamed !== undefined
       ? roamed && pushSession(deps, ctx, tx.session_id, { ...roamed, started_at: at }, 0, null)
       : tx.ocpi;
-  if (ocpi && tx.ocpi === undefined) sampleMeter(deps, ctx, tx.session_id, at, event.meter_start_wh);
+  if (ocpi && tx.ocpi === undefined) keepStart(deps, ctx, tx.session_id, at, event);
+  else if (ocpi) keepCharging(deps, ctx, tx.session_id, saidOf(event));
   const evse =
     tx.evse_id === 0 && event.evse_id > 0 ? { evse_id: event.evse_id, connector_id: event.connector_id } : null;
   ctx.log.info({ transaction_id: tx.transaction_id }, 'start of a transaction opened from a later event: applied');
@@ -276,7 +298,7 @@ export function onTransactionStarted(
     ...(roamed === undefined ? {} : { ocpi: roamed && pushSession(deps, ctx, sessionId, roamed, 0, null) }),
     ...(event.id_tag === null ? {} : { id_tag: event.id_tag, id_tag_status: idTagStatus }),
   };
-  if (opened.ocpi) sampleMeter(deps, ctx, sessionId, opened.started_at ?? Date.now(), event.meter_start_wh);
+  if (opened.ocpi) keepStart(deps, ctx, sessionId, opened.started_at ?? Date.now(), event);
   if (event.meter_start_wh !== null)
     keepSample(ctx, deps.meterSamples.sample(sessionId, chargerTime(event.timestamp), event.meter_start_wh, 'first'));
   const reservation = event.reservation_id ?? null;
@@ -326,7 +348,7 @@ export function onTransactionProgress(
       deps.meterSamples.sample(tx.session_id, progress.meter.at, progress.meter.last_wh, ended ? 'last' : 'between'),
     );
   else if (ended) deps.meterSamples.forget(tx.session_id);
-  if (tx.ocpi)
+  if (tx.ocpi) {
     sampleMeter(
       deps,
       ctx,
@@ -334,6 +356,8 @@ export function onTransactionProgress(
       progress.meter?.at ?? progress.stopped?.at ?? chargerTime(event.timestamp),
       event.meter_wh,
     );
+    keepCharging(deps, ctx, tx.session_id, saidOf(event));
+  }
   const ocpi = tx.ocpi ? roamedProgress(deps, ctx, tx.session_id, tx.ocpi, progress) : tx.ocpi;
   if (ended) {
     ctx.setState({

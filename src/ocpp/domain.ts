@@ -54,8 +54,20 @@ export const AuthorizeRequestedEvent = Type.Object({
   id_tag: Type.String(),
 });
 
+/**
+ * What a transaction event says of the charging besides the register: 2.0.1 `chargingState`
+ * (Charging: true; SuspendedEV, SuspendedEVSE, EVConnected, Idle: false), and the currents its
+ * meter values give (Current.Import over all phases). A roamed session keeps them for its CDR's
+ * periods (docs/TARIFFS.md "CDRs from transactions").
+ */
+const ChargingFacts = {
+  charging: Type.Optional(Type.Boolean()),
+  currents: Type.Optional(Type.Array(Type.Object({ a: Type.Number(), timestamp: Timestamp }))),
+};
+
 export const TransactionStartedEvent = Type.Object({
   type: Type.Literal('transaction-started'),
+  ...ChargingFacts,
   /** given by the charger (2.0.1); absent when the CSMS allocates it (1.6) */
   transaction_id: Type.Union([Type.String(), Type.Null()]),
   /** what makes a retry of the same start recognisable (1.6: connector, tag, meter, time; 2.0.1: id + seqNo) */
@@ -75,6 +87,7 @@ export const TransactionStartedEvent = Type.Object({
 export const TransactionUpdatedEvent = Type.Object({
   type: Type.Literal('transaction-updated'),
   transaction_id: Type.String(),
+  ...ChargingFacts,
   /** absolute energy register reading (Energy.Active.Import.Register) in Wh */
   meter_wh: Type.Union([Type.Number(), Type.Null()]),
   /** when the reading was taken (its meterValue's timestamp); absent: the event's timestamp */
@@ -94,6 +107,7 @@ export const TransactionUpdatedEvent = Type.Object({
 export const TransactionEndedEvent = Type.Object({
   type: Type.Literal('transaction-ended'),
   transaction_id: Type.String(),
+  ...ChargingFacts,
   meter_wh: Type.Union([Type.Number(), Type.Null()]),
   /** when the reading was taken (its meterValue's timestamp); absent: the event's timestamp */
   meter_at: Type.Optional(Timestamp),

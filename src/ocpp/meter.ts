@@ -127,3 +127,47 @@ export function latestRegisterReading<E extends { timestamp: string }>(
   }
   return best;
 }
+
+/** The largest current taken as one, in A over all phases: a reading above is a meter fault or a unit mistake. */
+const MAX_CURRENT_A = 10_000;
+
+/**
+ * The current drawn at the outlet (Current.Import), in A over all phases as OCPI's current
+ * restrictions count it ("sum of the current over all phases"): the phases summed (L1, L2, L3, or
+ * L1-N ...), else the value without a phase. Null when the sample has none. A unit other than A
+ * (2.0.1 writes Wh when the charger gives none: that default is taken as A) leaves it out.
+ */
+export function currentImportA(samples: SampledReading[]): number | null {
+  let whole: number | null = null;
+  let phases: number | null = null;
+  for (const s of samples) {
+    if (s.measurand !== 'Current.Import' || !Number.isFinite(s.value)) continue;
+    if (s.location !== undefined && s.location !== 'Outlet') continue;
+    const unit = s.unit?.toLowerCase();
+    if (unit !== undefined && unit !== 'a' && unit !== 'wh') continue;
+    const a = s.value * 10 ** s.multiplier;
+    if (!(a >= 0 && a <= MAX_CURRENT_A)) continue;
+    if (s.phase === undefined) whole = a;
+    else if (/^L[123](-N)?$/.test(s.phase)) phases = (phases ?? 0) + a;
+  }
+  return phases ?? whole;
+}
+
+/** A current and the time the charger took it. */
+export interface CurrentReading {
+  a: number;
+  timestamp: string;
+}
+
+/** The currents of a message's meter values, one per entry that has one (`currentImportA`), in the order sent. */
+export function currentReadings<E extends { timestamp: string }>(
+  entries: readonly E[] | undefined,
+  samplesOf: (entry: E) => SampledReading[],
+): CurrentReading[] {
+  const out: CurrentReading[] = [];
+  for (const entry of entries ?? []) {
+    const a = currentImportA(samplesOf(entry));
+    if (a !== null && Number.isFinite(parseInstant(entry.timestamp))) out.push({ a, timestamp: entry.timestamp });
+  }
+  return out;
+}

@@ -13,7 +13,7 @@ import { ObjectStore } from '../ocpi/store/object-store.js';
 import { selectTariff } from '../tariffs/engine.js';
 import type { PricingHandle } from '../tariffs/module.js';
 import type { ActorHost } from '../platform/services.js';
-import { chargingPeriodsOf, type MeterSample } from '../tariffs/periods.js';
+import { chargingPeriodsOf, type ChargerState, type MeterSample } from '../tariffs/periods.js';
 import type { PricedCdr, PricingPeriod, PricingTariff } from '../tariffs/types.js';
 
 /**
@@ -149,6 +149,7 @@ export async function purgeSessionData(tx: SqlRunner, sessionIds: readonly strin
   if (sessionIds.length === 0) return 0;
   const marks = sessionIds.map(() => '?').join(', ');
   const samples = await tx.run(`DELETE FROM roaming_meter_sample WHERE session_id IN (${marks})`, sessionIds);
+  await tx.run(`DELETE FROM roaming_meter_state WHERE session_id IN (${marks})`, sessionIds);
   await tx.run(`DELETE FROM roaming_session_snapshot WHERE session_id IN (${marks})`, sessionIds);
   return samples;
 }
@@ -159,6 +160,39 @@ export async function samplesOf(sql: Pick<SqlRunner, 'query'>, sessionId: string
     sessionId,
   ]);
   return rows.map((r) => ({ at: Number(r.at_ms), wh: Number(r.wh) }));
+}
+
+/** What the charger of a session said of its charging (`roaming_meter_state`), in time. */
+export async function statesOf(sql: Pick<SqlRunner, 'query'>, sessionId: string): Promise<ChargerState[]> {
+  const rows = await sql.query(
+    'SELECT at_ms, charging, current_a FROM roaming_meter_state WHERE session_id = ? ORDER BY at_ms',
+    [sessionId],
+  );
+  return rows.map((r) => ({
+    at: Number(r.at_ms),
+    ...(r.charging === null || r.charging === undefined ? {} : { charging: Number(r.charging) === 1 }),
+    ...(r.current_a === null || r.current_a === undefined ? {} : { current_a: Number(r.current_a) }),
+  }));
+}
+
+/**
+ * Keeps what the charger of a roamed transaction said of its charging at an instant; a second
+ * word at the same instant fills what the first left out, or replaces it (the later message).
+ */
+export async function writeState(
+  tx: SqlRunner,
+  sessionId: string,
+  at: number,
+  state: Omit<ChargerState, 'at'>,
+): Promise<void> {
+  const charging = state.charging === undefined ? null : state.charging ? 1 : 0;
+  await tx.run(
+    `INSERT INTO roaming_meter_state (session_id, at_ms, charging, current_a) VALUES (?, ?, ?, ?)
+     ON CONFLICT (session_id, at_ms) DO UPDATE SET
+       charging = COALESCE(excluded.charging, roaming_meter_state.charging),
+       current_a = COALESCE(excluded.current_a, roaming_meter_state.current_a)`,
+    [sessionId, at, charging, state.current_a ?? null],
+  );
 }
 
 /**
@@ -315,7 +349,8 @@ export class CdrBuilder {
     }
     const timeZone = terms.time_zone;
     const samples = known ?? (await samplesOf(this.db.sql, session.id));
-    const built = chargingPeriodsOf({ start: startMs, end: endMs, samples, tariff, timeZone });
+    const states = await statesOf(this.db.sql, session.id);
+    const built = chargingPeriodsOf({ start: startMs, end: endMs, samples, states, tariff, timeZone });
     const periods = tariff ? built.map((p) => ({ ...p, tariff_id: tariff.id })) : built;
     const cdr = {
       start_date_time: session.start_date_time,

@@ -19,10 +19,26 @@ export interface MeterSample {
   wh: number;
 }
 
+/** What a charger said at an instant besides its register: whether it charges, the current it draws. */
+export interface ChargerState {
+  /** epoch ms */
+  at: number;
+  /** its charging state from then on (2.0.1 chargingState, 1.6 StatusNotification): true while Charging */
+  charging?: boolean;
+  /**
+   * the current drawn, A over all phases (Current.Import), read as that of the time up to it since
+   * the report before (as a register reading tells the energy of that time); the last one holds
+   * to the end
+   */
+  current_a?: number;
+}
+
 export interface PeriodsInput {
   start: number;
   end: number;
   samples: readonly MeterSample[];
+  /** the charger's charging states and currents, in any order (none: the energy alone decides) */
+  states?: readonly ChargerState[];
   tariff: PricingTariff | undefined;
   timeZone: string;
 }
@@ -32,6 +48,10 @@ interface Piece {
   to: number;
   /** Wh in the piece */
   wh: number;
+  /** TIME (true) or PARKING_TIME */
+  charging: boolean;
+  /** A over all phases, when the charger said */
+  current?: number;
 }
 
 /** Whole days of tariff boundaries looked at, at most: a session longer than this is cut by charging state only. */
@@ -74,10 +94,54 @@ function piecesOf(points: MeterSample[]): Piece[] {
       continue;
     }
     carried = 0;
-    pieces.push({ from: a.at, to: b.at, wh });
+    pieces.push({ from: a.at, to: b.at, wh, charging: wh > 0 });
   }
   if (carried > 0 && pieces.length > 0) (pieces[pieces.length - 1] as Piece).wh += carried;
   return pieces;
+}
+
+/** The last of `told` (in time order) at or before `at`, if any. */
+function lastAt<T extends { at: number }>(told: readonly T[], at: number): T | undefined {
+  let found: T | undefined;
+  for (const t of told) {
+    if (t.at > at) break;
+    found = t;
+  }
+  return found;
+}
+
+/**
+ * The pieces cut where the charger said its charging state or current changed (docs/TARIFFS.md
+ * "CDRs from transactions"). A piece's energy flows in its parts the charger did not call
+ * suspended (SuspendedEV, EVConnected, Finishing, ...), evenly in time; when it called every part
+ * suspended, the energy measured wins and flows in all. A part is charging when energy flows in it
+ * or the charger said Charging (a charger that reports no readings still charges): mod_cdrs
+ * PARKING_TIME is "time not charging".
+ */
+function withStates(pieces: Piece[], input: PeriodsInput): Piece[] {
+  const byTime = [...(input.states ?? [])].filter((t) => Number.isFinite(t.at)).sort((a, b) => a.at - b.at);
+  const told = byTime.filter((t) => t.charging !== undefined);
+  const amps = byTime.filter((t) => t.current_a !== undefined && Number.isFinite(t.current_a));
+  if (told.length === 0 && amps.length === 0) return pieces;
+  const cuts = [...new Set([...told, ...amps].map((t) => t.at))].sort((a, b) => a - b);
+  const out: Piece[] = [];
+  for (const p of pieces) {
+    const edges = [p.from, ...cuts.filter((c) => c > p.from && c < p.to), p.to];
+    const parts = edges.slice(1).map((to, i) => {
+      const from = edges[i] as number;
+      const current = (amps.find((t) => t.at >= to) ?? amps[amps.length - 1])?.current_a;
+      return { from, to, said: lastAt(told, from)?.charging, current };
+    });
+    const flowing = parts.filter((x) => x.said !== false);
+    const carriers = flowing.length > 0 ? flowing : parts;
+    const time = carriers.reduce((n, x) => n + (x.to - x.from), 0);
+    for (const x of parts) {
+      const wh = carriers.includes(x) && time > 0 ? (p.wh * (x.to - x.from)) / time : 0;
+      const piece: Piece = { from: x.from, to: x.to, wh, charging: wh > 0 || x.said === true };
+      out.push(x.current === undefined ? piece : { ...piece, current: x.current });
+    }
+  }
+  return out;
 }
 
 /** The instants at which a restriction of the tariff may start or stop holding, by time alone. */
@@ -147,12 +211,12 @@ function splitAt(pieces: Piece[], cuts: number[], energyAt: Map<number, number>)
       const known = energyAt.get(c);
       const wh =
         known === undefined ? (left * (c - from)) / (p.to - from) : Math.min(left, Math.max(0, known - charged));
-      out.push({ from, to: c, wh });
+      out.push({ ...p, from, to: c, wh });
       charged += wh;
       left -= wh;
       from = c;
     }
-    out.push({ from, to: p.to, wh: left });
+    out.push({ ...p, from, to: p.to, wh: left });
     charged += left;
   }
   return out;
@@ -164,6 +228,8 @@ const kw = (p: Piece): number => p.wh / 1000 / ((p.to - p.from) / 3_600_000);
 /** Which restrictions hold at the start of a piece: pieces alike in this and in charging merge. */
 function signatureOf(restrictions: Restriction[], p: Piece, input: PeriodsInput, whBefore: number): string {
   const power = p.wh > 0 ? kw(p) : 0;
+  // as the periods will carry them (periodOf): a current only while charging
+  const current = p.charging && p.current !== undefined ? p.current : undefined;
   const facts = {
     local: localTimeAt(input.timeZone, p.from),
     duration_s: (p.from - input.start) / 1000,
@@ -171,10 +237,10 @@ function signatureOf(restrictions: Restriction[], p: Piece, input: PeriodsInput,
     energy_before: quantityOf(round6(whBefore / 1000)),
     min_power: power,
     max_power: power,
-    min_current: undefined,
-    max_current: undefined,
+    min_current: current === undefined ? undefined : Math.ceil(current * 1000) / 1000,
+    max_current: current === undefined ? undefined : Math.floor(current * 1000) / 1000,
   };
-  let sig = p.wh > 0 ? 'C' : 'P';
+  let sig = p.charging ? 'C' : 'P';
   for (const r of restrictions) sig += holds(r, facts) ? '1' : '0';
   return sig;
 }
@@ -188,8 +254,12 @@ export function chargingPeriodsOf(input: PeriodsInput): PricingPeriod[] {
   let pieces = piecesOf(points);
   // a session that ended as it started (or a clock that went back) still has one period
   if (pieces.length === 0) return [zeroLength(input.start, points)];
+  pieces = withStates(pieces, input);
   pieces = splitAt(pieces, timeCuts(restrictions, input), energyCuts(restrictions, pieces));
-  const withMinPower = restrictions.some((r) => r.min_power !== undefined);
+  const least = {
+    power: restrictions.some((r) => r.min_power !== undefined),
+    current: restrictions.some((r) => r.min_current !== undefined),
+  };
   const periods: { pieces: Piece[]; sig: string }[] = [];
   let whBefore = 0;
   for (const p of pieces) {
@@ -204,7 +274,7 @@ export function chargingPeriodsOf(input: PeriodsInput): PricingPeriod[] {
   return periods.map(({ pieces: ps }) => {
     const kwhBefore = round6(whSoFar / 1000);
     whSoFar += ps.reduce((n, p) => n + p.wh, 0);
-    return periodOf(ps, round6(round6(whSoFar / 1000) - kwhBefore), withMinPower);
+    return periodOf(ps, round6(round6(whSoFar / 1000) - kwhBefore), least);
   });
 }
 
@@ -219,27 +289,32 @@ function zeroLength(start: number, points: MeterSample[]): PricingPeriod {
   };
 }
 
-/** One charging period of merged pieces: charging (ENERGY, TIME, power) or not (PARKING_TIME). */
-function periodOf(ps: Piece[], kwh: number, withMinPower: boolean): PricingPeriod {
+/** The highest and lowest of `values`, to 3 decimals rounded away from the bounds they meet (10.9996 kW is below 11). */
+function range(values: number[]): { max: number; min: number } {
+  return { max: Math.floor(Math.max(...values) * 1000) / 1000, min: Math.ceil(Math.min(...values) * 1000) / 1000 };
+}
+
+/**
+ * One charging period of merged pieces: charging (ENERGY, TIME, power, and current when the
+ * charger said it) or not (PARKING_TIME). MIN_POWER and MIN_CURRENT only where the tariff bounds them.
+ */
+function periodOf(ps: Piece[], kwh: number, least: { power: boolean; current: boolean }): PricingPeriod {
   const first = ps[0] as Piece;
   const hours = round6(ps.reduce((n, p) => n + (p.to - p.from), 0) / 3_600_000);
   const start_date_time = new Date(first.from).toISOString();
-  if (ps.every((p) => p.wh <= 0)) return { start_date_time, dimensions: [{ type: 'PARKING_TIME', volume: hours }] };
-  let max = 0;
-  let least = Infinity;
-  for (const p of ps) {
-    const power = kw(p);
-    if (power > max) max = power;
-    if (power < least) least = power;
-  }
-  // rounded away from the bounds they are compared with: a period at 10.9996 kW is below 11
+  if (ps.every((p) => !p.charging)) return { start_date_time, dimensions: [{ type: 'PARKING_TIME', volume: hours }] };
+  const power = range(ps.map(kw));
+  const amps = ps.flatMap((p) => (p.current === undefined ? [] : [p.current]));
+  const current = amps.length > 0 ? range(amps) : undefined;
   return {
     start_date_time,
     dimensions: [
       { type: 'ENERGY', volume: kwh },
       { type: 'TIME', volume: hours },
-      { type: 'MAX_POWER', volume: Math.floor(max * 1000) / 1000 },
-      ...(withMinPower ? [{ type: 'MIN_POWER', volume: Math.ceil(least * 1000) / 1000 }] : []),
+      { type: 'MAX_POWER', volume: power.max },
+      ...(least.power ? [{ type: 'MIN_POWER', volume: power.min }] : []),
+      ...(current ? [{ type: 'MAX_CURRENT', volume: current.max }] : []),
+      ...(current && least.current ? [{ type: 'MIN_CURRENT', volume: current.min }] : []),
     ],
   };
 }

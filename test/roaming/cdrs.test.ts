@@ -359,6 +359,64 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(cdr.total_cost).to.deep.equal({ excl_vat: 4.6667, incl_vat: 5.6467 });
   });
 
+  // 8 kWh at 0.20, and 15 minutes the charger said it was not charging, parked at 2.00/h: 1.60 + 0.50
+  const WITH_PAUSE = { excl_vat: 2.1, incl_vat: 2.541 };
+
+  it("2.0.1: the charger's chargingState cuts the periods: the time it said it was not charging is parking", async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'S');
+    const event = event201('TX-CDR-STATES', uid);
+    const said = (state: string, base: Json): Json => ({
+      ...base,
+      transactionInfo: { ...(base.transactionInfo as Json), chargingState: state },
+    });
+    const noReading = (base: Json): Json => {
+      const { meterValue: _none, ...rest } = base;
+      return rest;
+    };
+    await charger.call('TransactionEvent', said('EVConnected', event('Started', 0, 0, 0)));
+    await charger.call('TransactionEvent', said('Charging', noReading(event('Updated', 1, 5, 0))));
+    await charger.call('TransactionEvent', event('Updated', 2, 25, 4000));
+    await charger.call('TransactionEvent', said('SuspendedEV', noReading(event('Updated', 3, 40, 0))));
+    await charger.call('TransactionEvent', said('Charging', noReading(event('Updated', 4, 50, 0))));
+    await charger.call('TransactionEvent', said('EVConnected', event('Ended', 5, 60, 8000)));
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    const cdr = post.body as Json;
+    expect(cdr.total_parking_time).to.equal(0.25);
+    expect(cdr.total_cost).to.deep.equal(WITH_PAUSE);
+  });
+
+  it('1.6: a StatusNotification SuspendedEV between readings is parking; the current of its meter values is in the periods', async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'U');
+    const status = (minute: number, s: string) =>
+      charger.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status: s, timestamp: at(minute) });
+    const amps = ['L1', 'L2', 'L3'].map((phase) => ({ value: '6', measurand: 'Current.Import', phase, unit: 'A' }));
+    const transactionId = await startWith(charger, uid, []);
+    await status(0, 'Charging');
+    for (const [minute, wh] of [
+      [20, 4000],
+      [60, 8000],
+    ] as const)
+      await charger.call('MeterValues', {
+        connectorId: 1,
+        transactionId,
+        meterValue: [{ timestamp: at(minute), sampledValue: [{ value: String(wh), unit: 'Wh' }, ...amps] }],
+      });
+    await status(30, 'SuspendedEV');
+    await status(45, 'Charging');
+    await charger.call('StopTransaction', { transactionId, meterStop: 8000, timestamp: at(60) });
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    const cdr = post.body as Json;
+    expect(cdr.total_parking_time).to.equal(0.25);
+    expect(cdr.total_cost).to.deep.equal(WITH_PAUSE);
+    const periods = cdr.charging_periods as { dimensions: { type: string; volume: number }[] }[];
+    const charging = periods.filter((p) => p.dimensions.some((d) => d.type === 'ENERGY'));
+    expect(charging.map((p) => p.dimensions.find((d) => d.type === 'MAX_CURRENT')?.volume)).to.deep.equal(
+      charging.map(() => 18),
+    );
+  });
+
   it('1.6: a transaction whose StopTransaction was lost gets its CDR, to its last reading, when the next start comes on its connector', async () => {
     const e = await world.emsp('2.2.1');
     const { charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'L');

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
-import { chargingPeriodsOf, type MeterSample } from '../../src/tariffs/periods.js';
-import { aTariff, anElement, energy, parking } from './builders.js';
+import { chargingPeriodsOf, type ChargerState, type MeterSample } from '../../src/tariffs/periods.js';
+import { priceCdr } from '../../src/tariffs/engine.js';
+import { aTariff, anElement, energy, parking, time } from './builders.js';
 
 /** Charging periods from a charger's readings (docs/TARIFFS.md "CDRs from transactions"). */
 
@@ -95,6 +96,106 @@ describe('charging periods from meter readings', function () {
       '2024-03-30T23:00:00.000Z',
       '2024-03-31T01:00:00.000Z',
     ]);
+  });
+
+  it("the charger's charging states cut the periods: suspended time is parking, and the energy flows while it charges", function () {
+    // 2.0.1 chargingState (probe S1b): EVConnected at 0, Charging at 5, SuspendedEV at 65,
+    // Charging at 95, EVConnected at 110; readings only at 0, 35, 95 and 140
+    const tariff = aTariff([anElement([energy(0.3), time(2), parking(3)])]);
+    const states: ChargerState[] = [
+      { at: min(0), charging: false },
+      { at: min(5), charging: true },
+      { at: min(65), charging: false },
+      { at: min(95), charging: true },
+      { at: min(110), charging: false },
+      { at: min(140), charging: false },
+    ];
+    const periods = chargingPeriodsOf({
+      start: min(0),
+      end: min(140),
+      samples: readings([
+        [0, 1000],
+        [35, 6000],
+        [95, 11000],
+        [140, 13500],
+      ]),
+      states,
+      tariff,
+      timeZone: 'UTC',
+    });
+    expect(summary(periods)).to.deep.equal([
+      [iso(0), 'PARKING_TIME:0.083333'],
+      [iso(5), 'ENERGY:10', 'TIME:1', 'MAX_POWER:10'],
+      [iso(65), 'PARKING_TIME:0.5'],
+      [iso(95), 'ENERGY:2.5', 'TIME:0.25', 'MAX_POWER:10'],
+      [iso(110), 'PARKING_TIME:0.5'],
+    ]);
+    const priced = priceCdr(
+      tariff,
+      { start_date_time: iso(0), end_date_time: iso(140), currency: 'EUR', charging_periods: periods },
+      'UTC',
+    );
+    // 12.5 kWh x 0.30 + 1.25 h x 2.00 + 65 min x 3.00/h
+    expect(priced.ok && priced.priced.total_cost.excl_vat).to.equal(9.5);
+  });
+
+  it('a charger that said Charging and sent no readings charged (TIME), and energy beats a state that says otherwise', function () {
+    const tariff = aTariff([anElement([time(1), parking(2)])]);
+    const quiet = chargingPeriodsOf({
+      start: min(0),
+      end: min(60),
+      samples: [],
+      states: [
+        { at: min(0), charging: true },
+        { at: min(60), charging: false },
+      ],
+      tariff,
+      timeZone: 'UTC',
+    });
+    expect(summary(quiet)).to.deep.equal([[iso(0), 'ENERGY:0', 'TIME:1', 'MAX_POWER:0']]);
+    const contrary = chargingPeriodsOf({
+      start: min(0),
+      end: min(60),
+      samples: readings([
+        [0, 0],
+        [60, 6000],
+      ]),
+      states: [{ at: min(0), charging: false }],
+      tariff,
+      timeZone: 'UTC',
+    });
+    expect(summary(contrary)).to.deep.equal([[iso(0), 'ENERGY:6', 'TIME:1', 'MAX_POWER:6']]);
+  });
+
+  it('the current the charger reports is carried (MAX_CURRENT) and a max_current element applies (probe S4c)', function () {
+    const tariff = aTariff([anElement([energy(0.25)], { max_current: 20 }), anElement([energy(0.4)])]);
+    const periods = chargingPeriodsOf({
+      start: min(0),
+      end: min(60),
+      samples: readings([
+        [0, 100000],
+        [30, 102070],
+        [60, 104140],
+      ]),
+      states: [
+        { at: min(15), current_a: 18 },
+        { at: min(45), current_a: 24 },
+      ],
+      tariff,
+      timeZone: 'UTC',
+    });
+    // a current tells the time up to it: 18 A to minute 15, 24 A from there (the last holds to the end)
+    expect(summary(periods)).to.deep.equal([
+      [iso(0), 'ENERGY:1.035', 'TIME:0.25', 'MAX_POWER:4.14', 'MAX_CURRENT:18'],
+      [iso(15), 'ENERGY:3.105', 'TIME:0.75', 'MAX_POWER:4.14', 'MAX_CURRENT:24'],
+    ]);
+    const priced = priceCdr(
+      tariff,
+      { start_date_time: iso(0), end_date_time: iso(60), currency: 'EUR', charging_periods: periods },
+      'UTC',
+    );
+    // 1.035 kWh below 20 A at 0.25, 3.105 kWh above at 0.40: 0.25875 + 1.242
+    expect(priced.ok && priced.priced.total_cost.excl_vat).to.equal(1.5008);
   });
 
   it('a charger that reports only its start and stop gives one charging period; a meter reset does not go negative', function () {

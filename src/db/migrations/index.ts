@@ -23,6 +23,7 @@ import { M0021SessionTransactionReuse } from './m0021-session-transaction-reuse.
 import { M0022TokenUidCase } from './m0022-token-uid-case.js';
 import { M0023SessionStopToken } from './m0023-session-stop-token.js';
 import { M0024LocalListGroup } from './m0024-local-list-group.js';
+import { M0025MeterState } from './m0025-meter-state.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -50,6 +51,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0022-token-uid-case': M0022TokenUidCase,
   'm0023-session-stop-token': M0023SessionStopToken,
   'm0024-local-list-group': M0024LocalListGroup,
+  'm0025-meter-state': M0025MeterState,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

@@ -28,6 +28,7 @@ export const migrationNames = [
   'm0022-token-uid-case',
   'm0023-session-stop-token',
   'm0024-local-list-group',
+  'm0025-meter-state',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

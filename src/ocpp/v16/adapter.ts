@@ -29,7 +29,13 @@ import type {
 } from '../generated/ocpp16.js';
 import { authorizationKeyOf } from '../basic-auth-password.js';
 import { hardwareOf } from '../boot-hardware.js';
-import { earliestRegisterReading, latestRegisterReading, type RegisterReading, type SampledReading } from '../meter.js';
+import {
+  currentReadings,
+  earliestRegisterReading,
+  latestRegisterReading,
+  type RegisterReading,
+  type SampledReading,
+} from '../meter.js';
 import { report16 } from '../reports.js';
 import { salvageStop16 } from '../salvage.js';
 
@@ -129,9 +135,11 @@ function meterValues(p: MeterValuesRequest): EventOf<'transaction-updated' | 'me
   const ts = reading?.timestamp ?? timestamp ?? new Date().toISOString();
   const wh = reading?.wh ?? null;
   if (p.transactionId !== undefined) {
+    const currents = currentReadings(p.meterValue, samples16);
     return {
       type: 'transaction-updated',
       transaction_id: String(p.transactionId),
+      ...(currents.length > 0 ? { currents } : {}),
       meter_wh: wh,
       timestamp: ts,
       seq_no: null,

@@ -34,7 +34,13 @@ import type {
   TransactionEventResponse,
   ChargingProfileType,
 } from '../generated/ocpp201.js';
-import { latestRegisterReading, type RegisterReading, type SampledReading } from '../meter.js';
+import {
+  currentReadings,
+  latestRegisterReading,
+  type CurrentReading,
+  type RegisterReading,
+  type SampledReading,
+} from '../meter.js';
 import { deviceModelOf, isSecretName, report201 } from '../reports.js';
 import { salvageEnded201 } from '../salvage.js';
 import { hardwareOf } from '../boot-hardware.js';
@@ -48,6 +54,19 @@ function samples201(entry: MeterValueType): SampledReading[] {
     multiplier: s.unitOfMeasure?.multiplier ?? 0,
     location: s.location,
   }));
+}
+
+/**
+ * What the event says of the charging besides the register (domain.ts ChargingFacts): its
+ * `chargingState`, and the currents of its meter values.
+ */
+function chargingFacts(p: TransactionEventRequest): { charging?: boolean; currents?: CurrentReading[] } {
+  const state = p.transactionInfo.chargingState;
+  const currents = currentReadings(p.meterValue, samples201);
+  return {
+    ...(state === undefined ? {} : { charging: state === 'Charging' }),
+    ...(currents.length > 0 ? { currents } : {}),
+  };
 }
 
 /** The register reading with the latest timestamp among the meter values (meter.ts). */
@@ -96,9 +115,11 @@ function transactionEvent(
   const idTag = tokenOf(p.idToken);
   const reading = registerReading(p.meterValue);
   const wh = reading?.wh ?? null;
+  const facts = chargingFacts(p);
   if (p.eventType === 'Started') {
     return {
       type: 'transaction-started',
+      ...facts,
       transaction_id: transactionId,
       // OCPP 2.0.1 part 2 E01: a retried message repeats transactionId and seqNo
       dedupe_key: `${transactionId}|${p.seqNo}`,
@@ -115,6 +136,7 @@ function transactionEvent(
   }
   const common = {
     transaction_id: transactionId,
+    ...facts,
     meter_wh: wh,
     // an update's readings may be older than the event (queued while offline, E04)
     ...(reading ? { meter_at: reading.timestamp } : {}),
