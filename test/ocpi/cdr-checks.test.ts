@@ -339,4 +339,45 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
       '/v1/cdr-checks/{country_code}/{party_id}/{cdr_id}',
     ]);
   });
+
+  it('a CDR whose end is before its start is refused with 2001 naming the field, and not stored (2.2.1 and 2.1.1)', async () => {
+    const backwards221 = cdr221(cpo221, { cdr_location: place221('LOC-221'), end_date_time: '2026-01-05T16:30:00Z' });
+    const backwards211 = cdr211({ stop_date_time: '2026-01-05T16:30:00Z' });
+    for (const [p, cdr, field] of [
+      [cpo221, backwards221, 'end_date_time'],
+      [cpo211, backwards211, 'stop_date_time'],
+    ] as const) {
+      const answer = await p.sim.call('POST', 'cdrs', '', cdr, receiver(p));
+      // was 1000, stored for good with only the check saying "invalid_cdr"
+      expect(answer.statusCode, JSON.stringify(answer.body)).to.equal(2001);
+      const errors = (answer.body as { errors?: Array<{ field: string; message: string }> }).errors ?? [];
+      expect(errors.map((e) => e.field)).to.deep.equal([field]);
+      expect(errors[0]?.message).to.contain('before start_date_time');
+      const { country_code, party_id } = party(p);
+      const read = await p.sim.call(
+        'GET',
+        'cdrs',
+        `/${country_code}/${party_id}/${String(cdr.id)}`,
+        undefined,
+        receiver(p),
+      );
+      expect(read.status).to.equal(404);
+    }
+  });
+
+  it('2.2.1: a CDR with a negative total_energy (energy fed back) is taken and stored; its check is unpriced, saying why', async () => {
+    const cdr = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      charging_periods: [
+        { start_date_time: START, dimensions: [{ type: 'ENERGY', volume: -10 }], tariff_id: 'TAR-PEAK' },
+      ],
+      total_energy: -10,
+      total_cost: { excl_vat: 0, incl_vat: 0 },
+    });
+    // was HTTP 422: total_energy must be >= 0
+    await postCdr(cpo221, cdr);
+    const check = await checkOf(cpo221, String(cdr.id));
+    expect(check.status).to.equal('unpriced');
+    expect(check.reason).to.contain('energy fed back to the grid');
+  });
 });

@@ -23,6 +23,23 @@ const unknownCdr = () => unknownObject('CDR');
 const ONE = '/cdrs/:country_code/:party_id/:cdr_id';
 
 /**
+ * A CDR ends when its session was completed (mod_cdrs end_date_time: "when the session was
+ * completed/finished"), not before it started: such a CDR is refused (2001), as a CDR once
+ * received cannot be corrected under its id.
+ */
+function assertEndsAfterStart(cdr: StoredCdr): void {
+  const [field, end] = isCdr221(cdr) ? ['end_date_time', cdr.end_date_time] : ['stop_date_time', cdr.stop_date_time];
+  if (Date.parse(end) < Date.parse(cdr.start_date_time))
+    throw invalidParameters([
+      {
+        field,
+        message: `${field} ${end} is before start_date_time ${cdr.start_date_time}`,
+        type: 'value_error.end_before_start',
+      },
+    ]);
+}
+
+/**
  * Stores a received CDR once; answers where it can be read back. Once the answer is out, the CDR
  * is re-priced in the background when the pricing threads are wired (checker.ts).
  */
@@ -33,6 +50,7 @@ async function receive(
   key: ObjectKey,
   cdr: StoredCdr,
 ): Promise<{ data: undefined; headers: Record<string, string> }> {
+  assertEndsAfterStart(cdr);
   const origin = ctx.baseUrl(koa);
   const existing = await ctx.stores.cdrs.get(key);
   if (existing && JSON.stringify(existing) !== JSON.stringify(cdr))
@@ -88,7 +106,7 @@ export function cdrsReceiver221(ctx: OcpiContext, prefix: string): OcpiRoute[] {
       path: '/cdrs',
       module: 'cdrs',
       summary: 'A CDR of the caller; the Location header says where to read it back',
-      body: C221.Cdr,
+      body: C221.ReceivedCdr,
       handler: (req) => {
         const caller = requireLink(req.auth, '2.2.1');
         assertOwnParty(caller, req.body);
@@ -103,7 +121,7 @@ export function cdrsReceiver221(ctx: OcpiContext, prefix: string): OcpiRoute[] {
       module: 'cdrs',
       summary: 'A CDR of the caller, as we received it',
       params: C221.CdrPath,
-      response: Envelope(C221.Cdr),
+      response: Envelope(C221.ReceivedCdr),
       responses: { 404: 'unknown CDR' },
       handler: async (req) => {
         const found = await callersObject(req, '2.2.1', ctx.stores.cdrs, req.params.cdr_id, unknownCdr);

@@ -73,4 +73,11 @@ export const Cdr = titled(
 );
 export type Cdr = Static<typeof Cdr>;
 
+/**
+ * A CDR a partner CPO posts our cdrs Receiver: its total_energy may be negative, energy fed back
+ * to the grid (mod_cdrs CdrDimensionType ENERGY: "When negative, more energy was feed into the
+ * grid"); it is stored, and its check is unpriced. The CDRs we send never have one.
+ */
+export const ReceivedCdr = titled('ReceivedCdr221', Type.Object({ ...Cdr.properties, total_energy: Type.Number() }));
+
 export const CdrPath = Type.Object({ country_code: CountryCode, party_id: PartyId, cdr_id: CdrId });
