@@ -340,6 +340,25 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     ]);
   });
 
+  it("2.1.1: the time zone of the CDR's location comes before our copy of a location pushed without one (held as Etc/UTC)", async () => {
+    await push(cpo211, 'locations', 'LOC-211-NOTZ', aLocation211({ id: 'LOC-211-NOTZ' }));
+    const cdr = cdr211({
+      location: aLocation211({
+        id: 'LOC-211-NOTZ',
+        time_zone: 'Europe/Amsterdam',
+        evses: [anEvse211({ connectors: [aConnector211({ tariff_id: 'TAR-PEAK' })] })],
+      }),
+      total_cost: 5,
+    });
+    await postCdr(cpo211, cdr);
+    // was "disagrees" by 2.00: read in the Etc/UTC we filled in for the pushed location
+    expect(await checkOf(cpo211, String(cdr.id))).to.deep.include({
+      status: 'agrees',
+      ours: { excl_vat: 5, incl_vat: 5 },
+      time_zone: { zone: 'Europe/Amsterdam', source: 'cdr_location' },
+    });
+  });
+
   it('a CDR whose end is before its start is refused with 2001 naming the field, and not stored (2.2.1 and 2.1.1)', async () => {
     const backwards221 = cdr221(cpo221, { cdr_location: place221('LOC-221'), end_date_time: '2026-01-05T16:30:00Z' });
     const backwards211 = cdr211({ stop_date_time: '2026-01-05T16:30:00Z' });

@@ -33,7 +33,7 @@ export interface Amounts {
 
 /** Where the tariff came from: the CDR's own `tariffs`, or a pushed tariff a charging period (2.2.1) or the connector (2.1.1) names. */
 export type TariffSource = 'cdr_tariffs' | 'charging_period' | 'connector';
-/** Where the time zone came from: our copy of the partner's location, the 2.1.1 CDR's location, or none (UTC). */
+/** Where the time zone came from: the 2.1.1 CDR's location, our copy of the partner's location, or none (UTC). */
 export type ZoneSource = 'location' | 'cdr_location' | 'utc';
 
 /** How a CDR was priced: kept as JSON (`detail`) and shown by `GET /v1/cdr-checks/{cc}/{pid}/{id}`. */
@@ -151,7 +151,11 @@ async function tariffOf(deps: CheckDeps, view: CdrView, key: ObjectKey): Promise
   return { tariff: pushed, id, source: view.namedBy };
 }
 
-/** The zone restrictions are read in: the partner's location as we hold it, else the 2.1.1 CDR's, else UTC (noted). */
+/**
+ * The zone restrictions are read in: that of the location a 2.1.1 CDR carries (the place as at
+ * the session, sent with the CDR), else our copy of the partner's location's, else UTC (noted).
+ * A 2.1.1 location pushed without a time_zone is held as Etc/UTC: the CDR's zone comes first.
+ */
 async function zoneOf(
   deps: CheckDeps,
   view: CdrView,
@@ -164,8 +168,8 @@ async function zoneOf(
     id: view.locationId,
   });
   const candidates: Array<[string | undefined, ZoneSource, string]> = [
-    [stored?.time_zone, 'location', `location ${view.locationId} as the partner pushed it`],
     [view.zone, 'cdr_location', "the CDR's location"],
+    [stored?.time_zone, 'location', `location ${view.locationId} as the partner pushed it`],
   ];
   for (const [zone, source, what] of candidates) {
     if (zone === undefined) continue;
