@@ -3,12 +3,14 @@ import { eventually } from '../support/eventually.js';
 import {
   aCdr221,
   aCdr211,
+  aConnector,
   aConnector211,
   aLocation,
   aLocation211,
   anEvse211,
   aTariff,
   aTariff221,
+  anEvse,
 } from '../support/ocpi-builders.js';
 import type { OcpiAnswer } from '../support/ocpi-simulator.js';
 import { RoamingWorld, type Emsp } from '../support/roaming-world.js';
@@ -340,6 +342,53 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     ]);
   });
 
+  it('2.2.1 and 2.1.1: of several tariffs in the CDR, the one its periods (its connector) name prices it; periods naming two leave it unpriced', async () => {
+    const flat = (id: string, price: number, vat?: number): Json => ({
+      id,
+      elements: [
+        { price_components: [{ type: 'ENERGY', price, step_size: 1, ...(vat === undefined ? {} : { vat }) }] },
+      ],
+    });
+    const adhoc = aTariff221({ ...party(cpo221), ...flat('TAR-ADHOC', 0.6, 20), type: 'AD_HOC_PAYMENT' });
+    const regular = aTariff221({ ...party(cpo221), ...flat('TAR-REG', 0.3, 20), min_price: undefined });
+    const named = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      tariffs: [adhoc, regular],
+      charging_periods: PERIODS.map((p) => ({ ...p, tariff_id: 'TAR-REG' })),
+      total_cost: { excl_vat: 3, incl_vat: 3.6 },
+    });
+    const halves = [5, 5].map((volume, i) => ({
+      start_date_time: i === 0 ? START : '2026-01-05T18:00:00Z',
+      dimensions: [{ type: 'ENERGY', volume }],
+      tariff_id: i === 0 ? 'TAR-ADHOC' : 'TAR-REG',
+    }));
+    const two = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      tariffs: [adhoc, regular],
+      charging_periods: halves,
+    });
+    const old = cdr211(
+      { tariffs: [aTariff(flat('TAR-ADHOC-211', 0.6)), aTariff(flat('TAR-REG-211', 0.3))], total_cost: 3 },
+      'TAR-REG-211',
+    );
+    for (const cdr of [named, two]) await postCdr(cpo221, cdr);
+    await postCdr(cpo211, old);
+
+    // was "disagrees" by -3.00: priced with the first of the CDR's tariffs (TAR-ADHOC)
+    expect(await checkOf(cpo221, String(named.id))).to.deep.include({
+      status: 'agrees',
+      ours: { excl_vat: 3, incl_vat: 3.6 },
+      tariff: { id: 'TAR-REG', source: 'cdr_tariffs' },
+    });
+    expect(await checkOf(cpo211, String(old.id))).to.deep.include({
+      status: 'agrees',
+      tariff: { id: 'TAR-REG-211', source: 'cdr_tariffs' },
+    });
+    const unpriced = await checkOf(cpo221, String(two.id));
+    expect(unpriced).to.deep.include({ status: 'unpriced', ours: null });
+    expect(unpriced.reason).to.contain('TAR-ADHOC, TAR-REG').and.contain('priced with one');
+  });
+
   it("2.1.1: the time zone of the CDR's location comes before our copy of a location pushed without one (held as Etc/UTC)", async () => {
     await push(cpo211, 'locations', 'LOC-211-NOTZ', aLocation211({ id: 'LOC-211-NOTZ' }));
     const cdr = cdr211({
@@ -357,6 +406,32 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
       ours: { excl_vat: 5, incl_vat: 5 },
       time_zone: { zone: 'Europe/Amsterdam', source: 'cdr_location' },
     });
+  });
+
+  it('2.2.1: a CDR with no tariffs whose periods name none is priced with the one tariff its connector names in the pushed location; two: unpriced', async () => {
+    const connector = (tariff_ids: string[]) =>
+      anEvse({ uid: `EVSE-${tariff_ids.length}`, connectors: [aConnector({ tariff_ids })] });
+    const location = aLocation({
+      ...party(cpo221),
+      id: 'LOC-CONNECTOR',
+      evses: [connector(['TAR-PEAK']), connector(['TAR-PEAK', 'TAR-OTHER'])],
+    });
+    await push(cpo221, 'locations', 'LOC-CONNECTOR', location);
+    const at = (evse_uid: string) => ({ ...place221('LOC-CONNECTOR'), evse_uid, connector_id: '1' });
+    const one = cdr221(cpo221, { cdr_location: at('EVSE-1'), total_cost: { excl_vat: 30, incl_vat: 36 } });
+    const two = cdr221(cpo221, { cdr_location: at('EVSE-2'), total_cost: { excl_vat: 5, incl_vat: 6 } });
+    for (const cdr of [one, two]) await postCdr(cpo221, cdr);
+
+    // was "unpriced": no tariff known
+    expect(await checkOf(cpo221, String(one.id))).to.deep.include({
+      status: 'disagrees',
+      ours: { excl_vat: 5, incl_vat: 6 },
+      difference: { excl_vat: 25, incl_vat: 30 },
+      tariff: { id: 'TAR-PEAK', source: 'connector' },
+    });
+    const unpriced = await checkOf(cpo221, String(two.id));
+    expect(unpriced.status).to.equal('unpriced');
+    expect(unpriced.reason).to.contain('names 2 tariffs (TAR-PEAK, TAR-OTHER)');
   });
 
   it('a CDR whose end is before its start is refused with 2001 naming the field, and not stored (2.2.1 and 2.1.1)', async () => {

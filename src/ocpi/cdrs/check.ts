@@ -31,14 +31,21 @@ export interface Amounts {
   incl_vat?: number;
 }
 
-/** Where the tariff came from: the CDR's own `tariffs`, or a pushed tariff a charging period (2.2.1) or the connector (2.1.1) names. */
+/** A tariff id and what named it. */
+export interface NamedTariff {
+  id: string;
+  source: TariffSource;
+}
+
+/** Where the tariff came from: the CDR's own `tariffs`, or a pushed tariff a charging period (2.2.1) or the connector names (2.1.1: in the CDR; 2.2.1: in our copy of the location). */
 export type TariffSource = 'cdr_tariffs' | 'charging_period' | 'connector';
 /** Where the time zone came from: the 2.1.1 CDR's location, our copy of the partner's location, or none (UTC). */
 export type ZoneSource = 'location' | 'cdr_location' | 'utc';
 
 /** How a CDR was priced: kept as JSON (`detail`) and shown by `GET /v1/cdr-checks/{cc}/{pid}/{id}`. */
 export interface CheckDetail {
-  tariff?: { id: string; source: TariffSource };
+  /** the tariff used */
+  tariff?: NamedTariff;
   time_zone?: { zone: string; source: ZoneSource };
   /** what the operator should know about how it was priced (a time zone that was not found, ...) */
   notes: string[];
@@ -79,6 +86,8 @@ interface CdrView {
   named: string[];
   namedBy: 'charging_period' | 'connector';
   locationId: string;
+  /** the EVSE and connector of a 2.2.1 CDR, as named in its cdr_location */
+  connector?: { evse_uid: string; connector_id: string };
   /** the time_zone of the location a 2.1.1 CDR carries */
   zone?: string;
 }
@@ -101,6 +110,7 @@ function viewOf(cdr: StoredCdr, key: ObjectKey): CdrView {
       named: distinct(cdr.charging_periods.map((p) => p.tariff_id)),
       namedBy: 'charging_period',
       locationId: cdr.cdr_location.id,
+      connector: { evse_uid: cdr.cdr_location.evse_uid, connector_id: cdr.cdr_location.connector_id },
     };
   }
   // a 2.1.1 CDR's location lists the EVSE and connector used; its tariff_id names the tariff
@@ -122,33 +132,83 @@ function viewOf(cdr: StoredCdr, key: ObjectKey): CdrView {
   };
 }
 
-interface ChosenTariff {
+interface ChosenTariff extends NamedTariff {
   tariff: PricingTariff;
-  id: string;
-  source: TariffSource;
+}
+
+/** Why no tariff was chosen. */
+interface NoTariff {
+  reason: string;
+}
+
+type StoredPlace = StoredLocation | undefined;
+
+/**
+ * The tariff the CDR is priced with: of its own tariffs, the one its charging periods (2.2.1) or
+ * connector (2.1.1) name (mod_cdrs ChargingPeriod.tariff_id: "the Tariff that is relevant"),
+ * else the first valid at its start; else the one named, among those the partner pushed us; else,
+ * for a 2.2.1 CDR with no tariffs naming none, the one its connector names in our copy of the
+ * location. More than one named: none (the engine prices a CDR with one).
+ */
+async function tariffOf(
+  deps: CheckDeps,
+  view: CdrView,
+  key: ObjectKey,
+  stored: StoredPlace,
+): Promise<ChosenTariff | NoTariff> {
+  const namer = view.namedBy === 'charging_period' ? 'charging periods' : 'connector';
+  if (view.named.length > 1)
+    return {
+      reason: `its ${namer} name ${view.named.length} tariffs (${view.named.join(', ')}): a CDR is priced with one`,
+    };
+  const [id] = view.named;
+  const own = view.own.find((t) => t.id === id) ?? selectTariff(view.own, Date.parse(view.start));
+  if (own) return { tariff: own, id: own.id, source: 'cdr_tariffs' };
+  if (id !== undefined) return pushedTariff(deps, key, { id, source: view.namedBy }, `named by its ${namer}`);
+  if (view.own.length > 0)
+    return {
+      reason: `no tariff known: none of the CDR's ${view.own.length} tariffs is valid at its start, and its ${namer} name none`,
+    };
+  const none = `no tariff known: the CDR has no tariffs, and its ${namer} name none`;
+  return view.connector ? connectorTariff(deps, key, view.connector, view.locationId, stored, none) : { reason: none };
 }
 
 /**
- * The tariff the CDR is priced with: the first of its own valid at its start; else the one its
- * charging periods (2.2.1) or connector (2.1.1) name, among the tariffs the partner pushed us.
- * A string is why there is none.
+ * A 2.2.1 CDR naming no tariff: the tariff_ids of its connector in our copy of the partner's
+ * location (mod_locations Connector: "the currently valid charging tariffs"), as a 2.1.1 CDR's
+ * connector names its tariff. One id is used; several are not (which applied is not known).
  */
-async function tariffOf(deps: CheckDeps, view: CdrView, key: ObjectKey): Promise<ChosenTariff | string> {
-  const own = selectTariff(view.own, Date.parse(view.start));
-  if (own) return { tariff: own, id: own.id, source: 'cdr_tariffs' };
-  const namer = view.namedBy === 'charging_period' ? 'charging periods' : 'connector';
-  const ownNote =
-    view.own.length > 0
-      ? `none of the CDR's ${view.own.length} tariffs is valid at its start`
-      : 'the CDR has no tariffs';
-  const [id, ...more] = view.named;
-  if (id === undefined) return `no tariff known: ${ownNote}, and its ${namer} name none`;
-  if (more.length > 0)
-    return `${ownNote}, and its ${namer} name ${view.named.length} tariffs (${view.named.join(', ')}): a CDR is priced with one`;
-  const pushed = await deps.tariffs.get({ country_code: key.country_code, party_id: key.party_id, id });
-  if (!pushed)
-    return `tariff ${id} (named by its ${namer}) is not known: ${key.country_code}-${key.party_id} has not pushed it to our tariffs Receiver`;
-  return { tariff: pushed, id, source: view.namedBy };
+async function connectorTariff(
+  deps: CheckDeps,
+  key: ObjectKey,
+  at: { evse_uid: string; connector_id: string },
+  locationId: string,
+  stored: StoredPlace,
+  none: string,
+): Promise<ChosenTariff | NoTariff> {
+  if (!stored) return { reason: `${none}; location ${locationId} was not pushed to our locations Receiver` };
+  const where = `connector ${at.connector_id} of EVSE ${at.evse_uid} at location ${locationId} as the partner pushed it`;
+  const connector = stored.evses?.find((e) => e.uid === at.evse_uid)?.connectors.find((c) => c.id === at.connector_id);
+  const ids = distinct(connector?.tariff_ids ?? []);
+  const [id] = ids;
+  if (id === undefined) return { reason: `${none}, nor does ${where}` };
+  if (ids.length > 1)
+    return { reason: `${none}; ${where} names ${ids.length} tariffs (${ids.join(', ')}): which applied is not known` };
+  return pushedTariff(deps, key, { id, source: 'connector' }, `named by ${where}`);
+}
+
+/** A tariff the partner pushed to our tariffs Receiver, or why there is none. */
+async function pushedTariff(
+  deps: CheckDeps,
+  key: ObjectKey,
+  named: NamedTariff,
+  by: string,
+): Promise<ChosenTariff | NoTariff> {
+  const pushed = await deps.tariffs.get({ country_code: key.country_code, party_id: key.party_id, id: named.id });
+  if (pushed) return { ...named, tariff: pushed };
+  return {
+    reason: `tariff ${named.id} (${by}) is not known: ${key.country_code}-${key.party_id} has not pushed it to our tariffs Receiver`,
+  };
 }
 
 /**
@@ -156,17 +216,7 @@ async function tariffOf(deps: CheckDeps, view: CdrView, key: ObjectKey): Promise
  * the session, sent with the CDR), else our copy of the partner's location's, else UTC (noted).
  * A 2.1.1 location pushed without a time_zone is held as Etc/UTC: the CDR's zone comes first.
  */
-async function zoneOf(
-  deps: CheckDeps,
-  view: CdrView,
-  key: ObjectKey,
-  notes: string[],
-): Promise<{ zone: string; source: ZoneSource }> {
-  const stored = await deps.locations.get({
-    country_code: key.country_code,
-    party_id: key.party_id,
-    id: view.locationId,
-  });
+function zoneOf(view: CdrView, stored: StoredPlace, notes: string[]): { zone: string; source: ZoneSource } {
   const candidates: Array<[string | undefined, ZoneSource, string]> = [
     [view.zone, 'cdr_location', "the CDR's location"],
     [stored?.time_zone, 'location', `location ${view.locationId} as the partner pushed it`],
@@ -232,10 +282,11 @@ export async function checkCdr(deps: CheckDeps, key: ObjectKey, cdr: StoredCdr, 
   const base = { key, version: view.version, currency: view.currency, theirs: view.theirs, checked_at: now, detail };
   const unpriced = (reason: string): CdrCheck => ({ ...base, status: 'unpriced', reason });
   if (view.credit) return unpriced('a credit CDR (it reverses the costs of an earlier CDR): not re-priced');
-  const chosen = await tariffOf(deps, view, key);
-  if (typeof chosen === 'string') return unpriced(chosen);
+  const stored = await deps.locations.get({ ...key, id: view.locationId });
+  const chosen = await tariffOf(deps, view, key, stored);
+  if (!('tariff' in chosen)) return unpriced(chosen.reason);
   detail.tariff = { id: chosen.id, source: chosen.source };
-  detail.time_zone = await zoneOf(deps, view, key, detail.notes);
+  detail.time_zone = zoneOf(view, stored, detail.notes);
   const priced = await priceWith(deps, chosen, view, detail.time_zone.zone);
   if (typeof priced === 'string') return unpriced(priced);
   detail.priced = priced;
