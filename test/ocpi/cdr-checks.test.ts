@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { eventually } from '../support/eventually.js';
+import { eventually, eventuallyMatches } from '../support/eventually.js';
 import {
   aCdr221,
   aCdr211,
@@ -101,6 +101,17 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
         return res.body as unknown as Check;
       },
       { timeoutMs: 15_000, what: `the check of CDR ${id}` },
+    );
+  }
+
+  /** The operator reads the check of a CDR until it has `status` (a check run again). */
+  function checkUntil(p: Emsp, id: string, status: Check['status']): Promise<Check> {
+    const { country_code, party_id } = party(p);
+    return eventuallyMatches(
+      async () =>
+        (await world.api.request('GET', `/v1/cdr-checks/${country_code}/${party_id}/${id}`)).body as unknown as Check,
+      (c) => c.status === status,
+      15_000,
     );
   }
 
@@ -432,6 +443,54 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     const unpriced = await checkOf(cpo221, String(two.id));
     expect(unpriced.status).to.equal('unpriced');
     expect(unpriced.reason).to.contain('names 2 tariffs (TAR-PEAK, TAR-OTHER)');
+  });
+
+  it('a CDR left unpriced for want of the tariff it names is checked again when the partner pushes it (2.2.1 and 2.1.1 PUT)', async () => {
+    const later = (p: Emsp, id: string, vat?: number): Json => {
+      const elements = [{ price_components: [{ type: 'ENERGY', price: 0.3, step_size: 1, ...(vat ? { vat } : {}) }] }];
+      return p.version === '2.2.1'
+        ? aTariff221({ ...party(p), id, elements, min_price: undefined })
+        : aTariff({ id, elements });
+    };
+    const cdr = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      charging_periods: PERIODS.map((p) => ({ ...p, tariff_id: 'TAR-LATER' })),
+      total_cost: { excl_vat: 50, incl_vat: 59.5 },
+    });
+    const old = cdr211({ total_cost: 50 }, 'TAR-LATER-211');
+    await postCdr(cpo221, cdr);
+    await postCdr(cpo211, old);
+    const waiting = await checkOf(cpo221, String(cdr.id));
+    expect(waiting).to.deep.include({ status: 'unpriced', tariff_id: 'TAR-LATER' });
+    expect(waiting.reason).to.contain('TAR-LATER').and.contain('not known');
+    expect((await checkOf(cpo211, String(old.id))).status).to.equal('unpriced');
+
+    await push(cpo221, 'tariffs', 'TAR-LATER', later(cpo221, 'TAR-LATER', 19));
+    await push(cpo211, 'tariffs', 'TAR-LATER-211', later(cpo211, 'TAR-LATER-211'));
+    // was "unpriced" for good: the 47.00 overcharge was never flagged
+    expect(await checkUntil(cpo221, String(cdr.id), 'disagrees')).to.deep.include({
+      ours: { excl_vat: 3, incl_vat: 3.57 },
+      difference: { excl_vat: 47, incl_vat: 55.93 },
+      tariff: { id: 'TAR-LATER', source: 'charging_period' },
+    });
+    expect(await checkUntil(cpo211, String(old.id), 'disagrees')).to.deep.include({ difference: { excl_vat: 47 } });
+  });
+
+  it('a CDR left unpriced is checked again when it is posted again', async () => {
+    const cdr = cdr221(cpo221, {
+      cdr_location: { ...place221('LOC-LATE'), evse_uid: 'EVSE-LATE', connector_id: '1' },
+      total_cost: { excl_vat: 5, incl_vat: 6 },
+    });
+    await postCdr(cpo221, cdr);
+    expect((await checkOf(cpo221, String(cdr.id))).reason).to.contain('LOC-LATE was not pushed');
+    const evses = [anEvse({ uid: 'EVSE-LATE', connectors: [aConnector({ tariff_ids: ['TAR-PEAK'] })] })];
+    await push(cpo221, 'locations', 'LOC-LATE', aLocation({ ...party(cpo221), id: 'LOC-LATE', evses }));
+    // was left unpriced: a CDR that had a check was never checked again
+    await postCdr(cpo221, cdr);
+    expect(await checkUntil(cpo221, String(cdr.id), 'agrees')).to.deep.include({
+      tariff: { id: 'TAR-PEAK', source: 'connector' },
+      time_zone: { zone: 'Europe/Amsterdam', source: 'location' },
+    });
   });
 
   it('a CDR whose end is before its start is refused with 2001 naming the field, and not stored (2.2.1 and 2.1.1)', async () => {

@@ -1,5 +1,6 @@
 import type { Database } from '../../db/database.js';
 import type { Row } from '../../db/sql.js';
+import type { PartyIdentity } from '../core/auth.js';
 import type { ObjectKey } from '../store/object-store.js';
 import { CHECK_STATUSES, type Amounts, type CdrCheck, type CheckDetail, type CheckStatus } from './check.js';
 
@@ -59,9 +60,29 @@ function detailOf(json: unknown): CheckDetail {
 export class CdrCheckStore {
   constructor(private readonly db: Database) {}
 
-  async has(key: ObjectKey): Promise<boolean> {
-    const rows = await this.db.sql.query(`SELECT 1 AS found FROM ocpi_cdr_check WHERE ${KEY}`, keyParams(key));
-    return rows.length > 0;
+  /** The status of the CDR's check; undefined when it has none. */
+  async statusOf(key: ObjectKey): Promise<CheckStatus | undefined> {
+    const rows = await this.db.sql.query(`SELECT status FROM ocpi_cdr_check WHERE ${KEY}`, keyParams(key));
+    const status = rows[0]?.status;
+    return status === undefined ? undefined : (CHECK_STATUSES.find((s) => s === status) ?? 'unpriced');
+  }
+
+  /**
+   * The CDRs of a party left unpriced that name `tariffId` (the tariff_id column: on an unpriced
+   * check, the tariff used or the one it waits for), at most `limit`, oldest check first.
+   */
+  async unpricedNaming(party: PartyIdentity, tariffId: string, limit: number): Promise<ObjectKey[]> {
+    const rows = await this.db.sql.query(
+      `SELECT country_code, party_id, cdr_id FROM ocpi_cdr_check
+       WHERE country_code = ? AND party_id = ? AND status = ? AND tariff_id = ?
+       ORDER BY checked_at, cdr_id LIMIT ?`,
+      [party.country_code, party.party_id, 'unpriced', tariffId, limit],
+    );
+    return rows.map((r) => ({
+      country_code: String(r.country_code),
+      party_id: String(r.party_id),
+      id: String(r.cdr_id),
+    }));
   }
 
   /** Inserts the check of a CDR, or replaces an earlier one. */

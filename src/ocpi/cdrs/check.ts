@@ -44,7 +44,7 @@ export type ZoneSource = 'location' | 'cdr_location' | 'utc';
 
 /** How a CDR was priced: kept as JSON (`detail`) and shown by `GET /v1/cdr-checks/{cc}/{pid}/{id}`. */
 export interface CheckDetail {
-  /** the tariff used */
+  /** the tariff used; on a CDR unpriced for want of it, the pushed tariff it names (checked again when pushed) */
   tariff?: NamedTariff;
   time_zone?: { zone: string; source: ZoneSource };
   /** what the operator should know about how it was priced (a time zone that was not found, ...) */
@@ -136,9 +136,10 @@ interface ChosenTariff extends NamedTariff {
   tariff: PricingTariff;
 }
 
-/** Why no tariff was chosen. */
+/** Why no tariff was chosen; with the pushed tariff the CDR names when only that is missing (checked again when it comes). */
 interface NoTariff {
   reason: string;
+  waitsFor?: NamedTariff;
 }
 
 type StoredPlace = StoredLocation | undefined;
@@ -208,6 +209,7 @@ async function pushedTariff(
   if (pushed) return { ...named, tariff: pushed };
   return {
     reason: `tariff ${named.id} (${by}) is not known: ${key.country_code}-${key.party_id} has not pushed it to our tariffs Receiver`,
+    waitsFor: named,
   };
 }
 
@@ -284,7 +286,10 @@ export async function checkCdr(deps: CheckDeps, key: ObjectKey, cdr: StoredCdr, 
   if (view.credit) return unpriced('a credit CDR (it reverses the costs of an earlier CDR): not re-priced');
   const stored = await deps.locations.get({ ...key, id: view.locationId });
   const chosen = await tariffOf(deps, view, key, stored);
-  if (!('tariff' in chosen)) return unpriced(chosen.reason);
+  if (!('tariff' in chosen)) {
+    if (chosen.waitsFor) detail.tariff = chosen.waitsFor;
+    return unpriced(chosen.reason);
+  }
   detail.tariff = { id: chosen.id, source: chosen.source };
   detail.time_zone = zoneOf(view, stored, detail.notes);
   const priced = await priceWith(deps, chosen, view, detail.time_zone.zone);

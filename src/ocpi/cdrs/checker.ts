@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import type { PartyIdentity } from '../core/auth.js';
 import type { StoredCdr } from '../sessions/stored.js';
-import type { ObjectKey } from '../store/object-store.js';
+import type { ObjectKey, ObjectStore } from '../store/object-store.js';
 import { checkCdr, type CdrCheck, type CheckDeps } from './check.js';
 import type { CdrCheckStore } from './check-store.js';
 
@@ -11,53 +12,84 @@ const DRAIN_MS = 5000;
 /**
  * The re-pricing of received CDRs in the background (docs/TARIFFS.md "Re-pricing received CDRs"):
  * it starts when the POST's answer is out, so it never slows the partner down, and what fails is
- * logged, never thrown. A CDR checked before (the same CDR posted again) is not checked again.
+ * logged, never thrown. A CDR checked before (the same CDR posted again) is checked again only
+ * when it was left unpriced; one left unpriced for want of the tariff it names is checked again
+ * when the partner pushes that tariff.
  */
 /** Checks run at once; more wait, up to MAX_WAITING (beyond, a CDR is left unchecked, logged). */
 const MAX_RUNNING = 8;
 const MAX_WAITING = 10_000;
+/** The unpriced CDRs one tariff push checks again, at most (the oldest checks first). */
+const RECHECK_PER_TARIFF = 1000;
+
+/** A CDR to check: as posted, or (undefined) read back from the CDRs store when its turn comes. */
+interface Job {
+  key: ObjectKey;
+  cdr: StoredCdr | undefined;
+}
 
 export class CdrChecker {
   private readonly running = new Set<Promise<unknown>>();
-  private readonly waiting: { key: ObjectKey; cdr: StoredCdr }[] = [];
+  private readonly waiting: Job[] = [];
   private stopped = false;
 
   constructor(
     private readonly deps: CheckDeps,
     private readonly store: CdrCheckStore,
+    private readonly cdrs: Pick<ObjectStore<StoredCdr>, 'get'>,
     private readonly log: Logger,
   ) {}
 
   /** Re-prices `cdr` once the answer to the POST that brought it went out (the CDRs Receiver, emsp-receiver.ts). */
   afterAnswer(res: ServerResponse, key: ObjectKey, cdr: StoredCdr): void {
     // 'close': the response was sent, or the connection went; the CDR is stored either way
-    res.once('close', () => this.start(key, cdr));
+    res.once('close', () => this.start({ key, cdr }));
   }
 
-  private start(key: ObjectKey, cdr: StoredCdr): void {
+  /**
+   * A partner pushed tariff `id` (the tariffs Receiver, once it is stored): its CDRs left unpriced
+   * naming it are checked again, in the background (at most RECHECK_PER_TARIFF).
+   */
+  tariffPushed(party: PartyIdentity, id: string): void {
+    void this.store.unpricedNaming(party, id, RECHECK_PER_TARIFF).then(
+      (keys) => {
+        for (const key of keys) this.start({ key, cdr: undefined });
+      },
+      (err: unknown) => this.log.error({ err, party, tariff: id }, 'finding the CDRs a pushed tariff prices failed'),
+    );
+  }
+
+  private start(job: Job): void {
+    const { key } = job;
     if (this.stopped) {
       this.log.warn({ cdr: key }, 'CDR not re-priced: the process is stopping');
       return;
     }
     if (this.running.size >= MAX_RUNNING) {
-      if (this.waiting.length < MAX_WAITING) this.waiting.push({ key, cdr });
+      if (this.waiting.length < MAX_WAITING) this.waiting.push(job);
       else this.log.warn({ cdr: key }, 'CDR not re-priced: too many waiting');
       return;
     }
-    const run = this.run(key, cdr).catch((err: unknown) =>
+    const run = this.runJob(job).catch((err: unknown) =>
       this.log.error({ err, cdr: key }, 're-pricing a received CDR failed'),
     );
     this.running.add(run);
     void run.finally(() => {
       this.running.delete(run);
       const next = this.waiting.shift();
-      if (next) this.start(next.key, next.cdr);
+      if (next) this.start(next);
     });
   }
 
-  /** Re-prices one CDR and keeps the outcome; undefined when it was checked before. */
+  private async runJob({ key, cdr }: Job): Promise<CdrCheck | undefined> {
+    const received = cdr ?? (await this.cdrs.get(key));
+    return received && this.run(key, received);
+  }
+
+  /** Re-prices one CDR and keeps the outcome; undefined when it has a check that is not `unpriced`. */
   async run(key: ObjectKey, cdr: StoredCdr): Promise<CdrCheck | undefined> {
-    if (await this.store.has(key)) return undefined;
+    const before = await this.store.statusOf(key);
+    if (before !== undefined && before !== 'unpriced') return undefined;
     const check = await checkCdr(this.deps, key, cdr);
     await this.store.save(check);
     const fields = { cdr: key, status: check.status, difference: check.difference, reason: check.reason };

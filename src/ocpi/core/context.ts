@@ -79,9 +79,9 @@ export class OcpiContext {
     this.client = new PartnerClient(partnerHttpOptions(config));
     this.partners = new PartnerDirectory(services, this.tokens, (hashes) => this.invalidation.tokensRevoked(hashes));
     this.cdrCheckStore = new CdrCheckStore(db);
-    const { tariffs, locations } = this.stores;
+    const { tariffs, locations, cdrs } = this.stores;
     const log = services.log.child({ module: 'cdr-checks' });
-    this.cdrChecks = pricing && new CdrChecker({ tariffs, locations, pricing }, this.cdrCheckStore, log);
+    this.cdrChecks = pricing && new CdrChecker({ tariffs, locations, pricing }, this.cdrCheckStore, cdrs, log);
   }
 
   /** Cluster mode: listen for other processes' revocations and writes (module `attach`). */

@@ -1,3 +1,4 @@
+import type { Static } from '#typebox';
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
@@ -14,11 +15,22 @@ import * as T221 from './schemas-2.2.1.js';
 /**
  * The Receiver interface of the tariffs module (the eMSP side): a partner CPO pushes its tariffs.
  * They are stored in the 2.2.1 shape (docs/OCPI.md "Storage"). A PUT or PATCH older than the
- * tariff held is not applied (Decisions 38): the answer is the tariff as held.
+ * tariff held is not applied (Decisions 38): the answer is the tariff as held. One applied has the
+ * partner's CDRs left unpriced for want of it checked again (cdrs/checker.ts).
  */
 
 const unknownTariff = () => unknownObject('tariff');
 const PATH = '/tariffs/:country_code/:party_id/:tariff_id';
+
+/** A 2.1.1 PATCH applied to a tariff held: the 2.1.1 fields carry the same names in the stored 2.2.1 tariff. */
+function patched211(t: T221.Tariff, patch: Static<typeof T211.TariffPatch>, id: string): T221.Tariff {
+  return {
+    ...t,
+    ...patch,
+    id,
+    last_updated: patch.last_updated ?? later(t.last_updated, receivedNow()),
+  } as T221.Tariff;
+}
 
 /** 2.1.1: GET, PUT, PATCH and DELETE of `/tariffs/{country_code}/{party_id}/{tariff_id}`. */
 export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
@@ -47,18 +59,13 @@ export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         const { party } = callerOwnPath(req, '2.1.1');
         const id = req.params.tariff_id;
         assertSameId('id', id, req.body.id);
-        // the 2.1.1 fields carry the same names in the stored 2.2.1 tariff
-        const updated = await ctx.stores.tariffs.update({ ...party, id }, (t) =>
-          olderThan(req.body.last_updated, t.last_updated)
-            ? t
-            : ({
-                ...t,
-                ...req.body,
-                id,
-                last_updated: req.body.last_updated ?? later(t.last_updated, receivedNow()),
-              } as typeof t),
-        );
+        let applied = false;
+        const updated = await ctx.stores.tariffs.update({ ...party, id }, (t) => {
+          applied = !olderThan(req.body.last_updated, t.last_updated);
+          return applied ? patched211(t, req.body, id) : t;
+        });
         if (!updated) throw unknownTariff();
+        if (applied) ctx.cdrChecks?.tariffPushed(party, id);
         return { data: tariffTo211(updated) };
       },
     }),
@@ -74,6 +81,7 @@ export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         const id = req.params.tariff_id;
         assertSameId('id', id, req.body.id);
         const held = await ctx.stores.tariffs.putUnlessOlder({ ...party, id }, tariffFrom211(req.body, party));
+        if (held.applied) ctx.cdrChecks?.tariffPushed(party, id);
         return { data: tariffTo211(held.object) };
       },
     }),
@@ -105,7 +113,9 @@ export function tariffsReceiver221(ctx: OcpiContext): OcpiRoute[] {
         const id = req.params.tariff_id;
         assertOwnParty(party, req.body);
         assertSameId('id', id, req.body.id);
-        return { data: (await ctx.stores.tariffs.putUnlessOlder({ ...party, id }, req.body)).object };
+        const held = await ctx.stores.tariffs.putUnlessOlder({ ...party, id }, req.body);
+        if (held.applied) ctx.cdrChecks?.tariffPushed(party, id);
+        return { data: held.object };
       },
     }),
     tariffDelete(ctx, '2.2.1'),
