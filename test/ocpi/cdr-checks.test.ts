@@ -231,6 +231,41 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     expect((await post({ excl_vat: 5, incl_vat: 6 })).status).to.equal('agrees');
   });
 
+  it('a tariff updated after the session started: the version in force at the start prices the CDR (2.2.1 and 2.1.1)', async () => {
+    // v1 before the sessions (5.00 / 6.00 for them), v2 after them at twice the prices
+    const twice = <E extends { price_components: Array<{ price: number }> }>(elements: E[]): E[] =>
+      elements.map((e) => ({ ...e, price_components: e.price_components.map((c) => ({ ...c, price: c.price * 2 })) }));
+    const doubled = twice(ELEMENTS_221);
+    const v1 = { id: 'TAR-VER', elements: ELEMENTS_221, last_updated: '2026-01-01T00:00:00Z' };
+    const v2 = { id: 'TAR-VER', elements: doubled, last_updated: '2026-03-01T00:00:00Z' };
+    for (const v of [v1, v2]) await push(cpo221, 'tariffs', 'TAR-VER', aTariff221({ ...party(cpo221), ...v }));
+    const post = async (total: Json) => {
+      const cdr = cdr221(cpo221, {
+        cdr_location: place221('LOC-221'),
+        charging_periods: PERIODS.map((p) => ({ ...p, tariff_id: 'TAR-VER' })),
+        total_cost: total,
+      });
+      await postCdr(cpo221, cdr);
+      return checkOf(cpo221, String(cdr.id));
+    };
+    const right = await post({ excl_vat: 5, incl_vat: 6 });
+    expect(right).to.deep.include({ status: 'agrees', ours: { excl_vat: 5, incl_vat: 6 } });
+    expect(right.notes.join(' ')).to.contain('version of 2026-01-01T00:00:00Z');
+    // wrong under both versions (5.00 and 10.00): a dispute, no longer hidden as unpriced
+    const wrong = await post({ excl_vat: 9.99, incl_vat: 11.99 });
+    expect(wrong).to.deep.include({ status: 'disagrees', difference: { excl_vat: 4.99, incl_vat: 5.99 } });
+
+    // 2.1.1: the same, the tariff PUT twice and its CDR naming it by its connector
+    const v211 = (v: typeof v1, elements: Json[]) => aTariff({ id: 'TAR-VER', elements, last_updated: v.last_updated });
+    await push(cpo211, 'tariffs', 'TAR-VER', v211(v1, ELEMENTS_211));
+    await push(cpo211, 'tariffs', 'TAR-VER', v211(v2, twice(ELEMENTS_211)));
+    const cdr = cdr211({ total_cost: 5 }, 'TAR-VER');
+    await postCdr(cpo211, cdr);
+    const check211 = await checkOf(cpo211, String(cdr.id));
+    expect(check211).to.deep.include({ status: 'agrees', tariff: { id: 'TAR-VER', source: 'connector' } });
+    expect(check211.notes.join(' ')).to.contain('version of 2026-01-01T00:00:00Z');
+  });
+
   it('2.2.1: a tariff we were never pushed leaves the CDR unpriced, with the reason', async () => {
     const cdr = cdr221(cpo221, {
       cdr_location: place221('LOC-221'),

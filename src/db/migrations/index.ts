@@ -24,6 +24,7 @@ import { M0022TokenUidCase } from './m0022-token-uid-case.js';
 import { M0023SessionStopToken } from './m0023-session-stop-token.js';
 import { M0024LocalListGroup } from './m0024-local-list-group.js';
 import { M0025MeterState } from './m0025-meter-state.js';
+import { M0026TariffVersions } from './m0026-tariff-versions.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -52,6 +53,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0023-session-stop-token': M0023SessionStopToken,
   'm0024-local-list-group': M0024LocalListGroup,
   'm0025-meter-state': M0025MeterState,
+  'm0026-tariff-versions': M0026TariffVersions,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

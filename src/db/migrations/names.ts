@@ -29,6 +29,7 @@ export const migrationNames = [
   'm0023-session-stop-token',
   'm0024-local-list-group',
   'm0025-meter-state',
+  'm0026-tariff-versions',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

@@ -8,6 +8,7 @@ import { isCdr221, type StoredCdr } from '../sessions/stored.js';
 import type { ObjectKey, ObjectStore } from '../store/object-store.js';
 import { tariffFrom211 } from '../tariffs/mappers.js';
 import type { Tariff } from '../tariffs/schemas-2.2.1.js';
+import type { TariffVersions } from '../tariffs/versions.js';
 
 /**
  * Our eMSP's re-pricing of a CDR a partner CPO posted us (docs/TARIFFS.md "Re-pricing received
@@ -18,6 +19,8 @@ import type { Tariff } from '../tariffs/schemas-2.2.1.js';
 /** What re-pricing reads: what the partner pushed to our Receivers, and the pricing threads. */
 export interface CheckDeps {
   tariffs: Pick<ObjectStore<Tariff>, 'get'>;
+  /** the earlier versions of the pushed tariffs (src/ocpi/tariffs/versions.ts) */
+  versions: Pick<TariffVersions, 'inForceAt'>;
   locations: Pick<ObjectStore<StoredLocation>, 'get'>;
   pricing: PricingHandle;
 }
@@ -292,15 +295,39 @@ export async function checkCdr(deps: CheckDeps, key: ObjectKey, cdr: StoredCdr, 
   }
   detail.tariff = { id: chosen.id, source: chosen.source };
   detail.time_zone = zoneOf(view, stored, detail.notes);
-  const priced = await priceWith(deps, chosen, view, detail.time_zone.zone);
+  const used = await inForceAtStart(deps, key, chosen, view, detail.notes);
+  const priced = await priceWith(deps, used, view, detail.time_zone.zone);
   if (typeof priced === 'string') return unpriced(priced);
   detail.priced = priced;
   const ours = { excl_vat: priced.total_cost.excl_vat, incl_vat: priced.total_cost.incl_vat };
   const { difference, off } = compare(view.theirs, ours);
   if (off.length === 0) return { ...base, status: 'agrees', ours, difference };
-  const changed = changedSinceStart(chosen, view);
+  const changed = changedSinceStart(used, view);
   if (changed) return { ...base, status: 'unpriced', ours, difference, reason: `${off.join('; ')}; ${changed}` };
   return { ...base, status: 'disagrees', ours, difference, reason: off.join('; ') };
+}
+
+/**
+ * A pushed tariff updated after the session started: the version in force at the start, when we
+ * kept it (src/ocpi/tariffs/versions.ts; mod_tariffs: "a driver accepts the tariff which is valid
+ * when they start their charging session"), noted; else the tariff as it is (`changedSinceStart`).
+ */
+async function inForceAtStart(
+  deps: CheckDeps,
+  key: ObjectKey,
+  chosen: ChosenTariff,
+  view: CdrView,
+  notes: string[],
+): Promise<ChosenTariff> {
+  const updated = chosen.tariff.last_updated;
+  const start = Date.parse(view.start);
+  if (chosen.source === 'cdr_tariffs' || updated === undefined || !(Date.parse(updated) > start)) return chosen;
+  const earlier = await deps.versions.inForceAt(key, chosen.id, start);
+  if (!earlier) return chosen;
+  notes.push(
+    `tariff ${chosen.id} was updated at ${updated}, after the session started (${view.start}): priced with its version of ${earlier.last_updated}, in force at the start`,
+  );
+  return { ...chosen, tariff: earlier };
 }
 
 /**

@@ -6,6 +6,7 @@ import { PartnerClient, partnerHttpOptions } from '../client/partner-client.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import { CdrCheckStore } from '../cdrs/check-store.js';
 import { CdrChecker } from '../cdrs/checker.js';
+import { TariffVersions } from '../tariffs/versions.js';
 import type { ChargerCommandPort } from '../commands/charger-port.js';
 import type { SentCommand } from '../commands/schemas.js';
 import type { StoredCdr, StoredSession } from '../sessions/stored.js';
@@ -48,6 +49,8 @@ export class OcpiContext {
   readonly cdrCheckStore: CdrCheckStore;
   /** and what re-prices them, when the pricing threads are given (module.ts) */
   readonly cdrChecks: CdrChecker | undefined;
+  /** the versions of the tariffs partners pushed us, for the CDR checks */
+  readonly tariffVersions: TariffVersions;
 
   constructor(
     readonly services: PlatformServices,
@@ -81,7 +84,10 @@ export class OcpiContext {
     this.cdrCheckStore = new CdrCheckStore(db);
     const { tariffs, locations, cdrs } = this.stores;
     const log = services.log.child({ module: 'cdr-checks' });
-    this.cdrChecks = pricing && new CdrChecker({ tariffs, locations, pricing }, this.cdrCheckStore, cdrs, log);
+    this.tariffVersions = new TariffVersions(sql);
+    const versions = this.tariffVersions;
+    this.cdrChecks =
+      pricing && new CdrChecker({ tariffs, versions, locations, pricing }, this.cdrCheckStore, cdrs, log);
   }
 
   /** Cluster mode: listen for other processes' revocations and writes (module `attach`). */

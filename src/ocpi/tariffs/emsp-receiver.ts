@@ -1,5 +1,6 @@
 import type { Static } from '#typebox';
 import { route } from '../../gateway/route-table.js';
+import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { unknownObject } from '../core/errors.js';
@@ -30,6 +31,15 @@ function patched211(t: T221.Tariff, patch: Static<typeof T211.TariffPatch>, id: 
     id,
     last_updated: patch.last_updated ?? later(t.last_updated, receivedNow()),
   } as T221.Tariff;
+}
+
+/**
+ * A partner's tariff stored: its version is kept for the checks of CDRs whose sessions started
+ * under it, and its CDRs left unpriced for want of it are checked again (src/ocpi/cdrs/checker.ts).
+ */
+async function pushed(ctx: OcpiContext, party: PartyIdentity, tariff: T221.Tariff): Promise<void> {
+  await ctx.tariffVersions.keep(party, tariff);
+  ctx.cdrChecks?.tariffPushed(party, tariff.id);
 }
 
 /** 2.1.1: GET, PUT, PATCH and DELETE of `/tariffs/{country_code}/{party_id}/{tariff_id}`. */
@@ -65,7 +75,7 @@ export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
           return applied ? patched211(t, req.body, id) : t;
         });
         if (!updated) throw unknownTariff();
-        if (applied) ctx.cdrChecks?.tariffPushed(party, id);
+        if (applied) await pushed(ctx, party, updated);
         return { data: tariffTo211(updated) };
       },
     }),
@@ -81,7 +91,7 @@ export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         const id = req.params.tariff_id;
         assertSameId('id', id, req.body.id);
         const held = await ctx.stores.tariffs.putUnlessOlder({ ...party, id }, tariffFrom211(req.body, party));
-        if (held.applied) ctx.cdrChecks?.tariffPushed(party, id);
+        if (held.applied) await pushed(ctx, party, held.object);
         return { data: tariffTo211(held.object) };
       },
     }),
@@ -114,7 +124,7 @@ export function tariffsReceiver221(ctx: OcpiContext): OcpiRoute[] {
         assertOwnParty(party, req.body);
         assertSameId('id', id, req.body.id);
         const held = await ctx.stores.tariffs.putUnlessOlder({ ...party, id }, req.body);
-        if (held.applied) ctx.cdrChecks?.tariffPushed(party, id);
+        if (held.applied) await pushed(ctx, party, held.object);
         return { data: held.object };
       },
     }),
