@@ -100,14 +100,52 @@ function piecesOf(points: MeterSample[]): Piece[] {
   return pieces;
 }
 
-/** The last of `told` (in time order) at or before `at`, if any. */
-function lastAt<T extends { at: number }>(told: readonly T[], at: number): T | undefined {
-  let found: T | undefined;
-  for (const t of told) {
-    if (t.at > at) break;
-    found = t;
+/**
+ * Reports in time order, read at instants that never go back (the pieces' parts, in time): one
+ * pass over them whatever their number, as a session may have thousands of readings and states.
+ */
+class Said<T extends { at: number }> {
+  /** the first report after the last instant asked with `lastAt` */
+  private after = 0;
+  /** the first report at or after the last instant asked with `nextFrom` */
+  private next = 0;
+
+  constructor(private readonly reports: readonly T[]) {}
+
+  /** The last report at or before `at`. */
+  lastAt(at: number): T | undefined {
+    while (this.after < this.reports.length && (this.reports[this.after] as T).at <= at) this.after++;
+    return this.reports[this.after - 1];
   }
-  return found;
+
+  /** The first report at or after `at`, else the last of all. */
+  nextFrom(at: number): T | undefined {
+    while (this.next < this.reports.length && (this.reports[this.next] as T).at < at) this.next++;
+    return this.reports[this.next] ?? this.reports[this.reports.length - 1];
+  }
+}
+
+interface Part {
+  from: number;
+  to: number;
+  /** what the charger said of the charging at `from`: undefined before its first word */
+  said: boolean | undefined;
+  current: number | undefined;
+}
+
+/** A piece cut at the instants in `cuts` (sorted) within it, from `k` on; answers the parts and the next `k`. */
+function partsOf(p: Piece, cuts: number[], k: number, told: Said<ChargerState>, amps: Said<ChargerState>) {
+  const parts: Part[] = [];
+  let i = k;
+  while (i < cuts.length && (cuts[i] as number) <= p.from) i++;
+  let from = p.from;
+  const add = (to: number): void => {
+    parts.push({ from, to, said: told.lastAt(from)?.charging, current: amps.nextFrom(to)?.current_a });
+    from = to;
+  };
+  for (; i < cuts.length && (cuts[i] as number) < p.to; i++) add(cuts[i] as number);
+  add(p.to);
+  return { parts, k: i };
 }
 
 /**
@@ -124,19 +162,18 @@ function withStates(pieces: Piece[], input: PeriodsInput): Piece[] {
   const amps = byTime.filter((t) => t.current_a !== undefined && Number.isFinite(t.current_a));
   if (told.length === 0 && amps.length === 0) return pieces;
   const cuts = [...new Set([...told, ...amps].map((t) => t.at))].sort((a, b) => a - b);
+  const saidTold = new Said(told);
+  const saidAmps = new Said(amps);
   const out: Piece[] = [];
+  let k = 0;
   for (const p of pieces) {
-    const edges = [p.from, ...cuts.filter((c) => c > p.from && c < p.to), p.to];
-    const parts = edges.slice(1).map((to, i) => {
-      const from = edges[i] as number;
-      const current = (amps.find((t) => t.at >= to) ?? amps[amps.length - 1])?.current_a;
-      return { from, to, said: lastAt(told, from)?.charging, current };
-    });
-    const flowing = parts.filter((x) => x.said !== false);
-    const carriers = flowing.length > 0 ? flowing : parts;
-    const time = carriers.reduce((n, x) => n + (x.to - x.from), 0);
-    for (const x of parts) {
-      const wh = carriers.includes(x) && time > 0 ? (p.wh * (x.to - x.from)) / time : 0;
+    const cut = partsOf(p, cuts, k, saidTold, saidAmps);
+    k = cut.k;
+    const flowing = cut.parts.some((x) => x.said !== false);
+    const carries = (x: Part): boolean => !flowing || x.said !== false;
+    const time = cut.parts.reduce((n, x) => n + (carries(x) ? x.to - x.from : 0), 0);
+    for (const x of cut.parts) {
+      const wh = carries(x) && time > 0 ? (p.wh * (x.to - x.from)) / time : 0;
       const piece: Piece = { from: x.from, to: x.to, wh, charging: wh > 0 || x.said === true };
       out.push(x.current === undefined ? piece : { ...piece, current: x.current });
     }
