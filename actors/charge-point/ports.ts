@@ -110,6 +110,11 @@ export interface RoamingPort {
   session(session: RoamingSession): WriteStep;
   /** a meter reading of a roamed transaction, kept for its CDR's charging periods (Wh at epoch ms) */
   sample(sessionId: string, at: number, wh: number): WriteStep;
+  /**
+   * a transaction roamed only from a later event (a late start, a late token): the readings the
+   * CSMS kept of it before (csms_meter_sample) become its CDR's too
+   */
+  backfill(sessionId: string): WriteStep;
   /** what the charger of a roamed transaction said of its charging at epoch ms `at` (its state, its current) */
   state(sessionId: string, at: number, state: { charging?: boolean; current_a?: number }): WriteStep;
   /**

@@ -279,6 +279,10 @@ export async function lateToken(
     : null;
   if (roamed === undefined) return;
   const ocpi = roamed && pushSession(deps, ctx, tx.session_id, roamed, 0, null);
-  if (ocpi) sampleMeter(deps, ctx, tx.session_id, tx.started_at ?? Date.now(), tx.meter_start_wh);
+  if (ocpi && deps.roaming) {
+    // the readings between the start and the token are the CDR's too
+    ctx.write(deps.roaming.backfill(tx.session_id));
+    sampleMeter(deps, ctx, tx.session_id, tx.started_at ?? Date.now(), tx.meter_start_wh);
+  }
   ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? { ...t, ocpi } : t)) });
 }

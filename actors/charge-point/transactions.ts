@@ -111,8 +111,11 @@ function lateStart(
     tx.ocpi === undefined && idTag !== null && roamed !== undefined
       ? roamed && pushSession(deps, ctx, tx.session_id, { ...roamed, started_at: at }, 0, null)
       : tx.ocpi;
-  if (ocpi && tx.ocpi === undefined) keepStart(deps, ctx, tx.session_id, at, event);
-  else if (ocpi) keepCharging(deps, ctx, tx.session_id, saidOf(event));
+  if (ocpi && tx.ocpi === undefined) {
+    // what came before the start (an Updated delivered first) is the CDR's too
+    if (deps.roaming) ctx.write(deps.roaming.backfill(tx.session_id));
+    keepStart(deps, ctx, tx.session_id, at, event);
+  } else if (ocpi) keepCharging(deps, ctx, tx.session_id, saidOf(event));
   const evse =
     tx.evse_id === 0 && event.evse_id > 0 ? { evse_id: event.evse_id, connector_id: event.connector_id } : null;
   ctx.log.info({ transaction_id: tx.transaction_id }, 'start of a transaction opened from a later event: applied');

@@ -16,7 +16,7 @@ import { ObjectStore } from '../ocpi/store/object-store.js';
 import type { OutboxHandle } from '../ocpi/module.js';
 import type { ActorHost } from '../platform/services.js';
 import { RealTimeAuthorizer } from './authorize.js';
-import { snapshotTerms, writeSample, writeState, type CdrBuilder } from './cdrs.js';
+import { backfillSamples, snapshotTerms, writeSample, writeState, type CdrBuilder } from './cdrs.js';
 import { EvseLinkStore } from './evse-links.js';
 import { TOKEN_COUNTS } from '../ocpi/tokens/counting.js';
 
@@ -54,6 +54,7 @@ export function roamingPort(host: ActorHost, outbox: OutboxHandle, cdrs: CdrBuil
     session: (session: RoamingSession) => (tx: SqlRunner) => writeSession(tx, own, host.config.OCPI_CURRENCY, session),
     sample: (sessionId, at, wh) => (tx: SqlRunner) => writeSample(tx, sessionId, at, wh),
     state: (sessionId, at, state) => (tx: SqlRunner) => writeState(tx, sessionId, at, state),
+    backfill: (sessionId) => (tx: SqlRunner) => backfillSamples(tx, sessionId),
     sessionWritten: (sessionId, priced) => {
       // what the pricing queued (the session with its cost, the CDR) is sent now
       void cdrs.refresh(sessionId).then(() => {

@@ -162,6 +162,21 @@ export async function samplesOf(sql: Pick<SqlRunner, 'query'>, sessionId: string
   return rows.map((r) => ({ at: Number(r.at_ms), wh: Number(r.wh) }));
 }
 
+/**
+ * The readings the CSMS kept of a session (`csms_meter_sample`: its first, its last so far, one a
+ * minute between) as its CDR's readings too: a transaction roamed only from a later event (a 2.0.1
+ * Started after an Updated, a token named after the start) keeps what came before it. A reading
+ * already kept at an instant stays.
+ */
+export async function backfillSamples(tx: SqlRunner, sessionId: string): Promise<void> {
+  await tx.run(
+    `INSERT INTO roaming_meter_sample (session_id, at_ms, wh)
+     SELECT session_id, at_ms, wh FROM csms_meter_sample WHERE session_id = ?
+     ON CONFLICT (session_id, at_ms) DO NOTHING`,
+    [sessionId],
+  );
+}
+
 /** What the charger of a session said of its charging (`roaming_meter_state`), in time. */
 export async function statesOf(sql: Pick<SqlRunner, 'query'>, sessionId: string): Promise<ChargerState[]> {
   const rows = await sql.query(

@@ -350,13 +350,17 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     const e = await world.emsp('2.2.1');
     const { charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'O');
     const event = event201('TX-CDR-LATE', uid, { offline: true });
-    for (const i of [1, 0, 2, 3]) await charger.call('TransactionEvent', event(...HOUR_201[i]!));
+    // 12 kWh in the first 20 minutes, reported before the start arrives: they are the CDR's too
+    const early: [string, number, number, number] = ['Updated', 1, 20, 12000];
+    for (const e of [early, HOUR_201[0]!, HOUR_201[2]!, HOUR_201[3]!])
+      await charger.call('TransactionEvent', event(...e));
     const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
     const cdr = post.body as Json;
     expect(cdr.cdr_token).to.include({ uid });
     expect(cdr.start_date_time).to.equal(at(0));
     expect(cdr.total_energy).to.equal(16);
-    expect(cdr.total_cost).to.deep.equal({ excl_vat: 4.6667, incl_vat: 5.6467 });
+    // 10 kWh at 0.20 by 17:46:40, 4 kWh at 0.40 to 18:00, 2 kWh at 0.30, 20 minutes parked at 2.00/h
+    expect(cdr.total_cost).to.deep.equal({ excl_vat: 4.8667, incl_vat: 5.8887 });
   });
 
   // 8 kWh at 0.20, and 15 minutes the charger said it was not charging, parked at 2.00/h: 1.60 + 0.50
