@@ -149,8 +149,19 @@ export const ChargePointState = Type.Object({
   connectors: Type.Array(ConnectorStatus),
   reservations: Type.Array(Reservation),
   transactions: Type.Array(OpenTransaction),
-  /** the last few finished starts, so a late retry of a StartTransaction still gets its id */
-  finished: Type.Array(Type.Object({ dedupe_key: Type.String(), transaction_id: Type.String() })),
+  /**
+   * the last few finished starts, so a late retry of a StartTransaction still gets its id; of a
+   * transaction opened from a later event (its Started not arrived), its session and end, so that
+   * a Started delivered after its Ended is applied to it (transactions.ts `endedAdopted`)
+   */
+  finished: Type.Array(
+    Type.Object({
+      dedupe_key: Type.String(),
+      transaction_id: Type.String(),
+      session_id: Type.Optional(Type.String()),
+      ended_at: Type.Optional(Type.Number()),
+    }),
+  ),
   next_transaction_id: Type.Integer(),
   next_remote_start_id: Type.Integer(),
   outbound: Type.Array(OutboundCall),

@@ -143,6 +143,60 @@ function lateStart(
   return { transaction_id: tx.transaction_id, id_tag_status: idTagStatus };
 }
 
+/** A finished transaction as the state remembers it: an adopted one with its session and end. */
+function finishedOf(tx: OpenTransaction, endedAt: number): ChargePointState['finished'][number] {
+  const { dedupe_key, transaction_id } = tx;
+  return dedupe_key.startsWith(ADOPTED)
+    ? { dedupe_key, transaction_id, session_id: tx.session_id, ended_at: endedAt }
+    : { dedupe_key, transaction_id };
+}
+
+/**
+ * A finished transaction opened from a later event whose Started this is: the same 2.0.1 id, and
+ * a start no later than its end (queued offline events delivered as Updated, Ended, Started). A
+ * Started after that end is a new transaction reusing the id.
+ */
+function endedAdopted(s: ChargePointState, event: EventOf<'transaction-started'>) {
+  if (event.transaction_id === null) return undefined;
+  const at = chargerTime(event.timestamp);
+  return s.finished.find(
+    (f): f is typeof f & { session_id: string; ended_at: number } =>
+      f.transaction_id === event.transaction_id &&
+      f.session_id !== undefined &&
+      f.ended_at !== undefined &&
+      at <= f.ended_at,
+  );
+}
+
+/**
+ * The Started of a transaction opened from a later event and ended before the Started arrived:
+ * what only the start knows (its time, first reading, token) goes to its session, as for one still
+ * open (`lateStart`); no second session is opened. A retry of it does the same again. Its session
+ * stays as it ended (a token that would roam it comes too late for its eMSP: docs/CSMS.md).
+ */
+function lateStartOfEnded(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  ended: { transaction_id: string; session_id: string },
+  event: EventOf<'transaction-started'>,
+  idTagStatus: string,
+): ChargerEventOutcome {
+  ctx.log.info(
+    { transaction_id: ended.transaction_id },
+    'start of a transaction that ended before it arrived: applied',
+  );
+  ctx.write(
+    deps.sessions.lateStart(ended.session_id, {
+      started_at: chargerTime(event.timestamp),
+      meter_start_wh: event.meter_start_wh,
+      id_tag: event.id_tag,
+      evse: null,
+    }),
+  );
+  publishChange(deps, ctx, { type: 'session', session_id: ended.session_id });
+  return { transaction_id: ended.transaction_id, id_tag_status: idTagStatus };
+}
+
 /**
  * A start of a transaction already here: the late Started of an adopted one (applied), or a
  * retry, answered as the first delivery was (a refused token stays refused). Undefined for a new one.
@@ -157,6 +211,8 @@ function startOfKnown(
 ): ChargerEventOutcome | undefined {
   const adopted = adoptedOpen(s, event);
   if (adopted) return lateStart(deps, ctx, s, adopted, event, idTagStatus, roamed);
+  const ended = endedAdopted(s, event);
+  if (ended) return lateStartOfEnded(deps, ctx, ended, event, idTagStatus);
   const retried = retriedStart(s, event);
   return retried === undefined ? undefined : { transaction_id: retried, id_tag_status: idTagStatus };
 }
@@ -366,7 +422,9 @@ export function onTransactionProgress(
     ctx.setState({
       ...s,
       transactions: s.transactions.filter((t) => t !== tx),
-      finished: [...s.finished, { dedupe_key: tx.dedupe_key, transaction_id: tx.transaction_id }].slice(-MAX_FINISHED),
+      finished: [...s.finished, finishedOf(tx, progress.stopped?.at ?? chargerTime(event.timestamp))].slice(
+        -MAX_FINISHED,
+      ),
     });
   } else
     keepOpen(

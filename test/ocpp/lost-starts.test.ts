@@ -158,18 +158,20 @@ describe('transactions whose start or end never arrived', function () {
     await charger.close();
   });
 
+  const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000).toISOString();
+  /** A 2.0.1 TransactionEvent queued offline `minutesAgo`, its readings stamped then too. */
+  const event = (o: Parameters<typeof v201.transactionEvent>[0], minutesAgo: number) => {
+    const e = v201.transactionEvent(o);
+    return {
+      ...e,
+      timestamp: at(minutesAgo),
+      offline: true,
+      ...(e.meterValue ? { meterValue: e.meterValue.map((m) => ({ ...m, timestamp: at(minutesAgo) })) } : {}),
+    };
+  };
+
   it('OCPP 2.0.1: a Started delivered after an Updated gives the session its start, first reading and token', async () => {
     const { cp, charger } = await booted('ocpp2.0.1');
-    const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000).toISOString();
-    const event = (o: Parameters<typeof v201.transactionEvent>[0], minutesAgo: number) => {
-      const e = v201.transactionEvent(o);
-      return {
-        ...e,
-        timestamp: at(minutesAgo),
-        offline: true,
-        ...(e.meterValue ? { meterValue: e.meterValue.map((m) => ({ ...m, timestamp: at(minutesAgo) })) } : {}),
-      };
-    };
     // queued while offline and delivered out of order: the Updated first
     await charger.call(
       'TransactionEvent',
@@ -192,6 +194,42 @@ describe('transactions whose start or end never arrived', function () {
     expect(session).to.include({ id_tag: 'LATE-TOK', meter_start_wh: 5_000, meter_last_wh: 25_000, energy_wh: 20_000 });
     expect(Date.parse(session?.started_at ?? '')).to.be.closeTo(Date.parse(at(60)), 2_000);
     expect(await sessionsOf(cp.id)).to.have.length(1);
+    await charger.close();
+  });
+
+  it('OCPP 2.0.1: a Started delivered after the Ended of its transaction opens no second session', async () => {
+    const { cp, charger } = await booted('ocpp2.0.1');
+    await charger.call(
+      'TransactionEvent',
+      event({ eventType: 'Updated', transactionId: 'tx-last', seqNo: 1, wh: 15_000 }, 30),
+    );
+    await charger.call(
+      'TransactionEvent',
+      event({ eventType: 'Ended', transactionId: 'tx-last', seqNo: 2, wh: 25_000, stoppedReason: 'EVDisconnected' }, 0),
+    );
+    await charger.call(
+      'TransactionEvent',
+      event({ eventType: 'Started', transactionId: 'tx-last', seqNo: 0, wh: 5_000, idToken: 'LAST-TOK' }, 60),
+    );
+    const [session] = await eventually(async () => {
+      const list = await sessionsOf(cp.id);
+      return list[0]?.id_tag === 'LAST-TOK' ? list : undefined;
+    });
+    // was: a second session, ACTIVE for good, and the first without its token, from 15,000 Wh
+    expect(session).to.include({
+      status: 'COMPLETED',
+      meter_start_wh: 5_000,
+      meter_last_wh: 25_000,
+      energy_wh: 20_000,
+    });
+    expect(Date.parse(session?.started_at ?? '')).to.be.closeTo(Date.parse(at(60)), 2_000);
+    expect(await sessionsOf(cp.id)).to.have.length(1);
+    // a Started after the end with the same id is a new transaction
+    await charger.call(
+      'TransactionEvent',
+      event({ eventType: 'Started', transactionId: 'tx-last', seqNo: 0, wh: 30_000 }, -1),
+    );
+    expect(await sessionsOf(cp.id)).to.have.length(2);
     await charger.close();
   });
 
