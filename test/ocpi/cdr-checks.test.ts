@@ -266,6 +266,23 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     expect(check211.notes.join(' ')).to.contain('version of 2026-01-01T00:00:00Z');
   });
 
+  it("2.2.1: a right total beside a wrong total_energy or energy cost agrees, and the check's notes name them", async () => {
+    const cdr = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      charging_periods: PERIODS.map((p) => ({ ...p, tariff_id: 'TAR-PEAK' })),
+      total_cost: { excl_vat: 5, incl_vat: 6 },
+      total_energy: 25,
+      total_energy_cost: { excl_vat: 9, incl_vat: 10.8 },
+    });
+    await postCdr(cpo221, cdr);
+    const check = await checkOf(cpo221, String(cdr.id));
+    expect(check.status).to.equal('agrees');
+    expect(check.notes).to.include.members([
+      "the CDR's total_energy: theirs 25, ours 10",
+      "the CDR's total_energy_cost excl_vat: theirs 9, ours 5",
+    ]);
+  });
+
   it('2.2.1: a tariff we were never pushed leaves the CDR unpriced, with the reason', async () => {
     const cdr = cdr221(cpo221, {
       cdr_location: place221('LOC-221'),

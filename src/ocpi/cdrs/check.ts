@@ -93,6 +93,47 @@ interface CdrView {
   connector?: { evse_uid: string; connector_id: string };
   /** the time_zone of the location a 2.1.1 CDR carries */
   zone?: string;
+  /** the other totals the CDR states (its volumes, and in 2.2.1 its costs per dimension) */
+  stated: StatedTotals;
+}
+
+type Volume = 'total_energy' | 'total_time' | 'total_parking_time';
+type DimensionCost = 'total_energy_cost' | 'total_time_cost' | 'total_parking_cost' | 'total_fixed_cost';
+interface StatedTotals {
+  volumes: Partial<Record<Volume, number>>;
+  costs: Partial<Record<DimensionCost, number>>;
+}
+
+/** The volumes and per-dimension costs (excl. VAT) a CDR states beside its total_cost. */
+function statedOf(cdr: StoredCdr): StatedTotals {
+  const volumes = { total_energy: cdr.total_energy, total_time: cdr.total_time };
+  const parking = cdr.total_parking_time === undefined ? {} : { total_parking_time: cdr.total_parking_time };
+  if (!isCdr221(cdr)) return { volumes: { ...volumes, ...parking }, costs: {} };
+  const costs: StatedTotals['costs'] = {};
+  for (const k of ['total_energy_cost', 'total_time_cost', 'total_parking_cost', 'total_fixed_cost'] as const) {
+    const price = cdr[k];
+    if (price !== undefined) costs[k] = price.excl_vat;
+  }
+  return { volumes: { ...volumes, ...parking }, costs };
+}
+
+/** Volumes within this much agree: a Wh of energy, 3.6 seconds of time (kWh and hours to 3 decimals). */
+const VOLUME_TOLERANCE = dec(0.001);
+
+/**
+ * Where the other totals the CDR states differ from ours (notes; `total_cost` alone decides the
+ * status): a CDR whose total is right but whose `total_energy` or energy cost is not would still
+ * mislead a driver's invoice built from them.
+ */
+function otherTotalsOff(stated: StatedTotals, ours: PricedCdr): string[] {
+  const off: string[] = [];
+  for (const [k, theirs] of Object.entries(stated.volumes) as Array<[Volume, number]>)
+    if (dec(theirs).minus(dec(ours[k])).abs().greaterThan(VOLUME_TOLERANCE))
+      off.push(`${k}: theirs ${theirs}, ours ${ours[k]}`);
+  for (const [k, theirs] of Object.entries(stated.costs) as Array<[DimensionCost, number]>)
+    if (dec(theirs).minus(dec(ours[k].excl_vat)).abs().greaterThan(TOLERANCE))
+      off.push(`${k} excl_vat: theirs ${theirs}, ours ${ours[k].excl_vat}`);
+  return off;
 }
 
 const distinct = (ids: Array<string | undefined>): string[] =>
@@ -114,6 +155,7 @@ function viewOf(cdr: StoredCdr, key: ObjectKey): CdrView {
       namedBy: 'charging_period',
       locationId: cdr.cdr_location.id,
       connector: { evse_uid: cdr.cdr_location.evse_uid, connector_id: cdr.cdr_location.connector_id },
+      stated: statedOf(cdr),
     };
   }
   // a 2.1.1 CDR's location lists the EVSE and connector used; its tariff_id names the tariff
@@ -132,6 +174,7 @@ function viewOf(cdr: StoredCdr, key: ObjectKey): CdrView {
     namedBy: 'connector',
     locationId: cdr.location.id,
     ...(cdr.location.time_zone === undefined ? {} : { zone: cdr.location.time_zone }),
+    stated: statedOf(cdr),
   };
 }
 
@@ -299,6 +342,7 @@ export async function checkCdr(deps: CheckDeps, key: ObjectKey, cdr: StoredCdr, 
   const priced = await priceWith(deps, used, view, detail.time_zone.zone);
   if (typeof priced === 'string') return unpriced(priced);
   detail.priced = priced;
+  for (const off of otherTotalsOff(view.stated, priced)) detail.notes.push(`the CDR's ${off}`);
   const ours = { excl_vat: priced.total_cost.excl_vat, incl_vat: priced.total_cost.incl_vat };
   const { difference, off } = compare(view.theirs, ours);
   if (off.length === 0) return { ...base, status: 'agrees', ours, difference };
