@@ -283,6 +283,20 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     ]);
   });
 
+  it('a CDR we pull from the CPO is re-priced as a posted one is', async () => {
+    const cdr = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      charging_periods: PERIODS.map((p) => ({ ...p, tariff_id: 'TAR-PEAK' })),
+      total_cost: { excl_vat: 5.5, incl_vat: 6.5 },
+    });
+    cpo221.sim.listOnSender('cdrs', [cdr]);
+    const pulled = await world.api.request('POST', `/v1/partners/${cpo221.id}/pull/cdrs`, { body: {} });
+    expect(pulled.status, JSON.stringify(pulled.body)).to.equal(200);
+    expect(pulled.body).to.deep.include({ stored: 1 });
+    const check = await checkOf(cpo221, String(cdr.id));
+    expect(check).to.deep.include({ status: 'disagrees', difference: { excl_vat: 0.5, incl_vat: 0.5 } });
+  });
+
   it('2.2.1: a tariff we were never pushed leaves the CDR unpriced, with the reason', async () => {
     const cdr = cdr221(cpo221, {
       cdr_location: place221('LOC-221'),

@@ -282,6 +282,8 @@ export class OcpiSimulator {
   private readonly faults: Array<{ status: number; statusCode: number }> = [];
   /** the same, for requests whose path contains `contains` (`failPath`) */
   private readonly pathFaults: Array<{ contains: string; status: number; statusCode: number }> = [];
+  /** what its Sender modules list (`listOnSender`) */
+  private readonly served = new Map<string, unknown[]>();
   /** bodies forced on the next requests to its modules, without an envelope (`answerRawNext`) */
   private readonly rawAnswers: Array<{ status: number; raw: string }> = [];
   private down = false;
@@ -358,6 +360,11 @@ export class OcpiSimulator {
    */
   answerRawNext(count: number, status: number, raw: string): void {
     for (let i = 0; i < count; i++) this.rawAnswers.push({ status, raw });
+  }
+
+  /** What a GET of its `module` Sender lists from now on (one page). */
+  listOnSender(module: string, objects: unknown[]): void {
+    this.served.set(module, objects);
   }
 
   /** As `failNext`, for the next `count` requests whose path contains `contains` only. */
@@ -628,7 +635,8 @@ export class OcpiSimulator {
       const id = String((record.body as { id?: unknown } | undefined)?.id ?? randomUUID());
       return { status: 200, statusCode: 1000, headers: { Location: `${this.moduleUrl(version, module)}/${id}` } };
     }
-    return { status: 200, statusCode: 1000, ...(record.method === 'GET' ? { data: [] } : {}) };
+    const listed = module.role === 'SENDER' ? (this.served.get(module.identifier) ?? []) : [];
+    return { status: 200, statusCode: 1000, ...(record.method === 'GET' ? { data: listed } : {}) };
   }
 
   // credentials module, server side (2.1.1 credentials.md 1.1-1.4; 2.2.1 7.2.1-7.2.4)

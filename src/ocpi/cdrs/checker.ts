@@ -46,6 +46,11 @@ export class CdrChecker {
     res.once('close', () => this.start({ key, cdr }));
   }
 
+  /** Re-prices a CDR we pulled from a partner's cdrs Sender (src/ocpi/management/pull.ts), in the background. */
+  pulled(key: ObjectKey, cdr: StoredCdr): void {
+    this.start({ key, cdr });
+  }
+
   /**
    * A partner pushed tariff `id` (the tariffs Receiver, once it is stored): its CDRs left unpriced
    * naming it are checked again, in the background (at most RECHECK_PER_TARIFF).

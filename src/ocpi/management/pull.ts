@@ -88,13 +88,16 @@ const MODULES: Record<Pullable, PullModule> = {
   },
   cdrs: {
     sender: 'CPO',
-    schemas: both(C211.Cdr, C221.Cdr),
+    // as our cdrs Receiver takes them (a negative total_energy: energy fed back)
+    schemas: both(C211.Cdr, C221.ReceivedCdr),
     async store(ctx, o, _version, party) {
       // a CDR never changes (Decisions 25): one we hold already stays as it is
       const c = o as C211.Cdr | C221.Cdr;
       const key = { ...party, id: c.id };
       if (await ctx.stores.cdrs.get(key)) return undefined;
       await ctx.stores.cdrs.put(key, c);
+      // re-priced as a CDR posted to us is (docs/TARIFFS.md "Re-pricing received CDRs")
+      ctx.cdrChecks?.pulled(key, c);
       return c.id;
     },
   },
