@@ -159,13 +159,17 @@ export interface CurrentReading {
   timestamp: string;
 }
 
-/** The currents of a message's meter values, one per entry that has one (`currentImportA`), in the order sent. */
-export function currentReadings<E extends { timestamp: string }>(
-  entries: readonly E[] | undefined,
-  samplesOf: (entry: E) => SampledReading[],
-): CurrentReading[] {
+/**
+ * The currents of a message's meter values, one per entry that has one (`currentImportA`), in the
+ * order sent. An entry that names no Current.Import (most: a register alone) is passed over as
+ * sent, without reading its values again: this runs for every MeterValues of a transaction.
+ */
+export function currentReadings<
+  E extends { timestamp: string; sampledValue: ReadonlyArray<{ measurand?: string | undefined }> },
+>(entries: readonly E[] | undefined, samplesOf: (entry: E) => SampledReading[]): CurrentReading[] {
   const out: CurrentReading[] = [];
   for (const entry of entries ?? []) {
+    if (!entry.sampledValue.some((s) => s.measurand === 'Current.Import')) continue;
     const a = currentImportA(samplesOf(entry));
     if (a !== null && Number.isFinite(parseInstant(entry.timestamp))) out.push({ a, timestamp: entry.timestamp });
   }
