@@ -1,4 +1,5 @@
 import { randomFillSync, randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { RawData, WebSocket } from 'ws';
 import type {
@@ -22,6 +23,7 @@ import type { OcppCall, OcppResponse } from './messages.js';
 import type { OcppSchemas } from './schemas.js';
 import type { OcppSignals } from './signals.js';
 import { stringWithNul } from './text-guard.js';
+import { textFrame } from './text-frame.js';
 import { ocpp16Adapter } from './v16/adapter.js';
 import { ocpp201Adapter } from './v201/adapter.js';
 
@@ -42,13 +44,14 @@ export type AnyChargerConnection = ChargerConnection<'ocpp1.6'> | ChargerConnect
 /** A charger's connection in the protocol it negotiated. */
 export function chargerConnection(
   ws: WebSocket,
+  socket: Duplex,
   protocol: ProtocolName,
   chargePointId: string,
   settings: ConnectionSettings,
 ): AnyChargerConnection {
   return protocol === 'ocpp1.6'
-    ? new ChargerConnection(ws, chargePointId, settings, ocpp16Adapter)
-    : new ChargerConnection(ws, chargePointId, settings, ocpp201Adapter);
+    ? new ChargerConnection(ws, socket, chargePointId, settings, ocpp16Adapter)
+    : new ChargerConnection(ws, socket, chargePointId, settings, ocpp201Adapter);
 }
 
 /** Random bytes drawn 4 KiB at a time: one `randomFillSync` (~25 us here) per 256 connections. */
@@ -185,8 +188,13 @@ export class ChargerConnection<V extends ProtocolName> {
    */
   private triggered: Set<string> | undefined;
 
+  /**
+   * @param socket the upgraded socket under `ws`: a frame the CSMS sends is written to it whole
+   *   (`textFrame`), one write instead of ws's header and payload corked together
+   */
   constructor(
     private readonly ws: WebSocket,
+    private readonly socket: Duplex,
     readonly chargePointId: string,
     private readonly opts: ConnectionSettings,
     private readonly adapter: ProtocolAdapter<V>,
@@ -553,7 +561,11 @@ export class ChargerConnection<V extends ProtocolName> {
 
   private send(text: string): void {
     if (this.ws.readyState !== this.ws.OPEN) return;
-    this.ws.send(text);
+    // ws has nothing of its own queued to write (no compression is negotiated), so a frame written
+    // here keeps its place among the pings and the close ws writes to the same socket
+    const frame = textFrame(text);
+    if (frame) this.socket.write(frame);
+    else this.ws.send(text);
     if (this.ws.bufferedAmount > MAX_UNSENT_BYTES) this.dropUnread();
   }
 

@@ -269,7 +269,7 @@ export class OcppEndpoint {
     if (!ws) return;
     this.deadlines.clear(socket);
     try {
-      await this.accept(ws, id, protocol, login.policy, peer());
+      await this.accept(ws, socket, id, protocol, login.policy, peer());
     } catch (err) {
       this.opts.log.warn({ err, charge_point: id }, 'charger connection could not be set up');
       ws.close(1011, 'internal error');
@@ -297,6 +297,7 @@ export class OcppEndpoint {
 
   private async accept(
     ws: WebSocket,
+    socket: Duplex,
     id: string,
     protocol: ProtocolName,
     policy: RegistrationStatus,
@@ -304,7 +305,7 @@ export class OcppEndpoint {
   ): Promise<void> {
     const { actors, registry } = this.opts;
     const chargePoint = actors.ref(chargePointProtocol, id);
-    const conn = chargerConnection(ws, protocol, id, this.connectionSettings);
+    const conn = chargerConnection(ws, socket, protocol, id, this.connectionSettings);
     this.newest.set(id, conn);
     ws.on('close', () => void this.release(conn));
     // the newest connection wins: pinning ends any older activation, whose onDeactivate closes its socket
