@@ -11,6 +11,7 @@ import { cpo211Mount } from './mounts/cpo-2.1.1.js';
 import { cpo221Mount } from './mounts/cpo-2.2.1.js';
 import { emsp211Mount } from './mounts/emsp-2.1.1.js';
 import { emsp221Mount } from './mounts/emsp-2.2.1.js';
+import { MissingTariffFetcher } from './management/tariff-fetch.js';
 import { ocpiManagementMount } from './mounts/management.js';
 import { ocpiNamespaceMount } from './mounts/namespace.js';
 import { overviewMount } from './mounts/overview.js';
@@ -93,6 +94,9 @@ export function ocpiModule(opts: OcpiModuleOptions = {}): OcpiModule {
       );
       ctx.outbox = sweeper;
       ctx.chargers = opts.chargers?.(services);
+      // a CDR naming a tariff the CPO never pushed: its tariffs Sender is pulled (docs/TARIFFS.md)
+      const tariffs = new MissingTariffFetcher(ctx, services.log.child({ module: 'cdr-checks' }));
+      ctx.onMissingTariff = (party) => tariffs.missing(party);
       const cpo211 = cpo211Mount(ctx);
       const emsp211 = emsp211Mount(ctx);
       return [

@@ -542,6 +542,63 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     expect(await checkUntil(cpo211, String(old.id), 'disagrees')).to.deep.include({ difference: { excl_vat: 47 } });
   });
 
+  it('a CDR naming a tariff the CPO never pushed: its tariffs Sender is pulled, once, and prices it (2.2.1 and 2.1.1)', async () => {
+    const cpo = await world.partner('2.2.1', 'CPO');
+    const old = await world.partner('2.1.1', 'CPO');
+    const energy = [{ price_components: [{ type: 'ENERGY', price: 0.3, step_size: 1 }] }];
+    cpo.sim.listOnSender('tariffs', [aTariff221({ ...party(cpo), id: 'TAR-SENDER', elements: energy })]);
+    old.sim.listOnSender('tariffs', [aTariff({ id: 'TAR-SENDER-211', elements: energy })]);
+    const tariffGets = (p: Emsp) => p.sim.received.filter((r) => r.method === 'GET' && r.path.includes('tariffs'));
+
+    const cdr = cdr221(cpo, {
+      charging_periods: PERIODS.map((p) => ({ ...p, tariff_id: 'TAR-SENDER' })),
+      total_cost: { excl_vat: 50, incl_vat: 50 },
+    });
+    await postCdr(cpo, cdr);
+    const cdrOld = cdr211({ total_cost: 50 }, 'TAR-SENDER-211');
+    await postCdr(old, cdrOld);
+    // was "unpriced" until the CPO pushed the tariff, which a CPO serving it to pull never does
+    expect(await checkUntil(cpo, String(cdr.id), 'disagrees')).to.deep.include({
+      ours: { excl_vat: 3, incl_vat: 3 },
+      difference: { excl_vat: 47, incl_vat: 47 },
+      tariff: { id: 'TAR-SENDER', source: 'charging_period' },
+    });
+    expect(await checkUntil(old, String(cdrOld.id), 'disagrees')).to.deep.include({ difference: { excl_vat: 47 } });
+    expect(tariffGets(cpo)).to.have.length(1);
+    expect(tariffGets(old)).to.have.length(1);
+
+    // a tariff its Sender does not list either: unpriced, and no second pull so soon
+    const unlisted = cdr221(cpo, {
+      charging_periods: PERIODS.map((p) => ({ ...p, tariff_id: 'TAR-NOWHERE' })),
+      total_cost: { excl_vat: 5, incl_vat: 5 },
+    });
+    await postCdr(cpo, unlisted);
+    expect(await checkOf(cpo, String(unlisted.id))).to.deep.include({ status: 'unpriced', tariff_id: 'TAR-NOWHERE' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(tariffGets(cpo)).to.have.length(1);
+  });
+
+  it("the operator's pull of a CPO's tariffs checks again the CDRs left unpriced for want of them", async () => {
+    const cpo = await world.partner('2.2.1', 'CPO');
+    const cdr = cdr221(cpo, {
+      charging_periods: PERIODS.map((p) => ({ ...p, tariff_id: 'TAR-PULLED' })),
+      total_cost: { excl_vat: 50, incl_vat: 59.5 },
+    });
+    await postCdr(cpo, cdr);
+    // its Sender listed nothing when the CDR came: unpriced
+    expect(await checkOf(cpo, String(cdr.id))).to.deep.include({ status: 'unpriced', tariff_id: 'TAR-PULLED' });
+    const elements = [{ price_components: [{ type: 'ENERGY', price: 0.3, vat: 19, step_size: 1 }] }];
+    cpo.sim.listOnSender('tariffs', [aTariff221({ ...party(cpo), id: 'TAR-PULLED', elements, min_price: undefined })]);
+    const pulled = await world.api.request('POST', `/v1/partners/${cpo.id}/pull/tariffs`, { body: {} });
+    expect(pulled.status, JSON.stringify(pulled.body)).to.equal(200);
+    expect(pulled.body).to.deep.include({ stored: 1 });
+    // was "unpriced" for good: only a push checked it again
+    expect(await checkUntil(cpo, String(cdr.id), 'disagrees')).to.deep.include({
+      ours: { excl_vat: 3, incl_vat: 3.57 },
+      difference: { excl_vat: 47, incl_vat: 55.93 },
+    });
+  });
+
   it('a CDR left unpriced is checked again when it is posted again', async () => {
     const cdr = cdr221(cpo221, {
       cdr_location: { ...place221('LOC-LATE'), evse_uid: 'EVSE-LATE', connector_id: '1' },

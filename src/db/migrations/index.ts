@@ -25,6 +25,7 @@ import { M0023SessionStopToken } from './m0023-session-stop-token.js';
 import { M0024LocalListGroup } from './m0024-local-list-group.js';
 import { M0025MeterState } from './m0025-meter-state.js';
 import { M0026TariffVersions } from './m0026-tariff-versions.js';
+import { M0027CdrCheckTariffIndex } from './m0027-cdr-check-tariff-index.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -54,6 +55,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0024-local-list-group': M0024LocalListGroup,
   'm0025-meter-state': M0025MeterState,
   'm0026-tariff-versions': M0026TariffVersions,
+  'm0027-cdr-check-tariff-index': M0027CdrCheckTariffIndex,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

@@ -30,6 +30,7 @@ export const migrationNames = [
   'm0024-local-list-group',
   'm0025-meter-state',
   'm0026-tariff-versions',
+  'm0027-cdr-check-tariff-index',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

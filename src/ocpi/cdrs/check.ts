@@ -69,6 +69,8 @@ export interface CdrCheck {
   reason?: string;
   checked_at: number;
   detail: CheckDetail;
+  /** unpriced for want of the tariff `detail.tariff` names, which the partner has not given us */
+  waitsForTariff?: true;
 }
 
 /** Totals within this much of each other agree (one cent of any currency with cents). */
@@ -333,8 +335,9 @@ export async function checkCdr(deps: CheckDeps, key: ObjectKey, cdr: StoredCdr, 
   const stored = await deps.locations.get({ ...key, id: view.locationId });
   const chosen = await tariffOf(deps, view, key, stored);
   if (!('tariff' in chosen)) {
-    if (chosen.waitsFor) detail.tariff = chosen.waitsFor;
-    return unpriced(chosen.reason);
+    if (!chosen.waitsFor) return unpriced(chosen.reason);
+    detail.tariff = chosen.waitsFor;
+    return { ...unpriced(chosen.reason), waitsForTariff: true };
   }
   detail.tariff = { id: chosen.id, source: chosen.source };
   detail.time_zone = zoneOf(view, stored, detail.notes);

@@ -38,6 +38,11 @@ export class CdrChecker {
     private readonly store: CdrCheckStore,
     private readonly cdrs: Pick<ObjectStore<StoredCdr>, 'get'>,
     private readonly log: Logger,
+    /**
+     * a CDR of `party` was left unpriced for want of a tariff it names: its CPO's tariffs may be
+     * pulled (src/ocpi/management/tariff-fetch.ts), which checks it again
+     */
+    private readonly missingTariff: (party: PartyIdentity) => void = () => undefined,
   ) {}
 
   /** Re-prices `cdr` once the answer to the POST that brought it went out (the CDRs Receiver, emsp-receiver.ts). */
@@ -97,6 +102,7 @@ export class CdrChecker {
     if (before !== undefined && before !== 'unpriced') return undefined;
     const check = await checkCdr(this.deps, key, cdr);
     await this.store.save(check);
+    if (check.waitsForTariff) this.missingTariff({ country_code: key.country_code, party_id: key.party_id });
     const fields = { cdr: key, status: check.status, difference: check.difference, reason: check.reason };
     if (check.status === 'disagrees') this.log.warn(fields, "a partner's CDR disagrees with its tariff");
     else this.log.debug(fields, 'received CDR re-priced');

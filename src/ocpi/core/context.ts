@@ -49,6 +49,11 @@ export class OcpiContext {
   readonly cdrCheckStore: CdrCheckStore;
   /** and what re-prices them, when the pricing threads are given (module.ts) */
   readonly cdrChecks: CdrChecker | undefined;
+  /**
+   * A CDR of `party` was left unpriced for want of a tariff it names: set by the module to pull
+   * that CPO's tariffs (src/ocpi/management/tariff-fetch.ts), which lives beside the pulls
+   */
+  onMissingTariff: ((party: PartyIdentity) => void) | undefined;
   /** the versions of the tariffs partners pushed us, for the CDR checks */
   readonly tariffVersions: TariffVersions;
 
@@ -86,8 +91,10 @@ export class OcpiContext {
     const log = services.log.child({ module: 'cdr-checks' });
     this.tariffVersions = new TariffVersions(sql);
     const versions = this.tariffVersions;
+    const missingTariff = (party: PartyIdentity): void => this.onMissingTariff?.(party);
     this.cdrChecks =
-      pricing && new CdrChecker({ tariffs, versions, locations, pricing }, this.cdrCheckStore, cdrs, log);
+      pricing &&
+      new CdrChecker({ tariffs, versions, locations, pricing }, this.cdrCheckStore, cdrs, log, missingTariff);
   }
 
   /** Cluster mode: listen for other processes' revocations and writes (module `attach`). */

@@ -154,6 +154,16 @@ export class PartnerDirectory {
     return this.fromRow(row, parties);
   }
 
+  /** The registered partner whose link speaks for `party` in its role, if any. */
+  async speakingFor(party: PartyRole): Promise<PartnerRow | undefined> {
+    const rows = await this.services.db.execute(
+      `SELECT p.id FROM ocpi_partner p WHERE ${SPEAKS_FOR} LIMIT 1`,
+      speaksForParams(party),
+    );
+    const id = rows[0]?.id;
+    return id === undefined ? undefined : this.byId(String(id));
+  }
+
   /**
    * Of the parties a partner's credentials list, those the operator allowed it (the actor keeps
    * the list), and the first of them another partner holds meanwhile, if any.

@@ -14,6 +14,7 @@ import * as L221 from '../locations/schemas-2.2.1.js';
 import * as S211 from '../sessions/schemas-2.1.1.js';
 import * as S221 from '../sessions/schemas-2.2.1.js';
 import type { StoredSession } from '../sessions/stored.js';
+import { tariffStored } from '../tariffs/emsp-receiver.js';
 import { tariffFrom211 } from '../tariffs/mappers.js';
 import * as T211 from '../tariffs/schemas-2.1.1.js';
 import * as T221 from '../tariffs/schemas-2.2.1.js';
@@ -70,6 +71,8 @@ const MODULES: Record<Pullable, PullModule> = {
     async store(ctx, o, version, party) {
       const t = version === '2.1.1' ? tariffFrom211(o as T211.Tariff, party) : (o as T221.Tariff);
       await ctx.stores.tariffs.put({ ...party, id: t.id }, t);
+      // its version kept, the CDRs left unpriced for want of it checked again, as after a push
+      await tariffStored(ctx, party, t);
       return t.id;
     },
   },

@@ -34,10 +34,11 @@ function patched211(t: T221.Tariff, patch: Static<typeof T211.TariffPatch>, id: 
 }
 
 /**
- * A partner's tariff stored: its version is kept for the checks of CDRs whose sessions started
- * under it, and its CDRs left unpriced for want of it are checked again (src/ocpi/cdrs/checker.ts).
+ * A partner's tariff stored (pushed to us, or pulled from its Sender): its version is kept for
+ * the checks of CDRs whose sessions started under it, and its CDRs left unpriced for want of it
+ * are checked again (src/ocpi/cdrs/checker.ts).
  */
-async function pushed(ctx: OcpiContext, party: PartyIdentity, tariff: T221.Tariff): Promise<void> {
+export async function tariffStored(ctx: OcpiContext, party: PartyIdentity, tariff: T221.Tariff): Promise<void> {
   await ctx.tariffVersions.keep(party, tariff);
   ctx.cdrChecks?.tariffPushed(party, tariff.id);
 }
@@ -75,7 +76,7 @@ export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
           return applied ? patched211(t, req.body, id) : t;
         });
         if (!updated) throw unknownTariff();
-        if (applied) await pushed(ctx, party, updated);
+        if (applied) await tariffStored(ctx, party, updated);
         return { data: tariffTo211(updated) };
       },
     }),
@@ -91,7 +92,7 @@ export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         const id = req.params.tariff_id;
         assertSameId('id', id, req.body.id);
         const held = await ctx.stores.tariffs.putUnlessOlder({ ...party, id }, tariffFrom211(req.body, party));
-        if (held.applied) await pushed(ctx, party, held.object);
+        if (held.applied) await tariffStored(ctx, party, held.object);
         return { data: tariffTo211(held.object) };
       },
     }),
@@ -124,7 +125,7 @@ export function tariffsReceiver221(ctx: OcpiContext): OcpiRoute[] {
         assertOwnParty(party, req.body);
         assertSameId('id', id, req.body.id);
         const held = await ctx.stores.tariffs.putUnlessOlder({ ...party, id }, req.body);
-        if (held.applied) await pushed(ctx, party, held.object);
+        if (held.applied) await tariffStored(ctx, party, held.object);
         return { data: held.object };
       },
     }),
