@@ -170,7 +170,8 @@ export interface RoamingSession {
   connector_id: string;
   started_at: number;
   ended_at: number | null;
-  kwh: number;
+  /** null: the energy its CSMS session row holds (a session roamed once it had ended) */
+  kwh: number | null;
   status: 'ACTIVE' | 'COMPLETED';
 }
 

@@ -152,7 +152,8 @@ export const ChargePointState = Type.Object({
   /**
    * the last few finished starts, so a late retry of a StartTransaction still gets its id; of a
    * transaction opened from a later event (its Started not arrived), its session and end, so that
-   * a Started delivered after its Ended is applied to it (transactions.ts `endedAdopted`)
+   * a Started delivered after its Ended is applied to it (transactions.ts `endedAdopted`), and
+   * whether it is roamed (its eMSP has its session and CDR: a token arriving later roams nothing)
    */
   finished: Type.Array(
     Type.Object({
@@ -160,6 +161,7 @@ export const ChargePointState = Type.Object({
       transaction_id: Type.String(),
       session_id: Type.Optional(Type.String()),
       ended_at: Type.Optional(Type.Number()),
+      roamed: Type.Optional(Type.Literal(true)),
     }),
   ),
   next_transaction_id: Type.Integer(),

@@ -171,7 +171,8 @@ export function pushSession(
   ctx: ChargePointCtx,
   sessionId: string,
   r: Roamed,
-  kwh: number,
+  /** null: what the session row holds (`RoamingSession.kwh`) */
+  kwh: number | null,
   endedAt: number | null,
 ): Roamed {
   const port = deps.roaming;
@@ -197,7 +198,7 @@ export function pushSession(
       deps.publish({ type: 'session', session_id: sessionId, charge_point_id: ctx.key }),
     );
   });
-  return { ...r, kwh, pushed_at: Date.now() };
+  return { ...r, kwh: kwh ?? r.kwh, pushed_at: Date.now() };
 }
 
 /** Keeps a meter reading of a roamed transaction for its CDR, in this turn. */

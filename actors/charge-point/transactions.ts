@@ -146,21 +146,24 @@ function lateStart(
 /** A finished transaction as the state remembers it: an adopted one with its session and end. */
 function finishedOf(tx: OpenTransaction, endedAt: number): ChargePointState['finished'][number] {
   const { dedupe_key, transaction_id } = tx;
-  return dedupe_key.startsWith(ADOPTED)
-    ? { dedupe_key, transaction_id, session_id: tx.session_id, ended_at: endedAt }
-    : { dedupe_key, transaction_id };
+  if (!dedupe_key.startsWith(ADOPTED)) return { dedupe_key, transaction_id };
+  const adopted = { dedupe_key, transaction_id, session_id: tx.session_id, ended_at: endedAt };
+  return tx.ocpi ? { ...adopted, roamed: true } : adopted;
 }
+
+/** A finished transaction that was opened from a later event: its session and end are kept. */
+type EndedAdopted = ChargePointState['finished'][number] & { session_id: string; ended_at: number };
 
 /**
  * A finished transaction opened from a later event whose Started this is: the same 2.0.1 id, and
  * a start no later than its end (queued offline events delivered as Updated, Ended, Started). A
  * Started after that end is a new transaction reusing the id.
  */
-function endedAdopted(s: ChargePointState, event: EventOf<'transaction-started'>) {
+function endedAdopted(s: ChargePointState, event: EventOf<'transaction-started'>): EndedAdopted | undefined {
   if (event.transaction_id === null) return undefined;
   const at = chargerTime(event.timestamp);
   return s.finished.find(
-    (f): f is typeof f & { session_id: string; ended_at: number } =>
+    (f): f is EndedAdopted =>
       f.transaction_id === event.transaction_id &&
       f.session_id !== undefined &&
       f.ended_at !== undefined &&
@@ -171,28 +174,39 @@ function endedAdopted(s: ChargePointState, event: EventOf<'transaction-started'>
 /**
  * The Started of a transaction opened from a later event and ended before the Started arrived:
  * what only the start knows (its time, first reading, token) goes to its session, as for one still
- * open (`lateStart`); no second session is opened. A retry of it does the same again. Its session
- * stays as it ended (a token that would roam it comes too late for its eMSP: docs/CSMS.md).
+ * open (`lateStart`); no second session is opened. A partner's token it brings (on a linked EVSE)
+ * makes the session roamed, ended as it is: its eMSP gets the session, COMPLETED, and the CDR of
+ * the readings it kept (docs/CSMS.md). A retry of it applies the start again and roams nothing.
  */
 function lateStartOfEnded(
   deps: ChargePointActorDeps,
   ctx: ChargePointCtx,
-  ended: { transaction_id: string; session_id: string },
+  s: ChargePointState,
+  ended: EndedAdopted,
   event: EventOf<'transaction-started'>,
   idTagStatus: string,
+  roamed: Roamed | null | undefined,
 ): ChargerEventOutcome {
   ctx.log.info(
     { transaction_id: ended.transaction_id },
     'start of a transaction that ended before it arrived: applied',
   );
+  const at = chargerTime(event.timestamp);
   ctx.write(
     deps.sessions.lateStart(ended.session_id, {
-      started_at: chargerTime(event.timestamp),
+      started_at: at,
       meter_start_wh: event.meter_start_wh,
       id_tag: event.id_tag,
       evse: null,
     }),
   );
+  if (roamed && event.id_tag !== null && ended.roamed !== true && deps.roaming) {
+    // the readings the session kept are the CDR's; its energy is the row's, as the start set it
+    ctx.write(deps.roaming.backfill(ended.session_id));
+    keepStart(deps, ctx, ended.session_id, at, event);
+    pushSession(deps, ctx, ended.session_id, { ...roamed, started_at: at }, null, ended.ended_at);
+    ctx.setState({ ...s, finished: s.finished.map((f) => (f === ended ? { ...ended, roamed: true as const } : f)) });
+  }
   publishChange(deps, ctx, { type: 'session', session_id: ended.session_id });
   return { transaction_id: ended.transaction_id, id_tag_status: idTagStatus };
 }
@@ -212,7 +226,7 @@ function startOfKnown(
   const adopted = adoptedOpen(s, event);
   if (adopted) return lateStart(deps, ctx, s, adopted, event, idTagStatus, roamed);
   const ended = endedAdopted(s, event);
-  if (ended) return lateStartOfEnded(deps, ctx, ended, event, idTagStatus);
+  if (ended) return lateStartOfEnded(deps, ctx, s, ended, event, idTagStatus, roamed);
   const retried = retriedStart(s, event);
   return retried === undefined ? undefined : { transaction_id: retried, id_tag_status: idTagStatus };
 }

@@ -123,13 +123,14 @@ async function writeSession(
   const emsp = { country_code: s.token.country_code, party_id: s.token.party_id };
   const before = await store.get({ ...own, id: s.id });
   const priced = before && 'start_date_time' in before ? before : undefined;
+  const kwh = s.kwh ?? (await energyKwhOf(tx, s.id));
   const session: Session = {
     ...own,
     id: s.id,
     start_date_time: new Date(s.started_at).toISOString(),
     ...(s.ended_at === null ? {} : { end_date_time: new Date(s.ended_at).toISOString() }),
     // never lower than what the session said (its pricing may have seen a later reading)
-    kwh: Math.max(Math.round(s.kwh * 1000) / 1000, priced && s.status === 'ACTIVE' ? priced.kwh : 0),
+    kwh: Math.max(Math.round(kwh * 1000) / 1000, priced && s.status === 'ACTIVE' ? priced.kwh : 0),
     cdr_token: { ...s.token, type: TOKEN_TYPES.find((t) => t === s.token.type) ?? 'OTHER' },
     auth_method: s.auth_method,
     ...(s.authorization_reference ? { authorization_reference: s.authorization_reference } : {}),
@@ -147,6 +148,13 @@ async function writeSession(
   await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'session', session_id: s.id, to: emsp });
   if (s.status === 'COMPLETED')
     await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'cdr', cdr_id: s.id, to: emsp });
+}
+
+/** The energy of a CSMS session as its row holds it, in kWh (0 when it has none). */
+async function energyKwhOf(tx: SqlRunner, sessionId: string): Promise<number> {
+  const [row] = await tx.query('SELECT energy_wh FROM csms_session WHERE id = ?', [sessionId]);
+  const wh = Number(row?.energy_wh ?? 0);
+  return Number.isFinite(wh) ? Math.max(0, wh) / 1000 : 0;
 }
 
 /**

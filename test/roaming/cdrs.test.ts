@@ -346,21 +346,49 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(cdr.total_time).to.equal(1);
   });
 
-  it('2.0.1: events queued offline and delivered out of order (an Updated before the Started with the token) end in the CDR', async () => {
+  /**
+   * An hour of 2.0.1 events queued offline, with 12 kWh reported in the first 20 minutes before
+   * the Started arrives (an Updated), delivered in the order `order` (indexes into `early`, then
+   * HOUR_201); the CDR the eMSP gets, which holds them all: 10 kWh at 0.20 by 17:46:40, 4 kWh at
+   * 0.40 to 18:00, 2 kWh at 0.30, 20 minutes parked at 2.00/h.
+   */
+  async function deliveredOffline(prefix: string, order: number[]) {
     const e = await world.emsp('2.2.1');
-    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'O');
-    const event = event201('TX-CDR-LATE', uid, { offline: true });
-    // 12 kWh in the first 20 minutes, reported before the start arrives: they are the CDR's too
-    const early: [string, number, number, number] = ['Updated', 1, 20, 12000];
-    for (const e of [early, HOUR_201[0]!, HOUR_201[2]!, HOUR_201[3]!])
-      await charger.call('TransactionEvent', event(...e));
+    const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', prefix);
+    const event = event201(`TX-CDR-${prefix}`, uid, { offline: true });
+    const events: [string, number, number, number][] = [['Updated', 1, 20, 12000], ...HOUR_201];
+    for (const i of order) await charger.call('TransactionEvent', event(...events[i]!));
     const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
     const cdr = post.body as Json;
     expect(cdr.cdr_token).to.include({ uid });
     expect(cdr.start_date_time).to.equal(at(0));
+    expect(cdr.end_date_time).to.equal(at(60));
     expect(cdr.total_energy).to.equal(16);
-    // 10 kWh at 0.20 by 17:46:40, 4 kWh at 0.40 to 18:00, 2 kWh at 0.30, 20 minutes parked at 2.00/h
     expect(cdr.total_cost).to.deep.equal({ excl_vat: 4.8667, incl_vat: 5.8887 });
+    return { e, cp, charger, uid, since, event };
+  }
+
+  it('2.0.1: events queued offline and delivered out of order (an Updated before the Started with the token) end in the CDR', async () => {
+    // Updated, Started, Updated, Ended
+    await deliveredOffline('O', [0, 1, 3, 4]);
+  });
+
+  it('2.0.1: a Started with the token delivered after its Ended (Updated, Ended, Started) roams the ended session: its session and CDR reach the eMSP, once', async () => {
+    // Updated, Updated, Ended, Started; was no session and no CDR at all: the charge could not be billed
+    const { e, cp, charger, uid, since, event } = await deliveredOffline('E', [0, 3, 4, 1]);
+    const puts = e.sim
+      .receivedSince(since)
+      .filter((r) => r.method === 'PUT' && r.path.includes('/sessions/') && r.status === 200);
+    const last = puts.at(-1)?.body as Json | undefined;
+    expect(last).to.include({ status: 'COMPLETED', kwh: 16, start_date_time: at(0), end_date_time: at(60) });
+    // the Started sent again applies the start again and sends nothing more
+    await charger.call('TransactionEvent', event(...HOUR_201[0]!));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(cdrPosts(e, since)).to.have.length(1);
+    const sessions = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp.id}`);
+    const items = (sessions.body as { value: Json[] }).value;
+    expect(items).to.have.length(1);
+    expect(items[0]).to.include({ status: 'COMPLETED', energy_wh: 16000, id_tag: uid });
   });
 
   // 8 kWh at 0.20, and 15 minutes the charger said it was not charging, parked at 2.00/h: 1.60 + 0.50
