@@ -161,6 +161,31 @@ describe('operations on a charger through /v1, both versions', function () {
     await client.close();
   });
 
+  it('a 1.6 charger that comes back speaking 2.0.1 gets the operations of 2.0.1 before it boots again', async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    const before = strictCharger(csms.url, cp, 'ocpp1.6');
+    await before.connect();
+    await before.call('BootNotification', v16.boot());
+    await before.close();
+    const { id } = cp;
+    const upgraded = strictCharger(csms.url, cp, 'ocpp2.0.1');
+    upgraded.handle('GetVariables', ({ params }) => {
+      const { getVariableData } = params as { getVariableData: { component: unknown; variable: unknown }[] };
+      return Promise.resolve({
+        getVariableResult: getVariableData.map((v) => ({ ...v, attributeStatus: 'Accepted', attributeValue: '300' })),
+      });
+    });
+    await upgraded.connect();
+    // was 422 not_in_version (the charger was taken for 1.6 until its next boot or status)
+    const res = await press(id, 'get-variables', {
+      variables: [{ component: 'OCPPCommCtrlr', variable: 'HeartbeatInterval' }],
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body).to.include({ command_status: 'Accepted', answered: true });
+    expect(JSON.stringify(res.body.reply)).to.contain('HeartbeatInterval');
+    await upgraded.close();
+  });
+
   it('a remote start with a limit for its transaction: the charger gets it as its TxProfile, both versions', async () => {
     const profile = {
       id: 7,
