@@ -599,6 +599,32 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     });
   });
 
+  it('a pull does not put a tariff the Sender lists over the same tariff pushed with a later last_updated', async () => {
+    const cpo = await world.partner('2.2.1', 'CPO');
+    const priced = (price: number, last_updated: string) =>
+      aTariff221({
+        ...party(cpo),
+        id: 'TAR-BOTH',
+        elements: [{ price_components: [{ type: 'ENERGY', price, step_size: 1 }] }],
+        last_updated,
+      });
+    await push(cpo, 'tariffs', 'TAR-BOTH', priced(0.5, '2026-06-01T00:00:00Z'));
+    cpo.sim.listOnSender('tariffs', [priced(0.3, '2026-01-01T00:00:00Z')]);
+    const pulled = await world.api.request('POST', `/v1/partners/${cpo.id}/pull/tariffs`, { body: {} });
+    expect(pulled.status, JSON.stringify(pulled.body)).to.equal(200);
+    // was stored, the older over the newer: a right CDR under the pushed tariff then disagreed
+    expect(pulled.body).to.deep.include({ stored: 0, rejected: 0 });
+    const { country_code, party_id } = party(cpo);
+    const held = await cpo.sim.call(
+      'GET',
+      'tariffs',
+      `/${country_code}/${party_id}/TAR-BOTH`,
+      undefined,
+      receiver(cpo),
+    );
+    expect(held.data).to.deep.include({ last_updated: '2026-06-01T00:00:00Z' });
+  });
+
   it('a CDR left unpriced is checked again when it is posted again', async () => {
     const cdr = cdr221(cpo221, {
       cdr_location: { ...place221('LOC-LATE'), evse_uid: 'EVSE-LATE', connector_id: '1' },

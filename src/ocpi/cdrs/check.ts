@@ -256,7 +256,7 @@ async function pushedTariff(
   const pushed = await deps.tariffs.get({ country_code: key.country_code, party_id: key.party_id, id: named.id });
   if (pushed) return { ...named, tariff: pushed };
   return {
-    reason: `tariff ${named.id} (${by}) is not known: ${key.country_code}-${key.party_id} has not pushed it to our tariffs Receiver`,
+    reason: `tariff ${named.id} (${by}) is not known: ${key.country_code}-${key.party_id} has not given it to us (pushed to our tariffs Receiver, or listed on its tariffs Sender when we pulled it)`,
     waitsFor: named,
   };
 }

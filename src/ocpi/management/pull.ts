@@ -70,9 +70,11 @@ const MODULES: Record<Pullable, PullModule> = {
     schemas: both(T211.Tariff, T221.Tariff),
     async store(ctx, o, version, party) {
       const t = version === '2.1.1' ? tariffFrom211(o as T211.Tariff, party) : (o as T221.Tariff);
-      await ctx.stores.tariffs.put({ ...party, id: t.id }, t);
+      // as our Receiver takes a push: not over a tariff held that was updated later (Decisions 38)
+      const held = await ctx.stores.tariffs.putUnlessOlder({ ...party, id: t.id }, t);
+      if (!held.applied) return undefined;
       // its version kept, the CDRs left unpriced for want of it checked again, as after a push
-      await tariffStored(ctx, party, t);
+      await tariffStored(ctx, party, held.object);
       return t.id;
     },
   },
