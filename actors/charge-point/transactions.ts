@@ -197,7 +197,8 @@ function lateStartOfEnded(
       started_at: at,
       meter_start_wh: event.meter_start_wh,
       id_tag: event.id_tag,
-      evse: null,
+      // a session whose later events named no EVSE takes the start's
+      evse: event.evse_id > 0 ? { evse_id: event.evse_id, connector_id: event.connector_id } : null,
     }),
   );
   if (roamed && event.id_tag !== null && ended.roamed !== true && deps.roaming) {

@@ -129,7 +129,11 @@ export const sessionWrites: SessionWrites = {
       params.push(start.id_tag);
     }
     if (start.evse) {
-      sets.push('evse_id = ?', 'connector_id = ?');
+      // only a session that knows no EVSE yet takes the start's (the SET reads the row as it was)
+      sets.push(
+        'evse_id = CASE WHEN evse_id = 0 THEN ? ELSE evse_id END',
+        'connector_id = CASE WHEN evse_id = 0 THEN ? ELSE connector_id END',
+      );
       params.push(start.evse.evse_id, start.evse.connector_id);
     }
     params.push(sessionId);

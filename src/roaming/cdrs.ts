@@ -10,6 +10,7 @@ import type { Session } from '../ocpi/sessions/schemas-2.2.1.js';
 import { isSession221, type StoredCdr, type StoredSession } from '../ocpi/sessions/stored.js';
 import type { Tariff } from '../ocpi/tariffs/schemas-2.2.1.js';
 import { ObjectStore } from '../ocpi/store/object-store.js';
+import { TariffVersions } from '../ocpi/tariffs/versions.js';
 import { selectTariff } from '../tariffs/engine.js';
 import type { PricingHandle } from '../tariffs/module.js';
 import type { ActorHost } from '../platform/services.js';
@@ -74,29 +75,46 @@ function placeOf(location: StoredLocation, evseUid: string, connectorId: string)
 
 /**
  * The session's terms as stored now: the location, EVSE and connector of `session`, and the
- * tariff of `ids` valid at `startMs`. Undefined when the place is gone.
+ * tariff of `ids` valid at `startMs` (with `versions`, each tariff as it was at `startMs`: see
+ * `tariffAt`). Undefined when the place is gone.
  */
 async function termsNow(
   sql: SqlRunner,
   own: PartyIdentity,
   where: { location_id: string; evse_uid: string; connector_id: string },
   startMs: number,
+  versions?: TariffVersions,
 ): Promise<SessionTerms | undefined> {
   const location = await new ObjectStore<StoredLocation>(sql, 'locations').get({ ...own, id: where.location_id });
   const place = location && placeOf(location, where.evse_uid, where.connector_id);
   if (!location || !place) return undefined;
   return {
     tariff_ids: place.tariffIds,
-    tariff: await tariffAt(sql, own, place.tariffIds, startMs),
+    tariff: await tariffAt(sql, own, place.tariffIds, startMs, versions),
     time_zone: location.time_zone,
     cdr_location: place.cdrLocation,
   };
 }
 
-/** Of the tariffs `ids` as stored now, the one valid at `startMs` (mod_tariffs). */
-async function tariffAt(sql: SqlRunner, own: PartyIdentity, ids: string[], startMs: number) {
+/**
+ * Of the tariffs `ids`, the one valid at `startMs` (mod_tariffs). With `versions` each is read as
+ * it was then: a tariff updated after the start (a session whose start reaches us late, queued
+ * offline) in the version last updated at or before it, when one is kept; else as stored now.
+ */
+async function tariffAt(
+  sql: SqlRunner,
+  own: PartyIdentity,
+  ids: string[],
+  startMs: number,
+  versions?: TariffVersions,
+): Promise<Tariff | undefined> {
   const tariffs = new ObjectStore<Tariff>(sql, 'tariffs');
-  const named = await Promise.all(ids.map((id) => tariffs.get({ ...own, id })));
+  const asAtStart = async (id: string): Promise<Tariff | undefined> => {
+    const now = await tariffs.get({ ...own, id });
+    if (!now || !versions || !(Date.parse(now.last_updated) > startMs)) return now;
+    return (await versions.inForceAt(own, id, startMs)) ?? now;
+  };
+  const named = await Promise.all(ids.map(asAtStart));
   return selectTariff(
     named.filter((t): t is Tariff => t !== undefined),
     startMs,
@@ -113,7 +131,7 @@ export async function snapshotTerms(
   own: PartyIdentity,
   session: { id: string; location_id: string; evse_uid: string; connector_id: string; started_at: number },
 ): Promise<void> {
-  const terms = await termsNow(tx, own, session, session.started_at);
+  const terms = await termsNow(tx, own, session, session.started_at, new TariffVersions(tx));
   if (!terms) return;
   await tx.run(
     `INSERT INTO roaming_session_snapshot (session_id, tariff_ids, tariff, time_zone, cdr_location)

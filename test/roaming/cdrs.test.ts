@@ -352,12 +352,15 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
    * HOUR_201); the CDR the eMSP gets, which holds them all: 10 kWh at 0.20 by 17:46:40, 4 kWh at
    * 0.40 to 18:00, 2 kWh at 0.30, 20 minutes parked at 2.00/h.
    */
-  async function deliveredOffline(prefix: string, order: number[]) {
+  async function deliveredOffline(prefix: string, order: number[], beforeLast?: () => Promise<void>) {
     const e = await world.emsp('2.2.1');
     const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', prefix);
     const event = event201(`TX-CDR-${prefix}`, uid, { offline: true });
     const events: [string, number, number, number][] = [['Updated', 1, 20, 12000], ...HOUR_201];
-    for (const i of order) await charger.call('TransactionEvent', event(...events[i]!));
+    for (const [n, i] of order.entries()) {
+      if (n === order.length - 1) await beforeLast?.();
+      await charger.call('TransactionEvent', event(...events[i]!));
+    }
     const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
     const cdr = post.body as Json;
     expect(cdr.cdr_token).to.include({ uid });
@@ -374,8 +377,27 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
   });
 
   it('2.0.1: a Started with the token delivered after its Ended (Updated, Ended, Started) roams the ended session: its session and CDR reach the eMSP, once', async () => {
-    // Updated, Updated, Ended, Started; was no session and no CDR at all: the charge could not be billed
-    const { e, cp, charger, uid, since, event } = await deliveredOffline('E', [0, 3, 4, 1]);
+    // Updated, Updated, Ended, Started; was no session and no CDR at all: the charge could not be
+    // billed. The tariff is raised before the Started arrives: the charge is priced with the
+    // version of its start (mod_tariffs), as when its events come in order
+    const raised = {
+      ...TARIFF,
+      elements: TARIFF.elements.map((el) => ({
+        ...el,
+        price_components: el.price_components.map((c) => ({ ...c, price: c.price * 2 })),
+      })),
+      last_updated: new Date().toISOString(),
+    };
+    const put = (body: Json) => world.api.request('PUT', '/v1/ocpi/tariffs/T-1', { body });
+    let late: Awaited<ReturnType<typeof deliveredOffline>>;
+    try {
+      late = await deliveredOffline('E', [0, 3, 4, 1], async () => {
+        expect((await put(raised)).status).to.equal(200);
+      });
+    } finally {
+      expect((await put(TARIFF)).status).to.equal(200);
+    }
+    const { e, cp, charger, uid, since, event } = late;
     const puts = e.sim
       .receivedSince(since)
       .filter((r) => r.method === 'PUT' && r.path.includes('/sessions/') && r.status === 200);
@@ -388,7 +410,8 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     const sessions = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp.id}`);
     const items = (sessions.body as { value: Json[] }).value;
     expect(items).to.have.length(1);
-    expect(items[0]).to.include({ status: 'COMPLETED', energy_wh: 16000, id_tag: uid });
+    // the EVSE only its Started named
+    expect(items[0]).to.include({ status: 'COMPLETED', energy_wh: 16000, id_tag: uid, evse_id: 1, connector_id: 1 });
   });
 
   // 8 kWh at 0.20, and 15 minutes the charger said it was not charging, parked at 2.00/h: 1.60 + 0.50

@@ -7,6 +7,7 @@ import { assertOurParty, assertPathId } from '../core/guards.js';
 import type { OperatorRoute } from '../core/mount-kit.js';
 import { ObjectId } from '../core/schemas.js';
 import { enqueue } from '../outbox/outbox-store.js';
+import { TariffVersions } from './versions.js';
 import { tariffFrom211, tariffTo211 } from './mappers.js';
 import * as T211 from './schemas-2.1.1.js';
 import * as T221 from './schemas-2.2.1.js';
@@ -62,6 +63,8 @@ export function ownTariffRoutes(ctx: OcpiContext): OperatorRoute[] {
         // the tariff and its PUT to every registered eMSP commit together (docs/ROAMING.md "What is pushed")
         const stored = await ctx.services.db.group.run(async (tx) => {
           const written = await ctx.stores.tariffs.on(tx).put({ ...own, id }, tariff);
+          // a session whose start reaches us after this update is priced with the version of its start
+          await new TariffVersions(tx).keep(own, written);
           await enqueue(tx, { role: 'EMSP' }, { kind: 'tariff', tariff_id: id });
           return written;
         });

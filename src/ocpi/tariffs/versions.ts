@@ -8,9 +8,11 @@ const KEPT = 20;
 const KEY = 'country_code = ? AND party_id = ? AND tariff_id = ?';
 
 /**
- * The versions of the tariffs partner CPOs pushed us (`ocpi_tariff_version`, m0026), by their
- * `last_updated`: a CDR of a session that started before a tariff's last update is checked with
- * the version in force at its start (docs/TARIFFS.md "Re-pricing received CDRs").
+ * The versions of tariffs by their `last_updated` (`ocpi_tariff_version`, m0026): of those partner
+ * CPOs pushed us, so that a CDR of a session that started before a tariff's last update is checked
+ * with the version in force at its start (docs/TARIFFS.md "Re-pricing received CDRs"); and of our
+ * own, so that a roamed session whose start reaches us after an update is priced with the version
+ * of its start (docs/ROAMING.md "Tariff and place at the start").
  */
 export class TariffVersions {
   constructor(private readonly sql: ObjectSql) {}
