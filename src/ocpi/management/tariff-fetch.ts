@@ -24,13 +24,12 @@ export class MissingTariffFetcher {
   constructor(
     private readonly ctx: OcpiContext,
     private readonly log: Logger,
-    private readonly now: () => number = Date.now,
   ) {}
 
   /** A CDR of `party` waits for a tariff: its CPO's tariffs are pulled, unless they were lately. */
   missing(party: PartyIdentity): void {
     const key = `${party.country_code}-${party.party_id}`;
-    const at = this.now();
+    const at = Date.now();
     const last = this.lastPull.get(key);
     if (last !== undefined && at - last < TARIFF_FETCH_INTERVAL_MS) return;
     // re-inserted: the Map's order stays oldest pull first
