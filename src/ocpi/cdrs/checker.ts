@@ -100,13 +100,31 @@ export class CdrChecker {
   async run(key: ObjectKey, cdr: StoredCdr): Promise<CdrCheck | undefined> {
     const before = await this.store.statusOf(key);
     if (before !== undefined && before !== 'unpriced') return undefined;
-    const check = await checkCdr(this.deps, key, cdr);
+    let check = await checkCdr(this.deps, key, cdr);
     await this.store.save(check);
-    if (check.waitsForTariff) this.missingTariff({ country_code: key.country_code, party_id: key.party_id });
+    if (check.waitsForTariff) check = await this.againOnceKept(key, cdr, check);
     const fields = { cdr: key, status: check.status, difference: check.difference, reason: check.reason };
     if (check.status === 'disagrees') this.log.warn(fields, "a partner's CDR disagrees with its tariff");
     else this.log.debug(fields, 'received CDR re-priced');
     return check;
+  }
+
+  /**
+   * A check left unpriced for want of a tariff, once it is kept. The tariff may have come (pushed,
+   * or pulled by another CDR's check) after this check read it and before it was kept; whoever
+   * stored it then looked for the unpriced checks naming it, found none, and this one would stay
+   * unpriced until the next push, pull or post. A tariff's writer stores it, then looks; this
+   * check is kept, then reads again: one of the two sees the other's write. Still missing, its
+   * CPO's tariffs may be pulled.
+   */
+  private async againOnceKept(key: ObjectKey, cdr: StoredCdr, kept: CdrCheck): Promise<CdrCheck> {
+    const again = await checkCdr(this.deps, key, cdr);
+    if (again.waitsForTariff) {
+      this.missingTariff({ country_code: key.country_code, party_id: key.party_id });
+      return kept;
+    }
+    await this.store.save(again);
+    return again;
   }
 
   /** Shutdown: no new re-pricing; those under way may finish (at most DRAIN_MS). */
