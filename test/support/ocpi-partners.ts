@@ -32,6 +32,8 @@ export interface FakePartnerOptions {
   modules?: Array<{ identifier: string; role: 'SENDER' | 'RECEIVER' }>;
   /** the envelope `data` to answer a module request with (default null) */
   answer?: (req: ReceivedRequest) => unknown;
+  /** the `Link` header of a module answer, if any (a Sender's next page) */
+  link?: (req: ReceivedRequest) => string | undefined;
 }
 
 /** Any HTTP server posing as a partner, on port 0; counts what reaches it. */
@@ -134,6 +136,8 @@ export async function loopbackPartner(
       void bodyOf(req).then((body) => {
         const one: ReceivedRequest = { method: req.method ?? '', path: below, version, headers: req.headers, body };
         received.push(one);
+        const link = options.link?.(one);
+        if (link) res.setHeader('Link', link);
         res.end(envelope(options.answer?.(one) ?? null));
       });
       return;

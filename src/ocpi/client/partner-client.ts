@@ -220,7 +220,9 @@ export class PartnerClient {
   /**
    * Follows `Link: rel="next"` from `url`, one page at a time: the caller stores a page before
    * the next is read, so memory holds one page (at most PARTNER_RESPONSE_LIMIT) however many
-   * pages the partner has.
+   * pages the partner has. A next page that is one already read (a Sender whose links loop)
+   * ends the pages with a PartnerCallError once the pages before it were handed out; else a
+   * loop would be read again and again up to `maxPages`.
    */
   async *pages(
     url: string,
@@ -233,14 +235,19 @@ export class PartnerClient {
     let pages = 0;
     // the pages of one pull share one correlation id
     const shared: CallTrace = { ...trace, correlationId: trace?.correlationId ?? randomUUID() };
+    const read = new Set<string>();
     while (next && pages < maxPages) {
       const { envelope, headers }: CallResult = await this.data('GET', next, token, version, undefined, shared);
       const data: unknown = envelope.data;
       if (!Array.isArray(data)) throw unexpected(`GET ${next}`, 'data is not a list');
       pages++;
+      read.add(next);
       yield data;
       const link = headers.link;
-      next = nextLink(Array.isArray(link) ? link.join(', ') : (link ?? null));
+      const after = nextLink(Array.isArray(link) ? link.join(', ') : (link ?? null));
+      if (after !== undefined && read.has(after))
+        throw unexpected(`GET ${next}`, `its next page (Link rel="next") ${after} was read before in this pull`);
+      next = after;
     }
   }
 }

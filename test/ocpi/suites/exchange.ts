@@ -73,6 +73,33 @@ export function exchangeSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect((await t.api.request('POST', `/v1/partners/${cpo.id}/pull/commands`)).status).to.equal(422);
     });
 
+    it('stops a pull whose Sender links back to a page already read: 502, the pages before it kept', async () => {
+      let party = { country_code: '', party_id: '' };
+      let first: string | undefined;
+      const page = (path: string): string =>
+        `<${cpo.fake.versionsUrl.replace(/versions$/, '')}2.2.1${path}>; rel="next"`;
+      const cpo = await t.api.register('CPO', '/ocpi/emsp/2.2.1/credentials', {
+        versions: ['2.2.1'],
+        modules: SENDERS,
+        // page 2 names page 1 as its next: the Sender's links loop
+        link: (r) => (r.path.includes('offset=1') ? page(first ?? '') : page('/tariffs?offset=1')),
+        answer: (r) => {
+          first ??= r.path;
+          return [aTariff221({ ...party, id: r.path.includes('offset=1') ? 'LOOP-TAR-2' : 'LOOP-TAR-1' })];
+        },
+      });
+      party = cpo.party;
+      const res = await t.api.request('POST', `/v1/partners/${cpo.id}/pull/tariffs`, { body: {} });
+      expect(res.status, `pages read: ${String(res.body.pages)}`).to.equal(502);
+      const gets = cpo.fake.received.filter((r: ReceivedRequest) => r.path.startsWith('/tariffs'));
+      expect(gets.map((r: ReceivedRequest) => r.path)).to.deep.equal([first, '/tariffs?offset=1']);
+      const at = `${party.country_code}/${party.party_id}`;
+      for (const id of ['LOOP-TAR-1', 'LOOP-TAR-2']) {
+        const back = await t.api.request('GET', `/ocpi/emsp/2.2.1/tariffs/${at}/${id}`, { token: cpo.token, ...b64 });
+        expect(dataOf<Obj>(back).id, id).to.equal(id);
+      }
+    });
+
     it("pulls a 2.1.1 eMSP's tokens into the 2.2.1 shape under its party", async () => {
       const emsp = await t.api.register('EMSP', '/ocpi/cpo/2.1.1/credentials', {
         versions: ['2.1.1'],
