@@ -44,6 +44,18 @@ function whPerUnit(unit: string | undefined): number | undefined {
   return undefined;
 }
 
+/** A decimal number as text: digits, an optional point and fraction, an optional exponent. */
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * The number a 1.6 SampledValue's `value` carries, a "Raw" (decimal) number (OCPP 1.6,
+ * SampledValue), or NaN when it is none. `Number` would read an empty or blank value as 0 (a register
+ * reset to 0, which a stop reading then could not undo) and `0x7D0` as 2000.
+ */
+export function decimalOf(text: string): number {
+  return DECIMAL.test(text) ? Number(text) : Number.NaN;
+}
+
 /**
  * The energy register reading (Energy.Active.Import.Register, the default measurand in both
  * versions) of the last sample in a list of meter values, in Wh, taken at the outlet (the default

@@ -135,6 +135,37 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await charger.close();
     });
 
+    it("OCPP 1.6: a blank or non-decimal value is no reading, nor is the main meter's (connector 0) register", async () => {
+      const { id, charger } = await booted('ocpp1.6');
+      const { transactionId } = (await charger.call(
+        'StartTransaction',
+        v16.start({ meterStart: 1000, timestamp: at(0) }),
+      )) as { transactionId: number };
+      const reading = (connectorId: number, value: string, minutes: number) =>
+        charger.call('MeterValues', {
+          connectorId,
+          transactionId,
+          meterValue: [
+            {
+              timestamp: at(minutes),
+              sampledValue: [{ value, measurand: 'Energy.Active.Import.Register', unit: 'Wh' }],
+            },
+          ],
+        });
+      await reading(1, '5000', 10);
+      // was read as 0 Wh (a register reset), then as 2,000 Wh
+      await reading(1, '', 11);
+      await reading(1, '   ', 12);
+      await reading(1, '0x7D0', 13);
+      expect((await sessionsOf(id))[0]).to.include({ meter_last_wh: 5000, energy_wh: 4000 });
+      // the charger's main meter, tagged with the transaction: was taken as the connector's register
+      await reading(0, '250000', 14);
+      expect((await sessionsOf(id))[0]).to.include({ meter_last_wh: 5000, energy_wh: 4000 });
+      await charger.call('StopTransaction', v16.stop(transactionId, 6000, { timestamp: at(15) }));
+      expect((await sessionsOf(id))[0]).to.include({ status: 'COMPLETED', meter_last_wh: 6000, energy_wh: 5000 });
+      await charger.close();
+    });
+
     it('OCPP 2.0.1: updates with older readings do not lower the energy; an Ended without meter keeps the latest', async () => {
       const { id, charger } = await booted('ocpp2.0.1');
       const event = (

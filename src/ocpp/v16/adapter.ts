@@ -31,6 +31,7 @@ import { authorizationKeyOf } from '../basic-auth-password.js';
 import { hardwareOf } from '../boot-hardware.js';
 import {
   currentReadings,
+  decimalOf,
   earliestRegisterReading,
   latestRegisterReading,
   type RegisterReading,
@@ -43,7 +44,7 @@ function samples16(entry: MeterValuesRequest['meterValue'][number]): SampledRead
   return entry.sampledValue.map((s) => ({
     // a SignedData value is a signed block in hex (ValueFormat), no number, even when its digits
     // happen to be all decimal: read as Wh, it made a 500 Wh session 30 MWh
-    value: s.format === 'SignedData' ? Number.NaN : Number(s.value),
+    value: s.format === 'SignedData' ? Number.NaN : decimalOf(s.value),
     measurand: s.measurand,
     phase: s.phase,
     unit: s.unit,
@@ -129,12 +130,16 @@ function transactionEnded(p: StopTransactionRequest): EventOf<'transaction-ended
   };
 }
 
-/** MeterValues with a transactionId update that transaction; without, they are a plain sample. */
+/**
+ * MeterValues with a transactionId update that transaction; without, they are a plain sample. So
+ * are those of connector 0, whatever transaction they name: connector 0 is the charger's main
+ * meter (OCPP 1.6 section 4.7), whose register counts every connector, not the transaction's.
+ */
 function meterValues(p: MeterValuesRequest): EventOf<'transaction-updated' | 'meter-sampled'> {
   const { reading, timestamp } = readings(p.meterValue);
   const ts = reading?.timestamp ?? timestamp ?? new Date().toISOString();
   const wh = reading?.wh ?? null;
-  if (p.transactionId !== undefined) {
+  if (p.transactionId !== undefined && p.connectorId !== 0) {
     const currents = currentReadings(p.meterValue, samples16);
     return {
       type: 'transaction-updated',
