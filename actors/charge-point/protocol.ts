@@ -150,9 +150,11 @@ export const ChargePointState = Type.Object({
   reservations: Type.Array(Reservation),
   transactions: Type.Array(OpenTransaction),
   /**
-   * the last few finished starts, so a late retry of a StartTransaction still gets its id; of a
-   * transaction opened from a later event (its Started not arrived), its session and end, so that
-   * a Started delivered after its Ended is applied to it (transactions.ts `endedAdopted`), and
+   * the last few finished starts, so a late retry of a StartTransaction still gets its id, with
+   * their start time, so that a 2.0.1 Started delivered again after its Ended opens nothing
+   * (transactions.ts `retriedStart`); of a transaction opened from a later event (its Started not
+   * arrived), its session and end instead, so that a Started delivered after its Ended is applied
+   * to it (transactions.ts `endedAdopted`), and
    * whether it is roamed (its eMSP has its session and CDR: a token arriving later roams nothing)
    */
   finished: Type.Array(
@@ -160,6 +162,7 @@ export const ChargePointState = Type.Object({
       dedupe_key: Type.String(),
       transaction_id: Type.String(),
       session_id: Type.Optional(Type.String()),
+      started_at: Type.Optional(Type.Integer()),
       ended_at: Type.Optional(Type.Number()),
       roamed: Type.Optional(Type.Literal(true)),
     }),

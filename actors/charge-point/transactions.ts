@@ -68,9 +68,12 @@ function keepStart(
  * The transaction id of an earlier delivery of this start, if it is a retry: an open transaction
  * with its id (2.0.1) or its dedupe key, or a finished 1.6 start with its dedupe key (1.6 ids are
  * ours, so a late retry must get its id again). A 2.0.1 start whose id is that of a finished
- * transaction only is a new transaction: the charger sends a transaction's events in order and
- * cannot repeat its Started once its Ended was answered, and its ids are unique among its open
- * transactions only (a counter that restarted, a charger registered again under the same id).
+ * transaction is a delivery of that transaction's Started again when it has that transaction's
+ * start time (a charger that sends its stored events again after a reboot, answered or not);
+ * with another, it is a new transaction reusing the id, since a charger's ids are unique among
+ * its open transactions only (a counter that restarted, a charger registered again under the same
+ * id). Finished transactions kept without their start time (before it was kept) count as such a
+ * new one.
  */
 function retriedStart(s: ChargePointState, event: EventOf<'transaction-started'>): string | undefined {
   const open = s.transactions.find(
@@ -78,8 +81,9 @@ function retriedStart(s: ChargePointState, event: EventOf<'transaction-started'>
       t.dedupe_key === event.dedupe_key || (event.transaction_id !== null && t.transaction_id === event.transaction_id),
   );
   if (open) return open.transaction_id;
-  if (event.transaction_id !== null) return undefined;
-  return s.finished.find((f) => f.dedupe_key === event.dedupe_key)?.transaction_id;
+  if (event.transaction_id === null) return s.finished.find((f) => f.dedupe_key === event.dedupe_key)?.transaction_id;
+  const at = chargerTime(event.timestamp);
+  return s.finished.find((f) => f.transaction_id === event.transaction_id && f.started_at === at)?.transaction_id;
 }
 
 /** The open transaction of a 2.0.1 start, when it was opened from a later event (adopted). */
@@ -143,10 +147,16 @@ function lateStart(
   return { transaction_id: tx.transaction_id, id_tag_status: idTagStatus };
 }
 
-/** A finished transaction as the state remembers it: an adopted one with its session and end. */
+/**
+ * A finished transaction as the state remembers it, with its start time (its Started delivered
+ * again is no new transaction: `retriedStart`); an adopted one with its session and end instead.
+ */
 function finishedOf(tx: OpenTransaction, endedAt: number): ChargePointState['finished'][number] {
   const { dedupe_key, transaction_id } = tx;
-  if (!dedupe_key.startsWith(ADOPTED)) return { dedupe_key, transaction_id };
+  if (!dedupe_key.startsWith(ADOPTED))
+    return tx.started_at === undefined
+      ? { dedupe_key, transaction_id }
+      : { dedupe_key, transaction_id, started_at: tx.started_at };
   const adopted = { dedupe_key, transaction_id, session_id: tx.session_id, ended_at: endedAt };
   return tx.ocpi ? { ...adopted, roamed: true } : adopted;
 }

@@ -119,6 +119,33 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await charger.close();
     });
 
+    it("a finished transaction's events delivered again (a charger replaying its store) open no second session", async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      const charger = await booted(cp);
+      const ev = (eventType: 'Started' | 'Updated' | 'Ended', seqNo: number, wh: number, minutes: number) => {
+        const timestamp = new Date(Date.now() - (60 - minutes) * 60_000).toISOString();
+        return {
+          ...v201.transactionEvent({ eventType, transactionId: 'tx-replay', seqNo }),
+          timestamp,
+          offline: true,
+          meterValue: [{ timestamp, sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register' }] }],
+        };
+      };
+      const stored = [ev('Started', 0, 1000, 0), ev('Updated', 1, 3000, 10), ev('Ended', 2, 6000, 20)];
+      for (const e of stored) await charger.call('TransactionEvent', e);
+      const once = energyOf(await sessionsOf(cp.id));
+      expect(once).to.deep.equal([['tx-replay', 'COMPLETED', 1000, 6000, 5000]]);
+      // the whole store again: was a second COMPLETED session of 5,000 Wh
+      for (const e of stored) await charger.call('TransactionEvent', e);
+      expect(energyOf(await sessionsOf(cp.id))).to.deep.equal(once);
+      // its Started alone again: was a session left ACTIVE
+      await charger.call('TransactionEvent', stored[0]);
+      expect(energyOf(await sessionsOf(cp.id))).to.deep.equal(once);
+      const view = await csms.api<{ active_transactions: string[] }>('GET', `/v1/charge-points/${cp.id}`);
+      expect(view.body.active_transactions).to.deep.equal([]);
+      await charger.close();
+    });
+
     it('a reading stamped in the future does not freeze the energy; the Ended reading is applied', async () => {
       const cp = await csms.registerChargePoint('ocpp2.0.1');
       const charger = await booted(cp);
