@@ -178,14 +178,17 @@ function awaitAnswer(
 const RECENT_START_MS = 10 * 60_000;
 const MAX_RECENT_STARTS = 10;
 
-/** The recent starts with the start command `call` added (a start names its token and EVSE). */
+/**
+ * The recent starts with the start command `call` added (a start names its token and EVSE: a 1.6
+ * connector is an EVSE, so a 1.6 start naming its connector only names that EVSE).
+ */
 function startsWith(s: ChargePointState, call: OutboundCall, now: number): ChargePointState['recent_starts'] {
   const c = call.command;
   if (c.kind !== 'start') return s.recent_starts;
   const kept = (s.recent_starts ?? []).filter((r) => now - r.at < RECENT_START_MS);
   const entry = {
     id_tag: c.id_tag,
-    evse_id: c.evse_id,
+    evse_id: c.evse_id ?? (s.protocol === 'ocpp1.6' ? c.connector_id : null),
     remote_start_id: s.next_remote_start_id,
     at: now,
     roaming: call.notify !== undefined,
@@ -345,6 +348,12 @@ export function onAnswer(deps: ChargePointActorDeps, ctx: ChargePointCtx, msg: M
   const next = {
     ...s,
     reservations: reservationsAfterAnswer(s.reservations, head.command, msg.status),
+    // a start the charger refused is followed by no transaction: its token is no longer let in
+    // as ours (authorization.ts startFor); one that timed out or failed may still have started
+    recent_starts:
+      head.command.kind === 'start' && msg.status === 'Rejected'
+        ? s.recent_starts?.filter((r) => r.command_id !== head.command_id)
+        : s.recent_starts,
     outbound: s.outbound.slice(1),
     commands: settle(deps, ctx, s, head, msg.status, msg.detail, msg.reply),
   };

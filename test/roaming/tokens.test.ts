@@ -40,6 +40,50 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(await authorize16(charger, own)).to.equal('Accepted');
   });
 
+  it('1.6: a remote-started id tag is let in at the connector the start named only, and not once the charger refused the start', async () => {
+    const { cp, charger } = await world.linkedCharger('ocpp1.6');
+    let answer = 'Accepted';
+    let answered = 0;
+    charger.handle('RemoteStartTransaction', () => Promise.resolve({ status: answer }));
+    const remoteStart = async (idTag: string) => {
+      answered += 1;
+      const res = await world.api.request('POST', `/v1/charge-points/${cp.id}/remote-start`, {
+        body: { id_tag: idTag, connector_id: 1 },
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      await eventually(
+        async () => {
+          const view = await world.api.request('GET', `/v1/charge-points/${cp.id}`);
+          const commands = (view.body as { commands: Array<{ status: string }> }).commands;
+          const n = commands.filter((c) => c.status === 'Accepted' || c.status === 'Rejected').length;
+          return n >= answered ? n : undefined;
+        },
+        { what: 'the charger answered the remote start' },
+      );
+    };
+    const startOn = async (connectorId: number, idTag: string) =>
+      (
+        (await charger.call('StartTransaction', {
+          connectorId,
+          idTag,
+          meterStart: 0,
+          timestamp: new Date().toISOString(),
+        })) as { idTagInfo: { status: string } }
+      ).idTagInfo.status;
+    // id tags that are no token: only the remote start lets them in
+    const elsewhere = uid();
+    await remoteStart(elsewhere);
+    // was Accepted on any connector
+    expect(await startOn(2, elsewhere)).to.equal('Invalid');
+    expect(await startOn(1, elsewhere)).to.equal('Accepted');
+    answer = 'Rejected';
+    const refused = uid();
+    await remoteStart(refused);
+    // was Accepted by Authorize and StartTransaction for 10 minutes
+    expect(await authorize16(charger, refused)).to.equal('Invalid');
+    expect(await startOn(2, refused)).to.equal('Invalid');
+  });
+
   it('a token the operator blocks or issues counts at once on the charger that saw it last', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
     const card = uid();
