@@ -627,15 +627,23 @@ function remoteStop(cp: ChargePointAccess): CsmsRoute {
     response: CommandAcceptedView,
     responses: {
       404: 'unknown charge point',
-      409: 'charge point offline, no open transaction, or several and none named',
+      409: 'charge point offline, no open transaction, several and none named, or the one named is not open',
     },
     handler: async (req): Promise<RouteResult> => {
       const id = String(req.params.id);
       await cp.requireKnown(id);
       const requested = req.body?.transaction_id;
       let transactionId = requested === undefined ? undefined : String(requested);
+      const open = (await cp.ask(id, { type: 'get' })).transactions.map((t) => t.transaction_id);
+      // a stop of a transaction the charger does not run here would be refused or, for an id
+      // 1.6 cannot carry (not an integer), never sent at all: said now, with those that are open
+      if (transactionId !== undefined && !open.includes(transactionId))
+        throw new HttpError(
+          409,
+          'transaction_not_open',
+          `charge point ${id} has no open transaction ${transactionId} (open: ${open.join(', ') || 'none'})`,
+        );
       if (transactionId === undefined) {
-        const open = (await cp.ask(id, { type: 'get' })).transactions.map((t) => t.transaction_id);
         const [only] = open;
         if (only === undefined)
           throw new HttpError(409, 'no_active_transaction', `charge point ${id} has no open transaction`);

@@ -148,6 +148,17 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     expect(ambiguous.status).to.equal(409);
     expect(ambiguous.body.error.code).to.equal('transaction_id_required');
     expect(ambiguous.body.error.message).to.contain(String(second.transactionId));
+    // a transaction that is not open, or an id 1.6 cannot carry: was 200 "sent" (the second never sent)
+    for (const transaction_id of [12345, 'nope']) {
+      const notOpen = await csms.api<{ error: { code: string; message: string } }>(
+        'POST',
+        `/v1/charge-points/${cp.id}/remote-stop`,
+        { transaction_id },
+      );
+      expect([notOpen.status, notOpen.body.error.code]).to.deep.equal([409, 'transaction_not_open']);
+      expect(notOpen.body.error.message).to.contain(String(second.transactionId));
+    }
+    expect(charger.csmsCalls.filter((c) => c.action === 'RemoteStopTransaction')).to.have.length(1);
     await charger.close();
   });
 
