@@ -62,6 +62,20 @@ export function publishChange(
  */
 export const MAX_CONNECTORS = 128;
 
+/** How far ahead of our clock a held status may be stamped and still outrank a later report. */
+const FUTURE_TOLERANCE_MS = 10_000;
+
+/**
+ * Whether a status report stamped `at` is older than the one held, stamped `held`: a report
+ * queued while offline and delivered after a newer one, which must not replace it. A held time
+ * beyond FUTURE_TOLERANCE_MS ahead of now (a charger clock that was wrong) outranks nothing, or
+ * the connector would keep that status until the clock caught up.
+ */
+function isOlderReport(at: string, held: string): boolean {
+  const heldMs = parseInstant(held);
+  return heldMs <= Date.now() + FUTURE_TOLERANCE_MS && parseInstant(at) < heldMs;
+}
+
 export function onStatusChanged(
   deps: ChargePointActorDeps,
   ctx: ChargePointCtx,
@@ -81,6 +95,19 @@ export function onStatusChanged(
     same.vendor_error_code === event.vendor_error_code
   )
     return {};
+  if (same && isOlderReport(event.timestamp, same.updated_at)) {
+    ctx.log.info(
+      {
+        charge_point: ctx.key,
+        evse_id: event.evse_id,
+        status: event.status,
+        at: event.timestamp,
+        held: same.updated_at,
+      },
+      'status report older than the one held: answered, not kept',
+    );
+    return {};
+  }
   if (!same && s.connectors.length >= MAX_CONNECTORS) {
     ctx.log.warn(
       { charge_point: ctx.key, evse_id: event.evse_id, connector_id: event.connector_id, max: MAX_CONNECTORS },

@@ -52,6 +52,32 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     await charger.close();
   });
 
+  it('a status report older than the one held (queued offline, delivered late) does not replace it', async () => {
+    const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
+    await charger.call('BootNotification', v16.boot());
+    const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
+    await charger.call('StatusNotification', v16.status(1, 'Charging', { timestamp: ago(10) }));
+    // was taken: the connector showed Available, its time moved back
+    expect(await charger.call('StatusNotification', v16.status(1, 'Available', { timestamp: ago(60) }))).to.deep.equal(
+      {},
+    );
+    const connectors = async () =>
+      (
+        await csms.api<{ connectors: Array<{ connector_id: number; status: string }> }>(
+          'GET',
+          `/v1/charge-points/${cp.id}`,
+        )
+      ).body.connectors.map((c) => [c.connector_id, c.status]);
+    expect(await connectors()).to.deep.equal([[1, 'Charging']]);
+    // a newer one is taken; so is one after a status stamped far ahead (a clock that was wrong)
+    await charger.call('StatusNotification', v16.status(1, 'Finishing', { timestamp: ago(5) }));
+    expect(await connectors()).to.deep.equal([[1, 'Finishing']]);
+    await charger.call('StatusNotification', v16.status(1, 'Faulted', { timestamp: '2099-01-01T00:00:00Z' }));
+    await charger.call('StatusNotification', v16.status(1, 'Available', { timestamp: ago(1) }));
+    expect(await connectors()).to.deep.equal([[1, 'Available']]);
+    await charger.close();
+  });
+
   it('runs a transaction: StartTransaction (retried: same transactionId), MeterValues, StopTransaction -> a session with its energy', async () => {
     const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
     await charger.call('BootNotification', v16.boot());
