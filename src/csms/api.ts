@@ -690,6 +690,13 @@ function commandRoutes(cp: ChargePointAccess): CsmsRoute[] {
         // 2.0.1 IdTokenType takes 36 characters, a 1.6 IdToken 20
         const protocol = await operationAccess(cp).protocolOf(id);
         requireIdTagsFit(protocol, [b.id_tag]);
+        // RequestStartTransaction names an EVSE only: the charger would pick any EVSE
+        if (protocol === 'ocpp2.0.1' && b.connector_id !== undefined && b.evse_id === undefined)
+          throw new HttpError(
+            422,
+            'connector_without_evse',
+            'a 2.0.1 remote start names an EVSE (RequestStartTransaction evseId): give evse_id',
+          );
         if (b.profile) checkStartProfile(protocol, b.profile);
         const res = await cp.command(id, {
           kind: 'start',

@@ -96,6 +96,16 @@ describe('OCPP 2.0.1: charger messages and CSMS commands over a real WebSocket',
       RequestStartTransaction: { status: 'Accepted' },
       RequestStopTransaction: { status: 'Accepted' },
     };
+    // a connector without its EVSE: was sent without evseId (the charger picks any EVSE)
+    const connectorOnly = await csms.api<{ error: { code: string } }>(
+      'POST',
+      `/v1/charge-points/${cp.id}/remote-start`,
+      {
+        id_tag: 'TAG-R',
+        connector_id: 1,
+      },
+    );
+    expect([connectorOnly.status, connectorOnly.body.error.code]).to.deep.equal([422, 'connector_without_evse']);
     expect(
       (await csms.api('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-R', evse_id: 1 })).status,
     ).to.equal(200);
