@@ -211,6 +211,22 @@ export class ObjectStore<T extends { last_updated: string }> {
     return row ? this.fromRow(row.data) : undefined;
   }
 
+  /**
+   * The object whose id is `key.id` in any case of its letters (ids that are CiStrings: a token's
+   * uid): the one of the same case first, else the one updated last. The index is m0022's.
+   */
+  async getAnyCase(key: ObjectKey): Promise<T | undefined> {
+    const exact = await this.get(key);
+    if (exact) return exact;
+    const rows = await this.sql.query(
+      `SELECT data FROM ocpi_object WHERE module = ? AND lower(object_id) = lower(?) AND country_code = ?
+         AND party_id = ? ORDER BY last_updated_ms DESC LIMIT 1`,
+      [this.module, key.id, key.country_code, key.party_id],
+    );
+    const row = rows[0];
+    return row ? this.fromRow(row.data) : undefined;
+  }
+
   /** The object, when it was written for `audience` (`PutOptions.audience`). */
   async getFor(key: ObjectKey, audience: PartyIdentity): Promise<T | undefined> {
     const rows = await this.sql.query(

@@ -53,7 +53,8 @@ function authorizeRoute211(ctx: OcpiContext): OcpiRoute {
     responses: { 404: 'unknown token (status_code 2004)' },
     handler: async (req) => {
       requireLink(req.auth, '2.1.1');
-      const token = await ctx.stores.tokens.get({ ...ctx.own, id: req.params.token_uid });
+      // token_uid is a CiString, as Token.uid is: any case of its letters finds it
+      const token = await ctx.stores.tokens.getAnyCase({ ...ctx.own, id: req.params.token_uid });
       if (!token || !matchesType211(token, req.query.type ?? 'RFID')) throw unknownToken();
       const location = req.body;
       // a refused token is BLOCKED (docs/OCPI.md, Decisions 8)
@@ -96,7 +97,8 @@ function authorizeRoute221(ctx: OcpiContext): OcpiRoute {
     responses: { 404: 'unknown token (status_code 2004)' },
     handler: async (req) => {
       requireLink(req.auth, '2.2.1');
-      const token = await ctx.stores.tokens.get({ ...ctx.own, id: req.params.token_uid });
+      // token_uid is a CiString, as Token.uid is: any case of its letters finds it
+      const token = await ctx.stores.tokens.getAnyCase({ ...ctx.own, id: req.params.token_uid });
       if (!token || token.type !== (req.query.type ?? 'RFID')) throw unknownToken();
       const location = req.body;
       return {

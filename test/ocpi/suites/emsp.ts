@@ -350,6 +350,9 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
           token: cpo.token,
         });
         expect(dataOf(noBody)).to.deep.equal({ allowed: 'ALLOWED' });
+        // token_uid is a CiString: another case of its letters finds it (was 404 2004)
+        const otherCase = await api.request('POST', '/ocpi/emsp/2.1.1/tokens/auth-ok/authorize', { token: cpo.token });
+        expect([otherCase.status, dataOf<Obj>(otherCase).allowed]).to.deep.equal([200, 'ALLOWED']);
         const blocked = await api.request('POST', '/ocpi/emsp/2.1.1/tokens/AUTH-BLOCKED/authorize', {
           token: cpo.token,
         });
