@@ -29,6 +29,8 @@ const ConnectorStatus = Type.Object({
   vendor_id: Type.Optional(Type.String()),
   vendor_error_code: Type.Optional(Type.String()),
   updated_at: Type.String(),
+  /** when the report arrived (ms; absent in states from before): a report after a reboot is not outranked by one before it */
+  received_at: Type.Optional(Type.Integer()),
 });
 
 const Reservation = Type.Object({

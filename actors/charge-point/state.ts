@@ -66,14 +66,27 @@ export const MAX_CONNECTORS = 128;
 const FUTURE_TOLERANCE_MS = 10_000;
 
 /**
- * Whether a status report stamped `at` is older than the one held, stamped `held`: a report
- * queued while offline and delivered after a newer one, which must not replace it. A held time
- * beyond FUTURE_TOLERANCE_MS ahead of now (a charger clock that was wrong) outranks nothing, or
- * the connector would keep that status until the clock caught up.
+ * Whether a status report stamped `at` is older than the one held: a report queued while offline
+ * and delivered after a newer one, which must not replace it. Only a status received since the
+ * charger's last boot outranks a report: a charger without a clock of its own may count again
+ * from the same date at every start, and its reports after a reboot would otherwise lose to those
+ * before it. A held time beyond FUTURE_TOLERANCE_MS ahead of now (a charger clock that was wrong)
+ * outranks nothing, or the connector would keep that status until the clock caught up.
  */
-function isOlderReport(at: string, held: string): boolean {
-  const heldMs = parseInstant(held);
+function isOlderReport(
+  at: string,
+  held: ChargePointState['connectors'][number],
+  boot: ChargePointState['boot'],
+): boolean {
+  if (held.received_at === undefined || boot === null || held.received_at < epochOf(boot.booted_at)) return false;
+  const heldMs = parseInstant(held.updated_at);
   return heldMs <= Date.now() + FUTURE_TOLERANCE_MS && parseInstant(at) < heldMs;
+}
+
+/** An instant we wrote (booted_at), in ms; unreadable, later than any (nothing held outranks a report). */
+function epochOf(iso: string): number {
+  const ms = parseInstant(iso);
+  return Number.isFinite(ms) ? ms : Number.POSITIVE_INFINITY;
 }
 
 export function onStatusChanged(
@@ -95,7 +108,7 @@ export function onStatusChanged(
     same.vendor_error_code === event.vendor_error_code
   )
     return {};
-  if (same && isOlderReport(event.timestamp, same.updated_at)) {
+  if (same && isOlderReport(event.timestamp, same, s.boot)) {
     ctx.log.info(
       {
         charge_point: ctx.key,
@@ -126,6 +139,7 @@ export function onStatusChanged(
       ...(event.vendor_id === undefined ? {} : { vendor_id: event.vendor_id }),
       ...(event.vendor_error_code === undefined ? {} : { vendor_error_code: event.vendor_error_code }),
       updated_at: event.timestamp,
+      received_at: Date.now(),
     },
   ].sort((a, b) => a.evse_id - b.evse_id || a.connector_id - b.connector_id);
   const next = { ...s, connectors };

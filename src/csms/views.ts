@@ -27,7 +27,8 @@ export const ChargePointView = titled(
     }),
     connectors: Type.Array(
       Type.Intersect([
-        ChargePointState.properties.connectors.items,
+        // received_at is the actor's own bookkeeping (state.ts isOlderReport), not shown
+        Type.Omit(ChargePointState.properties.connectors.items, ['received_at']),
         Type.Object({
           last_reported_status: Type.Optional(
             Type.String({
@@ -190,7 +191,7 @@ export function chargePointView(
     boot_policy: row.boot_policy,
     registration: s?.registration ?? (s?.boot ? 'Accepted' : null),
     // what an offline charger last said may no longer hold (OCPI's UNKNOWN for an offline EVSE)
-    connectors: (s?.connectors ?? []).map((c) =>
+    connectors: (s?.connectors ?? []).map(({ received_at: _received, ...c }) =>
       online ? c : { ...c, status: 'Unknown', last_reported_status: c.status },
     ),
     // a reservation past its expiry is over, whether or not the charger said so (1.6 never does)

@@ -75,6 +75,12 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     await charger.call('StatusNotification', v16.status(1, 'Faulted', { timestamp: '2099-01-01T00:00:00Z' }));
     await charger.call('StatusNotification', v16.status(1, 'Available', { timestamp: ago(1) }));
     expect(await connectors()).to.deep.equal([[1, 'Available']]);
+    // after a reboot, a charger whose clock starts again from the same date: its reports count
+    await charger.call('BootNotification', v16.boot());
+    await charger.call('StatusNotification', v16.status(1, 'Unavailable', { timestamp: '2000-01-01T00:00:05Z' }));
+    expect(await connectors()).to.deep.equal([[1, 'Unavailable']]);
+    await charger.call('StatusNotification', v16.status(1, 'Available', { timestamp: '2000-01-01T00:00:04Z' }));
+    expect(await connectors()).to.deep.equal([[1, 'Unavailable']]);
     await charger.close();
   });
 
