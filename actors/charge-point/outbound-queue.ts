@@ -174,6 +174,21 @@ function awaitAnswer(
   );
 }
 
+/** The most of a partner's timeout kept for the charger's answer (`sendBy`). */
+const ANSWER_MARGIN_MS = 5000;
+
+/**
+ * Until when a queued call with a deadline (`expires_at`: a partner's command, told TIMEOUT then)
+ * is sent: early enough that the charger's answer can still count, a quarter of the time it was
+ * given and at most ANSWER_MARGIN_MS before the deadline. A call sent 13 ms before it had the
+ * charger act on it (a connector unlocked) while the partner was told TIMEOUT, which says nothing
+ * was done; not sent, the partner's result is FAILED (2.1.1 REJECTED) before the deadline.
+ */
+function sendBy(call: OutboundCall): number {
+  if (call.expires_at === undefined) return Number.POSITIVE_INFINITY;
+  return call.expires_at - Math.min(ANSWER_MARGIN_MS, Math.max(0, call.expires_at - call.queued_at) / 4);
+}
+
 /** how long a sent start is remembered for the transaction that follows it */
 const RECENT_START_MS = 10 * 60_000;
 const MAX_RECENT_STARTS = 10;
@@ -215,7 +230,7 @@ function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointSta
       continue;
     }
     const refusal = refusalOf(state, head.command);
-    if (now - head.queued_at > COMMAND_EXPIRY_MS || now >= (head.expires_at ?? Infinity) || refusal !== undefined) {
+    if (now - head.queued_at > COMMAND_EXPIRY_MS || now >= sendBy(head) || refusal !== undefined) {
       state = {
         ...state,
         outbound: state.outbound.slice(1),

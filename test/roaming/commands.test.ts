@@ -54,6 +54,21 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
       ? aToken221({ uid, country_code: e.sim.party.country_code, party_id: e.sim.party.party_id })
       : aToken({ uid });
 
+  /**
+   * A 1.6 charger that holds its answer to RemoteStartTransaction until `answerStart` is called,
+   * and answers UnlockConnector Unlocked, recording each.
+   */
+  function holdsStartRecordsUnlocks(charger: RPCClient): { answerStart: (v: Json) => void; unlocks: Json[] } {
+    let release: (v: Json) => void = () => undefined;
+    charger.handle('RemoteStartTransaction', () => new Promise<Json>((resolve) => (release = resolve)));
+    const unlocks: Json[] = [];
+    charger.handle('UnlockConnector', ({ params }) => {
+      unlocks.push(params as Json);
+      return Promise.resolve({ status: 'Unlocked' });
+    });
+    return { answerStart: (v) => release(v), unlocks };
+  }
+
   /** A 1.6 charger that answers RemoteStartTransaction with `status` and records the idTag. */
   function answersStart(charger: RPCClient, status: string, seen: string[]): void {
     charger.handle('RemoteStartTransaction', ({ params }) => {
@@ -175,13 +190,7 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
   it('a command still queued when its TIMEOUT went to the eMSP is not sent to the charger later', async () => {
     const { loc, cp, charger } = await world.linkedCharger('ocpp1.6');
     // the charger holds the start's answer until both commands timed out, then answers it
-    let answerStart: (v: Json) => void = () => undefined;
-    charger.handle('RemoteStartTransaction', () => new Promise<Json>((resolve) => (answerStart = resolve)));
-    const unlocks: Json[] = [];
-    charger.handle('UnlockConnector', ({ params }) => {
-      unlocks.push(params as Json);
-      return Promise.resolve({ status: 'Unlocked' });
-    });
+    const { answerStart, unlocks } = holdsStartRecordsUnlocks(charger);
     const start = await send(emsp221, 'START_SESSION', {
       token: tokenOf(emsp221, 'TOK-HELD'),
       location_id: loc,
@@ -198,6 +207,24 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
       return ((view.body as Json).commands as Json[]).find((c) => c.kind === 'unlock' && c.status === 'expired');
     });
     expect(record).to.include({ kind: 'unlock', status: 'expired' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(unlocks).to.deep.equal([]);
+  });
+
+  it('a queued command whose deadline is too near for an answer to count is not sent: FAILED before the deadline', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    const { answerStart, unlocks } = holdsStartRecordsUnlocks(charger);
+    await send(emsp221, 'START_SESSION', { token: tokenOf(emsp221, 'TOK-NEAR'), location_id: loc, evse_uid: 'E1' });
+    const queuedAt = Date.now();
+    const unlock = await send(emsp221, 'UNLOCK_CONNECTOR', { location_id: loc, evse_uid: 'E1', connector_id: '1' });
+    // the queue moves 0.7 s before the unlock's 5 s deadline, inside the last quarter it keeps
+    // for the answer; it was sent then (a charger 13 ms from its deadline unlocked, the eMSP
+    // was told TIMEOUT)
+    await new Promise((resolve) => setTimeout(resolve, 4_300 - (Date.now() - queuedAt)));
+    answerStart({ status: 'Accepted' });
+    const result = await resultAt(emsp221, unlock.url);
+    expect(result.body).to.deep.equal({ result: 'FAILED' });
+    expect(Date.now() - queuedAt).to.be.below(5_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(unlocks).to.deep.equal([]);
   });
