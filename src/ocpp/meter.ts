@@ -49,11 +49,13 @@ const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 /**
  * The number a 1.6 SampledValue's `value` carries, a "Raw" (decimal) number (OCPP 1.6,
- * SampledValue), or NaN when it is none. `Number` would read an empty or blank value as 0 (a register
- * reset to 0, which a stop reading then could not undo) and `0x7D0` as 2000.
+ * SampledValue), or NaN when it is none; spaces around it are let pass. `Number` would read an
+ * empty or blank value as 0 (a register reset to 0, which a stop reading then could not undo)
+ * and `0x7D0` as 2000.
  */
 export function decimalOf(text: string): number {
-  return DECIMAL.test(text) ? Number(text) : Number.NaN;
+  const trimmed = text.trim();
+  return DECIMAL.test(trimmed) ? Number(trimmed) : Number.NaN;
 }
 
 /**

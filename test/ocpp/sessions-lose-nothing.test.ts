@@ -152,7 +152,8 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
             },
           ],
         });
-      await reading(1, '5000', 10);
+      // spaces around a number are let pass
+      await reading(1, ' 5000 ', 10);
       // was read as 0 Wh (a register reset), then as 2,000 Wh
       await reading(1, '', 11);
       await reading(1, '   ', 12);
