@@ -44,6 +44,13 @@ export const ChargePointView = titled(
     ),
     reservations: ChargePointState.properties.reservations,
     active_transactions: Type.Array(Type.String()),
+    open_transactions: Type.Array(
+      Type.Object({
+        transaction_id: Type.String(),
+        evse_id: Type.Integer({ description: '0 while the charger has named no EVSE for it' }),
+      }),
+      { description: 'the open transactions with the EVSE each runs on (active_transactions, with their EVSE)' },
+    ),
     commands: ChargePointState.properties.commands,
     operations: Type.Record(
       Type.String(),
@@ -197,6 +204,7 @@ export function chargePointView(
     // a reservation past its expiry is over, whether or not the charger said so (1.6 never does)
     reservations: (s?.reservations ?? []).filter((r) => !(Date.parse(r.expiry_date) <= Date.now())),
     active_transactions: s?.transactions.map((t) => t.transaction_id) ?? [],
+    open_transactions: s?.transactions.map((t) => ({ transaction_id: t.transaction_id, evse_id: t.evse_id })) ?? [],
     commands: s?.commands ?? [],
     operations: s?.operations ?? {},
     password: {

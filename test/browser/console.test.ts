@@ -194,6 +194,22 @@ describe('operator console with 10,000 chargers', function () {
     )) ?? { transactionId: 0 };
     await charger?.call('MeterValues', v16.meterValues(1, transactionId, 2500));
     await page.getByTestId(`session-${transactionId}`).getByTestId('energy').filter({ hasText: '2.500' }).waitFor();
+    await page.getByTestId(`transaction-${transactionId}`).filter({ hasText: 'on EVSE 1' }).waitFor();
+    // its EVSE runs a transaction, whatever status the connector last reported (was enabled
+    // until a status of a transaction came: a 2.0.1 charger's Occupied never does)
+    expect(await page.getByTestId('connector-1-1').getByTestId('remote-start').isDisabled()).to.equal(true);
+    // a fault of the whole charger (1.6 connector 0) shows on its page and its row (it showed on
+    // the overview only)
+    await charger?.call('StatusNotification', v16.status(0, 'Faulted', { errorCode: 'PowerMeterFailure' }));
+    await page
+      .getByTestId('charger-level')
+      .filter({ hasText: 'PowerMeterFailure' })
+      .locator('[data-status="Faulted"]')
+      .waitFor();
+    await page.goto(`${csms.url}/dashboard#/chargers?q=${id}`);
+    await page.getByTestId(`cp-${id}`).getByTestId('connectors').filter({ hasText: 'charger' }).waitFor();
+    await charger?.call('StatusNotification', v16.status(0, 'Available'));
+    await page.goto(`${csms.url}/dashboard#/chargers/${id}`);
     await page.getByTestId(`transaction-${transactionId}`).waitFor();
     // the connector in a transaction takes no second remote start
     await charger?.call('StatusNotification', v16.status(1, 'Charging'));

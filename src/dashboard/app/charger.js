@@ -57,13 +57,21 @@ function Facts({ cp }) {
   </dl>`;
 }
 
-/** The connectors, each with remote start (not on a faulted one, nor while offline) and the open transactions' stop. */
+/**
+ * The connectors, each with remote start (not on a faulted one, one whose EVSE runs a
+ * transaction, nor while offline), the charger's own status when it reported one (1.6 connector
+ * 0: a fault of the whole charger shows here), and the open transactions' stop.
+ */
 function Connectors({ cp, act }) {
   const [idTag, setIdTag] = useState('OPERATOR');
   const connectors = cp.connectors.filter((c) => c.connector_id > 0);
-  // 1.6 statuses of a connector in a transaction (2.0.1 Occupied is also a plugged-in car waiting
-  // for a start, which is what a remote start is for)
-  const charging = (c) => ['Charging', 'SuspendedEV', 'SuspendedEVSE', 'Finishing'].includes(c.status);
+  const whole = cp.connectors.find((c) => c.evse_id === 0 && c.connector_id === 0);
+  const open = cp.open_transactions ?? [];
+  // an open transaction on its EVSE, or a 1.6 status of a connector in one (2.0.1 Occupied is also
+  // a plugged-in car waiting for a start, which is what a remote start is for)
+  const charging = (c) =>
+    open.some((t) => t.evse_id === c.evse_id) ||
+    ['Charging', 'SuspendedEV', 'SuspendedEVSE', 'Finishing'].includes(c.status);
   const faulted = (c) =>
     c.status === 'Faulted' ||
     (c.error_code && c.error_code !== 'NoError') ||
@@ -79,6 +87,16 @@ function Connectors({ cp, act }) {
         onInput=${(e) => setIdTag(e.currentTarget.value)}
       />
     </label>
+    ${
+      whole &&
+      html`<p data-testid="charger-level">
+        The whole charger:
+        <${Status} status=${whole.status} error=${whole.error_code} testid="charger-level-status" /><${FaultText}
+          c=${whole}
+        />
+        <span class="muted"> ${fmtTime(whole.updated_at)}</span>
+      </p>`
+    }
     <ul class="connectors" data-testid="connectors">
       ${connectors.length === 0 && html`<li class="muted">No connector reported yet.</li>`}
       ${connectors.map(
@@ -95,7 +113,7 @@ function Connectors({ cp, act }) {
                 faulted(c)
                   ? 'the connector is faulted'
                   : charging(c)
-                    ? 'a transaction runs on the connector'
+                    ? 'a transaction runs on its EVSE'
                     : !cp.online
                       ? 'the charger is offline'
                       : ''
@@ -107,10 +125,10 @@ function Connectors({ cp, act }) {
           </li>`,
       )}
     </ul>
-    ${cp.active_transactions.map(
-      (t) =>
+    ${(cp.open_transactions ?? cp.active_transactions.map((t) => ({ transaction_id: t, evse_id: 0 }))).map(
+      ({ transaction_id: t, evse_id: e }) =>
         html`<p data-testid=${`transaction-${t}`}>
-          Transaction ${t}
+          Transaction ${t}${e > 0 ? ` on EVSE ${e}` : ''}
           <button
             data-testid="remote-stop"
             disabled=${!cp.online}

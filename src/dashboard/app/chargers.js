@@ -37,7 +37,10 @@ const go = (f) => {
 
 export function ChargerRow({ cp }) {
   const tx = cp.active_transactions[cp.active_transactions.length - 1];
-  const connectors = cp.connectors.filter((c) => c.connector_id > 0);
+  // the charger's own status (1.6 connector 0) only when it says something is wrong with it
+  const connectors = cp.connectors.filter(
+    (c) => c.connector_id > 0 || c.status === 'Faulted' || (c.error_code && c.error_code !== 'NoError'),
+  );
   return html`<tr data-testid=${`cp-${cp.id}`} data-online=${cp.online ? 'true' : 'false'}>
     <td data-label="Id"><a href=${`#/chargers/${enc(cp.id)}`} data-testid="open">${cp.id}</a></td>
     <td data-label="State">
@@ -51,7 +54,8 @@ export function ChargerRow({ cp }) {
           : connectors.map(
               (c) =>
                 html`<span class="connector"
-                  >${c.evse_id}/${c.connector_id} <${Status} status=${c.status} error=${c.error_code}
+                  >${c.connector_id === 0 ? 'charger' : `${c.evse_id}/${c.connector_id}`}
+                  <${Status} status=${c.status} error=${c.error_code}
                 /></span>`,
             )
       }
