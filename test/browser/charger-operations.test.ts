@@ -179,6 +179,12 @@ describe('console: an operation the charger does not answer', function () {
     expect(await result.getAttribute('class')).to.equal('notice pending');
     await result.getByText(/reset: timeout - .*did not answer Reset/).waitFor({ timeout: 15_000 });
     expect(await result.getAttribute('class')).to.equal('notice err');
+    // the server out of reach: said so (was "reset refused: Failed to fetch")
+    await page.route('**/v1/charge-points/*/reset**', (route) => route.abort('connectionrefused'));
+    await page.getByTestId('op-run').click();
+    await result.getByText('reset not sent: the server could not be reached').waitFor();
+    expect(await result.getAttribute('class')).to.equal('notice err');
+    await page.unroute('**/v1/charge-points/*/reset**');
     await charger.close({ force: true });
   });
 });

@@ -52,12 +52,24 @@ export function detailText(d) {
   return `${field ? `${field}: ` : ''}${d.msg}${hint}`;
 }
 
-/** One /v1 call; the answer's body and headers, or an ApiError with the API's own message. */
+/** What an action whose call failed with `err` says: "not sent" when no answer came at all. */
+export function failureText(label, err) {
+  return err instanceof ApiError && err.status === 0
+    ? `${label} not sent: ${err.message}`
+    : `${label} refused: ${err.message}`;
+}
+
+/**
+ * One /v1 call; the answer's body and headers, or an ApiError with the API's own message (status
+ * 0 when the server could not be reached: the browser's "Failed to fetch" said nothing of that).
+ */
 export async function call(method, path, body) {
   const res = await fetch(path, {
     method,
     headers: { ...authHeader(), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
+  }).catch(() => {
+    throw new ApiError(0, 'the server could not be reached; try again once the console says live');
   });
   const data = res.status === 204 ? null : await res.json().catch(() => null);
   if (!res.ok) {

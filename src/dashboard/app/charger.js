@@ -3,7 +3,7 @@
 // event about this charger re-reads it (and its sessions), nothing more.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { api, call, enc, onEvent, page, query } from './api.js';
+import { api, call, enc, failureText, onEvent, page, query } from './api.js';
 import { fmtDuration, fmtTime, kwh, sessionDurationMs, fmtCost, tone } from './format.js';
 import { ErrorLine, FaultText, Notice, Status, useDebounced, useLoad } from './ui.js';
 import { OPERATIONS, accepted, operationsFor } from './operations.js';
@@ -196,7 +196,7 @@ function Operations({ cp, onDone }) {
         });
       }
     } catch (err) {
-      setResult({ ok: false, text: `${name} refused: ${err.message}` });
+      setResult({ ok: false, text: failureText(name, err) });
     }
     onDone();
   };
@@ -241,7 +241,7 @@ function Links({ cp, onDone }) {
       });
       setNotice({ ok: true, text: `EVSE ${n} linked` });
     } catch (err) {
-      setNotice({ ok: false, text: `Link refused: ${err.message}` });
+      setNotice({ ok: false, text: failureText('Link', err) });
     }
     onDone();
   };
@@ -250,7 +250,7 @@ function Links({ cp, onDone }) {
       await api('DELETE', `/v1/charge-points/${enc(cp.id)}/evses/${n}`);
       setNotice({ ok: true, text: `EVSE ${n} unlinked` });
     } catch (err) {
-      setNotice({ ok: false, text: `Unlink refused: ${err.message}` });
+      setNotice({ ok: false, text: failureText('Unlink', err) });
     }
     onDone();
   };
@@ -310,7 +310,7 @@ function useActions(cp, reload) {
       setNotice({ ok: true, text: `${label}: ${data.command_status}, waiting for the charger's answer…` });
       setWatch({ label, command_id: data.command_id });
     } catch (err) {
-      setNotice({ ok: false, text: `${label} refused: ${err.message}` });
+      setNotice({ ok: false, text: failureText(label, err) });
     }
     reload();
   };

@@ -5,7 +5,7 @@
 // few seconds while shown: results arrive from partners, not from the event stream.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { api, enc, page, query } from './api.js';
+import { api, enc, failureText, page, query } from './api.js';
 import { fmtTime } from './format.js';
 import { ErrorLine, Notice, Status, useLoad } from './ui.js';
 
@@ -76,7 +76,7 @@ function DeadLetterActions({ row, done }) {
     try {
       done({ ok: true, text: ok(await api(method, path)) });
     } catch (err) {
-      done({ ok: false, text: `${label} of dead letter ${row.id} refused: ${err.message}` });
+      done({ ok: false, text: failureText(`${label} of dead letter ${row.id}`, err) });
     } finally {
       setBusy(false);
       setAsking(false);
@@ -248,7 +248,7 @@ function CommandForm({ partners, sent }) {
         text: `${command} to ${party(target)}: the CPO answered ${answer}${c.response?.message ? ` (${JSON.stringify(c.response.message)})` : ''}${answer === 'ACCEPTED' ? ', the result follows below' : ''}`,
       });
     } catch (err) {
-      setNotice({ ok: false, text: `${command} to ${party(target)} refused: ${err.message}` });
+      setNotice({ ok: false, text: failureText(`${command} to ${party(target)}`, err) });
     } finally {
       setBusy(false);
       sent();
