@@ -179,6 +179,13 @@ describe('operator console with 10,000 chargers', function () {
     const id = connectedIds[60] ?? '';
     await page.goto(`${csms.url}/dashboard#/chargers/${id}`);
     await page.getByTestId('facts').getByText('Fleetco').waitFor();
+    // no token: Start is disabled, and says why (it said nothing)
+    await page.getByTestId('id-tag').fill('');
+    const start = page.getByTestId('connector-1-1').getByTestId('remote-start');
+    expect([await start.isDisabled(), await start.getAttribute('title')]).to.deep.equal([
+      true,
+      'enter the token to start with',
+    ]);
     await page.getByTestId('id-tag').fill('DRIVER-UI');
     await page.getByTestId('connector-1-1').getByTestId('remote-start').click();
     const call = await chargers.get(id)?.csmsCall('RemoteStartTransaction', 10_000);

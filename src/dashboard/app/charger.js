@@ -116,7 +116,9 @@ function Connectors({ cp, act }) {
                     ? 'a transaction runs on its EVSE'
                     : !cp.online
                       ? 'the charger is offline'
-                      : ''
+                      : !idTag
+                        ? 'enter the token to start with'
+                        : ''
               }
               onClick=${() => act('Remote start', 'POST', 'remote-start', { id_tag: idTag, evse_id: c.evse_id, ...(cp.protocol === 'ocpp2.0.1' ? {} : { connector_id: c.connector_id }) })}
             >
