@@ -78,15 +78,10 @@ function isOlderReport(
   held: ChargePointState['connectors'][number],
   boot: ChargePointState['boot'],
 ): boolean {
-  if (held.received_at === undefined || boot === null || held.received_at < epochOf(boot.booted_at)) return false;
+  // received before the last boot, or either time unknown: it outranks nothing
+  if (!(boot !== null && (held.received_at ?? -Infinity) >= parseInstant(boot.booted_at))) return false;
   const heldMs = parseInstant(held.updated_at);
   return heldMs <= Date.now() + FUTURE_TOLERANCE_MS && parseInstant(at) < heldMs;
-}
-
-/** An instant we wrote (booted_at), in ms; unreadable, later than any (nothing held outranks a report). */
-function epochOf(iso: string): number {
-  const ms = parseInstant(iso);
-  return Number.isFinite(ms) ? ms : Number.POSITIVE_INFINITY;
 }
 
 export function onStatusChanged(

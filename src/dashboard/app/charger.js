@@ -66,11 +66,10 @@ function Connectors({ cp, act }) {
   const [idTag, setIdTag] = useState('OPERATOR');
   const connectors = cp.connectors.filter((c) => c.connector_id > 0);
   const whole = cp.connectors.find((c) => c.evse_id === 0 && c.connector_id === 0);
-  const open = cp.open_transactions ?? [];
   // an open transaction on its EVSE, or a 1.6 status of a connector in one (2.0.1 Occupied is also
   // a plugged-in car waiting for a start, which is what a remote start is for)
   const charging = (c) =>
-    open.some((t) => t.evse_id === c.evse_id) ||
+    cp.open_transactions.some((t) => t.evse_id === c.evse_id) ||
     ['Charging', 'SuspendedEV', 'SuspendedEVSE', 'Finishing'].includes(c.status);
   const faulted = (c) =>
     c.status === 'Faulted' ||
@@ -127,7 +126,7 @@ function Connectors({ cp, act }) {
           </li>`,
       )}
     </ul>
-    ${(cp.open_transactions ?? cp.active_transactions.map((t) => ({ transaction_id: t, evse_id: 0 }))).map(
+    ${cp.open_transactions.map(
       ({ transaction_id: t, evse_id: e }) =>
         html`<p data-testid=${`transaction-${t}`}>
           Transaction ${t}${e > 0 ? ` on EVSE ${e}` : ''}
