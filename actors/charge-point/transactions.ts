@@ -394,8 +394,31 @@ export function onTransactionStarted(
     reservations:
       reservation === null ? s.reservations : s.reservations.filter((r) => r.reservation_id !== reservation),
   });
+  // a later reading the start carries besides its first: the transaction's first progress
+  if (event.meter_last) return laterReadingOfStart(deps, ctx, transactionId, event, event.meter_last, idTagStatus);
   publishChange(deps, ctx, { type: 'session', session_id: sessionId });
   return { transaction_id: transactionId, id_tag_status: idTagStatus };
+}
+
+/** A Started's later reading (`meter_last`), applied to its just opened transaction as an update. */
+function laterReadingOfStart(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  transactionId: string,
+  event: EventOf<'transaction-started'>,
+  last: { wh: number; timestamp: string },
+  idTagStatus: string,
+): ChargerEventOutcome {
+  const update: EventOf<'transaction-updated'> = {
+    type: 'transaction-updated',
+    transaction_id: transactionId,
+    meter_wh: last.wh,
+    meter_at: last.timestamp,
+    timestamp: event.timestamp,
+    seq_no: null,
+    id_tag: null,
+  };
+  return onTransactionProgress(deps, ctx, ctx.state, update, idTagStatus);
 }
 
 /**
@@ -422,10 +445,14 @@ export function onTransactionProgress(
     }
     return adoptTransaction(deps, ctx, s, event, idTagStatus);
   }
-  const meterStart = tx.meter_start_wh ?? event.meter_wh;
+  // a transaction without its first reading yet counts from the earliest this event carries
+  const begin = tx.meter_start_wh === null && event.meter_wh !== null ? event.begin : undefined;
+  const meterStart = tx.meter_start_wh ?? begin?.wh ?? event.meter_wh;
   const ended = event.type === 'transaction-ended';
   const progress = progressOf(tx, event, meterStart);
   ctx.write(deps.sessions.progress(tx.session_id, progress));
+  if (begin && progress.meter && chargerTime(begin.timestamp) < progress.meter.at)
+    keepSample(ctx, deps.meterSamples.sample(tx.session_id, chargerTime(begin.timestamp), begin.wh, 'first'));
   if (progress.meter)
     keepSample(
       ctx,
@@ -534,9 +561,10 @@ function keepOpen(
 /**
  * An update or end of a transaction whose start never arrived (lost, or sent to a CSMS before
  * this one): the session is opened from what the event carries, so that its energy and end are
- * kept (docs/CSMS.md "Sessions"), and the event applied to it. Its start time is the event's, its
- * start reading the first one it brings (a 1.6 stop's transactionData: its earliest reading and
- * time); its EVSE the one the event names, else unknown (0). A 1.6 id is ours: the counter
+ * kept (docs/CSMS.md "Sessions"), and the event applied to it. Its start is the earliest reading
+ * the event brings, at that reading's time (a 1.6 stop's transactionData, a 2.0.1 event's
+ * meterValue), else the event's time without a reading; its EVSE the one the event names, else
+ * unknown (0). A 1.6 id is ours: the counter
  * moves past it so that no later start gets it again.
  */
 function adoptTransaction(
@@ -556,13 +584,10 @@ function adoptTransaction(
   );
   const numeric = /^\d{1,15}$/.test(event.transaction_id) ? Number(event.transaction_id) : undefined;
   const protocol = s.protocol ?? (numeric === undefined ? 'ocpp2.0.1' : 'ocpp1.6');
-  // a 1.6 stop's transactionData may carry the begin reading the lost start had
+  // the event's earliest reading (a 1.6 stop's transactionData, a 2.0.1 event's meterValue) may
+  // be the one the lost start had
   const begin =
-    event.type === 'transaction-ended' &&
-    event.begin &&
-    chargerTime(event.begin.timestamp) <= chargerTime(event.timestamp)
-      ? event.begin
-      : undefined;
+    event.begin && chargerTime(event.begin.timestamp) <= chargerTime(event.timestamp) ? event.begin : undefined;
   const start: EventOf<'transaction-started'> = {
     type: 'transaction-started',
     transaction_id: event.transaction_id,

@@ -65,6 +65,18 @@ const ChargingFacts = {
   currents: Type.Optional(Type.Array(Type.Object({ a: Type.Number(), timestamp: Timestamp }))),
 };
 
+/** A register reading (Wh) and when the charger took it. */
+const TimedReading = Type.Object({ wh: Type.Number(), timestamp: Timestamp });
+
+/**
+ * The earliest register reading an update or end carries, when it carries one (the latest is its
+ * `meter_wh`): a 1.6 StopTransaction's `transactionData`, a 2.0.1 TransactionEvent's `meterValue`
+ * (readings of several instants: TxEndedMeasurands from Transaction.Begin on, readings queued
+ * offline). A transaction whose first reading is not known yet (a Started without one, a start
+ * that never arrived) counts its energy from it, and one opened from the event starts at its time.
+ */
+const Begin = { begin: Type.Optional(TimedReading) };
+
 export const TransactionStartedEvent = Type.Object({
   type: Type.Literal('transaction-started'),
   ...ChargingFacts,
@@ -75,7 +87,13 @@ export const TransactionStartedEvent = Type.Object({
   evse_id: Type.Integer({ minimum: 0 }),
   connector_id: Type.Integer({ minimum: 0 }),
   id_tag: Type.Union([Type.String(), Type.Null()]),
+  /** the earliest register reading the start carries (the transaction's energy counts from it) */
   meter_start_wh: Type.Union([Type.Number(), Type.Null()]),
+  /**
+   * a later register reading the start also carries (2.0.1: a Started whose meterValue holds
+   * readings of several instants): applied as the transaction's first progress
+   */
+  meter_last: Type.Optional(TimedReading),
   timestamp: Timestamp,
   seq_no: Type.Union([Type.Integer(), Type.Null()]),
   /** 2.0.1 RequestStartTransaction's remoteStartId when the start was remote */
@@ -92,6 +110,7 @@ export const TransactionUpdatedEvent = Type.Object({
   meter_wh: Type.Union([Type.Number(), Type.Null()]),
   /** when the reading was taken (its meterValue's timestamp); absent: the event's timestamp */
   meter_at: Type.Optional(Timestamp),
+  ...Begin,
   timestamp: Timestamp,
   seq_no: Type.Union([Type.Integer(), Type.Null()]),
   /** 2.0.1 sends the idToken later when the transaction started before authorization */
@@ -126,11 +145,7 @@ export const TransactionEndedEvent = Type.Object({
    * it closes an open transaction, never opens one
    */
   salvaged: Type.Optional(Type.Boolean()),
-  /**
-   * the earliest register reading a 1.6 StopTransaction's `transactionData` carries: a transaction
-   * whose start never arrived starts from it (its reading and time)
-   */
-  begin: Type.Optional(Type.Object({ wh: Type.Number(), timestamp: Timestamp })),
+  ...Begin,
 });
 
 /** 1.6 MeterValues outside or inside a transaction; 2.0.1 MeterValues (never in a transaction). */

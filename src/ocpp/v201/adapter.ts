@@ -36,6 +36,7 @@ import type {
 } from '../generated/ocpp201.js';
 import {
   currentReadings,
+  earliestRegisterReading,
   latestRegisterReading,
   type CurrentReading,
   type RegisterReading,
@@ -72,6 +73,23 @@ function chargingFacts(p: TransactionEventRequest): { charging?: boolean; curren
 /** The register reading with the latest timestamp among the meter values (meter.ts). */
 function registerReading(meterValue: MeterValueType[] | undefined): RegisterReading | null {
   return latestRegisterReading(meterValue, samples201);
+}
+
+/**
+ * The register reading with the earliest timestamp among the meter values, when they hold one:
+ * `latest` itself unless they are readings of several instants (TxEndedMeasurands' samples from
+ * Transaction.Begin on in an Ended, readings queued offline, clock-aligned and periodic ones).
+ */
+function firstReading(
+  meterValue: MeterValueType[] | undefined,
+  latest: RegisterReading | null,
+): RegisterReading | null {
+  if (latest === null || meterValue === undefined || meterValue.length < 2) return latest;
+  return earliestRegisterReading(meterValue, samples201) ?? latest;
+}
+
+function sameReading(a: RegisterReading, b: RegisterReading): boolean {
+  return a.wh === b.wh && a.timestamp === b.timestamp;
 }
 
 type EventOf<T extends ChargerEvent['type']> = Extract<ChargerEvent, { type: T }>;
@@ -114,6 +132,7 @@ function transactionEvent(
   const transactionId = p.transactionInfo.transactionId;
   const idTag = tokenOf(p.idToken);
   const reading = registerReading(p.meterValue);
+  const first = firstReading(p.meterValue, reading);
   const wh = reading?.wh ?? null;
   const facts = chargingFacts(p);
   if (p.eventType === 'Started') {
@@ -127,7 +146,9 @@ function transactionEvent(
       evse_id: p.evse?.id ?? 0,
       connector_id: p.evse ? (p.evse.connectorId ?? 1) : 0,
       id_tag: idTag,
-      meter_start_wh: wh,
+      // the energy counts from its first reading; a later one it also carries is its first progress
+      meter_start_wh: first?.wh ?? null,
+      ...(reading && first && !sameReading(reading, first) ? { meter_last: reading } : {}),
       timestamp: p.timestamp,
       seq_no: p.seqNo,
       remote_start_id: p.transactionInfo.remoteStartId ?? null,
@@ -140,6 +161,7 @@ function transactionEvent(
     meter_wh: wh,
     // an update's readings may be older than the event (queued while offline, E04)
     ...(reading ? { meter_at: reading.timestamp } : {}),
+    ...(first ? { begin: first } : {}),
     timestamp: p.timestamp,
     seq_no: p.seqNo,
     id_tag: idTag,

@@ -1,0 +1,116 @@
+import { expect } from 'chai';
+import type { ChargingSession } from '../../src/csms/session-store.js';
+import type { MeterSample } from '../../src/csms/meter-samples.js';
+import { bootedCharger, startCsms, type CsmsUnderTest } from './support/csms.js';
+import { eventually } from './support/scenario.js';
+
+/**
+ * A 2.0.1 TransactionEvent's `meterValue` may hold readings of several instants: an Ended with
+ * the TxEndedMeasurands from Transaction.Begin to Transaction.End (OCPP 2.0.1 J02), an Updated
+ * holding readings queued offline, a Started with its begin and a periodic reading. A transaction
+ * whose first reading is not known yet counts its energy from the earliest of them, not from the
+ * latest (docs/CSMS.md "Energy and out-of-order readings").
+ */
+describe('OCPP 2.0.1: the readings of one TransactionEvent', function () {
+  this.timeout(20_000);
+  let csms: CsmsUnderTest;
+  before(async () => {
+    csms = await startCsms();
+  });
+  after(async () => csms.stop());
+
+  const base = Date.now() - 3_600_000;
+  const at = (s: number) => new Date(base + s * 1000).toISOString();
+  const reading = (s: number, wh: number, context = 'Sample.Periodic') => ({
+    timestamp: at(s),
+    sampledValue: [{ value: wh, context, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } }],
+  });
+  const event = (
+    eventType: 'Started' | 'Updated' | 'Ended',
+    transactionId: string,
+    seqNo: number,
+    s: number,
+    meterValue: ReturnType<typeof reading>[] = [],
+  ) => ({
+    eventType,
+    timestamp: at(s),
+    triggerReason:
+      eventType === 'Started' ? 'Authorized' : eventType === 'Ended' ? 'StopAuthorized' : 'MeterValuePeriodic',
+    seqNo,
+    transactionInfo: { transactionId, ...(eventType === 'Ended' ? { stoppedReason: 'Local' } : {}) },
+    ...(eventType === 'Started' ? { idToken: { idToken: 'TAG-1', type: 'ISO14443' } } : {}),
+    evse: { id: 1, connectorId: 1 },
+    ...(meterValue.length > 0 ? { meterValue } : {}),
+  });
+
+  const sessionOf = async (id: string, status = 'COMPLETED'): Promise<ChargingSession> =>
+    eventually(async () => {
+      const res = await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${encodeURIComponent(id)}`);
+      const [session] = res.body;
+      return session?.status === status ? session : undefined;
+    });
+  const chartOf = async (sessionId: string): Promise<MeterSample[]> =>
+    (await csms.api<{ samples: MeterSample[] }>('GET', `/v1/sessions/${sessionId}/meter-values`)).body.samples;
+
+  it('a Started without a reading, then an Ended with the Begin and End readings: the energy between them', async () => {
+    const { id, charger } = await bootedCharger(csms, 'ocpp2.0.1');
+    await charger.call('TransactionEvent', event('Started', 'NS-E', 0, 300));
+    await charger.call(
+      'TransactionEvent',
+      event('Ended', 'NS-E', 1, 600, [reading(300, 5000, 'Transaction.Begin'), reading(600, 9000, 'Transaction.End')]),
+    );
+    const session = await sessionOf(id);
+    // was 9000 -> 9000, 0 Wh: the latest reading taken as the start
+    expect(session).to.include({ meter_start_wh: 5000, meter_last_wh: 9000, energy_wh: 4000 });
+    await charger.close();
+  });
+
+  it('an Ended alone (its Started lost) starts at its Begin reading and time', async () => {
+    const { id, charger } = await bootedCharger(csms, 'ocpp2.0.1');
+    await charger.call('TransactionEvent', {
+      ...event('Ended', 'ONLY-E', 0, 600, [
+        reading(300, 5000, 'Transaction.Begin'),
+        reading(600, 9000, 'Transaction.End'),
+      ]),
+      offline: true,
+    });
+    const session = await sessionOf(id);
+    expect(session).to.include({ meter_start_wh: 5000, meter_last_wh: 9000, energy_wh: 4000 });
+    expect(session.started_at).to.equal(at(300));
+    await charger.close();
+  });
+
+  it('an Updated with readings queued offline: the energy counts from the earliest, the chart starts there', async () => {
+    const { id, charger } = await bootedCharger(csms, 'ocpp2.0.1');
+    await charger.call('TransactionEvent', event('Started', 'Q-1', 0, 0));
+    // listed newest first: the order of the list is not the order of the readings
+    await charger.call(
+      'TransactionEvent',
+      event('Updated', 'Q-1', 1, 180, [reading(180, 3000), reading(60, 1000), reading(120, 2000)]),
+    );
+    const running = await sessionOf(id, 'ACTIVE');
+    await eventually(async () => ((await sessionOf(id, 'ACTIVE')).energy_wh === 2000 ? true : undefined));
+    await charger.call('TransactionEvent', event('Ended', 'Q-1', 2, 240, [reading(240, 4000, 'Transaction.End')]));
+    const session = await sessionOf(id);
+    // was 1000 Wh from the first message's latest reading (3000)
+    expect(session).to.include({ meter_start_wh: 1000, meter_last_wh: 4000, energy_wh: 3000 });
+    const chart = await chartOf(running.id);
+    expect(chart[0]).to.include({ at: at(60), wh: 1000, energy_wh: 0 });
+    expect(chart[chart.length - 1]).to.include({ at: at(240), wh: 4000, energy_wh: 3000 });
+    await charger.close();
+  });
+
+  it('a Started carrying its Begin and a later reading: the energy counts from the Begin reading', async () => {
+    const { id, charger } = await bootedCharger(csms, 'ocpp2.0.1');
+    await charger.call(
+      'TransactionEvent',
+      event('Started', 'S-2', 0, 700, [reading(700, 10_000, 'Transaction.Begin'), reading(760, 10_500)]),
+    );
+    const running = await sessionOf(id, 'ACTIVE');
+    // was 10500 -> 10500: the later reading taken as the start
+    expect(running).to.include({ meter_start_wh: 10_000, meter_last_wh: 10_500, energy_wh: 500 });
+    await charger.call('TransactionEvent', event('Ended', 'S-2', 1, 900, [reading(900, 11_000, 'Transaction.End')]));
+    expect(await sessionOf(id)).to.include({ meter_start_wh: 10_000, energy_wh: 1000 });
+    await charger.close();
+  });
+});
