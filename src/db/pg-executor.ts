@@ -135,7 +135,7 @@ export class PgExecutor implements SqlExecutor {
    * known).
    */
   async pipelinedCommit(statements: readonly SqlStatement[]): Promise<StatementResult[]> {
-    const client = await this.pool.connect();
+    const { client, release } = await this.checkout();
     let broken = true;
     try {
       const pipeline = new Pipeline([BEGIN, ...statements.map((s) => this.pipelined(s)), COMMIT]);
@@ -144,8 +144,31 @@ export class PgExecutor implements SqlExecutor {
       broken = false;
       return results.slice(1, -1);
     } finally {
-      client.release(broken);
+      release(broken);
     }
+  }
+
+  /**
+   * A pooled connection, lent until `release`. While lent, the pool no longer listens for the
+   * connection's errors, and `pg` emits one when the server or the network drops it (`Connection
+   * terminated unexpectedly`, even between two statements): unheard, that is an uncaught
+   * exception that ends the process. The lent connection's errors are heard here; the statement
+   * under way fails with them, and the connection is let go instead of handed back.
+   */
+  private async checkout(): Promise<{ client: pg.PoolClient; release(broken: boolean): void }> {
+    const client = await this.pool.connect();
+    let lost = false;
+    const onError = (): void => {
+      lost = true;
+    };
+    client.on('error', onError);
+    return {
+      client,
+      release: (broken) => {
+        client.removeListener('error', onError);
+        client.release(broken || lost);
+      },
+    };
   }
 
   /** A statement of a pipeline: named (prepared once per connection) as `statement` makes it. */
@@ -163,7 +186,7 @@ export class PgExecutor implements SqlExecutor {
     begin: (client: pg.PoolClient) => Promise<B>,
     fn: (begun: B, tx: SqlTx) => Promise<T>,
   ): Promise<T> {
-    const client = await this.pool.connect();
+    const { client, release } = await this.checkout();
     let broken = false;
     try {
       let begun: B;
@@ -184,7 +207,7 @@ export class PgExecutor implements SqlExecutor {
         throw err;
       }
     } finally {
-      client.release(broken);
+      release(broken);
     }
   }
 

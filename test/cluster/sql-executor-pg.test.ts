@@ -1,3 +1,4 @@
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import type { Database } from '../../src/db/database.js';
 import { expect } from 'chai';
 import type { SqlRunner } from '../../src/db/sql.js';
@@ -61,6 +62,56 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
       if (Number(row?.ok) !== 1) throw new Error('the queued query did not run');
     } finally {
       await pool.close();
+    }
+  });
+
+  it('a connection dropped while a transaction holds it fails that transaction, not the process', async () => {
+    const { PgExecutor } = await import('../../src/db/pg-executor.js');
+    // a TCP proxy to the database whose connections the test cuts, as a network or a failover does
+    const target = new URL(PG_URL);
+    const sockets = new Set<Socket>();
+    const proxy = createServer((inbound) => {
+      const outbound = connect(Number(target.port || 5432), target.hostname);
+      for (const s of [inbound, outbound]) {
+        sockets.add(s);
+        s.on('error', () => undefined);
+        s.on('close', () => sockets.delete(s));
+      }
+      inbound.pipe(outbound).pipe(inbound);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const address = proxy.address() as AddressInfo;
+    const url = new URL(PG_URL);
+    url.host = `127.0.0.1:${address.port}`;
+    const pool = new PgExecutor({
+      url: url.toString(),
+      schema: 'public',
+      poolMax: 2,
+      idleInTransactionMs: 30_000,
+      ssl: false,
+      connectTimeoutMs: 2000,
+    });
+    try {
+      const failed = await pool
+        .transaction(async (tx) => {
+          await tx.query('SELECT 1 AS ok');
+          // cut between two statements: no query of the client is under way
+          for (const s of sockets) s.destroy();
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          await tx.query('SELECT 2 AS ok');
+        })
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+      // was an uncaught 'error' event of the lent pg client: the process exited
+      expect(failed).to.be.instanceOf(Error);
+      const [row] = await pool.query('SELECT 3 AS ok');
+      expect(row).to.deep.equal({ ok: 3 });
+    } finally {
+      await pool.close();
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
     }
   });
 
