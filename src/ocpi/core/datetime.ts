@@ -171,10 +171,21 @@ export function receivedNow(): string {
 }
 
 /**
+ * How far ahead of our clock a held `last_updated` may lie and still order the updates that follow
+ * it: two clocks a few seconds apart must not reorder a partner's pushes.
+ */
+export const AHEAD_TOLERANCE_MS = 10_000;
+
+/**
  * Whether an update stamped `incoming` is older than the object it would change, stamped `held`:
  * a partner's stale PUT or PATCH, not applied (docs/OCPI.md, Decisions 38). An update without a
- * stamp (a 2.1.1 PATCH, stamped on receipt) is never older.
+ * stamp (a 2.1.1 PATCH, stamped on receipt) is never older, and neither is any update of an object
+ * held with a stamp more than AHEAD_TOLERANCE_MS ahead of our clock: no real change happened
+ * then, and one push from a clock far ahead (2099) would otherwise make every later update of
+ * the object, a token's block included, answered 1000 and never applied.
  */
-export function olderThan(incoming: string | undefined, held: string): boolean {
-  return incoming !== undefined && Date.parse(incoming) < Date.parse(held);
+export function olderThan(incoming: string | undefined, held: string, now = Date.now()): boolean {
+  if (incoming === undefined) return false;
+  const heldAt = Date.parse(held);
+  return heldAt <= now + AHEAD_TOLERANCE_MS && Date.parse(incoming) < heldAt;
 }

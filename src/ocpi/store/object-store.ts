@@ -1,4 +1,5 @@
 import type { SqlRunner } from '../../db/sql.js';
+import { AHEAD_TOLERANCE_MS } from '../core/datetime.js';
 import type { PartyIdentity } from '../core/auth.js';
 import type { ListWindow, Page } from '../core/pagination.js';
 
@@ -251,8 +252,9 @@ export class ObjectStore<T extends { last_updated: string }> {
 
   /**
    * A partner's PUT: inserts or replaces the object unless the one stored under its key was
-   * updated later (docs/OCPI.md Decisions 38: a stale update is not applied). Answers the object
-   * held afterwards and whether it is the one given.
+   * updated later (docs/OCPI.md Decisions 38: a stale update is not applied; a stored stamp ahead
+   * of our clock orders nothing, as `olderThan` says). Answers the object held afterwards and
+   * whether it is the one given.
    */
   async putUnlessOlder(key: ObjectKey, object: T, opts: PutOptions = {}): Promise<{ object: T; applied: boolean }> {
     const changed = await this.write(
@@ -261,7 +263,8 @@ export class ObjectStore<T extends { last_updated: string }> {
       opts,
       `DO UPDATE SET last_updated_ms = excluded.last_updated_ms, published = excluded.published, data = excluded.data,
        updated_at = excluded.updated_at, revision = ocpi_object.revision + 1, audience = excluded.audience
-       WHERE ocpi_object.last_updated_ms <= excluded.last_updated_ms`,
+       WHERE ocpi_object.last_updated_ms <= excluded.last_updated_ms
+         OR ocpi_object.last_updated_ms > excluded.updated_at + ${AHEAD_TOLERANCE_MS}`,
     );
     if (changed === 1) return { object, applied: true };
     return { object: (await this.get(key)) ?? object, applied: false };

@@ -400,6 +400,28 @@ export function modulesSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(await get(token, emspAs)).to.include({ valid: false });
     });
 
+    it('a last_updated held from ahead of our clock orders nothing: the next update of the token is applied', async () => {
+      const emspAs = { token: emsp.token, ...b64 };
+      const { country_code: ec, party_id: ep } = emsp.party;
+      const path = `/ocpi/cpo/2.2.1/tokens/${ec}/${ep}/AHEAD-TK`;
+      const token = aToken221({ country_code: ec, party_id: ep, uid: 'AHEAD-TK', valid: true, whitelist: 'ALWAYS' });
+      const send = async (method: string, body: Obj) => {
+        const res = await api.request(method, path, { ...emspAs, body });
+        expect(res.body.status_code, `${method} ${JSON.stringify(body)}`).to.equal(1000);
+        return dataOf<Obj>(res);
+      };
+      const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      // one push from a clock far ahead, then the eMSP blocks the card with a correct clock
+      await send('PUT', { ...token, last_updated: '2099-01-01T00:00:00Z' });
+      // was answered 1000 and not applied: the blocked card kept charging
+      expect(await send('PATCH', { valid: false, last_updated: now() })).to.include({ valid: false });
+      await send('PUT', { ...token, last_updated: new Date(Date.now() + 7 * 60_000).toISOString() });
+      expect(await send('PUT', { ...token, valid: false, last_updated: now() })).to.include({ valid: false });
+      // a stamp a few seconds ahead (two clocks not quite together) still orders what follows
+      await send('PUT', { ...token, valid: true, last_updated: new Date(Date.now() + 3_000).toISOString() });
+      expect(await send('PATCH', { valid: false, last_updated: isoAt(60) })).to.include({ valid: true });
+    });
+
     it('our sessions and CDRs reach only the eMSP of their token, in each version; charging preferences are NOT_POSSIBLE', async function () {
       // our sessions and CDRs are written by the charge points' side (the roaming bridge); here
       // the test writes them where that side does, through the stores of the running platform
