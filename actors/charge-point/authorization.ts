@@ -171,11 +171,16 @@ export async function authorizeTag(
   }
   const decision = await decide(port, ctx, idTag, evse, protocol);
   ctx.log.info({ id_tag: idTag, evse, status: decision.status, reason: decision.reason }, 'id tag authorization');
-  // only the eMSP's real-time answer is remembered (asking again costs a partner call): a decision
-  // from the tokens we hold is made again, so that a token blocked or issued since counts at once
-  if (decision.real_time !== true || (decision.each_use === true && use !== 'authorize')) return decision;
-  const entry: Recent = { id_tag: idTag, at: now, decision };
   const others = kept.filter((r) => r.id_tag !== idTag);
+  // only the eMSP's real-time answer is remembered (asking again costs a partner call): a decision
+  // from the tokens we hold is made again, so that a token blocked or issued since counts at once.
+  // Remembered or not, it replaces the one remembered: a start takes the last answer, never one
+  // that a later check (an eMSP that did not answer) overruled
+  if (decision.real_time !== true || (decision.each_use === true && use !== 'authorize')) {
+    if (remembered) ctx.setState({ ...ctx.state, recent_auths: others });
+    return decision;
+  }
+  const entry: Recent = { id_tag: idTag, at: now, decision };
   ctx.setState({ ...ctx.state, recent_auths: [...others, entry].slice(-MAX_REMEMBERED) });
   return decision;
 }

@@ -246,6 +246,31 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(again.idTagInfo.status).to.equal('Blocked');
   });
 
+  it('whitelist NEVER: an Authorize the eMSP did not answer replaces the answer before it; the start asks again', async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const never = uid();
+    await world.pushToken(emsp, never, { whitelist: 'NEVER' });
+    const authorize = async () =>
+      ((await charger.call('Authorize', { idTag: never })) as { idTagInfo: { status: string } }).idTagInfo.status;
+    expect(await authorize()).to.equal('Accepted');
+    emsp.sim.setDown(true);
+    try {
+      expect(await authorize()).to.equal('Invalid');
+    } finally {
+      emsp.sim.setDown(false);
+    }
+    emsp.sim.setAuthorization(never, 'BLOCKED');
+    const start = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: never,
+      meterStart: 0,
+      timestamp: new Date().toISOString(),
+    })) as { idTagInfo: { status: string } };
+    // was Accepted on the first Authorize's answer, the eMSP not asked: the last check had said Invalid
+    expect(start.idTagInfo.status).to.equal('Blocked');
+    expect(authorizeCalls(emsp, never)).to.have.length(3);
+  });
+
   it('a token not valid whose whitelist requires real-time authorization (NEVER, ALLOWED_OFFLINE) is asked of the eMSP', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
     for (const whitelist of ['NEVER', 'ALLOWED_OFFLINE']) {
