@@ -26,6 +26,7 @@ import { M0024LocalListGroup } from './m0024-local-list-group.js';
 import { M0025MeterState } from './m0025-meter-state.js';
 import { M0026TariffVersions } from './m0026-tariff-versions.js';
 import { M0027CdrCheckTariffIndex } from './m0027-cdr-check-tariff-index.js';
+import { M0028OcpiCreatedOrder } from './m0028-ocpi-created-order.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -56,6 +57,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0025-meter-state': M0025MeterState,
   'm0026-tariff-versions': M0026TariffVersions,
   'm0027-cdr-check-tariff-index': M0027CdrCheckTariffIndex,
+  'm0028-ocpi-created-order': M0028OcpiCreatedOrder,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

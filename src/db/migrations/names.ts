@@ -31,6 +31,7 @@ export const migrationNames = [
   'm0025-meter-state',
   'm0026-tariff-versions',
   'm0027-cdr-check-tariff-index',
+  'm0028-ocpi-created-order',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

@@ -70,7 +70,7 @@ export interface ListOptions {
   publishedOnly?: 'public' | 'allowed-to';
   /** only objects written for this party (`PutOptions.audience`): our sessions and CDRs for one eMSP */
   audience?: PartyIdentity;
-  /** newest `last_updated` first (the operator's lists of recent things); oldest first otherwise */
+  /** newest `last_updated` first (the operator's lists of recent things); in the order first stored otherwise */
   newestFirst?: boolean;
 }
 
@@ -292,7 +292,7 @@ export class ObjectStore<T extends { last_updated: string }> {
     this.clearPages(key);
     const now = Date.now();
     const changed = await this.sql.run(
-      `INSERT INTO ocpi_object (module, country_code, party_id, object_id, last_updated_ms, published, data, updated_at, audience) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO ocpi_object (module, country_code, party_id, object_id, last_updated_ms, published, data, updated_at, audience, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (module, country_code, party_id, object_id) ${onConflict}`,
       [
         this.module,
@@ -304,6 +304,8 @@ export class ObjectStore<T extends { last_updated: string }> {
         JSON.stringify(object),
         now,
         opts.audience ? scopeOf(opts.audience) : null,
+        // kept by every update (no ON CONFLICT clause sets it): the object's place in a list
+        now,
       ],
     );
     this.written(key);
@@ -366,8 +368,10 @@ export class ObjectStore<T extends { last_updated: string }> {
   }
 
   /**
-   * One page of the objects of `parties` (all parties when omitted), oldest `last_updated`
-   * first so that paging is stable while objects are added (newest first if `opts` asks).
+   * One page of the objects of `parties` (all parties when omitted), in the order we first stored
+   * them (OCPI transport_and_format, Paginated Response: oldest by creation date, not by
+   * `last_updated`, first), so that paging is stable while objects are added or change (m0028);
+   * newest `last_updated` first if `opts` asks.
    */
   async list(window: ListWindow, parties?: readonly PartyIdentity[], opts: ListOptions = {}): Promise<Page<T>> {
     const filter = this.filter(window, parties, opts);
@@ -375,7 +379,7 @@ export class ObjectStore<T extends { last_updated: string }> {
     const { clause, params } = filter;
     const order = opts.newestFirst
       ? 'last_updated_ms DESC, object_id DESC, country_code DESC, party_id DESC'
-      : 'last_updated_ms, object_id, country_code, party_id';
+      : 'created_ms, object_id, country_code, party_id';
     const [countRows, rows] = await Promise.all([
       this.sql.query(`SELECT COUNT(*) AS n FROM ocpi_object WHERE ${clause}`, params),
       this.sql.query(`SELECT data FROM ocpi_object WHERE ${clause} ORDER BY ${order} LIMIT ? OFFSET ?`, [
@@ -388,7 +392,7 @@ export class ObjectStore<T extends { last_updated: string }> {
   }
 
   /**
-   * The keys of every object `list` would page through, oldest first: a snapshot to walk one
+   * The keys of every object `list` would page through, oldest `last_updated` first: a snapshot to walk one
    * object at a time while the objects change (an update moves an object in the list order).
    */
   async keys(parties?: readonly PartyIdentity[], opts: ListOptions = {}): Promise<ObjectKey[]> {

@@ -234,5 +234,23 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(versions[0]?.url).to.match(/\/ocpi\/cpo\/2\.1\.1$/);
       expect((await api.request('GET', '/ocpi/cpo/versions')).status).to.equal(401);
     });
+
+    // last: it changes OWN-1, which the tests above expect as it was stored
+    it('pages in the order the objects were first stored: one changed during the pull keeps its place', async () => {
+      const page = async (offset: number) =>
+        dataOf<Obj[]>(
+          await api.request('GET', `/ocpi/cpo/2.2.1/locations?offset=${offset}&limit=2`, { token: emsp.token }),
+        ).map((l) => l.id);
+      const first = await page(0);
+      expect(first).to.deep.equal(['OWN-1', 'OWN-2']);
+      // a location already read changes while the eMSP pages on
+      const changed = await api.request('PATCH', '/v1/ocpi/locations/OWN-1', {
+        body: { name: 'Renamed', last_updated: new Date().toISOString() },
+      });
+      expect(changed.status).to.equal(200);
+      const rest = [...(await page(2)), ...(await page(4))];
+      // was OWN-4, OWN-5, OWN-1: ordered by last_updated, OWN-1 moved to the end and OWN-3 was never served
+      expect([...first, ...rest]).to.deep.equal(ids);
+    });
   });
 }
