@@ -310,10 +310,12 @@ export function onConnected(
   for (const o of stale)
     commands = settle(deps, ctx, { ...s, commands }, o, 'failed', 'connection closed before the answer');
   // a plain (re)connect writes nothing (a first one: its first event records the protocol); a
-  // charger that now speaks another version (a firmware upgrade) is recorded at once: the
-  // operator's operations are those of the version it speaks
+  // charger that now speaks another version than it spoke, or than it is registered with (a
+  // firmware upgrade), is recorded at once: the operator's operations are those of the version
+  // it speaks
+  const known = s.protocol ?? msg.registered ?? msg.protocol;
   const base =
-    stale.length > 0 || (s.protocol !== null && s.protocol !== msg.protocol)
+    stale.length > 0 || known !== msg.protocol
       ? { ...s, protocol: msg.protocol, commands, outbound: s.outbound.filter((o) => !stale.includes(o)) }
       : s;
   const next = pump(deps, ctx, underPolicy(base, msg.policy));

@@ -231,6 +231,11 @@ export const ChargePointMessage = Type.Union([
   Type.Object({
     type: Type.Literal('connected'),
     protocol: ProtocolName,
+    /**
+     * the version it is registered with: a charger never seen before that connects speaking the
+     * other one is recorded as speaking it at once, not at its first event (a Heartbeat is none)
+     */
+    registered: Type.Optional(ProtocolName),
     connection: Type.String(),
     /** the charger's boot policy as the login read it (its own, else OCPP_BOOT_POLICY) */
     policy: RegistrationStatus,

@@ -36,10 +36,15 @@ export class FleetIndex {
 
   constructor(private readonly source: FleetSource) {}
 
-  /** Every registered charger (of `protocol`, as registered) as the index holds it now. */
+  /**
+   * Every registered charger (of `protocol`: the version it last spoke, else the one it is
+   * registered with, as its entry says) as the index holds it now.
+   */
   async entries(protocol?: ProtocolName): Promise<FleetEntry[]> {
     const [rows] = await Promise.all([this.source.registry(), this.refresh()]);
-    const chosen = protocol === undefined ? rows : rows.filter((r) => r.protocol === protocol);
+    const spoken = (r: (typeof rows)[number]): ProtocolName =>
+      this.summaries.get(this.source.addressOf(r.id))?.summary?.protocol ?? r.protocol;
+    const chosen = protocol === undefined ? rows : rows.filter((r) => spoken(r) === protocol);
     const addresses = chosen.map((r) => this.source.addressOf(r.id));
     const pinned = await this.source.pinnedAmong(addresses);
     const order = this.orderOf(rows);

@@ -269,7 +269,7 @@ export class OcppEndpoint {
     if (!ws) return;
     this.deadlines.clear(socket);
     try {
-      await this.accept(ws, socket, id, protocol, login.policy, peer());
+      await this.accept(ws, socket, id, { protocol, registered }, login.policy, peer());
     } catch (err) {
       this.opts.log.warn({ err, charge_point: id }, 'charger connection could not be set up');
       ws.close(1011, 'internal error');
@@ -299,11 +299,12 @@ export class OcppEndpoint {
     ws: WebSocket,
     socket: Duplex,
     id: string,
-    protocol: ProtocolName,
+    versions: { protocol: ProtocolName; registered: ProtocolName },
     policy: RegistrationStatus,
     address: string,
   ): Promise<void> {
     const { actors, registry } = this.opts;
+    const { protocol, registered } = versions;
     const chargePoint = actors.ref(chargePointProtocol, id);
     const conn = chargerConnection(ws, socket, protocol, id, this.connectionSettings);
     this.newest.set(id, conn);
@@ -323,6 +324,7 @@ export class OcppEndpoint {
     const { booted, registration } = await chargePoint.ask({
       type: 'connected',
       protocol,
+      registered,
       connection: conn.connectionId,
       policy,
     });

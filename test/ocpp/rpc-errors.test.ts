@@ -104,6 +104,33 @@ describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
       await charger.close();
     });
 
+    it('shows and lists a charger never seen before in the version it connects with, before any event', async () => {
+      const other = await csms.registerChargePoint('ocpp2.0.1');
+      const charger = await connect({
+        url: other.ocpp_url,
+        username: other.username,
+        password: other.password,
+        protocols: ['ocpp1.6'],
+      });
+      // a Heartbeat is answered without the charger's actor: no event of it says the version
+      await charger.call('Heartbeat', {});
+      const view = await csms.api<{ protocol: string }>('GET', `/v1/charge-points/${other.id}`);
+      // was ocpp2.0.1 until its first event, and its operations those of 2.0.1
+      expect(view.body.protocol).to.equal('ocpp1.6');
+      const variables = await csms.api<{ error: string }>('POST', `/v1/charge-points/${other.id}/get-variables`, {
+        variables: [{ component: 'OCPPCommCtrlr', variable: 'HeartbeatInterval' }],
+      });
+      expect(variables.status).to.equal(422);
+      const listed = async (protocol: string) =>
+        (await csms.api<Array<{ id: string }>>('GET', `/v1/charge-points?protocol=${protocol}&limit=1000`)).body.map(
+          (c) => c.id,
+        );
+      // was left out of ocpp1.6 and listed under ocpp2.0.1, the version it was registered with
+      expect(await listed('ocpp1.6')).to.include(other.id);
+      expect(await listed('ocpp2.0.1')).not.to.include(other.id);
+      await charger.close();
+    });
+
     it('picks the registered protocol among several offered, without permessage-deflate', async () => {
       const charger = await connect({
         url: cp.ocpp_url,
