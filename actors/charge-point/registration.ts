@@ -58,7 +58,8 @@ export function refusalOf(s: ChargePointState, command: QueuedCommand): string |
   if (held === undefined || held === 'Accepted') return undefined;
   if (isBootTrigger(command) && toldStatus(s) !== 'Rejected') return undefined;
   if (held === 'Rejected') return 'the charger is Rejected: the CSMS sends it nothing';
-  if (CHARGING.has(command.kind)) return `the charger is Pending: ${command.kind} waits for it to be Accepted`;
+  if (CHARGING.has(command.kind))
+    return `the charger is Pending: ${command.kind} is not sent before it is Accepted (send it again then)`;
   return undefined;
 }
 

@@ -26,7 +26,13 @@ import { DuplicateChargePointError, type ChargePointStore } from './charge-point
 import type { CsmsEventBus } from './events.js';
 import { UnknownChargePoint, type UnknownChargePoints } from './unknown-charge-points.js';
 import { hashIdentityKey, newIdentityKey } from './identity-key.js';
-import { checkStartProfile, operationRoutes, requireIdTagsFit, type OperationAccess } from './operations.js';
+import {
+  awaitOutcome,
+  checkStartProfile,
+  operationRoutes,
+  requireIdTagsFit,
+  type OperationAccess,
+} from './operations.js';
 import type { HeldList } from './local-list.js';
 import type { LocalListEntry } from '../ocpp/domain.js';
 import { dropPendingPasswordRoute, passwordRoute } from './password-route.js';
@@ -657,14 +663,7 @@ function remoteStop(cp: ChargePointAccess): CsmsRoute {
         transactionId = only;
       }
       const res = await cp.command(id, { kind: 'stop', transaction_id: transactionId });
-      return {
-        data: {
-          result: 'ACCEPTED',
-          command_id: res.command_id,
-          command_status: res.status,
-          transaction_id: transactionId,
-        },
-      };
+      return { data: { ...(await commandAccepted(cp, id, res)), transaction_id: transactionId } };
     },
   });
 }
@@ -705,11 +704,29 @@ function commandRoutes(cp: ChargePointAccess): CsmsRoute[] {
           connector_id: b.connector_id ?? null,
           ...(b.profile ? { profile: b.profile } : {}),
         });
-        return { data: { result: 'ACCEPTED', command_id: res.command_id, command_status: res.status } };
+        return { data: await commandAccepted(cp, id, res) };
       },
     }),
     remoteStop(cp),
   ];
+}
+
+/**
+ * A remote start's or stop's answer: the command as queued or sent, or, when it was settled at
+ * once (refused: the charger is Pending or Rejected), its status and why.
+ */
+async function commandAccepted(
+  cp: ChargePointAccess,
+  id: string,
+  res: { command_id: string; status: string },
+): Promise<CommandAcceptedView> {
+  const { detail } = await awaitOutcome(operationAccess(cp), id, res.command_id, res.status, 0);
+  return {
+    result: 'ACCEPTED',
+    command_id: res.command_id,
+    command_status: res.status,
+    ...(detail === null ? {} : { detail }),
+  };
 }
 
 /** The live change feed (server-sent events) the dashboard listens to. */

@@ -164,10 +164,16 @@ export const CommandAcceptedView = titled(
   Type.Object({
     result: Type.Literal('ACCEPTED', { description: 'the CSMS took the request; the charger answers separately' }),
     command_id: Type.String(),
-    command_status: Type.String({ description: 'sent, or queued behind another outstanding call' }),
+    command_status: Type.String({
+      description: 'sent, or queued behind another outstanding call; refused when settled at once (see detail)',
+    }),
+    detail: Type.Optional(
+      Type.String({ description: 'why the command was settled at once (the charger is Pending or Rejected)' }),
+    ),
     transaction_id: Type.Optional(Type.String()),
   }),
 );
+export type CommandAcceptedView = Static<typeof CommandAcceptedView>;
 
 const checkState = compileLazily(ChargePointState);
 

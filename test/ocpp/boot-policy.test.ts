@@ -72,10 +72,16 @@ for (const mode of ['embedded', 'cluster'] as const) {
       expect(await view(cp.id)).to.deep.include({ registration: 'Pending', boot_policy: null });
       expect((await view(cp.id)).boot).to.include({ vendor: 'ABB', model: 'Terra AC' });
       // nothing that charges is sent while Pending
-      const start = await csms.api<{ command_status: string }>('POST', `/v1/charge-points/${cp.id}/remote-start`, {
-        id_tag: 'TAG-1',
-      });
+      const start = await csms.api<{ command_status: string; detail?: string }>(
+        'POST',
+        `/v1/charge-points/${cp.id}/remote-start`,
+        { id_tag: 'TAG-1' },
+      );
       expect(start.body.command_status).to.equal('refused');
+      // the answer says why (it said nothing, and the record that it would wait, which it did not)
+      expect(start.body.detail).to.equal(
+        'the charger is Pending: start is not sent before it is Accepted (send it again then)',
+      );
 
       const put = await csms.api<ChargePointView>('PUT', `/v1/charge-points/${cp.id}/boot-policy`, {
         policy: 'Accepted',
