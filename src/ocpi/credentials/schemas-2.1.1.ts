@@ -6,8 +6,8 @@ import { titled } from '../../gateway/openapi.js';
 export const Credentials = titled(
   'Credentials211',
   Type.Object({
-    // CiString(64) in 2.2.1, string(64) in 2.1.1: printable ASCII in both
-    token: Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x20-\\x7E]+$' }),
+    // CiString(64) in 2.2.1, string(64) in 2.1.1: printable ASCII without whitespace in both
+    token: Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7E]+$' }),
     url: Type.String({ minLength: 1, maxLength: 255, description: 'versions endpoint URL' }),
     business_details: BusinessDetails,
     party_id: Type.String({ minLength: 3, maxLength: 3 }),

@@ -127,6 +127,26 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       });
     });
 
+    it('answers 422 for a credentials token with whitespace, in both versions (printable, non-whitespace ASCII)', async () => {
+      const party = uniqueParty();
+      const { token } = await api.onboard(party, 'CPO');
+      for (const bad of ['a b', 'tab\there']) {
+        const res = await api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+          token,
+          encoding: 'base64',
+          body: credentials221(party, bad, 'http://127.0.0.1:9/versions'),
+        });
+        // was taken, and discovery tried with it
+        expect(res.status, bad).to.equal(422);
+        expect((res.body.detail as Array<{ loc: unknown[] }>)[0]?.loc).to.deep.equal(['body', 'token']);
+        const old = await api.request('POST', '/ocpi/emsp/2.1.1/credentials', {
+          token,
+          body: credentials211(party, bad, 'http://127.0.0.1:9/versions'),
+        });
+        expect(old.status, bad).to.equal(422);
+      }
+    });
+
     it('rotates on the eMSP 2.1.1 mount with PUT: fresh token, old one invalid, identity kept from the token', async () => {
       const p = await api.register('CPO');
       const fresh = await target.partner('token-B-rotated');
