@@ -511,7 +511,7 @@ export class ChargerConnection<V extends ProtocolName> {
       }
       this.opts.log.warn(
         { ...where, transaction_id: event.transaction_id },
-        'invalid transaction end: transaction closed from its valid fields',
+        'invalid transaction end: its valid fields applied to its transaction, if open',
       );
       await this.opts.handleEvent(this.chargePointId, this.version, event);
     } catch (err) {

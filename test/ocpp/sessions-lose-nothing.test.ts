@@ -135,6 +135,32 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await charger.close();
     });
 
+    it("OCPP 1.6: a failed stop read (meterStop 0) ends at the stop's own transactionData End reading", async () => {
+      const { id, charger } = await booted('ocpp1.6');
+      const { transactionId } = (await charger.call(
+        'StartTransaction',
+        v16.start({ meterStart: 1000, timestamp: at(0) }),
+      )) as { transactionId: number };
+      await charger.call(
+        'StopTransaction',
+        v16.stop(transactionId, 0, {
+          timestamp: at(60),
+          transactionData: [
+            {
+              timestamp: at(60),
+              sampledValue: [
+                { value: '5000', context: 'Transaction.End', measurand: 'Energy.Active.Import.Register', unit: 'Wh' },
+              ],
+            },
+          ],
+        }),
+      );
+      const [ended] = await sessionsOf(id);
+      // was 0 Wh: the reading the stop carried was not read, and meterStop 0 is no end of the register
+      expect(ended).to.include({ status: 'COMPLETED', meter_last_wh: 5000, energy_wh: 4000 });
+      await charger.close();
+    });
+
     it("OCPP 1.6: a blank or non-decimal value is no reading, nor is the main meter's (connector 0) register", async () => {
       const { id, charger } = await booted('ocpp1.6');
       const { transactionId } = (await charger.call(

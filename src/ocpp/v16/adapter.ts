@@ -117,11 +117,18 @@ function transactionStarted(p: StartTransactionRequest): EventOf<'transaction-st
 }
 
 function transactionEnded(p: StopTransactionRequest): EventOf<'transaction-ended'> {
-  const begin = p.transactionData === undefined ? null : earliestRegisterReading(p.transactionData, samples16);
+  const data = p.transactionData;
+  const begin = data === undefined ? null : earliestRegisterReading(data, samples16);
+  const latest = data === undefined ? null : latestRegisterReading(data, samples16);
+  // a register only grows: a meterStop below a reading the stop itself carries (a failed read
+  // sends 0) is no end of the register, that reading is (docs/CSMS.md "Energy and out-of-order readings")
+  const stop = p.meterStop >= 0 ? p.meterStop : null;
+  const failedRead = latest !== null && (stop === null || stop < latest.wh);
   return {
     type: 'transaction-ended',
     transaction_id: String(p.transactionId),
-    meter_wh: p.meterStop >= 0 ? p.meterStop : null,
+    meter_wh: failedRead ? latest.wh : stop,
+    ...(failedRead ? { meter_at: latest.timestamp } : {}),
     timestamp: p.timestamp,
     reason: p.reason ?? 'Local',
     seq_no: null,
