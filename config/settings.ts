@@ -68,7 +68,8 @@ export const SettingsSchema = Type.Object({
   REDIS_PREFIX: Type.String({
     pattern: '^[A-Za-z0-9:_-]{1,64}$',
     default: 'evp',
-    description: 'key prefix for every Redis key',
+    description:
+      'key prefix for every Redis key: keys and channels are `<prefix>:<name>` (a prefix ending in `:` gives `::`)',
   }),
   REDIS_TLS_CA: Type.Optional(
     Type.String({
