@@ -8,7 +8,7 @@ import { PinTable } from '../pin-table.js';
 import type { RuntimeStore } from '../runtime-store.js';
 import { loadClusterScripts, type ClusterScripts } from './scripts.js';
 import type { RedisKeys } from './redis-keys.js';
-import { redisErrorListener } from '../../log-limit.js';
+import { LogLimit, redisErrorListener } from '../../log-limit.js';
 
 export interface ClusterPlacementOptions {
   redis: Redis;
@@ -20,6 +20,8 @@ export interface ClusterPlacementOptions {
   /** false: this process routes messages and holds pins but owns no shards */
   hostShards: boolean;
   processId?: string;
+  /** a line repeated for every shard and tick while PostgreSQL is away: at most one per this (default 30 s) */
+  repeatedLineIntervalMs?: number;
 }
 
 /**
@@ -101,12 +103,19 @@ export class ClusterPlacement implements ActorPlacement {
   private readonly onRedisClose = (): void => {
     this.pinsUnsure = true;
   };
+  /**
+   * Fence raises that fail, per error message: while PostgreSQL is away every shard we try to
+   * acquire fails at every tick (about 33 lines a second per process, stack included, before
+   * this limit), so the first is logged, then one per interval saying how many were suppressed.
+   */
+  private readonly fenceFailures: LogLimit;
 
   constructor(private readonly opts: ClusterPlacementOptions) {
     this.processId = opts.processId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     this.shardCount = opts.shardCount;
     this.scripts = loadClusterScripts(opts.redis);
     this.keys = opts.keys;
+    this.fenceFailures = new LogLimit({ perKey: 1, intervalMs: opts.repeatedLineIntervalMs ?? 30_000, capacity: 100 });
   }
 
   private get tickMs(): number {
@@ -304,7 +313,12 @@ export class ClusterPlacement implements ActorPlacement {
         try {
           stored = await this.opts.store.raiseFence(fenceKey, epoch);
         } catch (err) {
-          this.opts.log.warn({ err, shard }, 'could not raise the fence; giving the lease back');
+          const suppressed = this.fenceFailures.admit(err instanceof Error ? err.message : String(err));
+          if (suppressed >= 0)
+            this.opts.log.warn(
+              { err, shard, ...(suppressed > 0 ? { suppressed } : {}) },
+              'could not raise the fence; giving the lease back',
+            );
           await this.scripts.releaseLease(this.keys.lease(shard), value).catch(() => undefined);
           return;
         }

@@ -1,0 +1,79 @@
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { createLogger } from '../../src/logger.js';
+import { ClusterPlacement } from '../../src/runtime/cluster/cluster-placement.js';
+import { RedisKeys } from '../../src/runtime/cluster/redis-keys.js';
+import type { RuntimeStore } from '../../src/runtime/runtime-store.js';
+import { REDIS_URL, uniqueName } from '../support/databases.js';
+import { deleteRedisPrefix } from '../support/platforms.js';
+
+const SHARDS = 32;
+const TTL = 1000;
+
+/**
+ * PostgreSQL away, Redis up: every shard the process tries to take fails to raise its database
+ * fence, at every tick. A tester saw 1,472 lines of `could not raise the fence` (850 bytes each,
+ * with the stack) in 45 s on one web process; the line is now rate-limited like Redis's errors.
+ */
+describe('cluster placement while PostgreSQL is away', function () {
+  this.timeout(20_000);
+  const prefix = uniqueName('fence');
+  let redis: Redis;
+  let placement: ClusterPlacement | undefined;
+
+  before(() => {
+    redis = new Redis(REDIS_URL);
+  });
+  after(async () => {
+    await placement?.stop();
+    redis.disconnect();
+    await deleteRedisPrefix(prefix);
+  });
+
+  it('logs a failed fence raise once, then at most once per interval with the count suppressed', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = createLogger(
+      'info',
+      {},
+      { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) },
+    );
+    let attempts = 0;
+    // the one store call placement makes on acquiring a shard, failing as pg does when the server is gone
+    const store = {
+      raiseFence: () => {
+        attempts++;
+        return Promise.reject(
+          Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+        );
+      },
+    } as unknown as RuntimeStore;
+    placement = new ClusterPlacement({
+      redis,
+      keys: new RedisKeys(prefix),
+      shardCount: SHARDS,
+      leaseTtlMs: TTL,
+      store,
+      log,
+      hostShards: true,
+      repeatedLineIntervalMs: 1000,
+    });
+    await placement.start({
+      shardsLost: () => Promise.resolve(),
+      shardsGained: () => undefined,
+      membersLeft: () => undefined,
+      pinsLost: () => undefined,
+    });
+    await new Promise((r) => setTimeout(r, 2500));
+    const fence = lines.filter((l) => l.msg === 'could not raise the fence; giving the lease back');
+    expect(attempts).to.be.above(SHARDS * 5);
+    // the first at once, then one per second: not one per shard and tick
+    expect(fence.length).to.be.within(2, 4);
+    expect(fence[0]).to.include({ level: 40 });
+    expect(fence[0]).to.not.have.property('suppressed');
+    expect((fence[0]?.err as { message?: string } | undefined)?.message).to.contain('ECONNREFUSED');
+    const later = fence.slice(1).map((l) => Number(l.suppressed));
+    expect(later.every((n) => n > 0)).to.equal(true);
+    expect(fence.length + later.reduce((a, b) => a + b, 0)).to.be.at.most(attempts);
+    expect(placement.ownedShards()).to.deep.equal([]);
+  });
+});
