@@ -56,4 +56,27 @@ describe('per-turn and per-request metrics', () => {
     expect(after).to.contain('actor_turns_total{kind="partner",outcome="ok"} 1');
     expect(lines(after, 'actor_turn_duration_seconds_count')).to.deep.equal([]);
   });
+
+  it('counts process CPU seconds from the process start, not from the first scrape (prom-client loads with it)', async () => {
+    const m = new PlatformMetrics(collect);
+    const before = process.cpuUsage();
+    const text = (await m.exposition()).body;
+    const value = (name: string): number => {
+      const line = lines(text, `${name} `)[0];
+      expect(line, name).to.be.a('string');
+      return Number(line?.split(' ')[1]);
+    };
+    // this process has used far more than a few ms of CPU by now (loading mocha and the suite):
+    // counted from the first scrape, prom-client's own counters said a few ms
+    expect(value('process_cpu_user_seconds_total')).to.be.at.least(before.user / 1e6);
+    expect(value('process_cpu_system_seconds_total')).to.be.at.least(before.system / 1e6);
+    expect(value('process_cpu_seconds_total')).to.be.at.least((before.user + before.system) / 1e6);
+    expect(text).to.contain('# TYPE process_cpu_seconds_total counter');
+    // and it keeps counting at the next scrape
+    const spin = performance.now();
+    while (performance.now() - spin < 50);
+    const again = (await m.exposition()).body;
+    const total = Number(lines(again, 'process_cpu_seconds_total ')[0]?.split(' ')[1]);
+    expect(total).to.be.greaterThan(value('process_cpu_seconds_total'));
+  });
 });
