@@ -5,6 +5,7 @@ import { postgresTls, redisTls, type SslMode, type TlsSettings } from './tls.js'
 
 export { ConfigError } from './config-error.js';
 export { SettingsSchema, type Settings } from './settings.js';
+export { misspelledSettings, warnMisspelledSettings, type SuspectVariable } from './misspelled-settings.js';
 export { CONNECT_TIMEOUT_MS, nodeTlsOptions, type SslMode, type TlsSettings } from './tls.js';
 
 export interface Config extends Settings {

@@ -1,5 +1,5 @@
 import { byteSize } from '../config/byte-size.js';
-import { loadConfig } from '../config/index.js';
+import { loadConfig, warnMisspelledSettings } from '../config/index.js';
 import { Database } from '../src/db/database.js';
 import { createLogger } from '../src/logger.js';
 import { checkDatabase } from '../src/platform/dependency-error.js';
@@ -17,6 +17,7 @@ async function main(): Promise<void> {
   });
   const config = loadConfig();
   const log = createLogger(config.LOG_LEVEL, { role: 'release' }, undefined, byteSize(config.LOG_BUFFER_BYTES));
+  warnMisspelledSettings(log);
   const db = await Database.open(config.database, { log });
   try {
     await checkDatabase(db, config.database);

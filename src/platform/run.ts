@@ -1,5 +1,5 @@
 import { byteSize } from '../../config/byte-size.js';
-import { loadConfig } from '../../config/index.js';
+import { loadConfig, warnMisspelledSettings } from '../../config/index.js';
 import { createLogger, type Logger } from '../logger.js';
 import { Platform } from './platform.js';
 import type { PlatformModule } from './services.js';
@@ -19,6 +19,7 @@ export async function runProcess(modules: PlatformModule[]): Promise<Platform> {
     byteSize(config.LOG_BUFFER_BYTES),
   );
   logUncaughtErrors(log);
+  warnMisspelledSettings(log);
   if (!config.CSMS_API_KEY)
     log.warn('CSMS_API_KEY is not set: the management surface is open (allowed outside production only)');
   const platform = await Platform.create({ config, log, modules });

@@ -113,6 +113,24 @@ describe('worker readiness and process signals', function () {
     expect(String(line.msg)).to.match(/^invalid setting PORT/);
   });
 
+  it('warns at start, one line per variable, of a variable that looks like a misspelled setting', async () => {
+    const env = await embeddedEnvironment();
+    // PROCES_ROLE=web started role `all` without a word
+    const node = await startNode({ ...env.env, PORT: '0', PROCES_ROLE: 'web', OCPP_HEARTBEAT_S: '60' });
+    try {
+      const warned = node.logs.filter((l) => l.msg === 'not a setting: environment variable ignored');
+      expect(warned.filter((l) => l.variable === 'PROCES_ROLE')).to.have.length(1);
+      expect(warned.find((l) => l.variable === 'PROCES_ROLE')).to.include({ level: 40, did_you_mean: 'PROCESS_ROLE' });
+      expect(warned.filter((l) => l.variable === 'OCPP_HEARTBEAT_S')).to.have.length(1);
+      // the value is never logged: a misspelled secret stays secret
+      expect(JSON.stringify(warned)).to.not.contain('"web"');
+      expect(node.logs.find((l) => l.msg === 'listening')).to.be.an('object');
+    } finally {
+      await node.stop();
+      await env.cleanup();
+    }
+  });
+
   it('logs a Redis connection error once, not once per reconnect', async () => {
     const lines: Array<Record<string, unknown>> = [];
     const log = createLogger(

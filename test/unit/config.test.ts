@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../config/index.js';
+import { ConfigError, loadConfig, misspelledSettings } from '../../config/index.js';
 import { settingsTable } from '../../scripts/settings-table.js';
 
 function configError(env: Record<string, string>): ConfigError {
@@ -183,6 +183,38 @@ describe('settings', () => {
   it('refuses production without CSMS_API_KEY', () => {
     expect(configError({ NODE_ENV: 'production' }).variable).to.equal('CSMS_API_KEY');
     expect(loadConfig({ NODE_ENV: 'production', CSMS_API_KEY: 'k'.repeat(32) }).NODE_ENV).to.equal('production');
+  });
+
+  it('finds variables that look like a misspelled setting, and leaves the rest of an environment alone', () => {
+    const env = {
+      PROCES_ROLE: 'web', // one letter short
+      DATABSE_URL: 'postgres://u@db/x', // two letters swapped
+      OCPP_HEARTBEAT_S: '60', // our prefix, no setting
+      log_level: 'debug', // the wrong case
+      REDIS_URL: 'redis://r', // settings themselves
+      PORT: '3000',
+      // the host's and other software's
+      HOME: '/root', // two from HOST: too far for a short name
+      PATH: '/bin',
+      HOSTNAME: 'web.1',
+      NODE_OPTIONS: '--max-old-space-size=512',
+      NODE_EXTRA_CA_CERTS: '/ca.pem',
+      DYNO: 'web.1',
+      PGHOST: 'db',
+      REDIS_TLS_URL: 'rediss://r', // Heroku Redis, beside REDIS_URL
+      CSMS_URL: 'http://localhost:3000/v1', // the scripts' own
+      TEST_DATABASE_URL: 'postgres://u@db/t',
+    };
+    expect(misspelledSettings(env)).to.deep.equal([
+      { variable: 'DATABSE_URL', didYouMean: 'DATABASE_URL' },
+      { variable: 'OCPP_HEARTBEAT_S' },
+      { variable: 'PROCES_ROLE', didYouMean: 'PROCESS_ROLE' },
+      { variable: 'log_level', didYouMean: 'LOG_LEVEL' },
+    ]);
+    // a start with the machine's own environment pays little for it
+    const started = performance.now();
+    for (let i = 0; i < 10; i++) misspelledSettings(process.env);
+    expect((performance.now() - started) / 10).to.be.below(20);
   });
 
   it('is documented: README.md and docs/CONFIGURATION.md carry the table generated from the schema', () => {
