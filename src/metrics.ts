@@ -51,10 +51,15 @@ export class PlatformMetrics {
     help: 'OCPP calls by direction (in: from chargers, out: to chargers), action and outcome',
     labelNames: ['direction', 'action', 'outcome'] as const,
   });
+  /**
+   * `cause` tells a bug here from an outage: `internal` (an InternalError we sent for a failure of
+   * our own), `dependency` (an InternalError we sent because PostgreSQL or Redis was unreachable)
+   * or `charger` (every other: what the charger sent, or a CALLERROR it sent us).
+   */
   readonly ocppCallErrors = new TallyCounter({
     name: 'ocpp_callerrors_total',
-    help: 'CALLERRORs by direction (sent to chargers, received from them) and error code',
-    labelNames: ['direction', 'code'] as const,
+    help: 'CALLERRORs by direction (sent to chargers, received from them), error code and cause (charger, dependency: PostgreSQL or Redis unreachable, internal: a failure here)',
+    labelNames: ['direction', 'code', 'cause'] as const,
   });
   readonly ocppCallSeconds = new TallyHistogram({
     name: 'ocpp_call_duration_seconds',

@@ -21,11 +21,12 @@ import {
 import { callFrame, errorFrame, parseFrame, resultFrame, type InboundFrame } from './frames.js';
 import type { OcppCall, OcppResponse } from './messages.js';
 import type { OcppSchemas } from './schemas.js';
-import type { OcppSignals } from './signals.js';
+import type { CallErrorCause, OcppSignals } from './signals.js';
 import { stringWithNul } from './text-guard.js';
 import { textFrame } from './text-frame.js';
 import { ocpp16Adapter } from './v16/adapter.js';
 import { ocpp201Adapter } from './v201/adapter.js';
+import { isDependencyOutage } from '../platform/dependency-health.js';
 
 /** What every connection of an endpoint shares (one object per endpoint, not per socket). */
 export interface ConnectionSettings {
@@ -36,6 +37,8 @@ export interface ConnectionSettings {
   callTimeoutMs: number;
   /** the log lines and counters of the endpoint (signals.ts) */
   signals: OcppSignals;
+  /** the unreachable dependency (database, Redis) while the process is degraded */
+  degradedBy(): string | undefined;
 }
 
 /** A connection of either version (the class is typed by its version). */
@@ -462,10 +465,7 @@ export class ChargerConnection<V extends ProtocolName> {
         // a charger held Pending or Rejected gets its refusal, nothing else
         if (admitted && !accepted) await this.salvageEnd(frame, err);
         this.sendError(frame.id, frame.action, known, err.kind, err.message, err.details);
-      } else {
-        this.opts.log.error({ err, action: frame.action, charge_point: this.chargePointId }, 'OCPP call failed');
-        this.sendError(frame.id, frame.action, known, 'InternalError', 'the CSMS could not process this call', {});
-      }
+      } else this.callFailed(frame, known, err);
       return;
     }
     try {
@@ -482,6 +482,27 @@ export class ChargerConnection<V extends ProtocolName> {
     if (booted !== undefined) this.booted(booted);
     this.opts.signals.answered(frame.action, true);
     this.send(resultFrame(frame.id, reply));
+  }
+
+  /**
+   * A charger's call that failed here: InternalError. PostgreSQL or Redis away is no bug here:
+   * the charger still gets InternalError (OCPP-J: the receiver could not process the call), but
+   * the line and the metric say which (docs/OPERATIONS.md "InternalError during an outage").
+   */
+  private callFailed(frame: Extract<InboundFrame, { t: 'call' }>, known: boolean, err: unknown): void {
+    const dependency = this.opts.degradedBy() ?? (isDependencyOutage(err) ? 'unreachable' : undefined);
+    const where = { err, action: frame.action, charge_point: this.chargePointId };
+    if (dependency === undefined) this.opts.log.error(where, 'OCPP call failed');
+    else this.opts.log.warn({ ...where, dependency }, 'OCPP call failed');
+    this.sendError(
+      frame.id,
+      frame.action,
+      known,
+      'InternalError',
+      'the CSMS could not process this call',
+      {},
+      dependency === undefined ? 'internal' : 'dependency',
+    );
   }
 
   /**
@@ -553,9 +574,11 @@ export class ChargerConnection<V extends ProtocolName> {
     kind: OcppErrorKind,
     description: string,
     details: Record<string, unknown>,
+    // an InternalError is ours; every other code refuses what the charger sent
+    cause: CallErrorCause = kind === 'InternalError' ? 'internal' : 'charger',
   ): void {
     const code = errorCodeFor(this.version, kind);
-    this.opts.signals.callErrorSent(this.chargePointId, action, known, code, description);
+    this.opts.signals.callErrorSent(this.chargePointId, action, known, code, description, cause);
     this.send(errorFrame(id, code, description, details));
   }
 

@@ -153,6 +153,7 @@ export class OcppEndpoint {
       log: opts.log,
       callTimeoutMs: opts.callTimeoutMs,
       signals: opts.signals,
+      degradedBy: () => opts.degradedBy(),
       handleEvent: (id, protocol, event) =>
         opts.actors.ref(chargePointProtocol, id).ask({ type: 'event', protocol, event }),
     };

@@ -23,6 +23,14 @@ export type RefusalReason =
   | 'degraded'
   | 'shutting_down';
 
+/**
+ * Why a CALLERROR was sent (`cause` of `ocpp_callerrors_total`): what the charger sent
+ * (`charger`), a dependency that was unreachable (`dependency`: PostgreSQL or Redis; the charger
+ * still gets InternalError) or a failure here, a bug (`internal`). A CALLERROR a charger sends us
+ * is counted as `charger`.
+ */
+export type CallErrorCause = 'charger' | 'dependency' | 'internal';
+
 /** How a CSMS-to-charger call ended. */
 export type OutboundOutcome = 'result' | 'error' | 'invalid' | 'timeout' | 'closed';
 
@@ -69,7 +77,11 @@ export class OcppSignals {
   private readonly inbound = new Map<string, InboundSlots>();
   private readonly unknownAction: InboundSlots;
   private readonly malformed: CounterSlot;
-  private readonly errorsSent = new Map<string, CounterSlot>();
+  private readonly errorsSent: Record<CallErrorCause, Map<string, CounterSlot>> = {
+    charger: new Map(),
+    dependency: new Map(),
+    internal: new Map(),
+  };
   private readonly errorsReceived = new Map<string, CounterSlot>();
   private readonly refusals: LogLimit;
   private readonly callErrors: LogLimit;
@@ -163,10 +175,17 @@ export class OcppSignals {
    * A CALLERROR sent to a charger: for its CALL of `action` (undefined: a frame that was no
    * CALL we could read), counted and logged (limited per charger).
    */
-  callErrorSent(id: string, action: string | undefined, known: boolean, code: string, description: string): void {
+  callErrorSent(
+    id: string,
+    action: string | undefined,
+    known: boolean,
+    code: string,
+    description: string,
+    cause: CallErrorCause,
+  ): void {
     if (action === undefined) this.malformed.n++;
     else (known ? (this.inbound.get(action) ?? this.bindKnown(action)) : this.unknownAction).error.n++;
-    this.count(this.errorsSent, 'sent', code).n++;
+    this.count(this.errorsSent[cause], 'sent', code, cause).n++;
     const suppressed = this.callErrors.admit(id);
     if (suppressed < 0) return;
     this.log.warn(
@@ -175,6 +194,7 @@ export class OcppSignals {
         action: action === undefined ? null : action.slice(0, 64),
         code,
         description: description.slice(0, TEXT_CHARS),
+        cause,
         ...(suppressed > 0 ? { suppressed } : {}),
       },
       'CALLERROR sent to charger',
@@ -195,7 +215,7 @@ export class OcppSignals {
     this.metrics.ocppMessages.add(['out', action, outcome]);
     if (seconds !== undefined) this.metrics.ocppCallSeconds.tally([action], seconds);
     if (!error) return;
-    this.count(this.errorsReceived, 'received', error.code).n++;
+    this.count(this.errorsReceived, 'received', error.code, 'charger').n++;
     this.log.warn(
       {
         charge_point: id,
@@ -220,10 +240,15 @@ export class OcppSignals {
     };
   }
 
-  private count(slots: Map<string, CounterSlot>, direction: 'sent' | 'received', code: string): CounterSlot {
+  private count(
+    slots: Map<string, CounterSlot>,
+    direction: 'sent' | 'received',
+    code: string,
+    cause: CallErrorCause,
+  ): CounterSlot {
     const label = ERROR_CODES.has(code) ? code : 'other';
     let slot = slots.get(label);
-    if (!slot) slots.set(label, (slot = this.metrics.ocppCallErrors.slot([direction, label])));
+    if (!slot) slots.set(label, (slot = this.metrics.ocppCallErrors.slot([direction, label, cause])));
     return slot;
   }
 }

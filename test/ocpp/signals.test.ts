@@ -194,7 +194,7 @@ describe('OCPP signals: log lines and metrics an on-call person reads', function
     }
     const sent = linesOf('CALLERROR sent to charger', cp.id);
     expect(sent).to.have.length(2);
-    expect(sent[0]).to.include({ action: 'MadeUpAction', code: 'NotImplemented', level: 40 });
+    expect(sent[0]).to.include({ action: 'MadeUpAction', code: 'NotImplemented', cause: 'charger', level: 40 });
 
     client.handle('Reset', () => Promise.resolve({ status: 'Accepted' }));
     const reset = await api()('POST', `/v1/charge-points/${cp.id}/reset`, { type: 'soft' });
@@ -211,11 +211,11 @@ describe('OCPP signals: log lines and metrics an on-call person reads', function
 
     const after = await scrape();
     const grew = (series: string): number => sample(after, series) - sample(before, series);
-    expect(grew('ocpp_callerrors_total{direction="sent",code="NotImplemented"}')).to.equal(3);
+    expect(grew('ocpp_callerrors_total{direction="sent",code="NotImplemented",cause="charger"}')).to.equal(3);
     // an action no schema knows is counted as `unknown`, never under the name the charger made up
     expect(grew('ocpp_messages_total{direction="in",action="unknown",outcome="error"}')).to.equal(3);
     expect(after).not.to.contain('MadeUpAction');
-    expect(grew('ocpp_callerrors_total{direction="received",code="NotSupported"}')).to.equal(1);
+    expect(grew('ocpp_callerrors_total{direction="received",code="NotSupported",cause="charger"}')).to.equal(1);
     expect(grew('ocpp_messages_total{direction="out",action="Reset",outcome="result"}')).to.equal(1);
     expect(grew('ocpp_messages_total{direction="out",action="ClearCache",outcome="error"}')).to.equal(1);
     expect(grew('ocpp_call_duration_seconds_count{action="Reset"}')).to.equal(1);

@@ -1,0 +1,134 @@
+import { expect } from 'chai';
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import type { RPCClient } from 'ocpp-rpc';
+import { csmsModule } from '../../src/csms/module.js';
+import { createLogger } from '../../src/logger.js';
+import { PG_URL } from '../support/databases.js';
+import { waitFor } from '../support/eventually.js';
+import { clusterEnvironment, startPlatform, type StartedPlatform, type TestEnvironment } from '../support/platforms.js';
+import { strictCharger } from '../support/rpc-client.js';
+import { API_KEY, apiClient, uniqueChargePointId, type RegisteredChargePoint } from '../ocpp/support/csms.js';
+import { v16 } from '../ocpp/support/messages.js';
+
+type Line = Record<string, unknown>;
+
+/** A TCP proxy to PostgreSQL that the test takes down (every connection cut, new ones refused) and up. */
+class DatabaseLink {
+  private readonly sockets = new Set<Socket>();
+  private up = true;
+  private constructor(private readonly server: Server) {}
+
+  static async open(): Promise<DatabaseLink> {
+    const target = new URL(PG_URL);
+    const server = createServer();
+    const link = new DatabaseLink(server);
+    server.on('connection', (inbound) => {
+      if (!link.up) {
+        inbound.destroy();
+        return;
+      }
+      const outbound = connect(Number(target.port || 5432), target.hostname);
+      for (const s of [inbound, outbound]) {
+        link.sockets.add(s);
+        s.on('error', () => undefined);
+        s.on('close', () => link.sockets.delete(s));
+      }
+      inbound.pipe(outbound).pipe(inbound);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return link;
+  }
+
+  get url(): string {
+    const url = new URL(PG_URL);
+    url.host = `127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return url.toString();
+  }
+
+  down(): void {
+    this.up = false;
+    for (const s of this.sockets) s.destroy();
+  }
+
+  restore(): void {
+    this.up = true;
+  }
+
+  async close(): Promise<void> {
+    this.down();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+/**
+ * A tester's report: while PostgreSQL was away, chargers' MeterValues were answered InternalError,
+ * counted and logged as a bug here (docs/OPERATIONS.md said so), which paged on-call for a code
+ * bug. The charger still gets InternalError; the metric's `cause` and the log line tell an
+ * outage from a bug.
+ */
+describe('a charger call that fails because PostgreSQL is unreachable', function () {
+  this.timeout(60_000);
+  let env: TestEnvironment;
+  let link: DatabaseLink;
+  let started: StartedPlatform | undefined;
+  const lines: Line[] = [];
+
+  before(async () => {
+    env = await clusterEnvironment({ CSMS_API_KEY: API_KEY, ASK_TIMEOUT_MS: '2000', OCPP_UNKNOWN_ID_TAGS: 'accept' });
+    link = await DatabaseLink.open();
+    started = await startPlatform(env, [csmsModule({ pingIntervalMs: 60_000, callTimeoutMs: 5_000 })], {
+      overrides: { DATABASE_URL: link.url },
+      log: createLogger('info', {}, { write: (s: string) => void lines.push(JSON.parse(s) as Line) }),
+    });
+  });
+  after(async () => {
+    link?.restore();
+    await started?.stop();
+    await link?.close();
+    await env?.cleanup();
+  });
+
+  it('is answered InternalError, counted with cause="dependency" and logged at warn, not as a bug', async () => {
+    const url = started!.platform.url;
+    const cp = (
+      await apiClient(url)<RegisteredChargePoint>('POST', '/v1/charge-points', {
+        id: uniqueChargePointId('OUT'),
+        protocol: 'ocpp1.6',
+      })
+    ).body;
+    const client: RPCClient = strictCharger(url, cp, 'ocpp1.6');
+    await client.connect();
+    await client.call('BootNotification', v16.boot());
+    const { transactionId } = (await client.call('StartTransaction', v16.start())) as { transactionId: number };
+
+    link.down();
+    await waitFor('/readyz says degraded', async () => (await fetch(`${url}/readyz`)).status === 503, 10_000);
+    const err = await client.call('MeterValues', v16.meterValues(1, transactionId, 2000)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).to.have.property('rpcErrorCode', 'InternalError');
+
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).to.match(
+      /^ocpp_callerrors_total\{direction="sent",code="InternalError",cause="dependency"\} [1-9]/m,
+    );
+    expect(metrics).to.not.match(/^ocpp_callerrors_total\{[^}]*cause="internal"\}/m);
+    console.log(
+      JSON.stringify(
+        lines
+          .filter((l) => /OCPP|CALLERROR|degraded/.test(String(l.msg)))
+          .map((l) => ({ msg: l.msg, err: (l.err as { message?: string; type?: string } | undefined)?.message })),
+      ),
+    );
+    const failed = lines.filter((l) => l.msg === 'OCPP call failed' && l.charge_point === cp.id);
+    expect(failed).to.have.length.at.least(1);
+    expect(failed[0]).to.include({ level: 40, dependency: 'database', action: 'MeterValues' });
+    const sent = lines.filter((l) => l.msg === 'CALLERROR sent to charger' && l.charge_point === cp.id);
+    expect(sent[0]).to.include({ code: 'InternalError', cause: 'dependency' });
+
+    link.restore();
+    await waitFor('/readyz ready again', async () => (await fetch(`${url}/readyz`)).status === 200, 15_000);
+    await client.close({ force: true });
+  });
+});
