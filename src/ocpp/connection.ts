@@ -320,6 +320,22 @@ export class ChargerConnection<V extends ProtocolName> {
     this.ws.close(code, reason);
   }
 
+  /**
+   * Resolves once the socket's `close` event has run (its `charger disconnected` line logged),
+   * ending the socket after `ms` if the charger has not answered our close frame by then.
+   */
+  whenClosed(ms: number): Promise<void> {
+    if (this.ws.readyState === this.ws.CLOSED) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.ws.terminate(), ms);
+      // after onSocketClose, registered first: the line is out when this resolves
+      this.ws.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
   /** A domain command as a CALL in this socket's protocol; resolves with the charger's status word. */
   command(
     command: ChargerCommand,

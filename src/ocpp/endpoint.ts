@@ -113,6 +113,8 @@ export interface RefusedLogin {
 }
 
 const IDENTITY = /^[A-Za-z0-9_.~*+|@=-]{1,48}$/;
+/** at shutdown, how long a charger has to answer our close frame before its socket is ended */
+const CLOSE_HANDSHAKE_MS = 2000;
 
 /**
  * The OCPP WebSocket endpoint, `/ocpp/<charge point id>` on the platform's HTTP server
@@ -356,10 +358,16 @@ export class OcppEndpoint {
     this.stopping = true;
     if (this.pinger) clearInterval(this.pinger);
     if (this.lastSeenFlusher) clearInterval(this.lastSeenFlusher);
-    await this.flushLastSeen(this.opts.registry.all());
-    for (const conn of this.opts.registry.all()) conn.close(1012, 'service restart');
-    // each pin once: the sockets' own close events find theirs already released
-    await Promise.all([...this.pins.keys()].map((conn) => this.release(conn)));
+    const open = this.opts.registry.all();
+    await this.flushLastSeen(open);
+    for (const conn of open) conn.close(1012, 'service restart');
+    await Promise.all([
+      // each pin once: the sockets' own close events find theirs already released
+      ...[...this.pins.keys()].map((conn) => this.release(conn)),
+      // the close handshakes: a process whose stop was quick (embedded) exited before they came
+      // back, and logged no `charger disconnected` for the chargers it closed
+      ...open.map((conn) => conn.whenClosed(CLOSE_HANDSHAKE_MS)),
+    ]);
   }
 }
 

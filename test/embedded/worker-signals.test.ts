@@ -8,6 +8,11 @@ import { platformModules } from '../../src/modules.js';
 import { enqueue } from '../../src/ocpi/outbox/outbox-store.js';
 import { embeddedEnvironment, startPlatform, type TestEnvironment } from '../support/platforms.js';
 import { MAIN, startNode } from '../support/processes.js';
+import { connect, type TestCharger } from '../ocpp/support/charger.js';
+import { API_KEY, apiClient, uniqueChargePointId, type RegisteredChargePoint } from '../ocpp/support/csms.js';
+import { v16, v201 } from '../ocpp/support/messages.js';
+import { RawClient } from '../ocpp/support/raw-socket.js';
+import { waitFor } from '../support/eventually.js';
 
 /** Runs the product's main with `env` to its exit: its code and what it wrote. */
 function runMain(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -126,6 +131,65 @@ describe('worker readiness and process signals', function () {
       expect(JSON.stringify(warned)).to.not.contain('"web"');
       expect(node.logs.find((l) => l.msg === 'listening')).to.be.an('object');
     } finally {
+      await node.stop();
+      await env.cleanup();
+    }
+  });
+
+  it('a SIGTERM logs `charger disconnected` for each charger it closes, as a cluster web process does', async () => {
+    const env = await embeddedEnvironment({ CSMS_API_KEY: API_KEY });
+    const node = await startNode(env.env);
+    const chargers: TestCharger[] = [];
+    let raw: RawClient | undefined;
+    try {
+      const ids: string[] = [];
+      for (const protocol of ['ocpp1.6', 'ocpp2.0.1'] as const) {
+        const cp = (
+          await apiClient(node.url)<RegisteredChargePoint>('POST', '/v1/charge-points', {
+            id: uniqueChargePointId('SD'),
+            protocol,
+          })
+        ).body;
+        const charger = await connect({
+          url: `${node.url.replace(/^http/, 'ws')}/ocpp/${cp.id}`,
+          username: cp.username,
+          password: cp.password,
+          protocols: [protocol],
+        });
+        await charger.call('BootNotification', protocol === 'ocpp1.6' ? v16.boot() : v201.boot());
+        chargers.push(charger);
+        ids.push(cp.id);
+      }
+      // and one that never answers our close frame: its socket is ended, it does not hold the stop
+      const mute = (
+        await apiClient(node.url)<RegisteredChargePoint>('POST', '/v1/charge-points', {
+          id: uniqueChargePointId('SD'),
+          protocol: 'ocpp1.6',
+        })
+      ).body;
+      raw = await RawClient.upgraded(Number(new URL(node.url).port), `/ocpp/${mute.id}`, {
+        protocol: 'ocpp1.6',
+        user: mute.id,
+        password: mute.password,
+      });
+      ids.push(mute.id);
+      await waitFor(
+        'the mute charger is served',
+        async () => node.logs.some((l) => l.msg === 'charger connected' && l.charge_point === mute.id),
+        5000,
+      );
+      const stopping = Date.now();
+      expect(await node.stop()).to.equal(0);
+      expect(Date.now() - stopping).to.be.below(10_000);
+      for (const id of ids) {
+        const gone = node.logs.filter((l) => l.msg === 'charger disconnected' && l.charge_point === id);
+        // was none: the process exited before the chargers' close handshakes came back
+        expect(gone, id).to.have.length(1);
+        expect(gone[0]).to.include({ code: 1012, reason: 'service restart', closed_by: 'csms' });
+      }
+    } finally {
+      for (const c of chargers) c.ws.terminate();
+      raw?.destroy();
       await node.stop();
       await env.cleanup();
     }
