@@ -507,9 +507,7 @@ export class ChargerConnection<V extends ProtocolName> {
    */
   private callFailed(frame: Extract<InboundFrame, { t: 'call' }>, known: boolean, err: unknown): void {
     const dependency = this.opts.degradedBy() ?? (isDependencyOutage(err) ? 'unreachable' : undefined);
-    const where = { err, action: frame.action, charge_point: this.chargePointId };
-    if (dependency === undefined) this.opts.log.error(where, 'OCPP call failed');
-    else this.opts.log.warn({ ...where, dependency }, 'OCPP call failed');
+    this.opts.signals.callFailed(this.chargePointId, frame.action, err, dependency);
     this.sendError(
       frame.id,
       frame.action,

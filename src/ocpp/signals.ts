@@ -86,6 +86,8 @@ export class OcppSignals {
   private readonly refusals: LogLimit;
   private readonly callErrors: LogLimit;
   private readonly boots: LogLimit;
+  /** `OCPP call failed` while a dependency is away: every call of every charger fails alike */
+  private readonly outageFailures: LogLimit;
 
   constructor(opts: OcppSignalsOptions) {
     this.log = opts.log;
@@ -98,6 +100,7 @@ export class OcppSignals {
     this.refusals = new LogLimit(limit);
     this.callErrors = new LogLimit(limit);
     this.boots = new LogLimit(limit);
+    this.outageFailures = new LogLimit({ perKey: 1, intervalMs: limit.intervalMs, capacity: 10 });
     this.unknownAction = this.bindInbound('unknown');
     this.malformed = opts.metrics.ocppMessages.slot(['in', 'malformed', 'error']);
   }
@@ -199,6 +202,23 @@ export class OcppSignals {
       },
       'CALLERROR sent to charger',
     );
+  }
+
+  /**
+   * A charger's call failed here (it is answered InternalError): a bug, logged at error each
+   * time, or an unreachable `dependency`, logged at warn once per interval for all chargers
+   * together, saying how many lines were suppressed (docs/OPERATIONS.md "InternalError during an
+   * outage").
+   */
+  callFailed(id: string, action: string, err: unknown, dependency: string | undefined): void {
+    const where = { err, action, charge_point: id };
+    if (dependency === undefined) {
+      this.log.error(where, 'OCPP call failed');
+      return;
+    }
+    const suppressed = this.outageFailures.admit(dependency);
+    if (suppressed >= 0)
+      this.log.warn({ ...where, dependency, ...(suppressed > 0 ? { suppressed } : {}) }, 'OCPP call failed');
   }
 
   /**
