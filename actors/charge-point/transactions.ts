@@ -446,13 +446,12 @@ export function onTransactionProgress(
     return adoptTransaction(deps, ctx, s, event, idTagStatus);
   }
   // a transaction without its first reading yet counts from the earliest this event carries
-  const begin = tx.meter_start_wh === null && event.meter_wh !== null ? event.begin : undefined;
+  const begin = tx.meter_start_wh === null && event.meter_wh !== null ? beginOf(event) : undefined;
   const meterStart = tx.meter_start_wh ?? begin?.wh ?? event.meter_wh;
   const ended = event.type === 'transaction-ended';
   const progress = progressOf(tx, event, meterStart);
   ctx.write(deps.sessions.progress(tx.session_id, progress));
-  if (begin && progress.meter && chargerTime(begin.timestamp) < progress.meter.at)
-    keepSample(ctx, deps.meterSamples.sample(tx.session_id, chargerTime(begin.timestamp), begin.wh, 'first'));
+  if (begin && progress.meter) keepBegin(deps, ctx, tx, begin, progress.meter.at);
   if (progress.meter)
     keepSample(
       ctx,
@@ -489,6 +488,35 @@ export function onTransactionProgress(
     );
   publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
   return { id_tag_status: idTagStatus };
+}
+
+/**
+ * The first reading of a transaction that had none, carried by a later message (`beginOf`), when
+ * earlier than the message's latest: its energy chart starts there, and so do a roamed session's
+ * readings, which its CDR is priced from.
+ */
+function keepBegin(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  tx: OpenTransaction,
+  begin: { wh: number; timestamp: string },
+  latestAt: number,
+): void {
+  const at = chargerTime(begin.timestamp);
+  if (at >= latestAt) return;
+  keepSample(ctx, deps.meterSamples.sample(tx.session_id, at, begin.wh, 'first'));
+  if (tx.ocpi) sampleMeter(deps, ctx, tx.session_id, at, begin.wh);
+}
+
+/**
+ * The earliest reading an update or end carries (domain.ts `begin`), unless stamped after the
+ * event itself: no reading of the transaction is taken after the message that reports it.
+ */
+function beginOf(
+  event: EventOf<'transaction-updated' | 'transaction-ended'>,
+): { wh: number; timestamp: string } | undefined {
+  const begin = event.begin;
+  return begin && chargerTime(begin.timestamp) <= chargerTime(event.timestamp) ? begin : undefined;
 }
 
 /**
@@ -586,8 +614,7 @@ function adoptTransaction(
   const protocol = s.protocol ?? (numeric === undefined ? 'ocpp2.0.1' : 'ocpp1.6');
   // the event's earliest reading (a 1.6 stop's transactionData, a 2.0.1 event's meterValue) may
   // be the one the lost start had
-  const begin =
-    event.begin && chargerTime(event.begin.timestamp) <= chargerTime(event.timestamp) ? event.begin : undefined;
+  const begin = beginOf(event);
   const start: EventOf<'transaction-started'> = {
     type: 'transaction-started',
     transaction_id: event.transaction_id,

@@ -77,16 +77,17 @@ export class MeterSampler implements MeterSampleWrites {
     wh: number,
     which: 'first' | 'between' | 'last',
   ): { write: WriteStep; kept: () => void } | undefined {
-    // the transaction ended: nothing more to remember for it
-    if (which === 'last') this.last.delete(sessionId);
-    if (!Number.isFinite(at) || !Number.isFinite(wh)) return undefined;
+    if (!Number.isFinite(at) || !Number.isFinite(wh)) {
+      if (which === 'last') this.last.delete(sessionId);
+      return undefined;
+    }
     const prev = this.last.get(sessionId);
     if (which === 'between' && prev !== undefined && Math.abs(at - prev) < this.intervalMs) return undefined;
     return {
       write: insert.write({ session_id: sessionId, at, wh, replace: which === 'last' }),
-      kept: () => {
-        if (which !== 'last') this.remember(sessionId, at);
-      },
+      // the transaction ended: nothing more to remember for it, also when an earlier reading of
+      // the same turn (its first, carried by the end) was remembered after the commit
+      kept: () => (which === 'last' ? this.last.delete(sessionId) : this.remember(sessionId, at)),
     };
   }
 

@@ -346,6 +346,25 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(cdr.total_time).to.equal(1);
   });
 
+  it('2.0.1: a Started without a reading and an Ended with Begin and End readings: the CDR bills the energy between them', async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'B');
+    const event = event201('TX-CDR-BEGIN', uid);
+    const { meterValue: _none, ...started } = event('Started', 0, 0, 0);
+    await charger.call('TransactionEvent', started);
+    const reading = (minute: number, wh: number, context: string) => ({
+      timestamp: at(minute),
+      sampledValue: [{ value: wh, context, measurand: 'Energy.Active.Import.Register' }],
+    });
+    await charger.call('TransactionEvent', {
+      ...event('Ended', 1, 60, 9000),
+      meterValue: [reading(0, 5000, 'Transaction.Begin'), reading(60, 9000, 'Transaction.End')],
+    });
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    // was 0: the CDR's readings began at the End reading, while the session said 4 kWh
+    expect((post.body as Json).total_energy).to.equal(4);
+  });
+
   /**
    * An hour of 2.0.1 events queued offline, with 12 kWh reported in the first 20 minutes before
    * the Started arrives (an Updated), delivered in the order `order` (indexes into `early`, then
