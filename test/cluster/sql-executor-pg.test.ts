@@ -115,6 +115,18 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
     }
   });
 
+  it("m0028: an OCPI object inserted without created_ms (a process of the release before) gets the insert's time", async () => {
+    const before = Date.now();
+    await db().sql.run(
+      `INSERT INTO ocpi_object (module, country_code, party_id, object_id, last_updated_ms, published, data, updated_at)
+       VALUES ('tokens', 'NL', 'OLD', 'OLD-1', 0, 1, '{}', ?)`,
+      [before],
+    );
+    const [row] = await db().sql.query(`SELECT created_ms FROM ocpi_object WHERE party_id = 'OLD'`);
+    // was 0: the object sorted before every other in every list, for good
+    expect(Number(row?.created_ms)).to.be.within(before - 1000, Date.now() + 1000);
+  });
+
   it('a transaction PostgreSQL picks as a deadlock victim runs again and commits (retryTransient)', async () => {
     const { PgExecutor } = await import('../../src/db/pg-executor.js');
     const { retryTransient } = await import('../../src/db/group-commit.js');

@@ -392,8 +392,8 @@ export class ObjectStore<T extends { last_updated: string }> {
   }
 
   /**
-   * The keys of every object `list` would page through, oldest `last_updated` first: a snapshot to walk one
-   * object at a time while the objects change (an update moves an object in the list order).
+   * The keys of every object `list` would page through (oldest `last_updated` first; the order is
+   * not relied on): a snapshot to walk one object at a time while the objects change.
    */
   async keys(parties?: readonly PartyIdentity[], opts: ListOptions = {}): Promise<ObjectKey[]> {
     const filter = this.filter({}, parties, opts);
