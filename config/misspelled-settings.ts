@@ -46,6 +46,14 @@ const NOT_SETTINGS = new Set([
 ]);
 
 /**
+ * What Kubernetes sets for every service of the namespace (`<SERVICE>_SERVICE_HOST`,
+ * `<SERVICE>_PORT_6379_TCP_ADDR`, ...): a service named redis or ocpp would otherwise make lines
+ * at every start.
+ */
+const KUBERNETES_SERVICE =
+  /_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT(_\d+_(TCP|UDP|SCTP)(_(ADDR|PORT|PROTO))?)?)$/;
+
+/**
  * Environment variables that are not settings but look like a misspelling of one (`PROCES_ROLE`
  * was silently ignored: the process started as `all`): within 2 edits of a setting's name (1 for
  * names of up to 5 characters, so that HOME is not taken for HOST), or starting with one of the
@@ -55,6 +63,7 @@ export function misspelledSettings(env: Readonly<Record<string, string | undefin
   const suspects: SuspectVariable[] = [];
   for (const variable of Object.keys(env)) {
     if (KNOWN.has(variable) || NOT_SETTINGS.has(variable) || !/^[A-Za-z][A-Za-z0-9_]*$/.test(variable)) continue;
+    if (KUBERNETES_SERVICE.test(variable)) continue;
     const upper = variable.toUpperCase();
     const close = closestSetting(upper);
     if (close !== undefined || OWN_PREFIXES.some((p) => upper.startsWith(p)))
