@@ -89,7 +89,8 @@ describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
       await charger.close();
     });
 
-    it('serves a charger whose firmware now speaks the other version with it, and shows that version', async () => {
+    /** A charger registered as 2.0.1 whose firmware now offers 1.6 only, connected. */
+    const registeredAs201SpeakingOcpp16 = async () => {
       const other = await csms.registerChargePoint('ocpp2.0.1');
       const charger = await connect({
         url: other.ocpp_url,
@@ -97,6 +98,11 @@ describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
         password: other.password,
         protocols: ['ocpp1.6'],
       });
+      return { other, charger };
+    };
+
+    it('serves a charger whose firmware now speaks the other version with it, and shows that version', async () => {
+      const { other, charger } = await registeredAs201SpeakingOcpp16();
       expect(charger.protocol).to.equal('ocpp1.6');
       expect((await charger.call('BootNotification', v16.boot())).status).to.equal('Accepted');
       const view = await csms.api<{ protocol: string }>('GET', `/v1/charge-points/${other.id}`);
@@ -105,13 +111,7 @@ describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
     });
 
     it('shows and lists a charger never seen before in the version it connects with, before any event', async () => {
-      const other = await csms.registerChargePoint('ocpp2.0.1');
-      const charger = await connect({
-        url: other.ocpp_url,
-        username: other.username,
-        password: other.password,
-        protocols: ['ocpp1.6'],
-      });
+      const { other, charger } = await registeredAs201SpeakingOcpp16();
       // a Heartbeat is answered without the charger's actor: no event of it says the version
       await charger.call('Heartbeat', {});
       const view = await csms.api<{ protocol: string }>('GET', `/v1/charge-points/${other.id}`);
