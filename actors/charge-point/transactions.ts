@@ -418,7 +418,7 @@ function laterReadingOfStart(
     seq_no: null,
     id_tag: null,
   };
-  return onTransactionProgress(deps, ctx, ctx.state, update, idTagStatus);
+  return { ...onTransactionProgress(deps, ctx, ctx.state, update, idTagStatus), transaction_id: transactionId };
 }
 
 /**
@@ -592,8 +592,7 @@ function keepOpen(
  * kept (docs/CSMS.md "Sessions"), and the event applied to it. Its start is the earliest reading
  * the event brings, at that reading's time (a 1.6 stop's transactionData, a 2.0.1 event's
  * meterValue), else the event's time without a reading; its EVSE the one the event names, else
- * unknown (0). A 1.6 id is ours: the counter
- * moves past it so that no later start gets it again.
+ * unknown (0). A 1.6 id is ours: the counter moves past it so that no later start gets it again.
  */
 function adoptTransaction(
   deps: ChargePointActorDeps,

@@ -184,8 +184,8 @@ export const AHEAD_TOLERANCE_MS = 10_000;
  * then, and one push from a clock far ahead (2099) would otherwise make every later update of
  * the object, a token's block included, answered 1000 and never applied.
  */
-export function olderThan(incoming: string | undefined, held: string, now = Date.now()): boolean {
+export function olderThan(incoming: string | undefined, held: string): boolean {
   if (incoming === undefined) return false;
   const heldAt = Date.parse(held);
-  return heldAt <= now + AHEAD_TOLERANCE_MS && Date.parse(incoming) < heldAt;
+  return heldAt <= Date.now() + AHEAD_TOLERANCE_MS && Date.parse(incoming) < heldAt;
 }
