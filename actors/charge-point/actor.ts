@@ -15,7 +15,7 @@ import {
   type ChargePointCtx,
 } from './state.js';
 import { authorizeTag, type AuthDecision } from './authorization.js';
-import { lateToken, linkOf, reloadLinks, restoreStatuses, roamingOf } from './roaming.js';
+import { lateToken, linkOf, reloadLinks, restoreStatuses, roamingOf, type Roamed } from './roaming.js';
 import {
   endSuperseded,
   epochMs,
@@ -113,7 +113,30 @@ async function tokenNamed(
   // a token named after the transaction's own stopped it: it roams nothing
   if (deps.roaming && open && open.ocpi === undefined && open.id_tag === undefined)
     await lateToken(deps, ctx, open.transaction_id, idTag, decision);
-  return cached(deps, withGroup(onTransactionProgress(deps, ctx, ctx.state, event, decision.status), decision));
+  const roamed = open ? undefined : await adoptedRoaming(deps, ctx, event, idTag, decision);
+  return cached(deps, withGroup(onTransactionProgress(deps, ctx, ctx.state, event, decision.status, roamed), decision));
+}
+
+/**
+ * The roamed session of a transaction an update or end opens here (its start never arrived: an
+ * Ended alone, queued offline), when it names a partner's accepted token on a linked EVSE: roamed
+ * as its start would have been, so that its eMSP gets the session and the CDR of the energy it
+ * reports. Undefined for a transaction already finished here or an end that failed its schema,
+ * which open nothing.
+ */
+async function adoptedRoaming(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  event: Extract<ChargerEvent, { type: 'transaction-updated' | 'transaction-ended' }>,
+  idTag: string,
+  decision: AuthDecision,
+): Promise<Roamed | null | undefined> {
+  const s = ctx.state;
+  if (!deps.roaming || decision.status !== 'Accepted' || event.evse_id === undefined) return undefined;
+  if (s.finished.some((f) => f.transaction_id === event.transaction_id)) return undefined;
+  if ((event.type === 'transaction-ended' && event.salvaged) || !linkOf(s, event.evse_id)) return undefined;
+  const where = { evse_id: event.evse_id, connector_id: event.connector_id ?? 1, remote_start_id: null };
+  return roamingOf(deps, s, { ...where, id_tag: idTag, started_at: epochMs(event.timestamp) }, decision);
 }
 
 /**

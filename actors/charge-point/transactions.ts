@@ -433,6 +433,8 @@ export function onTransactionProgress(
   s: ChargePointState,
   event: EventOf<'transaction-updated' | 'transaction-ended'>,
   idTagStatus = 'Accepted',
+  /** when the event opens a transaction whose start never arrived: its roamed session (roaming.ts roamingOf) */
+  adoptedRoamed?: Roamed | null,
 ): ChargerEventOutcome {
   const tx = s.transactions.find((t) => t.transaction_id === event.transaction_id);
   if (!tx) {
@@ -443,7 +445,7 @@ export function onTransactionProgress(
       ctx.log.warn({ transaction_id: event.transaction_id }, 'invalid end of a transaction not open here: ignored');
       return { id_tag_status: 'Accepted' };
     }
-    return adoptTransaction(deps, ctx, s, event, idTagStatus);
+    return adoptTransaction(deps, ctx, s, event, idTagStatus, adoptedRoamed);
   }
   // a transaction without its first reading yet counts from the earliest this event carries
   const begin = tx.meter_start_wh === null && event.meter_wh !== null ? beginOf(event) : undefined;
@@ -600,6 +602,7 @@ function adoptTransaction(
   s: ChargePointState,
   event: EventOf<'transaction-updated' | 'transaction-ended'>,
   idTagStatus: string,
+  roamed: Roamed | null | undefined,
 ): ChargerEventOutcome {
   if (s.transactions.length >= deps.maxOpenTransactions()) {
     ctx.log.warn({ transaction_id: event.transaction_id }, 'transaction without a start not kept: open limit reached');
@@ -630,7 +633,9 @@ function adoptTransaction(
   // the event (no reading was read). A 1.6 id is one we issue: an unknown one is a stray or a
   // previous CSMS's, and ends nothing (it ended a running transaction, whose stop was then lost)
   if (protocol === 'ocpp2.0.1') endSuperseded(deps, ctx, start);
-  onTransactionStarted(deps, ctx, ctx.state, start, protocol, undefined, idTagStatus);
+  // a partner's accepted token on a linked EVSE roams it from its start, as a start that arrived would
+  const roamedFromStart = roamed && { ...roamed, started_at: chargerTime(start.timestamp) };
+  onTransactionStarted(deps, ctx, ctx.state, start, protocol, roamedFromStart ?? undefined, idTagStatus);
   const opened = ctx.state;
   if (protocol === 'ocpp1.6' && numeric !== undefined && opened.next_transaction_id <= numeric)
     ctx.setState({ ...opened, next_transaction_id: numeric + 1 });

@@ -365,6 +365,49 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect((post.body as Json).total_energy).to.equal(4);
   });
 
+  it('2.0.1: an Ended alone (its Started lost) naming the token is roamed: the eMSP gets its CDR', async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'A');
+    const reading = (minute: number, wh: number, context: string) => ({
+      timestamp: at(minute),
+      sampledValue: [{ value: wh, context, measurand: 'Energy.Active.Import.Register' }],
+    });
+    await charger.call('TransactionEvent', {
+      ...event201('TX-CDR-ALONE', uid, { offline: true })('Ended', 0, 60, 9000),
+      evse: { id: 1, connectorId: 1 },
+      idToken: { idToken: uid, type: 'ISO14443' },
+      meterValue: [reading(0, 5000, 'Transaction.Begin'), reading(60, 9000, 'Transaction.End')],
+    });
+    // was a session of 4 kWh that no eMSP heard of: no Session, no CDR, nothing to bill
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    expect((post.body as Json).total_energy).to.equal(4);
+    expect((post.body as Json).start_date_time).to.equal(at(0));
+  });
+
+  it('1.6: a failed stop read (meterStop 0) of a roamed transaction bills the reading its transactionData carries', async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'Z');
+    const { transactionId } = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 1000,
+      timestamp: at(0),
+    })) as { transactionId: number };
+    await charger.call('StopTransaction', {
+      transactionId,
+      meterStop: 0,
+      timestamp: at(60),
+      transactionData: [
+        {
+          timestamp: at(60),
+          sampledValue: [{ value: '5000', context: 'Transaction.End', measurand: 'Energy.Active.Import.Register' }],
+        },
+      ],
+    });
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    expect((post.body as Json).total_energy).to.equal(4);
+  });
+
   /**
    * An hour of 2.0.1 events queued offline, with 12 kWh reported in the first 20 minutes before
    * the Started arrives (an Updated), delivered in the order `order` (indexes into `early`, then
