@@ -24,6 +24,13 @@ export const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'IS
 export const PartyId = Type.String({ pattern: '^[A-Z0-9]{3}$', description: '3-character party id' });
 
 /**
+ * A credentials token (Token A, B or C): CiString(64) in 2.2.1, string(64) in 2.1.1, printable
+ * ASCII without whitespace in both (2.2.1 transport_and_format: it is sent as `Authorization:
+ * Token <token>`).
+ */
+export const CredentialsToken = Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7E]+$' });
+
+/**
  * The string ids OCPI gives objects (location id, EVSE uid, session id, ...): CiString(36) or
  * string(36), "only printable ASCII allowed" (OCPI 2.2.1 types.asciidoc). In a path this also
  * keeps NUL bytes and odd unicode away from the store (docs/SECURITY.md).

@@ -1,13 +1,12 @@
 import Type, { type Static } from '#typebox';
-import { BusinessDetails } from '../core/schemas.js';
+import { BusinessDetails, CredentialsToken } from '../core/schemas.js';
 import { titled } from '../../gateway/openapi.js';
 
 /** The OCPI 2.1.1 Credentials object (OCPI 2.1.1 credentials.md). */
 export const Credentials = titled(
   'Credentials211',
   Type.Object({
-    // CiString(64) in 2.2.1, string(64) in 2.1.1: printable ASCII without whitespace in both
-    token: Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7E]+$' }),
+    token: CredentialsToken,
     url: Type.String({ minLength: 1, maxLength: 255, description: 'versions endpoint URL' }),
     business_details: BusinessDetails,
     party_id: Type.String({ minLength: 3, maxLength: 3 }),

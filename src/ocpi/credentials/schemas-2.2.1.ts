@@ -1,5 +1,5 @@
 import Type, { type Static } from '#typebox';
-import { BusinessDetails, CountryCode, PartyId, openEnum } from '../core/schemas.js';
+import { BusinessDetails, CountryCode, CredentialsToken, PartyId, openEnum } from '../core/schemas.js';
 import { titled } from '../../gateway/openapi.js';
 
 /** The OCPI 2.2.1 Credentials object (OCPI 2.2.1 credentials.asciidoc). */
@@ -17,9 +17,7 @@ export const CredentialsRole = titled(
 export const Credentials = titled(
   'Credentials221',
   Type.Object({
-    // CiString(64) in 2.2.1, string(64) in 2.1.1: printable ASCII without whitespace in both (2.2.1
-    // transport_and_format: the token is sent as `Authorization: Token <token>`)
-    token: Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7E]+$' }),
+    token: CredentialsToken,
     url: Type.String({ minLength: 1, maxLength: 255, description: "URL of the sender's versions endpoint" }),
     roles: Type.Array(CredentialsRole, { minItems: 1 }),
   }),

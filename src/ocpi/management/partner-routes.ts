@@ -3,7 +3,7 @@ import { HttpError } from '../../gateway/errors.js';
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OperatorRoute } from '../core/mount-kit.js';
-import { CountryCode, PartyId } from '../core/schemas.js';
+import { CountryCode, CredentialsToken, PartyId } from '../core/schemas.js';
 import { ourVersionsUrl, registerWith, rotateWith, unregisterWith } from './handshake.js';
 import { partnerCommandRoutes } from './commands.js';
 import { IdPath, partnerOf } from './partner-of.js';
@@ -61,7 +61,8 @@ const RegisterBody = Type.Object({
     pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#@]+(?:[/?#]\\S*)?$',
     description: "the partner's versions URL: http or https, at most 255 characters (OCPI URL)",
   }),
-  token: Type.String({ minLength: 1, maxLength: 64 }),
+  // refused before any call: the partner would be sent a token it cannot take (was a 502)
+  token: CredentialsToken,
 });
 /** `/partners/{id}/pull|push/{module}`: the partner and one of the modules we exchange. */
 const ModulePath = Type.Object({ id: IdPath.properties.id, module: ExchangeModule });
