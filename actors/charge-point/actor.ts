@@ -118,11 +118,10 @@ async function tokenNamed(
 }
 
 /**
- * The roamed session of a transaction an update or end opens here (its start never arrived: an
+ * The roamed session of a transaction an update or end may open here (its start never arrived: an
  * Ended alone, queued offline), when it names a partner's accepted token on a linked EVSE: roamed
  * as its start would have been, so that its eMSP gets the session and the CDR of the energy it
- * reports. Undefined for a transaction already finished here or an end that failed its schema,
- * which open nothing.
+ * reports. Whether the event opens one is `onTransactionProgress`'s to decide.
  */
 async function adoptedRoaming(
   deps: ChargePointActorDeps,
@@ -130,13 +129,14 @@ async function adoptedRoaming(
   event: Extract<ChargerEvent, { type: 'transaction-updated' | 'transaction-ended' }>,
   idTag: string,
   decision: AuthDecision,
-): Promise<Roamed | null | undefined> {
+): Promise<Roamed | undefined> {
   const s = ctx.state;
-  if (!deps.roaming || decision.status !== 'Accepted' || event.evse_id === undefined) return undefined;
-  if (s.finished.some((f) => f.transaction_id === event.transaction_id)) return undefined;
-  if ((event.type === 'transaction-ended' && event.salvaged) || !linkOf(s, event.evse_id)) return undefined;
+  if (!deps.roaming || decision.status !== 'Accepted' || event.evse_id === undefined || !linkOf(s, event.evse_id))
+    return undefined;
   const where = { evse_id: event.evse_id, connector_id: event.connector_id ?? 1, remote_start_id: null };
-  return roamingOf(deps, s, { ...where, id_tag: idTag, started_at: epochMs(event.timestamp) }, decision);
+  return (
+    (await roamingOf(deps, s, { ...where, id_tag: idTag, started_at: epochMs(event.timestamp) }, decision)) ?? undefined
+  );
 }
 
 /**

@@ -434,7 +434,7 @@ export function onTransactionProgress(
   event: EventOf<'transaction-updated' | 'transaction-ended'>,
   idTagStatus = 'Accepted',
   /** when the event opens a transaction whose start never arrived: its roamed session (roaming.ts roamingOf) */
-  adoptedRoamed?: Roamed | null,
+  adoptedRoamed?: Roamed,
 ): ChargerEventOutcome {
   const tx = s.transactions.find((t) => t.transaction_id === event.transaction_id);
   if (!tx) {
@@ -602,7 +602,7 @@ function adoptTransaction(
   s: ChargePointState,
   event: EventOf<'transaction-updated' | 'transaction-ended'>,
   idTagStatus: string,
-  roamed: Roamed | null | undefined,
+  roamed: Roamed | undefined,
 ): ChargerEventOutcome {
   if (s.transactions.length >= deps.maxOpenTransactions()) {
     ctx.log.warn({ transaction_id: event.transaction_id }, 'transaction without a start not kept: open limit reached');
@@ -635,7 +635,7 @@ function adoptTransaction(
   if (protocol === 'ocpp2.0.1') endSuperseded(deps, ctx, start);
   // a partner's accepted token on a linked EVSE roams it from its start, as a start that arrived would
   const roamedFromStart = roamed && { ...roamed, started_at: chargerTime(start.timestamp) };
-  onTransactionStarted(deps, ctx, ctx.state, start, protocol, roamedFromStart ?? undefined, idTagStatus);
+  onTransactionStarted(deps, ctx, ctx.state, start, protocol, roamedFromStart, idTagStatus);
   const opened = ctx.state;
   if (protocol === 'ocpp1.6' && numeric !== undefined && opened.next_transaction_id <= numeric)
     ctx.setState({ ...opened, next_transaction_id: numeric + 1 });
