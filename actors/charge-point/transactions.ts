@@ -493,9 +493,12 @@ export function onTransactionProgress(
 }
 
 /**
- * The first reading of a transaction that had none, carried by a later message (`beginOf`), when
- * earlier than the message's latest: its energy chart starts there, and so do a roamed session's
- * readings, which its CDR is priced from.
+ * The first reading of a transaction that had none, carried by a later message (`beginOf`): its
+ * energy chart starts there, and so do a roamed session's readings, which its CDR is priced from.
+ * One stamped at or after the message's latest (a Transaction.Begin that the charger stamped like
+ * its Transaction.End, or after it: meter.ts ranks them by context) is put at the transaction's
+ * start, where a Begin reading is taken: kept at the latest's instant, the two would be one
+ * reading, and the CDR would bill none of the energy between them.
  */
 function keepBegin(
   deps: ChargePointActorDeps,
@@ -504,7 +507,8 @@ function keepBegin(
   begin: { wh: number; timestamp: string },
   latestAt: number,
 ): void {
-  const at = chargerTime(begin.timestamp);
+  const stamped = chargerTime(begin.timestamp);
+  const at = stamped < latestAt ? stamped : (tx.started_at ?? latestAt);
   if (at >= latestAt) return;
   keepSample(ctx, deps.meterSamples.sample(tx.session_id, at, begin.wh, 'first'));
   if (tx.ocpi) sampleMeter(deps, ctx, tx.session_id, at, begin.wh);

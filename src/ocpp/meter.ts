@@ -10,6 +10,8 @@ export interface SampledReading {
   multiplier: number;
   /** where the reading was taken: Outlet when absent (Inlet, EV, Body, Cable are other meters) */
   location: string | undefined;
+  /** why it was taken (ReadingContext: Transaction.Begin, Sample.Periodic, ...), when the charger says */
+  context?: string | undefined;
 }
 
 /**
@@ -97,8 +99,35 @@ export interface RegisterReading {
 }
 
 /**
- * The register reading with the earliest timestamp among meter values whose timestamps parse
- * (a 1.6 StopTransaction's transactionData: its Transaction.Begin reading, when it has one).
+ * How a reading's context (OCPP's ReadingContext) ranks it as a transaction's first reading
+ * (`earliestRegisterReading`) or last (`latestRegisterReading`): the reading the charger names
+ * Transaction.Begin is the first and the one it names Transaction.End the last, whatever their
+ * timestamps say (a charger's clock set between them, a Begin stamped at the End's instant); the
+ * other end's reading is either only when no other reading is there. Readings of equal rank go by
+ * their timestamps.
+ */
+const RANK_FIRST: Readonly<Record<string, number>> = { 'Transaction.Begin': 2, 'Transaction.End': 0 };
+const RANK_LAST: Readonly<Record<string, number>> = { 'Transaction.End': 2, 'Transaction.Begin': 0 };
+
+/** The context of the energy register's sample in a meter value (meter.ts `energyRegisterWh`), when it names one. */
+function registerContext(samples: SampledReading[]): string | undefined {
+  for (const s of samples) {
+    if ((s.measurand ?? 'Energy.Active.Import.Register') !== 'Energy.Active.Import.Register') continue;
+    if (s.location !== undefined && s.location !== 'Outlet') continue;
+    if (s.context !== undefined) return s.context;
+  }
+  return undefined;
+}
+
+function rankOf(samples: SampledReading[], ranks: Readonly<Record<string, number>>): number {
+  const context = registerContext(samples);
+  return context === undefined ? 1 : (ranks[context] ?? 1);
+}
+
+/**
+ * A transaction's first register reading among meter values whose timestamps parse: the one
+ * named Transaction.Begin (a 1.6 StopTransaction's transactionData, a 2.0.1 Ended's
+ * TxEndedMeasurands), else the earliest (`RANK_FIRST`).
  */
 export function earliestRegisterReading<E extends { timestamp: string }>(
   entries: readonly E[] | undefined,
@@ -106,22 +135,28 @@ export function earliestRegisterReading<E extends { timestamp: string }>(
 ): RegisterReading | null {
   let best: RegisterReading | null = null;
   let bestAt = Infinity;
+  let bestRank = -1;
   for (const entry of entries ?? []) {
     const at = parseInstant(entry.timestamp);
-    if (!Number.isFinite(at) || at >= bestAt) continue;
-    const wh = energyRegisterWh(samplesOf(entry));
+    if (!Number.isFinite(at)) continue;
+    const samples = samplesOf(entry);
+    const wh = energyRegisterWh(samples);
     if (wh === null) continue;
+    const rank = rankOf(samples, RANK_FIRST);
+    if (rank < bestRank || (rank === bestRank && at >= bestAt)) continue;
     best = { wh, timestamp: entry.timestamp };
     bestAt = at;
+    bestRank = rank;
   }
   return best;
 }
 
 /**
- * The register reading with the latest timestamp among a message's meter values (a tie goes to
- * the later entry). Not simply the last entry: a charger may list its values in any order, and
- * the last one may hold other measurands only (docs/CSMS.md "Energy and out-of-order readings").
- * A timestamp that does not parse ranks below every one that does.
+ * A message's last register reading: the one named Transaction.End, else the one with the latest
+ * timestamp (a tie goes to the later entry; `RANK_LAST`). Not simply the last entry: a charger may
+ * list its values in any order, and the last one may hold other measurands only (docs/CSMS.md
+ * "Energy and out-of-order readings"). A timestamp that does not parse ranks below every one that
+ * does.
  */
 export function latestRegisterReading<E extends { timestamp: string }>(
   entries: readonly E[] | undefined,
@@ -129,15 +164,20 @@ export function latestRegisterReading<E extends { timestamp: string }>(
 ): RegisterReading | null {
   let best: RegisterReading | null = null;
   let bestAt = -Infinity;
+  let bestRank = -1;
+  const many = entries !== undefined && entries.length > 1;
   for (const entry of entries ?? []) {
-    const wh = energyRegisterWh(samplesOf(entry));
+    const samples = samplesOf(entry);
+    const wh = energyRegisterWh(samples);
     if (wh === null) continue;
     const parsed = parseInstant(entry.timestamp);
     const at = Number.isFinite(parsed) ? parsed : -Infinity;
-    if (best === null || at >= bestAt) {
-      best = { wh, timestamp: entry.timestamp };
-      bestAt = at;
-    }
+    // one meter value (every periodic MeterValues): nothing to rank it against
+    const rank = many ? rankOf(samples, RANK_LAST) : 1;
+    if (rank < bestRank || (rank === bestRank && at < bestAt)) continue;
+    best = { wh, timestamp: entry.timestamp };
+    bestAt = at;
+    bestRank = rank;
   }
   return best;
 }

@@ -140,7 +140,17 @@ function sample201(v: unknown): SampledReading | undefined {
   const scale = multiplier === undefined ? 0 : integer(multiplier);
   // the schema allows any integer; 10^scale must stay a finite number of Wh here
   if (scale === undefined || Math.abs(scale) > 12) return undefined;
-  return { value, measurand, phase, unit: unit ?? 'Wh', multiplier: scale, location };
+  const context = own(s, 'context');
+  return {
+    value,
+    measurand,
+    phase,
+    unit: unit ?? 'Wh',
+    multiplier: scale,
+    location,
+    // the End reading is the end's, whatever its stamp (meter.ts `latestRegisterReading`)
+    context: typeof context === 'string' ? context : undefined,
+  };
 }
 
 /** The latest register reading among the well-formed meter values of a 2.0.1 end, if any. */

@@ -65,6 +65,36 @@ describe('OCPP 2.0.1: the readings of one TransactionEvent', function () {
     await charger.close();
   });
 
+  /**
+   * Readings whose stamps contradict their context: a Begin stamped at the End's instant (listed
+   * after it), or after it. The context decides which is the first and which the last, and the
+   * Begin is charted at the transaction's start.
+   */
+  for (const [what, begin, end] of [
+    ['stamped at the End instant and listed after it', 600, 600],
+    ['stamped after the End', 650, 600],
+  ] as const) {
+    it(`a Begin reading ${what}: the energy between Begin and End, charted from the start`, async () => {
+      const { id, charger } = await bootedCharger(csms, 'ocpp2.0.1');
+      const tx = `CTX-${begin}`;
+      await charger.call('TransactionEvent', event('Started', tx, 0, 300));
+      await charger.call(
+        'TransactionEvent',
+        event('Ended', tx, 1, 700, [reading(end, 9000, 'Transaction.End'), reading(begin, 5000, 'Transaction.Begin')]),
+      );
+      const session = await sessionOf(id);
+      // was 9000 -> 5000, 0 Wh: the earliest stamp taken as the first reading, the latest as the last
+      expect(session).to.include({ meter_start_wh: 5000, meter_last_wh: 9000, energy_wh: 4000 });
+      const chart = await chartOf(session.id);
+      // was the End reading alone: the Begin was dropped as not earlier than it
+      expect(chart.map((c) => [c.at, c.wh])).to.deep.equal([
+        [at(300), 5000],
+        [at(600), 9000],
+      ]);
+      await charger.close();
+    });
+  }
+
   it('an Ended alone (its Started lost) starts at its Begin reading and time', async () => {
     const { id, charger } = await bootedCharger(csms, 'ocpp2.0.1');
     await charger.call('TransactionEvent', {

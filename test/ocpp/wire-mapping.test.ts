@@ -90,6 +90,27 @@ describe('OCPP wire mapping (pure functions)', () => {
     expect(ocpp16Adapter.toEvent(checked('ocpp1.6', 'MeterValues', meterValues))).to.include({ meter_wh: 12_000 });
   });
 
+  it("ranks a stop's readings by context before time: Transaction.Begin first, Transaction.End last", () => {
+    const entry = (timestamp: string, value: string, context: string) => ({
+      timestamp,
+      sampledValue: [{ value, context, measurand: 'Energy.Active.Import.Register' }],
+    });
+    // a charger whose clock was set back between its Begin and its End
+    const stop = ocpp16Adapter.toEvent(
+      checked('ocpp1.6', 'StopTransaction', {
+        transactionId: 7,
+        meterStop: 9000,
+        timestamp: '2026-01-01T01:00:00.000Z',
+        transactionData: [
+          entry('2026-01-01T00:50:00.000Z', '9000', 'Transaction.End'),
+          entry('2026-01-01T00:55:00.000Z', '5000', 'Transaction.Begin'),
+          entry('2026-01-01T00:52:00.000Z', '7000', 'Sample.Periodic'),
+        ],
+      }),
+    );
+    expect(stop).to.deep.include({ begin: { wh: 5000, timestamp: '2026-01-01T00:55:00.000Z' }, meter_wh: 9000 });
+  });
+
   it('parses the three frame types and tells malformed frames apart', () => {
     expect(parseFrame('[2,"a","Heartbeat",{}]')).to.deep.equal({
       t: 'call',

@@ -346,24 +346,31 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(cdr.total_time).to.equal(1);
   });
 
-  it('2.0.1: a Started without a reading and an Ended with Begin and End readings: the CDR bills the energy between them', async () => {
-    const e = await world.emsp('2.2.1');
-    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'B');
-    const event = event201('TX-CDR-BEGIN', uid);
-    const { meterValue: _none, ...started } = event('Started', 0, 0, 0);
-    await charger.call('TransactionEvent', started);
-    const reading = (minute: number, wh: number, context: string) => ({
-      timestamp: at(minute),
-      sampledValue: [{ value: wh, context, measurand: 'Energy.Active.Import.Register' }],
+  // was 0 in both: the CDR's readings began at the End reading; and a Begin at the End's instant
+  // was kept with it as one reading (the higher); the session said 4 kWh
+  for (const [what, beginMinute] of [
+    ['Begin and End readings', 0],
+    ['Begin and End readings stamped at one instant', 60],
+  ] as const) {
+    it(`2.0.1: a Started without a reading and an Ended with ${what}: the CDR bills the energy between them`, async () => {
+      const e = await world.emsp('2.2.1');
+      const { charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'B');
+      const event = event201(`TX-CDR-BEGIN-${beginMinute}`, uid);
+      const { meterValue: _none, ...started } = event('Started', 0, 0, 0);
+      await charger.call('TransactionEvent', started);
+      const reading = (minute: number, wh: number, context: string) => ({
+        timestamp: at(minute),
+        sampledValue: [{ value: wh, context, measurand: 'Energy.Active.Import.Register' }],
+      });
+      await charger.call('TransactionEvent', {
+        ...event('Ended', 1, 60, 9000),
+        meterValue: [reading(beginMinute, 5000, 'Transaction.Begin'), reading(60, 9000, 'Transaction.End')],
+      });
+      const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+      expect((post.body as Json).total_energy).to.equal(4);
+      expect((post.body as Json).total_time).to.equal(1);
     });
-    await charger.call('TransactionEvent', {
-      ...event('Ended', 1, 60, 9000),
-      meterValue: [reading(0, 5000, 'Transaction.Begin'), reading(60, 9000, 'Transaction.End')],
-    });
-    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
-    // was 0: the CDR's readings began at the End reading, while the session said 4 kWh
-    expect((post.body as Json).total_energy).to.equal(4);
-  });
+  }
 
   it('2.0.1: an Ended alone (its Started lost) naming the token is roamed: the eMSP gets its CDR', async () => {
     const e = await world.emsp('2.2.1');

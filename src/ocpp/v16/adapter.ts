@@ -50,6 +50,7 @@ function samples16(entry: MeterValuesRequest['meterValue'][number]): SampledRead
     unit: s.unit,
     multiplier: 0,
     location: s.location,
+    context: s.context,
   }));
 }
 

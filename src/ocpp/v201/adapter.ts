@@ -54,6 +54,7 @@ function samples201(entry: MeterValueType): SampledReading[] {
     unit: s.unitOfMeasure?.unit ?? 'Wh',
     multiplier: s.unitOfMeasure?.multiplier ?? 0,
     location: s.location,
+    context: s.context,
   }));
 }
 
