@@ -113,7 +113,34 @@ export function writeInstant(s: string, out: Float64Array, at: number): boolean 
   return Number.isFinite(out[at]);
 }
 
+const DATE_PREFIX = /^(\d{4})-(\d{2})-(\d{2})/;
+
+/**
+ * As `writeInstant`, but false (and NaN written) for an instant before the year 0001, and for a
+ * date the calendar lacks, which `Date.parse` rolls over into the next month (2023-02-31 reads
+ * as 3 March): what a price is computed from must be the instant that was sent.
+ */
+export function writeRealInstant(s: string, out: Float64Array, at: number): boolean {
+  if (writeUtcInstant(s, out, at)) {
+    if (year >= 1) return true;
+  } else {
+    const m = DATE_PREFIX.exec(s);
+    const y = Number(m?.[1]);
+    const mo = Number(m?.[2]);
+    const d = Number(m?.[3]);
+    if (!m || (y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth(y, mo))) return writeInstant(s, out, at);
+  }
+  out[at] = Number.NaN;
+  return false;
+}
+
 const SCRATCH = new Float64Array(1);
+
+/** Epoch ms of a date-time as `writeRealInstant` reads it: NaN for a day the calendar lacks. */
+export function parseRealInstant(s: string): number {
+  writeRealInstant(s, SCRATCH, 0);
+  return SCRATCH[0] as number;
+}
 
 /** Epoch ms of a date-time, as `Date.parse` reads it (NaN when it does not), the common form read directly. */
 export function parseInstant(s: string): number {

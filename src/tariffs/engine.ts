@@ -1,4 +1,5 @@
 import { describeLocal, isTimeZone, localTimeAt } from './local-time.js';
+import { parseRealInstant } from '../rfc3339.js';
 import {
   NO_AMOUNT,
   VolumeSum,
@@ -125,8 +126,8 @@ function readTariff(t: PricingTariff): ReadTariff {
 
 /** Whether `tariff` is the one to use for a session started at `startMs` (its validity window). */
 export function tariffValidAt(tariff: PricingTariff, startMs: number): boolean {
-  if (tariff.start_date_time !== undefined && startMs < Date.parse(tariff.start_date_time)) return false;
-  if (tariff.end_date_time !== undefined && startMs >= Date.parse(tariff.end_date_time)) return false;
+  if (tariff.start_date_time !== undefined && startMs < parseRealInstant(tariff.start_date_time)) return false;
+  if (tariff.end_date_time !== undefined && startMs >= parseRealInstant(tariff.end_date_time)) return false;
   return true;
 }
 
@@ -191,9 +192,9 @@ export interface CdrTimes {
 
 export function timesOf(cdr: PricingCdr): CdrTimes {
   return {
-    start: Date.parse(cdr.start_date_time),
-    end: Date.parse(cdr.end_date_time),
-    periods: cdr.charging_periods.map((p) => Date.parse(p.start_date_time)),
+    start: parseRealInstant(cdr.start_date_time),
+    end: parseRealInstant(cdr.end_date_time),
+    periods: cdr.charging_periods.map((p) => parseRealInstant(p.start_date_time)),
   };
 }
 
@@ -207,7 +208,18 @@ function checkInput(
   if (!isTimeZone(timeZone)) return failure('invalid_cdr', `time_zone ${timeZone} is not an IANA time zone`);
   const { start, end } = times;
   if (!Number.isFinite(start) || !Number.isFinite(end) || !times.periods.every(Number.isFinite))
-    return failure('invalid_cdr', 'a date of the CDR or of a charging period does not parse');
+    return failure(
+      'invalid_cdr',
+      'a date of the CDR or of a charging period is no real instant (year 0001 on, a day of the calendar)',
+    );
+  for (const field of ['start_date_time', 'end_date_time'] as const) {
+    const text = tariff[field];
+    if (text !== undefined && !Number.isFinite(parseRealInstant(text)))
+      return failure(
+        'invalid_tariff',
+        `the tariff's ${field} is no real instant (year 0001 on, a day of the calendar)`,
+      );
+  }
   if (end < start) return failure('invalid_cdr', 'end_date_time is before start_date_time');
   if (cdr.currency !== undefined && cdr.currency !== tariff.currency)
     return failure('invalid_cdr', `the CDR is in ${cdr.currency}, the tariff in ${tariff.currency}`);

@@ -1,5 +1,5 @@
 import type { CdrTimes } from './engine.js';
-import { writeInstant } from '../rfc3339.js';
+import { writeRealInstant } from '../rfc3339.js';
 import type { PriceOutcome, PricedCdr, PricingCdr, PricingPeriod, PricingTariff } from './types.js';
 
 /**
@@ -92,7 +92,8 @@ function sizeOf(t: WireTask): number {
  * dates do not parse writes nothing (-1), and is sent whole.
  */
 function encodeTask(out: Float64Array, at: number, t: WireTask, tariff: number, strings: Strings): number {
-  if (!writeInstant(t.cdr.start_date_time, out, at + 3) || !writeInstant(t.cdr.end_date_time, out, at + 4)) return -1;
+  if (!writeRealInstant(t.cdr.start_date_time, out, at + 3) || !writeRealInstant(t.cdr.end_date_time, out, at + 4))
+    return -1;
   const periods = t.cdr.charging_periods;
   out[at] = tariff;
   out[at + 1] = strings.of(t.time_zone);
@@ -102,7 +103,7 @@ function encodeTask(out: Float64Array, at: number, t: WireTask, tariff: number, 
   let k = at + HEADER;
   for (let i = 0; i < periods.length; i++) {
     const p = periods[i] as PricingPeriod;
-    if (!writeInstant(p.start_date_time, out, k)) return -1;
+    if (!writeRealInstant(p.start_date_time, out, k)) return -1;
     const dims = p.dimensions;
     out[k + 1] = strings.of(p.tariff_id);
     out[k + 2] = dims.length;

@@ -151,6 +151,43 @@ describe('POST /v1/tariffs/price', function () {
     expect((await post({ tariff: leap, cdr, time_zone: 'UTC' })).status).to.equal(200);
   });
 
+  it('refuses a CDR or tariff instant the calendar does not have, or before the year 0001', async () => {
+    const tariff = aTariff([anElement([energy(0.3)])]);
+    const cdr = (start: string, end: string) => aCdr(start, end, [[start, { ENERGY: 1 }]]);
+    const cases: [string, unknown][] = [
+      // was 200, priced until 3 March
+      ['a CDR ending on 31 February', { tariff, cdr: cdr('2023-02-28T23:00:00Z', '2023-02-31T00:00:00Z') }],
+      ['a CDR starting on 30 February', { tariff, cdr: cdr('2024-02-30T08:00:00Z', '2024-03-01T09:00:00Z') }],
+      ['a CDR with an offset on 31 April', { tariff, cdr: cdr('2024-04-30T08:00:00Z', '2024-04-31T09:00:00+02:00') }],
+      ['a CDR in the year 0000', { tariff, cdr: cdr('0000-01-03T08:10:00Z', '0000-01-03T08:40:00Z') }],
+      [
+        'a tariff ending on 31 April',
+        {
+          tariff: { ...tariff, end_date_time: '2024-04-31T00:00:00Z' },
+          cdr: cdr('2024-04-30T08:00:00Z', '2024-04-30T09:00:00Z'),
+        },
+      ],
+    ];
+    for (const [what, body] of cases) {
+      const res = await post({ ...(body as object), time_zone: 'UTC' });
+      expect(res.status, what).to.equal(422);
+      expect((res.body.detail as { msg: string }[])[0]?.msg, what).to.match(/no real instant/);
+    }
+    const leap = await post({ tariff, cdr: cdr('2024-02-29T08:00:00Z', '2024-02-29T09:00:00Z'), time_zone: 'UTC' });
+    expect(leap.status).to.equal(200);
+  });
+
+  it('refuses a negative min_price or max_price: the session would be a credit', async () => {
+    const cdr = aCdr('2024-05-06T08:00:00Z', '2024-05-06T09:00:00Z', [['2024-05-06T08:00:00Z', { ENERGY: 10 }]]);
+    for (const field of ['max_price', 'min_price'] as const) {
+      const tariff = { ...aTariff([anElement([energy(0.3)])]), [field]: { excl_vat: -5, incl_vat: -6 } };
+      // was 200 with total_cost -5 / -6 for the maximum
+      const res = await post({ tariff, cdr, time_zone: 'UTC' });
+      expect(res.status, field).to.equal(422);
+      expect(JSON.stringify(res.body.detail), field).to.include(field);
+    }
+  });
+
   it('is for operators only', async () => {
     const { status } = await post({}, 'wrong-key-wrong-key-wrong');
     expect(status).to.equal(401);

@@ -23,6 +23,16 @@ import { titled } from '../../gateway/openapi.js';
 
 export const Price = Type.Object({ excl_vat: Type.Number(), incl_vat: Type.Optional(Type.Number()) });
 
+/**
+ * A tariff's min_price or max_price: never negative. mod_tariffs: with max_price the session
+ * "will NOT cost more than this amount"; a negative one would make it a credit, which only a
+ * Credit CDR's `total_cost` may hold (mod_cdrs). A CDR's or session's Price may be negative.
+ */
+const PriceBound = Type.Object({
+  excl_vat: Type.Number({ minimum: 0 }),
+  incl_vat: Type.Optional(Type.Number({ minimum: 0 })),
+});
+
 export const PriceComponent = titled(
   'PriceComponent221',
   Type.Object({
@@ -72,8 +82,8 @@ const tariffFields = {
   type: Type.Optional(oneOf(['AD_HOC_PAYMENT', 'PROFILE_CHEAP', 'PROFILE_FAST', 'PROFILE_GREEN', 'REGULAR'])),
   tariff_alt_text: Type.Optional(Type.Array(DisplayText)),
   tariff_alt_url: Type.Optional(Url),
-  min_price: Type.Optional(Price),
-  max_price: Type.Optional(Price),
+  min_price: Type.Optional(PriceBound),
+  max_price: Type.Optional(PriceBound),
   elements: Type.Array(TariffElement, { minItems: 1 }),
   start_date_time: Type.Optional(DateTime),
   end_date_time: Type.Optional(DateTime),
