@@ -38,17 +38,22 @@ const REMOTE_START_MS = 10 * 60_000;
 
 /**
  * The start command we sent lately that a transaction of `idTag` at `evse` follows (2.0.1: by its
- * remoteStartId), if any: within REMOTE_START_MS, and at the EVSE it named (or any EVSE when it
- * named none, or when the charger does not say where: a 1.6 Authorize).
+ * remoteStartId), if any: within REMOTE_START_MS, at the EVSE it named (or any EVSE when it named
+ * none, or when the charger does not say where: a 1.6 Authorize), and not used by a transaction
+ * yet (`used_by`, transactions.ts). A command starts one transaction: the start `startKey` names
+ * (its dedupe key) may be the one that used it, sent again.
  */
 export function startFor(
   s: ChargePointState,
   idTag: string,
   evse: number | null,
   remoteStartId: number | null,
+  startKey?: string,
 ): NonNullable<ChargePointState['recent_starts']>[number] | undefined {
   const now = Date.now();
-  const starts = (s.recent_starts ?? []).filter((r) => now - r.at < REMOTE_START_MS);
+  const starts = (s.recent_starts ?? []).filter(
+    (r) => now - r.at < REMOTE_START_MS && (r.used_by === undefined || r.used_by === startKey),
+  );
   if (remoteStartId !== null) return starts.find((r) => r.remote_start_id === remoteStartId);
   return [...starts]
     .reverse()
@@ -89,9 +94,10 @@ async function decide(
   idTag: string,
   evse: number | null,
   protocol: ProtocolName,
+  startKey: string | undefined,
 ): Promise<AuthDecision> {
   const s = ctx.state;
-  if (startFor(s, idTag, evse, null)) return { status: 'Accepted', reason: 'a remote start we sent' };
+  if (startFor(s, idTag, evse, null, startKey)) return { status: 'Accepted', reason: 'a remote start we sent' };
   const token = await port.tokenOf(idTag);
   if (!token) {
     return port.unknownIdTags === 'accept'
@@ -157,6 +163,8 @@ export async function authorizeTag(
   evse: number | null,
   protocol: ProtocolName,
   use: AuthUse,
+  /** a transaction start's dedupe key: a remote start it used counts for it again (a retry) */
+  startKey?: string,
 ): Promise<AuthDecision> {
   const port = deps.roaming;
   if (!port) return { status: 'Accepted', reason: 'no token checks without the roaming bridge' };
@@ -169,7 +177,7 @@ export async function authorizeTag(
     ctx.setState({ ...ctx.state, recent_auths: kept.filter((r) => r !== remembered) });
     return { ...remembered.decision, reason: `${remembered.decision.reason} (the Authorize of this start)` };
   }
-  const decision = await decide(port, ctx, idTag, evse, protocol);
+  const decision = await decide(port, ctx, idTag, evse, protocol, startKey);
   ctx.log.info({ id_tag: idTag, evse, status: decision.status, reason: decision.reason }, 'id tag authorization');
   const others = kept.filter((r) => r.id_tag !== idTag);
   // only the eMSP's real-time answer is remembered (asking again costs a partner call): a decision

@@ -201,6 +201,8 @@ export const ChargePointState = Type.Object({
         command_id: Type.Optional(Type.String()),
         /** a partner's START_SESSION: the token it authorized */
         authorization: Type.Optional(CommandAuthorization),
+        /** the dedupe key of the transaction start that followed it: it starts no other */
+        used_by: Type.Optional(Type.String()),
       }),
     ),
   ),

@@ -122,13 +122,15 @@ export async function roamingOf(
     id_tag: string | null;
     remote_start_id: number | null;
     started_at: number;
+    /** the start's dedupe key (a retry of the start that used a remote start is still its) */
+    dedupe_key?: string;
   },
   decision?: AuthDecision,
 ): Promise<Roamed | null | undefined> {
   const link = linkOf(s, t.evse_id);
   if (!deps.roaming || !link) return null;
   if (t.id_tag === null) return undefined;
-  const remote = startFor(s, t.id_tag, t.evse_id, t.remote_start_id);
+  const remote = startFor(s, t.id_tag, t.evse_id, t.remote_start_id, t.dedupe_key);
   const parts = remote?.authorization
     ? { ...remote.authorization, auth_method: 'COMMAND' as const }
     : await byToken(deps.roaming, t.id_tag, remote?.roaming === true, decision);

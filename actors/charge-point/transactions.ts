@@ -356,7 +356,7 @@ export function onTransactionStarted(
   const remoteStart =
     event.id_tag === null && event.remote_start_id === null
       ? undefined
-      : startFor(s, event.id_tag ?? '', event.evse_id || null, event.remote_start_id);
+      : startFor(s, event.id_tag ?? '', event.evse_id || null, event.remote_start_id, event.dedupe_key);
   ctx.write((tx) =>
     deps.sessions.insert(tx, {
       id: sessionId,
@@ -393,6 +393,10 @@ export function onTransactionStarted(
     // the start that uses a reservation consumes it
     reservations:
       reservation === null ? s.reservations : s.reservations.filter((r) => r.reservation_id !== reservation),
+    // and the remote start it follows: a later transaction with the same token is not the command's
+    recent_starts: remoteStart
+      ? s.recent_starts?.map((r) => (r === remoteStart ? { ...r, used_by: event.dedupe_key } : r))
+      : s.recent_starts,
   });
   // a later reading the start carries besides its first: the transaction's first progress
   if (event.meter_last) return laterReadingOfStart(deps, ctx, transactionId, event, event.meter_last, idTagStatus);

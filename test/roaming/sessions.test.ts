@@ -151,6 +151,53 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     expect(session.auth_method).to.equal('COMMAND');
   });
 
+  it("a START_SESSION starts one transaction: a later start with its token, blocked since, is refused and not the command's", async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    const tx = behaves16(charger);
+    const uid = `ONCE${randomUUID().slice(0, 8)}`.toUpperCase();
+    const token = await world.pushToken(emsp221, uid);
+    const since = emsp221.sim.lastSeq;
+    const start = await emsp221.sim.call(
+      'POST',
+      'commands',
+      '/START_SESSION',
+      {
+        response_url: emsp221.sim.responseUrl('2.2.1', 'START_SESSION', randomUUID()),
+        token,
+        location_id: loc,
+        evse_uid: 'E1',
+        authorization_reference: 'AREF-ONCE',
+      },
+      { role: 'RECEIVER' },
+    );
+    expect((start.data as Json).result).to.equal('ACCEPTED');
+    const first = await eventually(async () => lastSession(emsp221, since));
+    expect(first).to.deep.include({ auth_method: 'COMMAND', authorization_reference: 'AREF-ONCE' });
+    await eventually(async () => (tx.transactionId() > 0 ? true : undefined));
+    await charger.call('StopTransaction', {
+      transactionId: tx.transactionId(),
+      meterStop: 2000,
+      timestamp: new Date().toISOString(),
+    });
+    await eventually(async () => (statusOf(lastSession(emsp221, since)) === 'COMPLETED' ? true : undefined));
+    // the eMSP blocks the card
+    await world.pushToken(emsp221, uid, { valid: false, last_updated: new Date(Date.now() + 1000).toISOString() });
+    const later = emsp221.sim.lastSeq;
+    // was Accepted twice within 10 minutes of the command, and the session and CDR said
+    // COMMAND / AREF-ONCE: the command was never used up
+    const authorized = (await charger.call('Authorize', { idTag: uid })) as { idTagInfo: { status: string } };
+    expect(authorized.idTagInfo.status).to.equal('Blocked');
+    const started = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 2000,
+      timestamp: new Date().toISOString(),
+    })) as { idTagInfo: { status: string } };
+    expect(started.idTagInfo.status).to.equal('Blocked');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(sessionPuts(emsp221, later)).to.deep.equal([]);
+  });
+
   it("START_SESSION with the uid of another eMSP's card: the session is the sender's, with its authorization_reference", async () => {
     const other = await world.emsp('2.2.1');
     const { loc, charger } = await world.linkedCharger('ocpp1.6');
