@@ -108,14 +108,14 @@ function chargePointAccess(deps: CsmsApiDeps): ChargePointAccess {
       lastSeenHere: (id) => deps.lastSeenHere(id),
     }),
     async view(id, koa) {
+      const address = addressOf(id);
+      // the actor's state before its row: a turn writes both (a command's outcome, the password
+      // it settles) in one commit, so a row read after the state is at least as new. Read the
+      // other way round, a commit between the reads showed a refused password still pending
+      const state = await chargePoints.actorState(address);
       const row = await chargePoints.find(id);
       if (!row) throw new HttpError(404, 'not_found', `no charge point ${id}`);
-      const address = addressOf(id);
-      const [online, state, links] = await Promise.all([
-        actors.isPinned(address),
-        chargePoints.actorState(address),
-        chargePoints.evseLinksOf([id]),
-      ]);
+      const [online, links] = await Promise.all([actors.isPinned(address), chargePoints.evseLinksOf([id])]);
       return {
         ...chargePointView(row, online, state, ocppUrlFor(config, id, koa), deps.lastSeenHere(id)),
         evse_links: links.get(id) ?? [],
@@ -258,9 +258,10 @@ function listChargePoints(cp: ChargePointAccess): CsmsRoute {
         ...(q.status === undefined ? {} : { status: q.status }),
       });
       const page = matching.slice(q.offset, q.offset + q.limit);
-      const [rows, states, links] = await Promise.all([
+      // the states before the rows, as in `view`
+      const states = await chargePoints.actorStates(page.map((x) => cp.addressOf(x.id)));
+      const [rows, links] = await Promise.all([
         chargePoints.findMany(page.map((x) => x.id)),
-        chargePoints.actorStates(page.map((x) => cp.addressOf(x.id))),
         chargePoints.evseLinksOf(page.map((x) => x.id)),
       ]);
       const data: ChargePointView[] = [];
