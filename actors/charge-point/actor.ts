@@ -38,7 +38,9 @@ async function started(
   protocol: ProtocolName,
 ): Promise<ChargerEventOutcome> {
   const decision =
-    event.id_tag === null ? undefined : await authorizeTag(deps, ctx, event.id_tag, event.evse_id, protocol, 'start', event.dedupe_key);
+    event.id_tag === null
+      ? undefined
+      : await authorizeTag(deps, ctx, event.id_tag, event.evse_id, protocol, 'start', event.dedupe_key);
   const accepted = decision === undefined || decision.status === 'Accepted';
   const roamed =
     accepted && linkOf(ctx.state, event.evse_id)

@@ -335,6 +335,28 @@ export function endSuperseded(
   }
 }
 
+/** The remote start a transaction start follows (authorization.ts `startFor`), if any. */
+function remoteStartOf(
+  s: ChargePointState,
+  event: EventOf<'transaction-started'>,
+): NonNullable<ChargePointState['recent_starts']>[number] | undefined {
+  if (event.id_tag === null && event.remote_start_id === null) return undefined;
+  return startFor(s, event.id_tag ?? '', event.evse_id || null, event.remote_start_id, event.dedupe_key);
+}
+
+/**
+ * The recent starts once the remote start `used` (if any) opened the transaction of start
+ * `dedupeKey`: a command starts one transaction, and a later one with the same token is not the
+ * command's (authorization.ts `startFor`).
+ */
+function usedUp(
+  s: ChargePointState,
+  used: NonNullable<ChargePointState['recent_starts']>[number] | undefined,
+  dedupeKey: string,
+): ChargePointState['recent_starts'] {
+  return used ? s.recent_starts?.map((r) => (r === used ? { ...r, used_by: dedupeKey } : r)) : s.recent_starts;
+}
+
 export function onTransactionStarted(
   deps: ChargePointActorDeps,
   ctx: ChargePointCtx,
@@ -353,10 +375,7 @@ export function onTransactionStarted(
   if (event.transaction_id !== null && s.finished.some((f) => f.transaction_id === transactionId))
     ctx.log.info({ transaction_id: transactionId }, 'transaction id of a finished transaction reused: new session');
   const sessionId = randomUUID();
-  const remoteStart =
-    event.id_tag === null && event.remote_start_id === null
-      ? undefined
-      : startFor(s, event.id_tag ?? '', event.evse_id || null, event.remote_start_id, event.dedupe_key);
+  const remoteStart = remoteStartOf(s, event);
   ctx.write((tx) =>
     deps.sessions.insert(tx, {
       id: sessionId,
@@ -393,10 +412,7 @@ export function onTransactionStarted(
     // the start that uses a reservation consumes it
     reservations:
       reservation === null ? s.reservations : s.reservations.filter((r) => r.reservation_id !== reservation),
-    // and the remote start it follows: a later transaction with the same token is not the command's
-    recent_starts: remoteStart
-      ? s.recent_starts?.map((r) => (r === remoteStart ? { ...r, used_by: event.dedupe_key } : r))
-      : s.recent_starts,
+    recent_starts: usedUp(s, remoteStart, event.dedupe_key),
   });
   // a later reading the start carries besides its first: the transaction's first progress
   if (event.meter_last) return laterReadingOfStart(deps, ctx, transactionId, event, event.meter_last, idTagStatus);
