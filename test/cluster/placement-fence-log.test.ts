@@ -30,6 +30,15 @@ describe('cluster placement while PostgreSQL is away', function () {
     await deleteRedisPrefix(prefix);
   });
 
+  /** placement started with events that do nothing */
+  const started = (p: ClusterPlacement): Promise<void> =>
+    p.start({
+      shardsLost: () => Promise.resolve(),
+      shardsGained: () => undefined,
+      membersLeft: () => undefined,
+      pinsLost: () => undefined,
+    });
+
   it('logs a failed fence raise once, then at most once per interval with the count suppressed', async () => {
     const lines: Array<Record<string, unknown>> = [];
     const log = createLogger(
@@ -57,12 +66,7 @@ describe('cluster placement while PostgreSQL is away', function () {
       hostShards: true,
       repeatedLineIntervalMs: 1000,
     });
-    await placement.start({
-      shardsLost: () => Promise.resolve(),
-      shardsGained: () => undefined,
-      membersLeft: () => undefined,
-      pinsLost: () => undefined,
-    });
+    await started(placement);
     await new Promise((r) => setTimeout(r, 2500));
     const fence = lines.filter((l) => l.msg === 'could not raise the fence; giving the lease back');
     expect(attempts).to.be.above(SHARDS * 5);
@@ -75,5 +79,51 @@ describe('cluster placement while PostgreSQL is away', function () {
     expect(later.every((n) => n > 0)).to.equal(true);
     expect(fence.length + later.reduce((a, b) => a + b, 0)).to.be.at.most(attempts);
     expect(placement.ownedShards()).to.deep.equal([]);
+  });
+
+  it('logs the tick failures of a Redis that went away once, then at most once per interval', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = createLogger(
+      'info',
+      {},
+      { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) },
+    );
+    const failing = new Redis(REDIS_URL, { maxRetriesPerRequest: 0 });
+    const away = new ClusterPlacement({
+      redis: failing,
+      keys: new RedisKeys(`${prefix}-away`),
+      shardCount: SHARDS,
+      leaseTtlMs: TTL,
+      store: { raiseFence: (_key: string, epoch: number) => Promise.resolve(epoch) } as unknown as RuntimeStore,
+      log,
+      hostShards: true,
+      repeatedLineIntervalMs: 1000,
+    });
+    await started(away);
+    // Redis goes away, and the connection fails its commands at once instead of queueing them
+    failing.options.enableOfflineQueue = false;
+    failing.disconnect();
+    await new Promise((r) => setTimeout(r, 2500));
+    await away.stop().catch(() => undefined);
+    await deleteRedisPrefix(`${prefix}-away`);
+    const failures = lines.filter((l) =>
+      ['placement tick failed', 'lease renewal failed', 'could not re-assert pins'].includes(String(l.msg)),
+    );
+    expect(failures.length).to.be.above(0);
+    const byKey = new Map<string, Array<Record<string, unknown>>>();
+    for (const l of failures) {
+      const key = `${String(l.msg)} | ${String((l.err as { message?: string } | undefined)?.message)}`;
+      byKey.set(key, [...(byKey.get(key) ?? []), l]);
+    }
+    // was one line a tick (every 200 ms, 13 of the tick's in 2.5 s): now per line and error
+    // message, the first at once, then at most one a second with the count dropped between
+    for (const [key, same] of byKey) {
+      expect(same.length, key).to.be.at.most(3);
+      expect(same[0], key).to.not.have.property('suppressed');
+      expect(
+        same.slice(1).every((l) => Number(l.suppressed) > 0),
+        key,
+      ).to.equal(true);
+    }
   });
 });

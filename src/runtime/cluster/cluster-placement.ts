@@ -109,6 +109,12 @@ export class ClusterPlacement implements ActorPlacement {
    * this limit), so the first is logged, then one per interval saying how many were suppressed.
    */
   private readonly fenceFailures: LogLimit;
+  /**
+   * The tick's other failures while Redis is away (`placement tick failed`, `lease renewal
+   * failed`, `could not re-assert pins`), per line and error message: about one line a second
+   * each before this limit; the first is logged, then one per interval with the count between.
+   */
+  private readonly tickFailures: LogLimit;
 
   constructor(private readonly opts: ClusterPlacementOptions) {
     this.processId = opts.processId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -116,6 +122,13 @@ export class ClusterPlacement implements ActorPlacement {
     this.scripts = loadClusterScripts(opts.redis);
     this.keys = opts.keys;
     this.fenceFailures = new LogLimit({ perKey: 1, intervalMs: opts.repeatedLineIntervalMs ?? 30_000, capacity: 100 });
+    this.tickFailures = new LogLimit({ perKey: 1, intervalMs: opts.repeatedLineIntervalMs ?? 30_000, capacity: 100 });
+  }
+
+  /** A failure of the tick's that repeats while Redis is away, limited by `tickFailures`. */
+  private warnRepeated(err: unknown, msg: string): void {
+    const suppressed = this.tickFailures.admit(`${msg}|${err instanceof Error ? err.message : String(err)}`);
+    if (suppressed >= 0) this.opts.log.warn({ err, ...(suppressed > 0 ? { suppressed } : {}) }, msg);
   }
 
   private get tickMs(): number {
@@ -177,7 +190,7 @@ export class ClusterPlacement implements ActorPlacement {
     }
     this.tickStartedAt = performance.now();
     this.ticking = this.tick()
-      .catch((err: unknown) => this.opts.log.warn({ err }, 'placement tick failed'))
+      .catch((err: unknown) => this.warnRepeated(err, 'placement tick failed'))
       .finally(() => {
         this.ticking = undefined;
         if (this.again) {
@@ -244,7 +257,7 @@ export class ClusterPlacement implements ActorPlacement {
         });
         if (lost.length > 0) await this.lose(lost, 'lease lost');
       } catch (err) {
-        this.opts.log.warn({ err }, 'lease renewal failed');
+        this.warnRepeated(err, 'lease renewal failed');
       }
     }
     await this.loseExpired();
@@ -271,7 +284,7 @@ export class ClusterPlacement implements ActorPlacement {
       );
     } catch (err) {
       this.pinsUnsure = true;
-      this.opts.log.warn({ err }, 'could not re-assert pins');
+      this.warnRepeated(err, 'could not re-assert pins');
       return;
     }
     const lost: Address[] = [];
