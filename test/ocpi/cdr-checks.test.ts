@@ -90,6 +90,12 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     return answer;
   }
 
+  /** The partner reads a CDR back where our Location said. */
+  function readBack(p: Emsp, id: string): Promise<OcpiAnswer> {
+    const { country_code, party_id } = party(p);
+    return p.sim.call('GET', 'cdrs', `/${country_code}/${party_id}/${id}`, undefined, receiver(p));
+  }
+
   /** The operator reads the check of a CDR once the background re-pricing wrote it. */
   function checkOf(p: Emsp, id: string): Promise<Check> {
     const { country_code, party_id } = party(p);
@@ -334,6 +340,29 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     const check = await checkOf(cpo221, String(cdr.id));
     expect(check.status).to.equal('unpriced');
     expect(check.reason).to.contain('energy fed back to the grid');
+  });
+
+  it('refuses (2001) a negative time, parking or power volume, and a negative total_cost outside a credit CDR', async () => {
+    const refused = async (p: Emsp, cdr: Json, field: string): Promise<void> => {
+      const answer = await p.sim.call('POST', 'cdrs', '', cdr, receiver(p));
+      // was 1000: stored, then flagged by its check
+      expect(answer.statusCode, JSON.stringify(answer.body)).to.equal(2001);
+      expect(JSON.stringify(answer.body), field).to.contain(field);
+      const read = await readBack(p, String(cdr.id));
+      expect(read.statusCode).to.not.equal(1000);
+    };
+    const parked = { start_date_time: '2026-01-05T18:00:00Z', dimensions: [{ type: 'PARKING_TIME', volume: -0.5 }] };
+    await refused(
+      cpo221,
+      cdr221(cpo221, { cdr_location: place221('LOC-221'), charging_periods: [...PERIODS, parked] }),
+      'charging_periods.1.dimensions.0.volume',
+    );
+    await refused(
+      cpo221,
+      cdr221(cpo221, { cdr_location: place221('LOC-221'), total_cost: { excl_vat: -5, incl_vat: -6 } }),
+      'total_cost',
+    );
+    await refused(cpo211, cdr211({ total_cost: -5 }), 'total_cost');
   });
 
   it('2.2.1: a credit CDR is not re-priced', async () => {
@@ -655,14 +684,7 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
       const errors = (answer.body as { errors?: Array<{ field: string; message: string }> }).errors ?? [];
       expect(errors.map((e) => e.field)).to.deep.equal([field]);
       expect(errors[0]?.message).to.contain('before start_date_time');
-      const { country_code, party_id } = party(p);
-      const read = await p.sim.call(
-        'GET',
-        'cdrs',
-        `/${country_code}/${party_id}/${String(cdr.id)}`,
-        undefined,
-        receiver(p),
-      );
+      const read = await readBack(p, String(cdr.id));
       expect(read.status).to.equal(404);
     }
   });

@@ -40,6 +40,36 @@ function assertEndsAfterStart(cdr: StoredCdr): void {
 }
 
 /**
+ * What no CDR may hold: a negative volume of a dimension other than ENERGY (time, parking time,
+ * current, power: only ENERGY may be negative, "more energy was feed into the grid", mod_cdrs
+ * CdrDimensionType), and a negative `total_cost` in a CDR that is no credit CDR (mod_cdrs
+ * "Credit CDRs": only a credit CDR's `total_cost` holds negative amounts). Refused (2001), as a
+ * CDR once received cannot be corrected under its id (docs/OCPI.md, Decisions 14).
+ */
+function assertNoNegatives(cdr: StoredCdr): void {
+  const errors: Array<{ field: string; message: string; type: string }> = [];
+  cdr.charging_periods.forEach((period, i) =>
+    period.dimensions.forEach((d, j) => {
+      if (d.volume < 0 && d.type !== 'ENERGY')
+        errors.push({
+          field: `charging_periods.${i}.dimensions.${j}.volume`,
+          message: `a ${d.type} volume of ${d.volume} is below 0`,
+          type: 'value_error.number.not_ge',
+        });
+    }),
+  );
+  const cost = cdr.total_cost;
+  const negative = typeof cost === 'number' ? cost < 0 : cost.excl_vat < 0 || (cost.incl_vat ?? 0) < 0;
+  if (negative && !(isCdr221(cdr) && cdr.credit === true))
+    errors.push({
+      field: 'total_cost',
+      message: "a total_cost below 0 is a credit CDR's only (credit: true, with credit_reference_id)",
+      type: 'value_error.number.not_ge',
+    });
+  if (errors.length > 0) throw invalidParameters(errors);
+}
+
+/**
  * Stores a received CDR once; answers where it can be read back. Once the answer is out, the CDR
  * is re-priced in the background when the pricing threads are wired (checker.ts).
  */
@@ -51,6 +81,7 @@ async function receive(
   cdr: StoredCdr,
 ): Promise<{ data: undefined; headers: Record<string, string> }> {
   assertEndsAfterStart(cdr);
+  assertNoNegatives(cdr);
   const origin = ctx.baseUrl(koa);
   const existing = await ctx.stores.cdrs.get(key);
   if (existing && JSON.stringify(existing) !== JSON.stringify(cdr))
