@@ -145,6 +145,24 @@ async function decideFor(
 }
 
 /**
+ * What of a token an eMSP's remembered answer rests on: whose it is, its validity and its
+ * whitelist ('' for no token: a link that ended takes its tokens with it).
+ */
+function tokenState(token: RoamingToken | undefined): string {
+  return token ? `${token.country_code}*${token.party_id}|${token.valid}|${token.whitelist}` : '';
+}
+
+/**
+ * A remembered answer, while the token is as it was when the eMSP gave it: one the eMSP has
+ * since made not valid, moved to another whitelist, or whose link ended is decided again. Before,
+ * such an answer let a card the eMSP had just blocked start for 5 minutes.
+ */
+async function stillHolds(port: RoamingPort, remembered: Recent | undefined): Promise<Recent | undefined> {
+  if (!remembered) return undefined;
+  return tokenState(await port.tokenOf(remembered.id_tag)) === remembered.token ? remembered : undefined;
+}
+
+/**
  * What an authorization is for: a charger's Authorize, the start of a transaction (which may
  * follow an Authorize), or a token named in a transaction after its start.
  */
@@ -169,8 +187,11 @@ export async function authorizeTag(
   const port = deps.roaming;
   if (!port) return { status: 'Accepted', reason: 'no token checks without the roaming bridge' };
   const now = Date.now();
-  const kept = (ctx.state.recent_auths ?? []).filter((r) => now - r.at < REMEMBER_MS);
-  const remembered = kept.find((r) => r.id_tag === idTag);
+  const found = (ctx.state.recent_auths ?? []).find((r) => r.id_tag === idTag && now - r.at < REMEMBER_MS);
+  const remembered = await stillHolds(port, found);
+  // an answer that no longer holds is forgotten, whatever is decided now
+  const kept = (ctx.state.recent_auths ?? []).filter((r) => now - r.at < REMEMBER_MS && r !== found);
+  if (remembered) kept.push(remembered);
   if (remembered && !remembered.decision.each_use)
     return { ...remembered.decision, reason: `${remembered.decision.reason} (remembered)` };
   if (remembered && use === 'start') {
@@ -185,10 +206,10 @@ export async function authorizeTag(
   // Remembered or not, it replaces the one remembered: a start takes the last answer, never one
   // that a later check (an eMSP that did not answer) overruled
   if (decision.real_time !== true || (decision.each_use === true && use !== 'authorize')) {
-    if (remembered) ctx.setState({ ...ctx.state, recent_auths: others });
+    if (found) ctx.setState({ ...ctx.state, recent_auths: others });
     return decision;
   }
-  const entry: Recent = { id_tag: idTag, at: now, decision };
+  const entry: Recent = { id_tag: idTag, at: now, token: tokenState(await port.tokenOf(idTag)), decision };
   ctx.setState({ ...ctx.state, recent_auths: [...others, entry].slice(-MAX_REMEMBERED) });
   return decision;
 }

@@ -212,6 +212,8 @@ export const ChargePointState = Type.Object({
       Type.Object({
         id_tag: Type.String(),
         at: Type.Integer(),
+        /** the token as the answer found it (authorization.ts `tokenState`): the answer holds while it is so */
+        token: Type.Optional(Type.String()),
         decision: Type.Object({
           status: Type.String(),
           reason: Type.String(),

@@ -28,8 +28,19 @@ describe('roaming: tokens authorize charges on our chargers', function () {
   const uid = () => `A${randomUUID().slice(0, 8)}`.toUpperCase();
   const authorizeCalls = (e: Emsp, tag: string): RecordedRequest[] =>
     e.sim.received.filter((r) => r.method === 'POST' && r.path.includes(`/tokens/${tag}/authorize`));
-  const authorize16 = async (charger: { call: (a: string, p: unknown) => Promise<unknown> }, idTag: string) =>
+  type Charger16 = { call: (a: string, p: unknown) => Promise<unknown> };
+  const authorize16 = async (charger: Charger16, idTag: string) =>
     ((await charger.call('Authorize', { idTag })) as { idTagInfo: { status: string } }).idTagInfo.status;
+  /** a 1.6 StartTransaction's answer for `idTag` on `connectorId` */
+  const start16 = async (charger: Charger16, connectorId: number, idTag: string) =>
+    (
+      (await charger.call('StartTransaction', {
+        connectorId,
+        idTag,
+        meterStart: 0,
+        timestamp: new Date().toISOString(),
+      })) as { idTagInfo: { status: string } }
+    ).idTagInfo.status;
 
   it('an id tag that is no token is Invalid; our own token is Accepted', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
@@ -61,27 +72,18 @@ describe('roaming: tokens authorize charges on our chargers', function () {
         { what: 'the charger answered the remote start' },
       );
     };
-    const startOn = async (connectorId: number, idTag: string) =>
-      (
-        (await charger.call('StartTransaction', {
-          connectorId,
-          idTag,
-          meterStart: 0,
-          timestamp: new Date().toISOString(),
-        })) as { idTagInfo: { status: string } }
-      ).idTagInfo.status;
     // id tags that are no token: only the remote start lets them in
     const elsewhere = uid();
     await remoteStart(elsewhere);
     // was Accepted on any connector
-    expect(await startOn(2, elsewhere)).to.equal('Invalid');
-    expect(await startOn(1, elsewhere)).to.equal('Accepted');
+    expect(await start16(charger, 2, elsewhere)).to.equal('Invalid');
+    expect(await start16(charger, 1, elsewhere)).to.equal('Accepted');
     answer = 'Rejected';
     const refused = uid();
     await remoteStart(refused);
     // was Accepted by Authorize and StartTransaction for 10 minutes
     expect(await authorize16(charger, refused)).to.equal('Invalid');
-    expect(await startOn(2, refused)).to.equal('Invalid');
+    expect(await start16(charger, 2, refused)).to.equal('Invalid');
   });
 
   it('a token the operator blocks or issues counts at once on the charger that saw it last', async () => {
@@ -186,6 +188,24 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     await world.pushToken(emsp, refused);
     emsp.sim.setAuthorization(refused, 'BLOCKED');
     expect(await authorize16(charger, refused)).to.equal('Blocked');
+  });
+
+  it("an eMSP's remembered ALLOWED holds only while its token is unchanged: blocked, or moved to NEVER, it is decided again", async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const blocked = uid();
+    await world.pushToken(emsp, blocked);
+    expect(await authorize16(charger, blocked)).to.equal('Accepted');
+    await world.pushToken(emsp, blocked, { valid: false, last_updated: new Date(Date.now() + 1000).toISOString() });
+    // was Accepted for 5 minutes on the remembered answer, the eMSP not asked
+    expect(await start16(charger, 1, blocked)).to.equal('Blocked');
+    const never = uid();
+    await world.pushToken(emsp, never);
+    expect(await authorize16(charger, never)).to.equal('Accepted');
+    emsp.sim.setAuthorization(never, 'BLOCKED');
+    await world.pushToken(emsp, never, { whitelist: 'NEVER', last_updated: new Date(Date.now() + 1000).toISOString() });
+    // NEVER: "the CPO shall always send a realtime authorization for any use of this Token"
+    expect(await authorize16(charger, never)).to.equal('Blocked');
+    expect(authorizeCalls(emsp, never)).to.have.length(2);
   });
 
   it('an eMSP that does not answer: ALLOWED_OFFLINE and ALLOWED fall back to Accepted, NEVER is Invalid', async () => {
