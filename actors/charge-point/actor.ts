@@ -110,11 +110,26 @@ async function tokenNamed(
   const known = open?.id_tag === idTag ? open.id_tag_status : undefined;
   const decision: AuthDecision =
     known === undefined
-      ? await authorizeTag(deps, ctx, idTag, open && open.evse_id > 0 ? open.evse_id : null, protocol, 'other')
+      ? await authorizeTag(
+          deps,
+          ctx,
+          idTag,
+          open && open.evse_id > 0 ? open.evse_id : null,
+          protocol,
+          'other',
+          open?.dedupe_key,
+        )
       : { status: known, reason: 'answered before for this transaction' };
   // a token named after the transaction's own stopped it: it roams nothing
   if (deps.roaming && open && open.ocpi === undefined && open.id_tag === undefined)
-    await lateToken(deps, ctx, open.transaction_id, idTag, decision);
+    await lateToken(
+      deps,
+      ctx,
+      open.transaction_id,
+      idTag,
+      decision,
+      event.type === 'transaction-updated' ? (event.remote_start_id ?? null) : null,
+    );
   const roamed = open ? undefined : await adoptedRoaming(deps, ctx, event, idTag, decision);
   return cached(deps, withGroup(onTransactionProgress(deps, ctx, ctx.state, event, decision.status, roamed), decision));
 }

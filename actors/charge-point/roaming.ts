@@ -133,7 +133,7 @@ export async function roamingOf(
   const remote = startFor(s, t.id_tag, t.evse_id, t.remote_start_id, t.dedupe_key);
   const parts = remote?.authorization
     ? { ...remote.authorization, auth_method: 'COMMAND' as const }
-    : await byToken(deps.roaming, t.id_tag, remote?.roaming === true, decision);
+    : await byToken(deps.roaming, t.id_tag, remote === undefined ? undefined : remote.roaming, decision);
   if (!parts) return null;
   return {
     ...parts,
@@ -154,15 +154,20 @@ export async function roamingOf(
 async function byToken(
   port: RoamingPort,
   idTag: string,
-  remoteStart: boolean,
+  /** the transaction follows a remote start: a partner's (true) or the operator's (false) */
+  remoteStart: boolean | undefined,
   decision: AuthDecision | undefined,
 ): Promise<Pick<Roamed, 'token' | 'auth_method' | 'authorization_reference'> | null> {
   const token = await port.tokenOf(idTag);
   if (!token || token.own) return null;
+  // the operator's start lets the tag in without asking the eMSP: the eMSP is billed only for a
+  // token it lets charge without asking (valid, whitelist other than NEVER); before, a card it had
+  // blocked was billed to it as WHITELIST
+  if (remoteStart === false && (!token.valid || token.whitelist === 'NEVER')) return null;
   const { country_code, party_id, uid, type, contract_id } = token;
   return {
     token: { country_code, party_id, uid, type, contract_id },
-    auth_method: remoteStart ? 'COMMAND' : decision?.real_time ? 'AUTH_REQUEST' : 'WHITELIST',
+    auth_method: remoteStart === true ? 'COMMAND' : decision?.real_time ? 'AUTH_REQUEST' : 'WHITELIST',
     ...(decision?.authorization_reference ? { authorization_reference: decision.authorization_reference } : {}),
   };
 }
@@ -260,26 +265,28 @@ export async function lateToken(
   ctx: ChargePointCtx,
   transactionId: string,
   idTag: string,
-  decision?: AuthDecision,
+  decision: AuthDecision | undefined,
+  /** the 2.0.1 remoteStartId the event names (a RequestStartTransaction of a running transaction) */
+  remoteStartId: number | null,
 ): Promise<void> {
   const s = ctx.state;
   const tx = s.transactions.find((t) => t.transaction_id === transactionId);
   if (!tx || tx.ocpi !== undefined) return;
   const accepted = decision === undefined || decision.status === 'Accepted';
-  const roamed = accepted
-    ? await roamingOf(
-        deps,
-        s,
-        {
-          evse_id: tx.evse_id,
-          connector_id: 0,
-          id_tag: idTag,
-          remote_start_id: null,
-          started_at: tx.started_at ?? Date.now(),
-        },
-        decision,
-      )
-    : null;
+  const where = {
+    evse_id: tx.evse_id,
+    connector_id: 0,
+    id_tag: idTag,
+    remote_start_id: remoteStartId,
+    started_at: tx.started_at ?? Date.now(),
+    dedupe_key: tx.dedupe_key,
+  };
+  const roamed = accepted ? await roamingOf(deps, s, where, decision) : null;
+  // the remote start whose token this is started no other transaction: used up by this one
+  const remote = startFor(s, idTag, tx.evse_id || null, remoteStartId, tx.dedupe_key);
+  const recent_starts = remote
+    ? s.recent_starts?.map((r) => (r === remote ? { ...r, used_by: tx.dedupe_key } : r))
+    : s.recent_starts;
   if (roamed === undefined) return;
   const ocpi = roamed && pushSession(deps, ctx, tx.session_id, roamed, 0, null);
   if (ocpi && deps.roaming) {
@@ -287,5 +294,5 @@ export async function lateToken(
     ctx.write(deps.roaming.backfill(tx.session_id));
     sampleMeter(deps, ctx, tx.session_id, tx.started_at ?? Date.now(), tx.meter_start_wh);
   }
-  ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? { ...t, ocpi } : t)) });
+  ctx.setState({ ...s, recent_starts, transactions: s.transactions.map((t) => (t === tx ? { ...t, ocpi } : t)) });
 }

@@ -121,6 +121,11 @@ export const TransactionUpdatedEvent = Type.Object({
    */
   evse_id: Type.Optional(Type.Integer({ minimum: 0 })),
   connector_id: Type.Optional(Type.Integer({ minimum: 0 })),
+  /**
+   * 2.0.1 `remoteStartId` of a transaction a RequestStartTransaction authorized after it started
+   * (the cable plugged in first): the remote start its token comes from
+   */
+  remote_start_id: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
 });
 
 export const TransactionEndedEvent = Type.Object({

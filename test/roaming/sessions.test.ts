@@ -55,6 +55,23 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     return { transactionId: () => transactionId };
   }
 
+  /** emsp221's START_SESSION at EVSE E1 of `loc`: the CPO's answer's result */
+  const startSession221 = async (loc: string, token: Json, reference: string): Promise<unknown> => {
+    const start = await emsp221.sim.call(
+      'POST',
+      'commands',
+      '/START_SESSION',
+      {
+        response_url: emsp221.sim.responseUrl('2.2.1', 'START_SESSION', randomUUID()),
+        token,
+        location_id: loc,
+        evse_uid: 'E1',
+        authorization_reference: reference,
+      },
+      { role: 'RECEIVER' },
+    );
+    return (start.data as Json).result;
+  };
   const sessionPuts = (e: Emsp, since: number): RecordedRequest[] =>
     e.sim
       .receivedSince(since)
@@ -157,20 +174,7 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     const uid = `ONCE${randomUUID().slice(0, 8)}`.toUpperCase();
     const token = await world.pushToken(emsp221, uid);
     const since = emsp221.sim.lastSeq;
-    const start = await emsp221.sim.call(
-      'POST',
-      'commands',
-      '/START_SESSION',
-      {
-        response_url: emsp221.sim.responseUrl('2.2.1', 'START_SESSION', randomUUID()),
-        token,
-        location_id: loc,
-        evse_uid: 'E1',
-        authorization_reference: 'AREF-ONCE',
-      },
-      { role: 'RECEIVER' },
-    );
-    expect((start.data as Json).result).to.equal('ACCEPTED');
+    expect(await startSession221(loc, token, 'AREF-ONCE')).to.equal('ACCEPTED');
     const first = await eventually(async () => lastSession(emsp221, since));
     expect(first).to.deep.include({ auth_method: 'COMMAND', authorization_reference: 'AREF-ONCE' });
     await eventually(async () => (tx.transactionId() > 0 ? true : undefined));
@@ -207,20 +211,7 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     const since = emsp221.sim.lastSeq;
     const otherSince = other.sim.lastSeq;
     const token = aToken221({ uid, type: 'APP_USER', country_code: 'DE', party_id: emsp221.sim.party.party_id });
-    const start = await emsp221.sim.call(
-      'POST',
-      'commands',
-      '/START_SESSION',
-      {
-        response_url: emsp221.sim.responseUrl('2.2.1', 'START_SESSION', randomUUID()),
-        token,
-        location_id: loc,
-        evse_uid: 'E1',
-        authorization_reference: 'AREF-1',
-      },
-      { role: 'RECEIVER' },
-    );
-    expect((start.data as Json).result).to.equal('ACCEPTED');
+    expect(await startSession221(loc, token, 'AREF-1')).to.equal('ACCEPTED');
     const session = await eventually(async () => lastSession(emsp221, since));
     expect(session.cdr_token).to.deep.include({ uid, type: 'APP_USER', party_id: emsp221.sim.party.party_id });
     expect(session).to.deep.include({ auth_method: 'COMMAND', authorization_reference: 'AREF-1' });
@@ -307,6 +298,59 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
       return statusOf(s) === 'COMPLETED' ? s : undefined;
     });
     expect(done.kwh).to.equal(2);
+  });
+
+  it('2.0.1: a START_SESSION authorizing a transaction started at plug-in is used up by it: a later tap is checked', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp2.0.1');
+    const uid = `P${randomUUID().slice(0, 8)}`.toUpperCase();
+    const token = await world.pushToken(emsp221, uid, { whitelist: 'NEVER' });
+    emsp221.sim.setAuthorization(uid, 'BLOCKED');
+    const since = emsp221.sim.lastSeq;
+    let remoteStartId: number | undefined;
+    charger.handle('RequestStartTransaction', ({ params }) => {
+      remoteStartId = (params as { remoteStartId: number }).remoteStartId;
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    const event = (
+      eventType: string,
+      transactionId: string,
+      seqNo: number,
+      triggerReason: string,
+      extra: Json = {},
+    ) => ({
+      eventType,
+      timestamp: new Date().toISOString(),
+      triggerReason,
+      seqNo,
+      transactionInfo: { transactionId, ...(eventType === 'Ended' ? { stoppedReason: 'EVDisconnected' } : {}) },
+      evse: { id: 1, connectorId: 1 },
+      ...extra,
+    });
+    await charger.call('TransactionEvent', event('Started', 'TX-PLUG-CMD', 0, 'CablePluggedIn'));
+    expect(await startSession221(loc, token, 'PLUGREF')).to.equal('ACCEPTED');
+    await eventually(async () => (remoteStartId === undefined ? undefined : true), { what: 'RequestStartTransaction' });
+    const authorized = (await charger.call(
+      'TransactionEvent',
+      event('Updated', 'TX-PLUG-CMD', 1, 'RemoteStart', {
+        idToken: { idToken: uid, type: 'Central' },
+        transactionInfo: { transactionId: 'TX-PLUG-CMD', remoteStartId },
+      }),
+    )) as { idTokenInfo?: { status: string } };
+    expect(authorized.idTokenInfo?.status).to.equal('Accepted');
+    const first = await eventually(async () => lastSession(emsp221, since));
+    expect(first).to.deep.include({ auth_method: 'COMMAND', authorization_reference: 'PLUGREF' });
+    await charger.call('TransactionEvent', event('Ended', 'TX-PLUG-CMD', 2, 'EVDeparted'));
+    const later = emsp221.sim.lastSeq;
+    // the card tapped for a new transaction: was Accepted as the command's (a second COMMAND
+    // session and CDR with PLUGREF), the eMSP not asked
+    const tapped = (await charger.call(
+      'TransactionEvent',
+      event('Started', 'TX-PLUG-TAP', 0, 'Authorized', { idToken: { idToken: uid, type: 'ISO14443' } }),
+    )) as { idTokenInfo?: { status: string } };
+    expect(tapped.idTokenInfo?.status).to.equal('Blocked');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // no session but the first (its COMPLETED may come after the tap)
+    expect(sessionPuts(emsp221, later).filter((r) => (r.body as Json).id !== first.id)).to.deep.equal([]);
   });
 
   it('a transaction with a token no partner issued makes no OCPI session', async () => {

@@ -452,6 +452,37 @@ describe('roaming: tokens authorize charges on our chargers', function () {
       return start.idTagInfo.status === 'Accepted' ? true : undefined;
     });
   });
+
+  it("an operator's remote start of a partner's card: billed to its eMSP only when the card charges without asking", async () => {
+    const { cp, charger } = await world.linkedCharger('ocpp1.6');
+    charger.handle('RemoteStartTransaction', () => Promise.resolve({ status: 'Accepted' }));
+    const sessionsSince = (since: number) =>
+      emsp.sim
+        .receivedSince(since)
+        .filter((r) => r.method === 'PUT' && r.path.includes('/sessions/'))
+        .map((r) => r.body as Json);
+    const operatorStart = async (card: string, connectorId: number): Promise<number> => {
+      const since = emsp.sim.lastSeq;
+      const res = await world.api.request('POST', `/v1/charge-points/${cp.id}/remote-start`, {
+        body: { id_tag: card, connector_id: connectorId },
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(await start16(charger, connectorId, card)).to.equal('Accepted');
+      return since;
+    };
+    const blocked = uid();
+    await world.pushToken(emsp, blocked, { valid: false });
+    emsp.sim.setAuthorization(blocked, 'BLOCKED');
+    const before = await operatorStart(blocked, 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // was a session PUT to the eMSP with auth_method WHITELIST
+    expect(sessionsSince(before)).to.deep.equal([]);
+    const valid = uid();
+    await world.pushToken(emsp, valid, { whitelist: 'ALWAYS' });
+    const since = await operatorStart(valid, 1);
+    const session = await eventually(async () => sessionsSince(since)[0]);
+    expect(session).to.deep.include({ auth_method: 'WHITELIST' });
+  });
 });
 
 describe('roaming: our tokens pushed to partner CPOs', function () {

@@ -168,7 +168,10 @@ function transactionEvent(
     id_tag: idTag,
     ...(p.evse ? { evse_id: p.evse.id, connector_id: p.evse.connectorId ?? 1 } : {}),
   };
-  if (p.eventType === 'Updated') return { type: 'transaction-updated', ...common };
+  if (p.eventType === 'Updated')
+    return p.transactionInfo.remoteStartId === undefined
+      ? { type: 'transaction-updated', ...common }
+      : { type: 'transaction-updated', ...common, remote_start_id: p.transactionInfo.remoteStartId };
   return { type: 'transaction-ended', ...common, reason: p.transactionInfo.stoppedReason ?? 'Local' };
 }
 
