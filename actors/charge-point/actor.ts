@@ -40,7 +40,16 @@ async function started(
   const decision =
     event.id_tag === null
       ? undefined
-      : await authorizeTag(deps, ctx, event.id_tag, event.evse_id, protocol, 'start', event.dedupe_key);
+      : await authorizeTag(
+          deps,
+          ctx,
+          event.id_tag,
+          event.evse_id,
+          protocol,
+          'start',
+          event.dedupe_key,
+          event.id_tag_type,
+        );
   const accepted = decision === undefined || decision.status === 'Accepted';
   const roamed =
     accepted && linkOf(ctx.state, event.evse_id)
@@ -118,18 +127,15 @@ async function tokenNamed(
           protocol,
           'other',
           open?.dedupe_key,
+          event.id_tag_type,
         )
       : { status: known, reason: 'answered before for this transaction' };
   // a token named after the transaction's own stopped it: it roams nothing
   if (deps.roaming && open && open.ocpi === undefined && open.id_tag === undefined)
-    await lateToken(
-      deps,
-      ctx,
-      open.transaction_id,
-      idTag,
-      decision,
-      event.type === 'transaction-updated' ? (event.remote_start_id ?? null) : null,
-    );
+    await lateToken(deps, ctx, open.transaction_id, idTag, decision, {
+      remote_start_id: event.type === 'transaction-updated' ? (event.remote_start_id ?? null) : null,
+      id_tag_type: event.id_tag_type,
+    });
   const roamed = open ? undefined : await adoptedRoaming(deps, ctx, event, idTag, decision);
   return cached(deps, withGroup(onTransactionProgress(deps, ctx, ctx.state, event, decision.status, roamed), decision));
 }
@@ -182,8 +188,8 @@ function onEvent(
     case 'status-changed':
       return onStatusChanged(deps, ctx, s, event);
     case 'authorize-requested':
-      return authorizeTag(deps, ctx, event.id_tag, null, protocol, 'authorize').then((d) =>
-        cached(deps, withGroup({ id_tag_status: d.status }, d)),
+      return authorizeTag(deps, ctx, event.id_tag, null, protocol, 'authorize', undefined, event.id_tag_type).then(
+        (d) => cached(deps, withGroup({ id_tag_status: d.status }, d)),
       );
     case 'transaction-started': {
       // a start that names no token (2.0.1 at plug-in, or NoAuthorization) gives the charger's cache nothing to keep

@@ -49,7 +49,10 @@ export function startFor(
   evse: number | null,
   remoteStartId: number | null,
   startKey?: string,
+  /** 2.0.1 idToken type: our RequestStartTransaction names Central, a card never follows it without its remoteStartId */
+  idTagType?: string,
 ): NonNullable<ChargePointState['recent_starts']>[number] | undefined {
+  if (remoteStartId === null && idTagType !== undefined && idTagType !== 'Central') return undefined;
   const now = Date.now();
   const starts = (s.recent_starts ?? []).filter(
     (r) => now - r.at < REMOTE_START_MS && (r.used_by === undefined || r.used_by === startKey),
@@ -95,9 +98,11 @@ async function decide(
   evse: number | null,
   protocol: ProtocolName,
   startKey: string | undefined,
+  idTagType: string | undefined,
 ): Promise<AuthDecision> {
   const s = ctx.state;
-  if (startFor(s, idTag, evse, null, startKey)) return { status: 'Accepted', reason: 'a remote start we sent' };
+  if (startFor(s, idTag, evse, null, startKey, idTagType))
+    return { status: 'Accepted', reason: 'a remote start we sent' };
   const token = await port.tokenOf(idTag);
   if (!token) {
     return port.unknownIdTags === 'accept'
@@ -183,6 +188,8 @@ export async function authorizeTag(
   use: AuthUse,
   /** a transaction start's dedupe key: a remote start it used counts for it again (a retry) */
   startKey?: string,
+  /** 2.0.1 idToken type (`startFor`) */
+  idTagType?: string,
 ): Promise<AuthDecision> {
   const port = deps.roaming;
   if (!port) return { status: 'Accepted', reason: 'no token checks without the roaming bridge' };
@@ -198,7 +205,7 @@ export async function authorizeTag(
     ctx.setState({ ...ctx.state, recent_auths: kept.filter((r) => r !== remembered) });
     return { ...remembered.decision, reason: `${remembered.decision.reason} (the Authorize of this start)` };
   }
-  const decision = await decide(port, ctx, idTag, evse, protocol, startKey);
+  const decision = await decide(port, ctx, idTag, evse, protocol, startKey, idTagType);
   ctx.log.info({ id_tag: idTag, evse, status: decision.status, reason: decision.reason }, 'id tag authorization');
   const others = kept.filter((r) => r.id_tag !== idTag);
   // only the eMSP's real-time answer is remembered (asking again costs a partner call): a decision

@@ -124,13 +124,15 @@ export async function roamingOf(
     started_at: number;
     /** the start's dedupe key (a retry of the start that used a remote start is still its) */
     dedupe_key?: string;
+    /** 2.0.1 idToken type (authorization.ts `startFor`) */
+    id_tag_type?: string;
   },
   decision?: AuthDecision,
 ): Promise<Roamed | null | undefined> {
   const link = linkOf(s, t.evse_id);
   if (!deps.roaming || !link) return null;
   if (t.id_tag === null) return undefined;
-  const remote = startFor(s, t.id_tag, t.evse_id, t.remote_start_id, t.dedupe_key);
+  const remote = startFor(s, t.id_tag, t.evse_id, t.remote_start_id, t.dedupe_key, t.id_tag_type);
   const parts = remote?.authorization
     ? { ...remote.authorization, auth_method: 'COMMAND' as const }
     : await byToken(deps.roaming, t.id_tag, remote === undefined ? undefined : remote.roaming, decision);
@@ -266,8 +268,11 @@ export async function lateToken(
   transactionId: string,
   idTag: string,
   decision: AuthDecision | undefined,
-  /** the 2.0.1 remoteStartId the event names (a RequestStartTransaction of a running transaction) */
-  remoteStartId: number | null,
+  /**
+   * the 2.0.1 remoteStartId the event names (a RequestStartTransaction of a running transaction),
+   * and its idToken type (authorization.ts `startFor`)
+   */
+  named: { remote_start_id: number | null; id_tag_type?: string | undefined },
 ): Promise<void> {
   const s = ctx.state;
   const tx = s.transactions.find((t) => t.transaction_id === transactionId);
@@ -277,13 +282,14 @@ export async function lateToken(
     evse_id: tx.evse_id,
     connector_id: 0,
     id_tag: idTag,
-    remote_start_id: remoteStartId,
+    remote_start_id: named.remote_start_id,
     started_at: tx.started_at ?? Date.now(),
     dedupe_key: tx.dedupe_key,
+    ...(named.id_tag_type === undefined ? {} : { id_tag_type: named.id_tag_type }),
   };
   const roamed = accepted ? await roamingOf(deps, s, where, decision) : null;
   // the remote start whose token this is started no other transaction: used up by this one
-  const remote = startFor(s, idTag, tx.evse_id || null, remoteStartId, tx.dedupe_key);
+  const remote = startFor(s, idTag, tx.evse_id || null, named.remote_start_id, tx.dedupe_key, named.id_tag_type);
   const recent_starts = remote
     ? s.recent_starts?.map((r) => (r === remote ? { ...r, used_by: tx.dedupe_key } : r))
     : s.recent_starts;

@@ -341,7 +341,14 @@ function remoteStartOf(
   event: EventOf<'transaction-started'>,
 ): NonNullable<ChargePointState['recent_starts']>[number] | undefined {
   if (event.id_tag === null && event.remote_start_id === null) return undefined;
-  return startFor(s, event.id_tag ?? '', event.evse_id || null, event.remote_start_id, event.dedupe_key);
+  return startFor(
+    s,
+    event.id_tag ?? '',
+    event.evse_id || null,
+    event.remote_start_id,
+    event.dedupe_key,
+    event.id_tag_type,
+  );
 }
 
 /**

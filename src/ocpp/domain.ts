@@ -52,6 +52,11 @@ export const StatusChangedEvent = Type.Object({
 export const AuthorizeRequestedEvent = Type.Object({
   type: Type.Literal('authorize-requested'),
   id_tag: Type.String(),
+  /**
+   * 2.0.1 idToken `type` (ISO14443, Central, ...): a RequestStartTransaction names its token as
+   * Central, so a start without remoteStartId naming a card is no remote start of ours
+   */
+  id_tag_type: Type.Optional(Type.String()),
 });
 
 /**
@@ -87,6 +92,11 @@ export const TransactionStartedEvent = Type.Object({
   evse_id: Type.Integer({ minimum: 0 }),
   connector_id: Type.Integer({ minimum: 0 }),
   id_tag: Type.Union([Type.String(), Type.Null()]),
+  /**
+   * 2.0.1 idToken `type` (ISO14443, Central, ...): a RequestStartTransaction names its token as
+   * Central, so a start without remoteStartId naming a card is no remote start of ours
+   */
+  id_tag_type: Type.Optional(Type.String()),
   /** the earliest register reading the start carries (the transaction's energy counts from it) */
   meter_start_wh: Type.Union([Type.Number(), Type.Null()]),
   /**
@@ -116,6 +126,11 @@ export const TransactionUpdatedEvent = Type.Object({
   /** 2.0.1 sends the idToken later when the transaction started before authorization */
   id_tag: Type.Union([Type.String(), Type.Null()]),
   /**
+   * 2.0.1 idToken `type` (ISO14443, Central, ...): a RequestStartTransaction names its token as
+   * Central, so a start without remoteStartId naming a card is no remote start of ours
+   */
+  id_tag_type: Type.Optional(Type.String()),
+  /**
    * the EVSE and connector the event names (2.0.1 `evse`), when it names one: a transaction that
    * started without one gets them from the first event that does
    */
@@ -139,6 +154,8 @@ export const TransactionEndedEvent = Type.Object({
   reason: Type.Union([Type.String(), Type.Null()]),
   seq_no: Type.Union([Type.Integer(), Type.Null()]),
   id_tag: Type.Union([Type.String(), Type.Null()]),
+  /** 2.0.1 idToken `type` (as the update's) */
+  id_tag_type: Type.Optional(Type.String()),
   /**
    * the EVSE and connector the event names (2.0.1 `evse`), when it names one: a transaction that
    * started without one gets them from the first event that does

@@ -353,6 +353,34 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     expect(sessionPuts(emsp221, later).filter((r) => (r.body as Json).id !== first.id)).to.deep.equal([]);
   });
 
+  it("2.0.1: a card tapped while a START_SESSION of its uid waits is no remote start: it is checked, and not the command's", async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp2.0.1');
+    const uid = `W${randomUUID().slice(0, 8)}`.toUpperCase();
+    const token = await world.pushToken(emsp221, uid, { whitelist: 'NEVER' });
+    emsp221.sim.setAuthorization(uid, 'BLOCKED');
+    // the charger accepts the remote start, and never starts it
+    charger.handle('RequestStartTransaction', () => Promise.resolve({ status: 'Accepted' }));
+    expect(await startSession221(loc, token, 'WAITING')).to.equal('ACCEPTED');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const since = emsp221.sim.lastSeq;
+    const card = { idToken: uid, type: 'ISO14443' };
+    const authorized = (await charger.call('Authorize', { idToken: card })) as { idTokenInfo: { status: string } };
+    // was Accepted as "a remote start we sent", and the session went out as COMMAND / WAITING
+    expect(authorized.idTokenInfo.status).to.equal('Blocked');
+    const tapped = (await charger.call('TransactionEvent', {
+      eventType: 'Started',
+      timestamp: new Date().toISOString(),
+      triggerReason: 'Authorized',
+      seqNo: 0,
+      transactionInfo: { transactionId: 'TX-TAP-WAIT' },
+      evse: { id: 1, connectorId: 1 },
+      idToken: card,
+    })) as { idTokenInfo?: { status: string } };
+    expect(tapped.idTokenInfo?.status).to.equal('Blocked');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(sessionPuts(emsp221, since)).to.deep.equal([]);
+  });
+
   it('a transaction with a token no partner issued makes no OCPI session', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
     const since = emsp221.sim.lastSeq;

@@ -147,6 +147,7 @@ function transactionEvent(
       evse_id: p.evse?.id ?? 0,
       connector_id: p.evse ? (p.evse.connectorId ?? 1) : 0,
       id_tag: idTag,
+      ...(p.idToken ? { id_tag_type: p.idToken.type } : {}),
       // the energy counts from its first reading; a later one it also carries is its first progress
       meter_start_wh: first?.wh ?? null,
       ...(reading && first && !sameReading(reading, first) ? { meter_last: reading } : {}),
@@ -166,6 +167,7 @@ function transactionEvent(
     timestamp: p.timestamp,
     seq_no: p.seqNo,
     id_tag: idTag,
+    ...(p.idToken ? { id_tag_type: p.idToken.type } : {}),
     ...(p.evse ? { evse_id: p.evse.id, connector_id: p.evse.connectorId ?? 1 } : {}),
   };
   if (p.eventType === 'Updated')
@@ -387,7 +389,9 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
       case 'Authorize': {
         // NoAuthorization asks for nothing to be checked: answered Accepted, as a Heartbeat is answered
         const idTag = tokenOf(call.payload.idToken);
-        return idTag === null ? null : { type: 'authorize-requested', id_tag: idTag };
+        return idTag === null
+          ? null
+          : { type: 'authorize-requested', id_tag: idTag, id_tag_type: call.payload.idToken.type };
       }
       case 'TransactionEvent':
         return transactionEvent(call.payload);
