@@ -33,8 +33,13 @@ export interface AuthDecision {
 }
 
 const REMEMBER_MS = 5 * 60_000;
-/** a start we sent counts for the transaction that follows it this long (outbound-queue.ts keeps 10 minutes) */
-const REMOTE_START_MS = 10 * 60_000;
+/**
+ * a start we sent counts for the transaction that follows it this long (outbound-queue.ts keeps
+ * it as long): OCPI mod_commands StartSession, "the CPO SHALL NOT do a realtime authorization at
+ * the eMSP for this Token at the given EVSE/Charge Point within 15 minutes after having received
+ * this StartSession"
+ */
+const REMOTE_START_MS = 15 * 60_000;
 
 /**
  * The start command we sent lately that a transaction of `idTag` at `evse` follows (2.0.1: by its
@@ -101,9 +106,13 @@ async function decide(
   idTagType: string | undefined,
 ): Promise<AuthDecision> {
   const s = ctx.state;
-  if (startFor(s, idTag, evse, null, startKey, idTagType))
-    return { status: 'Accepted', reason: 'a remote start we sent' };
   const token = await port.tokenOf(idTag);
+  if (startFor(s, idTag, evse, null, startKey, idTagType)) {
+    // a token its eMSP authorizes at each use is let in for this start only: the charger's cache
+    // must not keep it (withGroup answers it with an expiry of now)
+    const eachUse = token?.whitelist === 'NEVER' || token?.whitelist === 'ALLOWED_OFFLINE';
+    return { status: 'Accepted', reason: 'a remote start we sent', ...(eachUse ? { each_use: true } : {}) };
+  }
   if (!token) {
     return port.unknownIdTags === 'accept'
       ? { status: 'Accepted', reason: 'no such token; OCPP_UNKNOWN_ID_TAGS=accept' }

@@ -190,7 +190,7 @@ function sendBy(call: OutboundCall): number {
 }
 
 /** how long a sent start is remembered for the transaction that follows it */
-const RECENT_START_MS = 10 * 60_000;
+const RECENT_START_MS = 15 * 60_000;
 const MAX_RECENT_STARTS = 10;
 
 /**

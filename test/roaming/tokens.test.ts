@@ -453,6 +453,25 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     });
   });
 
+  it("a remote start's tag of whitelist NEVER is let in for that start only: the charger's cache is told to drop it at once", async () => {
+    const { cp, charger } = await world.linkedCharger('ocpp1.6');
+    charger.handle('RemoteStartTransaction', () => Promise.resolve({ status: 'Accepted' }));
+    const never = uid();
+    await world.pushToken(emsp, never, { whitelist: 'NEVER' });
+    const res = await world.api.request('POST', `/v1/charge-points/${cp.id}/remote-start`, {
+      body: { id_tag: never, connector_id: 1 },
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const info = await eventually(async () => {
+      const answer = (await charger.call('Authorize', { idTag: never })) as {
+        idTagInfo: { status: string; expiryDate?: string };
+      };
+      return answer.idTagInfo.status === 'Accepted' ? answer.idTagInfo : undefined;
+    });
+    // was now + OCPP_AUTH_CACHE_S: the charger's cache then let the card in without asking
+    expect(Date.parse(String(info.expiryDate))).to.be.at.most(Date.now() + 1000);
+  });
+
   it("an operator's remote start of a partner's card: billed to its eMSP only when the card charges without asking", async () => {
     const { cp, charger } = await world.linkedCharger('ocpp1.6');
     charger.handle('RemoteStartTransaction', () => Promise.resolve({ status: 'Accepted' }));
