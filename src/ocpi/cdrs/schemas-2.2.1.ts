@@ -13,7 +13,7 @@ import {
 import { placeFields } from '../locations/schemas-2.2.1.js';
 import { ConnectorFormat, ConnectorStandard, PowerType221 } from '../locations/schemas.js';
 import { AuthMethod, CdrToken, ChargingPeriod } from '../sessions/schemas-2.2.1.js';
-import { Price, Tariff } from '../tariffs/schemas-2.2.1.js';
+import { Price, TariffAsStored } from '../tariffs/schemas-2.2.1.js';
 import { titled } from '../../gateway/openapi.js';
 
 /** OCPI 2.2.1 CDRs (OCPI 2.2.1 mod_cdrs.asciidoc). CDRs of either version are stored as they came. */
@@ -50,7 +50,7 @@ export const Cdr = titled(
     cdr_location: CdrLocation,
     meter_id: Type.Optional(ocpiString(255)),
     currency: Currency,
-    tariffs: Type.Optional(Type.Array(Tariff)),
+    tariffs: Type.Optional(Type.Array(TariffAsStored)),
     charging_periods: Type.Array(ChargingPeriod, { minItems: 1 }),
     signed_data: Type.Optional(OpenObject),
     total_cost: Price,

@@ -1,5 +1,7 @@
 import Type from '#typebox';
-import { HttpError } from '../../gateway/errors.js';
+import { HttpError, RequestValidationError } from '../../gateway/errors.js';
+import { toDetail } from '../../gateway/validation.js';
+import { compileLazily } from '../../lazy-compile.js';
 import { pageHeaders, Paging } from '../../gateway/operator-paging.js';
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
@@ -13,6 +15,19 @@ import * as T211 from './schemas-2.1.1.js';
 import * as T221 from './schemas-2.2.1.js';
 
 const TariffIdPath = Type.Object({ tariff_id: ObjectId });
+
+const tariff221 = compileLazily(T221.Tariff);
+
+/**
+ * A body naming our country_code is a 2.2.1 Tariff, and must pass that schema: failing it, it
+ * matched the union as a 2.1.1 one (which has neither the party nor min/max_price), and a
+ * 2.2.1 tariff with a negative max_price was stored, and every CDR priced with it failed its own
+ * schema at each send.
+ */
+function assert221(body: unknown): void {
+  if (tariff221.Check(body)) return;
+  throw new RequestValidationError([...tariff221.Errors(body)].map((e) => toDetail('body', e, body)));
+}
 
 /**
  * The operator's routes for our own tariffs, on the management mount (docs/OCPI.md "Our own
@@ -58,7 +73,10 @@ export function ownTariffRoutes(ctx: OcpiContext): OperatorRoute[] {
         const id = req.params.tariff_id;
         assertPathId('tariff_id', id, 'id', body.id);
         const own = ctx.ownParty();
-        if ('country_code' in body) assertOurParty(own, body, 'a tariff of ours names our country_code and party_id');
+        if ('country_code' in body) {
+          assert221(body);
+          assertOurParty(own, body, 'a tariff of ours names our country_code and party_id');
+        }
         const tariff = 'country_code' in body ? body : tariffFrom211(body, own);
         // the tariff and its PUT to every registered eMSP commit together (docs/ROAMING.md "What is pushed")
         const stored = await ctx.services.db.group.run(async (tx) => {

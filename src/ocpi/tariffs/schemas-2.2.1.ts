@@ -94,4 +94,15 @@ const tariffFields = {
 export const Tariff = titled('Tariff221', Type.Object(tariffFields));
 export type Tariff = Static<typeof Tariff>;
 
+/**
+ * A tariff as a CDR holds it (the one its session started with): its min_price and max_price as
+ * they were stored, also from before bounds had to be non-negative, so that a CDR priced with
+ * such a tariff still passes the CDR's schema and is sent (a CDR never changes once built).
+ */
+export const TariffAsStored = Type.Object({
+  ...tariffFields,
+  min_price: Type.Optional(Price),
+  max_price: Type.Optional(Price),
+});
+
 export const TariffPath = Type.Object({ country_code: CountryCode, party_id: PartyId, tariff_id: ObjectId });

@@ -156,6 +156,14 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const refused = await api.request('PUT', '/v1/ocpi/tariffs/MT-3', { body: feb30 });
       expect(refused.status).to.equal(422);
       expect(JSON.stringify(refused.body)).to.contain('must be a day of the calendar');
+      // a negative bound: was stored (taken as a 2.1.1 tariff by the union), and every CDR priced
+      // with it then failed its own schema at each send
+      const credit = await api.request('PUT', '/v1/ocpi/tariffs/MT-4', {
+        body: aTariff221({ id: 'MT-4', max_price: { excl_vat: -5, incl_vat: -6 } }),
+      });
+      expect(credit.status, JSON.stringify(credit.body)).to.equal(422);
+      expect(JSON.stringify(credit.body)).to.contain('max_price');
+      expect((await api.request('GET', '/v1/ocpi/tariffs/MT-4')).status).to.equal(404);
       expect((await api.request('GET', '/v1/ocpi/tariffs', { bearer: 'wrong' })).status).to.equal(401);
     });
   });
