@@ -40,16 +40,11 @@ async function started(
   const decision =
     event.id_tag === null
       ? undefined
-      : await authorizeTag(
-          deps,
-          ctx,
-          event.id_tag,
-          event.evse_id,
-          protocol,
-          'start',
-          event.dedupe_key,
-          event.id_tag_type,
-        );
+      : await authorizeTag(deps, ctx, event.id_tag, event.evse_id, protocol, 'start', {
+          startKey: event.dedupe_key,
+          remoteStartId: event.remote_start_id,
+          idTagType: event.id_tag_type,
+        });
   const accepted = decision === undefined || decision.status === 'Accepted';
   const roamed =
     accepted && linkOf(ctx.state, event.evse_id)
@@ -119,16 +114,11 @@ async function tokenNamed(
   const known = open?.id_tag === idTag ? open.id_tag_status : undefined;
   const decision: AuthDecision =
     known === undefined
-      ? await authorizeTag(
-          deps,
-          ctx,
-          idTag,
-          open && open.evse_id > 0 ? open.evse_id : null,
-          protocol,
-          'other',
-          open?.dedupe_key,
-          event.id_tag_type,
-        )
+      ? await authorizeTag(deps, ctx, idTag, open && open.evse_id > 0 ? open.evse_id : null, protocol, 'other', {
+          startKey: open?.dedupe_key,
+          remoteStartId: event.type === 'transaction-updated' ? event.remote_start_id : null,
+          idTagType: event.id_tag_type,
+        })
       : { status: known, reason: 'answered before for this transaction' };
   // a token named after the transaction's own stopped it: it roams nothing
   if (deps.roaming && open && open.ocpi === undefined && open.id_tag === undefined)
@@ -188,7 +178,7 @@ function onEvent(
     case 'status-changed':
       return onStatusChanged(deps, ctx, s, event);
     case 'authorize-requested':
-      return authorizeTag(deps, ctx, event.id_tag, null, protocol, 'authorize', undefined, event.id_tag_type).then(
+      return authorizeTag(deps, ctx, event.id_tag, null, protocol, 'authorize', { idTagType: event.id_tag_type }).then(
         (d) => cached(deps, withGroup({ id_tag_status: d.status }, d)),
       );
     case 'transaction-started': {

@@ -102,12 +102,11 @@ async function decide(
   idTag: string,
   evse: number | null,
   protocol: ProtocolName,
-  startKey: string | undefined,
-  idTagType: string | undefined,
+  how: StartHow,
 ): Promise<AuthDecision> {
   const s = ctx.state;
   const token = await port.tokenOf(idTag);
-  if (startFor(s, idTag, evse, null, startKey, idTagType)) {
+  if (startFor(s, idTag, evse, how.remoteStartId ?? null, how.startKey, how.idTagType)) {
     // a token its eMSP authorizes at each use is let in for this start only: the charger's cache
     // must not keep it (withGroup answers it with an expiry of now)
     const eachUse = token?.whitelist === 'NEVER' || token?.whitelist === 'ALLOWED_OFFLINE';
@@ -177,6 +176,17 @@ async function stillHolds(port: RoamingPort, remembered: Recent | undefined): Pr
 }
 
 /**
+ * What the event says of a remote start it may follow (`startFor`): a transaction start's dedupe
+ * key (a remote start it used counts for it again, a retry), the 2.0.1 remoteStartId it names, and
+ * its 2.0.1 idToken type.
+ */
+export interface StartHow {
+  startKey?: string | undefined;
+  remoteStartId?: number | null | undefined;
+  idTagType?: string | undefined;
+}
+
+/**
  * What an authorization is for: a charger's Authorize, the start of a transaction (which may
  * follow an Authorize), or a token named in a transaction after its start.
  */
@@ -195,15 +205,16 @@ export async function authorizeTag(
   evse: number | null,
   protocol: ProtocolName,
   use: AuthUse,
-  /** a transaction start's dedupe key: a remote start it used counts for it again (a retry) */
-  startKey?: string,
-  /** 2.0.1 idToken type (`startFor`) */
-  idTagType?: string,
+  how: StartHow = {},
 ): Promise<AuthDecision> {
   const port = deps.roaming;
   if (!port) return { status: 'Accepted', reason: 'no token checks without the roaming bridge' };
   const now = Date.now();
-  const found = (ctx.state.recent_auths ?? []).find((r) => r.id_tag === idTag && now - r.at < REMEMBER_MS);
+  // the start a remote start of ours is followed by is its, whatever the eMSP said of the card before
+  const remote = startFor(ctx.state, idTag, evse, how.remoteStartId ?? null, how.startKey, how.idTagType);
+  const found = remote
+    ? undefined
+    : (ctx.state.recent_auths ?? []).find((r) => r.id_tag === idTag && now - r.at < REMEMBER_MS);
   const remembered = await stillHolds(port, found);
   // an answer that no longer holds is forgotten, whatever is decided now
   const kept = (ctx.state.recent_auths ?? []).filter((r) => now - r.at < REMEMBER_MS && r !== found);
@@ -214,7 +225,7 @@ export async function authorizeTag(
     ctx.setState({ ...ctx.state, recent_auths: kept.filter((r) => r !== remembered) });
     return { ...remembered.decision, reason: `${remembered.decision.reason} (the Authorize of this start)` };
   }
-  const decision = await decide(port, ctx, idTag, evse, protocol, startKey, idTagType);
+  const decision = await decide(port, ctx, idTag, evse, protocol, how);
   ctx.log.info({ id_tag: idTag, evse, status: decision.status, reason: decision.reason }, 'id tag authorization');
   const others = kept.filter((r) => r.id_tag !== idTag);
   // only the eMSP's real-time answer is remembered (asking again costs a partner call): a decision

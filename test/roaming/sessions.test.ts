@@ -381,6 +381,38 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     expect(sessionPuts(emsp221, since)).to.deep.equal([]);
   });
 
+  it("2.0.1: the start of a START_SESSION, with its remoteStartId, is the command's though the eMSP refused the card just before", async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp2.0.1');
+    const uid = `R${randomUUID().slice(0, 8)}`.toUpperCase();
+    const token = await world.pushToken(emsp221, uid);
+    emsp221.sim.setAuthorization(uid, 'BLOCKED');
+    const card = await charger.call('Authorize', { idToken: { idToken: uid, type: 'ISO14443' } });
+    expect((card as { idTokenInfo: { status: string } }).idTokenInfo.status).to.equal('Blocked');
+    let remoteStartId: number | undefined;
+    charger.handle('RequestStartTransaction', ({ params }) => {
+      remoteStartId = (params as { remoteStartId: number }).remoteStartId;
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    const since = emsp221.sim.lastSeq;
+    expect(await startSession221(loc, token, 'REF-AFTER-REFUSAL')).to.equal('ACCEPTED');
+    await eventually(async () => (remoteStartId === undefined ? undefined : true), { what: 'RequestStartTransaction' });
+    // the driver holds the card to the reader: the charger names it, with the command's remoteStartId
+    const started = (await charger.call('TransactionEvent', {
+      eventType: 'Started',
+      timestamp: new Date().toISOString(),
+      triggerReason: 'RemoteStart',
+      seqNo: 0,
+      transactionInfo: { transactionId: 'TX-AFTER-REFUSAL', remoteStartId },
+      evse: { id: 1, connectorId: 1 },
+      idToken: { idToken: uid, type: 'ISO14443' },
+    })) as { idTokenInfo?: { status: string } };
+    // was Blocked on the remembered refusal of the card (and the eMSP asked of a card with the
+    // command's remoteStartId): the session and CDR were lost to the eMSP that started it
+    expect(started.idTokenInfo?.status).to.equal('Accepted');
+    const session = await eventually(async () => lastSession(emsp221, since));
+    expect(session).to.deep.include({ auth_method: 'COMMAND', authorization_reference: 'REF-AFTER-REFUSAL' });
+  });
+
   it('a transaction with a token no partner issued makes no OCPI session', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
     const since = emsp221.sim.lastSeq;
