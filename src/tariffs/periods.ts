@@ -62,9 +62,11 @@ const DAY_MS = 86_400_000;
 function pointsOf(input: PeriodsInput): MeterSample[] {
   const byTime = new Map<number, number>();
   for (const s of input.samples) {
-    // a reading after the session's end (a charger clock ahead of its stop) is not the session's
-    if (!Number.isFinite(s.wh) || !Number.isFinite(s.at) || s.at > input.end) continue;
-    const at = Math.max(input.start, s.at);
+    if (!Number.isFinite(s.wh) || !Number.isFinite(s.at)) continue;
+    // a reading stamped after the session's end is its last all the same (a 2.0.1 Transaction.End
+    // stamped a second after its Ended): every reading kept for the session is the session's, and
+    // one dropped here billed nothing of the energy the session says. It counts at the end
+    const at = Math.min(input.end, Math.max(input.start, s.at));
     byTime.set(at, Math.max(byTime.get(at) ?? s.wh, s.wh));
   }
   const points = [...byTime].sort((a, b) => a[0] - b[0]).map(([at, wh]) => ({ at, wh }));

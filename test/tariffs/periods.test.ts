@@ -33,6 +33,21 @@ describe('charging periods from meter readings', function () {
     ]);
   });
 
+  it("a reading stamped after the session's end is its last, at the end", function () {
+    const periods = chargingPeriodsOf({
+      start: min(0),
+      end: min(30),
+      // the End reading stamped a second after the Ended: the CDR billed 0 kWh of the session's 2
+      samples: readings([
+        [0, 0],
+        [30 + 1 / 60, 2000],
+      ]),
+      tariff: aTariff([anElement([energy(0.3)])]),
+      timeZone: 'UTC',
+    });
+    expect(summary(periods)).to.deep.equal([[iso(0), 'ENERGY:2', 'TIME:0.5', 'MAX_POWER:4']]);
+  });
+
   it('a kWh bound starts a period with exactly that energy charged; the periods add up to the total', function () {
     const tariff = aTariff([anElement([energy(0.2)], { max_kwh: 3 }), anElement([energy(0.4)])]);
     const periods = chargingPeriodsOf({
