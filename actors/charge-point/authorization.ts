@@ -107,10 +107,14 @@ async function decide(
   const s = ctx.state;
   const token = await port.tokenOf(idTag);
   if (startFor(s, idTag, evse, how.remoteStartId ?? null, how.startKey, how.idTagType)) {
-    // a token its eMSP authorizes at each use is let in for this start only: the charger's cache
-    // must not keep it (withGroup answers it with an expiry of now)
-    const eachUse = token?.whitelist === 'NEVER' || token?.whitelist === 'ALLOWED_OFFLINE';
-    return { status: 'Accepted', reason: 'a remote start we sent', ...(eachUse ? { each_use: true } : {}) };
+    // let in for this start only, unless the token itself charges without asking (ours, or a
+    // partner's valid token of whitelist ALWAYS or ALLOWED): the charger's cache must not keep a
+    // card its eMSP blocked, asks at each use, or no token at all (withGroup answers an expiry of now)
+    const cacheable =
+      token !== undefined &&
+      token.valid &&
+      (token.own || token.whitelist === 'ALWAYS' || token.whitelist === 'ALLOWED');
+    return { status: 'Accepted', reason: 'a remote start we sent', ...(cacheable ? {} : { each_use: true }) };
   }
   if (!token) {
     return port.unknownIdTags === 'accept'

@@ -453,23 +453,33 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     });
   });
 
-  it("a remote start's tag of whitelist NEVER is let in for that start only: the charger's cache is told to drop it at once", async () => {
+  it("a remote start's tag that does not charge without asking is let in for that start only: the charger's cache drops it at once", async () => {
     const { cp, charger } = await world.linkedCharger('ocpp1.6');
     charger.handle('RemoteStartTransaction', () => Promise.resolve({ status: 'Accepted' }));
+    const expiryAfterRemoteStart = async (tag: string): Promise<number> => {
+      const res = await world.api.request('POST', `/v1/charge-points/${cp.id}/remote-start`, {
+        body: { id_tag: tag, connector_id: 1 },
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const info = await eventually(async () => {
+        const answer = (await charger.call('Authorize', { idTag: tag })) as {
+          idTagInfo: { status: string; expiryDate?: string };
+        };
+        return answer.idTagInfo.status === 'Accepted' ? answer.idTagInfo : undefined;
+      });
+      return Date.parse(String(info.expiryDate));
+    };
     const never = uid();
     await world.pushToken(emsp, never, { whitelist: 'NEVER' });
-    const res = await world.api.request('POST', `/v1/charge-points/${cp.id}/remote-start`, {
-      body: { id_tag: never, connector_id: 1 },
-    });
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    const info = await eventually(async () => {
-      const answer = (await charger.call('Authorize', { idTag: never })) as {
-        idTagInfo: { status: string; expiryDate?: string };
-      };
-      return answer.idTagInfo.status === 'Accepted' ? answer.idTagInfo : undefined;
-    });
-    // was now + OCPP_AUTH_CACHE_S: the charger's cache then let the card in without asking
-    expect(Date.parse(String(info.expiryDate))).to.be.at.most(Date.now() + 1000);
+    const blocked = uid();
+    await world.pushToken(emsp, blocked, { valid: false });
+    const always = uid();
+    await world.pushToken(emsp, always, { whitelist: 'ALWAYS' });
+    // were now + OCPP_AUTH_CACHE_S: the charger's cache then let the card in without asking
+    for (const tag of [never, blocked, 'NO-SUCH-TOKEN'])
+      expect(await expiryAfterRemoteStart(tag), tag).to.be.at.most(Date.now() + 1000);
+    // a card that charges without asking is cached as its own decision would be
+    expect(await expiryAfterRemoteStart(always)).to.be.above(Date.now() + 60_000);
   });
 
   it("an operator's remote start of a partner's card: billed to its eMSP only when the card charges without asking", async () => {
