@@ -60,6 +60,16 @@ export const PeriodBreakdown = Type.Object({
 });
 export type PeriodBreakdown = Static<typeof PeriodBreakdown>;
 
+/** A CDR's amounts (Prices in 2.2.1, numbers in 2.1.1), in the order a priced CDR's totals give them. */
+export const CDR_AMOUNTS = [
+  'total_cost',
+  'total_fixed_cost',
+  'total_energy_cost',
+  'total_time_cost',
+  'total_parking_cost',
+  'total_reservation_cost',
+] as const;
+
 export const PricedCdr = Type.Object({
   currency: Type.String(),
   total_cost: Money,

@@ -1,6 +1,13 @@
 import type { CdrTimes } from './engine.js';
 import { writeRealInstant } from '../rfc3339.js';
-import type { PriceOutcome, PricedCdr, PricingCdr, PricingPeriod, PricingTariff } from './types.js';
+import {
+  CDR_AMOUNTS,
+  type PriceOutcome,
+  type PricedCdr,
+  type PricingCdr,
+  type PricingPeriod,
+  type PricingTariff,
+} from './types.js';
 
 /**
  * How a batch of CDRs crosses to a pricing thread and back (docs/TARIFFS.md "Where pricing
@@ -43,14 +50,7 @@ interface BatchText {
 }
 
 /** The totals a result carries as numbers, in order; Prices take two slots (excl, incl). */
-const PRICES = [
-  'total_cost',
-  'total_fixed_cost',
-  'total_energy_cost',
-  'total_time_cost',
-  'total_parking_cost',
-  'total_reservation_cost',
-] as const;
+const PRICES = CDR_AMOUNTS;
 const VOLUMES = ['total_energy', 'total_time', 'total_parking_time'] as const;
 const SLOTS = 1 + PRICES.length * 2 + VOLUMES.length;
 /** Where each total sits in a result's slots, after the ok flag (the order encodeResults writes). */

@@ -363,6 +363,17 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
       'total_cost',
     );
     await refused(cpo211, cdr211({ total_cost: -5 }), 'total_cost');
+    // every amount, not total_cost alone; and a credit CDR names the CDR it credits
+    await refused(
+      cpo221,
+      cdr221(cpo221, { cdr_location: place221('LOC-221'), total_fixed_cost: { excl_vat: -1, incl_vat: -1.21 } }),
+      'total_fixed_cost',
+    );
+    await refused(
+      cpo221,
+      cdr221(cpo221, { cdr_location: place221('LOC-221'), credit: true, total_cost: { excl_vat: -5, incl_vat: -6 } }),
+      'credit_reference_id',
+    );
   });
 
   it('2.2.1: a credit CDR is not re-priced', async () => {

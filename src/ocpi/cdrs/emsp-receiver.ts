@@ -11,6 +11,7 @@ import { cdr211Of } from './cpo-sender.js';
 import { cdrTo221 } from './mappers.js';
 import * as C211 from './schemas-2.1.1.js';
 import * as C221 from './schemas-2.2.1.js';
+import { CDR_AMOUNTS } from '../../tariffs/types.js';
 
 /**
  * The Receiver interface of the CDRs module (the eMSP side): a partner CPO POSTs the CDRs of its
@@ -58,13 +59,25 @@ function assertNoNegatives(cdr: StoredCdr): void {
         });
     }),
   );
-  const cost = cdr.total_cost;
-  const negative = typeof cost === 'number' ? cost < 0 : cost.excl_vat < 0 || (cost.incl_vat ?? 0) < 0;
-  if (negative && !(isCdr221(cdr) && cdr.credit === true))
+  const credit = isCdr221(cdr) && cdr.credit === true;
+  for (const field of CDR_AMOUNTS) {
+    const cost = (
+      cdr as Partial<Record<(typeof CDR_AMOUNTS)[number], number | { excl_vat: number; incl_vat?: number }>>
+    )[field];
+    if (cost === undefined || credit) continue;
+    if (typeof cost === 'number' ? cost < 0 : cost.excl_vat < 0 || (cost.incl_vat ?? 0) < 0)
+      errors.push({
+        field,
+        message: `a ${field} below 0 is a credit CDR's only (credit: true, with credit_reference_id)`,
+        type: 'value_error.number.not_ge',
+      });
+  }
+  // mod_cdrs credit_reference_id: "Is required to be set for a Credit CDR"
+  if (isCdr221(cdr) && cdr.credit === true && cdr.credit_reference_id === undefined)
     errors.push({
-      field: 'total_cost',
-      message: "a total_cost below 0 is a credit CDR's only (credit: true, with credit_reference_id)",
-      type: 'value_error.number.not_ge',
+      field: 'credit_reference_id',
+      message: 'a credit CDR names the CDR it credits (credit_reference_id)',
+      type: 'missing',
     });
   if (errors.length > 0) throw invalidParameters(errors);
 }
