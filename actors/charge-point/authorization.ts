@@ -67,6 +67,20 @@ export function startFor(
     .reverse()
     .find((r) => r.id_tag === idTag && (evse === null || r.evse_id === null || r.evse_id === evse));
 }
+
+/**
+ * The recent starts once the remote start `used` (if any) opened the transaction of start
+ * `dedupeKey`: a command starts one transaction, and a later one with the same token is not the
+ * command's (`startFor`).
+ */
+export function usedUp(
+  s: ChargePointState,
+  used: NonNullable<ChargePointState['recent_starts']>[number] | undefined,
+  dedupeKey: string,
+): ChargePointState['recent_starts'] {
+  return used ? s.recent_starts?.map((r) => (r === used ? { ...r, used_by: dedupeKey } : r)) : s.recent_starts;
+}
+
 const MAX_REMEMBERED = 20;
 
 /** OCPI AllowedType -> the charger's status word. */
@@ -96,17 +110,16 @@ function whereOf(s: ChargePointState, evse: number | null): { location_id: strin
   return { location_id: only, evse_uids: links.filter((l) => l.location_id === only).map((l) => l.evse_uid) };
 }
 
+/** The decision for the token `idTag` names (undefined: none), which follows a remote start of ours or not. */
 async function decide(
   port: RoamingPort,
   ctx: Ctx,
-  idTag: string,
+  token: RoamingToken | undefined,
+  remoteStart: boolean,
   evse: number | null,
   protocol: ProtocolName,
-  how: StartHow,
 ): Promise<AuthDecision> {
-  const s = ctx.state;
-  const token = await port.tokenOf(idTag);
-  if (startFor(s, idTag, evse, how.remoteStartId ?? null, how.startKey, how.idTagType)) {
+  if (remoteStart) {
     // let in for this start only, unless the token itself charges without asking (ours, or a
     // partner's valid token of whitelist ALWAYS or ALLOWED): the charger's cache must not keep a
     // card its eMSP blocked, asks at each use, or no token at all (withGroup answers an expiry of now)
@@ -170,13 +183,12 @@ function tokenState(token: RoamingToken | undefined): string {
 }
 
 /**
- * A remembered answer, while the token is as it was when the eMSP gave it: one the eMSP has
+ * A remembered answer, while its token is as it was when the eMSP gave it: one the eMSP has
  * since made not valid, moved to another whitelist, or whose link ended is decided again. Before,
  * such an answer let a card the eMSP had just blocked start for 5 minutes.
  */
-async function stillHolds(port: RoamingPort, remembered: Recent | undefined): Promise<Recent | undefined> {
-  if (!remembered) return undefined;
-  return tokenState(await port.tokenOf(remembered.id_tag)) === remembered.token ? remembered : undefined;
+function stillHolds(remembered: Recent | undefined, token: RoamingToken | undefined): Recent | undefined {
+  return remembered && tokenState(token) === remembered.token ? remembered : undefined;
 }
 
 /**
@@ -214,12 +226,14 @@ export async function authorizeTag(
   const port = deps.roaming;
   if (!port) return { status: 'Accepted', reason: 'no token checks without the roaming bridge' };
   const now = Date.now();
+  // the token, read once: a remembered answer holds on it, a decision is made from it
+  const token = await port.tokenOf(idTag);
   // the start a remote start of ours is followed by is its, whatever the eMSP said of the card before
   const remote = startFor(ctx.state, idTag, evse, how.remoteStartId ?? null, how.startKey, how.idTagType);
   const found = remote
     ? undefined
     : (ctx.state.recent_auths ?? []).find((r) => r.id_tag === idTag && now - r.at < REMEMBER_MS);
-  const remembered = await stillHolds(port, found);
+  const remembered = stillHolds(found, token);
   // an answer that no longer holds is forgotten, whatever is decided now
   const kept = (ctx.state.recent_auths ?? []).filter((r) => now - r.at < REMEMBER_MS && r !== found);
   if (remembered) kept.push(remembered);
@@ -229,7 +243,7 @@ export async function authorizeTag(
     ctx.setState({ ...ctx.state, recent_auths: kept.filter((r) => r !== remembered) });
     return { ...remembered.decision, reason: `${remembered.decision.reason} (the Authorize of this start)` };
   }
-  const decision = await decide(port, ctx, idTag, evse, protocol, how);
+  const decision = await decide(port, ctx, token, remote !== undefined, evse, protocol);
   ctx.log.info({ id_tag: idTag, evse, status: decision.status, reason: decision.reason }, 'id tag authorization');
   const others = kept.filter((r) => r.id_tag !== idTag);
   // only the eMSP's real-time answer is remembered (asking again costs a partner call): a decision
@@ -240,7 +254,7 @@ export async function authorizeTag(
     if (found) ctx.setState({ ...ctx.state, recent_auths: others });
     return decision;
   }
-  const entry: Recent = { id_tag: idTag, at: now, token: tokenState(await port.tokenOf(idTag)), decision };
+  const entry: Recent = { id_tag: idTag, at: now, token: tokenState(token), decision };
   ctx.setState({ ...ctx.state, recent_auths: [...others, entry].slice(-MAX_REMEMBERED) });
   return decision;
 }

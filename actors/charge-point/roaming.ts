@@ -1,7 +1,7 @@
 import type { ProtocolName } from '../../src/ocpp/domain.js';
 import type { ChargePointActorDeps, EvseLink, OcpiEvseStatus, RoamingPort } from './ports.js';
 import type { ActorContext } from '../../src/runtime/types.js';
-import { startFor, type AuthDecision } from './authorization.js';
+import { startFor, usedUp, type AuthDecision } from './authorization.js';
 import type { ChargePointState } from './protocol.js';
 
 type ChargePointCtx = ActorContext<ChargePointState>;
@@ -290,9 +290,7 @@ export async function lateToken(
   const roamed = accepted ? await roamingOf(deps, s, where, decision) : null;
   // the remote start whose token this is started no other transaction: used up by this one
   const remote = startFor(s, idTag, tx.evse_id || null, named.remote_start_id, tx.dedupe_key, named.id_tag_type);
-  const recent_starts = remote
-    ? s.recent_starts?.map((r) => (r === remote ? { ...r, used_by: tx.dedupe_key } : r))
-    : s.recent_starts;
+  const recent_starts = usedUp(s, remote, tx.dedupe_key);
   if (roamed === undefined) return;
   const ocpi = roamed && pushSession(deps, ctx, tx.session_id, roamed, 0, null);
   if (ocpi && deps.roaming) {

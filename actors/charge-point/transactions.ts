@@ -5,7 +5,7 @@ import type { ChargePointActorDeps, LastReading, SessionProgress } from './ports
 import type { WriteStep } from '../../src/runtime/types.js';
 import type { ChargePointState } from './protocol.js';
 import { keepCharging, pushSession, sampleMeter, type Roamed } from './roaming.js';
-import { startFor } from './authorization.js';
+import { startFor, usedUp } from './authorization.js';
 import { publishChange, type ChargePointCtx } from './state.js';
 
 /**
@@ -349,19 +349,6 @@ function remoteStartOf(
     event.dedupe_key,
     event.id_tag_type,
   );
-}
-
-/**
- * The recent starts once the remote start `used` (if any) opened the transaction of start
- * `dedupeKey`: a command starts one transaction, and a later one with the same token is not the
- * command's (authorization.ts `startFor`).
- */
-function usedUp(
-  s: ChargePointState,
-  used: NonNullable<ChargePointState['recent_starts']>[number] | undefined,
-  dedupeKey: string,
-): ChargePointState['recent_starts'] {
-  return used ? s.recent_starts?.map((r) => (r === used ? { ...r, used_by: dedupeKey } : r)) : s.recent_starts;
 }
 
 export function onTransactionStarted(
