@@ -115,6 +115,9 @@ export function writeInstant(s: string, out: Float64Array, at: number): boolean 
 
 const DATE_PREFIX = /^(\d{4})-(\d{2})-(\d{2})/;
 
+/** 0001-01-01T00:00:00Z in epoch ms: the first instant a price is computed for. */
+const FIRST_INSTANT = -62_135_596_800_000;
+
 /**
  * As `writeInstant`, but false (and NaN written) for an instant before the year 0001, and for a
  * date the calendar lacks, which `Date.parse` rolls over into the next month (2023-02-31 reads
@@ -128,7 +131,9 @@ export function writeRealInstant(s: string, out: Float64Array, at: number): bool
     const y = Number(m?.[1]);
     const mo = Number(m?.[2]);
     const d = Number(m?.[3]);
-    if (!m || (y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth(y, mo))) return writeInstant(s, out, at);
+    // an offset can move the first day of the year 0001 into the year before: the instant decides
+    if (!m || (y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth(y, mo)))
+      if (writeInstant(s, out, at) && (out[at] as number) >= FIRST_INSTANT) return true;
   }
   out[at] = Number.NaN;
   return false;

@@ -160,6 +160,11 @@ describe('POST /v1/tariffs/price', function () {
       ['a CDR starting on 30 February', { tariff, cdr: cdr('2024-02-30T08:00:00Z', '2024-03-01T09:00:00Z') }],
       ['a CDR with an offset on 31 April', { tariff, cdr: cdr('2024-04-30T08:00:00Z', '2024-04-31T09:00:00+02:00') }],
       ['a CDR in the year 0000', { tariff, cdr: cdr('0000-01-03T08:10:00Z', '0000-01-03T08:40:00Z') }],
+      // was 200: the first day of 0001 at +01:00 begins in the year 0000
+      [
+        'a CDR starting before 0001 by its offset',
+        { tariff, cdr: cdr('0001-01-01T00:30:00+01:00', '0001-01-01T01:00:00Z') },
+      ],
       [
         'a tariff ending on 31 April',
         {
