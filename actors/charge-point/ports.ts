@@ -210,7 +210,14 @@ export interface SessionProgress {
    * it was taken (epoch ms): the row keeps the reading with the latest time, so readings that
    * arrive out of order never lower the last reading or the energy.
    */
-  meter?: { start_wh: number | null; last_wh: number; energy_wh: number; at: number };
+  meter?: {
+    start_wh: number | null;
+    last_wh: number;
+    energy_wh: number;
+    at: number;
+    /** `start_wh` replaces the row's first reading (a Begin reading that corrects it), not only fills it */
+    restart?: true;
+  };
   /** the transaction's token, named for the first time (a 2.0.1 start at plug-in names none) */
   id_tag?: string | null;
   /** the token that stopped it: named by the end, or by an update once the transaction has its token */
@@ -269,7 +276,7 @@ export interface MeterSampleWrites {
     sessionId: string,
     at: number,
     wh: number,
-    which: 'first' | 'between' | 'last',
+    which: 'first' | 'start' | 'between' | 'last',
   ): { write: WriteStep; kept: () => void } | undefined;
   /** the transaction ended without a reading: nothing more to remember for it */
   forget(sessionId: string): void;

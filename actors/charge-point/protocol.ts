@@ -91,6 +91,11 @@ const OpenTransaction = Type.Object({
   dedupe_key: Type.String(),
   evse_id: Type.Integer(),
   meter_start_wh: Nullable(Type.Number()),
+  /**
+   * `meter_start_wh` is a later reading taken as the first (an update's, or the earliest of several
+   * the charger did not name Transaction.Begin): a Begin reading below it, sent later, replaces it
+   */
+  meter_start_guessed: Type.Optional(Type.Literal(true)),
   /** when the charger says it started (epoch ms); absent in states stored before */
   started_at: Type.Optional(Type.Integer()),
   ocpi: Type.Optional(Nullable(RoamedTransaction)),

@@ -461,13 +461,12 @@ export function onTransactionProgress(
     }
     return adoptTransaction(deps, ctx, s, event, idTagStatus, adoptedRoamed);
   }
-  // a transaction without its first reading yet counts from the earliest this event carries
-  const begin = tx.meter_start_wh === null && event.meter_wh !== null ? beginOf(event) : undefined;
-  const meterStart = tx.meter_start_wh ?? begin?.wh ?? event.meter_wh;
+  const { begin, corrected, meterStart, guessed } = firstReadingOf(tx, event);
   const ended = event.type === 'transaction-ended';
   const progress = progressOf(tx, event, meterStart);
+  if (corrected && progress.meter) progress.meter.restart = true;
   ctx.write(deps.sessions.progress(tx.session_id, progress));
-  if (begin && progress.meter) keepBegin(deps, ctx, tx, begin, progress.meter.at);
+  if (begin && progress.meter) keepBegin(deps, ctx, tx, begin, progress.meter.at, corrected);
   if (progress.meter)
     keepSample(
       ctx,
@@ -493,15 +492,15 @@ export function onTransactionProgress(
         -MAX_FINISHED,
       ),
     });
-  } else
-    keepOpen(
-      ctx,
-      s,
-      tx,
-      { meter_start_wh: meterStart, ocpi, evse_id: progress.evse?.evse_id ?? tx.evse_id },
-      event.id_tag,
-      idTagStatus,
-    );
+  } else {
+    const next = {
+      meter_start_wh: meterStart,
+      meter_start_guessed: guessed,
+      ocpi,
+      evse_id: progress.evse?.evse_id ?? tx.evse_id,
+    };
+    keepOpen(ctx, s, tx, next, event.id_tag, idTagStatus);
+  }
   publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
   return { id_tag_status: idTagStatus };
 }
@@ -520,23 +519,67 @@ function keepBegin(
   tx: OpenTransaction,
   begin: { wh: number; timestamp: string },
   latestAt: number,
+  corrected: boolean,
 ): void {
   const stamped = chargerTime(begin.timestamp);
-  const at = stamped < latestAt ? stamped : (tx.started_at ?? latestAt);
+  // a reading that corrects the first one takes its place, at the start
+  const at = stamped < latestAt && !corrected ? stamped : (tx.started_at ?? Math.min(stamped, latestAt));
   if (at >= latestAt) return;
-  keepSample(ctx, deps.meterSamples.sample(tx.session_id, at, begin.wh, 'first'));
+  keepSample(ctx, deps.meterSamples.sample(tx.session_id, at, begin.wh, corrected ? 'start' : 'first'));
   if (tx.ocpi) sampleMeter(deps, ctx, tx.session_id, at, begin.wh);
 }
 
+/** The earliest reading an update or end carries (domain.ts `begin`). */
+type BeginReading = NonNullable<EventOf<'transaction-updated' | 'transaction-ended'>['begin']>;
+
 /**
- * The earliest reading an update or end carries (domain.ts `begin`), unless stamped after the
- * event itself: no reading of the transaction is taken after the message that reports it.
+ * The first reading of a transaction after an update or end: a transaction without one yet
+ * counts from the earliest the event carries (`beginOf`; a guess unless the charger named it
+ * Transaction.Begin), else from the event's reading (a guess); a reading named Transaction.Begin
+ * may correct one taken before (`correctedStart`). `begin`: the reading to keep as the first.
  */
-function beginOf(
+function firstReadingOf(
+  tx: OpenTransaction,
   event: EventOf<'transaction-updated' | 'transaction-ended'>,
-): { wh: number; timestamp: string } | undefined {
+): { begin?: BeginReading | undefined; corrected: boolean; meterStart: number | null; guessed: true | undefined } {
+  if (tx.meter_start_wh === null) {
+    const begin = event.meter_wh === null ? undefined : beginOf(event);
+    const meterStart = begin?.wh ?? event.meter_wh;
+    return { begin, corrected: false, meterStart, guessed: meterStart !== null && !begin?.named ? true : undefined };
+  }
+  const corrected = correctedStart(tx, event);
+  if (corrected) return { begin: corrected, corrected: true, meterStart: corrected.wh, guessed: undefined };
+  return { corrected: false, meterStart: tx.meter_start_wh, guessed: tx.meter_start_guessed };
+}
+
+/**
+ * The earliest reading an update or end carries, unless stamped after the event itself (no
+ * reading of the transaction is taken after the message that reports it) and not named
+ * Transaction.Begin: the named one is the start's whatever its stamp (a charger's clock set
+ * during the transaction), as meter.ts ranks it.
+ */
+function beginOf(event: EventOf<'transaction-updated' | 'transaction-ended'>): BeginReading | undefined {
   const begin = event.begin;
-  return begin && chargerTime(begin.timestamp) <= chargerTime(event.timestamp) ? begin : undefined;
+  return begin && (begin.named || chargerTime(begin.timestamp) <= chargerTime(event.timestamp)) ? begin : undefined;
+}
+
+/**
+ * A reading the charger named Transaction.Begin (a 1.6 stop's transactionData, a 2.0.1 event's
+ * TxEndedMeasurands), when it corrects the transaction's first reading (docs/CSMS.md "Energy and
+ * out-of-order readings"): below a first reading that was a later one taken as the first (an
+ * update's, `meter_start_guessed`), or above a start's own reading that a failed read made lower
+ * (a 1.6 `meterStart` of 0), when not above the event's last reading. The register only grows, so
+ * the start is at most every later reading.
+ */
+function correctedStart(
+  tx: OpenTransaction,
+  event: EventOf<'transaction-updated' | 'transaction-ended'>,
+): BeginReading | undefined {
+  const begin = event.begin;
+  const start = tx.meter_start_wh;
+  if (!begin?.named || start === null || event.meter_wh === null || begin.wh === start) return undefined;
+  if (tx.meter_start_guessed) return begin.wh < start ? begin : undefined;
+  return begin.wh > start && begin.wh <= event.meter_wh ? begin : undefined;
 }
 
 /**
@@ -589,7 +632,7 @@ function keepOpen(
   ctx: ChargePointCtx,
   s: ChargePointState,
   tx: OpenTransaction,
-  next: Pick<OpenTransaction, 'meter_start_wh' | 'ocpi' | 'evse_id'>,
+  next: Pick<OpenTransaction, 'meter_start_wh' | 'meter_start_guessed' | 'ocpi' | 'evse_id'>,
   idTag: string | null,
   idTagStatus: string,
 ): void {
@@ -599,11 +642,14 @@ function keepOpen(
       ? { id_tag: idTag, id_tag_status: idTagStatus }
       : undefined;
   const changed =
-    (tx.meter_start_wh === null && next.meter_start_wh !== null) ||
+    next.meter_start_wh !== tx.meter_start_wh ||
+    next.meter_start_guessed !== tx.meter_start_guessed ||
     next.ocpi !== tx.ocpi ||
     next.evse_id !== tx.evse_id;
-  if (changed || token)
-    ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? { ...t, ...next, ...token } : t)) });
+  if (!changed && !token) return;
+  const { meter_start_guessed: guessed, ...rest } = { ...tx, ...next, ...token };
+  const kept: OpenTransaction = guessed ? { ...rest, meter_start_guessed: guessed } : rest;
+  ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? kept : t)) });
 }
 
 /**
@@ -672,7 +718,12 @@ function roamedProgress(
   p: SessionProgress,
 ): Roamed {
   // the register only grows: a reading that arrives late (queued offline) must not lower the energy
-  const kwh = p.meter ? Math.max(r.kwh, p.meter.energy_wh / 1000) : r.kwh;
+  // (a first reading corrected by a Begin reading counts anew)
+  const kwh = p.meter
+    ? p.meter.restart
+      ? p.meter.energy_wh / 1000
+      : Math.max(r.kwh, p.meter.energy_wh / 1000)
+    : r.kwh;
   if (p.stopped) return pushSession(deps, ctx, sessionId, r, kwh, p.stopped.at);
   if (!p.meter || Date.now() - r.pushed_at < (deps.roaming?.sessionPushMs ?? 0)) return r;
   return pushSession(deps, ctx, sessionId, r, kwh, null);

@@ -9,7 +9,7 @@ interface SampleRow {
   session_id: string;
   at: number;
   wh: number;
-  /** the transaction's last reading: it replaces one taken at the same instant */
+  /** the transaction's last reading, or a corrected first: it replaces one taken at the same instant */
   replace: boolean;
 }
 
@@ -75,7 +75,8 @@ export class MeterSampler implements MeterSampleWrites {
     sessionId: string,
     at: number,
     wh: number,
-    which: 'first' | 'between' | 'last',
+    /** 'start': a first reading that corrects one kept before at its instant (it replaces it) */
+    which: 'first' | 'start' | 'between' | 'last',
   ): { write: WriteStep; kept: () => void } | undefined {
     if (!Number.isFinite(at) || !Number.isFinite(wh)) {
       if (which === 'last') this.last.delete(sessionId);
@@ -84,7 +85,7 @@ export class MeterSampler implements MeterSampleWrites {
     const prev = this.last.get(sessionId);
     if (which === 'between' && prev !== undefined && Math.abs(at - prev) < this.intervalMs) return undefined;
     return {
-      write: insert.write({ session_id: sessionId, at, wh, replace: which === 'last' }),
+      write: insert.write({ session_id: sessionId, at, wh, replace: which === 'last' || which === 'start' }),
       // the transaction ended: nothing more to remember for it, also when an earlier reading of
       // the same turn (its first, carried by the end) was remembered after the commit
       kept: () => (which === 'last' ? this.last.delete(sessionId) : this.remember(sessionId, at)),

@@ -99,7 +99,7 @@ export const sessionWrites: SessionWrites = {
    * turns on PostgreSQL writes in one statement.
    */
   progress(sessionId: string, p: SessionProgress): WriteStep {
-    if (p.meter && !p.id_tag && !p.stop_id_tag && !p.stopped && !p.evse)
+    if (p.meter && !p.meter.restart && !p.id_tag && !p.stop_id_tag && !p.stopped && !p.evse)
       return meterProgress.write({
         id: sessionId,
         updated_at: Date.now(),
@@ -159,11 +159,13 @@ async function progressAny(tx: SqlRunner, sessionId: string, p: SessionProgress)
   const params: unknown[] = [Date.now()];
   if (p.meter) {
     const { at, last_wh: wh } = p.meter;
+    // a corrected first reading replaces the row's (charge-point actor, `correctedStart`)
+    const start = p.meter.restart ? 'meter_start_wh = ?' : 'meter_start_wh = COALESCE(meter_start_wh, ?)';
     if (p.stopped) {
       // the end's reading below one the transaction already reported is no end of its register (a
       // failed read, meterStop 0): the last reading and the energy stay (docs/CSMS.md)
       sets.push(
-        'meter_start_wh = COALESCE(meter_start_wh, ?)',
+        start,
         `meter_last_wh = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE meter_last_wh END`,
         `energy_wh = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE energy_wh END`,
         `meter_last_at = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE meter_last_at END`,
@@ -171,7 +173,7 @@ async function progressAny(tx: SqlRunner, sessionId: string, p: SessionProgress)
       params.push(p.meter.start_wh, at, wh, wh, at, wh, p.meter.energy_wh, at, wh, at);
     } else {
       sets.push(
-        'meter_start_wh = COALESCE(meter_start_wh, ?)',
+        start,
         `meter_last_wh = CASE WHEN ${NEWER} THEN ? ELSE meter_last_wh END`,
         `energy_wh = CASE WHEN ${NEWER} THEN ? ELSE energy_wh END`,
         `meter_last_at = CASE WHEN ${NEWER} THEN ? ELSE meter_last_at END`,

@@ -73,14 +73,19 @@ const ChargingFacts = {
 /** A register reading (Wh) and when the charger took it. */
 const TimedReading = Type.Object({ wh: Type.Number(), timestamp: Timestamp });
 
+/** A transaction's earliest reading: `named` when the charger named it Transaction.Begin (meter.ts `RegisterReading`). */
+const BeginReading = Type.Object({ wh: Type.Number(), timestamp: Timestamp, named: Type.Optional(Type.Literal(true)) });
+
 /**
  * The earliest register reading an update or end carries, when it carries one (the latest is its
  * `meter_wh`): a 1.6 StopTransaction's `transactionData`, a 2.0.1 TransactionEvent's `meterValue`
  * (readings of several instants: TxEndedMeasurands from Transaction.Begin on, readings queued
  * offline). A transaction whose first reading is not known yet (a Started without one, a start
  * that never arrived) counts its energy from it, and one opened from the event starts at its time.
+ * One the charger named Transaction.Begin also corrects a first reading taken before (an update's
+ * reading, a 1.6 `meterStart` of 0): charge-point actor, `correctedStart`.
  */
-const Begin = { begin: Type.Optional(TimedReading) };
+const Begin = { begin: Type.Optional(BeginReading) };
 
 export const TransactionStartedEvent = Type.Object({
   type: Type.Literal('transaction-started'),

@@ -96,6 +96,8 @@ export function energyRegisterWh(samples: SampledReading[]): number | null {
 export interface RegisterReading {
   wh: number;
   timestamp: string;
+  /** the charger named it Transaction.Begin: the transaction's start reading, whatever its stamp */
+  named?: true;
 }
 
 /**
@@ -125,6 +127,39 @@ function rankOf(samples: SampledReading[], ranks: Readonly<Record<string, number
 }
 
 /**
+ * A meter value's register readings, one per context: a charger may put a transaction's
+ * Transaction.Begin and Transaction.End samples in one meterValue (one timestamp, TxEndedMeasurands
+ * read together), and each is a reading of its own. The samples as they are when their register
+ * samples name one context or none (every meter value but such an end).
+ */
+function byContext(samples: SampledReading[]): SampledReading[][] {
+  let first: string | undefined;
+  let mixed = false;
+  for (const s of samples) {
+    if ((s.measurand ?? 'Energy.Active.Import.Register') !== 'Energy.Active.Import.Register') continue;
+    if (first === undefined) first = s.context ?? '';
+    else if ((s.context ?? '') !== first) {
+      mixed = true;
+      break;
+    }
+  }
+  if (!mixed) return [samples];
+  const groups = new Map<string, SampledReading[]>();
+  for (const s of samples) {
+    const key = s.context ?? '';
+    const group = groups.get(key);
+    if (group) group.push(s);
+    else groups.set(key, [s]);
+  }
+  return [...groups.values()];
+}
+
+/** Whether a meter value holds register readings of several contexts (`byContext`). */
+export function mixedContexts(samples: SampledReading[]): boolean {
+  return byContext(samples).length > 1;
+}
+
+/**
  * A transaction's first register reading among meter values whose timestamps parse: the one
  * named Transaction.Begin (a 1.6 StopTransaction's transactionData, a 2.0.1 Ended's
  * TxEndedMeasurands), else the earliest (`RANK_FIRST`).
@@ -139,14 +174,15 @@ export function earliestRegisterReading<E extends { timestamp: string }>(
   for (const entry of entries ?? []) {
     const at = parseInstant(entry.timestamp);
     if (!Number.isFinite(at)) continue;
-    const samples = samplesOf(entry);
-    const wh = energyRegisterWh(samples);
-    if (wh === null) continue;
-    const rank = rankOf(samples, RANK_FIRST);
-    if (rank < bestRank || (rank === bestRank && at >= bestAt)) continue;
-    best = { wh, timestamp: entry.timestamp };
-    bestAt = at;
-    bestRank = rank;
+    for (const samples of byContext(samplesOf(entry))) {
+      const wh = energyRegisterWh(samples);
+      if (wh === null) continue;
+      const rank = rankOf(samples, RANK_FIRST);
+      if (rank < bestRank || (rank === bestRank && at >= bestAt)) continue;
+      best = rank === 2 ? { wh, timestamp: entry.timestamp, named: true } : { wh, timestamp: entry.timestamp };
+      bestAt = at;
+      bestRank = rank;
+    }
   }
   return best;
 }
@@ -167,17 +203,22 @@ export function latestRegisterReading<E extends { timestamp: string }>(
   let bestRank = -1;
   const many = entries !== undefined && entries.length > 1;
   for (const entry of entries ?? []) {
-    const samples = samplesOf(entry);
-    const wh = energyRegisterWh(samples);
-    if (wh === null) continue;
+    const all = samplesOf(entry);
+    // one meter value (every periodic MeterValues): nothing to rank it against, unless it holds
+    // readings of several contexts (a Begin and an End read together)
+    const groups = byContext(all);
+    const ranked = many || groups.length > 1;
     const parsed = parseInstant(entry.timestamp);
     const at = Number.isFinite(parsed) ? parsed : -Infinity;
-    // one meter value (every periodic MeterValues): nothing to rank it against
-    const rank = many ? rankOf(samples, RANK_LAST) : 1;
-    if (rank < bestRank || (rank === bestRank && at < bestAt)) continue;
-    best = { wh, timestamp: entry.timestamp };
-    bestAt = at;
-    bestRank = rank;
+    for (const samples of groups) {
+      const wh = energyRegisterWh(samples);
+      if (wh === null) continue;
+      const rank = ranked ? rankOf(samples, RANK_LAST) : 1;
+      if (rank < bestRank || (rank === bestRank && at < bestAt)) continue;
+      best = { wh, timestamp: entry.timestamp };
+      bestAt = at;
+      bestRank = rank;
+    }
   }
   return best;
 }

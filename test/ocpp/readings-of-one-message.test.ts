@@ -95,6 +95,89 @@ describe('OCPP 2.0.1: the readings of one TransactionEvent', function () {
     });
   }
 
+  it('a Begin reading stamped after the Ended event itself: still the first reading, charted at the start', async () => {
+    const { id, charger } = await bootedCharger(csms, 'ocpp2.0.1');
+    await charger.call('TransactionEvent', event('Started', 'LATE-B', 0, 300));
+    await charger.call(
+      'TransactionEvent',
+      event('Ended', 'LATE-B', 1, 700, [
+        reading(600, 9000, 'Transaction.End'),
+        reading(750, 5000, 'Transaction.Begin'),
+      ]),
+    );
+    const session = await sessionOf(id);
+    // was 9000 -> 9000, 0 Wh: a reading stamped after the message that reports it was dropped
+    expect(session).to.include({ meter_start_wh: 5000, meter_last_wh: 9000, energy_wh: 4000 });
+    const chart = await chartOf(session.id);
+    expect(chart.map((c) => [c.at, c.wh])).to.deep.equal([
+      [at(300), 5000],
+      [at(600), 9000],
+    ]);
+    await charger.close();
+  });
+
+  it('the Begin and End readings in one meterValue: each is a reading of its own', async () => {
+    const { id, charger } = await bootedCharger(csms, 'ocpp2.0.1');
+    await charger.call('TransactionEvent', event('Started', 'ONE-MV', 0, 300));
+    const both = {
+      timestamp: at(600),
+      sampledValue: [
+        {
+          value: 5000,
+          context: 'Transaction.Begin',
+          measurand: 'Energy.Active.Import.Register',
+          unitOfMeasure: { unit: 'Wh' },
+        },
+        {
+          value: 9000,
+          context: 'Transaction.End',
+          measurand: 'Energy.Active.Import.Register',
+          unitOfMeasure: { unit: 'Wh' },
+        },
+      ],
+    };
+    await charger.call('TransactionEvent', event('Ended', 'ONE-MV', 1, 600, [both]));
+    const session = await sessionOf(id);
+    // was 9000 -> 9000, 0 Wh: the meter value read as one reading, the last sample's
+    expect(session).to.include({ meter_start_wh: 5000, meter_last_wh: 9000, energy_wh: 4000 });
+    const chart = await chartOf(session.id);
+    expect(chart.map((c) => [c.at, c.wh])).to.deep.equal([
+      [at(300), 5000],
+      [at(600), 9000],
+    ]);
+    await charger.close();
+  });
+
+  it("a Begin reading sent after an Updated's reading was taken as the first: the energy counts from the Begin", async () => {
+    const { id, charger } = await bootedCharger(csms, 'ocpp2.0.1');
+    await charger.call('TransactionEvent', event('Started', 'UPD-B', 0, 0));
+    await charger.call('TransactionEvent', event('Updated', 'UPD-B', 1, 120, [reading(120, 2000)]));
+    await eventually(async () => ((await sessionOf(id, 'ACTIVE')).meter_start_wh === 2000 ? true : undefined));
+    await charger.call(
+      'TransactionEvent',
+      event('Ended', 'UPD-B', 2, 300, [reading(0, 1000, 'Transaction.Begin'), reading(300, 5000, 'Transaction.End')]),
+    );
+    const session = await sessionOf(id);
+    // was 2000 -> 5000, 3000 Wh: the Updated's reading stayed the first
+    expect(session).to.include({ meter_start_wh: 1000, meter_last_wh: 5000, energy_wh: 4000 });
+    const chart = await chartOf(session.id);
+    expect(chart[0]).to.include({ at: at(0), wh: 1000, energy_wh: 0 });
+    expect(chart[chart.length - 1]).to.include({ at: at(300), wh: 5000, energy_wh: 4000 });
+    await charger.close();
+  });
+
+  it("a Begin reading above a Started's own first reading does not replace it", async () => {
+    const { id, charger } = await bootedCharger(csms, 'ocpp2.0.1');
+    await charger.call('TransactionEvent', event('Started', 'KEEP-S', 0, 0, [reading(0, 1000, 'Transaction.Begin')]));
+    await charger.call('TransactionEvent', event('Updated', 'KEEP-S', 1, 120, [reading(120, 2000)]));
+    await charger.call(
+      'TransactionEvent',
+      event('Ended', 'KEEP-S', 2, 300, [reading(0, 1000, 'Transaction.Begin'), reading(300, 5000, 'Transaction.End')]),
+    );
+    expect(await sessionOf(id)).to.include({ meter_start_wh: 1000, meter_last_wh: 5000, energy_wh: 4000 });
+    await charger.close();
+  });
+
   it('an Ended alone (its Started lost) starts at its Begin reading and time', async () => {
     const { id, charger } = await bootedCharger(csms, 'ocpp2.0.1');
     await charger.call('TransactionEvent', {
@@ -142,5 +225,69 @@ describe('OCPP 2.0.1: the readings of one TransactionEvent', function () {
     await charger.call('TransactionEvent', event('Ended', 'S-2', 1, 900, [reading(900, 11_000, 'Transaction.End')]));
     expect(await sessionOf(id)).to.include({ meter_start_wh: 10_000, energy_wh: 1000 });
     await charger.close();
+  });
+});
+
+/**
+ * OCPP 1.6: a StopTransaction's `transactionData` may hold the transaction's Transaction.Begin
+ * reading. A `meterStart` below it that the stop's readings contradict (a failed read sends 0)
+ * is not the start of the register (docs/CSMS.md "Energy and out-of-order readings").
+ */
+describe("OCPP 1.6: a stop's Begin reading", function () {
+  this.timeout(20_000);
+  let csms: CsmsUnderTest;
+  before(async () => {
+    csms = await startCsms();
+  });
+  after(async () => csms.stop());
+
+  const base = Date.now() - 3_600_000;
+  const at = (s: number) => new Date(base + s * 1000).toISOString();
+  const reading = (s: number, wh: number, context: string) => ({
+    timestamp: at(s),
+    sampledValue: [{ value: String(wh), context, measurand: 'Energy.Active.Import.Register', unit: 'Wh' }],
+  });
+
+  async function transaction(meterStart: number, begin: number): Promise<ChargingSession> {
+    const { id, charger } = await bootedCharger(csms, 'ocpp1.6');
+    const started = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: 'TAG-16',
+      meterStart,
+      timestamp: at(0),
+    })) as { transactionId: number };
+    await charger.call('MeterValues', {
+      connectorId: 1,
+      transactionId: started.transactionId,
+      meterValue: [reading(120, 6000, 'Sample.Periodic')],
+    });
+    await charger.call('StopTransaction', {
+      transactionId: started.transactionId,
+      meterStop: 8000,
+      timestamp: at(300),
+      transactionData: [reading(0, begin, 'Transaction.Begin'), reading(300, 8000, 'Transaction.End')],
+    });
+    const session = await eventually(async () => {
+      const res = await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${encodeURIComponent(id)}`);
+      const [s] = res.body;
+      return s?.status === 'COMPLETED' ? s : undefined;
+    });
+    await charger.close();
+    return session;
+  }
+
+  it('meterStart 0 and a Begin reading of 5000 Wh: the energy counts from 5000, and so does the chart', async () => {
+    const session = await transaction(0, 5000);
+    // was 8000 Wh, from the failed read
+    expect(session).to.include({ meter_start_wh: 5000, meter_last_wh: 8000, energy_wh: 3000 });
+    const chart = (await csms.api<{ samples: MeterSample[] }>('GET', `/v1/sessions/${session.id}/meter-values`)).body
+      .samples;
+    expect(chart[0]).to.include({ at: at(0), wh: 5000, energy_wh: 0 });
+    expect(chart[chart.length - 1]).to.include({ at: at(300), wh: 8000, energy_wh: 3000 });
+  });
+
+  it('a Begin reading below meterStart, or above the stop, changes nothing', async () => {
+    expect(await transaction(5000, 0)).to.include({ meter_start_wh: 5000, energy_wh: 3000 });
+    expect(await transaction(5000, 9000)).to.include({ meter_start_wh: 5000, energy_wh: 3000 });
   });
 });

@@ -108,7 +108,10 @@ describe('OCPP wire mapping (pure functions)', () => {
         ],
       }),
     );
-    expect(stop).to.deep.include({ begin: { wh: 5000, timestamp: '2026-01-01T00:55:00.000Z' }, meter_wh: 9000 });
+    expect(stop).to.deep.include({
+      begin: { wh: 5000, timestamp: '2026-01-01T00:55:00.000Z', named: true },
+      meter_wh: 9000,
+    });
   });
 
   it('parses the three frame types and tells malformed frames apart', () => {

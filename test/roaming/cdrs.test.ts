@@ -415,6 +415,38 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect((post.body as Json).total_energy).to.equal(4);
   });
 
+  it("1.6: a meterStart of 0 that the stop's Begin reading contradicts: the CDR bills from the Begin reading", async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'M0');
+    const register = (minute: number, wh: number, context: string) => ({
+      timestamp: at(minute),
+      sampledValue: [{ value: String(wh), context, measurand: 'Energy.Active.Import.Register' }],
+    });
+    const { transactionId } = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 0,
+      timestamp: at(0),
+    })) as { transactionId: number };
+    await charger.call('MeterValues', {
+      connectorId: 1,
+      transactionId,
+      meterValue: [register(30, 6000, 'Sample.Periodic')],
+    });
+    await charger.call('StopTransaction', {
+      transactionId,
+      meterStop: 8000,
+      timestamp: at(60),
+      transactionData: [register(0, 5000, 'Transaction.Begin'), register(60, 8000, 'Transaction.End')],
+    });
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    // was 8 kWh, from the failed start read
+    expect((post.body as Json).total_energy).to.equal(3);
+    // the session's end says the same energy, though 6 kWh were pushed while it ran
+    const completed = endOfSession(e, since).completed;
+    expect((completed[completed.length - 1]?.body as Json).kwh).to.equal(3);
+  });
+
   /**
    * An hour of 2.0.1 events queued offline, with 12 kWh reported in the first 20 minutes before
    * the Started arrives (an Updated), delivered in the order `order` (indexes into `early`, then

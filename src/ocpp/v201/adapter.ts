@@ -38,6 +38,7 @@ import {
   currentReadings,
   earliestRegisterReading,
   latestRegisterReading,
+  mixedContexts,
   type CurrentReading,
   type RegisterReading,
   type SampledReading,
@@ -79,13 +80,16 @@ function registerReading(meterValue: MeterValueType[] | undefined): RegisterRead
 /**
  * The register reading with the earliest timestamp among the meter values, when they hold one:
  * `latest` itself unless they are readings of several instants (TxEndedMeasurands' samples from
- * Transaction.Begin on in an Ended, readings queued offline, clock-aligned and periodic ones).
+ * Transaction.Begin on in an Ended, readings queued offline, clock-aligned and periodic ones) or
+ * of several contexts in one meter value (a Begin and an End read together).
  */
 function firstReading(
   meterValue: MeterValueType[] | undefined,
   latest: RegisterReading | null,
 ): RegisterReading | null {
-  if (latest === null || meterValue === undefined || meterValue.length < 2) return latest;
+  if (latest === null || meterValue === undefined) return latest;
+  const only = meterValue.length === 1 ? meterValue[0] : undefined;
+  if (only && !mixedContexts(samples201(only))) return latest;
   return earliestRegisterReading(meterValue, samples201) ?? latest;
 }
 
