@@ -172,6 +172,8 @@ export const ChargePointState = Type.Object({
       started_at: Type.Optional(Type.Integer()),
       ended_at: Type.Optional(Type.Number()),
       roamed: Type.Optional(Type.Literal(true)),
+      /** how its start's token was answered: a retry of the start gets the same answer */
+      id_tag_status: Type.Optional(Type.String()),
     }),
   ),
   next_transaction_id: Type.Integer(),

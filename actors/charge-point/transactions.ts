@@ -65,7 +65,7 @@ function keepStart(
 }
 
 /**
- * The transaction id of an earlier delivery of this start, if it is a retry: an open transaction
+ * The earlier delivery of this start (its transaction id, and how its token was answered), if it is a retry: an open transaction
  * with its id (2.0.1) or its dedupe key, or a finished 1.6 start with its dedupe key (1.6 ids are
  * ours, so a late retry must get its id again). A 2.0.1 start whose id is that of a finished
  * transaction is a delivery of that transaction's Started again when it has that transaction's
@@ -75,15 +75,18 @@ function keepStart(
  * id). Finished transactions kept without their start time (before it was kept) count as such a
  * new one.
  */
-function retriedStart(s: ChargePointState, event: EventOf<'transaction-started'>): string | undefined {
+function retriedStart(
+  s: ChargePointState,
+  event: EventOf<'transaction-started'>,
+): { transaction_id: string; id_tag_status?: string | undefined } | undefined {
   const open = s.transactions.find(
     (t) =>
       t.dedupe_key === event.dedupe_key || (event.transaction_id !== null && t.transaction_id === event.transaction_id),
   );
-  if (open) return open.transaction_id;
-  if (event.transaction_id === null) return s.finished.find((f) => f.dedupe_key === event.dedupe_key)?.transaction_id;
+  if (open) return open;
+  if (event.transaction_id === null) return s.finished.find((f) => f.dedupe_key === event.dedupe_key);
   const at = chargerTime(event.timestamp);
-  return s.finished.find((f) => f.transaction_id === event.transaction_id && f.started_at === at)?.transaction_id;
+  return s.finished.find((f) => f.transaction_id === event.transaction_id && f.started_at === at);
 }
 
 /** The open transaction of a 2.0.1 start, when it was opened from a later event (adopted). */
@@ -153,10 +156,13 @@ function lateStart(
  */
 function finishedOf(tx: OpenTransaction, endedAt: number): ChargePointState['finished'][number] {
   const { dedupe_key, transaction_id } = tx;
-  if (!dedupe_key.startsWith(ADOPTED))
-    return tx.started_at === undefined
-      ? { dedupe_key, transaction_id }
-      : { dedupe_key, transaction_id, started_at: tx.started_at };
+  if (!dedupe_key.startsWith(ADOPTED)) {
+    const started =
+      tx.started_at === undefined
+        ? { dedupe_key, transaction_id }
+        : { dedupe_key, transaction_id, started_at: tx.started_at };
+    return tx.id_tag_status === undefined ? started : { ...started, id_tag_status: tx.id_tag_status };
+  }
   const adopted = { dedupe_key, transaction_id, session_id: tx.session_id, ended_at: endedAt };
   return tx.ocpi ? { ...adopted, roamed: true } : adopted;
 }
@@ -239,7 +245,8 @@ function startOfKnown(
   const ended = endedAdopted(s, event);
   if (ended) return lateStartOfEnded(deps, ctx, s, ended, event, idTagStatus, roamed);
   const retried = retriedStart(s, event);
-  return retried === undefined ? undefined : { transaction_id: retried, id_tag_status: idTagStatus };
+  // a retry is answered as its first delivery was, not as the token is now
+  return retried && { transaction_id: retried.transaction_id, id_tag_status: retried.id_tag_status ?? idTagStatus };
 }
 
 /** OCPP 1.6's transactionId is a 32-bit integer: the ids we issue stay at or below it. */

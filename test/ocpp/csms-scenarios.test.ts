@@ -331,4 +331,32 @@ describe('CSMS scenarios: an operator and two chargers', function () {
     };
     expect(refused.idTagInfo.status).to.equal('Blocked');
   });
+
+  it('1.6: a StartTransaction retried after its card was withdrawn is answered as it was first', async () => {
+    const cp = await register('ocpp1.6');
+    const charger = await connect(cp, 'ocpp1.6');
+    await charger.connect();
+    await charger.call('BootNotification', v16.boot());
+    const card = aToken221({ uid: `R${Math.random().toString(36).slice(2, 10).toUpperCase()}` });
+    const path = `/v1/ocpi/tokens/${String(card.country_code)}/${String(card.party_id)}/${String(card.uid)}`;
+    expect((await api('PUT', path, card)).status).to.be.oneOf([200, 201]);
+    type Started = { transactionId: number; idTagInfo: { status: string } };
+    const start = v16.start({ idTag: String(card.uid), meterStart: 100 });
+    const first = (await charger.call('StartTransaction', start)) as Started;
+    expect(first.idTagInfo.status).to.equal('Accepted');
+    await charger.call('StopTransaction', v16.stop(first.transactionId, 200));
+    const withdrawn = { ...card, valid: false, last_updated: new Date().toISOString() };
+    expect((await api('PUT', path, withdrawn)).status).to.be.oneOf([200, 201]);
+    // the first start's answer was lost and the charger sends it again: was Blocked, as the card
+    // is answered now, for a transaction the CSMS had accepted and keeps
+    const retry = (await charger.call('StartTransaction', start)) as Started;
+    expect(retry.transactionId).to.equal(first.transactionId);
+    expect(retry.idTagInfo.status).to.equal('Accepted');
+    // a new start with the card is refused
+    const later = (await charger.call(
+      'StartTransaction',
+      v16.start({ idTag: String(card.uid), meterStart: 300 }),
+    )) as Started;
+    expect(later.idTagInfo.status).to.equal('Blocked');
+  });
 });
