@@ -253,6 +253,11 @@ export interface SessionWrites {
    * token when the session has none.
    */
   lateStart(sessionId: string, start: LateStart): WriteStep;
+  /**
+   * The write that names the remote start a running transaction followed, when the session names
+   * none (a 2.0.1 transaction started at plug-in, then by our RequestStartTransaction)
+   */
+  followed(sessionId: string, commandId: string): WriteStep;
 }
 
 /** What a start that arrived late tells of its session (`SessionWrites.lateStart`). */

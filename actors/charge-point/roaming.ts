@@ -292,6 +292,7 @@ export async function lateToken(
   const remote = startFor(s, idTag, tx.evse_id || null, named.remote_start_id, tx.dedupe_key, named.id_tag_type);
   const recent_starts = usedUp(s, remote, tx.dedupe_key);
   if (roamed === undefined) return;
+  if (remote?.command_id !== undefined) ctx.write(deps.sessions.followed(tx.session_id, remote.command_id));
   const ocpi = roamed && pushSession(deps, ctx, tx.session_id, roamed, 0, null);
   if (ocpi && deps.roaming) {
     // the readings between the start and the token are the CDR's too

@@ -112,6 +112,15 @@ export const sessionWrites: SessionWrites = {
     return (tx) => progressAny(tx, sessionId, p);
   },
 
+  followed(sessionId: string, commandId: string): WriteStep {
+    return async (tx) => {
+      await tx.run(
+        'UPDATE csms_session SET remote_start_command_id = ?, updated_at = ? WHERE id = ? AND remote_start_command_id IS NULL',
+        [commandId, Date.now(), sessionId],
+      );
+    };
+  },
+
   lateStart(sessionId: string, start: LateStart): WriteStep {
     const sets = ['updated_at = ?', 'started_at = ?'];
     const params: unknown[] = [Date.now(), start.started_at];

@@ -301,7 +301,7 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
   });
 
   it('2.0.1: a START_SESSION authorizing a transaction started at plug-in is used up by it: a later tap is checked', async () => {
-    const { loc, charger } = await world.linkedCharger('ocpp2.0.1');
+    const { loc, cp, charger } = await world.linkedCharger('ocpp2.0.1');
     const uid = `P${randomUUID().slice(0, 8)}`.toUpperCase();
     const token = await world.pushToken(emsp221, uid, { whitelist: 'NEVER' });
     emsp221.sim.setAuthorization(uid, 'BLOCKED');
@@ -339,6 +339,10 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     expect(authorized.idTokenInfo?.status).to.equal('Accepted');
     const first = await eventually(async () => lastSession(emsp221, since));
     expect(first).to.deep.include({ auth_method: 'COMMAND', authorization_reference: 'PLUGREF' });
+    // the operator sees which remote start the session followed: was null
+    const list = await world.api.request('GET', `/v1/sessions?charge_point_id=${encodeURIComponent(cp.id)}`);
+    const row = (list.body as { value: Json[] }).value.find((x) => x.transaction_id === 'TX-PLUG-CMD');
+    expect(row?.remote_start_command_id).to.be.a('string');
     await charger.call('TransactionEvent', event('Ended', 'TX-PLUG-CMD', 2, 'EVDeparted'));
     const later = emsp221.sim.lastSeq;
     // the card tapped for a new transaction: was Accepted as the command's (a second COMMAND
