@@ -44,6 +44,7 @@ async function started(
           startKey: event.dedupe_key,
           remoteStartId: event.remote_start_id,
           idTagType: event.id_tag_type,
+          reservationId: event.reservation_id ?? null,
         });
   const accepted = decision === undefined || decision.status === 'Accepted';
   const roamed =

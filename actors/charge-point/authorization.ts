@@ -1,4 +1,5 @@
 import type { ProtocolName } from '../../src/ocpp/domain.js';
+import { parseInstant } from '../../src/rfc3339.js';
 import type { ActorContext } from '../../src/runtime/types.js';
 import type { ChargePointActorDeps, RoamingPort, RoamingToken } from './ports.js';
 import type { ChargePointState } from './protocol.js';
@@ -83,6 +84,33 @@ export function usedUp(
 
 const MAX_REMEMBERED = 20;
 
+type HeldReservation = ChargePointState['reservations'][number];
+
+/**
+ * A partner's reservation (a RESERVE_NOW: it carries the token the eMSP authorized) that lets
+ * `idTag` in at `evse` without asking the eMSP, if any (OCPI mod_commands ReserveNow): a token of
+ * type APP_USER or AD_HOC_USER while the reservation holds, any other (an RFID card) within
+ * REMOTE_START_MS of the charger's accepting it; the one a start names, else one at the EVSE it
+ * reserved (any, when it reserved the charger, or when the charger does not say where). The
+ * start that uses it is that eMSP's (roaming.ts `roamingOf`).
+ */
+export function reservationFor(
+  s: ChargePointState,
+  idTag: string,
+  evse: number | null,
+  /** the reservation the start names (1.6 StartTransaction, 2.0.1 TransactionEvent reservationId) */
+  reservationId: number | null = null,
+): HeldReservation | undefined {
+  const now = Date.now();
+  return s.reservations.find((r) => {
+    const type = r.authorization?.token.type;
+    if (type === undefined || r.id_tag !== idTag || !(parseInstant(r.expiry_date) > now)) return false;
+    const elsewhere = evse !== null && r.evse_id !== null && r.evse_id !== 0 && r.evse_id !== evse;
+    if (reservationId !== null ? r.reservation_id !== reservationId : elsewhere) return false;
+    return type === 'APP_USER' || type === 'AD_HOC_USER' || now - (r.reserved_at ?? 0) < REMOTE_START_MS;
+  });
+}
+
 /** OCPI AllowedType -> the charger's status word. */
 function statusOfAllowed(allowed: string, protocol: ProtocolName): string {
   switch (allowed) {
@@ -110,16 +138,19 @@ function whereOf(s: ChargePointState, evse: number | null): { location_id: strin
   return { location_id: only, evse_uids: links.filter((l) => l.location_id === only).map((l) => l.evse_uid) };
 }
 
-/** The decision for the token `idTag` names (undefined: none), which follows a remote start of ours or not. */
+/**
+ * The decision for the token `idTag` names (undefined: none), which follows a command of ours (a
+ * remote start we sent, a partner's reservation: `command` is the reason) or not.
+ */
 async function decide(
   port: RoamingPort,
   ctx: Ctx,
   token: RoamingToken | undefined,
-  remoteStart: boolean,
+  command: string | undefined,
   evse: number | null,
   protocol: ProtocolName,
 ): Promise<AuthDecision> {
-  if (remoteStart) {
+  if (command !== undefined) {
     // let in for this start only, unless the token itself charges without asking (ours, or a
     // partner's valid token of whitelist ALWAYS or ALLOWED): the charger's cache must not keep a
     // card its eMSP blocked, asks at each use, or no token at all (withGroup answers an expiry of now)
@@ -127,7 +158,7 @@ async function decide(
       token !== undefined &&
       token.valid &&
       (token.own || token.whitelist === 'ALWAYS' || token.whitelist === 'ALLOWED');
-    return { status: 'Accepted', reason: 'a remote start we sent', ...(cacheable ? {} : { each_use: true }) };
+    return { status: 'Accepted', reason: command, ...(cacheable ? {} : { each_use: true }) };
   }
   if (!token) {
     return port.unknownIdTags === 'accept'
@@ -200,6 +231,8 @@ export interface StartHow {
   startKey?: string | undefined;
   remoteStartId?: number | null | undefined;
   idTagType?: string | undefined;
+  /** the reservation a start names (`reservationFor`) */
+  reservationId?: number | null | undefined;
 }
 
 /**
@@ -228,11 +261,17 @@ export async function authorizeTag(
   const now = Date.now();
   // the token, read once: a remembered answer holds on it, a decision is made from it
   const token = await port.tokenOf(idTag);
-  // the start a remote start of ours is followed by is its, whatever the eMSP said of the card before
-  const remote = startFor(ctx.state, idTag, evse, how.remoteStartId ?? null, how.startKey, how.idTagType);
-  const found = remote
-    ? undefined
-    : (ctx.state.recent_auths ?? []).find((r) => r.id_tag === idTag && now - r.at < REMEMBER_MS);
+  // the start a remote start of ours is followed by is its, whatever the eMSP said of the card
+  // before; so is the start that uses a partner's reservation
+  const command = startFor(ctx.state, idTag, evse, how.remoteStartId ?? null, how.startKey, how.idTagType)
+    ? 'a remote start we sent'
+    : reservationFor(ctx.state, idTag, evse, how.reservationId ?? null)
+      ? "a partner's reservation"
+      : undefined;
+  const found =
+    command !== undefined
+      ? undefined
+      : (ctx.state.recent_auths ?? []).find((r) => r.id_tag === idTag && now - r.at < REMEMBER_MS);
   const remembered = stillHolds(found, token);
   // an answer that no longer holds is forgotten, whatever is decided now
   const kept = (ctx.state.recent_auths ?? []).filter((r) => now - r.at < REMEMBER_MS && r !== found);
@@ -243,7 +282,7 @@ export async function authorizeTag(
     ctx.setState({ ...ctx.state, recent_auths: kept.filter((r) => r !== remembered) });
     return { ...remembered.decision, reason: `${remembered.decision.reason} (the Authorize of this start)` };
   }
-  const decision = await decide(port, ctx, token, remote !== undefined, evse, protocol);
+  const decision = await decide(port, ctx, token, command, evse, protocol);
   ctx.log.info({ id_tag: idTag, evse, status: decision.status, reason: decision.reason }, 'id tag authorization');
   const others = kept.filter((r) => r.id_tag !== idTag);
   // only the eMSP's real-time answer is remembered (asking again costs a partner call): a decision

@@ -364,7 +364,7 @@ export function onAnswer(deps: ChargePointActorDeps, ctx: ChargePointCtx, msg: M
   if (!head || head.command_id !== msg.command_id) return;
   const next = {
     ...s,
-    reservations: reservationsAfterAnswer(s.reservations, head.command, msg.status),
+    reservations: reservationsAfterAnswer(s.reservations, head, msg.status),
     // a start the charger refused is followed by no transaction: its token is no longer let in
     // as ours (authorization.ts startFor); one that timed out or failed may still have started
     recent_starts:

@@ -33,14 +33,6 @@ const ConnectorStatus = Type.Object({
   received_at: Type.Optional(Type.Integer()),
 });
 
-const Reservation = Type.Object({
-  reservation_id: Type.Integer(),
-  evse_id: Nullable(Type.Integer()),
-  id_tag: Type.String(),
-  expiry_date: Type.String(),
-  status: Type.String(),
-});
-
 /**
  * A transaction in progress, kept in state so that retries and meter values need no reads. What
  * changes with every meter value (the last reading, the 2.0.1 seqNo) lives in the session row
@@ -71,6 +63,21 @@ export const CommandAuthorization = Type.Object({
   authorization_reference: Type.Optional(Type.String()),
 });
 export type CommandAuthorization = Static<typeof CommandAuthorization>;
+
+const Reservation = Type.Object({
+  reservation_id: Type.Integer(),
+  evse_id: Nullable(Type.Integer()),
+  id_tag: Type.String(),
+  expiry_date: Type.String(),
+  status: Type.String(),
+  /**
+   * a partner's RESERVE_NOW: the token it authorized and its authorization_reference; its start is
+   * that eMSP's, billed as COMMAND (authorization.ts `reservationFor`)
+   */
+  authorization: Type.Optional(CommandAuthorization),
+  /** when the charger accepted it (epoch ms; absent in states stored before) */
+  reserved_at: Type.Optional(Type.Integer()),
+});
 
 const RoamedTransaction = Type.Object({
   token: SessionToken,

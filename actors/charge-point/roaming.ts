@@ -1,7 +1,7 @@
 import type { ProtocolName } from '../../src/ocpp/domain.js';
 import type { ChargePointActorDeps, EvseLink, OcpiEvseStatus, RoamingPort } from './ports.js';
 import type { ActorContext } from '../../src/runtime/types.js';
-import { startFor, usedUp, type AuthDecision } from './authorization.js';
+import { reservationFor, startFor, usedUp, type AuthDecision } from './authorization.js';
 import type { ChargePointState } from './protocol.js';
 
 type ChargePointCtx = ActorContext<ChargePointState>;
@@ -126,6 +126,8 @@ export async function roamingOf(
     dedupe_key?: string;
     /** 2.0.1 idToken type (authorization.ts `startFor`) */
     id_tag_type?: string;
+    /** the reservation the start names (authorization.ts `reservationFor`) */
+    reservation_id?: number | null | undefined;
   },
   decision?: AuthDecision,
 ): Promise<Roamed | null | undefined> {
@@ -133,8 +135,13 @@ export async function roamingOf(
   if (!deps.roaming || !link) return null;
   if (t.id_tag === null) return undefined;
   const remote = startFor(s, t.id_tag, t.evse_id, t.remote_start_id, t.dedupe_key, t.id_tag_type);
-  const parts = remote?.authorization
-    ? { ...remote.authorization, auth_method: 'COMMAND' as const }
+  // a partner's START_SESSION or RESERVE_NOW names the token it authorized, and its reference
+  // (mod_commands: "this reference will be provided in the relevant Session and/or CDR")
+  const command =
+    remote?.authorization ??
+    (decision?.real_time ? undefined : reservationFor(s, t.id_tag, t.evse_id, t.reservation_id ?? null)?.authorization);
+  const parts = command
+    ? { ...command, auth_method: 'COMMAND' as const }
     : await byToken(deps.roaming, t.id_tag, remote === undefined ? undefined : remote.roaming, decision);
   if (!parts) return null;
   return {

@@ -1,7 +1,7 @@
 import type { ChargerEvent, ChargerEventOutcome, QueuedCommand } from '../../src/ocpp/domain.js';
 import type { ActorContext } from '../../src/runtime/types.js';
 import type { ChargePointActorDeps, CsmsEvent } from './ports.js';
-import type { ChargePointState } from './protocol.js';
+import type { ChargePointState, CommandAuthorization } from './protocol.js';
 import { parseInstant } from '../../src/rfc3339.js';
 import { statusOfRoamed, statusToLocation } from './roaming.js';
 
@@ -157,8 +157,13 @@ export function onReservationUpdated(
   return {};
 }
 
-/** The reservations once the charger answered `command` with `status`. */
-export function reservationsAfterAnswer(held: Reservations, c: QueuedCommand, status: string): Reservations {
+/** The reservations once the charger answered `call` (a partner's carries its authorization) with `status`. */
+export function reservationsAfterAnswer(
+  held: Reservations,
+  call: { command: QueuedCommand; authorization?: CommandAuthorization | undefined },
+  status: string,
+): Reservations {
+  const c = call.command;
   // a reservation past its expiry is over: the charger lets it go by itself
   const now = Date.now();
   const reservations = held.filter((r) => !(Date.parse(r.expiry_date) <= now));
@@ -172,6 +177,8 @@ export function reservationsAfterAnswer(held: Reservations, c: QueuedCommand, st
         id_tag: c.id_tag,
         expiry_date: c.expiry_date,
         status: 'Accepted',
+        reserved_at: now,
+        ...(call.authorization ? { authorization: call.authorization } : {}),
       },
     ];
   }

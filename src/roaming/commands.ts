@@ -179,8 +179,9 @@ export function chargerCommands(services: PlatformServices): ChargerCommandPort 
           charge_point_id: mapped.chargePointId,
           charger_command: mapped.command,
           timeout_s: timeout,
-          // the transaction that follows a START_SESSION is this token's, whoever else holds its uid
-          ...(token && req.command === 'START_SESSION' ? { authorization: authorizationOf(token, req) } : {}),
+          // the transaction that follows a START_SESSION, or uses a RESERVE_NOW, is this token's,
+          // whoever else holds its uid
+          ...(token ? { authorization: authorizationOf(token, req) } : {}),
         },
         // longer than the command actor's own wait for the charge point
         { timeoutMs: HAND_OVER_MS + 5000 },

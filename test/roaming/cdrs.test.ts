@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { RPCClient } from 'ocpp-rpc';
 import { eventually } from '../support/eventually.js';
-import { aLocation, anEvse } from '../support/ocpi-builders.js';
+import { aLocation, aToken221, anEvse } from '../support/ocpi-builders.js';
 import type { RecordedRequest } from '../support/ocpi-simulator.js';
 import { RoamingWorld, type Emsp } from '../support/roaming-world.js';
 
@@ -446,6 +446,80 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     const completed = endOfSession(e, since).completed;
     expect((completed[completed.length - 1]?.body as Json).kwh).to.equal(3);
   });
+
+  /**
+   * OCPI 2.2.1 mod_commands ReserveNow: the eMSP authorized the token it reserves for; the CPO
+   * does no real-time authorization of it (an RFID card within 15 minutes), and the reservation's
+   * authorization_reference goes on the session and CDR.
+   */
+  for (const type of ['RFID', 'APP_USER'] as const) {
+    it(`2.2.1: the start that uses a RESERVE_NOW of an ${type} token is not asked of the eMSP, and carries its reference`, async () => {
+      const e = await world.emsp('2.2.1');
+      const { loc, charger } = await world.linkedCharger('ocpp1.6');
+      const uid = `V${randomUUID().slice(0, 8)}`.toUpperCase();
+      const token = aToken221({
+        uid,
+        type,
+        whitelist: 'NEVER',
+        country_code: e.sim.party.country_code,
+        party_id: e.sim.party.party_id,
+      });
+      // an RFID card the eMSP pushed; an app user's token it never pushes
+      if (type === 'RFID') await world.pushToken(e, uid, { whitelist: 'NEVER' });
+      // were the eMSP asked, it would refuse
+      e.sim.setAuthorization(uid, 'BLOCKED');
+      let reservationId: number | undefined;
+      charger.handle('ReserveNow', ({ params }) => {
+        reservationId = (params as { reservationId: number }).reservationId;
+        return Promise.resolve({ status: 'Accepted' });
+      });
+      const since = e.sim.lastSeq;
+      const reserved = await e.sim.call(
+        'POST',
+        'commands',
+        '/RESERVE_NOW',
+        {
+          response_url: e.sim.responseUrl('2.2.1', 'RESERVE_NOW', randomUUID()),
+          token,
+          expiry_date: new Date(Date.now() + 30 * 60_000).toISOString(),
+          reservation_id: `RES-${uid}`,
+          location_id: loc,
+          evse_uid: 'E1',
+          authorization_reference: `REF-${type}`,
+        },
+        { role: 'RECEIVER' },
+      );
+      expect((reserved.data as Json).result).to.equal('ACCEPTED');
+      await eventually(async () => reservationId, { what: 'ReserveNow' });
+      // the charger asks about the reserved token: was Blocked (asked of the eMSP)
+      const authorized = (await charger.call('Authorize', { idTag: uid })) as { idTagInfo: { status: string } };
+      expect(authorized.idTagInfo.status).to.equal('Accepted');
+      const { transactionId, idTagInfo } = (await charger.call('StartTransaction', {
+        connectorId: 1,
+        idTag: uid,
+        meterStart: 0,
+        reservationId,
+        timestamp: new Date(Date.now() - 60_000).toISOString(),
+      })) as { transactionId: number; idTagInfo: { status: string } };
+      expect(idTagInfo.status).to.equal('Accepted');
+      const session = await eventually(
+        async () =>
+          e.sim.receivedSince(since).find((r) => r.method === 'PUT' && /\/sessions\//.test(r.path) && r.status === 200)
+            ?.body as Json | undefined,
+      );
+      // was no session (refused), or one without the reservation's reference
+      expect(session).to.deep.include({ auth_method: 'COMMAND', authorization_reference: `REF-${type}` });
+      expect((session.cdr_token as Json).type).to.equal(type);
+      await charger.call('StopTransaction', { transactionId, meterStop: 1000, timestamp: new Date().toISOString() });
+      const cdr = await eventually(
+        async () =>
+          e.sim.receivedSince(since).find((r) => r.method === 'POST' && /\/cdrs$/.test(r.path) && r.status === 200)
+            ?.body as Json | undefined,
+        { timeoutMs: 10_000, what: 'a CDR POSTed' },
+      );
+      expect(cdr).to.deep.include({ auth_method: 'COMMAND', authorization_reference: `REF-${type}` });
+    });
+  }
 
   /**
    * An hour of 2.0.1 events queued offline, with 12 kWh reported in the first 20 minutes before
