@@ -85,6 +85,14 @@ class CommandMapping {
   private async reserve(req: ChargerCommandRequest, link: EvseLink, uid: string): Promise<Mapped> {
     const expiry = Date.parse(req.body.expiry_date ?? '');
     if (!Number.isFinite(expiry) || expiry <= Date.now()) return { reason: 'expiry_date is not in the future' };
+    // the same id replaces a reservation at its charge point; one held elsewhere would be left on
+    // its charger, where no CANCEL_RESERVATION could reach it any more. Its row is kept until it
+    // expires, cancelled or not: a reservation's id is its own (mod_commands ReserveNow)
+    const held = await this.reservations.find(req.partnerKey, String(req.body.reservation_id));
+    if (held && held.expiry_at > Date.now() && held.charge_point_id !== link.charge_point_id)
+      return {
+        reason: `reservation ${String(req.body.reservation_id)} is held at another charge point until ${new Date(held.expiry_at).toISOString()}; a new reservation takes a new id`,
+      };
     const r = await this.reservations.put({
       partner_key: req.partnerKey,
       reservation_id: String(req.body.reservation_id),

@@ -334,6 +334,42 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     expect((await resultAt(emsp221, busy.url)).body).to.deep.equal({ result: 'EVSE_OCCUPIED' });
   });
 
+  it('2.2.1: a RESERVE_NOW with the id of a reservation held at another location is REJECTED; the first stays cancellable', async () => {
+    const first = await world.linkedCharger('ocpp1.6');
+    const other = await world.linkedCharger('ocpp1.6');
+    const reserves: Json[] = [];
+    const cancels: Json[] = [];
+    for (const { charger } of [first, other]) {
+      charger.handle('ReserveNow', ({ params }) => {
+        reserves.push(params as Json);
+        return Promise.resolve({ status: 'Accepted' });
+      });
+      charger.handle('CancelReservation', ({ params }) => {
+        cancels.push(params as Json);
+        return Promise.resolve({ status: 'Accepted' });
+      });
+    }
+    const uid = `M${Date.now().toString(36)}`.toUpperCase();
+    const reserve = (loc: string) =>
+      send(emsp221, 'RESERVE_NOW', {
+        token: tokenOf(emsp221, uid),
+        expiry_date: new Date(Date.now() + 15 * 60_000).toISOString(),
+        reservation_id: `MOVE-${uid}`,
+        location_id: loc,
+        evse_uid: 'E1',
+      });
+    const made = await reserve(first.loc);
+    expect((await resultAt(emsp221, made.url)).body).to.deep.equal({ result: 'ACCEPTED' });
+    // was ACCEPTED: the id moved to the other charger, and the first reservation, still held by
+    // its charger, could no longer be cancelled
+    const moved = await reserve(other.loc);
+    expect(moved.answer.data).to.deep.include({ result: 'REJECTED', timeout: 0 });
+    expect(reserves).to.have.length(1);
+    const cancel = await send(emsp221, 'CANCEL_RESERVATION', { reservation_id: `MOVE-${uid}` });
+    expect((await resultAt(emsp221, cancel.url)).body).to.deep.equal({ result: 'ACCEPTED' });
+    expect(cancels).to.deep.equal([{ reservationId: reserves[0]?.reservationId }]);
+  });
+
   it('2.1.1: RESERVE_NOW with its integer id on a 2.0.1 charger reaches ReserveNow with the EVSE', async () => {
     const { loc, charger } = await world.linkedCharger('ocpp2.0.1');
     const reserves: Json[] = [];
