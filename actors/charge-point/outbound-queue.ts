@@ -357,11 +357,31 @@ export function onCommand(deps: ChargePointActorDeps, ctx: ChargePointCtx, msg: 
   return { command_id: commandId, status };
 }
 
+/**
+ * The operator cancelled reservation `reservationId` (its charger accepted): a partner's
+ * RESERVE_NOW that made it is told, through its command actor (which tells the partner
+ * CANCELED_RESERVATION). A partner's own CANCEL_RESERVATION tells nothing more: it has its result.
+ */
+function tellCanceled(ctx: ChargePointCtx, s: ChargePointState, reservationId: number, commandId: string): void {
+  const notify = s.reservations.find((r) => r.reservation_id === reservationId)?.notify;
+  if (!notify) return;
+  ctx.afterCommit(async () => {
+    await ctx.actors
+      .inbox<{ op: 'reservation-canceled' }>(notify)
+      .sendDurable({ op: 'reservation-canceled' }, { dedupeKey: `reservation-canceled:${commandId}` })
+      .catch((err: unknown) => {
+        ctx.log.warn({ err, notify, reservation_id: reservationId }, 'reservation cancel not told to its command');
+      });
+  });
+}
+
 /** The charger answered the outstanding call (or it timed out or failed). */
 export function onAnswer(deps: ChargePointActorDeps, ctx: ChargePointCtx, msg: MessageOf<'answer'>): void {
   const s = ctx.state;
   const head = s.outbound[0];
   if (!head || head.command_id !== msg.command_id) return;
+  if (head.command.kind === 'cancel-reservation' && msg.status === 'Accepted' && head.notify === undefined)
+    tellCanceled(ctx, s, head.command.reservation_id, head.command_id);
   const next = {
     ...s,
     reservations: reservationsAfterAnswer(s.reservations, head, msg.status),

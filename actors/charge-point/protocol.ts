@@ -77,6 +77,8 @@ const Reservation = Type.Object({
   authorization: Type.Optional(CommandAuthorization),
   /** when the charger accepted it (epoch ms; absent in states stored before) */
   reserved_at: Type.Optional(Type.Integer()),
+  /** a partner's: the address of its RESERVE_NOW's command actor, told when the operator cancels it */
+  notify: Type.Optional(Type.String()),
 });
 
 const RoamedTransaction = Type.Object({

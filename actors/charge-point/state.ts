@@ -160,7 +160,7 @@ export function onReservationUpdated(
 /** The reservations once the charger answered `call` (a partner's carries its authorization) with `status`. */
 export function reservationsAfterAnswer(
   held: Reservations,
-  call: { command: QueuedCommand; authorization?: CommandAuthorization | undefined },
+  call: { command: QueuedCommand; authorization?: CommandAuthorization | undefined; notify?: string | undefined },
   status: string,
 ): Reservations {
   const c = call.command;
@@ -179,6 +179,7 @@ export function reservationsAfterAnswer(
         status: 'Accepted',
         reserved_at: now,
         ...(call.authorization ? { authorization: call.authorization } : {}),
+        ...(call.notify ? { notify: call.notify } : {}),
       },
     ];
   }

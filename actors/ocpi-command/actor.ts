@@ -76,6 +76,25 @@ function settle(deps: OcpiCommandDeps, ctx: Ctx, chargerStatus: string): void {
   );
 }
 
+/**
+ * An accepted RESERVE_NOW whose reservation the CPO's operator cancelled: the partner is told
+ * CANCELED_RESERVATION at the command's `response_url` (OCPI 2.2.1 mod_commands, "Reservation
+ * canceled by the CPO"), once. 2.1.1 has no such result: its partner is told nothing.
+ */
+function reservationCanceled(deps: OcpiCommandDeps, ctx: Ctx): void {
+  const s = ctx.state;
+  if (s.command !== 'RESERVE_NOW' || s.result !== 'ACCEPTED' || s.canceled_at !== undefined) return;
+  if (s.version !== '2.2.1') {
+    ctx.log.info({ charge_point: s.charge_point_id }, 'reservation cancelled by the CPO: 2.1.1 has no result to tell');
+    return;
+  }
+  const body = { result: 'CANCELED_RESERVATION' };
+  ctx.write(deps.queueResult(s.partner_key, { url: s.response_url, version: s.version, body }));
+  ctx.afterCommit(() => deps.queued());
+  ctx.setState({ ...s, canceled_at: Date.now() });
+  ctx.log.info({ charge_point: s.charge_point_id }, 'reservation cancelled by the CPO: the partner is told');
+}
+
 /** The command actor, given the outbox (ports.ts). */
 export function ocpiCommandActor(deps: OcpiCommandDeps) {
   return defineActor(ocpiCommandProtocol, {
@@ -90,6 +109,10 @@ export function ocpiCommandActor(deps: OcpiCommandDeps) {
       }
       if (msg.op === 'timeout') {
         settle(deps, ctx, 'timeout');
+        return null;
+      }
+      if (msg.op === 'reservation-canceled') {
+        reservationCanceled(deps, ctx);
         return null;
       }
       return start(ctx, msg);

@@ -32,7 +32,7 @@ export const StartCommand = Type.Object({
   charger_command: ChargerCommand,
   /** seconds after which the result is TIMEOUT when the charger has not answered */
   timeout_s: Type.Integer({ minimum: 1 }),
-  /** START_SESSION: the token the eMSP authorized, for the transaction that follows */
+  /** START_SESSION, RESERVE_NOW: the token the eMSP authorized, for the transaction that follows */
   authorization: Type.Optional(CommandAuthorization),
 });
 
@@ -41,6 +41,8 @@ export const OcpiCommandMessage = Type.Union([
   /** the charge point's settlement of the call */
   ChargePointCommandResult,
   Type.Object({ op: Type.Literal('timeout') }),
+  /** RESERVE_NOW: the CPO's operator cancelled the reservation (its charger accepted the cancel) */
+  Type.Object({ op: Type.Literal('reservation-canceled') }),
 ]);
 export type OcpiCommandMessage = Static<typeof OcpiCommandMessage>;
 

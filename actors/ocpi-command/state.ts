@@ -19,6 +19,8 @@ export const OcpiCommandState = Type.Object({
   result: Type.Union([Type.String(), Type.Null()]),
   created_at: Type.Integer(),
   settled_at: Type.Union([Type.Integer(), Type.Null()]),
+  /** RESERVE_NOW: when the partner was told CANCELED_RESERVATION (the CPO cancelled it) */
+  canceled_at: Type.Optional(Type.Integer()),
 });
 export type OcpiCommandState = Static<typeof OcpiCommandState>;
 

@@ -334,6 +334,49 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     expect((await resultAt(emsp221, busy.url)).body).to.deep.equal({ result: 'EVSE_OCCUPIED' });
   });
 
+  it("2.2.1: the operator's cancel of a partner's reservation tells the partner CANCELED_RESERVATION at its RESERVE_NOW's URL", async () => {
+    const { loc, cp, charger } = await world.linkedCharger('ocpp1.6');
+    const reserves: Json[] = [];
+    charger.handle('ReserveNow', ({ params }) => {
+      reserves.push(params as Json);
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    charger.handle('CancelReservation', () => Promise.resolve({ status: 'Accepted' }));
+    const uid = `K${Date.now().toString(36)}`.toUpperCase();
+    const reserve = (id: string) =>
+      send(emsp221, 'RESERVE_NOW', {
+        token: tokenOf(emsp221, uid),
+        expiry_date: new Date(Date.now() + 15 * 60_000).toISOString(),
+        reservation_id: id,
+        location_id: loc,
+        evse_uid: 'E1',
+      });
+    const resultsAt = (url: string) =>
+      emsp221.sim.received.filter((r) => r.method === 'POST' && url.endsWith(r.path) && r.status === 200);
+    const made = await reserve(`OP-${uid}`);
+    expect((await resultAt(emsp221, made.url)).body).to.deep.equal({ result: 'ACCEPTED' });
+    const cancelled = await world.api.request('POST', `/v1/charge-points/${cp.id}/cancel-reservation`, {
+      body: { reservation_id: reserves[0]?.reservationId },
+    });
+    expect(cancelled.status, JSON.stringify(cancelled.body)).to.equal(200);
+    // was nothing: the eMSP went on believing its driver had the EVSE
+    await eventually(async () => (resultsAt(made.url).length === 2 ? true : undefined), {
+      what: 'CANCELED_RESERVATION at the RESERVE_NOW response_url',
+    });
+    expect(resultsAt(made.url).map((r) => r.body)).to.deep.equal([
+      { result: 'ACCEPTED' },
+      { result: 'CANCELED_RESERVATION' },
+    ]);
+
+    // the partner's own CANCEL_RESERVATION gets its own result, and nothing at the RESERVE_NOW's URL
+    const again = await reserve(`OWN-${uid}`);
+    expect((await resultAt(emsp221, again.url)).body).to.deep.equal({ result: 'ACCEPTED' });
+    const own = await send(emsp221, 'CANCEL_RESERVATION', { reservation_id: `OWN-${uid}` });
+    expect((await resultAt(emsp221, own.url)).body).to.deep.equal({ result: 'ACCEPTED' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(resultsAt(again.url)).to.have.length(1);
+  });
+
   it('2.2.1: a RESERVE_NOW with the id of a reservation held at another location is REJECTED; the first stays cancellable', async () => {
     const first = await world.linkedCharger('ocpp1.6');
     const other = await world.linkedCharger('ocpp1.6');
