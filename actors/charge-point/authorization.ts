@@ -72,14 +72,20 @@ export function startFor(
 /**
  * The recent starts once the remote start `used` (if any) opened the transaction of start
  * `dedupeKey`: a command starts one transaction, and a later one with the same token is not the
- * command's (`startFor`).
+ * command's (`startFor`). An earlier start of the same token at the same EVSE that nothing used
+ * is used up with it: the EVSE runs one transaction, which both asked for (two START_SESSIONs
+ * before the driver plugged in); left waiting, it would let a later start of that token in as
+ * its own, unasked.
  */
 export function usedUp(
   s: ChargePointState,
   used: NonNullable<ChargePointState['recent_starts']>[number] | undefined,
   dedupeKey: string,
 ): ChargePointState['recent_starts'] {
-  return used ? s.recent_starts?.map((r) => (r === used ? { ...r, used_by: dedupeKey } : r)) : s.recent_starts;
+  if (!used) return s.recent_starts;
+  const alsoUsed = (r: NonNullable<ChargePointState['recent_starts']>[number]): boolean =>
+    r.used_by === undefined && r.id_tag === used.id_tag && r.evse_id === used.evse_id && r.at <= used.at;
+  return s.recent_starts?.map((r) => (r === used || alsoUsed(r) ? { ...r, used_by: dedupeKey } : r));
 }
 
 const MAX_REMEMBERED = 20;

@@ -202,6 +202,46 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     expect(sessionPuts(emsp221, later)).to.deep.equal([]);
   });
 
+  it('1.6: two START_SESSIONs before the transaction starts: it follows the last, and the earlier lets no later start in', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    // the charger accepts both calls, and the driver starts once
+    charger.handle('RemoteStartTransaction', () => Promise.resolve({ status: 'Accepted' }));
+    const uid = `TWO${randomUUID().slice(0, 8)}`.toUpperCase();
+    const token = await world.pushToken(emsp221, uid, { whitelist: 'NEVER' });
+    emsp221.sim.setAuthorization(uid, 'BLOCKED');
+    const since = emsp221.sim.lastSeq;
+    expect(await startSession221(loc, token, 'AREF-1')).to.equal('ACCEPTED');
+    expect(await startSession221(loc, token, 'AREF-2')).to.equal('ACCEPTED');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const first = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 0,
+      timestamp: new Date().toISOString(),
+    })) as { transactionId: number; idTagInfo: { status: string } };
+    expect(first.idTagInfo.status).to.equal('Accepted');
+    const session = await eventually(async () => lastSession(emsp221, since));
+    expect(session).to.deep.include({ auth_method: 'COMMAND', authorization_reference: 'AREF-2' });
+    await charger.call('StopTransaction', {
+      transactionId: first.transactionId,
+      meterStop: 1000,
+      timestamp: new Date().toISOString(),
+    });
+    await eventually(async () => (statusOf(lastSession(emsp221, since)) === 'COMPLETED' ? true : undefined));
+    const later = emsp221.sim.lastSeq;
+    // was Accepted as the first command's (COMMAND / AREF-1), the eMSP not asked: a connector
+    // runs one transaction, and the one that started used both commands
+    const second = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 1000,
+      timestamp: new Date().toISOString(),
+    })) as { idTagInfo: { status: string } };
+    expect(second.idTagInfo.status).to.equal('Blocked');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(sessionPuts(emsp221, later).filter((r) => (r.body as Json).id !== session.id)).to.deep.equal([]);
+  });
+
   it("START_SESSION with the uid of another eMSP's card: the session is the sender's, with its authorization_reference", async () => {
     const other = await world.emsp('2.2.1');
     const { loc, charger } = await world.linkedCharger('ocpp1.6');
