@@ -42,7 +42,15 @@ export const ChargePointView = titled(
           'as the charger last reported them; while it is offline every status is Unknown (as OCPI EvseStatus UNKNOWN: no status information while offline)',
       },
     ),
-    reservations: ChargePointState.properties.reservations,
+    reservations: Type.Array(
+      Type.Object({
+        reservation_id: Type.Integer(),
+        evse_id: Type.Union([Type.Integer(), Type.Null()], { description: 'null: any EVSE of the charger' }),
+        id_tag: Type.String(),
+        expiry_date: Type.String(),
+        status: Type.String(),
+      }),
+    ),
     active_transactions: Type.Array(Type.String()),
     open_transactions: Type.Array(
       Type.Object({
@@ -208,7 +216,16 @@ export function chargePointView(
       online ? c : { ...c, status: 'Unknown', last_reported_status: c.status },
     ),
     // a reservation past its expiry is over, whether or not the charger said so (1.6 never does)
-    reservations: (s?.reservations ?? []).filter((r) => !(Date.parse(r.expiry_date) <= Date.now())),
+    reservations: (s?.reservations ?? [])
+      .filter((r) => !(Date.parse(r.expiry_date) <= Date.now()))
+      // what the charger holds; a partner's token and command address stay inside
+      .map(({ reservation_id, evse_id, id_tag, expiry_date, status }) => ({
+        reservation_id,
+        evse_id,
+        id_tag,
+        expiry_date,
+        status,
+      })),
     active_transactions: s?.transactions.map((t) => t.transaction_id) ?? [],
     open_transactions: s?.transactions.map((t) => ({ transaction_id: t.transaction_id, evse_id: t.evse_id })) ?? [],
     commands: s?.commands ?? [],
