@@ -108,8 +108,11 @@ export interface RoamingPort {
   tokenOf(idTag: string): Promise<RoamingToken | undefined>;
   /** the OCPI session of a transaction on a linked EVSE, stored and queued for its token's eMSP */
   session(session: RoamingSession): WriteStep;
-  /** a meter reading of a roamed transaction, kept for its CDR's charging periods (Wh at epoch ms) */
-  sample(sessionId: string, at: number, wh: number): WriteStep;
+  /**
+   * a meter reading of a roamed transaction, kept for its CDR's charging periods (Wh at epoch ms);
+   * at an instant that has one, the higher is kept, unless `replace` (a corrected first reading)
+   */
+  sample(sessionId: string, at: number, wh: number, replace?: boolean): WriteStep;
   /**
    * a transaction roamed only from a later event (a late start, a late token): the readings the
    * CSMS kept of it before (csms_meter_sample) become its CDR's too

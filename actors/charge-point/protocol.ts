@@ -105,6 +105,11 @@ const OpenTransaction = Type.Object({
    * the charger did not name Transaction.Begin): a Begin reading below it, sent later, replaces it
    */
   meter_start_guessed: Type.Optional(Type.Literal(true)),
+  /**
+   * the lowest register reading an update reported (Wh): the register only grows, so no reading
+   * above it is the transaction's first (transactions.ts `correctedStart`)
+   */
+  low_wh: Type.Optional(Type.Number()),
   /** when the charger says it started (epoch ms); absent in states stored before */
   started_at: Type.Optional(Type.Integer()),
   ocpi: Type.Optional(Nullable(RoamedTransaction)),

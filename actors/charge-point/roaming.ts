@@ -224,9 +224,11 @@ export function sampleMeter(
   sessionId: string,
   at: number,
   wh: number | null,
+  /** a corrected first reading: it replaces the one kept at its instant (`RoamingPort.sample`) */
+  replace = false,
 ): void {
   const port = deps.roaming;
-  if (port && wh !== null && Number.isFinite(wh)) ctx.write(port.sample(sessionId, at, wh));
+  if (port && wh !== null && Number.isFinite(wh)) ctx.write(port.sample(sessionId, at, wh, replace));
 }
 
 /**

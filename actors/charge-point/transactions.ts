@@ -500,13 +500,8 @@ export function onTransactionProgress(
       ),
     });
   } else {
-    const next = {
-      meter_start_wh: meterStart,
-      meter_start_guessed: guessed,
-      ocpi,
-      evse_id: progress.evse?.evse_id ?? tx.evse_id,
-    };
-    keepOpen(ctx, s, tx, next, event.id_tag, idTagStatus);
+    const next = { meter_start_wh: meterStart, meter_start_guessed: guessed, low_wh: lowOf(tx, event), ocpi };
+    keepOpen(ctx, s, tx, { ...next, evse_id: progress.evse?.evse_id ?? tx.evse_id }, event.id_tag, idTagStatus);
   }
   publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
   return { id_tag_status: idTagStatus };
@@ -533,7 +528,12 @@ function keepBegin(
   const at = stamped < latestAt && !corrected ? stamped : (tx.started_at ?? Math.min(stamped, latestAt));
   if (at >= latestAt) return;
   keepSample(ctx, deps.meterSamples.sample(tx.session_id, at, begin.wh, corrected ? 'start' : 'first'));
-  if (tx.ocpi) sampleMeter(deps, ctx, tx.session_id, at, begin.wh);
+  if (tx.ocpi) sampleMeter(deps, ctx, tx.session_id, at, begin.wh, corrected);
+}
+
+/** The lowest reading an update reported (`low_wh`): a state write at a transaction's first reading only. */
+function lowOf(tx: OpenTransaction, event: EventOf<'transaction-updated' | 'transaction-ended'>): number | undefined {
+  return event.meter_wh === null || event.meter_wh >= (tx.low_wh ?? Infinity) ? tx.low_wh : event.meter_wh;
 }
 
 /** The earliest reading an update or end carries (domain.ts `begin`). */
@@ -575,8 +575,8 @@ function beginOf(event: EventOf<'transaction-updated' | 'transaction-ended'>): B
  * TxEndedMeasurands), when it corrects the transaction's first reading (docs/CSMS.md "Energy and
  * out-of-order readings"): below a first reading that was a later one taken as the first (an
  * update's, `meter_start_guessed`), or above a start's own reading that a failed read made lower
- * (a 1.6 `meterStart` of 0), when not above the event's last reading. The register only grows, so
- * the start is at most every later reading.
+ * (a 1.6 `meterStart` of 0), when not above the event's last reading nor the lowest reading an
+ * update reported (`low_wh`). The register only grows, so the start is at most every later reading.
  */
 function correctedStart(
   tx: OpenTransaction,
@@ -586,7 +586,7 @@ function correctedStart(
   const start = tx.meter_start_wh;
   if (!begin?.named || start === null || event.meter_wh === null || begin.wh === start) return undefined;
   if (tx.meter_start_guessed) return begin.wh < start ? begin : undefined;
-  return begin.wh > start && begin.wh <= event.meter_wh ? begin : undefined;
+  return begin.wh > start && begin.wh <= event.meter_wh && begin.wh <= (tx.low_wh ?? Infinity) ? begin : undefined;
 }
 
 /**
@@ -639,7 +639,7 @@ function keepOpen(
   ctx: ChargePointCtx,
   s: ChargePointState,
   tx: OpenTransaction,
-  next: Pick<OpenTransaction, 'meter_start_wh' | 'meter_start_guessed' | 'ocpi' | 'evse_id'>,
+  next: Pick<OpenTransaction, 'meter_start_wh' | 'meter_start_guessed' | 'low_wh' | 'ocpi' | 'evse_id'>,
   idTag: string | null,
   idTagStatus: string,
 ): void {
@@ -651,11 +651,16 @@ function keepOpen(
   const changed =
     next.meter_start_wh !== tx.meter_start_wh ||
     next.meter_start_guessed !== tx.meter_start_guessed ||
+    next.low_wh !== tx.low_wh ||
     next.ocpi !== tx.ocpi ||
     next.evse_id !== tx.evse_id;
   if (!changed && !token) return;
-  const { meter_start_guessed: guessed, ...rest } = { ...tx, ...next, ...token };
-  const kept: OpenTransaction = guessed ? { ...rest, meter_start_guessed: guessed } : rest;
+  const { meter_start_guessed: guessed, low_wh: low, ...rest } = { ...tx, ...next, ...token };
+  const kept: OpenTransaction = {
+    ...rest,
+    ...(guessed ? { meter_start_guessed: guessed } : {}),
+    ...(low === undefined ? {} : { low_wh: low }),
+  };
   ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? kept : t)) });
 }
 

@@ -154,6 +154,11 @@ function byContext(samples: SampledReading[]): SampledReading[][] {
   return [...groups.values()];
 }
 
+/** Whether the energy register's sample of a meter value is named Transaction.Begin. */
+export function namesBegin(samples: SampledReading[]): boolean {
+  return registerContext(samples) === 'Transaction.Begin';
+}
+
 /** Whether a meter value holds register readings of several contexts (`byContext`). */
 export function mixedContexts(samples: SampledReading[]): boolean {
   return byContext(samples).length > 1;

@@ -52,7 +52,7 @@ export function roamingPort(host: ActorHost, outbox: OutboxHandle, cdrs: CdrBuil
     },
     tokenOf: (idTag) => tokenOf(host.db, own, idTag),
     session: (session: RoamingSession) => (tx: SqlRunner) => writeSession(tx, own, host.config.OCPI_CURRENCY, session),
-    sample: (sessionId, at, wh) => (tx: SqlRunner) => writeSample(tx, sessionId, at, wh),
+    sample: (sessionId, at, wh, replace) => (tx: SqlRunner) => writeSample(tx, sessionId, at, wh, replace),
     state: (sessionId, at, state) => (tx: SqlRunner) => writeState(tx, sessionId, at, state),
     backfill: (sessionId) => (tx: SqlRunner) => backfillSamples(tx, sessionId),
     sessionWritten: (sessionId, priced) => {

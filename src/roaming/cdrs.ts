@@ -232,9 +232,19 @@ export async function writeState(
  * Keeps a reading of a roamed transaction. Two at the same instant (a retry, or a stop stamped
  * like the last meter value) are one row, with the higher register: a register only grows.
  */
-export async function writeSample(tx: SqlRunner, sessionId: string, at: number, wh: number): Promise<void> {
+export async function writeSample(
+  tx: SqlRunner,
+  sessionId: string,
+  at: number,
+  wh: number,
+  /** a corrected first reading: it replaces one of the same instant, lower or not */
+  replace = false,
+): Promise<void> {
   await tx.run(
-    `INSERT INTO roaming_meter_sample (session_id, at_ms, wh) VALUES (?, ?, ?)
+    replace
+      ? `INSERT INTO roaming_meter_sample (session_id, at_ms, wh) VALUES (?, ?, ?)
+     ON CONFLICT (session_id, at_ms) DO UPDATE SET wh = excluded.wh`
+      : `INSERT INTO roaming_meter_sample (session_id, at_ms, wh) VALUES (?, ?, ?)
      ON CONFLICT (session_id, at_ms) DO UPDATE SET
        wh = CASE WHEN excluded.wh > roaming_meter_sample.wh THEN excluded.wh ELSE roaming_meter_sample.wh END`,
     [sessionId, at, wh],

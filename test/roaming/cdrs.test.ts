@@ -448,6 +448,124 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
   });
 
   /**
+   * A transaction's first reading as the charger names it (Transaction.Begin), corrected or kept:
+   * the operator's session (/v1), the session the eMSP is sent and its CDR say one energy.
+   */
+  describe('the first reading: one energy in /v1, the OCPI session and the CDR', function () {
+    const register = (minute: number, wh: number, context: string) => ({
+      timestamp: at(minute),
+      sampledValue: [{ value: String(wh), context, measurand: 'Energy.Active.Import.Register' }],
+    });
+    const register201 = (minute: number, wh: number, context: string) => ({
+      timestamp: at(minute),
+      sampledValue: [{ value: wh, context, measurand: 'Energy.Active.Import.Register' }],
+    });
+
+    /** The energy the three say, once the CDR is in: /v1 in Wh, the COMPLETED session and the CDR in kWh. */
+    async function energies(e: Emsp, cp: string, since: number): Promise<[number, number, number]> {
+      const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+      const completed = endOfSession(e, since).completed;
+      const sessions = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp}`);
+      const session = (sessions.body as { value: Json[] }).value[0];
+      return [
+        Number(session?.energy_wh),
+        Number((completed[completed.length - 1]?.body as Json).kwh),
+        Number((post.body as Json).total_energy),
+      ];
+    }
+
+    async function start16(charger: RPCClient, uid: string, meterStart: number): Promise<number> {
+      const started = (await charger.call('StartTransaction', {
+        connectorId: 1,
+        idTag: uid,
+        meterStart,
+        timestamp: at(0),
+      })) as { transactionId: number };
+      return started.transactionId;
+    }
+
+    it('1.6: a Begin above the stop reading, alone in the transactionData, is no end reading: 8 kWh', async () => {
+      const e = await world.emsp('2.2.1');
+      const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'F1');
+      const transactionId = await start16(charger, uid, 0);
+      await charger.call('StopTransaction', {
+        transactionId,
+        meterStop: 8000,
+        timestamp: at(30),
+        transactionData: [register(0, 9000, 'Transaction.Begin')],
+      });
+      // was 0 in all three: the Begin was taken for the end's reading, then for the start
+      expect(await energies(e, cp.id, since)).to.deep.equal([8000, 8, 8]);
+    });
+
+    it('1.6: a Begin in a MeterValues corrects a meterStart of 0: 3 kWh', async () => {
+      const e = await world.emsp('2.2.1');
+      const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'F3');
+      const transactionId = await start16(charger, uid, 0);
+      await charger.call('MeterValues', {
+        connectorId: 1,
+        transactionId,
+        meterValue: [register(0, 5000, 'Transaction.Begin')],
+      });
+      await charger.call('StopTransaction', { transactionId, meterStop: 8000, timestamp: at(30) });
+      // was 8000 Wh in /v1 beside 3 kWh in the session and CDR
+      expect(await energies(e, cp.id, since)).to.deep.equal([3000, 3, 3]);
+    });
+
+    it('1.6: a Begin that a later reading contradicts corrects nothing: 8 kWh', async () => {
+      const e = await world.emsp('2.2.1');
+      const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'F4');
+      const transactionId = await start16(charger, uid, 0);
+      await charger.call('MeterValues', {
+        connectorId: 1,
+        transactionId,
+        meterValue: [register(10, 4000, 'Sample.Periodic')],
+      });
+      await charger.call('StopTransaction', {
+        transactionId,
+        meterStop: 8000,
+        timestamp: at(30),
+        transactionData: [register(0, 5000, 'Transaction.Begin'), register(30, 8000, 'Transaction.End')],
+      });
+      // was 3000 Wh in /v1 beside 4 kWh in the session and CDR: the register read 4000 after the
+      // Begin's 5000, so the Begin is no reading of this register's start
+      expect(await energies(e, cp.id, since)).to.deep.equal([8000, 8, 8]);
+    });
+
+    it("2.0.1: a Begin below an Updated's reading taken as the first: 6 kWh", async () => {
+      const e = await world.emsp('2.2.1');
+      const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'F2');
+      const event = event201('TX-F2', uid);
+      const { meterValue: _none, ...started } = event('Started', 0, 0, 0);
+      await charger.call('TransactionEvent', started);
+      await charger.call('TransactionEvent', event('Updated', 1, 10, 2000));
+      await charger.call('TransactionEvent', {
+        ...event('Ended', 2, 30, 7000),
+        meterValue: [register201(0, 1000, 'Transaction.Begin'), register201(30, 7000, 'Transaction.End')],
+      });
+      // was 6000 Wh in /v1 beside 5 kWh in the session and CDR
+      expect(await energies(e, cp.id, since)).to.deep.equal([6000, 6, 6]);
+    });
+
+    it("2.0.1: a Begin in an Updated above the Started's reading of 0: 3 kWh", async () => {
+      const e = await world.emsp('2.2.1');
+      const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'F3B');
+      const event = event201('TX-F3B', uid);
+      await charger.call('TransactionEvent', event('Started', 0, 0, 0));
+      await charger.call('TransactionEvent', {
+        ...event('Updated', 1, 0, 5000),
+        meterValue: [register201(0, 5000, 'Transaction.Begin')],
+      });
+      await charger.call('TransactionEvent', {
+        ...event('Ended', 2, 30, 8000),
+        meterValue: [register201(30, 8000, 'Transaction.End')],
+      });
+      // was 8000 Wh in /v1 beside 3 kWh in the session and CDR
+      expect(await energies(e, cp.id, since)).to.deep.equal([3000, 3, 3]);
+    });
+  });
+
+  /**
    * OCPI 2.2.1 mod_commands ReserveNow: the eMSP authorized the token it reserves for; the CPO
    * does no real-time authorization of it (an RFID card within 15 minutes), and the reservation's
    * authorization_reference goes on the session and CDR.

@@ -120,7 +120,9 @@ function transactionStarted(p: StartTransactionRequest): EventOf<'transaction-st
 function transactionEnded(p: StopTransactionRequest): EventOf<'transaction-ended'> {
   const data = p.transactionData;
   const begin = data === undefined ? null : earliestRegisterReading(data, samples16);
-  const latest = data === undefined ? null : latestRegisterReading(data, samples16);
+  const found = data === undefined ? null : latestRegisterReading(data, samples16);
+  // the Begin reading alone (no later reading) tells nothing of the end
+  const latest = found && begin?.named && found.wh === begin.wh && found.timestamp === begin.timestamp ? null : found;
   // a register only grows: a meterStop below a reading the stop itself carries (a failed read
   // sends 0) is no end of the register, that reading is (docs/CSMS.md "Energy and out-of-order readings")
   const stop = p.meterStop >= 0 ? p.meterStop : null;
@@ -149,10 +151,14 @@ function meterValues(p: MeterValuesRequest): EventOf<'transaction-updated' | 'me
   const wh = reading?.wh ?? null;
   if (p.transactionId !== undefined && p.connectorId !== 0) {
     const currents = currentReadings(p.meterValue, samples16);
+    // a reading named Transaction.Begin may correct the transaction's first (charge-point actor)
+    const named = p.meterValue.some((m) => m.sampledValue.some((v) => v.context === 'Transaction.Begin'));
+    const begin = named ? earliestRegisterReading(p.meterValue, samples16) : null;
     return {
       type: 'transaction-updated',
       transaction_id: String(p.transactionId),
       ...(currents.length > 0 ? { currents } : {}),
+      ...(begin?.named ? { begin } : {}),
       meter_wh: wh,
       timestamp: ts,
       seq_no: null,

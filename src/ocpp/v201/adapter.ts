@@ -39,6 +39,7 @@ import {
   earliestRegisterReading,
   latestRegisterReading,
   mixedContexts,
+  namesBegin,
   type CurrentReading,
   type RegisterReading,
   type SampledReading,
@@ -89,7 +90,11 @@ function firstReading(
 ): RegisterReading | null {
   if (latest === null || meterValue === undefined) return latest;
   const only = meterValue.length === 1 ? meterValue[0] : undefined;
-  if (only && !mixedContexts(samples201(only))) return latest;
+  if (only) {
+    const samples = samples201(only);
+    // one reading: the first too, named when the charger named it Transaction.Begin
+    if (!mixedContexts(samples)) return namesBegin(samples) ? { ...latest, named: true } : latest;
+  }
   return earliestRegisterReading(meterValue, samples201) ?? latest;
 }
 
