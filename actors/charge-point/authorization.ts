@@ -95,8 +95,9 @@ type HeldReservation = ChargePointState['reservations'][number];
 /**
  * A partner's reservation (a RESERVE_NOW: it carries the token the eMSP authorized) that lets
  * `idTag` in at `evse` without asking the eMSP, if any (OCPI mod_commands ReserveNow): a token of
- * type APP_USER or AD_HOC_USER while the reservation holds, any other (an RFID card) within
- * REMOTE_START_MS of the charger's accepting it; the one a start names, else one at the EVSE it
+ * type APP_USER or AD_HOC_USER while the reservation holds (on 2.0.1 only as an idToken of type
+ * Central: a card of the same uid is another's), any other (an RFID card) within REMOTE_START_MS
+ * of the charger's accepting it; the one a start names, else one at the EVSE it
  * reserved (any, when it reserved the charger, or when the charger does not say where). The
  * start that uses it is that eMSP's (roaming.ts `roamingOf`).
  */
@@ -106,14 +107,18 @@ export function reservationFor(
   evse: number | null,
   /** the reservation the start names (1.6 StartTransaction, 2.0.1 TransactionEvent reservationId) */
   reservationId: number | null = null,
+  /** 2.0.1 idToken type: an app user is never a card (our ReserveNow names it Central) */
+  idTagType?: string,
 ): HeldReservation | undefined {
   const now = Date.now();
   return s.reservations.find((r) => {
     const type = r.authorization?.token.type;
     if (type === undefined || r.id_tag !== idTag || !(parseInstant(r.expiry_date) > now)) return false;
+    const app = type === 'APP_USER' || type === 'AD_HOC_USER';
+    if (app && idTagType !== undefined && idTagType !== 'Central') return false;
     const elsewhere = evse !== null && r.evse_id !== null && r.evse_id !== 0 && r.evse_id !== evse;
     if (reservationId !== null ? r.reservation_id !== reservationId : elsewhere) return false;
-    return type === 'APP_USER' || type === 'AD_HOC_USER' || now - (r.reserved_at ?? 0) < REMOTE_START_MS;
+    return app || now - (r.reserved_at ?? 0) < REMOTE_START_MS;
   });
 }
 
@@ -271,7 +276,7 @@ export async function authorizeTag(
   // before; so is the start that uses a partner's reservation
   const command = startFor(ctx.state, idTag, evse, how.remoteStartId ?? null, how.startKey, how.idTagType)
     ? 'a remote start we sent'
-    : reservationFor(ctx.state, idTag, evse, how.reservationId ?? null)
+    : reservationFor(ctx.state, idTag, evse, how.reservationId ?? null, how.idTagType)
       ? "a partner's reservation"
       : undefined;
   const found =

@@ -139,7 +139,9 @@ export async function roamingOf(
   // (mod_commands: "this reference will be provided in the relevant Session and/or CDR")
   const command =
     remote?.authorization ??
-    (decision?.real_time ? undefined : reservationFor(s, t.id_tag, t.evse_id, t.reservation_id ?? null)?.authorization);
+    (decision?.real_time
+      ? undefined
+      : reservationFor(s, t.id_tag, t.evse_id, t.reservation_id ?? null, t.id_tag_type)?.authorization);
   const parts = command
     ? { ...command, auth_method: 'COMMAND' as const }
     : await byToken(deps.roaming, t.id_tag, remote === undefined ? undefined : remote.roaming, decision);

@@ -639,6 +639,53 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     });
   }
 
+  it("2.0.1: an APP_USER reservation does not let in another eMSP's card of the same uid", async () => {
+    const a = await world.emsp('2.2.1');
+    const b = await world.emsp('2.2.1');
+    const { loc, charger } = await world.linkedCharger('ocpp2.0.1');
+    const uid = `X${randomUUID().slice(0, 8)}`.toUpperCase();
+    // b's card, which b answers BLOCKED; a's app user of the same uid, reserved
+    await world.pushToken(b, uid, { whitelist: 'NEVER' });
+    b.sim.setAuthorization(uid, 'BLOCKED');
+    let reserved = false;
+    charger.handle('ReserveNow', () => {
+      reserved = true;
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    const token = aToken221({
+      uid,
+      type: 'APP_USER',
+      country_code: a.sim.party.country_code,
+      party_id: a.sim.party.party_id,
+    });
+    const answer = await a.sim.call(
+      'POST',
+      'commands',
+      '/RESERVE_NOW',
+      {
+        response_url: a.sim.responseUrl('2.2.1', 'RESERVE_NOW', randomUUID()),
+        token,
+        expiry_date: new Date(Date.now() + 30 * 60_000).toISOString(),
+        reservation_id: `RES-${uid}`,
+        location_id: loc,
+        evse_uid: 'E1',
+      },
+      { role: 'RECEIVER' },
+    );
+    expect((answer.data as Json).result).to.equal('ACCEPTED');
+    await eventually(async () => (reserved ? true : undefined), { what: 'ReserveNow' });
+    // was Accepted as the reservation's, and the charge billed to a as COMMAND
+    const card = (await charger.call('Authorize', { idToken: { idToken: uid, type: 'ISO14443' } })) as {
+      idTokenInfo: { status: string };
+    };
+    expect(card.idTokenInfo.status).to.equal('Blocked');
+    // the app user itself (our ReserveNow names it Central) is let in
+    const app = (await charger.call('Authorize', { idToken: { idToken: uid, type: 'Central' } })) as {
+      idTokenInfo: { status: string };
+    };
+    expect(app.idTokenInfo.status).to.equal('Accepted');
+  });
+
   /**
    * An hour of 2.0.1 events queued offline, with 12 kWh reported in the first 20 minutes before
    * the Started arrives (an Updated), delivered in the order `order` (indexes into `early`, then
