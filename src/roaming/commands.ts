@@ -85,13 +85,16 @@ class CommandMapping {
   private async reserve(req: ChargerCommandRequest, link: EvseLink, uid: string): Promise<Mapped> {
     const expiry = Date.parse(req.body.expiry_date ?? '');
     if (!Number.isFinite(expiry) || expiry <= Date.now()) return { reason: 'expiry_date is not in the future' };
-    // the same id replaces a reservation at its charge point; one held elsewhere would be left on
-    // its charger, where no CANCEL_RESERVATION could reach it any more. Its row is kept until it
-    // expires, cancelled or not: a reservation's id is its own (mod_commands ReserveNow)
+    // the same id replaces a reservation at its charge point; one its charger holds elsewhere
+    // would be left there, where no CANCEL_RESERVATION could reach it any more
     const held = await this.reservations.find(req.partnerKey, String(req.body.reservation_id));
-    if (held && held.expiry_at > Date.now() && held.charge_point_id !== link.charge_point_id)
+    if (
+      held &&
+      held.charge_point_id !== link.charge_point_id &&
+      (await this.heldBy(held.charge_point_id, held.ocpp_id))
+    )
       return {
-        reason: `reservation ${String(req.body.reservation_id)} is held at another charge point until ${new Date(held.expiry_at).toISOString()}; a new reservation takes a new id`,
+        reason: `reservation ${String(req.body.reservation_id)} is held by the charger of another charge point until ${new Date(held.expiry_at).toISOString()}: cancel it first`,
       };
     const r = await this.reservations.put({
       partner_key: req.partnerKey,
@@ -111,6 +114,24 @@ class CommandMapping {
         connector_id: null,
       },
     };
+  }
+
+  /**
+   * Whether charge point `chargePointId` holds reservation `ocppId`, as its state was last
+   * committed: accepted by its charger, not cancelled, expired or used by a start since.
+   */
+  private async heldBy(chargePointId: string, ocppId: number): Promise<boolean> {
+    const address = addressOf(chargePointProtocol.kind, chargePointId);
+    const state = (await this.chargePoints.actorStates([address])).get(address) as
+      { reservations?: unknown } | undefined;
+    const held = Array.isArray(state?.reservations) ? (state.reservations as unknown[]) : [];
+    return held.some((r) => {
+      const { reservation_id: id, expiry_date: expiry } = (r ?? {}) as {
+        reservation_id?: unknown;
+        expiry_date?: unknown;
+      };
+      return id === ocppId && typeof expiry === 'string' && Date.parse(expiry) > Date.now();
+    });
   }
 
   /** CANCEL_RESERVATION of a reservation the partner made with us (REJECTED when there is none). */

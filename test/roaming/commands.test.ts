@@ -411,6 +411,10 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     const cancel = await send(emsp221, 'CANCEL_RESERVATION', { reservation_id: `MOVE-${uid}` });
     expect((await resultAt(emsp221, cancel.url)).body).to.deep.equal({ result: 'ACCEPTED' });
     expect(cancels).to.deep.equal([{ reservationId: reserves[0]?.reservationId }]);
+    // once its charger let it go (cancelled, refused, expired, used), the id may go elsewhere
+    const now = await reserve(other.loc);
+    expect((await resultAt(emsp221, now.url)).body).to.deep.equal({ result: 'ACCEPTED' });
+    expect(reserves).to.have.length(2);
   });
 
   it('2.1.1: RESERVE_NOW with its integer id on a 2.0.1 charger reaches ReserveNow with the EVSE', async () => {
