@@ -131,8 +131,9 @@ export function writeRealInstant(s: string, out: Float64Array, at: number): bool
     const y = Number(m?.[1]);
     const mo = Number(m?.[2]);
     const d = Number(m?.[3]);
-    // an offset can move the first day of the year 0001 into the year before: the instant decides
-    if (!m || (y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth(y, mo)))
+    // an offset moves an instant across the first day of the year 0001, either way: the date
+    // written must exist, the instant decide
+    if (!m || (y >= 0 && mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth(y, mo)))
       if (writeInstant(s, out, at) && (out[at] as number) >= FIRST_INSTANT) return true;
   }
   out[at] = Number.NaN;

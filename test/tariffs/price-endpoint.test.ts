@@ -180,6 +180,9 @@ describe('POST /v1/tariffs/price', function () {
     }
     const leap = await post({ tariff, cdr: cdr('2024-02-29T08:00:00Z', '2024-02-29T09:00:00Z'), time_zone: 'UTC' });
     expect(leap.status).to.equal(200);
+    // written in the year 0000 at -01:00, the instant is in 0001 (was 422)
+    const first = cdr('0000-12-31T23:30:00-01:00', '0001-01-01T01:00:00Z');
+    expect((await post({ tariff, cdr: first, time_zone: 'UTC' })).status).to.equal(200);
   });
 
   it('refuses a negative min_price or max_price: the session would be a credit', async () => {
