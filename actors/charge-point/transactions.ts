@@ -65,9 +65,9 @@ function keepStart(
 }
 
 /**
- * The earlier delivery of this start (its transaction id, and how its token was answered), if it is a retry: an open transaction
- * with its id (2.0.1) or its dedupe key, or a finished 1.6 start with its dedupe key (1.6 ids are
- * ours, so a late retry must get its id again). A 2.0.1 start whose id is that of a finished
+ * The earlier delivery of this start (its transaction id, and how its token was answered), if it
+ * is a retry: an open transaction with its id (2.0.1) or its dedupe key, or a finished 1.6 start
+ * with its dedupe key (1.6 ids are ours, so a late retry must get its id again). A 2.0.1 start whose id is that of a finished
  * transaction is a delivery of that transaction's Started again when it has that transaction's
  * start time (a charger that sends its stored events again after a reboot, answered or not);
  * with another, it is a new transaction reusing the id, since a charger's ids are unique among

@@ -3,6 +3,7 @@ import { chargePointProtocol, type CommandAuthorization } from '../../actors/cha
 import { HAND_OVER_MS, ocpiCommandProtocol } from '../../actors/ocpi-command/protocol.js';
 import { ChargePointStore } from '../csms/charge-point-store.js';
 import { SessionReader } from '../csms/session-store.js';
+import { checkChargePointState } from '../csms/views.js';
 import type { ChargerCommandAnswer, ChargerCommandPort, ChargerCommandRequest } from '../ocpi/commands/charger-port.js';
 import type { ChargerCommand } from '../ocpp/domain.js';
 import { ObjectStore } from '../ocpi/store/object-store.js';
@@ -121,17 +122,9 @@ class CommandMapping {
    * committed: accepted by its charger, not cancelled, expired or used by a start since.
    */
   private async heldBy(chargePointId: string, ocppId: number): Promise<boolean> {
-    const address = addressOf(chargePointProtocol.kind, chargePointId);
-    const state = (await this.chargePoints.actorStates([address])).get(address) as
-      { reservations?: unknown } | undefined;
-    const held = Array.isArray(state?.reservations) ? (state.reservations as unknown[]) : [];
-    return held.some((r) => {
-      const { reservation_id: id, expiry_date: expiry } = (r ?? {}) as {
-        reservation_id?: unknown;
-        expiry_date?: unknown;
-      };
-      return id === ocppId && typeof expiry === 'string' && Date.parse(expiry) > Date.now();
-    });
+    const state = await this.chargePoints.actorState(addressOf(chargePointProtocol.kind, chargePointId));
+    if (!checkChargePointState(state)) return false;
+    return state.reservations.some((r) => r.reservation_id === ocppId && Date.parse(r.expiry_date) > Date.now());
   }
 
   /** CANCEL_RESERVATION of a reservation the partner made with us (REJECTED when there is none). */
