@@ -213,14 +213,13 @@ export interface SessionProgress {
    * it was taken (epoch ms): the row keeps the reading with the latest time, so readings that
    * arrive out of order never lower the last reading or the energy.
    */
-  meter?: {
-    start_wh: number | null;
-    last_wh: number;
-    energy_wh: number;
-    at: number;
-    /** `start_wh` replaces the row's first reading (a Begin reading that corrects it), not only fills it */
-    restart?: true;
-  };
+  meter?: { start_wh: number | null; last_wh: number; energy_wh: number; at: number };
+  /**
+   * the row's first reading, replaced (a Begin reading that corrects it) or written without a
+   * reading of the event's own (a Begin alone): the energy is counted from it, to the event's
+   * reading when it is the row's new last, else to the row's last
+   */
+  start?: number;
   /** the transaction's token, named for the first time (a 2.0.1 start at plug-in names none) */
   id_tag?: string | null;
   /** the token that stopped it: named by the end, or by an update once the transaction has its token */

@@ -110,6 +110,13 @@ const OpenTransaction = Type.Object({
    * above it is the transaction's first (transactions.ts `correctedStart`)
    */
   low_wh: Type.Optional(Type.Number()),
+  /**
+   * a reading the charger named Transaction.Begin while the transaction ran (the earliest
+   * stamped): the end decides whether it corrects `meter_start_wh` (transactions.ts `correctsStart`)
+   */
+  named_begin: Type.Optional(
+    Type.Object({ wh: Type.Number(), timestamp: Type.String(), named: Type.Optional(Type.Literal(true)) }),
+  ),
   /** when the charger says it started (epoch ms); absent in states stored before */
   started_at: Type.Optional(Type.Integer()),
   ocpi: Type.Optional(Nullable(RoamedTransaction)),

@@ -468,12 +468,15 @@ export function onTransactionProgress(
     }
     return adoptTransaction(deps, ctx, s, event, idTagStatus, adoptedRoamed);
   }
-  const { begin, corrected, meterStart, guessed } = firstReadingOf(tx, event);
+  const first = firstReadingOf(tx, event);
   const ended = event.type === 'transaction-ended';
-  const progress = progressOf(tx, event, meterStart);
-  if (corrected && progress.meter) progress.meter.restart = true;
+  const progress = progressOf(tx, event, first.meterStart);
+  if (first.writeStart && first.meterStart !== null) progress.start = first.meterStart;
   ctx.write(deps.sessions.progress(tx.session_id, progress));
-  if (begin && progress.meter) keepBegin(deps, ctx, tx, begin, progress.meter.at, corrected);
+  if (first.begin) {
+    const latestAt = progress.meter?.at ?? progress.stopped?.at ?? chargerTime(event.timestamp);
+    keepBegin(deps, ctx, tx, first.begin, latestAt, first.corrected);
+  }
   if (progress.meter)
     keepSample(
       ctx,
@@ -500,7 +503,8 @@ export function onTransactionProgress(
       ),
     });
   } else {
-    const next = { meter_start_wh: meterStart, meter_start_guessed: guessed, low_wh: lowOf(tx, event), ocpi };
+    const { meterStart: meter_start_wh, guessed: meter_start_guessed, pending: named_begin } = first;
+    const next = { meter_start_wh, meter_start_guessed, named_begin, low_wh: lowOf(tx, event), ocpi };
     keepOpen(ctx, s, tx, { ...next, evse_id: progress.evse?.evse_id ?? tx.evse_id }, event.id_tag, idTagStatus);
   }
   publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
@@ -539,54 +543,82 @@ function lowOf(tx: OpenTransaction, event: EventOf<'transaction-updated' | 'tran
 /** The earliest reading an update or end carries (domain.ts `begin`). */
 type BeginReading = NonNullable<EventOf<'transaction-updated' | 'transaction-ended'>['begin']>;
 
+/** What an update or end makes of its transaction's first reading (`firstReadingOf`). */
+interface FirstReading {
+  /** the reading to keep as the first (the chart, a roamed session's readings: `keepBegin`) */
+  begin?: BeginReading | undefined;
+  /** `begin` replaces a first reading kept before */
+  corrected: boolean;
+  meterStart: number | null;
+  /** `meterStart` is a later reading taken as the first (`meter_start_guessed`) */
+  guessed: true | undefined;
+  /** a Begin reading kept for the end, which decides whether it corrects (`named_begin`) */
+  pending: BeginReading | undefined;
+  /** the session row's first reading is written as `meterStart` (`SessionProgress.start`) */
+  writeStart: boolean;
+}
+
+/** Of two readings named Transaction.Begin, the one stamped first (the one kept before on a tie). */
+function earlierBegin(a: BeginReading | undefined, kept: BeginReading | undefined): BeginReading | undefined {
+  if (!a || !kept) return a ?? kept;
+  return chargerTime(a.timestamp) < chargerTime(kept.timestamp) ? a : kept;
+}
+
 /**
- * The first reading of a transaction after an update or end: a transaction without one yet
- * counts from the earliest the event carries (`beginOf`; a guess unless the charger named it
- * Transaction.Begin), else from the event's reading (a guess); a reading named Transaction.Begin
- * may correct one taken before (`correctedStart`). `begin`: the reading to keep as the first.
+ * The first reading of a transaction after an update or end (docs/CSMS.md "Energy and
+ * out-of-order readings"). A transaction without one counts from the reading the charger named
+ * Transaction.Begin, in this message or one before, else from the earliest this event carries (a
+ * guess: `beginOf`), else from the event's reading (a guess). One that has a first reading keeps
+ * a Begin reading that comes while it runs for its end, where the end's reading and every reading
+ * reported decide whether it corrects the first (`correctsStart`): only then is the energy known.
  */
 function firstReadingOf(
   tx: OpenTransaction,
   event: EventOf<'transaction-updated' | 'transaction-ended'>,
-): { begin?: BeginReading | undefined; corrected: boolean; meterStart: number | null; guessed: true | undefined } {
+): FirstReading {
+  const named = earlierBegin(event.begin?.named ? event.begin : undefined, tx.named_begin);
+  const none = { corrected: false, pending: undefined, writeStart: false };
   if (tx.meter_start_wh === null) {
+    if (named)
+      return { ...none, begin: named, meterStart: named.wh, guessed: undefined, writeStart: event.meter_wh === null };
     const begin = event.meter_wh === null ? undefined : beginOf(event);
     const meterStart = begin?.wh ?? event.meter_wh;
-    return { begin, corrected: false, meterStart, guessed: meterStart !== null && !begin?.named ? true : undefined };
+    return { ...none, begin, meterStart, guessed: meterStart === null ? undefined : true };
   }
-  const corrected = correctedStart(tx, event);
-  if (corrected) return { begin: corrected, corrected: true, meterStart: corrected.wh, guessed: undefined };
-  return { corrected: false, meterStart: tx.meter_start_wh, guessed: tx.meter_start_guessed };
+  const kept = { ...none, meterStart: tx.meter_start_wh, guessed: tx.meter_start_guessed };
+  if (event.type !== 'transaction-ended') return { ...kept, pending: named };
+  if (!named || !correctsStart(tx, named.wh, event.meter_wh)) return kept;
+  return {
+    begin: named,
+    corrected: true,
+    meterStart: named.wh,
+    guessed: undefined,
+    pending: undefined,
+    writeStart: true,
+  };
 }
 
 /**
- * The earliest reading an update or end carries, unless stamped after the event itself (no
- * reading of the transaction is taken after the message that reports it) and not named
- * Transaction.Begin: the named one is the start's whatever its stamp (a charger's clock set
- * during the transaction), as meter.ts ranks it.
+ * The earliest reading an update or end carries, unless stamped after the event itself: no
+ * reading of the transaction is taken after the message that reports it.
  */
 function beginOf(event: EventOf<'transaction-updated' | 'transaction-ended'>): BeginReading | undefined {
   const begin = event.begin;
-  return begin && (begin.named || chargerTime(begin.timestamp) <= chargerTime(event.timestamp)) ? begin : undefined;
+  return begin && chargerTime(begin.timestamp) <= chargerTime(event.timestamp) ? begin : undefined;
 }
 
 /**
- * A reading the charger named Transaction.Begin (a 1.6 stop's transactionData, a 2.0.1 event's
- * TxEndedMeasurands), when it corrects the transaction's first reading (docs/CSMS.md "Energy and
- * out-of-order readings"): below a first reading that was a later one taken as the first (an
- * update's, `meter_start_guessed`), or above a start's own reading that a failed read made lower
- * (a 1.6 `meterStart` of 0), when not above the event's last reading nor the lowest reading an
- * update reported (`low_wh`). The register only grows, so the start is at most every later reading.
+ * Whether a reading of `beginWh` the charger named Transaction.Begin corrects the first reading
+ * at the transaction's end: below a first reading that was a later one taken as the first (an
+ * update's, `meter_start_guessed`); above a start's own reading that a failed read made lower (a
+ * 1.6 `meterStart` of 0), when not above the lowest reading an update reported (`low_wh`), or,
+ * with none reported, the end's. The register only grows: the start is at most every later reading.
  */
-function correctedStart(
-  tx: OpenTransaction,
-  event: EventOf<'transaction-updated' | 'transaction-ended'>,
-): BeginReading | undefined {
-  const begin = event.begin;
+function correctsStart(tx: OpenTransaction, beginWh: number, endWh: number | null): boolean {
   const start = tx.meter_start_wh;
-  if (!begin?.named || start === null || event.meter_wh === null || begin.wh === start) return undefined;
-  if (tx.meter_start_guessed) return begin.wh < start ? begin : undefined;
-  return begin.wh > start && begin.wh <= event.meter_wh && begin.wh <= (tx.low_wh ?? Infinity) ? begin : undefined;
+  if (start === null || beginWh === start) return false;
+  if (tx.meter_start_guessed) return beginWh < start;
+  return beginWh > start && beginWh <= (tx.low_wh ?? endWh ?? Infinity);
 }
 
 /**
@@ -639,7 +671,7 @@ function keepOpen(
   ctx: ChargePointCtx,
   s: ChargePointState,
   tx: OpenTransaction,
-  next: Pick<OpenTransaction, 'meter_start_wh' | 'meter_start_guessed' | 'low_wh' | 'ocpi' | 'evse_id'>,
+  next: Pick<OpenTransaction, 'meter_start_wh' | 'meter_start_guessed' | 'named_begin' | 'low_wh' | 'ocpi' | 'evse_id'>,
   idTag: string | null,
   idTagStatus: string,
 ): void {
@@ -652,14 +684,16 @@ function keepOpen(
     next.meter_start_wh !== tx.meter_start_wh ||
     next.meter_start_guessed !== tx.meter_start_guessed ||
     next.low_wh !== tx.low_wh ||
+    next.named_begin !== tx.named_begin ||
     next.ocpi !== tx.ocpi ||
     next.evse_id !== tx.evse_id;
   if (!changed && !token) return;
-  const { meter_start_guessed: guessed, low_wh: low, ...rest } = { ...tx, ...next, ...token };
+  const { meter_start_guessed: guessed, low_wh: low, named_begin: begin, ...rest } = { ...tx, ...next, ...token };
   const kept: OpenTransaction = {
     ...rest,
     ...(guessed ? { meter_start_guessed: guessed } : {}),
     ...(low === undefined ? {} : { low_wh: low }),
+    ...(begin ? { named_begin: begin } : {}),
   };
   ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? kept : t)) });
 }
@@ -691,8 +725,8 @@ function adoptTransaction(
   const numeric = /^\d{1,15}$/.test(event.transaction_id) ? Number(event.transaction_id) : undefined;
   const protocol = s.protocol ?? (numeric === undefined ? 'ocpp2.0.1' : 'ocpp1.6');
   // the event's earliest reading (a 1.6 stop's transactionData, a 2.0.1 event's meterValue) may
-  // be the one the lost start had
-  const begin = beginOf(event);
+  // be the one the lost start had: a guess unless the charger named it Transaction.Begin
+  const begin = event.begin?.named ? event.begin : beginOf(event);
   const start: EventOf<'transaction-started'> = {
     type: 'transaction-started',
     transaction_id: event.transaction_id,
@@ -713,8 +747,19 @@ function adoptTransaction(
   const roamedFromStart = roamed && { ...roamed, started_at: chargerTime(start.timestamp) };
   onTransactionStarted(deps, ctx, ctx.state, start, protocol, roamedFromStart, idTagStatus);
   const opened = ctx.state;
-  if (protocol === 'ocpp1.6' && numeric !== undefined && opened.next_transaction_id <= numeric)
-    ctx.setState({ ...opened, next_transaction_id: numeric + 1 });
+  const guess = begin !== undefined && !begin.named;
+  ctx.setState({
+    ...opened,
+    next_transaction_id:
+      protocol === 'ocpp1.6' && numeric !== undefined && opened.next_transaction_id <= numeric
+        ? numeric + 1
+        : opened.next_transaction_id,
+    transactions: guess
+      ? opened.transactions.map((t) =>
+          t.transaction_id === event.transaction_id ? { ...t, meter_start_guessed: true as const } : t,
+        )
+      : opened.transactions,
+  });
   return onTransactionProgress(deps, ctx, ctx.state, event, idTagStatus);
 }
 
@@ -730,12 +775,15 @@ function roamedProgress(
   p: SessionProgress,
 ): Roamed {
   // the register only grows: a reading that arrives late (queued offline) must not lower the energy
-  // (a first reading corrected by a Begin reading counts anew)
-  const kwh = p.meter
-    ? p.meter.restart
-      ? p.meter.energy_wh / 1000
-      : Math.max(r.kwh, p.meter.energy_wh / 1000)
-    : r.kwh;
+  // (a first reading corrected by a Begin reading counts anew: from the event's reading, else the row's)
+  const kwh =
+    p.start !== undefined
+      ? p.meter
+        ? p.meter.energy_wh / 1000
+        : null
+      : p.meter
+        ? Math.max(r.kwh, p.meter.energy_wh / 1000)
+        : r.kwh;
   if (p.stopped) return pushSession(deps, ctx, sessionId, r, kwh, p.stopped.at);
   if (!p.meter || Date.now() - r.pushed_at < (deps.roaming?.sessionPushMs ?? 0)) return r;
   return pushSession(deps, ctx, sessionId, r, kwh, null);

@@ -99,7 +99,7 @@ export const sessionWrites: SessionWrites = {
    * turns on PostgreSQL writes in one statement.
    */
   progress(sessionId: string, p: SessionProgress): WriteStep {
-    if (p.meter && !p.meter.restart && !p.id_tag && !p.stop_id_tag && !p.stopped && !p.evse)
+    if (p.meter && p.start === undefined && !p.id_tag && !p.stop_id_tag && !p.stopped && !p.evse)
       return meterProgress.write({
         id: sessionId,
         updated_at: Date.now(),
@@ -162,34 +162,54 @@ const NEWER = '(meter_last_at IS NULL OR meter_last_at <= ?)';
 const NEWER_NOT_LOWER =
   '((meter_last_at IS NULL OR meter_last_at <= ?) AND (meter_last_wh IS NULL OR meter_last_wh <= ?))';
 
+/**
+ * The SET list of an update's or end's first reading, reading and energy. A first reading
+ * written or corrected (charge-point actor, `firstReadingOf`) counts the energy from it, to the
+ * row's last reading where the event's does not replace that.
+ */
+function meterSets(p: SessionProgress, sets: string[], params: unknown[]): void {
+  const start = p.start;
+  const recount = 'CASE WHEN meter_last_wh > ? THEN ROUND((meter_last_wh - ?) * 1000) / 1000 ELSE 0 END';
+  if (start !== undefined) {
+    sets.push('meter_start_wh = ?');
+    params.push(start);
+    if (!p.meter) {
+      sets.push(`energy_wh = ${recount}`);
+      params.push(start, start);
+    }
+  }
+  if (!p.meter) return;
+  const { at, last_wh: wh } = p.meter;
+  if (start === undefined) {
+    sets.push('meter_start_wh = COALESCE(meter_start_wh, ?)');
+    params.push(p.meter.start_wh);
+  }
+  const otherwise = start === undefined ? 'energy_wh' : recount;
+  const kept = start === undefined ? [] : [start, start];
+  if (p.stopped) {
+    // the end's reading below one the transaction already reported is no end of its register (a
+    // failed read, meterStop 0): the last reading and the energy stay (docs/CSMS.md)
+    sets.push(
+      `meter_last_wh = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE meter_last_wh END`,
+      `energy_wh = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE ${otherwise} END`,
+      `meter_last_at = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE meter_last_at END`,
+    );
+    params.push(at, wh, wh, at, wh, p.meter.energy_wh, ...kept, at, wh, at);
+  } else {
+    sets.push(
+      `meter_last_wh = CASE WHEN ${NEWER} THEN ? ELSE meter_last_wh END`,
+      `energy_wh = CASE WHEN ${NEWER} THEN ? ELSE ${otherwise} END`,
+      `meter_last_at = CASE WHEN ${NEWER} THEN ? ELSE meter_last_at END`,
+    );
+    params.push(at, wh, at, p.meter.energy_wh, ...kept, at, at);
+  }
+}
+
 /** Any update or end: the SET list holds what the event carried. */
 async function progressAny(tx: SqlRunner, sessionId: string, p: SessionProgress): Promise<void> {
   const sets = ['updated_at = ?'];
   const params: unknown[] = [Date.now()];
-  if (p.meter) {
-    const { at, last_wh: wh } = p.meter;
-    // a corrected first reading replaces the row's (charge-point actor, `correctedStart`)
-    const start = p.meter.restart ? 'meter_start_wh = ?' : 'meter_start_wh = COALESCE(meter_start_wh, ?)';
-    if (p.stopped) {
-      // the end's reading below one the transaction already reported is no end of its register (a
-      // failed read, meterStop 0): the last reading and the energy stay (docs/CSMS.md)
-      sets.push(
-        start,
-        `meter_last_wh = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE meter_last_wh END`,
-        `energy_wh = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE energy_wh END`,
-        `meter_last_at = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE meter_last_at END`,
-      );
-      params.push(p.meter.start_wh, at, wh, wh, at, wh, p.meter.energy_wh, at, wh, at);
-    } else {
-      sets.push(
-        start,
-        `meter_last_wh = CASE WHEN ${NEWER} THEN ? ELSE meter_last_wh END`,
-        `energy_wh = CASE WHEN ${NEWER} THEN ? ELSE energy_wh END`,
-        `meter_last_at = CASE WHEN ${NEWER} THEN ? ELSE meter_last_at END`,
-      );
-      params.push(p.meter.start_wh, at, wh, at, p.meter.energy_wh, at, at);
-    }
-  }
+  meterSets(p, sets, params);
   if (p.id_tag) {
     // the token that authorized the transaction is kept: a later one is the stop's
     sets.push('id_tag = COALESCE(id_tag, ?)');

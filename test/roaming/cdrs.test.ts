@@ -532,6 +532,175 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
       expect(await energies(e, cp.id, since)).to.deep.equal([8000, 8, 8]);
     });
 
+    /**
+     * 1.6 cases from an outside re-test: meterStart, then MeterValues of [minute, Wh, context],
+     * then the stop (meterStop, transactionData), and the energy the three must say (Wh).
+     */
+    const cases16: Array<
+      [string, number, Array<[number, number, string]>, number, Array<[number, number, string]>, number]
+    > = [
+      // was 0 everywhere: the Begin in a MeterValues became the start and the last reading
+      ['a Begin in a MeterValues above the stop', 0, [[0, 9000, 'Transaction.Begin']], 8000, [], 8000],
+      // was 0 in /v1 beside 4 kWh: a Begin stamped a day ahead became the last reading
+      [
+        'a Begin stamped a day ahead',
+        0,
+        [
+          [10, 2000, 'Sample.Periodic'],
+          [24 * 60, 1000, 'Transaction.Begin'],
+        ],
+        5000,
+        [],
+        4000,
+      ],
+      // was 2000 in /v1 beside 1 kWh: the stop below a reading is a failed read, the energy ran from the old start
+      [
+        'a failed stop read with a Begin',
+        0,
+        [[10, 2000, 'Sample.Periodic']],
+        1500,
+        [[0, 1000, 'Transaction.Begin']],
+        1000,
+      ],
+      // was 2 kWh: meterStart 0 and meterStop 0 are failed reads, the Begin is below the reading reported
+      ['meterStop 0 with a Begin', 0, [[10, 2000, 'Sample.Periodic']], 0, [[0, 1000, 'Transaction.Begin']], 1000],
+      // was 4000 in /v1 beside 3.5 kWh: two Begins in MeterValues, the first stamped is the start
+      [
+        'two Begins in MeterValues',
+        0,
+        [
+          [0, 1000, 'Transaction.Begin'],
+          [0, 1500, 'Transaction.Begin'],
+        ],
+        5000,
+        [],
+        4000,
+      ],
+      // was 5.9 kWh in the CDR beside 5500 in /v1: a Begin below meterStart changes nothing
+      [
+        'a Begin below meterStart',
+        500,
+        [
+          [10, 2000, 'Sample.Periodic'],
+          [5, 100, 'Transaction.Begin'],
+        ],
+        6000,
+        [],
+        5500,
+      ],
+    ];
+    for (const [what, meterStart, values, meterStop, data, wh] of cases16) {
+      it(`1.6: ${what}: ${wh / 1000} kWh everywhere`, async () => {
+        const e = await world.emsp('2.2.1');
+        const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'G');
+        const transactionId = await start16(charger, uid, meterStart);
+        for (const [minute, value, context] of values)
+          await charger.call('MeterValues', {
+            connectorId: 1,
+            transactionId,
+            meterValue: [register(minute, value, context)],
+          });
+        await charger.call('StopTransaction', {
+          transactionId,
+          meterStop,
+          timestamp: at(30),
+          ...(data.length > 0 ? { transactionData: data.map(([m, v, c]) => register(m, v, c)) } : {}),
+        });
+        expect(await energies(e, cp.id, since)).to.deep.equal([wh, wh / 1000, wh / 1000]);
+      });
+    }
+
+    it('1.6: the chart starts at a Begin a MeterValues carried', async () => {
+      const e = await world.emsp('2.2.1');
+      const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'CH');
+      const transactionId = await start16(charger, uid, 0);
+      await charger.call('MeterValues', {
+        connectorId: 1,
+        transactionId,
+        meterValue: [register(10, 2000, 'Sample.Periodic')],
+      });
+      await charger.call('MeterValues', {
+        connectorId: 1,
+        transactionId,
+        meterValue: [register(0, 1000, 'Transaction.Begin')],
+      });
+      await charger.call('StopTransaction', { transactionId, meterStop: 5000, timestamp: at(30) });
+      expect(await energies(e, cp.id, since)).to.deep.equal([4000, 4, 4]);
+      const sessions = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp.id}`);
+      const id = String((sessions.body as { value: Json[] }).value[0]?.id);
+      const chart = (await world.api.request('GET', `/v1/sessions/${id}/meter-values`)).body as { samples: Json[] };
+      // was 0 -> 2000 -> 5000: the chart kept meterStart's 0
+      expect(chart.samples[0]).to.deep.include({ at: at(0), wh: 1000, energy_wh: 0 });
+      expect(chart.samples.at(-1)).to.deep.include({ wh: 5000, energy_wh: 4000 });
+    });
+
+    /** 2.0.1 cases: Started (without a reading), the Updated's meterValues, the Ended's, the energy (Wh). */
+    const cases201: Array<[string, Array<Array<[number, number, string]>>, Array<[number, number, string]>, number]> = [
+      // was 6000 in /v1 beside 4 kWh: an Updated carrying the Begin alone after a guessed first
+      [
+        'a Begin in an Updated after a guessed first',
+        [[[10, 3000, 'Sample.Periodic']], [[0, 1000, 'Transaction.Begin']]],
+        [[30, 7000, 'Transaction.End']],
+        6000,
+      ],
+      // was 1000 in /v1 beside 1 kWh: the Ended has no reading, the energy runs to the last
+      [
+        'an Ended without a reading after a Begin',
+        [[[10, 3000, 'Sample.Periodic']], [[20, 4000, 'Sample.Periodic']], [[0, 1000, 'Transaction.Begin']]],
+        [],
+        3000,
+      ],
+      // was 0 in /v1 beside 2 kWh: the End of 0 is a failed read
+      [
+        'an End of 0 with a Begin',
+        [[[10, 3000, 'Sample.Periodic']]],
+        [
+          [30, 0, 'Transaction.End'],
+          [0, 1000, 'Transaction.Begin'],
+        ],
+        2000,
+      ],
+    ];
+    for (const [what, updates, ended, wh] of cases201) {
+      it(`2.0.1: ${what}: ${wh / 1000} kWh everywhere`, async () => {
+        const e = await world.emsp('2.2.1');
+        const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'H');
+        const event = event201(`TX-${randomUUID().slice(0, 8)}`, uid);
+        const { meterValue: _none, ...started } = event('Started', 0, 0, 0);
+        await charger.call('TransactionEvent', started);
+        for (const [i, values] of updates.entries()) {
+          const { meterValue: _mv, ...updated } = event('Updated', i + 1, 15, 0);
+          await charger.call('TransactionEvent', {
+            ...updated,
+            meterValue: values.map(([m, v, c]) => register201(m, v, c)),
+          });
+        }
+        const { meterValue: _end, ...end } = event('Ended', updates.length + 1, 30, 0);
+        await charger.call('TransactionEvent', {
+          ...end,
+          ...(ended.length > 0 ? { meterValue: ended.map(([m, v, c]) => register201(m, v, c)) } : {}),
+        });
+        expect(await energies(e, cp.id, since)).to.deep.equal([wh, wh / 1000, wh / 1000]);
+      });
+    }
+
+    it('2.0.1: a transaction opened from an Updated (its Started not come) counts from a Begin below that reading: 6 kWh', async () => {
+      const e = await world.emsp('2.2.1');
+      const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'AD');
+      const event = event201(`TX-${randomUUID().slice(0, 8)}`, uid, { offline: true });
+      await charger.call('TransactionEvent', {
+        ...event('Updated', 1, 10, 3000),
+        evse: { id: 1, connectorId: 1 },
+        idToken: { idToken: uid, type: 'ISO14443' },
+      });
+      await charger.call('TransactionEvent', {
+        ...event('Ended', 2, 30, 7000),
+        meterValue: [register201(0, 1000, 'Transaction.Begin'), register201(30, 7000, 'Transaction.End')],
+      });
+      // was 4 kWh everywhere: the Updated's reading, a guess, was taken for the lost start's
+      expect(await energies(e, cp.id, since)).to.deep.equal([6000, 6, 6]);
+    });
+
     it("2.0.1: a Begin below an Updated's reading taken as the first: 6 kWh", async () => {
       const e = await world.emsp('2.2.1');
       const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'F2');

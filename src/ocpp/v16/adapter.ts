@@ -154,12 +154,15 @@ function meterValues(p: MeterValuesRequest): EventOf<'transaction-updated' | 'me
     // a reading named Transaction.Begin may correct the transaction's first (charge-point actor)
     const named = p.meterValue.some((m) => m.sampledValue.some((v) => v.context === 'Transaction.Begin'));
     const begin = named ? earliestRegisterReading(p.meterValue, samples16) : null;
+    // the Begin reading alone is no progress of the register: it waits for the end
+    const beginOnly =
+      begin?.named && reading !== null && reading.wh === begin.wh && reading.timestamp === begin.timestamp;
     return {
       type: 'transaction-updated',
       transaction_id: String(p.transactionId),
       ...(currents.length > 0 ? { currents } : {}),
       ...(begin?.named ? { begin } : {}),
-      meter_wh: wh,
+      meter_wh: beginOnly ? null : wh,
       timestamp: ts,
       seq_no: null,
       id_tag: null,

@@ -143,7 +143,10 @@ function transactionEvent(
   const idTag = tokenOf(p.idToken);
   const reading = registerReading(p.meterValue);
   const first = firstReading(p.meterValue, reading);
-  const wh = reading?.wh ?? null;
+  // an update's or end's Begin reading alone is no progress of the register: it waits for the end
+  const beginOnly =
+    p.eventType !== 'Started' && first?.named === true && reading !== null && sameReading(reading, first);
+  const wh = beginOnly ? null : (reading?.wh ?? null);
   const facts = chargingFacts(p);
   if (p.eventType === 'Started') {
     return {
@@ -171,7 +174,7 @@ function transactionEvent(
     ...facts,
     meter_wh: wh,
     // an update's readings may be older than the event (queued while offline, E04)
-    ...(reading ? { meter_at: reading.timestamp } : {}),
+    ...(reading && !beginOnly ? { meter_at: reading.timestamp } : {}),
     ...(first ? { begin: first } : {}),
     timestamp: p.timestamp,
     seq_no: p.seqNo,
