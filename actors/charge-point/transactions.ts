@@ -358,6 +358,23 @@ function remoteStartOf(
   );
 }
 
+/**
+ * The reservations once a transaction started: the one it names is used, or (a charger that
+ * names none) one of its token at its EVSE or at any (OCPP 1.6 5.13: the reservation ends when a
+ * transaction starts for its idTag on its connector).
+ */
+function reservationsAfterStart(
+  s: ChargePointState,
+  event: EventOf<'transaction-started'>,
+): ChargePointState['reservations'] {
+  const named = event.reservation_id ?? null;
+  const used = (r: ChargePointState['reservations'][number]): boolean =>
+    named !== null
+      ? r.reservation_id === named
+      : r.id_tag === event.id_tag && (r.evse_id === null || r.evse_id === 0 || r.evse_id === event.evse_id);
+  return s.reservations.filter((r) => !used(r));
+}
+
 export function onTransactionStarted(
   deps: ChargePointActorDeps,
   ctx: ChargePointCtx,
@@ -405,14 +422,11 @@ export function onTransactionStarted(
   if (opened.ocpi) keepStart(deps, ctx, sessionId, opened.started_at ?? Date.now(), event);
   if (event.meter_start_wh !== null)
     keepSample(ctx, deps.meterSamples.sample(sessionId, chargerTime(event.timestamp), event.meter_start_wh, 'first'));
-  const reservation = event.reservation_id ?? null;
   ctx.setState({
     ...s,
     next_transaction_id: event.transaction_id === null ? Number(transactionId) + 1 : s.next_transaction_id,
     transactions: [...s.transactions, opened],
-    // the start that uses a reservation consumes it
-    reservations:
-      reservation === null ? s.reservations : s.reservations.filter((r) => r.reservation_id !== reservation),
+    reservations: reservationsAfterStart(s, event),
     recent_starts: usedUp(s, remoteStart, event.dedupe_key),
   });
   // a later reading the start carries besides its first: the transaction's first progress

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import type { RPCClient } from 'ocpp-rpc';
 import { eventually } from '../support/eventually.js';
 import { aLocation, aToken221, anEvse } from '../support/ocpi-builders.js';
-import type { RecordedRequest } from '../support/ocpi-simulator.js';
+import type { OcpiAnswer, RecordedRequest } from '../support/ocpi-simulator.js';
 import { RoamingWorld, type Emsp } from '../support/roaming-world.js';
 
 type Json = Record<string, unknown>;
@@ -101,6 +101,25 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     const uid = `${prefix}${randomUUID().slice(0, 8)}`.toUpperCase();
     await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
     return { loc, cp, charger, uid, since: e.sim.lastSeq };
+  }
+
+  /** A partner's RESERVE_NOW at EVSE E1 of `loc` for 30 minutes: the CPO's answer. */
+  async function reserveNow(e: Emsp, loc: string, token: Json, id: string, reference?: string): Promise<OcpiAnswer> {
+    return e.sim.call(
+      'POST',
+      'commands',
+      '/RESERVE_NOW',
+      {
+        response_url: e.sim.responseUrl('2.2.1', 'RESERVE_NOW', randomUUID()),
+        token,
+        expiry_date: new Date(Date.now() + 30 * 60_000).toISOString(),
+        reservation_id: id,
+        location_id: loc,
+        evse_uid: 'E1',
+        ...(reference === undefined ? {} : { authorization_reference: reference }),
+      },
+      { role: 'RECEIVER' },
+    );
   }
 
   async function roamedCharge(e: Emsp): Promise<{ since: number; cp: string; uid: string }> {
@@ -761,21 +780,7 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
         return Promise.resolve({ status: 'Accepted' });
       });
       const since = e.sim.lastSeq;
-      const reserved = await e.sim.call(
-        'POST',
-        'commands',
-        '/RESERVE_NOW',
-        {
-          response_url: e.sim.responseUrl('2.2.1', 'RESERVE_NOW', randomUUID()),
-          token,
-          expiry_date: new Date(Date.now() + 30 * 60_000).toISOString(),
-          reservation_id: `RES-${uid}`,
-          location_id: loc,
-          evse_uid: 'E1',
-          authorization_reference: `REF-${type}`,
-        },
-        { role: 'RECEIVER' },
-      );
+      const reserved = await reserveNow(e, loc, token, `RES-${uid}`, `REF-${type}`);
       expect((reserved.data as Json).result).to.equal('ACCEPTED');
       await eventually(async () => reservationId, { what: 'ReserveNow' });
       // the charger asks about the reserved token: was Blocked (asked of the eMSP)
@@ -808,6 +813,42 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     });
   }
 
+  it('1.6: a start that names no reservation uses up the reservation of its token at its EVSE', async () => {
+    const e = await world.emsp('2.2.1');
+    const { loc, cp, charger } = await world.linkedCharger('ocpp1.6');
+    const uid = `U${randomUUID().slice(0, 8)}`.toUpperCase();
+    e.sim.setAuthorization(uid, 'BLOCKED');
+    charger.handle('ReserveNow', () => Promise.resolve({ status: 'Accepted' }));
+    const token = aToken221({
+      uid,
+      type: 'APP_USER',
+      country_code: e.sim.party.country_code,
+      party_id: e.sim.party.party_id,
+    });
+    const answer = await reserveNow(e, loc, token, `RES-${uid}`);
+    expect((answer.data as Json).result).to.equal('ACCEPTED');
+    const held = async () =>
+      ((await world.api.request('GET', `/v1/charge-points/${cp.id}`)).body as { reservations: Json[] }).reservations;
+    await eventually(async () => ((await held()).length === 1 ? true : undefined), { what: 'the reservation held' });
+    const start = async () =>
+      (await charger.call('StartTransaction', {
+        connectorId: 1,
+        idTag: uid,
+        meterStart: 0,
+        timestamp: new Date().toISOString(),
+      })) as { transactionId: number; idTagInfo: { status: string } };
+    const first = await start();
+    expect(first.idTagInfo.status).to.equal('Accepted');
+    // was held until its expiry, letting every later start of the token in as COMMAND
+    expect(await held()).to.deep.equal([]);
+    await charger.call('StopTransaction', {
+      transactionId: first.transactionId,
+      meterStop: 100,
+      timestamp: new Date().toISOString(),
+    });
+    expect((await start()).idTagInfo.status).to.equal('Blocked');
+  });
+
   it("2.0.1: an APP_USER reservation does not let in another eMSP's card of the same uid", async () => {
     const a = await world.emsp('2.2.1');
     const b = await world.emsp('2.2.1');
@@ -827,20 +868,7 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
       country_code: a.sim.party.country_code,
       party_id: a.sim.party.party_id,
     });
-    const answer = await a.sim.call(
-      'POST',
-      'commands',
-      '/RESERVE_NOW',
-      {
-        response_url: a.sim.responseUrl('2.2.1', 'RESERVE_NOW', randomUUID()),
-        token,
-        expiry_date: new Date(Date.now() + 30 * 60_000).toISOString(),
-        reservation_id: `RES-${uid}`,
-        location_id: loc,
-        evse_uid: 'E1',
-      },
-      { role: 'RECEIVER' },
-    );
+    const answer = await reserveNow(a, loc, token, `RES-${uid}`);
     expect((answer.data as Json).result).to.equal('ACCEPTED');
     await eventually(async () => (reserved ? true : undefined), { what: 'ReserveNow' });
     // was Accepted as the reservation's, and the charge billed to a as COMMAND
