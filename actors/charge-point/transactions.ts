@@ -590,25 +590,44 @@ function firstReadingOf(
   tx: OpenTransaction,
   event: EventOf<'transaction-updated' | 'transaction-ended'>,
 ): FirstReading {
+  // object literals, no spreads: this runs for every meter value of a transaction
   const named = earlierBegin(event.begin?.named ? event.begin : undefined, tx.named_begin);
-  const none = { corrected: false, pending: undefined, writeStart: false };
-  if (tx.meter_start_wh === null) {
-    if (named)
-      return { ...none, begin: named, meterStart: named.wh, guessed: undefined, writeStart: event.meter_wh === null };
+  const start = tx.meter_start_wh;
+  if (start === null) {
+    if (named) {
+      const writeStart = event.meter_wh === null;
+      return {
+        begin: named,
+        corrected: false,
+        meterStart: named.wh,
+        guessed: undefined,
+        pending: undefined,
+        writeStart,
+      };
+    }
     const begin = event.meter_wh === null ? undefined : beginOf(event);
     const meterStart = begin?.wh ?? event.meter_wh;
-    return { ...none, begin, meterStart, guessed: meterStart === null ? undefined : true };
+    const guessed = meterStart === null ? undefined : true;
+    return { begin, corrected: false, meterStart, guessed, pending: undefined, writeStart: false };
   }
-  const kept = { ...none, meterStart: tx.meter_start_wh, guessed: tx.meter_start_guessed };
-  if (event.type !== 'transaction-ended') return { ...kept, pending: named };
-  if (!named || !correctsStart(tx, named.wh, event.meter_wh)) return kept;
+  const ended = event.type === 'transaction-ended';
+  if (ended && named && correctsStart(tx, named.wh, event.meter_wh))
+    return {
+      begin: named,
+      corrected: true,
+      meterStart: named.wh,
+      guessed: undefined,
+      pending: undefined,
+      writeStart: true,
+    };
+  const pending = ended ? undefined : named;
   return {
-    begin: named,
-    corrected: true,
-    meterStart: named.wh,
-    guessed: undefined,
-    pending: undefined,
-    writeStart: true,
+    begin: undefined,
+    corrected: false,
+    meterStart: start,
+    guessed: tx.meter_start_guessed,
+    pending,
+    writeStart: false,
   };
 }
 
