@@ -508,7 +508,22 @@ export function onTransactionProgress(
     keepCharging(deps, ctx, tx.session_id, saidOf(event));
   }
   const ocpi = tx.ocpi ? roamedProgress(deps, ctx, tx.session_id, tx.ocpi, progress) : tx.ocpi;
-  if (ended) {
+  keepProgress(ctx, s, tx, event, { first, progress, ocpi }, idTagStatus);
+  publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
+  return { id_tag_status: idTagStatus };
+}
+
+/** The open transaction after an update (its first reading, a Begin kept, the lowest reading), or the finished one after its end. */
+function keepProgress(
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  tx: OpenTransaction,
+  event: EventOf<'transaction-updated' | 'transaction-ended'>,
+  done: { first: FirstReading; progress: SessionProgress; ocpi: OpenTransaction['ocpi'] },
+  idTagStatus: string,
+): void {
+  const { first, progress, ocpi } = done;
+  if (event.type === 'transaction-ended') {
     ctx.setState({
       ...s,
       transactions: s.transactions.filter((t) => t !== tx),
@@ -516,13 +531,18 @@ export function onTransactionProgress(
         -MAX_FINISHED,
       ),
     });
-  } else {
-    const { meterStart: meter_start_wh, guessed: meter_start_guessed, pending: named_begin } = first;
-    const next = { meter_start_wh, meter_start_guessed, named_begin, low_wh: lowOf(tx, event), ocpi };
-    keepOpen(ctx, s, tx, { ...next, evse_id: progress.evse?.evse_id ?? tx.evse_id }, event.id_tag, idTagStatus);
+    return;
   }
-  publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
-  return { id_tag_status: idTagStatus };
+  // one object literal, no spread: this runs for every meter value of a transaction
+  const next = {
+    meter_start_wh: first.meterStart,
+    meter_start_guessed: first.guessed,
+    named_begin: first.pending,
+    low_wh: lowOf(tx, event),
+    ocpi,
+    evse_id: progress.evse?.evse_id ?? tx.evse_id,
+  };
+  keepOpen(ctx, s, tx, next, event.id_tag, idTagStatus);
 }
 
 /**

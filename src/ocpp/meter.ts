@@ -133,17 +133,7 @@ function rankOf(samples: SampledReading[], ranks: Readonly<Record<string, number
  * samples name one context or none (every meter value but such an end).
  */
 function byContext(samples: SampledReading[]): SampledReading[][] {
-  let first: string | undefined;
-  let mixed = false;
-  for (const s of samples) {
-    if ((s.measurand ?? 'Energy.Active.Import.Register') !== 'Energy.Active.Import.Register') continue;
-    if (first === undefined) first = s.context ?? '';
-    else if ((s.context ?? '') !== first) {
-      mixed = true;
-      break;
-    }
-  }
-  if (!mixed) return [samples];
+  if (!mixed(samples)) return [samples];
   const groups = new Map<string, SampledReading[]>();
   for (const s of samples) {
     const key = s.context ?? '';
@@ -159,9 +149,20 @@ export function namesBegin(samples: SampledReading[]): boolean {
   return registerContext(samples) === 'Transaction.Begin';
 }
 
+/** Whether a meter value's register samples name several contexts (one, or none, in every meter value but such an end). */
+function mixed(samples: SampledReading[]): boolean {
+  let first: string | undefined;
+  for (const s of samples) {
+    if ((s.measurand ?? 'Energy.Active.Import.Register') !== 'Energy.Active.Import.Register') continue;
+    if (first === undefined) first = s.context ?? '';
+    else if ((s.context ?? '') !== first) return true;
+  }
+  return false;
+}
+
 /** Whether a meter value holds register readings of several contexts (`byContext`). */
 export function mixedContexts(samples: SampledReading[]): boolean {
-  return byContext(samples).length > 1;
+  return mixed(samples);
 }
 
 /**
@@ -192,6 +193,9 @@ export function earliestRegisterReading<E extends { timestamp: string }>(
   return best;
 }
 
+/** The one group of a meter value whose samples name one context (reused: `latestRegisterReading` runs for every meter value). */
+const ONE: SampledReading[][] = [[]];
+
 /**
  * A message's last register reading: the one named Transaction.End, else the one with the latest
  * timestamp (a tie goes to the later entry; `RANK_LAST`). Not simply the last entry: a charger may
@@ -210,12 +214,12 @@ export function latestRegisterReading<E extends { timestamp: string }>(
   for (const entry of entries ?? []) {
     const all = samplesOf(entry);
     // one meter value (every periodic MeterValues): nothing to rank it against, unless it holds
-    // readings of several contexts (a Begin and an End read together)
-    const groups = byContext(all);
-    const ranked = many || groups.length > 1;
+    // readings of several contexts (a Begin and an End read together); no array made for it
+    const split = mixed(all);
+    const ranked = many || split;
     const parsed = parseInstant(entry.timestamp);
     const at = Number.isFinite(parsed) ? parsed : -Infinity;
-    for (const samples of groups) {
+    for (const samples of split ? byContext(all) : ONE.fill(all)) {
       const wh = energyRegisterWh(samples);
       if (wh === null) continue;
       const rank = ranked ? rankOf(samples, RANK_LAST) : 1;
