@@ -127,13 +127,12 @@ function rankOf(samples: SampledReading[], ranks: Readonly<Record<string, number
 }
 
 /**
- * A meter value's register readings, one per context: a charger may put a transaction's
- * Transaction.Begin and Transaction.End samples in one meterValue (one timestamp, TxEndedMeasurands
- * read together), and each is a reading of its own. The samples as they are when their register
- * samples name one context or none (every meter value but such an end).
+ * A meter value's register readings, one per context, when its register samples name several
+ * (`mixedContexts`): a charger may put a transaction's Transaction.Begin and Transaction.End
+ * samples in one meterValue (one timestamp, TxEndedMeasurands read together), and each is a
+ * reading of its own.
  */
 function byContext(samples: SampledReading[]): SampledReading[][] {
-  if (!mixed(samples)) return [samples];
   const groups = new Map<string, SampledReading[]>();
   for (const s of samples) {
     const key = s.context ?? '';
@@ -149,8 +148,11 @@ export function namesBegin(samples: SampledReading[]): boolean {
   return registerContext(samples) === 'Transaction.Begin';
 }
 
-/** Whether a meter value's register samples name several contexts (one, or none, in every meter value but such an end). */
-function mixed(samples: SampledReading[]): boolean {
+/**
+ * Whether a meter value's register samples name several contexts (`byContext`): one, or none, in
+ * every meter value but such an end.
+ */
+export function mixedContexts(samples: SampledReading[]): boolean {
   let first: string | undefined;
   for (const s of samples) {
     if ((s.measurand ?? 'Energy.Active.Import.Register') !== 'Energy.Active.Import.Register') continue;
@@ -158,11 +160,6 @@ function mixed(samples: SampledReading[]): boolean {
     else if ((s.context ?? '') !== first) return true;
   }
   return false;
-}
-
-/** Whether a meter value holds register readings of several contexts (`byContext`). */
-export function mixedContexts(samples: SampledReading[]): boolean {
-  return mixed(samples);
 }
 
 /**
@@ -180,7 +177,8 @@ export function earliestRegisterReading<E extends { timestamp: string }>(
   for (const entry of entries ?? []) {
     const at = parseInstant(entry.timestamp);
     if (!Number.isFinite(at)) continue;
-    for (const samples of byContext(samplesOf(entry))) {
+    const all = samplesOf(entry);
+    for (const samples of mixedContexts(all) ? byContext(all) : [all]) {
       const wh = energyRegisterWh(samples);
       if (wh === null) continue;
       const rank = rankOf(samples, RANK_FIRST);
@@ -215,7 +213,7 @@ export function latestRegisterReading<E extends { timestamp: string }>(
     const all = samplesOf(entry);
     // one meter value (every periodic MeterValues): nothing to rank it against, unless it holds
     // readings of several contexts (a Begin and an End read together); no array made for it
-    const split = mixed(all);
+    const split = mixedContexts(all);
     const ranked = many || split;
     const parsed = parseInstant(entry.timestamp);
     const at = Number.isFinite(parsed) ? parsed : -Infinity;
