@@ -110,6 +110,8 @@ async function tokenNamed(
   event: Extract<ChargerEvent, { type: 'transaction-updated' | 'transaction-ended' }>,
   idTag: string,
   protocol: ProtocolName,
+  /** false: the event repeats one applied (`repeatOfRoamed`): only its token is answered */
+  apply = true,
 ): Promise<ChargerEventOutcome> {
   const open = ctx.state.transactions.find((t) => t.transaction_id === event.transaction_id);
   const known = open?.id_tag === idTag ? open.id_tag_status : undefined;
@@ -121,6 +123,7 @@ async function tokenNamed(
           idTagType: event.id_tag_type,
         })
       : { status: known, reason: 'answered before for this transaction' };
+  if (!apply) return cached(deps, withGroup({ id_tag_status: decision.status }, decision));
   // a token named after the transaction's own stopped it: it roams nothing
   if (deps.roaming && open && open.ocpi === undefined && open.id_tag === undefined)
     await lateToken(deps, ctx, open.transaction_id, idTag, decision, {
@@ -163,6 +166,52 @@ function cached(deps: ChargePointActorDeps, outcome: ChargerEventOutcome): Charg
   return { ...outcome, cache_expiry: new Date(Date.now() + deps.authCacheS * 1000).toISOString() };
 }
 
+/**
+ * Whether a 2.0.1 update of a roamed transaction repeats a seqNo its session row has applied (a
+ * charger that numbers two different messages alike, or repeats one it had no answer to): then it
+ * changes nothing, as the row refuses it, and its readings reach neither the eMSP's session nor
+ * the CDR. Undefined (no read) for every other event: the row alone refuses a repeat of a
+ * transaction that roams nothing, and only a roamed one keeps readings beside the row.
+ */
+function repeatOfRoamed(
+  deps: ChargePointActorDeps,
+  s: ChargePointState,
+  event: Extract<ChargerEvent, { type: 'transaction-updated' }>,
+): Promise<boolean> | undefined {
+  const seq = event.seq_no;
+  if (seq === null || !deps.roaming) return undefined;
+  const tx = s.transactions.find((t) => t.transaction_id === event.transaction_id);
+  if (!tx?.ocpi) return undefined;
+  return deps.roaming.appliedSeq(tx.session_id).then((applied) => applied !== null && seq <= applied);
+}
+
+/** An update or the end of a transaction, applied; a token it names is decided first (`tokenNamed`). */
+function progressed(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  event: Extract<ChargerEvent, { type: 'transaction-updated' | 'transaction-ended' }>,
+  protocol: ProtocolName,
+): ChargerEventOutcome | Promise<ChargerEventOutcome> {
+  if (event.id_tag === null) return onTransactionProgress(deps, ctx, ctx.state, event);
+  return tokenNamed(deps, ctx, event, event.id_tag, protocol);
+}
+
+/** The answer to a repeated update, which changes nothing: a token it names is answered as the update's would be. */
+function answerRepeat(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  event: Extract<ChargerEvent, { type: 'transaction-updated' }>,
+  protocol: ProtocolName,
+): ChargerEventOutcome | Promise<ChargerEventOutcome> {
+  ctx.log.warn(
+    { transaction_id: event.transaction_id, seq_no: event.seq_no },
+    'a repeated seqNo: the update changes nothing',
+  );
+  return event.id_tag === null
+    ? { id_tag_status: 'Accepted' }
+    : tokenNamed(deps, ctx, event, event.id_tag, protocol, false);
+}
+
 /** A charger's event, handed to the part of the actor that keeps what it is about. */
 function onEvent(
   deps: ChargePointActorDeps,
@@ -190,10 +239,15 @@ function onEvent(
       const outcome = begin(deps, ctx, event, protocol);
       return outcome instanceof Promise ? outcome.then(answer) : answer(outcome);
     }
-    case 'transaction-updated':
+    case 'transaction-updated': {
+      const repeat = repeatOfRoamed(deps, s, event);
+      if (!repeat) return progressed(deps, ctx, event, protocol);
+      return repeat.then((repeated) =>
+        repeated ? answerRepeat(deps, ctx, event, protocol) : progressed(deps, ctx, event, protocol),
+      );
+    }
     case 'transaction-ended':
-      if (event.id_tag === null) return onTransactionProgress(deps, ctx, s, event);
-      return tokenNamed(deps, ctx, event, event.id_tag, protocol);
+      return progressed(deps, ctx, event, protocol);
     case 'meter-sampled':
       return onMeterSampled(deps, ctx, s, event);
     case 'reservation-updated':

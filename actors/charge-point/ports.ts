@@ -118,6 +118,12 @@ export interface RoamingPort {
    * CSMS kept of it before (csms_meter_sample) become its CDR's too
    */
   backfill(sessionId: string): WriteStep;
+  /**
+   * The highest 2.0.1 seqNo the session row has applied (null: none): an update of a roamed
+   * transaction that is not above it changes nothing (the row refuses it; its readings must not
+   * reach the eMSP's session and CDR either)
+   */
+  appliedSeq(sessionId: string): Promise<number | null>;
   /** what the charger of a roamed transaction said of its charging at epoch ms `at` (its state, its current) */
   state(sessionId: string, at: number, state: { charging?: boolean; current_a?: number }): WriteStep;
   /**

@@ -54,6 +54,10 @@ export function roamingPort(host: ActorHost, outbox: OutboxHandle, cdrs: CdrBuil
     session: (session: RoamingSession) => (tx: SqlRunner) => writeSession(tx, own, host.config.OCPI_CURRENCY, session),
     sample: (sessionId, at, wh, replace) => (tx: SqlRunner) => writeSample(tx, sessionId, at, wh, replace),
     state: (sessionId, at, state) => (tx: SqlRunner) => writeState(tx, sessionId, at, state),
+    appliedSeq: async (sessionId) => {
+      const [row] = await host.db.sql.query('SELECT seq_max FROM csms_session WHERE id = ?', [sessionId]);
+      return row?.seq_max === null || row?.seq_max === undefined ? null : Number(row.seq_max);
+    },
     backfill: (sessionId) => (tx: SqlRunner) => backfillSamples(tx, sessionId),
     sessionWritten: (sessionId, priced) => {
       // what the pricing queued (the session with its cost, the CDR) is sent now

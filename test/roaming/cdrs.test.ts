@@ -365,6 +365,25 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(cdr.total_time).to.equal(1);
   });
 
+  it('2.0.1: an Updated that repeats an applied seqNo with other readings changes nothing: /v1, the session and the CDR bill 16 kWh', async () => {
+    const e = await world.emsp('2.2.1');
+    const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'Q');
+    const event = event201('TX-CDR-SEQ', uid);
+    await charger.call('TransactionEvent', event(...HOUR_201[0]!));
+    await charger.call('TransactionEvent', event(...HOUR_201[1]!));
+    // seqNo 1 again, ten minutes later, 30 kWh: not the message it repeats, and not applied
+    await charger.call('TransactionEvent', event('Updated', 1, 30, 30000));
+    for (const i of [2, 3]) await charger.call('TransactionEvent', event(...HOUR_201[i]!));
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    const completed = endOfSession(e, since).completed;
+    const sessions = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp.id}`);
+    // was 16 kWh in /v1 beside 30 in the COMPLETED session and a CDR billing the 30 kWh reading
+    expect((sessions.body as { value: Json[] }).value[0]?.energy_wh).to.equal(16000);
+    expect((completed[completed.length - 1]?.body as Json).kwh).to.equal(16);
+    expect((post.body as Json).total_energy).to.equal(16);
+    expect((post.body as Json).total_cost).to.deep.equal({ excl_vat: 4.6667, incl_vat: 5.6467 });
+  });
+
   // was 0 in both: the CDR's readings began at the End reading; and a Begin at the End's instant
   // was kept with it as one reading (the higher); the session said 4 kWh
   for (const [what, beginMinute] of [
