@@ -44,9 +44,9 @@ const REMOTE_START_MS = 15 * 60_000;
 
 /**
  * The start command we sent lately that a transaction of `idTag` at `evse` follows (2.0.1: by its
- * remoteStartId), if any: within REMOTE_START_MS, at the EVSE it named (or any EVSE when it named
- * none, or when the charger does not say where: a 1.6 Authorize), and not used by a transaction
- * yet (`used_by`, transactions.ts). A command starts one transaction: the start `startKey` names
+ * remoteStartId, with the token it sent), if any: within REMOTE_START_MS, at the EVSE it named
+ * (or any EVSE when it named none, or when the charger does not say where: a 1.6 Authorize), and
+ * not used by a transaction yet (`used_by`, transactions.ts). A command starts one transaction: the start `startKey` names
  * (its dedupe key) may be the one that used it, sent again.
  */
 export function startFor(
@@ -63,7 +63,10 @@ export function startFor(
   const starts = (s.recent_starts ?? []).filter(
     (r) => now - r.at < REMOTE_START_MS && (r.used_by === undefined || r.used_by === startKey),
   );
-  if (remoteStartId !== null) return starts.find((r) => r.remote_start_id === remoteStartId);
+  // the command's remoteStartId with another token (a card the charger took instead) is not the
+  // command's start: that token decides, and is billed (id tags are CiStrings)
+  if (remoteStartId !== null)
+    return starts.find((r) => r.remote_start_id === remoteStartId && r.id_tag.toLowerCase() === idTag.toLowerCase());
   return [...starts]
     .reverse()
     .find((r) => r.id_tag === idTag && (evse === null || r.evse_id === null || r.evse_id === evse));

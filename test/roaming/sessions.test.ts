@@ -457,6 +457,48 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     expect(session).to.deep.include({ auth_method: 'COMMAND', authorization_reference: 'REF-AFTER-REFUSAL' });
   });
 
+  it("2.0.1: an Updated naming another eMSP's card with a START_SESSION's remoteStartId is the card's, not the command's", async () => {
+    const other = await world.emsp('2.2.1');
+    const { loc, charger } = await world.linkedCharger('ocpp2.0.1');
+    const uid = `S${randomUUID().slice(0, 8)}`.toUpperCase();
+    const card = `K${randomUUID().slice(0, 8)}`.toUpperCase();
+    const token = await world.pushToken(emsp221, uid);
+    await world.pushToken(other, card, { whitelist: 'ALWAYS' });
+    let remoteStartId: number | undefined;
+    charger.handle('RequestStartTransaction', ({ params }) => {
+      remoteStartId = (params as { remoteStartId: number }).remoteStartId;
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    const since = emsp221.sim.lastSeq;
+    const otherSince = other.sim.lastSeq;
+    const base = { timestamp: new Date().toISOString(), evse: { id: 1, connectorId: 1 } };
+    await charger.call('TransactionEvent', {
+      ...base,
+      eventType: 'Started',
+      triggerReason: 'CablePluggedIn',
+      seqNo: 0,
+      transactionInfo: { transactionId: 'TX-OTHER-CARD' },
+    });
+    expect(await startSession221(loc, token, 'CMDREF')).to.equal('ACCEPTED');
+    await eventually(async () => (remoteStartId === undefined ? undefined : true), { what: 'RequestStartTransaction' });
+    // the charger names a card that is not the command's token, beside the command's remoteStartId
+    const named = (await charger.call('TransactionEvent', {
+      ...base,
+      eventType: 'Updated',
+      triggerReason: 'Authorized',
+      seqNo: 1,
+      transactionInfo: { transactionId: 'TX-OTHER-CARD', remoteStartId },
+      idToken: { idToken: card, type: 'ISO14443' },
+    })) as { idTokenInfo?: { status: string } };
+    expect(named.idTokenInfo?.status).to.equal('Accepted');
+    // the card's eMSP gets the session; was COMMAND with CMDREF to the command's eMSP
+    const session = await eventually(async () => lastSession(other, otherSince));
+    expect(session.cdr_token).to.deep.include({ uid: card, party_id: other.sim.party.party_id });
+    expect(session.auth_method).to.equal('WHITELIST');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(sessionPuts(emsp221, since)).to.deep.equal([]);
+  });
+
   it('a transaction with a token no partner issued makes no OCPI session', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
     const since = emsp221.sim.lastSeq;
