@@ -16,7 +16,7 @@ import {
   type CommandAccepted,
 } from './protocol.js';
 import { BOOT_TRIGGER, heldTo, needsBootTrigger, policyOf, refusalOf } from './registration.js';
-import { publishChange, reservationsAfterAnswer, type ChargePointCtx } from './state.js';
+import { publishChange, reservationsAfterAnswer, tellReservationCanceled, type ChargePointCtx } from './state.js';
 
 /**
  * CSMS-to-charger calls: queued in the state, sent one at a time (OCPP-J allows one outstanding
@@ -359,20 +359,12 @@ export function onCommand(deps: ChargePointActorDeps, ctx: ChargePointCtx, msg: 
 
 /**
  * The operator cancelled reservation `reservationId` (its charger accepted): a partner's
- * RESERVE_NOW that made it is told, through its command actor (which tells the partner
- * CANCELED_RESERVATION). A partner's own CANCEL_RESERVATION tells nothing more: it has its result.
+ * RESERVE_NOW that made it is told (`tellReservationCanceled`). A partner's own
+ * CANCEL_RESERVATION tells nothing more: it has its result.
  */
 function tellCanceled(ctx: ChargePointCtx, s: ChargePointState, reservationId: number, commandId: string): void {
-  const notify = s.reservations.find((r) => r.reservation_id === reservationId)?.notify;
-  if (!notify) return;
-  ctx.afterCommit(async () => {
-    await ctx.actors
-      .inbox<{ op: 'reservation-canceled' }>(notify)
-      .sendDurable({ op: 'reservation-canceled' }, { dedupeKey: `reservation-canceled:${commandId}` })
-      .catch((err: unknown) => {
-        ctx.log.warn({ err, notify, reservation_id: reservationId }, 'reservation cancel not told to its command');
-      });
-  });
+  const reservation = s.reservations.find((r) => r.reservation_id === reservationId);
+  if (reservation) tellReservationCanceled(ctx, reservation, `reservation-canceled:${commandId}`);
 }
 
 /** The charger answered the outstanding call (or it timed out or failed). */

@@ -152,9 +152,40 @@ export function onReservationUpdated(
   s: ChargePointState,
   event: EventOf<'reservation-updated'>,
 ): ChargerEventOutcome {
+  // Removed: ended otherwise than by its expiry or a start (the charger's own operator): a
+  // partner's is told as when our operator cancels it
+  const ended = s.reservations.find((r) => r.reservation_id === event.reservation_id);
+  if (ended && event.status === 'Removed')
+    tellReservationCanceled(ctx, ended, `reservation-removed:${ended.reservation_id}:${ended.reserved_at ?? ''}`);
   ctx.setState({ ...s, reservations: s.reservations.filter((r) => r.reservation_id !== event.reservation_id) });
   publishChange(deps, ctx, { type: 'charge-point' });
   return {};
+}
+
+/**
+ * A partner's reservation ended by the CPO's side (our operator's cancel, the charger's
+ * ReservationStatusUpdate Removed): its RESERVE_NOW's command actor is told durably, once per
+ * `dedupeKey`, and tells the partner CANCELED_RESERVATION (actors/ocpi-command). Nothing for a
+ * reservation no partner made.
+ */
+export function tellReservationCanceled(
+  ctx: ChargePointCtx,
+  reservation: ChargePointState['reservations'][number],
+  dedupeKey: string,
+): void {
+  const notify = reservation.notify;
+  if (!notify) return;
+  ctx.afterCommit(async () => {
+    await ctx.actors
+      .inbox<{ op: 'reservation-canceled' }>(notify)
+      .sendDurable({ op: 'reservation-canceled' }, { dedupeKey })
+      .catch((err: unknown) => {
+        ctx.log.warn(
+          { err, notify, reservation_id: reservation.reservation_id },
+          'reservation cancel not told to its command',
+        );
+      });
+  });
 }
 
 /** The reservations once the charger answered `call` (a partner's carries its authorization) with `status`. */

@@ -377,6 +377,52 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     expect(resultsAt(again.url)).to.have.length(1);
   });
 
+  it("2.2.1: a 2.0.1 charger's ReservationStatusUpdate Removed tells the partner CANCELED_RESERVATION; Expired tells nothing", async () => {
+    const { loc, cp, charger } = await world.linkedCharger('ocpp2.0.1');
+    const reserves: Json[] = [];
+    charger.handle('ReserveNow', ({ params }) => {
+      reserves.push(params as Json);
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    const uid = `Q${Date.now().toString(36)}`.toUpperCase();
+    const reserve = (id: string) =>
+      send(emsp221, 'RESERVE_NOW', {
+        token: tokenOf(emsp221, uid),
+        expiry_date: new Date(Date.now() + 15 * 60_000).toISOString(),
+        reservation_id: id,
+        location_id: loc,
+        evse_uid: 'E1',
+      });
+    const resultsAt = (url: string) =>
+      emsp221.sim.received.filter((r) => r.method === 'POST' && url.endsWith(r.path) && r.status === 200);
+    const removed = await reserve(`RM-${uid}`);
+    expect((await resultAt(emsp221, removed.url)).body).to.deep.equal({ result: 'ACCEPTED' });
+    await charger.call('ReservationStatusUpdate', {
+      reservationId: reserves[0]?.id,
+      reservationUpdateStatus: 'Removed',
+    });
+    // was nothing: the eMSP went on believing its driver had the EVSE
+    await eventually(async () => (resultsAt(removed.url).length === 2 ? true : undefined), {
+      what: 'CANCELED_RESERVATION at the RESERVE_NOW response_url',
+    });
+    expect(resultsAt(removed.url).map((r) => r.body)).to.deep.equal([
+      { result: 'ACCEPTED' },
+      { result: 'CANCELED_RESERVATION' },
+    ]);
+    const held = await world.api.request('GET', `/v1/charge-points/${cp.id}`);
+    expect(held.body.reservations).to.deep.equal([]);
+
+    // OCPI has no result for a reservation that ran out
+    const expired = await reserve(`EX-${uid}`);
+    expect((await resultAt(emsp221, expired.url)).body).to.deep.equal({ result: 'ACCEPTED' });
+    await charger.call('ReservationStatusUpdate', {
+      reservationId: reserves[1]?.id,
+      reservationUpdateStatus: 'Expired',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(resultsAt(expired.url)).to.have.length(1);
+  });
+
   it('2.2.1: a RESERVE_NOW with the id of a reservation held at another location is REJECTED; the first stays cancellable', async () => {
     const first = await world.linkedCharger('ocpp1.6');
     const other = await world.linkedCharger('ocpp1.6');
