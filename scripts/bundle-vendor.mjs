@@ -6,7 +6,7 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { build } from 'esbuild';
 
-const typeboxEntries = ['index', 'compile/index', 'value/index', 'error/index'];
+const typeboxEntries = ['index', 'compile/index', 'value/index', 'error/index', 'system/index'];
 
 await build({
   entryPoints: typeboxEntries.map((e) => `node_modules/typebox/build/${e}.mjs`),

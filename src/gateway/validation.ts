@@ -1,6 +1,7 @@
 import Type, { type TSchema } from '#typebox';
 import { Compile, type Validator } from '#typebox/compile';
 import type { TLocalizedValidationError } from '#typebox/error';
+import { Settings } from '#typebox/system';
 import { RequestValidationError, type ValidationDetail } from './errors.js';
 
 export type Location = 'body' | 'query' | 'path' | 'header';
@@ -198,6 +199,12 @@ export class RequestPart {
 
 /** The most entries a 422's `detail` lists: a body with thousands of bad items gets the first ones. */
 export const MAX_DETAILS = 50;
+// TypeBox stops at 8 errors by default: a value that is none of a union's constants is one error
+// per constant, so a CommandResultType (9) lost its last, and a body with many bad fields told
+// only its first. The errors are only gathered for an input that failed (never on the checked
+// path), and boundedDetails trims what a client gets to MAX_DETAILS.
+Settings.Set({ maxErrors: 4 * MAX_DETAILS });
+
 /** The longest echo of a string input (characters); a longer one ends in `…`. */
 const MAX_ECHO_CHARS = 200;
 /** The largest object or array echoed as `input` (bytes of its JSON); a larger one is null. */

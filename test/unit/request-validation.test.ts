@@ -46,6 +46,20 @@ describe('request validation (422 HTTPValidationError entries)', () => {
     expect(byLoc['body.tags.1']?.type).to.equal('string_type');
   });
 
+  it("names every constant of a union a value is none of, and reports past a body's eighth bad field", () => {
+    const results = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I'];
+    const union = new RequestPart('body', Type.Object({ result: Type.Union(results.map((r) => Type.Literal(r))) }));
+    const [d] = detail(union, { result: 'Z' });
+    // was the first 8 (TypeBox's default limit of errors): a valid 'I' was not named
+    expect(d?.ctx.expected).to.deep.equal(results);
+    const many = new RequestPart(
+      'body',
+      Type.Object(Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`f${i}`, Type.Integer()]))),
+    );
+    const bad = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`f${i}`, 'x']));
+    expect(detail(many, bad)).to.have.length(12);
+  });
+
   it('converts query strings to the schema types before checking', () => {
     const q = new RequestPart(
       'query',
