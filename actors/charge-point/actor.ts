@@ -51,7 +51,31 @@ async function started(
     accepted && linkOf(ctx.state, event.evse_id)
       ? await roamingOf(deps, ctx.state, { ...event, started_at: epochMs(event.timestamp) }, decision)
       : null;
-  return withGroup(onTransactionStarted(deps, ctx, ctx.state, event, protocol, roamed, decision?.status), decision);
+  const outcome = onTransactionStarted(deps, ctx, ctx.state, event, protocol, roamed, decision?.status);
+  if (event.id_tag !== null) keepAnswer(ctx, outcome.transaction_id, event.id_tag, decision);
+  return withGroup(outcome, decision);
+}
+
+/**
+ * Keeps with the open transaction of `transactionId`, when `idTag` is its token, what the answer
+ * said beyond its status (`id_tag_answer`): a stop or update naming the token again is answered
+ * the same, its cache expiry and group included, without asking anyone again (`tokenNamed`).
+ */
+function keepAnswer(
+  ctx: ChargePointCtx,
+  transactionId: string | undefined,
+  idTag: string,
+  decision: AuthDecision | undefined,
+): void {
+  if (!decision || (decision.each_use !== true && decision.group_id === undefined)) return;
+  const s = ctx.state;
+  const tx = s.transactions.find((t) => t.transaction_id === transactionId && t.id_tag === idTag);
+  if (!tx) return;
+  const answer = {
+    ...(decision.each_use === true ? { each_use: true as const } : {}),
+    ...(decision.group_id === undefined ? {} : { group_id: decision.group_id }),
+  };
+  ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? { ...t, id_tag_answer: answer } : t)) });
 }
 
 /**
@@ -122,7 +146,7 @@ async function tokenNamed(
           remoteStartId: event.type === 'transaction-updated' ? event.remote_start_id : null,
           idTagType: event.id_tag_type,
         })
-      : { status: known, reason: 'answered before for this transaction' };
+      : { status: known, reason: 'answered before for this transaction', ...open?.id_tag_answer };
   if (!apply) return cached(deps, withGroup({ id_tag_status: decision.status }, decision));
   // a token named after the transaction's own stopped it: it roams nothing
   if (deps.roaming && open && open.ocpi === undefined && open.id_tag === undefined)
@@ -131,7 +155,9 @@ async function tokenNamed(
       id_tag_type: event.id_tag_type,
     });
   const roamed = open ? undefined : await adoptedRoaming(deps, ctx, event, idTag, decision);
-  return cached(deps, withGroup(onTransactionProgress(deps, ctx, ctx.state, event, decision.status, roamed), decision));
+  const outcome = onTransactionProgress(deps, ctx, ctx.state, event, decision.status, roamed);
+  if (known === undefined) keepAnswer(ctx, event.transaction_id, idTag, decision);
+  return cached(deps, withGroup(outcome, decision));
 }
 
 /**

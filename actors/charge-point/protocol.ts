@@ -126,6 +126,14 @@ const OpenTransaction = Type.Object({
    */
   id_tag: Type.Optional(Type.String()),
   id_tag_status: Type.Optional(Type.String()),
+  /**
+   * what the answer for `id_tag` said beyond its status, which a later event naming the same
+   * token is answered again (actor.ts `tokenNamed`): the charger may not cache it (`each_use`),
+   * its group; absent when neither
+   */
+  id_tag_answer: Type.Optional(
+    Type.Object({ each_use: Type.Optional(Type.Literal(true)), group_id: Type.Optional(Type.String()) }),
+  ),
 });
 
 /** A CSMS-to-charger call waiting for its turn or for the charger's answer. */

@@ -247,11 +247,16 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(start.idTagInfo.status).to.equal('Accepted');
     // the start took the Authorize's answer
     expect(authorizeCalls(emsp, never)).to.have.length(1);
-    await charger.call('StopTransaction', {
+    const stop = (await charger.call('StopTransaction', {
       transactionId: start.transactionId,
       meterStop: 10,
       timestamp: new Date().toISOString(),
-    });
+      idTag: never,
+    })) as { idTagInfo?: { status: string; expiryDate?: string } };
+    // the stop repeats the start's answer, an entry that has expired: was now + OCPP_AUTH_CACHE_S,
+    // which a 1.6 charger's cache keeps (StopTransaction.conf updates it)
+    expect(stop.idTagInfo?.status).to.equal('Accepted');
+    expect(Date.parse(String(stop.idTagInfo?.expiryDate))).to.be.at.most(Date.now());
 
     // the eMSP blocks the card: the next use is asked, and refused
     emsp.sim.setAuthorization(never, 'BLOCKED');
