@@ -17,6 +17,7 @@ import {
 import { authorizeTag, type AuthDecision } from './authorization.js';
 import { lateToken, linkOf, reloadLinks, restoreStatuses, roamingOf, type Roamed } from './roaming.js';
 import {
+  authorizesLate,
   endSuperseded,
   epochMs,
   onMeterSampled,
@@ -148,11 +149,14 @@ async function tokenNamed(
         })
       : { status: known, reason: 'answered before for this transaction', ...open?.id_tag_answer };
   if (!apply) return cached(deps, withGroup({ id_tag_status: decision.status }, decision));
-  // a token named after the transaction's own stopped it: it roams nothing
-  if (deps.roaming && open && open.ocpi === undefined && open.id_tag === undefined)
+  // a token named after the transaction's own stopped it: it roams nothing, unless it authorized
+  // the transaction after its own was refused (transactions.ts `authorizesLate`)
+  const late = open !== undefined && authorizesLate(open, event, decision.status);
+  if (deps.roaming && open && ((open.ocpi === undefined && open.id_tag === undefined) || (late && !open.ocpi)))
     await lateToken(deps, ctx, open.transaction_id, idTag, decision, {
       remote_start_id: event.type === 'transaction-updated' ? (event.remote_start_id ?? null) : null,
       id_tag_type: event.id_tag_type,
+      late,
     });
   const roamed = open ? undefined : await adoptedRoaming(deps, ctx, event, idTag, decision);
   const outcome = onTransactionProgress(deps, ctx, ctx.state, event, decision.status, roamed);

@@ -228,6 +228,11 @@ export interface SessionProgress {
   start?: number;
   /** the transaction's token, named for the first time (a 2.0.1 start at plug-in names none) */
   id_tag?: string | null;
+  /**
+   * `id_tag` replaces the token the row has: the transaction's own was refused, and this one,
+   * accepted, authorized it later (transactions.ts `authorizesLate`)
+   */
+  id_tag_replaces?: true;
   /** the token that stopped it: named by the end, or by an update once the transaction has its token */
   stop_id_tag?: string;
   /**

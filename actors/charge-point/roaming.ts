@@ -270,8 +270,9 @@ export function statusOfRoamed(
 }
 
 /**
- * A 2.0.1 transaction that started without a token (at plug-in) and now names one: whether it is
- * roamed is decided now, and a roamed one is written for its eMSP from here on.
+ * A 2.0.1 transaction that started without a token (at plug-in), or whose token was refused, and
+ * now names one that authorizes it: whether it is roamed is decided now, and a roamed one is
+ * written for its eMSP from here on.
  */
 export async function lateToken(
   deps: ChargePointActorDeps,
@@ -283,11 +284,16 @@ export async function lateToken(
    * the 2.0.1 remoteStartId the event names (a RequestStartTransaction of a running transaction),
    * and its idToken type (authorization.ts `startFor`)
    */
-  named: { remote_start_id: number | null; id_tag_type?: string | undefined },
+  named: {
+    remote_start_id: number | null;
+    id_tag_type?: string | undefined;
+    /** the token authorizes a transaction whose own was refused (not roamed: `ocpi` null) */
+    late?: boolean;
+  },
 ): Promise<void> {
   const s = ctx.state;
   const tx = s.transactions.find((t) => t.transaction_id === transactionId);
-  if (!tx || tx.ocpi !== undefined) return;
+  if (!tx || (tx.ocpi !== undefined && !(named.late === true && tx.ocpi === null))) return;
   const accepted = decision === undefined || decision.status === 'Accepted';
   const where = {
     evse_id: tx.evse_id,

@@ -484,7 +484,7 @@ export function onTransactionProgress(
   }
   const first = firstReadingOf(tx, event);
   const ended = event.type === 'transaction-ended';
-  const progress = progressOf(tx, event, first.meterStart);
+  const progress = progressOf(tx, event, first.meterStart, authorizesLate(tx, event, idTagStatus));
   if (first.writeStart && first.meterStart !== null) progress.start = first.meterStart;
   ctx.write(deps.sessions.progress(tx.session_id, progress));
   if (first.begin) {
@@ -542,7 +542,7 @@ function keepProgress(
     ocpi,
     evse_id: progress.evse?.evse_id ?? tx.evse_id,
   };
-  keepOpen(ctx, s, tx, next, event.id_tag, idTagStatus);
+  keepOpen(ctx, s, tx, next, event.id_tag, idTagStatus, progress.id_tag_replaces === true);
 }
 
 /**
@@ -683,11 +683,37 @@ export function energyBetween(startWh: number, lastWh: number): number {
   return Math.max(0, Math.round((lastWh - startWh) * 1000) / 1000);
 }
 
+/**
+ * Whether the token an update names authorizes its transaction after the transaction's own was
+ * refused: 2.0.1 lets a charger keep a transaction whose token was answered Invalid or Blocked
+ * (StopTxOnInvalidId false) and authorize it later with another token (triggerReason Authorized).
+ * That token, accepted, is the transaction's from then on; one named to stop it
+ * (StopAuthorized) is the stop's, as is every other token named after the transaction's own.
+ */
+export function authorizesLate(
+  tx: OpenTransaction,
+  event: EventOf<'transaction-updated' | 'transaction-ended'>,
+  idTagStatus: string,
+): boolean {
+  return (
+    event.type === 'transaction-updated' &&
+    event.stop_authorized !== true &&
+    event.id_tag !== null &&
+    tx.id_tag !== undefined &&
+    event.id_tag !== tx.id_tag &&
+    tx.id_tag_status !== undefined &&
+    tx.id_tag_status !== 'Accepted' &&
+    idTagStatus === 'Accepted'
+  );
+}
+
 /** What an update or end changes in its session row. */
 function progressOf(
   tx: OpenTransaction,
   event: EventOf<'transaction-updated' | 'transaction-ended'>,
   meterStart: number | null,
+  /** the event's token authorizes the transaction, its own refused (`authorizesLate`) */
+  late: boolean,
 ): SessionProgress {
   // built field by field: spreading conditional objects cost ~2.5 us per meter value (every
   // MeterValues of a running transaction comes through here)
@@ -695,7 +721,10 @@ function progressOf(
   // the first token named is the transaction's; one named after it (an end's, a 2.0.1
   // StopAuthorized update's) is the token that stopped it, and bills no one
   if (event.id_tag !== null) {
-    if (tx.id_tag === undefined) progress.id_tag = event.id_tag;
+    if (late) {
+      progress.id_tag = event.id_tag;
+      progress.id_tag_replaces = true;
+    } else if (tx.id_tag === undefined) progress.id_tag = event.id_tag;
     else if (event.type === 'transaction-ended' || event.id_tag !== tx.id_tag) progress.stop_id_tag = event.id_tag;
   }
   if (event.meter_wh !== null) {
@@ -727,10 +756,13 @@ function keepOpen(
   next: Pick<OpenTransaction, 'meter_start_wh' | 'meter_start_guessed' | 'named_begin' | 'low_wh' | 'ocpi' | 'evse_id'>,
   idTag: string | null,
   idTagStatus: string,
+  /** `idTag` authorized the transaction, its own refused (`authorizesLate`) */
+  replaces: boolean,
 ): void {
-  // the transaction's own token, named now for the first time or answered anew; a stop token is not kept here
+  // the transaction's own token, named now for the first time, answered anew, or authorizing it
+  // after its own was refused; a stop token is not kept here
   const token =
-    idTag !== null && (tx.id_tag === undefined || (tx.id_tag === idTag && tx.id_tag_status !== idTagStatus))
+    idTag !== null && (replaces || tx.id_tag === undefined || (tx.id_tag === idTag && tx.id_tag_status !== idTagStatus))
       ? { id_tag: idTag, id_tag_status: idTagStatus }
       : undefined;
   const changed =
@@ -741,12 +773,20 @@ function keepOpen(
     next.ocpi !== tx.ocpi ||
     next.evse_id !== tx.evse_id;
   if (!changed && !token) return;
-  const { meter_start_guessed: guessed, low_wh: low, named_begin: begin, ...rest } = { ...tx, ...next, ...token };
+  const {
+    meter_start_guessed: guessed,
+    low_wh: low,
+    named_begin: begin,
+    id_tag_answer: answer,
+    ...rest
+  } = { ...tx, ...next, ...token };
   const kept: OpenTransaction = {
     ...rest,
     ...(guessed ? { meter_start_guessed: guessed } : {}),
     ...(low === undefined ? {} : { low_wh: low }),
     ...(begin ? { named_begin: begin } : {}),
+    // what the answer of a token said is its own: another token's answer replaces it (actor.ts keepAnswer)
+    ...(answer && !replaces ? { id_tag_answer: answer } : {}),
   };
   ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? kept : t)) });
 }

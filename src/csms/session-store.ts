@@ -211,8 +211,9 @@ async function progressAny(tx: SqlRunner, sessionId: string, p: SessionProgress)
   const params: unknown[] = [Date.now()];
   meterSets(p, sets, params);
   if (p.id_tag) {
-    // the token that authorized the transaction is kept: a later one is the stop's
-    sets.push('id_tag = COALESCE(id_tag, ?)');
+    // the token that authorized the transaction is kept: a later one is the stop's, unless it
+    // authorized the transaction after its own was refused
+    sets.push(p.id_tag_replaces ? 'id_tag = ?' : 'id_tag = COALESCE(id_tag, ?)');
     params.push(p.id_tag);
   }
   if (p.stop_id_tag) {

@@ -146,6 +146,8 @@ export const TransactionUpdatedEvent = Type.Object({
    * (the cable plugged in first): the remote start its token comes from
    */
   remote_start_id: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+  /** 2.0.1 triggerReason StopAuthorized: the token named stops the transaction (an end follows) */
+  stop_authorized: Type.Optional(Type.Literal(true)),
 });
 
 export const TransactionEndedEvent = Type.Object({

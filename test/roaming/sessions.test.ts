@@ -499,6 +499,59 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     expect(sessionPuts(emsp221, since)).to.deep.equal([]);
   });
 
+  it("2.0.1: a transaction kept after its card was refused, authorized by another card: the session is that card's and roams to its eMSP", async () => {
+    const { cp, charger } = await world.linkedCharger('ocpp2.0.1');
+    const uid = `L${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(emsp221, uid, { whitelist: 'ALWAYS' });
+    const since = emsp221.sim.lastSeq;
+    const event = (eventType: string, seqNo: number, extra: Json) =>
+      charger.call('TransactionEvent', {
+        eventType,
+        timestamp: new Date().toISOString(),
+        seqNo,
+        transactionInfo: {
+          transactionId: `TX-LATE-${uid}`,
+          ...(eventType === 'Ended' ? { stoppedReason: 'EVDisconnected' } : {}),
+        },
+        evse: { id: 1, connectorId: 1 },
+        ...extra,
+      }) as Promise<{ idTokenInfo?: { status: string } }>;
+    const refused = await event('Started', 0, {
+      triggerReason: 'Authorized',
+      idToken: { idToken: 'NO-SUCH-CARD', type: 'ISO14443' },
+    });
+    expect(refused.idTokenInfo?.status).to.equal('Invalid');
+    const card = { idToken: uid, type: 'ISO14443' };
+    const authorized = await event('Updated', 1, { triggerReason: 'Authorized', idToken: card });
+    expect(authorized.idTokenInfo?.status).to.equal('Accepted');
+    await event('Ended', 2, { triggerReason: 'EVDeparted' });
+    const sessions = await world.api.request('GET', `/v1/sessions?charge_point_id=${encodeURIComponent(cp.id)}`);
+    // was id_tag NO-SUCH-CARD with the card that paid as the one that stopped it, and no eMSP told
+    expect((sessions.body as { value: Json[] }).value[0]).to.include({ id_tag: uid, stop_id_tag: null });
+    const session = await eventually(async () => lastSession(emsp221, since));
+    expect(session.cdr_token).to.deep.include({ uid });
+
+    // a card named to stop it (StopAuthorized) is the stop's, its own refused or not
+    const { cp: cp2, charger: charger2 } = await world.linkedCharger('ocpp2.0.1');
+    const stop = (eventType: string, seqNo: number, extra: Json) =>
+      charger2.call('TransactionEvent', {
+        eventType,
+        timestamp: new Date().toISOString(),
+        seqNo,
+        transactionInfo: {
+          transactionId: `TX-STOP-${uid}`,
+          ...(eventType === 'Ended' ? { stoppedReason: 'Local' } : {}),
+        },
+        evse: { id: 1, connectorId: 1 },
+        ...extra,
+      });
+    await stop('Started', 0, { triggerReason: 'Authorized', idToken: { idToken: 'NO-SUCH-CARD', type: 'ISO14443' } });
+    await stop('Updated', 1, { triggerReason: 'StopAuthorized', idToken: card });
+    await stop('Ended', 2, { triggerReason: 'StopAuthorized', idToken: card });
+    const stopped = await world.api.request('GET', `/v1/sessions?charge_point_id=${encodeURIComponent(cp2.id)}`);
+    expect((stopped.body as { value: Json[] }).value[0]).to.include({ id_tag: 'NO-SUCH-CARD', stop_id_tag: uid });
+  });
+
   it('a transaction with a token no partner issued makes no OCPI session', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
     const since = emsp221.sim.lastSeq;

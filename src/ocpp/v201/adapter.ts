@@ -183,9 +183,12 @@ function transactionEvent(
     ...(p.evse ? { evse_id: p.evse.id, connector_id: p.evse.connectorId ?? 1 } : {}),
   };
   if (p.eventType === 'Updated')
-    return p.transactionInfo.remoteStartId === undefined
-      ? { type: 'transaction-updated', ...common }
-      : { type: 'transaction-updated', ...common, remote_start_id: p.transactionInfo.remoteStartId };
+    return {
+      type: 'transaction-updated',
+      ...common,
+      ...(p.transactionInfo.remoteStartId === undefined ? {} : { remote_start_id: p.transactionInfo.remoteStartId }),
+      ...(p.triggerReason === 'StopAuthorized' ? { stop_authorized: true as const } : {}),
+    };
   return { type: 'transaction-ended', ...common, reason: p.transactionInfo.stoppedReason ?? 'Local' };
 }
 
