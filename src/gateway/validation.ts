@@ -201,9 +201,10 @@ export class RequestPart {
 export const MAX_DETAILS = 50;
 // TypeBox stops at 8 errors by default: a value that is none of a union's constants is one error
 // per constant, so a CommandResultType (9) lost its last, and a body with many bad fields told
-// only its first. The errors are only gathered for an input that failed (never on the checked
-// path), and boundedDetails trims what a client gets to MAX_DETAILS.
-Settings.Set({ maxErrors: 4 * MAX_DETAILS });
+// only its first. Room for MAX_DETAILS fields of an enumeration of up to 39 values each; the
+// errors are only gathered for an input that failed (never on the checked path), and
+// boundedDetails trims what a client gets to MAX_DETAILS.
+Settings.Set({ maxErrors: 40 * MAX_DETAILS });
 
 /** The longest echo of a string input (characters); a longer one ends in `…`. */
 const MAX_ECHO_CHARS = 200;
@@ -227,12 +228,12 @@ export function boundedDetails(details: ValidationDetail[]): ValidationDetail[] 
       if (d.type === 'literal_error') mergeExpected(first, d);
       continue;
     }
-    if (kept.length === MAX_DETAILS) continue;
-    const entry = boundedEcho(d);
+    const entry = { ...d };
     seen.set(key, entry);
     kept.push(entry);
   }
-  return withoutUnionNoise(kept);
+  // the union's noise goes before the count: it took the places of fields a client must hear of
+  return withoutUnionNoise(kept).slice(0, MAX_DETAILS).map(boundedEcho);
 }
 
 /**
@@ -248,7 +249,10 @@ function withoutUnionNoise(details: ValidationDetail[]): ValidationDetail[] {
 
 function mergeExpected(into: ValidationDetail, d: ValidationDetail): void {
   const before: unknown = into.ctx.expected;
-  const values = [...(Array.isArray(before) ? (before as unknown[]) : [before]), d.ctx.expected];
+  const known = Array.isArray(before) ? (before as unknown[]) : [before];
+  // a union nested in another (an enumeration of a field several schemas share) names one value twice
+  if (known.includes(d.ctx.expected)) return;
+  const values = [...known, d.ctx.expected];
   into.ctx = { ...into.ctx, expected: values };
   into.msg = `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`;
 }
