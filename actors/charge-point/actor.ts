@@ -21,6 +21,7 @@ import {
   endSuperseded,
   epochMs,
   onMeterSampled,
+  onSessionPushDue,
   onTransactionProgress,
   onTransactionStarted,
   supersededBy,
@@ -312,6 +313,8 @@ export function chargePointActor(deps: ChargePointActorDeps) {
           return onConnected(deps, ctx, msg);
         case 'links-changed':
           return reloadLinks(deps, ctx).then(() => null);
+        case 'session-push-due':
+          return onSessionPushDue(deps, ctx, msg.session_id);
         case 'boot-policy-changed':
           return onBootPolicyChanged(deps, ctx, msg);
         case 'event':

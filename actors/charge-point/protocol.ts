@@ -306,6 +306,11 @@ export const ChargePointMessage = Type.Union([
   Type.Object({ type: Type.Literal('boot-policy-changed'), policy: RegistrationStatus }),
   /** the operator linked or unlinked an EVSE: read the links again */
   Type.Object({ type: Type.Literal('links-changed') }),
+  /**
+   * a roamed session's energy waited out ROAMING_SESSION_PUSH_MS with no later reading to carry
+   * it: sent now (an in-memory timer of the actor, transactions.ts `onSessionPushDue`)
+   */
+  Type.Object({ type: Type.Literal('session-push-due'), session_id: Type.String() }),
 ]);
 export type ChargePointMessage = Static<typeof ChargePointMessage>;
 
@@ -342,6 +347,7 @@ export interface ChargePointReplies {
   'links-changed': null;
   retire: null;
   'boot-policy-changed': null;
+  'session-push-due': null;
 }
 
 export const chargePointProtocol = defineProtocol<ChargePointReplies>()({

@@ -195,6 +195,8 @@ export function pushSession(
 ): Roamed {
   const port = deps.roaming;
   if (!port) return r;
+  // what waited for the interval goes now
+  ctx.cancelTimer(`session-push:${sessionId}`);
   ctx.write(
     port.session({
       id: sessionId,

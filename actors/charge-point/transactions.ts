@@ -878,8 +878,39 @@ function roamedProgress(
         ? Math.max(r.kwh, p.meter.energy_wh / 1000)
         : r.kwh;
   if (p.stopped) return pushSession(deps, ctx, sessionId, r, kwh, p.stopped.at);
-  if (!p.meter || Date.now() - r.pushed_at < (deps.roaming?.sessionPushMs ?? 0)) return r;
+  if (!p.meter) return r;
+  const wait = (deps.roaming?.sessionPushMs ?? 0) - (Date.now() - r.pushed_at);
+  if (wait > 0) {
+    // the reading waits out the interval; when no later one carries it, the timer sends it
+    ctx.setTimer(pushTimer(sessionId), wait, { type: 'session-push-due', session_id: sessionId });
+    return r;
+  }
   return pushSession(deps, ctx, sessionId, r, kwh, null);
+}
+
+/** The name of the actor's timer that sends a roamed session's waiting energy (`onSessionPushDue`). */
+export function pushTimer(sessionId: string): string {
+  return `session-push:${sessionId}`;
+}
+
+/**
+ * A roamed session's readings waited out ROAMING_SESSION_PUSH_MS and no later reading sent them
+ * (a charger that reports in bursts, or goes quiet while parked): the session is sent now, with
+ * the energy its row holds. Before, the eMSP saw the energy and cost of the last push until the
+ * next reading or the end.
+ */
+export function onSessionPushDue(deps: ChargePointActorDeps, ctx: ChargePointCtx, sessionId: string): null {
+  const s = ctx.state;
+  const tx = s.transactions.find((t) => t.session_id === sessionId);
+  if (!tx?.ocpi) return null;
+  const wait = (deps.roaming?.sessionPushMs ?? 0) - (Date.now() - tx.ocpi.pushed_at);
+  if (wait > 0) {
+    ctx.setTimer(pushTimer(sessionId), wait, { type: 'session-push-due', session_id: sessionId });
+    return null;
+  }
+  const ocpi = pushSession(deps, ctx, sessionId, tx.ocpi, null, null);
+  ctx.setState({ ...s, transactions: s.transactions.map((t) => (t === tx ? { ...t, ocpi } : t)) });
+  return null;
 }
 
 /** A sample within an open transaction updates it; outside one it changes nothing the CSMS keeps. */

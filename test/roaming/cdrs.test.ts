@@ -1148,3 +1148,52 @@ describe('roaming: a session sent at the default push interval, with a stop read
     expect(mine?.kwh).to.equal(11);
   });
 });
+
+describe('roaming: a running session at a push interval, its readings sent in a burst', function () {
+  this.timeout(60_000);
+  let world: RoamingWorld;
+
+  before(async () => {
+    world = await RoamingWorld.start({ ROAMING_SESSION_PUSH_MS: '600', PRICING_THREADS: '1' });
+    expect((await world.api.request('PUT', '/v1/ocpi/tariffs/T-1', { body: TARIFF })).status).to.equal(200);
+  });
+  after(async () => world.stop());
+
+  it('the energy that waited out the interval is sent without a later reading', async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const uid = `B${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
+    const since = e.sim.lastSeq;
+    const { transactionId } = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 0,
+      timestamp: at(0),
+    })) as { transactionId: number };
+    for (const [minute, wh] of [
+      [5, 5000],
+      [10, 10000],
+      [15, 16000],
+    ] as const)
+      await charger.call('MeterValues', {
+        connectorId: 1,
+        transactionId,
+        meterValue: [{ timestamp: at(minute), sampledValue: [{ value: String(wh), unit: 'Wh' }] }],
+      });
+    // the charger says nothing more: was kwh 0 (or the first reading's) until the next reading or the stop
+    const active = await eventually(
+      async () =>
+        e.sim
+          .receivedSince(since)
+          .filter((r) => r.method === 'PUT' && /\/sessions\//.test(r.path) && r.status === 200)
+          .map((r) => r.body as Json)
+          .find(
+            (s) => s.status === 'ACTIVE' && s.kwh === 16 && Number((s.total_cost as Json | undefined)?.excl_vat) > 2,
+          ),
+      { timeoutMs: 5_000, what: 'the ACTIVE session with 16 kWh and its cost' },
+    );
+    expect(active.kwh).to.equal(16);
+    await charger.call('StopTransaction', { transactionId, meterStop: 16000, timestamp: at(20) });
+  });
+});
