@@ -198,11 +198,12 @@ function cached(deps: ChargePointActorDeps, outcome: ChargerEventOutcome): Charg
 }
 
 /**
- * Whether a 2.0.1 update of a roamed transaction repeats a seqNo its session row has applied (a
- * charger that numbers two different messages alike, or repeats one it had no answer to): then it
- * changes nothing, as the row refuses it, and its readings reach neither the eMSP's session nor
- * the CDR. Undefined (no read) for every other event: the row alone refuses a repeat of a
- * transaction that roams nothing, and only a roamed one keeps readings beside the row.
+ * Whether a 2.0.1 update of a roamed transaction, or one that names a token, repeats a seqNo its
+ * session row has applied (a charger that numbers two different messages alike, or repeats one
+ * it had no answer to): then it changes nothing, as the row refuses it; its readings reach
+ * neither the eMSP's session nor the CDR, and its token neither roams the transaction nor
+ * becomes its own. Undefined (no read) for every other event: the row alone refuses a repeat of
+ * a meter value of a transaction that roams nothing.
  */
 function repeatOfRoamed(
   deps: ChargePointActorDeps,
@@ -212,7 +213,8 @@ function repeatOfRoamed(
   const seq = event.seq_no;
   if (seq === null || !deps.roaming) return undefined;
   const tx = s.transactions.find((t) => t.transaction_id === event.transaction_id);
-  if (!tx?.ocpi) return undefined;
+  // a token named may make the transaction roamed (or its token another): checked as well
+  if (!tx || (!tx.ocpi && event.id_tag === null)) return undefined;
   return deps.roaming.appliedSeq(tx.session_id).then((applied) => applied !== null && seq <= applied);
 }
 
@@ -234,7 +236,8 @@ function answerRepeat(
   event: Extract<ChargerEvent, { type: 'transaction-updated' }>,
   protocol: ProtocolName,
 ): ChargerEventOutcome | Promise<ChargerEventOutcome> {
-  ctx.log.warn(
+  // a retry of a message the charger had no answer to is the usual repeat: not a warning
+  ctx.log.info(
     { transaction_id: event.transaction_id, seq_no: event.seq_no },
     'a repeated seqNo: the update changes nothing',
   );

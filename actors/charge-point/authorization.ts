@@ -64,9 +64,9 @@ export function startFor(
     (r) => now - r.at < REMOTE_START_MS && (r.used_by === undefined || r.used_by === startKey),
   );
   // the command's remoteStartId with another token (a card the charger took instead) is not the
-  // command's start: that token decides, and is billed (id tags are CiStrings)
-  if (remoteStartId !== null)
-    return starts.find((r) => r.remote_start_id === remoteStartId && r.id_tag.toLowerCase() === idTag.toLowerCase());
+  // command's start: that token decides, and is billed. Exactly the token sent: one that differs
+  // in case only may be another eMSP's card (a uid of the same case counts first, bridge.ts tokenOf)
+  if (remoteStartId !== null) return starts.find((r) => r.remote_start_id === remoteStartId && r.id_tag === idTag);
   return [...starts]
     .reverse()
     .find((r) => r.id_tag === idTag && (evse === null || r.evse_id === null || r.evse_id === evse));
@@ -172,7 +172,13 @@ async function decide(
       token !== undefined &&
       token.valid &&
       (token.own || token.whitelist === 'ALWAYS' || token.whitelist === 'ALLOWED');
-    return { status: 'Accepted', reason: command, ...(cacheable ? {} : { each_use: true }) };
+    return {
+      status: 'Accepted',
+      reason: command,
+      ...(cacheable ? {} : { each_use: true }),
+      // the token's group goes with every answer about it (a card of its group may stop the charge)
+      ...(token?.group_id === undefined ? {} : { group_id: token.group_id }),
+    };
   }
   if (!token) {
     return port.unknownIdTags === 'accept'

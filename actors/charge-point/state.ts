@@ -155,7 +155,8 @@ export function onReservationUpdated(
   // Removed: ended otherwise than by its expiry or a start (the charger's own operator): a
   // partner's is told as when our operator cancels it
   const ended = s.reservations.find((r) => r.reservation_id === event.reservation_id);
-  if (ended && event.status === 'Removed')
+  // one past its expiry ran out, whatever the charger calls its end: OCPI has no result for that
+  if (ended && event.status === 'Removed' && parseInstant(ended.expiry_date) > Date.now())
     tellReservationCanceled(ctx, ended, `reservation-removed:${ended.reservation_id}:${ended.reserved_at ?? ''}`);
   ctx.setState({ ...s, reservations: s.reservations.filter((r) => r.reservation_id !== event.reservation_id) });
   publishChange(deps, ctx, { type: 'charge-point' });

@@ -384,6 +384,25 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect((post.body as Json).total_cost).to.deep.equal({ excl_vat: 4.6667, incl_vat: 5.6467 });
   });
 
+  it('2.0.1: a repeated seqNo that names a card roams nothing: the transaction started at plug-in stays unroamed', async () => {
+    const e = await world.emsp('2.2.1');
+    const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'P');
+    const event = (eventType: string, seqNo: number, minute: number, wh: number, extra: Json = {}) => {
+      const { idToken: _none, ...plain } = event201('TX-CDR-SEQ-TOKEN', uid)(eventType, seqNo, minute, wh);
+      return charger.call('TransactionEvent', { ...plain, evse: { id: 1, connectorId: 1 }, ...extra });
+    };
+    await event('Started', 0, 0, 1000, { triggerReason: 'CablePluggedIn' });
+    await event('Updated', 1, 10, 2000);
+    // seqNo 1 again, naming the card: was roamed from it, its 6 kWh reading in the CDR
+    await event('Updated', 1, 20, 6000, { triggerReason: 'Authorized', idToken: { idToken: uid, type: 'ISO14443' } });
+    await event('Updated', 2, 30, 3000);
+    await event('Ended', 3, 40, 3500);
+    const sessions = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp.id}`);
+    expect((sessions.body as { value: Json[] }).value[0]).to.include({ id_tag: null, energy_wh: 2500 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(e.sim.receivedSince(since).filter((r) => /\/(sessions|cdrs)/.test(r.path))).to.deep.equal([]);
+  });
+
   // was 0 in both: the CDR's readings began at the End reading; and a Begin at the End's instant
   // was kept with it as one reading (the higher); the session said 4 kWh
   for (const [what, beginMinute] of [

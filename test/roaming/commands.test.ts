@@ -421,6 +421,23 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(resultsAt(expired.url)).to.have.length(1);
+
+    // nor one the charger calls Removed after its expiry: it ran out (was CANCELED_RESERVATION)
+    const short = await send(emsp221, 'RESERVE_NOW', {
+      token: tokenOf(emsp221, uid),
+      expiry_date: new Date(Date.now() + 1_500).toISOString(),
+      reservation_id: `SH-${uid}`,
+      location_id: loc,
+      evse_uid: 'E1',
+    });
+    expect((await resultAt(emsp221, short.url)).body).to.deep.equal({ result: 'ACCEPTED' });
+    await new Promise((resolve) => setTimeout(resolve, 1_800));
+    await charger.call('ReservationStatusUpdate', {
+      reservationId: reserves[2]?.id,
+      reservationUpdateStatus: 'Removed',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(resultsAt(short.url)).to.have.length(1);
   });
 
   it('2.2.1: a RESERVE_NOW with the id of a reservation held at another location is REJECTED; the first stays cancellable', async () => {

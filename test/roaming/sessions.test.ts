@@ -552,6 +552,38 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     expect((stopped.body as { value: Json[] }).value[0]).to.include({ id_tag: 'NO-SUCH-CARD', stop_id_tag: uid });
   });
 
+  it("2.0.1: the command's remoteStartId with another eMSP's card whose uid differs in case only is the card's", async () => {
+    const other = await world.emsp('2.2.1');
+    const { loc, charger } = await world.linkedCharger('ocpp2.0.1');
+    const upper = `M${randomUUID().slice(0, 8)}`.toUpperCase();
+    const card = upper.toLowerCase();
+    const token = await world.pushToken(emsp221, upper);
+    await world.pushToken(other, card, { whitelist: 'ALWAYS' });
+    let remoteStartId: number | undefined;
+    charger.handle('RequestStartTransaction', ({ params }) => {
+      remoteStartId = (params as { remoteStartId: number }).remoteStartId;
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    const since = emsp221.sim.lastSeq;
+    const otherSince = other.sim.lastSeq;
+    expect(await startSession221(loc, token, 'CASEREF')).to.equal('ACCEPTED');
+    await eventually(async () => (remoteStartId === undefined ? undefined : true), { what: 'RequestStartTransaction' });
+    await charger.call('TransactionEvent', {
+      eventType: 'Started',
+      timestamp: new Date().toISOString(),
+      triggerReason: 'Authorized',
+      seqNo: 0,
+      transactionInfo: { transactionId: 'TX-CASE-CARD', remoteStartId },
+      evse: { id: 1, connectorId: 1 },
+      idToken: { idToken: card, type: 'ISO14443' },
+    });
+    // was COMMAND with CASEREF to the command's eMSP
+    const session = await eventually(async () => lastSession(other, otherSince));
+    expect(session.cdr_token).to.deep.include({ uid: card, party_id: other.sim.party.party_id });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(sessionPuts(emsp221, since)).to.deep.equal([]);
+  });
+
   it('a transaction with a token no partner issued makes no OCPI session', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
     const since = emsp221.sim.lastSeq;

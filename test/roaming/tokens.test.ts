@@ -438,6 +438,20 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     await world.pushToken(emsp, alone, { whitelist: 'ALWAYS' });
     const plain = ((await charger.call('Authorize', { idTag: alone })) as { idTagInfo: Json }).idTagInfo;
     expect(plain).to.not.have.property('parentIdTag');
+    // also when the tag is let in as a remote start of ours: was without its group
+    const remote = await world.linkedCharger('ocpp1.6');
+    remote.charger.handle('RemoteStartTransaction', () => Promise.resolve({ status: 'Accepted' }));
+    const started = await world.api.request('POST', `/v1/charge-points/${remote.cp.id}/remote-start`, {
+      body: { id_tag: member, connector_id: 1 },
+    });
+    expect(started.status, JSON.stringify(started.body)).to.equal(200);
+    const start = (await remote.charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: member,
+      meterStart: 0,
+      timestamp: new Date().toISOString(),
+    })) as { idTagInfo: Json };
+    expect(start.idTagInfo).to.include({ status: 'Accepted', parentIdTag: 'FLEET-1' });
   });
 
   it('a tag the operator remote-started is Accepted though it is no token', async () => {
