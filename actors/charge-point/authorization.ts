@@ -46,8 +46,8 @@ const REMOTE_START_MS = 15 * 60_000;
  * The start command we sent lately that a transaction of `idTag` at `evse` follows (2.0.1: by its
  * remoteStartId, with the token it sent), if any: within REMOTE_START_MS, at the EVSE it named
  * (or any EVSE when it named none, or when the charger does not say where: a 1.6 Authorize), and
- * not used by a transaction yet (`used_by`, transactions.ts). A command starts one transaction: the start `startKey` names
- * (its dedupe key) may be the one that used it, sent again.
+ * not used by a transaction yet (`used_by`, transactions.ts). A command starts one transaction:
+ * the start `startKey` names (its dedupe key) may be the one that used it, sent again.
  */
 export function startFor(
   s: ChargePointState,

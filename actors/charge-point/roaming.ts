@@ -196,7 +196,7 @@ export function pushSession(
   const port = deps.roaming;
   if (!port) return r;
   // what waited for the interval goes now
-  ctx.cancelTimer(`session-push:${sessionId}`);
+  ctx.cancelTimer(pushTimer(sessionId));
   ctx.write(
     port.session({
       id: sessionId,
@@ -219,6 +219,11 @@ export function pushSession(
     );
   });
   return { ...r, kwh: kwh ?? r.kwh, pushed_at: Date.now() };
+}
+
+/** The name of the actor's timer that sends a roamed session's waiting energy (transactions.ts `onSessionPushDue`). */
+export function pushTimer(sessionId: string): string {
+  return `session-push:${sessionId}`;
 }
 
 /** Keeps a meter reading of a roamed transaction for its CDR, in this turn. */

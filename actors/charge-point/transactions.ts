@@ -4,7 +4,7 @@ import type { ChargerEvent, ChargerEventOutcome, ProtocolName } from '../../src/
 import type { ChargePointActorDeps, LastReading, SessionProgress } from './ports.js';
 import type { WriteStep } from '../../src/runtime/types.js';
 import type { ChargePointState } from './protocol.js';
-import { keepCharging, pushSession, sampleMeter, type Roamed } from './roaming.js';
+import { keepCharging, pushSession, pushTimer, sampleMeter, type Roamed } from './roaming.js';
 import { startFor, usedUp } from './authorization.js';
 import { publishChange, type ChargePointCtx } from './state.js';
 
@@ -882,15 +882,15 @@ function roamedProgress(
   const wait = (deps.roaming?.sessionPushMs ?? 0) - (Date.now() - r.pushed_at);
   if (wait > 0) {
     // the reading waits out the interval; when no later one carries it, the timer sends it
-    ctx.setTimer(pushTimer(sessionId), wait, { type: 'session-push-due', session_id: sessionId });
+    waitToPush(ctx, sessionId, wait);
     return r;
   }
   return pushSession(deps, ctx, sessionId, r, kwh, null);
 }
 
-/** The name of the actor's timer that sends a roamed session's waiting energy (`onSessionPushDue`). */
-export function pushTimer(sessionId: string): string {
-  return `session-push:${sessionId}`;
+/** Arms the timer that sends a roamed session's waiting energy in `wait` ms (`onSessionPushDue`). */
+function waitToPush(ctx: ChargePointCtx, sessionId: string, wait: number): void {
+  ctx.setTimer(pushTimer(sessionId), wait, { type: 'session-push-due', session_id: sessionId });
 }
 
 /**
@@ -905,7 +905,7 @@ export function onSessionPushDue(deps: ChargePointActorDeps, ctx: ChargePointCtx
   if (!tx?.ocpi) return null;
   const wait = (deps.roaming?.sessionPushMs ?? 0) - (Date.now() - tx.ocpi.pushed_at);
   if (wait > 0) {
-    ctx.setTimer(pushTimer(sessionId), wait, { type: 'session-push-due', session_id: sessionId });
+    waitToPush(ctx, sessionId, wait);
     return null;
   }
   const ocpi = pushSession(deps, ctx, sessionId, tx.ocpi, null, null);
