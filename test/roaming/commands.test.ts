@@ -54,6 +54,20 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
       ? aToken221({ uid, country_code: e.sim.party.country_code, party_id: e.sim.party.party_id })
       : aToken({ uid });
 
+  /** emsp221's RESERVE_NOW `id` of `uid`'s token at EVSE E1 of `loc`, held for `forMs` (15 minutes). */
+  const reserveNow = (loc: string, uid: string, id: string, forMs = 15 * 60_000) =>
+    send(emsp221, 'RESERVE_NOW', {
+      token: tokenOf(emsp221, uid),
+      expiry_date: new Date(Date.now() + forMs).toISOString(),
+      reservation_id: id,
+      location_id: loc,
+      evse_uid: 'E1',
+    });
+
+  /** Every result emsp221 took at `url` (HTTP 200), in order. */
+  const resultsAt = (url: string): RecordedRequest[] =>
+    emsp221.sim.received.filter((r) => r.method === 'POST' && url.endsWith(r.path) && r.status === 200);
+
   /**
    * A 1.6 charger that holds its answer to RemoteStartTransaction until `answerStart` is called,
    * and answers UnlockConnector Unlocked, recording each.
@@ -343,16 +357,7 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     });
     charger.handle('CancelReservation', () => Promise.resolve({ status: 'Accepted' }));
     const uid = `K${Date.now().toString(36)}`.toUpperCase();
-    const reserve = (id: string) =>
-      send(emsp221, 'RESERVE_NOW', {
-        token: tokenOf(emsp221, uid),
-        expiry_date: new Date(Date.now() + 15 * 60_000).toISOString(),
-        reservation_id: id,
-        location_id: loc,
-        evse_uid: 'E1',
-      });
-    const resultsAt = (url: string) =>
-      emsp221.sim.received.filter((r) => r.method === 'POST' && url.endsWith(r.path) && r.status === 200);
+    const reserve = (id: string) => reserveNow(loc, uid, id);
     const made = await reserve(`OP-${uid}`);
     expect((await resultAt(emsp221, made.url)).body).to.deep.equal({ result: 'ACCEPTED' });
     const cancelled = await world.api.request('POST', `/v1/charge-points/${cp.id}/cancel-reservation`, {
@@ -385,16 +390,7 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
       return Promise.resolve({ status: 'Accepted' });
     });
     const uid = `Q${Date.now().toString(36)}`.toUpperCase();
-    const reserve = (id: string) =>
-      send(emsp221, 'RESERVE_NOW', {
-        token: tokenOf(emsp221, uid),
-        expiry_date: new Date(Date.now() + 15 * 60_000).toISOString(),
-        reservation_id: id,
-        location_id: loc,
-        evse_uid: 'E1',
-      });
-    const resultsAt = (url: string) =>
-      emsp221.sim.received.filter((r) => r.method === 'POST' && url.endsWith(r.path) && r.status === 200);
+    const reserve = (id: string) => reserveNow(loc, uid, id);
     const removed = await reserve(`RM-${uid}`);
     expect((await resultAt(emsp221, removed.url)).body).to.deep.equal({ result: 'ACCEPTED' });
     await charger.call('ReservationStatusUpdate', {
@@ -423,13 +419,7 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     expect(resultsAt(expired.url)).to.have.length(1);
 
     // nor one the charger calls Removed after its expiry: it ran out (was CANCELED_RESERVATION)
-    const short = await send(emsp221, 'RESERVE_NOW', {
-      token: tokenOf(emsp221, uid),
-      expiry_date: new Date(Date.now() + 1_500).toISOString(),
-      reservation_id: `SH-${uid}`,
-      location_id: loc,
-      evse_uid: 'E1',
-    });
+    const short = await reserveNow(loc, uid, `SH-${uid}`, 1_500);
     expect((await resultAt(emsp221, short.url)).body).to.deep.equal({ result: 'ACCEPTED' });
     await new Promise((resolve) => setTimeout(resolve, 1_800));
     await charger.call('ReservationStatusUpdate', {
