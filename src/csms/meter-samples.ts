@@ -167,14 +167,22 @@ export async function readMeterSamples(
   else if (latest && last && latest.at === last.at) kept[kept.length - 1] = latest;
   const points = kept;
   const base = points[0]?.wh ?? 0;
+  // the energy is the highest reading so far less the first, as the session's (a reading below an
+  // earlier one adds nothing, docs/CSMS.md); the power is the energy's rise over the time between
+  let highest = base;
+  let before = 0;
   return points.map((p, i) => {
     const prev = i > 0 ? points[i - 1] : undefined;
     const hours = prev ? (p.at - prev.at) / 3_600_000 : 0;
+    highest = Math.max(highest, p.wh);
+    const energy = highest - base;
+    const rise = energy - before;
+    before = energy;
     return {
       at: new Date(p.at).toISOString(),
       wh: p.wh,
-      energy_wh: Math.max(0, p.wh - base),
-      power_w: prev && hours > 0 ? Math.max(0, Math.round((p.wh - prev.wh) / hours)) : null,
+      energy_wh: energy,
+      power_w: prev && hours > 0 ? Math.round(rise / hours) : null,
     };
   });
 }

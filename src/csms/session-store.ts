@@ -127,10 +127,7 @@ export const sessionWrites: SessionWrites = {
     if (start.meter_start_wh !== null) {
       // the energy runs from the start's reading; the readings that came before it stay
       const wh = start.meter_start_wh;
-      sets.push(
-        'meter_start_wh = ?',
-        'energy_wh = CASE WHEN meter_last_wh IS NULL OR meter_last_wh < ? THEN 0 ELSE meter_last_wh - ? END',
-      );
+      sets.push('meter_start_wh = ?', `energy_wh = ${recount}`);
       params.push(wh, wh, wh);
     }
     if (start.id_tag !== null) {
@@ -163,13 +160,29 @@ const NEWER_NOT_LOWER =
   '((meter_last_at IS NULL OR meter_last_at <= ?) AND (meter_last_wh IS NULL OR meter_last_wh <= ?))';
 
 /**
- * The SET list of an update's or end's first reading, reading and energy. A first reading
- * written or corrected (charge-point actor, `firstReadingOf`) counts the energy from it, to the
- * row's last reading where the event's does not replace that.
+ * The highest reading the row has taken: its energy counts from its first reading to there, so
+ * the first reading plus the energy, or the last reading when that is higher (NULL without any).
+ */
+const HIGHEST =
+  '(CASE WHEN meter_start_wh IS NULL OR meter_last_wh > meter_start_wh + energy_wh THEN meter_last_wh ELSE meter_start_wh + energy_wh END)';
+
+/**
+ * The energy from a first reading (the parameter, bound twice) to the highest reading: the
+ * register only rises, and a reading below one taken before it adds nothing (docs/CSMS.md).
+ */
+const recount = `CASE WHEN ${HIGHEST} > ? THEN ROUND((${HIGHEST} - ?) * 1000) / 1000 ELSE 0 END`;
+
+/** The energy of a reading (the parameter, bound twice) where it is above the row's: it never goes down. */
+const RISEN = 'CASE WHEN energy_wh < ? THEN ? ELSE energy_wh END';
+
+/**
+ * The SET list of an update's or end's first reading, reading and energy. The energy is the
+ * highest reading less the first: a reading that is not the highest moves the last reading (when
+ * newer) but not the energy. A first reading written or corrected (charge-point actor,
+ * `firstReadingOf`) counts the energy from it, to the highest of the row's and the event's.
  */
 function meterSets(p: SessionProgress, sets: string[], params: unknown[]): void {
   const start = p.start;
-  const recount = 'CASE WHEN meter_last_wh > ? THEN ROUND((meter_last_wh - ?) * 1000) / 1000 ELSE 0 END';
   if (start !== undefined) {
     sets.push('meter_start_wh = ?');
     params.push(start);
@@ -184,24 +197,28 @@ function meterSets(p: SessionProgress, sets: string[], params: unknown[]): void 
     sets.push('meter_start_wh = COALESCE(meter_start_wh, ?)');
     params.push(p.meter.start_wh);
   }
-  const otherwise = start === undefined ? 'energy_wh' : recount;
-  const kept = start === undefined ? [] : [start, start];
+  const energy = p.meter.energy_wh;
+  if (start === undefined) {
+    sets.push(`energy_wh = ${RISEN}`);
+    params.push(energy, energy);
+  } else {
+    sets.push(`energy_wh = CASE WHEN ${recount} > ? THEN ${recount} ELSE ? END`);
+    params.push(start, start, energy, start, start, energy);
+  }
   if (p.stopped) {
     // the end's reading below one the transaction already reported is no end of its register (a
-    // failed read, meterStop 0): the last reading and the energy stay (docs/CSMS.md)
+    // failed read, meterStop 0): the last reading stays (docs/CSMS.md)
     sets.push(
       `meter_last_wh = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE meter_last_wh END`,
-      `energy_wh = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE ${otherwise} END`,
       `meter_last_at = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE meter_last_at END`,
     );
-    params.push(at, wh, wh, at, wh, p.meter.energy_wh, ...kept, at, wh, at);
+    params.push(at, wh, wh, at, wh, at);
   } else {
     sets.push(
       `meter_last_wh = CASE WHEN ${NEWER} THEN ? ELSE meter_last_wh END`,
-      `energy_wh = CASE WHEN ${NEWER} THEN ? ELSE ${otherwise} END`,
       `meter_last_at = CASE WHEN ${NEWER} THEN ? ELSE meter_last_at END`,
     );
-    params.push(at, wh, at, p.meter.energy_wh, ...kept, at, at);
+    params.push(at, wh, at, at);
   }
 }
 
@@ -249,14 +266,14 @@ async function progressAny(tx: SqlRunner, sessionId: string, p: SessionProgress)
  */
 const METER_ONE = `UPDATE csms_session SET updated_at = ?, meter_start_wh = COALESCE(meter_start_wh, ?),
          meter_last_wh = CASE WHEN ${NEWER} THEN ? ELSE meter_last_wh END,
-         energy_wh = CASE WHEN ${NEWER} THEN ? ELSE energy_wh END,
+         energy_wh = ${RISEN},
          meter_last_at = CASE WHEN ${NEWER} THEN ? ELSE meter_last_at END, seq_max = COALESCE(?, seq_max)
        WHERE id = ? AND (CAST(? AS integer) IS NULL OR seq_max IS NULL OR seq_max < ?)`;
 
 /** `MeterProgress.manyStatement` on PostgreSQL: the rows as arrays, unnested and joined to their sessions. */
 const METER_MANY = `UPDATE csms_session AS s SET updated_at = v.updated_at, meter_start_wh = COALESCE(s.meter_start_wh, v.start_wh),
          meter_last_wh = CASE WHEN s.meter_last_at IS NULL OR s.meter_last_at <= v.at THEN v.last_wh ELSE s.meter_last_wh END,
-         energy_wh = CASE WHEN s.meter_last_at IS NULL OR s.meter_last_at <= v.at THEN v.energy_wh ELSE s.energy_wh END,
+         energy_wh = GREATEST(s.energy_wh, v.energy_wh),
          meter_last_at = CASE WHEN s.meter_last_at IS NULL OR s.meter_last_at <= v.at THEN v.at ELSE s.meter_last_at END,
          seq_max = COALESCE(v.seq, s.seq_max)
        FROM unnest(?::varchar[], ?::bigint[], ?::float8[], ?::float8[], ?::float8[], ?::bigint[], ?::integer[])
@@ -288,7 +305,7 @@ class MeterProgress extends MergeableStatement<MeterRow> {
       r.start_wh,
       r.at,
       r.last_wh,
-      r.at,
+      r.energy_wh,
       r.energy_wh,
       r.at,
       r.at,

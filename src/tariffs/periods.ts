@@ -82,14 +82,21 @@ function pointsOf(input: PeriodsInput): MeterSample[] {
   return points;
 }
 
-/** Consecutive readings as pieces; a register that went back (a meter reset) counts from its new value. */
+/**
+ * Consecutive readings as pieces. The register only rises: a reading below the highest one before
+ * it (a failed read, a meter that went back) adds nothing, and energy counts again only above that
+ * highest one, so the pieces add up to the highest reading less the first, as the session's
+ * energy in /v1 does (docs/TARIFFS.md).
+ */
 function piecesOf(points: MeterSample[]): Piece[] {
   const pieces: Piece[] = [];
   let carried = 0;
+  let highest = points[0]?.wh ?? 0;
   for (let i = 1; i < points.length; i++) {
     const a = points[i - 1] as MeterSample;
     const b = points[i] as MeterSample;
-    const wh = Math.max(0, b.wh - a.wh) + carried;
+    const wh = Math.max(0, b.wh - highest) + carried;
+    highest = Math.max(highest, b.wh);
     // two readings at one instant: their energy goes to the next piece
     if (b.at === a.at) {
       carried = wh;
@@ -318,7 +325,7 @@ export function chargingPeriodsOf(input: PeriodsInput): PricingPeriod[] {
 }
 
 function zeroLength(start: number, points: MeterSample[]): PricingPeriod {
-  const wh = Math.max(0, (points.at(-1)?.wh ?? 0) - (points[0]?.wh ?? 0));
+  const wh = Math.max(0, ...points.map((p) => p.wh)) - (points[0]?.wh ?? 0);
   return {
     start_date_time: new Date(start).toISOString(),
     dimensions: [

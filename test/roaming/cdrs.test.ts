@@ -55,6 +55,16 @@ const READINGS: [number, number][] = [
 // 50 minutes parked at 2.00/h: 2.00 + 0.80 + 1.20 + 1.6667 = 5.6667; with 21% VAT 6.8567
 const TOTAL = { excl_vat: 5.6667, incl_vat: 6.8567 };
 
+/** The CDRs the eMSP took (POST answered 200) since `since`. */
+const cdrPosts = (e: Emsp, since: number): RecordedRequest[] =>
+  e.sim.receivedSince(since).filter((r) => r.method === 'POST' && /\/cdrs$/.test(r.path) && r.status === 200);
+
+/** The session PUTs with status COMPLETED the eMSP received since `since`. */
+const completedPuts = (e: Emsp, since: number): RecordedRequest[] =>
+  e.sim
+    .receivedSince(since)
+    .filter((r) => r.method === 'PUT' && /\/sessions\//.test(r.path) && (r.body as Json).status === 'COMPLETED');
+
 describe("roaming: CDRs of our chargers' transactions, priced and sent to the eMSP", function () {
   this.timeout(60_000);
   let world: RoamingWorld;
@@ -91,9 +101,6 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     await charger.call('StopTransaction', { transactionId, meterStop: 16000, timestamp: at(90) });
     return transactionId;
   }
-
-  const cdrPosts = (e: Emsp, since: number): RecordedRequest[] =>
-    e.sim.receivedSince(since).filter((r) => r.method === 'POST' && /\/cdrs$/.test(r.path) && r.status === 200);
 
   /** A linked charger and a token of `e` (whitelist ALWAYS); `since`: the eMSP's requests before any charge. */
   async function tokenAtCharger(e: Emsp, protocol: 'ocpp1.6' | 'ocpp2.0.1', prefix: string) {
@@ -187,15 +194,11 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
       { what: 'the COMPLETED session with its cost' },
     );
     expect(last.total_cost).to.deep.equal(TOTAL);
-    const completed = e.sim
-      .receivedSince(since)
-      .filter((r) => r.method === 'PUT' && /\/sessions\//.test(r.path) && (r.body as Json).status === 'COMPLETED');
+    const completed = completedPuts(e, since);
     expect(completed.map((r) => (r.body as Json).total_cost)).to.deep.equal(completed.map(() => TOTAL));
     // once: pricing it as it was sent queued it again, and the same session went twice
     await new Promise((r) => setTimeout(r, 500));
-    const again = e.sim
-      .receivedSince(since)
-      .filter((r) => r.method === 'PUT' && /\/sessions\//.test(r.path) && (r.body as Json).status === 'COMPLETED');
+    const again = completedPuts(e, since);
     expect(again, 'COMPLETED session PUTs').to.have.length(1);
   });
 
@@ -1111,7 +1114,7 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
   });
 });
 
-describe('roaming: a session sent at the default push interval, with a stop reading below one reported', function () {
+describe('roaming: a register that goes back, a session sent at the default push interval', function () {
   this.timeout(60_000);
   let world: RoamingWorld;
 
@@ -1123,48 +1126,71 @@ describe('roaming: a session sent at the default push interval, with a stop read
   });
   after(async () => world.stop());
 
-  it('tells the eMSP the energy its CDR bills: the stop reading that went back ends no register', async () => {
+  /** A 1.6 transaction of a new token of a 2.2.1 eMSP, started at `meterStart`; `read` sends a reading. */
+  async function started(meterStart: number) {
     const e = await world.emsp('2.2.1');
-    const { charger } = await world.linkedCharger('ocpp1.6');
+    const { charger, cp } = await world.linkedCharger('ocpp1.6');
     const uid = `L${randomUUID().slice(0, 8)}`.toUpperCase();
     await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
     const since = e.sim.lastSeq;
     const { transactionId } = (await charger.call('StartTransaction', {
       connectorId: 1,
       idTag: uid,
-      meterStart: 1000,
+      meterStart,
       timestamp: at(0),
     })) as { transactionId: number };
-    for (const [minute, wh] of [
-      [10, 6000],
-      [20, 12000],
-    ] as const)
-      await charger.call('MeterValues', {
+    const read = (minute: number, wh: number) =>
+      charger.call('MeterValues', {
         connectorId: 1,
         transactionId,
         meterValue: [{ timestamp: at(minute), sampledValue: [{ value: String(wh), unit: 'Wh' }] }],
       });
+    const stop = (minute: number, meterStop: number) =>
+      charger.call('StopTransaction', { transactionId, meterStop, timestamp: at(minute) });
+    const energyInV1 = async () => {
+      const sessions = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp.id}`);
+      return (sessions.body as { value: Json[] }).value[0]?.energy_wh;
+    };
+    /** the CDR's total energy and the COMPLETED session's kwh, once both came */
+    const ended = async () => {
+      const post = await eventually(async () => cdrPosts(e, since)[0], {
+        timeoutMs: 10_000,
+        what: 'a CDR POSTed to the eMSP',
+      });
+      const completed = await eventually(async () => completedPuts(e, since).at(-1), { what: 'the COMPLETED session' });
+      return { cdr: (post.body as Json).total_energy, completed: completed.body as Json };
+    };
+    return { e, read, stop, energyInV1, ended };
+  }
+
+  it('tells the eMSP the energy its CDR bills: the stop reading that went back ends no register', async () => {
+    const { e, read, stop, ended } = await started(1000);
+    await read(10, 6000);
+    await read(20, 12000);
     // a failed read at the end: 8000 Wh after 12000 were reported
-    await charger.call('StopTransaction', { transactionId, meterStop: 8000, timestamp: at(30) });
-    const post = await eventually(
-      async () =>
-        e.sim.receivedSince(since).find((r) => r.method === 'POST' && /\/cdrs$/.test(r.path) && r.status === 200),
-      { timeoutMs: 10_000, what: 'a CDR POSTed to the eMSP' },
-    );
-    expect((post.body as Json).total_energy).to.equal(11);
-    const completed = await eventually(
-      async () =>
-        e.sim
-          .receivedSince(since)
-          .filter((r) => r.method === 'PUT' && /\/sessions\//.test(r.path) && (r.body as Json).status === 'COMPLETED')
-          .at(-1),
-      { what: 'the COMPLETED session' },
-    );
-    expect((completed.body as Json).kwh, 'the COMPLETED session kwh').to.equal(11);
+    await stop(30, 8000);
+    const { cdr, completed } = await ended();
+    expect(cdr).to.equal(11);
+    expect(completed.kwh, 'the COMPLETED session kwh').to.equal(11);
     // and as the eMSP pulls it
     const pulled = await e.sim.call('GET', 'sessions', '', undefined, { role: 'SENDER' });
-    const mine = (pulled.data as Json[]).find((s) => s.id === (completed.body as Json).id);
+    const mine = (pulled.data as Json[]).find((s) => s.id === completed.id);
     expect(mine?.kwh).to.equal(11);
+  });
+
+  it('/v1, the COMPLETED session and the CDR all count the highest reading less the first', async () => {
+    const { read, stop, energyInV1, ended } = await started(1000);
+    await read(10, 5000);
+    // a reading below the last: the energy charged does not go back with it
+    await read(20, 3000);
+    expect(await energyInV1()).to.equal(4000);
+    await read(25, 6000);
+    expect(await energyInV1()).to.equal(5000);
+    await stop(30, 6000);
+    const { cdr, completed } = await ended();
+    expect(cdr).to.equal(5);
+    expect(completed.kwh, 'the COMPLETED session kwh').to.equal(5);
+    expect(await energyInV1()).to.equal(5000);
   });
 });
 

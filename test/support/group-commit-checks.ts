@@ -229,6 +229,18 @@ async function checkMeterProgressMerged(db: Database): Promise<void> {
     [1000, 1800, 900, null],
     [1000, 1950, 1050, 6],
   ]);
+  // a newer reading below the last moves the last reading, never the energy: the register only
+  // rises (docs/CSMS.md); a higher one in the same batch moves both
+  await Promise.all([
+    reading(rows[0]!.id, 1300, null),
+    reading(rows[1]!.id, 1750, null),
+    reading(rows[2]!.id, 2000, 7),
+  ]);
+  expect(await meters()).to.deep.equal([
+    [900, 1300, 600, null],
+    [1000, 1750, 900, null],
+    [1000, 2000, 1100, 7],
+  ]);
 }
 
 /**
@@ -256,7 +268,7 @@ export function groupCommitTests(db: () => Database): void {
     await checkMergedRows(db());
   });
 
-  it('moves the meters of several sessions in one merged write, skipping a repeated seqNo and an older reading', async () => {
+  it('moves the meters of several sessions in one merged write, skipping a repeated seqNo and an older reading; a lower reading keeps the energy', async () => {
     await checkMeterProgressMerged(db());
   });
 }

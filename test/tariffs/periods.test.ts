@@ -213,7 +213,7 @@ describe('charging periods from meter readings', function () {
     expect(priced.ok && priced.priced.total_cost.excl_vat).to.equal(1.5008);
   });
 
-  it('a charger that reports only its start and stop gives one charging period; a meter reset does not go negative', function () {
+  it('a charger that reports only its start and stop gives one charging period; a register that went back adds nothing', function () {
     const single = chargingPeriodsOf({
       start: min(0),
       end: min(30),
@@ -237,7 +237,28 @@ describe('charging periods from meter readings', function () {
       tariff: undefined,
       timeZone: 'UTC',
     });
-    const total = reset.reduce((n, p) => n + (p.dimensions.find((d) => d.type === 'ENERGY')?.volume ?? 0), 0);
-    expect(total).to.equal(2);
+    const energyOf = (periods: typeof reset) =>
+      periods.reduce((n, p) => n + (p.dimensions.find((d) => d.type === 'ENERGY')?.volume ?? 0), 0);
+    // 9000 to 10000, then nothing until the register passes 10000 again, which it never does
+    expect(energyOf(reset)).to.equal(1);
+    const dip = chargingPeriodsOf({
+      start: min(0),
+      end: min(30),
+      samples: readings([
+        [0, 1000],
+        [10, 5000],
+        [20, 3000],
+        [30, 6000],
+      ]),
+      tariff: undefined,
+      timeZone: 'UTC',
+    });
+    // the highest reading less the first, as the session's energy in /v1: 5 kWh, not 4 + 3
+    expect(energyOf(dip)).to.equal(5);
+    expect(summary(dip)).to.deep.equal([
+      [iso(0), 'ENERGY:4', 'TIME:0.166667', 'MAX_POWER:24'],
+      [iso(10), 'PARKING_TIME:0.166667'],
+      [iso(20), 'ENERGY:1', 'TIME:0.166667', 'MAX_POWER:6'],
+    ]);
   });
 });
