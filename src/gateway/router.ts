@@ -1,12 +1,12 @@
 import type { Context, Middleware, Next } from 'koa';
 import type bodyParserOf from 'koa-bodyparser';
-import { HttpError, RequestValidationError } from './errors.js';
+import { HttpError, RequestValidationError, type ValidationDetail } from './errors.js';
 import { setBody } from './json-body.js';
 import { assertBodyDepth, assertBodyText, assertPrintableRequest } from './request-limits.js';
 import { requestContext } from './request-state.js';
 import { PrefixRoutes, type Registration } from './prefix-routes.js';
 import type { MountSpec, RouteSpec } from './route-table.js';
-import { RequestPart } from './validation.js';
+import { MAX_DETAILS, RequestPart } from './validation.js';
 
 export interface RouterOptions {
   bodyLimit: string;
@@ -147,6 +147,23 @@ function dispatch(prefixRoutes: PrefixRoutes): Middleware {
   };
 }
 
+/**
+ * Reads one part of a request (path, query, body), its failures gathered in `failures`: every
+ * part is read before a 422, which names the failures of all three together (before, a bad query
+ * hid the body's errors until it was mended).
+ */
+function partReader(failures: ValidationDetail[]) {
+  return <T>(part: () => T): T | undefined => {
+    try {
+      return part();
+    } catch (err) {
+      if (!(err instanceof RequestValidationError)) throw err;
+      failures.push(...err.detail);
+      return undefined;
+    }
+  };
+}
+
 function routeChain(
   mount: MountSpec<unknown>,
   route: RouteSpec<unknown>,
@@ -171,11 +188,18 @@ function routeChain(
     // koa-bodyparser leaves {} when nothing was sent; rawBody tells a real (even empty-object) body apart
     const bodyPresent = typeof request.rawBody === 'string' && request.rawBody.trim().length > 0;
     const rawBody = bodyPresent ? request.body : undefined;
+    const failures: ValidationDetail[] = [];
+    const read = partReader(failures);
+    const path = params ? read(() => params.parseFields({ ...ctx.params })) : { ...ctx.params };
+    const fields = query ? read(() => query.parseFields({ ...ctx.query })) : { ...ctx.query };
+    const payload = body && (bodyPresent || !route.bodyOptional) ? read(() => body.parse(rawBody)) : rawBody;
+    if (failures.length > 0 || path === undefined || fields === undefined)
+      throw new RequestValidationError(failures.slice(0, MAX_DETAILS));
     const { logger, requestId } = requestContext(ctx);
     const result = await route.handler({
-      params: params ? params.parseFields({ ...ctx.params }) : { ...ctx.params },
-      query: query ? query.parseFields({ ...ctx.query }) : { ...ctx.query },
-      body: body && (bodyPresent || !route.bodyOptional) ? body.parse(rawBody) : rawBody,
+      params: path,
+      query: fields,
+      body: payload,
       auth: ctx.state.auth,
       koa: ctx,
       get log() {

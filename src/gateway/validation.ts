@@ -239,12 +239,18 @@ export function boundedDetails(details: ValidationDetail[]): ValidationDetail[] 
 /**
  * A union's failure says what each branch wanted and then that no branch matched (`anyOf`), and a
  * nullable one also that the value is not null (`none_required`): beside an entry that says what
- * was wanted at the same place, those two say nothing more and are left out.
+ * was wanted at the same place or within it (a field of the object the union is of), those two
+ * say nothing more and are left out. Before, a tariff with one bad field also got a body-level
+ * "must match a schema in anyOf" entry.
  */
 function withoutUnionNoise(details: ValidationDetail[]): ValidationDetail[] {
   const noise = (d: ValidationDetail) => d.type === 'anyOf' || d.type === 'none_required';
-  const explained = new Set(details.filter((d) => !noise(d)).map((d) => JSON.stringify(d.loc)));
-  return details.filter((d) => !noise(d) || !explained.has(JSON.stringify(d.loc)));
+  // a place as its JSON without the closing bracket: a place within it starts with that and a comma
+  const place = (d: ValidationDetail) => JSON.stringify(d.loc).slice(0, -1);
+  const said = details.filter((d) => !noise(d)).map(place);
+  if (said.length === 0) return details;
+  const explained = (at: string) => said.some((p) => p === at || p.startsWith(`${at},`));
+  return details.filter((d) => !noise(d) || !explained(place(d)));
 }
 
 function mergeExpected(into: ValidationDetail, d: ValidationDetail): void {

@@ -81,6 +81,15 @@ describe('/v1 management API for charge points and sessions', () => {
     expect(policy.status).to.equal(422);
     expect(policy.body.detail.map((d) => `${d.loc.join('.')} ${d.type}`)).to.deep.equal(['body.policy literal_error']);
     expect(literal[0]?.ctx.expected).to.deep.equal(['soft', 'hard']);
+    // a bad query and a bad body: one 422 names both (a bad query hid the body's errors)
+    const both = await csms.api<{ detail: Entry[] }>('POST', '/v1/charge-points/X/reset?wait_ms=soon', {
+      type: 'medium',
+    });
+    expect(both.status).to.equal(422);
+    expect(both.body.detail.map((d) => `${d.loc.join('.')} ${d.type}`)).to.deep.equal([
+      'query.wait_ms int_type',
+      'body.type literal_error',
+    ]);
     expect(literal[0]?.msg).to.equal('must be one of "soft", "hard"');
     // a status that is no connector status is a mistake, not a filter that matches nothing
     const bogus = await csms.api<{ detail: Array<{ msg: string }> }>('GET', '/v1/charge-points?status=bogus');
