@@ -1,6 +1,6 @@
 import Type from '#typebox';
 import { HttpError, RequestValidationError } from '../../gateway/errors.js';
-import { toDetail } from '../../gateway/validation.js';
+import { boundedDetails, toDetail } from '../../gateway/validation.js';
 import { compileLazily } from '../../lazy-compile.js';
 import { pageHeaders, Paging } from '../../gateway/operator-paging.js';
 import { route } from '../../gateway/route-table.js';
@@ -26,7 +26,8 @@ const tariff221 = compileLazily(T221.Tariff);
  */
 function assert221(body: unknown): void {
   if (tariff221.Check(body)) return;
-  throw new RequestValidationError([...tariff221.Errors(body)].map((e) => toDetail('body', e, body)));
+  // bounded and merged as every other 422: one entry naming an enumeration's values, no union noise
+  throw new RequestValidationError(boundedDetails([...tariff221.Errors(body)].map((e) => toDetail('body', e, body))));
 }
 
 /**
@@ -73,11 +74,11 @@ export function ownTariffRoutes(ctx: OcpiContext): OperatorRoute[] {
         const id = req.params.tariff_id;
         assertPathId('tariff_id', id, 'id', body.id);
         const own = ctx.ownParty();
-        if ('country_code' in body) {
-          assert221(body);
-          assertOurParty(own, body, 'a tariff of ours names our country_code and party_id');
-        }
+        if ('country_code' in body) assertOurParty(own, body, 'a tariff of ours names our country_code and party_id');
         const tariff = 'country_code' in body ? body : tariffFrom211(body, own);
+        // what is stored is a 2.2.1 Tariff: a 2.1.1 one converted must be one too (before, a 2.1.1
+        // tariff without elements was stored and pushed to every eMSP as a 2.2.1 one without any)
+        assert221(tariff);
         // the tariff and its PUT to every registered eMSP commit together (docs/ROAMING.md "What is pushed")
         const stored = await ctx.services.db.group.run(async (tx) => {
           const written = await ctx.stores.tariffs.on(tx).put({ ...own, id }, tariff);

@@ -163,6 +163,26 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
       });
       expect(credit.status, JSON.stringify(credit.body)).to.equal(422);
       expect(JSON.stringify(credit.body)).to.contain('max_price');
+      // the places that are wrong, not also "must match a schema in anyOf" of the whole body
+      const places = (credit.body as { detail: Array<{ loc: unknown[]; type: string }> }).detail;
+      expect(places.filter((d) => d.type === 'anyOf' || d.type === 'none_required')).to.deep.equal([]);
+      // a value that is none of an enumeration's: one entry that names them all
+      const typed = await api.request('PUT', '/v1/ocpi/tariffs/MT-5', {
+        body: aTariff221({ id: 'MT-5', type: 'CHEAP' }),
+      });
+      expect(typed.status).to.equal(422);
+      const typeEntries = (
+        typed.body as { detail: Array<{ loc: unknown[]; type: string; ctx: { expected?: unknown } }> }
+      ).detail;
+      expect(typeEntries.map((d) => `${d.loc.join('.')} ${d.type}`)).to.deep.equal(['body.type literal_error']);
+      expect(typeEntries[0]?.ctx.expected).to.have.length(5);
+      // a 2.1.1 tariff is stored as a 2.2.1 one, which has at least one element
+      const empty = await api.request('PUT', '/v1/ocpi/tariffs/MT-6', {
+        body: { ...aTariff({ id: 'MT-6' }), elements: [] },
+      });
+      expect(empty.status, JSON.stringify(empty.body)).to.equal(422);
+      expect(JSON.stringify(empty.body)).to.contain('elements');
+      expect((await api.request('GET', '/v1/ocpi/tariffs/MT-6')).status).to.equal(404);
       expect((await api.request('GET', '/v1/ocpi/tariffs/MT-4')).status).to.equal(404);
       expect((await api.request('GET', '/v1/ocpi/tariffs', { bearer: 'wrong' })).status).to.equal(401);
     });
