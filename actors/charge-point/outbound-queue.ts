@@ -10,6 +10,7 @@ import {
 import type { ChargePointActorDeps } from './ports.js';
 import {
   chargePointProtocol,
+  CONNECTION_CLOSED_DETAIL,
   type ChargePointCommandResult,
   type ChargePointMessage,
   type ChargePointState,
@@ -41,6 +42,10 @@ function boundedDetail(detail: string | null): string | null {
     ? detail
     : `${detail.slice(0, MAX_COMMAND_DETAIL - 1)}…`;
 }
+/** Why a password change expired unsent: the process that held the new password does not hold the charger now. */
+const PASSWORD_NOT_HERE =
+  'the new password was kept only by the process the charger was connected to, which stopped or no longer holds the charger; set it again';
+
 /** a queued command that could not be sent for this long is dropped rather than sent late */
 const COMMAND_EXPIRY_MS = 120_000;
 
@@ -240,11 +245,12 @@ function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointSta
     }
     const command = sendable(deps, head);
     if (command === undefined) {
-      // the process that held the new password stopped before sending it
+      // the new password is held in memory by the process that took it (never stored in clear):
+      // that process stopped, or the charger connected to another one, before it was sent
       state = {
         ...state,
         outbound: state.outbound.slice(1),
-        commands: settle(deps, ctx, state, head, 'expired', 'the new password was lost with a restart; set it again'),
+        commands: settle(deps, ctx, state, head, 'expired', PASSWORD_NOT_HERE),
       };
       continue;
     }
@@ -307,8 +313,7 @@ export function onConnected(
   // calls sent on an earlier connection will never be answered: report them and move on
   const stale = s.outbound.filter((o) => o.sent_at !== null && o.connection !== msg.connection);
   let commands = s.commands;
-  for (const o of stale)
-    commands = settle(deps, ctx, { ...s, commands }, o, 'failed', 'connection closed before the answer');
+  for (const o of stale) commands = settle(deps, ctx, { ...s, commands }, o, 'failed', CONNECTION_CLOSED_DETAIL);
   // a plain (re)connect writes nothing (a first one: its first event records the protocol); a
   // charger that now speaks another version than it spoke, or than it is registered with (a
   // firmware upgrade), is recorded at once: the operator's operations are those of the version

@@ -154,6 +154,20 @@ const OutboundCall = Type.Object({
   authorization: Type.Optional(CommandAuthorization),
 });
 
+/**
+ * A call sent on a connection that closed before the charger answered: OCPP-J answers a call on
+ * the connection it came on, so no answer can come. The actor records it so when the charger
+ * connects again (`onConnected`); a read while the charger is offline shows it so at once.
+ */
+export const CONNECTION_CLOSED_DETAIL = 'connection closed before the answer';
+
+/** A command record as a read shows it: a call still sent to a charger that is offline has failed. */
+export function recordAsSeen<R extends { status: string; detail: string | null }>(record: R, online: boolean): R {
+  return online || record.status !== 'sent'
+    ? record
+    : { ...record, status: 'failed', detail: CONNECTION_CLOSED_DETAIL };
+}
+
 const CommandRecord = Type.Object({
   command_id: Type.String(),
   kind: Type.String(),

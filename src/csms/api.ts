@@ -162,6 +162,7 @@ function operationAccess(cp: ChargePointAccess): OperationAccess {
       const state = await chargePoints.actorState(cp.addressOf(id));
       return checkChargePointState(state) ? state : undefined;
     },
+    online: (id) => cp.deps.actors.isPinned(cp.addressOf(id)),
   };
 }
 

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import Type, { type Static, type TProperties, type TSchema } from '#typebox';
-import type { ChargePointState } from '../../actors/charge-point/protocol.js';
+import { recordAsSeen, type ChargePointState } from '../../actors/charge-point/protocol.js';
 import { HttpError } from '../gateway/errors.js';
 import { route, type RouteResult, type RouteSpec } from '../gateway/route-table.js';
 import type { OperatorAuth } from '../gateway/csms-auth.js';
@@ -37,6 +37,8 @@ export interface OperationAccess {
   command(id: string, cmd: ChargerCommand): Promise<{ command_id: string; status: string }>;
   /** the charge point's state as last committed, undefined when there is none yet */
   storedState(id: string): Promise<ChargePointState | undefined>;
+  /** whether a live process holds the charger's connection */
+  online(id: string): Promise<boolean>;
   /** the stored reply of an operation that returns data */
   reply(commandId: string): Promise<unknown>;
   /** a new OCPP reservation id, from the id space OCPI reservations share (src/roaming/reservations.ts) */
@@ -81,6 +83,8 @@ export const OperationResult = titled(
 export type OperationResult = Static<typeof OperationResult>;
 
 const PENDING = new Set(['queued', 'sent']);
+/** how often a route waiting for a call still sent asks whether its charger is online */
+const OFFLINE_CHECK_MS = 1_000;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -106,6 +110,9 @@ export async function awaitOutcome(
   };
   // settled as it was queued (refused: a Pending charger's unlock): the record says why
   if (!PENDING.has(status)) return { ...last, answered: true, detail: (await recordOf())?.detail ?? null };
+  // when a call still sent was first seen with its charger offline, and when that was last asked
+  let offlineSince: number | undefined;
+  let askedAt = 0;
   while (Date.now() < until) {
     await sleep(Math.min(POLL_MS, Math.max(0, until - Date.now())));
     // the committed state, read from the store: a charger that answers and then drops its
@@ -113,6 +120,18 @@ export async function awaitOutcome(
     const record = await recordOf();
     if (!record) continue;
     last = { ...last, command_status: record.status, detail: record.detail };
+    if (record.status === 'sent' && Date.now() - askedAt >= OFFLINE_CHECK_MS) {
+      // the process that sent it may have died (kill -9): no one will record its end until the
+      // charger connects again. Offline for a second (an answer that came just before a close
+      // has committed by then), the call has failed as a read of the charger shows it
+      askedAt = Date.now();
+      if (await access.online(id).catch(() => true)) offlineSince = undefined;
+      else if (offlineSince === undefined) offlineSince = askedAt;
+      else {
+        const failed = recordAsSeen(record, false);
+        return { ...last, command_status: failed.status, detail: failed.detail, answered: true };
+      }
+    }
     if (PENDING.has(record.status)) continue;
     const reply = record.has_reply === true ? await access.reply(commandId).catch(() => undefined) : undefined;
     return { ...last, answered: true, ...(reply === undefined ? {} : { reply }) };

@@ -1,6 +1,6 @@
 import Type, { type Static } from '#typebox';
 import { compileLazily } from '../lazy-compile.js';
-import { ChargePointState } from '../../actors/charge-point/protocol.js';
+import { ChargePointState, recordAsSeen } from '../../actors/charge-point/protocol.js';
 import { ChargingProfileSchema, idTagText, ocppInteger, ProtocolName, RegistrationStatus } from '../ocpp/domain.js';
 import type { ChargePointRow } from './charge-point-store.js';
 import { titled } from '../gateway/openapi.js';
@@ -228,7 +228,8 @@ export function chargePointView(
       })),
     active_transactions: s?.transactions.map((t) => t.transaction_id) ?? [],
     open_transactions: s?.transactions.map((t) => ({ transaction_id: t.transaction_id, evse_id: t.evse_id })) ?? [],
-    commands: s?.commands ?? [],
+    // a call sent on a connection its process lost (a kill -9 of that process) is answered by no one
+    commands: (s?.commands ?? []).map((c) => recordAsSeen(c, online)),
     operations: s?.operations ?? {},
     password: {
       changed_at: row.key_changed_at === null ? null : new Date(row.key_changed_at).toISOString(),

@@ -9,7 +9,7 @@ import { startNode, type NodeProcess } from '../support/processes.js';
 
 interface ChargePointView {
   online: boolean;
-  commands: Array<{ command_id: string; status: string }>;
+  commands: Array<{ command_id: string; status: string; detail: string | null }>;
 }
 
 describe('charge points across web processes (Redis, PostgreSQL, real processes)', function () {
@@ -97,9 +97,51 @@ describe('charge points across web processes (Redis, PostgreSQL, real processes)
     );
     await onA.call('MeterValues', v16.meterValues(1, transactionId, 600));
 
+    // a second charger on A that never answers the call B sends it, and stays away after the kill
+    const quiet = (
+      await apiB<RegisteredChargePoint>('POST', '/v1/charge-points', {
+        id: uniqueChargePointId('QT'),
+        protocol: 'ocpp1.6',
+      })
+    ).body;
+    const quietOnA = await chargerOn(a, quiet);
+    await quietOnA.call('BootNotification', v16.boot());
+    const waiting = apiB<{ command_id: string; command_status: string; answered: boolean; detail: string | null }>(
+      'POST',
+      `/v1/charge-points/${quiet.id}/data-transfer?wait_ms=25000`,
+      { vendor_id: 'x', data: 'a' },
+    );
+    await quietOnA.csmsCall('DataTransfer', 10_000);
+    // recorded as sent (and B's ask answered) before A dies
+    await eventually(
+      async () =>
+        (await apiB<ChargePointView>('GET', `/v1/charge-points/${quiet.id}`)).body.commands.find(
+          (c) => c.status === 'sent',
+        ),
+      10_000,
+    );
+
     a.signal('SIGKILL');
     await a.exited;
     await onA.closed;
+    await quietOnA.closed;
+
+    // no process is left to record the call's end: B's route and B's reads say it failed once
+    // the pin lapsed (LEASE_TTL_MS 3 s here), not "sent" until the charger comes back
+    const killedAt = Date.now();
+    const outcome = await waiting;
+    expect(Date.now() - killedAt, 'answered within the wait').to.be.below(15_000);
+    expect(outcome.body).to.include({
+      command_status: 'failed',
+      answered: true,
+      detail: 'connection closed before the answer',
+    });
+    const seen = (await apiB<ChargePointView>('GET', `/v1/charge-points/${quiet.id}`)).body;
+    expect(seen.online).to.equal(false);
+    expect(seen.commands.find((c) => c.command_id === outcome.body.command_id)).to.include({
+      status: 'failed',
+      detail: 'connection closed before the answer',
+    });
 
     // the charger reconnects to the surviving process and finishes what it started
     const onB = await chargerOn(b, cp);
