@@ -4,6 +4,7 @@ import type { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { chargePointActor } from '../../actors/charge-point/actor.js';
 import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
+import { parseAddress } from '../runtime/address.js';
 import type { ChargePointActorDeps, RoamingPort } from '../../actors/charge-point/ports.js';
 import { defineMount, type MountSpec } from '../gateway/route-table.js';
 import { OcppEndpoint, ConnectionRegistry } from '../ocpp/endpoint.js';
@@ -190,7 +191,22 @@ function localListSweepOf(services: PlatformServices, registry: ConnectionRegist
   });
 }
 
-/** The OCPP WebSocket endpoint, checking chargers against the registry of identities. */
+/**
+ * A charger whose process died holding its socket (a kill -9) could not be said to go offline by
+ * that process: the web process that takes the dead one's pins says it (docs/CSMS.md "Cluster
+ * behaviour").
+ */
+function tellOrphanedOffline(services: PlatformServices, events: CsmsEventBus): void {
+  services.actors.onPinsOrphaned((addresses) => {
+    for (const address of addresses) {
+      const { kind, key } = parseAddress(address);
+      if (kind === chargePointProtocol.kind)
+        events.publish({ type: 'charge-point', charge_point_id: key, online: false });
+    }
+  });
+}
+
+/** The OCPP WebSocket endpoint, checking chargers against the registry of identities; it also tells of chargers a dead process held. */
 function ocppEndpoint(
   services: PlatformServices,
   registry: ConnectionRegistry,
@@ -198,6 +214,7 @@ function ocppEndpoint(
   unknown: UnknownChargePoints,
   opts: CsmsModuleOptions,
 ): OcppEndpoint {
+  tellOrphanedOffline(services, events);
   const { config } = services;
   const chargePoints = new ChargePointStore(services.db);
   const log = services.log.child({ module: 'ocpp' });

@@ -55,6 +55,7 @@ export class ActorSystem implements ActorMessenger {
   private readonly messenger: Messenger;
   private readonly incoming: IncomingCalls;
   private readonly timers: NodeJS.Timeout[] = [];
+  private readonly orphanListeners: Array<(addresses: Address[]) => void> = [];
   private started = false;
   /** some registered kind uses ctx.em (MikroORM is loaded at start) */
   private needsOrm = false;
@@ -84,6 +85,29 @@ export class ActorSystem implements ActorMessenger {
     return this.opts.log;
   }
 
+  /**
+   * Listens for pinned actors whose process left without releasing them (a kill -9): their
+   * connections are gone and no process said so. Each address is reported to one process of the
+   * cluster, once its membership lapsed; never in embedded mode.
+   */
+  onPinsOrphaned(listener: (addresses: Address[]) => void): void {
+    this.orphanListeners.push(listener);
+  }
+
+  private async reportOrphans(processIds: string[]): Promise<void> {
+    // a process that would tell no one (a worker) leaves them to one that would
+    const take = this.opts.placement.takeOrphanedPins?.bind(this.opts.placement);
+    if (!take || this.orphanListeners.length === 0) return;
+    try {
+      const addresses = await take(processIds);
+      if (addresses.length === 0) return;
+      this.opts.log.info({ processes: processIds, pins: addresses.length }, 'pins of a departed process reported');
+      for (const listener of this.orphanListeners) listener(addresses);
+    } catch (err) {
+      this.opts.log.warn({ err, processes: processIds }, 'could not take the pins of a departed process');
+    }
+  }
+
   register(def: RegisteredActor): this {
     if (this.started) throw new Error('register actor kinds before start()');
     this.activations.register(def);
@@ -98,7 +122,10 @@ export class ActorSystem implements ActorMessenger {
     const events: PlacementEvents = {
       shardsLost: (shards, graceful) => this.activations.dropShards(shards, graceful),
       shardsGained: () => void this.durable.sweep(),
-      membersLeft: (ids) => this.pending.rerouteFrom(ids),
+      membersLeft: (ids) => {
+        this.pending.rerouteFrom(ids);
+        void this.reportOrphans(ids);
+      },
       pinsLost: (addresses) => this.activations.pinsLost(addresses),
     };
     await this.opts.placement.start(events);

@@ -52,6 +52,11 @@ export interface ActorPlacement {
   leaseFenced(lease: Lease): void;
   /** the live process holding the pin, if any */
   ownerOfPin(address: Address): Promise<string | undefined>;
+  /**
+   * Cluster mode: the pins processes that left without releasing them (a kill -9) still hold,
+   * each answered to one process only. Embedded: none (the process is the cluster).
+   */
+  takeOrphanedPins?(processIds: readonly string[]): Promise<Address[]>;
   /** of these pinned addresses, the ones a live process holds (one round trip per 1,000 in cluster mode) */
   pinnedAmong(addresses: readonly Address[]): Promise<Set<Address>>;
   /** true when this process has what it needs to serve (leases taken, Redis reachable) */

@@ -48,6 +48,30 @@ describe('CSMS events across web processes (Redis, PostgreSQL, real processes)',
     return { charger, id: cp.id };
   }
 
+  /** An operator's event stream on `node`: the text received so far, and its end. */
+  async function streamOn(node: NodeProcess): Promise<{ received: string[]; close: () => Promise<void> }> {
+    const controller = new AbortController();
+    const res = await fetch(`${node.url}/v1/events`, {
+      headers: { Authorization: `Bearer ${API_KEY}` },
+      signal: controller.signal,
+    });
+    expect(res.status).to.equal(200);
+    const body = res.body;
+    if (!body) throw new Error('no event stream body');
+    const received: string[] = [];
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of body) received.push(decoder.decode(chunk));
+    })().catch(() => undefined);
+    return {
+      received,
+      close: async () => {
+        controller.abort();
+        await reading;
+      },
+    };
+  }
+
   it('sends (almost) nothing over Redis while no event stream is open', async () => {
     const { charger } = await chargerOn(b, 'EVQ');
     await charger.call('BootNotification', v16.boot());
@@ -62,19 +86,7 @@ describe('CSMS events across web processes (Redis, PostgreSQL, real processes)',
   });
 
   it('delivers the changes of a charger on B to an event stream opened on A', async () => {
-    const controller = new AbortController();
-    const res = await fetch(`${a.url}/v1/events`, {
-      headers: { Authorization: `Bearer ${API_KEY}` },
-      signal: controller.signal,
-    });
-    expect(res.status).to.equal(200);
-    const body = res.body;
-    if (!body) throw new Error('no event stream body');
-    const received: string[] = [];
-    const reading = (async () => {
-      const decoder = new TextDecoder();
-      for await (const chunk of body) received.push(decoder.decode(chunk));
-    })().catch(() => undefined);
+    const { received, close } = await streamOn(a);
     try {
       // B is quiet from the test before; A's stream ends that at once
       await new Promise((r) => setTimeout(r, 200));
@@ -87,8 +99,29 @@ describe('CSMS events across web processes (Redis, PostgreSQL, real processes)',
       expect(published().some((payload) => payload.includes(id))).to.equal(true);
       await charger.close();
     } finally {
-      controller.abort();
-      await reading;
+      await close();
+    }
+  });
+
+  // last: it kills B
+  it('tells a stream on A that the chargers of B went offline when B was killed (kill -9)', async () => {
+    const { received, close } = await streamOn(a);
+    try {
+      await new Promise((r) => setTimeout(r, 200));
+      const { charger, id } = await chargerOn(b, 'EVK');
+      await charger.call('BootNotification', v16.boot());
+      const said = (what: string) => async (): Promise<true | undefined> =>
+        received.join('').includes(`"charge_point_id":"${id}","online":${what}`) ? true : undefined;
+      await eventually(said('true'), 5000);
+      b.signal('SIGKILL');
+      await b.exited;
+      await charger.closed;
+      // B could not say it; A takes B's pins once B's membership lapsed (LEASE_TTL_MS 3 s here)
+      await eventually(said('false'), 15_000);
+      const view = await apiClient(a.url)<{ online: boolean }>('GET', `/v1/charge-points/${id}`);
+      expect(view.body.online).to.equal(false);
+    } finally {
+      await close();
     }
   });
 });

@@ -31,6 +31,8 @@ export interface ClusterPlacementOptions {
 const LOCAL_TRUST = 0.75;
 /** pin keys read per MGET (pinnedAmong) */
 const PIN_LOOKUP_CHUNK = 1000;
+/** A process's set of pins expires this many lease TTLs after its last heartbeat (`takeOrphanedPins`). */
+const PINS_SET_TTLS = 10;
 
 class ShardLease implements Lease {
   accepting = true;
@@ -172,6 +174,8 @@ export class ClusterPlacement implements ActorPlacement {
       await this.scripts.releaseLease(this.keys.pin(address), lease.value).catch(() => undefined);
     }
     this.pins.clear();
+    // every pin given up: none is left for another process to report orphaned
+    await redis.del(this.keys.pinsOf(this.processId)).catch(() => undefined);
     await redis.zrem(this.keys.live(), this.processId).catch(() => undefined);
     await redis.publish(this.keys.clusterChannel(), `left ${this.processId}`).catch(() => undefined);
     const sub = this.sub;
@@ -207,6 +211,8 @@ export class ClusterPlacement implements ActorPlacement {
       const [live, hosts] = await Promise.all([
         this.scripts.heartbeat(this.keys.live(), this.processId, ttl),
         this.scripts.heartbeat(this.keys.hosts(), this.opts.hostShards && !this.stopping ? this.processId : '', ttl),
+        // our set of pins outlives our membership long enough for another process to take it
+        this.opts.redis.pexpire(this.keys.pinsOf(this.processId), ttl * PINS_SET_TTLS),
       ]);
       const before = this.live;
       this.live = new Set(live);
@@ -288,11 +294,14 @@ export class ClusterPlacement implements ActorPlacement {
       return;
     }
     const lost: Address[] = [];
+    const kept: Address[] = [];
     held.forEach(([address, lease], i) => {
-      if (results[i] === 1) return;
+      if (results[i] === 1) return void kept.push(address);
       this.pins.release(address, lease);
       lost.push(address);
     });
+    // a Redis that came back empty lost our set of pins too
+    if (kept.length > 0) await this.opts.redis.sadd(this.keys.pinsOf(this.processId), ...kept).catch(() => undefined);
     this.opts.log.info({ pins: held.length, lost: lost.length, processId: this.processId }, 'pins re-asserted');
     if (lost.length > 0) this.events?.pinsLost(lost);
   }
@@ -407,7 +416,13 @@ export class ClusterPlacement implements ActorPlacement {
 
   async claimPin(address: Address): Promise<{ lease: Lease; previousOwner: string | undefined }> {
     for (let attempt = 0; ; attempt++) {
-      const [epoch, previous] = await this.scripts.claimPin(this.keys.pin(address), this.keys.epoch(), this.processId);
+      const [epoch, previous] = await this.scripts.claimPin(
+        this.keys.pin(address),
+        this.keys.epoch(),
+        this.keys.pinsOf(this.processId),
+        this.processId,
+        address,
+      );
       const value = `${this.processId}|${epoch}`;
       const lease = new PinLease(fenceKeyForPin(address), epoch, value);
       this.pins.put(address, lease);
@@ -428,7 +443,35 @@ export class ClusterPlacement implements ActorPlacement {
 
   async releasePin(address: Address, lease: Lease): Promise<void> {
     const mine = this.pins.release(address, lease);
-    if (mine) await this.scripts.releaseLease(this.keys.pin(address), mine.value).catch(() => undefined);
+    if (mine)
+      await this.scripts
+        .releasePin(this.keys.pin(address), this.keys.pinsOf(this.processId), mine.value, address)
+        .catch(() => undefined);
+  }
+
+  /**
+   * The pins that processes which left without releasing them (a kill -9) still hold: each dead
+   * process's set of pins is taken whole by one process (read and deleted in one transaction),
+   * and of its addresses those whose pin still names that process are answered. Their actors'
+   * connections are gone, and no process said so.
+   */
+  async takeOrphanedPins(processIds: readonly string[]): Promise<Address[]> {
+    const orphaned: Address[] = [];
+    for (const processId of processIds) {
+      const key = this.keys.pinsOf(processId);
+      const taken = await this.opts.redis.multi().smembers(key).del(key).exec();
+      const members = taken?.[0]?.[1];
+      if (!Array.isArray(members) || members.length === 0) continue;
+      const addresses = members.map(String);
+      for (let i = 0; i < addresses.length; i += PIN_LOOKUP_CHUNK) {
+        const chunk = addresses.slice(i, i + PIN_LOOKUP_CHUNK);
+        const values = await this.opts.redis.mget(chunk.map((a) => this.keys.pin(a)));
+        chunk.forEach((address, j) => {
+          if (values[j]?.startsWith(`${processId}|`)) orphaned.push(address);
+        });
+      }
+    }
+    return orphaned;
   }
 
   pinLease(address: Address): Lease | undefined {

@@ -41,6 +41,14 @@ export class RedisKeys {
     return this.join('pin', address);
   }
 
+  /**
+   * Set of the addresses one process holds pins for: taken by another process when that one's
+   * membership lapses without it releasing them (a kill -9), to tell their actors' watchers.
+   */
+  pinsOf(processId: string): string {
+    return this.join('pins-of', processId);
+  }
+
   /** Pub/sub channel of one process's actor inbox. */
   inbox(processId: string): string {
     return this.join('inbox', processId);

@@ -10,7 +10,14 @@ export interface ClusterScripts {
   acquireLease(leaseKey: string, epochKey: string, processId: string, ttlMs: number): Promise<number>;
   renewLeases(leaseKeys: string[], values: string[], ttlMs: number): Promise<number[]>;
   releaseLease(key: string, value: string): Promise<number>;
-  claimPin(pinKey: string, epochKey: string, processId: string): Promise<[number, string]>;
+  claimPin(
+    pinKey: string,
+    epochKey: string,
+    pinsKey: string,
+    processId: string,
+    address: string,
+  ): Promise<[number, string]>;
+  releasePin(pinKey: string, pinsKey: string, value: string, address: string): Promise<number>;
   raiseEpoch(epochKey: string, floor: number): Promise<number>;
   reassertPins(pinKeys: string[], epochKey: string, values: string[], epochs: number[]): Promise<number[]>;
 }
@@ -20,7 +27,8 @@ const files = {
   acquireLease: 'acquire-lease-2.lua',
   renewLeases: 'renew-leases-n.lua',
   releaseLease: 'release-lease-1.lua',
-  claimPin: 'claim-pin-2.lua',
+  claimPin: 'claim-pin-3.lua',
+  releasePin: 'release-pin-2.lua',
   raiseEpoch: 'raise-epoch-1.lua',
   reassertPins: 'reassert-pins-n.lua',
 } as const;
@@ -72,10 +80,15 @@ export function loadClusterScripts(redis: Redis): ClusterScripts {
         ? []
         : arrayReply('renewLeases', await call('renewLeases')(keys.length, ...keys, ...values, ttlMs)).map(Number),
     releaseLease: async (key, value) => Number(await call('releaseLease')(key, value)),
-    claimPin: async (pinKey, epochKey, processId) => {
-      const [epoch, previous] = arrayReply('claimPin', await call('claimPin')(pinKey, epochKey, processId));
+    claimPin: async (pinKey, epochKey, pinsKey, processId, address) => {
+      const [epoch, previous] = arrayReply(
+        'claimPin',
+        await call('claimPin')(pinKey, epochKey, pinsKey, processId, address),
+      );
       return [Number(epoch), String(previous)];
     },
+    releasePin: async (pinKey, pinsKey, value, address) =>
+      Number(await call('releasePin')(pinKey, pinsKey, value, address)),
     raiseEpoch: async (epochKey, floor) => Number(await call('raiseEpoch')(epochKey, floor)),
     reassertPins: async (pinKeys, epochKey, values, epochs) =>
       pinKeys.length === 0
