@@ -126,7 +126,8 @@ export const MAX_CHART_POINTS = 2000;
  * equal spans of time (the register only rises), the first reading kept, so the answer stays
  * bounded whatever CSMS_METER_SAMPLE_S kept. `latest` (the session row's last reading) ends them
  * when it is newer than the last one kept (or replaces one of the same instant), and `start`
- * begins them when nothing was kept (sessions from before the readings were kept).
+ * (the session's start and first reading) begins them unless the first kept is that reading;
+ * a reading stamped before the start is drawn at the start.
  */
 export async function readMeterSamples(
   db: Database,
@@ -157,15 +158,36 @@ export async function readMeterSamples(
     );
     if (kept[0]?.at !== first.at) kept.unshift(first);
   }
-  const latest = ends.latest;
+  // a reading stamped before the session's start (a 2.0.1 Transaction.Begin read a moment before
+  // the Started, or sent in a later update) counts at the start, as in the CDR's periods
+  // (docs/TARIFFS.md): the chart starts where the session does
+  const startAt = ends.start?.at;
+  const fromStart = (p: { at: number; wh: number }) =>
+    startAt !== undefined && p.at < startAt ? { ...p, at: startAt } : p;
+  const latest = ends.latest && fromStart(ends.latest);
   // a reading kept after the session's latest is one the session did not take (a stop below what
   // was reported, docs/CSMS.md): the chart ends where the session's energy does
   if (latest) kept = kept.filter((p) => p.at <= latest.at);
-  if (kept.length === 0 && ends.start) kept.push(ends.start);
+  kept = oneAnInstant(kept.map(fromStart));
+  // the chart begins with the session's first reading, so that its energy counts from there as the
+  // session's does: where the first kept is another (a reading before the start drawn at the
+  // start), the first reading goes before it at the start; where nothing was kept, it is all
+  // there is (sessions from before the readings were kept)
+  const start = ends.start;
+  const head = kept[0];
+  if (start && (!head || head.wh !== start.wh)) kept.unshift(start);
   const last = kept[kept.length - 1];
   if (latest && (!last || latest.at > last.at)) kept.push(latest);
-  else if (latest && last && latest.at === last.at) kept[kept.length - 1] = latest;
-  const points = kept;
+  else if (latest && last && latest.at === last.at) {
+    // the latest replaces a reading of its instant, but not the first reading the chart counts from
+    if (kept.length > 1) kept[kept.length - 1] = latest;
+    else if (latest.wh !== last.wh) kept.push(latest);
+  }
+  return chartOf(kept);
+}
+
+/** The chart's points of `points` (oldest first): the energy since the first and the power between. */
+function chartOf(points: Array<{ at: number; wh: number }>): MeterSample[] {
   const base = points[0]?.wh ?? 0;
   // the energy is the highest reading so far less the first, as the session's (a reading below an
   // earlier one adds nothing, docs/CSMS.md); the power is the energy's rise over the time between
@@ -185,6 +207,17 @@ export async function readMeterSamples(
       power_w: prev && hours > 0 ? Math.round(rise / hours) : null,
     };
   });
+}
+
+/** Readings in time order with one an instant: of readings of one instant, the highest (the register only rises). */
+function oneAnInstant(readings: Array<{ at: number; wh: number }>): Array<{ at: number; wh: number }> {
+  const out: Array<{ at: number; wh: number }> = [];
+  for (const r of readings) {
+    const prev = out[out.length - 1];
+    if (prev && prev.at === r.at) out[out.length - 1] = { at: r.at, wh: Math.max(prev.wh, r.wh) };
+    else out.push(r);
+  }
+  return out;
 }
 
 /** Sessions whose readings one statement of the sweep considers. */

@@ -189,6 +189,76 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       expect((await sessionOf(id)).energy_wh).to.equal(1850);
     });
 
+    it('a register that goes back adds nothing: energy and power follow the highest reading', async () => {
+      const { id, charger } = await booted('ocpp1.6');
+      const { transactionId } = (await charger.call(
+        'StartTransaction',
+        v16.start({ meterStart: 1000, timestamp: at(0) }),
+      )) as { transactionId: number };
+      for (const [wh, s] of [
+        [5000, 60],
+        [3000, 120],
+        [6000, 180],
+      ] as const)
+        await charger.call('MeterValues', { connectorId: 1, transactionId, meterValue: register16(wh, s) });
+      const session = await sessionOf(id);
+      await eventually(async () => expect((await meterOf(session.id)).samples).to.have.length(4));
+      expect((await meterOf(session.id)).samples.map((p) => [p.at, p.wh, p.energy_wh, p.power_w])).to.deep.equal([
+        [at(0), 1000, 0, null],
+        [at(60), 5000, 4000, 240_000],
+        [at(120), 3000, 4000, 0],
+        [at(180), 6000, 5000, 60_000],
+      ]);
+      expect((await sessionOf(id)).energy_wh).to.equal(5000);
+      await charger.close();
+    });
+
+    it('OCPP 2.0.1: readings stamped before the Started are drawn at the start, the energy from the first', async () => {
+      const begin = (s: number, wh: number, context?: string) => ({
+        timestamp: at(s),
+        sampledValue: [
+          {
+            value: wh,
+            ...(context ? { context } : {}),
+            measurand: 'Energy.Active.Import.Register',
+            unitOfMeasure: { unit: 'Wh' },
+          },
+        ],
+      });
+      const started = (id: string) =>
+        v201.transactionEvent({ eventType: 'Started', transactionId: `TX-${id}`, seqNo: 0, idToken: 'TAG-0001' });
+      // the Begin reading sent in the first update, stamped 5 s before the Started
+      const late = await booted('ocpp2.0.1');
+      await late.charger.call('TransactionEvent', { ...started(late.id), timestamp: at(10) });
+      await late.charger.call('TransactionEvent', {
+        ...v201.transactionEvent({ eventType: 'Updated', transactionId: `TX-${late.id}`, seqNo: 1 }),
+        timestamp: at(12),
+        meterValue: [begin(5, 800, 'Transaction.Begin')],
+      });
+      // the Begin and a second reading in the Started, both before its timestamp
+      const early = await booted('ocpp2.0.1');
+      await early.charger.call('TransactionEvent', {
+        ...started(early.id),
+        timestamp: at(10),
+        meterValue: [begin(5, 800, 'Transaction.Begin'), begin(8, 900)],
+      });
+      const chart = async (id: string) => {
+        const session = await sessionOf(id);
+        expect(session.started_at).to.equal(at(10));
+        return (await meterOf(session.id)).samples.map((p) => [p.at, p.wh, p.energy_wh]);
+      };
+      await eventually(async () => expect(await chart(late.id)).to.deep.equal([[at(10), 800, 0]]));
+      await eventually(async () =>
+        expect(await chart(early.id)).to.deep.equal([
+          [at(10), 800, 0],
+          [at(10), 900, 100],
+        ]),
+      );
+      expect((await sessionOf(early.id)).energy_wh).to.equal(100);
+      await late.charger.close();
+      await early.charger.close();
+    });
+
     it('answers a long session in at most about 2,000 points, its first and last readings exact', async () => {
       const { id, charger } = await booted('ocpp1.6');
       const { transactionId } = (await charger.call(
