@@ -125,6 +125,15 @@ export function reservationFor(
   });
 }
 
+/**
+ * A token its eMSP has made not valid: a reservation made for it earlier lets it in no more (the
+ * eMSP authorized it when it reserved; its token update since is its later word), and it is
+ * decided as any token (`decideFor`). A remote start is sent at once, and its command is the word.
+ */
+function withdrawn(token: RoamingToken | undefined): boolean {
+  return token !== undefined && !token.valid;
+}
+
 /** OCPI AllowedType -> the charger's status word. */
 function statusOfAllowed(allowed: string, protocol: ProtocolName): string {
   switch (allowed) {
@@ -285,7 +294,7 @@ export async function authorizeTag(
   // before; so is the start that uses a partner's reservation
   const command = startFor(ctx.state, idTag, evse, how.remoteStartId ?? null, how.startKey, how.idTagType)
     ? 'a remote start we sent'
-    : reservationFor(ctx.state, idTag, evse, how.reservationId ?? null, how.idTagType)
+    : reservationFor(ctx.state, idTag, evse, how.reservationId ?? null, how.idTagType) && !withdrawn(token)
       ? "a partner's reservation"
       : undefined;
   const found =

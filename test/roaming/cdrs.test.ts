@@ -854,6 +854,34 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     });
   }
 
+  it('1.6: a card its eMSP made not valid after reserving is not let in by the reservation', async () => {
+    const e = await world.emsp('2.2.1');
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    const uid = `W${randomUUID().slice(0, 8)}`.toUpperCase();
+    const token = await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
+    let reservationId: number | undefined;
+    charger.handle('ReserveNow', ({ params }) => {
+      reservationId = (params as { reservationId: number }).reservationId;
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    const reserved = await reserveNow(e, loc, token, `RES-${uid}`);
+    expect((reserved.data as Json).result).to.equal('ACCEPTED');
+    await eventually(async () => reservationId, { what: 'ReserveNow' });
+    // the eMSP withdraws the card before the driver comes
+    await world.pushToken(e, uid, { whitelist: 'ALWAYS', valid: false });
+    const authorized = (await charger.call('Authorize', { idTag: uid })) as { idTagInfo: { status: string } };
+    expect(authorized.idTagInfo.status).to.equal('Blocked');
+    const { idTagInfo } = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 0,
+      reservationId,
+      timestamp: new Date().toISOString(),
+    })) as { idTagInfo: { status: string } };
+    // was Accepted: the reservation let the card in whatever became of it
+    expect(idTagInfo.status).to.equal('Blocked');
+  });
+
   it('1.6: a start that names no reservation uses up the reservation of its token at its EVSE', async () => {
     const e = await world.emsp('2.2.1');
     const { loc, cp, charger } = await world.linkedCharger('ocpp1.6');
