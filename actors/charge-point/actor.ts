@@ -24,6 +24,7 @@ import {
   onSessionPushDue,
   onTransactionProgress,
   onTransactionStarted,
+  plainRetryOf,
   supersededBy,
 } from './transactions.js';
 
@@ -39,6 +40,16 @@ async function started(
   event: Extract<ChargerEvent, { type: 'transaction-started' }>,
   protocol: ProtocolName,
 ): Promise<ChargerEventOutcome> {
+  // a start delivered again (its answer lost) is answered as its first delivery was, from what the
+  // state kept, without asking the eMSP again: before, a NEVER token's retry was one more request
+  const retry = plainRetryOf(ctx.state, event);
+  if (retry) {
+    const outcome = onTransactionStarted(deps, ctx, ctx.state, event, protocol);
+    const answer = retry.id_tag_answer;
+    return answer
+      ? withGroup(outcome, { status: outcome.id_tag_status ?? 'Accepted', reason: 'retry', ...answer })
+      : outcome;
+  }
   const decision =
     event.id_tag === null
       ? undefined

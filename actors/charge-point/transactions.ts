@@ -89,6 +89,22 @@ function retriedStart(
   return s.finished.find((f) => f.transaction_id === event.transaction_id && f.started_at === at);
 }
 
+/**
+ * A start delivered again whose transaction is here as it was opened (not adopted from later
+ * events, whose late Started still has a start to apply): what its first delivery was answered,
+ * and, while it is open, what that answer said beyond its status (`id_tag_answer`).
+ */
+export function plainRetryOf(
+  s: ChargePointState,
+  event: EventOf<'transaction-started'>,
+): { id_tag_answer?: OpenTransaction['id_tag_answer'] } | undefined {
+  if (adoptedOpen(s, event) || endedAdopted(s, event)) return undefined;
+  const retried = retriedStart(s, event);
+  if (!retried) return undefined;
+  const open = s.transactions.find((t) => t.transaction_id === retried.transaction_id);
+  return open?.id_tag_answer === undefined ? {} : { id_tag_answer: open.id_tag_answer };
+}
+
 /** The open transaction of a 2.0.1 start, when it was opened from a later event (adopted). */
 function adoptedOpen(s: ChargePointState, event: EventOf<'transaction-started'>): OpenTransaction | undefined {
   if (event.transaction_id === null) return undefined;

@@ -238,14 +238,27 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(first.status).to.equal('Accepted');
     // an entry of the charger's cache that has expired when it is written: no later use from it
     expect(Date.parse(String(first.expiryDate))).to.be.at.most(Date.now());
+    const startedAt = new Date().toISOString();
     const start = (await charger.call('StartTransaction', {
       connectorId: 1,
       idTag: never,
       meterStart: 0,
-      timestamp: new Date().toISOString(),
+      timestamp: startedAt,
     })) as { transactionId: number; idTagInfo: { status: string } };
     expect(start.idTagInfo.status).to.equal('Accepted');
     // the start took the Authorize's answer
+    expect(authorizeCalls(emsp, never)).to.have.length(1);
+    // the same start delivered again (its answer lost): the same transaction, an answer the
+    // charger may not cache, and the eMSP not asked again
+    const retried = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: never,
+      meterStart: 0,
+      timestamp: startedAt,
+    })) as { transactionId: number; idTagInfo: { status: string; expiryDate?: string } };
+    expect(retried.transactionId).to.equal(start.transactionId);
+    expect(retried.idTagInfo.status).to.equal('Accepted');
+    expect(Date.parse(String(retried.idTagInfo.expiryDate))).to.be.at.most(Date.now());
     expect(authorizeCalls(emsp, never)).to.have.length(1);
     const stop = (await charger.call('StopTransaction', {
       transactionId: start.transactionId,
