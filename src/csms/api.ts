@@ -43,6 +43,7 @@ import {
   BootPolicyBody,
   ChargePointView,
   CommandAcceptedView,
+  CommandView,
   FleetOverviewView,
   RegisterUnknownBody,
   CreateChargePointBody,
@@ -531,6 +532,24 @@ function reportRoutes(cp: ChargePointAccess): CsmsRoute[] {
           ...(q.severity === undefined ? {} : { severity: q.severity }),
         });
         return { data: items, headers: pageHeaders(deps.config, req, total, q.offset, q.limit) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/charge-points/:id/commands/:command_id',
+      summary:
+        "One of the charger's recent commands with its outcome, and the charger's reply when the operation returns data (GetConfiguration, GetVariables, DataTransfer, ...)",
+      params: Type.Object({ id: ChargePointId, command_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+      response: CommandView,
+      responses: { 404: 'unknown charge point, or no such command among its recent ones' },
+      handler: async (req): Promise<RouteResult> => {
+        const id = String(req.params.id);
+        const view = await cp.view(id, req.koa);
+        const record = view.commands.find((c) => c.command_id === req.params.command_id);
+        if (!record) throw new HttpError(404, 'not_found', `no recent command ${req.params.command_id} of ${id}`);
+        // the reply is kept apart (csms_command_reply), read when the record says there is one
+        const reply = record.has_reply === true ? await deps.reports.reply(record.command_id) : undefined;
+        return { data: reply === undefined ? record : { ...record, reply } };
       },
     }),
     route({

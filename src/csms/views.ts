@@ -113,9 +113,11 @@ export const CreateChargePointBody = Type.Object(
   {
     id: Type.Optional(
       Type.String({
-        ...ChargePointId,
+        // "." and ".." are path segments a client resolves away (ws://host/ocpp/.. is ws://host/):
+        // such a charger could never connect
+        pattern: '^(?!\\.{1,2}$)[A-Za-z0-9_.~*+|@=-]{1,48}$',
         description:
-          'charge point identity (OCPP identifierString without ":", which HTTP Basic user names cannot hold); generated when absent',
+          'charge point identity (OCPP identifierString without ":", which HTTP Basic user names cannot hold; not "." or "..", which a URL resolves away); generated when absent',
       }),
     ),
     protocol: ProtocolName,
@@ -189,6 +191,17 @@ const checkState = compileLazily(ChargePointState);
 export function checkChargePointState(state: unknown): state is ChargePointState {
   return checkState.Check(state);
 }
+
+/** One command of a charger, as `GET /v1/charge-points/{id}/commands/{command_id}` answers it. */
+export const CommandView = titled(
+  'ChargerCommand',
+  Type.Object({
+    ...ChargePointState.properties.commands.items.properties,
+    reply: Type.Optional(
+      Type.Unknown({ description: "the charger's reply, for the operations that return data (while it is kept)" }),
+    ),
+  }),
+);
 
 export function chargePointView(
   row: ChargePointRow,

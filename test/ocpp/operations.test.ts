@@ -107,6 +107,19 @@ describe('operations on a charger through /v1, both versions', function () {
       unknownKey: ['Nope'],
     });
     expect(got('GetConfiguration')).to.deep.equal([{ key: ['HeartbeatInterval', 'Nope'] }]);
+    // the reply stays readable with its command (a route that stopped waiting has none)
+    const kept = await csms.api<Record<string, unknown>>(
+      'GET',
+      `/v1/charge-points/${id}/commands/${String(res.body.command_id)}`,
+    );
+    expect(kept.status).to.equal(200);
+    expect(kept.body).to.deep.include({
+      command_id: res.body.command_id,
+      kind: 'get-configuration',
+      status: 'Accepted',
+    });
+    expect(kept.body.reply).to.deep.equal(res.body.reply);
+    expect((await csms.api('GET', `/v1/charge-points/${id}/commands/no-such-command`)).status).to.equal(404);
     expect(
       (await press(id, 'change-configuration', { key: 'HeartbeatInterval', value: '60' })).body.command_status,
     ).to.equal('RebootRequired');
