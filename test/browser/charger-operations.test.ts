@@ -149,6 +149,94 @@ describe("console: a charger's operations and event log", function () {
   });
 });
 
+describe('console: what an operation adds to its answer, and a page per charger', function () {
+  this.timeout(60_000);
+  let csms: CsmsUnderTest;
+  let browser: Browser;
+  before(async () => {
+    // the route waits 5 s (its default wait_ms), the charger's answer up to 15 s
+    csms = await startCsms({ callTimeoutMs: 15_000 });
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await csms?.stop();
+  });
+
+  it('a reply after the wait, a refused password, a reservation cancelled from its card, a local list synced', async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    const other = await csms.registerChargePoint('ocpp1.6');
+    const charger = strictCharger(csms.url, cp, 'ocpp1.6');
+    // the configuration comes after the route's 5 s wait
+    charger.handle(
+      'GetConfiguration',
+      () =>
+        new Promise((resolve) =>
+          setTimeout(
+            () => resolve({ configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }] }),
+            6_000,
+          ),
+        ),
+    );
+    // the new password (AuthorizationKey) is refused
+    charger.handle('ChangeConfiguration', () => Promise.resolve({ status: 'Rejected' }));
+    for (const action of ['ReserveNow', 'CancelReservation', 'SendLocalList'])
+      charger.handle(action, () => Promise.resolve({ status: 'Accepted' }));
+    await charger.connect();
+    await charger.call('BootNotification', v16.boot());
+
+    const page = await browser.newPage();
+    await signIn(page, csms.url, API_KEY, `#/chargers/${cp.id}`);
+    await page.getByTestId('charger-title').getByText('online').waitFor();
+    const result = page.getByTestId('op-result');
+
+    // was "Accepted (the reply is in the command list)", and no list or route held it
+    await page.getByTestId('op-select').selectOption('get-configuration');
+    await page.getByTestId('op-run').click();
+    await result.getByText('get-configuration: sent (no answer yet)').waitFor();
+    await result.getByText('"value": "300"').waitFor({ timeout: 15_000 });
+    const commands = page.getByTestId('charger-commands');
+    await commands.getByTestId('show-reply').first().click();
+    await commands.getByTestId('reply').getByText('HeartbeatInterval').waitFor();
+
+    // was "new password (shown once): ..." beside the refusal, a password the charger never took
+    await page.getByTestId('op-select').selectOption('password');
+    await page.getByTestId('op-run').click();
+    await result.getByText('the new password was not taken: the old one stays').waitFor();
+    expect(await result.textContent()).to.not.contain('shown once');
+
+    // the reservation's id is shown, and the reservation can be cancelled where it is listed
+    await page.getByTestId('op-select').selectOption('reserve');
+    await page.getByTestId('op-run').click();
+    await result.getByText('reserve: Accepted').waitFor();
+    const id = /reservation id: (\d+)/.exec((await result.textContent()) ?? '')?.[1];
+    expect(id, 'the reservation id shown').to.match(/^\d+$/);
+    const reservation = page.getByTestId(`reservation-${id}`);
+    await reservation.waitFor();
+    await reservation.getByTestId('cancel-reservation').click();
+    await page.getByText('Cancel reservation: Accepted').waitFor();
+    await reservation.waitFor({ state: 'detached' });
+
+    // was "sync-local-list: undefined (no answer yet)" whatever the charger said
+    await page.getByTestId('op-select').selectOption('sync-local-list');
+    await page.getByTestId('op-run').click();
+    await result
+      .getByText(/sync-local-list: (the charger holds the list already|a (full|differential) update)/)
+      .waitFor();
+    expect(await result.textContent()).to.not.contain('undefined');
+
+    // another charger's page starts afresh: no result or notice of this one's
+    // the address changed in place (a link, a typed address), not through the list
+    const there = new URL(page.url());
+    there.hash = `#/chargers/${other.id}`;
+    await page.goto(there.toString());
+    await page.getByTestId('charger-title').getByText(other.id).waitFor();
+    expect(await page.getByTestId('op-result').count()).to.equal(0);
+    expect(await page.getByText('Cancel reservation: Accepted').count()).to.equal(0);
+    await charger.close();
+  });
+});
+
 describe('console: an operation the charger does not answer', function () {
   this.timeout(60_000);
   let csms: CsmsUnderTest;

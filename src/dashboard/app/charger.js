@@ -10,6 +10,48 @@ import { OPERATIONS, accepted, operationsFor } from './operations.js';
 
 const FINAL = (s) => !['queued', 'sent'].includes(s);
 
+/** The stored reply of one of the charger's commands (GET /v1/charge-points/{id}/commands/{command_id}). */
+const replyOf = async (cpId, commandId) =>
+  (await api('GET', `/v1/charge-points/${enc(cpId)}/commands/${enc(commandId)}`)).reply;
+
+const replyText = (reply) => (reply === undefined ? '' : `\n${JSON.stringify(reply, null, 2)}`);
+
+/**
+ * What an operation's answer says: the charger's answer (or that it has not answered yet), the
+ * detail, and what the operation adds (the reservation's id, a generated password while it may
+ * be used, the reply). A sync of the local list answers its updates, each a command of its own.
+ */
+function resultOf(name, res) {
+  if (name === 'sync-local-list') {
+    if (res.in_sync) return { ok: true, text: `${name}: the charger holds the list already; nothing sent` };
+    const open = res.commands.find((c) => !c.answered);
+    const answers = res.commands.map(
+      (c) =>
+        `${c.answered ? c.command_status : `${c.command_status} (no answer yet)`}${c.detail ? ` - ${c.detail}` : ''}`,
+    );
+    return {
+      ok: !open && res.commands.every((c) => accepted(c.command_status)),
+      pending: open !== undefined,
+      ...(open ? { command_id: open.command_id, name } : {}),
+      text: `${name}: a ${res.update} update of ${res.changes} id tag(s): ${answers.join('; ')}`,
+    };
+  }
+  const answer = res.answered ? res.command_status : `${res.command_status} (no answer yet)`;
+  let extra = '';
+  if (res.reservation_id !== undefined) extra += `\nreservation id: ${res.reservation_id}`;
+  // a generated password is shown this once, and only while it may become the charger's
+  if (res.password && res.password_state !== 'discarded') extra += `\nnew password (shown once): ${res.password}`;
+  if (res.password_state === 'discarded') extra += '\nthe new password was not taken: the old one stays';
+  else if (res.password_state) extra += `\npassword state: ${res.password_state}`;
+  return {
+    ok: res.answered && accepted(res.command_status),
+    // not answered yet: neither green nor red until the charger's outcome comes
+    pending: !res.answered,
+    ...(res.answered ? {} : { command_id: res.command_id, name }),
+    text: `${name}: ${answer}${res.detail ? ` - ${res.detail}` : ''}${extra}${replyText(res.reply)}`,
+  };
+}
+
 // what a charger told of its hardware at boot, one row each it gave
 const HARDWARE = [
   ['charge_box_serial_number', 'Charge box serial'],
@@ -152,11 +194,14 @@ function Operations({ cp, onDone }) {
   useEffect(() => {
     if (!result?.command_id) return;
     const c = cp.commands.find((x) => x.command_id === result.command_id);
-    if (c && FINAL(c.status))
-      setResult({
-        ok: accepted(c.status),
-        text: `${result.name}: ${c.status}${c.detail ? ` - ${c.detail}` : ''}${c.has_reply ? ' (the reply is in the command list)' : ''}`,
-      });
+    if (!c || !FINAL(c.status)) return;
+    const text = `${result.name}: ${c.status}${c.detail ? ` - ${c.detail}` : ''}`;
+    setResult({ ok: accepted(c.status), text });
+    // the reply of an operation that returns data, which came after the route answered
+    if (c.has_reply)
+      replyOf(cp.id, c.command_id)
+        .then((reply) => setResult({ ok: accepted(c.status), text: `${text}${replyText(reply)}` }))
+        .catch(() => undefined);
   }, [cp, result]);
   const choose = (n) => (setName(n), setBody(JSON.stringify(OPERATIONS[n][1])));
   const run = async (e) => {
@@ -184,17 +229,7 @@ function Operations({ cp, onDone }) {
           text: `${name}: ${JSON.stringify(res[name === 'boot-policy' ? 'boot_policy' : name])} stored`,
         });
       } else {
-        const answer = res.answered ? res.command_status : `${res.command_status} (no answer yet)`;
-        // a generated password is shown this once
-        const extra = res.password ? `\nnew password (shown once): ${res.password}` : '';
-        const reply = res.reply === undefined ? '' : `\n${JSON.stringify(res.reply, null, 2)}`;
-        setResult({
-          ok: res.answered && accepted(res.command_status),
-          // not answered yet: neither green nor red until the charger's outcome comes
-          pending: !res.answered,
-          ...(res.answered ? {} : { command_id: res.command_id, name }),
-          text: `${name}: ${answer}${res.detail ? ` - ${res.detail}` : ''}${extra}${reply}`,
-        });
+        setResult(resultOf(name, res));
       }
     } catch (err) {
       setResult({ ok: false, text: failureText(name, err) });
@@ -227,6 +262,60 @@ function Operations({ cp, onDone }) {
 ${result.text}</pre>`
     }
   </form>`;
+}
+
+/** The charger's recent commands, newest first; one with a stored reply shows it on demand. */
+function Commands({ cp }) {
+  const [shown, setShown] = useState({});
+  const show = async (id) => {
+    try {
+      setShown({ ...shown, [id]: JSON.stringify(await replyOf(cp.id, id), null, 2) ?? 'no reply kept' });
+    } catch (err) {
+      setShown({ ...shown, [id]: failureText('Reply', err) });
+    }
+  };
+  return html`<ul data-testid="charger-commands">
+    ${cp.commands
+      .slice()
+      .reverse()
+      .map(
+        (c) =>
+          html`<li data-testid=${`command-${c.command_id}`}>
+            ${`${fmtTime(c.updated_at)} ${c.kind}: `}
+            <span class=${`chip ${tone(c.status)}`}>${c.status}</span>${c.detail ? ` (${c.detail})` : ''}
+            ${
+              c.has_reply &&
+              (shown[c.command_id] === undefined
+                ? html` <button class="quiet" data-testid="show-reply" onClick=${() => show(c.command_id)}>
+                    Reply
+                  </button>`
+                : html`<pre data-testid="reply">${shown[c.command_id]}</pre>`)
+            }
+          </li>`,
+      )}
+  </ul>`;
+}
+
+/** The reservations the charger holds, each with its id and a cancel. */
+function Reservations({ cp, act }) {
+  if (cp.reservations.length === 0) return html`<p class="muted">No reservation held.</p>`;
+  return html`<ul data-testid="reservations">
+    ${cp.reservations.map(
+      (r) =>
+        html`<li data-testid=${`reservation-${r.reservation_id}`}>
+          ${`Reservation ${r.reservation_id} · ${r.evse_id ? `EVSE ${r.evse_id}` : 'any EVSE'} · ${r.id_tag} · until ${fmtTime(r.expiry_date)} `}
+          <span class=${`chip ${tone(r.status)}`}>${r.status}</span>
+          <button
+            class="quiet"
+            data-testid="cancel-reservation"
+            disabled=${!cp.online}
+            onClick=${() => act('Cancel reservation', 'POST', 'cancel-reservation', { reservation_id: r.reservation_id })}
+          >
+            Cancel
+          </button>
+        </li>`,
+    )}
+  </ul>`;
 }
 
 function Links({ cp, onDone }) {
@@ -361,18 +450,11 @@ export function ChargerPage({ id }) {
       </div>
       <div class="card">
         <h2>Commands</h2>
-        <ul data-testid="charger-commands">
-          ${cp.commands
-            .slice()
-            .reverse()
-            .map(
-              (c) =>
-                html`<li>
-                  ${`${fmtTime(c.updated_at)} ${c.kind}: `}
-                  <span class=${`chip ${tone(c.status)}`}>${c.status}</span>${c.detail ? ` (${c.detail})` : ''}
-                </li>`,
-            )}
-        </ul>
+        <${Commands} cp=${cp} />
+      </div>
+      <div class="card">
+        <h2>Reservations</h2>
+        <${Reservations} cp=${cp} act=${act} />
       </div>
       <div class="card">
         <h2>Sessions</h2>

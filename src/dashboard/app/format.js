@@ -38,6 +38,9 @@ export function tone(status, errorCode) {
   switch (status) {
     case 'Available':
     case 'Accepted':
+    case 'Unlocked': // like Scheduled and RebootRequired, an answer a command succeeds with (operations.js)
+    case 'Scheduled':
+    case 'RebootRequired':
     case 'ACCEPTED':
     case 'COMPLETED':
     case 'agrees':

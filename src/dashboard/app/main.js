@@ -77,9 +77,10 @@ const TABS = [
 
 function Screen({ route }) {
   const [first, second] = route.parts;
-  if (first === 'chargers' && second) return html`<${ChargerPage} id=${second} />`;
+  // keyed by id: another charger's page starts afresh, without the last one's results
+  if (first === 'chargers' && second) return html`<${ChargerPage} key=${second} id=${second} />`;
   if (first === 'chargers') return html`<${ChargerList} params=${route.params} />`;
-  if (first === 'sessions' && second) return html`<${SessionPage} id=${second} />`;
+  if (first === 'sessions' && second) return html`<${SessionPage} key=${second} id=${second} />`;
   if (first === 'sessions') return html`<${Sessions} params=${route.params} />`;
   if (first === 'roaming') return html`<${Roaming} params=${route.params} />`;
   if (first === 'tariffs') return html`<${Tariffs} params=${route.params} />`;

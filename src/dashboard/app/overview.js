@@ -45,7 +45,7 @@ export function Overview() {
       ${fleet?.alerts.map(
         (a) =>
           html`<li data-testid=${`alert-${a.charge_point_id}`}>
-            <a href=${`#/chargers/${enc(a.charge_point_id)}`}>${a.charge_point_id}</a>
+            <a href=${`#/chargers/${enc(a.charge_point_id)}`}>${a.charge_point_id}</a>${' '}
             <span>
               ${a.evse_id === 0 && a.connector_id === 0 ? 'the whole charger' : `EVSE ${a.evse_id}/${a.connector_id}`}
             </span>

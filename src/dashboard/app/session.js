@@ -20,6 +20,8 @@ function niceStep(max) {
 }
 
 const hhmm = (ms) => new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+// a chart shorter than a few minutes gives its ticks seconds: five ticks of one minute read alike
+const hhmmss = (ms) => new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
 /** The width of the element (CSS pixels), followed as it changes. */
 function useWidth(initial) {
@@ -66,6 +68,7 @@ function Chart({ samples, W }) {
   const iw = W - PAD.left - PAD.right;
   const ih = H - PAD.top - PAD.bottom;
   const x = (ms) => PAD.left + ((ms - t0) / span) * iw;
+  const clock = span < 5 * 60_000 ? hhmmss : hhmm;
   const yE = (v) => PAD.top + ih - (v / eTop) * ih;
   const yP = (v) => PAD.top + ih - (v / pTop) * ih;
   const energy = samples.map((s, i) => `${x(t[i]).toFixed(1)},${yE(s.energy_wh / 1000).toFixed(1)}`).join(' ');
@@ -91,7 +94,7 @@ function Chart({ samples, W }) {
       ${pTicks.map(
         (v) => html`<text class="axis power" x=${W - PAD.right + 6} y=${yP(v) + 4}>${v.toFixed(digits(pStep))}</text>`,
       )}
-      ${times.map((ms) => html`<text class="axis" x=${x(ms)} y=${H - 8} text-anchor="middle">${hhmm(ms)}</text>`)}
+      ${times.map((ms) => html`<text class="axis" x=${x(ms)} y=${H - 8} text-anchor="middle">${clock(ms)}</text>`)}
       <polyline class="power" points=${power.trim()} data-testid="power-line" />
       <polyline class="energy" points=${energy} data-testid="energy-line" />
     </svg>
