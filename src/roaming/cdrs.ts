@@ -195,6 +195,13 @@ export async function backfillSamples(tx: SqlRunner, sessionId: string): Promise
   );
 }
 
+/** The first reading of a CSMS session (the OCPI session's id is its), when it has one. */
+async function firstReadingOf(sql: Pick<SqlRunner, 'query'>, sessionId: string): Promise<number | undefined> {
+  const [row] = await sql.query('SELECT meter_start_wh FROM csms_session WHERE id = ?', [sessionId]);
+  const wh = row?.meter_start_wh;
+  return wh === null || wh === undefined ? undefined : Number(wh);
+}
+
 /** What the charger of a session said of its charging (`roaming_meter_state`), in time. */
 export async function statesOf(sql: Pick<SqlRunner, 'query'>, sessionId: string): Promise<ChargerState[]> {
   const rows = await sql.query(
@@ -393,7 +400,10 @@ export class CdrBuilder {
     const timeZone = terms.time_zone;
     const samples = known ?? (await samplesOf(this.db.sql, session.id));
     const states = await statesOf(this.db.sql, session.id);
-    const built = chargingPeriodsOf({ start: startMs, end: endMs, samples, states, tariff, timeZone });
+    // a session of one instant (a 2.0.1 Ended alone, its Begin stamped at its end): its readings,
+    // one row an instant, kept the highest only; its first is the session row's
+    const first_wh = endMs <= startMs ? await firstReadingOf(this.db.sql, session.id) : undefined;
+    const built = chargingPeriodsOf({ start: startMs, end: endMs, samples, states, tariff, timeZone, first_wh });
     const periods = tariff ? built.map((p) => ({ ...p, tariff_id: tariff.id })) : built;
     const cdr = {
       start_date_time: session.start_date_time,

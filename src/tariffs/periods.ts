@@ -41,6 +41,11 @@ export interface PeriodsInput {
   states?: readonly ChargerState[];
   tariff: PricingTariff | undefined;
   timeZone: string;
+  /**
+   * the session's first reading (Wh), when known: a session that lasted no time counts its energy
+   * from it (its readings, all of one instant, are kept as one, the highest)
+   */
+  first_wh?: number | undefined;
 }
 
 interface Piece {
@@ -299,7 +304,7 @@ export function chargingPeriodsOf(input: PeriodsInput): PricingPeriod[] {
   const points = pointsOf(input);
   let pieces = piecesOf(points);
   // a session that ended as it started (or a clock that went back) still has one period
-  if (pieces.length === 0) return [zeroLength(input.start, points)];
+  if (pieces.length === 0) return [zeroLength(input)];
   pieces = withStates(pieces, input);
   pieces = splitAt(pieces, timeCuts(restrictions, input), energyCuts(restrictions, pieces));
   const least = {
@@ -324,10 +329,25 @@ export function chargingPeriodsOf(input: PeriodsInput): PricingPeriod[] {
   });
 }
 
-function zeroLength(start: number, points: MeterSample[]): PricingPeriod {
-  const wh = Math.max(0, ...points.map((p) => p.wh)) - (points[0]?.wh ?? 0);
+/**
+ * The one period of a session that lasted no time: every reading is at its one instant, so the
+ * energy is the highest less the first, the session's first reading when it is given (`first_wh`:
+ * readings kept one an instant keep only the highest), else the lowest. Before, a 2.0.1 Ended
+ * with no Started, its Begin and End readings at its one instant, billed 0 kWh beside the 4 the
+ * session said.
+ */
+function zeroLength(input: PeriodsInput): PricingPeriod {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const s of input.samples) {
+    if (!Number.isFinite(s.wh) || !Number.isFinite(s.at)) continue;
+    lo = Math.min(lo, s.wh);
+    hi = Math.max(hi, s.wh);
+  }
+  const first = input.first_wh !== undefined && Number.isFinite(input.first_wh) ? input.first_wh : lo;
+  const wh = hi > first ? hi - first : 0;
   return {
-    start_date_time: new Date(start).toISOString(),
+    start_date_time: new Date(input.start).toISOString(),
     dimensions: [
       { type: 'ENERGY', volume: round6(wh / 1000) },
       { type: 'TIME', volume: 0 },

@@ -761,6 +761,20 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
       expect(await energies(e, cp.id, since)).to.deep.equal([6000, 6, 6]);
     });
 
+    it('2.0.1: an Ended alone whose Begin is stamped at its end (a session of one instant): 4 kWh', async () => {
+      const e = await world.emsp('2.2.1');
+      const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'G4');
+      await charger.call('TransactionEvent', {
+        ...event201(`TX-${randomUUID().slice(0, 8)}`, uid)('Ended', 0, 30, 6000),
+        evse: { id: 1, connectorId: 1 },
+        idToken: { idToken: uid, type: 'ISO14443' },
+        meterValue: [register201(30, 6000, 'Transaction.End'), register201(30, 2000, 'Transaction.Begin')],
+      });
+      // was 4000 Wh in /v1 beside 0 kWh in the session and CDR: the CDR's readings, all at the
+      // session's one instant, were merged into their highest
+      expect(await energies(e, cp.id, since)).to.deep.equal([4000, 4, 4]);
+    });
+
     it("2.0.1: a Begin below an Updated's reading taken as the first: 6 kWh", async () => {
       const e = await world.emsp('2.2.1');
       const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'F2');

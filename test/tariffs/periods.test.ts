@@ -213,6 +213,24 @@ describe('charging periods from meter readings', function () {
     expect(priced.ok && priced.priced.total_cost.excl_vat).to.equal(1.5008);
   });
 
+  it('a session that lasted no time bills its readings of that instant, the highest less the first', function () {
+    // a 2.0.1 Ended with no Started: its Begin and End readings (and an earlier one) all at its one instant
+    const periods = chargingPeriodsOf({
+      start: min(10),
+      end: min(10),
+      samples: readings([
+        [10, 6000],
+        [5, 4000],
+        [10, 2000],
+        [11, 6000],
+      ]),
+      tariff: undefined,
+      timeZone: 'UTC',
+    });
+    // was ENERGY:0: the readings merged into their highest lost the first
+    expect(summary(periods)).to.deep.equal([[iso(10), 'ENERGY:4', 'TIME:0']]);
+  });
+
   it('a charger that reports only its start and stop gives one charging period; a register that went back adds nothing', function () {
     const single = chargingPeriodsOf({
       start: min(0),
