@@ -94,6 +94,16 @@ const RoamedTransaction = Type.Object({
   pushed_at: Type.Integer(),
 });
 
+/**
+ * What the answer for a transaction's token said beyond its status, which a later event naming
+ * the same token, or its start delivered again, is answered again (actor.ts `tokenNamed`,
+ * `started`): the charger may not cache it (`each_use`), its group; absent when neither.
+ */
+const IdTagAnswer = Type.Object({
+  each_use: Type.Optional(Type.Literal(true)),
+  group_id: Type.Optional(Type.String()),
+});
+
 const OpenTransaction = Type.Object({
   transaction_id: Type.String(),
   session_id: Type.String(),
@@ -131,9 +141,7 @@ const OpenTransaction = Type.Object({
    * token is answered again (actor.ts `tokenNamed`): the charger may not cache it (`each_use`),
    * its group; absent when neither
    */
-  id_tag_answer: Type.Optional(
-    Type.Object({ each_use: Type.Optional(Type.Literal(true)), group_id: Type.Optional(Type.String()) }),
-  ),
+  id_tag_answer: Type.Optional(IdTagAnswer),
 });
 
 /** A CSMS-to-charger call waiting for its turn or for the charger's answer. */
@@ -217,6 +225,8 @@ export const ChargePointState = Type.Object({
       roamed: Type.Optional(Type.Literal(true)),
       /** how its start's token was answered: a retry of the start gets the same answer */
       id_tag_status: Type.Optional(Type.String()),
+      /** and what that answer said beyond its status (its cache expiry, its group) */
+      id_tag_answer: Type.Optional(IdTagAnswer),
     }),
   ),
   next_transaction_id: Type.Integer(),

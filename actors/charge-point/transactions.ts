@@ -78,7 +78,9 @@ function keepStart(
 function retriedStart(
   s: ChargePointState,
   event: EventOf<'transaction-started'>,
-): { transaction_id: string; id_tag_status?: string | undefined } | undefined {
+):
+  | { transaction_id: string; id_tag_status?: string | undefined; id_tag_answer?: OpenTransaction['id_tag_answer'] }
+  | undefined {
   const open = s.transactions.find(
     (t) =>
       t.dedupe_key === event.dedupe_key || (event.transaction_id !== null && t.transaction_id === event.transaction_id),
@@ -92,7 +94,7 @@ function retriedStart(
 /**
  * A start delivered again whose transaction is here as it was opened (not adopted from later
  * events, whose late Started still has a start to apply): what its first delivery was answered,
- * and, while it is open, what that answer said beyond its status (`id_tag_answer`).
+ * and what that answer said beyond its status (`id_tag_answer`), open or finished.
  */
 export function plainRetryOf(
   s: ChargePointState,
@@ -101,8 +103,8 @@ export function plainRetryOf(
   if (adoptedOpen(s, event) || endedAdopted(s, event)) return undefined;
   const retried = retriedStart(s, event);
   if (!retried) return undefined;
-  const open = s.transactions.find((t) => t.transaction_id === retried.transaction_id);
-  return open?.id_tag_answer === undefined ? {} : { id_tag_answer: open.id_tag_answer };
+  const answer = 'id_tag_answer' in retried ? retried.id_tag_answer : undefined;
+  return answer === undefined ? {} : { id_tag_answer: answer };
 }
 
 /** The open transaction of a 2.0.1 start, when it was opened from a later event (adopted). */
@@ -177,7 +179,10 @@ function finishedOf(tx: OpenTransaction, endedAt: number): ChargePointState['fin
       tx.started_at === undefined
         ? { dedupe_key, transaction_id }
         : { dedupe_key, transaction_id, started_at: tx.started_at };
-    return tx.id_tag_status === undefined ? started : { ...started, id_tag_status: tx.id_tag_status };
+    const answered = tx.id_tag_status === undefined ? started : { ...started, id_tag_status: tx.id_tag_status };
+    // a retry of the start after the end is answered whole: a NEVER card's answer the charger may
+    // not cache (before, the retry told it to cache the card for OCPP_AUTH_CACHE_S)
+    return tx.id_tag_answer === undefined ? answered : { ...answered, id_tag_answer: tx.id_tag_answer };
   }
   const adopted = { dedupe_key, transaction_id, session_id: tx.session_id, ended_at: endedAt };
   return tx.ocpi ? { ...adopted, roamed: true } : adopted;

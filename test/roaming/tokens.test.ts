@@ -270,6 +270,18 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     // which a 1.6 charger's cache keeps (StopTransaction.conf updates it)
     expect(stop.idTagInfo?.status).to.equal('Accepted');
     expect(Date.parse(String(stop.idTagInfo?.expiryDate))).to.be.at.most(Date.now());
+    // the start delivered again after the end: answered as first, an entry that has expired (was
+    // now + OCPP_AUTH_CACHE_S, which let the card in from the charger's cache)
+    const late = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: never,
+      meterStart: 0,
+      timestamp: startedAt,
+    })) as { transactionId: number; idTagInfo: { status: string; expiryDate?: string } };
+    expect(late.transactionId).to.equal(start.transactionId);
+    expect(late.idTagInfo.status).to.equal('Accepted');
+    expect(Date.parse(String(late.idTagInfo.expiryDate))).to.be.at.most(Date.now());
+    expect(authorizeCalls(emsp, never)).to.have.length(1);
 
     // the eMSP blocks the card: the next use is asked, and refused
     emsp.sim.setAuthorization(never, 'BLOCKED');
