@@ -63,6 +63,11 @@ export function tone(status, errorCode) {
       return 'warn';
     case 'Faulted':
     case 'Rejected':
+    case 'Failed':
+    case 'VersionMismatch':
+    case 'NotImplemented':
+    case 'Invalid':
+    case 'Blocked':
     case 'timeout':
     case 'failed':
     case 'expired':
