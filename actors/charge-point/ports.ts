@@ -288,13 +288,13 @@ export interface MeterSampleWrites {
   /**
    * The write of a reading (Wh at epoch ms) of a session and what to run once it committed, or
    * undefined when one was kept too recently to keep this one too; a transaction's first and last
-   * readings are always kept.
+   * readings are always kept, and a message's peak above its last reading ('peak').
    */
   sample(
     sessionId: string,
     at: number,
     wh: number,
-    which: 'first' | 'start' | 'between' | 'last',
+    which: 'first' | 'start' | 'between' | 'last' | 'peak',
   ): { write: WriteStep; kept: () => void } | undefined;
   /** the transaction ended without a reading: nothing more to remember for it */
   forget(sessionId: string): void;

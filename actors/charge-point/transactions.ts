@@ -518,6 +518,13 @@ export function onTransactionProgress(
       deps.meterSamples.sample(tx.session_id, progress.meter.at, progress.meter.last_wh, ended ? 'last' : 'between'),
     );
   else if (ended) deps.meterSamples.forget(tx.session_id);
+  // the message's peak above its last reading is a reading of the chart and the CDR too
+  const peak = progress.meter && event.meter_peak;
+  if (peak) {
+    const peakAt = chargerTime(peak.timestamp);
+    keepSample(ctx, deps.meterSamples.sample(tx.session_id, peakAt, peak.wh, 'peak'));
+    if (tx.ocpi) sampleMeter(deps, ctx, tx.session_id, peakAt, peak.wh);
+  }
   if (tx.ocpi) {
     sampleMeter(
       deps,
@@ -749,10 +756,14 @@ function progressOf(
     else if (event.type === 'transaction-ended' || event.id_tag !== tx.id_tag) progress.stop_id_tag = event.id_tag;
   }
   if (event.meter_wh !== null) {
+    // a reading of the message above the one it ends at (a register that went back within it)
+    // is the highest it reached: the energy counts to it
+    const peak = event.meter_peak;
+    const top = peak !== undefined && peak.wh > event.meter_wh ? peak.wh : event.meter_wh;
     progress.meter = {
       start_wh: meterStart,
       last_wh: event.meter_wh,
-      energy_wh: meterStart === null ? 0 : energyBetween(meterStart, event.meter_wh),
+      energy_wh: meterStart === null ? 0 : energyBetween(meterStart, top),
       at: chargerTime(event.meter_at ?? event.timestamp),
     };
   }

@@ -75,8 +75,11 @@ export class MeterSampler implements MeterSampleWrites {
     sessionId: string,
     at: number,
     wh: number,
-    /** 'start': a first reading that corrects one kept before at its instant (it replaces it) */
-    which: 'first' | 'start' | 'between' | 'last',
+    /**
+     * 'start': a first reading that corrects one kept before at its instant (it replaces it);
+     * 'peak': a message's highest reading above the one it ended at, kept whatever the interval
+     */
+    which: 'first' | 'start' | 'between' | 'last' | 'peak',
   ): { write: WriteStep; kept: () => void } | undefined {
     if (!Number.isFinite(at) || !Number.isFinite(wh)) {
       if (which === 'last') this.last.delete(sessionId);
@@ -88,7 +91,8 @@ export class MeterSampler implements MeterSampleWrites {
       write: insert.write({ session_id: sessionId, at, wh, replace: which === 'last' || which === 'start' }),
       // the transaction ended: nothing more to remember for it, also when an earlier reading of
       // the same turn (its first, carried by the end) was remembered after the commit
-      kept: () => (which === 'last' ? this.last.delete(sessionId) : this.remember(sessionId, at)),
+      kept: () =>
+        which === 'last' ? this.last.delete(sessionId) : which === 'peak' ? undefined : this.remember(sessionId, at),
     };
   }
 

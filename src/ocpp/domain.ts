@@ -87,6 +87,13 @@ const BeginReading = Type.Object({ wh: Type.Number(), timestamp: Timestamp, name
  */
 const Begin = { begin: Type.Optional(BeginReading) };
 
+/**
+ * The highest register reading an update or end carries, when it is above its `meter_wh` (readings
+ * of several instants, a register that went back within them: meter.ts `peakAbove`): the energy
+ * counts to it, and it is kept among the session's readings.
+ */
+const Peak = { meter_peak: Type.Optional(TimedReading) };
+
 export const TransactionStartedEvent = Type.Object({
   type: Type.Literal('transaction-started'),
   ...ChargingFacts,
@@ -126,6 +133,7 @@ export const TransactionUpdatedEvent = Type.Object({
   /** when the reading was taken (its meterValue's timestamp); absent: the event's timestamp */
   meter_at: Type.Optional(Timestamp),
   ...Begin,
+  ...Peak,
   timestamp: Timestamp,
   seq_no: Type.Union([Type.Integer(), Type.Null()]),
   /** 2.0.1 sends the idToken later when the transaction started before authorization */
@@ -175,6 +183,7 @@ export const TransactionEndedEvent = Type.Object({
    */
   salvaged: Type.Optional(Type.Boolean()),
   ...Begin,
+  ...Peak,
 });
 
 /** 1.6 MeterValues outside or inside a transaction; 2.0.1 MeterValues (never in a transaction). */

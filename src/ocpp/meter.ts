@@ -230,6 +230,34 @@ export function latestRegisterReading<E extends { timestamp: string }>(
   return best;
 }
 
+/**
+ * A message's highest register reading, when it holds readings of several instants and that one
+ * is above `above` (the reading the message ends at): a register that went back within them. The
+ * session's energy is its highest reading less its first (docs/CSMS.md "Energy and out-of-order
+ * readings"), so the message's peak counts, as it would have sent alone. A reading named
+ * Transaction.Begin is none: it is the transaction's first. Nothing is read for a message of one
+ * meter value (every periodic MeterValues).
+ */
+export function peakAbove<E extends { timestamp: string }>(
+  entries: readonly E[] | undefined,
+  samplesOf: (entry: E) => SampledReading[],
+  above: number | null,
+): RegisterReading | null {
+  if (entries === undefined || entries.length < 2 || above === null) return null;
+  let best: RegisterReading | null = null;
+  for (const entry of entries) {
+    if (!Number.isFinite(parseInstant(entry.timestamp))) continue;
+    const all = samplesOf(entry);
+    for (const samples of mixedContexts(all) ? byContext(all) : [all]) {
+      const wh = energyRegisterWh(samples);
+      if (wh === null || wh <= above || (best !== null && wh <= best.wh)) continue;
+      if (rankOf(samples, RANK_FIRST) === 2) continue;
+      best = { wh, timestamp: entry.timestamp };
+    }
+  }
+  return best;
+}
+
 /** The largest current taken as one, in A over all phases: a reading above is a meter fault or a unit mistake. */
 const MAX_CURRENT_A = 10_000;
 

@@ -761,6 +761,47 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
       expect(await energies(e, cp.id, since)).to.deep.equal([6000, 6, 6]);
     });
 
+    it('readings of one message that went back count to their highest, in the chart too: 8 kWh', async () => {
+      const e = await world.emsp('2.2.1');
+      const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'PK');
+      const transactionId = await start16(charger, uid, 1000);
+      // listed out of order; 9000 at minute 20, then 7000 at minute 30: the register went back
+      await charger.call('MeterValues', {
+        connectorId: 1,
+        transactionId,
+        meterValue: [
+          register(30, 7000, 'Sample.Periodic'),
+          register(10, 3000, 'Sample.Periodic'),
+          register(20, 9000, 'Sample.Periodic'),
+        ],
+      });
+      await charger.call('StopTransaction', { transactionId, meterStop: 8000, timestamp: at(50) });
+      // was 7000 Wh everywhere: the message counted for its latest reading only
+      expect(await energies(e, cp.id, since)).to.deep.equal([8000, 8, 8]);
+      const sessions = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp.id}`);
+      const id = String((sessions.body as { value: Json[] }).value[0]?.id);
+      const chart = await world.api.request('GET', `/v1/sessions/${id}/meter-values`);
+      const samples = (chart.body as { samples: Json[] }).samples;
+      expect(samples.at(-1)?.energy_wh).to.equal(8000);
+    });
+
+    it('2.0.1: an Updated whose readings went back counts to their highest: 8 kWh', async () => {
+      const e = await world.emsp('2.2.1');
+      const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'PK2');
+      const event = event201(`TX-${randomUUID().slice(0, 8)}`, uid);
+      await charger.call('TransactionEvent', event('Started', 0, 0, 1000));
+      await charger.call('TransactionEvent', {
+        ...event('Updated', 1, 30, 7000),
+        meterValue: [
+          register201(10, 3000, 'Sample.Periodic'),
+          register201(20, 9000, 'Sample.Periodic'),
+          register201(30, 7000, 'Sample.Periodic'),
+        ],
+      });
+      await charger.call('TransactionEvent', event('Ended', 2, 50, 8000));
+      expect(await energies(e, cp.id, since)).to.deep.equal([8000, 8, 8]);
+    });
+
     it('2.0.1: an Ended alone whose Begin is stamped at its end (a session of one instant): 4 kWh', async () => {
       const e = await world.emsp('2.2.1');
       const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'G4');

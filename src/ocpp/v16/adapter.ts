@@ -34,6 +34,7 @@ import {
   decimalOf,
   earliestRegisterReading,
   latestRegisterReading,
+  peakAbove,
   type RegisterReading,
   type SampledReading,
 } from '../meter.js';
@@ -127,11 +128,14 @@ function transactionEnded(p: StopTransactionRequest): EventOf<'transaction-ended
   // sends 0) is no end of the register, that reading is (docs/CSMS.md "Energy and out-of-order readings")
   const stop = p.meterStop >= 0 ? p.meterStop : null;
   const failedRead = latest !== null && (stop === null || stop < latest.wh);
+  const end = failedRead ? latest.wh : stop;
+  const peak = peakAbove(data, samples16, end);
   return {
     type: 'transaction-ended',
     transaction_id: String(p.transactionId),
-    meter_wh: failedRead ? latest.wh : stop,
+    meter_wh: end,
     ...(failedRead ? { meter_at: latest.timestamp } : {}),
+    ...(peak === null ? {} : { meter_peak: peak }),
     timestamp: p.timestamp,
     reason: p.reason ?? 'Local',
     seq_no: null,
@@ -157,11 +161,13 @@ function meterValues(p: MeterValuesRequest): EventOf<'transaction-updated' | 'me
     // the Begin reading alone is no progress of the register: it waits for the end
     const beginOnly =
       begin?.named && reading !== null && reading.wh === begin.wh && reading.timestamp === begin.timestamp;
+    const peak = beginOnly ? null : peakAbove(p.meterValue, samples16, wh);
     return {
       type: 'transaction-updated',
       transaction_id: String(p.transactionId),
       ...(currents.length > 0 ? { currents } : {}),
       ...(begin?.named ? { begin } : {}),
+      ...(peak === null ? {} : { meter_peak: peak }),
       meter_wh: beginOnly ? null : wh,
       timestamp: ts,
       seq_no: null,

@@ -40,6 +40,7 @@ import {
   latestRegisterReading,
   mixedContexts,
   namesBegin,
+  peakAbove,
   type CurrentReading,
   type RegisterReading,
   type SampledReading,
@@ -169,10 +170,12 @@ function transactionEvent(
       reservation_id: p.reservationId ?? null,
     };
   }
+  const peak = peakAbove(p.meterValue, samples201, wh);
   const common = {
     transaction_id: transactionId,
     ...facts,
     meter_wh: wh,
+    ...(peak === null ? {} : { meter_peak: peak }),
     // an update's readings may be older than the event (queued while offline, E04)
     ...(reading && !beginOnly ? { meter_at: reading.timestamp } : {}),
     ...(first ? { begin: first } : {}),
