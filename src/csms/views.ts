@@ -4,6 +4,7 @@ import { ChargePointState, recordAsSeen } from '../../actors/charge-point/protoc
 import { ChargingProfileSchema, idTagText, ocppInteger, ProtocolName, RegistrationStatus } from '../ocpp/domain.js';
 import type { ChargePointRow } from './charge-point-store.js';
 import { titled } from '../gateway/openapi.js';
+import { explainedPattern } from '../gateway/validation.js';
 
 /** Schemas of the /v1 bodies (docs/CSMS.md, "The /v1 API", describes them). */
 export const ChargePointView = titled(
@@ -115,7 +116,10 @@ export const CreateChargePointBody = Type.Object(
       Type.String({
         // "." and ".." are path segments a client resolves away (ws://host/ocpp/.. is ws://host/):
         // such a charger could never connect
-        pattern: '^(?!\\.{1,2}$)[A-Za-z0-9_.~*+|@=-]{1,48}$',
+        pattern: explainedPattern(
+          '^(?!\\.{1,2}$)[A-Za-z0-9_.~*+|@=-]{1,48}$',
+          'must be 1-48 characters of A-Z a-z 0-9 _ . ~ * + | @ = -, and not "." or ".." (a URL resolves those away)',
+        ),
         description:
           'charge point identity (OCPP identifierString without ":", which HTTP Basic user names cannot hold; not "." or "..", which a URL resolves away); generated when absent',
       }),
