@@ -184,9 +184,7 @@ export class RequestPart {
       value = this.strictly(isRecord(input) ? { ...input } : input, this.validator.Convert(value));
     if (this.hasDefaults) value = this.validator.Default(value);
     if (this.validator.Check(value)) return value;
-    throw new RequestValidationError(
-      boundedDetails(this.validator.Errors(value).map((e) => toDetail(this.where, e, value))),
-    );
+    throw new RequestValidationError(detailsOf(this.where, this.validator.Errors(value), value));
   }
 
   /** `parse` for the path and the query, whose schemas are objects: their fields by name. */
@@ -307,6 +305,58 @@ const typeNames: Record<string, string> = {
 };
 
 /** TypeBox error -> pydantic-style entry: `loc`, `msg`, `type`, `input`, `ctx`. */
+/**
+ * A 422's entries for a value's errors: those of the branch that came closest when the value's
+ * schema is a union (`closestBranch`), one entry per field a `required` names, bounded and merged
+ * (`boundedDetails`).
+ */
+export function detailsOf(
+  where: Location,
+  errors: readonly TLocalizedValidationError[],
+  root: unknown,
+): ValidationDetail[] {
+  const details: ValidationDetail[] = [];
+  for (const e of closestBranch(errors)) {
+    if (e.keyword === 'required' && e.params.requiredProperties.length > 1)
+      for (const missing of e.params.requiredProperties)
+        details.push(toDetail(where, { ...e, params: { ...e.params, requiredProperties: [missing] } }, root));
+    else details.push(toDetail(where, e, root));
+  }
+  return boundedDetails(details);
+}
+
+/** How many fields an error names: a `required` names each one missing. */
+const weightOf = (e: TLocalizedValidationError): number =>
+  e.keyword === 'required' ? e.params.requiredProperties.length : 1;
+
+/**
+ * Of a value that fits no branch of a union (the body of a route that takes a 2.2.1 or a 2.1.1
+ * object), the errors of the branch it came closest to: the one naming the fewest fields (the
+ * first of equals). Before, every branch's errors were listed, so a 2.1.1 tariff with one bad
+ * element was also told that a 2.2.1 one needs a `country_code`.
+ */
+function closestBranch(errors: readonly TLocalizedValidationError[]): readonly TLocalizedValidationError[] {
+  const branches = new Map<string, TLocalizedValidationError[]>();
+  for (const e of errors) {
+    const branch = /^#\/anyOf\/(\d+)(?:\/|$)/.exec(e.schemaPath)?.[1];
+    if (branch === undefined) continue;
+    const list = branches.get(branch);
+    if (list) list.push(e);
+    else branches.set(branch, [e]);
+  }
+  if (branches.size < 2) return errors;
+  let best: TLocalizedValidationError[] | undefined;
+  let bestWeight = Infinity;
+  for (const list of branches.values()) {
+    const weight = list.reduce((n, e) => n + weightOf(e), 0);
+    if (weight < bestWeight) {
+      best = list;
+      bestWeight = weight;
+    }
+  }
+  return best ?? errors;
+}
+
 export function toDetail(where: Location, e: TLocalizedValidationError, root: unknown): ValidationDetail {
   const base = pointerToLoc(e.instancePath);
   const input = valueAt(root, base);

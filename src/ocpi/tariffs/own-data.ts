@@ -1,6 +1,6 @@
 import Type from '#typebox';
 import { HttpError, RequestValidationError } from '../../gateway/errors.js';
-import { boundedDetails, toDetail } from '../../gateway/validation.js';
+import { detailsOf } from '../../gateway/validation.js';
 import { compileLazily } from '../../lazy-compile.js';
 import { pageHeaders, Paging } from '../../gateway/operator-paging.js';
 import { route } from '../../gateway/route-table.js';
@@ -27,7 +27,7 @@ const tariff221 = compileLazily(T221.Tariff);
 function assert221(body: unknown): void {
   if (tariff221.Check(body)) return;
   // bounded and merged as every other 422: one entry naming an enumeration's values, no union noise
-  throw new RequestValidationError(boundedDetails([...tariff221.Errors(body)].map((e) => toDetail('body', e, body))));
+  throw new RequestValidationError(detailsOf('body', [...tariff221.Errors(body)], body));
 }
 
 /**

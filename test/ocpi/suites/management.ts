@@ -176,6 +176,25 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
       ).detail;
       expect(typeEntries.map((d) => `${d.loc.join('.')} ${d.type}`)).to.deep.equal(['body.type literal_error']);
       expect(typeEntries[0]?.ctx.expected).to.have.length(5);
+      // a body that is neither version's tariff is told what the one it came closest to lacks:
+      // a 2.1.1 tariff with a bad element is not told it needs a 2.2.1 country_code
+      const places211 = async (body: Record<string, unknown>) => {
+        const res = await api.request('PUT', '/v1/ocpi/tariffs/MT-7', { body });
+        expect(res.status).to.equal(422);
+        return (res.body as { detail: Array<{ loc: unknown[]; type: string }> }).detail.map(
+          (d) => `${d.loc.join('.')} ${d.type}`,
+        );
+      };
+      expect(
+        await places211({ id: 'MT-7', currency: 'EUR', elements: [{}], last_updated: '2026-01-01T00:00:00Z' }),
+      ).to.deep.equal(['body.elements.0.price_components missing']);
+      // and every field it lacks, not the first only
+      expect(await places211({ foo: 1 })).to.have.members([
+        'body.id missing',
+        'body.currency missing',
+        'body.elements missing',
+        'body.last_updated missing',
+      ]);
       // a 2.1.1 tariff is stored as a 2.2.1 one, which has at least one element
       const empty = await api.request('PUT', '/v1/ocpi/tariffs/MT-6', {
         body: { ...aTariff({ id: 'MT-6' }), elements: [] },
