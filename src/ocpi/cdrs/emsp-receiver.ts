@@ -1,3 +1,4 @@
+import { canonicalJson } from '../core/canonical-json.js';
 import type { Context } from 'koa';
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
@@ -83,8 +84,12 @@ function assertNoNegatives(cdr: StoredCdr): void {
 }
 
 /**
- * Stores a received CDR once; answers where it can be read back. Once the answer is out, the CDR
- * is re-priced in the background when the pricing threads are wired (checker.ts).
+ * Stores a received CDR once; answers where it can be read back. The first writer of an id wins in
+ * one statement (`putNew`); the same CDR sent again (its members in any order) is a retry and
+ * accepted, another one under its id is refused. Once the answer is out, the CDR (taken or sent
+ * again) is re-priced in the background when the pricing threads are wired (checker.ts). Before,
+ * a read and a write apart let several CDRs of one id sent at once all be accepted, the last kept,
+ * and a check filed against another.
  */
 async function receive(
   ctx: OcpiContext,
@@ -96,16 +101,18 @@ async function receive(
   assertEndsAfterStart(cdr);
   assertNoNegatives(cdr);
   const origin = ctx.baseUrl(koa);
-  const existing = await ctx.stores.cdrs.get(key);
-  if (existing && JSON.stringify(existing) !== JSON.stringify(cdr))
-    throw invalidParameters([
-      {
-        field: 'id',
-        message: `CDR ${key.id} was received before and cannot be changed; a correction is a credit CDR with an id of its own`,
-        type: 'value_error.cdr_exists',
-      },
-    ]);
-  if (!existing) await ctx.stores.cdrs.put(key, cdr);
+  if (!(await ctx.stores.cdrs.putNew(key, cdr))) {
+    const existing = await ctx.stores.cdrs.get(key);
+    if (!existing || canonicalJson(existing) !== canonicalJson(cdr))
+      throw invalidParameters([
+        {
+          field: 'id',
+          message: `CDR ${key.id} was received before and cannot be changed; a correction is a credit CDR with an id of its own`,
+          type: 'value_error.cdr_exists',
+        },
+      ]);
+  }
+  // the CDR stored, taken now or sent again (a check left unpriced is made again)
   ctx.cdrChecks?.afterAnswer(koa.res, key, cdr);
   const path = [key.country_code, key.party_id, key.id].map(encodeURIComponent).join('/');
   return { data: undefined, headers: { Location: `${origin}${prefix}/cdrs/${path}` } };

@@ -1,3 +1,4 @@
+import { canonicalJson } from '../core/canonical-json.js';
 import { route } from '../../gateway/route-table.js';
 import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
@@ -52,8 +53,9 @@ function withPeriodsAdded(
   added: S221.Session['charging_periods'],
 ): Pick<S221.Session, 'charging_periods'> {
   if (!added?.length) return held ? { charging_periods: held } : {};
-  const known = new Set((held ?? []).map((p) => JSON.stringify(p)));
-  const fresh = added.filter((p) => !known.has(JSON.stringify(p)));
+  // the same period whatever the order of its members (a PATCH sent again by another serializer)
+  const known = new Set((held ?? []).map((p) => canonicalJson(p)));
+  const fresh = added.filter((p) => !known.has(canonicalJson(p)));
   const all = [...(held ?? []), ...fresh];
   if (all.length > MAX_PERIODS)
     throw invalidParameters([

@@ -183,6 +183,30 @@ export function modulesSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const changed = await api.request('POST', '/ocpi/emsp/2.2.1/cdrs', { ...as, body: { ...cdr, total_energy: 99 } });
       expect(changed.body.status_code).to.equal(2001);
       expect(dataOf<Obj>(await api.request('GET', new URL(location).pathname, as))).to.include({ total_energy: 12.5 });
+      // a retry whose members come in another order is the same CDR (was 2001 value_error.cdr_exists)
+      const reordered = Object.fromEntries(Object.entries(cdr).reverse());
+      expect(
+        (await api.request('POST', '/ocpi/emsp/2.2.1/cdrs', { ...as, body: reordered })).body.status_code,
+      ).to.equal(1000);
+      // several CDRs of one new id sent at once: one is taken, the others refused, and the one
+      // taken is the one stored (all were taken before, the last one kept)
+      const raced = `R${'Y'.repeat(20)}`;
+      const answers = await Promise.all(
+        [1, 2, 3, 4].map((n) =>
+          api.request('POST', '/ocpi/emsp/2.2.1/cdrs', {
+            ...as,
+            body: aCdr221({ country_code: cc, party_id: pid, id: raced, total_energy: n }),
+          }),
+        ),
+      );
+      const codes = answers.map((a) => a.body.status_code);
+      expect(
+        codes.filter((c) => c === 1000),
+        JSON.stringify(codes),
+      ).to.have.length(1);
+      expect(codes.filter((c) => c === 2001)).to.have.length(3);
+      const stored = dataOf<Obj>(await api.request('GET', `/ocpi/emsp/2.2.1/cdrs/${cc}/${pid}/${raced}`, as));
+      expect(stored.total_energy).to.equal(codes.indexOf(1000) + 1);
 
       const old = aCdr211({ id: 'CDR-211' });
       const posted211 = await api.request('POST', '/ocpi/emsp/2.1.1/cdrs', { token: cpo.token, body: old });
@@ -328,6 +352,9 @@ export function modulesSuite(makeTarget: () => Promise<OcpiTarget>): void {
       // sent again (its answer was lost): not added twice; an empty list and no list change nothing
       const again = { charging_periods: [period(15, 3)], last_updated: isoAt(900) };
       expect(await periodsAfter(again)).to.have.length(2);
+      // nor when its members come in another order (was added a second time)
+      const reordered = { dimensions: period(15, 3).dimensions, start_date_time: period(15, 3).start_date_time };
+      expect(await periodsAfter({ charging_periods: [reordered], last_updated: isoAt(930) })).to.have.length(2);
       expect(await periodsAfter({ charging_periods: [], last_updated: isoAt(960) })).to.have.length(2);
       expect(await periodsAfter({ kwh: 5, last_updated: isoAt(1020) })).to.have.length(2);
       await api.request('PUT', path, {
