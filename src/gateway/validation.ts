@@ -325,9 +325,20 @@ export function detailsOf(
   return boundedDetails(details);
 }
 
-/** How many fields an error names: a `required` names each one missing. */
-const weightOf = (e: TLocalizedValidationError): number =>
-  e.keyword === 'required' ? e.params.requiredProperties.length : 1;
+/**
+ * How many fields a branch's errors name: each one a `required` says is missing, and each place
+ * another error is at once (a value that is none of an enumeration's is an error per value, at
+ * one place); a union's own "no branch matched" names none.
+ */
+function weightOf(errors: readonly TLocalizedValidationError[]): number {
+  const places = new Set<string>();
+  let missing = 0;
+  for (const e of errors) {
+    if (e.keyword === 'required') missing += e.params.requiredProperties.length;
+    else if (e.keyword !== 'anyOf') places.add(e.instancePath);
+  }
+  return missing + places.size;
+}
 
 /**
  * Of a value that fits no branch of a union (the body of a route that takes a 2.2.1 or a 2.1.1
@@ -348,7 +359,7 @@ function closestBranch(errors: readonly TLocalizedValidationError[]): readonly T
   let best: TLocalizedValidationError[] | undefined;
   let bestWeight = Infinity;
   for (const list of branches.values()) {
-    const weight = list.reduce((n, e) => n + weightOf(e), 0);
+    const weight = weightOf(list);
     if (weight < bestWeight) {
       best = list;
       bestWeight = weight;

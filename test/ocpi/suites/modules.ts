@@ -79,6 +79,15 @@ export function modulesSuite(makeTarget: () => Promise<OcpiTarget>): void {
     it('our tokens reach CPO partners in the shape of each version; authorize answers with the token as we hold it', async () => {
       const put221 = await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OT-1', { body: aToken221({ uid: 'OT-1' }) });
       expect(put221.body).to.include({ contract_id: 'NL-EVP-C12345678', country_code: 'NL' });
+      // a 2.2.1 token with one bad field is told of it as a 2.2.1 token: the values of 2.2.1's
+      // TokenType, not a 2.1.1 auth_id missing (an enumeration's values count as one field)
+      const wristband = await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OT-W', {
+        body: aToken221({ uid: 'OT-W', type: 'WRISTBAND' }),
+      });
+      expect(wristband.status).to.equal(422);
+      const entries = (wristband.body as { detail: Array<{ loc: unknown[]; type: string; ctx: Obj }> }).detail;
+      expect(entries.map((d) => `${d.loc.join('.')} ${d.type}`)).to.deep.equal(['body.type literal_error']);
+      expect(entries[0]?.ctx.expected).to.include('APP_USER');
       const put211 = await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OT-2', {
         body: aToken({ uid: 'OT-2', type: 'OTHER', auth_id: 'A-2' }),
       });
