@@ -400,9 +400,10 @@ export class CdrBuilder {
     const timeZone = terms.time_zone;
     const samples = known ?? (await samplesOf(this.db.sql, session.id));
     const states = await statesOf(this.db.sql, session.id);
-    // a session of one instant (a 2.0.1 Ended alone, its Begin stamped at its end): its readings,
-    // one row an instant, kept the highest only; its first is the session row's
-    const first_wh = endMs <= startMs ? await firstReadingOf(this.db.sql, session.id) : undefined;
+    // the energy counts from the session row's first reading, as /v1's does: the readings are kept
+    // one row an instant, the highest, and a first reading at an instant with a later one was lost
+    // (a 2.0.1 Started whose Begin, stamped before it, is drawn at its start beside a later reading)
+    const first_wh = await firstReadingOf(this.db.sql, session.id);
     const built = chargingPeriodsOf({ start: startMs, end: endMs, samples, states, tariff, timeZone, first_wh });
     const periods = tariff ? built.map((p) => ({ ...p, tariff_id: tariff.id })) : built;
     const cdr = {

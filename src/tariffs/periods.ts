@@ -42,8 +42,10 @@ export interface PeriodsInput {
   tariff: PricingTariff | undefined;
   timeZone: string;
   /**
-   * the session's first reading (Wh), when known: a session that lasted no time counts its energy
-   * from it (its readings, all of one instant, are kept as one, the highest)
+   * the session's first reading (Wh), when known: the energy counts from it, as the session's
+   * does. The readings are kept one an instant, the highest: a first reading stamped before the
+   * start and moved to it, where a later reading is, was lost, and so was the first of a session
+   * that lasted no time
    */
   first_wh?: number | undefined;
 }
@@ -84,6 +86,14 @@ function pointsOf(input: PeriodsInput): MeterSample[] {
     ];
   if (first.at > input.start) points.unshift({ at: input.start, wh: first.wh });
   if (last.at < input.end) points.push({ at: input.end, wh: last.wh });
+  // the session's first reading begins the readings: before the highest kept at the start, or in
+  // place of one below it (a reading the session did not take as its first)
+  const given = input.first_wh;
+  const head = points[0] as MeterSample;
+  if (given !== undefined && Number.isFinite(given)) {
+    if (head.wh > given) points.unshift({ at: input.start, wh: given });
+    else head.wh = given;
+  }
   return points;
 }
 

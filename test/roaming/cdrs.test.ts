@@ -802,6 +802,20 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
       expect(await energies(e, cp.id, since)).to.deep.equal([8000, 8, 8]);
     });
 
+    it('2.0.1: a Started carrying its Begin, stamped before it, and a reading at its own time: 5 kWh', async () => {
+      const e = await world.emsp('2.2.1');
+      const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'SB');
+      const event = event201(`TX-${randomUUID().slice(0, 8)}`, uid);
+      await charger.call('TransactionEvent', {
+        ...event('Started', 0, 1, 5000),
+        meterValue: [register201(0, 1000, 'Transaction.Begin'), register201(1, 5000, 'Sample.Periodic')],
+      });
+      await charger.call('TransactionEvent', event('Ended', 1, 30, 6000));
+      // was 5000 Wh in /v1 beside 1 kWh in the session and CDR: the Begin, drawn at the start
+      // where the later reading was, was kept as that reading
+      expect(await energies(e, cp.id, since)).to.deep.equal([5000, 5, 5]);
+    });
+
     it('2.0.1: an Ended alone whose Begin is stamped at its end (a session of one instant): 4 kWh', async () => {
       const e = await world.emsp('2.2.1');
       const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'G4');
