@@ -136,7 +136,12 @@ export const MAX_CHART_POINTS = 2000;
 export async function readMeterSamples(
   db: Database,
   sessionId: string,
-  ends: { start?: { at: number; wh: number }; latest?: { at: number; wh: number } } = {},
+  ends: {
+    start?: { at: number; wh: number };
+    latest?: { at: number; wh: number };
+    /** the session's energy: the chart ends at it (a peak the interval or an instant did not keep) */
+    energy_wh?: number;
+  } = {},
 ): Promise<MeterSample[]> {
   const asReadings = (rows: Array<Record<string, unknown>>) =>
     rows.map((r) => ({ at: Number(r.at_ms), wh: Number(r.wh) }));
@@ -187,11 +192,15 @@ export async function readMeterSamples(
     if (kept.length > 1) kept[kept.length - 1] = latest;
     else if (latest.wh !== last.wh) kept.push(latest);
   }
-  return chartOf(kept);
+  return chartOf(kept, ends.energy_wh);
 }
 
-/** The chart's points of `points` (oldest first): the energy since the first and the power between. */
-function chartOf(points: Array<{ at: number; wh: number }>): MeterSample[] {
+/**
+ * The chart's points of `points` (oldest first): the energy since the first and the power between;
+ * the last point's energy at least `energy` (the session's), which a reading the chart did not
+ * keep may have raised (a message's peak at an instant with another reading, or after the stop).
+ */
+function chartOf(points: Array<{ at: number; wh: number }>, energy_wh?: number): MeterSample[] {
   const base = points[0]?.wh ?? 0;
   // the energy is the highest reading so far less the first, as the session's (a reading below an
   // earlier one adds nothing, docs/CSMS.md); the power is the energy's rise over the time between
@@ -201,7 +210,8 @@ function chartOf(points: Array<{ at: number; wh: number }>): MeterSample[] {
     const prev = i > 0 ? points[i - 1] : undefined;
     const hours = prev ? (p.at - prev.at) / 3_600_000 : 0;
     highest = Math.max(highest, p.wh);
-    const energy = highest - base;
+    const drawn = highest - base;
+    const energy = i === points.length - 1 && energy_wh !== undefined && energy_wh > drawn ? energy_wh : drawn;
     const rise = energy - before;
     before = energy;
     return {

@@ -435,7 +435,7 @@ export class SessionReader {
    */
   async samples(id: string): Promise<MeterSample[] | undefined> {
     const [row] = await this.db.sql.query(
-      'SELECT started_at, meter_start_wh, meter_last_wh, meter_last_at FROM csms_session WHERE id = ?',
+      'SELECT started_at, meter_start_wh, meter_last_wh, meter_last_at, energy_wh FROM csms_session WHERE id = ?',
       [id],
     );
     if (!row) return undefined;
@@ -444,9 +444,11 @@ export class SessionReader {
       const w = num(wh);
       return a === null || w === null ? undefined : { at: a, wh: w };
     };
+    const energy = num(row.energy_wh);
     return readMeterSamples(this.db, id, {
       start: reading(row.started_at, row.meter_start_wh),
       latest: reading(row.meter_last_at, row.meter_last_wh),
+      ...(energy === null ? {} : { energy_wh: energy }),
     });
   }
 

@@ -246,7 +246,7 @@ export function peakAbove<E extends { timestamp: string }>(
   if (entries === undefined || entries.length < 2 || above === null) return null;
   let best: RegisterReading | null = null;
   for (const entry of entries) {
-    if (!Number.isFinite(parseInstant(entry.timestamp))) continue;
+    // a reading whose time does not parse counts too, at the time it arrived (as one sent alone)
     const all = samplesOf(entry);
     for (const samples of mixedContexts(all) ? byContext(all) : [all]) {
       const wh = energyRegisterWh(samples);

@@ -259,6 +259,49 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await early.charger.close();
     });
 
+    it("a message's peak counts, whatever its stamp, and the chart ends at the session's energy", async () => {
+      // 1.6: a reading whose stamp does not parse (a leap second) counts as one sent alone would
+      const one = await booted('ocpp1.6');
+      const { transactionId } = (await one.charger.call(
+        'StartTransaction',
+        v16.start({ meterStart: 1000, timestamp: at(0) }),
+      )) as { transactionId: number };
+      await one.charger.call('MeterValues', {
+        connectorId: 1,
+        transactionId,
+        meterValue: [
+          ...register16(5000, 60),
+          {
+            timestamp: '2026-11-30T23:59:60Z',
+            sampledValue: [{ value: '9000', measurand: 'Energy.Active.Import.Register', unit: 'Wh' }],
+          },
+          ...register16(6000, 180),
+        ],
+      });
+      // was 5000: the peak with the stamp that does not parse was left out
+      expect((await sessionOf(one.id)).energy_wh).to.equal(8000);
+      // 2.0.1: an Ended alone whose Begin, peak and End are of one instant
+      const two = await booted('ocpp2.0.1');
+      const read = (wh: number, context: string) => ({
+        timestamp: at(30),
+        sampledValue: [
+          { value: wh, context, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } },
+        ],
+      });
+      await two.charger.call('TransactionEvent', {
+        ...v201.transactionEvent({ eventType: 'Ended', transactionId: `TX-${two.id}`, seqNo: 0, idToken: 'TAG-0001' }),
+        timestamp: at(30),
+        meterValue: [read(1000, 'Transaction.Begin'), read(9000, 'Sample.Periodic'), read(5000, 'Transaction.End')],
+      });
+      const session = await sessionOf(two.id);
+      expect(session.energy_wh).to.equal(8000);
+      // was 4000 at the chart's end: the peak shared its instant with the end's reading
+      const { samples } = await meterOf(session.id);
+      expect(samples.at(-1)?.energy_wh).to.equal(8000);
+      await one.charger.close();
+      await two.charger.close();
+    });
+
     it('answers a long session in at most about 2,000 points, its first and last readings exact', async () => {
       const { id, charger } = await booted('ocpp1.6');
       const { transactionId } = (await charger.call(
