@@ -504,18 +504,19 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     const uid = `L${randomUUID().slice(0, 8)}`.toUpperCase();
     await world.pushToken(emsp221, uid, { whitelist: 'ALWAYS' });
     const since = emsp221.sim.lastSeq;
-    const event = (eventType: string, seqNo: number, extra: Json) =>
-      charger.call('TransactionEvent', {
-        eventType,
-        timestamp: new Date().toISOString(),
-        seqNo,
-        transactionInfo: {
-          transactionId: `TX-LATE-${uid}`,
-          ...(eventType === 'Ended' ? { stoppedReason: 'EVDisconnected' } : {}),
-        },
-        evse: { id: 1, connectorId: 1 },
-        ...extra,
-      }) as Promise<{ idTokenInfo?: { status: string } }>;
+    /** The TransactionEvents of one transaction of `client` at EVSE 1, its end for `stoppedReason`. */
+    const eventsOf =
+      (client: typeof charger, transactionId: string, stoppedReason: string) =>
+      (eventType: string, seqNo: number, extra: Json) =>
+        client.call('TransactionEvent', {
+          eventType,
+          timestamp: new Date().toISOString(),
+          seqNo,
+          transactionInfo: { transactionId, ...(eventType === 'Ended' ? { stoppedReason } : {}) },
+          evse: { id: 1, connectorId: 1 },
+          ...extra,
+        }) as Promise<{ idTokenInfo?: { status: string } }>;
+    const event = eventsOf(charger, `TX-LATE-${uid}`, 'EVDisconnected');
     const refused = await event('Started', 0, {
       triggerReason: 'Authorized',
       idToken: { idToken: 'NO-SUCH-CARD', type: 'ISO14443' },
@@ -533,18 +534,7 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
 
     // a card named to stop it (StopAuthorized) is the stop's, its own refused or not
     const { cp: cp2, charger: charger2 } = await world.linkedCharger('ocpp2.0.1');
-    const stop = (eventType: string, seqNo: number, extra: Json) =>
-      charger2.call('TransactionEvent', {
-        eventType,
-        timestamp: new Date().toISOString(),
-        seqNo,
-        transactionInfo: {
-          transactionId: `TX-STOP-${uid}`,
-          ...(eventType === 'Ended' ? { stoppedReason: 'Local' } : {}),
-        },
-        evse: { id: 1, connectorId: 1 },
-        ...extra,
-      });
+    const stop = eventsOf(charger2, `TX-STOP-${uid}`, 'Local');
     await stop('Started', 0, { triggerReason: 'Authorized', idToken: { idToken: 'NO-SUCH-CARD', type: 'ISO14443' } });
     await stop('Updated', 1, { triggerReason: 'StopAuthorized', idToken: card });
     await stop('Ended', 2, { triggerReason: 'StopAuthorized', idToken: card });
