@@ -470,6 +470,7 @@ function laterReadingOfStart(
     transaction_id: transactionId,
     meter_wh: last.wh,
     meter_at: last.timestamp,
+    ...(event.meter_peak ? { meter_peak: event.meter_peak } : {}),
     timestamp: event.timestamp,
     seq_no: null,
     id_tag: null,

@@ -88,9 +88,10 @@ const BeginReading = Type.Object({ wh: Type.Number(), timestamp: Timestamp, name
 const Begin = { begin: Type.Optional(BeginReading) };
 
 /**
- * The highest register reading an update or end carries, when it is above its `meter_wh` (readings
- * of several instants, a register that went back within them: meter.ts `peakAbove`): the energy
- * counts to it, and it is kept among the session's readings.
+ * The highest register reading a start, an update or an end carries, when it is above the one it
+ * ends at (`meter_last`, `meter_wh`: readings of several instants, a register that went back
+ * within them: meter.ts `peakAbove`): the energy counts to it, and it is kept among the session's
+ * readings.
  */
 const Peak = { meter_peak: Type.Optional(TimedReading) };
 
@@ -116,6 +117,7 @@ export const TransactionStartedEvent = Type.Object({
    * readings of several instants): applied as the transaction's first progress
    */
   meter_last: Type.Optional(TimedReading),
+  ...Peak,
   timestamp: Timestamp,
   seq_no: Type.Union([Type.Integer(), Type.Null()]),
   /** 2.0.1 RequestStartTransaction's remoteStartId when the start was remote */

@@ -226,6 +226,25 @@ describe('OCPP 2.0.1: the readings of one TransactionEvent', function () {
     expect(await sessionOf(id)).to.include({ meter_start_wh: 10_000, energy_wh: 1000 });
     await charger.close();
   });
+
+  it('a Started whose readings go back within it: the energy counts to its highest, charted', async () => {
+    const { id, charger } = await bootedCharger(csms, 'ocpp2.0.1');
+    await charger.call(
+      'TransactionEvent',
+      event('Started', 'S-PEAK', 0, 700, [
+        reading(700, 1000, 'Transaction.Begin'),
+        reading(730, 5000),
+        reading(760, 3000),
+      ]),
+    );
+    const running = await sessionOf(id, 'ACTIVE');
+    // was 2000 Wh: the latest reading less the first, the 5000 of the middle lost
+    expect(running).to.include({ meter_start_wh: 1000, meter_last_wh: 3000, energy_wh: 4000 });
+    expect((await chartOf(running.id)).map((p) => p.wh)).to.include(5000);
+    await charger.call('TransactionEvent', event('Ended', 'S-PEAK', 1, 900, [reading(900, 6000, 'Transaction.End')]));
+    expect(await sessionOf(id)).to.include({ meter_start_wh: 1000, energy_wh: 5000 });
+    await charger.close();
+  });
 });
 
 /**

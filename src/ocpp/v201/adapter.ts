@@ -150,6 +150,9 @@ function transactionEvent(
   const wh = beginOnly ? null : (reading?.wh ?? null);
   const facts = chargingFacts(p);
   if (p.eventType === 'Started') {
+    const later = reading && first && !sameReading(reading, first) ? reading : null;
+    // a register that went back within the start's own readings: its peak counts, as in an update
+    const startPeak = later ? peakAbove(p.meterValue, samples201, later.wh) : null;
     return {
       type: 'transaction-started',
       ...facts,
@@ -163,7 +166,8 @@ function transactionEvent(
       ...(p.idToken ? { id_tag_type: p.idToken.type } : {}),
       // the energy counts from its first reading; a later one it also carries is its first progress
       meter_start_wh: first?.wh ?? null,
-      ...(reading && first && !sameReading(reading, first) ? { meter_last: reading } : {}),
+      ...(later ? { meter_last: later } : {}),
+      ...(startPeak === null ? {} : { meter_peak: startPeak }),
       timestamp: p.timestamp,
       seq_no: p.seqNo,
       remote_start_id: p.transactionInfo.remoteStartId ?? null,
