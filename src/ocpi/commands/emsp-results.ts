@@ -12,7 +12,8 @@ import { CommandResponse211, CommandResult221 } from './schemas.js';
  * The eMSP side of the commands module: the results partner CPOs POST to the `response_url` of a
  * command we sent them (`/commands/{command}/{uid}` on the eMSP mount of the command's version).
  * The result is kept on the command, which the operator reads at `GET /v1/commands/{uid}`.
- * A result for a command we did not send that CPO is 404; a second result replaces the first
+ * A result for a command we did not send that CPO, or POSTed to the mount of the version the
+ * command was not sent in, is 404; a second result replaces the first
  * (a CPO may report ACCEPTED, then the outcome; docs/OCPI.md, Decisions 26).
  */
 
@@ -36,7 +37,8 @@ export function commandResultsReceiver(ctx: OcpiContext, version: OcpiVersion): 
       const updated = await ctx.stores.commands.update(key, (sent) => {
         // only the partner the command was sent to, whichever of its parties it acts as
         const theirs = sent.partner.id === caller.partnerId;
-        if (!theirs || sent.command !== req.params.command) throw unknownObject('command');
+        // its response_url is on the mount of the version it was sent in; the other one knows it not
+        if (!theirs || sent.command !== req.params.command || sent.version !== version) throw unknownObject('command');
         return { ...sent, result, result_at: now, last_updated: now };
       });
       if (!updated) throw unknownObject('command');

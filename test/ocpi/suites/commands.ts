@@ -195,6 +195,10 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const wrongCommand = body.response_url.replace('START_SESSION', 'STOP_SESSION');
       expect((await postResult(wrongCommand, cpo.token, { result: 'FAILED' })).status).to.equal(404);
       expect((await postResult(body.response_url, cpo.token, { result: 'MAYBE' })).status).to.equal(422);
+      // the response_url is on the mount of the command's version: the other version's knows it not
+      const otherVersion = new URL(body.response_url.replace('/2.2.1/', '/2.1.1/')).pathname;
+      const onOther = await t.api.request('POST', otherVersion, { token: cpo.token, body: { result: 'REJECTED' } });
+      expect(onOther.status, JSON.stringify(onOther.body)).to.equal(404);
       const still = await t.api.request('GET', `/v1/commands/${command.uid}`);
       expect(still.body.result).to.deep.equal({ result: 'ACCEPTED' });
     });
