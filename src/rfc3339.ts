@@ -103,13 +103,19 @@ function writeUtcInstant(s: string, out: Float64Array, at: number): boolean {
 }
 
 /**
+ * A date and time of day without a zone designator. `Date.parse` reads it in the host's time zone;
+ * OCPI's DateTime says its absence means UTC, and no instant we read may depend on the host.
+ */
+const NO_DESIGNATOR = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+
+/**
  * Epoch ms of a date-time, as `Date.parse` reads it (NaN when it does not), written to `out[at]`:
- * the common form read directly, any other through `Date.parse`. False when it is not a finite
- * instant.
+ * the common form read directly, any other through `Date.parse`, a date and time without a zone
+ * designator as UTC. False when it is not a finite instant.
  */
 export function writeInstant(s: string, out: Float64Array, at: number): boolean {
   if (writeUtcInstant(s, out, at)) return true;
-  out[at] = Date.parse(s);
+  out[at] = Date.parse(NO_DESIGNATOR.test(s) ? `${s}Z` : s);
   return Number.isFinite(out[at]);
 }
 
@@ -148,7 +154,7 @@ export function parseRealInstant(s: string): number {
   return SCRATCH[0] as number;
 }
 
-/** Epoch ms of a date-time, as `Date.parse` reads it (NaN when it does not), the common form read directly. */
+/** Epoch ms of a date-time, as `Date.parse` reads it (NaN when it does not, UTC without a zone designator), the common form read directly. */
 export function parseInstant(s: string): number {
   writeInstant(s, SCRATCH, 0);
   return SCRATCH[0] as number;

@@ -2,7 +2,7 @@ import { Ajv } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import { expect } from 'chai';
 import { OcppSchemas } from '../../src/ocpp/schemas.js';
-import { isCommonDateTime, parseInstant } from '../../src/rfc3339.js';
+import { isCommonDateTime, parseInstant, parseRealInstant } from '../../src/rfc3339.js';
 
 /** Date-times read directly in their common form: the same answers as Date.parse and ajv-formats. */
 
@@ -44,15 +44,34 @@ const EDGES = [
   'Z',
 ];
 
+/** What Date.parse reads, a date and time without a zone designator taken as UTC. */
+const utcParse = (s: string) => Date.parse(/^\d{4}-\d\d-\d\d[Tt ][\d:.]+$/.test(s) ? `${s}Z` : s);
+
 describe('RFC 3339 date-times in their common form', function () {
   it('reads an instant as Date.parse does, and hands any other form to it', function () {
-    for (const s of EDGES) expect(parseInstant(s), s).to.deep.equal(Date.parse(s));
+    for (const s of EDGES) expect(parseInstant(s), s).to.deep.equal(utcParse(s));
     // every day of four centuries, at a varying time of day, with and without milliseconds
     for (let day = -80_000; day < 80_000; day += 7) {
       const iso = new Date(day * 86_400_000 + (day % 86_400) * 1_000 + (day % 1000)).toISOString();
       expect(parseInstant(iso), iso).to.equal(Date.parse(iso));
       const whole = `${iso.slice(0, 19)}Z`;
       expect(parseInstant(whole), whole).to.equal(Date.parse(whole));
+    }
+  });
+
+  it("a date and time without a zone designator is UTC, whatever the host's time zone", function () {
+    const zone = process.env.TZ;
+    try {
+      for (const tz of ['America/New_York', 'Europe/Amsterdam', 'Asia/Kolkata']) {
+        process.env.TZ = tz;
+        // was 14:00 or 08:00 UTC, as the host's clock read it (OCPI: no designator means UTC)
+        expect(parseRealInstant('2024-05-06T10:00:00'), tz).to.equal(Date.UTC(2024, 4, 6, 10));
+        expect(parseInstant('2024-05-06T10:00:00.250'), tz).to.equal(Date.UTC(2024, 4, 6, 10, 0, 0, 250));
+        expect(parseInstant('2024-05-06T10:00:00+02:00'), tz).to.equal(Date.UTC(2024, 4, 6, 8));
+      }
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
     }
   });
 
