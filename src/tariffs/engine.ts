@@ -517,9 +517,7 @@ class SessionPricing {
     // are counted on time to the second, so that hours written with 4 or 6 decimals (0.1667 h
     // for 10 minutes) do not bill a step more than was used; what is billed is those steps. Time
     // used that rounds to no second at all still bills one step (step_size: the minimum billed).
-    let used = ZERO;
-    for (const v of total.priced.values()) used = used.plus(v.value());
-    used = used.times(dec(unit));
+    const used = this.pricedVolume(type).times(dec(unit));
     const toSecond = unit === 3600 ? used.rounded(0) : used;
     const counted = toSecond.isZero() ? used : toSecond;
     const step = last.step_size;
@@ -533,12 +531,21 @@ class SessionPricing {
     }
   }
 
+  /** The volume of a dimension that components priced, in its CDR unit (kWh, hours). */
+  pricedVolume(type: Priced): Decimal {
+    let used = ZERO;
+    for (const v of this.totals[type].priced.values()) used = used.plus(v.value());
+    return used;
+  }
+
   /** The session-wide rules once every period is in, and the totals. */
   finish(currency: string): PricedCdr {
     this.stepUp('ENERGY');
     // TIME and PARKING_TIME share one rounding: when parking is priced it takes the step (the
-    // session ends parked), otherwise charging time does (docs/TARIFFS.md "step_size")
-    this.stepUp(this.totals.PARKING_TIME.last ? 'PARKING_TIME' : 'TIME');
+    // session ends parked), otherwise charging time does (docs/TARIFFS.md "step_size"). A
+    // parking dimension of no time is no parking: it leaves the step to charging time.
+    const parked = this.totals.PARKING_TIME.last !== undefined && !this.pricedVolume('PARKING_TIME').isZero();
+    this.stepUp(parked ? 'PARKING_TIME' : 'TIME');
     this.stepUp('RESERVATION_TIME');
     const fixed = this.flat?.cost ?? NO_AMOUNT;
     const energy = costOfTotal(this.totals.ENERGY);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { priceCdr, selectTariff } from '../../src/tariffs/engine.js';
 import type { Tariff } from '../../src/ocpi/tariffs/schemas-2.2.1.js';
 import type { PricedCdr, PricingCdr } from '../../src/tariffs/types.js';
-import { aCdr, aTariff, anElement, energy, flat, minutes, parking, time } from './builders.js';
+import { aCdr, aTariff, anElement, energy, flat, minutes, parking, time, type PeriodSpec } from './builders.js';
 
 /** The tricky rules of docs/TARIFFS.md, one by one, through the public pricing function. */
 
@@ -63,6 +63,26 @@ describe('pricing engine: rules', function () {
       expect(priced.total_time_cost.excl_vat).to.equal(0.3);
       expect(priced.total_parking_cost.excl_vat).to.equal(0.25);
       expect(excl(priced)).to.equal(0.55);
+    });
+
+    it('a parking dimension of no time leaves the step to charging time: 10 minutes at 2.40/h in 15-minute steps is 0.60', function () {
+      const tariff = aTariff([anElement([time(2.4, 900), parking(1, 300)])]);
+      const charging: PeriodSpec = ['2024-05-02T10:00:00Z', { TIME: minutes(10) }];
+      const alone = aCdr('2024-05-02T10:00:00Z', '2024-05-02T10:10:00Z', [charging]);
+      expect(excl(price(tariff, alone))).to.equal(0.6);
+      // a CPO that reports every dimension, zeros too: was 0.40, no step on either dimension
+      const zeroPeriod = aCdr('2024-05-02T10:00:00Z', '2024-05-02T10:10:00Z', [
+        charging,
+        ['2024-05-02T10:10:00Z', { PARKING_TIME: 0 }],
+      ]);
+      const zeroDimension = aCdr('2024-05-02T10:00:00Z', '2024-05-02T10:10:00Z', [
+        ['2024-05-02T10:00:00Z', { TIME: minutes(10), PARKING_TIME: 0 }],
+      ]);
+      for (const cdr of [zeroPeriod, zeroDimension]) {
+        const priced = price(tariff, cdr);
+        expect(excl(priced)).to.equal(0.6);
+        expect(priced.breakdown.steps.map((st) => st.type)).to.deep.equal(['TIME']);
+      }
     });
 
     it('12 min charging and 8 min parking with 20% VAT: 0.73 / 0.88 with steps, 0.61 / 0.74 without', function () {
@@ -134,6 +154,15 @@ describe('pricing engine: rules', function () {
       const cdr2 = { ...cdr, end_date_time: '2024-01-11T21:00:00Z' };
       const prices = price(tariff, cdr2, 'Europe/Berlin').breakdown.periods.map((p) => p.dimensions[0]?.price);
       expect(prices).to.deep.equal([0.2, 0.2, 0.4, 0.4]);
+    });
+
+    it('an end_time of 00:00 without a start_time is valid until midnight: the whole day', function () {
+      const tariff = aTariff([anElement([energy(0.1)], { end_time: '00:00' }), anElement([energy(0.3)])]);
+      for (const at of ['2024-05-06T00:00:00Z', '2024-05-06T20:00:00Z', '2024-05-06T23:59:00Z']) {
+        const cdr = aCdr(at, `${at.slice(0, 11)}23:59:59Z`, [[at, { ENERGY: 10 }]]);
+        // was 3.00: an end at second 0 of the day that no second is before
+        expect(excl(price(tariff, cdr)), at).to.equal(1);
+      }
     });
 
     it('day_of_week is the local day: Saturday 23:30 UTC is Sunday in Berlin', function () {
