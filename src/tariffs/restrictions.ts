@@ -105,7 +105,8 @@ function inWindow(second: number, start: number | undefined, end: number | undef
     return start < end ? second >= start && second < end : second >= start || second < end;
   }
   if (start !== undefined) return second >= start;
-  if (end !== undefined) return second < end;
+  // valid until midnight, counted from the start of the day: the whole day (as 00:00-00:00)
+  if (end !== undefined) return end === 0 || second < end;
   return true;
 }
 
