@@ -2,9 +2,11 @@
  * Local time at a location (docs/TARIFFS.md "Time zones"): tariff restrictions speak of the
  * location's wall clock (mod_tariffs TariffRestrictions: "in local time, the time zone is defined
  * in the time_zone field of the Location"). Offsets come from the platform's IANA database
- * through Intl, once per zone and day for each of its quarter hours (every offset change in the
- * database falls on a quarter hour), kept as one number on the days the offset does not change,
- * so that a CDR of 20 periods costs a few map lookups rather than 20 calls to `formatToParts`.
+ * through Intl, once per zone and day: read at each quarter hour, kept as one number on the days
+ * the offset does not change, and on a day it does, with the instant of each change found to the
+ * second (most changes fall on a quarter hour, not all: America/St_Johns changed at 00:01 local
+ * until 2011), so that a CDR of 20 periods costs a few map lookups rather than 20 calls to
+ * `formatToParts`.
  */
 
 export type DayOfWeek = 'MONDAY' | 'TUESDAY' | 'WEDNESDAY' | 'THURSDAY' | 'FRIDAY' | 'SATURDAY' | 'SUNDAY';
@@ -22,13 +24,20 @@ export interface LocalTime {
 const QUARTER_MS = 15 * 60_000;
 const DAY_MS = 86_400_000;
 const QUARTERS_A_DAY = 96;
-/** days of offsets kept per zone (a number each, 96 on the days the offset changes) */
+/** days of offsets kept per zone (a number each, a few on the days the offset changes) */
 const MAX_CACHED_DAYS = 20_000;
+
+/** A day on which the offset changes: the offset from its start, then each change (epoch ms) and the offset after it. */
+interface ChangingDay {
+  first: number;
+  at: number[];
+  offsets: number[];
+}
 
 interface Zone {
   format: Intl.DateTimeFormat;
   /** by UTC day (epoch ms / 86,400,000) */
-  offsets: Map<number, number | number[]>;
+  offsets: Map<number, number | ChangingDay>;
 }
 
 const zones = new Map<string, Zone>();
@@ -83,18 +92,40 @@ export function offsetAt(timeZone: string, ms: number): number {
     zone.offsets.set(day, offsets);
   }
   if (typeof offsets === 'number') return offsets;
-  return offsets[Math.floor((ms - day * DAY_MS) / QUARTER_MS)] as number;
+  let offset = offsets.first;
+  for (let i = 0; i < offsets.at.length && ms >= (offsets.at[i] as number); i++) offset = offsets.offsets[i] as number;
+  return offset;
 }
 
-/** One UTC day's offsets: one number when it has one, else the offset of each quarter hour. */
-function offsetsOfDay(zone: Zone, day: number): number | number[] {
-  const first = day * DAY_MS;
-  const quarters: number[] = [];
-  for (let q = 0; q < QUARTERS_A_DAY; q++) quarters.push(offsetOfQuarter(zone, first + q * QUARTER_MS));
-  return quarters.every((o) => o === quarters[0]) ? (quarters[0] as number) : quarters;
+/**
+ * One UTC day's offsets: one number when it has one, else the changes, each found to the second
+ * between the two quarter hours whose offsets differ.
+ */
+function offsetsOfDay(zone: Zone, day: number): number | ChangingDay {
+  const start = day * DAY_MS;
+  const first = offsetOfInstant(zone, start);
+  const changes: ChangingDay = { first, at: [], offsets: [] };
+  let before = first;
+  for (let q = 1; q <= QUARTERS_A_DAY; q++) {
+    const at = start + q * QUARTER_MS;
+    const offset = q === QUARTERS_A_DAY ? offsetOfInstant(zone, at - 1000) : offsetOfInstant(zone, at);
+    if (offset === before) continue;
+    // the first second in (at - 15 min, at] whose offset is no longer `before`
+    let lo = (at - QUARTER_MS) / 1000 + 1;
+    let hi = at / 1000;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (offsetOfInstant(zone, mid * 1000) === before) lo = mid + 1;
+      else hi = mid;
+    }
+    changes.at.push(lo * 1000);
+    changes.offsets.push(offset);
+    before = offset;
+  }
+  return changes.at.length === 0 ? first : changes;
 }
 
-function offsetOfQuarter(zone: Zone, at: number): number {
+function offsetOfInstant(zone: Zone, at: number): number {
   const parts: Record<string, number> = {};
   for (const p of zone.format.formatToParts(at)) if (p.type !== 'literal') parts[p.type] = Number(p.value);
   const year = parts.year ?? 1970;
@@ -167,16 +198,16 @@ export function dateKeyOf(day: string): number {
 
 const HALF_DAY_MS = 43_200_000;
 
-/** The first quarter hour in [from, to] at which the zone's offset is `offset` (a change in between). */
+/** The first second in [from, to] at which the zone's offset is `offset` (a change in between). */
 function changeAt(timeZone: string, from: number, to: number, offset: number): number {
-  let lo = Math.floor(from / QUARTER_MS);
-  let hi = Math.ceil(to / QUARTER_MS);
+  let lo = Math.floor(from / 1000);
+  let hi = Math.ceil(to / 1000);
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
-    if (offsetAt(timeZone, mid * QUARTER_MS) === offset) hi = mid;
+    if (offsetAt(timeZone, mid * 1000) === offset) hi = mid;
     else lo = mid + 1;
   }
-  return lo * QUARTER_MS;
+  return lo * 1000;
 }
 
 /**

@@ -86,32 +86,47 @@ describe('pricing engine: exact decimals', function () {
   });
 });
 
+/** The wall clock of `zone` at `ms` as Intl reads it, in localTimeAt's shape. */
+function intlWall(zone: string): (ms: number) => { date_key: number; second_of_day: number; day_of_week: string } {
+  const format = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+    weekday: 'long',
+  });
+  return (ms) => {
+    const parts = Object.fromEntries(format.formatToParts(ms).map((p) => [p.type, p.value]));
+    return {
+      date_key: Number(parts.year) * 10000 + Number(parts.month) * 100 + Number(parts.day),
+      second_of_day: Number(parts.hour) * 3600 + Number(parts.minute) * 60 + Number(parts.second),
+      day_of_week: String(parts.weekday).toUpperCase(),
+    };
+  };
+}
+
 describe('pricing engine: local time', function () {
+  it('an offset change off the quarter hour is read to the second (America/St_Johns, 00:01 local in 2010)', function () {
+    const wall = intlWall('America/St_Johns');
+    // 14 March and 7 November 2010: was an hour off from 03:31 to 03:44 and from 02:31 to 02:44 UTC
+    for (const from of [Date.UTC(2010, 2, 14, 3), Date.UTC(2010, 10, 7, 2)]) {
+      for (let ms = from; ms < from + 3_600_000; ms += 1000)
+        expect(localTimeAt('America/St_Johns', ms), new Date(ms).toISOString()).to.deep.equal(wall(ms));
+    }
+  });
+
   it('reads the wall clock of a zone as Intl does, across offset changes and years', function () {
     const random = new Prng(11);
     for (const zone of ['Europe/Amsterdam', 'America/Santiago', 'Australia/Lord_Howe', 'Asia/Kolkata']) {
-      const format = new Intl.DateTimeFormat('en-US', {
-        timeZone: zone,
-        hourCycle: 'h23',
-        year: 'numeric',
-        month: 'numeric',
-        day: 'numeric',
-        hour: 'numeric',
-        minute: 'numeric',
-        second: 'numeric',
-        weekday: 'long',
-      });
+      const wall = intlWall(zone);
       for (let i = 0; i < 400; i++) {
         // 2020-2027, and a few around a change of the clock on the same days
         const ms = Date.UTC(2020, 0, 1) + random.int(0, 8 * 365) * 86_400_000 + random.int(0, 86_399) * 1000;
-        const parts = Object.fromEntries(format.formatToParts(ms).map((p) => [p.type, p.value]));
-        const local = localTimeAt(zone, ms);
-        const want = {
-          date_key: Number(parts.year) * 10000 + Number(parts.month) * 100 + Number(parts.day),
-          second_of_day: Number(parts.hour) * 3600 + Number(parts.minute) * 60 + Number(parts.second),
-          day_of_week: String(parts.weekday).toUpperCase(),
-        };
-        expect(local, `${zone} ${new Date(ms).toISOString()}`).to.deep.equal(want);
+        expect(localTimeAt(zone, ms), `${zone} ${new Date(ms).toISOString()}`).to.deep.equal(wall(ms));
       }
     }
     // the years 1-99 are not 1901-1999
