@@ -45,6 +45,15 @@ async function started(
   const retry = plainRetryOf(ctx.state, event);
   if (retry) {
     const outcome = onTransactionStarted(deps, ctx, ctx.state, event, protocol);
+    // the same answer, unless its token has been made not valid since (`answeredAgain`)
+    const again =
+      event.id_tag === null || outcome.id_tag_status === undefined
+        ? undefined
+        : await answeredAgain(deps, event.id_tag, outcome.id_tag_status, retry.id_tag_answer);
+    if (again && again.status !== outcome.id_tag_status) {
+      const { cache_expiry: _dropped, ...refused } = outcome;
+      return { ...refused, id_tag_status: again.status };
+    }
     const answer = retry.id_tag_answer;
     return answer
       ? withGroup(outcome, { status: outcome.id_tag_status ?? 'Accepted', reason: 'retry', ...answer })
@@ -159,7 +168,7 @@ async function tokenNamed(
           remoteStartId: event.type === 'transaction-updated' ? event.remote_start_id : null,
           idTagType: event.id_tag_type,
         })
-      : { status: known, reason: 'answered before for this transaction', ...open?.id_tag_answer };
+      : await answeredAgain(deps, idTag, known, open?.id_tag_answer);
   if (!apply) return cached(deps, withGroup({ id_tag_status: decision.status }, decision));
   // a token named after the transaction's own stopped it: it roams nothing, unless it authorized
   // the transaction after its own was refused (transactions.ts `authorizesLate`)
@@ -174,6 +183,28 @@ async function tokenNamed(
   const outcome = onTransactionProgress(deps, ctx, ctx.state, event, decision.status, roamed);
   if (known === undefined) keepAnswer(ctx, event.transaction_id, idTag, decision);
   return cached(deps, withGroup(outcome, decision));
+}
+
+/**
+ * The answer for the token a transaction was last answered for, named again: that answer, without
+ * asking the eMSP again, unless the token has been made not valid since (its eMSP's token update,
+ * or the operator's, is the later word): then Blocked, so that a charger that stops on an invalid
+ * id stops, and its cache is not told to keep the card for another `OCPP_AUTH_CACHE_S`.
+ */
+async function answeredAgain(
+  deps: ChargePointActorDeps,
+  idTag: string,
+  known: string,
+  answer: ChargePointState['transactions'][number]['id_tag_answer'],
+): Promise<AuthDecision> {
+  if (known === 'Accepted' && deps.roaming) {
+    const token = await deps.roaming.tokenOf(idTag);
+    // as decideFor: a whitelist that asks the eMSP at each use is not decided by validity
+    const eachUse = token?.whitelist === 'NEVER' || token?.whitelist === 'ALLOWED_OFFLINE';
+    if (token !== undefined && !token.valid && (token.own || !eachUse))
+      return { status: 'Blocked', reason: 'the token was made not valid since this transaction was answered' };
+  }
+  return { status: known, reason: 'answered before for this transaction', ...answer };
 }
 
 /**

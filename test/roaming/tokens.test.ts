@@ -290,6 +290,29 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(again.idTagInfo.status).to.equal('Blocked');
   });
 
+  it('1.6: a start delivered again after its card was made not valid is answered Blocked, the same transaction', async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const card = uid();
+    await world.pushToken(emsp, card);
+    const startedAt = new Date().toISOString();
+    const start = async () =>
+      (await charger.call('StartTransaction', {
+        connectorId: 1,
+        idTag: card,
+        meterStart: 0,
+        timestamp: startedAt,
+      })) as {
+        transactionId: number;
+        idTagInfo: { status: string; expiryDate?: string };
+      };
+    const first = await start();
+    expect(first.idTagInfo.status).to.equal('Accepted');
+    await world.pushToken(emsp, card, { valid: false, last_updated: new Date(Date.now() + 1000).toISOString() });
+    // was Accepted with a new expiry: the charger's cache kept the withdrawn card for another hour
+    const retried = await start();
+    expect(retried).to.deep.equal({ transactionId: first.transactionId, idTagInfo: { status: 'Blocked' } });
+  });
+
   it('whitelist NEVER: an Authorize the eMSP did not answer replaces the answer before it; the start asks again', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
     const never = uid();
@@ -407,6 +430,30 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(
       (await charger.call('Authorize', { idToken: { idToken: 'NOBODY-UPD', type: 'ISO14443' } })) as Answer,
     ).to.have.nested.property('idTokenInfo.status', 'Invalid');
+  });
+
+  it("2.0.1: a transaction's token made not valid since its answer is Blocked when named again, not cached anew", async () => {
+    const { charger } = await world.linkedCharger('ocpp2.0.1');
+    const card = uid();
+    await world.pushToken(emsp, card);
+    const event = (eventType: string, seqNo: number) => ({
+      eventType,
+      timestamp: new Date().toISOString(),
+      triggerReason: eventType === 'Started' ? 'Authorized' : eventType === 'Ended' ? 'StopAuthorized' : 'Authorized',
+      seqNo,
+      transactionInfo: { transactionId: `TX-W-${card}`, ...(eventType === 'Ended' ? { stoppedReason: 'Local' } : {}) },
+      idToken: { idToken: card, type: 'ISO14443' },
+      evse: { id: 1, connectorId: 1 },
+    });
+    type Answer = { idTokenInfo?: { status: string; cacheExpiryDateTime?: string } };
+    const send = async (e: Json) => ((await charger.call('TransactionEvent', e)) as Answer).idTokenInfo;
+    expect((await send(event('Started', 0)))?.status).to.equal('Accepted');
+    // still valid: the same answer, the eMSP not asked
+    expect((await send(event('Updated', 1)))?.status).to.equal('Accepted');
+    await world.pushToken(emsp, card, { valid: false, last_updated: new Date(Date.now() + 1000).toISOString() });
+    // was Accepted with a new hour in the charger's cache: the card its eMSP withdrew kept charging
+    expect(await send(event('Updated', 2))).to.deep.equal({ status: 'Blocked' });
+    expect(await send(event('Ended', 3))).to.deep.equal({ status: 'Blocked' });
   });
 
   it('2.0.1: idToken NoAuthorization (free vend) is no token to check: Accepted, and the session names none', async () => {
