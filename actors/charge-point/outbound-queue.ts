@@ -49,6 +49,25 @@ const PASSWORD_NOT_HERE =
 /** a queued command that could not be sent for this long is dropped rather than sent late */
 const COMMAND_EXPIRY_MS = 120_000;
 
+/**
+ * The most calls that wait for one charger, and the most characters they hold together: the queue
+ * is part of the charger's state, which every turn of the charger writes, and a charger answers
+ * one call at a time. A command past either is refused at once (docs/CSMS.md "Operations").
+ */
+export const MAX_QUEUED_CALLS = 100;
+export const MAX_QUEUED_CHARS = 256 * 1024;
+
+/** Why `command` is not queued behind the calls already waiting, or undefined when it is. */
+function queueFull(s: ChargePointState, command: OutboundCall['command']): string | undefined {
+  if (s.outbound.length >= MAX_QUEUED_CALLS)
+    return `${s.outbound.length} calls already wait for this charger (at most ${MAX_QUEUED_CALLS}); try again when it has answered them`;
+  let chars = JSON.stringify(command).length;
+  for (const call of s.outbound) chars += JSON.stringify(call.command).length;
+  return chars > MAX_QUEUED_CHARS
+    ? `the calls waiting for this charger would hold ${chars} characters (at most ${MAX_QUEUED_CHARS}); try again when it has answered them`
+    : undefined;
+}
+
 function record(
   s: ChargePointState,
   command_id: string,
@@ -356,6 +375,24 @@ export function onCommand(deps: ChargePointActorDeps, ctx: ChargePointCtx, msg: 
   // the state is a database row: a new password goes into it as its hash only
   const command =
     c.kind === 'set-password' ? { kind: c.kind, password_hash: deps.passwords.hold(commandId, c.password) } : c;
+  const full = queueFull(ctx.state, command);
+  if (full !== undefined) {
+    // refused as it comes: recorded, and told to whoever waits for its outcome
+    const call: OutboundCall = {
+      command_id: commandId,
+      command,
+      queued_at: Date.now(),
+      sent_at: null,
+      connection: null,
+    };
+    const notified = msg.notify ? { ...call, notify: msg.notify } : call;
+    ctx.setState({ ...ctx.state, commands: settle(deps, ctx, ctx.state, notified, 'refused', full) });
+    ctx.log.warn(
+      { command_id: commandId, kind: c.kind, queued: ctx.state.outbound.length },
+      'command refused: queue full',
+    );
+    return { command_id: commandId, status: 'refused', detail: full };
+  }
   const next = pump(deps, ctx, queued(ctx.state, command, commandId, msg));
   ctx.setState(next);
   const status = next.commands.find((c) => c.command_id === commandId)?.status ?? 'queued';

@@ -357,6 +357,8 @@ export type ChargePointCommandResult = Static<typeof ChargePointCommandResult>;
 export interface CommandAccepted {
   command_id: string;
   status: string;
+  /** why a command was refused as it came (a full queue: outbound-queue.ts `queueFull`) */
+  detail?: string;
 }
 
 /** What each message of a charge point is answered with, by its `type`. */

@@ -33,6 +33,8 @@ async function start(ctx: Ctx, msg: StartMessage): Promise<OcpiCommandReply> {
       },
       { timeoutMs: HAND_OVER_MS },
     );
+    // refused as it came (the charger's queue is full): the partner is told REJECTED now
+    if (taken.status === 'refused') return { accepted: false, reason: taken.detail ?? 'the charge point refused it' };
     callId = taken.command_id;
   } catch (err) {
     // the charger has no connection: nothing was queued

@@ -271,6 +271,32 @@ describe('operations on a charger through /v1, both versions', function () {
     await client.close();
   });
 
+  it('a charger that answers nothing: at most 100 calls, and 256 KB of them, wait for it; the next is refused at once', async () => {
+    const { id, client } = await charger('ocpp1.6', {});
+    client.handle('ClearCache', () => new Promise(() => undefined));
+    client.handle('DataTransfer', () => new Promise(() => undefined));
+    const statuses: string[] = [];
+    for (let i = 0; i < 100; i++) statuses.push((await press(id, 'clear-cache', {}, '?wait_ms=0')).body.command_status);
+    expect(new Set(statuses)).to.deep.equal(new Set(['sent', 'queued']));
+    // was queued without end: each turn of the charger wrote the whole queue, slower at each call
+    const refused = await press(id, 'clear-cache', {}, '?wait_ms=0');
+    expect(refused.status).to.equal(200);
+    expect(refused.body).to.include({ command_status: 'refused', answered: true });
+    expect(refused.body.detail).to.match(/^100 calls already wait for this charger/);
+    await client.close({ force: true });
+
+    const other = await charger('ocpp1.6', {});
+    other.client.handle('DataTransfer', () => new Promise(() => undefined));
+    const transfer = async () =>
+      (await press(other.id, 'data-transfer', { vendor_id: 'v', data: 'x'.repeat(10_000) }, '?wait_ms=0')).body;
+    const taken: Result[] = [];
+    for (let i = 0; i < 30; i++) taken.push(await transfer());
+    const firstRefused = taken.findIndex((r) => r.command_status === 'refused');
+    expect(firstRefused).to.be.within(24, 26);
+    expect(taken[firstRefused]?.detail).to.match(/would hold \d+ characters \(at most 262144\)/);
+    await other.client.close({ force: true });
+  });
+
   it('OCPP 2.0.1: variables, reset, availability of an EVSE, firmware with its requestId, logs', async () => {
     const { id, client } = await charger('ocpp2.0.1', {
       GetVariables: {

@@ -243,6 +243,17 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     expect(unlocks).to.deep.equal([]);
   });
 
+  it('a charger whose queue is full: a partner command is REJECTED at once, saying why', async () => {
+    const { loc, cp, charger } = await world.linkedCharger('ocpp1.6');
+    charger.handle('ClearCache', () => new Promise(() => undefined));
+    for (let i = 0; i < 100; i++)
+      await world.api.request('POST', `/v1/charge-points/${cp.id}/clear-cache?wait_ms=0`, { body: {} });
+    const unlock = await send(emsp221, 'UNLOCK_CONNECTOR', { location_id: loc, evse_uid: 'E1', connector_id: '1' });
+    // was ACCEPTED and queued behind every call before it, however many
+    expect(unlock.answer.data).to.deep.include({ result: 'REJECTED', timeout: 0 });
+    expect(JSON.stringify(unlock.answer.data)).to.include('calls already wait for this charger');
+  });
+
   it('the result reaches an eMSP whose response_url answered 503 twice', async () => {
     const { loc, charger } = await world.linkedCharger('ocpp1.6');
     // the charger answers a moment later: the eMSP's outage is set up by then
