@@ -68,7 +68,7 @@ function settle(deps: OcpiCommandDeps, ctx: Ctx, chargerStatus: string): void {
   if (s.status !== 'sent') return;
   const result = resultOf(s.command, chargerStatus);
   const body = s.version === '2.2.1' ? { result } : { result: result211Of(result) };
-  ctx.write(deps.queueResult(s.partner_key, { url: s.response_url, version: s.version, body }));
+  ctx.write(deps.queueResult(s.partner_key, { url: s.response_url, version: s.version, body, command: ctx.key }));
   ctx.afterCommit(() => deps.queued());
   ctx.cancelReminder('timeout');
   ctx.setState({ ...s, status: 'settled', charger_status: chargerStatus, result, settled_at: Date.now() });
@@ -91,7 +91,7 @@ function reservationCanceled(deps: OcpiCommandDeps, ctx: Ctx): void {
     return;
   }
   const body = { result: 'CANCELED_RESERVATION' };
-  ctx.write(deps.queueResult(s.partner_key, { url: s.response_url, version: s.version, body }));
+  ctx.write(deps.queueResult(s.partner_key, { url: s.response_url, version: s.version, body, command: ctx.key }));
   ctx.afterCommit(() => deps.queued());
   ctx.setState({ ...s, canceled_at: Date.now() });
   ctx.log.info({ charge_point: s.charge_point_id }, 'reservation cancelled by the CPO: the partner is told');

@@ -27,8 +27,12 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
   after(async () => world.stop());
 
   /** The eMSP sends `command` to our commands Receiver; answers our reply and the response_url it gave. */
-  async function send(e: Emsp, command: string, fields: Json): Promise<{ answer: OcpiAnswer; url: string }> {
-    const url = e.sim.responseUrl(e.version, command, randomUUID());
+  async function send(
+    e: Emsp,
+    command: string,
+    fields: Json,
+    url = e.sim.responseUrl(e.version, command, randomUUID()),
+  ): Promise<{ answer: OcpiAnswer; url: string }> {
     const answer = await e.sim.call(
       'POST',
       'commands',
@@ -288,6 +292,28 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     answer = 'UnlockFailed';
     const second = await send(emsp221, 'UNLOCK_CONNECTOR', { location_id: loc, evse_uid: 'E1', connector_id: '1' });
     expect((await resultAt(emsp221, second.url)).body).to.deep.equal({ result: 'FAILED' });
+  });
+
+  it('two commands given one response_url: each result reaches it, also while the first is retried', async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp2.0.1');
+    const answers = ['Unlocked', 'UnlockFailed'];
+    charger.handle('UnlockConnector', () => Promise.resolve({ status: answers.shift() ?? 'Unlocked' }));
+    const since = emsp221.sim.lastSeq;
+    const shared = emsp221.sim.responseUrl('2.2.1', 'UNLOCK_CONNECTOR', 'callback');
+    emsp221.sim.failNext(3, 503);
+    await send(emsp221, 'UNLOCK_CONNECTOR', { location_id: loc, evse_uid: 'E1', connector_id: '1' }, shared);
+    await send(emsp221, 'UNLOCK_CONNECTOR', { location_id: loc, evse_uid: 'E1', connector_id: '1' }, shared);
+    // was one outbox row for the URL: the second result replaced the first, which never came
+    const delivered = await eventually(
+      async () => {
+        const ok = emsp221.sim
+          .receivedSince(since)
+          .filter((r) => r.method === 'POST' && shared.endsWith(r.path) && r.status === 200);
+        return ok.length >= 2 ? ok : undefined;
+      },
+      { timeoutMs: 15_000, what: 'two results at the shared response_url' },
+    );
+    expect(delivered.map((r) => (r.body as Json).result).sort()).to.deep.equal(['ACCEPTED', 'FAILED']);
   });
 
   it('2.1.1: a result 2.1.1 does not have (FAILED) is REJECTED there', async () => {

@@ -40,8 +40,17 @@ export type OutboxIntent =
   | { kind: 'tariff'; tariff_id: string }
   /** PUT of one of our (eMSP) tokens to a CPO's tokens Receiver */
   | { kind: 'token'; uid: string; type: string }
-  /** POST of a command's result to the `response_url` the partner gave */
-  | { kind: 'command-result'; url: string; version: '2.1.1' | '2.2.1'; body: Record<string, unknown> };
+  /**
+   * POST of a command's result to the `response_url` the partner gave; `command` names the
+   * command (absent in rows queued before it was kept)
+   */
+  | {
+      kind: 'command-result';
+      url: string;
+      version: '2.1.1' | '2.2.1';
+      body: Record<string, unknown>;
+      command?: string;
+    };
 
 export type OutboxStatus = 'pending' | 'dead';
 
@@ -109,9 +118,13 @@ export function objectKeyOf(intent: OutboxIntent): string {
       return `tariffs/${intent.tariff_id}`;
     case 'cdr':
       return `cdrs/${intent.cdr_id}`;
-    case 'command-result':
-      // a response_url may be 255 characters: its digest keeps two commands' results apart
-      return `command-result/${createHash('sha256').update(intent.url).digest('hex')}`;
+    case 'command-result': {
+      // a response_url may be 255 characters: its digest, and the command's key, keep two
+      // commands' results apart, also when a partner gives every command one response_url
+      // (mod_commands: it "might contain" a unique id); they were one row, the last result kept
+      const url = createHash('sha256').update(intent.url).digest('hex');
+      return intent.command === undefined ? `command-result/${url}` : `command-result/${url}/${intent.command}`;
+    }
   }
 }
 
