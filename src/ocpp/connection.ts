@@ -427,6 +427,9 @@ export class ChargerConnection<V extends ProtocolName> {
       case 'error':
         this.onAnswer(frame);
         return;
+      case 'stray':
+        this.opts.log.debug({ charge_point: this.chargePointId, why: frame.description }, 'unreadable answer dropped');
+        return;
       case 'malformed':
         this.sendError(
           frame.id,

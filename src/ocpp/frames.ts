@@ -14,7 +14,12 @@ export type InboundFrame =
   | { t: 'result'; id: string; payload: unknown }
   | { t: 'error'; id: string; code: string; description: string; details: unknown }
   /** cannot be understood; `id` is '-1' when not even the message id could be read (2.0.1 4.2.3) */
-  | { t: 'malformed'; id: string; reason: 'not-json' | 'not-a-frame' | 'unknown-type'; description: string };
+  | { t: 'malformed'; id: string; reason: 'not-json' | 'not-a-frame' | 'unknown-type'; description: string }
+  /**
+   * a CALLRESULT or CALLERROR that cannot be read (too short, no message id): a CALLERROR answers
+   * a CALL only, so it is dropped, never answered (an error for an error could go back and forth)
+   */
+  | { t: 'stray'; description: string };
 
 export function parseFrame(text: string): InboundFrame {
   let value: unknown;
@@ -23,12 +28,15 @@ export function parseFrame(text: string): InboundFrame {
   } catch {
     return { t: 'malformed', id: '-1', reason: 'not-json', description: 'frame is not JSON' };
   }
+  const answer = Array.isArray(value) && (value[0] === CALLRESULT || value[0] === CALLERROR);
   if (!Array.isArray(value) || value.length < 3) {
+    if (answer) return { t: 'stray', description: 'an answer frame without its fields' };
     return { t: 'malformed', id: '-1', reason: 'not-a-frame', description: 'frame is not an OCPP-J array' };
   }
   const type: unknown = value[0];
   const id: unknown = value[1];
   if (typeof id !== 'string' || id.length === 0 || id.length > 36) {
+    if (answer) return { t: 'stray', description: 'an answer frame without a valid message id' };
     return {
       t: 'malformed',
       id: '-1',

@@ -194,6 +194,16 @@ describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
         expect(errorCode(await charger.sendRaw('[2, "m-short"]', '-1'))).to.equal(names.frame);
       });
 
+      it('answers nothing to a CALLRESULT or CALLERROR it cannot read: a CALLERROR answers a CALL only', async () => {
+        const from = charger.received.length;
+        for (const stray of ['[4,"never"]', '[3]', '[4, 17, "GenericError", "", {}]', '[3, "", {}]'])
+          charger.sendText(stray);
+        // the frames are taken in order: once the Heartbeat is answered, the strays were read
+        await charger.call('Heartbeat', {});
+        // was [4,"-1","FormationViolation",...] for each: an error sent back for an error
+        expect(charger.received.slice(from).map((f) => f[0])).to.deep.equal([3]);
+      });
+
       it(`answers an unknown message type with ${names.type}`, async () => {
         expect(errorCode(await charger.sendRaw('[7, "m-type", "Heartbeat", {}]', 'm-type'))).to.equal(names.type);
       });

@@ -100,6 +100,11 @@ export class TestCharger {
     return { id: f[1], payload: f[3] as Record<string, unknown> };
   }
 
+  /** Sends raw text, waiting for nothing. */
+  sendText(text: string): void {
+    this.ws.send(text);
+  }
+
   /** Sends raw text and waits for the answer to `id`. */
   async sendRaw(text: string, id: string): Promise<Frame> {
     const wait = this.waitFor((f) => (f[0] === 3 || f[0] === 4) && f[1] === id, 5000, this.received.length);
