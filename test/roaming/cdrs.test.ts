@@ -312,6 +312,10 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
   it('2.1.1: the CDR says the place as the session started, the same when pulled after the location was renamed', async () => {
     const e = await world.emsp('2.1.1');
     const { loc, charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'R');
+    // a 2.2.1 GeoLocation of 5 decimals, which 2.1.1 writes with exactly 6
+    const fiveDecimals = { latitude: '52.09000', longitude: '5.12100' };
+    const located = aLocation({ id: loc, coordinates: fiveDecimals, evses: [anEvse({ uid: 'E1' })] });
+    expect((await world.api.request('PUT', `/v1/ocpi/locations/${loc}`, { body: located })).status).to.equal(200);
     await charge(charger, uid);
     const post = await eventually(async () => cdrPosts(e, since)[0], {
       timeoutMs: 10_000,
@@ -324,6 +328,8 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     const pulled = await e.sim.call('GET', 'cdrs', '');
     const mine = (pulled.data as Json[]).find((c) => c.id === sent.id);
     expect((sent.location as Json).name).to.not.equal('Renamed');
+    // were '52.09000' and '5.12100', which a strict 2.1.1 eMSP refuses
+    expect((sent.location as Json).coordinates).to.deep.equal({ latitude: '52.090000', longitude: '5.121000' });
     expect(mine?.location).to.deep.equal(sent.location);
     expect(e.sim.violations).to.deep.equal([]);
   });

@@ -2,7 +2,7 @@ import type { Static } from '#typebox';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { listRoute, type OcpiRoute } from '../core/mount-kit.js';
-import { locationTo211 } from '../locations/mappers.js';
+import { geoTo211, locationTo211 } from '../locations/mappers.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { narrowedTo } from '../sessions/mappers.js';
@@ -43,7 +43,8 @@ function asAtStart(now: L211.Location, place: Static<typeof C221.CdrLocation>, a
     city: place.city,
     ...(place.postal_code === undefined ? {} : { postal_code: place.postal_code }),
     country: place.country,
-    coordinates: place.coordinates,
+    // 2.1.1 writes exactly 6 decimals (GeoLocation), a 2.2.1 cdr_location 5 to 7
+    coordinates: geoTo211(place.coordinates),
     last_updated: at,
     ...(now.evses
       ? {
