@@ -273,6 +273,16 @@ describe('console: an operation the charger does not answer', function () {
     await result.getByText('reset not sent: the server could not be reached').waitFor();
     expect(await result.getAttribute('class')).to.equal('notice err');
     await page.unroute('**/v1/charge-points/*/reset**');
+    // a remote start the charger does not answer either: blue, not green (docs/CSMS.md)
+    charger.handle('RemoteStartTransaction', () => new Promise(() => undefined));
+    await charger.call('StatusNotification', v16.status(1, 'Available'));
+    await page.getByTestId('id-tag').fill('DRIVER-SILENT');
+    const start = page.getByTestId('connector-1-1').getByTestId('remote-start');
+    await start.and(page.locator(':enabled')).waitFor();
+    await start.click();
+    const notice = page.getByTestId('notice');
+    await notice.getByText("Remote start: sent, waiting for the charger's answer…").waitFor();
+    expect(await notice.getAttribute('class')).to.equal('notice pending');
     await charger.close({ force: true });
   });
 });

@@ -106,6 +106,17 @@ export function onEvent(fn) {
   return () => listeners.delete(fn);
 }
 
+const resyncs = new Set();
+
+/**
+ * Subscribes to the feed coming back after it was cut (a restart of the server, the network):
+ * the events of the gap are lost, so a view reads afresh what it shows. Returns the unsubscribe.
+ */
+export function onResync(fn) {
+  resyncs.add(fn);
+  return () => resyncs.delete(fn);
+}
+
 function dispatch(block) {
   const type = /^event: (.*)$/m.exec(block)?.[1];
   const data = /^data: (.*)$/m.exec(block)?.[1];
@@ -124,6 +135,7 @@ function dispatch(block) {
  * after a pause while `signal` is not aborted. `state(s)`: 'live', 'reconnecting', 'refused'.
  */
 export async function listen(state, signal) {
+  let cut = false;
   while (!signal.aborted) {
     try {
       const res = await fetch('/v1/events', { headers: authHeader(), signal });
@@ -133,6 +145,10 @@ export async function listen(state, signal) {
       }
       if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
       state('live');
+      // back after a cut: what changed meanwhile came as no event (chargers that went offline
+      // while the server restarted were shown online until a reload)
+      if (cut) for (const fn of resyncs) fn();
+      cut = true;
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = '';
       for (;;) {

@@ -3,7 +3,7 @@
 // event about this charger re-reads it (and its sessions), nothing more.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { api, call, enc, failureText, onEvent, page, query } from './api.js';
+import { api, call, enc, failureText, onEvent, onResync, page, query } from './api.js';
 import { fmtDuration, fmtTime, kwh, sessionDurationMs, fmtCost, tone } from './format.js';
 import { ErrorLine, FaultText, Notice, Status, useDebounced, useLoad } from './ui.js';
 import { OPERATIONS, accepted, operationsFor } from './operations.js';
@@ -38,7 +38,9 @@ function resultOf(name, res) {
   }
   const answer = res.answered ? res.command_status : `${res.command_status} (no answer yet)`;
   let extra = '';
-  if (res.reservation_id !== undefined) extra += `\nreservation id: ${res.reservation_id}`;
+  // the id of a reservation the charger refused names none: shown while it may hold, or does
+  if (res.reservation_id !== undefined && (!res.answered || accepted(res.command_status)))
+    extra += `\nreservation id: ${res.reservation_id}`;
   // a generated password is shown this once, and only while it may become the charger's
   if (res.password && res.password_state !== 'discarded') extra += `\nnew password (shown once): ${res.password}`;
   if (res.password_state === 'discarded') extra += '\nthe new password was not taken: the old one stays';
@@ -48,7 +50,8 @@ function resultOf(name, res) {
     // not answered yet: neither green nor red until the charger's outcome comes
     pending: !res.answered,
     ...(res.answered ? {} : { command_id: res.command_id, name }),
-    text: `${name}: ${answer}${res.detail ? ` - ${res.detail}` : ''}${extra}${replyText(res.reply)}`,
+    // the detail of a call still sent is its action, which the name says already
+    text: `${name}: ${answer}${res.detail && res.answered ? ` - ${res.detail}` : ''}${extra}${replyText(res.reply)}`,
   };
 }
 
@@ -397,8 +400,15 @@ function useActions(cp, reload) {
   const act = async (label, method, path, body) => {
     try {
       const { data } = await call(method, `/v1/charge-points/${enc(cp.id)}/${path}`, body);
-      setNotice({ ok: true, text: `${label}: ${data.command_status}, waiting for the charger's answer…` });
-      setWatch({ label, command_id: data.command_id });
+      if (FINAL(data.command_status)) {
+        // answered, or refused as it came (a full queue): the outcome now
+        const detail = data.detail ? ` (${data.detail})` : '';
+        setNotice({ ok: accepted(data.command_status), text: `${label}: ${data.command_status}${detail}` });
+      } else {
+        // neither gone through nor failed: blue until the charger's answer
+        setNotice({ pending: true, text: `${label}: ${data.command_status}, waiting for the charger's answer…` });
+        setWatch({ label, command_id: data.command_id });
+      }
     } catch (err) {
       setNotice({ ok: false, text: failureText(label, err) });
     }
@@ -421,6 +431,7 @@ export function ChargerPage({ id }) {
     150,
   );
   useEffect(() => onEvent((e) => e.charge_point_id === id && soon(e.type)), [id]);
+  useEffect(() => onResync(() => (soon('charge-point'), soon('session'))), [id]);
   const [notice, act] = useActions(cp, () => soon('charge-point'));
   if (!cp)
     return html`<section>

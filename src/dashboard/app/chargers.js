@@ -3,7 +3,7 @@
 // (GET /v1/charge-points/{id}); nothing else is fetched again.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { api, enc, onEvent, page, query } from './api.js';
+import { api, enc, onEvent, onResync, page, query } from './api.js';
 import { fmtTime } from './format.js';
 import { ErrorLine, Status, rangeText, useDebounced, useFollowed, useLoad } from './ui.js';
 
@@ -138,7 +138,8 @@ export function ChargerList({ params }) {
   const f = filtersOf(params);
   const offset = Number(f.offset ?? 0);
   const key = query(f);
-  const [{ data, error }] = useLoad(() => page(`/v1/charge-points${query({ ...f, limit: LIMIT })}`), [key]);
+  const [{ data, error }, reload] = useLoad(() => page(`/v1/charge-points${query({ ...f, limit: LIMIT })}`), [key]);
+  useEffect(() => onResync(() => void reload()), []);
   // rows re-read after an event, by id, over the page as loaded
   const [fresh, setFresh] = useState(new Map());
   useEffect(() => setFresh(new Map()), [data]);

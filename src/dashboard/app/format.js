@@ -71,6 +71,7 @@ export function tone(status, errorCode) {
     case 'timeout':
     case 'failed':
     case 'expired':
+    case 'refused':
     case 'NotSupported':
     case 'UnknownVendorId':
     case 'dead':

@@ -50,4 +50,5 @@ export const OPERATIONS = {
 export const operationsFor = (protocol) => Object.keys(OPERATIONS).filter((n) => OPERATIONS[n][0].includes(protocol));
 
 /** Whether the charger's answer is a success (green) or not (red). */
-export const accepted = (status) => ['Accepted', 'Unlocked', 'Scheduled', 'RebootRequired'].includes(status);
+// `stored`: a password forced in at once, the charger sent nothing
+export const accepted = (status) => ['Accepted', 'Unlocked', 'Scheduled', 'RebootRequired', 'stored'].includes(status);

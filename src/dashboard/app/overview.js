@@ -2,7 +2,7 @@
 // second while events arrive, and the alerts: connectors faulted or reporting an error code.
 import { useEffect } from 'preact/hooks';
 import { html } from './html.js';
-import { api, enc, onEvent } from './api.js';
+import { api, enc, onEvent, onResync } from './api.js';
 import { fmtTime } from './format.js';
 import { ErrorLine, FaultText, Status, useDebounced, useLoad } from './ui.js';
 
@@ -16,6 +16,7 @@ export function Overview() {
   const [{ data: fleet, error }, reload] = useLoad(() => api('GET', '/v1/fleet?alerts=50'), []);
   const soon = useDebounced(() => void reload(), 1000);
   useEffect(() => onEvent(() => soon('fleet')), []);
+  useEffect(() => onResync(() => soon('fleet')), []);
   return html`<section>
     <h1>Fleet</h1>
     <${ErrorLine} error=${error} />

@@ -3,7 +3,7 @@
 // session event about it re-reads both, at most once a second.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { api, enc, onEvent } from './api.js';
+import { api, enc, onEvent, onResync } from './api.js';
 import { fmtCost, fmtDuration, fmtTime, kwh, meanKw, sessionDurationMs } from './format.js';
 import { ErrorLine, Status, useDebounced, useLoad } from './ui.js';
 
@@ -113,6 +113,7 @@ export function SessionPage({ id }) {
   );
   const soon = useDebounced(() => (reload(), reloadMeter()), 1000);
   useEffect(() => onEvent((e) => e.type === 'session' && e.session_id === id && soon('session')), [id]);
+  useEffect(() => onResync(() => soon('session')), [id]);
   if (!s)
     return html`<section>
       <h1>Session</h1>

@@ -3,7 +3,7 @@
 // shown, at most once a second.
 import { useEffect } from 'preact/hooks';
 import { html } from './html.js';
-import { enc, onEvent, page, query } from './api.js';
+import { enc, onEvent, onResync, page, query } from './api.js';
 import { fmtCost, fmtDuration, fmtTime, kwh, meanKw, sessionDurationMs } from './format.js';
 import { ErrorLine, Status, rangeText, useDebounced, useLoad } from './ui.js';
 
@@ -69,6 +69,7 @@ export function Sessions({ params }) {
   const [{ data, error }, reload] = useLoad(() => page(`/v1/sessions${query({ ...f, limit: LIMIT })}`), [key]);
   const soon = useDebounced(() => void reload(), 1000);
   useEffect(() => onEvent((e) => e.type === 'session' && soon('sessions')), []);
+  useEffect(() => onResync(() => soon('sessions')), []);
   const total = data?.total ?? 0;
   return html`<section>
     <h1>Sessions</h1>

@@ -22,7 +22,8 @@ export function FaultText({ c }) {
 /** The outcome of an action: green when it went through, red when it did not. */
 export function Notice({ notice }) {
   if (!notice) return null;
-  return html`<p class=${`notice ${notice.ok ? 'ok' : 'err'}`} role="status" data-testid="notice">${notice.text}</p>`;
+  const tone = notice.pending ? 'pending' : notice.ok ? 'ok' : 'err';
+  return html`<p class=${`notice ${tone}`} role="status" data-testid="notice">${notice.text}</p>`;
 }
 
 /**
