@@ -146,16 +146,19 @@ interface PendingCall<V extends ProtocolName> {
   timer: NodeJS.Timeout;
 }
 
-/**
- * One charger's WebSocket: OCPP-J framing, schema checks in both directions, and the one place
- * where anything an inbound handler throws becomes a CALLERROR. The socket stays open whatever
- * the charger sends.
- */
+/** How long after a TriggerMessage a Pending charger may send what it asked for (several: one per connector). */
+const TRIGGERED_FOR_MS = 60_000;
+
 /** The action of the message a TriggerMessage asks for (2.0.1 certificate requests come as SignCertificate). */
 function triggeredAction(requested: string): string {
   return requested.startsWith('Sign') && requested.endsWith('Certificate') ? 'SignCertificate' : requested;
 }
 
+/**
+ * One charger's WebSocket: OCPP-J framing, schema checks in both directions, and the one place
+ * where anything an inbound handler throws becomes a CALLERROR. The socket stays open whatever
+ * the charger sends.
+ */
 export class ChargerConnection<V extends ProtocolName> {
   /** distinguishes this socket from earlier ones of the same charger (`newConnectionId`) */
   readonly connectionId = newConnectionId();
@@ -186,10 +189,12 @@ export class ChargerConnection<V extends ProtocolName> {
    */
   private registration: RegistrationStatus | undefined;
   /**
-   * messages asked for with a TriggerMessage since the last boot: a Pending charger may send them
-   * (made on the first TriggerMessage: a set per connection is memory every charger would hold)
+   * messages asked for with a TriggerMessage, and until when (ms) a Pending charger may send them:
+   * TRIGGERED_FOR_MS after the TriggerMessage, unless the charger refused it; a boot or a lowered
+   * status forgets them (made on the first TriggerMessage: a map per connection is memory every
+   * charger would hold)
    */
-  private triggered: Set<string> | undefined;
+  private triggered: Map<string, number> | undefined;
 
   /**
    * @param socket the upgraded socket under `ws`: a frame the CSMS sends is written to it whole
@@ -280,6 +285,8 @@ export class ChargerConnection<V extends ProtocolName> {
   /** The operator lowered the charger's status (its boot policy changed): it holds from the next call. */
   hold(status: RegistrationStatus): void {
     this.registration = status;
+    // what was triggered before is not what the operator allows now
+    this.triggered = undefined;
   }
 
   /**
@@ -291,7 +298,8 @@ export class ChargerConnection<V extends ProtocolName> {
   private admits(action: string): boolean {
     const status = this.registration;
     if (status === undefined || status === 'Accepted' || action === 'BootNotification') return true;
-    return status === 'Pending' && this.triggered?.has(action) === true;
+    const until = status === 'Pending' ? this.triggered?.get(action) : undefined;
+    return until !== undefined && Date.now() <= until;
   }
 
   /** Clears the boot deadline and lets its timer go (a booted charger keeps no timer). */
@@ -367,8 +375,27 @@ export class ChargerConnection<V extends ProtocolName> {
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
-    if (action === 'TriggerMessage' && 'requestedMessage' in payload)
-      (this.triggered ??= new Set()).add(triggeredAction(String(payload.requestedMessage)));
+    if (action === 'TriggerMessage' && 'requestedMessage' in payload) {
+      // from the call on: a charger may send the message before its answer to the trigger
+      const requested = triggeredAction(String(payload.requestedMessage));
+      (this.triggered ??= new Map()).set(requested, Date.now() + TRIGGERED_FOR_MS);
+      return this.sent(call).then(
+        (reply) => {
+          if ((reply as { status?: unknown }).status !== 'Accepted') this.triggered?.delete(requested);
+          return reply;
+        },
+        (err: unknown) => {
+          this.triggered?.delete(requested);
+          throw err;
+        },
+      );
+    }
+    return this.sent(call);
+  }
+
+  /** `call` on the socket, checked: its CALLRESULT payload, or why there is none. */
+  private sent(call: OcppCall<V>): Promise<OcppResponse<V>> {
+    const { action, payload } = call;
     const id = randomUUID();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {

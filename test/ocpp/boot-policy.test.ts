@@ -157,6 +157,37 @@ for (const mode of ['embedded', 'cluster'] as const) {
       await client.close();
     });
 
+    it('a Pending charger sends what it was triggered to send after it was held there; a refused or older trigger lets nothing in', async () => {
+      const cp = await csms.registerChargePoint('ocpp1.6');
+      await csms.api('PUT', `/v1/charge-points/${cp.id}/boot-policy`, { policy: 'Accepted' });
+      const client = strictCharger(csms.url, cp, 'ocpp1.6');
+      let answer = 'NotImplemented';
+      const asked: string[] = [];
+      client.handle('TriggerMessage', ({ params }) => {
+        asked.push((params as { requestedMessage: string }).requestedMessage);
+        return Promise.resolve({ status: answer });
+      });
+      await client.connect();
+      await client.call('BootNotification', v16.boot());
+      const trigger = (message: string) =>
+        csms.api<{ command_status: string }>('POST', `/v1/charge-points/${cp.id}/trigger`, { message });
+      // refused while Accepted, then the charger is held to Pending: was served ever after
+      expect((await trigger('Heartbeat')).body.command_status).to.equal('NotImplemented');
+      await csms.api('PUT', `/v1/charge-points/${cp.id}/boot-policy`, { policy: 'Pending' });
+      // the CSMS tells it with a TriggerMessage BootNotification, and holds it to Pending at once
+      await eventually(async () => (asked.includes('BootNotification') ? true : undefined));
+      expect(await errorOf(client.call('Heartbeat', {}))).to.equal('SecurityError');
+      // refused while Pending: nothing
+      expect((await trigger('Heartbeat')).body.command_status).to.equal('NotImplemented');
+      expect(await errorOf(client.call('Heartbeat', {}))).to.equal('SecurityError');
+      // accepted while Pending: served
+      answer = 'Accepted';
+      expect((await trigger('Heartbeat')).body.command_status).to.equal('Accepted');
+      expect(await client.call('Heartbeat', {})).to.have.property('currentTime');
+      expect(await errorOf(client.call('StatusNotification', v16.status(1, 'Available')))).to.equal('SecurityError');
+      await client.close();
+    });
+
     it('lists refused logins on /v1/unknown-charge-points with reason, address and attempts, never the password; registers one as Pending', async () => {
       const unknownId = uniqueChargePointId('STRANGER');
       const secret = 'not-a-key-we-ever-issued-0123';
