@@ -79,4 +79,19 @@ describe('operator console across a restart of the server', function () {
     await list.getByTestId('cp-RESTART-1').getByTestId('online').filter({ hasText: 'offline' }).waitFor();
     for (const p of pages) await p.close();
   });
+
+  it('a list whose load fails shows the error alone, not the range of the list before or "Loading…"', async () => {
+    const page = await browser.newPage();
+    await signIn(page, node.url, KEY, '#/chargers');
+    await page.getByTestId('range').filter({ hasText: 'of 1' }).waitFor();
+    await page.goto(`${node.url}/dashboard#/chargers?sort=nope`);
+    await page.getByRole('alert').filter({ hasText: 'Could not load' }).waitFor();
+    // was "1–1 of 1" beside the error, from the load before
+    expect((await page.getByTestId('range').textContent())?.trim()).to.equal('');
+    await page.goto(`${node.url}/dashboard#/sessions?status=FOO`);
+    await page.getByRole('alert').filter({ hasText: 'Could not load' }).waitFor();
+    // was "Loading…" for ever
+    expect((await page.getByTestId('range').textContent())?.trim()).to.equal('');
+    await page.close();
+  });
 });

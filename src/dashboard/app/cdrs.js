@@ -33,7 +33,7 @@ function OurCdrs({ f }) {
   return html`<section>
     <h2>Our CDRs</h2>
     <${ErrorLine} error=${error} />
-    <p class="muted">${data ? rangeText(offset, data.items.length, total, 'No CDR yet.') : 'Loading…'}</p>
+    <p class="muted">${error ? '' : data ? rangeText(offset, data.items.length, total, 'No CDR yet.') : 'Loading…'}</p>
     <table class="list">
       <thead>
         <tr>

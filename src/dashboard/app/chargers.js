@@ -169,7 +169,7 @@ export function ChargerList({ params }) {
     <${Filters} f=${f} />
     <${ErrorLine} error=${error} />
     <p class="muted" data-testid="range">
-      ${data ? rangeText(offset, rows.length, total, 'No charger matches.') : 'Loading…'}
+      ${error ? '' : data ? rangeText(offset, rows.length, total, 'No charger matches.') : 'Loading…'}
     </p>
     <table class="list">
       <thead>

@@ -94,7 +94,9 @@ export function Sessions({ params }) {
       <button type="button" data-testid="csv" onClick=${() => void exportCsv(f)}>Export CSV</button>
     </form>
     <${ErrorLine} error=${error} />
-    <p class="muted">${data ? rangeText(offset, data.items.length, total, 'No session.') : 'Loading…'}</p>
+    <p class="muted" data-testid="range">
+      ${error ? '' : data ? rangeText(offset, data.items.length, total, 'No session.') : 'Loading…'}
+    </p>
     <table class="list">
       <thead>
         <tr>
