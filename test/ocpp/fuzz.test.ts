@@ -282,7 +282,8 @@ function rpcGenerators(version: Version): Array<(rng: Prng) => RpcCase> {
       id: '-1',
       text: JSON.stringify(rng.pick([null, 1, 'x', true, {}, { a: [2, 'x', 'Heartbeat', {}] }, []])),
     }),
-    (rng) => ({ kind: 'array too short', id: '-1', text: JSON.stringify(rng.pick([[2], [2, 'x'], [3], []])) }),
+    // an answer frame too short ([3], [4, 'x']) is dropped unanswered: rpc-errors.test.ts
+    (rng) => ({ kind: 'array too short', id: '-1', text: JSON.stringify(rng.pick([[2], [2, 'x'], [7], []])) }),
     (rng) => ({
       kind: 'bad message id',
       id: '-1',
