@@ -4,7 +4,7 @@ import type { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { chargePointActor } from '../../actors/charge-point/actor.js';
 import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
-import { parseAddress } from '../runtime/address.js';
+import { addressOf, parseAddress } from '../runtime/address.js';
 import type { ChargePointActorDeps, RoamingPort } from '../../actors/charge-point/ports.js';
 import { defineMount, type MountSpec } from '../gateway/route-table.js';
 import { OcppEndpoint, ConnectionRegistry } from '../ocpp/endpoint.js';
@@ -206,6 +206,23 @@ function tellOrphanedOffline(services: PlatformServices, events: CsmsEventBus): 
   });
 }
 
+/**
+ * A charger's socket here opened or closed. A closed one whose charger another process holds now
+ * (a newer connection there replaced this one) is no offline: that process said online, and an
+ * offline published after it was the stream's last word for a connected charger.
+ */
+function tellOnline(services: PlatformServices, events: CsmsEventBus, id: string, online: boolean): void {
+  const publish = (now: boolean) => events.publish({ type: 'charge-point', charge_point_id: id, online: now });
+  if (online) return publish(true);
+  services.actors.isPinned(addressOf(chargePointProtocol.kind, id)).then(
+    (held) => {
+      if (!held) publish(false);
+    },
+    // Redis away: said as before, the read of the charger tells the truth
+    () => publish(false),
+  );
+}
+
 /** The OCPP WebSocket endpoint, checking chargers against the registry of identities; it also tells of chargers a dead process held. */
 function ocppEndpoint(
   services: PlatformServices,
@@ -241,7 +258,7 @@ function ocppEndpoint(
       return { t: 'ok', protocol: row.protocol, policy: row.boot_policy ?? config.OCPP_BOOT_POLICY };
     },
     refused: (attempt) => unknown.record(attempt),
-    onlineChanged: (id, online) => events.publish({ type: 'charge-point', charge_point_id: id, online }),
+    onlineChanged: (id, online) => tellOnline(services, events, id, online),
     pingIntervalMs: opts.pingIntervalMs ?? 30_000,
     callTimeoutMs: opts.callTimeoutMs ?? 30_000,
     handshakeTimeoutMs: config.OCPP_HANDSHAKE_TIMEOUT_MS,

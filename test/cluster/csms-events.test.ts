@@ -33,12 +33,16 @@ describe('CSMS events across web processes (Redis, PostgreSQL, real processes)',
     await env.cleanup();
   });
 
+  /** each charger's login, for a second connection of the same identity */
+  const logins = new Map<string, RegisteredChargePoint>();
+
   async function chargerOn(node: NodeProcess, prefix: string): Promise<{ charger: TestCharger; id: string }> {
     const created = await apiClient(node.url)<RegisteredChargePoint>('POST', '/v1/charge-points', {
       id: uniqueChargePointId(prefix),
       protocol: 'ocpp1.6',
     });
     const cp = created.body;
+    logins.set(cp.id, cp);
     const charger = await connect({
       url: `${node.url.replace(/^http/, 'ws')}/ocpp/${cp.id}`,
       username: cp.username,
@@ -100,6 +104,43 @@ describe('CSMS events across web processes (Redis, PostgreSQL, real processes)',
       await charger.close();
     } finally {
       await close();
+    }
+  });
+
+  it('a charger whose newer connection on the other process replaces the older: the stream says online last', async () => {
+    const streams = await Promise.all([streamOn(a), streamOn(b)]);
+    try {
+      await new Promise((r) => setTimeout(r, 200));
+      const first = await chargerOn(a, 'EVR');
+      const id = first.id;
+      let charger = first.charger;
+      await charger.call('BootNotification', v16.boot());
+      const said = (received: string[]) =>
+        [...received.join('').matchAll(new RegExp(`"charge_point_id":"${id}","online":(true|false)`, 'g'))].map(
+          (m) => m[1],
+        );
+      // back and forth: each new connection replaces the one on the other process (4000)
+      for (const node of [b, a, b, a]) {
+        await new Promise((r) => setTimeout(r, 500));
+        const login = logins.get(id);
+        const next = await connect({
+          url: `${node.url.replace(/^http/, 'ws')}/ocpp/${id}`,
+          username: login?.username ?? '',
+          password: login?.password ?? '',
+          protocols: ['ocpp1.6'],
+        });
+        await next.call('BootNotification', v16.boot());
+        expect(await charger.closed).to.equal(4000);
+        charger = next;
+        await new Promise((r) => setTimeout(r, 500));
+        // was offline last now and then: the replaced socket's close, told after the new one's open
+        for (const stream of streams) expect(said(stream.received).at(-1), node.url).to.equal('true');
+      }
+      const view = await apiClient(a.url)<{ online: boolean }>('GET', `/v1/charge-points/${id}`);
+      expect(view.body.online).to.equal(true);
+      await charger.close();
+    } finally {
+      await Promise.all(streams.map((st) => st.close()));
     }
   });
 
