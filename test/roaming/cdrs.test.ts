@@ -285,6 +285,16 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
       { what: 'an ACTIVE session PUT with its running cost' },
     );
     expect(put.total_cost).to.deep.equal(running);
+    // each PUT's cost is that of its own energy (was the energy of one reading with the cost of
+    // the reading before, the cost following in a second PUT)
+    const actives = e.sim
+      .receivedSince(since)
+      .filter((r) => r.method === 'PUT' && /\/sessions\//.test(r.path) && (r.body as Json).status === 'ACTIVE')
+      .map((r) => r.body as Json);
+    for (const b of actives.filter((x) => Number(x.kwh) > 0))
+      expect((b.total_cost as Json | undefined)?.excl_vat, `at ${String(b.kwh)} kWh`).to.equal(
+        Math.round(Number(b.kwh) * 0.2 * 10_000) / 10_000,
+      );
     const sessions = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp.id}`);
     const session = (sessions.body as { value: Json[] }).value[0];
     expect(session?.cost).to.deep.equal({ ...running, currency: 'EUR', final: false });

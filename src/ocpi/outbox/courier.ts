@@ -54,7 +54,10 @@ interface Link {
  * built (the process that ended the session stopped first), so sending one builds it if needed.
  */
 export interface CdrSource {
-  /** the CDR of an ended session, built now if it was not; undefined if it cannot be yet */
+  /**
+   * the CDR of an ended session, built now if it was not; undefined if it cannot be yet. A
+   * running session's cost so far is priced onto it (undefined then).
+   */
   ensure(sessionId: string): Promise<{ last_updated: string } | undefined>;
 }
 
@@ -173,20 +176,17 @@ export class OutboxCourier {
 
   /**
    * What is made before a row is rendered: a CDR is built (once), whether or not the partner takes
-   * it, and an ended session is priced (its CDR built) so that it goes with its final cost. Either
-   * may change the object and queue it again (cdrs.ts `ensure`). Answers the CDR of a `cdr` row.
+   * it, and a session is priced so that it goes with the cost of its own energy: an ended one its
+   * final cost (its CDR built), a running one its cost so far. Either may change the object and
+   * queue it again (cdrs.ts `ensure`). Answers the CDR of a `cdr` row. Before, a running session
+   * went with its new energy and the cost of the reading before, the cost following in a second PUT.
    */
   private async prepare(intent: OutboxIntent): Promise<{ last_updated: string } | undefined> {
     if (!this.cdrSource || (intent.kind !== 'cdr' && intent.kind !== 'session')) return undefined;
     const { id } = objectOf(intent);
     if (intent.kind === 'cdr') return this.cdrSource.ensure(id);
-    if (await this.endedSession(id)) await this.cdrSource.ensure(id);
+    await this.cdrSource.ensure(id);
     return undefined;
-  }
-
-  private async endedSession(id: string): Promise<boolean> {
-    const session = await this.stores.sessions.get({ ...this.own, id });
-    return session !== undefined && 'status' in session && session.status === 'COMPLETED';
   }
 
   /** PATCH of one EVSE's status to the eMSP's locations Receiver. */
