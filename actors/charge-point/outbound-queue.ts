@@ -288,14 +288,11 @@ function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointSta
   return state;
 }
 
-/** `s` with `command` at the end of the queue (not sent yet: `pump` sends it). */
-function queued(
-  s: ChargePointState,
-  command: OutboundCall['command'],
-  commandId = randomUUID(),
-  from: Pick<MessageOf<'command'>, 'notify' | 'expires_at' | 'authorization'> = {},
-): ChargePointState {
-  const call: OutboundCall = {
+type CallFrom = Pick<MessageOf<'command'>, 'notify' | 'expires_at' | 'authorization'>;
+
+/** The call of `command`, not sent yet, with what its message said of its outcome's recipient and deadline. */
+function callOf(command: OutboundCall['command'], commandId: string, from: CallFrom): OutboundCall {
+  return {
     command_id: commandId,
     command,
     queued_at: Date.now(),
@@ -305,6 +302,16 @@ function queued(
     ...(from.expires_at === undefined ? {} : { expires_at: from.expires_at }),
     ...(from.authorization ? { authorization: from.authorization } : {}),
   };
+}
+
+/** `s` with `command` at the end of the queue (not sent yet: `pump` sends it). */
+function queued(
+  s: ChargePointState,
+  command: OutboundCall['command'],
+  commandId = randomUUID(),
+  from: CallFrom = {},
+): ChargePointState {
+  const call = callOf(command, commandId, from);
   return {
     ...s,
     outbound: [...s.outbound, call],
@@ -378,15 +385,8 @@ export function onCommand(deps: ChargePointActorDeps, ctx: ChargePointCtx, msg: 
   const full = queueFull(ctx.state, command);
   if (full !== undefined) {
     // refused as it comes: recorded, and told to whoever waits for its outcome
-    const call: OutboundCall = {
-      command_id: commandId,
-      command,
-      queued_at: Date.now(),
-      sent_at: null,
-      connection: null,
-    };
-    const notified = msg.notify ? { ...call, notify: msg.notify } : call;
-    ctx.setState({ ...ctx.state, commands: settle(deps, ctx, ctx.state, notified, 'refused', full) });
+    const call = callOf(command, commandId, msg);
+    ctx.setState({ ...ctx.state, commands: settle(deps, ctx, ctx.state, call, 'refused', full) });
     ctx.log.warn(
       { command_id: commandId, kind: c.kind, queued: ctx.state.outbound.length },
       'command refused: queue full',
