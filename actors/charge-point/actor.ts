@@ -161,14 +161,14 @@ async function tokenNamed(
 ): Promise<ChargerEventOutcome> {
   const open = ctx.state.transactions.find((t) => t.transaction_id === event.transaction_id);
   const known = open?.id_tag === idTag ? open.id_tag_status : undefined;
+  const again = known === undefined ? undefined : await answeredAgain(deps, idTag, known, open?.id_tag_answer);
   const decision: AuthDecision =
-    known === undefined
-      ? await authorizeTag(deps, ctx, idTag, open && open.evse_id > 0 ? open.evse_id : null, protocol, 'other', {
-          startKey: open?.dedupe_key,
-          remoteStartId: event.type === 'transaction-updated' ? event.remote_start_id : null,
-          idTagType: event.id_tag_type,
-        })
-      : await answeredAgain(deps, idTag, known, open?.id_tag_answer);
+    again ??
+    (await authorizeTag(deps, ctx, idTag, open && open.evse_id > 0 ? open.evse_id : null, protocol, 'other', {
+      startKey: open?.dedupe_key,
+      remoteStartId: event.type === 'transaction-updated' ? event.remote_start_id : null,
+      idTagType: event.id_tag_type,
+    }));
   if (!apply) return cached(deps, withGroup({ id_tag_status: decision.status }, decision));
   // a token named after the transaction's own stopped it: it roams nothing, unless it authorized
   // the transaction after its own was refused (transactions.ts `authorizesLate`)
@@ -181,7 +181,7 @@ async function tokenNamed(
     });
   const roamed = open ? undefined : await adoptedRoaming(deps, ctx, event, idTag, decision);
   const outcome = onTransactionProgress(deps, ctx, ctx.state, event, decision.status, roamed);
-  if (known === undefined) keepAnswer(ctx, event.transaction_id, idTag, decision);
+  if (again === undefined) keepAnswer(ctx, event.transaction_id, idTag, decision);
   return cached(deps, withGroup(outcome, decision));
 }
 
@@ -189,15 +189,18 @@ async function tokenNamed(
  * The answer for the token a transaction was last answered for, named again: that answer, without
  * asking the eMSP again, unless the token has been made not valid since (its eMSP's token update,
  * or the operator's, is the later word): then Blocked, so that a charger that stops on an invalid
- * id stops, and its cache is not told to keep the card for another `OCPP_AUTH_CACHE_S`.
+ * id stops, and its cache is not told to keep the card for another `OCPP_AUTH_CACHE_S`. A token
+ * that was refused is decided anew (undefined): one made valid again since is let in, as at any
+ * other use (it stayed Blocked for the rest of its transaction).
  */
 async function answeredAgain(
   deps: ChargePointActorDeps,
   idTag: string,
   known: string,
   answer: ChargePointState['transactions'][number]['id_tag_answer'],
-): Promise<AuthDecision> {
-  if (known === 'Accepted' && deps.roaming) {
+): Promise<AuthDecision | undefined> {
+  if (known !== 'Accepted') return undefined;
+  if (deps.roaming) {
     const token = await deps.roaming.tokenOf(idTag);
     // as decideFor: a whitelist that asks the eMSP at each use is not decided by validity
     const eachUse = token?.whitelist === 'NEVER' || token?.whitelist === 'ALLOWED_OFFLINE';

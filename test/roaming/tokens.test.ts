@@ -453,7 +453,11 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     await world.pushToken(emsp, card, { valid: false, last_updated: new Date(Date.now() + 1000).toISOString() });
     // was Accepted with a new hour in the charger's cache: the card its eMSP withdrew kept charging
     expect(await send(event('Updated', 2))).to.deep.equal({ status: 'Blocked' });
-    expect(await send(event('Ended', 3))).to.deep.equal({ status: 'Blocked' });
+    // made valid again: let in again, as at any use (was Blocked for the rest of the transaction)
+    await world.pushToken(emsp, card, { valid: true, last_updated: new Date(Date.now() + 2000).toISOString() });
+    expect((await send(event('Updated', 3)))?.status).to.equal('Accepted');
+    await world.pushToken(emsp, card, { valid: false, last_updated: new Date(Date.now() + 3000).toISOString() });
+    expect(await send(event('Ended', 4))).to.deep.equal({ status: 'Blocked' });
   });
 
   it('2.0.1: idToken NoAuthorization (free vend) is no token to check: Accepted, and the session names none', async () => {
