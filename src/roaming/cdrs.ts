@@ -460,7 +460,15 @@ export class CdrBuilder {
     await this.db.group.run(async (tx) => {
       const updated = await new ObjectStore<StoredSession>(tx, 'sessions').update(key, (s) =>
         isSession221(s) && s.status === 'ACTIVE'
-          ? { ...s, total_cost: total, charging_periods: priced.periods, last_updated: new Date().toISOString() }
+          ? {
+              ...s,
+              // the energy its periods count: a reading still waiting out ROAMING_SESSION_PUSH_MS
+              // was priced while kwh said the last push's (4 kWh in the periods, 0 in kwh)
+              kwh: Math.max(s.kwh, priced.priced.total_energy),
+              total_cost: total,
+              charging_periods: priced.periods,
+              last_updated: new Date().toISOString(),
+            }
           : s,
       );
       if (updated && isSession221(updated) && updated.status === 'ACTIVE')

@@ -1291,6 +1291,25 @@ describe('roaming: a register that goes back, a session sent at the default push
     expect(mine?.kwh).to.equal(11);
   });
 
+  it('a running session pushed with its cost says the energy that cost counts', async () => {
+    const { e, read, stop } = await started(1000);
+    const since = e.sim.lastSeq;
+    // waits out the push interval; its pricing goes to the eMSP at once
+    await read(10, 5000);
+    const priced = await eventually(
+      async () =>
+        e.sim
+          .receivedSince(since)
+          .map((r) => r.body as Json)
+          .find((b) => b?.status === 'ACTIVE' && (b.total_cost as Json | undefined) !== undefined),
+      { what: 'an ACTIVE session PUT with its cost' },
+    );
+    // was kwh 0 (the last push's) beside periods of 4 kWh and their cost
+    expect(priced.kwh).to.equal(4);
+    expect((priced.total_cost as Json).excl_vat).to.equal(0.8);
+    await stop(20, 5000);
+  });
+
   it('/v1, the COMPLETED session and the CDR all count the highest reading less the first', async () => {
     const { read, stop, energyInV1, ended } = await started(1000);
     await read(10, 5000);
