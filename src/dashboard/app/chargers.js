@@ -186,21 +186,24 @@ export function ChargerList({ params }) {
         ${rows.map((cp) => html`<${ChargerRow} key=${cp.id} cp=${cp} />`)}
       </tbody>
     </table>
-    <nav class="pager">
-      <button
-        disabled=${offset === 0}
-        data-testid="prev"
-        onClick=${() => go({ ...f, offset: Math.max(0, offset - LIMIT) || undefined })}
-      >
-        ← Previous
-      </button>
-      <button
-        disabled=${offset + LIMIT >= total}
-        data-testid="next"
-        onClick=${() => go({ ...f, offset: offset + LIMIT })}
-      >
-        Next →
-      </button>
-    </nav>
+    ${
+      !error &&
+      html`<nav class="pager">
+        <button
+          disabled=${offset === 0}
+          data-testid="prev"
+          onClick=${() => go({ ...f, offset: Math.max(0, offset - LIMIT) || undefined })}
+        >
+          ← Previous
+        </button>
+        <button
+          disabled=${offset + LIMIT >= total}
+          data-testid="next"
+          onClick=${() => go({ ...f, offset: offset + LIMIT })}
+        >
+          Next →
+        </button>
+      </nav>`
+    }
   </section>`;
 }

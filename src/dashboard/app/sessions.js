@@ -136,11 +136,19 @@ export function Sessions({ params }) {
         )}
       </tbody>
     </table>
-    <nav class="pager">
-      <button disabled=${offset === 0} onClick=${() => go({ ...f, offset: Math.max(0, offset - LIMIT) || undefined })}>
-        ← Previous
-      </button>
-      <button disabled=${offset + LIMIT >= total} onClick=${() => go({ ...f, offset: offset + LIMIT })}>Next →</button>
-    </nav>
+    ${
+      !error &&
+      html`<nav class="pager">
+        <button
+          disabled=${offset === 0}
+          onClick=${() => go({ ...f, offset: Math.max(0, offset - LIMIT) || undefined })}
+        >
+          ← Previous
+        </button>
+        <button disabled=${offset + LIMIT >= total} onClick=${() => go({ ...f, offset: offset + LIMIT })}>
+          Next →
+        </button>
+      </nav>`
+    }
   </section>`;
 }
