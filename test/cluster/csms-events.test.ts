@@ -33,6 +33,15 @@ describe('CSMS events across web processes (Redis, PostgreSQL, real processes)',
     await env.cleanup();
   });
 
+  /** `promise`, or a failure naming `what` after `ms` */
+  const within = <T>(ms: number, what: string, promise: Promise<T>): Promise<T> =>
+    Promise.race([
+      promise,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref(),
+      ),
+    ]);
+
   /** each charger's login, for a second connection of the same identity */
   const logins = new Map<string, RegisteredChargePoint>();
 
@@ -120,17 +129,21 @@ describe('CSMS events across web processes (Redis, PostgreSQL, real processes)',
           (m) => m[1],
         );
       // back and forth: each new connection replaces the one on the other process (4000)
-      for (const node of [b, a, b, a]) {
+      for (const [round, node] of [b, a, b, a].entries()) {
         await new Promise((r) => setTimeout(r, 500));
         const login = logins.get(id);
-        const next = await connect({
-          url: `${node.url.replace(/^http/, 'ws')}/ocpp/${id}`,
-          username: login?.username ?? '',
-          password: login?.password ?? '',
-          protocols: ['ocpp1.6'],
-        });
-        await next.call('BootNotification', v16.boot());
-        expect(await charger.closed).to.equal(4000);
+        const next = await within(
+          10_000,
+          `round ${round}: the new connection`,
+          connect({
+            url: `${node.url.replace(/^http/, 'ws')}/ocpp/${id}`,
+            username: login?.username ?? '',
+            password: login?.password ?? '',
+            protocols: ['ocpp1.6'],
+          }),
+        );
+        await within(10_000, `round ${round}: its boot`, next.call('BootNotification', v16.boot()));
+        expect(await within(10_000, `round ${round}: the older one's close`, charger.closed)).to.equal(4000);
         charger = next;
         await new Promise((r) => setTimeout(r, 500));
         // was offline last now and then: the replaced socket's close, told after the new one's open
