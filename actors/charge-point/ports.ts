@@ -124,8 +124,12 @@ export interface RoamingPort {
    * reach the eMSP's session and CDR either)
    */
   appliedSeq(sessionId: string): Promise<number | null>;
-  /** what the charger of a roamed transaction said of its charging at epoch ms `at` (its state, its current) */
-  state(sessionId: string, at: number, state: { charging?: boolean; current_a?: number }): WriteStep;
+  /** what the charger of a roamed transaction said of its charging at epoch ms `at` (its state, its current, its power) */
+  state(
+    sessionId: string,
+    at: number,
+    state: { charging?: boolean; current_a?: number | undefined; power_kw?: number | undefined },
+  ): WriteStep;
   /**
    * After the turn that wrote a roamed session committed: a running one is priced so far, an
    * ended one gets its CDR (in the background; a failure is retried by the CDR's send).

@@ -243,18 +243,22 @@ export function sampleMeter(
 /**
  * Keeps what the charger of a roamed transaction said of its charging, for its CDR's periods
  * (docs/TARIFFS.md "CDRs from transactions"), in this turn: whether it charges from `at` on, and
- * the currents its meter values gave (epoch ms).
+ * the currents and powers its meter values gave (epoch ms).
  */
 export function keepCharging(
   deps: ChargePointActorDeps,
   ctx: ChargePointCtx,
   sessionId: string,
-  said: { at: number; charging: boolean | undefined; currents: ReadonlyArray<{ at: number; a: number }> },
+  said: {
+    at: number;
+    charging: boolean | undefined;
+    currents: ReadonlyArray<{ at: number; a: number | undefined; kw: number | undefined }>;
+  },
 ): void {
   const port = deps.roaming;
   if (!port) return;
   if (said.charging !== undefined) ctx.write(port.state(sessionId, said.at, { charging: said.charging }));
-  for (const c of said.currents) ctx.write(port.state(sessionId, c.at, { current_a: c.a }));
+  for (const c of said.currents) ctx.write(port.state(sessionId, c.at, { current_a: c.a, power_kw: c.kw }));
 }
 
 /**

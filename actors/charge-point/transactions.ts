@@ -48,7 +48,7 @@ function saidOf(event: Pick<EventOf<'transaction-updated'>, 'timestamp' | 'charg
   return {
     at: chargerTime(event.timestamp),
     charging: event.charging,
-    currents: (event.currents ?? []).map((c) => ({ at: chargerTime(c.timestamp), a: c.a })),
+    currents: (event.currents ?? []).map((c) => ({ at: chargerTime(c.timestamp), a: c.a, kw: c.kw })),
   };
 }
 

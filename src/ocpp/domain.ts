@@ -61,13 +61,18 @@ export const AuthorizeRequestedEvent = Type.Object({
 
 /**
  * What a transaction event says of the charging besides the register: 2.0.1 `chargingState`
- * (Charging: true; SuspendedEV, SuspendedEVSE, EVConnected, Idle: false), and the currents its
- * meter values give (Current.Import over all phases). A roamed session keeps them for its CDR's
- * periods (docs/TARIFFS.md "CDRs from transactions").
+ * (Charging: true; SuspendedEV, SuspendedEVSE, EVConnected, Idle: false), and the currents and
+ * powers its meter values give (`a`: Current.Import, A; `kw`: Power.Active.Import, kW; each over
+ * all phases, either or both an entry). A roamed session keeps them for its CDR's periods
+ * (docs/TARIFFS.md "CDRs from transactions").
  */
 const ChargingFacts = {
   charging: Type.Optional(Type.Boolean()),
-  currents: Type.Optional(Type.Array(Type.Object({ a: Type.Number(), timestamp: Timestamp }))),
+  currents: Type.Optional(
+    Type.Array(
+      Type.Object({ a: Type.Optional(Type.Number()), kw: Type.Optional(Type.Number()), timestamp: Timestamp }),
+    ),
+  ),
 };
 
 /** A register reading (Wh) and when the charger took it. */

@@ -261,6 +261,38 @@ export function peakAbove<E extends { timestamp: string }>(
 /** The largest current taken as one, in A over all phases: a reading above is a meter fault or a unit mistake. */
 const MAX_CURRENT_A = 10_000;
 
+/** The largest power taken as one, kW over all phases (10 MW): a reading above is a meter fault or a unit mistake. */
+const MAX_POWER_KW = 10_000;
+
+/**
+ * A measurand drawn at the outlet over all phases, in its unit: the phases summed (L1, L2, L3, or
+ * L1-N ...), else the value without a phase. Null when the sample has none. `perUnit` gives the
+ * value of one of a sample's units (undefined: a unit of another quantity, left out); `max` bounds
+ * a reading taken as one.
+ */
+function outletSum(
+  samples: SampledReading[],
+  measurand: string,
+  perUnit: (unit: string | undefined) => number | undefined,
+  max: number,
+): number | null {
+  let whole: number | null = null;
+  let phases: number | null = null;
+  for (const s of samples) {
+    if (s.measurand !== measurand || !Number.isFinite(s.value)) continue;
+    if (s.location !== undefined && s.location !== 'Outlet') continue;
+    const scale = perUnit(s.unit?.toLowerCase());
+    if (scale === undefined) continue;
+    const v = s.value * 10 ** s.multiplier * scale;
+    if (!(v >= 0 && v <= max)) continue;
+    if (s.phase === undefined) whole = v;
+    else if (/^L[123](-N)?$/.test(s.phase)) phases = (phases ?? 0) + v;
+  }
+  // to a millionth: three phases of 2.4 kW are 7.2, not the binary sum 7.199999999999999
+  const sum = phases ?? whole;
+  return sum === null ? null : Math.round(sum * 1e6) / 1e6;
+}
+
 /**
  * The current drawn at the outlet (Current.Import), in A over all phases as OCPI's current
  * restrictions count it ("sum of the current over all phases"): the phases summed (L1, L2, L3, or
@@ -268,40 +300,56 @@ const MAX_CURRENT_A = 10_000;
  * (2.0.1 writes Wh when the charger gives none: that default is taken as A) leaves it out.
  */
 export function currentImportA(samples: SampledReading[]): number | null {
-  let whole: number | null = null;
-  let phases: number | null = null;
-  for (const s of samples) {
-    if (s.measurand !== 'Current.Import' || !Number.isFinite(s.value)) continue;
-    if (s.location !== undefined && s.location !== 'Outlet') continue;
-    const unit = s.unit?.toLowerCase();
-    if (unit !== undefined && unit !== 'a' && unit !== 'wh') continue;
-    const a = s.value * 10 ** s.multiplier;
-    if (!(a >= 0 && a <= MAX_CURRENT_A)) continue;
-    if (s.phase === undefined) whole = a;
-    else if (/^L[123](-N)?$/.test(s.phase)) phases = (phases ?? 0) + a;
-  }
-  return phases ?? whole;
+  return outletSum(
+    samples,
+    'Current.Import',
+    (unit) => (unit === undefined || unit === 'a' || unit === 'wh' ? 1 : undefined),
+    MAX_CURRENT_A,
+  );
 }
 
-/** A current and the time the charger took it. */
-export interface CurrentReading {
-  a: number;
+/**
+ * The power drawn at the outlet (Power.Active.Import), in kW over all phases, as OCPI's power
+ * restrictions and `MAX_POWER` count it. W or kW; no unit, or the Wh both versions write when the
+ * charger gives none, is taken as W (OCPP's unit of power). Null when the sample has none.
+ */
+export function powerImportKw(samples: SampledReading[]): number | null {
+  return outletSum(
+    samples,
+    'Power.Active.Import',
+    (unit) => (unit === undefined || unit === 'w' || unit === 'wh' ? 0.001 : unit === 'kw' ? 1 : undefined),
+    MAX_POWER_KW,
+  );
+}
+
+/** A current or power (or both) and the time the charger took them. */
+export interface LoadReading {
+  /** A over all phases (Current.Import) */
+  a?: number;
+  /** kW over all phases (Power.Active.Import) */
+  kw?: number;
   timestamp: string;
 }
 
 /**
- * The currents of a message's meter values, one per entry that has one (`currentImportA`), in the
- * order sent. An entry that names no Current.Import (most: a register alone) is passed over as
- * sent, without reading its values again: this runs for every MeterValues of a transaction.
+ * The currents and powers of a message's meter values, one per entry that has either
+ * (`currentImportA`, `powerImportKw`), in the order sent. An entry that names neither (most: a
+ * register alone) is passed over as sent, without reading its values again: this runs for every
+ * MeterValues of a transaction.
  */
-export function currentReadings<
+export function loadReadings<
   E extends { timestamp: string; sampledValue: ReadonlyArray<{ measurand?: string | undefined }> },
->(entries: readonly E[] | undefined, samplesOf: (entry: E) => SampledReading[]): CurrentReading[] {
-  const out: CurrentReading[] = [];
+>(entries: readonly E[] | undefined, samplesOf: (entry: E) => SampledReading[]): LoadReading[] {
+  const out: LoadReading[] = [];
   for (const entry of entries ?? []) {
-    if (!entry.sampledValue.some((s) => s.measurand === 'Current.Import')) continue;
-    const a = currentImportA(samplesOf(entry));
-    if (a !== null && Number.isFinite(parseInstant(entry.timestamp))) out.push({ a, timestamp: entry.timestamp });
+    if (!entry.sampledValue.some((s) => s.measurand === 'Current.Import' || s.measurand === 'Power.Active.Import'))
+      continue;
+    if (!Number.isFinite(parseInstant(entry.timestamp))) continue;
+    const samples = samplesOf(entry);
+    const a = currentImportA(samples);
+    const kw = powerImportKw(samples);
+    if (a === null && kw === null) continue;
+    out.push({ ...(a === null ? {} : { a }), ...(kw === null ? {} : { kw }), timestamp: entry.timestamp });
   }
   return out;
 }

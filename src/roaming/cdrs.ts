@@ -205,13 +205,14 @@ async function firstReadingOf(sql: Pick<SqlRunner, 'query'>, sessionId: string):
 /** What the charger of a session said of its charging (`roaming_meter_state`), in time. */
 export async function statesOf(sql: Pick<SqlRunner, 'query'>, sessionId: string): Promise<ChargerState[]> {
   const rows = await sql.query(
-    'SELECT at_ms, charging, current_a FROM roaming_meter_state WHERE session_id = ? ORDER BY at_ms',
+    'SELECT at_ms, charging, current_a, power_kw FROM roaming_meter_state WHERE session_id = ? ORDER BY at_ms',
     [sessionId],
   );
   return rows.map((r) => ({
     at: Number(r.at_ms),
     ...(r.charging === null || r.charging === undefined ? {} : { charging: Number(r.charging) === 1 }),
     ...(r.current_a === null || r.current_a === undefined ? {} : { current_a: Number(r.current_a) }),
+    ...(r.power_kw === null || r.power_kw === undefined ? {} : { power_kw: Number(r.power_kw) }),
   }));
 }
 
@@ -227,11 +228,12 @@ export async function writeState(
 ): Promise<void> {
   const charging = state.charging === undefined ? null : state.charging ? 1 : 0;
   await tx.run(
-    `INSERT INTO roaming_meter_state (session_id, at_ms, charging, current_a) VALUES (?, ?, ?, ?)
+    `INSERT INTO roaming_meter_state (session_id, at_ms, charging, current_a, power_kw) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (session_id, at_ms) DO UPDATE SET
        charging = COALESCE(excluded.charging, roaming_meter_state.charging),
-       current_a = COALESCE(excluded.current_a, roaming_meter_state.current_a)`,
-    [sessionId, at, charging, state.current_a ?? null],
+       current_a = COALESCE(excluded.current_a, roaming_meter_state.current_a),
+       power_kw = COALESCE(excluded.power_kw, roaming_meter_state.power_kw)`,
+    [sessionId, at, charging, state.current_a ?? null, state.power_kw ?? null],
   );
 }
 

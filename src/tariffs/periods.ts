@@ -31,6 +31,12 @@ export interface ChargerState {
    * to the end
    */
   current_a?: number;
+  /**
+   * the power drawn, kW over all phases (Power.Active.Import), read as a current is; where the
+   * charger gave one it is the period's power (`MAX_POWER`, power restrictions) instead of the
+   * energy over time
+   */
+  power_kw?: number;
 }
 
 export interface PeriodsInput {
@@ -59,6 +65,8 @@ interface Piece {
   charging: boolean;
   /** A over all phases, when the charger said */
   current?: number;
+  /** kW over all phases, when the charger said */
+  power?: number;
 }
 
 /** Whole days of tariff boundaries looked at, at most: a session longer than this is cut by charging state only. */
@@ -155,16 +163,30 @@ interface Part {
   /** what the charger said of the charging at `from`: undefined before its first word */
   said: boolean | undefined;
   current: number | undefined;
+  power: number | undefined;
 }
 
 /** A piece cut at the instants in `cuts` (sorted) within it, from `k` on; answers the parts and the next `k`. */
-function partsOf(p: Piece, cuts: number[], k: number, told: Said<ChargerState>, amps: Said<ChargerState>) {
+function partsOf(
+  p: Piece,
+  cuts: number[],
+  k: number,
+  told: Said<ChargerState>,
+  amps: Said<ChargerState>,
+  watts: Said<ChargerState>,
+) {
   const parts: Part[] = [];
   let i = k;
   while (i < cuts.length && (cuts[i] as number) <= p.from) i++;
   let from = p.from;
   const add = (to: number): void => {
-    parts.push({ from, to, said: told.lastAt(from)?.charging, current: amps.nextFrom(to)?.current_a });
+    parts.push({
+      from,
+      to,
+      said: told.lastAt(from)?.charging,
+      current: amps.nextFrom(to)?.current_a,
+      power: watts.nextFrom(to)?.power_kw,
+    });
     from = to;
   };
   for (; i < cuts.length && (cuts[i] as number) < p.to; i++) add(cuts[i] as number);
@@ -173,7 +195,7 @@ function partsOf(p: Piece, cuts: number[], k: number, told: Said<ChargerState>, 
 }
 
 /**
- * The pieces cut where the charger said its charging state or current changed (docs/TARIFFS.md
+ * The pieces cut where the charger said its charging state, current or power changed (docs/TARIFFS.md
  * "CDRs from transactions"). A piece's energy flows in its parts the charger did not call
  * suspended (SuspendedEV, EVConnected, Finishing, ...), evenly in time; when it called every part
  * suspended, the energy measured wins and flows in all. A part is charging when energy flows in it
@@ -184,14 +206,16 @@ function withStates(pieces: Piece[], input: PeriodsInput): Piece[] {
   const byTime = [...(input.states ?? [])].filter((t) => Number.isFinite(t.at)).sort((a, b) => a.at - b.at);
   const told = byTime.filter((t) => t.charging !== undefined);
   const amps = byTime.filter((t) => t.current_a !== undefined && Number.isFinite(t.current_a));
-  if (told.length === 0 && amps.length === 0) return pieces;
-  const cuts = [...new Set([...told, ...amps].map((t) => t.at))].sort((a, b) => a - b);
+  const watts = byTime.filter((t) => t.power_kw !== undefined && Number.isFinite(t.power_kw));
+  if (told.length === 0 && amps.length === 0 && watts.length === 0) return pieces;
+  const cuts = [...new Set([...told, ...amps, ...watts].map((t) => t.at))].sort((a, b) => a - b);
   const saidTold = new Said(told);
   const saidAmps = new Said(amps);
+  const saidWatts = new Said(watts);
   const out: Piece[] = [];
   let k = 0;
   for (const p of pieces) {
-    const cut = partsOf(p, cuts, k, saidTold, saidAmps);
+    const cut = partsOf(p, cuts, k, saidTold, saidAmps, saidWatts);
     k = cut.k;
     const flowing = cut.parts.some((x) => x.said !== false);
     const carries = (x: Part): boolean => !flowing || x.said !== false;
@@ -199,7 +223,9 @@ function withStates(pieces: Piece[], input: PeriodsInput): Piece[] {
     for (const x of cut.parts) {
       const wh = carries(x) && time > 0 ? (p.wh * (x.to - x.from)) / time : 0;
       const piece: Piece = { from: x.from, to: x.to, wh, charging: wh > 0 || x.said === true };
-      out.push(x.current === undefined ? piece : { ...piece, current: x.current });
+      if (x.current !== undefined) piece.current = x.current;
+      if (x.power !== undefined) piece.power = x.power;
+      out.push(piece);
     }
   }
   return out;
@@ -283,12 +309,19 @@ function splitAt(pieces: Piece[], cuts: number[], energyAt: Map<number, number>)
   return out;
 }
 
-/** The average power of a piece, kW. */
+/** The average power of a piece, kW: the energy over the time. */
 const kw = (p: Piece): number => p.wh / 1000 / ((p.to - p.from) / 3_600_000);
+
+/**
+ * The power of a charging piece, kW: what the charger reported for it, else its energy over its
+ * time. Two register readings a second apart, one rounded up and one down, make the second of
+ * them 1.8 MW on a 32 A connector; the charger's own Power.Active.Import does not.
+ */
+const powerOf = (p: Piece): number => p.power ?? kw(p);
 
 /** Which restrictions hold at the start of a piece: pieces alike in this and in charging merge. */
 function signatureOf(restrictions: Restriction[], p: Piece, input: PeriodsInput, whBefore: number): string {
-  const power = p.wh > 0 ? kw(p) : 0;
+  const power = p.wh > 0 ? powerOf(p) : 0;
   // as the periods will carry them (periodOf): a current only while charging
   const current = p.charging && p.current !== undefined ? p.current : undefined;
   const facts = {
@@ -379,7 +412,7 @@ function periodOf(ps: Piece[], kwh: number, least: { power: boolean; current: bo
   const hours = round6(ps.reduce((n, p) => n + (p.to - p.from), 0) / 3_600_000);
   const start_date_time = new Date(first.from).toISOString();
   if (ps.every((p) => !p.charging)) return { start_date_time, dimensions: [{ type: 'PARKING_TIME', volume: hours }] };
-  const power = range(ps.map(kw));
+  const power = range(ps.map(powerOf));
   const amps = ps.flatMap((p) => (p.current === undefined ? [] : [p.current]));
   const current = amps.length > 0 ? range(amps) : undefined;
   return {

@@ -1132,6 +1132,37 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(cdr.total_cost).to.deep.equal(WITH_PAUSE);
   });
 
+  it("2.0.1: a period's MAX_POWER is the power the charger reported, not two readings a second apart", async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'W');
+    const event = event201('TX-CDR-POWER', uid);
+    /** an event whose meter value also carries the power drawn: one value in W, or per phase in kW */
+    const drawing = (power: Json[], base: Json): Json => {
+      const [meter] = base.meterValue as { timestamp: string; sampledValue: Json[] }[];
+      return { ...base, meterValue: [{ ...meter, sampledValue: [...meter!.sampledValue, ...power] }] };
+    };
+    const watts = (w: number): Json[] => [{ value: w, measurand: 'Power.Active.Import', unitOfMeasure: { unit: 'W' } }];
+    const perPhase = (kw: number): Json[] =>
+      ['L1', 'L2', 'L3'].map((phase) => ({
+        value: kw,
+        measurand: 'Power.Active.Import',
+        phase,
+        unitOfMeasure: { unit: 'kW' },
+      }));
+    await charger.call('TransactionEvent', event('Started', 0, 0, 0));
+    await charger.call('TransactionEvent', drawing(watts(11000), event('Updated', 1, 20, 3600)));
+    // one second later, 50 Wh more: 180 kW as energy over time
+    await charger.call('TransactionEvent', drawing(watts(11000), event('Updated', 2, 20 + 1 / 60, 3650)));
+    await charger.call('TransactionEvent', drawing(perPhase(2.4), event('Ended', 3, 60, 8000)));
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    const periods = (post.body as Json).charging_periods as { dimensions: { type: string; volume: number }[] }[];
+    const powers = periods.flatMap((p) => p.dimensions.filter((d) => d.type === 'MAX_POWER').map((d) => d.volume));
+    // 11 kW to minute 20, 7.2 kW (three phases of 2.4) from there; before, the second's 180 kW
+    expect(powers).to.have.length.above(0);
+    expect(Math.max(...powers)).to.equal(11);
+    expect(powers.every((kw) => kw === 11 || kw === 7.2)).to.equal(true, JSON.stringify(periods));
+  });
+
   it('1.6: a StatusNotification SuspendedEV between readings is parking; the current of its meter values is in the periods', async () => {
     const e = await world.emsp('2.2.1');
     const { charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'U');

@@ -213,6 +213,55 @@ describe('charging periods from meter readings', function () {
     expect(priced.ok && priced.priced.total_cost.excl_vat).to.equal(1.5008);
   });
 
+  it("the power the charger reports is the period's MAX_POWER and decides a power restriction, not the energy over time", function () {
+    // 8 kW below 11 kW, 0.50 above; readings a second apart, one rounded up and one down, made 1.8 MW
+    const tariff = aTariff([anElement([energy(0.3)], { max_power: 11 }), anElement([energy(0.5)])]);
+    const second = 1 / 60;
+    const periods = chargingPeriodsOf({
+      start: min(0),
+      end: min(60),
+      samples: readings([
+        [0, 0],
+        [30 - second, 3500],
+        [30, 4000],
+        [60, 10000],
+      ]),
+      states: [
+        { at: min(30), power_kw: 7.4 },
+        { at: min(60), power_kw: 11.5 },
+      ],
+      tariff,
+      timeZone: 'UTC',
+    });
+    // a power tells the time up to it, as a current does: 7.4 kW to minute 30, 11.5 kW from there
+    expect(summary(periods)).to.deep.equal([
+      [iso(0), 'ENERGY:4', 'TIME:0.5', 'MAX_POWER:7.4'],
+      [iso(30), 'ENERGY:6', 'TIME:0.5', 'MAX_POWER:11.5'],
+    ]);
+    const priced = priceCdr(
+      tariff,
+      { start_date_time: iso(0), end_date_time: iso(60), currency: 'EUR', charging_periods: periods },
+      'UTC',
+    );
+    // 4 kWh at 0.30 below 11 kW, 6 kWh at 0.50 above: 1.20 + 3.00
+    expect(priced.ok && priced.priced.total_cost.excl_vat).to.equal(4.2);
+
+    // without the charger's word, the energy over time sets the power: one second of 500 Wh is 1.8 MW
+    const measured = chargingPeriodsOf({
+      start: min(0),
+      end: min(60),
+      samples: readings([
+        [0, 0],
+        [30 - second, 3500],
+        [30, 4000],
+        [60, 10000],
+      ]),
+      tariff: aTariff([anElement([energy(0.3)])]),
+      timeZone: 'UTC',
+    });
+    expect(summary(measured)).to.deep.equal([[iso(0), 'ENERGY:10', 'TIME:1', 'MAX_POWER:1800']]);
+  });
+
   it('a session that lasted no time bills its readings of that instant, the highest less the first', function () {
     // a 2.0.1 Ended with no Started: its Begin and End readings (and an earlier one) all at its one instant
     const periods = chargingPeriodsOf({

@@ -27,6 +27,7 @@ import { M0025MeterState } from './m0025-meter-state.js';
 import { M0026TariffVersions } from './m0026-tariff-versions.js';
 import { M0027CdrCheckTariffIndex } from './m0027-cdr-check-tariff-index.js';
 import { M0028OcpiCreatedOrder } from './m0028-ocpi-created-order.js';
+import { M0029MeterStatePower } from './m0029-meter-state-power.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -58,6 +59,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0026-tariff-versions': M0026TariffVersions,
   'm0027-cdr-check-tariff-index': M0027CdrCheckTariffIndex,
   'm0028-ocpi-created-order': M0028OcpiCreatedOrder,
+  'm0029-meter-state-power': M0029MeterStatePower,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

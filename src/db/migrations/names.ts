@@ -32,6 +32,7 @@ export const migrationNames = [
   'm0026-tariff-versions',
   'm0027-cdr-check-tariff-index',
   'm0028-ocpi-created-order',
+  'm0029-meter-state-power',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

@@ -30,7 +30,7 @@ import type {
 import { authorizationKeyOf } from '../basic-auth-password.js';
 import { hardwareOf } from '../boot-hardware.js';
 import {
-  currentReadings,
+  loadReadings,
   decimalOf,
   earliestRegisterReading,
   latestRegisterReading,
@@ -154,7 +154,7 @@ function meterValues(p: MeterValuesRequest): EventOf<'transaction-updated' | 'me
   const ts = reading?.timestamp ?? timestamp ?? new Date().toISOString();
   const wh = reading?.wh ?? null;
   if (p.transactionId !== undefined && p.connectorId !== 0) {
-    const currents = currentReadings(p.meterValue, samples16);
+    const currents = loadReadings(p.meterValue, samples16);
     // a reading named Transaction.Begin may correct the transaction's first (charge-point actor)
     const named = p.meterValue.some((m) => m.sampledValue.some((v) => v.context === 'Transaction.Begin'));
     const begin = named ? earliestRegisterReading(p.meterValue, samples16) : null;

@@ -35,13 +35,13 @@ import type {
   ChargingProfileType,
 } from '../generated/ocpp201.js';
 import {
-  currentReadings,
+  loadReadings,
   earliestRegisterReading,
   latestRegisterReading,
   mixedContexts,
   namesBegin,
   peakAbove,
-  type CurrentReading,
+  type LoadReading,
   type RegisterReading,
   type SampledReading,
 } from '../meter.js';
@@ -63,11 +63,11 @@ function samples201(entry: MeterValueType): SampledReading[] {
 
 /**
  * What the event says of the charging besides the register (domain.ts ChargingFacts): its
- * `chargingState`, and the currents of its meter values.
+ * `chargingState`, and the currents and powers of its meter values.
  */
-function chargingFacts(p: TransactionEventRequest): { charging?: boolean; currents?: CurrentReading[] } {
+function chargingFacts(p: TransactionEventRequest): { charging?: boolean; currents?: LoadReading[] } {
   const state = p.transactionInfo.chargingState;
-  const currents = currentReadings(p.meterValue, samples201);
+  const currents = loadReadings(p.meterValue, samples201);
   return {
     ...(state === undefined ? {} : { charging: state === 'Charging' }),
     ...(currents.length > 0 ? { currents } : {}),
