@@ -132,12 +132,24 @@ export function tariffValidAt(tariff: PricingTariff, startMs: number): boolean {
 }
 
 /**
- * Of the tariffs a connector names (`tariff_ids`, in order), the one that applies to a session
- * started at `startMs`: the first whose validity window holds it (mod_tariffs: "a driver accepts
- * the tariff which is valid when they start their charging session").
+ * Whether `tariff` is of a type that prices a roamed session: one with no `type` ("valid for all
+ * sessions") or REGULAR ("valid when using an RFID, without any Charging Preference"), mod_tariffs
+ * TariffType. An eMSP's driver, by card or by app, neither pays ad hoc at the charger
+ * (AD_HOC_PAYMENT) nor sets a Charging Preference (PROFILE_CHEAP, _FAST, _GREEN: the platform
+ * offers none), so those tariffs are not theirs.
+ */
+export function tariffForRoaming(tariff: PricingTariff): boolean {
+  return tariff.type === undefined || tariff.type === 'REGULAR';
+}
+
+/**
+ * Of the tariffs a connector names (`tariff_ids`, in order), the one that applies to a roamed
+ * session started at `startMs`: the first of a roamed session's type (`tariffForRoaming`) whose
+ * validity window holds it (mod_tariffs: "a driver accepts the tariff which is valid when they
+ * start their charging session").
  */
 export function selectTariff<T extends PricingTariff>(tariffs: readonly T[], startMs: number): T | undefined {
-  return tariffs.find((t) => tariffValidAt(t, startMs));
+  return tariffs.find((t) => tariffForRoaming(t) && tariffValidAt(t, startMs));
 }
 
 interface Options {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { RPCClient } from 'ocpp-rpc';
 import { eventually } from '../support/eventually.js';
-import { aLocation, aToken221, anEvse } from '../support/ocpi-builders.js';
+import { aConnector, aLocation, aToken221, anEvse } from '../support/ocpi-builders.js';
 import type { OcpiAnswer, RecordedRequest } from '../support/ocpi-simulator.js';
 import { RoamingWorld, type Emsp } from '../support/roaming-world.js';
 
@@ -200,6 +200,40 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     await new Promise((r) => setTimeout(r, 500));
     const again = completedPuts(e, since);
     expect(again, 'COMPLETED session PUTs').to.have.length(1);
+  });
+
+  it("a connector's ad hoc and charging-preference tariffs do not price a roamed session: its REGULAR or untyped one does", async () => {
+    const e = await world.emsp('2.2.1');
+    const typed = async (id: string, type: string) => {
+      const body = {
+        ...TARIFF,
+        id,
+        type,
+        elements: [{ price_components: [{ type: 'ENERGY', price: 0.79, vat: 21, step_size: 1 }] }],
+      };
+      const put = await world.api.request('PUT', `/v1/ocpi/tariffs/${id}`, { body });
+      expect(put.status, JSON.stringify(put.body)).to.equal(200);
+    };
+    await typed('T-ADHOC', 'AD_HOC_PAYMENT');
+    await typed('T-FAST', 'PROFILE_FAST');
+    const loc = world.unique('LOC-');
+    const connector = aConnector({ tariff_ids: ['T-ADHOC', 'T-FAST', 'T-1'] });
+    const res = await world.api.request('PUT', `/v1/ocpi/locations/${loc}`, {
+      body: aLocation({ id: loc, evses: [anEvse({ uid: 'E1', connectors: [connector] })] }),
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const cp = await world.chargePoint('ocpp1.6');
+    await world.link(cp.id, 1, loc, 'E1');
+    const charger = await world.charger(cp, 'ocpp1.6');
+    const uid = `H${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
+    const since = e.sim.lastSeq;
+    await charge(charger, uid);
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    const cdr = post.body as Json;
+    // before, the first valid tariff priced it: 16 kWh at 0.79
+    expect((cdr.tariffs as Json[]).map((t) => t.id)).to.deep.equal(['T-1']);
+    expect(cdr.total_cost).to.deep.equal(TOTAL);
   });
 
   it('an eMSP slower to store a CDR than PARTNER_TIMEOUT_MS (1 s here) receives it once: a CDR POST waits 30 s', async function () {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { priceCdr, selectTariff } from '../../src/tariffs/engine.js';
 import type { Tariff } from '../../src/ocpi/tariffs/schemas-2.2.1.js';
-import type { PricedCdr, PricingCdr } from '../../src/tariffs/types.js';
+import type { PricedCdr, PricingCdr, PricingTariff } from '../../src/tariffs/types.js';
 import { aCdr, aTariff, anElement, energy, flat, minutes, parking, time, type PeriodSpec } from './builders.js';
 
 /** The tricky rules of docs/TARIFFS.md, one by one, through the public pricing function. */
@@ -410,6 +410,17 @@ describe('pricing engine: rules', function () {
       expect(selectTariff([old, next], Date.parse('2024-06-01T00:00:00Z'))?.id).to.equal('NEW');
       const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: 1 }]]);
       expect(priceCdr(next, cdr, 'UTC')).to.deep.include({ ok: false, code: 'invalid_tariff' });
+    });
+
+    it("a roamed session's tariff is untyped or REGULAR: ad hoc payment and charging-preference tariffs are passed over", function () {
+      const start = Date.parse('2024-05-02T10:00:00Z');
+      const of = (id: string, type?: PricingTariff['type']) =>
+        aTariff([anElement([energy(0.3)])], { id, ...(type === undefined ? {} : { type }) });
+      const adHoc = of('ADHOC', 'AD_HOC_PAYMENT');
+      const green = of('GREEN', 'PROFILE_GREEN');
+      expect(selectTariff([adHoc, green, of('REG', 'REGULAR'), of('ANY')], start)?.id).to.equal('REG');
+      expect(selectTariff([adHoc, of('ANY'), of('REG', 'REGULAR')], start)?.id).to.equal('ANY');
+      expect(selectTariff([adHoc, green], start)).to.equal(undefined);
     });
 
     it('prices a CDR with more TIME in a period than the period lasts as sent, and warns of it', function () {
