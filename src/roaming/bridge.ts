@@ -127,6 +127,8 @@ async function writeSession(
   const emsp = { country_code: s.token.country_code, party_id: s.token.party_id };
   const before = await store.get({ ...own, id: s.id });
   const priced = before && 'start_date_time' in before ? before : undefined;
+  // the tariff and place its CDR will be built from, kept with the session's first write
+  const terms = before ? undefined : await snapshotTerms(tx, own, s);
   const kwh = s.kwh ?? (await energyKwhOf(tx, s.id));
   const session: Session = {
     ...own,
@@ -141,14 +143,15 @@ async function writeSession(
     location_id: s.location_id,
     evse_uid: s.evse_uid,
     connector_id: s.connector_id,
-    currency,
+    // the currency of its tariff, which its costs are in (OCPI_CURRENCY for a session without one);
+    // kept once the session has one (the pricing sets it, ensure and runningCost in cdrs.ts)
+    currency: priced?.currency ?? terms?.tariff?.currency ?? currency,
     ...(priced?.charging_periods ? { charging_periods: priced.charging_periods } : {}),
     ...(priced?.total_cost ? { total_cost: priced.total_cost } : {}),
     status: s.status,
     last_updated: new Date().toISOString(),
   };
   await store.put({ ...own, id: s.id }, session, { audience: emsp });
-  if (!before) await snapshotTerms(tx, own, s);
   await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'session', session_id: s.id, to: emsp });
   if (s.status === 'COMPLETED')
     await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'cdr', cdr_id: s.id, to: emsp });

@@ -124,15 +124,15 @@ async function tariffAt(
 /**
  * Keeps the terms of a roamed session as they are at its start (docs/ROAMING.md "Tariff and
  * place at the start"), in the transaction that writes the session first. A session whose
- * place is gone gets none (its CDR waits for it as before).
+ * place is gone gets none (its CDR waits for it as before). Answers the terms kept.
  */
 export async function snapshotTerms(
   tx: SqlRunner,
   own: PartyIdentity,
   session: { id: string; location_id: string; evse_uid: string; connector_id: string; started_at: number },
-): Promise<void> {
+): Promise<SessionTerms | undefined> {
   const terms = await termsNow(tx, own, session, session.started_at, new TariffVersions(tx));
-  if (!terms) return;
+  if (!terms) return undefined;
   await tx.run(
     `INSERT INTO roaming_session_snapshot (session_id, tariff_ids, tariff, time_zone, cdr_location)
      VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id) DO NOTHING`,
@@ -144,6 +144,7 @@ export async function snapshotTerms(
       JSON.stringify(terms.cdr_location),
     ],
   );
+  return terms;
 }
 
 /** The terms kept at the session's start, if it has them (sessions from before m0018 do not). */
@@ -352,6 +353,8 @@ export class CdrBuilder {
               // the energy its CDR bills: a stop reading below one reported earlier ends no register
               // (docs/CSMS.md), and the session said the stop's energy while its CDR said more
               kwh: cdr.total_energy,
+              // its costs are in the currency of the tariff that priced them
+              currency: cdr.currency,
               total_cost: cdr.total_cost,
               charging_periods: cdr.charging_periods,
               last_updated: cdr.last_updated,
@@ -456,7 +459,12 @@ export class CdrBuilder {
     const priced = await this.price(session, terms, until, samples);
     if (!priced) return;
     const total = priced.priced.total_cost;
-    if (session.total_cost?.excl_vat === total.excl_vat && session.total_cost.incl_vat === total.incl_vat) return;
+    if (
+      session.total_cost?.excl_vat === total.excl_vat &&
+      session.total_cost.incl_vat === total.incl_vat &&
+      session.currency === priced.priced.currency
+    )
+      return;
     const key = { ...this.own, id: session.id };
     const emsp = { country_code: session.cdr_token.country_code, party_id: session.cdr_token.party_id };
     await this.db.group.run(async (tx) => {
@@ -467,6 +475,8 @@ export class CdrBuilder {
               // the energy its periods count: a reading still waiting out ROAMING_SESSION_PUSH_MS
               // was priced while kwh said the last push's (4 kWh in the periods, 0 in kwh)
               kwh: Math.max(s.kwh, priced.priced.total_energy),
+              // its cost is in the currency of the tariff that priced it
+              currency: priced.priced.currency,
               total_cost: total,
               charging_periods: priced.periods,
               last_updated: new Date().toISOString(),

@@ -110,6 +110,22 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     return { loc, cp, charger, uid, since: e.sim.lastSeq };
   }
 
+  /** A 1.6 charger linked to a location whose one connector names `tariffIds`, and a token of `e`. */
+  async function tokenAtConnector(e: Emsp, tariffIds: string[]) {
+    const loc = world.unique('LOC-');
+    const connector = aConnector({ tariff_ids: tariffIds });
+    const res = await world.api.request('PUT', `/v1/ocpi/locations/${loc}`, {
+      body: aLocation({ id: loc, evses: [anEvse({ uid: 'E1', connectors: [connector] })] }),
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const cp = await world.chargePoint('ocpp1.6');
+    await world.link(cp.id, 1, loc, 'E1');
+    const charger = await world.charger(cp, 'ocpp1.6');
+    const uid = `H${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
+    return { charger, uid, since: e.sim.lastSeq };
+  }
+
   /** A partner's RESERVE_NOW at EVSE E1 of `loc` for 30 minutes: the CPO's answer. */
   async function reserveNow(e: Emsp, loc: string, token: Json, id: string, reference?: string): Promise<OcpiAnswer> {
     return e.sim.call(
@@ -216,24 +232,36 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     };
     await typed('T-ADHOC', 'AD_HOC_PAYMENT');
     await typed('T-FAST', 'PROFILE_FAST');
-    const loc = world.unique('LOC-');
-    const connector = aConnector({ tariff_ids: ['T-ADHOC', 'T-FAST', 'T-1'] });
-    const res = await world.api.request('PUT', `/v1/ocpi/locations/${loc}`, {
-      body: aLocation({ id: loc, evses: [anEvse({ uid: 'E1', connectors: [connector] })] }),
-    });
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    const cp = await world.chargePoint('ocpp1.6');
-    await world.link(cp.id, 1, loc, 'E1');
-    const charger = await world.charger(cp, 'ocpp1.6');
-    const uid = `H${randomUUID().slice(0, 8)}`.toUpperCase();
-    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
-    const since = e.sim.lastSeq;
+    const { charger, uid, since } = await tokenAtConnector(e, ['T-ADHOC', 'T-FAST', 'T-1']);
     await charge(charger, uid);
     const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
     const cdr = post.body as Json;
     // before, the first valid tariff priced it: 16 kWh at 0.79
     expect((cdr.tariffs as Json[]).map((t) => t.id)).to.deep.equal(['T-1']);
     expect(cdr.total_cost).to.deep.equal(TOTAL);
+  });
+
+  it("a session priced in its tariff's currency says that currency in every push, as its CDR does", async () => {
+    const e = await world.emsp('2.2.1');
+    const put = await world.api.request('PUT', '/v1/ocpi/tariffs/T-GBP', {
+      body: { ...TARIFF, id: 'T-GBP', currency: 'GBP' },
+    });
+    expect(put.status, JSON.stringify(put.body)).to.equal(200);
+    const { charger, uid, since } = await tokenAtConnector(e, ['T-GBP']);
+    await charge(charger, uid);
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    expect((post.body as Json).currency).to.equal('GBP');
+    const pushes = e.sim
+      .receivedSince(since)
+      .filter((r) => (r.method === 'PUT' || r.method === 'PATCH') && /\/sessions\//.test(r.path));
+    expect(pushes).to.have.length.above(0);
+    // before, every session push said OCPI_CURRENCY (EUR) beside a total_cost in pounds
+    for (const p of pushes) {
+      const body = p.body as Json;
+      if ('currency' in body || 'total_cost' in body) expect(body.currency).to.equal('GBP');
+    }
+    const cost = (completedPuts(e, since).at(-1)?.body as Json | undefined)?.total_cost;
+    expect(cost).to.deep.equal(TOTAL);
   });
 
   it('an eMSP slower to store a CDR than PARTNER_TIMEOUT_MS (1 s here) receives it once: a CDR POST waits 30 s', async function () {
