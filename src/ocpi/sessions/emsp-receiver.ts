@@ -45,18 +45,25 @@ const MAX_PERIODS = 10_000;
  * 2.2.1 mod_sessions PATCH: "When a PATCH request contains the `charging_periods` field, this
  * SHALL be processed as a request to add all the ChargingPeriod Objects to the existing Session
  * Object"; a PUT replaces them. An empty list changes nothing, and a period the session already
- * has (the same object: a PATCH sent again after a lost answer) is not added twice. 2.1.1 has no
- * such rule: its PATCH replaces the field like any other.
+ * has (the same object: a PATCH sent again after a lost answer) is not added twice. A PATCH older
+ * than the session we hold (`late`: it arrived after a newer one) adds the periods that start
+ * where none of the session's does, and changes nothing else (Decisions 38): its periods are
+ * still news, while a period of the same start is the newer word on it. The periods are kept in
+ * the order of their starts. 2.1.1 has no such rule: its PATCH replaces the field like any other.
  */
 function withPeriodsAdded(
   held: S221.Session['charging_periods'],
   added: S221.Session['charging_periods'],
+  late = false,
 ): Pick<S221.Session, 'charging_periods'> {
   if (!added?.length) return held ? { charging_periods: held } : {};
   // the same period whatever the order of its members (a PATCH sent again by another serializer)
   const known = new Set((held ?? []).map((p) => canonicalJson(p)));
-  const fresh = added.filter((p) => !known.has(canonicalJson(p)));
-  const all = [...(held ?? []), ...fresh];
+  const starts = new Set((held ?? []).map((p) => Date.parse(p.start_date_time)));
+  const fresh = added.filter((p) => (late ? !starts.has(Date.parse(p.start_date_time)) : !known.has(canonicalJson(p))));
+  if (fresh.length === 0) return held ? { charging_periods: held } : {};
+  // in time order: a period that came late goes where it belongs (the sort keeps equal starts as they came)
+  const all = [...(held ?? []), ...fresh].sort((a, b) => Date.parse(a.start_date_time) - Date.parse(b.start_date_time));
   if (all.length > MAX_PERIODS)
     throw invalidParameters([
       {
@@ -188,8 +195,12 @@ export function sessionsReceiver221(ctx: OcpiContext): OcpiRoute[] {
         assertSameId('id', id, req.body.id);
         const updated = await ctx.stores.sessions.update({ ...party, id }, (s): StoredSession => {
           if (!isSession221(s)) return otherVersion('2.1.1');
-          if (olderThan(req.body.last_updated, s.last_updated)) return s;
           const { charging_periods: added, ...fields } = req.body;
+          if (olderThan(req.body.last_updated, s.last_updated)) {
+            // only its periods are news (withPeriodsAdded); what it says else is older than what we hold
+            const periods = withPeriodsAdded(s.charging_periods, added, true);
+            return periods.charging_periods === s.charging_periods ? s : { ...s, ...periods };
+          }
           return { ...s, ...fields, id, ...withPeriodsAdded(s.charging_periods, added) };
         });
         if (!updated || !isSession221(updated)) throw unknownSession();

@@ -373,6 +373,56 @@ export function modulesSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(dataOf<Obj>(await api.request('GET', path, as)).charging_periods).to.deep.equal([period(30, 1)]);
     });
 
+    it('2.2.1: a session PATCH that arrives after a newer one still adds its periods, in time order, and nothing else', async () => {
+      const { country_code: cc, party_id: pid } = cpo.party;
+      const path = `/ocpi/emsp/2.2.1/sessions/${cc}/${pid}/ES-LATE`;
+      const as = { token: cpo.token, ...b64 };
+      const period = (minute: number, kwh: number) => ({
+        start_date_time: isoAt(minute * 60),
+        dimensions: [{ type: 'ENERGY', volume: kwh }],
+      });
+      const body = aSession221({ country_code: cc, party_id: pid, id: 'ES-LATE', charging_periods: [], kwh: 0 });
+      await api.request('PUT', path, { ...as, body: { ...body, last_updated: isoAt(0) } });
+      const patch = async (minute: number, kwh: number, periods: unknown[]) => {
+        const res = await api.request('PATCH', path, {
+          ...as,
+          body: { kwh, charging_periods: periods, last_updated: isoAt(minute * 60) },
+        });
+        expect(res.body.status_code, JSON.stringify(res.body)).to.equal(1000);
+      };
+      await patch(30, 10, [period(15, 5)]);
+      // the PATCH of 10:15 arrives after that of 10:30: before, its period was answered 1000 and lost
+      await patch(15, 5, [period(0, 5)]);
+      const held = dataOf<Obj>(await api.request('GET', path, as));
+      expect(held.charging_periods).to.deep.equal([period(0, 5), period(15, 5)]);
+      // its other fields are older than what we hold
+      expect(held).to.include({ kwh: 10, last_updated: isoAt(1800) });
+      // a late period of a start the session has is the older word on it: not added
+      await patch(20, 7, [{ ...period(15, 4) }]);
+      expect(dataOf<Obj>(await api.request('GET', path, as)).charging_periods).to.deep.equal([
+        period(0, 5),
+        period(15, 5),
+      ]);
+
+      // thirty PATCHes of one period each, sent at once: every period is kept
+      const many = `/ocpi/emsp/2.2.1/sessions/${cc}/${pid}/ES-MANY`;
+      await api.request('PUT', many, {
+        ...as,
+        body: { ...body, id: 'ES-MANY', charging_periods: [], last_updated: isoAt(0) },
+      });
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          api.request('PATCH', many, {
+            ...as,
+            body: { charging_periods: [period(i, 1)], last_updated: isoAt((i + 1) * 60) },
+          }),
+        ),
+      );
+      expect(answers.map((a) => a.body.status_code)).to.deep.equal(answers.map(() => 1000));
+      const kept = dataOf<Obj>(await api.request('GET', many, as)).charging_periods as { start_date_time: string }[];
+      expect(kept.map((p) => p.start_date_time)).to.deep.equal(Array.from({ length: 30 }, (_, i) => isoAt(i * 60)));
+    });
+
     it('a PUT or PATCH older than what we hold is answered with the object as held and not applied, in every module', async () => {
       const cpoAs = { token: cpo.token, ...b64 };
       const { country_code: cc, party_id: pid } = cpo.party;
