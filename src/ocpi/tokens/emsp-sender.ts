@@ -56,7 +56,8 @@ function authorizeRoute211(ctx: OcpiContext): OcpiRoute {
       // token_uid is a CiString, as Token.uid is: any case of its letters finds it
       const token = await ctx.stores.tokens.getAnyCase({ ...ctx.own, id: req.params.token_uid });
       if (!token || !matchesType211(token, req.query.type ?? 'RFID')) throw unknownToken();
-      const location = req.body;
+      // the location asked about comes back only when the driver may charge there (AuthorizationInfo)
+      const location = token.valid ? req.body : undefined;
       // a refused token is BLOCKED (docs/OCPI.md, Decisions 8)
       return { data: { allowed: token.valid ? 'ALLOWED' : 'BLOCKED', ...(location ? { location } : {}) } };
     },
@@ -100,7 +101,8 @@ function authorizeRoute221(ctx: OcpiContext): OcpiRoute {
       // token_uid is a CiString, as Token.uid is: any case of its letters finds it
       const token = await ctx.stores.tokens.getAnyCase({ ...ctx.own, id: req.params.token_uid });
       if (!token || token.type !== (req.query.type ?? 'RFID')) throw unknownToken();
-      const location = req.body;
+      // the location asked about comes back only when the driver may charge there (AuthorizationInfo)
+      const location = token.valid ? req.body : undefined;
       return {
         data: { allowed: token.valid ? 'ALLOWED' : 'BLOCKED', token, ...(location ? { location } : {}) },
       };

@@ -355,8 +355,10 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
         expect([otherCase.status, dataOf<Obj>(otherCase).allowed]).to.deep.equal([200, 'ALLOWED']);
         const blocked = await api.request('POST', '/ocpi/emsp/2.1.1/tokens/AUTH-BLOCKED/authorize', {
           token: cpo.token,
+          body: { location_id: 'LOC-1' },
         });
-        expect(dataOf<Obj>(blocked).allowed).to.equal('BLOCKED');
+        // no location: it comes back only where the driver may charge (AuthorizationInfo)
+        expect(dataOf(blocked)).to.deep.equal({ allowed: 'BLOCKED' });
         for (const path of [
           '/ocpi/emsp/2.1.1/tokens/NOPE/authorize',
           '/ocpi/emsp/2.1.1/tokens/AUTH-OK/authorize?type=OTHER',

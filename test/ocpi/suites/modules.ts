@@ -123,8 +123,14 @@ export function modulesSuite(makeTarget: () => Promise<OcpiTarget>): void {
       });
       expect([wrongType.status, wrongType.body.status_code]).to.deep.equal([404, 2004]);
       await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OT-1', { body: aToken221({ uid: 'OT-1', valid: false }) });
-      const blocked = await api.request('POST', '/ocpi/emsp/2.2.1/tokens/OT-1/authorize', { token: cpo.token, ...b64 });
+      const blocked = await api.request('POST', '/ocpi/emsp/2.2.1/tokens/OT-1/authorize', {
+        token: cpo.token,
+        ...b64,
+        body: where,
+      });
       expect(dataOf<Obj>(blocked)).to.include({ allowed: 'BLOCKED' });
+      // the location comes back only where the driver may charge (AuthorizationInfo); it was echoed
+      expect(dataOf<Obj>(blocked)).to.not.have.property('location');
     });
 
     it('our 2.2.1 tariff is served whole on 2.2.1 and as 2.1.1 has it on 2.1.1 (no VAT, no reservation element)', async () => {
