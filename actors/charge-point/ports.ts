@@ -5,6 +5,7 @@ import type {
   DeviceVariable,
   RegistrationStatus,
   ReportEntry,
+  SignedMeterReading,
 } from '../../src/ocpp/domain.js';
 import type { ActorMessenger, DeactivationReason, SqlRunner, WriteStep } from '../../src/runtime/types.js';
 
@@ -130,6 +131,8 @@ export interface RoamingPort {
     at: number,
     state: { charging?: boolean; current_a?: number | undefined; power_kw?: number | undefined },
   ): WriteStep;
+  /** a signed register reading of a roamed transaction, for its CDR's `signed_data` (epoch ms `at`) */
+  signed(sessionId: string, reading: SignedMeterReading & { at: number }): WriteStep;
   /**
    * After the turn that wrote a roamed session committed: a running one is priced so far, an
    * ended one gets its CDR (in the background; a failure is retried by the CDR's send).

@@ -1,4 +1,4 @@
-import type { ProtocolName } from '../../src/ocpp/domain.js';
+import type { ProtocolName, SignedMeterReading } from '../../src/ocpp/domain.js';
 import type { ChargePointActorDeps, EvseLink, OcpiEvseStatus, RoamingPort } from './ports.js';
 import type { ActorContext } from '../../src/runtime/types.js';
 import { reservationFor, startFor, usedUp, type AuthDecision } from './authorization.js';
@@ -243,7 +243,7 @@ export function sampleMeter(
 /**
  * Keeps what the charger of a roamed transaction said of its charging, for its CDR's periods
  * (docs/TARIFFS.md "CDRs from transactions"), in this turn: whether it charges from `at` on, and
- * the currents and powers its meter values gave (epoch ms).
+ * the currents and powers its meter values gave (epoch ms), and their signed readings.
  */
 export function keepCharging(
   deps: ChargePointActorDeps,
@@ -253,12 +253,14 @@ export function keepCharging(
     at: number;
     charging: boolean | undefined;
     currents: ReadonlyArray<{ at: number; a: number | undefined; kw: number | undefined }>;
+    signed?: ReadonlyArray<SignedMeterReading & { at: number }>;
   },
 ): void {
   const port = deps.roaming;
   if (!port) return;
   if (said.charging !== undefined) ctx.write(port.state(sessionId, said.at, { charging: said.charging }));
   for (const c of said.currents) ctx.write(port.state(sessionId, c.at, { current_a: c.a, power_kw: c.kw }));
+  for (const s of said.signed ?? []) ctx.write(port.signed(sessionId, s));
 }
 
 /**

@@ -44,11 +44,12 @@ function chargerTime(timestamp: string): number {
 }
 
 /** What a transaction event said of the charging (domain.ts ChargingFacts), at the charger's times. */
-function saidOf(event: Pick<EventOf<'transaction-updated'>, 'timestamp' | 'charging' | 'currents'>) {
+function saidOf(event: Pick<EventOf<'transaction-updated'>, 'timestamp' | 'charging' | 'currents' | 'signed'>) {
   return {
     at: chargerTime(event.timestamp),
     charging: event.charging,
     currents: (event.currents ?? []).map((c) => ({ at: chargerTime(c.timestamp), a: c.a, kw: c.kw })),
+    signed: (event.signed ?? []).map((s) => ({ ...s, at: chargerTime(s.timestamp) })),
   };
 }
 

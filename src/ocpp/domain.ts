@@ -59,15 +59,28 @@ export const AuthorizeRequestedEvent = Type.Object({
   id_tag_type: Type.Optional(Type.String()),
 });
 
+/** A signed register reading (meter.ts `SignedReading`), for a roamed session's CDR `signed_data`. */
+const SignedReading = Type.Object({
+  nature: Type.Union([Type.Literal('Start'), Type.Literal('End'), Type.Literal('Intermediate')]),
+  encoding_method: Type.String({ maxLength: 36 }),
+  public_key: Type.Optional(Type.String({ maxLength: 512 })),
+  plain_data: Type.String({ maxLength: 512 }),
+  signed_data: Type.String({ maxLength: 5000 }),
+  timestamp: Timestamp,
+});
+export type SignedMeterReading = Static<typeof SignedReading>;
+
 /**
  * What a transaction event says of the charging besides the register: 2.0.1 `chargingState`
  * (Charging: true; SuspendedEV, SuspendedEVSE, EVConnected, Idle: false), and the currents and
  * powers its meter values give (`a`: Current.Import, A; `kw`: Power.Active.Import, kW; each over
- * all phases, either or both an entry). A roamed session keeps them for its CDR's periods
- * (docs/TARIFFS.md "CDRs from transactions").
+ * all phases, either or both an entry), and its signed register readings. A roamed session keeps
+ * them for its CDR's periods and `signed_data` (docs/TARIFFS.md "CDRs from transactions").
  */
 const ChargingFacts = {
   charging: Type.Optional(Type.Boolean()),
+  /** the signed register readings of its meter values (docs/TARIFFS.md "Signed meter values") */
+  signed: Type.Optional(Type.Array(SignedReading)),
   currents: Type.Optional(
     Type.Array(
       Type.Object({ a: Type.Optional(Type.Number()), kw: Type.Optional(Type.Number()), timestamp: Timestamp }),

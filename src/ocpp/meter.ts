@@ -353,3 +353,53 @@ export function loadReadings<
   }
   return out;
 }
+
+/** A signed meter value as a CDR carries it (mod_cdrs SignedData and SignedValue), and when it was taken. */
+export interface SignedReading {
+  /** Start (Transaction.Begin), End (Transaction.End), Intermediate (any other context) */
+  nature: 'Start' | 'End' | 'Intermediate';
+  /** the encoding's name (OCMF, ...): CiString(36) */
+  encoding_method: string;
+  /** base64, string(512); left out when the charger gave none or a longer one */
+  public_key?: string;
+  /** the reading as sent, string(512) */
+  plain_data: string;
+  /** the signed blob as sent, string(5000) */
+  signed_data: string;
+  timestamp: string;
+}
+
+/** The bounds of SignedData's fields (mod_cdrs). */
+const SIGNED_MAX = { encoding_method: 36, public_key: 512, plain_data: 512, signed_data: 5000 };
+
+/**
+ * A signed meter value of an energy register (a sample naming no measurand, or
+ * Energy.Active.Import.Register), or null: of another measurand, without an encoding or a
+ * signature, or longer than a CDR's SignedData holds (it is left out rather than cut, as a cut
+ * signature verifies nothing).
+ */
+export function signedReading(v: {
+  measurand: string | undefined;
+  context: string | undefined;
+  encoding: string;
+  public_key: string | undefined;
+  plain: string;
+  signed: string;
+  timestamp: string;
+}): SignedReading | null {
+  if (v.measurand !== undefined && v.measurand !== 'Energy.Active.Import.Register') return null;
+  const encoding = v.encoding.trim();
+  if (encoding === '' || encoding.length > SIGNED_MAX.encoding_method) return null;
+  if (v.signed === '' || v.signed.length > SIGNED_MAX.signed_data || v.plain.length > SIGNED_MAX.plain_data)
+    return null;
+  if (!Number.isFinite(parseInstant(v.timestamp))) return null;
+  const key = v.public_key !== undefined && v.public_key !== '' && v.public_key.length <= SIGNED_MAX.public_key;
+  return {
+    nature: v.context === 'Transaction.Begin' ? 'Start' : v.context === 'Transaction.End' ? 'End' : 'Intermediate',
+    encoding_method: encoding,
+    ...(key ? { public_key: v.public_key } : {}),
+    plain_data: v.plain,
+    signed_data: v.signed,
+    timestamp: v.timestamp,
+  };
+}

@@ -16,7 +16,7 @@ import { ObjectStore } from '../ocpi/store/object-store.js';
 import type { OutboxHandle } from '../ocpi/module.js';
 import type { ActorHost } from '../platform/services.js';
 import { RealTimeAuthorizer } from './authorize.js';
-import { backfillSamples, snapshotTerms, writeSample, writeState, type CdrBuilder } from './cdrs.js';
+import { backfillSamples, snapshotTerms, writeSample, writeSigned, writeState, type CdrBuilder } from './cdrs.js';
 import { EvseLinkStore } from './evse-links.js';
 import { TOKEN_COUNTS } from '../ocpi/tokens/counting.js';
 
@@ -54,6 +54,7 @@ export function roamingPort(host: ActorHost, outbox: OutboxHandle, cdrs: CdrBuil
     session: (session: RoamingSession) => (tx: SqlRunner) => writeSession(tx, own, host.config.OCPI_CURRENCY, session),
     sample: (sessionId, at, wh, replace) => (tx: SqlRunner) => writeSample(tx, sessionId, at, wh, replace),
     state: (sessionId, at, state) => (tx: SqlRunner) => writeState(tx, sessionId, at, state),
+    signed: (sessionId, reading) => (tx: SqlRunner) => writeSigned(tx, sessionId, reading),
     appliedSeq: async (sessionId) => {
       const [row] = await host.db.sql.query('SELECT seq_max FROM csms_session WHERE id = ?', [sessionId]);
       return row?.seq_max === null || row?.seq_max === undefined ? null : Number(row.seq_max);

@@ -7,6 +7,7 @@ import * as C221 from '../ocpi/cdrs/schemas-2.2.1.js';
 import type { StoredLocation } from '../ocpi/locations/schemas-2.2.1.js';
 import { enqueue } from '../ocpi/outbox/outbox-store.js';
 import type { Session } from '../ocpi/sessions/schemas-2.2.1.js';
+import type { SignedReading } from '../ocpp/meter.js';
 import { isSession221, type StoredCdr, type StoredSession } from '../ocpi/sessions/stored.js';
 import type { Tariff } from '../ocpi/tariffs/schemas-2.2.1.js';
 import { ObjectStore } from '../ocpi/store/object-store.js';
@@ -169,6 +170,7 @@ export async function purgeSessionData(tx: SqlRunner, sessionIds: readonly strin
   const marks = sessionIds.map(() => '?').join(', ');
   const samples = await tx.run(`DELETE FROM roaming_meter_sample WHERE session_id IN (${marks})`, sessionIds);
   await tx.run(`DELETE FROM roaming_meter_state WHERE session_id IN (${marks})`, sessionIds);
+  await tx.run(`DELETE FROM roaming_meter_signed WHERE session_id IN (${marks})`, sessionIds);
   await tx.run(`DELETE FROM roaming_session_snapshot WHERE session_id IN (${marks})`, sessionIds);
   return samples;
 }
@@ -236,6 +238,60 @@ export async function writeState(
        power_kw = COALESCE(excluded.power_kw, roaming_meter_state.power_kw)`,
     [sessionId, at, charging, state.current_a ?? null, state.power_kw ?? null],
   );
+}
+
+/**
+ * Keeps a signed register reading of a roamed transaction (docs/TARIFFS.md "Signed meter
+ * values"): one row a nature, the earliest Start, the latest End and the latest Intermediate.
+ */
+export async function writeSigned(tx: SqlRunner, sessionId: string, r: SignedReading & { at: number }): Promise<void> {
+  const keeps =
+    r.nature === 'Start'
+      ? 'excluded.at_ms < roaming_meter_signed.at_ms'
+      : 'excluded.at_ms >= roaming_meter_signed.at_ms';
+  await tx.run(
+    `INSERT INTO roaming_meter_signed (session_id, nature, at_ms, encoding_method, public_key, plain_data, signed_data)
+     VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (session_id, nature) DO UPDATE SET at_ms = excluded.at_ms,
+       encoding_method = excluded.encoding_method, public_key = excluded.public_key,
+       plain_data = excluded.plain_data, signed_data = excluded.signed_data
+     WHERE ${keeps}`,
+    [sessionId, r.nature, r.at, r.encoding_method, r.public_key ?? null, r.plain_data, r.signed_data],
+  );
+}
+
+/**
+ * The CDR's `signed_data` (mod_cdrs SignedData) from a session's signed readings: its Start and
+ * End values, and the last Intermediate one when no End came; those of the encoding of the first,
+ * with the first public key given. Undefined when the charger signed none.
+ */
+export async function signedDataOf(sql: Pick<SqlRunner, 'query'>, sessionId: string): Promise<SignedData | undefined> {
+  const rows = await sql.query(
+    'SELECT nature, encoding_method, public_key, plain_data, signed_data FROM roaming_meter_signed WHERE session_id = ? ORDER BY at_ms',
+    [sessionId],
+  );
+  const hasEnd = rows.some((r) => r.nature === 'End');
+  const kept = rows.filter((r) => r.nature === 'Start' || r.nature === 'End' || !hasEnd);
+  const first = kept[0];
+  if (!first) return undefined;
+  const encoding = String(first.encoding_method);
+  const same = kept.filter((r) => String(r.encoding_method) === encoding);
+  const key = same.find((r) => r.public_key !== null && r.public_key !== undefined)?.public_key;
+  const order = { Start: 0, Intermediate: 1, End: 2 } as Record<string, number>;
+  return {
+    encoding_method: encoding,
+    ...(key === undefined || key === null ? {} : { public_key: String(key) }),
+    signed_values: same
+      .sort((a, b) => (order[String(a.nature)] ?? 1) - (order[String(b.nature)] ?? 1))
+      .map((r) => ({ nature: String(r.nature), plain_data: String(r.plain_data), signed_data: String(r.signed_data) })),
+  };
+}
+
+/** mod_cdrs SignedData, as our CDRs carry it. */
+export interface SignedData {
+  encoding_method: string;
+  public_key?: string;
+  signed_values: { nature: string; plain_data: string; signed_data: string }[];
 }
 
 /**
@@ -438,7 +494,8 @@ export class CdrBuilder {
     const endMs = Math.max(Date.parse(session.end_date_time), Date.parse(session.start_date_time));
     const priced = await this.price(session, terms, endMs);
     if (!priced) return undefined;
-    const cdr = cdrOf(session, terms, priced.periods, priced.priced, new Date(endMs).toISOString());
+    const signed = await signedDataOf(this.db.sql, session.id);
+    const cdr = cdrOf(session, terms, priced.periods, priced.priced, new Date(endMs).toISOString(), signed);
     if (!checkCdr.Check(cdr)) {
       const errors = [...checkCdr.Errors(cdr)].slice(0, 5).map((e) => `${e.instancePath}: ${e.message}`);
       this.log.error({ session_id: session.id, errors }, 'the CDR built does not pass the 2.2.1 schema');
@@ -496,6 +553,7 @@ function cdrOf(
   periods: PricingPeriod[],
   priced: PricedCdr,
   end: string,
+  signed: SignedData | undefined,
 ): C221.Cdr {
   return {
     country_code: session.country_code,
@@ -511,6 +569,7 @@ function cdrOf(
     currency: priced.currency,
     ...(terms.tariff ? { tariffs: [terms.tariff] } : {}),
     charging_periods: periods,
+    ...(signed ? { signed_data: signed } : {}),
     total_cost: priced.total_cost,
     total_fixed_cost: priced.total_fixed_cost,
     total_energy: priced.total_energy,

@@ -74,6 +74,7 @@ export class SampleSweep {
          (SELECT COUNT(*) FROM ocpi_outbox o WHERE o.object_key = 'cdrs/' || k.session_id) AS cdr_rows
        FROM (SELECT session_id FROM roaming_meter_sample WHERE session_id > ?
              UNION SELECT session_id FROM roaming_meter_state WHERE session_id > ?
+             UNION SELECT session_id FROM roaming_meter_signed WHERE session_id > ?
              UNION SELECT session_id FROM roaming_session_snapshot WHERE session_id > ?
              ORDER BY session_id LIMIT ?) k
        LEFT JOIN ocpi_object s ON s.module = 'sessions' AND s.country_code = ? AND s.party_id = ?
@@ -81,7 +82,7 @@ export class SampleSweep {
        LEFT JOIN ocpi_object c ON c.module = 'cdrs' AND c.country_code = ? AND c.party_id = ?
          AND c.object_id = k.session_id
        ORDER BY k.session_id`,
-      [after, after, after, BATCH, country_code, party_id, country_code, party_id],
+      [after, after, after, after, BATCH, country_code, party_id, country_code, party_id],
     );
     return rows.map((r) => ({
       session_id: String(r.session_id),

@@ -1225,6 +1225,88 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(powers.every((kw) => kw === 11 || kw === 7.2)).to.equal(true, JSON.stringify(periods));
   });
 
+  it("2.0.1: the charger's signed meter values at the start and end are the CDR's signed_data (mod_cdrs SignedData)", async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'G');
+    const event = event201('TX-CDR-SIGNED', uid);
+    const key = Buffer.from('a public key').toString('base64');
+    /** the event with its register reading signed, in `context` */
+    const signed = (context: string, data: string, base: Json): Json => {
+      const [meter] = base.meterValue as { timestamp: string; sampledValue: Json[] }[];
+      const [register] = meter!.sampledValue;
+      const value = {
+        ...register,
+        context,
+        signedMeterValue: {
+          signedMeterData: data,
+          signingMethod: 'ECDSA-secp256r1-SHA256',
+          encodingMethod: 'OCMF',
+          publicKey: key,
+        },
+      };
+      return { ...base, meterValue: [{ ...meter, sampledValue: [value] }] };
+    };
+    await charger.call(
+      'TransactionEvent',
+      signed('Transaction.Begin', 'U0lHTkVELUJFR0lO', event('Started', 0, 0, 1000)),
+    );
+    await charger.call(
+      'TransactionEvent',
+      signed('Sample.Periodic', 'U0lHTkVELU1JRA==', event('Updated', 1, 30, 5000)),
+    );
+    await charger.call('TransactionEvent', signed('Transaction.End', 'U0lHTkVELUVORA==', event('Ended', 2, 60, 9000)));
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    const cdr = post.body as Json;
+    expect(cdr.total_energy).to.equal(8);
+    // the intermediate value is left out when the end's came; before, there was no signed_data
+    expect(cdr.signed_data).to.deep.equal({
+      encoding_method: 'OCMF',
+      public_key: key,
+      signed_values: [
+        { nature: 'Start', plain_data: '1000', signed_data: 'U0lHTkVELUJFR0lO' },
+        { nature: 'End', plain_data: '9000', signed_data: 'U0lHTkVELUVORA==' },
+      ],
+    });
+  });
+
+  it('1.6: OCMF SignedData values of the start (a MeterValues) and of the stop (transactionData) are the signed_data', async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'O');
+    const ocmf = (wh: number) => `OCMF|{"RD":[{"RV":${wh / 1000},"RU":"kWh"}]}|{"SD":"3045..."}`;
+    const entry = (minute: number, wh: number, context: string) => ({
+      timestamp: at(minute),
+      sampledValue: [
+        { value: String(wh), context, measurand: 'Energy.Active.Import.Register', unit: 'Wh' },
+        { value: ocmf(wh), context, format: 'SignedData', measurand: 'Energy.Active.Import.Register' },
+      ],
+    });
+    const transactionId = await startWith(charger, uid, []);
+    await charger.call('MeterValues', {
+      connectorId: 1,
+      transactionId,
+      meterValue: [entry(0, 0, 'Transaction.Begin')],
+    });
+    await charger.call('MeterValues', {
+      connectorId: 1,
+      transactionId,
+      meterValue: [entry(30, 3000, 'Sample.Periodic')],
+    });
+    await charger.call('StopTransaction', {
+      transactionId,
+      meterStop: 6000,
+      timestamp: at(60),
+      transactionData: [entry(60, 6000, 'Transaction.End')],
+    });
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    expect((post.body as Json).signed_data).to.deep.equal({
+      encoding_method: 'OCMF',
+      signed_values: [
+        { nature: 'Start', plain_data: '0', signed_data: ocmf(0) },
+        { nature: 'End', plain_data: '6000', signed_data: ocmf(6000) },
+      ],
+    });
+  });
+
   it('1.6: a StatusNotification SuspendedEV between readings is parking; the current of its meter values is in the periods', async () => {
     const e = await world.emsp('2.2.1');
     const { charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'U');

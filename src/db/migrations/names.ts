@@ -33,6 +33,7 @@ export const migrationNames = [
   'm0027-cdr-check-tariff-index',
   'm0028-ocpi-created-order',
   'm0029-meter-state-power',
+  'm0030-meter-signed',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

@@ -35,11 +35,44 @@ import {
   earliestRegisterReading,
   latestRegisterReading,
   peakAbove,
+  signedReading,
   type RegisterReading,
+  type SignedReading,
   type SampledReading,
 } from '../meter.js';
 import { report16 } from '../reports.js';
 import { salvageStop16 } from '../salvage.js';
+
+/**
+ * The signed register readings of meter values: a `SignedData` value in OCMF (it begins with
+ * `OCMF|`, the encoding the value names itself; another encoding has no name in 1.6 and is left
+ * out), with the Raw register reading of the same entry and context as its plain data.
+ */
+function signed16(meterValue: MeterValuesRequest['meterValue'] | undefined): SignedReading[] {
+  const out: SignedReading[] = [];
+  for (const entry of meterValue ?? []) {
+    for (const s of entry.sampledValue) {
+      if (s.format !== 'SignedData' || !s.value.startsWith('OCMF|')) continue;
+      const plain = entry.sampledValue.find(
+        (r) =>
+          r.format !== 'SignedData' &&
+          (r.measurand ?? 'Energy.Active.Import.Register') === (s.measurand ?? 'Energy.Active.Import.Register') &&
+          r.context === s.context,
+      );
+      const reading = signedReading({
+        measurand: s.measurand,
+        context: s.context,
+        encoding: 'OCMF',
+        public_key: undefined,
+        plain: plain?.value ?? '',
+        signed: s.value,
+        timestamp: entry.timestamp,
+      });
+      if (reading) out.push(reading);
+    }
+  }
+  return out;
+}
 
 function samples16(entry: MeterValuesRequest['meterValue'][number]): SampledReading[] {
   return entry.sampledValue.map((s) => ({
@@ -130,9 +163,11 @@ function transactionEnded(p: StopTransactionRequest): EventOf<'transaction-ended
   const failedRead = latest !== null && (stop === null || stop < latest.wh);
   const end = failedRead ? latest.wh : stop;
   const peak = peakAbove(data, samples16, end);
+  const signed = signed16(data);
   return {
     type: 'transaction-ended',
     transaction_id: String(p.transactionId),
+    ...(signed.length > 0 ? { signed } : {}),
     meter_wh: end,
     ...(failedRead ? { meter_at: latest.timestamp } : {}),
     ...(peak === null ? {} : { meter_peak: peak }),
@@ -155,6 +190,7 @@ function meterValues(p: MeterValuesRequest): EventOf<'transaction-updated' | 'me
   const wh = reading?.wh ?? null;
   if (p.transactionId !== undefined && p.connectorId !== 0) {
     const currents = loadReadings(p.meterValue, samples16);
+    const signed = signed16(p.meterValue);
     // a reading named Transaction.Begin may correct the transaction's first (charge-point actor)
     const named = p.meterValue.some((m) => m.sampledValue.some((v) => v.context === 'Transaction.Begin'));
     const begin = named ? earliestRegisterReading(p.meterValue, samples16) : null;
@@ -166,6 +202,7 @@ function meterValues(p: MeterValuesRequest): EventOf<'transaction-updated' | 'me
       type: 'transaction-updated',
       transaction_id: String(p.transactionId),
       ...(currents.length > 0 ? { currents } : {}),
+      ...(signed.length > 0 ? { signed } : {}),
       ...(begin?.named ? { begin } : {}),
       ...(peak === null ? {} : { meter_peak: peak }),
       meter_wh: beginOnly ? null : wh,

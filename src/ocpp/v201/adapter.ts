@@ -41,7 +41,9 @@ import {
   mixedContexts,
   namesBegin,
   peakAbove,
+  signedReading,
   type LoadReading,
+  type SignedReading,
   type RegisterReading,
   type SampledReading,
 } from '../meter.js';
@@ -62,15 +64,46 @@ function samples201(entry: MeterValueType): SampledReading[] {
 }
 
 /**
- * What the event says of the charging besides the register (domain.ts ChargingFacts): its
- * `chargingState`, and the currents and powers of its meter values.
+ * The signed register readings of meter values (`signedMeterValue`): its `encodingMethod` names
+ * the encoding, `publicKey` the key, the sampled value is the plain reading.
  */
-function chargingFacts(p: TransactionEventRequest): { charging?: boolean; currents?: LoadReading[] } {
+function signed201(meterValue: MeterValueType[] | undefined): SignedReading[] {
+  const out: SignedReading[] = [];
+  for (const entry of meterValue ?? []) {
+    for (const s of entry.sampledValue) {
+      const sm = s.signedMeterValue;
+      if (!sm) continue;
+      const reading = signedReading({
+        measurand: s.measurand,
+        context: s.context,
+        encoding: sm.encodingMethod,
+        public_key: sm.publicKey,
+        plain: String(s.value),
+        signed: sm.signedMeterData,
+        timestamp: entry.timestamp,
+      });
+      if (reading) out.push(reading);
+    }
+  }
+  return out;
+}
+
+/**
+ * What the event says of the charging besides the register (domain.ts ChargingFacts): its
+ * `chargingState`, and the currents, powers and signed readings of its meter values.
+ */
+function chargingFacts(p: TransactionEventRequest): {
+  charging?: boolean;
+  currents?: LoadReading[];
+  signed?: SignedReading[];
+} {
   const state = p.transactionInfo.chargingState;
   const currents = loadReadings(p.meterValue, samples201);
+  const signed = signed201(p.meterValue);
   return {
     ...(state === undefined ? {} : { charging: state === 'Charging' }),
     ...(currents.length > 0 ? { currents } : {}),
+    ...(signed.length > 0 ? { signed } : {}),
   };
 }
 
