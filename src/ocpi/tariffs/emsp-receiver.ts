@@ -85,7 +85,7 @@ export function tariffsReceiver211(ctx: OcpiContext): OcpiRoute[] {
       ...common,
       method: 'PUT',
       summary: 'A new or updated tariff of the caller',
-      body: T211.Tariff,
+      body: T211.TariffIn,
       response: Envelope(T211.Tariff),
       handler: async (req) => {
         const { party } = callerOwnPath(req, '2.1.1');

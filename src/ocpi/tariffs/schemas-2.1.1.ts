@@ -38,6 +38,15 @@ export const Tariff = titled(
 );
 export type Tariff = Static<typeof Tariff>;
 
+/**
+ * A Tariff a partner sends (PUT, PATCH): at least one element, as 2.1.1 says (`+`). One without
+ * was stored and priced every CDR of it at 0.
+ */
+export const TariffIn = titled(
+  'Tariff211In',
+  Type.Object({ ...Tariff.properties, elements: Type.Array(Tariff.properties.elements.items, { minItems: 1 }) }),
+);
+
 export const TariffPath = Type.Object({ country_code: CountryCode, party_id: PartyId, tariff_id: ObjectId });
 /** PATCH: any Tariff field; without `last_updated` it is stamped on receipt (docs/OCPI.md, Decisions 33). */
-export const TariffPatch = Type.Partial(Tariff);
+export const TariffPatch = Type.Partial(TariffIn);

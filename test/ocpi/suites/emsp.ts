@@ -594,6 +594,19 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
           { token: cpo.token, body: tariff },
         );
         expect(identity.body.status_code).to.equal(2001);
+        // 2.1.1 Tariff.elements is `+`: a tariff without one is refused, by PUT or PATCH (was stored)
+        const empty = await api.request('PUT', `/ocpi/emsp/2.1.1/tariffs/${cc}/${pid}/TAR-0`, {
+          token: cpo.token,
+          body: { ...tariff, id: 'TAR-0', elements: [] },
+        });
+        expect(empty.status, JSON.stringify(empty.body)).to.equal(422);
+        const emptied = await api.request('PATCH', `/ocpi/emsp/2.1.1/tariffs/${cc}/${pid}/TAR-1`, {
+          token: cpo.token,
+          body: { elements: [] },
+        });
+        expect(emptied.status, JSON.stringify(emptied.body)).to.equal(422);
+        const missing = await api.request('GET', `/ocpi/emsp/2.1.1/tariffs/${cc}/${pid}/TAR-0`, { token: cpo.token });
+        expect(missing.status).to.equal(404);
       });
 
       it('GET, PATCH and DELETE /tariffs: the CPO reads back, changes and withdraws its tariff', async () => {
