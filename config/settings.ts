@@ -125,7 +125,8 @@ export const SettingsSchema = Type.Object({
   OCPI_CURRENCY: Type.String({
     pattern: '^[A-Z]{3}$',
     default: 'EUR',
-    description: 'ISO 4217 currency of our OCPI sessions and CDRs',
+    description:
+      "ISO 4217 currency of our OCPI sessions and CDRs that no tariff prices (a priced one is in its tariff's currency)",
   }),
   ROAMING_SESSION_PUSH_MS: Type.Integer({
     minimum: 0,
