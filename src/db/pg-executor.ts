@@ -215,6 +215,7 @@ export class PgExecutor implements SqlExecutor {
     const query = async (sql: string, params: readonly unknown[] = []): Promise<Row[]> =>
       (await client.query<Row>(this.statement(sql, params))).rows;
     return {
+      dialect: 'postgresql',
       query,
       execute: query,
       run: async (sql, params = []) => (await client.query(this.statement(sql, params))).rowCount ?? 0,

@@ -22,6 +22,8 @@ export interface SqlRunner {
 export interface SqlTx extends SqlRunner {
   /** Runs `fn` under a savepoint: its statements roll back alone when it throws. */
   savepoint<T>(fn: () => Promise<T>): Promise<T>;
+  /** the database the transaction runs on (a read that locks its rows is PostgreSQL's `FOR UPDATE`) */
+  readonly dialect?: Dialect;
 }
 
 /** A statement and its values, to run later (a pipeline's). */
@@ -168,6 +170,7 @@ export class SqliteExecutor implements SqlExecutor {
     const query = (sql: string, params: readonly unknown[] = []): Promise<Row[]> =>
       Promise.resolve(this.queryOn(conn, sql, params));
     return {
+      dialect: 'sqlite',
       query,
       execute: query,
       run: (sql, params = []) => Promise.resolve(this.runOn(conn, sql, params)),

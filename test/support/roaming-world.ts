@@ -75,8 +75,13 @@ export class RoamingWorld {
     this.client = apiOf(this.started);
   }
 
-  static async start(settings: Record<string, string> = {}): Promise<RoamingWorld> {
-    const env = await (process.env.ROAMING_TEST_DB === 'postgresql' ? postgresEnvironment : embeddedEnvironment)({
+  /** The world on SQLite, or on PostgreSQL when ROAMING_TEST_DB or `opts.database` says so. */
+  static async start(
+    settings: Record<string, string> = {},
+    opts: { database?: 'postgresql' } = {},
+  ): Promise<RoamingWorld> {
+    const pg = opts.database === 'postgresql' || process.env.ROAMING_TEST_DB === 'postgresql';
+    const env = await (pg ? postgresEnvironment : embeddedEnvironment)({
       CSMS_API_KEY: API_KEY,
       PARTNER_URL_POLICY: 'loopback',
       PARTNER_TIMEOUT_MS: '1000',

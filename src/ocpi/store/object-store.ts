@@ -1,4 +1,4 @@
-import type { SqlRunner } from '../../db/sql.js';
+import type { SqlRunner, SqlTx } from '../../db/sql.js';
 import { AHEAD_TOLERANCE_MS } from '../core/datetime.js';
 import type { PartyIdentity } from '../core/auth.js';
 import type { ListWindow, Page } from '../core/pagination.js';
@@ -8,7 +8,8 @@ import type { ListWindow, Page } from '../core/pagination.js';
  * call, each committed on its own. `OcpiContext` fills it with the drivers' executor for reads
  * and the process's group commit for writes (src/ocpi/core/context.ts).
  */
-export type ObjectSql = Pick<SqlRunner, 'query' | 'run'>;
+/** The connection a store reads and writes on: a transaction's (`SqlTx`: it has `savepoint`) or any. */
+export type ObjectSql = Pick<SqlRunner, 'query' | 'run'> & Partial<Pick<SqlTx, 'savepoint' | 'dialect'>>;
 
 /** The OCPI modules whose objects live in `ocpi_object`. */
 export type ObjectModule = 'locations' | 'sessions' | 'tariffs' | 'tokens' | 'cdrs' | 'commands';
@@ -151,8 +152,18 @@ export class ObjectStore<T extends { last_updated: string }> {
   private pageCount = 0;
   private readonly pageCacheMs: number;
   private readonly onWrite: ((module: ObjectModule, party: PartyIdentity) => void) | undefined;
-  /** writes take turns per object with the process's other writes of it (`serialized`) */
+  /**
+   * writes take turns per object with the process's other writes of it (`serialized`); never in
+   * a transaction: one that holds the row's lock while it waits for a turn held by a write on
+   * another connection, blocked on that lock, waits for ever (docs/RELIABILITY.md)
+   */
   private readonly takesTurns: boolean;
+  /**
+   * an update in a PostgreSQL transaction reads its row `FOR UPDATE`: it waits for the
+   * transaction changing the row and then reads what it committed, instead of failing its
+   * `revision` check after every other process's batch that took the row first
+   */
+  private readonly lockingReads: boolean;
 
   constructor(
     private readonly sql: ObjectSql,
@@ -161,7 +172,9 @@ export class ObjectStore<T extends { last_updated: string }> {
   ) {
     this.pageCacheMs = opts.pageCacheMs ?? 1000;
     this.onWrite = opts.onWrite;
-    this.takesTurns = opts.inTransaction !== true;
+    // a store on a transaction's connection is in it, whoever made the store
+    this.takesTurns = opts.inTransaction !== true && sql.savepoint === undefined;
+    this.lockingReads = !this.takesTurns && sql.dialect === 'postgresql';
   }
 
   /**
@@ -329,7 +342,10 @@ export class ObjectStore<T extends { last_updated: string }> {
     const deadline = Date.now() + UPDATE_BUDGET_MS;
     for (let attempt = 0; attempt === 0 || Date.now() < deadline; attempt++) {
       if (attempt > 0) await pause(Math.random() * Math.min(attempt, MAX_RETRY_PAUSE_MS));
-      const rows = await this.sql.query(`SELECT data, revision FROM ocpi_object WHERE ${where}`, keyParams);
+      const rows = await this.sql.query(
+        `SELECT data, revision FROM ocpi_object WHERE ${where}${this.lockingReads ? ' FOR UPDATE' : ''}`,
+        keyParams,
+      );
       const row = rows[0];
       if (!row) return undefined;
       const current = this.fromRow(row.data);
