@@ -688,6 +688,8 @@ function localListSync(access: OperationAccess): RouteSpec<OperatorAuth> {
     body: closed({
       full: Type.Optional(Type.Boolean({ description: 'send the whole list even when the version is known' })),
     }),
+    // its one field is optional: it may be sent without a body, as the operations are
+    bodyOptional: true,
     response: SyncResult,
     responses: {
       404: 'unknown charge point',
@@ -699,7 +701,7 @@ function localListSync(access: OperationAccess): RouteSpec<OperatorAuth> {
       const protocol = await access.protocolOf(id);
       const [held, tokens] = await Promise.all([access.heldLocalList(id), access.wantedLocalList()]);
       const wanted = wantedFor(protocol, tokens);
-      const updates = localListUpdates(held, wanted, (req.body as { full?: boolean }).full === true);
+      const updates = localListUpdates(held, wanted, (req.body as { full?: boolean } | undefined)?.full === true);
       const sent = [];
       for (const u of updates) sent.push(await access.command(id, { kind: 'send-local-list', ...u }));
       const until = Date.now() + ((req.query as { wait_ms?: number }).wait_ms ?? DEFAULT_WAIT_MS);
