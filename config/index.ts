@@ -1,5 +1,6 @@
 import Value from '#typebox/value';
 import { ConfigError } from './config-error.js';
+import { byteSize } from './byte-size.js';
 import { SettingsSchema, type Settings } from './settings.js';
 import { postgresTls, redisTls, type SslMode, type TlsSettings } from './tls.js';
 
@@ -53,6 +54,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   // a setting that would change nothing is refused, as the TLS settings are with a sqlite: URL
   if (env.SQLITE_LOCKING && database.kind !== 'sqlite') {
     throw new ConfigError('SQLITE_LOCKING', 'needs a sqlite: DATABASE_URL (PostgreSQL takes its own locks)');
+  }
+  // the log writer holds at least 4 KB whatever it is given: a smaller value would be ignored
+  if (byteSize(settings.LOG_BUFFER_BYTES) < 4096) {
+    throw new ConfigError('LOG_BUFFER_BYTES', `must be at least 4kb (got ${settings.LOG_BUFFER_BYTES})`);
   }
   if (settings.REDIS_URL && database.kind === 'sqlite') {
     throw new ConfigError('DATABASE_URL', 'cluster mode (REDIS_URL set) needs a postgres:// DATABASE_URL');

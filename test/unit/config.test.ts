@@ -47,6 +47,11 @@ describe('settings', () => {
   it('names the variable of a bad value', () => {
     expect(configError({ PORT: 'eighty' }).variable).to.equal('PORT');
     expect(configError({ PORT: '70000' }).message).to.match(/^invalid setting PORT: .*\(got "70000"\)/);
+    // below the least the log writer holds: was taken and quietly raised to 4 KB
+    expect(configError({ LOG_BUFFER_BYTES: '1kb' }).message).to.equal(
+      'invalid setting LOG_BUFFER_BYTES: must be at least 4kb (got 1kb)',
+    );
+    expect(loadConfig({ LOG_BUFFER_BYTES: '4kb' }).LOG_BUFFER_BYTES).to.equal('4kb');
     // a secret is never quoted back; a URL only as scheme and host
     expect(configError({ CSMS_API_KEY: 'hunter2secret' }).message).to.not.contain('hunter2');
     expect(configError({ METRICS_TOKEN: 'short-secret' }).message).to.not.contain('short-secret');
