@@ -46,11 +46,28 @@ async function call(method: string, path: string, body?: unknown): Promise<numbe
   return res.ok ? 0 : 1;
 }
 
+const COMMANDS = ['onboard', 'list', 'show', 'register', 'rotate', 'unregister', 'pull', 'push', 'pull-locations'];
+
+/** What is wrong with a command line `main` refused: said before the usage, as the other scripts do. */
+function whatIsWrong(command: string | undefined, args: string[]): string {
+  if (command === undefined) return 'a command is required';
+  if (command.startsWith('-')) return `unknown option '${command}'`;
+  if (!COMMANDS.includes(command)) return `unknown command '${command}'`;
+  const option = args.find((a) => a.startsWith('--'));
+  if (option !== undefined) return `unknown option '${option}'`;
+  return `${command} needs its arguments`;
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   if (command === '--help' || command === '-h' || command === 'help') {
     console.log(usage);
     return 0;
+  }
+  // an option after the command is no argument of it (`show --id X`)
+  if (args.some((a) => a.startsWith('--'))) {
+    console.error(`ocpi-partners: ${whatIsWrong(command, args)}\n${usage}\nTry ocpi-partners --help`);
+    return 2;
   }
   switch (command) {
     case 'onboard': {
@@ -90,7 +107,7 @@ async function main(argv: string[]): Promise<number> {
     default:
       break;
   }
-  console.error(usage);
+  console.error(`ocpi-partners: ${whatIsWrong(command, args)}\n${usage}\nTry ocpi-partners --help`);
   return 2;
 }
 

@@ -63,7 +63,10 @@ function main(): void {
   const ownTariffs = Array.isArray(cdr.tariffs) ? (cdr.tariffs as unknown[]) : [];
   const tariff = values.tariff ? readJson(values.tariff) : ownTariffs[0];
   if (tariff === undefined) fail('no --tariff given and the CDR carries no tariffs');
-  const zone = values['time-zone'] ?? record(cdr.cdr_location).time_zone ?? 'UTC';
+  const given = values['time-zone'] ?? record(cdr.cdr_location).time_zone;
+  // said on stderr: a tariff's times of day and days of week would be read in UTC, not where the charger is
+  if (given === undefined) process.stderr.write('note: no --time-zone and no time_zone in the CDR: priced in UTC\n');
+  const zone = given ?? 'UTC';
   const request = {
     tariff,
     cdr: {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'chai';
@@ -94,6 +94,10 @@ describe('scripts: command lines', function () {
       ['ocpi-bench', ['--only=delete'], '--only must be list or put'],
       ['chaos', ['--minutes', '0'], '--minutes must be a number in (0, 120], not "0"'],
       ['price-cdr', [], '--cdr is required'],
+      // said what was wrong (was the usage alone)
+      ['ocpi-partners', ['--foo'], "ocpi-partners: unknown option '--foo'"],
+      ['ocpi-partners', ['frobnicate'], "ocpi-partners: unknown command 'frobnicate'"],
+      ['ocpi-partners', ['show'], 'ocpi-partners: show needs its arguments'],
       ['run-tests', ['nosuch'], 'unknown suite nosuch'],
     ];
     for (const [name, args, message] of cases) {
@@ -101,6 +105,37 @@ describe('scripts: command lines', function () {
       expect(r.code, `${name} ${args.join(' ')}`).to.equal(2);
       expect(r.stderr, `${name} ${args.join(' ')}`).to.include(message);
       expect(readdirSync(cwd), name).to.deep.equal([]);
+    }
+  });
+
+  it('price-cdr says so when it prices in UTC for want of a time zone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'price-cdr-'));
+    try {
+      const cdr = {
+        start_date_time: '2024-05-02T10:00:00Z',
+        end_date_time: '2024-05-02T11:00:00Z',
+        currency: 'EUR',
+        charging_periods: [{ start_date_time: '2024-05-02T10:00:00Z', dimensions: [{ type: 'ENERGY', volume: 2 }] }],
+      };
+      const tariff = {
+        id: 'T',
+        currency: 'EUR',
+        elements: [{ price_components: [{ type: 'ENERGY', price: 0.3, step_size: 1 }] }],
+      };
+      writeFileSync(join(dir, 'cdr.json'), JSON.stringify(cdr));
+      writeFileSync(join(dir, 'tariff.json'), JSON.stringify(tariff));
+      const utc = await run('price-cdr', ['--cdr', 'cdr.json', '--tariff', 'tariff.json', '--totals'], dir);
+      expect(utc.code, utc.stderr).to.equal(0);
+      expect(utc.stderr).to.include('no --time-zone and no time_zone in the CDR: priced in UTC');
+      const zoned = await run(
+        'price-cdr',
+        ['--cdr', 'cdr.json', '--tariff', 'tariff.json', '--totals', '--time-zone', 'Europe/Amsterdam'],
+        dir,
+      );
+      expect(zoned.code, zoned.stderr).to.equal(0);
+      expect(zoned.stderr).to.equal('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
