@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -183,10 +185,29 @@ export class Platform {
 }
 
 /**
+ * Where the database is, for the log: the SQLite file's full path, or PostgreSQL's host, port,
+ * database and schema (never its user or password).
+ */
+export function databaseLabel(database: Config['database']): string {
+  if (database.kind === 'sqlite')
+    return database.file === ':memory:' ? 'sqlite::memory:' : `sqlite:${resolve(database.file)}`;
+  try {
+    const u = new URL(database.url);
+    return `postgres://${u.host}${u.pathname} (schema ${database.schema})`;
+  } catch {
+    return `postgres (schema ${database.schema})`;
+  }
+}
+
+/**
  * Opens the database. Embedded mode applies pending migrations; a
  * cluster process refuses to start with any (the release phase applies them).
  */
 async function openDatabase(config: Config, log: Logger): Promise<Database> {
+  const where = config.database;
+  // a mistyped path opens a new, empty database without a word otherwise
+  const fresh = where.kind === 'sqlite' && where.file !== ':memory:' && !existsSync(where.file);
+  log.info({ database: databaseLabel(where) }, fresh ? 'database file created: it is empty' : 'database opened');
   const db = await Database.open(config.database, {
     log,
     poolMax: config.DATABASE_POOL_MAX,

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
@@ -132,6 +133,24 @@ describe('worker readiness and process signals', function () {
       expect(node.logs.find((l) => l.msg === 'listening')).to.be.an('object');
     } finally {
       await node.stop();
+      await env.cleanup();
+    }
+  });
+
+  it('logs where its database is, and that a SQLite file it had to create is empty', async () => {
+    const env = await embeddedEnvironment();
+    const file = String(env.env.DATABASE_URL).replace(/^sqlite:/, '');
+    try {
+      // a mistyped path started on a new, empty database without a word
+      const first = await startNode({ ...env.env, PORT: '0' });
+      await first.stop();
+      const created = first.logs.find((l) => l.msg === 'database file created: it is empty');
+      expect(created, JSON.stringify(first.logs.slice(0, 3))).to.include({ database: `sqlite:${resolve(file)}` });
+      const second = await startNode({ ...env.env, PORT: '0' });
+      await second.stop();
+      expect(second.logs.find((l) => l.msg === 'database opened')).to.include({ database: `sqlite:${resolve(file)}` });
+      expect(second.logs.some((l) => l.msg === 'database file created: it is empty')).to.equal(false);
+    } finally {
       await env.cleanup();
     }
   });
