@@ -155,6 +155,7 @@ async function flush(deps: PartnerOutboxDeps, ctx: Ctx): Promise<FlushReply> {
     sent_total: s.sent_total + tally.sent,
     failed_total: s.failed_total + tally.failed,
     last_error: tally.lastError ?? s.last_error,
+    last_failed_at: tally.lastError ? Date.now() : (s.last_failed_at ?? null),
     last_sent_at: tally.sent > 0 ? Date.now() : s.last_sent_at,
   });
   // a full batch went well: there may be more, send them after this turn commits

@@ -17,6 +17,8 @@ export const PartnerOutboxState = Type.Object({
   sent_total: Type.Integer({ minimum: 0 }),
   failed_total: Type.Integer({ minimum: 0 }),
   last_error: Type.Union([Type.String(), Type.Null()]),
+  /** when `last_error` happened (epoch ms); absent in a state stored before it was kept */
+  last_failed_at: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
   last_sent_at: Type.Union([Type.Integer(), Type.Null()]),
 });
 export type PartnerOutboxState = Static<typeof PartnerOutboxState>;
@@ -30,6 +32,7 @@ export function initialPartnerOutboxState(): PartnerOutboxState {
     sent_total: 0,
     failed_total: 0,
     last_error: null,
+    last_failed_at: null,
     last_sent_at: null,
   };
 }

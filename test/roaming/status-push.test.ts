@@ -207,11 +207,14 @@ describe('roaming: EVSE status pushed to eMSPs through the outbox', function () 
     await statusArrives(emsp221, loc, 'E1', 'AVAILABLE');
     emsp211.sim.setDown(false);
     await statusArrives(emsp211, loc, 'E1', 'AVAILABLE');
-    await eventually(async () => {
+    const closed = await eventually(async () => {
       const s = await world.api.request('GET', '/v1/outbox/partners');
       const p = items(s).find((x) => (x.partner as Json).id === emsp211.id);
-      return p?.breaker === 'closed' && p.pending === 0 ? true : undefined;
+      return p?.breaker === 'closed' && p.pending === 0 ? p : undefined;
     });
+    // the outage's error stays, with its time: sends went well since (it read as a present failure)
+    expect(closed.last_error).to.be.a('string');
+    expect(Date.parse(String(closed.last_failed_at))).to.be.at.most(Date.parse(String(closed.last_sent_at)));
   });
 
   it('a partner that refuses the probe of its open breaker is up: the breaker closes', async () => {

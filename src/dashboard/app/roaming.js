@@ -60,11 +60,22 @@ function Partners({ data, f }) {
             ${q ? (q.breaker === 'open' ? `open until ${fmtTime(q.open_until)}` : 'closed') : ''}
           </td>
           <td data-label="Last sent">${fmtTime(q?.last_sent_at)}</td>
-          <td data-label="Last error">${q?.last_error ?? ''}</td>
+          <td data-label="Last error">${lastError(q)}</td>
         </tr>`;
       })}
     </tbody>
   </table>`;
+}
+
+/**
+ * A partner's last failure with its time, and whether sends went well since: the failure of an
+ * outage over stays shown, but as past.
+ */
+function lastError(q) {
+  if (!q?.last_error) return '';
+  const when = q.last_failed_at ? ` (${fmtTime(q.last_failed_at)})` : '';
+  const past = q.last_failed_at && q.last_sent_at && q.last_sent_at > q.last_failed_at;
+  return `${q.last_error}${when}${past ? ', sent since' : ''}`;
 }
 
 /** A dead letter's Retry and Discard (asked twice: a discarded push is gone for good). */

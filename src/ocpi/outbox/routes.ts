@@ -45,7 +45,10 @@ const PartnerSummary = Type.Object({
   open_until: Type.Union([Type.String(), Type.Null()]),
   sent_total: Type.Integer(),
   failed_total: Type.Integer(),
-  last_error: Type.Union([Type.String(), Type.Null()]),
+  last_error: Type.Union([Type.String(), Type.Null()], {
+    description: 'the last failure of a send to the partner, kept after later sends went well (see last_failed_at)',
+  }),
+  last_failed_at: Type.Union([Type.String(), Type.Null()], { description: 'when last_error happened' }),
   last_sent_at: Type.Union([Type.String(), Type.Null()]),
 });
 const checkState = compileLazily(PartnerOutboxState);
@@ -177,6 +180,7 @@ async function partnerSummaries(ctx: OcpiContext, store: OutboxStore): Promise<A
       sent_total: s?.sent_total ?? 0,
       failed_total: s?.failed_total ?? 0,
       last_error: s?.last_error ?? null,
+      last_failed_at: s?.last_failed_at ? iso(s.last_failed_at) : null,
       last_sent_at: s?.last_sent_at ? iso(s.last_sent_at) : null,
     };
   });
