@@ -12,6 +12,7 @@ import {
   startEmbeddedServer,
   startScriptServer,
   stopChild,
+  removeLeftovers,
   unregister,
   type Target,
 } from './load-test/servers.js';
@@ -125,7 +126,7 @@ interface Phase extends Omit<GeneratorReport, 'type'> {
   messagesPerSecond: number;
 }
 
-type Counter = 'connected' | 'ready' | 'booted' | 'errors' | 'disconnects' | 'transactions' | 'retries';
+type Counter = 'connected' | 'ready' | 'booted' | 'errors' | 'disconnects' | 'transactions' | 'refused' | 'retries';
 
 /** The generator processes of one phase and the reports they send once a second. */
 class GeneratorFleet {
@@ -174,6 +175,7 @@ class GeneratorFleet {
       errors: this.sum('errors'),
       disconnects: this.sum('disconnects'),
       transactions: this.sum('transactions'),
+      refused: this.sum('refused'),
       retries: this.sum('retries'),
       lastError: reports.map((r) => r.lastError).find((e) => e !== undefined),
       lastRetryReason: reports.map((r) => r.lastRetryReason).find((e) => e !== undefined),
@@ -334,6 +336,7 @@ async function ocppPhase(targets: Target[]): Promise<SummaryInput['ocpp'] & Reco
     lastRetryReason: p.lastRetryReason ?? null,
     disconnects: p.disconnects,
     transactionsCompleted: p.transactions,
+    startsRefused: p.refused,
     lastError: p.lastError ?? null,
     serverIdleRssMb: idleTotal / 2 ** 20,
     serverLoadedRssMb: loadedTotal / 2 ** 20,
@@ -419,6 +422,18 @@ function compareOptions(): CompareOptions {
     stepTimeoutS: numberOption('step-timeout', args['step-timeout'], { min: 1 }),
     out: args.out,
   };
+}
+
+// an interrupt removes the chargers registered so far before it ends the run (exit 130): its
+// default left them on the target, a long-lived platform
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    log(`${signal}: removing the chargers this run registered, then stopping`);
+    void removeLeftovers().finally(() => process.exit(130));
+  });
 }
 
 (args.compare ? runCompare(compareOptions()) : main()).then(

@@ -15,6 +15,7 @@ const state: Omit<GeneratorReport, 'type'> = {
   errors: 0,
   disconnects: 0,
   transactions: 0,
+  refused: 0,
   retries: 0,
   histogram: emptyHistogram(),
   lastError: undefined,
@@ -24,6 +25,12 @@ const state: Omit<GeneratorReport, 'type'> = {
 const sockets = new Set<WebSocket>();
 const timers = new Set<NodeJS.Timeout>();
 let stopping = false;
+
+/** Counts a start whose token the CSMS did not accept (`info`: its idTagInfo or idTokenInfo). */
+function countRefused(info: unknown): void {
+  const status = typeof info === 'object' && info !== null ? (info as { status?: unknown }).status : undefined;
+  if (status !== 'Accepted') state.refused += 1;
+}
 
 function fail(message: string): void {
   state.errors += 1;
@@ -202,7 +209,8 @@ class SimulatedCharger {
         meterValue: this.meterValue201(),
         ...extra,
       });
-    await event('Started', 'Authorized', { idToken: { idToken: idTag, type: 'ISO14443' } });
+    const started = await event('Started', 'Authorized', { idToken: { idToken: idTag, type: 'ISO14443' } });
+    countRefused(started.idTokenInfo);
     await this.status('Charging');
     while (Date.now() < end && !stopping) {
       await sleep(this.plan.meterEveryS * 1000);
@@ -228,6 +236,7 @@ class SimulatedCharger {
       meterStart: this.meter,
       timestamp: new Date().toISOString(),
     });
+    countRefused(started.idTagInfo);
     await this.status('Charging');
     return Number(started.transactionId);
   }

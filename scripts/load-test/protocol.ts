@@ -61,6 +61,11 @@ export interface GeneratorReport {
   errors: number;
   disconnects: number;
   transactions: number;
+  /**
+   * starts whose id tag the CSMS refused (1.6 idTagInfo, 2.0.1 idTokenInfo not Accepted): a target
+   * that lets in no such tag (README: OCPP_UNKNOWN_ID_TAGS=accept) runs no real transaction
+   */
+  refused: number;
   /** connection attempts that failed and were tried again */
   retries: number;
   histogram: number[];

@@ -132,12 +132,15 @@ export interface Registration {
  * not thrown: the run's figures stand.
  */
 export async function unregister(specs: ChargerSpec[], apiKey: string): Promise<{ removed: number; failed: number }> {
+  leftovers.delete(specs);
   let next = 0;
   let removed = 0;
   let failed = 0;
   const worker = async (): Promise<void> => {
     for (let i = next++; i < specs.length; i = next++) {
-      const spec = specs[i]!;
+      // a run interrupted while registering leaves holes
+      const spec = specs[i];
+      if (spec === undefined) continue;
       const base = spec.url.replace(/^ws/, 'http').replace(/\/ocpp\/[^/]+$/, '');
       const res = await fetch(`${base}/v1/charge-points/${encodeURIComponent(spec.id)}?force=true`, {
         method: 'DELETE',
@@ -153,9 +156,21 @@ export async function unregister(specs: ChargerSpec[], apiKey: string): Promise<
   return { removed, failed };
 }
 
+/** The chargers of each run registered and not yet removed (`removeLeftovers`), with the key that removes them. */
+const leftovers = new Map<ChargerSpec[], string>();
+
+/**
+ * Removes what runs registered and did not remove yet: on an interrupt (Ctrl-C, SIGTERM), whose
+ * default would end the process and leave the chargers registered on a long-lived platform.
+ */
+export async function removeLeftovers(): Promise<void> {
+  for (const [specs, apiKey] of [...leftovers]) await unregister(specs, apiKey);
+}
+
 /** Registers `count` chargers over /v1, spread over the targets, 32 requests at a time. */
 export async function register(targets: Target[], r: Registration): Promise<ChargerSpec[]> {
   const specs: ChargerSpec[] = [];
+  leftovers.set(specs, r.apiKey);
   const runId = Date.now().toString(36);
   let next = 0;
   const worker = async (): Promise<void> => {

@@ -15,6 +15,8 @@ export interface SummaryInput {
     latencyMs: { p50: number; p99: number };
     errors: number;
     disconnects: number;
+    /** starts whose id tag the target refused */
+    startsRefused?: number;
     serverBytesPerCharger: number;
     settledRssBytesPerConnection?: number;
   };
@@ -53,10 +55,14 @@ export function verdicts(r: SummaryInput): Verdict[] {
             why: `${ratio.toFixed(2)}x${r.memoryRatioAfterGc === undefined ? '' : ' after a forced GC'}`,
           };
   const all = r.ocpp.connected === r.chargers && r.ocpp.ready === r.chargers;
+  const refused = r.ocpp.startsRefused ?? 0;
   const lossAim: Verdict = {
     aim: 'every charger connected and booted, no error',
-    outcome: all && r.ocpp.errors === 0 ? 'PASS' : 'FAIL',
-    why: `${r.ocpp.ready}/${r.chargers} booted, ${r.ocpp.errors} errors, ${r.ocpp.disconnects} disconnects`,
+    outcome: all && r.ocpp.errors === 0 && refused === 0 ? 'PASS' : 'FAIL',
+    why:
+      `${r.ocpp.ready}/${r.chargers} booted, ${r.ocpp.errors} errors, ${r.ocpp.disconnects} disconnects` +
+      // the transactions ran on refused tags: the target lets in none of the test's (README)
+      (refused > 0 ? `, ${refused} starts refused (run the target with OCPP_UNKNOWN_ID_TAGS=accept)` : ''),
   };
   return [lossAim, stormAim, memoryAim];
 }
@@ -72,6 +78,7 @@ export function summaryLines(r: SummaryInput): string[] {
     ['messages per second (held)', String(r.ocpp.messagesPerSecondWhileHeld)],
     ['latency p50 / p99', `${r.ocpp.latencyMs.p50} ms / ${r.ocpp.latencyMs.p99} ms`],
     ['errors / disconnects', `${r.ocpp.errors} / ${r.ocpp.disconnects}`],
+    ['starts refused', String(r.ocpp.startsRefused ?? 0)],
     ['server memory per charger', kb(r.ocpp.serverBytesPerCharger)],
     ['  after a forced GC', kb(r.ocpp.settledRssBytesPerConnection)],
   ];

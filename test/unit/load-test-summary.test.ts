@@ -34,6 +34,14 @@ describe('load test summary', () => {
     expect(summaryLines(r).at(-1)).to.equal('verdict: 3 aim(s) not met');
   });
 
+  it('fails a run whose starts the target refused, and says what the target needs', () => {
+    // a target without OCPP_UNKNOWN_ID_TAGS=accept answered every start Invalid: it said PASS
+    const r = run({}, { startsRefused: 9 });
+    expect(outcomes(r)).to.deep.equal(['FAIL', 'PASS', 'PASS']);
+    expect(verdicts(r)[0]?.why).to.contain('9 starts refused (run the target with OCPP_UNKNOWN_ID_TAGS=accept)');
+    expect(summaryLines(r).join('\n')).to.match(/starts refused\s+9/);
+  });
+
   it('says n/a where the run cannot judge an aim, and never shows a negative memory figure', () => {
     const r = run(
       { chargers: 50, rampS: 20, memoryRatioAfterGc: -0.4 },
