@@ -6,9 +6,9 @@ import type { ListWindow, Page } from '../core/pagination.js';
 /**
  * The statements an object store runs: portable SQL with `?` placeholders, one statement per
  * call, each committed on its own. `OcpiContext` fills it with the drivers' executor for reads
- * and the process's group commit for writes (src/ocpi/core/context.ts).
+ * and the process's group commit for writes (src/ocpi/core/context.ts). Or a transaction's
+ * connection (`SqlTx`: it has `savepoint`), whose statements commit together.
  */
-/** The connection a store reads and writes on: a transaction's (`SqlTx`: it has `savepoint`) or any. */
 export type ObjectSql = Pick<SqlRunner, 'query' | 'run'> & Partial<Pick<SqlTx, 'savepoint' | 'dialect'>>;
 
 /** The OCPI modules whose objects live in `ocpi_object`. */
@@ -155,7 +155,7 @@ export class ObjectStore<T extends { last_updated: string }> {
   /**
    * writes take turns per object with the process's other writes of it (`serialized`); never in
    * a transaction: one that holds the row's lock while it waits for a turn held by a write on
-   * another connection, blocked on that lock, waits for ever (docs/RELIABILITY.md)
+   * another connection, blocked on that lock, waits for ever (docs/OCPI.md, after the 503 of a PATCH)
    */
   private readonly takesTurns: boolean;
   /**
