@@ -168,6 +168,8 @@ export class Database {
   }
 
   async ping(): Promise<boolean> {
+    // PostgreSQL: on a connection of its own, not behind the pool's busy ones (PgExecutor.ping)
+    if (this.sql.ping) return this.sql.ping();
     try {
       await this.execute('SELECT 1 AS ok');
       return true;

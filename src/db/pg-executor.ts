@@ -55,6 +55,10 @@ export class PgExecutor implements SqlExecutor {
   readonly dialect = 'postgresql' as const;
   private readonly pool: pg.Pool;
   private readonly named = new Map<string, { name: string; text: string }>();
+  /** how `ping`'s connection of its own is made */
+  private readonly probeConfig: pg.ClientConfig;
+  /** `ping`'s connection, once made; dropped when it fails, made again at the next ping */
+  private prober: Promise<pg.Client> | undefined;
 
   constructor(opts: PgExecutorOptions) {
     const idle = Math.max(1000, Math.floor(opts.idleInTransactionMs));
@@ -77,6 +81,44 @@ export class PgExecutor implements SqlExecutor {
     });
     // an idle client's error (server restart) must not crash the process; the pool drops it
     this.pool.on('error', () => undefined);
+    this.probeConfig = {
+      connectionString: opts.url,
+      ssl: opts.ssl,
+      connectionTimeoutMillis: connectTimeoutMs,
+      options: `-c search_path=${schema}`,
+    };
+  }
+
+  /**
+   * Whether PostgreSQL answers, asked on a connection of its own rather than the pool's. A pool
+   * whose connections are all busy (a burst of turns, a transaction waiting on a row's lock) is no
+   * server that is down: a probe queued behind them ran into its timeout, and `/readyz` said the
+   * database was unreachable on every web process at once, taking them all out of a load
+   * balancer (docs/OPERATIONS.md).
+   */
+  async ping(): Promise<boolean> {
+    try {
+      const client = await (this.prober ??= this.connectProber());
+      await client.query('SELECT 1');
+      return true;
+    } catch {
+      this.dropProber();
+      return false;
+    }
+  }
+
+  private async connectProber(): Promise<pg.Client> {
+    const client = new pg.Client(this.probeConfig);
+    // a broken connection (server restart) must not crash the process: the next ping makes another
+    client.on('error', () => this.dropProber());
+    await client.connect();
+    return client;
+  }
+
+  private dropProber(): void {
+    const was = this.prober;
+    this.prober = undefined;
+    void was?.then((c) => c.end()).catch(() => undefined);
   }
 
   private statement(sql: string, params: readonly unknown[]): pg.QueryConfig {
@@ -224,6 +266,7 @@ export class PgExecutor implements SqlExecutor {
   }
 
   async close(): Promise<void> {
+    this.dropProber();
     await this.pool.end();
   }
 }

@@ -61,6 +61,8 @@ export interface SqlExecutor extends SqlRunner {
    * a failing statement's error, nothing of it committed.
    */
   pipelinedCommit?(statements: readonly SqlStatement[]): Promise<StatementResult[]>;
+  /** Whether the database answers, where the driver can ask apart from the statements' connections. */
+  ping?(): Promise<boolean>;
   close(): Promise<void>;
 }
 

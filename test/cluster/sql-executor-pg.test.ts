@@ -65,6 +65,45 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
     }
   });
 
+  it('ping answers on a connection of its own while every pooled connection is busy, and false when the server is gone', async () => {
+    const { PgExecutor } = await import('../../src/db/pg-executor.js');
+    const pool = new PgExecutor({
+      url: PG_URL,
+      schema: 'public',
+      poolMax: 1,
+      idleInTransactionMs: 30_000,
+      ssl: false,
+      connectTimeoutMs: 500,
+    });
+    try {
+      const busy = pool.query('SELECT pg_sleep(1.5) AS slept');
+      await new Promise((r) => setTimeout(r, 100));
+      // before, the probe queued behind the busy pool until its 1 s bound and /readyz said the database was down
+      const pinged = pool.ping();
+      expect(await Promise.race([pinged.then((ok) => `ping ${ok}`), busy.then(() => 'pool free')])).to.equal(
+        'ping true',
+      );
+      await busy;
+    } finally {
+      await pool.close();
+    }
+    // nothing listens on the port: false, not a throw
+    const gone = new PgExecutor({
+      url: 'postgres://postgres@127.0.0.1:1/test',
+      schema: 'public',
+      poolMax: 1,
+      idleInTransactionMs: 30_000,
+      ssl: false,
+      connectTimeoutMs: 500,
+    });
+    try {
+      expect(await gone.ping()).to.equal(false);
+      expect(await gone.ping()).to.equal(false);
+    } finally {
+      await gone.close();
+    }
+  });
+
   it('a connection dropped while a transaction holds it fails that transaction, not the process', async () => {
     const { PgExecutor } = await import('../../src/db/pg-executor.js');
     // a TCP proxy to the database whose connections the test cuts, as a network or a failover does
