@@ -551,6 +551,32 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     expect(unpriced.reason).to.contain('names 2 tariffs (TAR-PEAK, TAR-OTHER)');
   });
 
+  it("2.2.1: of the tariffs a CDR's connector names, the one of a roamed session's type prices it (ad hoc passed over)", async () => {
+    const adhoc = aTariff221({
+      ...party(cpo221),
+      id: 'TAR-ADHOC-PUSHED',
+      type: 'AD_HOC_PAYMENT',
+      elements: [{ price_components: [{ type: 'ENERGY', price: 0.99, step_size: 1 }] }],
+    });
+    await push(cpo221, 'tariffs', 'TAR-ADHOC-PUSHED', adhoc);
+    const location = aLocation({
+      ...party(cpo221),
+      id: 'LOC-TYPED',
+      evses: [anEvse({ uid: 'EVSE-T', connectors: [aConnector({ tariff_ids: ['TAR-ADHOC-PUSHED', 'TAR-PEAK'] })] })],
+    });
+    await push(cpo221, 'locations', 'LOC-TYPED', location);
+    const cdr = cdr221(cpo221, {
+      cdr_location: { ...place221('LOC-TYPED'), evse_uid: 'EVSE-T', connector_id: '1' },
+      total_cost: { excl_vat: 5, incl_vat: 6 },
+    });
+    await postCdr(cpo221, cdr);
+    // was "unpriced": the connector names 2 tariffs, which applied is not known
+    expect(await checkOf(cpo221, String(cdr.id))).to.deep.include({
+      status: 'agrees',
+      tariff: { id: 'TAR-PEAK', source: 'connector' },
+    });
+  });
+
   it('a CDR left unpriced for want of the tariff it names is checked again when the partner pushes it (2.2.1 and 2.1.1 PUT)', async () => {
     const later = (p: Emsp, id: string, vat?: number): Json => {
       const elements = [{ price_components: [{ type: 'ENERGY', price: 0.3, step_size: 1, ...(vat ? { vat } : {}) }] }];

@@ -219,7 +219,9 @@ async function tariffOf(
       reason: `no tariff known: none of the CDR's ${view.own.length} tariffs is valid at its start, and its ${namer} name none`,
     };
   const none = `no tariff known: the CDR has no tariffs, and its ${namer} name none`;
-  return view.connector ? connectorTariff(deps, key, view.connector, view.locationId, stored, none) : { reason: none };
+  return view.connector
+    ? connectorTariff(deps, key, view.connector, view.locationId, stored, none, Date.parse(view.start))
+    : { reason: none };
 }
 
 /**
@@ -234,6 +236,7 @@ async function connectorTariff(
   locationId: string,
   stored: StoredPlace,
   none: string,
+  startMs: number,
 ): Promise<ChosenTariff | NoTariff> {
   if (!stored) return { reason: `${none}; location ${locationId} was not pushed to our locations Receiver` };
   const where = `connector ${at.connector_id} of EVSE ${at.evse_uid} at location ${locationId} as the partner pushed it`;
@@ -241,8 +244,25 @@ async function connectorTariff(
   const ids = distinct(connector?.tariff_ids ?? []);
   const [id] = ids;
   if (id === undefined) return { reason: `${none}, nor does ${where}` };
-  if (ids.length > 1)
-    return { reason: `${none}; ${where} names ${ids.length} tariffs (${ids.join(', ')}): which applied is not known` };
+  if (ids.length > 1) {
+    // the type rule picks one when it leaves one: of those the partner gave us, the ones of a
+    // roamed session's type valid at its start (ad hoc and charging-preference tariffs are not)
+    const known = await Promise.all(
+      ids.map((t) => deps.tariffs.get({ country_code: key.country_code, party_id: key.party_id, id: t })),
+    );
+    const given = known.filter((t): t is Tariff => t !== undefined);
+    const eligible = given.filter((t) => selectTariff([t], startMs) !== undefined);
+    const [only] = eligible;
+    if (given.length === ids.length && eligible.length === 1 && only)
+      return { tariff: only, id: only.id, source: 'connector' };
+    return {
+      reason:
+        `${none}; ${where} names ${ids.length} tariffs (${ids.join(', ')}): which applied is not known` +
+        (given.length === ids.length
+          ? ` (${eligible.length} of them untyped or REGULAR and valid at its start)`
+          : ` (${ids.length - given.length} of them not given to us)`),
+    };
+  }
   return pushedTariff(deps, key, { id, source: 'connector' }, `named by ${where}`);
 }
 
