@@ -103,6 +103,8 @@ export interface TurnExtras {
    * turns are not split into `PG_BATCH`es.
    */
   light?: boolean;
+  /** the key of a shared row the turn's writes lock (merged-write.ts `LockingStep`) */
+  lockKey?: string | undefined;
 }
 
 interface Pending {
@@ -110,6 +112,7 @@ interface Pending {
   read?: BatchRead | undefined;
   merged: readonly MergedWrite[];
   light: boolean;
+  lockKey?: string | undefined;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -140,9 +143,9 @@ export class GroupCommit {
 
   /** Settles after the batch holding these writes committed (or rejects with this turn's error). */
   commit(writes: TurnWrites, extras: TurnExtras = {}): Promise<void> {
-    const { read, merged = NO_ROWS, light = false } = extras;
+    const { read, merged = NO_ROWS, light = false, lockKey } = extras;
     return new Promise<void>((resolve, reject) => {
-      this.pending.push({ writes, read, merged, light, resolve, reject });
+      this.pending.push({ writes, read, merged, light, lockKey, resolve, reject });
       this.schedule();
     });
   }
@@ -213,10 +216,17 @@ export class GroupCommit {
         waiting.filter((p) => p.light),
         MAX_BATCH,
       );
-      chunk(
-        waiting.filter((p) => !p.light),
-        PG_BATCH,
-      );
+      // turns that lock a shared row run first in every batch, in the order of its key: the
+      // batches of this process and of the others all take such rows in one order, so none waits
+      // for a row another holds while that one waits for a row it holds (before, the chargers of
+      // two locations reporting at once deadlocked batches in pairs, PostgreSQL broke each cycle
+      // after a second, and calls failed after their retries). The other turns follow: what they
+      // lock is their own, or is settled without waiting (an outbox row sent, `settle`)
+      const heavy = waiting.filter((p) => !p.light);
+      const keyed = heavy
+        .filter((p) => p.lockKey !== undefined)
+        .sort((a, b) => ((a.lockKey as string) < (b.lockKey as string) ? -1 : a.lockKey === b.lockKey ? 0 : 1));
+      chunk(keyed.length > 0 ? [...keyed, ...heavy.filter((p) => p.lockKey === undefined)] : heavy, PG_BATCH);
     }
     return out;
   }

@@ -77,3 +77,25 @@ export abstract class MergeableStatement<R> {
 
 /** A turn's write: a step on the turn's connection, or one row of a mergeable statement. */
 export type WriteStep = ((tx: SqlRunner) => Promise<void>) | MergedWrite;
+
+/**
+ * A write step that locks a row many actors' turns write (one of our locations, whose EVSEs are
+ * in it), with the key of that row: a group commit on PostgreSQL runs such turns in the order of
+ * their keys, in every batch and every process, so that two batches never take two such rows in
+ * opposite orders and deadlock (`GroupCommit.batches`).
+ */
+export type LockingStep = ((tx: SqlRunner) => Promise<void>) & { readonly lockKey: string };
+
+export function lockingStep(lockKey: string, step: (tx: SqlRunner) => Promise<void>): LockingStep {
+  return Object.assign(step, { lockKey });
+}
+
+/** The least lock key of a turn's steps (`LockingStep`), if any takes one. */
+export function lockKeyOf(steps: readonly WriteStep[]): string | undefined {
+  let least: string | undefined;
+  for (const s of steps) {
+    const key = typeof s === 'function' ? (s as Partial<LockingStep>).lockKey : undefined;
+    if (key !== undefined && (least === undefined || key < least)) least = key;
+  }
+  return least;
+}

@@ -10,6 +10,7 @@ import type { Session } from '../ocpi/sessions/schemas-2.2.1.js';
 import type { StoredSession } from '../ocpi/sessions/stored.js';
 import type { Token } from '../ocpi/tokens/schemas-2.2.1.js';
 import type { SqlRunner } from '../db/sql.js';
+import { lockingStep } from '../db/merged-write.js';
 import type { StoredLocation } from '../ocpi/locations/schemas-2.2.1.js';
 import { enqueue } from '../ocpi/outbox/outbox-store.js';
 import { ObjectStore } from '../ocpi/store/object-store.js';
@@ -47,9 +48,11 @@ export function roamingPort(host: ActorHost, outbox: OutboxHandle, cdrs: CdrBuil
         location_id,
         evse_uid,
       })),
-    evseStatus: (link: EvseLink, status: OcpiEvseStatus) => async (tx: SqlRunner) => {
-      await writeEvseStatus(tx, own, link, status);
-    },
+    // it locks the location's row, which every charger of the location writes (`lockingStep`)
+    evseStatus: (link: EvseLink, status: OcpiEvseStatus) =>
+      lockingStep(`locations/${own.country_code}/${own.party_id}/${link.location_id}`, async (tx: SqlRunner) => {
+        await writeEvseStatus(tx, own, link, status);
+      }),
     tokenOf: (idTag) => tokenOf(host.db, own, idTag),
     session: (session: RoamingSession) => (tx: SqlRunner) => writeSession(tx, own, host.config.OCPI_CURRENCY, session),
     sample: (sessionId, at, wh, replace) => (tx: SqlRunner) => writeSample(tx, sessionId, at, wh, replace),

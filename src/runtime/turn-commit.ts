@@ -2,7 +2,7 @@ import type { QueryResult } from '@mikro-orm/core';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import type { BatchValues } from '../db/group-commit.js';
-import type { MergedWrite, WriteStep } from '../db/merged-write.js';
+import { lockKeyOf, type MergedWrite, type WriteStep } from '../db/merged-write.js';
 import type { SqlRunner } from '../db/sql.js';
 import type { Activation, TurnEffects, WorkItem } from './activation.js';
 import { ActorMovedError, FencedError, UnrecoverableError, serializeError } from './errors.js';
@@ -160,6 +160,7 @@ export class TurnCommitter {
         read,
         merged,
         light,
+        lockKey: lockKeyOf(effects.writes),
       });
     }
     // outside a group commit a merged row is a statement of its own, in the turn's order

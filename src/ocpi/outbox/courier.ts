@@ -304,8 +304,9 @@ export function outboxPorts(config: Config, db: Database, cdrSource?: CdrSource)
   return {
     due: async (partnerKey, now, limit) => (await rows.due(partnerKey, now, limit)).map(entryOf),
     courier: (partnerKey, actors) => courier.forPartner(partnerKey, actors, rows),
-    delivered: (entry) => (tx) => settle.delivered(tx, entry.id, entry.version),
-    failed: (entry, failure) => (tx) => settle.failed(tx, entry.id, entry.version, failure),
+    // a row held by a change coalescing into it is passed over, not waited for (`sentRow`)
+    delivered: (entry) => (tx) => settle.delivered(tx, entry.id, entry.version, entry.kind !== 'cdr'),
+    failed: (entry, failure) => (tx) => settle.failed(tx, entry.id, entry.version, failure, entry.kind !== 'cdr'),
     policy: {
       batch: 20,
       concurrency: 4,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Database, Row } from '../../db/database.js';
-import type { SqlRunner } from '../../db/sql.js';
+import type { SqlRunner, SqlTx } from '../../db/sql.js';
 import { SPEAKS_FOR, speaksForParams } from '../core/partners.js';
 import type { OutboxDepth } from '../../metrics.js';
 
@@ -181,11 +181,29 @@ export async function enqueue(tx: SqlRunner, audience: OutboxAudience, intent: O
   );
 }
 
+/**
+ * The row of `id` at `version`, as a condition: on PostgreSQL, when `skipLocked`, a row another
+ * transaction holds is passed over instead of waited for. Only a change coalescing into the row
+ * holds it (a charger's turn queueing its EVSE's next status): that change gives it a new version,
+ * which the settle would not match anyway, and the row is sent again with it. Waiting, the settle
+ * (holding the rows it settled before) and the charger's batch (holding its location) each waited
+ * for the other until PostgreSQL broke the deadlock (docs/OCPI.md).
+ */
+function sentRow(tx: SqlRunner, skipLocked: boolean, pendingOnly: boolean): string {
+  const pending = pendingOnly ? " AND status = 'pending'" : '';
+  return skipLocked && (tx as Partial<SqlTx>).dialect === 'postgresql'
+    ? `id = (SELECT id FROM ocpi_outbox WHERE id = ? AND version = ?${pending} FOR UPDATE SKIP LOCKED)`
+    : `id = ? AND version = ?${pending}`;
+}
+
 /** Settling a sent row, in the turn of the partner's outbox actor. */
 export const settle = {
-  /** Sent: the row goes, unless a newer change coalesced into it meanwhile (then that is sent next). */
-  async delivered(tx: SqlRunner, id: number, version: number): Promise<void> {
-    await tx.run('DELETE FROM ocpi_outbox WHERE id = ? AND version = ?', [id, version]);
+  /**
+   * Sent: the row goes, unless a newer change coalesced into it meanwhile (then that is sent next).
+   * `skipLocked`: see `sentRow` (not for a CDR, which a row sent again would POST twice).
+   */
+  async delivered(tx: SqlRunner, id: number, version: number, skipLocked = false): Promise<void> {
+    await tx.run(`DELETE FROM ocpi_outbox WHERE ${sentRow(tx, skipLocked, false)}`, [id, version]);
   },
   /** Not sent: try again at `nextAttemptAt`, or keep it as a dead letter for the operator. */
   async failed(
@@ -193,10 +211,11 @@ export const settle = {
     id: number,
     version: number,
     failure: { attempts: number; next_attempt_at: number; error: string; dead: boolean },
+    skipLocked = false,
   ): Promise<void> {
     // only the version that was sent: a newer change that came meanwhile is tried afresh
     await tx.run(
-      `UPDATE ocpi_outbox SET attempts = ?, next_attempt_at = ?, last_error = ?, status = ?, updated_at = ? WHERE id = ? AND version = ? AND status = 'pending'`,
+      `UPDATE ocpi_outbox SET attempts = ?, next_attempt_at = ?, last_error = ?, status = ?, updated_at = ? WHERE ${sentRow(tx, skipLocked, true)}`,
       [
         failure.attempts,
         failure.next_attempt_at,
