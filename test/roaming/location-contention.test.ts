@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { RPCClient } from 'ocpp-rpc';
+import { aLocation, anEvse } from '../support/ocpi-builders.js';
 import { RoamingWorld, status16 } from '../support/roaming-world.js';
 
 /**
@@ -42,5 +43,73 @@ describe('roaming: the chargers of one location report at once (PostgreSQL)', fu
     const res = await e.sim.call('GET', 'locations', `/${loc}`, undefined, { role: 'SENDER' });
     const statuses = ((res.data as { evses?: { status: string }[] } | undefined)?.evses ?? []).map((x) => x.status);
     expect(statuses).to.deep.equal(uids.map(() => 'AVAILABLE'));
+  });
+
+  it('the chargers of four locations sending their statuses together, in any order, are all answered', async () => {
+    const PER = 12;
+    const places: Array<{ loc: string; chargers: RPCClient[] }> = [];
+    for (let l = 0; l < 4; l++) {
+      const loc = world.unique('LOC-');
+      const uids = Array.from({ length: PER }, (_, i) => `E${i + 1}`);
+      await world.location(loc, uids);
+      const chargers: RPCClient[] = [];
+      for (const uid of uids) {
+        const cp = await world.chargePoint('ocpp1.6');
+        await world.link(cp.id, 1, loc, uid);
+        chargers.push(await world.charger(cp, 'ocpp1.6'));
+      }
+      places.push({ loc, chargers });
+    }
+    // every round in another order, so that batches take the locations' rows in every order.
+    // Before, batches side by side deadlocked in pairs: PostgreSQL broke each cycle after a
+    // second, and calls failed once their batch's retries ran out
+    const all = places.flatMap((p) => p.chargers);
+    const failures: string[] = [];
+    for (let round = 0; round < 6; round++) {
+      const status = round % 2 === 0 ? 'Charging' : 'Available';
+      const order = all.map((c, i) => ({ c, k: (i * 7919 + round * 104_729) % 1009 })).sort((a, b) => a.k - b.k);
+      const answers = await Promise.allSettled(order.map(({ c }) => c.call('StatusNotification', status16(1, status))));
+      for (const a of answers) if (a.status === 'rejected') failures.push(String(a.reason));
+    }
+    expect(failures, failures.slice(0, 3).join('\n')).to.deep.equal([]);
+    const e = await world.emsp('2.2.1');
+    for (const { loc } of places) {
+      const res = await e.sim.call('GET', 'locations', `/${loc}`, undefined, { role: 'SENDER' });
+      const statuses = ((res.data as { evses?: { status: string }[] } | undefined)?.evses ?? []).map((x) => x.status);
+      expect(statuses, loc).to.deep.equal(Array.from({ length: PER }, () => 'AVAILABLE'));
+    }
+  });
+
+  it("the operator's PUT of the location while its chargers report keeps what the chargers said", async () => {
+    const EVSES = 12;
+    const loc = world.unique('LOC-');
+    const uids = Array.from({ length: EVSES }, (_, i) => `E${i + 1}`);
+    await world.location(loc, uids);
+    const chargers: RPCClient[] = [];
+    for (const uid of uids) {
+      const cp = await world.chargePoint('ocpp1.6');
+      await world.link(cp.id, 1, loc, uid);
+      chargers.push(await world.charger(cp, 'ocpp1.6'));
+    }
+    // the operator renames the location, its file's EVSEs AVAILABLE, while every charger reports
+    const edit = (round: number) =>
+      aLocation({ id: loc, name: `Renamed ${round}`, evses: uids.map((uid) => anEvse({ uid, status: 'AVAILABLE' })) });
+    for (let round = 0; round < 4; round++) {
+      const status = round % 2 === 0 ? 'Available' : 'Charging';
+      const [puts, answers] = await Promise.all([
+        Promise.all(
+          Array.from({ length: 6 }, () => world.api.request('PUT', `/v1/ocpi/locations/${loc}`, { body: edit(round) })),
+        ),
+        Promise.allSettled(chargers.map((c) => c.call('StatusNotification', status16(1, status)))),
+      ]);
+      expect(puts.map((r) => r.status)).to.deep.equal(puts.map(() => 200));
+      expect(answers.filter((a) => a.status === 'rejected')).to.deep.equal([]);
+    }
+    // before, a PUT read the statuses before a charger's batch changed one and wrote the old one back
+    const e = await world.emsp('2.2.1');
+    const res = await e.sim.call('GET', 'locations', `/${loc}`, undefined, { role: 'SENDER' });
+    const held = res.data as { name?: string; evses?: { status: string }[] } | undefined;
+    expect(held?.name).to.equal('Renamed 3');
+    expect((held?.evses ?? []).map((x) => x.status)).to.deep.equal(uids.map(() => 'CHARGING'));
   });
 });

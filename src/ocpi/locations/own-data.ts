@@ -48,7 +48,8 @@ async function changeAndPush(
   const stored = await ctx.services.db.group.run(async (tx) => {
     const locations = ctx.stores.locations.on(tx);
     const key = { ...ctx.ownParty(), id: locationId };
-    const before = await locations.get(key);
+    // locked: a charger's status written meanwhile would be written back over (getForUpdate)
+    const before = await locations.getForUpdate(key);
     const written = await keepChargerStatuses(tx, locations, key, before, await change(locations));
     await enqueue(tx, { role: 'EMSP' }, { kind: 'location', location_id: locationId });
     return written;

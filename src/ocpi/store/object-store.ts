@@ -226,6 +226,22 @@ export class ObjectStore<T extends { last_updated: string }> {
   }
 
   /**
+   * `get`, and in a PostgreSQL transaction the row locked until it commits: a transaction that
+   * reads an object to write it back whole waits for one changing it, then reads what that one
+   * committed. With a plain `get`, an operator's PUT of a location read the EVSE statuses before a
+   * charger's batch changed one and wrote the old status back over it.
+   */
+  async getForUpdate(key: ObjectKey): Promise<T | undefined> {
+    if (!this.lockingReads) return this.get(key);
+    const rows = await this.sql.query(
+      'SELECT data FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ? FOR UPDATE',
+      [this.module, key.country_code, key.party_id, key.id],
+    );
+    const row = rows[0];
+    return row ? this.fromRow(row.data) : undefined;
+  }
+
+  /**
    * The object whose id is `key.id` in any case of its letters (ids that are CiStrings: a token's
    * uid): the one of the same case first, else the one updated last. The index is m0022's.
    */
