@@ -14,7 +14,10 @@ export function platformModules(): PlatformModule[] {
   const ocpi = ocpiModule({
     chargers: (services) => chargerCommands(services),
     pricing: pricing.pricing,
-    cdrs: (host) => ({ ensure: (sessionId) => cdrs(host).refresh(sessionId) }),
+    cdrs: (host) => ({
+      ensure: (sessionId) => cdrs(host).refresh(sessionId),
+      whyNotBuilt: (sessionId) => cdrs(host).whyNotBuilt(sessionId),
+    }),
   });
   return [
     csmsModule({ roaming: (host) => roamingPort(host, ocpi.outbox, cdrs(host)) }),

@@ -331,10 +331,19 @@ export function cdrBuilderOf(host: ActorHost, pricing: PricingHandle): CdrBuilde
   return builder;
 }
 
+/** Sessions whose reason for having no price is kept at most (`CdrBuilder.unpriced`). */
+const MAX_UNPRICED_KEPT = 10_000;
+
 export class CdrBuilder {
   private readonly sessions: ObjectStore<StoredSession>;
   private readonly cdrs: ObjectStore<StoredCdr>;
   private readonly flights = new Map<string, { again: boolean; done: Promise<C221.Cdr | undefined> }>();
+  /**
+   * Why a session could not be priced, by session, as last logged: the same reason is logged once
+   * (a running session is priced at every reading), and the CDR's outbox row says it
+   * (`whyNotBuilt`). Bounded: the oldest go first.
+   */
+  private readonly unpriced = new Map<string, string>();
 
   constructor(
     private readonly db: Database,
@@ -440,6 +449,20 @@ export class CdrBuilder {
     return { ...kept, tariff: await tariffAt(this.db.sql, this.own, kept.tariff_ids, startMs) };
   }
 
+  /** Why the CDR of `sessionId` is not built, when it could not be priced (for its outbox row). */
+  whyNotBuilt(sessionId: string): string | undefined {
+    return this.unpriced.get(sessionId);
+  }
+
+  /** Logs why a session cannot be priced, once per reason. */
+  private cannotPrice(sessionId: string, reason: string, fields: Record<string, unknown> = {}): void {
+    if (this.unpriced.get(sessionId) === reason) return;
+    this.unpriced.delete(sessionId);
+    this.unpriced.set(sessionId, reason);
+    if (this.unpriced.size > MAX_UNPRICED_KEPT) this.unpriced.delete(this.unpriced.keys().next().value as string);
+    this.log.error({ session_id: sessionId, reason, ...fields }, 'the session could not be priced');
+  }
+
   /** The session's periods until `end` and their price. */
   private async price(
     session: Session,
@@ -452,9 +475,10 @@ export class CdrBuilder {
     if (!tariff && terms.tariff_ids.length > 0) {
       // a connector that names tariffs is not free because none of them is there or valid: no
       // CDR until the operator puts one (the CDR's outbox row retries, then waits as a dead letter)
-      this.log.error(
-        { session_id: session.id, tariff_ids: terms.tariff_ids },
-        'no tariff the connector names is stored and valid at the session start: the session is not priced',
+      this.cannotPrice(
+        session.id,
+        `no tariff its connector names (${terms.tariff_ids.join(', ')}) is stored, valid at the session start and untyped or REGULAR (a roamed session is not priced by an AD_HOC_PAYMENT or PROFILE_* tariff)`,
+        { tariff_ids: terms.tariff_ids },
       );
       return undefined;
     }
@@ -478,9 +502,10 @@ export class CdrBuilder {
       time_zone: timeZone,
     });
     if (!outcome.ok) {
-      this.log.error({ session_id: session.id, reason: outcome.message }, 'the session could not be priced');
+      this.cannotPrice(session.id, outcome.message);
       return undefined;
     }
+    this.unpriced.delete(session.id);
     return { periods, priced: outcome.priced };
   }
 

@@ -241,6 +241,32 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(cdr.total_cost).to.deep.equal(TOTAL);
   });
 
+  it('a connector naming only an ad hoc tariff prices no roamed session: its CDR waits, and its outbox row says why', async () => {
+    const e = await world.emsp('2.2.1');
+    const adhoc = {
+      ...TARIFF,
+      id: 'T-ADHOC-ONLY',
+      type: 'AD_HOC_PAYMENT',
+      elements: [{ price_components: [{ type: 'ENERGY', price: 0.79, vat: 21, step_size: 1 }] }],
+    };
+    expect((await world.api.request('PUT', '/v1/ocpi/tariffs/T-ADHOC-ONLY', { body: adhoc })).status).to.equal(200);
+    const { charger, uid, since } = await tokenAtConnector(e, ['T-ADHOC-ONLY']);
+    await charge(charger, uid);
+    const row = await eventually(
+      async () => {
+        const q = await world.api.request('GET', `/v1/outbox?partner_id=${e.id}`);
+        // the API client hands an array answer over as `value`
+        const items = ((q.body as Json).value ?? []) as Json[];
+        return items.find((r) => String(r.object).startsWith('cdrs/') && typeof r.last_error === 'string');
+      },
+      { timeoutMs: 10_000, what: "the CDR row's error" },
+    );
+    // before, "CDR ... is not built yet", and the log said the ad hoc tariff was not stored and valid
+    expect(String(row.last_error)).to.contain('is not built yet: no tariff its connector names (T-ADHOC-ONLY)');
+    expect(String(row.last_error)).to.contain('untyped or REGULAR');
+    expect(cdrPosts(e, since)).to.deep.equal([]);
+  });
+
   it("a session priced in its tariff's currency says that currency in every push, as its CDR does", async () => {
     const e = await world.emsp('2.2.1');
     const put = await world.api.request('PUT', '/v1/ocpi/tariffs/T-GBP', {

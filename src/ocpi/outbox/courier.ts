@@ -59,6 +59,8 @@ export interface CdrSource {
    * running session's cost so far is priced onto it (undefined then).
    */
   ensure(sessionId: string): Promise<{ last_updated: string } | undefined>;
+  /** why the CDR of `sessionId` could not be built, when that is known (its row's error says it) */
+  whyNotBuilt?(sessionId: string): string | undefined;
 }
 
 const enc = encodeURIComponent;
@@ -157,7 +159,10 @@ export class OutboxCourier {
       return { method: 'POST', url: intent.url, version: intent.version, body: intent.body };
     if (intent.kind === 'evse') return this.renderEvse(link, intent);
     const { module, id } = objectOf(intent);
-    if (intent.kind === 'cdr' && this.cdrSource && !built) return { retry: `CDR ${id} is not built yet` };
+    if (intent.kind === 'cdr' && this.cdrSource && !built) {
+      const why = this.cdrSource.whyNotBuilt?.(id);
+      return { retry: `CDR ${id} is not built yet${why ? `: ${why}` : ''}` };
+    }
     const endpoint = endpointOf(link.partner.endpoints, module, 'RECEIVER');
     if (!endpoint) return { skip: `the partner lists no ${module} Receiver` };
     const object = built ?? (await this.stores[module].get({ ...this.own, id }));
