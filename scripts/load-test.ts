@@ -16,7 +16,7 @@ import {
   unregister,
   type Target,
 } from './load-test/servers.js';
-import { summaryLines, type SummaryInput } from './load-test/summary.js';
+import { summaryLines, verdicts, type SummaryInput } from './load-test/summary.js';
 import { stopGenerators } from './load-test/bench-fleet.js';
 import { commandLine, numberOption, usageError } from './cli.js';
 
@@ -345,7 +345,10 @@ async function ocppPhase(targets: Target[]): Promise<SummaryInput['ocpp'] & Reco
   };
 }
 
-async function main(): Promise<void> {
+/** Exit code of a run whose summary says an aim applying to it was not met. */
+const AIM_NOT_MET = 1;
+
+async function main(): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'evp-load-'));
   const external = (args.target ?? []).map((url): Target => ({
     url: url.replace(/\/+$/, ''),
@@ -373,17 +376,18 @@ async function main(): Promise<void> {
         result.memoryRatioAfterGc = settled / base.settledRssBytesPerConnection;
       }
     }
+    const summary: SummaryInput = {
+      chargers: N,
+      rampS: RAMP_S,
+      ocpp,
+      ...(typeof result.memoryRatio === 'number' ? { memoryRatio: result.memoryRatio } : {}),
+      ...(typeof result.memoryRatioAfterGc === 'number' ? { memoryRatioAfterGc: result.memoryRatioAfterGc } : {}),
+    };
     if (args.json) log(JSON.stringify(result, null, 2));
-    else
-      for (const line of summaryLines({
-        chargers: N,
-        rampS: RAMP_S,
-        ocpp,
-        ...(typeof result.memoryRatio === 'number' ? { memoryRatio: result.memoryRatio } : {}),
-        ...(typeof result.memoryRatioAfterGc === 'number' ? { memoryRatioAfterGc: result.memoryRatioAfterGc } : {}),
-      }))
-        log(line);
+    else for (const line of summaryLines(summary)) log(line);
     if (args.out) writeFileSync(String(args.out), `${JSON.stringify(result, null, 2)}\n`);
+    // a FAIL is the run's exit code too: a script or CI reading it sees what the summary says
+    return verdicts(summary).some((v) => v.outcome === 'FAIL') ? AIM_NOT_MET : 0;
   } finally {
     // wait for the processes started here to exit (their logs are still being read meanwhile)
     await Promise.all(children.map((c) => stopChild(c)));
@@ -436,10 +440,14 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-(args.compare ? runCompare(compareOptions()) : main()).then(
-  () => process.exit(0),
+(args.compare ? runCompare(compareOptions()).then(() => 0) : main()).then(
+  (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`load test failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    // a refusal the run met (a wrong API key, a target that is down) is one line; a bug keeps its stack
+    const known = err instanceof Error && /^(registration failed|fetch failed)/.test(err.message);
+    process.stderr.write(
+      `load test failed: ${err instanceof Error ? (known ? err.message : (err.stack ?? err.message)) : String(err)}\n`,
+    );
     process.exit(1);
   },
 );

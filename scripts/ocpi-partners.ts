@@ -46,7 +46,31 @@ async function call(method: string, path: string, body?: unknown): Promise<numbe
   return res.ok ? 0 : 1;
 }
 
-const COMMANDS = ['onboard', 'list', 'show', 'register', 'rotate', 'unregister', 'pull', 'push', 'pull-locations'];
+/** Each command and the number of arguments it takes. */
+const ARITY: Record<string, number> = {
+  onboard: 3,
+  list: 0,
+  show: 1,
+  register: 3,
+  rotate: 1,
+  unregister: 1,
+  pull: 2,
+  push: 2,
+  'pull-locations': 1,
+};
+const COMMANDS = Object.keys(ARITY);
+
+/**
+ * What is wrong with a command's arguments before anything is sent: an option after the command
+ * is no argument of it (`show --id X`), nor is one more than it takes (`onboard DE ZZ1 EMSP
+ * extra` onboarded the partner, the extra argument dropped).
+ */
+function refusal(command: string | undefined, args: string[]): string | undefined {
+  const takes = command === undefined ? undefined : ARITY[command];
+  if (takes !== undefined && args.length > takes) return `${command} takes ${takes} argument(s), not ${args.length}`;
+  if (args.some((a) => a.startsWith('--'))) return whatIsWrong(command, args);
+  return undefined;
+}
 
 /** What is wrong with a command line `main` refused: said before the usage, as the other scripts do. */
 function whatIsWrong(command: string | undefined, args: string[]): string {
@@ -64,9 +88,9 @@ async function main(argv: string[]): Promise<number> {
     console.log(usage);
     return 0;
   }
-  // an option after the command is no argument of it (`show --id X`)
-  if (args.some((a) => a.startsWith('--'))) {
-    console.error(`ocpi-partners: ${whatIsWrong(command, args)}\n${usage}\nTry ocpi-partners --help`);
+  const refused = refusal(command, args);
+  if (refused !== undefined) {
+    console.error(`ocpi-partners: ${refused}\n${usage}\nTry ocpi-partners --help`);
     return 2;
   }
   switch (command) {

@@ -98,6 +98,8 @@ describe('scripts: command lines', function () {
       ['ocpi-partners', ['--foo'], "ocpi-partners: unknown option '--foo'"],
       ['ocpi-partners', ['frobnicate'], "ocpi-partners: unknown command 'frobnicate'"],
       ['ocpi-partners', ['show'], 'ocpi-partners: show needs its arguments'],
+      // an extra argument was dropped and the partner onboarded (exit 0)
+      ['ocpi-partners', ['onboard', 'DE', 'ZZ1', 'EMSP', 'extra'], 'ocpi-partners: onboard takes 3 argument(s), not 4'],
       ['run-tests', ['nosuch'], 'unknown suite nosuch'],
     ];
     for (const [name, args, message] of cases) {
