@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
@@ -6,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { CONNECT_TIMEOUT_MS, nodeTlsOptions, type Config } from '../../config/index.js';
 import { Database } from '../db/database.js';
+import { migrationNames } from '../db/migrations/names.js';
 import { createGateway } from '../gateway/gateway.js';
 import { docsMount } from '../gateway/docs-mount.js';
 import { buildOpenApi } from '../gateway/openapi.js';
@@ -141,11 +141,12 @@ export class Platform {
     });
     const port = portOf(server);
     const processId = this.services.actors.processId;
-    if (worker) log.info({ mode: config.mode, port, processId }, 'worker started');
+    const database = databaseLabel(config.database);
+    if (worker) log.info({ mode: config.mode, port, processId, database }, 'worker started');
     else {
       // where to go next: the address as the operator reaches it (PUBLIC_URL when set)
       const url = config.PUBLIC_URL ? config.publicUrl : `http://localhost:${port}`;
-      log.info({ mode: config.mode, port, processId, url, console: `${url}/dashboard/` }, 'listening');
+      log.info({ mode: config.mode, port, processId, url, console: `${url}/dashboard/`, database }, 'listening');
     }
   }
 
@@ -204,10 +205,6 @@ export function databaseLabel(database: Config['database']): string {
  * cluster process refuses to start with any (the release phase applies them).
  */
 async function openDatabase(config: Config, log: Logger): Promise<Database> {
-  const where = config.database;
-  // a mistyped path opens a new, empty database without a word otherwise
-  const fresh = where.kind === 'sqlite' && where.file !== ':memory:' && !existsSync(where.file);
-  log.info({ database: databaseLabel(where) }, fresh ? 'database file created: it is empty' : 'database opened');
   const db = await Database.open(config.database, {
     log,
     poolMax: config.DATABASE_POOL_MAX,
@@ -218,7 +215,12 @@ async function openDatabase(config: Config, log: Logger): Promise<Database> {
     await checkDatabase(db, config.database);
     if (config.mode === 'embedded') {
       const applied = await db.migrate();
-      if (applied.length > 0) log.info({ applied }, 'migrations applied');
+      const database = databaseLabel(config.database);
+      if (applied.length > 0) log.info({ applied, database }, 'migrations applied');
+      // every migration applied: the database was empty (a mistyped SQLite path makes a new file
+      // and started on it without a word)
+      if (applied.length === migrationNames.length)
+        log.warn({ database }, 'the database was empty: a new one was made');
     } else {
       const pending = await db.pendingMigrations();
       if (pending.length > 0) {

@@ -137,19 +137,22 @@ describe('worker readiness and process signals', function () {
     }
   });
 
-  it('logs where its database is, and that a SQLite file it had to create is empty', async () => {
+  it('logs where its database is, and that a database it started on was empty', async () => {
     const env = await embeddedEnvironment();
     const file = String(env.env.DATABASE_URL).replace(/^sqlite:/, '');
     try {
       // a mistyped path started on a new, empty database without a word
       const first = await startNode({ ...env.env, PORT: '0' });
       await first.stop();
-      const created = first.logs.find((l) => l.msg === 'database file created: it is empty');
-      expect(created, JSON.stringify(first.logs.slice(0, 3))).to.include({ database: `sqlite:${resolve(file)}` });
+      expect(first.logs.find((l) => l.msg === 'the database was empty: a new one was made')).to.include({
+        level: 40,
+        database: `sqlite:${resolve(file)}`,
+      });
+      expect(first.logs.find((l) => l.msg === 'listening')).to.include({ database: `sqlite:${resolve(file)}` });
       const second = await startNode({ ...env.env, PORT: '0' });
       await second.stop();
-      expect(second.logs.find((l) => l.msg === 'database opened')).to.include({ database: `sqlite:${resolve(file)}` });
-      expect(second.logs.some((l) => l.msg === 'database file created: it is empty')).to.equal(false);
+      expect(second.logs.find((l) => l.msg === 'listening')).to.include({ database: `sqlite:${resolve(file)}` });
+      expect(second.logs.some((l) => l.msg === 'the database was empty: a new one was made')).to.equal(false);
     } finally {
       await env.cleanup();
     }
