@@ -26,6 +26,19 @@ async function insertAll() {
   return new InsertAll();
 }
 
+/** The pg executor with a pool of one connection, on the `public` schema. */
+async function onePool(url: string, connectTimeoutMs: number) {
+  const { PgExecutor } = await import('../../src/db/pg-executor.js');
+  return new PgExecutor({
+    url,
+    schema: 'public',
+    poolMax: 1,
+    idleInTransactionMs: 30_000,
+    ssl: false,
+    connectTimeoutMs,
+  });
+}
+
 describe('the runtime on the pg driver (group commit, named statements)', () => {
   let database: Database;
   const db = (): Database => database;
@@ -45,15 +58,7 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
   groupCommitTests(db);
 
   it('a query waits for a busy pool longer than the connect bound (the bound is on making a connection)', async () => {
-    const { PgExecutor } = await import('../../src/db/pg-executor.js');
-    const pool = new PgExecutor({
-      url: PG_URL,
-      schema: 'public',
-      poolMax: 1,
-      idleInTransactionMs: 30_000,
-      ssl: false,
-      connectTimeoutMs: 200,
-    });
+    const pool = await onePool(PG_URL, 200);
     try {
       const slow = pool.query('SELECT pg_sleep(0.6) AS slept');
       // queued behind the one connection for 600 ms, three times the connect bound
@@ -66,15 +71,7 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
   });
 
   it('ping answers on a connection of its own while every pooled connection is busy, and false when the server is gone', async () => {
-    const { PgExecutor } = await import('../../src/db/pg-executor.js');
-    const pool = new PgExecutor({
-      url: PG_URL,
-      schema: 'public',
-      poolMax: 1,
-      idleInTransactionMs: 30_000,
-      ssl: false,
-      connectTimeoutMs: 500,
-    });
+    const pool = await onePool(PG_URL, 500);
     try {
       const busy = pool.query('SELECT pg_sleep(1.5) AS slept');
       await new Promise((r) => setTimeout(r, 100));
@@ -88,14 +85,7 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
       await pool.close();
     }
     // nothing listens on the port: false, not a throw
-    const gone = new PgExecutor({
-      url: 'postgres://postgres@127.0.0.1:1/test',
-      schema: 'public',
-      poolMax: 1,
-      idleInTransactionMs: 30_000,
-      ssl: false,
-      connectTimeoutMs: 500,
-    });
+    const gone = await onePool('postgres://postgres@127.0.0.1:1/test', 500);
     try {
       expect(await gone.ping()).to.equal(false);
       expect(await gone.ping()).to.equal(false);

@@ -1307,16 +1307,11 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
       ],
     });
     const transactionId = await startWith(charger, uid, []);
-    await charger.call('MeterValues', {
-      connectorId: 1,
-      transactionId,
-      meterValue: [entry(0, 0, 'Transaction.Begin')],
-    });
-    await charger.call('MeterValues', {
-      connectorId: 1,
-      transactionId,
-      meterValue: [entry(30, 3000, 'Sample.Periodic')],
-    });
+    for (const [minute, wh, context] of [
+      [0, 0, 'Transaction.Begin'],
+      [30, 3000, 'Sample.Periodic'],
+    ] as const)
+      await charger.call('MeterValues', { connectorId: 1, transactionId, meterValue: [entry(minute, wh, context)] });
     await charger.call('StopTransaction', {
       transactionId,
       meterStop: 6000,

@@ -17,10 +17,10 @@ describe('roaming: the chargers of one location report at once (PostgreSQL)', fu
   });
   after(async () => world.stop());
 
-  it('twenty chargers sending their statuses together are all answered, and the location ends as they said', async () => {
-    const EVSES = 20;
+  /** A location of ours with `count` EVSEs (E1, E2 ...), a 1.6 charger linked to each, connected and booted. */
+  async function chargersAt(count: number): Promise<{ loc: string; uids: string[]; chargers: RPCClient[] }> {
     const loc = world.unique('LOC-');
-    const uids = Array.from({ length: EVSES }, (_, i) => `E${i + 1}`);
+    const uids = Array.from({ length: count }, (_, i) => `E${i + 1}`);
     await world.location(loc, uids);
     const chargers: RPCClient[] = [];
     for (const uid of uids) {
@@ -28,6 +28,23 @@ describe('roaming: the chargers of one location report at once (PostgreSQL)', fu
       await world.link(cp.id, 1, loc, uid);
       chargers.push(await world.charger(cp, 'ocpp1.6'));
     }
+    return { loc, uids, chargers };
+  }
+
+  /** Each location's name and its EVSEs' statuses as one eMSP partner pulls them. */
+  async function pulled(...locs: string[]): Promise<Array<{ name: string | undefined; statuses: string[] }>> {
+    const e = await world.emsp('2.2.1');
+    const out = [];
+    for (const loc of locs) {
+      const res = await e.sim.call('GET', 'locations', `/${loc}`, undefined, { role: 'SENDER' });
+      const held = res.data as { name?: string; evses?: { status: string }[] } | undefined;
+      out.push({ name: held?.name, statuses: (held?.evses ?? []).map((x) => x.status) });
+    }
+    return out;
+  }
+
+  it('twenty chargers sending their statuses together are all answered, and the location ends as they said', async () => {
+    const { loc, uids, chargers } = await chargersAt(20);
     // a site back from a power cut: every charger says Preparing, then Available, six times over.
     // Before, a batch holding the row's lock waited for a write of the same row in the process's
     // turn, itself blocked on that lock: calls failed after the 10 s ask timeout
@@ -39,27 +56,13 @@ describe('roaming: the chargers of one location report at once (PostgreSQL)', fu
     }
     expect(failures, failures.slice(0, 3).join('\n')).to.deep.equal([]);
     // the location as an eMSP partner pulls it
-    const e = await world.emsp('2.2.1');
-    const res = await e.sim.call('GET', 'locations', `/${loc}`, undefined, { role: 'SENDER' });
-    const statuses = ((res.data as { evses?: { status: string }[] } | undefined)?.evses ?? []).map((x) => x.status);
-    expect(statuses).to.deep.equal(uids.map(() => 'AVAILABLE'));
+    const [held] = await pulled(loc);
+    expect(held?.statuses).to.deep.equal(uids.map(() => 'AVAILABLE'));
   });
 
   it('the chargers of four locations sending their statuses together, in any order, are all answered', async () => {
-    const PER = 12;
-    const places: Array<{ loc: string; chargers: RPCClient[] }> = [];
-    for (let l = 0; l < 4; l++) {
-      const loc = world.unique('LOC-');
-      const uids = Array.from({ length: PER }, (_, i) => `E${i + 1}`);
-      await world.location(loc, uids);
-      const chargers: RPCClient[] = [];
-      for (const uid of uids) {
-        const cp = await world.chargePoint('ocpp1.6');
-        await world.link(cp.id, 1, loc, uid);
-        chargers.push(await world.charger(cp, 'ocpp1.6'));
-      }
-      places.push({ loc, chargers });
-    }
+    const places = [];
+    for (let l = 0; l < 4; l++) places.push(await chargersAt(12));
     // every round in another order, so that batches take the locations' rows in every order.
     // Before, batches side by side deadlocked in pairs: PostgreSQL broke each cycle after a
     // second, and calls failed once their batch's retries ran out
@@ -72,25 +75,12 @@ describe('roaming: the chargers of one location report at once (PostgreSQL)', fu
       for (const a of answers) if (a.status === 'rejected') failures.push(String(a.reason));
     }
     expect(failures, failures.slice(0, 3).join('\n')).to.deep.equal([]);
-    const e = await world.emsp('2.2.1');
-    for (const { loc } of places) {
-      const res = await e.sim.call('GET', 'locations', `/${loc}`, undefined, { role: 'SENDER' });
-      const statuses = ((res.data as { evses?: { status: string }[] } | undefined)?.evses ?? []).map((x) => x.status);
-      expect(statuses, loc).to.deep.equal(Array.from({ length: PER }, () => 'AVAILABLE'));
-    }
+    const held = await pulled(...places.map((p) => p.loc));
+    expect(held.map((h) => h.statuses)).to.deep.equal(places.map((p) => p.uids.map(() => 'AVAILABLE')));
   });
 
   it("the operator's PUT of the location while its chargers report keeps what the chargers said", async () => {
-    const EVSES = 12;
-    const loc = world.unique('LOC-');
-    const uids = Array.from({ length: EVSES }, (_, i) => `E${i + 1}`);
-    await world.location(loc, uids);
-    const chargers: RPCClient[] = [];
-    for (const uid of uids) {
-      const cp = await world.chargePoint('ocpp1.6');
-      await world.link(cp.id, 1, loc, uid);
-      chargers.push(await world.charger(cp, 'ocpp1.6'));
-    }
+    const { loc, uids, chargers } = await chargersAt(12);
     // the operator renames the location, its file's EVSEs AVAILABLE, while every charger reports
     const edit = (round: number) =>
       aLocation({ id: loc, name: `Renamed ${round}`, evses: uids.map((uid) => anEvse({ uid, status: 'AVAILABLE' })) });
@@ -106,10 +96,8 @@ describe('roaming: the chargers of one location report at once (PostgreSQL)', fu
       expect(answers.filter((a) => a.status === 'rejected')).to.deep.equal([]);
     }
     // before, a PUT read the statuses before a charger's batch changed one and wrote the old one back
-    const e = await world.emsp('2.2.1');
-    const res = await e.sim.call('GET', 'locations', `/${loc}`, undefined, { role: 'SENDER' });
-    const held = res.data as { name?: string; evses?: { status: string }[] } | undefined;
+    const [held] = await pulled(loc);
     expect(held?.name).to.equal('Renamed 3');
-    expect((held?.evses ?? []).map((x) => x.status)).to.deep.equal(uids.map(() => 'CHARGING'));
+    expect(held?.statuses).to.deep.equal(uids.map(() => 'CHARGING'));
   });
 });

@@ -217,15 +217,16 @@ describe('charging periods from meter readings', function () {
     // 8 kW below 11 kW, 0.50 above; readings a second apart, one rounded up and one down, made 1.8 MW
     const tariff = aTariff([anElement([energy(0.3)], { max_power: 11 }), anElement([energy(0.5)])]);
     const second = 1 / 60;
+    const samples = readings([
+      [0, 0],
+      [30 - second, 3500],
+      [30, 4000],
+      [60, 10000],
+    ]);
     const periods = chargingPeriodsOf({
       start: min(0),
       end: min(60),
-      samples: readings([
-        [0, 0],
-        [30 - second, 3500],
-        [30, 4000],
-        [60, 10000],
-      ]),
+      samples,
       states: [
         { at: min(30), power_kw: 7.4 },
         { at: min(60), power_kw: 11.5 },
@@ -250,12 +251,7 @@ describe('charging periods from meter readings', function () {
     const measured = chargingPeriodsOf({
       start: min(0),
       end: min(60),
-      samples: readings([
-        [0, 0],
-        [30 - second, 3500],
-        [30, 4000],
-        [60, 10000],
-      ]),
+      samples,
       tariff: aTariff([anElement([energy(0.3)])]),
       timeZone: 'UTC',
     });
