@@ -226,7 +226,7 @@ export class GroupCommit {
       const keyed = heavy
         .filter((p) => p.lockKey !== undefined)
         .sort((a, b) => ((a.lockKey as string) < (b.lockKey as string) ? -1 : a.lockKey === b.lockKey ? 0 : 1));
-      chunk(keyed.length > 0 ? [...keyed, ...heavy.filter((p) => p.lockKey === undefined)] : heavy, PG_BATCH);
+      chunk([...keyed, ...heavy.filter((p) => p.lockKey === undefined)], PG_BATCH);
     }
     return out;
   }

@@ -160,7 +160,8 @@ export class TurnCommitter {
         read,
         merged,
         light,
-        lockKey: lockKeyOf(effects.writes),
+        // only PostgreSQL's batches are ordered by it: SQLite's one connection never waits on a row
+        lockKey: db.dialect === 'postgresql' ? lockKeyOf(effects.writes) : undefined,
       });
     }
     // outside a group commit a merged row is a statement of its own, in the turn's order

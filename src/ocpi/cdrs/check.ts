@@ -1,4 +1,4 @@
-import { selectTariff } from '../../tariffs/engine.js';
+import { selectTariff, tariffForRoaming, tariffValidAt } from '../../tariffs/engine.js';
 import { isTimeZone } from '../../tariffs/local-time.js';
 import { dec, reported } from '../../tariffs/money.js';
 import type { PricingHandle } from '../../tariffs/module.js';
@@ -251,7 +251,7 @@ async function connectorTariff(
       ids.map((t) => deps.tariffs.get({ country_code: key.country_code, party_id: key.party_id, id: t })),
     );
     const given = known.filter((t): t is Tariff => t !== undefined);
-    const eligible = given.filter((t) => selectTariff([t], startMs) !== undefined);
+    const eligible = given.filter((t) => tariffForRoaming(t) && tariffValidAt(t, startMs));
     const [only] = eligible;
     if (given.length === ids.length && eligible.length === 1 && only)
       return { tariff: only, id: only.id, source: 'connector' };

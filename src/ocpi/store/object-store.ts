@@ -216,9 +216,13 @@ export class ObjectStore<T extends { last_updated: string }> {
     this.onWrite?.(this.module, { country_code: key.country_code, party_id: key.party_id });
   }
 
-  async get(key: ObjectKey): Promise<T | undefined> {
+  get(key: ObjectKey): Promise<T | undefined> {
+    return this.read(key, false);
+  }
+
+  private async read(key: ObjectKey, forUpdate: boolean): Promise<T | undefined> {
     const rows = await this.sql.query(
-      'SELECT data FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ?',
+      `SELECT data FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ?${forUpdate ? ' FOR UPDATE' : ''}`,
       [this.module, key.country_code, key.party_id, key.id],
     );
     const row = rows[0];
@@ -231,14 +235,8 @@ export class ObjectStore<T extends { last_updated: string }> {
    * committed. With a plain `get`, an operator's PUT of a location read the EVSE statuses before a
    * charger's batch changed one and wrote the old status back over it.
    */
-  async getForUpdate(key: ObjectKey): Promise<T | undefined> {
-    if (!this.lockingReads) return this.get(key);
-    const rows = await this.sql.query(
-      'SELECT data FROM ocpi_object WHERE module = ? AND country_code = ? AND party_id = ? AND object_id = ? FOR UPDATE',
-      [this.module, key.country_code, key.party_id, key.id],
-    );
-    const row = rows[0];
-    return row ? this.fromRow(row.data) : undefined;
+  getForUpdate(key: ObjectKey): Promise<T | undefined> {
+    return this.read(key, this.lockingReads);
   }
 
   /**
