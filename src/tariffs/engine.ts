@@ -190,6 +190,16 @@ const STEP_UNIT: Record<Priced, number> = {
   RESERVATION_TIME: 3600,
 };
 
+/**
+ * The largest amount or volume answered: 4 decimals on a double are exact up to 2^53 / 10^4
+ * (about 9.007e11); beyond, a total would be rounded silently (docs/TARIFFS.md).
+ */
+const LARGEST_AMOUNT = 900_000_000_000;
+
+function representable(n: number): boolean {
+  return Math.abs(n) <= LARGEST_AMOUNT;
+}
+
 function failure(code: 'invalid_tariff' | 'invalid_cdr', message: string): PriceOutcome {
   return { ok: false, code, message };
 }
@@ -661,10 +671,14 @@ export function priceCdr(
   const session = new SessionPricing(readTariff(tariff), times, timeZone, options.breakdown !== false, charged);
   for (const p of checked) session.period(p);
   const priced = session.finish(tariff.currency);
-  // prices or volumes beyond what a double holds (1e308) come out as Infinity: not an answer
+  // an amount or volume the answer's JSON number cannot give to its last decimal (or Infinity,
+  // beyond 1e308) is no answer: a step_size of 2^60 Wh billed 345876451382054.06 for .0928
   const numbers = [priced.total_cost, priced.total_energy_cost, priced.total_time_cost, priced.total_parking_cost];
-  const finite = numbers.every((p) => Number.isFinite(p.excl_vat) && Number.isFinite(p.incl_vat));
-  if (!finite || !Number.isFinite(priced.total_energy) || !Number.isFinite(priced.total_time))
-    return failure('invalid_tariff', 'the prices or volumes give amounts beyond what can be represented');
+  const exact = numbers.every((p) => representable(p.excl_vat) && representable(p.incl_vat));
+  if (!exact || !representable(priced.total_energy) || !representable(priced.total_time))
+    return failure(
+      'invalid_tariff',
+      `the prices or volumes give amounts beyond ${LARGEST_AMOUNT}, which cannot be given exactly to 4 decimals`,
+    );
   return { ok: true, priced };
 }

@@ -81,6 +81,18 @@ export function isTimeZone(timeZone: string): boolean {
   }
 }
 
+/**
+ * How the IANA database spells `timeZone`: itself when it is a zone spelled as the database does,
+ * the database's spelling when it differs in letter case only ("europe/amsterdam"), undefined for
+ * no zone. A link name (US/Eastern) is its own spelling; one that differs in case only from its
+ * link is not told apart, as Intl gives the zone it links to.
+ */
+export function zoneSpelling(timeZone: string): string | undefined {
+  if (!isTimeZone(timeZone)) return undefined;
+  const resolved = zoneOf(timeZone).format.resolvedOptions().timeZone;
+  return resolved !== timeZone && resolved.toLowerCase() === timeZone.toLowerCase() ? resolved : timeZone;
+}
+
 /** The zone's offset from UTC at instant `ms`, in ms. */
 export function offsetAt(timeZone: string, ms: number): number {
   const zone = zoneOf(timeZone);

@@ -122,6 +122,10 @@ describe('gateway (embedded)', () => {
       body: JSON.stringify({ name: 'x'.repeat(5000) }),
     });
     expect(big.status).to.equal(413);
+    // the envelope of every /v1 error, naming the limit the body passed
+    const bigError = ((await big.json()) as { error: { code: string; message: string } }).error;
+    expect(bigError.code).to.equal('entity.too.large');
+    expect(bigError.message).to.match(/^request body larger than the limit of \d+ bytes \(BODY_LIMIT\)$/);
     const malformed = await fetch(url('/gw/items/ab'), {
       method: 'POST',
       headers: { Authorization: 'Token good', 'Content-Type': 'application/json' },

@@ -336,6 +336,17 @@ describe('pricing engine: rules', function () {
       expect(priceCdr(tariff, cdr, 'UTC')).to.deep.include({ ok: false, code: 'invalid_tariff' });
     });
 
+    it('a total a JSON number cannot give to 4 decimals is refused: 2^60 Wh steps at 0.30 a kWh, not 345876451382054.06', function () {
+      const tariff = aTariff([anElement([energy(0.3, 2 ** 60)])]);
+      const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: 10 }]]);
+      const outcome = priceCdr(tariff, cdr, 'UTC');
+      expect(outcome).to.deep.include({ ok: false, code: 'invalid_tariff' });
+      expect(outcome.ok ? '' : outcome.message).to.match(/beyond 900000000000/);
+      // the largest step a charger could meet stays priced: 1,000,000 kWh at 0.30 is 300,000
+      const big = price(aTariff([anElement([energy(0.3, 1_000_000_000)])]), cdr);
+      expect(big.total_cost.excl_vat).to.equal(300_000);
+    });
+
     it('amounts are decimal: 0.00015 is reported as 0.0002 (half away from zero), where a float would give 0.0001', function () {
       expect((0.00015).toFixed(4)).to.equal('0.0001');
       const tariff = aTariff([anElement([energy(1, 0)])]);

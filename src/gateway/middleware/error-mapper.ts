@@ -87,11 +87,19 @@ function isExposedClientError(err: unknown): err is ExposedError {
   return typeof err.status === 'number' && err.status >= 400 && err.status < 500 && err.expose === true;
 }
 
+/** raw-body's words, with the limit a too large body passed (BODY_LIMIT) when it gives it. */
+function clientMessage(err: ExposedError): string {
+  const limit = (err as { limit?: unknown }).limit;
+  if (err.type === 'entity.too.large' && typeof limit === 'number')
+    return `request body larger than the limit of ${limit} bytes (BODY_LIMIT)`;
+  return String(err.message);
+}
+
 /** Our own errors, and the client errors of koa and raw-body, which say when they may be shown. */
 function knownError(err: unknown): OcpiError | HttpError | undefined {
   if (err instanceof OcpiError || err instanceof HttpError) return err;
   if (isExposedClientError(err)) {
-    return new HttpError(err.status, typeof err.type === 'string' ? err.type : 'bad_request', String(err.message));
+    return new HttpError(err.status, typeof err.type === 'string' ? err.type : 'bad_request', clientMessage(err));
   }
   return undefined;
 }

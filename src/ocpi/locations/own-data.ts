@@ -1,7 +1,7 @@
 import Type from '#typebox';
 import { RequestValidationError } from '../../gateway/errors.js';
 import { route } from '../../gateway/route-table.js';
-import { isTimeZone } from '../../tariffs/local-time.js';
+import { zoneSpelling } from '../../tariffs/local-time.js';
 import type { OcpiContext } from '../core/context.js';
 import { assertOurParty } from '../core/guards.js';
 import type { OperatorRoute } from '../core/mount-kit.js';
@@ -18,16 +18,22 @@ const LocationIdPath = Type.Object({ location_id: ObjectId });
 /**
  * Our location's `time_zone` must be a zone of the IANA database (OCPI 2.2.1 Location): our CDRs
  * are priced in it, and a session on a location whose zone the pricing engine does not know ended
- * with no CDR. A partner's location is the partner's data and is taken as sent (docs/OCPI.md
- * "Our own data").
+ * with no CDR. IANA names are case-sensitive, though our engine reads them in any case: a name
+ * differing from the database's in case only is refused with its spelling. A partner's location
+ * is the partner's data and is taken as sent (docs/OCPI.md "Our own data").
  */
 function assertTimeZone(body: { time_zone?: string | undefined }): void {
   const zone = body.time_zone;
-  if (zone === undefined || isTimeZone(zone)) return;
+  if (zone === undefined) return;
+  const spelled = zoneSpelling(zone);
+  if (spelled === zone) return;
   throw new RequestValidationError([
     {
       loc: ['body', 'time_zone'],
-      msg: `${zone} is not a time zone of the IANA database (such as Europe/Amsterdam)`,
+      msg:
+        spelled === undefined
+          ? `${zone} is not a time zone of the IANA database (such as Europe/Amsterdam)`
+          : `${zone} is spelled ${spelled} in the IANA database: partners may look it up as sent`,
       type: 'value_error.time_zone',
       input: zone,
       ctx: {},

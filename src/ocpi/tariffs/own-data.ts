@@ -31,6 +31,25 @@ function assert221(body: unknown): void {
 }
 
 /**
+ * Our tariff's `end_date_time` must be after its `start_date_time`: one ending before it starts is
+ * valid at no instant, and every roamed session on a connector naming only it would end without a
+ * CDR. mod_tariffs states no such rule, so a partner's tariff is taken as sent.
+ */
+function assertDatesInOrder(tariff: { start_date_time?: string; end_date_time?: string }): void {
+  const { start_date_time: start, end_date_time: end } = tariff;
+  if (start === undefined || end === undefined || Date.parse(end) > Date.parse(start)) return;
+  throw new RequestValidationError([
+    {
+      loc: ['body', 'end_date_time'],
+      msg: `end_date_time ${end} is not after start_date_time ${start}: the tariff would be valid at no instant`,
+      type: 'value_error.date_order',
+      input: end,
+      ctx: {},
+    },
+  ]);
+}
+
+/**
  * The operator's routes for our own tariffs, on the management mount (docs/OCPI.md "Our own
  * data"): a PUT takes a 2.2.1 Tariff (with our country_code and party_id) or a 2.1.1 one, stored
  * in the 2.2.1 shape and answered in the shape it came in; the GETs answer the stored 2.2.1 shape.
@@ -79,6 +98,7 @@ export function ownTariffRoutes(ctx: OcpiContext): OperatorRoute[] {
         // what is stored is a 2.2.1 Tariff: a 2.1.1 one converted must be one too (before, a 2.1.1
         // tariff without elements was stored and pushed to every eMSP as a 2.2.1 one without any)
         assert221(tariff);
+        assertDatesInOrder(tariff);
         // the tariff and its PUT to every registered eMSP commit together (docs/ROAMING.md "What is pushed")
         const stored = await ctx.services.db.group.run(async (tx) => {
           const written = await ctx.stores.tariffs.on(tx).put({ ...own, id }, tariff);

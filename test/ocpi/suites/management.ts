@@ -112,6 +112,12 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
         body: { time_zone: 'Mars/Olympus_Mons', last_updated: isoAt(20) },
       });
       expect(patched.status).to.equal(422);
+      // a zone in another letter case is priced right here, but sent to partners as given
+      const lower = await api.request('PATCH', '/v1/ocpi/locations/MY-TZ', {
+        body: { time_zone: 'europe/amsterdam', last_updated: isoAt(21) },
+      });
+      expect(lower.status).to.equal(422);
+      expect(JSON.stringify(lower.body)).to.contain('spelled Europe/Amsterdam');
       const emsp = await api.register('EMSP');
       const shown = await api.request('GET', '/ocpi/cpo/2.2.1/locations/MY-TZ', {
         token: emsp.token,
@@ -202,6 +208,18 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(empty.status, JSON.stringify(empty.body)).to.equal(422);
       expect(JSON.stringify(empty.body)).to.contain('elements');
       expect((await api.request('GET', '/v1/ocpi/tariffs/MT-6')).status).to.equal(404);
+      // ending before it starts, it would be valid at no instant: every session on it left unpriced
+      const backwards = await api.request('PUT', '/v1/ocpi/tariffs/MT-8', {
+        body: aTariff221({
+          id: 'MT-8',
+          start_date_time: '2026-05-01T00:00:00Z',
+          end_date_time: '2026-04-01T00:00:00Z',
+        }),
+      });
+      expect(backwards.status, JSON.stringify(backwards.body)).to.equal(422);
+      const backwardsAt = (backwards.body as { detail: Array<{ loc: unknown[] }> }).detail.map((d) => d.loc.join('.'));
+      expect(backwardsAt).to.deep.equal(['body.end_date_time']);
+      expect((await api.request('GET', '/v1/ocpi/tariffs/MT-8')).status).to.equal(404);
       expect((await api.request('GET', '/v1/ocpi/tariffs/MT-4')).status).to.equal(404);
       expect((await api.request('GET', '/v1/ocpi/tariffs', { bearer: 'wrong' })).status).to.equal(401);
     });
