@@ -12,6 +12,7 @@ import type * as T211 from '../ocpi/tokens/schemas-2.1.1.js';
 import type { Token } from '../ocpi/tokens/schemas-2.2.1.js';
 import type { PlatformServices } from '../platform/services.js';
 import { addressOf } from '../runtime/address.js';
+import type { SqlRunner } from '../db/sql.js';
 import { EvseLinkStore, type EvseLink } from './evse-links.js';
 import { ReservationStore } from './reservations.js';
 
@@ -35,7 +36,26 @@ class CommandMapping {
     private readonly chargePoints: ChargePointStore,
     private readonly sessions: SessionReader,
     private readonly reservations: ReservationStore,
+    private readonly sql: SqlRunner,
+    private readonly own: { country_code: string; party_id: string },
   ) {}
+
+  /**
+   * Why an UNLOCK_CONNECTOR of `partnerKey` may not reach EVSE `evse`: a transaction runs there
+   * that is not a session of that eMSP's (another eMSP's driver, or one of ours). OCPP stops the
+   * transaction on an unlock (1.6 UnlockConnector; 2.0.1 F05), so it would end another driver's
+   * charge and let the cable go.
+   */
+  private async unlockRefusal(partnerKey: string, chargePointId: string, evse: number): Promise<string | undefined> {
+    const running = await this.sql.query(
+      `SELECT s.id, o.audience FROM csms_session s
+         LEFT JOIN ocpi_object o ON o.module = 'sessions' AND o.country_code = ? AND o.party_id = ? AND o.object_id = s.id
+       WHERE s.charge_point_id = ? AND s.evse_id = ? AND s.status = 'ACTIVE'`,
+      [this.own.country_code, this.own.party_id, chargePointId, evse],
+    );
+    const foreign = running.find((r) => r.audience !== partnerKey);
+    return foreign ? `a session that is not yours is running on this EVSE` : undefined;
+  }
 
   /** The charger EVSE of an OCPI EVSE; with no EVSE named, the location's one linked EVSE. */
   private async evseTarget(locationId: string, evseUid: string | undefined): Promise<Target> {
@@ -71,6 +91,8 @@ class CommandMapping {
       const connector = Number(b.connector_id);
       if (!Number.isInteger(connector) || connector < 1)
         return { reason: `connector ${b.connector_id ?? ''} is not an OCPP connector number` };
+      const refusal = await this.unlockRefusal(req.partnerKey, chargePointId, evse);
+      if (refusal) return { reason: refusal };
       return { chargePointId, command: { kind: 'unlock', evse_id: evse, connector_id: connector } };
     }
     const uid = b.token?.uid ?? '';
@@ -161,6 +183,8 @@ export function chargerCommands(services: PlatformServices): ChargerCommandPort 
     new ChargePointStore(services.db),
     new SessionReader(services.db),
     new ReservationStore(services.db),
+    services.db.sql,
+    { country_code: services.config.OCPI_COUNTRY_CODE, party_id: services.config.OCPI_PARTY_ID },
   );
   const { config, actors } = services;
   const tokens = new ObjectStore<Token>(services.db.sql, 'tokens');

@@ -294,6 +294,33 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     expect((await resultAt(emsp221, second.url)).body).to.deep.equal({ result: 'FAILED' });
   });
 
+  it("UNLOCK_CONNECTOR on an EVSE where another eMSP's driver charges is REJECTED; the charger gets nothing, the driver's own eMSP may", async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    const unlocks: Json[] = [];
+    charger.handle('UnlockConnector', ({ params }) => {
+      unlocks.push(params as Json);
+      return Promise.resolve({ status: 'Unlocked' });
+    });
+    const uid = world.unique('DRV').toUpperCase();
+    await world.pushToken(emsp211, uid);
+    const authorized = (await charger.call('Authorize', { idTag: uid })) as { idTagInfo: { status: string } };
+    expect(authorized.idTagInfo.status).to.equal('Accepted');
+    await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 0,
+      timestamp: new Date().toISOString(),
+    });
+    // OCPP ends the transaction on an unlock: another eMSP would stop this driver's charge
+    const foreign = await send(emsp221, 'UNLOCK_CONNECTOR', { location_id: loc, evse_uid: 'E1', connector_id: '1' });
+    expect(foreign.answer.data).to.deep.include({ result: 'REJECTED', timeout: 0 });
+    expect(JSON.stringify(foreign.answer.data)).to.contain('not yours');
+    const own = await send(emsp211, 'UNLOCK_CONNECTOR', { location_id: loc, evse_uid: 'E1', connector_id: '1' });
+    expect(own.answer.data).to.deep.equal({ result: 'ACCEPTED' });
+    expect((await resultAt(emsp211, own.url)).body).to.deep.equal({ result: 'ACCEPTED' });
+    expect(unlocks).to.deep.equal([{ connectorId: 1 }]);
+  });
+
   it('two commands given one response_url: each result reaches it, also while the first is retried', async () => {
     const { loc, charger } = await world.linkedCharger('ocpp2.0.1');
     const answers = ['Unlocked', 'UnlockFailed'];
