@@ -51,7 +51,10 @@ function ocpiActors(host: ActorHost, opts: OcpiModuleOptions, outbox: OutboxHand
   return [
     partnerActor({
       discovery: discoveryPort(new PartnerClient(partnerHttpOptions(host.config))),
-      projection: partnerProjection,
+      projection: partnerProjection({
+        country_code: host.config.OCPI_COUNTRY_CODE,
+        party_id: host.config.OCPI_PARTY_ID,
+      }),
     }),
     partnerOutboxActor(outboxPorts(host.config, host.db, opts.cdrs?.(host))),
     ocpiCommandActor({

@@ -491,6 +491,35 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect((post.body as Json).total_cost).to.deep.equal({ excl_vat: 4.6667, incl_vat: 5.6467 });
   });
 
+  it('a session that ended while its eMSP was unregistered reaches it when it registers again: the COMPLETED PUT, then the CDR', async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'U');
+    const transactionId = await startWith(charger, uid, READINGS.slice(0, 2));
+    const unregistered = await e.sim.unregister();
+    expect(unregistered.statusCode).to.equal(1000);
+    await charger.call('StopTransaction', { transactionId, meterStop: 16000, timestamp: at(90) });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // no link speaks for the party: nothing is taken (a push queued before may be tried, and refused)
+    expect(completedPuts(e, since).filter((r) => r.status === 200)).to.deep.equal([]);
+    expect(cdrPosts(e, since)).to.deep.equal([]);
+    const again = await world.api.request('POST', '/v1/partners', { body: e.sim.party });
+    expect(again.status, JSON.stringify(again.body)).to.equal(201);
+    const { versions_url, token } = again.body as { versions_url: string; token: string };
+    const registered = await e.sim.registerWith(versions_url, token);
+    expect(registered.answer.statusCode).to.equal(1000);
+    // was lost: neither pending nor dead, only pullable
+    const cdr = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 15_000, what: 'the CDR' });
+    const completed = completedPuts(e, since).filter((r) => r.status === 200);
+    expect(completed).to.have.length(1);
+    expect(completed[0]?.seq).to.be.below(cdr.seq);
+    expect((cdr.body as Json).total_energy).to.equal(16);
+    // a second registration of the same link sends nothing again: the CDR was delivered
+    const rotated = await e.sim.rotate();
+    expect(rotated.answer.statusCode).to.equal(1000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(cdrPosts(e, since)).to.have.length(1);
+  });
+
   it('2.0.1: a repeated seqNo that names a card roams nothing: the transaction started at plug-in stays unroamed', async () => {
     const e = await world.emsp('2.2.1');
     const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp2.0.1', 'P');

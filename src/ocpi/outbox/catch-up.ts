@@ -1,0 +1,46 @@
+import type { SqlRunner } from '../../db/sql.js';
+import { enqueue } from './outbox-store.js';
+
+type Party = { country_code: string; party_id: string };
+
+/** How far back a link that becomes registered is sent what it missed, and at most how many sessions. */
+export const CATCH_UP_DAYS = 30;
+export const CATCH_UP_MAX = 10_000;
+
+/**
+ * What an eMSP link that becomes registered (a first registration, or again after its credentials
+ * DELETE or our unregister) missed of its parties' sessions on our chargers: nothing is queued for
+ * a party no registered link speaks for, so a session that ended while the link was down had its
+ * COMPLETED push and its CDR lost, and a push-only eMSP never billed it (docs/ROAMING.md "The
+ * outbox"). Queued now, in the turn that registers it: the PUT of each running session, and of
+ * each ended one whose CDR this link was never sent, with that CDR after it (built when sent, if
+ * it is not yet). Sessions changed in the last CATCH_UP_DAYS, at most CATCH_UP_MAX, newest first;
+ * older ones the eMSP pulls. Answers how many sessions were queued.
+ */
+export async function catchUpEmsp(
+  tx: SqlRunner,
+  own: Party,
+  partnerKey: string,
+  parties: readonly Party[],
+): Promise<number> {
+  if (parties.length === 0) return 0;
+  const scopes = parties.map((p) => `${p.country_code}-${p.party_id}`);
+  const rows = await tx.query(
+    `SELECT o.object_id AS id, o.audience, s.status FROM ocpi_object o JOIN csms_session s ON s.id = o.object_id
+     WHERE o.module = 'sessions' AND o.country_code = ? AND o.party_id = ?
+       AND o.audience IN (${scopes.map(() => '?').join(', ')}) AND o.last_updated_ms >= ?
+       AND (s.status = 'ACTIVE' OR NOT EXISTS (SELECT 1 FROM roaming_cdr_delivery d
+         WHERE d.cdr_id = o.object_id AND d.partner_key = ?))
+     ORDER BY o.last_updated_ms DESC LIMIT ?`,
+    [own.country_code, own.party_id, ...scopes, Date.now() - CATCH_UP_DAYS * 86_400_000, partnerKey, CATCH_UP_MAX],
+  );
+  // queued oldest first; each CDR waits for its session's push (OutboxStore.due)
+  for (const r of rows.reverse()) {
+    const [country_code = '', party_id = ''] = String(r.audience).split('-');
+    const to = { country_code, party_id };
+    const id = String(r.id);
+    await enqueue(tx, { partner_key: partnerKey }, { kind: 'session', session_id: id, to });
+    if (r.status !== 'ACTIVE') await enqueue(tx, { partner_key: partnerKey }, { kind: 'cdr', cdr_id: id, to });
+  }
+  return rows.length;
+}
