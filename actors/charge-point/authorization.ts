@@ -134,6 +134,16 @@ function withdrawn(token: RoamingToken | undefined): boolean {
   return token !== undefined && !token.valid;
 }
 
+/**
+ * A token its eMSP has made not valid after we sent a remote start of it: the start lets it in no
+ * more (a token not valid when the command came is the command's word: an app user's, which the
+ * eMSP never pushes valid). A START_SESSION that timed out and a block that followed let the card
+ * charge on the command's EVSE for 15 minutes.
+ */
+function withdrawnSince(token: RoamingToken | undefined, sentAt: number): boolean {
+  return withdrawn(token) && token?.updated_at !== undefined && token.updated_at > sentAt;
+}
+
 /** OCPI AllowedType -> the charger's status word. */
 function statusOfAllowed(allowed: string, protocol: ProtocolName): string {
   switch (allowed) {
@@ -292,11 +302,13 @@ export async function authorizeTag(
   const token = await port.tokenOf(idTag);
   // the start a remote start of ours is followed by is its, whatever the eMSP said of the card
   // before; so is the start that uses a partner's reservation
-  const command = startFor(ctx.state, idTag, evse, how.remoteStartId ?? null, how.startKey, how.idTagType)
-    ? 'a remote start we sent'
-    : reservationFor(ctx.state, idTag, evse, how.reservationId ?? null, how.idTagType) && !withdrawn(token)
-      ? "a partner's reservation"
-      : undefined;
+  const remote = startFor(ctx.state, idTag, evse, how.remoteStartId ?? null, how.startKey, how.idTagType);
+  const command =
+    remote && !withdrawnSince(token, remote.at)
+      ? 'a remote start we sent'
+      : reservationFor(ctx.state, idTag, evse, how.reservationId ?? null, how.idTagType) && !withdrawn(token)
+        ? "a partner's reservation"
+        : undefined;
   const found =
     command !== undefined
       ? undefined

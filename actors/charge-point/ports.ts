@@ -173,6 +173,8 @@ export interface RoamingToken {
   group_id?: string;
   /** issued by our own eMSP (not roamed: no OCPI session for it) */
   own: boolean;
+  /** when its eMSP last changed it (its `last_updated`, epoch ms) */
+  updated_at?: number;
 }
 
 /** What the OCPI session of a transaction is made of (docs/ROAMING.md "Sessions"). */

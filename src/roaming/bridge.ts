@@ -91,7 +91,7 @@ async function tokenOf(
   idTag: string,
 ): Promise<RoamingToken | undefined> {
   const [row] = await db.sql.query(
-    `SELECT data FROM ocpi_object o WHERE o.module = 'tokens' AND lower(o.object_id) = lower(?)
+    `SELECT data, last_updated_ms FROM ocpi_object o WHERE o.module = 'tokens' AND lower(o.object_id) = lower(?)
        AND ${TOKEN_COUNTS}
      ORDER BY CASE WHEN o.object_id = ? THEN 0 ELSE 1 END, o.last_updated_ms DESC LIMIT 1`,
     [idTag, own.country_code, own.party_id, idTag],
@@ -109,6 +109,7 @@ async function tokenOf(
     whitelist: t.whitelist,
     ...(t.group_id === undefined ? {} : { group_id: t.group_id }),
     own: t.country_code === own.country_code && t.party_id === own.party_id,
+    updated_at: Number(row.last_updated_ms),
   };
 }
 

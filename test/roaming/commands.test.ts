@@ -158,6 +158,32 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     expect(Date.now() - started).to.be.at.least(4_500);
   });
 
+  it('a START_SESSION that timed out lets its token in on its EVSE, unless the eMSP made the token not valid since', async () => {
+    /** a START_SESSION of `uid` (stored as `stored` before) that a charger of its own never answers */
+    const timedOut = async (uid: string, stored: Json): Promise<RPCClient> => {
+      const { loc, charger } = await world.linkedCharger('ocpp1.6');
+      charger.handle('RemoteStartTransaction', () => new Promise(() => undefined));
+      await world.pushToken(emsp221, uid, stored);
+      const { url } = await send(emsp221, 'START_SESSION', {
+        token: tokenOf(emsp221, uid),
+        location_id: loc,
+        evse_uid: 'E1',
+      });
+      expect((await resultAt(emsp221, url)).body).to.deep.equal({ result: 'TIMEOUT' });
+      return charger;
+    };
+    const authorize = async (charger: RPCClient, uid: string): Promise<string> =>
+      ((await charger.call('Authorize', { idTag: uid })) as { idTagInfo: { status: string } }).idTagInfo.status;
+    const [kept, blocked] = [world.unique('TK'), world.unique('TB')];
+    const [keptAt, blockedAt] = await Promise.all([timedOut(kept, { valid: false }), timedOut(blocked, {})]);
+    // the charger may have taken the start after all; a token not valid before the command (an
+    // app user's) is the command's word
+    expect(await authorize(keptAt, kept)).to.equal('Accepted');
+    // blocked after the command: was Accepted as "a remote start we sent", and billed as COMMAND
+    await world.pushToken(emsp221, blocked, { valid: false, last_updated: new Date(Date.now() + 1000).toISOString() });
+    expect(await authorize(blockedAt, blocked)).to.equal('Blocked');
+  });
+
   it('an offline charger, an EVSE not linked, an unknown location: REJECTED at once, with the reason', async () => {
     const { loc, charger } = await world.linkedCharger('ocpp1.6');
     await charger.close({ force: true });
