@@ -72,7 +72,8 @@ export function cdrTo211(c: C221.Cdr, location: V211.Location | undefined): C211
         name: l.name,
         address: l.address,
         city: l.city,
-        postal_code: l.postal_code,
+        // required in 2.1.1, optional in a 2.2.1 cdr_location (docs/OCPI.md, Decisions 40)
+        postal_code: l.postal_code ?? '',
         country: l.country,
         coordinates: geoTo211(l.coordinates),
         last_updated: c.last_updated,

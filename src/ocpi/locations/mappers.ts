@@ -115,6 +115,8 @@ export function locationTo211(l: V221.StoredLocation): V211.Location {
   const type = parking_type === undefined ? 'UNKNOWN' : (TYPE_FROM_PARKING[parking_type] ?? 'OTHER');
   return defined({
     ...rest,
+    // 2.1.1 Location.postal_code is required, 2.2.1's optional (Decisions 40)
+    postal_code: rest.postal_code ?? '',
     opening_times: opening_times && hoursTo211(opening_times),
     coordinates: geoTo211(rest.coordinates),
     type,

@@ -92,6 +92,20 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(dataOf<Obj[]>(pulled).map((l) => l.name)).to.include('Depot North');
     });
 
+    // a strict 2.1.1 receiver refused our location without it: 2.1.1 Location.postal_code is required
+    it('serves our location stored without a postal_code to 2.1.1 with postal_code "", to 2.2.1 without one', async () => {
+      const { postal_code: _none, ...body } = aLocation({ id: 'MY-NOPC' }) as Record<string, unknown>;
+      expect((await api.request('PUT', '/v1/ocpi/locations/MY-NOPC', { body })).status).to.equal(200);
+      const emsp = await api.register('EMSP');
+      const v211 = await api.request('GET', '/ocpi/cpo/2.1.1/locations/MY-NOPC', { token: emsp.token });
+      expect(dataOf<Obj>(v211)).to.include({ postal_code: '' });
+      const v221 = await api.request('GET', '/ocpi/cpo/2.2.1/locations/MY-NOPC', {
+        token: emsp.token,
+        encoding: 'base64',
+      });
+      expect(dataOf<Obj>(v221)).to.not.have.property('postal_code');
+    });
+
     // our CDRs are priced in the location's zone: one the pricing engine does not know left every
     // session there without a CDR
     it('refuses our own location with a time_zone that is no IANA zone (422 at body.time_zone), PUT and PATCH', async () => {
