@@ -27,6 +27,7 @@ import { textFrame } from './text-frame.js';
 import { ocpp16Adapter } from './v16/adapter.js';
 import { ocpp201Adapter } from './v201/adapter.js';
 import { isDependencyOutage } from '../platform/dependency-health.js';
+import { ActorUnavailableError } from '../runtime/errors.js';
 
 /** What every connection of an endpoint shares (one object per endpoint, not per socket). */
 export interface ConnectionSettings {
@@ -536,6 +537,15 @@ export class ChargerConnection<V extends ProtocolName> {
    * the line and the metric say which (docs/OPERATIONS.md "InternalError during an outage").
    */
   private callFailed(frame: Extract<InboundFrame, { t: 'call' }>, known: boolean, err: unknown): void {
+    // the connection ended while the call was handled (the charger left, or read nothing and was
+    // cut off): its charge point is no longer here, nothing can be answered, and it is no bug
+    if (!this.isOpen && err instanceof ActorUnavailableError) {
+      this.opts.log.debug(
+        { err, action: frame.action, charge_point: this.chargePointId },
+        'OCPP call ended with its connection',
+      );
+      return;
+    }
     const dependency = this.opts.degradedBy() ?? (isDependencyOutage(err) ? 'unreachable' : undefined);
     this.opts.signals.callFailed(this.chargePointId, frame.action, err, dependency);
     this.sendError(

@@ -268,6 +268,12 @@ export class OcppEndpoint {
     // the client may have left during the lookup; ws would then destroy the socket without calling back
     if (socket.destroyed || !socket.writable || !socket.readable) return void socket.destroy();
     this.chosen.set(req, protocol);
+    // the offer as ws reads it again, strictly: the subprotocol chosen. A list with empty elements
+    // ("ocpp1.6, , ocpp2.0.1", which RFC 7230 section 7 says to accept and ignore) or an element
+    // twice was refused with 400 by ws, after we had chosen. An offer of none (or of empty
+    // elements only) is answered without one
+    if (offered.length > 0) req.headers['sec-websocket-protocol'] = protocol;
+    else delete req.headers['sec-websocket-protocol'];
     const ws = await completeUpgrade(this.wss, req, socket, head, frameErrorLogger(log, id));
     if (!ws) return;
     this.deadlines.clear(socket);

@@ -72,6 +72,33 @@ describe('OCPP endpoint: upgrades it does not serve, half-open sockets, degraded
     }
   });
 
+  // RFC 7230 section 7: a recipient accepts and ignores empty list elements; ws alone answered 400
+  it('takes an offer of subprotocols with empty elements or one named twice, and answers the one it chose', async () => {
+    const cp = await t.csms.registerChargePoint('ocpp1.6');
+    for (const offer of ['ocpp1.6,', 'ocpp1.6, , ocpp2.0.1', ',ocpp1.6', 'ocpp1.6,ocpp1.6']) {
+      const client = await RawClient.connect(t.port);
+      const path = new URL(cp.ocpp_url).pathname;
+      client.write(RawClient.upgradeRequest(path, { protocol: offer, user: cp.username, password: cp.password }));
+      const answer = await client.response();
+      expect(answer.status, offer).to.equal(101);
+      expect(answer.headers['sec-websocket-protocol'], offer).to.equal('ocpp1.6');
+      client.socket.destroy();
+    }
+    // elements that are all empty offer nothing: served with the registered version, named by none
+    const client = await RawClient.connect(t.port);
+    client.write(
+      RawClient.upgradeRequest(new URL(cp.ocpp_url).pathname, {
+        protocol: ', ,',
+        user: cp.username,
+        password: cp.password,
+      }),
+    );
+    const none = await client.response();
+    expect(none.status).to.equal(101);
+    expect(none.headers).to.not.have.property('sec-websocket-protocol');
+    client.socket.destroy();
+  });
+
   it('destroys an idle socket and a half-sent upgrade after OCPP_HANDSHAKE_TIMEOUT_MS, not a keep-alive HTTP socket', async () => {
     const baseline = await connections(t.server);
     const idle = await RawClient.connect(t.port);

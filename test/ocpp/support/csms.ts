@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import {
   embeddedEnvironment,
   startPlatform,
@@ -72,12 +73,14 @@ export async function startCsms(
   opts: CsmsModuleOptions = {},
   env?: TestEnvironment,
   extra: PlatformModule[] = [],
+  log?: Logger,
 ): Promise<CsmsUnderTest> {
   const environment = env ?? (await embeddedEnvironment({ CSMS_API_KEY: API_KEY }));
-  const started = await startPlatform(environment, [
-    csmsModule({ pingIntervalMs: 60_000, callTimeoutMs: 5_000, ...opts }),
-    ...extra,
-  ]);
+  const started = await startPlatform(
+    environment,
+    [csmsModule({ pingIntervalMs: 60_000, callTimeoutMs: 5_000, ...opts }), ...extra],
+    log ? { log } : {},
+  );
   const url = started.platform.url;
   const api = apiClient(url);
   return {
