@@ -173,7 +173,7 @@ export interface RoamingToken {
   group_id?: string;
   /** issued by our own eMSP (not roamed: no OCPI session for it) */
   own: boolean;
-  /** when its eMSP last changed it (its `last_updated`, epoch ms) */
+  /** when we stored its last change (our clock, epoch ms) */
   updated_at?: number;
 }
 

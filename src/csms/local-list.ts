@@ -158,8 +158,10 @@ const TOKEN_SCAN_MAX = 200_000;
  * The list chargers should hold: RFID tokens, all of ours and those eMSPs pushed with a whitelist
  * other than NEVER (OCPI lets a CPO accept those without asking), newest first, at most `max`. A valid
  * token is Accepted, any other Blocked, so that a card withdrawn since is refused offline too.
- * When parties hold the same uid the newest counts, as for an Authorize (src/roaming/bridge.ts);
- * the tokens of an eMSP whose link ended are left out (src/ocpi/tokens/counting.ts).
+ * When parties hold the same uid, a valid one counts before one that is not, as for an Authorize
+ * (src/roaming/bridge.ts; among valid ones the list takes the newest it reads, an Authorize the
+ * one stored first); the tokens of an eMSP whose link ended are left out
+ * (src/ocpi/tokens/counting.ts).
  */
 export async function wantedLocalList(
   db: Database,
@@ -167,7 +169,8 @@ export async function wantedLocalList(
   max: number,
 ): Promise<LocalListEntry[]> {
   const wanted: LocalListEntry[] = [];
-  const seen = new Set<string>();
+  /** the entry of each uid read, by uid */
+  const seen = new Map<string, number>();
   for (let offset = 0; offset < TOKEN_SCAN_MAX && wanted.length < max; offset += TOKEN_PAGE) {
     const rows = await db.execute(
       `SELECT o.country_code, o.party_id, o.object_id, o.data FROM ocpi_object o WHERE o.module = 'tokens'
@@ -177,8 +180,7 @@ export async function wantedLocalList(
     );
     for (const row of rows) {
       const uid = String(row.object_id);
-      if (seen.has(uid)) continue;
-      seen.add(uid);
+      const at = seen.get(uid);
       // written by the tokens store from a checked 2.2.1 Token
       const t = JSON.parse(String(row.data)) as {
         type?: unknown;
@@ -193,12 +195,19 @@ export async function wantedLocalList(
         typeof t.group_id === 'string' && t.group_id.length <= 36 && GROUP_TEXT.test(t.group_id)
           ? t.group_id
           : undefined;
-      wanted.push({
+      const entry: LocalListEntry = {
         id_tag: uid,
         type: 'ISO14443',
         status: t.valid === true ? 'Accepted' : 'Blocked',
         ...(group === undefined ? {} : { group_id: group }),
-      });
+      };
+      if (at !== undefined) {
+        // another party's token of a uid listed: a valid one takes the place of one that is not
+        if (entry.status === 'Accepted' && wanted[at]?.status !== 'Accepted') wanted[at] = entry;
+        continue;
+      }
+      seen.set(uid, wanted.length);
+      wanted.push(entry);
       if (wanted.length >= max) break;
     }
     if (rows.length < TOKEN_PAGE) break;

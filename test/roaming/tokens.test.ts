@@ -116,6 +116,32 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(await authorize16(charger, 'nobody-case-1')).to.equal('Invalid');
   });
 
+  it("an eMSP that pushes a token of another eMSP's card's uid takes nothing from it: the token stored first counts while it is valid", async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const card = uid();
+    await world.pushToken(emsp, card, { whitelist: 'ALWAYS' });
+    // a later push of the same uid by another eMSP: its token was the one updated last, and took
+    // the card's sessions and CDRs
+    const other = await world.emsp('2.2.1');
+    await world.pushToken(other, card, {
+      whitelist: 'ALWAYS',
+      last_updated: new Date(Date.now() + 1000).toISOString(),
+    });
+    const since = emsp.sim.lastSeq;
+    expect(await start16(charger, 1, card)).to.equal('Accepted');
+    const pushed = await eventually(async () =>
+      emsp.sim.receivedSince(since).find((r) => r.method === 'PUT' && r.path.includes('/sessions/')),
+    );
+    expect((pushed.body as { cdr_token: Json }).cdr_token).to.include({
+      party_id: emsp.sim.party.party_id,
+      uid: card,
+    });
+    expect(other.sim.received.filter((r) => r.path.includes('/sessions/'))).to.deep.equal([]);
+    // once the first eMSP withdraws its card, the other's valid token counts
+    await world.pushToken(emsp, card, { valid: false, last_updated: new Date(Date.now() + 2000).toISOString() });
+    expect(await authorize16(charger, card)).to.equal('Accepted');
+  });
+
   it('valid false is Blocked; whitelist ALWAYS is Accepted without asking the eMSP', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
     const blocked = uid();
