@@ -74,7 +74,16 @@ describe('worker readiness and process signals', function () {
         });
         await db.sql.run(`UPDATE ocpi_outbox SET created_at = ? WHERE object_key LIKE '%L1%'`, [created]);
         await db.sql.run(`UPDATE ocpi_outbox SET status = 'dead' WHERE object_key LIKE '%L3%'`, []);
+        // a registered partner with nothing waiting: its series at 0, not absent
+        await db.sql.run(
+          `INSERT INTO ocpi_partner (id, country_code, party_id, role, status, created_at, updated_at)
+           VALUES ('p-idle', 'DE', 'IDL', 'EMSP', 'registered', 0, 0)`,
+          [],
+        );
         const text = await (await fetch(`${p.platform.url}/metrics`)).text();
+        expect(text).to.contain('ocpi_outbox_pending{partner="DE-IDL"} 0');
+        expect(text).to.contain('ocpi_outbox_dead_letters{partner="DE-IDL"} 0');
+        expect(text).to.contain('ocpi_outbox_oldest_pending_age_seconds{partner="DE-IDL"} 0');
         expect(text).to.contain('ocpi_outbox_pending{partner="NL-XYZ"} 2');
         expect(text).to.contain('ocpi_outbox_dead_letters{partner="NL-XYZ"} 1');
         const age = /ocpi_outbox_oldest_pending_age_seconds\{partner="NL-XYZ"\} ([\d.]+)/.exec(text)?.[1];

@@ -300,14 +300,19 @@ export class OutboxStore {
   /**
    * Pending rows, the oldest pending row's creation and dead letters per partner, for the
    * gauges (docs/OPERATIONS.md "Signals"): one grouped read of the table, at most `limit` partners.
+   * Every registered partner is there, at 0 when it has no rows: a series that was absent while
+   * all was sent could not tell "nothing waits" from "not scraped" (an alert on absent() paged).
    */
   async depths(limit = 500): Promise<OutboxDepth[]> {
     const rows = await this.db.sql.query(
-      `SELECT partner_key,
-         SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending,
-         MIN(CASE WHEN status = 'pending' THEN created_at END) AS oldest,
-         SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END) AS dead
-       FROM ocpi_outbox GROUP BY partner_key ORDER BY partner_key LIMIT ?`,
+      `SELECT k.partner_key,
+         SUM(CASE WHEN o.status = 'pending' THEN 1 ELSE 0 END) AS pending,
+         MIN(CASE WHEN o.status = 'pending' THEN o.created_at END) AS oldest,
+         SUM(CASE WHEN o.status = 'dead' THEN 1 ELSE 0 END) AS dead
+       FROM (SELECT country_code || '-' || party_id AS partner_key FROM ocpi_partner WHERE status = 'registered'
+             UNION SELECT partner_key FROM ocpi_outbox) k
+       LEFT JOIN ocpi_outbox o ON o.partner_key = k.partner_key
+       GROUP BY k.partner_key ORDER BY k.partner_key LIMIT ?`,
       [limit],
     );
     return rows.map((r) => ({
