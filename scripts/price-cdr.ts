@@ -27,7 +27,7 @@ const CLI = {
     'time-zone': {
       type: 'string',
       value: 'ZONE',
-      help: "the location's IANA time zone (default: the CDR location's time_zone, else UTC)",
+      help: "the location's IANA time zone (default: the CDR location's time_zone; required when neither is given and the tariff reads the local time)",
     },
     totals: { type: 'boolean', default: false, help: 'leave out the per-period breakdown' },
   },
@@ -56,6 +56,15 @@ function readJson(path: string): unknown {
 const record = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
+const LOCAL_TIME_RESTRICTIONS = ['start_time', 'end_time', 'start_date', 'end_date', 'day_of_week'];
+
+/** Whether an element of `tariff` has a restriction read on the location's wall clock. */
+function readsLocalTime(tariff: unknown): boolean {
+  const elements = record(tariff).elements;
+  if (!Array.isArray(elements)) return false;
+  return elements.some((e) => LOCAL_TIME_RESTRICTIONS.some((k) => record(record(e).restrictions)[k] !== undefined));
+}
+
 function main(): void {
   const { values } = commandLine(CLI);
   if (!values.cdr) usageError('--cdr is required');
@@ -64,7 +73,12 @@ function main(): void {
   const tariff = values.tariff ? readJson(values.tariff) : ownTariffs[0];
   if (tariff === undefined) fail('no --tariff given and the CDR carries no tariffs');
   const given = values['time-zone'] ?? record(cdr.cdr_location).time_zone;
-  // said on stderr: a tariff's times of day and days of week would be read in UTC, not where the charger is
+  // a tariff that reads the wall clock would be priced in UTC, not where the charger is: a total
+  // that looks right and is not. Refused then; any other tariff prices the same in every zone
+  if (given === undefined && readsLocalTime(tariff))
+    usageError(
+      "the tariff's restrictions read the location's local time (start_time, end_time, start_date, end_date or day_of_week): give --time-zone, or a CDR with cdr_location.time_zone",
+    );
   if (given === undefined) process.stderr.write('note: no --time-zone and no time_zone in the CDR: priced in UTC\n');
   const zone = given ?? 'UTC';
   const request = {

@@ -110,7 +110,7 @@ describe('scripts: command lines', function () {
     }
   });
 
-  it('price-cdr says so when it prices in UTC for want of a time zone', async () => {
+  it('price-cdr says so when it prices in UTC for want of a time zone, and refuses to when the tariff reads local time', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'price-cdr-'));
     try {
       const cdr = {
@@ -136,6 +136,13 @@ describe('scripts: command lines', function () {
       );
       expect(zoned.code, zoned.stderr).to.equal(0);
       expect(zoned.stderr).to.equal('');
+      // a tariff that reads the wall clock would price in UTC unnoticed: refused without a zone
+      const timed = { ...tariff, elements: [{ ...tariff.elements[0], restrictions: { start_time: '18:00' } }] };
+      writeFileSync(join(dir, 'timed.json'), JSON.stringify(timed));
+      const refused = await run('price-cdr', ['--cdr', 'cdr.json', '--tariff', 'timed.json', '--totals'], dir);
+      expect(refused.code).to.equal(2);
+      expect(refused.stderr).to.include('give --time-zone');
+      expect(refused.stdout).to.equal('');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
