@@ -158,10 +158,9 @@ const TOKEN_SCAN_MAX = 200_000;
  * The list chargers should hold: RFID tokens, all of ours and those eMSPs pushed with a whitelist
  * other than NEVER (OCPI lets a CPO accept those without asking), newest first, at most `max`. A valid
  * token is Accepted, any other Blocked, so that a card withdrawn since is refused offline too.
- * When parties hold the same uid, a valid one counts before one that is not, as for an Authorize
- * (src/roaming/bridge.ts; among valid ones the list takes the newest it reads, an Authorize the
- * one stored first); the tokens of an eMSP whose link ended are left out
- * (src/ocpi/tokens/counting.ts).
+ * When parties hold the same uid (in any letter case) the token an Authorize takes is listed: a
+ * valid one before one that is not, then the one stored first (src/roaming/bridge.ts); the tokens
+ * of an eMSP whose link ended are left out (src/ocpi/tokens/counting.ts).
  */
 export async function wantedLocalList(
   db: Database,
@@ -169,18 +168,18 @@ export async function wantedLocalList(
   max: number,
 ): Promise<LocalListEntry[]> {
   const wanted: LocalListEntry[] = [];
-  /** the entry of each uid read, by uid */
-  const seen = new Map<string, number>();
+  /** the entry of each uid read (lower case), and what it is weighed by */
+  const seen = new Map<string, { at: number; valid: boolean; created: number }>();
   for (let offset = 0; offset < TOKEN_SCAN_MAX && wanted.length < max; offset += TOKEN_PAGE) {
     const rows = await db.execute(
-      `SELECT o.country_code, o.party_id, o.object_id, o.data FROM ocpi_object o WHERE o.module = 'tokens'
+      `SELECT o.country_code, o.party_id, o.object_id, o.data, o.created_ms FROM ocpi_object o WHERE o.module = 'tokens'
          AND ${TOKEN_COUNTS}
        ORDER BY o.last_updated_ms DESC, o.object_id LIMIT ? OFFSET ?`,
       [own.country_code, own.party_id, TOKEN_PAGE, offset],
     );
     for (const row of rows) {
       const uid = String(row.object_id);
-      const at = seen.get(uid);
+      const held = seen.get(uid.toLowerCase());
       // written by the tokens store from a checked 2.2.1 Token
       const t = JSON.parse(String(row.data)) as {
         type?: unknown;
@@ -201,12 +200,17 @@ export async function wantedLocalList(
         status: t.valid === true ? 'Accepted' : 'Blocked',
         ...(group === undefined ? {} : { group_id: group }),
       };
-      if (at !== undefined) {
-        // another party's token of a uid listed: a valid one takes the place of one that is not
-        if (entry.status === 'Accepted' && wanted[at]?.status !== 'Accepted') wanted[at] = entry;
+      const weight = { valid: t.valid === true, created: Number(row.created_ms) };
+      if (held !== undefined) {
+        // another token of a uid listed takes its place when an Authorize would take it
+        const first = weight.valid !== held.valid ? weight.valid : weight.created < held.created;
+        if (first) {
+          wanted[held.at] = entry;
+          seen.set(uid.toLowerCase(), { ...weight, at: held.at });
+        }
         continue;
       }
-      seen.set(uid, wanted.length);
+      seen.set(uid.toLowerCase(), { ...weight, at: wanted.length });
       wanted.push(entry);
       if (wanted.length >= max) break;
     }

@@ -84,9 +84,10 @@ const TOKENS_OF_A_UID = 16;
  * The OCPI token of an id tag: found by uid alone (a charger names no party), whatever the case of
  * its letters: the id tag and the uid are both CiStrings (OCPP 1.6 IdToken, 2.0.1 IdTokenType,
  * OCPI Token.uid), and one reader writes `04a2...` where the eMSP issued `04A2...`. When several
- * are held (docs/ROAMING.md, Decisions 12): the uid of the same case first, then a valid token
- * before one that is not, then the one stored first. Before, the token updated last counted, and
- * any eMSP that pushed a token of another eMSP's card's uid took that card's sessions and CDRs.
+ * are held (docs/ROAMING.md, Decisions 12): a valid token before one that is not, then the one
+ * stored first, then the one of the tag's exact case. Before, the token updated last counted, and
+ * the one of the tag's exact case before all: any eMSP that pushed a token of another eMSP's
+ * card's uid (or of its uid in lower case, which readers send) took that card's sessions and CDRs.
  * The tokens of an eMSP whose link ended do not count. The index is m0022's.
  */
 async function tokenOf(
@@ -95,18 +96,16 @@ async function tokenOf(
   idTag: string,
 ): Promise<RoamingToken | undefined> {
   const rows = await db.sql.query(
-    `SELECT data, updated_at, created_ms, object_id FROM ocpi_object o WHERE o.module = 'tokens'
+    `SELECT data, updated_at FROM ocpi_object o WHERE o.module = 'tokens'
        AND lower(o.object_id) = lower(?) AND ${TOKEN_COUNTS}
-     ORDER BY CASE WHEN o.object_id = ? THEN 0 ELSE 1 END, o.created_ms, o.country_code, o.party_id LIMIT ${TOKENS_OF_A_UID}`,
+     ORDER BY o.created_ms, CASE WHEN o.object_id = ? THEN 0 ELSE 1 END, o.country_code, o.party_id
+     LIMIT ${TOKENS_OF_A_UID}`,
     [idTag, own.country_code, own.party_id, idTag],
   );
-  if (rows.length === 0) return undefined;
   // written by the tokens store from a checked 2.2.1 Token (m0006 moved older rows to that shape)
   const held = rows.map((row) => ({ row, token: JSON.parse(String(row.data)) as Token }));
-  const exact = held.filter((h) => h.row.object_id === idTag);
-  const candidates = exact.length > 0 ? exact : held;
   // in the query's order: the first stored of the valid ones, else the first stored
-  const chosen = candidates.find((h) => h.token.valid) ?? candidates[0];
+  const chosen = held.find((h) => h.token.valid) ?? held[0];
   if (!chosen) return undefined;
   const t = chosen.token;
   return {

@@ -116,19 +116,22 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(await authorize16(charger, 'nobody-case-1')).to.equal('Invalid');
   });
 
-  it("an eMSP that pushes a token of another eMSP's card's uid takes nothing from it: the token stored first counts while it is valid", async () => {
-    const { charger } = await world.linkedCharger('ocpp1.6');
+  it("an eMSP that pushes a token of another eMSP's card's uid, in any case, takes nothing from it: the valid one stored first counts, online and offline", async () => {
+    const { cp, charger } = await world.linkedCharger('ocpp1.6');
     const card = uid();
-    await world.pushToken(emsp, card, { whitelist: 'ALWAYS' });
-    // a later push of the same uid by another eMSP: its token was the one updated last, and took
-    // the card's sessions and CDRs
+    await world.pushToken(emsp, card, { whitelist: 'ALWAYS', group_id: 'GROUP-FIRST' });
+    // later pushes of the uid by another eMSP, one in lower case (which readers send): the token
+    // updated last counted, and the tag's exact case before all; each took the card's sessions
     const other = await world.emsp('2.2.1');
-    await world.pushToken(other, card, {
+    const later = {
       whitelist: 'ALWAYS',
+      group_id: 'GROUP-LATER',
       last_updated: new Date(Date.now() + 1000).toISOString(),
-    });
+    };
+    await world.pushToken(other, card, later);
+    await world.pushToken(other, card.toLowerCase(), later);
     const since = emsp.sim.lastSeq;
-    expect(await start16(charger, 1, card)).to.equal('Accepted');
+    expect(await start16(charger, 1, card.toLowerCase())).to.equal('Accepted');
     const pushed = await eventually(async () =>
       emsp.sim.receivedSince(since).find((r) => r.method === 'PUT' && r.path.includes('/sessions/')),
     );
@@ -137,6 +140,20 @@ describe('roaming: tokens authorize charges on our chargers', function () {
       uid: card,
     });
     expect(other.sim.received.filter((r) => r.path.includes('/sessions/'))).to.deep.equal([]);
+    // the charger's local list holds the same token: its group, one entry for the uid
+    const sent: Array<{ localAuthorizationList?: Array<{ idTag: string; idTagInfo?: { parentIdTag?: string } }> }> = [];
+    charger.handle('SendLocalList', ({ params }) => {
+      sent.push(params as (typeof sent)[number]);
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    const sync = await world.api.request('POST', `/v1/charge-points/${cp.id}/sync-local-list`, {
+      body: { full: true },
+    });
+    expect(sync.status).to.equal(200);
+    const entries = sent
+      .flatMap((m) => m.localAuthorizationList ?? [])
+      .filter((e) => e.idTag.toLowerCase() === card.toLowerCase());
+    expect(entries.map((e) => [e.idTag, e.idTagInfo?.parentIdTag])).to.deep.equal([[card, 'GROUP-FIRST']]);
     // once the first eMSP withdraws its card, the other's valid token counts
     await world.pushToken(emsp, card, { valid: false, last_updated: new Date(Date.now() + 2000).toISOString() });
     expect(await authorize16(charger, card)).to.equal('Accepted');
