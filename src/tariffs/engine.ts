@@ -674,8 +674,10 @@ export function priceCdr(
   // an amount or volume the answer's JSON number cannot give to its last decimal (or Infinity,
   // beyond 1e308) is no answer: a step_size of 2^60 Wh billed 345876451382054.06 for .0928
   const numbers = [priced.total_cost, priced.total_energy_cost, priced.total_time_cost, priced.total_parking_cost];
+  if (!representable(priced.total_energy) || !representable(priced.total_time))
+    return failure('invalid_cdr', `the CDR's volumes add up beyond ${LARGEST_AMOUNT}, which cannot be given exactly`);
   const exact = numbers.every((p) => representable(p.excl_vat) && representable(p.incl_vat));
-  if (!exact || !representable(priced.total_energy) || !representable(priced.total_time))
+  if (!exact)
     return failure(
       'invalid_tariff',
       `the prices or volumes give amounts beyond ${LARGEST_AMOUNT}, which cannot be given exactly to 4 decimals`,

@@ -342,6 +342,13 @@ describe('pricing engine: rules', function () {
       const outcome = priceCdr(tariff, cdr, 'UTC');
       expect(outcome).to.deep.include({ ok: false, code: 'invalid_tariff' });
       expect(outcome.ok ? '' : outcome.message).to.match(/beyond 900000000000/);
+      // a volume beyond it is the CDR's: 1.8e12 kWh at 0.0001 is within the bound, its volume is not
+      const volume = priceCdr(
+        aTariff([anElement([energy(0.0001)])]),
+        aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: 1.8e12 }]]),
+        'UTC',
+      );
+      expect(volume).to.deep.include({ ok: false, code: 'invalid_cdr' });
       // the largest step a charger could meet stays priced: 1,000,000 kWh at 0.30 is 300,000
       const big = price(aTariff([anElement([energy(0.3, 1_000_000_000)])]), cdr);
       expect(big.total_cost.excl_vat).to.equal(300_000);

@@ -31,21 +31,31 @@ function assert221(body: unknown): void {
 }
 
 /**
- * Our tariff's `end_date_time` must be after its `start_date_time`: one ending before it starts is
- * valid at no instant, and every roamed session on a connector naming only it would end without a
- * CDR. mod_tariffs states no such rule, so a partner's tariff is taken as sent.
+ * Our tariff's `end_date_time` must be after its `start_date_time`, and an element's `end_date`
+ * after its `start_date`: one ending before it starts is valid at no instant, and every roamed
+ * session on a connector naming only it would end without a CDR (an element: it prices nothing).
+ * mod_tariffs states no such rule, so a partner's tariff is taken as sent.
  */
-function assertDatesInOrder(tariff: { start_date_time?: string; end_date_time?: string }): void {
+function assertDatesInOrder(tariff: T221.Tariff): void {
   const { start_date_time: start, end_date_time: end } = tariff;
-  if (start === undefined || end === undefined || Date.parse(end) > Date.parse(start)) return;
-  throw new RequestValidationError([
-    {
-      loc: ['body', 'end_date_time'],
-      msg: `end_date_time ${end} is not after start_date_time ${start}: the tariff would be valid at no instant`,
-      type: 'value_error.date_order',
-      input: end,
-      ctx: {},
-    },
+  if (start !== undefined && end !== undefined && !(Date.parse(end) > Date.parse(start)))
+    throw dateOrder(['body', 'end_date_time'], `end_date_time ${end} is not after start_date_time ${start}`, end);
+  // an element's end_date is exclusive (mod_tariffs TariffRestrictions): one not after its
+  // start_date holds on no day, and the element prices nothing
+  tariff.elements.forEach((element, i) => {
+    const r = element.restrictions;
+    if (r?.start_date !== undefined && r.end_date !== undefined && !(r.end_date > r.start_date))
+      throw dateOrder(
+        ['body', 'elements', i, 'restrictions', 'end_date'],
+        `end_date ${r.end_date} is not after start_date ${r.start_date}`,
+        r.end_date,
+      );
+  });
+}
+
+function dateOrder(loc: Array<string | number>, what: string, input: string): RequestValidationError {
+  return new RequestValidationError([
+    { loc, msg: `${what}: it would be valid at no instant`, type: 'value_error.date_order', input, ctx: {} },
   ]);
 }
 

@@ -233,6 +233,21 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(backwards.status, JSON.stringify(backwards.body)).to.equal(422);
       const backwardsAt = (backwards.body as { detail: Array<{ loc: unknown[] }> }).detail.map((d) => d.loc.join('.'));
       expect(backwardsAt).to.deep.equal(['body.end_date_time']);
+      // an element valid on no day (end_date is exclusive) prices nothing
+      const noDay = await api.request('PUT', '/v1/ocpi/tariffs/MT-9', {
+        body: aTariff221({
+          id: 'MT-9',
+          elements: [
+            {
+              price_components: [{ type: 'ENERGY', price: 0.3, step_size: 1 }],
+              restrictions: { start_date: '2026-02-01', end_date: '2026-01-01' },
+            },
+          ],
+        }),
+      });
+      expect(noDay.status, JSON.stringify(noDay.body)).to.equal(422);
+      const noDayAt = (noDay.body as { detail: Array<{ loc: unknown[] }> }).detail.map((d) => d.loc.join('.'));
+      expect(noDayAt).to.deep.equal(['body.elements.0.restrictions.end_date']);
       expect((await api.request('GET', '/v1/ocpi/tariffs/MT-8')).status).to.equal(404);
       expect((await api.request('GET', '/v1/ocpi/tariffs/MT-4')).status).to.equal(404);
       expect((await api.request('GET', '/v1/ocpi/tariffs', { bearer: 'wrong' })).status).to.equal(401);
