@@ -542,13 +542,16 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     expect((stopped.body as { value: Json[] }).value[0]).to.include({ id_tag: 'NO-SUCH-CARD', stop_id_tag: uid });
   });
 
-  it("2.0.1: the command's remoteStartId with another eMSP's card whose uid differs in case only is the card's", async () => {
+  it("2.0.1: the command's remoteStartId with a card whose uid differs in case only is no command's start; the uid's first holder has it", async () => {
     const other = await world.emsp('2.2.1');
     const { loc, charger } = await world.linkedCharger('ocpp2.0.1');
     const upper = `M${randomUUID().slice(0, 8)}`.toUpperCase();
     const card = upper.toLowerCase();
-    const token = await world.pushToken(emsp221, upper);
-    await world.pushToken(other, card, { whitelist: 'ALWAYS' });
+    const token = await world.pushToken(emsp221, upper, { whitelist: 'ALWAYS' });
+    await world.pushToken(other, card, {
+      whitelist: 'ALWAYS',
+      last_updated: new Date(Date.now() + 1000).toISOString(),
+    });
     let remoteStartId: number | undefined;
     charger.handle('RequestStartTransaction', ({ params }) => {
       remoteStartId = (params as { remoteStartId: number }).remoteStartId;
@@ -567,11 +570,15 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
       evse: { id: 1, connectorId: 1 },
       idToken: { idToken: card, type: 'ISO14443' },
     });
-    // was COMMAND with CASEREF to the command's eMSP
-    const session = await eventually(async () => lastSession(other, otherSince));
-    expect(session.cdr_token).to.deep.include({ uid: card, party_id: other.sim.party.party_id });
+    // a card, not the command's token (another case may be another card): decided as a card, and
+    // one uid in any case (OCPI CiString) is its valid holder's stored first (Decisions 12); it
+    // went to the eMSP of the lower-case token, pushed later
+    const session = await eventually(async () => lastSession(emsp221, since));
+    expect(session.cdr_token).to.deep.include({ uid: upper, party_id: emsp221.sim.party.party_id });
+    expect(session.auth_method).to.equal('WHITELIST');
+    expect(session).to.not.have.property('authorization_reference');
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(sessionPuts(emsp221, since)).to.deep.equal([]);
+    expect(sessionPuts(other, otherSince)).to.deep.equal([]);
   });
 
   it('a transaction with a token no partner issued makes no OCPI session', async () => {
