@@ -92,6 +92,42 @@ describe("console: a charger's operations and event log", function () {
     await charger.close();
   });
 
+  // on a slow network the buttons stayed enabled: a double click sent a reset, or a start, twice
+  it('on a slow network, a double click on Run or Start sends one command; the button waits for the answer', async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    const charger = strictCharger(csms.url, cp, 'ocpp1.6');
+    const resets: unknown[] = [];
+    const starts: unknown[] = [];
+    charger.handle('Reset', ({ params }) => (resets.push(params), Promise.resolve({ status: 'Accepted' })));
+    charger.handle(
+      'RemoteStartTransaction',
+      ({ params }) => (starts.push(params), Promise.resolve({ status: 'Accepted' })),
+    );
+    await charger.connect();
+    await charger.call('BootNotification', v16.boot());
+    await charger.call('StatusNotification', { connectorId: 1, status: 'Available', errorCode: 'NoError' });
+    const page = await browser.newPage();
+    await signIn(page, csms.url, API_KEY, `#/chargers?q=${cp.id}`);
+    await page.getByTestId(`cp-${cp.id}`).getByTestId('open').click();
+    await page.getByTestId('connector-1-1').waitFor();
+    // every command route answers 1 s late
+    await page.route(/\/v1\/charge-points\/[^/]+\/(reset|remote-start)/, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await route.continue();
+    });
+    await page.getByTestId('op-select').selectOption('reset');
+    await page.getByTestId('op-run').dblclick();
+    expect(await page.getByTestId('op-run').isDisabled()).to.equal(true);
+    await page.getByTestId('op-result').getByText('reset: Accepted').waitFor();
+    expect(await page.getByTestId('op-run').isDisabled()).to.equal(false);
+    await page.getByTestId('remote-start').dblclick();
+    expect(await page.getByTestId('remote-start').isDisabled()).to.equal(true);
+    await page.getByText('Remote start: Accepted').waitFor();
+    expect(resets).to.have.length(1);
+    expect(starts).to.have.length(1);
+    await charger.close();
+  });
+
   it('installs a charging profile and sends a local list to a 1.6 charger, and sets it Pending', async () => {
     const cp = await csms.registerChargePoint('ocpp1.6');
     const charger = strictCharger(csms.url, cp, 'ocpp1.6');

@@ -1,7 +1,7 @@
 // A charger's page: what it said at boot, its connectors (status and error code), the sessions,
 // the commands and their answers, the operations, the event log and its OCPI EVSE links. An
 // event about this charger re-reads it (and its sessions), nothing more.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { api, call, enc, failureText, onEvent, onResync, page, query } from './api.js';
 import { fmtDuration, fmtTime, kwh, sessionDurationMs, fmtCost, tone } from './format.js';
@@ -107,7 +107,7 @@ function Facts({ cp }) {
  * transaction, nor while offline), the charger's own status when it reported one (1.6 connector
  * 0: a fault of the whole charger shows here), and the open transactions' stop.
  */
-function Connectors({ cp, act }) {
+function Connectors({ cp, act, busy }) {
   const [idTag, setIdTag] = useState('OPERATOR');
   const connectors = cp.connectors.filter((c) => c.connector_id > 0);
   const whole = cp.connectors.find((c) => c.evse_id === 0 && c.connector_id === 0);
@@ -152,7 +152,7 @@ function Connectors({ cp, act }) {
             <span class="muted"> ${fmtTime(c.updated_at)}</span>
             <button
               data-testid="remote-start"
-              disabled=${!cp.online || faulted(c) || charging(c) || !idTag}
+              disabled=${busy || !cp.online || faulted(c) || charging(c) || !idTag}
               title=${
                 faulted(c)
                   ? 'the connector is faulted'
@@ -177,7 +177,7 @@ function Connectors({ cp, act }) {
           Transaction ${t}${e > 0 ? ` on EVSE ${e}` : ''}
           <button
             data-testid="remote-stop"
-            disabled=${!cp.online}
+            disabled=${busy || !cp.online}
             onClick=${() => act('Remote stop', 'POST', 'remote-stop', { transaction_id: t })}
           >
             Stop
@@ -207,8 +207,12 @@ function Operations({ cp, onDone }) {
         .catch(() => undefined);
   }, [cp, result]);
   const choose = (n) => (setName(n), setBody(JSON.stringify(OPERATIONS[n][1])));
+  // one operation at a time, as useActions: a double click on Run sent it twice
+  const [busy, setBusy] = useState(false);
+  const inFlight = useRef(false);
   const run = async (e) => {
     e.preventDefault();
+    if (inFlight.current) return;
     let parsed;
     try {
       parsed = JSON.parse(body || '{}');
@@ -217,6 +221,8 @@ function Operations({ cp, onDone }) {
       return;
     }
     setResult({ ok: true, pending: true, text: `${name}: sending…` });
+    inFlight.current = true;
+    setBusy(true);
     try {
       const method = OPERATIONS[name][2] ?? 'POST';
       const res = await api(
@@ -236,6 +242,9 @@ function Operations({ cp, onDone }) {
       }
     } catch (err) {
       setResult({ ok: false, text: failureText(name, err) });
+    } finally {
+      inFlight.current = false;
+      setBusy(false);
     }
     onDone();
   };
@@ -258,7 +267,7 @@ function Operations({ cp, onDone }) {
       value=${body}
       onInput=${(e) => setBody(e.currentTarget.value)}
     ></textarea>
-    <button type="submit" data-testid="op-run">Run</button>
+    <button type="submit" disabled=${busy} data-testid="op-run">Run</button>
     ${
       result &&
       html`<pre class=${`notice ${result.pending ? 'pending' : result.ok ? 'ok' : 'err'}`} data-testid="op-result">
@@ -300,7 +309,7 @@ function Commands({ cp }) {
 }
 
 /** The reservations the charger holds, each with its id and a cancel. */
-function Reservations({ cp, act }) {
+function Reservations({ cp, act, busy }) {
   if (cp.reservations.length === 0) return html`<p class="muted">No reservation held.</p>`;
   return html`<ul data-testid="reservations">
     ${cp.reservations.map(
@@ -311,7 +320,7 @@ function Reservations({ cp, act }) {
           <button
             class="quiet"
             data-testid="cancel-reservation"
-            disabled=${!cp.online}
+            disabled=${busy || !cp.online}
             onClick=${() => act('Cancel reservation', 'POST', 'cancel-reservation', { reservation_id: r.reservation_id })}
           >
             Cancel
@@ -385,10 +394,16 @@ function SessionList({ sessions }) {
   </ul>`;
 }
 
-/** An action's notice: sent, then the charger's answer once its command record has it. */
+/**
+ * An action's notice: sent, then the charger's answer once its command record has it. One action
+ * at a time: a click while one is in flight does nothing (on a slow network a double click sent
+ * a reset, or a remote start, twice), and `busy` disables the buttons meanwhile.
+ */
 function useActions(cp, reload) {
   const [notice, setNotice] = useState(null);
   const [watch, setWatch] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const inFlight = useRef(false);
   useEffect(() => {
     if (!watch || !cp) return;
     const c = cp.commands.find((x) => x.command_id === watch.command_id);
@@ -398,6 +413,9 @@ function useActions(cp, reload) {
     }
   }, [cp, watch]);
   const act = async (label, method, path, body) => {
+    if (inFlight.current) return;
+    inFlight.current = true;
+    setBusy(true);
     try {
       const { data } = await call(method, `/v1/charge-points/${enc(cp.id)}/${path}`, body);
       if (FINAL(data.command_status)) {
@@ -411,10 +429,13 @@ function useActions(cp, reload) {
       }
     } catch (err) {
       setNotice({ ok: false, text: failureText(label, err) });
+    } finally {
+      inFlight.current = false;
+      setBusy(false);
     }
     reload();
   };
-  return [notice, act];
+  return [notice, act, busy];
 }
 
 export function ChargerPage({ id }) {
@@ -432,7 +453,7 @@ export function ChargerPage({ id }) {
   );
   useEffect(() => onEvent((e) => e.charge_point_id === id && soon(e.type)), [id]);
   useEffect(() => onResync(() => (soon('charge-point'), soon('session'))), [id]);
-  const [notice, act] = useActions(cp, () => soon('charge-point'));
+  const [notice, act, busy] = useActions(cp, () => soon('charge-point'));
   if (!cp)
     return html`<section>
       <h1>${id}</h1>
@@ -453,7 +474,7 @@ export function ChargerPage({ id }) {
       </div>
       <div class="card">
         <h2>Connectors</h2>
-        <${Connectors} cp=${cp} act=${act} />
+        <${Connectors} cp=${cp} act=${act} busy=${busy} />
       </div>
       <div class="card">
         <h2>Operations</h2>
@@ -465,7 +486,7 @@ export function ChargerPage({ id }) {
       </div>
       <div class="card">
         <h2>Reservations</h2>
-        <${Reservations} cp=${cp} act=${act} />
+        <${Reservations} cp=${cp} act=${act} busy=${busy} />
       </div>
       <div class="card">
         <h2>Sessions</h2>

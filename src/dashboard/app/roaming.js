@@ -337,33 +337,37 @@ function SentCommands({ data }) {
 
 function ReceivedCommands({ data }) {
   if (data.items.length === 0) return html`<p class="muted">No partner command reached a charger yet.</p>`;
-  return html`<table class="list">
-    <thead>
-      <tr>
-        <th>Received</th>
-        <th>Partner</th>
-        <th>Command</th>
-        <th>Charge point</th>
-        <th>Charger answered</th>
-        <th>Result sent</th>
-      </tr>
-    </thead>
-    <tbody data-testid="received-commands">
-      ${data.items.map(
-        (c) =>
-          html`<tr data-testid=${`received-${c.id}`}>
-            <td data-label="Received">${fmtTime(c.created_at ?? c.updated_at)}</td>
-            <td data-label="Partner">${party(c.partner)} <span class="muted">${c.version}</span></td>
-            <td data-label="Command">${c.command}</td>
-            <td data-label="Charge point">
-              <a href=${`#/chargers/${enc(c.charge_point_id)}`}>${c.charge_point_id}</a>
-            </td>
-            <td data-label="Charger answered">${c.charger_status ?? 'waiting'}</td>
-            <td data-label="Result sent">${c.result ? html`<${Status} status=${c.result} />` : ''}</td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
+  // a result is queued for the partner, not known to have reached it: the outbox says that
+  return html`<p class="muted">
+      A result is queued for the partner when the charger answers; the Outbox shows whether it has reached the partner.
+    </p>
+    <table class="list">
+      <thead>
+        <tr>
+          <th>Received</th>
+          <th>Partner</th>
+          <th>Command</th>
+          <th>Charge point</th>
+          <th>Charger answered</th>
+          <th>Result</th>
+        </tr>
+      </thead>
+      <tbody data-testid="received-commands">
+        ${data.items.map(
+          (c) =>
+            html`<tr data-testid=${`received-${c.id}`}>
+              <td data-label="Received">${fmtTime(c.created_at ?? c.updated_at)}</td>
+              <td data-label="Partner">${party(c.partner)} <span class="muted">${c.version}</span></td>
+              <td data-label="Command">${c.command}</td>
+              <td data-label="Charge point">
+                <a href=${`#/chargers/${enc(c.charge_point_id)}`}>${c.charge_point_id}</a>
+              </td>
+              <td data-label="Charger answered">${c.charger_status ?? 'waiting'}</td>
+              <td data-label="Result">${c.result ? html`<${Status} status=${c.result} />` : ''}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>`;
 }
 
 function Commands({ partners }) {
