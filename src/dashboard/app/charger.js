@@ -495,6 +495,7 @@ export function ChargerPage({ id }) {
       <div class="card">
         <h2>Event log</h2>
         <ul data-testid="charger-events">
+          ${events?.items.length === 0 && html`<li class="muted">No event reported yet.</li>`}
           ${events?.items.map((e) => html`<li class=${e.severity}>${fmtTime(e.timestamp)} [${e.severity}] ${e.summary}</li>`)}
         </ul>
       </div>

@@ -64,6 +64,9 @@ export function tone(status, errorCode) {
     case 'Faulted':
     case 'Rejected':
     case 'Failed':
+    case 'UnlockFailed':
+    case 'OngoingAuthorizedTransaction':
+    case 'UnknownConnector':
     case 'VersionMismatch':
     case 'NotImplemented':
     case 'Invalid':

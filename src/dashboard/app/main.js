@@ -58,7 +58,7 @@ function SignIn({ onSignedIn, refused }) {
     <form onSubmit=${submit} data-testid="signin" class="card">
       <h1>Operator console</h1>
       <label for="key">Operator API key</label>
-      <input id="key" name="key" type="password" autocomplete="off" required aria-label="operator API key" />
+      <input id="key" name="key" type="password" autocomplete="off" required autofocus aria-label="operator API key" />
       <button type="submit" disabled=${busy}>Sign in</button>
       ${error && html`<p class="notice err" role="alert" data-testid="signin-error">${error}</p>`}
       <p class="muted">The key is kept for this tab only and sent to this server alone.</p>
