@@ -1,11 +1,11 @@
 // A charger's page: what it said at boot, its connectors (status and error code), the sessions,
 // the commands and their answers, the operations, the event log and its OCPI EVSE links. An
 // event about this charger re-reads it (and its sessions), nothing more.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { api, call, enc, failureText, onEvent, onResync, page, query } from './api.js';
 import { fmtDuration, fmtTime, kwh, sessionDurationMs, fmtCost, tone } from './format.js';
-import { ErrorLine, FaultText, Notice, Status, useDebounced, useLoad } from './ui.js';
+import { ErrorLine, FaultText, Notice, Status, useDebounced, useLoad, useOneAtATime } from './ui.js';
 import { OPERATIONS, accepted, operationsFor } from './operations.js';
 
 const FINAL = (s) => !['queued', 'sent'].includes(s);
@@ -207,12 +207,13 @@ function Operations({ cp, onDone }) {
         .catch(() => undefined);
   }, [cp, result]);
   const choose = (n) => (setName(n), setBody(JSON.stringify(OPERATIONS[n][1])));
-  // one operation at a time, as useActions: a double click on Run sent it twice
-  const [busy, setBusy] = useState(false);
-  const inFlight = useRef(false);
-  const run = async (e) => {
+  // one operation at a time: a double click on Run sent it twice
+  const [busy, once] = useOneAtATime();
+  const run = (e) => {
     e.preventDefault();
-    if (inFlight.current) return;
+    return once(() => send());
+  };
+  const send = async () => {
     let parsed;
     try {
       parsed = JSON.parse(body || '{}');
@@ -221,8 +222,6 @@ function Operations({ cp, onDone }) {
       return;
     }
     setResult({ ok: true, pending: true, text: `${name}: sending…` });
-    inFlight.current = true;
-    setBusy(true);
     try {
       const method = OPERATIONS[name][2] ?? 'POST';
       const res = await api(
@@ -242,9 +241,6 @@ function Operations({ cp, onDone }) {
       }
     } catch (err) {
       setResult({ ok: false, text: failureText(name, err) });
-    } finally {
-      inFlight.current = false;
-      setBusy(false);
     }
     onDone();
   };
@@ -402,8 +398,7 @@ function SessionList({ sessions }) {
 function useActions(cp, reload) {
   const [notice, setNotice] = useState(null);
   const [watch, setWatch] = useState(null);
-  const [busy, setBusy] = useState(false);
-  const inFlight = useRef(false);
+  const [busy, once] = useOneAtATime();
   useEffect(() => {
     if (!watch || !cp) return;
     const c = cp.commands.find((x) => x.command_id === watch.command_id);
@@ -412,10 +407,8 @@ function useActions(cp, reload) {
       setWatch(null);
     }
   }, [cp, watch]);
-  const act = async (label, method, path, body) => {
-    if (inFlight.current) return;
-    inFlight.current = true;
-    setBusy(true);
+  const act = (label, method, path, body) => once(() => send(label, method, path, body));
+  const send = async (label, method, path, body) => {
     try {
       const { data } = await call(method, `/v1/charge-points/${enc(cp.id)}/${path}`, body);
       if (FINAL(data.command_status)) {
@@ -429,9 +422,6 @@ function useActions(cp, reload) {
       }
     } catch (err) {
       setNotice({ ok: false, text: failureText(label, err) });
-    } finally {
-      inFlight.current = false;
-      setBusy(false);
     }
     reload();
   };

@@ -27,6 +27,27 @@ export function Notice({ notice }) {
 }
 
 /**
+ * One action at a time: `once(fn)` runs `fn` unless one is in flight (a double click on a slow
+ * network sent a command twice), and `busy` is true meanwhile, to disable its buttons.
+ */
+export function useOneAtATime() {
+  const [busy, setBusy] = useState(false);
+  const inFlight = useRef(false);
+  const once = async (fn) => {
+    if (inFlight.current) return;
+    inFlight.current = true;
+    setBusy(true);
+    try {
+      await fn();
+    } finally {
+      inFlight.current = false;
+      setBusy(false);
+    }
+  };
+  return [busy, once];
+}
+
+/**
  * A loader run on mount and whenever `deps` change; `reload` runs it again. `reload` is the same
  * function for the component's life and always runs the loader of the latest render, so a timer or
  * a subscription set up once never reloads what the page showed when it was set up.
