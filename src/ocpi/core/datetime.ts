@@ -160,14 +160,23 @@ function samePath(a: DateTimePath, b: DateTimePath): boolean {
   return a.length === b.length && a.every((k, i) => k === b[i]);
 }
 
+/** The later of two ISO date-times (a child's update also updates its location). */
+export function later(a: string, b: string): string {
+  return Date.parse(a) >= Date.parse(b) ? a : b;
+}
+
 /**
- * The `last_updated` of a 2.1.1 PATCH that carries none: the time we received it, in UTC to the
- * second (the handlers keep a stored `last_updated` that is later, from a partner whose clock
- * runs ahead). OCPI 2.1.1 asks a PATCH for the changed fields only; 2.2.1 requires
- * `last_updated` (docs/OCPI.md, Decisions 33).
+ * The `last_updated` of a 2.1.1 PATCH that carries none, applied to an object (or EVSE, or
+ * connector) held with the stamp `held`: our clock less AHEAD_TOLERANCE_MS, in UTC to the second,
+ * or `held` when that is later (docs/OCPI.md, Decisions 33). Not our clock itself: the stamp then
+ * orders the partner's next update, stamped by its own clock, and a PUT made a moment after the
+ * PATCH by a clock a second or two behind ours was answered 1000 and dropped as older (a session
+ * left ACTIVE, a location's new EVSE lost). OCPI 2.1.1 asks a PATCH for the changed fields only;
+ * 2.2.1 requires `last_updated`.
  */
-export function receivedNow(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+export function stampOfReceipt(held: string): string {
+  const allowed = new Date(Date.now() - AHEAD_TOLERANCE_MS).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return later(held, allowed);
 }
 
 /**

@@ -3,7 +3,6 @@ import { route } from '../../gateway/route-table.js';
 import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
-import { receivedNow } from '../core/datetime.js';
 import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, type OcpiRequest, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
@@ -59,13 +58,14 @@ interface Codec {
   };
   locationIn(body: unknown, party: PartyIdentity, id: string): L221.StoredLocation;
   locationOut(l: L221.StoredLocation): unknown;
-  locationPatchIn(p: unknown): L221.LocationPatch & { last_updated: string };
+  /** `last_updated` absent: a 2.1.1 PATCH without it, stamped on receipt (Decisions 33) */
+  locationPatchIn(p: unknown): L221.LocationPatch;
   evseIn(e: unknown): L221.Evse;
   evseOut(e: L221.Evse): unknown;
-  evsePatchIn(p: unknown): L221.EvsePatch & { last_updated: string };
+  evsePatchIn(p: unknown): L221.EvsePatch;
   connectorIn(c: unknown): L221.Connector;
   connectorOut(c: L221.Connector): unknown;
-  connectorPatchIn(p: unknown): Partial<L221.Connector> & { last_updated: string };
+  connectorPatchIn(p: unknown): Partial<L221.Connector>;
 }
 
 // the route's body schema has validated each `unknown` below before a codec function sees it
@@ -88,13 +88,13 @@ const codec221: Codec = {
     return { ...location, ...party, id };
   },
   locationOut: (l) => l,
-  locationPatchIn: (p) => p as L221.LocationPatch & { last_updated: string },
+  locationPatchIn: (p) => p as L221.LocationPatch,
   evseIn: (e) => e as L221.Evse,
   evseOut: (e) => e,
-  evsePatchIn: (p) => p as L221.EvsePatch & { last_updated: string },
+  evsePatchIn: (p) => p as L221.EvsePatch,
   connectorIn: (c) => c as L221.Connector,
   connectorOut: (c) => c,
-  connectorPatchIn: (p) => p as Partial<L221.Connector> & { last_updated: string },
+  connectorPatchIn: (p) => p as Partial<L221.Connector>,
 };
 
 const codec211: Codec = {
@@ -115,19 +115,19 @@ const codec211: Codec = {
   locationOut: locationTo211,
   locationPatchIn: (p) => {
     const patch = p as L211.LocationPatch & { last_updated?: string };
-    return { ...locationPatchFrom211(patch), last_updated: patch.last_updated ?? receivedNow() };
+    return locationPatchFrom211(patch);
   },
   evseIn: (e) => evseFrom211(e as L211.Evse),
   evseOut: evseTo211,
   evsePatchIn: (p) => {
     const patch = p as L211.EvsePatch & { last_updated?: string };
-    return { ...evsePatchFrom211(patch), last_updated: patch.last_updated ?? receivedNow() };
+    return evsePatchFrom211(patch);
   },
   connectorIn: (c) => connectorFrom211(c as L211.Connector),
   connectorOut: connectorTo211,
   connectorPatchIn: (p) => {
     const patch = p as L211.ConnectorPatch & { last_updated?: string };
-    return { ...connectorPatchFrom211(patch), last_updated: patch.last_updated ?? receivedNow() };
+    return connectorPatchFrom211(patch);
   },
 };
 

@@ -205,8 +205,3 @@ export function mergeLocation(l: V221.StoredLocation, p: V221.LocationPatch): V2
   const mergedEvses = mergeByKey(l.evses, evses, (x) => x.uid, mergeEvse, asNew<V221.Evse>);
   return defined({ ...merged, evses: mergedEvses });
 }
-
-/** The later of two ISO date-times (a child's update also updates its location). */
-export function later(a: string, b: string): string {
-  return Date.parse(a) >= Date.parse(b) ? a : b;
-}

@@ -6,9 +6,9 @@ import type { OcpiFieldError } from '../../gateway/errors.js';
 import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import { invalidParameters, unknownLocation, unknownLocationPart } from '../core/errors.js';
-import { olderThan } from '../core/datetime.js';
+import { later, olderThan, stampOfReceipt } from '../core/datetime.js';
 import { assertSameId } from '../core/guards.js';
-import { later, mergeConnector, mergeEvse, mergeLocation } from './mappers.js';
+import { mergeConnector, mergeEvse, mergeLocation } from './mappers.js';
 import type { ObjectStore } from '../store/object-store.js';
 import * as V221 from './schemas-2.2.1.js';
 
@@ -118,7 +118,8 @@ export async function patchLocation(
   assertSameId('id', locationId, patch.id);
   const updated = await locations.update({ ...party, id: locationId }, (existing) => {
     if (keepNewer && olderThan(patch.last_updated, existing.last_updated)) return existing;
-    const merged = mergeLocation(existing, patch);
+    const stamp = patch.last_updated ?? stampOfReceipt(existing.last_updated);
+    const merged = mergeLocation(existing, { ...patch, last_updated: stamp });
     assertComplete(checkLocation, merged, 'location');
     assertPublishRule(merged);
     return merged;
@@ -132,7 +133,8 @@ export async function patchEvse(
   party: PartyIdentity,
   locationId: string,
   evseUid: string,
-  patch: V221.EvsePatch & { last_updated: string },
+  /** without `last_updated`: a 2.1.1 PATCH, stamped on receipt (stampOfReceipt) */
+  patch: V221.EvsePatch,
 ): Promise<V221.Evse> {
   assertSameId('uid', evseUid, patch.uid);
   let result: V221.Evse | undefined;
@@ -143,11 +145,12 @@ export async function patchEvse(
       result = evse;
       return location;
     }
-    const merged = mergeEvse(evse, patch);
+    const stamp = patch.last_updated ?? stampOfReceipt(evse.last_updated);
+    const merged = mergeEvse(evse, { ...patch, last_updated: stamp });
     assertComplete(checkEvse, merged, 'evse');
     result = merged;
     const evses = (location.evses ?? []).map((e) => (e.uid === evseUid ? merged : e));
-    return { ...location, evses, last_updated: later(location.last_updated, patch.last_updated) };
+    return { ...location, evses, last_updated: later(location.last_updated, stamp) };
   });
   if (!updated || !result) throw unknownLocation();
   return result;
@@ -188,15 +191,16 @@ export interface ConnectorAddress {
 
 /**
  * Changes one connector of an EVSE we hold: `change` gets the stored connector (undefined when
- * there is none) and returns the new one; the EVSE and location move their last_updated forward.
- * An unknown location or EVSE is 404 2003.
+ * there is none) and the change's stamp, and returns the new one; the EVSE and location move their
+ * last_updated forward. `lastUpdated` undefined: a 2.1.1 PATCH without one, stamped on receipt
+ * (stampOfReceipt). An unknown location or EVSE is 404 2003.
  */
 async function changeConnector(
   ctx: OcpiContext,
   party: PartyIdentity,
   path: ConnectorAddress,
-  lastUpdated: string,
-  change: (existing: V221.Connector | undefined) => V221.Connector,
+  lastUpdated: string | undefined,
+  change: (existing: V221.Connector | undefined, stamp: string) => V221.Connector,
 ): Promise<V221.Connector> {
   let result: V221.Connector | undefined;
   const updated = await ctx.stores.locations.update({ ...party, id: path.location_id }, (location) => {
@@ -207,19 +211,20 @@ async function changeConnector(
       result = held;
       return location;
     }
-    const next = change(held);
+    const stamp = lastUpdated ?? stampOfReceipt(held?.last_updated ?? evse.last_updated);
+    const next = change(held, stamp);
     const known = evse.connectors.some((c) => c.id === path.connector_id);
     const updatedEvse = {
       ...evse,
       connectors: known
         ? evse.connectors.map((c) => (c.id === path.connector_id ? next : c))
         : [...evse.connectors, next],
-      last_updated: later(evse.last_updated, lastUpdated),
+      last_updated: later(evse.last_updated, stamp),
     };
     assertComplete(checkEvse, updatedEvse, 'evse');
     result = next;
     const evses = (location.evses ?? []).map((e) => (e.uid === path.evse_uid ? updatedEvse : e));
-    return { ...location, evses, last_updated: later(location.last_updated, lastUpdated) };
+    return { ...location, evses, last_updated: later(location.last_updated, stamp) };
   });
   if (!updated || !result) throw unknownLocation();
   return result;
@@ -241,11 +246,11 @@ export function patchConnector(
   ctx: OcpiContext,
   party: PartyIdentity,
   path: ConnectorAddress,
-  patch: Partial<V221.Connector> & { last_updated: string },
+  patch: Partial<V221.Connector>,
 ): Promise<V221.Connector> {
   assertSameId('id', path.connector_id, patch.id);
-  return changeConnector(ctx, party, path, patch.last_updated, (existing) => {
+  return changeConnector(ctx, party, path, patch.last_updated, (existing, stamp) => {
     if (!existing) throw unknownLocationPart('connector');
-    return mergeConnector(existing, patch);
+    return mergeConnector(existing, { ...patch, last_updated: stamp });
   });
 }

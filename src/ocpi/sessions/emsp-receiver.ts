@@ -4,8 +4,7 @@ import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { invalidParameters, unknownObject } from '../core/errors.js';
-import { olderThan, receivedNow } from '../core/datetime.js';
-import { later } from '../locations/mappers.js';
+import { olderThan, stampOfReceipt } from '../core/datetime.js';
 import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, callersObject, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
@@ -122,7 +121,7 @@ export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
             ...s,
             ...req.body,
             id,
-            last_updated: req.body.last_updated ?? later(s.last_updated, receivedNow()),
+            last_updated: req.body.last_updated ?? stampOfReceipt(s.last_updated),
           };
           return { ...next, authorization_id: next.auth_id };
         });

@@ -4,8 +4,7 @@ import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { unknownObject } from '../core/errors.js';
-import { olderThan, receivedNow } from '../core/datetime.js';
-import { later } from '../locations/mappers.js';
+import { olderThan, stampOfReceipt } from '../core/datetime.js';
 import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, callersObject, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
@@ -29,7 +28,7 @@ function patched211(t: T221.Tariff, patch: Static<typeof T211.TariffPatch>, id: 
     ...t,
     ...patch,
     id,
-    last_updated: patch.last_updated ?? later(t.last_updated, receivedNow()),
+    last_updated: patch.last_updated ?? stampOfReceipt(t.last_updated),
   } as T221.Tariff;
 }
 

@@ -1,6 +1,6 @@
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
-import { olderThan, receivedNow } from '../core/datetime.js';
+import { olderThan, stampOfReceipt } from '../core/datetime.js';
 import { idMismatch, unknownToken } from '../core/errors.js';
 import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, callersObject, type OcpiRequest, type OcpiRoute } from '../core/mount-kit.js';
@@ -58,11 +58,11 @@ export function tokensReceiver211(ctx: OcpiContext): OcpiRoute[] {
         const { party } = callerOwnPath(req, '2.1.1');
         const patch = tokenPatchFrom211(req.body);
         const uid = req.params.token_uid;
-        // the 2.1.1 TokenPatch may omit last_updated (every field is optional): the time of the change then
+        // the 2.1.1 TokenPatch may omit last_updated (every field is optional): stamped on receipt (Decisions 33)
         const updated = await ctx.stores.tokens.update({ ...party, id: uid }, (existing) =>
           olderThan(patch.last_updated, existing.last_updated)
             ? existing
-            : { ...existing, ...patch, uid, last_updated: patch.last_updated ?? receivedNow() },
+            : { ...existing, ...patch, uid, last_updated: patch.last_updated ?? stampOfReceipt(existing.last_updated) },
         );
         if (!updated) throw unknownToken();
         return { data: tokenTo211(updated) };
