@@ -273,6 +273,24 @@ describe('OCPI handshake matrix (independent partner simulator on loopback)', fu
       expect(sim.violations).to.deep.equal([]);
     });
 
+    for (const version of ['2.1.1', '2.2.1'] as const)
+      it(`${version}: a partner whose credentials name another party than the one onboarded is not linked (502)`, async () => {
+        // the operator onboarded DE*HG1 (CPO) and was handed the versions URL of DE*HE1
+        const sim = await simulator(version, [{ role: 'CPO', country_code: 'DE', party_id: 'HE1' }]);
+        const created = await onboard({
+          role: 'CPO',
+          country_code: 'DE',
+          party_id: `HG${version === '2.1.1' ? 1 : 2}`,
+        });
+        const res = await api.request('POST', `/v1/partners/${created.id}/register`, {
+          body: { versions_url: sim.versionsUrl, token: sim.issueTokenA() },
+        });
+        expect(res.status, JSON.stringify(res.body)).to.equal(502);
+        expect(JSON.stringify(res.body)).to.include('DE-HE1 (CPO)');
+        const view = await partnerView(created.id);
+        expect(view.body.status).to.not.equal('registered');
+      });
+
     it('2.2.1 platform with a CPO and an eMSP party (DE*HC1, DE*HD1): we register with it', async () => {
       const cpo: SimulatedParty = { role: 'CPO', country_code: 'DE', party_id: 'HC1' };
       const emsp: SimulatedParty = { role: 'EMSP', country_code: 'DE', party_id: 'HD1' };

@@ -45,10 +45,15 @@ export async function registeredLink(
   return { partner: state.partner, theirToken: state.their_token };
 }
 
-/** Their credentials object, in either version's shape; `parties`: the other CPO and eMSP roles it lists. */
+/**
+ * Their credentials object, in either version's shape; `parties`: the other CPO and eMSP roles it
+ * lists. A registration's must name the party and role the partner was onboarded as; a rotation's
+ * party is not checked, as on our side (the partner has already switched to our new token).
+ */
 function theirCredentials(
   data: unknown,
   partner: PartnerRow,
+  op: 'register' | 'rotate',
 ): {
   token: string;
   url: string;
@@ -56,7 +61,8 @@ function theirCredentials(
   parties: PartyRole[];
 } {
   if (checkCredentials221.Check(data)) {
-    const own = data.roles.find((r) => r.country_code === partner.country_code && r.party_id === partner.party_id);
+    const own = data.roles.find((r) => isParty(r, partner) && r.role === partner.role);
+    if (!own && op === 'register') throw notTheOnboardedParty(partner, data.roles);
     return {
       token: data.token,
       url: data.url,
@@ -64,10 +70,39 @@ function theirCredentials(
       parties: otherParties(data.roles, partner),
     };
   }
-  if (checkCredentials211.Check(data))
+  if (checkCredentials211.Check(data)) {
+    if (op === 'register' && !isParty(data, partner))
+      throw notTheOnboardedParty(partner, [{ ...data, role: partner.role }]);
     return { token: data.token, url: data.url, business: data.business_details, parties: [] };
+  }
   throw new PartnerCallError(3001, 'unexpected data', {
     message: 'the partner answered without a credentials object',
+  });
+}
+
+/** Whether `r` names the party `p` (CiStrings: in any case of their letters). */
+function isParty(
+  r: { country_code: string; party_id: string },
+  p: { country_code: string; party_id: string },
+): boolean {
+  return (
+    r.country_code.toUpperCase() === p.country_code.toUpperCase() &&
+    r.party_id.toUpperCase() === p.party_id.toUpperCase()
+  );
+}
+
+/**
+ * A partner whose credentials do not name the party (and role) it was onboarded as: no link is
+ * made, as a registration with us whose roles name another party is 2001 (docs/OCPI.md "The
+ * credentials link"). Before, the link was made under the onboarded party all the same.
+ */
+function notTheOnboardedParty(
+  partner: PartnerRow,
+  roles: ReadonlyArray<{ role: string; country_code: string; party_id: string }>,
+): PartnerCallError {
+  const named = roles.map((r) => `${r.country_code}-${r.party_id} (${r.role})`).join(', ');
+  return new PartnerCallError(3001, 'unexpected data', {
+    message: `the partner's credentials name ${named || 'no party'}, not ${partner.country_code}-${partner.party_id} (${partner.role}) it was onboarded as`,
   });
 }
 
@@ -150,7 +185,7 @@ export async function registerWith(
     const role = ourRoleToward(partner.role);
     const sent = ownCredentials(ctx, version, ours, ourVersionsUrl(origin, partner.role), role);
     const answer = await ctx.client.data('POST', endpoint.url, body.token, version, sent);
-    const theirs = theirCredentials(answer.envelope.data, partner);
+    const theirs = theirCredentials(answer.envelope.data, partner, 'register');
     return completeOutbound(ctx, partner, {
       pending_hash: pending,
       their_token: theirs.token,
@@ -200,7 +235,7 @@ export async function rotateWith(
   const current = link.partner;
   return withPendingToken(ctx, partner, async (ours, pending) => {
     const answer = await putCredentials(ctx, partner, link, ours, origin);
-    const theirs = theirCredentials(answer.data, partner);
+    const theirs = theirCredentials(answer.data, partner, 'rotate');
     const linked = await completeOutbound(ctx, partner, {
       pending_hash: pending,
       their_token: theirs.token,
