@@ -226,6 +226,13 @@ export const SettingsSchema = Type.Object({
     default: '1mb',
     description: 'largest accepted request body',
   }),
+  HTTP_REQUEST_TIMEOUT_MS: Type.Integer({
+    minimum: 1000,
+    maximum: 300000,
+    default: 30000,
+    description:
+      "an HTTP request's headers and body must arrive within this, else 408 and the connection is closed (checked every quarter of it, at most every 30 s)",
+  }),
   TRUST_PROXY: Type.Union([Type.Literal('false'), Type.Literal('true')], {
     default: 'false',
     description:

@@ -128,7 +128,14 @@ export class Platform {
       trustProxy: config.TRUST_PROXY === 'true',
       observe: (method, route, status, seconds) => this.services.metrics.observeRequest(method, route, status, seconds),
     });
-    const server = createServer(app.callback());
+    // a request's headers and body arrive within HTTP_REQUEST_TIMEOUT_MS (Node's default, 300 s,
+    // let a client that trickles a body hold its connection for minutes); Node checks every
+    // connectionsCheckingInterval
+    const requestTimeout = config.HTTP_REQUEST_TIMEOUT_MS;
+    const server = createServer(
+      { requestTimeout, connectionsCheckingInterval: Math.min(30_000, Math.max(250, requestTimeout / 4)) },
+      app.callback(),
+    );
     server.keepAliveTimeout = 65_000;
     this.server = server;
     if (!worker) for (const m of this.modules) await m.attach?.(this.services, server);

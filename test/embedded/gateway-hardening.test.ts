@@ -74,7 +74,7 @@ describe('gateway hardening (issue 7)', () => {
   let emsp: RegisteredPartner;
 
   before(async () => {
-    main = await start({ PARTNER_URL_POLICY: 'loopback' });
+    main = await start({ PARTNER_URL_POLICY: 'loopback', HTTP_REQUEST_TIMEOUT_MS: '3000' });
     api = new OcpiApi({
       mode: 'embedded',
       urls: [main.p.platform.url],
@@ -269,26 +269,48 @@ describe('gateway hardening (issue 7)', () => {
       .and.not.contain('evil');
   });
 
-  it('ends the connection of a request refused before its body was read, instead of reading a trickled body for minutes', async () => {
+  /**
+   * Sends `head` on a raw socket, then a byte of body every 200 ms, and answers what came back and
+   * after how long the server closed the socket (-1: still open after `waitMs`).
+   */
+  async function trickled(head: string, chunk: string, waitMs: number): Promise<{ answer: string; ms: number }> {
     const { port } = new URL(main.p.platform.url);
+    const socket = createConnection({ host: '127.0.0.1', port: Number(port) });
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (c: string) => (answer += c));
+    socket.on('error', () => undefined);
+    const t0 = Date.now();
+    const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now() - t0)));
+    socket.write(head);
+    const trickle = setInterval(() => socket.write(chunk), 200);
+    const ms = await Promise.race([closed, new Promise<number>((r) => setTimeout(() => r(-1), waitMs))]);
+    clearInterval(trickle);
+    socket.destroy();
+    return { answer, ms };
+  }
+
+  it('ends the connection of a request answered before its body was read, instead of reading a trickled body for minutes', async () => {
+    // no credentials, a chunked body whose first byte comes and whose end never does
     for (const path of ['/v1/charge-points', '/ocpi/2.2.1/cdrs']) {
-      const socket = createConnection({ host: '127.0.0.1', port: Number(port) });
-      let answer = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (c: string) => (answer += c));
-      const closed = new Promise<number>((resolve) => {
-        const t0 = Date.now();
-        socket.on('close', () => resolve(Date.now() - t0));
-      });
-      // no credentials, a chunked body whose first byte comes and whose end never does
-      socket.write(
+      const { answer, ms } = await trickled(
         `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n`,
+        '1\r\n \r\n',
+        5000,
       );
-      const trickle = setInterval(() => socket.write('1\r\n \r\n'), 200);
-      const ms = await Promise.race([closed, new Promise<number>((r) => setTimeout(() => r(-1), 5000))]);
-      clearInterval(trickle);
-      socket.destroy();
       expect(answer, path).to.match(/^HTTP\/1\.1 401 /);
+      expect(answer, path).to.match(/\r\nconnection: close\r\n/i);
+      expect(ms, `${path}: closed after (ms; -1: still open after 5 s)`).to.be.within(0, 5000);
+    }
+    // routes that need no credentials and read no body, answered 200 while a declared body trickles:
+    // any client could hold connections this way until the process ran out of file descriptors
+    for (const path of ['/healthz', '/ocpi/2.2.1/versions']) {
+      const { answer, ms } = await trickled(
+        `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 500000\r\n\r\n{`,
+        ' ',
+        5000,
+      );
+      expect(answer, path).to.match(/^HTTP\/1\.1 200 /);
       expect(answer, path).to.match(/\r\nconnection: close\r\n/i);
       expect(ms, `${path}: closed after (ms; -1: still open after 5 s)`).to.be.within(0, 5000);
     }
@@ -298,6 +320,18 @@ describe('gateway hardening (issue 7)', () => {
     });
     expect(kept.status).to.equal(401);
     expect(kept.headers.connection).to.not.equal('close');
+  });
+
+  it('answers 408 and closes a request whose body is still trickling after HTTP_REQUEST_TIMEOUT_MS', async () => {
+    // with the key, so the body is read: only the deadline ends it (3 s in this suite; 30 s by default)
+    const { answer, ms } = await trickled(
+      `POST /v1/charge-points HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${API_KEY}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 500000\r\n\r\n{',
+      ' ',
+      12_000,
+    );
+    expect(answer).to.match(/^HTTP\/1\.1 408 /);
+    expect(ms, 'closed after (ms; -1: still open after 12 s)').to.be.within(2500, 12_000);
   });
 
   it('sends nosniff on every answer, errors included', async () => {

@@ -30,9 +30,6 @@ export function errorMapper(log: Logger, mounts: ReadonlyArray<MountSpec<unknown
         throw new HttpError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
       }
     } catch (thrown) {
-      // refused before its body was read (no credentials, too large): the connection ends with
-      // the answer instead of reading out a body the client may trickle for minutes
-      if (!ctx.req.complete) ctx.set('Connection', 'close');
       const requestId = ctx.state.requestId;
       const err = unavailable(thrown) ?? thrown;
       if (err instanceof RequestValidationError) {
@@ -48,6 +45,11 @@ export function errorMapper(log: Logger, mounts: ReadonlyArray<MountSpec<unknown
       const answer = rendererOf(ctx.path)(error, requestId);
       ctx.status = answer.status;
       setBody(ctx, answer.body);
+    } finally {
+      // answered before its body was read (refused: no credentials, too large; or a route that
+      // reads none, a GET that declares one): the connection ends with the answer instead of
+      // reading out a body the client may trickle for minutes
+      if (!ctx.req.complete) ctx.set('Connection', 'close');
     }
   };
 }
