@@ -357,7 +357,7 @@ export const SettingsSchema = Type.Object({
     maximum: 100_000,
     default: 1000,
     description:
-      "id tags a charger's local authorization list is given at most by sync-local-list (the newest tokens first; 0: none)",
+      "id tags a charger's local authorization list is given at most by sync-local-list (ours first, then each eMSP's in turns; 0: none)",
   }),
   OCPP_LOCAL_LIST_SYNC_S: Type.Integer({
     minimum: 0,

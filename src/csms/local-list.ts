@@ -154,67 +154,127 @@ const TOKEN_PAGE = 1000;
 /** how many tokens one build of the wanted list reads at most */
 const TOKEN_SCAN_MAX = 200_000;
 
+/** A token row as the local list reads it. */
+type TokenRow = Record<string, unknown>;
+
+/**
+ * The entries of a local list as token rows are considered, at most `max`: when parties hold the
+ * same uid (in any letter case) the token an Authorize takes is kept, a valid one before one that
+ * is not, then the one stored first (src/roaming/bridge.ts).
+ */
+class WantedEntries {
+  readonly entries: LocalListEntry[] = [];
+  /** the entry of each uid read (lower case), and what it is weighed by */
+  private readonly seen = new Map<string, { at: number; valid: boolean; created: number }>();
+
+  constructor(
+    private readonly own: { country_code: string; party_id: string },
+    private readonly max: number,
+  ) {}
+
+  get full(): boolean {
+    return this.entries.length >= this.max;
+  }
+
+  consider(row: TokenRow): void {
+    const uid = String(row.object_id);
+    // written by the tokens store from a checked 2.2.1 Token
+    const t = JSON.parse(String(row.data)) as {
+      type?: unknown;
+      valid?: unknown;
+      whitelist?: unknown;
+      group_id?: unknown;
+    };
+    const ours = row.country_code === this.own.country_code && row.party_id === this.own.party_id;
+    if (t.type !== 'RFID' || (!ours && t.whitelist === 'NEVER') || uid.length > 36) return;
+    // a group an id tag field cannot carry (OCPI allows other characters) is not sent
+    const group =
+      typeof t.group_id === 'string' && t.group_id.length <= 36 && GROUP_TEXT.test(t.group_id) ? t.group_id : undefined;
+    const entry: LocalListEntry = {
+      id_tag: uid,
+      type: 'ISO14443',
+      status: t.valid === true ? 'Accepted' : 'Blocked',
+      ...(group === undefined ? {} : { group_id: group }),
+    };
+    const weight = { valid: t.valid === true, created: Number(row.created_ms) };
+    const held = this.seen.get(uid.toLowerCase());
+    if (held !== undefined) {
+      // another token of a uid listed takes its place when an Authorize would take it
+      const first = weight.valid !== held.valid ? weight.valid : weight.created < held.created;
+      if (first) {
+        this.entries[held.at] = entry;
+        this.seen.set(uid.toLowerCase(), { ...weight, at: held.at });
+      }
+      return;
+    }
+    if (this.full) return;
+    this.seen.set(uid.toLowerCase(), { ...weight, at: this.entries.length });
+    this.entries.push(entry);
+  }
+}
+
+/** The counting tokens of one party, newest first, a page at a time; undefined once read out. */
+function partyTokens(
+  db: Database,
+  own: { country_code: string; party_id: string },
+  party: { country_code: string; party_id: string },
+): () => Promise<TokenRow | undefined> {
+  let page: TokenRow[] = [];
+  let offset = 0;
+  let done = false;
+  return async () => {
+    if (page.length === 0 && !done) {
+      page = await db.execute(
+        `SELECT o.country_code, o.party_id, o.object_id, o.data, o.created_ms FROM ocpi_object o WHERE o.module = 'tokens'
+           AND o.country_code = ? AND o.party_id = ? AND ${TOKEN_COUNTS}
+         ORDER BY o.last_updated_ms DESC, o.object_id LIMIT ? OFFSET ?`,
+        [party.country_code, party.party_id, own.country_code, own.party_id, TOKEN_PAGE, offset],
+      );
+      offset += TOKEN_PAGE;
+      done = page.length < TOKEN_PAGE;
+    }
+    return page.shift();
+  };
+}
+
 /**
  * The list chargers should hold: RFID tokens, all of ours and those eMSPs pushed with a whitelist
- * other than NEVER (OCPI lets a CPO accept those without asking), newest first, at most `max`. A valid
- * token is Accepted, any other Blocked, so that a card withdrawn since is refused offline too.
- * When parties hold the same uid (in any letter case) the token an Authorize takes is listed: a
- * valid one before one that is not, then the one stored first (src/roaming/bridge.ts); the tokens
- * of an eMSP whose link ended are left out (src/ocpi/tokens/counting.ts).
+ * other than NEVER (OCPI lets a CPO accept those without asking), at most `max`. A valid token is
+ * Accepted, any other Blocked, so that a card withdrawn since is refused offline too. Ours come
+ * first, newest first; then the eMSPs' in turns, one token of each party at a time, each party's
+ * newest first: one eMSP's tokens cannot push ours or another eMSP's out of the list (before, the
+ * list was the newest `max` of all, and an eMSP that pushed `max` tokens stamped 2099 filled it).
+ * The token an Authorize takes is listed for a uid several parties hold (WantedEntries); the
+ * tokens of an eMSP whose link ended are left out (src/ocpi/tokens/counting.ts).
  */
 export async function wantedLocalList(
   db: Database,
   own: { country_code: string; party_id: string },
   max: number,
 ): Promise<LocalListEntry[]> {
-  const wanted: LocalListEntry[] = [];
-  /** the entry of each uid read (lower case), and what it is weighed by */
-  const seen = new Map<string, { at: number; valid: boolean; created: number }>();
-  for (let offset = 0; offset < TOKEN_SCAN_MAX && wanted.length < max; offset += TOKEN_PAGE) {
-    const rows = await db.execute(
-      `SELECT o.country_code, o.party_id, o.object_id, o.data, o.created_ms FROM ocpi_object o WHERE o.module = 'tokens'
-         AND ${TOKEN_COUNTS}
-       ORDER BY o.last_updated_ms DESC, o.object_id LIMIT ? OFFSET ?`,
-      [own.country_code, own.party_id, TOKEN_PAGE, offset],
-    );
-    for (const row of rows) {
-      const uid = String(row.object_id);
-      const held = seen.get(uid.toLowerCase());
-      // written by the tokens store from a checked 2.2.1 Token
-      const t = JSON.parse(String(row.data)) as {
-        type?: unknown;
-        valid?: unknown;
-        whitelist?: unknown;
-        group_id?: unknown;
-      };
-      const ours = row.country_code === own.country_code && row.party_id === own.party_id;
-      if (t.type !== 'RFID' || (!ours && t.whitelist === 'NEVER') || uid.length > 36) continue;
-      // a group an id tag field cannot carry (OCPI allows other characters) is not sent
-      const group =
-        typeof t.group_id === 'string' && t.group_id.length <= 36 && GROUP_TEXT.test(t.group_id)
-          ? t.group_id
-          : undefined;
-      const entry: LocalListEntry = {
-        id_tag: uid,
-        type: 'ISO14443',
-        status: t.valid === true ? 'Accepted' : 'Blocked',
-        ...(group === undefined ? {} : { group_id: group }),
-      };
-      const weight = { valid: t.valid === true, created: Number(row.created_ms) };
-      if (held !== undefined) {
-        // another token of a uid listed takes its place when an Authorize would take it
-        const first = weight.valid !== held.valid ? weight.valid : weight.created < held.created;
-        if (first) {
-          wanted[held.at] = entry;
-          seen.set(uid.toLowerCase(), { ...weight, at: held.at });
-        }
-        continue;
-      }
-      seen.set(uid.toLowerCase(), { ...weight, at: wanted.length });
-      wanted.push(entry);
-      if (wanted.length >= max) break;
+  const wanted = new WantedEntries(own, max);
+  const parties = (await db.execute(
+    `SELECT DISTINCT o.country_code, o.party_id FROM ocpi_object o WHERE o.module = 'tokens' AND ${TOKEN_COUNTS}
+     ORDER BY o.country_code, o.party_id`,
+    [own.country_code, own.party_id],
+  )) as Array<{ country_code: string; party_id: string }>;
+  const isOurs = (p: { country_code: string; party_id: string }) =>
+    p.country_code === own.country_code && p.party_id === own.party_id;
+  let scanned = 0;
+  const ours = partyTokens(db, own, own);
+  for (let row = await ours(); row && !wanted.full && scanned < TOKEN_SCAN_MAX; row = await ours(), scanned++)
+    wanted.consider(row);
+  let turns = parties.filter((p) => !isOurs(p)).map((p) => partyTokens(db, own, p));
+  while (turns.length > 0 && !wanted.full && scanned < TOKEN_SCAN_MAX) {
+    const next: typeof turns = [];
+    for (const read of turns) {
+      const row = await read();
+      if (!row) continue;
+      scanned++;
+      wanted.consider(row);
+      next.push(read);
     }
-    if (rows.length < TOKEN_PAGE) break;
+    turns = next;
   }
-  return wanted;
+  return wanted.entries;
 }

@@ -685,3 +685,44 @@ describe('roaming: our tokens pushed to partner CPOs', function () {
     expect(cpo211.sim.violations).to.deep.equal([]);
   });
 });
+
+describe('roaming: the local list is shared fairly', function () {
+  this.timeout(60_000);
+  let world: RoamingWorld;
+
+  before(async () => {
+    world = await RoamingWorld.start({ OCPP_LOCAL_LIST_MAX: '6' });
+  });
+  after(async () => world.stop());
+
+  it("one eMSP's tokens, however many and however stamped, push neither ours nor another eMSP's out of a charger's list", async () => {
+    const flooder = await world.emsp('2.2.1');
+    const quiet = await world.emsp('2.2.1');
+    const ours = world.unique('OURS').toUpperCase();
+    expect(
+      (await world.api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${ours}`, { body: aToken221({ uid: ours }) })).status,
+    ).to.be.within(200, 201);
+    const quietCard = world.unique('QUIET').toUpperCase();
+    await world.pushToken(quiet, quietCard, { whitelist: 'ALWAYS' });
+    // ten cards stamped far ahead of every other token: the newest six of all, before
+    for (let i = 0; i < 10; i++)
+      await world.pushToken(flooder, world.unique('FLOOD').toUpperCase(), {
+        whitelist: 'ALWAYS',
+        last_updated: '2099-01-01T00:00:00Z',
+      });
+    const { cp, charger } = await world.linkedCharger('ocpp1.6');
+    const sent: Array<{ localAuthorizationList?: Array<{ idTag: string }> }> = [];
+    charger.handle('SendLocalList', ({ params }) => {
+      sent.push(params as (typeof sent)[number]);
+      return Promise.resolve({ status: 'Accepted' });
+    });
+    const sync = await world.api.request('POST', `/v1/charge-points/${cp.id}/sync-local-list`, {
+      body: { full: true },
+    });
+    expect(sync.status, JSON.stringify(sync.body)).to.equal(200);
+    const tags = sent.flatMap((m) => m.localAuthorizationList ?? []).map((e) => e.idTag);
+    expect(tags).to.have.length(6);
+    expect(tags).to.include.members([ours, quietCard]);
+    expect(tags.filter((t) => t.startsWith('FLOOD'))).to.have.length(4);
+  });
+});
