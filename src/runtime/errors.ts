@@ -22,8 +22,17 @@ export class ActorUnavailableError extends ActorRuntimeError {
 
 /** The process asked does not own the address (any more); the sender resolves again. */
 export class ActorMovedError extends ActorRuntimeError {
-  override readonly name = 'ActorMovedError';
+  override readonly name: string = 'ActorMovedError';
   override readonly code = 'ACTOR_MOVED';
+}
+
+/**
+ * The process asked left the cluster (its membership lapsed) before it answered: the sender
+ * resolves again, as for ActorMovedError, but the ask may have been run there (a paused process
+ * reads its queued messages when it resumes, with the charger's socket still open).
+ */
+export class ActorLostError extends ActorMovedError {
+  override readonly name = 'ActorLostError';
 }
 
 /** The database rejected a state write because a newer lease epoch has been seen. */
@@ -84,6 +93,7 @@ const byName: Record<string, new (message: string) => ActorRuntimeError> = {
   AskTimeoutError,
   ActorUnavailableError,
   ActorMovedError,
+  ActorLostError,
   FencedError,
   UnknownActorKindError,
   InvalidMessageError,

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Static, TSchema } from '#typebox';
 import { addressOf, type Address } from './address.js';
 import type { DurableMailbox } from './durable-mailbox.js';
-import { ActorMovedError, ActorUnavailableError, AskTimeoutError, serializeError } from './errors.js';
+import { ActorLostError, ActorMovedError, ActorUnavailableError, AskTimeoutError, serializeError } from './errors.js';
 import type { Activation } from './activation.js';
 import type { ActivationLookup } from './local-activations.js';
 import type { PendingAsks } from './pending-asks.js';
@@ -137,6 +137,8 @@ export class Messenger implements ActorMessenger {
     // one id for every send of this ask to another process: a process that sees it twice answers
     // from memory (made on the first remote send; a local ask needs none)
     let askId: string | undefined;
+    /** a process it was sent to left the cluster before answering: it may have run it */
+    let maybeRun = false;
     for (let attempt = 0; ; attempt++) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw timeout();
@@ -156,7 +158,14 @@ export class Messenger implements ActorMessenger {
         if (kind.def.placement === 'pinned') {
           // at most half the ask's timeout: an actor that stays unpinned is "not connected", not late
           const graceLeft = Math.min(PIN_GRACE_MS, timeoutMs / 2) - (Date.now() - startedAt);
-          if (graceLeft <= 0) throw new ActorUnavailableError(`${address} is not connected`);
+          if (graceLeft <= 0) {
+            // "not connected" says the message was not run; after a process that left, nobody knows
+            if (maybeRun)
+              throw new AskTimeoutError(
+                `no reply from ${address}: the process asked left the cluster before it answered`,
+              );
+            throw new ActorUnavailableError(`${address} is not connected`);
+          }
           await sleep(retryDelayMs(attempt, Math.min(remaining, graceLeft)));
           continue;
         }
@@ -168,6 +177,7 @@ export class Messenger implements ActorMessenger {
         return await this.remoteAsk(askId, owner, address, message, remaining, timeout);
       } catch (err) {
         if (!(err instanceof ActorMovedError)) throw err;
+        if (err instanceof ActorLostError) maybeRun = true;
         activations.forgetOwner(address, kind.def);
         await sleep(retryDelayMs(attempt, deadline - Date.now()));
       }

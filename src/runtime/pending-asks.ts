@@ -63,7 +63,7 @@ export class PendingAsks {
     for (const [id, p] of this.pending) {
       if (!gone.has(p.owner)) continue;
       this.reroutedCount++;
-      this.settle(id, { ok: false, error: { name: 'ActorMovedError', message: `${p.owner} left the cluster` } });
+      this.settle(id, { ok: false, error: { name: 'ActorLostError', message: `${p.owner} left the cluster` } });
     }
     if (gone.size > 0) this.log.info({ processes: [...gone] }, 'members left; asks to them re-sent');
   }

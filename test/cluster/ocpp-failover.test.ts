@@ -165,4 +165,33 @@ describe('charge points across web processes (Redis, PostgreSQL, real processes)
     );
     expect((await apiB('POST', `/v1/charge-points/${cp.id}/remote-start`, { id_tag: 'TAG-B3' })).status).to.equal(409);
   });
+
+  it('a remote start to a charger whose process is paused past its lease is 503 (maybe sent), not 409 (not sent)', async () => {
+    const c = await startNode(env.env);
+    try {
+      const apiB = apiClient(b.url);
+      const cp = (
+        await apiB<RegisteredChargePoint>('POST', '/v1/charge-points', {
+          id: uniqueChargePointId('PZ'),
+          protocol: 'ocpp1.6',
+        })
+      ).body;
+      const onC = await chargerOn(c, cp);
+      await onC.call('BootNotification', v16.boot());
+      c.signal('SIGSTOP');
+      // B's ask waits in C's socket; C's membership lapses, and when C resumes it reads the ask and
+      // sends the start on the charger's socket, still open: the operator was told "not connected"
+      const answer = await apiB<{ error: { code: string } }>('POST', `/v1/charge-points/${cp.id}/remote-start`, {
+        id_tag: 'TAG-PZ',
+        connector_id: 1,
+      });
+      c.signal('SIGCONT');
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(503);
+      expect(answer.body.error.code).to.equal('charge_point_unreachable');
+      await onC.close();
+    } finally {
+      c.signal('SIGCONT');
+      await c.stop();
+    }
+  });
 });

@@ -142,7 +142,7 @@ function httpFromOcpi(err: OcpiError): HttpError {
  * process boundary are: the actor's owner is moving or gone and the request may be retried, a
  * 503, never a 500 (docs/SECURITY.md; before, asks to a killed process answered HTTP 500).
  */
-const UNAVAILABLE = new Set(['AskTimeoutError', 'ActorUnavailableError', 'ActorMovedError']);
+const UNAVAILABLE = new Set(['AskTimeoutError', 'ActorUnavailableError', 'ActorMovedError', 'ActorLostError']);
 
 function unavailable(err: unknown): HttpError | undefined {
   if (isDependencyOutage(err)) {
