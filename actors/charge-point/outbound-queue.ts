@@ -275,8 +275,12 @@ function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointSta
     }
     const sent = deps.sendCommand(ctx.key, command, state.next_remote_start_id);
     if (!sent) return state;
-    if (command.kind === 'set-password') deps.passwords.forget(head.command_id);
-    awaitAnswer(ctx, head, sent.answer);
+    // on the socket once the turn that records it committed: a turn that cannot commit (the
+    // database out) sends nothing, where the charger got a command the operator was told failed
+    ctx.afterCommit(() => {
+      if (command.kind === 'set-password') deps.passwords.forget(head.command_id);
+      awaitAnswer(ctx, head, sent.send());
+    });
     return {
       ...state,
       recent_starts: head.command.kind === 'start' ? startsWith(state, head, now) : state.recent_starts,

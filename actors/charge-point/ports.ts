@@ -16,14 +16,15 @@ import type { ActorMessenger, DeactivationReason, SqlRunner, WriteStep } from '.
  */
 export interface ChargePointActorDeps {
   /**
-   * Sends the command as a CALL on this process's socket for the charger, in the protocol of
-   * that socket; undefined when there is none. The answer is the charger's status word.
+   * The command as a CALL on this process's socket for the charger, in the protocol of that
+   * socket; undefined when there is none. `send` puts it on the socket and resolves with the
+   * charger's status word: called once the turn that records it as sent has committed.
    */
   sendCommand(
     chargePointId: string,
     command: ChargerCommand,
     remoteStartId: number,
-  ): { connection: string; action: string; answer: Promise<{ status: string; reply: unknown }> } | undefined;
+  ): { connection: string; action: string; send: () => Promise<{ status: string; reply: unknown }> } | undefined;
   /** The newest connection won elsewhere (or the process stops): close ours. */
   closeSocket(chargePointId: string, reason: DeactivationReason | 'removed'): void;
   publish(event: CsmsEvent): void;

@@ -345,23 +345,27 @@ export class ChargerConnection<V extends ProtocolName> {
     });
   }
 
-  /** A domain command as a CALL in this socket's protocol; resolves with the charger's status word. */
+  /**
+   * A domain command as a CALL in this socket's protocol, sent when `send` is called (after the
+   * turn that records it committed); `send` resolves with the charger's status word.
+   */
   command(
     command: ChargerCommand,
     remoteStartId: number,
-  ): { action: string; answer: Promise<{ status: string; reply: unknown }> } {
+  ): { action: string; send: () => Promise<{ status: string; reply: unknown }> } {
     const call = this.adapter.toCall(command, remoteStartId);
     if (!call)
       return {
         action: command.kind,
-        answer: Promise.reject(new Error(`${this.version} has no call for ${command.kind}`)),
+        send: () => Promise.reject(new Error(`${this.version} has no call for ${command.kind}`)),
       };
     return {
       action: call.action,
-      answer: this.call(call).then((payload) => ({
-        status: this.adapter.answerStatus(payload, command),
-        reply: payload,
-      })),
+      send: () =>
+        this.call(call).then((payload) => ({
+          status: this.adapter.answerStatus(payload, command),
+          reply: payload,
+        })),
     };
   }
 

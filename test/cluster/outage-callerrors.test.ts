@@ -127,4 +127,45 @@ describe('a charger call that fails because PostgreSQL is unreachable', function
     await waitFor('/readyz ready again', async () => (await fetch(`${url}/readyz`)).status === 200, 15_000);
     await client.close({ force: true });
   });
+
+  it("an operator's command whose turn cannot commit is answered 503 and never reaches the charger", async () => {
+    // the operator's call goes to a process that reaches the database; the charger's socket is on
+    // the one that does not
+    const url = started!.platform.url;
+    const other = await startPlatform(env, [csmsModule({ pingIntervalMs: 60_000, callTimeoutMs: 5_000 })]);
+    try {
+      const api = apiClient(other.platform.url);
+      const cp = (
+        await api<RegisteredChargePoint>('POST', '/v1/charge-points', {
+          id: uniqueChargePointId('OUT'),
+          protocol: 'ocpp1.6',
+        })
+      ).body;
+      const client: RPCClient = strictCharger(url, cp, 'ocpp1.6');
+      const resets: unknown[] = [];
+      client.handle('Reset', ({ params }) => {
+        resets.push(params);
+        return Promise.resolve({ status: 'Accepted' });
+      });
+      await client.connect();
+      await client.call('BootNotification', v16.boot());
+      link.down();
+      await waitFor('/readyz says degraded', async () => (await fetch(`${url}/readyz`)).status === 503, 10_000);
+      // before, the charger got the Reset while the operator was told 503 "retry", and a retry reset it again
+      const answer = await api('POST', `/v1/charge-points/${cp.id}/reset`, { type: 'soft' });
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(503);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(resets).to.deep.equal([]);
+      link.restore();
+      await waitFor('/readyz ready again', async () => (await fetch(`${url}/readyz`)).status === 200, 15_000);
+      // once the database is back the same command goes through, once
+      const again = await api('POST', `/v1/charge-points/${cp.id}/reset?wait_ms=5000`, { type: 'soft' });
+      expect(again.status, JSON.stringify(again.body)).to.equal(200);
+      expect(resets).to.have.length(1);
+      await client.close({ force: true });
+    } finally {
+      link.restore();
+      await other.stop();
+    }
+  });
 });
