@@ -70,6 +70,8 @@ export interface CsmsApiDeps {
   unknown: UnknownChargePoints;
   /** open event streams, ended at shutdown */
   streams: Set<PassThrough>;
+  /** aborted as the process stops (its first step, before the HTTP server drains) */
+  shutdown: AbortSignal;
   /** when this process's connection of the charger last received a frame (none here: undefined) */
   lastSeenHere(id: string): number | undefined;
 }
@@ -164,6 +166,7 @@ function operationAccess(cp: ChargePointAccess): OperationAccess {
       return checkChargePointState(state) ? state : undefined;
     },
     online: (id) => cp.deps.actors.isPinned(cp.addressOf(id)),
+    stopping: () => cp.deps.shutdown.aborted,
   };
 }
 

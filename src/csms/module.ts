@@ -283,6 +283,7 @@ function apiDeps(
     unknown: UnknownChargePoints;
     streams: Set<PassThrough>;
     registry: ConnectionRegistry;
+    shutdown: AbortSignal;
   },
 ): CsmsApiDeps {
   return {
@@ -299,6 +300,7 @@ function apiDeps(
     events: parts.events,
     unknown: parts.unknown,
     streams: parts.streams,
+    shutdown: parts.shutdown,
     lastSeenHere: (id) => parts.registry.get(id)?.lastSeenAt,
   };
 }
@@ -310,6 +312,8 @@ function apiDeps(
 export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
   const registry = new ConnectionRegistry();
   const streams = new Set<PassThrough>();
+  /** aborted as the process stops: operations waiting for a charger's answer answer at once */
+  const shutdown = new AbortController();
   const late: LateParts = {};
   const eventsOf = (services: PlatformServices): CsmsEventBus =>
     (late.events ??= new CsmsEventBus(services.log, services.redis, {
@@ -332,7 +336,13 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
     mounts(services: PlatformServices) {
       return [
         csmsApiMount(
-          apiDeps(services, { events: eventsOf(services), unknown: unknownOf(services), streams, registry }),
+          apiDeps(services, {
+            events: eventsOf(services),
+            unknown: unknownOf(services),
+            streams,
+            registry,
+            shutdown: shutdown.signal,
+          }),
         ),
         dashboardMount(),
       ];
@@ -358,6 +368,7 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
       late.meterSamples.start();
     },
     async stop() {
+      shutdown.abort();
       for (const s of streams) s.end();
       streams.clear();
       await late.localLists?.stop();

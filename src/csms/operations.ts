@@ -46,6 +46,8 @@ export interface OperationAccess {
   /** the local list the charger holds, and the one it should hold (src/csms/local-list.ts) */
   heldLocalList(id: string): Promise<HeldList>;
   wantedLocalList(): Promise<LocalListEntry[]>;
+  /** whether this process is stopping: a route waiting for an answer answers with what it has */
+  stopping(): boolean;
 }
 
 const IdParams = Type.Object({ id: ChargePointId });
@@ -113,7 +115,9 @@ export async function awaitOutcome(
   // when a call still sent was first seen with its charger offline, and when that was last asked
   let offlineSince: number | undefined;
   let askedAt = 0;
-  while (Date.now() < until) {
+  // a process that stops answers with the record as it is (queued, sent): its HTTP server drains
+  // for a few seconds only, and a wait cut there was an empty reply with no command id
+  while (Date.now() < until && !access.stopping()) {
     await sleep(Math.min(POLL_MS, Math.max(0, until - Date.now())));
     // the committed state, read from the store: a charger that answers and then drops its
     // connection (a reset) still gets its answer reported, not a 409

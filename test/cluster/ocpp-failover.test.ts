@@ -194,4 +194,34 @@ describe('charge points across web processes (Redis, PostgreSQL, real processes)
       await c.stop();
     }
   });
+
+  it('a process stopped (SIGTERM) while an operation waits for a charger on another process answers it with the record', async () => {
+    const c = await startNode(env.env);
+    const apiB = apiClient(b.url);
+    const quiet = (
+      await apiB<RegisteredChargePoint>('POST', '/v1/charge-points', {
+        id: uniqueChargePointId('ST'),
+        protocol: 'ocpp1.6',
+      })
+    ).body;
+    // on B, and it never answers the DataTransfer: C's route waits up to 25 s
+    const onB = await chargerOn(b, quiet);
+    await onB.call('BootNotification', v16.boot());
+    const waiting = apiClient(c.url)<{ command_id: string; command_status: string; answered: boolean }>(
+      'POST',
+      `/v1/charge-points/${quiet.id}/data-transfer?wait_ms=25000`,
+      { vendor_id: 'x', data: 'a' },
+    );
+    await onB.csmsCall('DataTransfer', 10_000);
+    const stoppedAt = Date.now();
+    const stopped = c.stop();
+    // before, C's server drained for 5 s, then closed the connection: an empty reply, no command id
+    const answer = await waiting;
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+    expect(answer.body.command_id).to.be.a('string');
+    expect(answer.body).to.include({ answered: false, command_status: 'sent' });
+    expect(Date.now() - stoppedAt).to.be.below(4000);
+    await stopped;
+    await onB.close();
+  });
 });
