@@ -305,6 +305,19 @@ function apiDeps(
   };
 }
 
+/** The local lists' and the meter samples' periodic sweeps of a web process. */
+function startSweeps(services: PlatformServices, registry: ConnectionRegistry, late: LateParts): void {
+  late.localLists = localListSweepOf(services, registry);
+  late.localLists.start();
+  late.meterSamples = new MeterSampleSweep({
+    db: services.db,
+    retentionMs: services.config.CSMS_METER_SAMPLE_RETENTION_DAYS * 86_400_000,
+    intervalMs: 3_600_000,
+    log: services.log.child({ module: 'csms' }),
+  });
+  late.meterSamples.start();
+}
+
 /**
  * Charge-point management as a platform module: the OCPP WebSocket endpoint, the pinned
  * charge-point actor, the /v1 API for charge points and sessions, and the dashboard.
@@ -357,15 +370,7 @@ export function csmsModule(opts: CsmsModuleOptions = {}): PlatformModule {
       endpoint.attach(server);
       services.metrics.sources.connectedChargers = () => registry.byProtocol();
       late.endpoint = endpoint;
-      late.localLists = localListSweepOf(services, registry);
-      late.localLists.start();
-      late.meterSamples = new MeterSampleSweep({
-        db: services.db,
-        retentionMs: services.config.CSMS_METER_SAMPLE_RETENTION_DAYS * 86_400_000,
-        intervalMs: 3_600_000,
-        log: services.log.child({ module: 'csms' }),
-      });
-      late.meterSamples.start();
+      startSweeps(services, registry, late);
     },
     async stop() {
       shutdown.abort();
