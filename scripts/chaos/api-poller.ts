@@ -16,6 +16,8 @@ export interface PollRecord {
   ms: number;
   /** the HTTP status, 'timeout' past the bound, 'error' when the connection failed */
   outcome: number | 'timeout' | 'error';
+  /** a 5xx answer's `error.code` (charge_point_unreachable, dependency_unavailable, ...) */
+  code?: string;
 }
 
 /**
@@ -71,6 +73,7 @@ export class ApiPoller {
   private async send(target: string, r: PollRequest): Promise<void> {
     const startedAt = Date.now();
     let outcome: PollRecord['outcome'];
+    let code: string | undefined;
     try {
       const res = await fetch(`${target}${r.path}`, {
         method: r.method,
@@ -79,11 +82,23 @@ export class ApiPoller {
         signal: AbortSignal.timeout(this.opts.boundMs),
       });
       // the body too must arrive within the bound
-      await res.arrayBuffer();
+      const body = await res.text();
       outcome = res.status;
+      if (res.status >= 500) code = errorCode(body);
     } catch (err) {
       outcome = err instanceof DOMException && err.name === 'TimeoutError' ? 'timeout' : 'error';
     }
-    this.records.push({ route: r.route, needs: r.needs, target, startedAt, ms: Date.now() - startedAt, outcome });
+    const ms = Date.now() - startedAt;
+    this.records.push({ route: r.route, needs: r.needs, target, startedAt, ms, outcome, ...(code ? { code } : {}) });
+  }
+}
+
+/** The `error.code` of a /v1 error body, if it has one. */
+function errorCode(body: string): string | undefined {
+  try {
+    const code = (JSON.parse(body) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -42,6 +42,11 @@ export interface ChaosReport {
     serverErrors: string[];
     /** 503 answered while Redis was down (degraded mode) */
     degraded503: number;
+    /**
+     * 503 charge_point_unreachable for a charger whose socket was on the killed or paused process
+     * (the operation may have reached it: docs/CSMS.md "Cluster behaviour")
+     */
+    unreachable503: number;
     hangs: string[];
     slowestMs: number;
     /** asks to an actor whose owner was killed or paused, sent before it was re-owned, answered 2xx */
@@ -75,6 +80,7 @@ export function summariseHttp(
   const serverErrors: string[] = [];
   const hangs: string[] = [];
   let degraded503 = 0;
+  let unreachable503 = 0;
   let reRouted = 0;
   let slowestMs = 0;
   for (const r of records) {
@@ -85,7 +91,14 @@ export function summariseHttp(
     if (r.outcome === 'timeout') hangs.push(at);
     if (typeof r.outcome === 'number' && r.outcome >= 500) {
       const inOutage = redisOutages.some((w) => r.startedAt + r.ms >= w.from && r.startedAt <= w.to);
+      const onVictim = (needs: string | undefined) =>
+        needs !== undefined &&
+        victimWindows.some(
+          (w) =>
+            r.startedAt + r.ms >= w.from && r.startedAt <= w.to && w.chargers.has(needs.replace(/^charge-point\//, '')),
+        );
       if (r.outcome === 503 && inOutage) degraded503 += 1;
+      else if (r.outcome === 503 && r.code === 'charge_point_unreachable' && onVictim(r.needs)) unreachable503 += 1;
       else serverErrors.push(`${r.outcome} ${at}`);
     }
     if (typeof r.outcome === 'number' && r.outcome < 300 && r.needs) {
@@ -100,7 +113,7 @@ export function summariseHttp(
       if (owned) reRouted += 1;
     }
   }
-  return { total: records.length, byOutcome, serverErrors, degraded503, hangs, slowestMs, reRouted };
+  return { total: records.length, byOutcome, serverErrors, degraded503, unreachable503, hangs, slowestMs, reRouted };
 }
 
 /** What the run must show: an empty list is a pass. */
@@ -138,7 +151,7 @@ export function formatReport(r: ChaosReport): string[] {
         `  ${f.fault}: chargers back ${f.back}/${f.victims} in ${ms(f.chargersBackMs)} (${f.reconnects} reconnects); shards re-owned in ${ms(f.shardsReownedMs)}`,
     ),
     `  crashes: ${r.crashes.length}; exit codes at the final SIGTERM: ${r.exitCodes.join(', ')}`,
-    `  HTTP poller: ${r.http.total} requests (${entries(r.http.byOutcome)}); 5xx outside degraded mode: ${r.http.serverErrors.length}; 503 while Redis was down: ${r.http.degraded503}; hangs: ${r.http.hangs.length}; slowest ${r.http.slowestMs} ms`,
+    `  HTTP poller: ${r.http.total} requests (${entries(r.http.byOutcome)}); 5xx outside degraded mode: ${r.http.serverErrors.length}; 503 while Redis was down: ${r.http.degraded503}; 503 unreachable for a charger on the victim: ${r.http.unreachable503}; hangs: ${r.http.hangs.length}; slowest ${r.http.slowestMs} ms`,
     `  asks re-routed (to an actor of a killed or paused owner, answered 2xx): ${r.http.reRouted}`,
     `  transactions acknowledged/found: starts ${l.startsAcked}/${l.startsFound}, stops ${l.stopsAcked}/${l.stopsFound}; meter values ${l.metersAcked}/${l.metersFound}; lost ${l.lost.length}; duplicate sessions ${l.duplicates.length}`,
     `  chargers: ${r.chargerCounters.connects} connects, refused upgrades (${entries(r.chargerCounters.refused)}), CALLERRORs (${entries(r.chargerCounters.callErrors)}), call timeouts ${r.chargerCounters.callTimeouts}; not drained ${r.notDrained.length}; online at the end ${r.onlineAtEnd}/${r.chargers}`,

@@ -36,7 +36,7 @@ describe('chaos: kill -9, SIGSTOP and a Redis restart under charging load (priva
     expect(report.crashes).to.deep.equal([]);
   });
 
-  it('the /v1 and OCPI poller gets no 5xx (a 503 while Redis is down is degraded mode)', () => {
+  it('the /v1 and OCPI poller gets no 5xx (a 503 while Redis is down is degraded mode; for a charger on the paused or killed process, 503 charge_point_unreachable)', () => {
     expect(report.http.serverErrors).to.deep.equal([]);
   });
 
