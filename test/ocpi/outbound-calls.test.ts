@@ -2,7 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import { waitFor } from '../support/eventually.js';
 import { aLocation, aLocation211, credentials211, credentials221 } from '../support/ocpi-builders.js';
-import { OcpiApi, embeddedTarget, uniqueParty, type OcpiTarget } from '../support/ocpi-harness.js';
+import { ocpiModule } from '../../src/ocpi/module.js';
+import { createLogger } from '../../src/logger.js';
+import { API_KEY, OcpiApi, embeddedTarget, uniqueParty, type OcpiTarget } from '../support/ocpi-harness.js';
+import { embeddedEnvironment, startPlatform } from '../support/platforms.js';
 import { loopbackPartner, partnerServer, type PartnerServer } from '../support/ocpi-partners.js';
 
 /**
@@ -387,5 +390,44 @@ describe('OCPI outbound calls: limits, redirects and the destination policy (rea
     }
     const res = await handshake(api, 'http://10.0.0.1/versions');
     expect(res).to.include({ code: 3001, message: `${UNABLE} destination refused` });
+  });
+});
+
+describe('OCPI outbound calls: what our log keeps of a partner URL', function () {
+  this.timeout(30_000);
+
+  it("masks the user and password of a partner's versions URL in the log line of a refused call", async () => {
+    const lines: string[] = [];
+    const env = await embeddedEnvironment({ CSMS_API_KEY: API_KEY });
+    const started = await startPlatform(env, [ocpiModule()], {
+      log: createLogger('info', {}, { write: (s: string) => void lines.push(s) }),
+    });
+    try {
+      const api = new OcpiApi({
+        mode: 'embedded',
+        urls: [started.platform.url],
+        platform: started,
+        partner: () => Promise.reject(new Error('no partner in this test')),
+        stop: async () => undefined,
+      });
+      const party = uniqueParty();
+      const created = await api.request('POST', '/v1/partners', { body: { ...party, role: 'EMSP' } });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      // the partner registers with a versions URL that carries a user and password; the default
+      // policy (public) refuses the private address before any connection
+      const url = 'http://svc:S3cretPassw0rd@10.1.2.3/versions';
+      const res = await api.request('POST', '/ocpi/cpo/2.2.1/credentials', {
+        token: String(created.body.token),
+        encoding: 'base64',
+        body: credentials221(party, 'token-b-0123456789', url, 'EMSP'),
+      });
+      expect(res.body.status_code, JSON.stringify(res.body)).to.equal(3001);
+      const logged = lines.filter((l) => l.includes('10.1.2.3'));
+      expect(logged, 'a log line names the refused destination').to.not.deep.equal([]);
+      for (const l of logged) expect(l).to.include('http://***@10.1.2.3/versions').and.not.include('S3cretPassw0rd');
+    } finally {
+      await started.stop();
+      await env.cleanup();
+    }
   });
 });

@@ -41,7 +41,7 @@ export class PartnerCallError extends Error {
   ) {
     super(opts.message ?? `partner unreachable: ${reason}`);
     this.httpStatus = opts.httpStatus;
-    this.detail = opts.detail;
+    this.detail = opts.detail === undefined ? undefined : withoutCredentials(opts.detail);
   }
 
   /** What our log gets: the category and the detail. */
@@ -53,4 +53,12 @@ export class PartnerCallError extends Error {
       ...(this.detail === undefined ? {} : { detail: this.detail }),
     };
   }
+}
+
+/**
+ * `text` with the user and password of every URL in it masked (`http://***@host/...`): a partner's
+ * versions URL may carry them, and the detail goes to our log.
+ */
+export function withoutCredentials(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]*@/gi, '$1***@');
 }
