@@ -101,8 +101,13 @@ function authorizeRoute221(ctx: OcpiContext): OcpiRoute {
       // token_uid is a CiString, as Token.uid is: any case of its letters finds it
       const token = await ctx.stores.tokens.getAnyCase({ ...ctx.own, id: req.params.token_uid });
       if (!token || token.type !== (req.query.type ?? 'RFID')) throw unknownToken();
-      // the location asked about comes back only when the driver may charge there (AuthorizationInfo)
-      const location = token.valid ? req.body : undefined;
+      // the location asked about comes back only when the driver may charge there (AuthorizationInfo),
+      // with the fields of a 2.2.1 LocationReferences only (a 2.1.1 `connector_ids` sent along was echoed)
+      const body = token.valid ? req.body : undefined;
+      const location = body && {
+        location_id: body.location_id,
+        ...(body.evse_uids === undefined ? {} : { evse_uids: body.evse_uids }),
+      };
       return {
         data: { allowed: token.valid ? 'ALLOWED' : 'BLOCKED', token, ...(location ? { location } : {}) },
       };

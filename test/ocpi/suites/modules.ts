@@ -112,6 +112,15 @@ export function modulesSuite(makeTarget: () => Promise<OcpiTarget>): void {
       );
       expect(auth).to.deep.include({ allowed: 'ALLOWED', location: where });
       expect(auth.token).to.include({ uid: 'OT-1', contract_id: 'NL-EVP-C12345678' });
+      // a 2.2.1 LocationReferences has no connector_ids (2.1.1 had): sent along, it is not echoed
+      const withConnectors = dataOf<Obj>(
+        await api.request('POST', '/ocpi/emsp/2.2.1/tokens/OT-1/authorize', {
+          token: cpo.token,
+          ...b64,
+          body: { ...where, connector_ids: ['1'] },
+        }),
+      );
+      expect(withConnectors.location).to.deep.equal(where);
       const other = await api.request('POST', '/ocpi/emsp/2.2.1/tokens/OT-2/authorize?type=OTHER', {
         token: cpo.token,
         ...b64,
