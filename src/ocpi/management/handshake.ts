@@ -25,11 +25,14 @@ export function ourVersionsUrl(origin: string, partnerRole: PartnerRole): string
   return `${origin}/ocpi/${ourRoleToward(partnerRole) === 'CPO' ? 'cpo' : 'emsp'}/versions`;
 }
 
-/** A failed call to a partner: 502 with the failure's category; what exactly failed goes to our log only. */
-export function badGateway(ctx: OcpiContext, err: unknown): never {
+/**
+ * A failed call to a partner: 502 with the failure's category (and `more` details, such as the
+ * uid of a command kept all the same); what exactly failed goes to our log only.
+ */
+export function badGateway(ctx: OcpiContext, err: unknown, more: Record<string, unknown> = {}): never {
   if (err instanceof PartnerCallError) {
     ctx.services.log.warn({ partnerCall: err.toLog() }, 'partner call failed');
-    throw new HttpError(502, 'partner_call_failed', err.message, { ocpi_status_code: err.code });
+    throw new HttpError(502, 'partner_call_failed', err.message, { ocpi_status_code: err.code, ...more });
   }
   throw err;
 }

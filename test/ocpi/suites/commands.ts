@@ -276,6 +276,8 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(garbled.status).to.equal(502);
       expect(cpo.fake.received.length).to.equal(calls + 1);
       const uid = (cpo.fake.received.at(-1)?.body as { response_url: string }).response_url.split('/').at(-1);
+      // the 502 names the command kept, so that the operator can follow it
+      expect((garbled.body.error as { details: Obj }).details).to.include({ uid, ocpi_status_code: 3001 });
       const kept = await t.api.request('GET', `/v1/commands/${String(uid)}`);
       expect(kept.body).to.include({ command: 'STOP_SESSION', response: null });
       expect(kept.body.error).to.match(/CommandResponse/);
