@@ -17,6 +17,25 @@ import type { ObjectStore } from '../store/object-store.js';
 import { isSession221, type StoredSession } from './stored.js';
 
 /**
+ * A session does not end before it started: a PUT or PATCH that would store one is refused (2001,
+ * as a CDR is: docs/OCPI.md, Decisions 14). The 2.1.1 fields are `start_datetime`/`end_datetime`.
+ */
+function assertEndsAfterStart(s: StoredSession): StoredSession {
+  const [startField, endField, start, end] = isSession221(s)
+    ? ['start_date_time', 'end_date_time', s.start_date_time, s.end_date_time]
+    : ['start_datetime', 'end_datetime', s.start_datetime, s.end_datetime];
+  if (end !== undefined && end !== null && Date.parse(end) < Date.parse(start))
+    throw invalidParameters([
+      {
+        field: endField,
+        message: `${endField} ${end} is before ${startField} ${start}`,
+        type: 'value_error.end_before_start',
+      },
+    ]);
+  return s;
+}
+
+/**
  * The Receiver interface of the sessions module (the eMSP side): a partner CPO pushes its
  * sessions. Each is stored in the shape of the version it came in and served in the version of
  * the mount that reads it (docs/OCPI.md, Decisions 23). A PUT or PATCH older than the session
@@ -123,7 +142,7 @@ export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
             id,
             last_updated: req.body.last_updated ?? stampOfReceipt(s.last_updated),
           };
-          return { ...next, authorization_id: next.auth_id };
+          return assertEndsAfterStart({ ...next, authorization_id: next.auth_id });
         });
         if (!updated) throw unknownSession();
         return { data: updated };
@@ -142,6 +161,7 @@ export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         assertSameId('id', id, body.id);
         // authorization_id: the auth_id the session was started with (docs/OCPI.md, Decisions 9)
         const session = { ...body, authorization_id: body.auth_id };
+        assertEndsAfterStart(session);
         const held = (await ctx.stores.sessions.putUnlessOlder({ ...party, id }, session)).object;
         return { data: isSession221(held) ? await session211Of(ctx.stores.locations, held) : held };
       },
@@ -176,6 +196,7 @@ export function sessionsReceiver221(ctx: OcpiContext): OcpiRoute[] {
         const id = req.params.session_id;
         assertOwnParty(party, req.body);
         assertSameId('id', id, req.body.id);
+        assertEndsAfterStart(req.body);
         const held = (await ctx.stores.sessions.putUnlessOlder({ ...party, id }, req.body)).object;
         return { data: sessionTo221(held, party, ours()) };
       },
@@ -200,7 +221,7 @@ export function sessionsReceiver221(ctx: OcpiContext): OcpiRoute[] {
             const periods = withPeriodsAdded(s.charging_periods, added, true);
             return periods.charging_periods === s.charging_periods ? s : { ...s, ...periods };
           }
-          return { ...s, ...fields, id, ...withPeriodsAdded(s.charging_periods, added) };
+          return assertEndsAfterStart({ ...s, ...fields, id, ...withPeriodsAdded(s.charging_periods, added) });
         });
         if (!updated || !isSession221(updated)) throw unknownSession();
         return { data: updated };

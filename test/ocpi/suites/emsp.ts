@@ -5,6 +5,7 @@ import {
   aLocation,
   aLocation211,
   aSession,
+  aSession221,
   aTariff,
   aToken,
   anEvse,
@@ -405,6 +406,37 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
           { token: cpo.token },
         );
         expect(foreign.body.status_code).to.equal(2001);
+      });
+
+      it('a session that would end before it started is refused (2001), by PUT or PATCH, in both versions', async () => {
+        const path = `/ocpi/emsp/2.1.1/sessions/${cc}/${pid}/SES-BACKWARDS`;
+        const started = aSession({ id: 'SES-BACKWARDS', start_datetime: '2026-11-30T08:00:00Z' });
+        expect((await api.request('PUT', path, { token: cpo.token, body: started })).body.status_code).to.equal(1000);
+        const early = { status: 'COMPLETED', end_datetime: '2026-11-30T07:00:00Z', last_updated: isoAt(10) };
+        for (const [method, body] of [
+          ['PATCH', early],
+          ['PUT', { ...started, ...early }],
+        ] as const) {
+          const res = await api.request(method, path, { token: cpo.token, body });
+          expect(res.body.status_code, method).to.equal(2001);
+          expect((res.body.errors as Obj[])[0], method).to.include({ type: 'value_error.end_before_start' });
+        }
+        expect(dataOf<Obj>(await api.request('GET', path, { token: cpo.token }))).to.include({ status: 'ACTIVE' });
+        const path221 = `/ocpi/emsp/2.2.1/sessions/${cc}/${pid}/SES-BACKWARDS-221`;
+        const s221 = aSession221({
+          id: 'SES-BACKWARDS-221',
+          country_code: cc,
+          party_id: pid,
+          start_date_time: '2026-11-30T08:00:00Z',
+        });
+        const put = await api.request('PUT', path221, { token: cpo.token, encoding: 'base64', body: s221 });
+        expect(put.body.status_code, JSON.stringify(put.body)).to.equal(1000);
+        const patched = await api.request('PATCH', path221, {
+          token: cpo.token,
+          encoding: 'base64',
+          body: { status: 'COMPLETED', end_date_time: '2026-11-30T07:00:00Z', last_updated: isoAt(10) },
+        });
+        expect(patched.body.status_code, JSON.stringify(patched.body)).to.equal(2001);
       });
 
       it("a PUT stamped by the CPO's clock a moment after a PATCH without last_updated is applied", async () => {
