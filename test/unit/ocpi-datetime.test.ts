@@ -37,6 +37,10 @@ describe('OCPI DateTime', () => {
     expect(toUtc('2015-06-29T20:39:09Z')).to.equal('2015-06-29T20:39:09Z');
     expect(toUtc('2015-06-29T20:39:09')).to.equal('2015-06-29T20:39:09Z');
     expect(toUtc('2016-12-29T17:45:09.2')).to.equal('2016-12-29T17:45:09.2Z');
+    // string(25) in 2.2.1: a fraction past the millisecond is cut there
+    expect(toUtc('2026-11-30T10:00:00.123456789Z')).to.equal('2026-11-30T10:00:00.123Z');
+    expect(toUtc('2026-11-30T10:00:00.1234567')).to.equal('2026-11-30T10:00:00.123Z');
+    expect(toUtc('2026-11-30T10:00:00.123Z')).to.equal('2026-11-30T10:00:00.123Z');
     expect(toUtc('2015-06-29T22:39:09+02:00')).to.equal('2015-06-29T20:39:09Z');
     expect(toUtc('2015-06-29T20:39:09+00:00')).to.equal('2015-06-29T20:39:09Z');
     expect(toUtc('2015-06-29T00:39:09.5-01:30')).to.equal('2015-06-29T02:09:09.500Z');

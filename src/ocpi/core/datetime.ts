@@ -29,15 +29,20 @@ function isCalendarDay(text: string): boolean {
   return year >= 1 && day <= daysIn(year, month);
 }
 
+/** Fraction digits past the millisecond, before the `Z`. */
+const PAST_MILLISECONDS = /(\.\d{3})\d+Z$/;
+
 /**
  * One accepted timestamp as UTC with `Z` (what was sent, when it already was; an offset is
- * converted to the millisecond). Undefined for a day that does not exist, or an offset that
- * moves the instant out of the years 0001-9999.
+ * converted to the millisecond), its fraction cut to the millisecond: a DateTime is string(25) in
+ * 2.2.1, and one with nine digits (30 characters) was stored and served back as sent, longer than
+ * a strict partner reads. Undefined for a day that does not exist, or an offset that moves the
+ * instant out of the years 0001-9999.
  */
 export function toUtc(text: string): string | undefined {
   if (!isCalendarDay(text)) return undefined;
-  if (text.endsWith('Z')) return text;
-  if (!OFFSET.test(text)) return `${text}Z`;
+  if (text.endsWith('Z')) return text.replace(PAST_MILLISECONDS, '$1Z');
+  if (!OFFSET.test(text)) return `${text}Z`.replace(PAST_MILLISECONDS, '$1Z');
   const ms = Date.parse(text);
   if (Number.isNaN(ms)) return undefined;
   const iso = new Date(ms).toISOString();
