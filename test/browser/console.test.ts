@@ -243,6 +243,8 @@ describe('operator console with 10,000 chargers', function () {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('csv').click()]);
     const csv = await readFile((await download.path()) ?? '', 'utf8');
     expect(csv.split('\n')[0]).to.match(/^charge_point_id,transaction_id,id_tag,status,started_at,/);
+    // the cost with and without VAT in columns of their own (one `cost` column held either)
+    expect(csv.split('\n')[0]).to.include(',cost_excl_vat,cost_incl_vat,currency,');
     expect(csv).to.match(new RegExp(`^${id},${transactionId},DRIVER-UI,ACTIVE,.*,2\\.500,`, 'm'));
     expect(csv).to.include(`,"'=HYPERLINK(""x"")",ACTIVE,`);
     expect(csv).to.not.match(/,"?=HYPERLINK/);

@@ -288,6 +288,8 @@ describe('console: roaming, tariffs and CDRs', function () {
     await row.waitFor();
     // 10 kWh at 0.25 + 20%: 3.00
     expect((await row.getByTestId('cost').textContent())?.trim()).to.equal('EUR 3.00');
+    // the amount is the one with VAT, as the column says
+    await page.getByRole('columnheader', { name: 'Cost (incl. VAT)' }).waitFor();
     expect((await row.getByTestId('energy').textContent())?.trim()).to.equal('10');
     expect((await row.getByTestId('emsp').textContent())?.trim()).to.equal(
       `${e.sim.party.country_code}-${e.sim.party.party_id}`,

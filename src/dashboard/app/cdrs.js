@@ -12,7 +12,8 @@ const go = (f) => {
   location.hash = `#/cdrs${query(f)}`;
 };
 
-const money = (currency, m) => (m ? `${currency} ${(m.incl_vat ?? m.excl_vat).toFixed(2)}` : '');
+const money = (currency, m) =>
+  m ? `${currency} ${(m.incl_vat ?? m.excl_vat).toFixed(2)}${m.incl_vat == null ? ' excl. VAT' : ''}` : '';
 const exclTitle = (m) => (m ? `excl. VAT ${m.excl_vat}` : '');
 
 function Pager({ offset, total, move }) {
@@ -44,7 +45,7 @@ function OurCdrs({ f }) {
           <th>eMSP</th>
           <th>Energy (kWh)</th>
           <th>Time (h)</th>
-          <th>Cost</th>
+          <th>Cost (incl. VAT)</th>
           <th>Tariff</th>
           <th>Delivered</th>
         </tr>
@@ -63,7 +64,7 @@ function OurCdrs({ f }) {
             <td data-label="Time (h)">
               ${cdr.total_time}${cdr.total_parking_time ? html` <span class="muted">(${cdr.total_parking_time} parked)</span>` : ''}
             </td>
-            <td data-label="Cost" data-testid="cost" title=${exclTitle(cdr.total_cost)}>
+            <td data-label="Cost (incl. VAT)" data-testid="cost" title=${exclTitle(cdr.total_cost)}>
               ${money(cdr.currency, cdr.total_cost)}
             </td>
             <td data-label="Tariff">${(cdr.tariffs ?? []).map((t) => t.id).join(', ')}</td>

@@ -25,10 +25,13 @@ export function meanKw(s, now = Date.now()) {
   return (s.energy_wh / 1000 / (ms / 3_600_000)).toFixed(2);
 }
 
-/** A roamed session's price: the CDR's total once it ended, its running cost before (marked ~). */
+/**
+ * A roamed session's price: the CDR's total once it ended, its running cost before (marked ~).
+ * Including VAT, as the column says; a price that has no amount with VAT says so.
+ */
 export function fmtCost(c) {
   if (!c) return '';
-  const amount = `${c.currency} ${(c.incl_vat ?? c.excl_vat).toFixed(2)}`;
+  const amount = `${c.currency} ${(c.incl_vat ?? c.excl_vat).toFixed(2)}${c.incl_vat == null ? ' excl. VAT' : ''}`;
   return c.final ? amount : `~${amount}`;
 }
 

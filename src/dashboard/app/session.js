@@ -144,7 +144,7 @@ export function SessionPage({ id }) {
           <dd>${meanKw(s) ? `${meanKw(s)} kW` : ''}</dd>
           <dt>Meter</dt>
           <dd>${s.meter_start_wh ?? '?'} → ${s.meter_last_wh ?? '?'} Wh</dd>
-          <dt>Cost</dt>
+          <dt>Cost (incl. VAT)</dt>
           <dd data-testid="cost">${fmtCost(s.cost)}${s.cdr_id ? ` (CDR ${s.cdr_id})` : ''}</dd>
           <dt>Stop reason</dt>
           <dd>${s.stop_reason ?? ''}</dd>

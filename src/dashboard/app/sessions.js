@@ -23,7 +23,8 @@ const COLUMNS = [
   ['duration_s', (s) => String(Math.round(sessionDurationMs(s) / 1000))],
   ['energy_kwh', (s) => kwh(s.energy_wh)],
   ['mean_power_kw', (s) => meanKw(s)],
-  ['cost', (s) => (s.cost ? String(s.cost.incl_vat ?? s.cost.excl_vat) : '')],
+  ['cost_excl_vat', (s) => (s.cost ? String(s.cost.excl_vat) : '')],
+  ['cost_incl_vat', (s) => (s.cost?.incl_vat == null ? '' : String(s.cost.incl_vat))],
   ['currency', (s) => s.cost?.currency ?? ''],
   ['cost_final', (s) => (s.cost ? String(s.cost.final) : '')],
   ['stop_reason', (s) => s.stop_reason ?? ''],
@@ -108,7 +109,7 @@ export function Sessions({ params }) {
           <th>Duration</th>
           <th>Energy (kWh)</th>
           <th>Power (kW)</th>
-          <th>Cost</th>
+          <th>Cost (incl. VAT)</th>
           <th>Stop reason</th>
         </tr>
       </thead>
@@ -128,7 +129,11 @@ export function Sessions({ params }) {
               <td data-label="Duration">${fmtDuration(sessionDurationMs(s))}</td>
               <td data-label="Energy (kWh)" data-testid="energy">${kwh(s.energy_wh)}</td>
               <td data-label="Power (kW)">${meanKw(s)}</td>
-              <td data-label="Cost" data-testid="cost" title=${s.cost ? `excl. VAT ${s.cost.excl_vat}` : ''}>
+              <td
+                data-label="Cost (incl. VAT)"
+                data-testid="cost"
+                title=${s.cost ? `excl. VAT ${s.cost.excl_vat}` : ''}
+              >
                 ${fmtCost(s.cost)}
               </td>
               <td data-label="Stop reason">${s.stop_reason ?? ''}</td>
