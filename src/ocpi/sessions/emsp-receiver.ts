@@ -66,8 +66,11 @@ const MAX_PERIODS = 10_000;
  * has (the same object: a PATCH sent again after a lost answer) is not added twice. A PATCH older
  * than the session we hold (`late`: it arrived after a newer one) adds the periods that start
  * where none of the session's does, and changes nothing else (Decisions 38): its periods are
- * still news, while a period of the same start is the newer word on it. The periods are kept in
- * the order of their starts. 2.1.1 has no such rule: its PATCH replaces the field like any other.
+ * still news, while a period of the same start is the newer word on it. A PATCH that is not late
+ * and carries another period of a start the session has replaces it: its newer word on that
+ * period (a CPO sending the running period again with its volumes grown); two periods of one start
+ * were kept before. The periods are kept in the order of their starts. 2.1.1 has no such rule:
+ * its PATCH replaces the field like any other.
  */
 function withPeriodsAdded(
   held: S221.Session['charging_periods'],
@@ -80,8 +83,10 @@ function withPeriodsAdded(
   const starts = new Set((held ?? []).map((p) => Date.parse(p.start_date_time)));
   const fresh = added.filter((p) => (late ? !starts.has(Date.parse(p.start_date_time)) : !known.has(canonicalJson(p))));
   if (fresh.length === 0) return held ? { charging_periods: held } : {};
+  const replaced = new Set(fresh.map((p) => Date.parse(p.start_date_time)));
+  const kept = late ? (held ?? []) : (held ?? []).filter((p) => !replaced.has(Date.parse(p.start_date_time)));
   // in time order: a period that came late goes where it belongs (the sort keeps equal starts as they came)
-  const all = [...(held ?? []), ...fresh].sort((a, b) => Date.parse(a.start_date_time) - Date.parse(b.start_date_time));
+  const all = [...kept, ...fresh].sort((a, b) => Date.parse(a.start_date_time) - Date.parse(b.start_date_time));
   if (all.length > MAX_PERIODS)
     throw invalidParameters([
       {

@@ -381,6 +381,11 @@ export function modulesSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(await periodsAfter({ charging_periods: [reordered], last_updated: isoAt(930) })).to.have.length(2);
       expect(await periodsAfter({ charging_periods: [], last_updated: isoAt(960) })).to.have.length(2);
       expect(await periodsAfter({ kwh: 5, last_updated: isoAt(1020) })).to.have.length(2);
+      // the running period sent again with its volume grown replaces it (two of one start were kept)
+      expect(await periodsAfter({ charging_periods: [period(15, 4)], last_updated: isoAt(1080) })).to.deep.equal([
+        period(0, 2),
+        period(15, 4),
+      ]);
       await api.request('PUT', path, {
         ...as,
         body: { ...body, charging_periods: [period(30, 1)], last_updated: isoAt(1800) },
