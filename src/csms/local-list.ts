@@ -176,7 +176,8 @@ class WantedEntries {
     return this.entries.length >= this.max;
   }
 
-  consider(row: TokenRow): void {
+  /** Takes the row's token into the list when it belongs there; answers whether it added an entry. */
+  consider(row: TokenRow): boolean {
     const uid = String(row.object_id);
     // written by the tokens store from a checked 2.2.1 Token
     const t = JSON.parse(String(row.data)) as {
@@ -186,7 +187,7 @@ class WantedEntries {
       group_id?: unknown;
     };
     const ours = row.country_code === this.own.country_code && row.party_id === this.own.party_id;
-    if (t.type !== 'RFID' || (!ours && t.whitelist === 'NEVER') || uid.length > 36) return;
+    if (t.type !== 'RFID' || (!ours && t.whitelist === 'NEVER') || uid.length > 36) return false;
     // a group an id tag field cannot carry (OCPI allows other characters) is not sent
     const group =
       typeof t.group_id === 'string' && t.group_id.length <= 36 && GROUP_TEXT.test(t.group_id) ? t.group_id : undefined;
@@ -205,11 +206,12 @@ class WantedEntries {
         this.entries[held.at] = entry;
         this.seen.set(uid.toLowerCase(), { ...weight, at: held.at });
       }
-      return;
+      return false;
     }
-    if (this.full) return;
+    if (this.full) return false;
     this.seen.set(uid.toLowerCase(), { ...weight, at: this.entries.length });
     this.entries.push(entry);
+    return true;
   }
 }
 
@@ -267,12 +269,15 @@ export async function wantedLocalList(
   let turns = parties.filter((p) => !isOurs(p)).map((p) => partyTokens(db, own, p));
   while (turns.length > 0 && !wanted.full && scanned < TOKEN_SCAN_MAX) {
     const next: typeof turns = [];
+    // a turn is one entry added: tokens the list leaves out (NEVER, a uid another party's token
+    // holds) do not use up a party's turn
     for (const read of turns) {
-      const row = await read();
-      if (!row) continue;
-      scanned++;
-      wanted.consider(row);
-      next.push(read);
+      let row = await read();
+      for (; row && scanned < TOKEN_SCAN_MAX; row = await read()) {
+        scanned++;
+        if (wanted.consider(row) || wanted.full) break;
+      }
+      if (row) next.push(read);
     }
     turns = next;
   }

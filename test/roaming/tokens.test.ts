@@ -704,6 +704,12 @@ describe('roaming: the local list is shared fairly', function () {
     ).to.be.within(200, 201);
     const quietCard = world.unique('QUIET').toUpperCase();
     await world.pushToken(quiet, quietCard, { whitelist: 'ALWAYS' });
+    const quietCard2 = world.unique('QUIET').toUpperCase();
+    await world.pushToken(quiet, quietCard2, { whitelist: 'ALWAYS' });
+    // its newest tokens are ones the list leaves out: they must not use up its turns
+    const ahead = { last_updated: '2099-01-01T00:00:00Z' };
+    await world.pushToken(quiet, world.unique('NEVER').toUpperCase(), { whitelist: 'NEVER', ...ahead });
+    await world.pushToken(quiet, ours, { whitelist: 'ALWAYS', valid: false, ...ahead });
     // ten cards stamped far ahead of every other token: the newest six of all, before
     for (let i = 0; i < 10; i++)
       await world.pushToken(flooder, world.unique('FLOOD').toUpperCase(), {
@@ -722,7 +728,7 @@ describe('roaming: the local list is shared fairly', function () {
     expect(sync.status, JSON.stringify(sync.body)).to.equal(200);
     const tags = sent.flatMap((m) => m.localAuthorizationList ?? []).map((e) => e.idTag);
     expect(tags).to.have.length(6);
-    expect(tags).to.include.members([ours, quietCard]);
-    expect(tags.filter((t) => t.startsWith('FLOOD'))).to.have.length(4);
+    expect(tags).to.include.members([ours, quietCard, quietCard2]);
+    expect(tags.filter((t) => t.startsWith('FLOOD'))).to.have.length(3);
   });
 });
