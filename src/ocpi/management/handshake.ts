@@ -79,7 +79,7 @@ function theirCredentials(
     return { token: data.token, url: data.url, business: data.business_details, parties: [] };
   }
   throw new PartnerCallError(3001, 'unexpected data', {
-    message: 'the partner answered without a credentials object',
+    message: 'the partner answered without a valid credentials object',
   });
 }
 
