@@ -130,9 +130,15 @@ function chargePointAccess(deps: CsmsApiDeps): ChargePointAccess {
       } catch (err) {
         if (err instanceof ActorUnavailableError)
           throw new HttpError(409, 'charge_point_offline', `charge point ${id} is not connected`);
-        // e.g. the process holding the socket died and its pin has not expired yet
+        // e.g. the process holding the socket died, or is paused, and its pin has not expired yet:
+        // the operation may still reach the charger (a paused process sends it when it resumes), so
+        // the answer says to look before sending it again (a "retry" started a charger twice)
         if (err instanceof AskTimeoutError)
-          throw new HttpError(503, 'charge_point_unreachable', `charge point ${id} did not answer in time; retry`);
+          throw new HttpError(
+            503,
+            'charge_point_unreachable',
+            `charge point ${id} did not answer in time; the operation may still reach it: check its commands (GET /v1/charge-points/${id}) before sending it again`,
+          );
         throw err;
       }
     },
