@@ -243,7 +243,7 @@ function partyTokens(
  * The list chargers should hold: RFID tokens, all of ours and those eMSPs pushed with a whitelist
  * other than NEVER (OCPI lets a CPO accept those without asking), at most `max`. A valid token is
  * Accepted, any other Blocked, so that a card withdrawn since is refused offline too. Ours come
- * first, newest first; then the eMSPs' in turns, one token of each party at a time, each party's
+ * first, newest first; then the eMSPs' in turns, one entry of each party at a time, each party's
  * newest first: one eMSP's tokens cannot push ours or another eMSP's out of the list (before, the
  * list was the newest `max` of all, and an eMSP that pushed `max` tokens stamped 2099 filled it).
  * The token an Authorize takes is listed for a uid several parties hold (WantedEntries); the

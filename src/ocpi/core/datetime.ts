@@ -176,8 +176,10 @@ export function later(a: string, b: string): string {
  * or `held` when that is later (docs/OCPI.md, Decisions 33). Not our clock itself: the stamp then
  * orders the partner's next update, stamped by its own clock, and a PUT made a moment after the
  * PATCH by a clock a second or two behind ours was answered 1000 and dropped as older (a session
- * left ACTIVE, a location's new EVSE lost). OCPI 2.1.1 asks a PATCH for the changed fields only;
- * 2.2.1 requires `last_updated`.
+ * left ACTIVE, a location's new EVSE lost). The cost: a late copy of an update stamped less than
+ * AHEAD_TOLERANCE_MS before the PATCH arrived is applied over it (nothing tells the two apart; the
+ * one that arrives last wins). OCPI 2.1.1 asks a PATCH for the changed fields only; 2.2.1 requires
+ * `last_updated`.
  */
 export function stampOfReceipt(held: string): string {
   const allowed = new Date(Date.now() - AHEAD_TOLERANCE_MS).toISOString().replace(/\.\d{3}Z$/, 'Z');
