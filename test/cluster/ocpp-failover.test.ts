@@ -40,6 +40,22 @@ describe('charge points across web processes (Redis, PostgreSQL, real processes)
     return charger;
   }
 
+  /** A 1.6 charge point registered through B, its charger connected to `node` and booted. */
+  async function bootedOn(
+    node: NodeProcess,
+    prefix: string,
+  ): Promise<{ cp: RegisteredChargePoint; charger: TestCharger }> {
+    const cp = (
+      await apiClient(b.url)<RegisteredChargePoint>('POST', '/v1/charge-points', {
+        id: uniqueChargePointId(prefix),
+        protocol: 'ocpp1.6',
+      })
+    ).body;
+    const charger = await chargerOn(node, cp);
+    await charger.call('BootNotification', v16.boot());
+    return { cp, charger };
+  }
+
   it('the newest connection wins across processes: the socket on A is closed when the charger connects to B', async () => {
     const apiA = apiClient(a.url);
     const created = await apiA<RegisteredChargePoint>('POST', '/v1/charge-points', {
@@ -170,14 +186,7 @@ describe('charge points across web processes (Redis, PostgreSQL, real processes)
     const c = await startNode(env.env);
     try {
       const apiB = apiClient(b.url);
-      const cp = (
-        await apiB<RegisteredChargePoint>('POST', '/v1/charge-points', {
-          id: uniqueChargePointId('PZ'),
-          protocol: 'ocpp1.6',
-        })
-      ).body;
-      const onC = await chargerOn(c, cp);
-      await onC.call('BootNotification', v16.boot());
+      const { cp, charger: onC } = await bootedOn(c, 'PZ');
       c.signal('SIGSTOP');
       // B's ask waits in C's socket; C's membership lapses, and when C resumes it reads the ask and
       // sends the start on the charger's socket, still open: the operator was told "not connected"
@@ -203,16 +212,8 @@ describe('charge points across web processes (Redis, PostgreSQL, real processes)
 
   it('a process stopped (SIGTERM) while an operation waits for a charger on another process answers it with the record', async () => {
     const c = await startNode(env.env);
-    const apiB = apiClient(b.url);
-    const quiet = (
-      await apiB<RegisteredChargePoint>('POST', '/v1/charge-points', {
-        id: uniqueChargePointId('ST'),
-        protocol: 'ocpp1.6',
-      })
-    ).body;
     // on B, and it never answers the DataTransfer: C's route waits up to 25 s
-    const onB = await chargerOn(b, quiet);
-    await onB.call('BootNotification', v16.boot());
+    const { cp: quiet, charger: onB } = await bootedOn(b, 'ST');
     const waiting = apiClient(c.url)<{ command_id: string; command_status: string; answered: boolean }>(
       'POST',
       `/v1/charge-points/${quiet.id}/data-transfer?wait_ms=25000`,

@@ -15,8 +15,8 @@ export interface RoutingHeaders {
   to?: PartyIdentity;
 }
 
-/** CiString: compared without regard to case. */
-function same(a: PartyIdentity, b: PartyIdentity): boolean {
+/** Whether `a` and `b` name the same party: CiStrings, compared without regard to case. */
+export function sameParty(a: PartyIdentity, b: PartyIdentity): boolean {
   return (
     a.country_code.toUpperCase() === b.country_code.toUpperCase() &&
     a.party_id.toUpperCase() === b.party_id.toUpperCase()
@@ -47,7 +47,7 @@ export function routingHeaders(koa: Context): RoutingHeaders {
 
 /** `OCPI-to-*` naming a party that is not ours: we are no hub (2001). */
 export function assertAddressedToUs(to: PartyIdentity | undefined, ours: PartyIdentity): void {
-  if (!to || same(to, ours)) return;
+  if (!to || sameParty(to, ours)) return;
   throw invalidParameters([
     {
       field: 'OCPI-to-party-id',
@@ -60,7 +60,7 @@ export function assertAddressedToUs(to: PartyIdentity | undefined, ours: PartyId
 /** The caller acting as the party `from` names: one of its own, or 2001 (identity mismatch). */
 export function actingFrom(caller: OcpiCaller, from: PartyIdentity | undefined): OcpiCaller {
   if (!from) return caller;
-  const party = caller.parties.find((p) => same(p, from));
+  const party = caller.parties.find((p) => sameParty(p, from));
   if (!party)
     throw identityMismatch(
       'country_code',
@@ -78,7 +78,7 @@ export function actingFrom(caller: OcpiCaller, from: PartyIdentity | undefined):
  */
 export function actingAs(caller: OcpiCaller, role: PartnerRole | undefined): OcpiCaller {
   if (!role || caller.role === role) return caller;
-  const party = caller.parties.find((p) => p.role === role && (!caller.routed || same(p, caller)));
+  const party = caller.parties.find((p) => p.role === role && (!caller.routed || sameParty(p, caller)));
   if (!party) throw wrongRole(role, caller.role);
   return { ...caller, ...party };
 }

@@ -4,6 +4,7 @@ import { HttpError } from '../../gateway/errors.js';
 import { hashToken, newToken, type PartnerRole, type PartyRole } from '../core/auth.js';
 import { endpointOf, PartnerCallError, SUPPORTED_VERSIONS, type Discovery } from '../client/partner-client.js';
 import type { OcpiContext } from '../core/context.js';
+import { sameParty } from '../core/routing.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import type { PartnerRow, PartnerView } from '../core/partners.js';
 import { otherParties, ourRoleToward, ownCredentials } from '../credentials/handshake.js';
@@ -64,7 +65,7 @@ function theirCredentials(
   parties: PartyRole[];
 } {
   if (checkCredentials221.Check(data)) {
-    const own = data.roles.find((r) => isParty(r, partner) && r.role === partner.role);
+    const own = data.roles.find((r) => sameParty(r, partner) && r.role === partner.role);
     if (!own && op === 'register') throw notTheOnboardedParty(partner, data.roles);
     return {
       token: data.token,
@@ -74,24 +75,13 @@ function theirCredentials(
     };
   }
   if (checkCredentials211.Check(data)) {
-    if (op === 'register' && !isParty(data, partner))
+    if (op === 'register' && !sameParty(data, partner))
       throw notTheOnboardedParty(partner, [{ ...data, role: partner.role }]);
     return { token: data.token, url: data.url, business: data.business_details, parties: [] };
   }
   throw new PartnerCallError(3001, 'unexpected data', {
     message: 'the partner answered without a valid credentials object',
   });
-}
-
-/** Whether `r` names the party `p` (CiStrings: in any case of their letters). */
-function isParty(
-  r: { country_code: string; party_id: string },
-  p: { country_code: string; party_id: string },
-): boolean {
-  return (
-    r.country_code.toUpperCase() === p.country_code.toUpperCase() &&
-    r.party_id.toUpperCase() === p.party_id.toUpperCase()
-  );
 }
 
 /**
