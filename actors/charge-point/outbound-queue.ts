@@ -243,9 +243,10 @@ function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointSta
   const now = Date.now();
   for (let head = state.outbound[0]; head !== undefined; head = state.outbound[0]) {
     if (head.sent_at !== null) {
-      // an answer comes (or times out) within the call timeout; one whose turn could not commit
-      // would hold the queue until the charger reconnects: it is let go after COMMAND_EXPIRY_MS
-      if (now - head.sent_at <= COMMAND_EXPIRY_MS) return state;
+      // an answer comes (or times out) within the call timeout, or by a partner's deadline; one
+      // whose turn could not commit would hold the queue until the charger reconnects: it is let
+      // go after COMMAND_EXPIRY_MS, or that long after its deadline
+      if (now - Math.max(head.sent_at, head.expires_at ?? 0) <= COMMAND_EXPIRY_MS) return state;
       state = {
         ...state,
         outbound: state.outbound.slice(1),
@@ -279,7 +280,8 @@ function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointSta
     // database out) sends nothing, where the charger got a command the operator was told failed
     ctx.afterCommit(() => {
       if (command.kind === 'set-password') deps.passwords.forget(head.command_id);
-      awaitAnswer(ctx, head, sent.send());
+      // a partner's command waits for the charger's answer until the partner is told TIMEOUT
+      awaitAnswer(ctx, head, sent.send(head.expires_at));
     });
     return {
       ...state,

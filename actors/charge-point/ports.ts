@@ -18,13 +18,17 @@ export interface ChargePointActorDeps {
   /**
    * The command as a CALL on this process's socket for the charger, in the protocol of that
    * socket; undefined when there is none. `send` puts it on the socket and resolves with the
-   * charger's status word: called once the turn that records it as sent has committed.
+   * charger's status word: called once the turn that records it as sent has committed. Its answer
+   * is waited for the call timeout, or until `answerBy` (epoch ms: a partner's command's deadline)
+   * when that is later.
    */
   sendCommand(
     chargePointId: string,
     command: ChargerCommand,
     remoteStartId: number,
-  ): { connection: string; action: string; send: () => Promise<{ status: string; reply: unknown }> } | undefined;
+  ):
+    | { connection: string; action: string; send: (answerBy?: number) => Promise<{ status: string; reply: unknown }> }
+    | undefined;
   /** The newest connection won elsewhere (or the process stops): close ours. */
   closeSocket(chargePointId: string, reason: DeactivationReason | 'removed'): void;
   publish(event: CsmsEvent): void;

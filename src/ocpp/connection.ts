@@ -347,12 +347,13 @@ export class ChargerConnection<V extends ProtocolName> {
 
   /**
    * A domain command as a CALL in this socket's protocol, sent when `send` is called (after the
-   * turn that records it committed); `send` resolves with the charger's status word.
+   * turn that records it committed); `send` resolves with the charger's status word. Its answer is
+   * waited for `callTimeoutMs`, or until `answerBy` (epoch ms) when that is later.
    */
   command(
     command: ChargerCommand,
     remoteStartId: number,
-  ): { action: string; send: () => Promise<{ status: string; reply: unknown }> } {
+  ): { action: string; send: (answerBy?: number) => Promise<{ status: string; reply: unknown }> } {
     const call = this.adapter.toCall(command, remoteStartId);
     if (!call)
       return {
@@ -361,16 +362,19 @@ export class ChargerConnection<V extends ProtocolName> {
       };
     return {
       action: call.action,
-      send: () =>
-        this.call(call).then((payload) => ({
+      send: (answerBy) =>
+        this.call(call, answerBy === undefined ? undefined : answerBy - Date.now()).then((payload) => ({
           status: this.adapter.answerStatus(payload, command),
           reply: payload,
         })),
     };
   }
 
-  /** Sends a CSMS-to-charger CALL; resolves with the charger's (schema-checked) CALLRESULT payload. */
-  call(call: OcppCall<V>): Promise<OcppResponse<V>> {
+  /**
+   * Sends a CSMS-to-charger CALL; resolves with the charger's (schema-checked) CALLRESULT payload.
+   * The answer is waited for `callTimeoutMs`, or `waitMs` when that is longer.
+   */
+  call(call: OcppCall<V>, waitMs?: number): Promise<OcppResponse<V>> {
     const { action, payload } = call;
     if (this.pending) return Promise.reject(new Error(`a call (${this.pending.action}) is already outstanding`));
     if (!this.isOpen) return Promise.reject(new ChargerDisconnectedError(`${this.chargePointId} is not connected`));
@@ -380,11 +384,12 @@ export class ChargerConnection<V extends ProtocolName> {
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
+    const timeoutMs = Math.max(this.opts.callTimeoutMs, waitMs ?? 0);
     if (action === 'TriggerMessage' && 'requestedMessage' in payload) {
       // from the call on: a charger may send the message before its answer to the trigger
       const requested = triggeredAction(String(payload.requestedMessage));
       (this.triggered ??= new Map()).set(requested, Date.now() + TRIGGERED_FOR_MS);
-      return this.sent(call).then(
+      return this.sent(call, timeoutMs).then(
         (reply) => {
           if ((reply as { status?: unknown }).status !== 'Accepted') this.triggered?.delete(requested);
           return reply;
@@ -395,11 +400,11 @@ export class ChargerConnection<V extends ProtocolName> {
         },
       );
     }
-    return this.sent(call);
+    return this.sent(call, timeoutMs);
   }
 
   /** `call` on the socket, checked: its CALLRESULT payload, or why there is none. */
-  private sent(call: OcppCall<V>): Promise<OcppResponse<V>> {
+  private sent(call: OcppCall<V>, timeoutMs: number): Promise<OcppResponse<V>> {
     const { action, payload } = call;
     const id = randomUUID();
     return new Promise((resolve, reject) => {
@@ -409,10 +414,10 @@ export class ChargerConnection<V extends ProtocolName> {
         this.opts.signals.called(this.chargePointId, action, 'timeout', undefined);
         reject(
           new ChargerCallTimeoutError(
-            `${this.chargePointId} did not answer ${action} within ${this.opts.callTimeoutMs} ms`,
+            `${this.chargePointId} did not answer ${action} within ${Math.round(timeoutMs)} ms`,
           ),
         );
-      }, this.opts.callTimeoutMs);
+      }, timeoutMs);
       timer.unref();
       this.pending = { id, action, sentAt: performance.now(), resolve, reject, timer };
       this.send(callFrame(id, action, payload));

@@ -580,3 +580,49 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     expect((reserves[0]?.idToken as Json).idToken).to.equal('TOK-R211');
   });
 });
+
+describe('roaming: a partner command waits for the charger until the timeout the partner was given', function () {
+  this.timeout(30_000);
+  let world: RoamingWorld;
+
+  // the charger's calls time out after 1 s here; a partner's command was given 5 s
+  before(async () => {
+    world = await RoamingWorld.start({ OCPI_COMMAND_TIMEOUT_S: '5' }, { callTimeoutMs: 1_000 });
+  });
+  after(async () => world.stop());
+
+  it('an answer after the call timeout but within the command timeout is the result; none in time is TIMEOUT', async () => {
+    const emsp = await world.emsp('2.2.1');
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    let answers = 0;
+    charger.handle('UnlockConnector', async () => {
+      answers += 1;
+      // the first answer comes after 2.5 s, the second never in time
+      await new Promise((resolve) => setTimeout(resolve, answers === 1 ? 2_500 : 8_000));
+      return { status: 'Unlocked' };
+    });
+    const unlock = async (): Promise<{ result: unknown; after: number }> => {
+      const url = emsp.sim.responseUrl('2.2.1', 'UNLOCK_CONNECTOR', randomUUID());
+      const sent = Date.now();
+      const answer = await emsp.sim.call(
+        'POST',
+        'commands',
+        '/UNLOCK_CONNECTOR',
+        { response_url: url, location_id: loc, evse_uid: 'E1', connector_id: '1' },
+        { role: 'RECEIVER' },
+      );
+      expect((answer.body as Json).data).to.deep.include({ result: 'ACCEPTED', timeout: 5 });
+      const result = await eventually(
+        async () => emsp.sim.received.find((r) => r.method === 'POST' && url.endsWith(r.path) && r.status === 200),
+        { timeoutMs: 10_000, what: `the result at ${url}` },
+      );
+      return { result: result.body, after: Date.now() - sent };
+    };
+    const answered = await unlock();
+    expect(answered.result).to.deep.equal({ result: 'ACCEPTED' });
+    expect(answered.after).to.be.at.least(2_400);
+    const silent = await unlock();
+    expect(silent.result).to.deep.equal({ result: 'TIMEOUT' });
+    expect(silent.after).to.be.at.least(4_500);
+  });
+});

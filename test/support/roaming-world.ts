@@ -78,7 +78,7 @@ export class RoamingWorld {
   /** The world on SQLite, or on PostgreSQL when ROAMING_TEST_DB or `opts.database` says so. */
   static async start(
     settings: Record<string, string> = {},
-    opts: { database?: 'postgresql' } = {},
+    opts: { database?: 'postgresql'; callTimeoutMs?: number } = {},
   ): Promise<RoamingWorld> {
     const pg = opts.database === 'postgresql' || process.env.ROAMING_TEST_DB === 'postgresql';
     const env = await (pg ? postgresEnvironment : embeddedEnvironment)({
@@ -91,7 +91,8 @@ export class RoamingWorld {
       OUTBOX_BREAKER_COOLDOWN_MS: '200',
       ...settings,
     });
-    const platform = await startPlatform(env, platformModules());
+    const csms = opts.callTimeoutMs === undefined ? {} : { callTimeoutMs: opts.callTimeoutMs };
+    const platform = await startPlatform(env, platformModules(csms));
     return new RoamingWorld(env, platform, apiOf(platform));
   }
 
