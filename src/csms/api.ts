@@ -237,6 +237,12 @@ const ListQuery = Type.Object({
       description: 'an OCPI location id of ours: chargers with an EVSE linked to it',
     }),
   ),
+  state: Type.Optional(
+    Type.Union([Type.Literal('charging'), Type.Literal('faulted')], {
+      description:
+        "the chargers GET /v1/fleet counts as charging (online, with an open transaction or a connector Charging) or faulted (online, with a connector Faulted or reporting an error code): the overview's counts, listed",
+    }),
+  ),
   sort: Defaulted(ListSort),
   order: Defaulted(ListOrder),
   ...Paging,
@@ -267,6 +273,7 @@ function listChargePoints(cp: ChargePointAccess): CsmsRoute {
         ...(q.q === undefined ? {} : { q: q.q }),
         ...(q.online === undefined ? {} : { online: q.online }),
         ...(q.status === undefined ? {} : { status: q.status }),
+        ...(q.state === undefined ? {} : { state: q.state }),
       });
       const page = matching.slice(q.offset, q.offset + q.limit);
       // the states before the rows, as in `view`

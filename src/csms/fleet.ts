@@ -124,6 +124,8 @@ export interface FleetQuery {
   online?: boolean;
   /** a connector status, compared case-insensitively with what the views show (Unknown while offline) */
   status?: string;
+  /** the chargers the overview counts as charging (`isCharging`) or faulted (`isFaulted`) */
+  state?: 'charging' | 'faulted';
   sort: 'id' | 'last_seen' | 'status';
   order: 'asc' | 'desc';
 }
@@ -164,6 +166,7 @@ export function selectFleet(entries: readonly FleetEntry[], query: FleetQuery): 
     (e) =>
       (query.protocol === undefined || e.protocol === query.protocol) &&
       (query.online === undefined || e.online === query.online) &&
+      (query.state === undefined || (query.state === 'charging' ? isCharging(e) : isFaulted(e))) &&
       (status === undefined ||
         (e.connectors.length === 0 && !e.online
           ? status === 'unknown'

@@ -13,9 +13,12 @@ const FLEET = 10_000;
 const PASSWORD = 'fleet-password-0123';
 /** the connected ones: FL-1, FL-51, ... FL-9951 (all 1.6) */
 const connectedIds = Array.from({ length: 200 }, (_, k) => `FL-${50 * k + 1}`);
-/** of those, the first 10 report a fault, the next 20 charge */
+/** of those, the first 10 report a fault, the next 20 charge (the first 2 with the EV paused) */
 const faultedIds = connectedIds.slice(0, 10);
 const chargingIds = connectedIds.slice(10, 30);
+const suspendedIds = chargingIds.slice(0, 2);
+/** Available with an error code (a warning): the overview counts it faulted */
+const warnedId = connectedIds[30] ?? '';
 
 /**
  * The operator console against a fleet: 10,000 chargers registered, 200 of them connected
@@ -51,8 +54,13 @@ describe('operator console with 10,000 chargers', function () {
         }),
       );
     else if (chargingIds.includes(id)) {
-      await charger.call('StatusNotification', v16.status(1, 'Charging'));
+      await charger.call('StatusNotification', v16.status(1, suspendedIds.includes(id) ? 'SuspendedEV' : 'Charging'));
       await charger.call('StartTransaction', v16.start({ idTag: 'FLEET', meterStart: 0 }));
+    } else if (id === warnedId) {
+      // a row as wide as rows get: the charger as a whole faulted, two connectors, one warning
+      await charger.call('StatusNotification', v16.status(0, 'Faulted', { errorCode: 'PowerMeterFailure' }));
+      await charger.call('StatusNotification', v16.status(1, 'Available', { errorCode: 'WeakSignal' }));
+      await charger.call('StatusNotification', v16.status(2, 'Available', { errorCode: 'HighTemperature' }));
     } else await charger.call('StatusNotification', v16.status(1, 'Available'));
     chargers.set(id, charger);
     return charger;
@@ -88,9 +96,16 @@ describe('operator console with 10,000 chargers', function () {
     const search = await timed('/v1/charge-points?q=fl-7321');
     expect(search.res.body).to.have.length(1);
     const faulted = await timed('/v1/charge-points?status=faulted&sort=id');
-    expect((faulted.res.body as Array<{ id: string }>).map((c) => c.id)).to.deep.equal(faultedIds);
+    expect((faulted.res.body as Array<{ id: string }>).map((c) => c.id)).to.deep.equal([...faultedIds, warnedId]);
     const online = await timed('/v1/charge-points?online=true&limit=50&offset=150&sort=last_seen&order=desc');
     expect(online.res.headers.get('x-total-count')).to.equal('200');
+    // the overview's counts, listed: a paused EV charges, an error code on an Available connector is a fault
+    const charging = await csms.api<unknown[]>('GET', '/v1/charge-points?state=charging&limit=1');
+    expect(charging.headers.get('x-total-count')).to.equal('20');
+    expect((await csms.api('GET', '/v1/charge-points?status=charging')).headers.get('x-total-count')).to.equal('18');
+    const warned = await csms.api<unknown[]>('GET', '/v1/charge-points?state=faulted');
+    expect(warned.headers.get('x-total-count')).to.equal('11');
+    expect((await csms.api('GET', '/v1/charge-points?state=paused')).status).to.equal(422);
     const fleet = await timed('/v1/fleet');
     console.log(
       `      API at ${FLEET}: search ${search.ms} ms, status filter ${faulted.ms} ms, online page ${online.ms} ms, fleet ${fleet.ms} ms`,
@@ -107,13 +122,22 @@ describe('operator console with 10,000 chargers', function () {
     expect(await count('online').textContent()).to.equal('200');
     expect(await count('offline').textContent()).to.equal(String(FLEET - 200));
     expect(await count('charging').textContent()).to.equal('20');
-    expect(await count('faulted').textContent()).to.equal('10');
+    expect(await count('faulted').textContent()).to.equal('11');
     const alert = page.getByTestId(`alert-${faultedIds[0]}`);
     await alert.waitFor();
     expect(await alert.textContent()).to.contain('GroundFailure');
     // the charger's own words for the fault (1.6 vendorId, vendorErrorCode, info) were dropped
     expect(await alert.getByTestId('fault-text').textContent()).to.equal(' ABB E-402: RCD tripped');
     await page.screenshot({ path: '/tmp/console-overview.png', fullPage: true });
+    // each count opens the list of the chargers it counted: the 2 with the EV paused charge too,
+    // the one Available with an error code is among the faulted
+    await page.getByTestId('count-charging').click();
+    await page.getByTestId('range').filter({ hasText: '1–20 of 20' }).waitFor();
+    expect(await page.getByTestId(`cp-${suspendedIds[0] ?? ''}`).count()).to.equal(1);
+    await page.goBack();
+    await page.getByTestId('count-faulted').click();
+    await page.getByTestId('range').filter({ hasText: '1–11 of 11' }).waitFor();
+    expect(await page.getByTestId(`cp-${warnedId}`).count()).to.equal(1);
   });
 
   it('finds a charger by a search typed key by key, and by paging', async () => {
@@ -352,6 +376,7 @@ describe('operator console with 10,000 chargers', function () {
     for (const [name, hash, ready] of [
       ['overview', '#/', 'count-total'],
       ['list', '#/chargers?online=true', `cp-${connectedIds[0]}`],
+      ['faulted', '#/chargers?state=faulted', `cp-${warnedId}`],
       ['charger', `#/chargers/${connectedIds[60]}`, 'facts'],
       ['sessions', '#/sessions', 'sessions'],
       ['session', `#/sessions/${chartedSession}`, 'energy-chart'],

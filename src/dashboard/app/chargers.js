@@ -24,7 +24,7 @@ const STATUSES = [
 
 function filtersOf(params) {
   const f = {};
-  for (const k of ['q', 'protocol', 'online', 'status', 'location', 'sort', 'order', 'offset']) {
+  for (const k of ['q', 'protocol', 'online', 'state', 'status', 'location', 'sort', 'order', 'offset']) {
     const v = params.get(k);
     if (v) f[k] = v;
   }
@@ -51,13 +51,15 @@ export function ChargerRow({ cp }) {
       ${
         connectors.length === 0
           ? html`<span class="muted">none reported</span>`
-          : connectors.map(
-              (c) =>
-                html`<span class="connector"
-                  >${c.connector_id === 0 ? 'charger' : `${c.evse_id}/${c.connector_id}`}
-                  <${Status} status=${c.status} error=${c.error_code}
-                /></span>`,
-            )
+          : html`<span class="connector-list"
+              >${connectors.map(
+                (c) =>
+                  html`<span class="connector"
+                    >${c.connector_id === 0 ? 'charger' : `${c.evse_id}/${c.connector_id}`}
+                    <${Status} status=${c.status} error=${c.error_code}
+                  /></span>`,
+              )}</span
+            >`
       }
     </td>
     <td data-label="Charger">
@@ -98,6 +100,11 @@ function Filters({ f }) {
       <option value="">online and offline</option>
       <option value="true">online</option>
       <option value="false">offline</option>
+    </select>
+    <select aria-label="state" data-testid="filter-state" value=${f.state ?? ''} onChange=${set('state')}>
+      <option value="">all chargers</option>
+      <option value="charging">charging now</option>
+      <option value="faulted">faulted or reporting an error</option>
     </select>
     <select aria-label="status" data-testid="filter-status" value=${f.status ?? ''} onChange=${set('status')}>
       <option value="">any status</option>

@@ -24,8 +24,8 @@ export function Overview() {
       <${Count} name="total" value=${fleet?.total} href="#/chargers" />
       <${Count} name="online" value=${fleet?.online} href="#/chargers?online=true" tone="ok" />
       <${Count} name="offline" value=${fleet?.offline} href="#/chargers?online=false" tone="off" />
-      <${Count} name="charging" value=${fleet?.charging} href="#/chargers?status=Charging" tone="busy" />
-      <${Count} name="faulted" value=${fleet?.faulted} href="#/chargers?status=Faulted" tone="bad" />
+      <${Count} name="charging" value=${fleet?.charging} href="#/chargers?state=charging" tone="busy" />
+      <${Count} name="faulted" value=${fleet?.faulted} href="#/chargers?state=faulted" tone="bad" />
     </div>
     ${
       fleet &&
