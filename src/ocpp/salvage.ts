@@ -52,6 +52,22 @@ function integer(v: unknown, minimum = Number.MIN_SAFE_INTEGER): number | undefi
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= minimum ? v : undefined;
 }
 
+/** A register reading written as a decimal: digits, a fraction of up to 9 digits. */
+const DECIMAL = /^\d{1,15}(\.\d{1,9})?$/;
+
+/**
+ * 1.6 meterStop, which the schema makes an integer of Wh: also a number with a fraction (7845.6)
+ * and a decimal string ("7846"), the readings firmware sends that way (a MeterValues `value` is a
+ * string), within the range of safe integers. Anything else is absent: the last known reading
+ * stays. A register read is what the charger billed; dropped, the session kept its last meter
+ * value (0 Wh when it sent none) and the CDR billed that.
+ */
+function registerReading(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) && Math.abs(v) <= Number.MAX_SAFE_INTEGER ? v : undefined;
+  const s = text(v, 30)?.trim();
+  return s !== undefined && DECIMAL.test(s) ? Number(s) : undefined;
+}
+
 /**
  * A reason in its enumeration; present but not in it: `Other` (the charger gave a reason this CSMS
  * cannot read); absent: `absent`.
@@ -101,7 +117,7 @@ const reasons201: Readonly<Record<ReasonEnumType, true>> = {
 
 /**
  * 1.6 StopTransaction: transactionId (integer) is required; timestamp (else the arrival time),
- * meterStop (integer, else the last known reading stays) and reason (absent: Local, the 1.6
+ * meterStop (`registerReading`, else the last known reading stays) and reason (absent: Local, the 1.6
  * default; not one of the enumeration: Other) when valid. idTag and transactionData are not read.
  */
 export function salvageStop16(payload: unknown, now: Date): SalvagedEnd | null {
@@ -111,7 +127,7 @@ export function salvageStop16(payload: unknown, now: Date): SalvagedEnd | null {
   return {
     type: 'transaction-ended',
     transaction_id: String(transactionId),
-    meter_wh: integer(own(p, 'meterStop')) ?? null,
+    meter_wh: registerReading(own(p, 'meterStop')) ?? null,
     timestamp: dateTime(own(p, 'timestamp')) ?? now.toISOString(),
     reason: reasonOf(own(p, 'reason'), reasons16, 'Local'),
     seq_no: null,

@@ -277,6 +277,13 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       ).to.equal('TypeConstraintViolation');
       expect(await sessionsOf(id)).to.have.length(1);
 
+      // a meterStop with a fraction (the schema says integer): its CALLERROR, and the energy it read
+      const decimal = await start(5, 500);
+      expect(await callError(charger, 'StopTransaction', v16.stop(decimal, 7845.6, { timestamp: at(2) }))).to.equal(
+        'TypeConstraintViolation',
+      );
+      expect(await session(decimal)).to.include({ status: 'COMPLETED', meter_last_wh: 7845.6, energy_wh: 7345.6 });
+
       // a reason outside the enumeration: Other, with the valid meterStop
       const second = await start(2, 500);
       expect(await callError(charger, 'StopTransaction', v16.stop(second, 2500, { reason: 'Bogus' }))).to.equal(

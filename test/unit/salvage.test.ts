@@ -71,6 +71,12 @@ describe('transaction ends read from messages that failed their schema (src/ocpp
       timestamp: '2030-01-01T11:00:00Z',
       reason: 'Local',
     });
+    // a register read with a fraction, or written as a string, is still the charger's reading
+    const stopAt = (meterStop: unknown) => salvageStop16({ transactionId: 7, meterStop }, now)?.meter_wh;
+    expect([7845.6, '7846', ' 7846.25 ', -3].map(stopAt)).to.deep.equal([7845.6, 7846, 7846.25, -3]);
+    expect(['7,846', '1e4', '-5', '', 'Infinity', Number.NaN, 2 ** 60, '9'.repeat(20), true].map(stopAt)).to.deep.equal(
+      Array.from({ length: 9 }, () => null),
+    );
   });
 
   it('2.0.1: only Ended is an end; it needs a transactionId; the latest well-formed register reading counts', () => {
