@@ -31,16 +31,29 @@ export function epochMs(timestamp: string): number {
 const FUTURE_TOLERANCE_MS = 10_000;
 
 /**
+ * A stamp further ahead than this is a clock set wrong (a date, a year, 2099), not one running
+ * fast: it counts as the reading's arrival. Clocks drift by seconds to minutes; set wrong, they
+ * are off by 30 minutes (a time zone) or more.
+ */
+const WRONG_CLOCK_MS = 20 * 60_000;
+
+/**
  * When something the charger stamps happened (a meter reading, a start, an end): the charger's
- * timestamp, but never later than now (the event is handled as it arrives). A time beyond the
- * tolerance (a clock that is wrong, 2099) counts as when it arrived: a reading would otherwise
- * win over every later one and the session's energy stay at it for good, and a start stamped
- * 2099 gave a session that stopped before it started (a negative duration to price).
+ * timestamp, but never later than FUTURE_TOLERANCE_MS after now (the event is handled as it
+ * arrives). A clock running fast beyond the tolerance has its times held at that edge, so that
+ * its readings keep their order whichever side of the edge each fell on: held at their arrival,
+ * an end stamped 12 s ahead came before a reading stamped 9 s ahead, and the session ended before
+ * its last reading, which it kept instead of the end's. A clock set wrong (more than
+ * WRONG_CLOCK_MS ahead) counts as the arrival: a reading stamped 2099 would otherwise win over
+ * every later one and the session's energy stay at it for good, and a start stamped 2099 gave a
+ * session that stopped before it started (a negative duration to price); the next reading of a
+ * correct clock overtakes it.
  */
 function chargerTime(timestamp: string): number {
   const t = epochMs(timestamp);
   const now = Date.now();
-  return t > now + FUTURE_TOLERANCE_MS ? now : t;
+  if (t <= now + FUTURE_TOLERANCE_MS) return t;
+  return t - now > WRONG_CLOCK_MS ? now : now + FUTURE_TOLERANCE_MS;
 }
 
 /** What a transaction event said of the charging (domain.ts ChargingFacts), at the charger's times. */

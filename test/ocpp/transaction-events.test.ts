@@ -187,6 +187,37 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await charger.close();
     });
 
+    it('a clock about 10 s fast keeps its readings in order: the end stamped past the tolerance is still the last', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      const charger = await booted(cp);
+      const ahead = (ms: number) => new Date(Date.now() + ms).toISOString();
+      const event = (eventType: 'Started' | 'Updated' | 'Ended', seqNo: number, wh: number, at: string) => {
+        const e = v201.transactionEvent({ eventType, transactionId: 'tx-fast', seqNo, wh });
+        const meterValue = [
+          { timestamp: at, sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register' }] },
+        ];
+        return { ...e, timestamp: at, meterValue };
+      };
+      await charger.call('TransactionEvent', event('Started', 0, 10_000, ahead(0)));
+      // within the tolerance: its own time; past it (network jitter on a clock 10 s fast): held at the edge
+      await charger.call('TransactionEvent', event('Updated', 1, 11_000, ahead(9_000)));
+      await charger.call('TransactionEvent', {
+        ...event('Ended', 2, 15_000, ahead(12_000)),
+        transactionInfo: { transactionId: 'tx-fast', stoppedReason: 'EVDisconnected' },
+      });
+      const [session] = await sessionsOf(cp.id);
+      expect(session).to.include({ status: 'COMPLETED', meter_last_wh: 15_000, energy_wh: 5_000 });
+      const chart = (
+        await csms.api<{ samples: Array<{ at: string; wh: number }> }>(
+          'GET',
+          `/v1/sessions/${session?.id ?? ''}/meter-values`,
+        )
+      ).body.samples;
+      expect(chart.at(-1)?.wh).to.equal(15_000);
+      expect(chart.every((p) => Date.parse(p.at) <= Date.parse(session?.stopped_at ?? ''))).to.equal(true);
+      await charger.close();
+    });
+
     it('a start stamped in the future counts as started when it arrived: the session never stops before it starts', async () => {
       const cp = await csms.registerChargePoint('ocpp2.0.1');
       const charger = await booted(cp);
