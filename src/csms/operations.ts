@@ -368,6 +368,27 @@ function reportOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
   ];
 }
 
+/** The most characters of a DataTransfer's data (its JSON on 2.0.1): it waits in the charger's state. */
+const MAX_TRANSFER_DATA = 10_000;
+
+/**
+ * A DataTransfer's `data` for a charger of `protocol`: text on 1.6, any JSON on 2.0.1 (anyType);
+ * 422 for JSON other than a string on 1.6, and for more than MAX_TRANSFER_DATA characters.
+ */
+function transferData(data: unknown, protocol: ProtocolName): unknown {
+  if (data === undefined || data === null) return null;
+  if (protocol === 'ocpp1.6' && typeof data !== 'string')
+    throw new HttpError(
+      422,
+      'data_not_text',
+      'data must be a string on ocpp1.6, whose DataTransfer carries text: send JSON as its text',
+    );
+  const size = typeof data === 'string' ? data.length : JSON.stringify(data).length;
+  if (size > MAX_TRANSFER_DATA)
+    throw new HttpError(422, 'data_too_long', `data holds ${size} characters: at most ${MAX_TRANSFER_DATA}`);
+  return data;
+}
+
 /** DataTransfer, firmware, log uploads. */
 function transferOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
   return [
@@ -378,13 +399,18 @@ function transferOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] 
       body: closed({
         vendor_id: Type.String({ minLength: 1, maxLength: 255 }),
         message_id: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
-        data: Type.Optional(Type.String({ maxLength: 10_000 })),
+        data: Type.Optional(
+          Type.Unknown({
+            description:
+              'ocpp1.6: a string (its DataTransfer data is text); ocpp2.0.1: any JSON value. At most 10,000 characters (as JSON on 2.0.1)',
+          }),
+        ),
       }),
-      command: (b) => ({
+      command: (b, _id, protocol) => ({
         kind: 'data-transfer',
         vendor_id: b.vendor_id,
         message_id: nullable(b.message_id),
-        data: nullable(b.data),
+        data: transferData(b.data, protocol),
       }),
     }),
     operationRoute(access, {

@@ -572,7 +572,8 @@ function operatorCommands() {
       kind: Type.Literal('data-transfer'),
       vendor_id: Type.String({ minLength: 1, maxLength: 255 }),
       message_id: Type.Union([Type.String({ minLength: 1, maxLength: 50 }), Type.Null()]),
-      data: Type.Union([Type.String(), Type.Null()]),
+      /** 1.6: text; 2.0.1: any JSON (its DataTransfer data is anyType); null: none */
+      data: Type.Unknown(),
     }),
     Type.Object({
       kind: Type.Literal('update-firmware'),
@@ -720,16 +721,18 @@ export function chargingProfileParts(p: ChargingProfile) {
   };
 }
 
-/** A DataTransfer's payload, the same in both versions. */
-export function dataTransferPayload(command: Extract<ChargerCommand, { kind: 'data-transfer' }>): {
-  vendorId: string;
-  messageId?: string;
-  data?: string;
-} {
+/**
+ * A DataTransfer's payload, the same in both versions but for `data`, which `dataOf` turns into
+ * the version's (any JSON on 2.0.1, text on 1.6).
+ */
+export function dataTransferPayload<D>(
+  command: Extract<ChargerCommand, { kind: 'data-transfer' }>,
+  dataOf: (data: unknown) => D,
+): { vendorId: string; messageId?: string; data?: D } {
   return {
     vendorId: command.vendor_id,
     ...optional('messageId', command.message_id),
-    ...optional('data', command.data),
+    ...optional('data', command.data === null || command.data === undefined ? null : dataOf(command.data)),
   };
 }
 

@@ -126,6 +126,10 @@ describe('operations on a charger through /v1, both versions', function () {
     expect((await press(id, 'get-local-list-version')).body.reply).to.deep.equal({ listVersion: 3 });
     res = await press(id, 'data-transfer', { vendor_id: 'com.example', message_id: 'ping', data: 'x' });
     expect(res.body).to.deep.include({ command_status: 'Accepted', reply: { status: 'Accepted', data: 'pong' } });
+    // 1.6 DataTransfer data is text: JSON is sent as its text, not refused by the charger's schema
+    res = await press(id, 'data-transfer', { vendor_id: 'com.example', data: { a: 1 } });
+    expect(res.status).to.equal(422);
+    expect(res.body).to.deep.nested.include({ 'error.code': 'data_not_text' });
 
     res = await press(id, 'update-firmware', {
       location: 'https://fw.example/1.9.bin',
@@ -324,9 +328,21 @@ describe('operations on a charger through /v1, both versions', function () {
       GetLog: { status: 'Accepted', filename: 'diag.tgz' },
       UnlockConnector: { status: 'Unlocked' },
       TriggerMessage: { status: 'Accepted' },
+      DataTransfer: { status: 'Accepted', data: { accepted: [1, 2] } },
     });
     const got = (action: string): unknown[] => received[`${id}:${action}`] ?? [];
     const heartbeat = { component: 'OCPPCommCtrlr', variable: 'HeartbeatInterval' };
+
+    // 2.0.1 DataTransfer data is anyType: structured data goes as it is, and comes back so
+    let transfer = await press(id, 'data-transfer', { vendor_id: 'com.example', data: { ids: [1, 2], on: true } });
+    expect(transfer.body).to.deep.include({
+      command_status: 'Accepted',
+      reply: { status: 'Accepted', data: { accepted: [1, 2] } },
+    });
+    expect(got('DataTransfer')).to.deep.equal([{ vendorId: 'com.example', data: { ids: [1, 2], on: true } }]);
+    transfer = await press(id, 'data-transfer', { vendor_id: 'com.example', data: { text: 'x'.repeat(10_000) } });
+    expect(transfer.status).to.equal(422);
+    expect(transfer.body).to.deep.nested.include({ 'error.code': 'data_too_long' });
 
     let res = await press(id, 'get-variables', { variables: [heartbeat] });
     expect(res.body.reply).to.deep.equal({

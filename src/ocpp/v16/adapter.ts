@@ -336,7 +336,11 @@ function operatorCall16(command: ChargerCommand): OcppCall<'ocpp1.6'> | undefine
     case 'get-local-list-version':
       return { action: 'GetLocalListVersion', payload: {} };
     case 'data-transfer':
-      return { action: 'DataTransfer', payload: dataTransferPayload(command) };
+      // text on 1.6: a JSON value (which the /v1 route refuses here) would go as its text
+      return {
+        action: 'DataTransfer',
+        payload: dataTransferPayload(command, (d) => (typeof d === 'string' ? d : JSON.stringify(d))),
+      };
     case 'update-firmware':
       return {
         action: 'UpdateFirmware',

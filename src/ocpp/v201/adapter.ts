@@ -306,7 +306,7 @@ function operatorCall201(command: ChargerCommand): OcppCall<'ocpp2.0.1'> | undef
     case 'get-local-list-version':
       return { action: 'GetLocalListVersion', payload: {} };
     case 'data-transfer':
-      return { action: 'DataTransfer', payload: dataTransferPayload(command) };
+      return { action: 'DataTransfer', payload: dataTransferPayload(command, (d) => d) };
     case 'update-firmware':
       return {
         action: 'UpdateFirmware',
