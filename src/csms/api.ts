@@ -594,6 +594,15 @@ function sessionRoutes(deps: CsmsApiDeps): CsmsRoute[] {
       query: Type.Object({
         charge_point_id: Type.Optional(ChargePointId),
         status: Type.Optional(Type.Union([Type.Literal('ACTIVE'), Type.Literal('COMPLETED')])),
+        started_from: Type.Optional(
+          Type.String({ format: 'date-time', description: 'sessions started at or after this instant' }),
+        ),
+        started_before: Type.Optional(
+          Type.String({
+            format: 'date-time',
+            description: 'sessions started before this instant: with started_from, a month exported in pages',
+          }),
+        ),
         ...Paging,
       }),
       response: Type.Array(ChargingSession),

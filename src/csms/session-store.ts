@@ -394,6 +394,10 @@ const WITH_PRICE = `s.*,
 export interface SessionQuery {
   charge_point_id?: string;
   status?: 'ACTIVE' | 'COMPLETED';
+  /** sessions started at or after this instant (RFC 3339) */
+  started_from?: string;
+  /** sessions started before this instant (RFC 3339) */
+  started_before?: string;
   offset: number;
   limit: number;
 }
@@ -462,6 +466,14 @@ export class SessionReader {
     if (q.status !== undefined) {
       where.push('status = ?');
       params.push(q.status);
+    }
+    if (q.started_from !== undefined) {
+      where.push('started_at >= ?');
+      params.push(Date.parse(q.started_from));
+    }
+    if (q.started_before !== undefined) {
+      where.push('started_at < ?');
+      params.push(Date.parse(q.started_before));
     }
     const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
     const [count] = await this.db.execute(`SELECT COUNT(*) AS n FROM csms_session ${clause}`, params);

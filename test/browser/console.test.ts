@@ -272,6 +272,32 @@ describe('operator console with 10,000 chargers', function () {
     expect(csv).to.match(new RegExp(`^${id},${transactionId},DRIVER-UI,ACTIVE,.*,2\\.500,`, 'm'));
     expect(csv).to.include(`,"'=HYPERLINK(""x"")",ACTIVE,`);
     expect(csv).to.not.match(/,"?=HYPERLINK/);
+    // each row names its session (a charger may use a transaction id again), EVSE and connector
+    expect(csv.split('\n')[0]).to.match(/,stop_id_tag,session_id,evse_id,connector_id,protocol$/);
+    const mine = (
+      await csms.api<Array<{ id: string; id_tag: string }>>('GET', `/v1/sessions?charge_point_id=${id}&status=ACTIVE`)
+    ).body.find((x) => x.id_tag === 'DRIVER-UI');
+    expect(csv).to.match(
+      new RegExp(`^${id},${transactionId},DRIVER-UI,.*,${mine?.id ?? 'none'},\\d+,\\d+,ocpp1\\.6$`, 'm'),
+    );
+
+    // sessions by the day they started (UTC): the CSV of a month, a page at a time
+    await page.getByTestId('started-before').fill('2020-01-01');
+    await page.getByText('No session.').waitFor();
+    expect(page.url()).to.contain('before=2020-01-01');
+    const today = new Date().toISOString().slice(0, 10);
+    await page.getByTestId('started-before').fill('');
+    await page.getByTestId('started-from').fill(today);
+    await page.locator(`[data-testid="session-${id}"][data-status="ACTIVE"]`).first().waitFor();
+    const since = await csms.api<unknown[]>(
+      'GET',
+      `/v1/sessions?started_from=${today}T00:00:00Z&started_before=2100-01-01T00:00:00Z`,
+    );
+    expect(Number(since.headers.get('x-total-count'))).to.be.greaterThan(0);
+    expect(
+      (await csms.api('GET', '/v1/sessions?started_from=2100-01-01T00:00:00Z')).headers.get('x-total-count'),
+    ).to.equal('0');
+    expect((await csms.api('GET', '/v1/sessions?started_from=yesterday')).status).to.equal(422);
   });
 
   it("draws a session's energy over time, and extends it as the charger reports", async () => {

@@ -29,6 +29,11 @@ const COLUMNS = [
   ['cost_final', (s) => (s.cost ? String(s.cost.final) : '')],
   ['stop_reason', (s) => s.stop_reason ?? ''],
   ['stop_id_tag', (s) => s.stop_id_tag ?? ''],
+  // what tells sessions apart where a charger used a transaction id again, and leads to /v1/sessions/{id}
+  ['session_id', (s) => s.id],
+  ['evse_id', (s) => String(s.evse_id)],
+  ['connector_id', (s) => String(s.connector_id)],
+  ['protocol', (s) => s.protocol],
 ];
 
 /**
@@ -47,10 +52,16 @@ export function toCsv(sessions) {
   return `${lines.join('\n')}\n`;
 }
 
+/** The API's query for the filters `f` (a day `from`/`before` is a UTC day: the CSV's times are UTC). */
+const apiQuery = (f) => ({
+  status: f.status,
+  charge_point_id: f.charge_point_id,
+  started_from: f.from ? `${f.from}T00:00:00Z` : undefined,
+  started_before: f.before ? `${f.before}T00:00:00Z` : undefined,
+});
+
 async function exportCsv(f) {
-  const { items } = await page(
-    `/v1/sessions${query({ status: f.status, charge_point_id: f.charge_point_id, limit: 1000 })}`,
-  );
+  const { items } = await page(`/v1/sessions${query({ ...apiQuery(f), limit: 1000 })}`);
   const url = URL.createObjectURL(new Blob([toCsv(items)], { type: 'text/csv' }));
   const a = document.createElement('a');
   a.href = url;
@@ -63,11 +74,17 @@ export function Sessions({ params }) {
   const f = {
     status: params.get('status') || undefined,
     charge_point_id: params.get('charge_point_id') || undefined,
+    from: params.get('from') || undefined,
+    before: params.get('before') || undefined,
     offset: params.get('offset') || undefined,
   };
   const offset = Number(f.offset ?? 0);
   const key = query(f);
-  const [{ data, error }, reload] = useLoad(() => page(`/v1/sessions${query({ ...f, limit: LIMIT })}`), [key]);
+  const [{ data, error }, reload] = useLoad(
+    () => page(`/v1/sessions${query({ ...apiQuery(f), offset: f.offset, limit: LIMIT })}`),
+    [key],
+  );
+  const day = (k) => (e) => go({ ...f, [k]: e.currentTarget.value || undefined, offset: undefined });
   const soon = useDebounced(() => void reload(), 1000);
   useEffect(() => onEvent((e) => e.type === 'session' && soon('sessions')), []);
   useEffect(() => onResync(() => soon('sessions')), []);
@@ -92,6 +109,24 @@ export function Sessions({ params }) {
         value=${f.charge_point_id ?? ''}
         onChange=${(e) => go({ ...f, charge_point_id: e.currentTarget.value.trim() || undefined, offset: undefined })}
       />
+      <label class="muted"
+        >started from (UTC)
+        <input
+          type="date"
+          aria-label="started from"
+          data-testid="started-from"
+          value=${f.from ?? ''}
+          onChange=${day('from')}
+      /></label>
+      <label class="muted"
+        >before
+        <input
+          type="date"
+          aria-label="started before"
+          data-testid="started-before"
+          value=${f.before ?? ''}
+          onChange=${day('before')}
+      /></label>
       <button type="button" data-testid="csv" onClick=${() => void exportCsv(f)}>Export CSV</button>
     </form>
     <${ErrorLine} error=${error} />
