@@ -70,6 +70,13 @@ async function exportCsv(f) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** A day picker of the filters, labelled. */
+function Day({ text, label, testid, value, onChange }) {
+  return html`<label class="muted"
+    >${text} <input type="date" aria-label=${label} data-testid=${testid} value=${value ?? ''} onChange=${onChange}
+  /></label>`;
+}
+
 export function Sessions({ params }) {
   const f = {
     status: params.get('status') || undefined,
@@ -109,24 +116,20 @@ export function Sessions({ params }) {
         value=${f.charge_point_id ?? ''}
         onChange=${(e) => go({ ...f, charge_point_id: e.currentTarget.value.trim() || undefined, offset: undefined })}
       />
-      <label class="muted"
-        >started from (UTC)
-        <input
-          type="date"
-          aria-label="started from"
-          data-testid="started-from"
-          value=${f.from ?? ''}
-          onChange=${day('from')}
-      /></label>
-      <label class="muted"
-        >before
-        <input
-          type="date"
-          aria-label="started before"
-          data-testid="started-before"
-          value=${f.before ?? ''}
-          onChange=${day('before')}
-      /></label>
+      <${Day}
+        text="started from (UTC)"
+        label="started from"
+        testid="started-from"
+        value=${f.from}
+        onChange=${day('from')}
+      />
+      <${Day}
+        text="before"
+        label="started before"
+        testid="started-before"
+        value=${f.before}
+        onChange=${day('before')}
+      />
       <button type="button" data-testid="csv" onClick=${() => void exportCsv(f)}>Export CSV</button>
     </form>
     <${ErrorLine} error=${error} />
