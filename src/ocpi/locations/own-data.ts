@@ -1,5 +1,6 @@
 import Type from '#typebox';
-import { RequestValidationError } from '../../gateway/errors.js';
+import { HttpError, RequestValidationError } from '../../gateway/errors.js';
+import { pageHeaders, Paging } from '../../gateway/operator-paging.js';
 import { route } from '../../gateway/route-table.js';
 import { zoneSpelling } from '../../tariffs/local-time.js';
 import type { OcpiContext } from '../core/context.js';
@@ -105,6 +106,31 @@ async function keepChargerStatuses(
 /** The operator's routes for our own locations, on the management mount (docs/OCPI.md "Our own data"). */
 export function ownLocationRoutes(ctx: OcpiContext): OperatorRoute[] {
   return [
+    route({
+      method: 'GET',
+      path: '/ocpi/locations',
+      summary: 'Our locations (2.2.1), oldest change first: the ids the EVSE links and the chargers filter name',
+      query: Type.Object(Paging),
+      response: Type.Array(L221.LocationOut),
+      handler: async (req) => {
+        const { offset, limit } = req.query;
+        const page = await ctx.stores.locations.list({ offset, limit }, [ctx.ownParty()]);
+        return { data: page.items, headers: pageHeaders(ctx.services.config, req, page.total, offset, limit) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/ocpi/locations/:location_id',
+      summary: 'One of our locations (2.2.1), as stored',
+      params: LocationIdPath,
+      response: L221.LocationOut,
+      responses: { 404: 'no location of ours with that id' },
+      handler: async (req) => {
+        const location = await ctx.stores.locations.get({ ...ctx.ownParty(), id: req.params.location_id });
+        if (!location) throw new HttpError(404, 'location_not_found', `no location ${req.params.location_id} of ours`);
+        return { data: location };
+      },
+    }),
     route({
       method: 'PUT',
       path: '/ocpi/locations/:location_id',

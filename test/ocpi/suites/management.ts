@@ -90,6 +90,17 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const emsp = await api.register('EMSP');
       const pulled = await api.request('GET', '/ocpi/cpo/2.1.1/locations', { token: emsp.token });
       expect(dataOf<Obj[]>(pulled).map((l) => l.name)).to.include('Depot North');
+      // the operator reads them back: the ids an EVSE link and the chargers filter name
+      const one = await api.request('GET', '/v1/ocpi/locations/MY-1');
+      expect(one.status).to.equal(200);
+      expect(one.body).to.include({ id: 'MY-1', name: 'Depot North', country_code: 'NL', party_id: 'EVP' });
+      const all = await api.request('GET', '/v1/ocpi/locations?limit=1000');
+      const ids = (all.body.value as Obj[]).map((l) => l.id);
+      expect(ids).to.include('MY-1').and.not.include('MY-2');
+      expect(Number(all.headers.get('x-total-count'))).to.equal(ids.length);
+      expect((await api.request('GET', '/v1/ocpi/locations/NOPE')).status).to.equal(404);
+      expect((await api.request('GET', '/v1/ocpi/locations?offset=-1')).status).to.equal(422);
+      expect((await api.request('GET', '/v1/ocpi/locations', { bearer: 'wrong-key-0123456789' })).status).to.equal(401);
     });
 
     // a strict 2.1.1 receiver refused our location without it: 2.1.1 Location.postal_code is required
