@@ -103,8 +103,8 @@ async function keepChargerStatuses(
   return fixed;
 }
 
-/** The operator's routes for our own locations, on the management mount (docs/OCPI.md "Our own data"). */
-export function ownLocationRoutes(ctx: OcpiContext): OperatorRoute[] {
+/** The operator's reads of our own locations: the ids the EVSE links and the chargers filter name. */
+function ownLocationReads(ctx: OcpiContext): OperatorRoute[] {
   return [
     route({
       method: 'GET',
@@ -131,6 +131,13 @@ export function ownLocationRoutes(ctx: OcpiContext): OperatorRoute[] {
         return { data: location };
       },
     }),
+  ];
+}
+
+/** The operator's routes for our own locations, on the management mount (docs/OCPI.md "Our own data"). */
+export function ownLocationRoutes(ctx: OcpiContext): OperatorRoute[] {
+  return [
+    ...ownLocationReads(ctx),
     route({
       method: 'PUT',
       path: '/ocpi/locations/:location_id',
