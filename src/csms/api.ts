@@ -782,7 +782,14 @@ function eventRoutes(deps: CsmsApiDeps): CsmsRoute[] {
       method: 'GET',
       path: '/events',
       summary: 'Server-sent events: charge point and session changes, for live views (the dashboard)',
+      responses: { 503: 'this process is stopping: connect again (to another process)' },
       handler: (req): RouteResult => {
+        // the streams were ended when the process began to stop; one opened since, on a connection
+        // kept alive, stayed open through the drain, and the console said live while it stopped
+        if (deps.shutdown.aborted) {
+          req.koa.set('Connection', 'close');
+          throw new HttpError(503, 'shutting_down', 'this process is stopping: connect again in a moment');
+        }
         const stream = new PassThrough();
         deps.streams.add(stream);
         stream.write(': connected\n\n');

@@ -1,3 +1,4 @@
+import { Agent, get, type IncomingMessage } from 'node:http';
 import { expect } from 'chai';
 import { embeddedEnvironment, type TestEnvironment } from '../support/platforms.js';
 import type { ChargingSession } from '../../src/csms/session-store.js';
@@ -376,5 +377,34 @@ describe('sessions survive a restart of the service', () => {
     expect(done.energy_wh).to.equal(1500);
     await charger.close();
     await second.stop();
+  });
+});
+
+describe('the event stream of a process that stops', function () {
+  this.timeout(20_000);
+
+  it('ends at once, and one opened again on a kept-alive connection is 503: the console does not say live through the drain', async () => {
+    const csms = await startCsms();
+    // one socket, kept alive: the second request goes on the first one's connection, as a browser's does
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const events = (): Promise<IncomingMessage> =>
+      new Promise((resolve, reject) => {
+        get(`${csms.url}/v1/events`, { agent, headers: { Authorization: `Bearer ${API_KEY}` } }, resolve).on(
+          'error',
+          reject,
+        );
+      });
+    const first = await events();
+    expect(first.statusCode).to.equal(200);
+    const ended = new Promise((resolve) => first.on('end', resolve));
+    first.resume();
+    const stopping = csms.stop();
+    await ended;
+    const again = await events().catch((err: unknown) => err);
+    const answer = again instanceof Error ? 'refused' : (again as IncomingMessage).statusCode;
+    if (!(again instanceof Error)) (again as IncomingMessage).resume();
+    expect(answer).to.be.oneOf([503, 'refused']);
+    await stopping;
+    agent.destroy();
   });
 });
