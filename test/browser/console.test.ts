@@ -245,6 +245,8 @@ describe('operator console with 10,000 chargers', function () {
     // the connector in a transaction takes no second remote start
     await charger?.call('StatusNotification', v16.status(1, 'Charging'));
     await page.getByTestId('connector-1-1').locator('[data-status="Charging"]').waitFor();
+    // the time shown is when the status began, and says so
+    expect(await page.getByTestId('connector-1-1').textContent()).to.match(/Charging.* since /);
     expect(await page.getByTestId('connector-1-1').getByTestId('remote-start').isDisabled()).to.equal(true);
     // its parts apart (was "1 ·DRIVER-UI · ... ·2.500 kWh")
     expect(await page.getByTestId(`session-${transactionId}`).textContent()).to.match(

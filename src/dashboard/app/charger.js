@@ -138,7 +138,7 @@ function Connectors({ cp, act, busy }) {
         <${Status} status=${whole.status} error=${whole.error_code} testid="charger-level-status" /><${FaultText}
           c=${whole}
         />
-        <span class="muted"> ${fmtTime(whole.updated_at)}</span>
+        <span class="muted" title=${SINCE}>${` since ${fmtTime(whole.updated_at)}`}</span>
       </p>`
     }
     <ul class="connectors" data-testid="connectors">
@@ -149,7 +149,7 @@ function Connectors({ cp, act, busy }) {
             <span>EVSE ${c.evse_id} / connector ${c.connector_id}</span>
             <${Status} status=${c.status} error=${c.error_code} testid="status" /><${FaultText} c=${c} />
             ${c.last_reported_status && html`<span class="muted"> last reported ${c.last_reported_status}</span>`}
-            <span class="muted"> ${fmtTime(c.updated_at)}</span>
+            <span class="muted" title=${SINCE}>${` since ${fmtTime(c.updated_at)}`}</span>
             <button
               data-testid="remote-start"
               disabled=${busy || !cp.online || faulted(c) || charging(c) || !idTag}
@@ -427,6 +427,9 @@ function useActions(cp, reload) {
   };
   return [notice, act, busy];
 }
+
+/** What a status's time is: when the status began. */
+const SINCE = "the charger's time of the report that set this status; a report repeating it changes nothing";
 
 export function ChargerPage({ id }) {
   const base = `/v1/charge-points/${enc(id)}`;
