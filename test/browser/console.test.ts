@@ -58,7 +58,15 @@ describe('operator console with 10,000 chargers', function () {
       await charger.call('StartTransaction', v16.start({ idTag: 'FLEET', meterStart: 0 }));
     } else if (id === warnedId) {
       // a row as wide as rows get: the charger as a whole faulted, two connectors, one warning
-      await charger.call('StatusNotification', v16.status(0, 'Faulted', { errorCode: 'PowerMeterFailure' }));
+      await charger.call(
+        'StatusNotification',
+        // the charger's own words without a space in them, as long as 1.6 lets them be
+        v16.status(0, 'Faulted', {
+          errorCode: 'PowerMeterFailure',
+          vendorErrorCode: 'E'.repeat(50),
+          info: 'I'.repeat(50),
+        }),
+      );
       await charger.call('StatusNotification', v16.status(1, 'Available', { errorCode: 'WeakSignal' }));
       await charger.call('StatusNotification', v16.status(2, 'Available', { errorCode: 'HighTemperature' }));
     } else await charger.call('StatusNotification', v16.status(1, 'Available'));
@@ -190,6 +198,39 @@ describe('operator console with 10,000 chargers', function () {
     expect(requests.filter((r) => r.startsWith('/v1/charge-points?'))).to.deep.equal([]);
     expect(requests).to.include(`/v1/charge-points/${id}`);
     await chargers.get(id)?.call('StatusNotification', v16.status(1, 'Available'));
+  });
+
+  it("keeps a list of the charging chargers what its card says as transactions start and end, and a row's transaction", async () => {
+    const id = connectedIds[41] ?? '';
+    const charger = chargers.get(id);
+    await page.goto(`${csms.url}/dashboard#/chargers?state=charging`);
+    await page.getByTestId('range').filter({ hasText: '1–20 of 20' }).waitFor();
+    // a start without a status report: the charger charges, the list takes it in without a reload
+    const { transactionId } = (await charger?.call(
+      'StartTransaction',
+      v16.start({ idTag: 'LIVE', meterStart: 0 }),
+    )) as {
+      transactionId: number;
+    };
+    await page.getByTestId('range').filter({ hasText: '1–21 of 21' }).waitFor();
+    const transactionOf = (row: ReturnType<Page['getByTestId']>) => row.locator('td[data-label="Transaction"]');
+    await transactionOf(page.getByTestId(`cp-${id}`))
+      .filter({ hasText: new RegExp(`^${transactionId}$`) })
+      .waitFor();
+    await charger?.call('StopTransaction', v16.stop(transactionId, 100));
+    await page.getByTestId('range').filter({ hasText: '1–20 of 20' }).waitFor();
+    // a list by search re-reads the row on the session's events: its transaction shows, then goes
+    await page.goto(`${csms.url}/dashboard#/chargers?q=${id}`);
+    const row = page.getByTestId(`cp-${id}`);
+    await row.waitFor();
+    const again = (await charger?.call('StartTransaction', v16.start({ idTag: 'LIVE', meterStart: 100 }))) as {
+      transactionId: number;
+    };
+    await transactionOf(row)
+      .filter({ hasText: new RegExp(`^${again.transactionId}$`) })
+      .waitFor();
+    await charger?.call('StopTransaction', v16.stop(again.transactionId, 200));
+    await transactionOf(row).filter({ hasText: /^$/ }).waitFor();
   });
 
   it('sends a remote start from the charger page to the charger, and refuses it on a faulted connector', async () => {
@@ -405,6 +446,7 @@ describe('operator console with 10,000 chargers', function () {
       ['overview', '#/', 'count-total'],
       ['list', '#/chargers?online=true', `cp-${connectedIds[0]}`],
       ['faulted', '#/chargers?state=faulted', `cp-${warnedId}`],
+      ['warned charger', `#/chargers/${warnedId}`, 'charger-level'],
       ['charger', `#/chargers/${connectedIds[60]}`, 'facts'],
       ['sessions', '#/sessions', 'sessions'],
       ['session', `#/sessions/${chartedSession}`, 'energy-chart'],

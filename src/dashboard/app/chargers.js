@@ -150,22 +150,34 @@ export function ChargerList({ params }) {
   // rows re-read after an event, by id, over the page as loaded
   const [fresh, setFresh] = useState(new Map());
   useEffect(() => setFresh(new Map()), [data]);
-  const reread = useDebounced(async (id) => {
+  const rereadRow = async (id) => {
     try {
       const cp = await api('GET', `/v1/charge-points/${enc(id)}`);
       setFresh((m) => new Map(m).set(id, cp));
     } catch {
       // removed, or the network: the next event or page load shows it
     }
-  }, 150);
-  // read by the one subscription, so that an event right after a page loads is not checked against the previous page
-  const shown = useRef(data);
-  shown.current = data;
+  };
+  const reread = useDebounced(rereadRow, 150);
+  const rereadSoon = useDebounced(rereadRow, 1000);
+  // a list selected or ordered by what changes live (status, online, charging, faulted, last seen):
+  // an event may move any charger into it, out of it or within it, so the page is read again, at
+  // most once a second; a list by id or search re-reads only the row an event names
+  const soon = useDebounced(() => void reload(), 1000);
+  const live = Boolean(f.state || f.status || f.online || (f.sort && f.sort !== 'id'));
+  // read by the one subscription, so that an event right after a page loads is not checked against
+  // the previous page (nor against the previous filters)
+  const shown = useRef({ data, live });
+  shown.current = { data, live };
   useEffect(
     () =>
       onEvent((e) => {
-        if (e.type === 'charge-point' && shown.current?.items.some((cp) => cp.id === e.charge_point_id))
-          reread(e.charge_point_id);
+        if (e.type !== 'charge-point' && e.type !== 'session') return;
+        if (shown.current.live) soon('page');
+        // a session's start or end changes the row's transaction; its meter values change nothing
+        // shown, hence the slower re-read
+        else if (shown.current.data?.items.some((cp) => cp.id === e.charge_point_id))
+          (e.type === 'session' ? rereadSoon : reread)(e.charge_point_id);
       }),
     [],
   );

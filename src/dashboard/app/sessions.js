@@ -1,11 +1,11 @@
 // Sessions: a page at a time from GET /v1/sessions, with duration, energy, mean power, cost and
 // stop reason; CSV of what the filters select (up to 1,000). Session events re-read the page
 // shown, at most once a second.
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { enc, onEvent, onResync, page, query } from './api.js';
+import { enc, failureText, onEvent, onResync, page, query } from './api.js';
 import { fmtCost, fmtDuration, fmtTime, kwh, meanKw, sessionDurationMs } from './format.js';
-import { ErrorLine, Status, rangeText, useDebounced, useLoad } from './ui.js';
+import { ErrorLine, Notice, Status, rangeText, useDebounced, useLoad } from './ui.js';
 
 const LIMIT = 50;
 
@@ -60,14 +60,65 @@ const apiQuery = (f) => ({
   started_before: f.before ? `${f.before}T00:00:00Z` : undefined,
 });
 
+/** The most sessions one CSV holds: past it, the operator is told to choose fewer days. */
+const MAX_EXPORT = 100_000;
+const EXPORT_PAGE = 1000;
+
+/**
+ * Every session the filters `f` select, newest first, read 1,000 at a time (the API's most), up
+ * to MAX_EXPORT; `total` is how many matched. The sessions started after the export began are
+ * left out, so that the pages do not shift under it.
+ */
+async function exportedSessions(f) {
+  const began = new Date().toISOString();
+  const q = apiQuery(f);
+  const before = q.started_before && q.started_before < began ? q.started_before : began;
+  const seen = new Set();
+  const items = [];
+  let total = 0;
+  for (let offset = 0; offset < MAX_EXPORT; offset += EXPORT_PAGE) {
+    const got = await page(`/v1/sessions${query({ ...q, started_before: before, offset, limit: EXPORT_PAGE })}`);
+    total = got.total;
+    for (const s of got.items) {
+      if (seen.has(s.id) || items.length >= MAX_EXPORT) continue;
+      seen.add(s.id);
+      items.push(s);
+    }
+    if (got.items.length < EXPORT_PAGE) break;
+  }
+  return { items, total };
+}
+
+/** Downloads the sessions `f` selects as CSV, named by its days; says how many it holds. */
 async function exportCsv(f) {
-  const { items } = await page(`/v1/sessions${query({ ...apiQuery(f), limit: 1000 })}`);
+  const { items, total } = await exportedSessions(f);
   const url = URL.createObjectURL(new Blob([toCsv(items)], { type: 'text/csv' }));
   const a = document.createElement('a');
   a.href = url;
-  a.download = 'sessions.csv';
+  a.download = `sessions${f.from ? `-from-${f.from}` : ''}${f.before ? `-before-${f.before}` : ''}.csv`;
   a.click();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  return items.length < total
+    ? {
+        ok: false,
+        text: `Exported the newest ${items.length} of ${total} sessions, the most one file holds: choose fewer days.`,
+      }
+    : { ok: true, text: `Exported ${items.length} session${items.length === 1 ? '' : 's'}.` };
+}
+
+/** Whether `d` (YYYY-MM-DD) is a day of the calendar. */
+const isDay = (d) => /^\d{4}-\d{2}-\d{2}$/.test(d) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d);
+
+/** What is wrong with the days of `f`, in the pickers' words; undefined when nothing. */
+function daysProblem(f) {
+  for (const [k, word] of [
+    ['from', 'started from'],
+    ['before', 'before'],
+  ])
+    if (f[k] && !isDay(f[k])) return `"${word}" ${f[k]} is no day of the calendar.`;
+  if (f.from && f.before && f.before <= f.from)
+    return `"before" must be a later day than "started from": one day D is from D before the day after.`;
+  return undefined;
 }
 
 /** A day picker of the filters, labelled. */
@@ -87,8 +138,14 @@ export function Sessions({ params }) {
   };
   const offset = Number(f.offset ?? 0);
   const key = query(f);
+  const badDays = daysProblem(f);
+  const [exported, setExported] = useState(null);
+  useEffect(() => setExported(null), [key]);
   const [{ data, error }, reload] = useLoad(
-    () => page(`/v1/sessions${query({ ...apiQuery(f), offset: f.offset, limit: LIMIT })}`),
+    () =>
+      badDays
+        ? Promise.resolve({ items: [], total: 0 })
+        : page(`/v1/sessions${query({ ...apiQuery(f), offset: f.offset, limit: LIMIT })}`),
     [key],
   );
   const day = (k) => (e) => go({ ...f, [k]: e.currentTarget.value || undefined, offset: undefined });
@@ -130,8 +187,17 @@ export function Sessions({ params }) {
         value=${f.before}
         onChange=${day('before')}
       />
-      <button type="button" data-testid="csv" onClick=${() => void exportCsv(f)}>Export CSV</button>
+      <button
+        type="button"
+        data-testid="csv"
+        disabled=${Boolean(badDays)}
+        onClick=${() =>
+          void exportCsv(f).then(setExported, (err) => setExported({ ok: false, text: failureText('Export', err) }))}
+      >
+        Export CSV
+      </button>
     </form>
+    <${Notice} notice=${badDays ? { ok: false, text: badDays } : exported} />
     <${ErrorLine} error=${error} />
     <p class="muted" data-testid="range">
       ${error ? '' : data ? rangeText(offset, data.items.length, total, 'No session.') : 'Loading…'}

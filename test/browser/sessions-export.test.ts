@@ -1,0 +1,76 @@
+import { readFile } from 'node:fs/promises';
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import { API_KEY, startCsms, type CsmsUnderTest } from '../ocpp/support/csms.js';
+import { v16 } from '../ocpp/support/messages.js';
+import { connectedCharger } from '../ocpp/support/scenario.js';
+import { launchChromium, signIn } from '../support/fleet.js';
+
+/**
+ * The sessions CSV of the console (docs/CSMS.md "Dashboard"): every session the filters select, read
+ * 1,000 at a time, with a line saying how many it holds; days that select nothing said so.
+ */
+describe('console: the sessions CSV past 1,000 sessions', function () {
+  this.timeout(90_000);
+  let csms: CsmsUnderTest;
+  let browser: Browser;
+  let page: Page;
+  const SESSIONS = 1_010;
+  /** the day the sessions started on: yesterday (UTC) */
+  const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+
+  before(async () => {
+    csms = await startCsms();
+    // 1,010 finished sessions of yesterday, on 10 chargers, one call at a time each
+    await Promise.all(
+      Array.from({ length: 10 }, async (_, c) => {
+        const { charger } = await connectedCharger(csms, 'ocpp1.6');
+        await charger.call('BootNotification', v16.boot());
+        for (let k = 0; k < SESSIONS / 10; k++) {
+          const at = new Date(Date.parse(`${day}T12:00:00Z`) + (c * 1000 + k) * 1000).toISOString();
+          const { transactionId } = (await charger.call(
+            'StartTransaction',
+            v16.start({ idTag: `T${c}`, meterStart: 0, timestamp: at }),
+          )) as { transactionId: number };
+          await charger.call('StopTransaction', v16.stop(transactionId, 10, { timestamp: at }));
+        }
+        await charger.close();
+      }),
+    );
+    browser = await launchChromium();
+    page = await browser.newPage();
+    await signIn(page, csms.url, API_KEY, `#/sessions?from=${day}`);
+  });
+  after(async () => {
+    await browser?.close();
+    await csms?.stop();
+  });
+
+  it('holds every session of the days chosen, and says how many; days that cannot select anything say why', async () => {
+    await page
+      .getByTestId('range')
+      .filter({ hasText: `of ${SESSIONS}` })
+      .waitFor();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('csv').click()]);
+    expect(download.suggestedFilename()).to.equal(`sessions-from-${day}.csv`);
+    const rows = (await readFile((await download.path()) ?? '', 'utf8')).trim().split('\n').slice(1);
+    expect(rows).to.have.length(SESSIONS);
+    // one row per session: the session ids (column 16) are all different
+    expect(new Set(rows.map((r) => r.split(',')[15])).size).to.equal(SESSIONS);
+    await page
+      .getByTestId('notice')
+      .filter({ hasText: `Exported ${SESSIONS} sessions.` })
+      .waitFor();
+
+    // "before" the same day as "from": nothing could match, and the console says why
+    await page.getByTestId('started-before').fill(day);
+    await page.getByTestId('notice').filter({ hasText: '"before" must be a later day than "started from"' }).waitFor();
+    expect(await page.getByTestId('csv').isDisabled()).to.equal(true);
+    // a day the calendar does not have, in a link: named in the pickers' words, not the API's
+    await page.goto(`${csms.url}/dashboard#/sessions?from=2026-11-31`);
+    await page
+      .getByTestId('notice')
+      .filter({ hasText: '"started from" 2026-11-31 is no day of the calendar.' })
+      .waitFor();
+  });
+});
