@@ -19,7 +19,7 @@ import { lateToken, linkOf, reloadLinks, restoreStatuses, roamingOf, type Roamed
 import {
   authorizesLate,
   endSuperseded,
-  epochMs,
+  chargerTime,
   onMeterSampled,
   onSessionPushDue,
   onTransactionProgress,
@@ -71,7 +71,7 @@ async function started(
   const accepted = decision === undefined || decision.status === 'Accepted';
   const roamed =
     accepted && linkOf(ctx.state, event.evse_id)
-      ? await roamingOf(deps, ctx.state, { ...event, started_at: epochMs(event.timestamp) }, decision)
+      ? await roamingOf(deps, ctx.state, { ...event, started_at: chargerTime(event.timestamp) }, decision)
       : null;
   const outcome = onTransactionStarted(deps, ctx, ctx.state, event, protocol, roamed, decision?.status);
   if (event.id_tag !== null) keepAnswer(ctx, outcome.transaction_id, event.id_tag, decision);
@@ -228,7 +228,8 @@ async function adoptedRoaming(
     return undefined;
   const where = { evse_id: event.evse_id, connector_id: event.connector_id ?? 1, remote_start_id: null };
   return (
-    (await roamingOf(deps, s, { ...where, id_tag: idTag, started_at: epochMs(event.timestamp) }, decision)) ?? undefined
+    (await roamingOf(deps, s, { ...where, id_tag: idTag, started_at: chargerTime(event.timestamp) }, decision)) ??
+    undefined
   );
 }
 

@@ -31,29 +31,16 @@ export function epochMs(timestamp: string): number {
 const FUTURE_TOLERANCE_MS = 10_000;
 
 /**
- * A stamp further ahead than this is a clock set wrong (a date, a year, 2099), not one running
- * fast: it counts as the reading's arrival. Clocks drift by seconds to minutes; set wrong, they
- * are off by 30 minutes (a time zone) or more.
- */
-const WRONG_CLOCK_MS = 20 * 60_000;
-
-/**
  * When something the charger stamps happened (a meter reading, a start, an end): the charger's
- * timestamp, but never later than FUTURE_TOLERANCE_MS after now (the event is handled as it
- * arrives). A clock running fast beyond the tolerance has its times held at that edge, so that
- * its readings keep their order whichever side of the edge each fell on: held at their arrival,
- * an end stamped 12 s ahead came before a reading stamped 9 s ahead, and the session ended before
- * its last reading, which it kept instead of the end's. A clock set wrong (more than
- * WRONG_CLOCK_MS ahead) counts as the arrival: a reading stamped 2099 would otherwise win over
- * every later one and the session's energy stay at it for good, and a start stamped 2099 gave a
- * session that stopped before it started (a negative duration to price); the next reading of a
- * correct clock overtakes it.
+ * timestamp, but never later than now (the event is handled as it arrives). A time beyond the
+ * tolerance (a clock that is wrong, 2099) counts as when it arrived: a reading would otherwise
+ * win over every later one and the session's energy stay at it for good, and a start stamped
+ * 2099 gave a session that stopped before it started (a negative duration to price).
  */
-function chargerTime(timestamp: string): number {
+export function chargerTime(timestamp: string): number {
   const t = epochMs(timestamp);
   const now = Date.now();
-  if (t <= now + FUTURE_TOLERANCE_MS) return t;
-  return t - now > WRONG_CLOCK_MS ? now : now + FUTURE_TOLERANCE_MS;
+  return t > now + FUTURE_TOLERANCE_MS ? now : t;
 }
 
 /** What a transaction event said of the charging (domain.ts ChargingFacts), at the charger's times. */
@@ -429,6 +416,8 @@ export function onTransactionStarted(
     ctx.log.info({ transaction_id: transactionId }, 'transaction id of a finished transaction reused: new session');
   const sessionId = randomUUID();
   const remoteStart = remoteStartOf(s, event);
+  // once: a time held at its arrival (a clock ahead) is a new one at each reading of the clock
+  const startedAt = chargerTime(event.timestamp);
   ctx.write((tx) =>
     deps.sessions.insert(tx, {
       id: sessionId,
@@ -438,7 +427,7 @@ export function onTransactionStarted(
       evse_id: event.evse_id,
       connector_id: event.connector_id,
       id_tag: event.id_tag,
-      started_at: chargerTime(event.timestamp),
+      started_at: startedAt,
       meter_start_wh: event.meter_start_wh,
       seq_no: event.seq_no,
       remote_start_command_id: remoteStart?.command_id ?? null,
@@ -450,13 +439,17 @@ export function onTransactionStarted(
     dedupe_key: event.dedupe_key,
     evse_id: event.evse_id,
     meter_start_wh: event.meter_start_wh,
-    started_at: chargerTime(event.timestamp),
-    ...(roamed === undefined ? {} : { ocpi: roamed && pushSession(deps, ctx, sessionId, roamed, 0, null) }),
+    started_at: startedAt,
+    // the roamed session starts when ours does: a partner was told a start stamped ahead, raw,
+    // and an end before it
+    ...(roamed === undefined
+      ? {}
+      : { ocpi: roamed && pushSession(deps, ctx, sessionId, { ...roamed, started_at: startedAt }, 0, null) }),
     ...(event.id_tag === null ? {} : { id_tag: event.id_tag, id_tag_status: idTagStatus }),
   };
   if (opened.ocpi) keepStart(deps, ctx, sessionId, opened.started_at ?? Date.now(), event);
   if (event.meter_start_wh !== null)
-    keepSample(ctx, deps.meterSamples.sample(sessionId, chargerTime(event.timestamp), event.meter_start_wh, 'first'));
+    keepSample(ctx, deps.meterSamples.sample(sessionId, startedAt, event.meter_start_wh, 'first'));
   ctx.setState({
     ...s,
     next_transaction_id: event.transaction_id === null ? Number(transactionId) + 1 : s.next_transaction_id,

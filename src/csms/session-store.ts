@@ -155,9 +155,10 @@ export const sessionWrites: SessionWrites = {
  * SQLite as in PostgreSQL, so the three columns are decided on the same old `meter_last_at`.
  */
 const NEWER = '(meter_last_at IS NULL OR meter_last_at <= ?)';
-/** NEWER, and the reading (the second parameter) not below the row's last one */
-const NEWER_NOT_LOWER =
-  '((meter_last_at IS NULL OR meter_last_at <= ?) AND (meter_last_wh IS NULL OR meter_last_wh <= ?))';
+/** the reading (the parameter) not below the row's last one */
+const NOT_LOWER = '(meter_last_wh IS NULL OR meter_last_wh <= ?)';
+/** the later of the row's last reading's time and the parameter (given twice) */
+const LATER_OF = 'CASE WHEN meter_last_at IS NOT NULL AND meter_last_at > ? THEN meter_last_at ELSE ? END';
 
 /**
  * The highest reading the row has taken: its energy counts from its first reading to there, so
@@ -206,13 +207,16 @@ function meterSets(p: SessionProgress, sets: string[], params: unknown[]): void 
     params.push(start, start, energy, start, start, energy);
   }
   if (p.stopped) {
-    // the end's reading below one the transaction already reported is no end of its register (a
-    // failed read, meterStop 0): the last reading stays (docs/CSMS.md)
+    // the end's reading is the transaction's last whatever the charger's clock stamped on it, at
+    // the latest reading's time when that is later (a clock ahead, corrected before the end: a
+    // reading stamped 9 s ahead kept the session's last, and its chart ended after its stop).
+    // One below a reading the transaction already reported is no end of its register (a failed
+    // read, meterStop 0): the last reading stays (docs/CSMS.md)
     sets.push(
-      `meter_last_wh = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE meter_last_wh END`,
-      `meter_last_at = CASE WHEN ${NEWER_NOT_LOWER} THEN ? ELSE meter_last_at END`,
+      `meter_last_wh = CASE WHEN ${NOT_LOWER} THEN ? ELSE meter_last_wh END`,
+      `meter_last_at = CASE WHEN ${NOT_LOWER} THEN ${LATER_OF} ELSE meter_last_at END`,
     );
-    params.push(at, wh, wh, at, wh, at);
+    params.push(wh, wh, wh, at, at);
   } else {
     sets.push(
       `meter_last_wh = CASE WHEN ${NEWER} THEN ? ELSE meter_last_wh END`,
@@ -242,8 +246,9 @@ async function progressAny(tx: SqlRunner, sessionId: string, p: SessionProgress)
     params.push(p.evse.evse_id, p.evse.connector_id);
   }
   if (p.stopped) {
-    sets.push(`status = 'COMPLETED'`, 'stopped_at = ?', 'stop_reason = ?');
-    params.push(p.stopped.at, p.stopped.reason);
+    // never before the last reading the session took (the SET reads the row as it was)
+    sets.push(`status = 'COMPLETED'`, `stopped_at = ${LATER_OF}`, 'stop_reason = ?');
+    params.push(p.stopped.at, p.stopped.at, p.stopped.reason);
   }
   const seq = p.seq_no ?? null;
   if (seq !== null) {

@@ -25,6 +25,14 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await env?.cleanup();
     });
 
+    /** a session's energy chart (GET /v1/sessions/{id}/meter-values) */
+    const chartOf = async (sessionId: string | undefined) =>
+      (
+        await csms.api<{ samples: Array<{ at: string; wh: number }> }>(
+          'GET',
+          `/v1/sessions/${sessionId ?? ''}/meter-values`,
+        )
+      ).body.samples;
     const sessionsOf = async (id: string): Promise<ChargingSession[]> =>
       (await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${encodeURIComponent(id)}&limit=1000`))
         .body;
@@ -176,47 +184,42 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
         energy_wh: 29_000,
       });
       // the chart ends at the Ended's reading, with no point in 2099
-      const chart = (
-        await csms.api<{ samples: Array<{ at: string; wh: number }> }>(
-          'GET',
-          `/v1/sessions/${session?.id ?? ''}/meter-values`,
-        )
-      ).body.samples;
+      const chart = await chartOf(session?.id);
       expect(chart.at(-1)?.wh).to.equal(30_000);
       expect(chart.every((p) => Date.parse(p.at) <= Date.now())).to.equal(true);
       await charger.close();
     });
 
-    it('a clock about 10 s fast keeps its readings in order: the end stamped past the tolerance is still the last', async () => {
-      const cp = await csms.registerChargePoint('ocpp2.0.1');
-      const charger = await booted(cp);
-      const ahead = (ms: number) => new Date(Date.now() + ms).toISOString();
-      const event = (eventType: 'Started' | 'Updated' | 'Ended', seqNo: number, wh: number, at: string) => {
-        const e = v201.transactionEvent({ eventType, transactionId: 'tx-fast', seqNo, wh });
-        const meterValue = [
-          { timestamp: at, sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register' }] },
-        ];
-        return { ...e, timestamp: at, meterValue };
-      };
-      await charger.call('TransactionEvent', event('Started', 0, 10_000, ahead(0)));
-      // within the tolerance: its own time; past it (network jitter on a clock 10 s fast): held at the edge
-      await charger.call('TransactionEvent', event('Updated', 1, 11_000, ahead(9_000)));
-      await charger.call('TransactionEvent', {
-        ...event('Ended', 2, 15_000, ahead(12_000)),
-        transactionInfo: { transactionId: 'tx-fast', stoppedReason: 'EVDisconnected' },
+    // the end is the transaction's last reading whatever the charger's clock stamped on it
+    for (const [clock, endAhead] of [
+      ['a clock about 10 s fast, whose end is stamped past the tolerance (counted at its arrival)', 12_000],
+      ['a clock set right before the end, whose end is stamped now', 0],
+    ] as const) {
+      it(`a reading stamped 9 s ahead, then ${clock}: the end is still the last, and nothing is after it`, async () => {
+        const cp = await csms.registerChargePoint('ocpp2.0.1');
+        const charger = await booted(cp);
+        const ahead = (ms: number) => new Date(Date.now() + ms).toISOString();
+        const event = (eventType: 'Started' | 'Updated' | 'Ended', seqNo: number, wh: number, at: string) => ({
+          ...v201.transactionEvent({ eventType, transactionId: 'tx-clock-ahead', seqNo, wh }),
+          timestamp: at,
+          meterValue: [{ timestamp: at, sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register' }] }],
+        });
+        await charger.call('TransactionEvent', event('Started', 0, 1_000, ahead(0)));
+        await charger.call('TransactionEvent', event('Updated', 1, 11_000, ahead(9_000)));
+        await charger.call('TransactionEvent', {
+          ...event('Ended', 2, 15_000, ahead(endAhead)),
+          transactionInfo: { transactionId: 'tx-clock-ahead', stoppedReason: 'Local' },
+        });
+        const [session] = await sessionsOf(cp.id);
+        expect(session).to.include({ status: 'COMPLETED', meter_last_wh: 15_000, energy_wh: 14_000 });
+        const stopped = Date.parse(session?.stopped_at ?? '');
+        expect(stopped).to.be.at.least(Date.parse(session?.started_at ?? ''));
+        const chart = await chartOf(session?.id);
+        expect(chart.at(-1)?.wh).to.equal(15_000);
+        expect(chart.every((p) => Date.parse(p.at) <= stopped)).to.equal(true);
+        await charger.close();
       });
-      const [session] = await sessionsOf(cp.id);
-      expect(session).to.include({ status: 'COMPLETED', meter_last_wh: 15_000, energy_wh: 5_000 });
-      const chart = (
-        await csms.api<{ samples: Array<{ at: string; wh: number }> }>(
-          'GET',
-          `/v1/sessions/${session?.id ?? ''}/meter-values`,
-        )
-      ).body.samples;
-      expect(chart.at(-1)?.wh).to.equal(15_000);
-      expect(chart.every((p) => Date.parse(p.at) <= Date.parse(session?.stopped_at ?? ''))).to.equal(true);
-      await charger.close();
-    });
+    }
 
     it('a start stamped in the future counts as started when it arrived: the session never stops before it starts', async () => {
       const cp = await csms.registerChargePoint('ocpp2.0.1');

@@ -581,6 +581,29 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
     expect(sessionPuts(other, otherSince)).to.deep.equal([]);
   });
 
+  it("a start stamped 15 s ahead, an end by the corrected clock: the partner's session never ends before it starts", async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const uid = world.unique('AHEAD');
+    await world.pushToken(emsp221, uid, { whitelist: 'ALWAYS' });
+    const since = emsp221.sim.lastSeq;
+    const arrived = Date.now();
+    const { transactionId } = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 1000,
+      timestamp: new Date(Date.now() + 15_000).toISOString(),
+    })) as { transactionId: number };
+    await charger.call('StopTransaction', { transactionId, meterStop: 15_000, timestamp: new Date().toISOString() });
+    const ended = await eventually(async () => {
+      const last = lastSession(emsp221, since);
+      return last?.status === 'COMPLETED' ? last : undefined;
+    });
+    const start = Date.parse(String(ended.start_date_time));
+    // counted at its arrival, as our own session is (was: the stamp as sent, 15 s ahead)
+    expect(start).to.be.within(arrived - 1000, Date.now());
+    expect(Date.parse(String(ended.end_date_time))).to.be.at.least(start);
+  });
+
   it('a transaction with a token no partner issued makes no OCPI session', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
     const since = emsp221.sim.lastSeq;
