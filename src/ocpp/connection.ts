@@ -587,7 +587,15 @@ export class ChargerConnection<V extends ProtocolName> {
   private async salvageEnd(frame: Extract<InboundFrame, { t: 'call' }>, violation: OcppCallError): Promise<void> {
     const where = { charge_point: this.chargePointId, action: frame.action, violation: violation.message };
     try {
-      const event = this.adapter.salvageEnd(frame.action, frame.payload, new Date());
+      const valid = (action: string, payload: unknown): boolean => {
+        try {
+          this.opts.schemas.checkRequest(this.version, { action, payload });
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      const event = this.adapter.salvageEnd(frame.action, frame.payload, new Date(), valid);
       if (event === undefined) return;
       if (event === null) {
         this.opts.log.warn(where, 'invalid transaction end without a valid transaction id: nothing closed');

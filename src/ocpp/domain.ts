@@ -804,11 +804,13 @@ export interface ProtocolAdapter<V extends ProtocolName> {
   /**
    * The end of a transaction read from a call of `action` that failed its schema (salvage.ts):
    * undefined when the call is not a transaction's end, null when it names no transaction.
+   * `valid` says whether a call of the version, as the adapter rebuilds it, passes its schema.
    */
   salvageEnd(
     action: string,
     payload: unknown,
     now: Date,
+    valid: (action: string, payload: unknown) => boolean,
   ): Extract<ChargerEvent, { type: 'transaction-ended' }> | null | undefined;
   /** The version's CALL for the command; undefined when the version has none (COMMAND_VERSIONS). */
   toCall(command: ChargerCommand, remoteStartId: number): OcppCall<V> | undefined;

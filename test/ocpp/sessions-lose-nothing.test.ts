@@ -284,6 +284,22 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       );
       expect(await session(decimal)).to.include({ status: 'COMPLETED', meter_last_wh: 7845.6, energy_wh: 7345.6 });
 
+      // an invalid meterStop beside the stop's own readings (transactionData): they count, as a valid stop's
+      const withData = await start(6, 500);
+      await charger.call('MeterValues', { connectorId: 6, transactionId: withData, meterValue: [register16(3000, 1)] });
+      const end = {
+        ...register16(5000, 2),
+        sampledValue: [{ ...register16(5000, 2).sampledValue[0], context: 'Transaction.End' }],
+      };
+      expect(
+        await callError(
+          charger,
+          'StopTransaction',
+          v16.stop(withData, 0, { meterStop: '0', timestamp: at(2), transactionData: [end] }),
+        ),
+      ).to.equal('TypeConstraintViolation');
+      expect(await session(withData)).to.include({ status: 'COMPLETED', meter_last_wh: 5000, energy_wh: 4500 });
+
       // a reason outside the enumeration: Other, with the valid meterStop
       const second = await start(2, 500);
       expect(await callError(charger, 'StopTransaction', v16.stop(second, 2500, { reason: 'Bogus' }))).to.equal(

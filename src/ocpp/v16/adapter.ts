@@ -476,8 +476,27 @@ export const ocpp16Adapter: ProtocolAdapter<'ocpp1.6'> = {
     }
   },
 
-  salvageEnd(action, payload, now) {
-    return action === 'StopTransaction' ? salvageStop16(payload, now) : undefined;
+  salvageEnd(action, payload, now, valid) {
+    if (action !== 'StopTransaction') return undefined;
+    const salvaged = salvageStop16(payload, now);
+    const data =
+      payload !== null && typeof payload === 'object'
+        ? Object.getOwnPropertyDescriptor(payload, 'transactionData')?.value
+        : undefined;
+    if (!salvaged || data === undefined) return salvaged;
+    // the stop's own readings (transactionData), when they are valid, count as a valid stop's do:
+    // a Transaction.End reading beside a meterStop that failed its schema was lost, and the CDR
+    // billed the last MeterValues. Checked as the stop rebuilt of its valid fields (meterStop
+    // for the schema; its salvaged value is used)
+    const rebuilt = {
+      transactionId: Number(salvaged.transaction_id),
+      meterStop: -1,
+      timestamp: salvaged.timestamp,
+      transactionData: data,
+    };
+    if (!valid('StopTransaction', rebuilt)) return salvaged;
+    const read = transactionEnded({ ...(rebuilt as StopTransactionRequest), meterStop: salvaged.meter_wh ?? -1 });
+    return { ...read, reason: salvaged.reason, salvaged: true };
   },
 
   answerStatus(payload) {
