@@ -28,6 +28,8 @@ function filtersOf(params) {
     const v = params.get(k);
     if (v) f[k] = v;
   }
+  // a status in any case (the API takes it so) is shown as its option spells it
+  if (f.status) f.status = STATUSES.find((s) => s.toLowerCase() === f.status.toLowerCase()) ?? f.status;
   return f;
 }
 
