@@ -168,6 +168,11 @@ describe('operator console with 10,000 chargers', function () {
     expect(await page.getByTestId('charge-points').locator('tr').count()).to.equal(1);
     expect(await page.getByTestId('search').inputValue()).to.equal('FL-7321');
 
+    // a status in another case, from a link: it filters, and the picker shows it
+    await page.goto(`${csms.url}/dashboard#/chargers?status=faulted`);
+    await page.getByTestId('range').filter({ hasText: '1–11 of 11' }).waitFor();
+    expect(await page.getByTestId('filter-status').inputValue()).to.equal('Faulted');
+
     await page.goto(`${csms.url}/dashboard#/chargers?online=true`);
     await page.getByTestId('range').filter({ hasText: '1–50 of 200' }).waitFor();
     t = Date.now();
