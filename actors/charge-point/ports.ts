@@ -208,6 +208,8 @@ export const CsmsEvent = Type.Object({
   charge_point_id: Type.String(),
   online: Type.Optional(Type.Boolean()),
   session_id: Type.Optional(Type.String()),
+  /** a running transaction's update (its meter values): it neither starts nor ends a session */
+  progress: Type.Optional(Type.Literal(true)),
 });
 export type CsmsEvent = Static<typeof CsmsEvent>;
 

@@ -545,7 +545,11 @@ export function onTransactionProgress(
   }
   const ocpi = tx.ocpi ? roamedProgress(deps, ctx, tx.session_id, tx.ocpi, progress) : tx.ocpi;
   keepProgress(ctx, s, tx, event, { first, progress, ocpi }, idTagStatus);
-  publishChange(deps, ctx, { type: 'session', session_id: tx.session_id });
+  publishChange(deps, ctx, {
+    type: 'session',
+    session_id: tx.session_id,
+    ...(event.type === 'transaction-ended' ? {} : { progress: true as const }),
+  });
   return { id_tag_status: idTagStatus };
 }
 

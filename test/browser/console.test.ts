@@ -234,6 +234,14 @@ describe('operator console with 10,000 chargers', function () {
     await transactionOf(row)
       .filter({ hasText: new RegExp(`^${again.transactionId}$`) })
       .waitFor();
+    // its meter values change nothing the row shows: no re-read for them
+    const reads: string[] = [];
+    const onRequest = (r: { url(): string }) => reads.push(new URL(r.url()).pathname);
+    page.on('request', onRequest);
+    await charger?.call('MeterValues', v16.meterValues(1, again.transactionId, 150));
+    await page.waitForTimeout(1_500);
+    page.off('request', onRequest);
+    expect(reads.filter((r) => r.startsWith('/v1/'))).to.deep.equal([]);
     await charger?.call('StopTransaction', v16.stop(again.transactionId, 200));
     await transactionOf(row).filter({ hasText: /^$/ }).waitFor();
   });

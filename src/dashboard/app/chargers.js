@@ -174,10 +174,11 @@ export function ChargerList({ params }) {
   useEffect(
     () =>
       onEvent((e) => {
-        if (e.type !== 'charge-point' && e.type !== 'session') return;
+        // a running session's meter values change nothing a list shows: one re-read a charging
+        // charger a second was the flood of a page of them
+        if ((e.type !== 'charge-point' && e.type !== 'session') || e.progress) return;
         if (shown.current.live) soon('page');
-        // a session's start or end changes the row's transaction; its meter values change nothing
-        // shown, hence the slower re-read
+        // a session's start or end changes the row's transaction
         else if (shown.current.data?.items.some((cp) => cp.id === e.charge_point_id))
           (e.type === 'session' ? rereadSoon : reread)(e.charge_point_id);
       }),
