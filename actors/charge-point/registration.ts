@@ -86,6 +86,10 @@ export function onBooted(
   const status = policyOf(s);
   ctx.setState({
     ...s,
+    // a status received before this boot outranks no report after it (state.ts isOlderReport):
+    // told by its missing receipt, not by comparing times, which a status and the boot handled in
+    // the same millisecond left equal
+    connectors: s.connectors.map(({ received_at: _before, ...c }) => c),
     registration: status,
     boot: {
       vendor: event.vendor,
