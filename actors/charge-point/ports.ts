@@ -19,8 +19,8 @@ export interface ChargePointActorDeps {
    * The command as a CALL on this process's socket for the charger, in the protocol of that
    * socket; undefined when there is none. `send` puts it on the socket and resolves with the
    * charger's status word: called once the turn that records it as sent has committed. Its answer
-   * is waited for the call timeout, or until `answerBy` (epoch ms: a partner's command's deadline)
-   * when that is later.
+   * is waited until `answerBy` (epoch ms: a partner's command's deadline, after which an answer no
+   * longer counts) when given, else for the call timeout.
    */
   sendCommand(
     chargePointId: string,

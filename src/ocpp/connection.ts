@@ -348,7 +348,7 @@ export class ChargerConnection<V extends ProtocolName> {
   /**
    * A domain command as a CALL in this socket's protocol, sent when `send` is called (after the
    * turn that records it committed); `send` resolves with the charger's status word. Its answer is
-   * waited for `callTimeoutMs`, or until `answerBy` (epoch ms) when that is later.
+   * waited until `answerBy` (epoch ms) when given, else for `callTimeoutMs`.
    */
   command(
     command: ChargerCommand,
@@ -372,7 +372,8 @@ export class ChargerConnection<V extends ProtocolName> {
 
   /**
    * Sends a CSMS-to-charger CALL; resolves with the charger's (schema-checked) CALLRESULT payload.
-   * The answer is waited for `callTimeoutMs`, or `waitMs` when that is longer.
+   * The answer is waited for `waitMs` when given (a partner's command: until its deadline, later or
+   * sooner than the call timeout), else `callTimeoutMs`.
    */
   call(call: OcppCall<V>, waitMs?: number): Promise<OcppResponse<V>> {
     const { action, payload } = call;
@@ -384,7 +385,7 @@ export class ChargerConnection<V extends ProtocolName> {
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
-    const timeoutMs = Math.max(this.opts.callTimeoutMs, waitMs ?? 0);
+    const timeoutMs = waitMs === undefined ? this.opts.callTimeoutMs : Math.max(0, waitMs);
     if (action === 'TriggerMessage' && 'requestedMessage' in payload) {
       // from the call on: a charger may send the message before its answer to the trigger
       const requested = triggeredAction(String(payload.requestedMessage));

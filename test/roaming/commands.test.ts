@@ -626,3 +626,45 @@ describe('roaming: a partner command waits for the charger until the timeout the
     expect(silent.after).to.be.at.least(4_500);
   });
 });
+
+describe('roaming: a partner command holds the charger no longer than the timeout the partner was given', function () {
+  this.timeout(30_000);
+  let world: RoamingWorld;
+
+  // the charger's calls time out after 12 s here; a partner's command was given 5 s
+  before(async () => {
+    world = await RoamingWorld.start({ OCPI_COMMAND_TIMEOUT_S: '5' }, { callTimeoutMs: 12_000 });
+  });
+  after(async () => world.stop());
+
+  it("after the partner's TIMEOUT, the next call in the charger's queue goes out at once", async () => {
+    const emsp = await world.emsp('2.2.1');
+    const { loc, cp, charger } = await world.linkedCharger('ocpp1.6');
+    charger.handle('UnlockConnector', () => new Promise(() => undefined));
+    let clearedAt = 0;
+    charger.handle('ClearCache', async () => {
+      clearedAt = Date.now();
+      return { status: 'Accepted' };
+    });
+    const url = emsp.sim.responseUrl('2.2.1', 'UNLOCK_CONNECTOR', randomUUID());
+    const sent = Date.now();
+    await emsp.sim.call(
+      'POST',
+      'commands',
+      '/UNLOCK_CONNECTOR',
+      { response_url: url, location_id: loc, evse_uid: 'E1', connector_id: '1' },
+      { role: 'RECEIVER' },
+    );
+    // the operator's call waits behind the partner's
+    const queued = await world.api.request('POST', `/v1/charge-points/${cp.id}/clear-cache?wait_ms=0`, { body: {} });
+    expect(queued.status).to.equal(200);
+    const result = await eventually(
+      async () => emsp.sim.received.find((r) => r.method === 'POST' && url.endsWith(r.path) && r.status === 200),
+      { timeoutMs: 10_000, what: `the result at ${url}` },
+    );
+    expect(result.body).to.deep.equal({ result: 'TIMEOUT' });
+    await eventually(async () => clearedAt || undefined, { timeoutMs: 4_000, what: 'the ClearCache call' });
+    // was sent at the 12 s call timeout, 7 s after the partner was told TIMEOUT
+    expect(clearedAt - sent).to.be.within(4_000, 8_000);
+  });
+});
