@@ -233,24 +233,38 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
 
   it('a command still queued when its TIMEOUT went to the eMSP is not sent to the charger later', async () => {
     const { loc, cp, charger } = await world.linkedCharger('ocpp1.6');
-    // the charger holds the start's answer until both commands timed out, then answers it
-    const { answerStart, unlocks } = holdsStartRecordsUnlocks(charger);
-    const start = await send(emsp221, 'START_SESSION', {
-      token: tokenOf(emsp221, 'TOK-HELD'),
-      location_id: loc,
-      evse_uid: 'E1',
-    });
+    // the charger holds its answer to an operator's call (30 s call timeout) until the partner's
+    // command behind it timed out, then answers it
+    let answerClear: (v: Json) => void = () => undefined;
+    charger.handle('ClearCache', () => new Promise<Json>((resolve) => (answerClear = resolve)));
+    const { unlocks } = holdsStartRecordsUnlocks(charger);
+    await world.api.request('POST', `/v1/charge-points/${cp.id}/clear-cache?wait_ms=0`, { body: {} });
     const unlock = await send(emsp221, 'UNLOCK_CONNECTOR', { location_id: loc, evse_uid: 'E1', connector_id: '1' });
     expect((unlock.answer.data as Json).result).to.equal('ACCEPTED');
-    expect((await resultAt(emsp221, start.url)).body).to.deep.equal({ result: 'TIMEOUT' });
     expect((await resultAt(emsp221, unlock.url)).body).to.deep.equal({ result: 'TIMEOUT' });
-    answerStart({ status: 'Accepted' });
+    answerClear({ status: 'Accepted' });
     // the unlock was dropped from the queue, and the operator sees why
     const record = await eventually(async () => {
       const view = await world.api.request('GET', `/v1/charge-points/${cp.id}`);
       return ((view.body as Json).commands as Json[]).find((c) => c.kind === 'unlock' && c.status === 'expired');
     });
     expect(record).to.include({ kind: 'unlock', status: 'expired' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(unlocks).to.deep.equal([]);
+  });
+
+  it("a partner's command timed out: the one queued behind it with the same deadline is FAILED, not sent", async () => {
+    const { loc, charger } = await world.linkedCharger('ocpp1.6');
+    const { unlocks } = holdsStartRecordsUnlocks(charger);
+    const start = await send(emsp221, 'START_SESSION', {
+      token: tokenOf(emsp221, 'TOK-HELD'),
+      location_id: loc,
+      evse_uid: 'E1',
+    });
+    const unlock = await send(emsp221, 'UNLOCK_CONNECTOR', { location_id: loc, evse_uid: 'E1', connector_id: '1' });
+    expect((await resultAt(emsp221, start.url)).body).to.deep.equal({ result: 'TIMEOUT' });
+    // the queue moved at the start's deadline, too near the unlock's own for an answer to count
+    expect((await resultAt(emsp221, unlock.url)).body).to.deep.equal({ result: 'FAILED' });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(unlocks).to.deep.equal([]);
   });
