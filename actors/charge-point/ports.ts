@@ -116,9 +116,10 @@ export interface RoamingPort {
   session(session: RoamingSession): WriteStep;
   /**
    * a meter reading of a roamed transaction, kept for its CDR's charging periods (Wh at epoch ms);
-   * at an instant that has one, the higher is kept, unless `replace` (a corrected first reading)
+   * at an instant that has one, the higher is kept, unless it is `replace` (a corrected first
+   * reading). A `last` one (the end's) is kept at the latest reading's time when that is later.
    */
-  sample(sessionId: string, at: number, wh: number, replace?: boolean): WriteStep;
+  sample(sessionId: string, at: number, wh: number, kind?: SampleKind): WriteStep;
   /**
    * a transaction roamed only from a later event (a late start, a late token): the readings the
    * CSMS kept of it before (csms_meter_sample) become its CDR's too
@@ -300,6 +301,9 @@ export interface LateStart {
 }
 
 /** The port through which the actor keeps a session's energy register over time (deps.meterSamples). */
+/** How a roamed transaction's reading is kept (`RoamingPort.sample`) */
+export type SampleKind = 'between' | 'replace' | 'last';
+
 export interface MeterSampleWrites {
   /**
    * The write of a reading (Wh at epoch ms) of a session and what to run once it committed, or

@@ -1,5 +1,5 @@
 import type { ProtocolName, SignedMeterReading } from '../../src/ocpp/domain.js';
-import type { ChargePointActorDeps, EvseLink, OcpiEvseStatus, RoamingPort } from './ports.js';
+import type { ChargePointActorDeps, EvseLink, OcpiEvseStatus, RoamingPort, SampleKind } from './ports.js';
 import type { ActorContext } from '../../src/runtime/types.js';
 import { reservationFor, startFor, usedUp, type AuthDecision } from './authorization.js';
 import type { ChargePointState } from './protocol.js';
@@ -233,11 +233,11 @@ export function sampleMeter(
   sessionId: string,
   at: number,
   wh: number | null,
-  /** a corrected first reading: it replaces the one kept at its instant (`RoamingPort.sample`) */
-  replace = false,
+  /** a corrected first reading replaces the one kept at its instant; the end's is the last (`RoamingPort.sample`) */
+  kind: SampleKind = 'between',
 ): void {
   const port = deps.roaming;
-  if (port && wh !== null && Number.isFinite(wh)) ctx.write(port.sample(sessionId, at, wh, replace));
+  if (port && wh !== null && Number.isFinite(wh)) ctx.write(port.sample(sessionId, at, wh, kind));
 }
 
 /**

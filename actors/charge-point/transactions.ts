@@ -540,6 +540,7 @@ export function onTransactionProgress(
       tx.session_id,
       progress.meter?.at ?? progress.stopped?.at ?? chargerTime(event.timestamp),
       event.meter_wh,
+      ended ? 'last' : 'between',
     );
     keepCharging(deps, ctx, tx.session_id, saidOf(event));
   }
@@ -606,7 +607,7 @@ function keepBegin(
   const at = stamped < latestAt && !corrected ? stamped : (tx.started_at ?? Math.min(stamped, latestAt));
   if (at >= latestAt) return;
   keepSample(ctx, deps.meterSamples.sample(tx.session_id, at, begin.wh, corrected ? 'start' : 'first'));
-  if (tx.ocpi) sampleMeter(deps, ctx, tx.session_id, at, begin.wh, corrected);
+  if (tx.ocpi) sampleMeter(deps, ctx, tx.session_id, at, begin.wh, corrected ? 'replace' : 'between');
 }
 
 /** The lowest reading an update reported (`low_wh`): a state write at a transaction's first reading only. */

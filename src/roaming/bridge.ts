@@ -55,7 +55,7 @@ export function roamingPort(host: ActorHost, outbox: OutboxHandle, cdrs: CdrBuil
       }),
     tokenOf: (idTag) => tokenOf(host.db, own, idTag),
     session: (session: RoamingSession) => (tx: SqlRunner) => writeSession(tx, own, host.config.OCPI_CURRENCY, session),
-    sample: (sessionId, at, wh, replace) => (tx: SqlRunner) => writeSample(tx, sessionId, at, wh, replace),
+    sample: (sessionId, at, wh, kind) => (tx: SqlRunner) => writeSample(tx, sessionId, at, wh, kind),
     state: (sessionId, at, state) => (tx: SqlRunner) => writeState(tx, sessionId, at, state),
     signed: (sessionId, reading) => (tx: SqlRunner) => writeSigned(tx, sessionId, reading),
     appliedSeq: async (sessionId) => {
@@ -144,11 +144,12 @@ async function writeSession(
   // the tariff and place its CDR will be built from, kept with the session's first write
   const terms = before ? undefined : await snapshotTerms(tx, own, s);
   const kwh = s.kwh ?? (await energyKwhOf(tx, s.id));
+  const endedAt = s.ended_at === null ? null : await stoppedAtOf(tx, s.id, s.ended_at);
   const session: Session = {
     ...own,
     id: s.id,
     start_date_time: new Date(s.started_at).toISOString(),
-    ...(s.ended_at === null ? {} : { end_date_time: new Date(s.ended_at).toISOString() }),
+    ...(endedAt === null ? {} : { end_date_time: new Date(endedAt).toISOString() }),
     // never lower than what the session said (its pricing may have seen a later reading)
     kwh: Math.max(Math.round(kwh * 1000) / 1000, priced && s.status === 'ACTIVE' ? priced.kwh : 0),
     cdr_token: { ...s.token, type: TOKEN_TYPES.find((t) => t === s.token.type) ?? 'OTHER' },
@@ -169,6 +170,17 @@ async function writeSession(
   await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'session', session_id: s.id, to: emsp });
   if (s.status === 'COMPLETED')
     await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'cdr', cdr_id: s.id, to: emsp });
+}
+
+/**
+ * When a roamed session ended: when its CSMS session stopped, written in the same turn, when that
+ * is later (its end's reading came after a reading stamped ahead of the end: the CSMS session
+ * stops at that reading's time, and the partner's session and CDR ended 9 s before it, lasting 0 s).
+ */
+async function stoppedAtOf(tx: SqlRunner, sessionId: string, endedAt: number): Promise<number> {
+  const [row] = await tx.query('SELECT stopped_at FROM csms_session WHERE id = ?', [sessionId]);
+  const stopped = Number(row?.stopped_at ?? 0);
+  return Number.isFinite(stopped) && stopped > endedAt ? stopped : endedAt;
 }
 
 /** The energy of a CSMS session as its row holds it, in kWh (0 when it has none). */

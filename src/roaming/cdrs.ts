@@ -8,6 +8,7 @@ import type { StoredLocation } from '../ocpi/locations/schemas-2.2.1.js';
 import { enqueue } from '../ocpi/outbox/outbox-store.js';
 import type { Session } from '../ocpi/sessions/schemas-2.2.1.js';
 import type { SignedReading } from '../ocpp/meter.js';
+import type { SampleKind } from '../../actors/charge-point/ports.js';
 import { isSession221, type StoredCdr, type StoredSession } from '../ocpi/sessions/stored.js';
 import type { Tariff } from '../ocpi/tariffs/schemas-2.2.1.js';
 import { ObjectStore } from '../ocpi/store/object-store.js';
@@ -303,19 +304,32 @@ export async function writeSample(
   sessionId: string,
   at: number,
   wh: number,
-  /** a corrected first reading: it replaces one of the same instant, lower or not */
-  replace = false,
+  /**
+   * 'replace': a corrected first reading, it replaces one of the same instant, lower or not;
+   * 'last': the end's, at the latest reading's time when that is later (a clock ahead, corrected
+   * before the end: the session ends there too, `writeSession`)
+   */
+  kind: SampleKind = 'between',
 ): Promise<void> {
+  if (kind === 'replace') {
+    await tx.run(
+      `INSERT INTO roaming_meter_sample (session_id, at_ms, wh) VALUES (?, ?, ?)
+     ON CONFLICT (session_id, at_ms) DO UPDATE SET wh = excluded.wh`,
+      [sessionId, at, wh],
+    );
+    return;
+  }
+  const [latest] = kind === 'last' ? await tx.query(LATEST_SAMPLE, [sessionId]) : [];
+  const when = Math.max(at, Number(latest?.at_ms ?? 0));
   await tx.run(
-    replace
-      ? `INSERT INTO roaming_meter_sample (session_id, at_ms, wh) VALUES (?, ?, ?)
-     ON CONFLICT (session_id, at_ms) DO UPDATE SET wh = excluded.wh`
-      : `INSERT INTO roaming_meter_sample (session_id, at_ms, wh) VALUES (?, ?, ?)
+    `INSERT INTO roaming_meter_sample (session_id, at_ms, wh) VALUES (?, ?, ?)
      ON CONFLICT (session_id, at_ms) DO UPDATE SET
        wh = CASE WHEN excluded.wh > roaming_meter_sample.wh THEN excluded.wh ELSE roaming_meter_sample.wh END`,
-    [sessionId, at, wh],
+    [sessionId, when, wh],
   );
 }
+
+const LATEST_SAMPLE = 'SELECT MAX(at_ms) AS at_ms FROM roaming_meter_sample WHERE session_id = ?';
 
 const builders = new WeakMap<Database, CdrBuilder>();
 

@@ -218,6 +218,37 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(again, 'COMPLETED session PUTs').to.have.length(1);
   });
 
+  it("a reading stamped ahead of the end: the partner's session and CDR end when our session stops, after it", async () => {
+    const e = await world.emsp('2.2.1');
+    const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'K');
+    const started = Date.now() - 180_000;
+    const { transactionId } = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: uid,
+      meterStart: 0,
+      timestamp: new Date(started).toISOString(),
+    })) as { transactionId: number };
+    // a clock 9 s ahead, corrected before the end
+    const ahead = Date.now() + 9_000;
+    await charger.call('MeterValues', {
+      connectorId: 1,
+      transactionId,
+      meterValue: [{ timestamp: new Date(ahead).toISOString(), sampledValue: [{ value: '11000', unit: 'Wh' }] }],
+    });
+    await charger.call('StopTransaction', { transactionId, meterStop: 15_000, timestamp: new Date().toISOString() });
+    const cdr = (await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' }))
+      .body as Json;
+    const sessions = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp.id}`);
+    const session = (sessions.body as { value: Json[] }).value[0];
+    expect(Date.parse(String(session?.stopped_at))).to.equal(ahead);
+    // was the end's own stamp, 9 s before the stop the operator sees
+    expect(Date.parse(String(cdr.end_date_time))).to.equal(ahead);
+    expect(cdr.total_energy).to.equal(15);
+    expect(cdr.total_time).to.equal(Math.round(((ahead - started) / 3_600_000) * 10_000) / 10_000);
+    const put = completedPuts(e, since).at(-1)?.body as Json;
+    expect(Date.parse(String(put.end_date_time))).to.equal(ahead);
+  });
+
   it("a connector's ad hoc and charging-preference tariffs do not price a roamed session: its REGULAR or untyped one does", async () => {
     const e = await world.emsp('2.2.1');
     const typed = async (id: string, type: string) => {
