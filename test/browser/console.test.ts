@@ -474,6 +474,19 @@ describe('operator console with 10,000 chargers', function () {
     await phone.close();
   });
 
+  it("on a wide screen, a list's charger ids keep their line", async () => {
+    // 1280 px wide; the faulted list holds the row with the charger's long words in it
+    await page.goto(`${csms.url}/dashboard#/chargers?state=faulted`);
+    await page.getByTestId(`cp-${warnedId}`).waitFor();
+    const lines = await page.evaluate(() =>
+      [...document.querySelectorAll('table.list td a')].map((a) => [a.textContent, a.getClientRects().length]),
+    );
+    expect(lines.length).to.be.at.least(11);
+    // was broken mid-word, to give the other columns room they did not need
+    for (const [id, n] of lines) expect(n, String(id)).to.equal(1);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(1280);
+  });
+
   it('asks for the key, refuses a wrong one in red, keeps it in sessionStorage only, under the CSP', async () => {
     const fresh = await browser.newContext();
     try {
