@@ -478,9 +478,9 @@ describe('operator console with 10,000 chargers', function () {
     // 1280 px wide; the faulted list holds the row with the charger's long words in it
     await page.goto(`${csms.url}/dashboard#/chargers?state=faulted`);
     await page.getByTestId(`cp-${warnedId}`).waitFor();
-    const lines = await page.evaluate(() =>
-      [...document.querySelectorAll('table.list td a')].map((a) => [a.textContent, a.getClientRects().length]),
-    );
+    const lines = (await page.evaluate(
+      "[...document.querySelectorAll('table.list td a')].map((a) => [a.textContent, a.getClientRects().length])",
+    )) as [string, number][];
     expect(lines.length).to.be.at.least(11);
     // was broken mid-word, to give the other columns room they did not need
     for (const [id, n] of lines) expect(n, String(id)).to.equal(1);
