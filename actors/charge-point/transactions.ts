@@ -31,16 +31,25 @@ export function epochMs(timestamp: string): number {
 const FUTURE_TOLERANCE_MS = 10_000;
 
 /**
+ * No charger stamped anything before this (2015-01-01: OCPP 1.6 came out that year): an earlier
+ * time is a clock never set since power came back (1970-01-01 and on, a real-time clock without
+ * its battery), not a transaction that old.
+ */
+const CLOCK_FLOOR_MS = Date.UTC(2015, 0, 1);
+
+/**
  * When something the charger stamps happened (a meter reading, a start, an end): the charger's
  * timestamp, but never later than now (the event is handled as it arrives). A time beyond the
  * tolerance (a clock that is wrong, 2099) counts as when it arrived: a reading would otherwise
  * win over every later one and the session's energy stay at it for good, and a start stamped
- * 2099 gave a session that stopped before it started (a negative duration to price).
+ * 2099 gave a session that stopped before it started (a negative duration to price). So does a
+ * time before CLOCK_FLOOR_MS: a start stamped 1970 and an end stamped now made a session of 56
+ * years, priced by the hour.
  */
 export function chargerTime(timestamp: string): number {
   const t = epochMs(timestamp);
   const now = Date.now();
-  return t > now + FUTURE_TOLERANCE_MS ? now : t;
+  return t > now + FUTURE_TOLERANCE_MS || t < CLOCK_FLOOR_MS ? now : t;
 }
 
 /** What a transaction event said of the charging (domain.ts ChargingFacts), at the charger's times. */

@@ -248,6 +248,32 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await charger.close();
     });
 
+    it('a start stamped before any charger could speak OCPP (a clock never set, 1970) counts as started when it arrived', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      const charger = await booted(cp);
+      const before = Date.now();
+      await charger.call('TransactionEvent', {
+        ...v201.transactionEvent({ eventType: 'Started', transactionId: 'tx-1970', seqNo: 0, wh: 1000 }),
+        timestamp: '1970-01-01T00:00:12.000Z',
+      });
+      await charger.call(
+        'TransactionEvent',
+        v201.transactionEvent({
+          eventType: 'Ended',
+          transactionId: 'tx-1970',
+          seqNo: 1,
+          wh: 2000,
+          stoppedReason: 'EVDisconnected',
+        }),
+      );
+      const [session] = await sessionsOf(cp.id);
+      // was a session of 56 years
+      expect(Date.parse(session?.started_at ?? '')).to.be.within(before, Date.now());
+      expect(Date.parse(session?.stopped_at ?? '')).to.be.within(before, Date.now());
+      expect(session).to.include({ status: 'COMPLETED', energy_wh: 1000 });
+      await charger.close();
+    });
+
     it('a charger that gives its energy register per phase only is billed the sum of the phases', async () => {
       const cp = await csms.registerChargePoint('ocpp2.0.1');
       const charger = await booted(cp);
