@@ -253,6 +253,14 @@ describe('operator console with 10,000 chargers', function () {
     await faultedConnector.getByText('GroundFailure').waitFor();
     expect(await faultedConnector.getByTestId('fault-text').textContent()).to.contain('ABB E-402: RCD tripped');
     expect(await faultedConnector.getByTestId('remote-start').isDisabled()).to.equal(true);
+    // a charger faulted as a whole (1.6 connector 0) takes no start on a connector with a warning
+    await page.goto(`${csms.url}/dashboard#/chargers/${warnedId}`);
+    const warned = page.getByTestId('connector-1-1').getByTestId('remote-start');
+    await page.getByTestId('connector-1-1').getByText('WeakSignal').waitFor();
+    expect([await warned.isDisabled(), await warned.getAttribute('title')]).to.deep.equal([
+      true,
+      'the charger is faulted',
+    ]);
 
     const id = connectedIds[60] ?? '';
     await page.goto(`${csms.url}/dashboard#/chargers/${id}`);
@@ -265,6 +273,10 @@ describe('operator console with 10,000 chargers', function () {
       'enter the token to start with',
     ]);
     await page.getByTestId('id-tag').fill('DRIVER-UI');
+    // an error code beside Available is a warning: the connector takes a start (it was disabled)
+    await chargers.get(id)?.call('StatusNotification', v16.status(1, 'Available', { errorCode: 'WeakSignal' }));
+    await page.getByTestId('connector-1-1').getByText('WeakSignal').waitFor();
+    expect(await start.isDisabled()).to.equal(false);
     await page.getByTestId('connector-1-1').getByTestId('remote-start').click();
     const call = await chargers.get(id)?.csmsCall('RemoteStartTransaction', 10_000);
     expect(call?.payload.idTag).to.equal('DRIVER-UI');

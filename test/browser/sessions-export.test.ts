@@ -18,13 +18,16 @@ describe('console: the sessions CSV past 1,000 sessions', function () {
   const SESSIONS = 1_010;
   /** the day the sessions started on: yesterday (UTC) */
   const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+  /** the chargers, 101 sessions each */
+  const ids: string[] = [];
 
   before(async () => {
     csms = await startCsms();
     // 1,010 finished sessions of yesterday, on 10 chargers, one call at a time each
     await Promise.all(
       Array.from({ length: 10 }, async (_, c) => {
-        const { charger } = await connectedCharger(csms, 'ocpp1.6');
+        const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
+        ids.push(cp.id);
         await charger.call('BootNotification', v16.boot());
         for (let k = 0; k < SESSIONS / 10; k++) {
           const at = new Date(Date.parse(`${day}T12:00:00Z`) + (c * 1000 + k) * 1000).toISOString();
@@ -72,5 +75,39 @@ describe('console: the sessions CSV past 1,000 sessions', function () {
       .getByTestId('notice')
       .filter({ hasText: '"started from" 2026-11-31 is no day of the calendar.' })
       .waitFor();
+  });
+
+  it('a double click on Export downloads one file', async () => {
+    await page.goto(`${csms.url}/dashboard#/sessions?from=${day}`);
+    await page
+      .getByTestId('range')
+      .filter({ hasText: `of ${SESSIONS}` })
+      .waitFor();
+    let downloads = 0;
+    page.on('download', () => (downloads += 1));
+    await page.getByTestId('csv').dblclick();
+    await page
+      .getByTestId('notice')
+      .filter({ hasText: `Exported ${SESSIONS} sessions.` })
+      .waitFor();
+    await page.waitForTimeout(1_000);
+    // was two: the second click read every page again while the first still did
+    expect(downloads).to.equal(1);
+    expect(await page.getByTestId('csv').textContent()).to.equal('Export CSV');
+  });
+
+  it("a charger's page shows its newest 20 sessions and links to all of them", async () => {
+    const id = ids[0] ?? '';
+    await page.goto(`${csms.url}/dashboard#/chargers/${id}`);
+    await page.getByTestId('charger-sessions').waitFor();
+    expect(await page.getByTestId('charger-sessions').locator('li').count()).to.equal(20);
+    const more = page.getByTestId('all-sessions');
+    expect(await more.textContent()).to.contain(`The newest 20 of ${SESSIONS / 10}.`);
+    await more.getByRole('link').click();
+    await page
+      .getByTestId('range')
+      .filter({ hasText: `of ${SESSIONS / 10}` })
+      .waitFor();
+    expect(page.url()).to.contain(`charge_point_id=${id}`);
   });
 });

@@ -103,9 +103,11 @@ function Facts({ cp }) {
 }
 
 /**
- * The connectors, each with remote start (not on a faulted one, one whose EVSE runs a
- * transaction, nor while offline), the charger's own status when it reported one (1.6 connector
- * 0: a fault of the whole charger shows here), and the open transactions' stop.
+ * The connectors, each with remote start (not on a faulted one or a faulted charger, one whose
+ * EVSE runs a transaction, nor while offline), the charger's own status when it reported one (1.6
+ * connector 0: a fault of the whole charger shows here), and the open transactions' stop. An
+ * error code beside Available is a warning (1.6 4.9: WeakSignal, HighTemperature): the connector
+ * takes a start, as the charger would.
  */
 function Connectors({ cp, act, busy }) {
   const [idTag, setIdTag] = useState('OPERATOR');
@@ -116,10 +118,8 @@ function Connectors({ cp, act, busy }) {
   const charging = (c) =>
     cp.open_transactions.some((t) => t.evse_id === c.evse_id) ||
     ['Charging', 'SuspendedEV', 'SuspendedEVSE', 'Finishing'].includes(c.status);
-  const faulted = (c) =>
-    c.status === 'Faulted' ||
-    (c.error_code && c.error_code !== 'NoError') ||
-    (!cp.online && c.last_reported_status === 'Faulted');
+  const faultedOne = (c) => c.status === 'Faulted' || (!cp.online && c.last_reported_status === 'Faulted');
+  const faulted = (c) => faultedOne(c) || (whole !== undefined && faultedOne(whole));
   return html`<div>
     <label class="inline"
       >Token for a remote start
@@ -154,15 +154,17 @@ function Connectors({ cp, act, busy }) {
               data-testid="remote-start"
               disabled=${busy || !cp.online || faulted(c) || charging(c) || !idTag}
               title=${
-                faulted(c)
+                faultedOne(c)
                   ? 'the connector is faulted'
-                  : charging(c)
-                    ? 'a transaction runs on its EVSE'
-                    : !cp.online
-                      ? 'the charger is offline'
-                      : !idTag
-                        ? 'enter the token to start with'
-                        : ''
+                  : faulted(c)
+                    ? 'the charger is faulted'
+                    : charging(c)
+                      ? 'a transaction runs on its EVSE'
+                      : !cp.online
+                        ? 'the charger is offline'
+                        : !idTag
+                          ? 'enter the token to start with'
+                          : ''
               }
               onClick=${() => act('Remote start', 'POST', 'remote-start', { id_tag: idTag, evse_id: c.evse_id, ...(cp.protocol === 'ocpp2.0.1' ? {} : { connector_id: c.connector_id }) })}
             >
@@ -373,21 +375,29 @@ function Links({ cp, onDone }) {
   </div>`;
 }
 
-function SessionList({ sessions }) {
+function SessionList({ id, sessions }) {
   if (!sessions) return null;
   if (sessions.items.length === 0) return html`<p class="muted">No session yet.</p>`;
-  return html`<ul class="sessions" data-testid="charger-sessions">
-    ${sessions.items.map(
-      (s) =>
-        // the separators are values: htm drops the whitespace of a text that runs across lines
-        html`<li data-testid=${`session-${s.transaction_id}`} data-status=${s.status}>
-          <${Status} status=${s.status} /> <a href=${`#/sessions/${enc(s.id)}`}>${s.transaction_id}</a>
-          ${` · ${s.id_tag ?? 'no token'} · ${fmtTime(s.started_at)} · ${fmtDuration(sessionDurationMs(s))} · `}
-          <span data-testid="energy">${kwh(s.energy_wh)}</span>${' kWh'}
-          ${s.cost && html`${' · '}<span data-testid="cost">${fmtCost(s.cost)}</span>`}${s.stop_reason && ` · ${s.stop_reason}`}
-        </li>`,
-    )}
-  </ul>`;
+  // the newest only: the rest are a list of their own (the card said nothing of them)
+  const more =
+    sessions.total > sessions.items.length &&
+    html`<p data-testid="all-sessions">
+      ${`The newest ${sessions.items.length} of ${sessions.total}. `}
+      <a href=${`#/sessions${query({ charge_point_id: id })}`}>All of this charger's sessions</a>
+    </p>`;
+  return html`${more}
+    <ul class="sessions" data-testid="charger-sessions">
+      ${sessions.items.map(
+        (s) =>
+          // the separators are values: htm drops the whitespace of a text that runs across lines
+          html`<li data-testid=${`session-${s.transaction_id}`} data-status=${s.status}>
+            <${Status} status=${s.status} /> <a href=${`#/sessions/${enc(s.id)}`}>${s.transaction_id}</a>
+            ${` · ${s.id_tag ?? 'no token'} · ${fmtTime(s.started_at)} · ${fmtDuration(sessionDurationMs(s))} · `}
+            <span data-testid="energy">${kwh(s.energy_wh)}</span>${' kWh'}
+            ${s.cost && html`${' · '}<span data-testid="cost">${fmtCost(s.cost)}</span>`}${s.stop_reason && ` · ${s.stop_reason}`}
+          </li>`,
+      )}
+    </ul>`;
 }
 
 /**
@@ -483,7 +493,7 @@ export function ChargerPage({ id }) {
       </div>
       <div class="card">
         <h2>Sessions</h2>
-        <${SessionList} sessions=${sessions} />
+        <${SessionList} id=${id} sessions=${sessions} />
       </div>
       <div class="card">
         <h2>Event log</h2>

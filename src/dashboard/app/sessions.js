@@ -140,6 +140,8 @@ export function Sessions({ params }) {
   const key = query(f);
   const badDays = daysProblem(f);
   const [exported, setExported] = useState(null);
+  // one export at a time: a second click while one reads its pages would download the file twice
+  const [exporting, setExporting] = useState(false);
   useEffect(() => setExported(null), [key]);
   const [{ data, error }, reload] = useLoad(
     () =>
@@ -190,11 +192,15 @@ export function Sessions({ params }) {
       <button
         type="button"
         data-testid="csv"
-        disabled=${Boolean(badDays)}
-        onClick=${() =>
-          void exportCsv(f).then(setExported, (err) => setExported({ ok: false, text: failureText('Export', err) }))}
+        disabled=${Boolean(badDays) || exporting}
+        onClick=${() => {
+          setExporting(true);
+          void exportCsv(f)
+            .then(setExported, (err) => setExported({ ok: false, text: failureText('Export', err) }))
+            .finally(() => setExporting(false));
+        }}
       >
-        Export CSV
+        ${exporting ? 'Exporting…' : 'Export CSV'}
       </button>
     </form>
     <${Notice} notice=${badDays ? { ok: false, text: badDays } : exported} />
