@@ -109,7 +109,8 @@ function ownLocationReads(ctx: OcpiContext): OperatorRoute[] {
     route({
       method: 'GET',
       path: '/ocpi/locations',
-      summary: 'Our locations (2.2.1), oldest change first: the ids the EVSE links and the chargers filter name',
+      summary:
+        'Our locations (2.2.1), in the order they were first stored: the ids the EVSE links and the chargers filter name',
       query: Type.Object(Paging),
       response: Type.Array(L221.LocationOut),
       handler: async (req) => {
