@@ -69,7 +69,7 @@ export function ownTariffRoutes(ctx: OcpiContext): OperatorRoute[] {
     route({
       method: 'GET',
       path: '/ocpi/tariffs',
-      summary: 'Our tariffs (2.2.1), oldest change first',
+      summary: 'Our tariffs (2.2.1), in the order they were first stored',
       query: Type.Object(Paging),
       response: Type.Array(T221.Tariff),
       handler: async (req) => {
