@@ -425,6 +425,16 @@ describe('operator console with 10,000 chargers', function () {
     await page.getByTestId('charger-title').getByText('offline').waitFor();
   });
 
+  it('drops a removed charger from the list without a reload', async () => {
+    const { id } = await csms.registerChargePoint('ocpp1.6');
+    await page.goto(`${csms.url}/dashboard#/chargers?q=${id}`);
+    await page.getByTestId(`cp-${id}`).waitFor();
+    expect((await csms.api('DELETE', `/v1/charge-points/${id}`)).status).to.equal(204);
+    // it stayed, a link to a charger that is no more, until a reload
+    await page.getByTestId(`cp-${id}`).waitFor({ state: 'detached' });
+    await page.getByTestId('range').filter({ hasText: 'No charger matches.' }).waitFor();
+  });
+
   it('links an EVSE to one of our OCPI locations and unlinks it; a refusal is shown in red', async () => {
     const id = connectedIds[70] ?? '';
     const location = aLocation({ id: 'UI-LOC', evses: [anEvse({ uid: 'UI-E1' })] });

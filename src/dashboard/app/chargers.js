@@ -3,7 +3,7 @@
 // (GET /v1/charge-points/{id}); nothing else is fetched again.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { api, enc, onEvent, onResync, page, query } from './api.js';
+import { ApiError, api, enc, onEvent, onResync, page, query } from './api.js';
 import { fmtTime } from './format.js';
 import { ErrorLine, Status, rangeText, useDebounced, useFollowed, useLoad } from './ui.js';
 
@@ -156,8 +156,10 @@ export function ChargerList({ params }) {
     try {
       const cp = await api('GET', `/v1/charge-points/${enc(id)}`);
       setFresh((m) => new Map(m).set(id, cp));
-    } catch {
-      // removed, or the network: the next event or page load shows it
+    } catch (err) {
+      // removed: the page is read again without it (its row stayed until a reload); the network:
+      // the next event or page load shows it
+      if (err instanceof ApiError && err.status === 404) void reload();
     }
   };
   const reread = useDebounced(rereadRow, 150);
