@@ -228,6 +228,39 @@ describe('OCPI handshake matrix (independent partner simulator on loopback)', fu
           });
         }
 
+  describe('our rotation reads the partner again', () => {
+    it('a 2.1.1 link whose partner has since added 2.2.1 moves to 2.2.1 when we rotate', async () => {
+      const party: SimulatedParty = { role: 'EMSP', ...uniqueParty() };
+      const sim = await simulator('2.1.1', [party]);
+      const created = await onboard(party);
+      await platformRegisters(sim, created, '2.1.1');
+      // the partner upgrades: its versions endpoint lists 2.2.1 as well
+      sim.options.versions.push('2.2.1');
+      const before = sim.link;
+      const since = sim.lastSeq;
+      const rotated = await api.request('POST', `/v1/partners/${created.id}/rotate`);
+      expect(rotated.status, JSON.stringify(rotated.body)).to.equal(200);
+      expect(rotated.body).to.include({ status: 'registered', version: '2.2.1', rotated_with_version: '2.2.1' });
+      // the update sequence: versions and the details of each shared version with the link's
+      // token, then the PUT on the highest
+      const calls = sim.receivedSince(since).filter((r) => r.status !== 401 && r.token === before?.tokenToUs);
+      expect(calls.map((r) => `${r.method} ${r.path}`)).to.deep.equal([
+        'GET /ocpi/versions',
+        'GET /ocpi/2.2.1',
+        'GET /ocpi/2.1.1',
+        'PUT /ocpi/2.2.1/credentials',
+      ]);
+      expect(sim.link?.version).to.equal('2.2.1');
+      // both sides speak 2.2.1 now: the partner calls our 2.2.1 mount with the token we gave it
+      await provesLink(sim, created.token);
+      // our record of its endpoints holds its 2.2.1 ones
+      const view = await partnerView(created.id);
+      const endpoints = view.body.endpoints as Array<{ version: string; identifier: string }>;
+      expect(endpoints.some((e) => e.version === '2.2.1' && e.identifier === 'credentials')).to.equal(true);
+      expect(sim.violations).to.deep.equal([]);
+    });
+  });
+
   describe('credentials server rules (405 and Token A)', () => {
     for (const version of ['2.1.1', '2.2.1'] as const) {
       it(`${version}: PUT and DELETE with Token A before registering answer 405`, async () => {

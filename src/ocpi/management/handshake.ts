@@ -144,17 +144,23 @@ async function completeOutbound(ctx: OcpiContext, partner: PartnerRow, link: Out
 }
 
 /**
- * Discovery of a partner's versions URL with its Token A: base64 first (2.2.1); a 2.1.1-only
- * partner expects the raw token, so again raw only when the partner answered and refused (a
- * timeout or a refused destination would fail twice; docs/OCPI.md "Outbound calls").
+ * Discovery of a partner's versions URL with `token` (its Token A, or the token of the link):
+ * in the form of `first` (base64 for 2.2.1), then in the other form only when the partner
+ * answered and refused (a 2.1.1-only partner expects the raw token; a timeout or a refused
+ * destination would fail twice; docs/OCPI.md "Outbound calls").
  */
-async function discoverPartner(ctx: OcpiContext, versionsUrl: string, token: string): Promise<Discovery> {
+async function discoverPartner(
+  ctx: OcpiContext,
+  versionsUrl: string,
+  token: string,
+  first: OcpiVersion = '2.2.1',
+): Promise<Discovery> {
   try {
-    return await ctx.client.discover(versionsUrl, token, '2.2.1');
+    return await ctx.client.discover(versionsUrl, token, first);
   } catch (err) {
     if (!(err instanceof PartnerCallError) || !(err.reason === 'error answer' || err.reason === 'not an OCPI envelope'))
       throw err;
-    return ctx.client.discover(versionsUrl, token, '2.1.1');
+    return ctx.client.discover(versionsUrl, token, first === '2.2.1' ? '2.1.1' : '2.2.1');
   }
 }
 
@@ -192,23 +198,24 @@ export async function registerWith(
 }
 
 /**
- * PUT of our Credentials (with our new token `ours`) to the partner's credentials endpoints in
- * version order: PUT exists on some mounts only (the eMSP side offers it in 2.1.1), a 405
- * moves to the next version. The partner's answer and the version that took it.
+ * PUT of our Credentials (with our new token `ours`) to the partner's credentials endpoints, the
+ * highest version first: PUT exists on some mounts only (the eMSP side offers it in 2.1.1), a 405
+ * moves to the next version. The partner's answer and the version that took it (the link's
+ * version from then on: "a PUT will switch to the version that contains this credentials endpoint").
  */
 async function putCredentials(
   ctx: OcpiContext,
   partner: PartnerRow,
-  link: { partner: PartnerView; theirToken: string },
+  target: { endpoints: PartnerView['endpoints']; theirToken: string },
   ours: string,
   origin: string,
 ): Promise<{ data: unknown; version: OcpiVersion }> {
   for (const v of SUPPORTED_VERSIONS) {
-    const endpoint = link.partner.endpoints.find((e) => e.version === v && e.identifier === 'credentials');
+    const endpoint = target.endpoints.find((e) => e.version === v && e.identifier === 'credentials');
     if (!endpoint) continue;
     const sent = ownCredentials(ctx, v, ours, ourVersionsUrl(origin, partner.role), ourRoleToward(partner.role));
     try {
-      const answer = await ctx.client.data('PUT', endpoint.url, link.theirToken, v, sent);
+      const answer = await ctx.client.data('PUT', endpoint.url, target.theirToken, v, sent);
       return { data: answer.envelope.data, version: v };
     } catch (err) {
       if (err instanceof PartnerCallError && err.httpStatus === 405) continue;
@@ -218,7 +225,13 @@ async function putCredentials(
   throw new PartnerCallError(3001, 'error answer', { message: 'no credentials endpoint of the partner accepts PUT' });
 }
 
-/** Our side of a rotation: a new token of ours, PUT /credentials, the partner's new token. */
+/**
+ * Our side of a rotation: the partner's versions and endpoints read again with the token it gave
+ * us (as before a registration: a partner may have added a version or moved its endpoints since
+ * the link was made), a new token of ours, PUT /credentials of the highest shared version, the
+ * partner's new token; the link takes the version the PUT went to and the endpoints just read.
+ * A failed read changes nothing (502, our old token still works).
+ */
 export async function rotateWith(
   ctx: OcpiContext,
   origin: string,
@@ -227,14 +240,18 @@ export async function rotateWith(
   const link = await registeredLink(ctx, partner);
   const current = link.partner;
   return withPendingToken(ctx, partner, async (ours, pending) => {
-    const answer = await putCredentials(ctx, partner, link, ours, origin);
+    const discovery = current.versions_url
+      ? await discoverPartner(ctx, current.versions_url, link.theirToken, current.version ?? '2.2.1')
+      : undefined;
+    const endpoints = discovery?.endpoints ?? current.endpoints;
+    const answer = await putCredentials(ctx, partner, { endpoints, theirToken: link.theirToken }, ours, origin);
     const theirs = theirCredentials(answer.data, partner, 'rotate');
     const linked = await completeOutbound(ctx, partner, {
       pending_hash: pending,
       their_token: theirs.token,
       versions_url: theirs.url,
-      version: current.version ?? answer.version,
-      endpoints: current.endpoints,
+      version: answer.version,
+      endpoints,
       business_details: theirs.business ?? current.business_details,
       ...(answer.version === '2.2.1' ? { parties: theirs.parties } : {}),
     });
