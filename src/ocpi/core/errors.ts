@@ -8,9 +8,14 @@ import type { OcpiVersion } from './envelope.js';
  * under an OCPI prefix, the router's own 404, 405 and 413 included, answers as an OCPI envelope.
  */
 
-/** Where the invalid-parameters error points its `doc_url`. */
-export const OCPI_ERRORS_DOC_URL =
-  'https://github.com/ocpi/ocpi/blob/2.2.1/status_codes.asciidoc#status_codes_2xxx_client_errors';
+/**
+ * Where the invalid-parameters error points its `doc_url`: the status codes of the mount's
+ * version (2.2.1 where no version applies, as under `/ocpi` itself).
+ */
+export const OCPI_ERRORS_DOC_URLS: Readonly<Record<OcpiVersion, string>> = {
+  '2.2.1': 'https://github.com/ocpi/ocpi/blob/2.2.1/status_codes.asciidoc#status_codes_2xxx_client_errors',
+  '2.1.1': 'https://github.com/ocpi/ocpi/blob/release-2.1.1-bugfixes/status_codes.md#2xxx-client-errors',
+};
 
 /**
  * OCPI status codes of the errors that are not a handler's own (docs/SECURITY.md): an unknown
@@ -21,19 +26,28 @@ export const OCPI_ERRORS_DOC_URL =
 export const OCPI_GENERIC_CLIENT_ERROR = 2000;
 export const OCPI_GENERIC_SERVER_ERROR = 3000;
 
-/** The OCPI error envelope: status_code, status_message, timestamp; doc_url and errors on 2001. */
-export const ocpiErrors: ErrorRenderer = (error) => {
-  const err = error instanceof OcpiError ? error : ocpiFromHttp(error);
-  return {
-    status: err.httpStatus,
-    body: {
-      status_code: err.statusCode,
-      status_message: err.statusMessage,
-      timestamp: new Date().toISOString(),
-      ...(err.errors ? { doc_url: OCPI_ERRORS_DOC_URL, errors: err.errors } : {}),
-    },
+/**
+ * The OCPI error envelope of a mount of `version`: status_code, status_message, timestamp;
+ * doc_url and errors on 2001.
+ */
+export function ocpiErrorsOf(version: OcpiVersion = '2.2.1'): ErrorRenderer {
+  const docUrl = OCPI_ERRORS_DOC_URLS[version];
+  return (error) => {
+    const err = error instanceof OcpiError ? error : ocpiFromHttp(error);
+    return {
+      status: err.httpStatus,
+      body: {
+        status_code: err.statusCode,
+        status_message: err.statusMessage,
+        timestamp: new Date().toISOString(),
+        ...(err.errors ? { doc_url: docUrl, errors: err.errors } : {}),
+      },
+    };
   };
-};
+}
+
+/** The envelope where no version applies (`/ocpi` itself). */
+export const ocpiErrors: ErrorRenderer = ocpiErrorsOf();
 
 function ocpiFromHttp(err: HttpError): OcpiError {
   return new OcpiError(

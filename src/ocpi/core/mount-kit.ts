@@ -16,7 +16,7 @@ import { RequestValidationError, type OcpiError } from '../../gateway/errors.js'
 import { valueAt } from '../../gateway/validation.js';
 import { declaresDateTime, normalizeDateTimes, type DateTimePath } from './datetime.js';
 import { SerializedJson, ocpiEnvelope, type OcpiVersion } from './envelope.js';
-import { ocpiErrors, unauthorized } from './errors.js';
+import { ocpiErrorsOf, unauthorized } from './errors.js';
 import { assertOwnParty, requireLink } from './guards.js';
 import { listWindow } from './pagination.js';
 import { actingAs, actingFrom, assertAddressedToUs, responseRoutingHeaders, routingHeaders } from './routing.js';
@@ -73,7 +73,7 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
       return acting;
     },
     respond: ocpiEnvelope,
-    errors: ocpiErrors,
+    errors: ocpiErrorsOf(o.version),
     errorSchema: ErrorEnvelope,
     operationPrefix: operationPrefix(o.name),
     routes: o.routes.map((r) =>

@@ -10,6 +10,7 @@ import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { partyTaken, roleMismatch } from '../core/errors.js';
 import { assertOwnParty } from '../core/guards.js';
+import { sameParty } from '../core/routing.js';
 import type * as C211 from './schemas-2.1.1.js';
 import type * as C221 from './schemas-2.2.1.js';
 
@@ -121,8 +122,9 @@ export async function handshake(
   // and in the role it was onboarded in: an eMSP that calls itself a CPO would be linked as what
   // it says it is not
   if (op === 'register' && c.version === '2.2.1') assertOwnRole(own, c.body.roles);
-  // so must a 2.1.1 registration's party (Authentication 5); a rotation's is ignored (the state table)
-  if (op === 'register' && c.version === '2.1.1')
+  // so must a 2.1.1 registration's party (Authentication 5), in any letter case (CiString, as
+  // when we register with a 2.1.1 partner); a rotation's is ignored (the state table)
+  if (op === 'register' && c.version === '2.1.1' && !sameParty(own, c.body))
     assertOwnParty(own, { country_code: c.body.country_code, party_id: c.body.party_id });
   // on PUT the identity stays the token's; the other parties are what the body lists now
   // the link speaks for the listed parties the operator allowed, and no others

@@ -250,6 +250,10 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(res.body.status_code).to.equal(2001);
       const errors = res.body.errors as Array<{ field: string; type: string }>;
       expect(errors.map((e) => `${e.field} ${e.type}`)).to.deep.equal(['country_code value_error.identity_mismatch']);
+      // the explanation of 2.1.1's status codes (it pointed at 2.2.1's, which has codes 2.1.1 lacks)
+      expect(res.body.doc_url).to.equal(
+        'https://github.com/ocpi/ocpi/blob/release-2.1.1-bugfixes/status_codes.md#2xxx-client-errors',
+      );
       expect((await api.request('GET', `/v1/partners/${id}`)).body).to.include({ status: 'unregistered' });
       // Token A still registers, with its own party
       const ok = await api.request('POST', '/ocpi/emsp/2.1.1/credentials', {
@@ -257,6 +261,27 @@ export function credentialsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         body: credentials211(party, fake.token, fake.versionsUrl),
       });
       expect(ok.body.status_code).to.equal(1000);
+    });
+
+    it('takes a 2.1.1 registration that names its party in lower case (CiString), linked as onboarded', async () => {
+      const party = uniqueParty();
+      const { id, token } = await api.onboard(party, 'CPO');
+      const fake = await target.partner(`B-lower-${party.party_id}`, ['2.1.1']);
+      const res = await api.request('POST', '/ocpi/emsp/2.1.1/credentials', {
+        token,
+        body: {
+          ...credentials211(party, fake.token, fake.versionsUrl),
+          country_code: party.country_code.toLowerCase(),
+          party_id: party.party_id.toLowerCase(),
+        },
+      });
+      // was 2001 value_error.identity_mismatch, while our registration with a 2.1.1 partner takes any case
+      expect(res.body.status_code, JSON.stringify(res.body)).to.equal(1000);
+      expect((await api.request('GET', `/v1/partners/${id}`)).body).to.include({
+        status: 'registered',
+        country_code: party.country_code,
+        party_id: party.party_id,
+      });
     });
 
     it('rotates on the CPO 2.2.1 mount with PUT', async () => {
