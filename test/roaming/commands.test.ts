@@ -184,7 +184,7 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
     expect(await authorize(blockedAt, blocked)).to.equal('Blocked');
   });
 
-  it('an offline charger, an EVSE not linked, an unknown location: REJECTED at once, with the reason', async () => {
+  it('an offline charger, an EVSE not linked: REJECTED at once, with the reason; an unknown location: 2003', async () => {
     const { loc, charger } = await world.linkedCharger('ocpp1.6');
     await charger.close({ force: true });
     await eventually(async () => {
@@ -204,8 +204,10 @@ describe('roaming: OCPI commands carried out on our chargers', function () {
       evse_uid: 'E1',
     });
     expect(notLinked.answer.data).to.deep.include({ result: 'REJECTED', timeout: 0 });
+    // a 2.1.1 CommandResponse carries no reason: an unknown location is 2003, as OCPI's example has it
     const unknown = await send(emsp211, 'START_SESSION', { token: tokenOf(emsp211, 'TOK-Y'), location_id: 'NOPE' });
-    expect(unknown.answer.data).to.deep.equal({ result: 'REJECTED' });
+    expect(unknown.answer.statusCode).to.equal(2003);
+    expect(unknown.answer.data).to.equal(undefined);
   });
 
   it('2.2.1: a START_SESSION token of a party the eMSP does not speak for is 2001; the charger gets nothing', async () => {

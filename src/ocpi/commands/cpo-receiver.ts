@@ -3,7 +3,7 @@ import { route } from '../../gateway/route-table.js';
 import { onboardedParty, type OcpiCaller } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
-import { invalidParameters } from '../core/errors.js';
+import { invalidParameters, unknownPlace } from '../core/errors.js';
 import { assertOwnParty, requireLink } from '../core/guards.js';
 import type { OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
@@ -48,17 +48,21 @@ function assertResponseUrl(value: string): void {
   ]);
 }
 
-/** Where on our locations the command points, and whether we hold it (published). */
-async function placeCheck(ctx: OcpiContext, body: CommandBody): Promise<string | undefined> {
-  if (body.location_id === undefined) return undefined;
+/**
+ * Where on our locations the command points: a location we do not hold (or do not publish), or
+ * an EVSE or connector it does not have, is status_code 2003 "Unknown location" (both versions'
+ * own example of it is "START_SESSION with unknown location"), HTTP 200 as the request reached
+ * an endpoint that exists; the message names what is unknown.
+ */
+async function placeCheck(ctx: OcpiContext, body: CommandBody): Promise<void> {
+  if (body.location_id === undefined) return;
   const location = await ctx.stores.locations.get({ ...ctx.ownParty(), id: body.location_id });
-  if (!location || location.publish === false) return `unknown location ${body.location_id}`;
-  if (body.evse_uid === undefined) return undefined;
+  if (!location || location.publish === false) throw unknownPlace(`location ${body.location_id}`);
+  if (body.evse_uid === undefined) return;
   const evse = location.evses?.find((e) => e.uid === body.evse_uid);
-  if (!evse) return `unknown EVSE ${body.evse_uid} at location ${body.location_id}`;
+  if (!evse) throw unknownPlace(`EVSE ${body.evse_uid} at location ${body.location_id}`);
   if (body.connector_id !== undefined && !evse.connectors.some((c) => c.id === body.connector_id))
-    return `unknown connector ${body.connector_id} of EVSE ${body.evse_uid}`;
-  return undefined;
+    throw unknownPlace(`connector ${body.connector_id} of EVSE ${body.evse_uid}`);
 }
 
 const rejected = (reason: string): Decision => ({ result: 'REJECTED', reason, timeout_s: 0 });
@@ -79,8 +83,7 @@ async function decide(
     const token = body.token as { country_code?: string; party_id?: string } | undefined;
     if (version === '2.2.1' && token)
       assertOwnParty(caller, { country_code: token.country_code, party_id: token.party_id });
-    const misplaced = await placeCheck(ctx, body);
-    if (misplaced) return rejected(misplaced);
+    await placeCheck(ctx, body);
     if (body.token?.valid === false) return rejected('the token is not valid');
   }
   if (!ctx.chargers) return rejected('no charge point is linked to this EVSE');

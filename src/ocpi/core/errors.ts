@@ -136,6 +136,14 @@ export function unknownLocationPart(what: 'EVSE' | 'connector'): OcpiError {
   return new OcpiError(404, 2003, `Unknown ${what}`);
 }
 
+/**
+ * 2003 for a place a request's body names (a command's location, EVSE or connector): HTTP 200,
+ * as the endpoint exists; `what` names the unknown part (`location L1`, `EVSE E9 at location L1`).
+ */
+export function unknownPlace(what: string): OcpiError {
+  return new OcpiError(200, 2003, `Unknown ${what}`);
+}
+
 /** 404 with 2000: OCPI has no status of its own for an unknown tariff or session. */
 export function unknownObject(what: 'tariff' | 'session' | 'CDR' | 'command'): OcpiError {
   return new OcpiError(404, OCPI_GENERIC_CLIENT_ERROR, `Unknown ${what}`);

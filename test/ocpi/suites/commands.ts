@@ -55,14 +55,22 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       );
       expect(notLinked).to.include({ result: 'REJECTED', timeout: 0 });
       expect(JSON.stringify(notLinked.message)).to.match(/no charge point is linked|is not linked to a charge point/);
-      const elsewhere = dataOf<Obj>(
-        await t.api.request('POST', `${commands}/START_SESSION`, { ...as, body: start({ location_id: 'NOWHERE' }) }),
-      );
-      expect(JSON.stringify(elsewhere.message)).to.match(/unknown location NOWHERE/);
-      const noEvse = dataOf<Obj>(
-        await t.api.request('POST', `${commands}/START_SESSION`, { ...as, body: start({ evse_uid: 'NO-EVSE' }) }),
-      );
-      expect(JSON.stringify(noEvse.message)).to.match(/unknown EVSE NO-EVSE/);
+      // an unknown place is 2003 "Unknown location", OCPI's own example of it (it was REJECTED)
+      const elsewhere = await t.api.request('POST', `${commands}/START_SESSION`, {
+        ...as,
+        body: start({ location_id: 'NOWHERE' }),
+      });
+      expect(elsewhere.status).to.equal(200);
+      expect(elsewhere.body).to.include({ status_code: 2003, status_message: 'Unknown location NOWHERE' });
+      expect(elsewhere.body).to.not.have.property('data');
+      const noEvse = await t.api.request('POST', `${commands}/START_SESSION`, {
+        ...as,
+        body: start({ evse_uid: 'NO-EVSE' }),
+      });
+      expect(noEvse.body).to.include({
+        status_code: 2003,
+        status_message: `Unknown EVSE NO-EVSE at location ${String(location.id)}`,
+      });
       const invalid = dataOf<Obj>(
         await t.api.request('POST', `${commands}/START_SESSION`, {
           ...as,
@@ -90,7 +98,7 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
           connector_id: '9',
         },
       });
-      expect(JSON.stringify(dataOf<Obj>(unlock).message)).to.match(/unknown connector 9/);
+      expect(unlock.body).to.include({ status_code: 2003, status_message: 'Unknown connector 9 of EVSE CMD-E1' });
 
       // a response_url we could not POST to, a body without the token, a command OCPI lacks
       const badUrl = await t.api.request('POST', `${commands}/START_SESSION`, {
@@ -119,6 +127,10 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const commands = await commandsEndpoint('/ocpi/cpo/versions', '2.1.1', emsp.token);
       expect(commands).to.equal('/ocpi/cpo/2.1.1/commands');
       const as = { token: emsp.token };
+      const location = aLocation({ evses: [anEvse({ uid: 'CMD-OLD-E1' })] });
+      expect(
+        (await t.api.request('PUT', `/v1/ocpi/locations/${String(location.id)}`, { body: location })).status,
+      ).to.equal(200);
       const answer = await t.api.request('POST', `${commands}/START_SESSION`, {
         ...as,
         body: {
@@ -132,9 +144,10 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
             whitelist: 'ALLOWED',
             last_updated: new Date().toISOString(),
           },
-          location_id: 'NOWHERE',
+          location_id: location.id,
         },
       });
+      // no charger is linked to the location: REJECTED, with no reason in 2.1.1's shape
       expect(dataOf<Obj>(answer)).to.deep.equal({ result: 'REJECTED' });
       const cancel = await t.api.request('POST', `${commands}/CANCEL_RESERVATION`, {
         ...as,
