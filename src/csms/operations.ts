@@ -8,6 +8,7 @@ import {
   ChargingProfilePurpose,
   ChargingProfileSchema,
   COMMAND_VERSIONS,
+  IdTokenKind,
   idTagText,
   ocppInteger,
   LOCAL_LIST_MESSAGE_MAX,
@@ -486,6 +487,11 @@ function reservationOperations(access: OperationAccess): RouteSpec<OperatorAuth>
       summary: 'Reserve an EVSE, or any EVSE of the charger, for an id tag until a time (ReserveNow)',
       body: closed({
         id_tag: idTagText(36),
+        id_tag_type: Type.Optional({
+          ...IdTokenKind,
+          description:
+            "2.0.1: the id tag's idToken type, ISO14443 for an RFID card, so that the charger knows the card the reservation is for when it is tapped; default Central (an id of ours, an app user's). 1.6 has none",
+        }),
         expiry_date: date('when the reservation ends; in the future'),
         evse_id: Type.Optional(ocppInteger({ minimum: 1, description: 'absent: any EVSE (1.6 connector 0)' })),
       }),
@@ -497,6 +503,7 @@ function reservationOperations(access: OperationAccess): RouteSpec<OperatorAuth>
           kind: 'reserve',
           reservation_id: await access.reservationId(id, b.evse_id ?? 0, expiry),
           id_tag: b.id_tag,
+          ...(b.id_tag_type === undefined ? {} : { id_tag_type: b.id_tag_type }),
           expiry_date: new Date(expiry).toISOString(),
           evse_id: nullable(b.evse_id),
           connector_id: null,

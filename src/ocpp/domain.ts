@@ -467,22 +467,24 @@ export function idTagText(maxLength: number, description?: string) {
   return Type.String({ minLength: 1, maxLength, pattern: ID_TAG_PATTERN, ...(description ? { description } : {}) });
 }
 
+/** The 2.0.1 IdTokenEnumType of an id tag the CSMS names (NoAuthorization names none); 1.6 has none. */
+export const IdTokenKind = Type.Union([
+  Type.Literal('Central'),
+  Type.Literal('eMAID'),
+  Type.Literal('ISO14443'),
+  Type.Literal('ISO15693'),
+  Type.Literal('KeyCode'),
+  Type.Literal('Local'),
+  Type.Literal('MacAddress'),
+]);
+export type IdTokenKind = Static<typeof IdTokenKind>;
+
 /** One entry of a SendLocalList: a null status removes the id tag (a differential update only). */
 export const LocalListEntry = Type.Object(
   {
     id_tag: idTagText(36),
     /** 2.0.1 IdTokenEnumType; 1.6 has none (default ISO14443, an RFID card) */
-    type: Type.Optional(
-      Type.Union([
-        Type.Literal('Central'),
-        Type.Literal('eMAID'),
-        Type.Literal('ISO14443'),
-        Type.Literal('ISO15693'),
-        Type.Literal('KeyCode'),
-        Type.Literal('Local'),
-        Type.Literal('MacAddress'),
-      ]),
-    ),
+    type: Type.Optional(IdTokenKind),
     status: nullable(LocalListStatus),
     expiry: Type.Optional(Type.String({ format: 'date-time', maxLength: 40 })),
     /**
@@ -644,6 +646,8 @@ const commands = [
     kind: Type.Literal('reserve'),
     reservation_id: Type.Integer(),
     id_tag: Type.String({ minLength: 1, maxLength: 36 }),
+    /** 2.0.1 idToken type (default Central); a card's is ISO14443, so that the charger knows it when tapped */
+    id_tag_type: Type.Optional(IdTokenKind),
     expiry_date: Type.String(),
     evse_id: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
     connector_id: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),

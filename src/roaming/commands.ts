@@ -132,6 +132,8 @@ class CommandMapping {
         kind: 'reserve',
         reservation_id: r.ocpp_id,
         id_tag: uid,
+        // a card's uid is what its reader reads (2.0.1 ISO14443); an app user's is an id of ours (Central)
+        id_tag_type: req.body.token?.type === 'RFID' ? 'ISO14443' : 'Central',
         expiry_date: new Date(expiry).toISOString(),
         evse_id: link.evse_number,
         connector_id: null,

@@ -133,6 +133,17 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
           reservationUpdateStatus: 'Expired',
         });
         await eventually(async () => ((await view(id)).reservations.length === 0 ? true : undefined));
+        // a driver's card: the operator names its type, which the charger compares when it is tapped
+        const card = await press(id, 'reserve', {
+          id_tag: 'CARD-7',
+          id_tag_type: 'ISO14443',
+          expiry_date: expiry,
+          evse_id: 1,
+        });
+        expect(card.body.command_status).to.equal('Accepted');
+        expect(got('ReserveNow')[1]).to.deep.include({ idToken: { idToken: 'CARD-7', type: 'ISO14443' } });
+        const wrong = await press(id, 'reserve', { id_tag: 'CARD-8', id_tag_type: 'RFID', expiry_date: expiry });
+        expect(wrong.status).to.equal(422);
       });
 
       it('refuses a reservation in the past and the cancel of one the charger does not hold', async () => {

@@ -121,6 +121,10 @@ describe('roaming: command x OCPI version x OCPP version x charger answer', func
                 );
                 expect((result.body as Json).result, label).to.equal(EXPECTED[command][answer][version]);
                 expect(seen, label).to.have.length(1);
+                // an RFID token is reserved as the card it is (it was Central: a charger comparing
+                // the type turned the card away at its reserved EVSE)
+                if (command === 'RESERVE_NOW' && protocol === 'ocpp2.0.1')
+                  expect(seen[0]?.idToken, label).to.deep.equal({ idToken: uid, type: 'ISO14443' });
                 return label;
               })(),
             );

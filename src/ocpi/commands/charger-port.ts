@@ -25,7 +25,7 @@ export interface ChargerCommandRequest {
     reservation_id?: string | number;
     expiry_date?: string;
     /** the command's Token (2.2.1 or 2.1.1 shape), as the Receiver validated it (2.2.1: of a party the caller speaks for) */
-    token?: { uid: string; valid: boolean };
+    token?: { uid: string; valid: boolean; type?: string };
     /** 2.2.1 StartSession: the eMSP's reference, carried by the session and CDR that follow */
     authorization_reference?: string;
   };

@@ -533,7 +533,7 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
           payload: {
             id: command.reservation_id,
             expiryDateTime: command.expiry_date,
-            idToken: central(command.id_tag),
+            idToken: { idToken: command.id_tag, type: command.id_tag_type ?? 'Central' },
             ...(command.evse_id ? { evseId: command.evse_id } : {}),
           },
         };
