@@ -14,7 +14,7 @@ import {
   onStatusChanged,
   type ChargePointCtx,
 } from './state.js';
-import { authorizeTag, type AuthDecision } from './authorization.js';
+import { authorizeTag, startFor, usedUp, type AuthDecision } from './authorization.js';
 import { lateToken, linkOf, reloadLinks, restoreStatuses, roamingOf, type Roamed } from './roaming.js';
 import {
   authorizesLate,
@@ -179,10 +179,33 @@ async function tokenNamed(
       id_tag_type: event.id_tag_type,
       late,
     });
+  else if (open && open.id_tag === undefined) followsStart(deps, ctx, open, idTag, event);
   const roamed = open ? undefined : await adoptedRoaming(deps, ctx, event, idTag, decision);
   const outcome = onTransactionProgress(deps, ctx, ctx.state, event, decision.status, roamed);
   if (again === undefined) keepAnswer(ctx, event.transaction_id, idTag, decision);
   return cached(deps, withGroup(outcome, decision));
+}
+
+/**
+ * The first token of a transaction that roams nothing (started at plug-in on an EVSE no location
+ * links): the remote start it follows, if any (2.0.1: a RequestStartTransaction of the running
+ * transaction, named by its remoteStartId), is its command (`remote_start_command_id`), used up
+ * by it. `lateToken` does the same for one that may roam; this one said null, "a start nobody
+ * asked for", when the operator had asked.
+ */
+function followsStart(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  open: ChargePointState['transactions'][number],
+  idTag: string,
+  event: Extract<ChargerEvent, { type: 'transaction-updated' | 'transaction-ended' }>,
+): void {
+  const s = ctx.state;
+  const remoteStartId = event.type === 'transaction-updated' ? (event.remote_start_id ?? null) : null;
+  const remote = startFor(s, idTag, open.evse_id || null, remoteStartId, open.dedupe_key, event.id_tag_type);
+  if (!remote) return;
+  if (remote.command_id !== undefined) ctx.write(deps.sessions.followed(open.session_id, remote.command_id));
+  ctx.setState({ ...s, recent_starts: usedUp(s, remote, open.dedupe_key) });
 }
 
 /**

@@ -371,6 +371,42 @@ describe('a session names the remote start it followed', function () {
       }
       await charger.close();
     });
+
+  it("ocpp2.0.1: the operator's remote start of a transaction already running (plugged in first) is its command", async () => {
+    const cp = await csms.registerChargePoint('ocpp2.0.1');
+    const charger = strictCharger(csms.url, cp, 'ocpp2.0.1');
+    let remoteStartId = 0;
+    charger.handle('RequestStartTransaction', ({ params }) => {
+      remoteStartId = Number((params as { remoteStartId?: number }).remoteStartId ?? 0);
+      return Promise.resolve({ status: 'Accepted', transactionId: 'tx-plugged' });
+    });
+    await charger.connect();
+    await charger.call('BootNotification', v201.boot());
+    await charger.call('TransactionEvent', {
+      ...v201.transactionEvent({ eventType: 'Started', transactionId: 'tx-plugged', seqNo: 0, wh: 0 }),
+      triggerReason: 'CablePluggedIn',
+    });
+    const started = await csms.api<{ command_id: string }>('POST', `/v1/charge-points/${cp.id}/remote-start`, {
+      id_tag: 'APP-LATE',
+      evse_id: 1,
+    });
+    expect(started.status).to.equal(200);
+    await charger.call('TransactionEvent', {
+      ...v201.transactionEvent({
+        eventType: 'Updated',
+        transactionId: 'tx-plugged',
+        seqNo: 1,
+        wh: 500,
+        remoteStartId,
+      }),
+      triggerReason: 'RemoteStart',
+      idToken: { idToken: 'APP-LATE', type: 'Central' },
+    });
+    const [session] = (await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${cp.id}`)).body;
+    // was null, "a start nobody asked for", on an EVSE no OCPI location links
+    expect(session).to.include({ id_tag: 'APP-LATE', remote_start_command_id: started.body.command_id });
+    await charger.close();
+  });
 });
 
 describe('an offline charger', function () {
