@@ -22,6 +22,8 @@ const SUMMARY_CHARS = 500;
 const DETAIL_CHARS = 8_192;
 /** Device-model rows kept per charger; the least recently reported go first. */
 export const DEVICE_MODEL_KEEP = 5_000;
+/** A device-model row's key within its charger. */
+const DEVICE_KEY = 'component, component_instance, evse_id, connector_id, variable, variable_instance, attribute';
 /** Replies of operations kept per charger. */
 export const REPLIES_KEEP = 20;
 
@@ -145,12 +147,26 @@ export const reportWrites: ReportWrites = {
           ],
         );
       }
-      // a charger that names ever new instances must not grow its model without end
+      // a charger that names ever new instances must not grow its model without end: the
+      // newest DEVICE_MODEL_KEEP rows stay. The rows of one part share their time, so the cut
+      // may fall inside a part: those of its rows past it go too (by their key, the order the
+      // model is read in), or a model kept up to 199 rows more than it says
       await tx.run(
         `DELETE FROM csms_device_variable WHERE charge_point_id = ? AND updated_at < (
            SELECT updated_at FROM csms_device_variable WHERE charge_point_id = ? ORDER BY updated_at DESC LIMIT 1 OFFSET ?)`,
         [chargePointId, chargePointId, DEVICE_MODEL_KEEP],
       );
+      const [kept] = await tx.query('SELECT COUNT(*) AS n FROM csms_device_variable WHERE charge_point_id = ?', [
+        chargePointId,
+      ]);
+      if (Number(kept?.n ?? 0) > DEVICE_MODEL_KEEP)
+        await tx.run(
+          `DELETE FROM csms_device_variable WHERE charge_point_id = ?
+             AND (${DEVICE_KEY}) NOT IN (
+               SELECT ${DEVICE_KEY} FROM csms_device_variable WHERE charge_point_id = ?
+               ORDER BY updated_at DESC, ${DEVICE_KEY} LIMIT ?)`,
+          [chargePointId, chargePointId, DEVICE_MODEL_KEEP],
+        );
     };
   },
 

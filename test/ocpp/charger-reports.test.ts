@@ -264,6 +264,35 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await client.close();
     });
 
+    it('OCPP 2.0.1: a device model past its 5,000 rows keeps 5,000, the newest part whole', async () => {
+      const { id, client } = await charger('ocpp2.0.1');
+      const part = (seqNo: number) => ({
+        requestId: 8,
+        generatedAt: '2026-03-01T12:00:00.000Z',
+        seqNo,
+        tbc: seqNo < 25,
+        reportData: Array.from({ length: 200 }, (_, i) => ({
+          component: { name: `Ctrlr${String(seqNo).padStart(2, '0')}` },
+          variable: { name: `Var${String(i).padStart(3, '0')}` },
+          variableAttribute: [{ type: 'Actual', value: String(i), mutability: 'ReadOnly' }],
+        })),
+      });
+      // 26 parts of 200: 5,200 rows; each part's rows are stored at one time
+      for (let seqNo = 0; seqNo < 26; seqNo++) {
+        expect(await client.call('NotifyReport', part(seqNo))).to.deep.equal({});
+        // a part a millisecond apart at least, so that the oldest are told apart by their time
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      const model = (await csms.api<Static<typeof DeviceModel>>('GET', `/v1/charge-points/${id}/device-model`)).body;
+      // was 5,200: the cut fell inside a part, whose rows share their time, and all of them stayed
+      expect(model.variables).to.have.length(5_000);
+      const components = new Set(model.variables.map((v) => v.component));
+      expect(components.has('Ctrlr25')).to.equal(true);
+      expect(model.variables.filter((v) => v.component === 'Ctrlr25')).to.have.length(200);
+      expect(components.has('Ctrlr00')).to.equal(false);
+      await client.close();
+    });
+
     it('OCPP 2.0.1: every other message a charger sends is answered as the spec says, never NotSupported', async () => {
       const { id, client } = await charger('ocpp2.0.1');
       const at = '2026-03-01T12:00:00.000Z';
