@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { expect } from 'chai';
 import { ocpiModule } from '../../src/ocpi/module.js';
-import { aLocation, isoAt } from '../support/ocpi-builders.js';
+import { aLocation, aToken221, isoAt } from '../support/ocpi-builders.js';
 import { API_KEY } from '../support/ocpi-harness.js';
 import {
   embeddedEnvironment,
@@ -139,5 +139,18 @@ describe('OCPI between two instances (CPO and eMSP) on loopback', function () {
     // and the CPO can rotate once more with the token the eMSP gave it
     const twice = await cpo.call('POST', `/v1/partners/${String(onCpo.body.id)}/rotate`);
     expect(twice.status, JSON.stringify(twice.body)).to.equal(200);
+
+    // the eMSP's command naming a location the CPO does not have: the CPO's 2003 reaches the
+    // eMSP's operator as the CPO's answer, not as an outage ("partner unreachable: error answer")
+    const token = aToken221({ country_code: 'NL', party_id: 'EMY', uid: 'EMY-CMD-1', contract_id: 'NL-EMY-C1' });
+    expect((await emsp.call('PUT', '/v1/ocpi/tokens/NL/EMY/EMY-CMD-1', token)).status).to.equal(200);
+    const refused = await emsp.call('POST', `/v1/partners/${String(onEmsp.body.id)}/commands/START_SESSION`, {
+      token_uid: 'EMY-CMD-1',
+      location_id: 'NO-SUCH-LOC',
+    });
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(502);
+    const error = refused.body.error as { message: string; details: Record<string, unknown> };
+    expect(error.message).to.equal('the partner answered with an error: HTTP 200, OCPI status_code 2003');
+    expect(error.details).to.include({ ocpi_status_code: 3001, partner_status_code: 2003 });
   });
 });

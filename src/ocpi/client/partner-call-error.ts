@@ -32,16 +32,33 @@ export class PartnerCallError extends Error {
   readonly httpStatus: number | undefined;
   /** for our logs only, never for the caller: what exactly went wrong, and where */
   readonly detail: string | undefined;
+  /**
+   * the OCPI status_code of an error answer in a valid envelope (2003 for a command naming a
+   * location the CPO does not have): told to our operator, whose call went to a registered
+   * partner's endpoint, never to a partner whose URL we were handed (`operatorMessage`)
+   */
+  readonly partnerStatusCode: number | undefined;
 
   constructor(
     /** 3001 unable to use the client's API, 3002 unsupported version */
     readonly code: 3001 | 3002,
     readonly reason: PartnerFailure,
-    opts: { message?: string; httpStatus?: number; detail?: string } = {},
+    opts: { message?: string; httpStatus?: number; detail?: string; partnerStatusCode?: number } = {},
   ) {
     super(opts.message ?? `partner unreachable: ${reason}`);
     this.httpStatus = opts.httpStatus;
     this.detail = opts.detail === undefined ? undefined : withoutCredentials(opts.detail);
+    this.partnerStatusCode = opts.partnerStatusCode;
+  }
+
+  /**
+   * What our operator is told: a partner that answered with an OCPI error says so, with the
+   * HTTP status and status_code it sent ("partner unreachable" read as an outage when the CPO
+   * had refused a command naming an unknown location); any other failure, its category.
+   */
+  operatorMessage(): string {
+    if (this.reason !== 'error answer' || this.partnerStatusCode === undefined) return this.message;
+    return `the partner answered with an error: HTTP ${this.httpStatus ?? 200}, OCPI status_code ${this.partnerStatusCode}`;
   }
 
   /** What our log gets: the category and the detail. */

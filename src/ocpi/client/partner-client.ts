@@ -165,6 +165,7 @@ export class PartnerClient {
       throw new PartnerCallError(3001, 'error answer', {
         httpStatus: status,
         detail: `${method} ${url}: HTTP ${status}, status_code ${envelope.status_code}`,
+        partnerStatusCode: envelope.status_code,
       });
     }
     return result;

@@ -170,7 +170,9 @@ async function sendCommand(
       });
     return (await record({ response: { ...data }, error: null })) ?? (await sentCommand(ctx, key));
   } catch (err) {
-    await record({ response: null, error: err instanceof Error ? err.message : String(err) });
+    const error =
+      err instanceof PartnerCallError ? err.operatorMessage() : err instanceof Error ? err.message : String(err);
+    await record({ response: null, error });
     // the command is kept (its result may still come to its response_url): its uid finds it in /v1/commands
     return badGateway(ctx, err, { uid });
   }

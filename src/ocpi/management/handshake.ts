@@ -33,7 +33,11 @@ export function ourVersionsUrl(origin: string, partnerRole: PartnerRole): string
 export function badGateway(ctx: OcpiContext, err: unknown, more: Record<string, unknown> = {}): never {
   if (err instanceof PartnerCallError) {
     ctx.services.log.warn({ partnerCall: err.toLog() }, 'partner call failed');
-    throw new HttpError(502, 'partner_call_failed', err.message, { ocpi_status_code: err.code, ...more });
+    throw new HttpError(502, 'partner_call_failed', err.operatorMessage(), {
+      ocpi_status_code: err.code,
+      ...(err.partnerStatusCode === undefined ? {} : { partner_status_code: err.partnerStatusCode }),
+      ...more,
+    });
   }
   throw err;
 }

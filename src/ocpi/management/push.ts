@@ -139,7 +139,7 @@ export interface PushResult {
   version: OcpiVersion;
   url: string;
   pushed: number;
-  failed: Array<{ id: string; error: string; ocpi_status_code?: number }>;
+  failed: Array<{ id: string; error: string; ocpi_status_code?: number; partner_status_code?: number }>;
 }
 
 /** At most this many failures are listed (the rest are counted in `failed_total`). */
@@ -194,8 +194,14 @@ export async function push(
         if (!(err instanceof PartnerCallError) || err.httpStatus === undefined || err.httpStatus === 401)
           return badGateway(ctx, err);
         result.failed_total++;
+        ctx.services.log.warn({ partnerCall: err.toLog(), id: call.id }, 'partner call failed');
         if (result.failed.length < LISTED_FAILURES)
-          result.failed.push({ id: call.id, error: err.message, ...(err.code ? { ocpi_status_code: err.code } : {}) });
+          result.failed.push({
+            id: call.id,
+            error: err.operatorMessage(),
+            ...(err.code ? { ocpi_status_code: err.code } : {}),
+            ...(err.partnerStatusCode === undefined ? {} : { partner_status_code: err.partnerStatusCode }),
+          });
       }
     }
   }
