@@ -161,7 +161,10 @@ async function tokenNamed(
 ): Promise<ChargerEventOutcome> {
   const open = ctx.state.transactions.find((t) => t.transaction_id === event.transaction_id);
   const known = open?.id_tag === idTag ? open.id_tag_status : undefined;
-  const again = known === undefined ? undefined : await answeredAgain(deps, idTag, known, open?.id_tag_answer);
+  const again =
+    known === undefined
+      ? undefined
+      : await answeredAgain(deps, idTag, known, open?.id_tag_answer, open?.ocpi?.auth_method);
   const decision: AuthDecision =
     again ??
     (await authorizeTag(deps, ctx, idTag, open && open.evse_id > 0 ? open.evse_id : null, protocol, 'other', {
@@ -221,10 +224,17 @@ async function answeredAgain(
   idTag: string,
   known: string,
   answer: ChargePointState['transactions'][number]['id_tag_answer'],
+  /**
+   * how the transaction roams, when it does: one an eMSP's token authorized (not its command)
+   * whose token we hold no more (the link with that eMSP ended) is decided anew, as no token
+   * (docs/ROAMING.md); it was Accepted, for the charger to cache another hour
+   */
+  roamedBy?: NonNullable<ChargePointState['transactions'][number]['ocpi']>['auth_method'],
 ): Promise<AuthDecision | undefined> {
   if (known !== 'Accepted') return undefined;
   if (deps.roaming) {
     const token = await deps.roaming.tokenOf(idTag);
+    if (token === undefined && roamedBy !== undefined && roamedBy !== 'COMMAND') return undefined;
     // as decideFor: a whitelist that asks the eMSP at each use is not decided by validity
     const eachUse = token?.whitelist === 'NEVER' || token?.whitelist === 'ALLOWED_OFFLINE';
     if (token !== undefined && !token.valid && (token.own || !eachUse))

@@ -183,6 +183,33 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(await authorize16(charger, tag)).to.equal('Invalid');
   });
 
+  it('an eMSP that ended the link during a charge: the stop naming its token is not Accepted for another hour', async () => {
+    const gone = await world.emsp('2.2.1');
+    const tag = uid();
+    await world.pushToken(gone, tag, { whitelist: 'ALWAYS' });
+    const { cp, charger } = await world.linkedCharger('ocpp1.6');
+    const { transactionId, idTagInfo } = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: tag,
+      meterStart: 0,
+      timestamp: new Date().toISOString(),
+    })) as { transactionId: number; idTagInfo: { status: string } };
+    expect(idTagInfo.status).to.equal('Accepted');
+    expect((await gone.sim.unregister()).statusCode).to.equal(1000);
+    const stopped = (await charger.call('StopTransaction', {
+      transactionId,
+      idTag: tag,
+      meterStop: 4000,
+      timestamp: new Date().toISOString(),
+    })) as { idTagInfo?: { status: string; expiryDate?: string } };
+    // was Accepted with an expiryDate an hour ahead: a caching charger let the card in on, unbilled
+    expect(stopped.idTagInfo?.status).to.equal('Invalid');
+    expect(stopped.idTagInfo?.expiryDate).to.equal(undefined);
+    // the transaction still ends, its energy kept
+    const sessions = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp.id}`);
+    expect((sessions.body as { value: Json[] }).value[0]).to.include({ status: 'COMPLETED', energy_wh: 4000 });
+  });
+
   it("an eMSP that ended the link: its RFID tokens leave the chargers' local lists", async () => {
     const gone = await world.emsp('2.2.1');
     const tag = uid();
