@@ -322,6 +322,31 @@ describe('roaming: EVSE status pushed to eMSPs through the outbox', function () 
     expect(emsp221.sim.violations).to.deep.equal([]);
     expect(emsp211.sim.violations).to.deep.equal([]);
   });
+
+  it('an eMSP that registers again gets our locations as they are now: a status changed while it was away', async () => {
+    const e = await world.emsp('2.2.1');
+    const { loc, charger } = await chargingAtE1();
+    await statusArrives(e, loc, 'E1', 'CHARGING');
+    expect((await e.sim.unregister()).statusCode).to.equal(1000);
+    // while no link speaks for it, the charge ends: nothing is queued for it
+    await charger.call('StatusNotification', status16(1, 'Available'));
+    const since = e.sim.lastSeq;
+    const again = await world.api.request('POST', '/v1/partners', { body: e.sim.party });
+    expect(again.status, JSON.stringify(again.body)).to.equal(201);
+    const { versions_url, token } = again.body as { versions_url: string; token: string };
+    expect((await e.sim.registerWith(versions_url, token)).answer.statusCode).to.equal(1000);
+    // was CHARGING at the eMSP until it pulled: the PATCH went to no one
+    const put = await eventually(
+      async () =>
+        e.sim
+          .receivedSince(since)
+          .find((r) => r.method === 'PUT' && r.path.endsWith(`/locations/NL/EVP/${loc}`) && r.status === 200),
+      { timeoutMs: 10_000, what: `the PUT of ${loc} after the registration` },
+    );
+    const evses = (put.body as { evses: Array<{ uid: string; status: string }> }).evses;
+    expect(evses.find((x) => x.uid === 'E1')?.status).to.equal('AVAILABLE');
+    expect(e.sim.violations).to.deep.equal([]);
+  });
 });
 
 describe('roaming: a linked charger that went away shows UNKNOWN, and its statuses come back when it returns', function () {

@@ -1,6 +1,6 @@
 import type { SqlRunner } from '../../db/sql.js';
 import type { PartnerProjection, PartnerRecord } from '../../../actors/partner/ports.js';
-import { catchUpEmsp } from '../outbox/catch-up.js';
+import { catchUpEmsp, catchUpOwnObjects } from '../outbox/catch-up.js';
 
 /**
  * The partner actor's projections (its deps.projection): `ocpi_partner` for the operator's lists
@@ -14,8 +14,12 @@ export function partnerProjection(own: { country_code: string; party_id: string 
       const [before] = await tx.query('SELECT status FROM ocpi_partner WHERE id = ?', [s.id]);
       await writeRows(tx, s);
       // a link that becomes registered is sent what its eMSP parties missed while none was
-      if (s.status === 'registered' && before?.status !== 'registered')
-        await catchUpEmsp(tx, own, `${s.country_code}-${s.party_id}`, emspParties(s));
+      if (s.status === 'registered' && before?.status !== 'registered') {
+        const parties = emspParties(s);
+        const key = `${s.country_code}-${s.party_id}`;
+        await catchUpEmsp(tx, own, key, parties);
+        if (parties.length > 0) await catchUpOwnObjects(tx, own, key);
+      }
     },
   };
 }

@@ -44,3 +44,30 @@ export async function catchUpEmsp(
   }
   return rows.length;
 }
+
+/**
+ * What an eMSP link that becomes registered missed of our own locations and tariffs: an EVSE's
+ * status PATCH, a location's or tariff's PUT, was queued for no link while none was registered,
+ * so an eMSP registered again showed a charger busy that had long been free until it pulled
+ * (docs/ROAMING.md "The outbox"). Queued now, in the turn that registers it: the PUT of each of our
+ * locations and tariffs changed in the last CATCH_UP_DAYS (an EVSE's status moves its location's
+ * `last_updated`), at most CATCH_UP_MAX, oldest first; a location the partner's version does not
+ * serve (unpublished) is skipped when sent. Answers how many were queued.
+ */
+export async function catchUpOwnObjects(tx: SqlRunner, own: Party, partnerKey: string): Promise<number> {
+  const rows = await tx.query(
+    `SELECT module, object_id AS id FROM ocpi_object
+     WHERE module IN ('locations', 'tariffs') AND country_code = ? AND party_id = ? AND last_updated_ms >= ?
+     ORDER BY last_updated_ms DESC LIMIT ?`,
+    [own.country_code, own.party_id, Date.now() - CATCH_UP_DAYS * 86_400_000, CATCH_UP_MAX],
+  );
+  for (const r of rows.reverse()) {
+    const id = String(r.id);
+    await enqueue(
+      tx,
+      { partner_key: partnerKey },
+      r.module === 'locations' ? { kind: 'location', location_id: id } : { kind: 'tariff', tariff_id: id },
+    );
+  }
+  return rows.length;
+}
