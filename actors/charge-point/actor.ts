@@ -14,8 +14,8 @@ import {
   onStatusChanged,
   type ChargePointCtx,
 } from './state.js';
-import { authorizeTag, startFor, usedUp, type AuthDecision } from './authorization.js';
-import { lateToken, linkOf, reloadLinks, restoreStatuses, roamingOf, type Roamed } from './roaming.js';
+import { authorizeTag, type AuthDecision } from './authorization.js';
+import { followedStart, lateToken, linkOf, reloadLinks, restoreStatuses, roamingOf, type Roamed } from './roaming.js';
 import {
   authorizesLate,
   endSuperseded,
@@ -191,10 +191,8 @@ async function tokenNamed(
 
 /**
  * The first token of a transaction that roams nothing (started at plug-in on an EVSE no location
- * links): the remote start it follows, if any (2.0.1: a RequestStartTransaction of the running
- * transaction, named by its remoteStartId), is its command (`remote_start_command_id`), used up
- * by it. `lateToken` does the same for one that may roam; this one said null, "a start nobody
- * asked for", when the operator had asked.
+ * links): the remote start it follows, if any, is its command, as `lateToken` has it for one that
+ * may roam; this one said null, "a start nobody asked for", when the operator had asked.
  */
 function followsStart(
   deps: ChargePointActorDeps,
@@ -205,10 +203,8 @@ function followsStart(
 ): void {
   const s = ctx.state;
   const remoteStartId = event.type === 'transaction-updated' ? (event.remote_start_id ?? null) : null;
-  const remote = startFor(s, idTag, open.evse_id || null, remoteStartId, open.dedupe_key, event.id_tag_type);
-  if (!remote) return;
-  if (remote.command_id !== undefined) ctx.write(deps.sessions.followed(open.session_id, remote.command_id));
-  ctx.setState({ ...s, recent_starts: usedUp(s, remote, open.dedupe_key) });
+  const recent_starts = followedStart(deps, ctx, s, open, idTag, remoteStartId, event.id_tag_type);
+  if (recent_starts !== s.recent_starts) ctx.setState({ ...s, recent_starts });
 }
 
 /**

@@ -283,6 +283,26 @@ export function statusOfRoamed(
 }
 
 /**
+ * The remote start a token named late follows, if any (2.0.1: a RequestStartTransaction of the
+ * running transaction, named by its remoteStartId): it becomes the session's command
+ * (`remote_start_command_id`), and, having started this transaction, no other: the recent starts
+ * with it used up, for the caller's state.
+ */
+export function followedStart(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  s: ChargePointState,
+  tx: OpenTransaction,
+  idTag: string,
+  remoteStartId: number | null,
+  idTagType: string | undefined,
+): ChargePointState['recent_starts'] {
+  const remote = startFor(s, idTag, tx.evse_id || null, remoteStartId, tx.dedupe_key, idTagType);
+  if (remote?.command_id !== undefined) ctx.write(deps.sessions.followed(tx.session_id, remote.command_id));
+  return usedUp(s, remote, tx.dedupe_key);
+}
+
+/**
  * A 2.0.1 transaction that started without a token (at plug-in), or whose token was refused, and
  * now names one that authorizes it: whether it is roamed is decided now, and a roamed one is
  * written for its eMSP from here on.
@@ -318,11 +338,8 @@ export async function lateToken(
     ...(named.id_tag_type === undefined ? {} : { id_tag_type: named.id_tag_type }),
   };
   const roamed = accepted ? await roamingOf(deps, s, where, decision) : null;
-  // the remote start whose token this is started no other transaction: used up by this one
-  const remote = startFor(s, idTag, tx.evse_id || null, named.remote_start_id, tx.dedupe_key, named.id_tag_type);
-  const recent_starts = usedUp(s, remote, tx.dedupe_key);
   if (roamed === undefined) return;
-  if (remote?.command_id !== undefined) ctx.write(deps.sessions.followed(tx.session_id, remote.command_id));
+  const recent_starts = followedStart(deps, ctx, s, tx, idTag, named.remote_start_id, named.id_tag_type);
   const ocpi = roamed && pushSession(deps, ctx, tx.session_id, roamed, 0, null);
   if (ocpi && deps.roaming) {
     // the readings between the start and the token are the CDR's too
