@@ -20,7 +20,7 @@ import {
 } from './errors.js';
 import { callFrame, errorFrame, parseFrame, resultFrame, type InboundFrame } from './frames.js';
 import type { OcppCall, OcppResponse } from './messages.js';
-import type { OcppSchemas } from './schemas.js';
+import { sentByChargers, type OcppSchemas } from './schemas.js';
 import type { CallErrorCause, OcppSignals } from './signals.js';
 import { stringWithNul } from './text-guard.js';
 import { textFrame } from './text-frame.js';
@@ -497,6 +497,9 @@ export class ChargerConnection<V extends ProtocolName> {
           'SecurityError',
           `the charger's registration is ${this.registration}: only BootNotification${this.registration === 'Pending' ? ' and triggered messages are' : ' is'} served`,
         );
+      // a CSMS-only action (RequestStartTransaction from a charger) is refused as such, its payload unread
+      if (!sentByChargers(this.version, frame.action))
+        throw new OcppCallError('NotSupported', `${frame.action} is sent by the CSMS, not by a charger`);
       admitted = true;
       const request = { action: frame.action, payload: frame.payload };
       // from here on the call is typed: its payload is its action's generated request type (an

@@ -20,6 +20,62 @@ function readSchemaFile(file: string): Record<string, unknown> {
   return value;
 }
 
+/**
+ * The actions a charger sends (OCPP 1.6 section 4 with the security whitepaper's, OCPP 2.0.1's
+ * "Charging Station to CSMS" messages). Every other action of a version is the CSMS's own: a
+ * charger sending one gets NotSupported whatever its payload, before the payload is checked.
+ */
+const SENT_BY_CHARGERS: Record<OcppVersion, ReadonlySet<string>> = {
+  'ocpp1.6': new Set([
+    'Authorize',
+    'BootNotification',
+    'DataTransfer',
+    'DiagnosticsStatusNotification',
+    'FirmwareStatusNotification',
+    'Heartbeat',
+    'LogStatusNotification',
+    'MeterValues',
+    'SecurityEventNotification',
+    'SignCertificate',
+    'SignedFirmwareStatusNotification',
+    'StartTransaction',
+    'StatusNotification',
+    'StopTransaction',
+  ]),
+  'ocpp2.0.1': new Set([
+    'Authorize',
+    'BootNotification',
+    'ClearedChargingLimit',
+    'DataTransfer',
+    'FirmwareStatusNotification',
+    'Get15118EVCertificate',
+    'GetCertificateStatus',
+    'Heartbeat',
+    'LogStatusNotification',
+    'MeterValues',
+    'NotifyChargingLimit',
+    'NotifyCustomerInformation',
+    'NotifyDisplayMessages',
+    'NotifyEVChargingNeeds',
+    'NotifyEVChargingSchedule',
+    'NotifyEvent',
+    'NotifyMonitoringReport',
+    'NotifyReport',
+    'PublishFirmwareStatusNotification',
+    'ReportChargingProfiles',
+    'ReservationStatusUpdate',
+    'SecurityEventNotification',
+    'SignCertificate',
+    'StatusNotification',
+    'TransactionEvent',
+  ]),
+};
+
+/** Is the action one a charger sends (not one only the CSMS sends)? */
+export function sentByChargers(version: OcppVersion, action: string): boolean {
+  return SENT_BY_CHARGERS[version].has(action);
+}
+
 /** OCPP's integer (1.6 and 2.0.1 alike): 32 bits, one of them the sign. */
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;

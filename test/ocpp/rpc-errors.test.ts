@@ -218,6 +218,9 @@ describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
             ? ['RemoteStartTransaction', { idTag: 'TAG' }]
             : ['RequestStartTransaction', { idToken: { idToken: 'TAG', type: 'Central' }, remoteStartId: 1 }];
         expect(errorCode(await charger.callFrame(action, payload))).to.equal('NotSupported');
+        // its payload is not read: one the CSMS would never send is still the CSMS's action, not a schema error
+        expect(errorCode(await charger.callFrame(action, { nonsense: true }))).to.equal('NotSupported');
+        expect(errorCode(await charger.callFrame('Reset', {}))).to.equal('NotSupported');
       });
 
       it(`answers a missing required field with ${names.occurrence}`, async () => {
