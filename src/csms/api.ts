@@ -116,11 +116,14 @@ function chargePointAccess(deps: CsmsApiDeps): ChargePointAccess {
       // it settles) in one commit, so a row read after the state is at least as new. Read the
       // other way round, a commit between the reads showed a refused password still pending
       const state = await chargePoints.actorState(address);
+      // this process's time before the row: a charger that just left has its time here until its
+      // row holds it (ConnectionRegistry.seenAt), so one of the two has it whatever the order of events
+      const seenHere = deps.lastSeenHere(id);
       const row = await chargePoints.find(id);
       if (!row) throw new HttpError(404, 'not_found', `no charge point ${id}`);
       const [online, links] = await Promise.all([actors.isPinned(address), chargePoints.evseLinksOf([id])]);
       return {
-        ...chargePointView(row, online, state, ocppUrlFor(config, id, koa), deps.lastSeenHere(id)),
+        ...chargePointView(row, online, state, ocppUrlFor(config, id, koa), seenHere),
         evse_links: links.get(id) ?? [],
       };
     },

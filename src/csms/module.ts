@@ -301,7 +301,7 @@ function apiDeps(
     unknown: parts.unknown,
     streams: parts.streams,
     shutdown: parts.shutdown,
-    lastSeenHere: (id) => parts.registry.get(id)?.lastSeenAt,
+    lastSeenHere: (id) => parts.registry.seenAt(id),
   };
 }
 

@@ -21,6 +21,8 @@ import {
 /** Chargers whose socket this process holds, by charge point id. The actor's turns send through it. */
 export class ConnectionRegistry {
   private readonly byId = new Map<string, AnyChargerConnection>();
+  /** closed connections whose last-seen time is being written (`delete` to `stored`) */
+  private readonly leaving = new Map<string, AnyChargerConnection>();
   /** connections held per version, kept with `byId` (the connected-chargers gauge reads it) */
   private readonly counts: Record<ProtocolName, number> = { 'ocpp1.6': 0, 'ocpp2.0.1': 0 };
 
@@ -35,11 +37,26 @@ export class ConnectionRegistry {
     this.counts[conn.version] += 1;
   }
 
-  /** Forgets the connection only if it is still the current one for its charger. */
+  /**
+   * Forgets the connection only if it is still the current one for its charger. Its last-seen
+   * time stays readable (`seenAt`) until `stored` says it was written: a view that read the
+   * charger's row before that write finds it here.
+   */
   delete(conn: AnyChargerConnection): void {
     if (this.byId.get(conn.chargePointId) !== conn) return;
     this.byId.delete(conn.chargePointId);
     this.counts[conn.version] -= 1;
+    this.leaving.set(conn.chargePointId, conn);
+  }
+
+  /** The closed connection's last-seen time is in the charger's row now. */
+  stored(conn: AnyChargerConnection): void {
+    if (this.leaving.get(conn.chargePointId) === conn) this.leaving.delete(conn.chargePointId);
+  }
+
+  /** When this process last heard from the charger, while it is connected or its last frame's time is being written. */
+  seenAt(id: string): number | undefined {
+    return (this.byId.get(id) ?? this.leaving.get(id))?.lastSeenAt;
   }
 
   /** the chargers connected to this process, with the version each speaks */
@@ -354,6 +371,7 @@ export class OcppEndpoint {
     this.opts.registry.delete(conn);
     // a charger's last frame is kept when it goes (at shutdown, stop() flushed them together)
     await this.flushClosed(conn);
+    this.opts.registry.stored(conn);
     await pin.release().catch((err: unknown) => this.opts.log.warn({ err, charge_point: id }, 'pin release failed'));
     // a newer connection of the charger here has taken over (and reported it online)
     if (!this.newest.has(id)) this.opts.onlineChanged(id, false, conn.connectionId);

@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import type { RPCClient } from 'ocpp-rpc';
+import pg from 'pg';
 import type { ChargingSession } from '../../src/csms/session-store.js';
 import type { ChargePointView } from '../../src/csms/views.js';
+import { PG_URL } from '../support/databases.js';
 import { clusterEnvironment } from '../support/platforms.js';
 import { strictCharger } from '../support/rpc-client.js';
 import { API_KEY, bootedCharger, startCsms, type CsmsUnderTest } from './support/csms.js';
@@ -467,4 +469,36 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
         expect(Date.parse(offline.last_seen ?? ''), cp.id).to.be.within(beforeLast, afterLast);
       }
     });
+
+    if (database === 'PostgreSQL')
+      it('shows the last frame’s time while it is being written after the charger left', async () => {
+        const cp = await csms().registerChargePoint('ocpp1.6');
+        const charger = strictCharger(csms().url, cp, 'ocpp1.6');
+        await charger.connect();
+        await charger.call('BootNotification', v16.boot());
+        const beforeLast = Date.now();
+        await charger.call('Heartbeat', {});
+        const afterLast = Date.now();
+        // the charger's row held by another transaction: the write of its last-seen time waits
+        const locker = new pg.Client({ connectionString: PG_URL });
+        await locker.connect();
+        try {
+          const schema = csms().env.env.DATABASE_SCHEMA ?? 'public';
+          await locker.query('BEGIN');
+          await locker.query(`SELECT 1 FROM "${schema}".csms_charge_point WHERE id = $1 FOR UPDATE`, [cp.id]);
+          await charger.close();
+          await new Promise((r) => setTimeout(r, 300));
+          const leaving = (await csms().api<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body;
+          // was null: the connection was forgotten before its time was in the row
+          expect(Date.parse(leaving.last_seen ?? ''), 'while written').to.be.within(beforeLast, afterLast);
+        } finally {
+          await locker.query('ROLLBACK').catch(() => undefined);
+          await locker.end();
+        }
+        const offline = await eventually(async () => {
+          const v = (await csms().api<ChargePointView>('GET', `/v1/charge-points/${cp.id}`)).body;
+          return v.online ? undefined : v;
+        });
+        expect(Date.parse(offline.last_seen ?? ''), 'written').to.be.within(beforeLast, afterLast);
+      });
   });
