@@ -129,6 +129,11 @@ function partyOf(o: unknown, version: OcpiVersion, parties: PartyRole[], role: P
   return match && { country_code: match.country_code, party_id: match.party_id };
 }
 
+/** The role whose Sender serves `module` (a CPO's locations, an eMSP's tokens): whose objects of it we hold. */
+export function senderOf(module: Pullable): PartnerRole {
+  return MODULES[module].sender;
+}
+
 /** A pulled object checked against its version's schema, its timestamps in UTC; undefined when it fails. */
 function checked(o: unknown, { schema, check }: Checked): boolean {
   if (!check.Check(o)) return false;

@@ -5,6 +5,7 @@ import { cdrCheckRoutes } from '../cdrs/check-routes.js';
 import { receivedCommandRoutes } from '../commands/received-routes.js';
 import { utcDateTimes, type OperatorRoute } from '../core/mount-kit.js';
 import { ownLocationRoutes } from '../locations/own-data.js';
+import { partnerObjectRoutes } from '../management/partner-objects.js';
 import { partnerRoutes } from '../management/partner-routes.js';
 import { ownTariffRoutes } from '../tariffs/own-data.js';
 import { ownTokenRoutes } from '../tokens/own-data.js';
@@ -27,6 +28,7 @@ export function ocpiManagementMount(ctx: OcpiContext, outbox: OperatorRoute[]): 
     // our own objects' timestamps are stored in UTC too
     routes: [
       ...partnerRoutes(ctx),
+      ...partnerObjectRoutes(ctx),
       ...outbox,
       ...receivedCommandRoutes(ctx),
       ...cdrCheckRoutes(ctx),

@@ -131,6 +131,74 @@ export function exchangeSuite(makeTarget: () => Promise<OcpiTarget>): void {
       });
     });
 
+    it("shows the operator what it holds of a partner: a CPO's pushed locations and pulled tariffs, an eMSP's tokens", async () => {
+      let party = { country_code: '', party_id: '' };
+      const cpo = await t.api.register('CPO', undefined, {
+        versions: ['2.2.1'],
+        modules: SENDERS,
+        answer: (req) => (req.path.startsWith('/tariffs') ? [aTariff221({ ...party, id: 'HELD-TAR' })] : []),
+      });
+      party = cpo.party;
+      const at = `${party.country_code}/${party.party_id}`;
+      // the partner pushes two locations to our Receiver, as it would; we pull its tariffs
+      for (const id of ['HELD-LOC-1', 'HELD-LOC-2']) {
+        const put = await t.api.request('PUT', `/ocpi/emsp/2.2.1/locations/${at}/${id}`, {
+          token: cpo.token,
+          ...b64,
+          body: aLocation({ ...party, id, last_updated: isoAt(id.endsWith('1') ? 0 : 60) }),
+        });
+        expect(put.status, JSON.stringify(put.body)).to.equal(200);
+      }
+      expect((await t.api.request('POST', `/v1/partners/${cpo.id}/pull/tariffs`)).body).to.deep.include({ stored: 1 });
+
+      // was: nowhere in /v1; the operator of an eMSP could not see where a partner's chargers are
+      const locations = await t.api.request('GET', `/v1/partners/${cpo.id}/objects/locations?limit=1`);
+      expect(locations.status, JSON.stringify(locations.body)).to.equal(200);
+      expect((locations.body.value as Obj[]).map((l) => l.id)).to.deep.equal(['HELD-LOC-2']);
+      expect(locations.headers.get('x-total-count')).to.equal('2');
+      expect(locations.headers.get('link')).to.match(/offset=1/);
+      const tariffs = await t.api.request('GET', `/v1/partners/${cpo.id}/objects/tariffs`);
+      expect((tariffs.body.value as Obj[]).map((x) => x.id)).to.deep.equal(['HELD-TAR']);
+      const one = await t.api.request('GET', `/v1/partners/${cpo.id}/objects/locations/${at}/HELD-LOC-1`);
+      expect(one.body).to.include({ id: 'HELD-LOC-1', country_code: party.country_code });
+      // another party's object, or one never held: 404; a module the partner does not send: 409
+      expect(
+        (await t.api.request('GET', `/v1/partners/${cpo.id}/objects/locations/FR/ZZZ/HELD-LOC-1`)).status,
+      ).to.equal(404);
+      expect((await t.api.request('GET', `/v1/partners/${cpo.id}/objects/locations/${at}/NOPE`)).status).to.equal(404);
+      const tokens = await t.api.request('GET', `/v1/partners/${cpo.id}/objects/tokens`);
+      expect([tokens.status, (tokens.body.error as { code: string }).code]).to.deep.equal([409, 'not_an_emsp']);
+      expect((await t.api.request('GET', `/v1/partners/${cpo.id}/objects/commands`)).status).to.equal(422);
+      expect(
+        (await t.api.request('GET', '/v1/partners/00000000-0000-4000-8000-000000000000/objects/locations')).status,
+      ).to.equal(404);
+
+      // an eMSP's tokens pushed to our CPO Receiver (2.1.1: kept in the 2.2.1 shape)
+      const emsp = await t.api.register('EMSP', '/ocpi/cpo/2.1.1/credentials', { versions: ['2.1.1'], modules: [] });
+      const { country_code: cc, party_id: pid } = emsp.party;
+      const token = {
+        uid: 'HELD-TOK',
+        type: 'RFID',
+        auth_id: 'DE-ABC-C9',
+        issuer: 'Them',
+        valid: true,
+        whitelist: 'ALLOWED',
+      };
+      const pushed = await t.api.request('PUT', `/ocpi/cpo/2.1.1/tokens/${cc}/${pid}/HELD-TOK`, {
+        token: emsp.token,
+        body: { ...token, last_updated: isoAt() },
+      });
+      expect(pushed.status, JSON.stringify(pushed.body)).to.equal(200);
+      const held = await t.api.request('GET', `/v1/partners/${emsp.id}/objects/tokens`);
+      expect(held.body.value as Obj[]).to.have.length(1);
+      expect((held.body.value as Obj[])[0]).to.include({
+        uid: 'HELD-TOK',
+        contract_id: 'DE-ABC-C9',
+        country_code: cc,
+      });
+      expect((await t.api.request('GET', `/v1/partners/${emsp.id}/objects/locations`)).status).to.equal(409);
+    });
+
     it("pushes our locations and tariffs to an eMSP's Receivers in its version, and our tokens to a CPO's", async () => {
       await t.api.request('PUT', '/v1/ocpi/locations/PUSH-LOC', {
         body: aLocation({ id: 'PUSH-LOC', coordinates: { latitude: '52.0900049', longitude: '5.12100' } }),
