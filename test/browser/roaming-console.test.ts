@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { eventually } from '../support/eventually.js';
-import { aCdr221, aTariff221, aToken221 } from '../support/ocpi-builders.js';
+import { aCdr221, aConnector, aLocation, anEvse, aTariff221, aToken221 } from '../support/ocpi-builders.js';
 import { API_KEY } from '../support/ocpi-harness.js';
 import { RoamingWorld, type Emsp } from '../support/roaming-world.js';
 import { launchChromium, signIn } from '../support/fleet.js';
@@ -154,13 +154,50 @@ describe('console: roaming, tariffs and CDRs', function () {
     const token = aToken221({ uid });
     expect((await world.api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${uid}`, { body: token })).status).to.equal(200);
 
+    // the CPO has pushed us its location: the form offers its ids
+    const pushedBy = cpo.sim.link;
+    if (!pushedBy) throw new Error('the CPO is not registered');
+    const ourLocations = pushedBy.endpoints.find((x) => x.identifier === 'locations')?.url ?? '';
+    const { country_code: cc, party_id: pid } = cpo.sim.party;
+    const theirs = aLocation({
+      country_code: cc,
+      party_id: pid,
+      id: 'THEIR-LOC-1',
+      name: 'Their station',
+      evses: [anEvse({ uid: 'THEIR-EVSE-1', connectors: [aConnector({ id: 'C7' })] })],
+    });
+    const routing = {
+      'OCPI-from-country-code': cc,
+      'OCPI-from-party-id': pid,
+      'OCPI-to-country-code': 'NL',
+      'OCPI-to-party-id': 'EVP',
+    };
+    const put = await cpo.sim.request(
+      'PUT',
+      `${ourLocations}/${cc}/${pid}/THEIR-LOC-1`,
+      pushedBy.tokenToThem,
+      '2.2.1',
+      theirs,
+      routing,
+    );
+    expect([put.status, put.statusCode]).to.deep.equal([200, 1000]);
+
     const page = await openPage('#/roaming');
     const form = page.getByTestId('command-form');
     await form.getByTestId('command-partner').selectOption(cpo.id);
     await form.getByTestId('command-name').selectOption('START_SESSION');
     await form.getByTestId('command-token_uid').fill(uid);
+    const offered = async (field: string) =>
+      form
+        .getByTestId(`their-${field}`)
+        .locator('option')
+        .evaluateAll((options) => options.map((o) => o.getAttribute('value') ?? ''));
+    // was: free text only; the operator had to know the CPO's ids from elsewhere
+    await eventually(async () => ((await offered('location_id')).includes('THEIR-LOC-1') ? true : undefined));
     await form.getByTestId('command-location_id').fill('THEIR-LOC-1');
+    expect(await offered('evse_uid')).to.deep.equal(['THEIR-EVSE-1']);
     await form.getByTestId('command-evse_uid').fill('THEIR-EVSE-1');
+    expect(await offered('connector_id')).to.deep.equal(['C7']);
     await form.getByTestId('command-send').click();
     const notice = form.getByTestId('notice');
     await notice.filter({ hasText: 'the CPO answered ACCEPTED' }).waitFor();

@@ -1,7 +1,7 @@
 // Roaming: the OCPI partners (GET /v1/partners) and their outbox queues (GET /v1/outbox/partners);
 // the outbox rows of a partner, pending or dead (GET /v1/outbox), a dead letter sent again or
 // discarded; commands sent to a partner CPO (POST /v1/partners/{id}/commands/{command}, GET
-// /v1/commands) and those partners sent our chargers (GET /v1/received-commands). Re-read every
+// /v1/commands; the CPO's locations we hold offered for its fields) and those partners sent our chargers (GET /v1/received-commands). Re-read every
 // few seconds while shown: results arrive from partners, not from the event stream.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
@@ -235,6 +235,38 @@ function commandState(c) {
   return { text: 'waiting for the result', tone: 'sent' };
 }
 
+/**
+ * The locations we hold of the CPO partner `id` (GET /v1/partners/{id}/objects/locations, the
+ * 1,000 changed last): what the form offers for its location, EVSE and connector fields.
+ */
+function useTheirLocations(id) {
+  const [locations, setLocations] = useState([]);
+  useEffect(() => {
+    setLocations([]);
+    if (!id) return undefined;
+    let current = true;
+    page(`/v1/partners/${enc(id)}/objects/locations?limit=1000`)
+      .then((got) => current && setLocations(got.items))
+      .catch(() => undefined); // only suggestions: the fields take any id
+    return () => {
+      current = false;
+    };
+  }, [id]);
+  return locations;
+}
+
+/** The suggestions of each field, narrowed by the location and EVSE already chosen. */
+function suggestions(locations, values) {
+  const location = locations.find((l) => l.id === values.location_id?.trim());
+  const evses = location ? (location.evses ?? []) : locations.flatMap((l) => l.evses ?? []);
+  const evse = evses.find((e) => e.uid === values.evse_uid?.trim());
+  return {
+    location_id: locations.map((l) => [l.id, [l.name, l.city].filter(Boolean).join(', ')]),
+    evse_uid: evses.map((e) => [e.uid, [e.evse_id, e.status].filter(Boolean).join(' ')]),
+    connector_id: (evse ? (evse.connectors ?? []) : []).map((c) => [c.id, c.standard ?? '']),
+  };
+}
+
 function CommandForm({ partners, sent }) {
   const cpos = partners.filter(isCpo);
   const [partnerId, setPartnerId] = useState('');
@@ -243,6 +275,7 @@ function CommandForm({ partners, sent }) {
   const [busy, setBusy] = useState(false);
   const [notice, setNotice] = useState(null);
   const target = cpos.find((p) => p.id === partnerId) ?? cpos[0];
+  const offered = suggestions(useTheirLocations(target?.id), values);
   if (cpos.length === 0) return html`<p class="muted">No CPO partner to send a command to.</p>`;
   const submit = async (e) => {
     e.preventDefault();
@@ -287,9 +320,16 @@ function CommandForm({ partners, sent }) {
             data-testid=${`command-${name}`}
             type=${name === 'expiry_date' ? 'datetime-local' : 'text'}
             required=${!OPTIONAL.has(name)}
+            list=${offered[name] ? `their-${name}` : undefined}
             value=${values[name] ?? ''}
             onInput=${(e) => setValues({ ...values, [name]: e.currentTarget.value })}
-        /></label>`,
+          />${
+            offered[name] &&
+            html`<datalist id=${`their-${name}`} data-testid=${`their-${name}`}>
+              ${offered[name].map(([value, label]) => html`<option value=${value}>${label}</option>`)}
+            </datalist>`
+          }</label
+        >`,
     )}
     <button type="submit" disabled=${busy} data-testid="command-send">Send ${command}</button>
     <${Notice} notice=${notice} />
