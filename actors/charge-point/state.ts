@@ -2,6 +2,7 @@ import type { ChargerEvent, ChargerEventOutcome, QueuedCommand } from '../../src
 import type { ActorContext } from '../../src/runtime/types.js';
 import type { ChargePointActorDeps, CsmsEvent } from './ports.js';
 import type { ChargePointState, CommandAuthorization } from './protocol.js';
+import { toUtc } from '../../src/ocpi/core/datetime.js';
 import { parseInstant } from '../../src/rfc3339.js';
 import { statusOfRoamed, statusToLocation } from './roaming.js';
 
@@ -133,7 +134,8 @@ export function onStatusChanged(
       ...(event.info === undefined ? {} : { info: event.info }),
       ...(event.vendor_id === undefined ? {} : { vendor_id: event.vendor_id }),
       ...(event.vendor_error_code === undefined ? {} : { vendor_error_code: event.vendor_error_code }),
-      updated_at: event.timestamp,
+      // in UTC as every other time the views show (a charger may send its local offset)
+      updated_at: toUtc(event.timestamp) ?? event.timestamp,
       received_at: Date.now(),
     },
   ].sort((a, b) => a.evse_id - b.evse_id || a.connector_id - b.connector_id);

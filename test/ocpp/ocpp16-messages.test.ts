@@ -84,6 +84,16 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     await charger.close();
   });
 
+  it("shows a status's time in UTC when the charger stamps it with its local offset", async () => {
+    const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
+    await charger.call('BootNotification', v16.boot());
+    await charger.call('StatusNotification', v16.status(1, 'Charging', { timestamp: '2026-06-01T14:30:00+02:00' }));
+    const view = await csms.api<{ connectors: Array<{ updated_at: string }> }>('GET', `/v1/charge-points/${cp.id}`);
+    // was '2026-06-01T14:30:00+02:00', the only time in /v1 not in UTC
+    expect(view.body.connectors[0]?.updated_at).to.equal('2026-06-01T12:30:00Z');
+    await charger.close();
+  });
+
   it('runs a transaction: StartTransaction (retried: same transactionId), MeterValues, StopTransaction -> a session with its energy', async () => {
     const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
     await charger.call('BootNotification', v16.boot());
