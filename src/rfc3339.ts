@@ -161,6 +161,23 @@ export function parseInstant(s: string): number {
 }
 
 /**
+ * A charger's date-time as the views show every time: in UTC with `Z` (one already so is kept as
+ * sent; one with an offset, or none, is converted, to the millisecond when it has a fraction). One that cannot be read is
+ * kept as sent.
+ */
+export function inUtc(s: string): string {
+  if (isCommonDateTime(s)) return s;
+  const ms = parseInstant(s);
+  if (!Number.isFinite(ms) || Math.abs(ms) > MAX_DATE_MS) return s;
+  const iso = new Date(ms).toISOString();
+  // no fraction in, none out
+  return s.includes('.') ? iso : iso.replace(/\.000Z$/, 'Z');
+}
+
+/** The furthest instant a JavaScript Date holds (ECMA-262 21.4.1.1). */
+const MAX_DATE_MS = 8.64e15;
+
+/**
  * Whether `s` is an RFC 3339 date-time in the common form that names a real instant: four-digit
  * year, existing date, hours to 23, minutes and seconds to 59, any number of fraction digits, Z.
  * False says only "not this form": the caller's general check decides then.

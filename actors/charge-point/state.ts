@@ -2,8 +2,7 @@ import type { ChargerEvent, ChargerEventOutcome, QueuedCommand } from '../../src
 import type { ActorContext } from '../../src/runtime/types.js';
 import type { ChargePointActorDeps, CsmsEvent } from './ports.js';
 import type { ChargePointState, CommandAuthorization } from './protocol.js';
-import { toUtc } from '../../src/ocpi/core/datetime.js';
-import { parseInstant } from '../../src/rfc3339.js';
+import { inUtc, parseInstant } from '../../src/rfc3339.js';
 import { statusOfRoamed, statusToLocation } from './roaming.js';
 
 /**
@@ -37,9 +36,20 @@ export function initialChargePointState(): ChargePointState {
  * the kept sessions hold.
  */
 export function retiredChargePointState(s: ChargePointState | undefined): ChargePointState {
+  if (!s) return initialChargePointState();
   return {
     ...initialChargePointState(),
-    ...(s ? { next_transaction_id: s.next_transaction_id, next_remote_start_id: s.next_remote_start_id } : {}),
+    next_transaction_id: s.next_transaction_id,
+    next_remote_start_id: s.next_remote_start_id,
+    // the transactions its removal closed are finished: the charger registered again may still
+    // deliver their ends (queued while it was away), which then change nothing, as an end of a
+    // finished transaction does; unknown, each would open a second session of the same charge
+    finished: [
+      ...s.finished,
+      ...s.transactions.map(({ dedupe_key, transaction_id, started_at }) =>
+        started_at === undefined ? { dedupe_key, transaction_id } : { dedupe_key, transaction_id, started_at },
+      ),
+    ].slice(-MAX_FINISHED),
   };
 }
 
@@ -55,6 +65,9 @@ export function publishChange(
   if (!deps.publishing()) return;
   ctx.afterCommit(() => deps.publish({ ...event, charge_point_id: ctx.key }));
 }
+
+/** How many finished transactions the state remembers (`finished`). */
+export const MAX_FINISHED = 20;
 
 /**
  * The most connectors a charger is tracked with: far above any real charger's, so that one
@@ -135,7 +148,7 @@ export function onStatusChanged(
       ...(event.vendor_id === undefined ? {} : { vendor_id: event.vendor_id }),
       ...(event.vendor_error_code === undefined ? {} : { vendor_error_code: event.vendor_error_code }),
       // in UTC as every other time the views show (a charger may send its local offset)
-      updated_at: toUtc(event.timestamp) ?? event.timestamp,
+      updated_at: inUtc(event.timestamp),
       received_at: Date.now(),
     },
   ].sort((a, b) => a.evse_id - b.evse_id || a.connector_id - b.connector_id);

@@ -6,7 +6,7 @@ import type { WriteStep } from '../../src/runtime/types.js';
 import type { ChargePointState } from './protocol.js';
 import { keepCharging, pushSession, pushTimer, sampleMeter, type Roamed } from './roaming.js';
 import { startFor, usedUp } from './authorization.js';
-import { publishChange, type ChargePointCtx } from './state.js';
+import { MAX_FINISHED, publishChange, type ChargePointCtx } from './state.js';
 
 /**
  * Transactions: a start opens one (and its charging session row), meter values and updates move
@@ -17,7 +17,6 @@ import { publishChange, type ChargePointCtx } from './state.js';
 type EventOf<T extends ChargerEvent['type']> = Extract<ChargerEvent, { type: T }>;
 type OpenTransaction = ChargePointState['transactions'][number];
 
-const MAX_FINISHED = 20;
 /** The dedupe key of a transaction opened from an update or end (its start not seen): this, then its id. */
 const ADOPTED = 'adopted|';
 

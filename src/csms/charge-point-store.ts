@@ -183,9 +183,11 @@ export class ChargePointStore {
         if (linked) throw new StillLinked();
         const now = Date.now();
         await tx.run(
-          `UPDATE csms_session SET status = 'COMPLETED', stopped_at = ?, stop_reason = 'ChargePointRemoved'
-         WHERE charge_point_id = ? AND status = 'ACTIVE'`,
-          [now, id],
+          // ended at their last reading, as a transaction whose end never arrives (docs/CSMS.md): nothing shows it ran on after that
+          `UPDATE csms_session SET status = 'COMPLETED', stop_reason = 'ChargePointRemoved',
+             stopped_at = CASE WHEN meter_last_at IS NOT NULL AND meter_last_at < ? THEN meter_last_at ELSE ? END
+           WHERE charge_point_id = ? AND status = 'ACTIVE'`,
+          [now, now, id],
         );
         for (const table of [
           'csms_charger_event',

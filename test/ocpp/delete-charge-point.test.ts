@@ -95,4 +95,37 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       expect(String(next.transactionId)).to.not.equal(sessions.body[0]?.transaction_id);
       await back.close();
     });
+
+    it('forced while charging: the session ends at its last reading, and the charger registered again delivering its end opens no second session', async () => {
+      const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
+      const cp = await csms.registerChargePoint('ocpp1.6');
+      const client = strictCharger(csms.url, cp, 'ocpp1.6');
+      await client.connect();
+      await client.call('BootNotification', v16.boot());
+      const start = v16.start({ meterStart: 1000, timestamp: ago(600) });
+      const { transactionId } = (await client.call('StartTransaction', start)) as { transactionId: number };
+      const reading = v16.meterValues(1, transactionId, 4000);
+      const readAt = ago(300);
+      await client.call('MeterValues', { ...reading, meterValue: [{ ...reading.meterValue[0], timestamp: readAt }] });
+      expect((await csms.api('DELETE', `/v1/charge-points/${cp.id}?force=true`)).status).to.equal(204);
+      type Row = { transaction_id: string; energy_wh: number; stopped_at: string; stop_reason: string };
+      const sessions = async () => (await csms.api<Row[]>('GET', `/v1/sessions?charge_point_id=${cp.id}`)).body;
+      // was the time of the removal: nothing shows the charge went on after its last reading
+      expect((await sessions())[0]).to.include({ energy_wh: 3000, stop_reason: 'ChargePointRemoved' });
+      expect(Date.parse((await sessions())[0]?.stopped_at ?? '')).to.equal(Date.parse(readAt));
+
+      // registered again, the charger delivers what it queued meanwhile: the start again, then the stop
+      const again = await csms.registerChargePoint('ocpp1.6', cp.id);
+      const back = strictCharger(csms.url, again, 'ocpp1.6');
+      await back.connect();
+      await back.call('BootNotification', v16.boot());
+      const retried = (await back.call('StartTransaction', start)) as { transactionId: number };
+      expect(retried.transactionId).to.equal(transactionId);
+      await back.call('StopTransaction', v16.stop(transactionId, 6000, { timestamp: ago(60), reason: 'Local' }));
+      // was a second session of the same charge (5,000 Wh beside the 3,000): 8 kWh counted for 5
+      const after = await sessions();
+      expect(after).to.have.length(1);
+      expect(after[0]).to.include({ transaction_id: String(transactionId), stop_reason: 'ChargePointRemoved' });
+      await back.close();
+    });
   });
