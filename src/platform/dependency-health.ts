@@ -122,9 +122,14 @@ const OUTAGE_ERROR_CODES = new Set([
   '57P02',
   '57P03',
 ]);
-/** ioredis "Connection is closed.", ioredis without an offline queue, knex's pool while the database is away */
+/**
+ * ioredis "Connection is closed.", ioredis without an offline queue, knex's pool while the
+ * database is away, and node-postgres giving up on a connection that was taken and never answered
+ * (its `connectionTimeoutMillis`: "timeout expired"; the pool's own: "timeout exceeded when trying
+ * to connect"), a server or network that hangs rather than refuses
+ */
 const OUTAGE_MESSAGES =
-  /^Connection is closed\.?$|Stream isn't writeable|Timeout acquiring a connection|Connection terminated/;
+  /^Connection is closed\.?$|Stream isn't writeable|Timeout acquiring a connection|Connection terminated|^timeout expired$|timeout exceeded when trying to connect/;
 
 /**
  * Whether an error says that the database or Redis could not be reached, rather than that a

@@ -16,6 +16,8 @@ type Line = Record<string, unknown>;
 class DatabaseLink {
   private readonly sockets = new Set<Socket>();
   private up = true;
+  /** new connections are taken and never answered: a server (or a network) that hangs */
+  private hanging = false;
   private constructor(private readonly server: Server) {}
 
   static async open(): Promise<DatabaseLink> {
@@ -23,6 +25,12 @@ class DatabaseLink {
     const server = createServer();
     const link = new DatabaseLink(server);
     server.on('connection', (inbound) => {
+      if (link.hanging) {
+        link.sockets.add(inbound);
+        inbound.on('error', () => undefined);
+        inbound.on('close', () => link.sockets.delete(inbound));
+        return;
+      }
       if (!link.up) {
         inbound.destroy();
         return;
@@ -50,8 +58,15 @@ class DatabaseLink {
     for (const s of this.sockets) s.destroy();
   }
 
+  /** Every connection cut; new ones are accepted and never answered. */
+  hang(): void {
+    this.hanging = true;
+    for (const s of this.sockets) s.destroy();
+  }
+
   restore(): void {
     this.up = true;
+    this.hanging = false;
   }
 
   async close(): Promise<void> {
@@ -126,6 +141,25 @@ describe('a charger call that fails because PostgreSQL is unreachable', function
     link.restore();
     await waitFor('/readyz ready again', async () => (await fetch(`${url}/readyz`)).status === 200, 15_000);
     await client.close({ force: true });
+  });
+
+  it('a database that takes connections and never answers them: the API answers 503, not 500', async () => {
+    const url = started!.platform.url;
+    link.hang();
+    await waitFor('/readyz says degraded', async () => (await fetch(`${url}/readyz`)).status === 503, 15_000);
+    const api = apiClient(url);
+    // was 500 internal_error: the connection's own timeout ("timeout expired") was taken for a bug
+    const answers = await Promise.all([
+      api('GET', '/v1/charge-points'),
+      api('POST', '/v1/charge-points', { id: uniqueChargePointId('OUT'), protocol: 'ocpp1.6' }),
+    ]);
+    expect(
+      answers.map((a) => a.status),
+      JSON.stringify(answers.map((a) => a.body)),
+    ).to.deep.equal([503, 503]);
+    expect(lines.filter((l) => l.msg === 'unhandled error')).to.deep.equal([]);
+    link.restore();
+    await waitFor('/readyz ready again', async () => (await fetch(`${url}/readyz`)).status === 200, 20_000);
   });
 
   it("an operator's command whose turn cannot commit is answered 503 and never reaches the charger", async () => {
