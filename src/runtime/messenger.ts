@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { LogLimit } from '../log-limit.js';
 import type { Static, TSchema } from '#typebox';
 import { addressOf, type Address } from './address.js';
 import type { DurableMailbox } from './durable-mailbox.js';
@@ -121,10 +122,24 @@ export class Messenger implements ActorMessenger {
     sendDurable: (address, message, opts) => this.parts.durable.send(address, message, opts),
   };
 
+  /**
+   * A tell is best effort (what must arrive goes through the durable mailbox or the outbox): one
+   * not delivered is worth a line, not one per message while a process is gone or Redis is away
+   * (a kill -9 wrote 63 lines with their stacks in 3 s). One line per kind of actor and error a
+   * minute, with how many were left out.
+   */
+  private readonly tellFailures = new LogLimit({ perKey: 1, intervalMs: 60_000, capacity: 100 });
+
   private tell(address: Address, message: unknown): void {
-    void this.deliverTell(address, message, 0).catch((err: unknown) =>
-      this.opts.log.warn({ err, address }, 'tell not delivered'),
-    );
+    void this.deliverTell(address, message, 0).catch((err: unknown) => {
+      const error = err instanceof Error ? err : new Error(String(err));
+      const suppressed = this.tellFailures.admit(`${address.split('/', 1)[0] ?? ''}|${error.name}`);
+      if (suppressed < 0) return;
+      this.opts.log.warn(
+        { address, error: error.message, error_name: error.name, ...(suppressed > 0 ? { suppressed } : {}) },
+        'tell not delivered',
+      );
+    });
   }
 
   private async ask(address: Address, message: unknown, opts?: AskOptions): Promise<unknown> {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { createLogger } from '../../src/logger.js';
 import { fenceKeyForShard, shardOf } from '../../src/runtime/address.js';
 import { ActorUnavailableError, AskTimeoutError, InvalidMessageError } from '../../src/runtime/errors.js';
 import { RuntimeStore } from '../../src/runtime/runtime-store.js';
@@ -83,6 +84,33 @@ export function actorSemantics(makeEnv: () => Promise<TestEnvironment>): void {
     expect((caught as Error).message).to.equal('asked to fail');
     const s = await counter('err').ask({ op: 'get' });
     expect(s.count).to.equal(1);
+  });
+
+  it('says once a minute, not once a message, that tells to one kind of actor were not delivered', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    // one platform at a time on the environment's database (SQLite's file lock): this one logs to the test
+    await p.stop();
+    const logged = await startPlatform(env, [testActorsModule()], {
+      overrides,
+      log: createLogger(
+        'warn',
+        {},
+        { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+      ),
+    });
+    try {
+      // an address of a kind no process runs: every tell fails
+      for (let i = 0; i < 50; i++)
+        logged.platform.services.actors.inbox<{ op: string }>(`nokind/${i}`).tell({ op: 'x' });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const failed = lines.filter((l) => l.msg === 'tell not delivered');
+      // was 50 lines, each with its stack
+      expect(failed).to.have.length(1);
+      expect(failed[0]).to.have.property('error_name');
+      expect(failed[0]).to.not.have.property('err');
+    } finally {
+      await logged.stop();
+    }
   });
 
   it('times an ask out and refuses a message that fails the kind schema', async () => {
