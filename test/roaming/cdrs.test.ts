@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { RPCClient } from 'ocpp-rpc';
+import { partnerKey } from '../../actors/partner/protocol.js';
+import { enqueue } from '../../src/ocpi/outbox/outbox-store.js';
 import { eventually } from '../support/eventually.js';
 import { aConnector, aLocation, aToken221, anEvse } from '../support/ocpi-builders.js';
 import type { OcpiAnswer, RecordedRequest } from '../support/ocpi-simulator.js';
@@ -520,6 +522,38 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect((completed[completed.length - 1]?.body as Json).kwh).to.equal(16);
     expect((post.body as Json).total_energy).to.equal(16);
     expect((post.body as Json).total_cost).to.deep.equal({ excl_vat: 4.6667, incl_vat: 5.6467 });
+  });
+
+  it('a CDR the eMSP took is not POSTed again when its outbox row comes back (a settle lost, then retried)', async () => {
+    const e = await world.emsp('2.2.1');
+    const { since } = await roamedCharge(e);
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'the CDR' });
+    const cdrId = String((post.body as Json).id);
+    // what a settle lost to a database outage leaves: the partner has the CDR, its row is still
+    // there, and it went dead retrying; the operator retries the dead letter
+    const db = world.platform.platform.services.db;
+    const { country_code, party_id } = e.sim.party;
+    await db.sql.transaction(async (tx) => {
+      await enqueue(
+        tx,
+        { partner_key: partnerKey(country_code, party_id) },
+        { kind: 'cdr', cdr_id: cdrId, to: { country_code, party_id } },
+      );
+      await tx.run(`UPDATE ocpi_outbox SET status = 'dead' WHERE kind = 'cdr' AND object_key LIKE ?`, [`%${cdrId}%`]);
+    });
+    const [dead] = await db.sql.query(`SELECT id FROM ocpi_outbox WHERE kind = 'cdr' AND object_key LIKE ?`, [
+      `%${cdrId}%`,
+    ]);
+    const retried = await world.api.request('POST', `/v1/outbox/${String(dead?.id)}/retry`);
+    expect(retried.status, JSON.stringify(retried.body)).to.equal(200);
+    await eventually(
+      async () =>
+        (await db.sql.query(`SELECT id FROM ocpi_outbox WHERE kind = 'cdr' AND object_key LIKE ?`, [`%${cdrId}%`]))
+          .length === 0 || undefined,
+      { timeoutMs: 10_000, what: 'the row settled' },
+    );
+    // was a second POST of the same CDR: a second bill
+    expect(cdrPosts(e, since)).to.have.length(1);
   });
 
   it('a session that ended while its eMSP was unregistered reaches it when it registers again: the COMPLETED PUT, then the CDR', async () => {

@@ -262,6 +262,15 @@ export class OutboxCourier {
     return this.send(link, call, to);
   }
 
+  /** Whether the partner took the CDR already (`delivered`). */
+  private async wasDelivered(cdrId: string, partnerKey: string): Promise<boolean> {
+    const rows = await this.db.sql.query(
+      'SELECT 1 AS taken FROM roaming_cdr_delivery WHERE cdr_id = ? AND partner_key = ?',
+      [cdrId, partnerKey],
+    );
+    return rows.length > 0;
+  }
+
   /** Where the eMSP keeps a CDR we sent it (the Location of its answer), for the operator. */
   private async delivered(cdrId: string, partnerKey: string, location: string | undefined): Promise<void> {
     await this.db.sql.run(
@@ -291,6 +300,11 @@ export class OutboxCourier {
         // again went twice with the same content.
         const row = await rows.get(entry.id);
         if (!row || row.status !== 'pending') return { outcome: 'skipped', reason: 'the row was settled meanwhile' };
+        // a CDR is sent once (mod_cdrs: it cannot be changed or replaced once sent). Its delivery is
+        // on record as soon as the partner took it; a row still pending then lost its settle (the
+        // database went away between the two) and would POST it again: a second bill
+        if (row.intent.kind === 'cdr' && (await this.wasDelivered(row.intent.cdr_id, partnerKey)))
+          return { outcome: 'skipped', reason: `CDR ${row.intent.cdr_id} was taken by the partner before` };
         const call = await this.render(link, row.intent, built);
         if ('skip' in call) return { outcome: 'skipped', reason: call.skip };
         if ('retry' in call) return { outcome: 'failed', error: call.retry, retryable: true, partnerDown: false };
