@@ -71,9 +71,15 @@ describe('operator console across a restart of the server', function () {
     // the server stops (its chargers are closed, 1012), this one does not come back
     await node.stop();
     await chargerPage.getByTestId('live').filter({ hasNotText: 'live' }).waitFor();
+    // the state in red while the stream is down (it was green in every state)
+    type Styled = { getComputedStyle(e: unknown): { color: string } };
+    const colour = () =>
+      chargerPage.getByTestId('live').evaluate((el) => (globalThis as unknown as Styled).getComputedStyle(el).color);
+    expect(await colour()).to.equal('rgb(180, 35, 24)');
     node = await startNode(env.env);
     // was "online" and "1 online" until a reload: the offline events were sent to no one
     await chargerPage.getByTestId('live').filter({ hasText: 'live' }).waitFor({ timeout: 20_000 });
+    expect(await colour()).to.equal('rgb(15, 122, 58)');
     await chargerPage.getByTestId('online').filter({ hasText: 'offline' }).waitFor({ timeout: 10_000 });
     await overview.getByTestId('count-online').getByTestId('value').filter({ hasText: '0' }).waitFor();
     await list.getByTestId('cp-RESTART-1').getByTestId('online').filter({ hasText: 'offline' }).waitFor();

@@ -40,6 +40,18 @@ describe('console: the sessions CSV past 1,000 sessions', function () {
         await charger.close();
       }),
     );
+    // one more, at 23:30 UTC the day before: 00:30 of `day` in Amsterdam
+    const { charger } = await connectedCharger(csms, 'ocpp1.6');
+    await charger.call('BootNotification', v16.boot());
+    const lateAt = new Date(Date.parse(`${day}T00:00:00Z`) - 30 * 60_000).toISOString();
+    const late = (await charger.call(
+      'StartTransaction',
+      v16.start({ idTag: 'LATE', meterStart: 0, timestamp: lateAt }),
+    )) as {
+      transactionId: number;
+    };
+    await charger.call('StopTransaction', v16.stop(late.transactionId, 10, { timestamp: lateAt }));
+    await charger.close();
     browser = await launchChromium();
     page = await browser.newPage();
     await signIn(page, csms.url, API_KEY, `#/sessions?from=${day}`);
@@ -75,6 +87,34 @@ describe('console: the sessions CSV past 1,000 sessions', function () {
       .getByTestId('notice')
       .filter({ hasText: '"started from" 2026-11-31 is no day of the calendar.' })
       .waitFor();
+  });
+
+  it("takes the pickers' days in the browser's time zone, as the times it shows", async () => {
+    const context = await browser.newContext({ timezoneId: 'Europe/Amsterdam' });
+    const amsterdam = await context.newPage();
+    try {
+      const next = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+      await signIn(amsterdam, csms.url, API_KEY, `#/sessions?from=${day}&before=${next}`);
+      // was 1,010 of them: the day was UTC's, and the session of 00:30 local time was left out
+      await amsterdam
+        .getByTestId('range')
+        .filter({ hasText: `of ${SESSIONS + 1}` })
+        .waitFor();
+      expect(await amsterdam.getByText('started from (Europe/Amsterdam)').count()).to.equal(1);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('a link with a day no Date can hold says so, and the console goes on', async () => {
+    await page.goto(`${csms.url}/dashboard#/sessions?from=2026-13-45`);
+    // was "Invalid time value" thrown: a blank page, "connecting" for ever, no screen reachable
+    await page
+      .getByTestId('notice')
+      .filter({ hasText: '"started from" 2026-13-45 is no day of the calendar.' })
+      .waitFor();
+    await page.getByTestId('nav-chargers').click();
+    await page.getByRole('heading', { name: 'Chargers' }).waitFor();
   });
 
   it('a double click on Export downloads one file', async () => {

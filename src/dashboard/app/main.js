@@ -127,7 +127,7 @@ function App() {
             >`,
         )}
       </nav>
-      <span class=${`live ${live}`} data-testid="live">${live}</span>
+      <span class=${`live live-${live}`} role="status" data-testid="live">${live}</span>
       <button class="quiet" onClick=${signOut} data-testid="sign-out">Sign out</button>
     </header>
     <main><${Screen} route=${route} /></main>`;

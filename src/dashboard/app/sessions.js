@@ -52,12 +52,22 @@ export function toCsv(sessions) {
   return `${lines.join('\n')}\n`;
 }
 
-/** The API's query for the filters `f` (a day `from`/`before` is a UTC day: the CSV's times are UTC). */
+/** The time zone the console shows times in: the browser's (the days of the pickers are its days). */
+const ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time';
+
+/** The instant a day `d` (YYYY-MM-DD) begins in the browser's zone, as the API takes it. */
+const dayStart = (d) => new Date(`${d}T00:00:00`).toISOString();
+
+/**
+ * The API's query for the filters `f`: a day `from`/`before` is a day of the browser's zone, as
+ * the times the table shows are (it was a UTC day, so an operator east of UTC missed the sessions
+ * started after local midnight); the CSV's times stay in UTC, with their `Z`.
+ */
 const apiQuery = (f) => ({
   status: f.status,
   charge_point_id: f.charge_point_id,
-  started_from: f.from ? `${f.from}T00:00:00Z` : undefined,
-  started_before: f.before ? `${f.before}T00:00:00Z` : undefined,
+  started_from: f.from ? dayStart(f.from) : undefined,
+  started_before: f.before ? dayStart(f.before) : undefined,
 });
 
 /** The most sessions one CSV holds: past it, the operator is told to choose fewer days. */
@@ -106,8 +116,12 @@ async function exportCsv(f) {
     : { ok: true, text: `Exported ${items.length} session${items.length === 1 ? '' : 's'}.` };
 }
 
-/** Whether `d` (YYYY-MM-DD) is a day of the calendar. */
-const isDay = (d) => /^\d{4}-\d{2}-\d{2}$/.test(d) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d);
+/** Whether `d` (YYYY-MM-DD) is a day of the calendar (2026-13-45 is none: a Date it makes is invalid). */
+const isDay = (d) => {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(d)) return false;
+  const t = Date.parse(`${d}T00:00:00Z`);
+  return Number.isFinite(t) && new Date(t).toISOString().startsWith(d);
+};
 
 /** What is wrong with the days of `f`, in the pickers' words; undefined when nothing. */
 function daysProblem(f) {
@@ -176,7 +190,7 @@ export function Sessions({ params }) {
         onChange=${(e) => go({ ...f, charge_point_id: e.currentTarget.value.trim() || undefined, offset: undefined })}
       />
       <${Day}
-        text="started from (UTC)"
+        text=${`started from (${ZONE})`}
         label="started from"
         testid="started-from"
         value=${f.from}
