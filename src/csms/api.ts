@@ -745,6 +745,18 @@ function commandRoutes(cp: ChargePointAccess): CsmsRoute[] {
             'connector_without_evse',
             'a 2.0.1 remote start names an EVSE (RequestStartTransaction evseId): give evse_id',
           );
+        // a 1.6 connector is its EVSE: two different numbers name two places, and one would be dropped
+        if (
+          protocol === 'ocpp1.6' &&
+          b.connector_id !== undefined &&
+          b.evse_id !== undefined &&
+          b.connector_id !== b.evse_id
+        )
+          throw new HttpError(
+            422,
+            'connector_evse_conflict',
+            `a 1.6 connector is its EVSE: connector_id ${b.connector_id} and evse_id ${b.evse_id} name two; give one`,
+          );
         if (b.profile) checkStartProfile(protocol, b.profile);
         const res = await cp.command(id, {
           kind: 'start',

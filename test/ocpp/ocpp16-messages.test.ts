@@ -307,6 +307,31 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     await survivor.close();
   });
 
+  it('refuses a remote start naming two places (connector_id and evse_id differ) with 422, sending nothing', async () => {
+    const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
+    charger.answers = { RemoteStartTransaction: { status: 'Accepted' } };
+    await charger.call('BootNotification', v16.boot());
+    const both = await csms.api<{ error: { code: string } }>('POST', `/v1/charge-points/${cp.id}/remote-start`, {
+      id_tag: 'TAG-2P',
+      connector_id: 1,
+      evse_id: 2,
+    });
+    // was 200, and the charger was asked to start on connector 1: evse_id dropped without a word
+    expect([both.status, both.body.error.code]).to.deep.equal([422, 'connector_evse_conflict']);
+    const same = await csms.api('POST', `/v1/charge-points/${cp.id}/remote-start`, {
+      id_tag: 'TAG-2P',
+      connector_id: 2,
+      evse_id: 2,
+    });
+    expect(same.status).to.equal(200);
+    expect((await charger.csmsCall('RemoteStartTransaction')).payload).to.deep.equal({
+      idTag: 'TAG-2P',
+      connectorId: 2,
+    });
+    expect(charger.csmsCalls.filter((c) => c.action === 'RemoteStartTransaction')).to.have.length(1);
+    await charger.close();
+  });
+
   it('answers 409 to a remote start or stop while the charger is offline, 404 for an unknown one', async () => {
     const cp = await csms.registerChargePoint('ocpp1.6');
     const start = await csms.api<{ error: { code: string } }>('POST', `/v1/charge-points/${cp.id}/remote-start`, {
