@@ -115,6 +115,9 @@ describe('console: the sessions CSV past 1,000 sessions', function () {
       .waitFor();
     await page.getByTestId('nav-chargers').click();
     await page.getByRole('heading', { name: 'Chargers' }).waitFor();
+    // the screen is named in the title, and its heading has the focus (it stayed on the link followed)
+    await page.locator('h1:focus').waitFor();
+    expect(await page.title()).to.equal('Chargers · Operator console');
   });
 
   it('a double click on Export downloads one file', async () => {

@@ -75,6 +75,37 @@ const TABS = [
   ['cdrs', 'CDRs'],
 ];
 
+/** The name of the screen at `parts` (the page's title says it, and so does the heading focused). */
+function screenName([first, second]) {
+  if (first === 'chargers' && second) return `Charger ${second}`;
+  if (first === 'sessions' && second) return `Session ${second}`;
+  return (TABS.find(([path]) => path === (first ?? '')) ?? TABS[0])[1];
+}
+
+/**
+ * On a move to another screen (not a change of its filters): the page's title names it, and the
+ * focus goes to its heading, so that a keyboard or screen reader user starts there rather than
+ * on the link that was followed (or on the page's body).
+ */
+function useScreenChange(parts, signedIn) {
+  const path = signedIn ? parts.join('/') : null;
+  useEffect(() => {
+    // the sign-in form keeps its focus on the key
+    if (path === null) {
+      document.title = 'Sign in · Operator console';
+      return undefined;
+    }
+    document.title = `${screenName(parts)} · Operator console`;
+    const frame = requestAnimationFrame(() => {
+      const heading = document.querySelector('main h1');
+      if (!heading) return;
+      heading.setAttribute('tabindex', '-1');
+      heading.focus({ preventScroll: true });
+    });
+    return () => cancelAnimationFrame(frame);
+  }, [path]);
+}
+
 function Screen({ route }) {
   const [first, second] = route.parts;
   // keyed by id: another charger's page starts afresh, without the last one's results
@@ -93,6 +124,7 @@ function App() {
   const [refused, setRefused] = useState(false);
   const [live, setLive] = useState('connecting');
   const route = useRoute();
+  useScreenChange(route.parts, signedIn);
 
   useEffect(() => {
     if (!signedIn) return undefined;
