@@ -134,6 +134,8 @@ describe('operator console with 10,000 chargers', function () {
     const alert = page.getByTestId(`alert-${faultedIds[0]}`);
     await alert.waitFor();
     expect(await alert.textContent()).to.contain('GroundFailure');
+    // where, in words: it was "EVSE 1/1", with no legend
+    expect(await alert.textContent()).to.contain('EVSE 1, connector 1');
     // the charger's own words for the fault (1.6 vendorId, vendorErrorCode, info) were dropped
     expect(await alert.getByTestId('fault-text').textContent()).to.equal(' ABB E-402: RCD tripped');
     await page.screenshot({ path: '/tmp/console-overview.png', fullPage: true });
@@ -193,6 +195,7 @@ describe('operator console with 10,000 chargers', function () {
     await page.goto(`${csms.url}/dashboard#/chargers?q=${id}`);
     const row = page.getByTestId(`cp-${id}`);
     await row.getByTestId('connectors').filter({ hasText: 'Available' }).waitFor();
+    expect(await row.locator('.connector').first().getAttribute('title')).to.equal('EVSE 1, connector 1');
     const requests: string[] = [];
     const onRequest = (r: { url(): string }) => requests.push(new URL(r.url()).pathname + new URL(r.url()).search);
     page.on('request', onRequest);

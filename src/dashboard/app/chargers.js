@@ -56,7 +56,9 @@ export function ChargerRow({ cp }) {
           : html`<span class="connector-list"
               >${connectors.map(
                 (c) =>
-                  html`<span class="connector"
+                  html`<span
+                    class="connector"
+                    title=${c.connector_id === 0 ? 'the whole charger' : `EVSE ${c.evse_id}, connector ${c.connector_id}`}
                     >${c.connector_id === 0 ? 'charger' : `${c.evse_id}/${c.connector_id}`}
                     <${Status} status=${c.status} error=${c.error_code}
                   /></span>`,
@@ -200,7 +202,7 @@ export function ChargerList({ params }) {
         <tr>
           <th>Id</th>
           <th>State</th>
-          <th>Connectors</th>
+          <th title="EVSE/connector and its status">Connectors <span class="muted">(EVSE/connector)</span></th>
           <th>Charger</th>
           <th>Last seen</th>
           <th>Transaction</th>

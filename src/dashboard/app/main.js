@@ -96,13 +96,13 @@ function useScreenChange(parts, signedIn) {
       return undefined;
     }
     document.title = `${screenName(parts)} · Operator console`;
-    const frame = requestAnimationFrame(() => {
+    const frame = setTimeout(() => {
       const heading = document.querySelector('main h1');
       if (!heading) return;
       heading.setAttribute('tabindex', '-1');
       heading.focus({ preventScroll: true });
     });
-    return () => cancelAnimationFrame(frame);
+    return () => clearTimeout(frame);
   }, [path]);
 }
 

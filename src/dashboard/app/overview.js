@@ -48,7 +48,7 @@ export function Overview() {
           html`<li data-testid=${`alert-${a.charge_point_id}`}>
             <a href=${`#/chargers/${enc(a.charge_point_id)}`}>${a.charge_point_id}</a>${' '}
             <span>
-              ${a.evse_id === 0 && a.connector_id === 0 ? 'the whole charger' : `EVSE ${a.evse_id}/${a.connector_id}`}
+              ${a.evse_id === 0 && a.connector_id === 0 ? 'the whole charger' : `EVSE ${a.evse_id}, connector ${a.connector_id}`}
             </span>
             <${Status} status=${a.status} error=${a.error_code} /><${FaultText} c=${a} />
             ${!a.online && html`<span class="muted"> (offline, last report)</span>`}
