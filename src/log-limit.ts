@@ -77,8 +77,19 @@ export class LogLimit {
  * then at most once per `intervalMs` with the count of repeats in between.
  */
 export function redisErrorListener(log: Logger, msg: string, intervalMs = 30_000): (err: Error) => void {
+  return repeatedErrorLog(log, msg, intervalMs);
+}
+
+/**
+ * A failure that repeats while its cause lasts (a periodic sweep while the database is away, every
+ * few seconds): one warn line per message and `intervalMs`, with the message and code, not the
+ * stack, and how many repeats were left out (`repeated`). A sweep wrote a line with its stack at
+ * every try: 19 of each sweep in a 90 s outage.
+ */
+export function repeatedErrorLog(log: Logger, msg: string, intervalMs = 60_000): (err: unknown) => void {
   const limit = new LogLimit({ perKey: 1, intervalMs, capacity: 100 });
-  return (err) => {
+  return (thrown) => {
+    const err = thrown instanceof Error ? thrown : new Error(String(thrown));
     const suppressed = limit.admit(err.message);
     if (suppressed < 0) return;
     const code = 'code' in err && typeof err.code === 'string' ? err.code : undefined;

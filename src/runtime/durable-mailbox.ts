@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { repeatedErrorLog } from '../log-limit.js';
 import { shardOf, type Address } from './address.js';
 import { InvalidMessageError } from './errors.js';
 import type { ActivationLookup } from './local-activations.js';
@@ -27,10 +28,15 @@ export class DurableMailbox {
   private sweeping = false;
   private stopping = false;
 
+  /** a sweep that fails every few seconds while the database is away: a line a minute per error */
+  private readonly sweepFailed: (err: unknown) => void;
+
   constructor(
     private readonly opts: DurableMailboxOptions,
     private readonly activations: ActivationLookup,
-  ) {}
+  ) {
+    this.sweepFailed = repeatedErrorLog(opts.log, 'durable sweep failed');
+  }
 
   get inFlightCount(): number {
     return this.inFlight.size;
@@ -106,7 +112,7 @@ export class DurableMailbox {
       const pinned = await store.due([-1], 500);
       for (const row of pinned) if (placement.pinLease(row.address)) this.deliver(row);
     } catch (err) {
-      this.opts.log.warn({ err }, 'durable sweep failed');
+      this.sweepFailed(err);
     } finally {
       this.sweeping = false;
     }

@@ -158,6 +158,10 @@ describe('a charger call that fails because PostgreSQL is unreachable', function
       JSON.stringify(answers.map((a) => a.body)),
     ).to.deep.equal([503, 503]);
     expect(lines.filter((l) => l.msg === 'unhandled error')).to.deep.equal([]);
+    // the sweeps that fail at every try while it lasts: one line each, without a stack
+    const sweeps = lines.filter((l) => l.msg === 'durable sweep failed');
+    expect(sweeps.length, JSON.stringify(sweeps)).to.be.at.most(1);
+    for (const l of sweeps) expect(l.err).to.be.a('string');
     link.restore();
     await waitFor('/readyz ready again', async () => (await fetch(`${url}/readyz`)).status === 200, 20_000);
   });

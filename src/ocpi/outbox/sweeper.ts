@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { repeatedErrorLog } from '../../log-limit.js';
 import { partnerOutboxProtocol } from '../../../actors/partner-outbox/protocol.js';
 import type { ActorMessenger } from '../../runtime/types.js';
 import type { OutboxStore } from './outbox-store.js';
@@ -14,12 +15,17 @@ export class OutboxSweeper {
   private running = false;
   private again = false;
 
+  /** a sweep that fails every few seconds while the database is away: a line a minute per error */
+  private readonly sweepFailed: (err: unknown) => void;
+
   constructor(
     private readonly rows: OutboxStore,
     private readonly actors: ActorMessenger,
-    private readonly log: Logger,
+    log: Logger,
     private readonly intervalMs: number,
-  ) {}
+  ) {
+    this.sweepFailed = repeatedErrorLog(log, 'outbox sweep failed');
+  }
 
   start(): void {
     if (this.timer) return;
@@ -53,7 +59,7 @@ export class OutboxSweeper {
       for (const key of await this.rows.duePartners(Date.now()))
         this.actors.ref(partnerOutboxProtocol, key).tell({ op: 'flush' });
     } catch (err) {
-      this.log.warn({ err }, 'outbox sweep failed');
+      this.sweepFailed(err);
     }
   }
 }
