@@ -161,17 +161,13 @@ export function parseInstant(s: string): number {
 }
 
 /**
- * A charger's date-time as the views show every time: in UTC with `Z` (one already so is kept as
- * sent; one with an offset, or none, is converted, to the millisecond when it has a fraction). One that cannot be read is
- * kept as sent.
+ * A charger's date-time as the views show every other time: `toISOString` (UTC, milliseconds,
+ * `Z`), whatever offset or precision the charger sent it with. One that cannot be read is kept
+ * as sent.
  */
 export function inUtc(s: string): string {
-  if (isCommonDateTime(s)) return s;
   const ms = parseInstant(s);
-  if (!Number.isFinite(ms) || Math.abs(ms) > MAX_DATE_MS) return s;
-  const iso = new Date(ms).toISOString();
-  // no fraction in, none out
-  return s.includes('.') ? iso : iso.replace(/\.000Z$/, 'Z');
+  return Number.isFinite(ms) && Math.abs(ms) <= MAX_DATE_MS ? new Date(ms).toISOString() : s;
 }
 
 /** The furthest instant a JavaScript Date holds (ECMA-262 21.4.1.1). */

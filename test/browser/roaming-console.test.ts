@@ -194,6 +194,20 @@ describe('console: roaming, tariffs and CDRs', function () {
         .evaluateAll((options) => options.map((o) => o.getAttribute('value') ?? ''));
     // was: free text only; the operator had to know the CPO's ids from elsewhere
     await eventually(async () => ((await offered('location_id')).includes('THEIR-LOC-1') ? true : undefined));
+    // a location the CPO pushes while the page is open is offered once a place field takes the focus
+    const second = await cpo.sim.request(
+      'PUT',
+      `${ourLocations}/${cc}/${pid}/THEIR-LOC-2`,
+      pushedBy.tokenToThem,
+      '2.2.1',
+      { ...theirs, id: 'THEIR-LOC-2' },
+      routing,
+    );
+    expect([second.status, second.statusCode]).to.deep.equal([200, 1000]);
+    await new Promise((r) => setTimeout(r, 3100));
+    await form.getByTestId('command-location_id').focus();
+    // was read once per partner chosen: THEIR-LOC-2 showed only after a reload
+    await eventually(async () => ((await offered('location_id')).includes('THEIR-LOC-2') ? true : undefined));
     await form.getByTestId('command-location_id').fill('THEIR-LOC-1');
     expect(await offered('evse_uid')).to.deep.equal(['THEIR-EVSE-1']);
     await form.getByTestId('command-evse_uid').fill('THEIR-EVSE-1');

@@ -90,7 +90,7 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     await charger.call('StatusNotification', v16.status(1, 'Charging', { timestamp: '2026-06-01T14:30:00+02:00' }));
     const view = await csms.api<{ connectors: Array<{ updated_at: string }> }>('GET', `/v1/charge-points/${cp.id}`);
     // was '2026-06-01T14:30:00+02:00', the only time in /v1 not in UTC
-    expect(view.body.connectors[0]?.updated_at).to.equal('2026-06-01T12:30:00Z');
+    expect(view.body.connectors[0]?.updated_at).to.equal('2026-06-01T12:30:00.000Z');
     await charger.close();
   });
 

@@ -3,7 +3,7 @@
 // discarded; commands sent to a partner CPO (POST /v1/partners/{id}/commands/{command}, GET
 // /v1/commands; the CPO's locations we hold offered for its fields) and those partners sent our chargers (GET /v1/received-commands). Re-read every
 // few seconds while shown: results arrive from partners, not from the event stream.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { api, enc, failureText, page, query } from './api.js';
 import { fmtTime } from './format.js';
@@ -241,18 +241,25 @@ function commandState(c) {
  */
 function useTheirLocations(id) {
   const [locations, setLocations] = useState([]);
+  // read again when a place field takes the focus: a location the CPO pushed since shows (at most every 3 s)
+  const [asked, setAsked] = useState(0);
+  const readAt = useRef(0);
+  useEffect(() => setLocations([]), [id]);
   useEffect(() => {
-    setLocations([]);
     if (!id) return undefined;
     let current = true;
+    readAt.current = Date.now();
     page(`/v1/partners/${enc(id)}/objects/locations?limit=1000`)
       .then((got) => current && setLocations(got.items))
       .catch(() => undefined); // only suggestions: the fields take any id
     return () => {
       current = false;
     };
-  }, [id]);
-  return locations;
+  }, [id, asked]);
+  const refresh = () => {
+    if (Date.now() - readAt.current >= REFRESH_MS) setAsked((n) => n + 1);
+  };
+  return [locations, refresh];
 }
 
 /** The suggestions of each field, narrowed by the location and EVSE already chosen. */
@@ -275,7 +282,8 @@ function CommandForm({ partners, sent }) {
   const [busy, setBusy] = useState(false);
   const [notice, setNotice] = useState(null);
   const target = cpos.find((p) => p.id === partnerId) ?? cpos[0];
-  const offered = suggestions(useTheirLocations(target?.id), values);
+  const [theirLocations, refreshTheirs] = useTheirLocations(target?.id);
+  const offered = suggestions(theirLocations, values);
   if (cpos.length === 0) return html`<p class="muted">No CPO partner to send a command to.</p>`;
   const submit = async (e) => {
     e.preventDefault();
@@ -321,6 +329,7 @@ function CommandForm({ partners, sent }) {
             type=${name === 'expiry_date' ? 'datetime-local' : 'text'}
             required=${!OPTIONAL.has(name)}
             list=${offered[name] ? `their-${name}` : undefined}
+            onFocus=${offered[name] ? refreshTheirs : undefined}
             value=${values[name] ?? ''}
             onInput=${(e) => setValues({ ...values, [name]: e.currentTarget.value })}
           />${
