@@ -9,7 +9,7 @@ import type { PartnerRow } from '../core/partners.js';
 import { CountryCode, ObjectId, PartyId } from '../core/schemas.js';
 import { ExchangeModule } from './exchange-module.js';
 import { IdPath, partnerOf } from './partner-of.js';
-import { senderOf } from './pull.js';
+import { senderOf, sendingParties } from './pull.js';
 
 const ModulePath = Type.Object({ id: IdPath.properties.id, module: ExchangeModule });
 const ObjectPath = Type.Object({
@@ -39,24 +39,12 @@ const Held = Type.Object(
   },
 );
 
-/**
- * The parties whose objects of `module` we hold from the partner: its own and those its link
- * speaks for, in the role whose Sender serves the module; 409 when the partner plays the other
- * role (an eMSP sends no locations), as its pull answers.
- */
+/** The parties whose objects of `module` we hold from the partner: those of the role whose Sender serves it. */
 function heldParties(partner: PartnerRow, module: ExchangeModule): PartyIdentity[] {
   const sender = senderOf(module);
-  const parties = [
-    { country_code: partner.country_code, party_id: partner.party_id, role: partner.role },
-    ...partner.parties,
-  ].filter((p) => p.role === sender);
-  if (parties.length === 0)
-    throw new HttpError(
-      409,
-      sender === 'CPO' ? 'not_a_cpo' : 'not_an_emsp',
-      `partner ${partner.id} is ${partner.role === 'CPO' ? 'a CPO' : 'an eMSP'}: only ${sender === 'CPO' ? 'a CPO' : 'an eMSP'} sends us ${module}`,
-    );
-  return parties.map(({ country_code, party_id }) => ({ country_code, party_id }));
+  return sendingParties(partner, module)
+    .filter((p) => p.role === sender)
+    .map(({ country_code, party_id }) => ({ country_code, party_id }));
 }
 
 /**

@@ -129,9 +129,29 @@ function partyOf(o: unknown, version: OcpiVersion, parties: PartyRole[], role: P
   return match && { country_code: match.country_code, party_id: match.party_id };
 }
 
-/** The role whose Sender serves `module` (a CPO's locations, an eMSP's tokens): whose objects of it we hold. */
+/** The role whose Sender serves `module`: a CPO's locations, an eMSP's tokens. */
 export function senderOf(module: Pullable): PartnerRole {
   return MODULES[module].sender;
+}
+
+/**
+ * The partner's parties, its own and those its link speaks for, when one of them plays the role
+ * whose Sender serves `module` (a CPO's locations, an eMSP's tokens); else 409: the other side
+ * of a module is a Receiver interface, with nothing of it to pull from the partner or to hold.
+ */
+export function sendingParties(partner: PartnerRow, module: Pullable): PartyRole[] {
+  const sender = senderOf(module);
+  const parties: PartyRole[] = [
+    { country_code: partner.country_code, party_id: partner.party_id, role: partner.role },
+    ...partner.parties,
+  ];
+  if (!parties.some((p) => p.role === sender))
+    throw new HttpError(
+      409,
+      sender === 'CPO' ? 'not_a_cpo' : 'not_an_emsp',
+      `partner ${partner.id} is ${partner.role === 'CPO' ? 'a CPO' : 'an eMSP'}: only ${sender === 'CPO' ? 'a CPO' : 'an eMSP'} sends ${module}`,
+    );
+  return parties;
 }
 
 /** A pulled object checked against its version's schema, its timestamps in UTC; undefined when it fails. */
@@ -160,17 +180,7 @@ export async function pull(
   limit: number | undefined,
 ): Promise<PullResult> {
   const spec = MODULES[module];
-  const parties: PartyRole[] = [
-    { country_code: partner.country_code, party_id: partner.party_id, role: partner.role },
-    ...partner.parties,
-  ];
-  // the other side of a module is a Receiver interface: there is nothing to pull from it
-  if (!parties.some((p) => p.role === spec.sender))
-    throw new HttpError(
-      409,
-      spec.sender === 'CPO' ? 'not_a_cpo' : 'not_an_emsp',
-      `partner ${partner.id} is ${partner.role === 'CPO' ? 'a CPO' : 'an eMSP'}: only ${spec.sender === 'CPO' ? 'a CPO' : 'an eMSP'} serves ${module} to pull`,
-    );
+  const parties = sendingParties(partner, module);
   const link = await registeredLink(ctx, partner);
   const chosen = endpointOf(link.partner.endpoints, module, 'SENDER');
   if (!chosen) throw new HttpError(409, `no_${module}_endpoint`, `the partner lists no ${module} Sender endpoint`);
