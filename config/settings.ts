@@ -41,6 +41,13 @@ export const SettingsSchema = Type.Object({
     default: 10,
     description: 'PostgreSQL connections per process',
   }),
+  DATABASE_QUERY_TIMEOUT_MS: Type.Integer({
+    minimum: 1000,
+    maximum: 600000,
+    default: 30000,
+    description:
+      "PostgreSQL: a statement of the platform's own pool not done within this is cancelled by the server (statement_timeout), and one whose answer has not come a second later fails and its connection is dropped (a server or network that hangs rather than refuses); migrations are not bounded",
+  }),
   SQLITE_LOCKING: Type.Union([Type.Literal('exclusive'), Type.Literal('normal')], {
     default: 'exclusive',
     description:

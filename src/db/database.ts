@@ -49,6 +49,8 @@ export class Database {
     opts: {
       log: Logger;
       poolMax?: number;
+      /** PostgreSQL: the executor's statements, bounded (PgExecutorOptions.queryTimeoutMs) */
+      queryTimeoutMs?: number;
       idleInTransactionMs?: number;
       commitWindowMs?: number;
     },
@@ -79,6 +81,7 @@ export class Database {
       schema: database.schema,
       poolMax: ormOptions.poolMax,
       idleInTransactionMs: ormOptions.idleInTransactionMs,
+      queryTimeoutMs: opts.queryTimeoutMs ?? 30_000,
       ssl: ormOptions.ssl,
       connectTimeoutMs: ormOptions.connectTimeoutMs,
     });

@@ -44,6 +44,22 @@ export interface PgExecutorOptions {
   ssl: ConnectionOptions | false;
   /** a connection (TCP, TLS, login) that takes longer fails */
   connectTimeoutMs: number;
+  /**
+   * A statement running longer is cancelled by the server (`statement_timeout`); one not answered
+   * a second after that fails here and its connection is let go: a server or network that hangs
+   * holds no request, turn or probe forever (DATABASE_QUERY_TIMEOUT_MS).
+   */
+  queryTimeoutMs: number;
+}
+
+/** how long after the server's own cancel a statement's answer is awaited before giving up */
+const ANSWER_GRACE_MS = 1000;
+
+/** node-postgres's error when a statement's answer did not come within its query_timeout */
+export const UNANSWERED_MESSAGE = 'Query read timeout';
+
+function isUnanswered(err: unknown): boolean {
+  return err instanceof Error && err.message === UNANSWERED_MESSAGE;
 }
 
 /**
@@ -67,9 +83,14 @@ export class PgExecutor implements SqlExecutor {
     // the bound is on a connection being made, not on waiting for a pooled one (the pool's own
     // connectionTimeoutMillis would fail queries queued behind a busy pool after that long)
     const connectTimeoutMs = opts.connectTimeoutMs;
+    // node-postgres's query_timeout counts from when a statement is queued on its connection, and
+    // when it fires the connection still waits for the statement's answer: the connection is let
+    // go (pool.query and `checkout` release it as broken on the error), never handed on
+    const statementMs = Math.max(1000, Math.floor(opts.queryTimeoutMs));
+    const answerMs = statementMs + ANSWER_GRACE_MS;
     class BoundedClient extends pg.Client {
       constructor(config: pg.ClientConfig = {}) {
-        super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+        super({ ...config, connectionTimeoutMillis: connectTimeoutMs, query_timeout: answerMs });
       }
     }
     this.pool = new pg.Pool({
@@ -77,7 +98,7 @@ export class PgExecutor implements SqlExecutor {
       connectionString: opts.url,
       max: opts.poolMax,
       ssl: opts.ssl,
-      options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=${idle}`,
+      options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=${idle} -c statement_timeout=${statementMs}`,
     });
     // an idle client's error (server restart) must not crash the process; the pool drops it
     this.pool.on('error', () => undefined);
@@ -85,6 +106,8 @@ export class PgExecutor implements SqlExecutor {
       connectionString: opts.url,
       ssl: opts.ssl,
       connectionTimeoutMillis: connectTimeoutMs,
+      // a probe on a connection that stopped answering fails, and the next one connects anew
+      query_timeout: Math.min(answerMs, 2 * connectTimeoutMs),
       options: `-c search_path=${schema}`,
     };
   }
@@ -243,9 +266,13 @@ export class PgExecutor implements SqlExecutor {
         await client.query('COMMIT');
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {
-          broken = true;
-        });
+        // a statement not answered in time still holds the connection: a ROLLBACK would wait
+        // behind it; letting the connection go rolls the transaction back on the server
+        if (isUnanswered(err)) broken = true;
+        else
+          await client.query('ROLLBACK').catch(() => {
+            broken = true;
+          });
         throw err;
       }
     } finally {

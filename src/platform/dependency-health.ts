@@ -121,15 +121,19 @@ const OUTAGE_ERROR_CODES = new Set([
   '57P01',
   '57P02',
   '57P03',
+  // query_canceled: a statement ran past DATABASE_QUERY_TIMEOUT_MS (statement_timeout), a server
+  // too busy or too blocked to answer in time, as one that cannot be reached
+  '57014',
 ]);
 /**
  * ioredis "Connection is closed.", ioredis without an offline queue, knex's pool while the
  * database is away, and node-postgres giving up on a connection that was taken and never answered
  * (its `connectionTimeoutMillis`: "timeout expired"; the pool's own: "timeout exceeded when trying
- * to connect"), a server or network that hangs rather than refuses
+ * to connect"; a statement on a connection that stopped answering: "Query read timeout"), a server
+ * or network that hangs rather than refuses
  */
 const OUTAGE_MESSAGES =
-  /^Connection is closed\.?$|Stream isn't writeable|Timeout acquiring a connection|Connection terminated|^timeout expired$|timeout exceeded when trying to connect/;
+  /^Connection is closed\.?$|Stream isn't writeable|Timeout acquiring a connection|Connection terminated|^timeout expired$|timeout exceeded when trying to connect|^Query read timeout$/;
 
 /**
  * Whether an error says that the database or Redis could not be reached, rather than that a

@@ -215,6 +215,7 @@ async function openDatabase(config: Config, log: Logger): Promise<Database> {
   const db = await Database.open(config.database, {
     log,
     poolMax: config.DATABASE_POOL_MAX,
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     idleInTransactionMs: config.LEASE_TTL_MS * 2,
     commitWindowMs: config.COMMIT_WINDOW_MS,
   });

@@ -18,6 +18,8 @@ class DatabaseLink {
   private up = true;
   /** new connections are taken and never answered: a server (or a network) that hangs */
   private hanging = false;
+  /** the connections passed through, inbound and outbound */
+  private pairs: Array<[Socket, Socket]> = [];
   private constructor(private readonly server: Server) {}
 
   static async open(): Promise<DatabaseLink> {
@@ -42,6 +44,7 @@ class DatabaseLink {
         s.on('close', () => link.sockets.delete(s));
       }
       inbound.pipe(outbound).pipe(inbound);
+      link.pairs.push([inbound, outbound]);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return link;
@@ -64,6 +67,19 @@ class DatabaseLink {
     for (const s of this.sockets) s.destroy();
   }
 
+  /**
+   * The connections open now stop passing bytes either way and stay open (a network path that
+   * black-holes them, a stalled server); new ones pass bytes as before.
+   */
+  freeze(): void {
+    for (const [inbound, outbound] of this.pairs) {
+      inbound.unpipe(outbound);
+      outbound.unpipe(inbound);
+      for (const s of [inbound, outbound]) s.on('data', () => undefined);
+    }
+    this.pairs = [];
+  }
+
   restore(): void {
     this.up = true;
     this.hanging = false;
@@ -73,6 +89,21 @@ class DatabaseLink {
     this.down();
     await new Promise((resolve) => this.server.close(resolve));
   }
+}
+
+/** A charger registered, connected and booted, in a transaction it started. */
+async function chargingCharger(url: string) {
+  const cp = (
+    await apiClient(url)<RegisteredChargePoint>('POST', '/v1/charge-points', {
+      id: uniqueChargePointId('OUT'),
+      protocol: 'ocpp1.6',
+    })
+  ).body;
+  const client: RPCClient = strictCharger(url, cp, 'ocpp1.6');
+  await client.connect();
+  await client.call('BootNotification', v16.boot());
+  const { transactionId } = (await client.call('StartTransaction', v16.start())) as { transactionId: number };
+  return { cp, client, transactionId };
 }
 
 /**
@@ -92,7 +123,7 @@ describe('a charger call that fails because PostgreSQL is unreachable', function
     env = await clusterEnvironment({ CSMS_API_KEY: API_KEY, ASK_TIMEOUT_MS: '2000', OCPP_UNKNOWN_ID_TAGS: 'accept' });
     link = await DatabaseLink.open();
     started = await startPlatform(env, [csmsModule({ pingIntervalMs: 60_000, callTimeoutMs: 5_000 })], {
-      overrides: { DATABASE_URL: link.url },
+      overrides: { DATABASE_URL: link.url, DATABASE_QUERY_TIMEOUT_MS: '1000' },
       log: createLogger('info', {}, { write: (s: string) => void lines.push(JSON.parse(s) as Line) }),
     });
   });
@@ -105,16 +136,7 @@ describe('a charger call that fails because PostgreSQL is unreachable', function
 
   it('is answered InternalError, counted with cause="dependency" and logged at warn, not as a bug', async () => {
     const url = started!.platform.url;
-    const cp = (
-      await apiClient(url)<RegisteredChargePoint>('POST', '/v1/charge-points', {
-        id: uniqueChargePointId('OUT'),
-        protocol: 'ocpp1.6',
-      })
-    ).body;
-    const client: RPCClient = strictCharger(url, cp, 'ocpp1.6');
-    await client.connect();
-    await client.call('BootNotification', v16.boot());
-    const { transactionId } = (await client.call('StartTransaction', v16.start())) as { transactionId: number };
+    const { cp, client, transactionId } = await chargingCharger(url);
 
     link.down();
     await waitFor('/readyz says degraded', async () => (await fetch(`${url}/readyz`)).status === 503, 10_000);
@@ -164,6 +186,39 @@ describe('a charger call that fails because PostgreSQL is unreachable', function
     for (const l of sweeps) expect(l.err).to.be.a('string');
     link.restore();
     await waitFor('/readyz ready again', async () => (await fetch(`${url}/readyz`)).status === 200, 20_000);
+  });
+
+  it('connections that stop answering: calls on them fail within DATABASE_QUERY_TIMEOUT_MS and the process goes on over new ones', async () => {
+    const url = started!.platform.url;
+    const api = apiClient(url);
+    const { client, transactionId } = await chargingCharger(url);
+    link.freeze();
+    // was: the pooled connections waited for answers that never came, and with them every turn,
+    // request and probe of the process, until the network gave up (minutes)
+    const started_ = Date.now();
+    const during = await Promise.all([
+      client.call('MeterValues', v16.meterValues(1, transactionId, 3000)).then(
+        () => 'answered',
+        (e: unknown) => (e as { rpcErrorCode?: string }).rpcErrorCode ?? String(e),
+      ),
+      api('GET', '/v1/charge-points').then((a) => a.status),
+    ]);
+    expect(Date.now() - started_).to.be.below(8_000);
+    for (const d of during) expect(['answered', 'InternalError', 200, 503]).to.include(d);
+    // the silent connections are let go; the next calls go over new ones, without a restart
+    await waitFor(
+      'a meter value answered again',
+      async () =>
+        client.call('MeterValues', v16.meterValues(1, transactionId, 3100)).then(
+          () => true,
+          () => false,
+        ),
+      15_000,
+    );
+    expect((await api('GET', '/v1/charge-points')).status).to.equal(200);
+    await waitFor('/readyz ready', async () => (await fetch(`${url}/readyz`)).status === 200, 15_000);
+    expect(lines.filter((l) => l.msg === 'unhandled error')).to.deep.equal([]);
+    await client.close({ force: true });
   });
 
   it("an operator's command whose turn cannot commit is answered 503 and never reaches the charger", async () => {

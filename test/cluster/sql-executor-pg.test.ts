@@ -27,7 +27,7 @@ async function insertAll() {
 }
 
 /** The pg executor with a pool of one connection, on the `public` schema. */
-async function onePool(url: string, connectTimeoutMs: number) {
+async function onePool(url: string, connectTimeoutMs: number, queryTimeoutMs = 30_000) {
   const { PgExecutor } = await import('../../src/db/pg-executor.js');
   return new PgExecutor({
     url,
@@ -36,7 +36,61 @@ async function onePool(url: string, connectTimeoutMs: number) {
     idleInTransactionMs: 30_000,
     ssl: false,
     connectTimeoutMs,
+    queryTimeoutMs,
   });
+}
+
+/**
+ * A TCP proxy to the database. `freeze` makes the connections open at that moment stop passing
+ * bytes either way, without closing (a network path that black-holes them, a stalled server);
+ * connections made after it pass bytes as before.
+ */
+async function freezingProxy() {
+  const target = new URL(PG_URL);
+  const pairs = new Set<[Socket, Socket]>();
+  const all = new Set<Socket>();
+  const proxy = createServer((inbound) => {
+    const outbound = connect(Number(target.port || 5432), target.hostname);
+    const pair: [Socket, Socket] = [inbound, outbound];
+    pairs.add(pair);
+    for (const s of pair) {
+      all.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        pairs.delete(pair);
+        all.delete(s);
+      });
+    }
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const url = new URL(PG_URL);
+  url.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  return {
+    url: url.toString(),
+    freeze(): void {
+      for (const [inbound, outbound] of pairs) {
+        inbound.unpipe(outbound);
+        outbound.unpipe(inbound);
+        // read and dropped, so that nothing backs up into the client's writes either
+        for (const s of [inbound, outbound]) s.on('data', () => undefined);
+      }
+      pairs.clear();
+    },
+    async close(): Promise<void> {
+      for (const s of all) s.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+    },
+  };
+}
+
+/** What `p` settled with and after how many ms. */
+async function timed<T>(p: Promise<T>): Promise<{ ms: number; value?: T; error?: unknown }> {
+  const start = Date.now();
+  return p.then(
+    (value) => ({ ms: Date.now() - start, value }),
+    (error: unknown) => ({ ms: Date.now() - start, error }),
+  );
 }
 
 describe('the runtime on the pg driver (group commit, named statements)', () => {
@@ -119,6 +173,7 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
       idleInTransactionMs: 30_000,
       ssl: false,
       connectTimeoutMs: 2000,
+      queryTimeoutMs: 30_000,
     });
     try {
       const failed = await pool
@@ -144,6 +199,89 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
     }
   });
 
+  describe('a database that stops answering on connections already open (DATABASE_QUERY_TIMEOUT_MS)', () => {
+    // the bound: 1 s on the server (statement_timeout), the answer awaited 1 s more
+    const QUERY_MS = 1000;
+
+    it("a statement fails with an outage's error within the bound, and the next one runs on a new connection", async () => {
+      const { isDependencyOutage } = await import('../../src/platform/dependency-health.js');
+      const link = await freezingProxy();
+      const pool = await onePool(link.url, 2000, QUERY_MS);
+      try {
+        expect(await pool.query('SELECT 1 AS ok')).to.deep.equal([{ ok: 1 }]);
+        link.freeze();
+        // was: no answer ever (the connection open, nothing coming back), every later statement queued behind it
+        const stuck = await timed(pool.query('SELECT 2 AS ok'));
+        expect(stuck.error).to.be.instanceOf(Error).with.property('message', 'Query read timeout');
+        expect(isDependencyOutage(stuck.error)).to.equal(true);
+        expect(stuck.ms).to.be.within(QUERY_MS, 3 * QUERY_MS + 500);
+        // the pool of one let the silent connection go
+        expect(await pool.query('SELECT 3 AS ok')).to.deep.equal([{ ok: 3 }]);
+      } finally {
+        await pool.close();
+        await link.close();
+      }
+    });
+
+    it('a transaction and a pipelined commit fail within the bound, without a ROLLBACK queued behind the silent statement', async () => {
+      const link = await freezingProxy();
+      const pool = await onePool(link.url, 2000, QUERY_MS);
+      try {
+        const tx = await timed(
+          pool.transaction(async (t) => {
+            await t.query('SELECT 1 AS ok');
+            link.freeze();
+            await t.query('SELECT 2 AS ok');
+          }),
+        );
+        expect(tx.error).to.be.instanceOf(Error).with.property('message', 'Query read timeout');
+        // one bound, not a second one for a ROLLBACK waiting behind the first statement
+        expect(tx.ms).to.be.below(2 * QUERY_MS + 900);
+        expect(await pool.query('SELECT 3 AS ok')).to.deep.equal([{ ok: 3 }]);
+
+        link.freeze();
+        const piped = await timed(pool.pipelinedCommit([{ sql: 'SELECT 4 AS ok', params: [] }]));
+        expect(piped.error).to.be.instanceOf(Error).with.property('message', 'Query read timeout');
+        expect(piped.ms).to.be.below(3 * QUERY_MS + 500);
+        expect(await pool.query('SELECT 5 AS ok')).to.deep.equal([{ ok: 5 }]);
+      } finally {
+        await pool.close();
+        await link.close();
+      }
+    });
+
+    it('a statement running past the bound is cancelled by the server (57014, an outage) and its connection serves on', async () => {
+      const { isDependencyOutage } = await import('../../src/platform/dependency-health.js');
+      const pool = await onePool(PG_URL, 2000, QUERY_MS);
+      try {
+        const slow = await timed(pool.query('SELECT pg_sleep(5) AS slept'));
+        expect(slow.error).to.have.property('code', '57014');
+        expect(isDependencyOutage(slow.error)).to.equal(true);
+        expect(slow.ms).to.be.below(QUERY_MS + 900);
+        expect(await pool.query('SELECT 1 AS ok')).to.deep.equal([{ ok: 1 }]);
+      } finally {
+        await pool.close();
+      }
+    });
+
+    it("ping's own connection that stops answering says false, and the next ping connects anew", async () => {
+      const link = await freezingProxy();
+      const pool = await onePool(link.url, 2000, QUERY_MS);
+      try {
+        expect(await pool.ping()).to.equal(true);
+        link.freeze();
+        const frozen = await timed(pool.ping());
+        expect(frozen.value).to.equal(false);
+        expect(frozen.ms).to.be.below(3 * QUERY_MS + 500);
+        // was: every later probe queued on the silent connection, the database "down" for good
+        expect(await pool.ping()).to.equal(true);
+      } finally {
+        await pool.close();
+        await link.close();
+      }
+    });
+  });
+
   it("m0028: an OCPI object inserted without created_ms (a process of the release before) gets the insert's time", async () => {
     const before = Date.now();
     await db().sql.run(
@@ -167,6 +305,7 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
       idleInTransactionMs: 30_000,
       ssl: false,
       connectTimeoutMs: 5_000,
+      queryTimeoutMs: 30_000,
     });
     try {
       await pool.run('CREATE TABLE pair (id integer PRIMARY KEY, n integer NOT NULL)');
