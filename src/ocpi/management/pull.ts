@@ -39,8 +39,11 @@ interface PullModule {
   sender: PartnerRole;
   /** each version's object schema, and its check */
   schemas: Record<OcpiVersion, Checked>;
-  /** stores a checked object of `party`; its id, or undefined when it was not stored */
-  store(ctx: OcpiContext, o: unknown, version: OcpiVersion, party: PartyIdentity): Promise<string | undefined>;
+  /**
+   * Stores a checked object of `party`: its id, or KEPT when what we hold stays (a newer version
+   * by `last_updated`, as our Receivers keep it, or a CDR we have already)
+   */
+  store(ctx: OcpiContext, o: unknown, version: OcpiVersion, party: PartyIdentity): Promise<string | typeof KEPT>;
 }
 
 interface Checked {
@@ -55,14 +58,18 @@ function both(v211: TSchema, v221: TSchema): Record<OcpiVersion, Checked> {
   };
 }
 
+/** what `PullModule.store` answers for an object whose held version stays */
+const KEPT = Symbol('kept');
+
 const MODULES: Record<Pullable, PullModule> = {
   locations: {
     sender: 'CPO',
     schemas: both(L211.Location, L221.Location),
     async store(ctx, o, version, party) {
       const l = version === '2.1.1' ? locationFrom211(o as L211.Location, party) : (o as L221.StoredLocation);
-      await ctx.stores.locations.put({ ...party, id: l.id }, { ...l, ...party });
-      return l.id;
+      // a list read before the partner's last push must not undo it (an EVSE's status, a removal)
+      const held = await ctx.stores.locations.putUnlessOlder({ ...party, id: l.id }, { ...l, ...party });
+      return held.applied ? l.id : KEPT;
     },
   },
   tariffs: {
@@ -72,7 +79,7 @@ const MODULES: Record<Pullable, PullModule> = {
       const t = version === '2.1.1' ? tariffFrom211(o as T211.Tariff, party) : (o as T221.Tariff);
       // as our Receiver takes a push: not over a tariff held that was updated later (Decisions 38)
       const held = await ctx.stores.tariffs.putUnlessOlder({ ...party, id: t.id }, t);
-      if (!held.applied) return undefined;
+      if (!held.applied) return KEPT;
       // its version kept, the CDRs left unpriced for want of it checked again, as after a push
       await tariffStored(ctx, party, held.object);
       return t.id;
@@ -87,8 +94,9 @@ const MODULES: Record<Pullable, PullModule> = {
         version === '2.1.1'
           ? { ...(o as S211.SessionCreate), authorization_id: (o as S211.SessionCreate).auth_id }
           : (o as S221.Session);
-      await ctx.stores.sessions.put({ ...party, id: stored.id }, stored);
-      return stored.id;
+      // not over a later state of the session pushed since (COMPLETED back to ACTIVE)
+      const held = await ctx.stores.sessions.putUnlessOlder({ ...party, id: stored.id }, stored);
+      return held.applied ? stored.id : KEPT;
     },
   },
   cdrs: {
@@ -99,7 +107,7 @@ const MODULES: Record<Pullable, PullModule> = {
       // a CDR never changes (Decisions 25): one we hold already stays as it is
       const c = o as C211.Cdr | C221.Cdr;
       const key = { ...party, id: c.id };
-      if (await ctx.stores.cdrs.get(key)) return undefined;
+      if (await ctx.stores.cdrs.get(key)) return KEPT;
       await ctx.stores.cdrs.put(key, c);
       // re-priced as a CDR posted to us is (docs/TARIFFS.md "Re-pricing received CDRs")
       ctx.cdrChecks?.pulled(key, c);
@@ -111,8 +119,10 @@ const MODULES: Record<Pullable, PullModule> = {
     schemas: both(K211.Token, K221.Token),
     async store(ctx, o, version, party) {
       const t = version === '2.1.1' ? tokenFrom211(o as K211.Token, party) : (o as K221.Token);
-      await ctx.stores.tokens.put({ ...party, id: t.uid }, t);
-      return t.uid;
+      // as our tokens Receivers keep a push: a stale copy in the eMSP's list must not lift a block
+      // it pushed since
+      const held = await ctx.stores.tokens.putUnlessOlder({ ...party, id: t.uid }, t);
+      return held.applied ? t.uid : KEPT;
     },
   },
 };
@@ -168,6 +178,8 @@ export interface PullResult {
   url: string;
   pages: number;
   stored: number;
+  /** objects left as we hold them: a newer version by `last_updated`, or a CDR we have */
+  kept: number;
   rejected: number;
   ids: string[];
 }
@@ -189,6 +201,7 @@ export async function pull(
   const rules = spec.schemas[version];
   const ids: string[] = [];
   let rejected = 0;
+  let kept = 0;
   let pages = 0;
   const to = { country_code: partner.country_code, party_id: partner.party_id };
   try {
@@ -199,12 +212,13 @@ export async function pull(
       for (const o of page) {
         const party = checked(o, rules) ? partyOf(o, version, parties, spec.sender) : undefined;
         const id = party && (await spec.store(ctx, o, version, party));
-        if (id) ids.push(id);
-        else if (!party) rejected++;
+        if (id === undefined) rejected++;
+        else if (id === KEPT) kept++;
+        else ids.push(id);
       }
     }
   } catch (err) {
     return badGateway(ctx, err);
   }
-  return { module, version, url: chosen.url, pages, stored: ids.length, rejected, ids };
+  return { module, version, url: chosen.url, pages, stored: ids.length, kept, rejected, ids };
 }

@@ -100,6 +100,54 @@ export function exchangeSuite(makeTarget: () => Promise<OcpiTarget>): void {
       }
     });
 
+    it('a pull leaves what we hold when it is newer: a token blocked and a session completed by pushes since', async () => {
+      let party = { country_code: '', party_id: '' };
+      const emsp = await t.api.register('EMSP', '/ocpi/cpo/2.2.1/credentials', {
+        versions: ['2.2.1'],
+        modules: [{ identifier: 'tokens', role: 'SENDER' }],
+        // the eMSP's list still holds the copy of before its block
+        answer: () => [aToken221({ ...party, uid: 'STALE-TOK', valid: true, last_updated: isoAt(-3600) })],
+      });
+      party = emsp.party;
+      const tokenAt = `/ocpi/cpo/2.2.1/tokens/${party.country_code}/${party.party_id}/STALE-TOK`;
+      const blocked = aToken221({ ...party, uid: 'STALE-TOK', valid: false, last_updated: isoAt() });
+      expect((await t.api.request('PUT', tokenAt, { token: emsp.token, ...b64, body: blocked })).status).to.equal(200);
+      const res = await t.api.request('POST', `/v1/partners/${emsp.id}/pull/tokens`);
+      // was stored: 1, and the card valid again
+      expect(res.body).to.deep.include({ stored: 0, kept: 1, rejected: 0 });
+      expect(dataOf<Obj>(await t.api.request('GET', tokenAt, { token: emsp.token, ...b64 }))).to.include({
+        valid: false,
+        last_updated: isoAt(),
+      });
+
+      let cpoParty = { country_code: '', party_id: '' };
+      const cpo = await t.api.register('CPO', undefined, {
+        versions: ['2.2.1'],
+        modules: SENDERS,
+        answer: (req) =>
+          req.path.startsWith('/sessions')
+            ? [aSession221({ ...cpoParty, id: 'STALE-SES', status: 'ACTIVE', last_updated: isoAt(-60) })]
+            : [],
+      });
+      cpoParty = cpo.party;
+      const sessionAt = `/ocpi/emsp/2.2.1/sessions/${cpoParty.country_code}/${cpoParty.party_id}/STALE-SES`;
+      const completed = aSession221({
+        ...cpoParty,
+        id: 'STALE-SES',
+        status: 'COMPLETED',
+        end_date_time: isoAt(),
+        last_updated: isoAt(),
+      });
+      expect((await t.api.request('PUT', sessionAt, { token: cpo.token, ...b64, body: completed })).status).to.equal(
+        200,
+      );
+      const sessions = await t.api.request('POST', `/v1/partners/${cpo.id}/pull/sessions`);
+      expect(sessions.body).to.deep.include({ stored: 0, kept: 1, rejected: 0 });
+      expect(dataOf<Obj>(await t.api.request('GET', sessionAt, { token: cpo.token, ...b64 }))).to.include({
+        status: 'COMPLETED',
+      });
+    });
+
     it("pulls a 2.1.1 eMSP's tokens into the 2.2.1 shape under its party", async () => {
       const emsp = await t.api.register('EMSP', '/ocpi/cpo/2.1.1/credentials', {
         versions: ['2.1.1'],
