@@ -711,6 +711,40 @@ describe('roaming: our tokens pushed to partner CPOs', function () {
     expect(cpo221.sim.violations).to.deep.equal([]);
     expect(cpo211.sim.violations).to.deep.equal([]);
   });
+
+  it('a CPO that registers, or registers again, is sent our tokens written meanwhile: one blocked while it was away', async () => {
+    const uid = `C${randomUUID().slice(0, 8)}`.toUpperCase();
+    const at = `/v1/ocpi/tokens/NL/EVP/${uid}`;
+    expect((await world.api.request('PUT', at, { body: aToken221({ uid }) })).status).to.equal(200);
+    const cpo = await world.partner('2.2.1', 'CPO');
+    const putOf = (since: number, valid: boolean) =>
+      eventually(
+        async () =>
+          cpo.sim
+            .receivedSince(since)
+            .find(
+              (r) =>
+                r.method === 'PUT' &&
+                r.path.includes(`/tokens/NL/EVP/${uid}`) &&
+                (r.body as Json | undefined)?.valid === valid &&
+                r.status === 200,
+            ),
+        { timeoutMs: 10_000, what: `the PUT of ${uid} (valid ${valid})` },
+      );
+    // a token that was there before the CPO registered: it had nothing to authorize the card with
+    await putOf(0, true);
+    expect((await cpo.sim.unregister()).statusCode).to.equal(1000);
+    // blocked while no link speaks for the CPO: nothing is queued for it
+    expect((await world.api.request('PUT', at, { body: aToken221({ uid, valid: false }) })).status).to.equal(200);
+    const since = cpo.sim.lastSeq;
+    const again = await world.api.request('POST', '/v1/partners', { body: { ...cpo.sim.party, role: 'CPO' } });
+    expect(again.status, JSON.stringify(again.body)).to.equal(201);
+    const { versions_url, token } = again.body as { versions_url: string; token: string };
+    expect((await cpo.sim.registerWith(versions_url, token)).answer.statusCode).to.equal(1000);
+    // was: the CPO kept the card valid until it pulled our tokens
+    await putOf(since, false);
+    expect(cpo.sim.violations).to.deep.equal([]);
+  });
 });
 
 describe('roaming: the local list is shared fairly', function () {

@@ -1,6 +1,6 @@
 import type { SqlRunner } from '../../db/sql.js';
 import type { PartnerProjection, PartnerRecord } from '../../../actors/partner/ports.js';
-import { catchUpEmsp, catchUpOwnObjects } from '../outbox/catch-up.js';
+import { catchUpEmsp, catchUpOwnObjects, catchUpOwnTokens } from '../outbox/catch-up.js';
 
 /**
  * The partner actor's projections (its deps.projection): `ocpi_partner` for the operator's lists
@@ -13,21 +13,23 @@ export function partnerProjection(own: { country_code: string; party_id: string 
     async write(tx: SqlRunner, s: PartnerRecord): Promise<void> {
       const [before] = await tx.query('SELECT status FROM ocpi_partner WHERE id = ?', [s.id]);
       await writeRows(tx, s);
-      // a link that becomes registered is sent what its eMSP parties missed while none was
+      // a link that becomes registered is sent what its parties missed while none was: its eMSP
+      // parties our sessions, CDRs, locations and tariffs, its CPO parties our tokens
       if (s.status === 'registered' && before?.status !== 'registered') {
-        const parties = emspParties(s);
+        const parties = partiesOf(s, 'EMSP');
         const key = `${s.country_code}-${s.party_id}`;
         await catchUpEmsp(tx, own, key, parties);
         if (parties.length > 0) await catchUpOwnObjects(tx, own, key);
+        if (partiesOf(s, 'CPO').length > 0) await catchUpOwnTokens(tx, own, key);
       }
     },
   };
 }
 
-/** The eMSP parties a link speaks for: its own when it is an eMSP's, and the others it names. */
-function emspParties(s: PartnerRecord): Array<{ country_code: string; party_id: string }> {
-  const own = s.role === 'EMSP' ? [{ country_code: s.country_code, party_id: s.party_id }] : [];
-  return [...own, ...(s.parties ?? []).filter((p) => p.role === 'EMSP')];
+/** The parties of `role` a link speaks for: its own when it is of that role, and the others it names. */
+function partiesOf(s: PartnerRecord, role: 'EMSP' | 'CPO'): Array<{ country_code: string; party_id: string }> {
+  const own = s.role === role ? [{ country_code: s.country_code, party_id: s.party_id }] : [];
+  return [...own, ...(s.parties ?? []).filter((p) => p.role === role)];
 }
 
 async function writeRows(tx: SqlRunner, s: PartnerRecord): Promise<void> {

@@ -71,3 +71,40 @@ export async function catchUpOwnObjects(tx: SqlRunner, own: Party, partnerKey: s
   }
   return rows.length;
 }
+
+/**
+ * What a CPO link that becomes registered missed of our own tokens: a token's PUT (a card the
+ * eMSP blocked) was queued for no link while none was registered, so a CPO registered again kept
+ * authorizing a card we had blocked (mod_tokens: every change of a token is sent to the CPO).
+ * Queued now, in the turn that registers it: the PUT of each of our tokens written in the last
+ * CATCH_UP_DAYS (by when we stored it: the operator's PUT may carry an older `last_updated`), at
+ * most CATCH_UP_MAX, oldest first; older ones the CPO pulls from our tokens Sender. Answers how
+ * many were queued.
+ */
+export async function catchUpOwnTokens(tx: SqlRunner, own: Party, partnerKey: string): Promise<number> {
+  const rows = await tx.query(
+    `SELECT object_id AS id, data FROM ocpi_object
+     WHERE module = 'tokens' AND country_code = ? AND party_id = ? AND updated_at >= ?
+     ORDER BY updated_at DESC LIMIT ?`,
+    [own.country_code, own.party_id, Date.now() - CATCH_UP_DAYS * 86_400_000, CATCH_UP_MAX],
+  );
+  let queued = 0;
+  for (const r of rows.reverse()) {
+    const type = tokenType(r.data);
+    if (type === undefined) continue;
+    await enqueue(tx, { partner_key: partnerKey }, { kind: 'token', uid: String(r.id), type });
+    queued++;
+  }
+  return queued;
+}
+
+/** A stored token's `type` (its data is JSON text, or parsed already by the driver). */
+function tokenType(data: unknown): string | undefined {
+  try {
+    const o: unknown = typeof data === 'string' ? JSON.parse(data) : data;
+    const type = o !== null && typeof o === 'object' && 'type' in o ? o.type : undefined;
+    return typeof type === 'string' ? type : undefined;
+  } catch {
+    return undefined;
+  }
+}
