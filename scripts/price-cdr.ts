@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { compileLazily } from '../src/lazy-compile.js';
 import { priceCdr } from '../src/tariffs/engine.js';
+import { readsLocalTime } from '../src/tariffs/local-time.js';
 import { PriceRequest } from '../src/tariffs/types.js';
 import { commandLine, usageError } from './cli.js';
 
@@ -55,15 +56,6 @@ function readJson(path: string): unknown {
 
 const record = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-
-const LOCAL_TIME_RESTRICTIONS = ['start_time', 'end_time', 'start_date', 'end_date', 'day_of_week'];
-
-/** Whether an element of `tariff` has a restriction read on the location's wall clock. */
-function readsLocalTime(tariff: unknown): boolean {
-  const elements = record(tariff).elements;
-  if (!Array.isArray(elements)) return false;
-  return elements.some((e) => LOCAL_TIME_RESTRICTIONS.some((k) => record(record(e).restrictions)[k] !== undefined));
-}
 
 function main(): void {
   const { values } = commandLine(CLI);

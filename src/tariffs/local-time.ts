@@ -256,3 +256,23 @@ export function offsetChanges(timeZone: string, from: number, to: number): numbe
   }
   return changes;
 }
+
+const LOCAL_TIME_RESTRICTIONS = ['start_time', 'end_time', 'start_date', 'end_date', 'day_of_week'] as const;
+
+/**
+ * Whether an element of `tariff` (any shape: checked here) has a restriction read on the
+ * location's wall clock: priced in a zone that is not the location's, such a tariff gives a total
+ * that looks right and is not.
+ */
+export function readsLocalTime(tariff: unknown): boolean {
+  const elements = fieldOf(tariff, 'elements');
+  if (!Array.isArray(elements)) return false;
+  return elements.some((e) => {
+    const restrictions = fieldOf(e, 'restrictions');
+    return LOCAL_TIME_RESTRICTIONS.some((k) => fieldOf(restrictions, k) !== undefined);
+  });
+}
+
+function fieldOf(o: unknown, key: string): unknown {
+  return typeof o === 'object' && o !== null && key in o ? (o as Record<string, unknown>)[key] : undefined;
+}

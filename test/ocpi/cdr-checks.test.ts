@@ -314,16 +314,46 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     expect(check.reason).to.contain('tariff TAR-NEVER-PUSHED').and.contain('not known');
   });
 
-  it('2.2.1: a location we do not hold is priced in UTC, with a note', async () => {
+  it('2.2.1: a location we do not hold: a tariff that reads the local time leaves the CDR unpriced; another is priced in UTC, with a note', async () => {
     const cdr = cdr221(cpo221, {
       cdr_location: place221('LOC-UNKNOWN'),
       charging_periods: PERIODS.map((p) => ({ ...p, tariff_id: 'TAR-PEAK' })),
-      total_cost: { excl_vat: 3, incl_vat: 3.6 },
+      total_cost: { excl_vat: 5, incl_vat: 6 },
     });
     await postCdr(cpo221, cdr);
     const check = await checkOf(cpo221, String(cdr.id));
-    expect(check).to.deep.include({ status: 'agrees', time_zone: { zone: 'UTC', source: 'utc' } });
+    // was "disagrees" by 2.00: the peak hours read in UTC, a dispute raised on a guess
+    expect(check).to.deep.include({ status: 'unpriced', ours: null, time_zone: { zone: 'UTC', source: 'utc' } });
+    expect(check.reason).to.contain('LOC-UNKNOWN').and.contain('local time');
     expect(check.notes.join(' ')).to.contain('LOC-UNKNOWN').and.contain('UTC');
+    // a flat price reads no clock: priced in UTC all the same
+    const flat = cdr221(cpo221, {
+      cdr_location: place221('LOC-UNKNOWN'),
+      tariffs: [aTariff221({ ...party(cpo221), id: 'TAR-ANYTIME', elements: [ELEMENTS_221[1]] })],
+      total_cost: { excl_vat: 3, incl_vat: 3.6 },
+    });
+    await postCdr(cpo221, flat);
+    expect(await checkOf(cpo221, String(flat.id))).to.deep.include({
+      status: 'agrees',
+      time_zone: { zone: 'UTC', source: 'utc' },
+    });
+  });
+
+  it('2.1.1: a location pushed without a time_zone is no zone known (not the Etc/UTC it is held with): a tariff of peak hours leaves the CDR unpriced', async () => {
+    await push(cpo211, 'locations', 'LOC-211-NOZONE', aLocation211({ id: 'LOC-211-NOZONE' }));
+    const cdr = cdr211({
+      location: aLocation211({
+        id: 'LOC-211-NOZONE',
+        evses: [anEvse211({ connectors: [aConnector211({ tariff_id: 'TAR-PEAK' })] })],
+      }),
+      total_cost: 5,
+    });
+    await postCdr(cpo211, cdr);
+    const check = await checkOf(cpo211, String(cdr.id));
+    // was "disagrees" (theirs 5.00, ours 3.00) with no note: read in the Etc/UTC we filled in
+    expect(check).to.deep.include({ status: 'unpriced', time_zone: { zone: 'UTC', source: 'utc' } });
+    expect(check.reason).to.contain('LOC-211-NOZONE').and.contain('local time');
+    expect(check.notes.join(' ')).to.contain('Etc/UTC');
   });
 
   it('2.2.1: a CDR with energy fed back (negative ENERGY) is taken and stored; its check is unpriced, saying why', async () => {

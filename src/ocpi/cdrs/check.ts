@@ -1,8 +1,9 @@
 import { selectTariff, tariffForRoaming, tariffValidAt } from '../../tariffs/engine.js';
-import { isTimeZone } from '../../tariffs/local-time.js';
+import { isTimeZone, readsLocalTime } from '../../tariffs/local-time.js';
 import { dec, reported } from '../../tariffs/money.js';
 import type { PricingHandle } from '../../tariffs/module.js';
 import type { PriceOutcome, PricedCdr, PricingCdr, PricingPeriod, PricingTariff } from '../../tariffs/types.js';
+import { ASSUMED_211_ZONE } from '../locations/mappers.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import { isCdr221, type StoredCdr } from '../sessions/stored.js';
 import type { ObjectKey, ObjectStore } from '../store/object-store.js';
@@ -283,13 +284,20 @@ async function pushedTariff(
 
 /**
  * The zone restrictions are read in: that of the location a 2.1.1 CDR carries (the place as at
- * the session, sent with the CDR), else our copy of the partner's location's, else UTC (noted).
- * A 2.1.1 location pushed without a time_zone is held as Etc/UTC: the CDR's zone comes first.
+ * the session, sent with the CDR), else our copy of the partner's location's, else UTC (noted,
+ * source `utc`). A 2.1.1 location pushed without a time_zone is held as Etc/UTC (Decisions 15):
+ * for a 2.1.1 CDR that Etc/UTC is taken for no zone known, not for the partner's word.
  */
 function zoneOf(view: CdrView, stored: StoredPlace, notes: string[]): { zone: string; source: ZoneSource } {
+  const held = stored?.time_zone;
+  const assumed = view.version === '2.1.1' && held === ASSUMED_211_ZONE;
+  if (assumed && view.zone === undefined)
+    notes.push(
+      `location ${view.locationId} is held with ${ASSUMED_211_ZONE}, as a 2.1.1 location pushed without a time_zone is: taken for no zone known`,
+    );
   const candidates: Array<[string | undefined, ZoneSource, string]> = [
     [view.zone, 'cdr_location', "the CDR's location"],
-    [stored?.time_zone, 'location', `location ${view.locationId} as the partner pushed it`],
+    [assumed ? undefined : held, 'location', `location ${view.locationId} as the partner pushed it`],
   ];
   for (const [zone, source, what] of candidates) {
     if (zone === undefined) continue;
@@ -362,6 +370,12 @@ export async function checkCdr(deps: CheckDeps, key: ObjectKey, cdr: StoredCdr, 
   detail.tariff = { id: chosen.id, source: chosen.source };
   detail.time_zone = zoneOf(view, stored, detail.notes);
   const used = await inForceAtStart(deps, key, chosen, view, detail.notes);
+  // priced in UTC, a tariff that reads the local time would give a total that looks right and is
+  // not: a dispute raised on a guess (as price-cdr refuses such a tariff without a zone)
+  if (detail.time_zone.source === 'utc' && readsLocalTime(used.tariff))
+    return unpriced(
+      `no time zone known for location ${view.locationId}, and the tariff's restrictions read the local time (start_time, end_time, start_date, end_date or day_of_week)`,
+    );
   const priced = await priceWith(deps, used, view, detail.time_zone.zone);
   if (typeof priced === 'string') return unpriced(priced);
   detail.priced = priced;

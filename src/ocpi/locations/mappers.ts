@@ -145,6 +145,9 @@ export function hoursTo211(h: Hours221): Hours211 {
   return h;
 }
 
+/** What a 2.1.1 location without a time_zone is held with (Decisions 15); no zone the partner gave. */
+export const ASSUMED_211_ZONE = 'Etc/UTC';
+
 /** A 2.1.1 location pulled from a partner CPO, stored in the 2.2.1 shape under its party. */
 export function locationFrom211(l: V211.Location, party: PartyIdentity): V221.StoredLocation {
   const { type, evses, time_zone, opening_times, ...rest } = l;
@@ -157,7 +160,7 @@ export function locationFrom211(l: V211.Location, party: PartyIdentity): V221.St
     publish: true,
     parking_type: parking,
     // time_zone is optional in 2.1.1 and required in 2.2.1
-    time_zone: time_zone ?? 'Etc/UTC',
+    time_zone: time_zone ?? ASSUMED_211_ZONE,
     evses: evses?.map(evseFrom211),
   });
 }
