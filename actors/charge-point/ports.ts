@@ -315,6 +315,11 @@ export interface MeterSampleWrites {
     at: number,
     wh: number,
     which: 'first' | 'start' | 'between' | 'last' | 'peak',
+    /**
+     * a 2.0.1 update's seqNo: the reading is kept only if the session row has applied no seqNo at
+     * or above it (a repeat changes nothing, the chart included); written before the row moves
+     */
+    seq?: number | null,
   ): { write: WriteStep; kept: () => void } | undefined;
   /** the transaction ended without a reading: nothing more to remember for it */
   forget(sessionId: string): void;

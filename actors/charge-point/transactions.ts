@@ -523,24 +523,13 @@ export function onTransactionProgress(
   const ended = event.type === 'transaction-ended';
   const progress = progressOf(tx, event, first.meterStart, authorizesLate(tx, event, idTagStatus));
   if (first.writeStart && first.meterStart !== null) progress.start = first.meterStart;
+  const peak = keepChartReadings(deps, ctx, tx, event, progress);
   ctx.write(deps.sessions.progress(tx.session_id, progress));
   if (first.begin) {
     const latestAt = progress.meter?.at ?? progress.stopped?.at ?? chargerTime(event.timestamp);
     keepBegin(deps, ctx, tx, first.begin, latestAt, first.corrected);
   }
-  if (progress.meter)
-    keepSample(
-      ctx,
-      deps.meterSamples.sample(tx.session_id, progress.meter.at, progress.meter.last_wh, ended ? 'last' : 'between'),
-    );
-  else if (ended) deps.meterSamples.forget(tx.session_id);
-  // the message's peak above its last reading is a reading of the chart and the CDR too
-  const peak = progress.meter && event.meter_peak;
-  if (peak) {
-    const peakAt = chargerTime(peak.timestamp);
-    keepSample(ctx, deps.meterSamples.sample(tx.session_id, peakAt, peak.wh, 'peak'));
-    if (tx.ocpi) sampleMeter(deps, ctx, tx.session_id, peakAt, peak.wh);
-  }
+  if (peak && tx.ocpi) sampleMeter(deps, ctx, tx.session_id, peak.at, peak.wh);
   if (tx.ocpi) {
     sampleMeter(
       deps,
@@ -592,6 +581,32 @@ function keepProgress(
     evse_id: progress.evse?.evse_id ?? tx.evse_id,
   };
   keepOpen(ctx, s, tx, next, event.id_tag, idTagStatus, progress.id_tag_replaces === true);
+}
+
+/**
+ * An update's or end's readings for the session's chart (its last, and its peak above it), written
+ * before the session row moves: a 2.0.1 update's insert reads the seqNo the row has applied, and a
+ * repeat's readings are left out as the row leaves them. Answers the peak (epoch ms), if any.
+ */
+function keepChartReadings(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  tx: OpenTransaction,
+  event: EventOf<'transaction-updated' | 'transaction-ended'>,
+  progress: SessionProgress,
+): { at: number; wh: number } | undefined {
+  const ended = event.type === 'transaction-ended';
+  const seq = ended ? null : event.seq_no;
+  if (progress.meter) {
+    const which = ended ? 'last' : 'between';
+    keepSample(ctx, deps.meterSamples.sample(tx.session_id, progress.meter.at, progress.meter.last_wh, which, seq));
+  } else if (ended) deps.meterSamples.forget(tx.session_id);
+  // the message's peak above its last reading is a reading of the chart and the CDR too
+  const peak = progress.meter && event.meter_peak;
+  if (!peak) return undefined;
+  const at = chargerTime(peak.timestamp);
+  keepSample(ctx, deps.meterSamples.sample(tx.session_id, at, peak.wh, 'peak', seq));
+  return { at, wh: peak.wh };
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Database } from '../db/database.js';
 import type { MeterSampleWrites } from '../../actors/charge-point/ports.js';
 import type { Logger } from '../logger.js';
 import { Periodic } from '../periodic.js';
+import { toMilliWh } from '../ocpp/meter.js';
 
 interface SampleRow {
   session_id: string;
@@ -11,13 +12,21 @@ interface SampleRow {
   wh: number;
   /** the transaction's last reading, or a corrected first: it replaces one taken at the same instant */
   replace: boolean;
+  /** a 2.0.1 update's seqNo: kept only while the session row has applied none at or above it */
+  seq: number | null;
 }
 
 const INSERT = 'INSERT INTO csms_meter_sample (session_id, at_ms, wh) VALUES (?, ?, ?)';
 
+/** A 2.0.1 update's reading: not when the session row has applied its seqNo or a later one (a repeat). */
+const INSERT_UNLESS_REPEAT = `INSERT INTO csms_meter_sample (session_id, at_ms, wh) SELECT ?, ?, ?
+       WHERE NOT EXISTS (SELECT 1 FROM csms_session WHERE id = ? AND seq_max >= ?) ON CONFLICT DO NOTHING`;
+
 /** `MeterSampleInsert.manyStatement` on PostgreSQL: the rows as arrays, unnested. */
 const INSERT_MANY = `INSERT INTO csms_meter_sample (session_id, at_ms, wh)
-       SELECT * FROM unnest(?::varchar[], ?::bigint[], ?::float8[]) ON CONFLICT DO NOTHING`;
+       SELECT v.id, v.at_ms, v.wh FROM unnest(?::varchar[], ?::bigint[], ?::float8[], ?::integer[]) AS v(id, at_ms, wh, seq)
+       WHERE v.seq IS NULL OR NOT EXISTS (SELECT 1 FROM csms_session s WHERE s.id = v.id AND s.seq_max >= v.seq)
+       ON CONFLICT DO NOTHING`;
 
 /**
  * One reading of a session's energy register. A reading repeated at the same instant (a retried
@@ -29,6 +38,10 @@ const INSERT_MANY = `INSERT INTO csms_meter_sample (session_id, at_ms, wh)
  */
 class MeterSampleInsert extends MergeableStatement<SampleRow> {
   async one(tx: SqlRunner, r: SampleRow): Promise<void> {
+    if (r.seq !== null && !r.replace) {
+      await tx.run(INSERT_UNLESS_REPEAT, [r.session_id, r.at, r.wh, r.session_id, r.seq]);
+      return;
+    }
     await tx.run(
       r.replace
         ? `${INSERT} ON CONFLICT (session_id, at_ms) DO UPDATE SET wh = excluded.wh`
@@ -46,7 +59,7 @@ class MeterSampleInsert extends MergeableStatement<SampleRow> {
       return undefined;
     return {
       sql: INSERT_MANY,
-      params: [rows.map((r) => r.session_id), rows.map((r) => r.at), rows.map((r) => r.wh)],
+      params: [rows.map((r) => r.session_id), rows.map((r) => r.at), rows.map((r) => r.wh), rows.map((r) => r.seq)],
     };
   }
 }
@@ -80,6 +93,7 @@ export class MeterSampler implements MeterSampleWrites {
      * 'peak': a message's highest reading above the one it ended at, kept whatever the interval
      */
     which: 'first' | 'start' | 'between' | 'last' | 'peak',
+    seq: number | null = null,
   ): { write: WriteStep; kept: () => void } | undefined {
     if (!Number.isFinite(at) || !Number.isFinite(wh)) {
       if (which === 'last') this.last.delete(sessionId);
@@ -88,7 +102,7 @@ export class MeterSampler implements MeterSampleWrites {
     const prev = this.last.get(sessionId);
     if (which === 'between' && prev !== undefined && Math.abs(at - prev) < this.intervalMs) return undefined;
     return {
-      write: insert.write({ session_id: sessionId, at, wh, replace: which === 'last' || which === 'start' }),
+      write: insert.write({ session_id: sessionId, at, wh, replace: which === 'last' || which === 'start', seq }),
       // the transaction ended: nothing more to remember for it, also when an earlier reading of
       // the same turn (its first, carried by the end) was remembered after the commit
       kept: () =>
@@ -210,7 +224,9 @@ function chartOf(points: Array<{ at: number; wh: number }>, energy_wh?: number):
     const prev = i > 0 ? points[i - 1] : undefined;
     const hours = prev ? (p.at - prev.at) / 3_600_000 : 0;
     highest = Math.max(highest, p.wh);
-    const drawn = highest - base;
+    // to the thousandth of a Wh, as the session's energy (a difference of two binary readings was
+    // 183.39999999999418)
+    const drawn = toMilliWh(highest - base);
     const energy = i === points.length - 1 && energy_wh !== undefined && energy_wh > drawn ? energy_wh : drawn;
     const rise = energy - before;
     before = energy;

@@ -126,6 +126,30 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       ]);
     });
 
+    it('OCPP 2.0.1: an update that repeats an applied seqNo with another reading is no reading of the chart either; energies to the thousandth', async () => {
+      const { id, charger } = await booted('ocpp2.0.1');
+      const event = (eventType: 'Started' | 'Updated' | 'Ended', seqNo: number, wh: number, s: number) => ({
+        ...v201.transactionEvent({ eventType, transactionId: `TX-${id}`, seqNo, idToken: 'TAG-0001' }),
+        timestamp: at(s),
+        meterValue: register201(wh, s),
+      });
+      await charger.call('TransactionEvent', event('Started', 0, 100.1, 0));
+      await charger.call('TransactionEvent', event('Updated', 1, 1100.4, 600));
+      // seqNo 1 again, ten minutes later, 50 kWh: the session leaves it out
+      await charger.call('TransactionEvent', event('Updated', 1, 50_000, 1200));
+      await charger.call('TransactionEvent', event('Ended', 2, 2100.3, 1800));
+      await charger.close();
+      const session = await sessionOf(id);
+      expect(session.energy_wh).to.equal(2000.2);
+      await eventually(async () => expect((await meterOf(session.id)).samples.at(-1)?.wh).to.equal(2100.3));
+      // was [at(1200), 50000, 49899.9, 293998]: a 294 kW step and 50 kWh drawn for a 2 kWh charge
+      expect((await meterOf(session.id)).samples.map((p) => [p.at, p.wh, p.energy_wh])).to.deep.equal([
+        [at(0), 100.1, 0],
+        [at(600), 1100.4, 1000.3],
+        [at(1800), 2100.3, 2000.2],
+      ]);
+    });
+
     it('answers 404 for an unknown session, and the sweep deletes the readings of sessions ended before the retention', async () => {
       for (const path of ['/v1/sessions/nope', '/v1/sessions/nope/meter-values']) {
         const res = await csms.api<{ error: { code: string } }>('GET', path);
