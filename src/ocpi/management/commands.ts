@@ -102,6 +102,9 @@ async function withToken(
   if (typeof uid !== 'string') return rest;
   const token = await ctx.stores.tokens.get({ ...ctx.ownParty(), id: uid });
   if (!token) throw new HttpError(404, 'token_not_found', `we have no token ${uid}`);
+  // the CPO would be asked to charge (or reserve) on a card we refuse ourselves
+  if (!token.valid)
+    throw new HttpError(409, 'token_not_valid', `token ${uid} is not valid (valid: false): make it valid first`);
   return { ...rest, token: version === '2.2.1' ? token : tokenTo211(token) };
 }
 
@@ -211,7 +214,7 @@ export function partnerCommandRoutes(ctx: OcpiContext): OperatorRoute[] {
       responses: {
         201: 'sent: response holds the CPO answer',
         404: 'unknown partner, or token_uid names no token of ours',
-        409: 'not a CPO, not registered, or no commands endpoint',
+        409: 'not a CPO, not registered, no commands endpoint, or token_uid names a token not valid',
         422: "invalid fields, or a command the partner's version lacks",
         502: 'the partner could not be used (the command is kept with the error)',
       },

@@ -168,6 +168,29 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       return t.api.request('POST', url.pathname, { token, ...b64, body });
     }
 
+    it('refuses (409) to send START_SESSION or RESERVE_NOW with a token of ours that is not valid, without calling the CPO', async () => {
+      const cpo = await partnerCpo(['2.2.1'], () => ({ result: 'ACCEPTED', timeout: 30 }));
+      const token = aToken221({ uid: 'OUR-BLOCKED-1', valid: false });
+      expect((await t.api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OUR-BLOCKED-1', { body: token })).status).to.equal(
+        200,
+      );
+      const before = cpo.fake.received.length;
+      for (const [command, fields] of [
+        ['START_SESSION', { location_id: 'THEIR-LOC' }],
+        ['RESERVE_NOW', { location_id: 'THEIR-LOC', expiry_date: '2030-01-01T00:00:00Z', reservation_id: 'R-1' }],
+      ] as const) {
+        const sent = await t.api.request('POST', `/v1/partners/${cpo.id}/commands/${command}`, {
+          body: { token_uid: 'OUR-BLOCKED-1', ...fields },
+        });
+        // was 201: the CPO was asked to charge on a card we had blocked
+        expect([sent.status, (sent.body.error as { code: string }).code], command).to.deep.equal([
+          409,
+          'token_not_valid',
+        ]);
+      }
+      expect(cpo.fake.received.length).to.equal(before);
+    });
+
     it('our eMSP sends START_SESSION to a 2.2.1 CPO and keeps its answer and the result it POSTs', async () => {
       const cpo = await partnerCpo(['2.2.1'], () => ({ result: 'ACCEPTED', timeout: 30 }));
       const token = aToken221({ uid: 'OUR-CMD-1' });
