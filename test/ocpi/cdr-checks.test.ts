@@ -393,6 +393,15 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
       'total_cost',
     );
     await refused(cpo211, cdr211({ total_cost: -5 }), 'total_cost');
+    // an id a URL parser drops as a dot segment: was 1000, with a Location no client could fetch
+    for (const id of ['.', '..']) {
+      const dots = await cpo211.sim.call('POST', 'cdrs', '', cdr211({ id }), receiver(cpo211));
+      expect(dots.status, id).to.equal(422);
+      expect(JSON.stringify(dots.body)).to.contain('"id"');
+    }
+    // 2.1.1 is told what 2.1.1 has: it named credit and credit_reference_id, fields 2.1.1 lacks
+    const answer211 = await cpo211.sim.call('POST', 'cdrs', '', cdr211({ total_cost: -5 }), receiver(cpo211));
+    expect(JSON.stringify(answer211.body)).to.contain('2.1.1 has no credit CDR').and.not.contain('credit_reference_id');
     // every amount, not total_cost alone; and a credit CDR names the CDR it credits
     await refused(
       cpo221,

@@ -69,7 +69,9 @@ function assertNoNegatives(cdr: StoredCdr): void {
     if (typeof cost === 'number' ? cost < 0 : cost.excl_vat < 0 || (cost.incl_vat ?? 0) < 0)
       errors.push({
         field,
-        message: `a ${field} below 0 is a credit CDR's only (credit: true, with credit_reference_id)`,
+        message: isCdr221(cdr)
+          ? `a ${field} below 0 is a credit CDR's only (credit: true, with credit_reference_id)`
+          : `a ${field} below 0: 2.1.1 has no credit CDR (a correction is a CDR of its own, or a credit CDR once the link speaks 2.2.1)`,
         type: 'value_error.number.not_ge',
       });
   }

@@ -149,6 +149,19 @@ export function unknownObject(what: 'tariff' | 'session' | 'CDR' | 'command'): O
   return new OcpiError(404, OCPI_GENERIC_CLIENT_ERROR, `Unknown ${what}`);
 }
 
+/**
+ * A session whose EVSE is not CHARGING_PROFILE_CAPABLE takes no charging preferences: the 404
+ * mod_sessions asks for, saying why (an "Unknown session" sent an eMSP looking for a session
+ * that exists).
+ */
+export function noChargingPreferences(sessionId: string): OcpiError {
+  return new OcpiError(
+    404,
+    OCPI_GENERIC_CLIENT_ERROR,
+    `The EVSE of session ${sessionId} is not CHARGING_PROFILE_CAPABLE: it takes no charging preferences`,
+  );
+}
+
 export function unknownToken(): OcpiError {
   return new OcpiError(404, 2004, 'Resource not found');
 }

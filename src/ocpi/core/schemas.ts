@@ -31,13 +31,20 @@ export const PartyId = Type.String({ pattern: '^[A-Z0-9]{3}$', description: '3-c
 export const CredentialsToken = Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7E]+$' });
 
 /**
+ * Printable ASCII, but not `.` or `..` alone: an id is a segment of the URLs that name its object
+ * (the `Location` our cdrs Receiver answers, a GET of one object), and URL parsers remove those
+ * two as dot segments (RFC 3986 5.2.4), so such an object could never be fetched.
+ */
+const OBJECT_ID_PATTERN = '^(?!\\.\\.?$)[\\x20-\\x7E]+$';
+
+/**
  * The string ids OCPI gives objects (location id, EVSE uid, session id, ...): CiString(36) or
  * string(36), "only printable ASCII allowed" (OCPI 2.2.1 types.asciidoc). In a path this also
  * keeps NUL bytes and odd unicode away from the store (docs/SECURITY.md).
  */
-export const ObjectId = Type.String({ minLength: 1, maxLength: 36, pattern: '^[\\x20-\\x7E]+$' });
+export const ObjectId = Type.String({ minLength: 1, maxLength: 36, pattern: OBJECT_ID_PATTERN });
 /** OCPI 2.1.1 gives a Location's id and an EVSE's uid 39 characters (string(39), mod_locations). */
-export const ObjectId39 = Type.String({ minLength: 1, maxLength: 39, pattern: '^[\\x20-\\x7E]+$' });
+export const ObjectId39 = Type.String({ minLength: 1, maxLength: 39, pattern: OBJECT_ID_PATTERN });
 
 /**
  * OCPI `string(n)`: at most n characters (OCPI 2.2.1 types.asciidoc, 2.1.1 types.md). Free text

@@ -2,7 +2,7 @@ import Type from '#typebox';
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
-import { unknownObject } from '../core/errors.js';
+import { noChargingPreferences, unknownObject } from '../core/errors.js';
 import { requireLink } from '../core/guards.js';
 import { listRoute, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope, ObjectId } from '../core/schemas.js';
@@ -69,7 +69,7 @@ function chargingPreferencesRoute(ctx: OcpiContext): OcpiRoute {
       const s = sessionTo221(session, own, own);
       const location = await ctx.stores.locations.get({ ...own, id: s.location_id });
       const evse = location?.evses?.find((e) => e.uid === s.evse_uid);
-      if (!evse?.capabilities?.includes('CHARGING_PROFILE_CAPABLE')) throw unknownObject('session');
+      if (!evse?.capabilities?.includes('CHARGING_PROFILE_CAPABLE')) throw noChargingPreferences(s.id);
       return { data: 'NOT_POSSIBLE' };
     },
   });

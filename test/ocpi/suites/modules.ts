@@ -581,8 +581,12 @@ export function modulesSuite(makeTarget: () => Promise<OcpiTarget>): void {
         });
       expect(dataOf(await prefs('OUR-S1', emsp))).to.equal('NOT_POSSIBLE');
       // another eMSP's session, and an EVSE that takes no charging preferences
-      expect((await prefs('OUR-S2', emsp)).status).to.equal(404);
-      expect((await prefs('OUR-S3', emsp)).status).to.equal(404);
+      const others = await prefs('OUR-S2', emsp);
+      expect([others.status, others.body.status_message]).to.deep.equal([404, 'Unknown session']);
+      // was "Unknown session" too, for a session the eMSP holds
+      const incapable = await prefs('OUR-S3', emsp);
+      expect(incapable.status).to.equal(404);
+      expect(incapable.body.status_message).to.contain('OUR-S3').and.contain('CHARGING_PROFILE_CAPABLE');
     });
   });
 }
