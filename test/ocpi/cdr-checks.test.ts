@@ -393,6 +393,15 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
       'total_cost',
     );
     await refused(cpo211, cdr211({ total_cost: -5 }), 'total_cost');
+    // periods that contradict "a period ends when the next period starts": was 1000, then unpriced
+    const at = (m: number) => new Date(Date.parse(START) + m * 60_000).toISOString();
+    const period = (m: number) => ({ start_date_time: at(m), dimensions: [{ type: 'ENERGY', volume: 1 }] });
+    await refused(
+      cpo221,
+      cdr221(cpo221, { cdr_location: place221('LOC-221'), charging_periods: [period(0), period(30), period(10)] }),
+      'charging_periods.2.start_date_time',
+    );
+    await refused(cpo211, cdr211({ charging_periods: [period(0), period(90)] }), 'charging_periods.1.start_date_time');
     // an id a URL parser drops as a dot segment: was 1000, with a Location no client could fetch
     for (const id of ['.', '..']) {
       const dots = await cpo211.sim.call('POST', 'cdrs', '', cdr211({ id }), receiver(cpo211));

@@ -42,6 +42,37 @@ function assertEndsAfterStart(cdr: StoredCdr): void {
 }
 
 /**
+ * A CDR's periods follow one another: "a period ends when the next period starts" (mod_cdrs
+ * CdrPeriod), so none starts before the one listed before it, nor after the CDR ended. Such a
+ * CDR contradicts itself (its check could only say `unpriced`, and the CPO never heard why):
+ * refused (2001), as one that ends before it started.
+ */
+function assertPeriodsInOrder(cdr: StoredCdr): void {
+  const [endField, end] = isCdr221(cdr) ? ['end_date_time', cdr.end_date_time] : ['stop_date_time', cdr.stop_date_time];
+  const endMs = Date.parse(end);
+  const errors: Array<{ field: string; message: string; type: string }> = [];
+  let before = -Infinity;
+  cdr.charging_periods.forEach((period, i) => {
+    const at = Date.parse(period.start_date_time);
+    const field = `charging_periods.${i}.start_date_time`;
+    if (at < before)
+      errors.push({
+        field,
+        message: `${period.start_date_time} is before the start of the period listed before it`,
+        type: 'value_error.periods_out_of_order',
+      });
+    else if (at > endMs)
+      errors.push({
+        field,
+        message: `${period.start_date_time} is after ${endField} ${end}`,
+        type: 'value_error.period_after_end',
+      });
+    before = Math.max(before, at);
+  });
+  if (errors.length > 0) throw invalidParameters(errors);
+}
+
+/**
  * What no CDR may hold: a negative volume of a dimension other than ENERGY (time, parking time,
  * current, power: only ENERGY may be negative, "more energy was feed into the grid", mod_cdrs
  * CdrDimensionType), and a negative `total_cost` in a CDR that is no credit CDR (mod_cdrs
@@ -101,6 +132,7 @@ async function receive(
   cdr: StoredCdr,
 ): Promise<{ data: undefined; headers: Record<string, string> }> {
   assertEndsAfterStart(cdr);
+  assertPeriodsInOrder(cdr);
   assertNoNegatives(cdr);
   const origin = ctx.baseUrl(koa);
   if (!(await ctx.stores.cdrs.putNew(key, cdr))) {
