@@ -10,7 +10,9 @@ import {
 import type { ChargePointActorDeps } from './ports.js';
 import {
   chargePointProtocol,
+  COMMAND_EXPIRY_MS,
   CONNECTION_CLOSED_DETAIL,
+  NOT_SENT_DETAIL,
   type ChargePointCommandResult,
   type ChargePointMessage,
   type ChargePointState,
@@ -45,9 +47,6 @@ function boundedDetail(detail: string | null): string | null {
 /** Why a password change expired unsent: the process that held the new password does not hold the charger now. */
 const PASSWORD_NOT_HERE =
   'the new password was kept only by the process the charger was connected to, which stopped or no longer holds the charger; set it again';
-
-/** a queued command that could not be sent for this long is dropped rather than sent late */
-const COMMAND_EXPIRY_MS = 120_000;
 
 /**
  * The most calls that wait for one charger, and the most characters they hold together: the queue
@@ -259,7 +258,14 @@ function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointSta
       state = {
         ...state,
         outbound: state.outbound.slice(1),
-        commands: settle(deps, ctx, state, head, refusal === undefined ? 'expired' : 'refused', refusal ?? null),
+        commands: settle(
+          deps,
+          ctx,
+          state,
+          head,
+          refusal === undefined ? 'expired' : 'refused',
+          refusal ?? (now - head.queued_at > COMMAND_EXPIRY_MS ? NOT_SENT_DETAIL : null),
+        ),
       };
       continue;
     }

@@ -169,11 +169,28 @@ const OutboundCall = Type.Object({
  */
 export const CONNECTION_CLOSED_DETAIL = 'connection closed before the answer';
 
-/** A command record as a read shows it: a call still sent to a charger that is offline has failed. */
-export function recordAsSeen<R extends { status: string; detail: string | null }>(record: R, online: boolean): R {
-  return online || record.status !== 'sent'
-    ? record
-    : { ...record, status: 'failed', detail: CONNECTION_CLOSED_DETAIL };
+/** a queued command that could not be sent for this long is dropped rather than sent late */
+export const COMMAND_EXPIRY_MS = 120_000;
+
+/** Why a queued command expired: the charger was not there to take it in time. */
+export const NOT_SENT_DETAIL = `not sent within ${COMMAND_EXPIRY_MS / 1000} s: the charger was offline or busy`;
+
+/**
+ * A command record as a read shows it: a call still sent to a charger that is offline has failed,
+ * and one queued longer than COMMAND_EXPIRY_MS has expired. The actor records both so when the
+ * charger connects again, which one that never comes back never does: its reset showed `queued`
+ * for good.
+ */
+export function recordAsSeen<R extends { status: string; detail: string | null; updated_at: string }>(
+  record: R,
+  online: boolean,
+  now = Date.now(),
+): R {
+  if (online) return record;
+  if (record.status === 'sent') return { ...record, status: 'failed', detail: CONNECTION_CLOSED_DETAIL };
+  if (record.status === 'queued' && now - Date.parse(record.updated_at) > COMMAND_EXPIRY_MS)
+    return { ...record, status: 'expired', detail: NOT_SENT_DETAIL };
+  return record;
 }
 
 const CommandRecord = Type.Object({
