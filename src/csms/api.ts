@@ -28,6 +28,7 @@ import { UnknownChargePoint, type UnknownChargePoints } from './unknown-charge-p
 import { hashIdentityKey, newIdentityKey } from './identity-key.js';
 import {
   awaitOutcome,
+  CommandWait,
   checkStartProfile,
   operationRoutes,
   requireIdTagsFit,
@@ -677,6 +678,7 @@ function remoteStop(cp: ChargePointAccess): CsmsRoute {
     path: '/charge-points/:id/remote-stop',
     summary: 'Ask the charger to stop a session (1.6 RemoteStopTransaction, 2.0.1 RequestStopTransaction)',
     params: IdParams,
+    query: CommandWait,
     body: RemoteStopBody,
     bodyOptional: true,
     response: CommandAcceptedView,
@@ -712,7 +714,8 @@ function remoteStop(cp: ChargePointAccess): CsmsRoute {
         transactionId = only;
       }
       const res = await cp.command(id, { kind: 'stop', transaction_id: transactionId });
-      return { data: { ...(await commandAccepted(cp, id, res)), transaction_id: transactionId } };
+      const waitMs = req.query.wait_ms ?? 0;
+      return { data: { ...(await commandAccepted(cp, id, res, waitMs)), transaction_id: transactionId } };
     },
   });
 }
@@ -725,6 +728,7 @@ function commandRoutes(cp: ChargePointAccess): CsmsRoute[] {
       path: '/charge-points/:id/remote-start',
       summary: 'Ask the charger to start a session (1.6 RemoteStartTransaction, 2.0.1 RequestStartTransaction)',
       params: IdParams,
+      query: CommandWait,
       body: RemoteStartBody,
       response: CommandAcceptedView,
       responses: {
@@ -765,7 +769,7 @@ function commandRoutes(cp: ChargePointAccess): CsmsRoute[] {
           connector_id: b.connector_id ?? null,
           ...(b.profile ? { profile: b.profile } : {}),
         });
-        return { data: await commandAccepted(cp, id, res) };
+        return { data: await commandAccepted(cp, id, res, req.query.wait_ms ?? 0) };
       },
     }),
     remoteStop(cp),
@@ -773,20 +777,23 @@ function commandRoutes(cp: ChargePointAccess): CsmsRoute[] {
 }
 
 /**
- * A remote start's or stop's answer: the command as queued or sent, or, when it was settled at
- * once (refused: the charger is Pending or Rejected), its status and why.
+ * A remote start's or stop's answer: the command as queued or sent, or its end when it was
+ * settled at once (refused: the charger is Pending or Rejected) or within `waitMs` (the charger's
+ * answer), with `answered` (whether the status is final) and why.
  */
 async function commandAccepted(
   cp: ChargePointAccess,
   id: string,
   res: { command_id: string; status: string },
+  waitMs: number,
 ): Promise<CommandAcceptedView> {
-  const { detail } = await awaitOutcome(operationAccess(cp), id, res.command_id, res.status, 0);
+  const outcome = await awaitOutcome(operationAccess(cp), id, res.command_id, res.status, waitMs);
   return {
     result: 'ACCEPTED',
     command_id: res.command_id,
-    command_status: res.status,
-    ...(detail === null ? {} : { detail }),
+    command_status: outcome.command_status,
+    answered: outcome.answered,
+    ...(outcome.detail === null ? {} : { detail: outcome.detail }),
   };
 }
 

@@ -52,16 +52,25 @@ export interface OperationAccess {
 }
 
 const IdParams = Type.Object({ id: ChargePointId });
-export const Wait = Type.Object({
-  wait_ms: Type.Optional(
-    ocppInteger({
-      minimum: 0,
-      maximum: 30_000,
-      description: "how long to wait for the charger's answer before answering (default 5000; 0: do not wait)",
-    }),
-  ),
-});
+/** `?wait_ms=`: how long a route waits for the charger's answer, at most 30 s. */
+function waitQuery(defaultMs: number) {
+  return Type.Object({
+    wait_ms: Type.Optional(
+      ocppInteger({
+        minimum: 0,
+        maximum: 30_000,
+        description: `how long to wait for the charger's answer before answering (default ${defaultMs}; 0: do not wait)`,
+      }),
+    ),
+  });
+}
 export const DEFAULT_WAIT_MS = 5_000;
+export const Wait = waitQuery(DEFAULT_WAIT_MS);
+/**
+ * A remote start's or stop's: by default they answer at once (the charger's own answer is a
+ * separate matter, the service contract says); given, they wait for it as the operations do.
+ */
+export const CommandWait = waitQuery(0);
 const POLL_MS = 100;
 
 export const OperationResult = titled(

@@ -179,10 +179,12 @@ export const CommandAcceptedView = titled(
     result: Type.Literal('ACCEPTED', { description: 'the CSMS took the request; the charger answers separately' }),
     command_id: Type.String(),
     command_status: Type.String({
-      description: 'sent, or queued behind another outstanding call; refused when settled at once (see detail)',
+      description:
+        "sent, or queued behind another outstanding call; refused when settled at once (see detail); with ?wait_ms=, the charger's answer (Accepted, Rejected) or timeout / failed / expired when it came to that within the wait",
     }),
+    answered: Type.Optional(Type.Boolean({ description: 'whether command_status is final' })),
     detail: Type.Optional(
-      Type.String({ description: 'why the command was settled at once (the charger is Pending or Rejected)' }),
+      Type.String({ description: 'why the command was settled (the charger is Pending or Rejected; a timeout, ...)' }),
     ),
     transaction_id: Type.Optional(Type.String()),
   }),

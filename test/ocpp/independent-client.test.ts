@@ -75,6 +75,31 @@ describe('an independent OCPP client library drives a charger end to end', () =>
     await charger.close();
   });
 
+  it("remote start and stop with ?wait_ms= answer with the charger's answer; without, at once", async () => {
+    const cp = await csms.registerChargePoint('ocpp2.0.1');
+    const charger = client(cp.id, cp.password, 'ocpp2.0.1');
+    charger.handle('RequestStartTransaction', () => Promise.resolve({ status: 'Rejected' }));
+    charger.handle('RequestStopTransaction', () => Promise.resolve({ status: 'Rejected' }));
+    await charger.connect();
+    await charger.call('BootNotification', v201.boot());
+    type Answer = { command_status: string; answered?: boolean };
+    const start = (query: string) =>
+      csms.api<Answer>('POST', `/v1/charge-points/${cp.id}/remote-start${query}`, { id_tag: 'DRIVER-W', evse_id: 1 });
+    // was "sent" whatever wait_ms said, the charger's Rejected left for the operator to poll
+    const waited = await start('?wait_ms=3000');
+    expect([waited.status, waited.body.command_status, waited.body.answered]).to.deep.equal([200, 'Rejected', true]);
+    const atOnce = await start('');
+    expect(atOnce.body).to.include({ command_status: 'sent', answered: false });
+    await charger.call(
+      'TransactionEvent',
+      v201.transactionEvent({ eventType: 'Started', transactionId: 'TX-W', seqNo: 0, idToken: 'DRIVER-W' }),
+    );
+    const stop = await csms.api<Answer>('POST', `/v1/charge-points/${cp.id}/remote-stop?wait_ms=3000`);
+    expect([stop.status, stop.body.command_status, stop.body.answered]).to.deep.equal([200, 'Rejected', true]);
+    expect((await csms.api('POST', `/v1/charge-points/${cp.id}/remote-start?wait_ms=31000`, {})).status).to.equal(422);
+    await charger.close();
+  });
+
   it('OCPP 2.0.1: boot -> remote start -> transaction with meter values -> remote stop -> session with energy', async () => {
     const cp = await csms.registerChargePoint('ocpp2.0.1');
     const charger = client(cp.id, cp.password, 'ocpp2.0.1');
