@@ -246,7 +246,7 @@ export async function onReported(
   event: EventOf<'reported'>,
 ): Promise<ChargerEventOutcome> {
   ctx.write(deps.reports.append(ctx.key, event.action, event.entries));
-  if (event.progress) {
+  if (event.progress && !idleAfterOutcome(s, event.progress)) {
     const { operation, status, request_id } = event.progress;
     ctx.setState({
       ...s,
@@ -256,6 +256,32 @@ export async function onReported(
   publishChange(deps, ctx, { type: 'charge-point' });
   if (!event.data_transfer) return {};
   return { data_transfer: await deps.dataTransfer(ctx.key, event.data_transfer) };
+}
+
+/** The statuses that end a firmware update or an upload (OCPP 1.6 and 2.0.1): its outcome. */
+const OUTCOMES = new Set([
+  'Installed',
+  'InstallationFailed',
+  'DownloadFailed',
+  'InvalidSignature',
+  'InstallVerificationFailed',
+  'Uploaded',
+  'UploadFailed',
+  'UploadFailure',
+  'BadMessage',
+  'NotSupportedOperation',
+  'PermissionDenied',
+  'AcceptedCanceled',
+]);
+
+/**
+ * An `Idle` (the answer to a TriggerMessage when nothing is under way, 2.0.1 FirmwareStatusEnumType)
+ * after the outcome of the operation's last request says nothing new: the outcome stays shown (a
+ * failed update read Idle after a trigger, its failure left to the event log).
+ */
+function idleAfterOutcome(s: ChargePointState, progress: NonNullable<EventOf<'reported'>['progress']>): boolean {
+  const held = s.operations?.[progress.operation];
+  return progress.status === 'Idle' && held !== undefined && OUTCOMES.has(held.status);
 }
 
 /** A part of a 2.0.1 charger's device model (NotifyReport). */

@@ -386,6 +386,17 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       const view = (await csms.api<ChargePointView>('GET', `/v1/charge-points/${id}`)).body;
       expect(view.operations.firmware).to.include({ status: 'Installed', request_id: 3 });
       expect(view.operations.log).to.include({ status: 'UploadFailure', request_id: 4 });
+      // an Idle after a trigger says nothing new: the outcome of the last request stays shown
+      // (was {status: 'Idle', request_id: null}, a failed upload visible in the event log only)
+      await client.call('LogStatusNotification', { status: 'Idle' });
+      await client.call('FirmwareStatusNotification', { status: 'Idle' });
+      const after = (await csms.api<ChargePointView>('GET', `/v1/charge-points/${id}`)).body;
+      expect(after.operations.log).to.include({ status: 'UploadFailure', request_id: 4 });
+      expect(after.operations.firmware).to.include({ status: 'Installed', request_id: 3 });
+      // a new request's progress replaces it, as always
+      await client.call('FirmwareStatusNotification', { status: 'Downloading', requestId: 5 });
+      const next = (await csms.api<ChargePointView>('GET', `/v1/charge-points/${id}`)).body;
+      expect(next.operations.firmware).to.include({ status: 'Downloading', request_id: 5 });
       await client.close();
     });
 
