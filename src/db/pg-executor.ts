@@ -56,7 +56,7 @@ export interface PgExecutorOptions {
 const ANSWER_GRACE_MS = 1000;
 
 /** node-postgres's error when a statement's answer did not come within its query_timeout */
-export const UNANSWERED_MESSAGE = 'Query read timeout';
+const UNANSWERED_MESSAGE = 'Query read timeout';
 
 function isUnanswered(err: unknown): boolean {
   return err instanceof Error && err.message === UNANSWERED_MESSAGE;
