@@ -238,6 +238,28 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
         expect(mismatch.body.status_code).to.equal(2001);
       });
 
+      it("PATCH of a location stamped before one of its EVSEs' keeps the EVSE's later stamp on the location", async () => {
+        await put221(
+          'LOC-STAMP',
+          aLocation({
+            country_code: cc,
+            party_id: pid,
+            id: 'LOC-STAMP',
+            evses: [anEvse({ uid: 'E1' }), anEvse({ uid: 'E2' })],
+          }),
+        );
+        // a stamp far ahead of every clock (held, it orders nothing: Decisions 38), then ordinary ones
+        const far = '2099-01-01T00:00:00Z';
+        expect((await patch221('LOC-STAMP/E2', { status: 'OUTOFORDER', last_updated: far })).status).to.equal(200);
+        expect((await patch221('LOC-STAMP/E2', { status: 'AVAILABLE', last_updated: isoAt(600) })).status).to.equal(
+          200,
+        );
+        expect((await patch221('LOC-STAMP/E1', { status: 'CHARGING', last_updated: isoAt(900) })).status).to.equal(200);
+        const res = await patch221('LOC-STAMP', { name: 'Renamed', last_updated: isoAt(300) });
+        // was isoAt(300), before E1's: mod_locations, when "this Location or one of its EVSEs or Connectors" changed
+        expect(dataOf<Obj>(res)).to.include({ name: 'Renamed', last_updated: isoAt(900) });
+      });
+
       it('PATCH of a location that would leave an EVSE incomplete answers 2001', async () => {
         await put221('LOC-INC', aLocation({ country_code: cc, party_id: pid, id: 'LOC-INC', evses: [] }));
         const res = await patch221('LOC-INC', { evses: [{ uid: 'NEW' }], last_updated: isoAt() });
