@@ -35,6 +35,24 @@ export interface Config extends Settings {
 
 const known = Object.keys(SettingsSchema.properties);
 
+/** The settings whose schema is an integer (Value.Convert would read `1.5` as 1, `0x50` as 80). */
+const INTEGER_SETTINGS = known.filter((name) => {
+  const schema: unknown = SettingsSchema.properties[name as keyof typeof SettingsSchema.properties];
+  return typeof schema === 'object' && schema !== null && 'type' in schema && schema.type === 'integer';
+});
+
+/**
+ * An integer setting is written in decimal digits: converted as it was, `PORT=1.5` listened on
+ * port 1 and `PORT=0x50`, `8e1` or ` 80` on 80, none of them what was meant.
+ */
+function assertWholeNumbers(raw: Record<string, unknown>): void {
+  for (const name of INTEGER_SETTINGS) {
+    const value = raw[name];
+    if (typeof value === 'string' && !/^-?[0-9]+$/.test(value))
+      throw new ConfigError(name, `must be a whole number in decimal digits (got ${JSON.stringify(value)})`);
+  }
+}
+
 /**
  * Reads the settings from an environment. Empty strings count as unset. Throws ConfigError
  * naming the first variable that fails its schema.
@@ -45,6 +63,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const value = env[name];
     if (value !== undefined && value !== '') raw[name] = value;
   }
+  assertWholeNumbers(raw);
   const settings = Value.Default(SettingsSchema, Value.Convert(SettingsSchema, raw));
   if (!Value.Check(SettingsSchema, settings)) throw settingsError(settings, env);
   if (settings.NODE_ENV === 'production' && !settings.CSMS_API_KEY) {

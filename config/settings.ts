@@ -213,6 +213,8 @@ export const SettingsSchema = Type.Object({
   }),
   ACTOR_IDLE_MS: Type.Integer({
     minimum: 1000,
+    // a timer holds at most 2^31-1 ms: past it Node fires at once (every actor passivated at once)
+    maximum: 86400000,
     default: 120000,
     description: 'an idle actor is passivated after this',
   }),
@@ -225,6 +227,8 @@ export const SettingsSchema = Type.Object({
   }),
   ASK_TIMEOUT_MS: Type.Integer({
     minimum: 100,
+    // a timer holds at most 2^31-1 ms: past it Node fired at once, and every ask failed
+    maximum: 600000,
     default: 10000,
     description: 'default time an ask waits for its reply',
   }),

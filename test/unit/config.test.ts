@@ -64,6 +64,17 @@ describe('settings', () => {
     expect(configError({ REDIS_URL: 'redis://r', DATABASE_URL: 'sqlite:x.db' }).variable).to.equal('DATABASE_URL');
   });
 
+  it('takes an integer setting in decimal digits only, and timers within what Node can hold', () => {
+    // was: PORT=1.5 listened on port 1, 0x50, 8e1 and " 80" on 80
+    for (const value of ['1.5', '0x50', '8e1', ' 80', '80 ', '+80'])
+      expect(configError({ PORT: value }), value).to.include({ variable: 'PORT' });
+    expect(configError({ DATABASE_POOL_MAX: '2.9' }).variable).to.equal('DATABASE_POOL_MAX');
+    expect(loadConfig({ PORT: '8080' }).PORT).to.equal(8080);
+    // past 2^31-1 ms Node fires a timer at once: every ask failed at once
+    expect(configError({ ASK_TIMEOUT_MS: '3000000000' }).variable).to.equal('ASK_TIMEOUT_MS');
+    expect(configError({ ACTOR_IDLE_MS: '3000000000' }).variable).to.equal('ACTOR_IDLE_MS');
+  });
+
   describe('TLS to PostgreSQL and Redis', () => {
     const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
     const pgTls = (env: Record<string, string>) => {
