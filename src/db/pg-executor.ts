@@ -80,8 +80,8 @@ export class PgExecutor implements SqlExecutor {
     const idle = Math.max(1000, Math.floor(opts.idleInTransactionMs));
     // session settings as startup parameters: in force before the first statement, no extra query
     const schema = `"${opts.schema.replace(/"/g, '""')}"`.replace(/([\\ ])/g, '\\$1');
-    // the bound is on a connection being made, not on waiting for a pooled one (the pool's own
-    // connectionTimeoutMillis would fail queries queued behind a busy pool after that long)
+    // a connection being made is bounded by connectTimeoutMs; waiting for a pooled one by the
+    // statement bound (a shorter bound would fail queries queued behind a merely busy pool)
     const connectTimeoutMs = opts.connectTimeoutMs;
     // node-postgres's query_timeout counts from when a statement is queued on its connection, and
     // when it fires the connection still waits for the statement's answer: the connection is let
@@ -97,6 +97,10 @@ export class PgExecutor implements SqlExecutor {
       Client: BoundedClient,
       connectionString: opts.url,
       max: opts.poolMax,
+      // waiting for a pooled connection is bounded too (making one is, by BoundedClient): behind a
+      // pool whose connections all wait on a silent server, a request waited a multiple of the
+      // statement bound ("timeout exceeded when trying to connect", an outage: 503)
+      connectionTimeoutMillis: answerMs,
       ssl: opts.ssl,
       options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=${idle} -c statement_timeout=${statementMs}`,
     });

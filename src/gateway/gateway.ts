@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import type { Logger } from 'pino';
+import { DependencyDegradedError } from '../platform/dependency-health.js';
 import { errorMapper } from './middleware/error-mapper.js';
 import { requestId } from './middleware/request-id.js';
 import { requestLog } from './middleware/request-log.js';
@@ -18,7 +19,12 @@ export interface GatewayOptions {
    */
   trustProxy: boolean;
   observe?: (method: string, route: string, status: number, seconds: number) => void;
+  /** whether requests of the surfaces that need the database are answered 503 at once (DependencyHealth) */
+  shedsDatabaseWork?: () => boolean;
 }
+
+/** The surfaces whose every route needs the database; health, metrics, docs and the console's files do not. */
+const DATABASE_SURFACES = /^\/(v1|ocpi)\//;
 
 /**
  * The Koa application. Order: request id -> request log -> error mapper -> per-route
@@ -35,6 +41,15 @@ export function createGateway(opts: GatewayOptions): Koa {
   });
   app.use(requestLog(opts.log, opts.observe));
   app.use(errorMapper(opts.log, opts.mounts));
+  const sheds = opts.shedsDatabaseWork;
+  if (sheds)
+    app.use(async (ctx, next) => {
+      // answered as any request that found the database away: 503 dependency_unavailable (the
+      // error mapper), in the surface's own shape, without waiting on it
+      if (sheds() && DATABASE_SURFACES.test(ctx.path))
+        throw new DependencyDegradedError('the database has not answered the last probes');
+      await next();
+    });
   app.use(buildRouter(opts.mounts, { bodyLimit: opts.bodyLimit, bodyMaxDepth: opts.bodyMaxDepth }));
   return app;
 }

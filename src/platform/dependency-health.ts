@@ -30,6 +30,8 @@ export class DependencyHealth {
   private current: DependencyState;
   private timer: NodeJS.Timeout | undefined;
   private probing = false;
+  /** probes in a row that found the database unreachable */
+  private databaseMisses = 0;
   private readonly intervalMs: number;
   private readonly probeTimeoutMs: number;
 
@@ -55,6 +57,17 @@ export class DependencyHealth {
     return this.current;
   }
 
+  /**
+   * Whether requests that need the database are answered 503 at once (`DependencyDegradedError`)
+   * rather than sent to a pool whose connections may all wait on a server that answers nothing:
+   * after two probes in a row found it unreachable (one slow probe is no outage), until one finds
+   * it again. Each request waited up to DATABASE_QUERY_TIMEOUT_MS, and behind a pool held by such
+   * waits, a multiple of it (docs/OPERATIONS.md "A database that stops answering").
+   */
+  shedsDatabaseWork(): boolean {
+    return this.databaseMisses >= 2;
+  }
+
   /** the name of the first unreachable dependency, or undefined when all answer */
   degradedBy(): 'database' | 'redis' | undefined {
     if (!this.current.database) return 'database';
@@ -73,6 +86,7 @@ export class DependencyHealth {
         redis ? this.bounded(redis.ping().then(() => true)) : Promise.resolve(null),
       ]);
       const next: DependencyState = { database, redis: redisOk, checkedAt: Date.now() };
+      this.databaseMisses = database ? 0 : this.databaseMisses + 1;
       const before = this.degradedBy();
       this.current = next;
       const after = this.degradedBy();
@@ -103,8 +117,16 @@ export class DependencyHealth {
   }
 }
 
-/** ioredis: a command given up while the connection is down, or aborted when it closed */
-const OUTAGE_ERROR_NAMES = new Set(['MaxRetriesPerRequestError', 'AbortError']);
+/** A request that needs the database, refused at once while it is unreachable (`shedsDatabaseWork`). */
+export class DependencyDegradedError extends Error {
+  override readonly name = 'DependencyDegradedError';
+}
+
+/**
+ * ioredis: a command given up while the connection is down, or aborted when it closed; a request
+ * refused while the database is unreachable
+ */
+const OUTAGE_ERROR_NAMES = new Set(['MaxRetriesPerRequestError', 'AbortError', 'DependencyDegradedError']);
 /** node sockets, and the PostgreSQL connection-exception class 08 and admin shutdown (57P01..03) */
 const OUTAGE_ERROR_CODES = new Set([
   'ECONNREFUSED',

@@ -127,6 +127,7 @@ export class Platform {
       bodyMaxDepth: config.BODY_MAX_DEPTH,
       trustProxy: config.TRUST_PROXY === 'true',
       observe: (method, route, status, seconds) => this.services.metrics.observeRequest(method, route, status, seconds),
+      shedsDatabaseWork: () => this.services.health.shedsDatabaseWork(),
     });
     // a request's headers and body arrive within HTTP_REQUEST_TIMEOUT_MS (Node's default, 300 s,
     // let a client that trickles a body hold its connection for minutes); Node checks every

@@ -171,6 +171,16 @@ describe('a charger call that fails because PostgreSQL is unreachable', function
     await waitFor('/readyz says degraded', async () => (await fetch(`${url}/readyz`)).status === 503, 15_000);
     const api = apiClient(url);
     // was 500 internal_error: the connection's own timeout ("timeout expired") was taken for a bug
+    // requests are refused at once from the second probe in a row that finds it away
+    await waitFor(
+      'a request refused at once',
+      async () => {
+        const t = Date.now();
+        return (await api('GET', '/v1/charge-points')).status === 503 && Date.now() - t < 500;
+      },
+      15_000,
+    );
+    const asked = Date.now();
     const answers = await Promise.all([
       api('GET', '/v1/charge-points'),
       api('POST', '/v1/charge-points', { id: uniqueChargePointId('OUT'), protocol: 'ocpp1.6' }),
@@ -179,6 +189,10 @@ describe('a charger call that fails because PostgreSQL is unreachable', function
       answers.map((a) => a.status),
       JSON.stringify(answers.map((a) => a.body)),
     ).to.deep.equal([503, 503]);
+    // at once, while the probes find it away: each waited for its connection's bound (5 s), and
+    // behind a pool of such waits, a multiple of it
+    expect(Date.now() - asked).to.be.below(1500);
+    expect((await fetch(`${url}/healthz`)).status).to.equal(200);
     expect(lines.filter((l) => l.msg === 'unhandled error')).to.deep.equal([]);
     // the sweeps that fail at every try while it lasts: one line each, without a stack
     const sweeps = lines.filter((l) => l.msg === 'durable sweep failed');
