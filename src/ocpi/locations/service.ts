@@ -121,10 +121,10 @@ export async function patchLocation(
     const stamp = patch.last_updated ?? stampOfReceipt(existing.last_updated);
     // a Location's last_updated is when it "or one of its EVSEs or Connectors" last changed: a
     // PATCH stamped before one of its EVSEs' leaves that later stamp on the location
-    const merged = withChildrenStamp(mergeLocation(existing, { ...patch, last_updated: stamp }));
+    const merged = mergeLocation(existing, { ...patch, last_updated: stamp });
     assertComplete(checkLocation, merged, 'location');
     assertPublishRule(merged);
-    return merged;
+    return withChildrenStamp(merged);
   });
   if (!updated) throw unknownLocation();
   return updated;
@@ -135,7 +135,7 @@ function withChildrenStamp(location: V221.StoredLocation): V221.StoredLocation {
   let latest = location.last_updated;
   for (const evse of location.evses ?? []) {
     latest = later(evse.last_updated, latest);
-    for (const c of evse.connectors) latest = later(c.last_updated, latest);
+    for (const c of evse.connectors ?? []) latest = later(c.last_updated, latest);
   }
   return latest === location.last_updated ? location : { ...location, last_updated: latest };
 }
