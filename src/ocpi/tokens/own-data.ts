@@ -1,4 +1,5 @@
 import Type from '#typebox';
+import { pageHeaders, Paging } from '../../gateway/operator-paging.js';
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
 import { assertPathId } from '../core/guards.js';
@@ -16,6 +17,32 @@ import * as T221 from './schemas-2.2.1.js';
  */
 export function ownTokenRoutes(ctx: OcpiContext): OperatorRoute[] {
   return [
+    route({
+      method: 'GET',
+      path: '/ocpi/tokens',
+      summary: 'Our tokens (2.2.1), in the order they were first stored',
+      query: Type.Object(Paging),
+      response: Type.Array(T221.Token),
+      handler: async (req) => {
+        const { offset, limit } = req.query;
+        const page = await ctx.stores.tokens.list({ offset, limit }, [ctx.ownParty()]);
+        return { data: page.items, headers: pageHeaders(ctx.services.config, req, page.total, offset, limit) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/ocpi/tokens/:country_code/:party_id/:token_uid',
+      summary: "One token (2.2.1): ours, or a partner's our CPO knows",
+      params: T211.TokenPath,
+      response: T221.Token,
+      responses: { 404: 'no such token' },
+      handler: async (req) => {
+        const { country_code, party_id, token_uid } = req.params;
+        const token = await ctx.stores.tokens.get({ country_code, party_id, id: token_uid });
+        if (!token) throw new HttpError(404, 'token_not_found', `no token ${token_uid} of ${country_code} ${party_id}`);
+        return { data: token };
+      },
+    }),
     route({
       method: 'PUT',
       path: '/ocpi/tokens/:country_code/:party_id/:token_uid',

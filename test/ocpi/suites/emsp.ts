@@ -356,6 +356,14 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
         expect(res.headers.get('x-total-count')).to.equal('3');
         expect(res.headers.get('x-limit')).to.equal('2');
         expect(res.headers.get('link')).to.match(/offset=2/);
+        // and the operator reads them back on /v1 (was 405: a token could be put and never read)
+        const listed = await api.request('GET', '/v1/ocpi/tokens?limit=2');
+        expect(listed.status).to.equal(200);
+        expect((listed.body.value as Obj[]).map((t) => t.uid)).to.deep.equal(['T211-1', 'T211-2']);
+        expect(listed.headers.get('x-total-count')).to.equal('3');
+        const one = await api.request('GET', '/v1/ocpi/tokens/NL/EVP/T211-2');
+        expect([one.status, one.body.uid, one.body.contract_id]).to.deep.equal([200, 'T211-2', 'NL-EVP-C12345678']);
+        expect((await api.request('GET', '/v1/ocpi/tokens/NL/EVP/NOPE')).status).to.equal(404);
       });
 
       it('POST /tokens/{uid}/authorize answers ALLOWED with the location, BLOCKED for an invalid token, 404 2004 when unknown', async () => {
