@@ -1,9 +1,11 @@
 import Type, { type TSchema } from '#typebox';
 import type { Context } from 'koa';
 import type { OperatorAuth } from '../../gateway/csms-auth.js';
+import { pageHeaders, Paging } from '../../gateway/operator-paging.js';
 import { pagingHeaders } from '../../gateway/paging.js';
 import {
   defineMount,
+  route,
   type MountSpec,
   type RouteRequest,
   type RouteResult,
@@ -292,4 +294,26 @@ export function callerOwnPath(req: OcpiRequest, version: OcpiVersion): { caller:
   const party = pathParty(req);
   assertOwnParty(caller, party);
   return { caller, party };
+}
+
+/**
+ * The operator's list of one module of our own objects (`GET /v1/ocpi/{module}`): paged with
+ * `offset`/`limit` and the operator's paging headers, in the order the objects were first stored.
+ */
+export function ownListRoute<T extends { last_updated: string }>(
+  ctx: OcpiContext,
+  o: { path: string; summary: string; item: TSchema; store: ObjectStore<T> },
+): OperatorRoute {
+  return route({
+    method: 'GET',
+    path: o.path,
+    summary: o.summary,
+    query: Type.Object(Paging),
+    response: Type.Array(o.item),
+    handler: async (req) => {
+      const { offset, limit } = req.query;
+      const page = await o.store.list({ offset, limit }, [ctx.ownParty()]);
+      return { data: page.items, headers: pageHeaders(ctx.services.config, req, page.total, offset, limit) };
+    },
+  });
 }

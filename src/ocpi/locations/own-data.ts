@@ -1,11 +1,10 @@
 import Type from '#typebox';
 import { HttpError, RequestValidationError } from '../../gateway/errors.js';
-import { pageHeaders, Paging } from '../../gateway/operator-paging.js';
 import { route } from '../../gateway/route-table.js';
 import { zoneSpelling } from '../../tariffs/local-time.js';
 import type { OcpiContext } from '../core/context.js';
 import { assertOurParty } from '../core/guards.js';
-import type { OperatorRoute } from '../core/mount-kit.js';
+import { ownListRoute, type OperatorRoute } from '../core/mount-kit.js';
 import { ObjectId } from '../core/schemas.js';
 import type { ObjectStore } from '../store/object-store.js';
 import * as L221 from './schemas-2.2.1.js';
@@ -106,18 +105,12 @@ async function keepChargerStatuses(
 /** The operator's reads of our own locations: the ids the EVSE links and the chargers filter name. */
 function ownLocationReads(ctx: OcpiContext): OperatorRoute[] {
   return [
-    route({
-      method: 'GET',
+    ownListRoute(ctx, {
       path: '/ocpi/locations',
       summary:
         'Our locations (2.2.1), in the order they were first stored: the ids the EVSE links and the chargers filter name',
-      query: Type.Object(Paging),
-      response: Type.Array(L221.LocationOut),
-      handler: async (req) => {
-        const { offset, limit } = req.query;
-        const page = await ctx.stores.locations.list({ offset, limit }, [ctx.ownParty()]);
-        return { data: page.items, headers: pageHeaders(ctx.services.config, req, page.total, offset, limit) };
-      },
+      item: L221.LocationOut,
+      store: ctx.stores.locations,
     }),
     route({
       method: 'GET',

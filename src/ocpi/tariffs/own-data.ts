@@ -2,11 +2,10 @@ import Type from '#typebox';
 import { HttpError, RequestValidationError } from '../../gateway/errors.js';
 import { detailsOf } from '../../gateway/validation.js';
 import { compileLazily } from '../../lazy-compile.js';
-import { pageHeaders, Paging } from '../../gateway/operator-paging.js';
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
 import { assertOurParty, assertPathId } from '../core/guards.js';
-import type { OperatorRoute } from '../core/mount-kit.js';
+import { ownListRoute, type OperatorRoute } from '../core/mount-kit.js';
 import { ObjectId } from '../core/schemas.js';
 import { enqueue } from '../outbox/outbox-store.js';
 import { TariffVersions } from './versions.js';
@@ -66,17 +65,11 @@ function dateOrder(loc: Array<string | number>, what: string, input: string): Re
  */
 export function ownTariffRoutes(ctx: OcpiContext): OperatorRoute[] {
   return [
-    route({
-      method: 'GET',
+    ownListRoute(ctx, {
       path: '/ocpi/tariffs',
       summary: 'Our tariffs (2.2.1), in the order they were first stored',
-      query: Type.Object(Paging),
-      response: Type.Array(T221.Tariff),
-      handler: async (req) => {
-        const { offset, limit } = req.query;
-        const page = await ctx.stores.tariffs.list({ offset, limit }, [ctx.ownParty()]);
-        return { data: page.items, headers: pageHeaders(ctx.services.config, req, page.total, offset, limit) };
-      },
+      item: T221.Tariff,
+      store: ctx.stores.tariffs,
     }),
     route({
       method: 'GET',

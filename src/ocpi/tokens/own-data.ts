@@ -1,9 +1,8 @@
 import Type from '#typebox';
-import { pageHeaders, Paging } from '../../gateway/operator-paging.js';
 import { route } from '../../gateway/route-table.js';
 import type { OcpiContext } from '../core/context.js';
 import { assertPathId } from '../core/guards.js';
-import type { OperatorRoute } from '../core/mount-kit.js';
+import { ownListRoute, type OperatorRoute } from '../core/mount-kit.js';
 import { HttpError } from '../../gateway/errors.js';
 import { enqueue } from '../outbox/outbox-store.js';
 import { tokenFrom211, tokenTo211 } from './mappers.js';
@@ -17,17 +16,11 @@ import * as T221 from './schemas-2.2.1.js';
  */
 export function ownTokenRoutes(ctx: OcpiContext): OperatorRoute[] {
   return [
-    route({
-      method: 'GET',
+    ownListRoute(ctx, {
       path: '/ocpi/tokens',
       summary: 'Our tokens (2.2.1), in the order they were first stored',
-      query: Type.Object(Paging),
-      response: Type.Array(T221.Token),
-      handler: async (req) => {
-        const { offset, limit } = req.query;
-        const page = await ctx.stores.tokens.list({ offset, limit }, [ctx.ownParty()]);
-        return { data: page.items, headers: pageHeaders(ctx.services.config, req, page.total, offset, limit) };
-      },
+      item: T221.Token,
+      store: ctx.stores.tokens,
     }),
     route({
       method: 'GET',
