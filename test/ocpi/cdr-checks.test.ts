@@ -407,6 +407,15 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
       const dots = await cpo211.sim.call('POST', 'cdrs', '', cdr211({ id }), receiver(cpo211));
       expect(dots.status, id).to.equal(422);
       expect(JSON.stringify(dots.body)).to.contain('"id"');
+      const dots221 = await cpo221.sim.call(
+        'POST',
+        'cdrs',
+        '',
+        cdr221(cpo221, { id, cdr_location: place221('LOC-221') }),
+        receiver(cpo221),
+      );
+      // was 1000 on 2.2.1: its CDR id had a pattern of its own
+      expect(dots221.status, `2.2.1 ${id}`).to.equal(422);
     }
     // 2.1.1 is told what 2.1.1 has: it named credit and credit_reference_id, fields 2.1.1 lacks
     const answer211 = await cpo211.sim.call('POST', 'cdrs', '', cdr211({ total_cost: -5 }), receiver(cpo211));

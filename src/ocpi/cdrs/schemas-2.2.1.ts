@@ -5,6 +5,7 @@ import {
   DateTime,
   NonNegative,
   ObjectId,
+  ObjectId39,
   OpenObject,
   PartyId,
   ciString,
@@ -18,8 +19,8 @@ import { titled } from '../../gateway/openapi.js';
 
 /** OCPI 2.2.1 CDRs (OCPI 2.2.1 mod_cdrs.asciidoc). CDRs of either version are stored as they came. */
 
-/** CDR ids are CiString(39) in 2.2.1. */
-export const CdrId = Type.String({ minLength: 1, maxLength: 39, pattern: '^[\\x20-\\x7E]+$' });
+/** CDR ids are CiString(39) in 2.2.1: printable ASCII, not `.` or `..` alone (core/schemas.ts). */
+export const CdrId = ObjectId39;
 
 export const CdrLocation = titled(
   'CdrLocation',

@@ -188,6 +188,11 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
           'token_not_valid',
         ]);
       }
+      // the same card given whole, said valid: was sent
+      const inline = await t.api.request('POST', `/v1/partners/${cpo.id}/commands/START_SESSION`, {
+        body: { token: { ...token, valid: true }, location_id: 'THEIR-LOC' },
+      });
+      expect([inline.status, (inline.body.error as { code: string }).code]).to.deep.equal([409, 'token_not_valid']);
       expect(cpo.fake.received.length).to.equal(before);
     });
 
