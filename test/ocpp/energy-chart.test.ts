@@ -22,6 +22,14 @@ const register201 = (wh: number, s: number) => [
   },
 ];
 
+/** A 2.0.1 TransactionEvent of charger `id`'s transaction: its seqNo, register reading (Wh) and second. */
+const event201 =
+  (id: string) => (eventType: 'Started' | 'Updated' | 'Ended', seqNo: number, wh: number, s: number) => ({
+    ...v201.transactionEvent({ eventType, transactionId: `TX-${id}`, seqNo, idToken: 'TAG-0001' }),
+    timestamp: at(s),
+    meterValue: register201(wh, s),
+  });
+
 interface MeterValues {
   session_id: string;
   samples: MeterSample[];
@@ -107,11 +115,7 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
 
     it('OCPP 2.0.1: the Started, Updated and Ended readings are kept the same way', async () => {
       const { id, charger } = await booted('ocpp2.0.1');
-      const event = (eventType: 'Started' | 'Updated' | 'Ended', seqNo: number, wh: number, s: number) => ({
-        ...v201.transactionEvent({ eventType, transactionId: `TX-${id}`, seqNo, idToken: 'TAG-0001' }),
-        timestamp: at(s),
-        meterValue: register201(wh, s),
-      });
+      const event = event201(id);
       await charger.call('TransactionEvent', event('Started', 0, 500, 0));
       await charger.call('TransactionEvent', event('Updated', 1, 700, 30));
       await charger.call('TransactionEvent', event('Updated', 2, 900, 90));
@@ -128,11 +132,7 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
 
     it('OCPP 2.0.1: an update that repeats an applied seqNo with another reading is no reading of the chart either; energies to the thousandth', async () => {
       const { id, charger } = await booted('ocpp2.0.1');
-      const event = (eventType: 'Started' | 'Updated' | 'Ended', seqNo: number, wh: number, s: number) => ({
-        ...v201.transactionEvent({ eventType, transactionId: `TX-${id}`, seqNo, idToken: 'TAG-0001' }),
-        timestamp: at(s),
-        meterValue: register201(wh, s),
-      });
+      const event = event201(id);
       await charger.call('TransactionEvent', event('Started', 0, 100.1, 0));
       await charger.call('TransactionEvent', event('Updated', 1, 1100.4, 600));
       // seqNo 1 again, ten minutes later, 50 kWh: the session leaves it out

@@ -101,27 +101,25 @@ async function withToken(
   const { token_uid: uid, ...rest } = fields;
   // a token given whole is checked against ours of its uid too: sent as valid, a card we block
   // went to the CPO all the same
-  const given = typeof uid === 'string' ? uid : uidOf(rest.token);
-  if (given === undefined) return rest;
-  const token = await ctx.stores.tokens.get({ ...ctx.ownParty(), id: given });
-  if (!token && typeof uid === 'string') throw new HttpError(404, 'token_not_found', `we have no token ${uid}`);
+  const inline = givenToken(rest.token);
+  const named = typeof uid === 'string' ? uid : inline.uid;
+  if (named === undefined) return rest;
+  const ours = await ctx.stores.tokens.get({ ...ctx.ownParty(), id: named });
+  if (!ours && typeof uid === 'string') throw new HttpError(404, 'token_not_found', `we have no token ${uid}`);
   // the CPO would be asked to charge (or reserve) on a card we refuse ourselves
-  if ((token && !token.valid) || validOf(rest.token) === false)
-    throw new HttpError(409, 'token_not_valid', `token ${given} is not valid (valid: false): make it valid first`);
-  if (typeof uid !== 'string' || !token) return rest;
-  return { ...rest, token: version === '2.2.1' ? token : tokenTo211(token) };
+  if (ours?.valid === false || inline.valid === false)
+    throw new HttpError(409, 'token_not_valid', `token ${named} is not valid (valid: false): make it valid first`);
+  // a token given whole is sent as given
+  if (typeof uid !== 'string' || !ours) return rest;
+  return { ...rest, token: version === '2.2.1' ? ours : tokenTo211(ours) };
 }
 
-/** The `uid` of a token given whole in a command's fields, if it has one. */
-function uidOf(token: unknown): string | undefined {
-  const uid = typeof token === 'object' && token !== null && 'uid' in token ? token.uid : undefined;
-  return typeof uid === 'string' ? uid : undefined;
-}
-
-/** The `valid` of a token given whole, if it says. */
-function validOf(token: unknown): boolean | undefined {
-  const valid = typeof token === 'object' && token !== null && 'valid' in token ? token.valid : undefined;
-  return typeof valid === 'boolean' ? valid : undefined;
+/** The `uid` and `valid` of a token given whole in a command's fields, where it has them. */
+function givenToken(token: unknown): { uid?: string; valid?: boolean } {
+  if (typeof token !== 'object' || token === null) return {};
+  const uid = 'uid' in token && typeof token.uid === 'string' ? token.uid : undefined;
+  const valid = 'valid' in token && typeof token.valid === 'boolean' ? token.valid : undefined;
+  return { ...(uid === undefined ? {} : { uid }), ...(valid === undefined ? {} : { valid }) };
 }
 
 /** The CPO partner's commands endpoint and our token for it (409 when there is none). */
