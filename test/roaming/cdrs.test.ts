@@ -1593,7 +1593,8 @@ describe('roaming: a register that goes back, a session sent at the default push
           .map((r) => r.body as Json)
           // a push that priced the start alone (cost 0, kwh 0) may come first on a slow machine
           .find((b) => b?.status === 'ACTIVE' && Number((b.total_cost as Json | undefined)?.excl_vat ?? 0) > 0),
-      { what: 'an ACTIVE session PUT with its cost' },
+      // priced by the one pricing thread, cold on a busy machine: a CI run missed the 5 s default
+      { what: 'an ACTIVE session PUT with its cost', timeoutMs: 15_000 },
     );
     // was kwh 0 (the last push's) beside periods of 4 kWh and their cost
     expect(priced.kwh).to.equal(4);
