@@ -21,7 +21,9 @@ async function main(): Promise<void> {
   const db = await Database.open(config.database, { log });
   try {
     await checkDatabase(db, config.database);
-    const applied = await db.migrate();
+    const applied = await db.migrate(undefined, () =>
+      log.info({ database: config.database.kind }, 'another process is applying migrations; waiting for it'),
+    );
     log.info(
       { applied, database: config.database.kind },
       applied.length ? 'migrations applied' : 'database is up to date',

@@ -33,6 +33,8 @@ export class Database {
     readonly sql: SqlExecutor,
     private readonly openOrm: () => Promise<Orm>,
     private readonly commitWindowMs: number,
+    /** what the migrations' lock is named after: the PostgreSQL schema (`migrate`) */
+    private readonly schemaName = '',
   ) {}
 
   /**
@@ -89,7 +91,7 @@ export class Database {
       const { openPostgresOrm } = await import('./orm.js');
       return openPostgresOrm(database, ormOptions);
     };
-    return new Database('postgresql', executor, openOrm, window);
+    return new Database('postgresql', executor, openOrm, window, database.schema);
   }
 
   /** Loads MikroORM (once; later calls share the first). */
@@ -146,8 +148,20 @@ export class Database {
     return migrationNames.filter((name) => !applied.has(name));
   }
 
-  /** Applies pending migrations (up to and including `to`, when named); returns the names applied. */
-  async migrate(to?: MigrationName): Promise<string[]> {
+  /**
+   * Applies pending migrations (up to and including `to`, when named); returns the names applied.
+   * On PostgreSQL one process at a time per schema: a second release phase (or test) started
+   * beside the first waits for it, then finds nothing pending, instead of failing on the first's
+   * rows half-way through.
+   */
+  async migrate(to?: MigrationName, onWait: () => void = () => undefined): Promise<string[]> {
+    if ((await this.pendingMigrations()).length === 0) return [];
+    if (!this.sql.exclusively) return this.applyMigrations(to);
+    return this.sql.exclusively(`ev-roaming migrations ${this.schemaName}`, () => this.applyMigrations(to), onWait);
+  }
+
+  private async applyMigrations(to: MigrationName | undefined): Promise<string[]> {
+    // pending again: what another process applied while this one waited is not applied twice
     if ((await this.pendingMigrations()).length === 0) return [];
     const orm = await this.loadOrm();
     if (this.dialect === 'postgresql') {

@@ -1,4 +1,5 @@
 import type { ConnectionOptions } from 'node:tls';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { Pipeline, type PipelinedStatement } from './pg-pipeline.js';
 import {
@@ -54,6 +55,9 @@ export interface PgExecutorOptions {
 
 /** how long after the server's own cancel a statement's answer is awaited before giving up */
 const ANSWER_GRACE_MS = 1000;
+
+/** how often `exclusively` asks again for a lock another process holds */
+const LOCK_POLL_MS = 250;
 
 /** node-postgres's error when a statement's answer did not come within its query_timeout */
 const UNANSWERED_MESSAGE = 'Query read timeout';
@@ -238,6 +242,29 @@ export class PgExecutor implements SqlExecutor {
         client.release(broken || lost);
       },
     };
+  }
+
+  /**
+   * `SqlExecutor.exclusively`: a session advisory lock on one pooled connection, asked for again
+   * every `LOCK_POLL_MS` (a statement waiting on the lock would run into the statement bound
+   * while another process applies a long migration). The connection is not in a transaction while
+   * it waits or holds, so no idle-in-transaction bound ends it; it is let go afterwards rather than
+   * handed back, which drops the lock even when the unlock could not be sent.
+   */
+  async exclusively<T>(name: string, fn: () => Promise<T>, onWait: () => void): Promise<T> {
+    const { client, release } = await this.checkout();
+    try {
+      for (let waited = false; ;) {
+        const rows = (await client.query<Row>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [name])).rows;
+        if (rows[0]?.locked === true) break;
+        if (!waited) onWait();
+        waited = true;
+        await sleep(LOCK_POLL_MS);
+      }
+      return await fn();
+    } finally {
+      release(true);
+    }
   }
 
   /** A statement of a pipeline: named (prepared once per connection) as `statement` makes it. */

@@ -61,6 +61,12 @@ export interface SqlExecutor extends SqlRunner {
    * a failing statement's error, nothing of it committed.
    */
   pipelinedCommit?(statements: readonly SqlStatement[]): Promise<StatementResult[]>;
+  /**
+   * Where the database has locks that span processes (PostgreSQL's advisory locks): runs `fn`
+   * while holding the lock named `name` on a connection of its own, waiting for any other process
+   * that holds it (`onWait` is called once when it must wait). The lock goes with the connection.
+   */
+  exclusively?<T>(name: string, fn: () => Promise<T>, onWait: () => void): Promise<T>;
   /** Whether the database answers, where the driver can ask apart from the statements' connections. */
   ping?(): Promise<boolean>;
   close(): Promise<void>;

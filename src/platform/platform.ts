@@ -223,7 +223,12 @@ async function openDatabase(config: Config, log: Logger): Promise<Database> {
   try {
     await checkDatabase(db, config.database);
     if (config.mode === 'embedded') {
-      const applied = await db.migrate();
+      const applied = await db.migrate(undefined, () =>
+        log.info(
+          { database: databaseLabel(config.database) },
+          'another process is applying migrations; waiting for it',
+        ),
+      );
       const database = databaseLabel(config.database);
       if (applied.length > 0) log.info({ applied, database }, 'migrations applied');
       // every migration applied: the database was empty (a mistyped SQLite path makes a new file

@@ -1,8 +1,12 @@
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { resolve } from 'node:path';
+import pg from 'pg';
 import type { Database } from '../../src/db/database.js';
 import { expect } from 'chai';
 import type { SqlRunner } from '../../src/db/sql.js';
-import { PG_URL, tempSchema } from '../support/databases.js';
+import { PG_URL, tempSchema, uniqueName } from '../support/databases.js';
+import { runToExit } from '../support/processes.js';
+import { migrationNames } from '../../src/db/migrations/names.js';
 import { checkOrmTransactionAlongside, groupCommitTests, openMigrated } from '../support/group-commit-checks.js';
 import { checkOcpiShapesMigration } from '../support/ocpi-shapes-migration.js';
 import { Database as Db } from '../../src/db/database.js';
@@ -280,6 +284,28 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
         await link.close();
       }
     });
+  });
+
+  it('two release phases started together on a new schema both succeed: one applies the migrations, the other waits for it', async () => {
+    const schema = uniqueName('t');
+    const env = { DATABASE_URL: PG_URL, DATABASE_SCHEMA: schema, LOG_LEVEL: 'info' };
+    const entry = resolve(import.meta.dirname, '../../scripts/migrate.js');
+    try {
+      const runs = await Promise.all([
+        runToExit(env, { entry, timeoutMs: 60_000 }),
+        runToExit(env, { entry, timeoutMs: 60_000 }),
+      ]);
+      const lines = runs.flatMap((r) => r.lines.map((l) => JSON.parse(l) as { msg: string; applied?: string[] }));
+      for (const r of runs) expect(r.code, r.lines.join('\n') + r.stderr).to.equal(0);
+      // every migration applied once, by one of the two
+      expect(lines.flatMap((l) => l.applied ?? [])).to.have.members([...migrationNames]);
+      expect(lines.map((l) => l.msg)).to.include.members(['migrations applied', 'database is up to date']);
+    } finally {
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    }
   });
 
   it("m0028: an OCPI object inserted without created_ms (a process of the release before) gets the insert's time", async () => {
