@@ -124,7 +124,7 @@ describe('gateway (embedded)', () => {
     expect(big.status).to.equal(413);
     // the envelope of every /v1 error, naming the limit the body passed
     const bigError = ((await big.json()) as { error: { code: string; message: string } }).error;
-    expect(bigError.code).to.equal('entity.too.large');
+    expect(bigError.code).to.equal('entity_too_large');
     expect(bigError.message).to.match(/^request body larger than the limit of \d+ bytes \(BODY_LIMIT\)$/);
     const malformed = await fetch(url('/gw/items/ab'), {
       method: 'POST',

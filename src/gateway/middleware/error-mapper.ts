@@ -101,7 +101,9 @@ function clientMessage(err: ExposedError): string {
 function knownError(err: unknown): OcpiError | HttpError | undefined {
   if (err instanceof OcpiError || err instanceof HttpError) return err;
   if (isExposedClientError(err)) {
-    return new HttpError(err.status, typeof err.type === 'string' ? err.type : 'bad_request', clientMessage(err));
+    // raw-body names its errors with dots (`entity.too.large`); our codes are snake_case
+    const code = typeof err.type === 'string' ? err.type.replace(/\./g, '_') : 'bad_request';
+    return new HttpError(err.status, code, clientMessage(err));
   }
   return undefined;
 }
