@@ -188,8 +188,15 @@ export function recordAsSeen<R extends { status: string; detail: string | null; 
 ): R {
   if (online) return record;
   if (record.status === 'sent') return { ...record, status: 'failed', detail: CONNECTION_CLOSED_DETAIL };
-  if (record.status === 'queued' && now - Date.parse(record.updated_at) > COMMAND_EXPIRY_MS)
-    return { ...record, status: 'expired', detail: NOT_SENT_DETAIL };
+  const queuedAt = Date.parse(record.updated_at);
+  if (record.status === 'queued' && now - queuedAt > COMMAND_EXPIRY_MS)
+    // updated when it expired, not when it was queued
+    return {
+      ...record,
+      status: 'expired',
+      detail: NOT_SENT_DETAIL,
+      updated_at: new Date(queuedAt + COMMAND_EXPIRY_MS).toISOString(),
+    };
   return record;
 }
 

@@ -35,6 +35,7 @@ describe('a command record as a read of an offline charger shows it', () => {
     expect(recordAsSeen(record('queued'), false, queuedAt + COMMAND_EXPIRY_MS + 1000)).to.include({
       status: 'expired',
       detail: NOT_SENT_DETAIL,
+      updated_at: new Date(queuedAt + COMMAND_EXPIRY_MS).toISOString(),
     });
   });
 
