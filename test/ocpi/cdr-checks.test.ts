@@ -325,7 +325,7 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     // was "disagrees" by 2.00: the peak hours read in UTC, a dispute raised on a guess
     expect(check).to.deep.include({ status: 'unpriced', ours: null, time_zone: { zone: 'UTC', source: 'utc' } });
     expect(check.reason).to.contain('LOC-UNKNOWN').and.contain('local time');
-    expect(check.notes.join(' ')).to.contain('LOC-UNKNOWN').and.contain('UTC');
+    expect(check.notes.join(' ')).to.contain('LOC-UNKNOWN').and.contain('not pushed to our locations Receiver');
     // a flat price reads no clock: priced in UTC all the same
     const flat = cdr221(cpo221, {
       cdr_location: place221('LOC-UNKNOWN'),
@@ -353,7 +353,9 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     // was "disagrees" (theirs 5.00, ours 3.00) with no note: read in the Etc/UTC we filled in
     expect(check).to.deep.include({ status: 'unpriced', time_zone: { zone: 'UTC', source: 'utc' } });
     expect(check.reason).to.contain('LOC-211-NOZONE').and.contain('local time');
-    expect(check.notes.join(' ')).to.contain('Etc/UTC');
+    expect(check.notes.join(' ')).to.contain('Etc/UTC').and.contain('pushed without a time_zone');
+    // it was pushed: no note may say it was not
+    expect(check.notes.join(' ')).not.to.contain('not pushed');
   });
 
   it('2.2.1: a CDR with energy fed back (negative ENERGY) is taken and stored; its check is unpriced, saying why', async () => {

@@ -304,9 +304,15 @@ function zoneOf(view: CdrView, stored: StoredPlace, notes: string[]): { zone: st
     if (isTimeZone(zone)) return { zone, source };
     notes.push(`the time_zone of ${what} (${zone}) is no IANA time zone`);
   }
-  notes.push(
-    `no time zone known for location ${view.locationId} (not pushed to our locations Receiver${view.version === '2.1.1' ? ', none in the CDR' : ''}): restrictions were read in UTC`,
-  );
+  // why none: the location never reached us, came without a zone, or with one no IANA name
+  const why = !stored
+    ? 'not pushed to our locations Receiver'
+    : assumed || held === undefined
+      ? 'pushed without a time_zone'
+      : 'pushed with no IANA time zone';
+  const inCdr =
+    view.version !== '2.1.1' ? '' : view.zone === undefined ? ', none in the CDR' : ', none valid in the CDR';
+  notes.push(`no time zone known for location ${view.locationId} (${why}${inCdr}): restrictions were read in UTC`);
   return { zone: 'UTC', source: 'utc' };
 }
 
