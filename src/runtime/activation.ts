@@ -60,15 +60,33 @@ export class Activation {
     readonly epoch: number,
     /** the process's logger; the activation's own child of it is made when first used */
     private readonly parentLog: Logger,
-    load: (activation: Activation) => Promise<void>,
+    private readonly load: (activation: Activation) => Promise<void>,
   ) {
-    // dropped once loaded: a settled promise per activation is memory every charger would hold
-    const loading = load(this).then(() => {
-      this.loading = undefined;
-    });
-    loading.catch(() => undefined);
-    this.loading = loading;
+    this.loading = this.startLoad();
   }
+
+  /**
+   * Loads the stored state. The promise is dropped once loaded (a settled promise per activation
+   * is memory every charger would hold); a failed load is kept until the next pump, which fails
+   * what waited for it and starts the load again for what comes after: one bad read (a database
+   * that blinked) must not fail every message of the actor until it is passivated.
+   */
+  private startLoad(): Promise<void> {
+    const loading = this.load(this).then(
+      () => {
+        this.loading = undefined;
+      },
+      (err: unknown) => {
+        this.loadFailed = true;
+        throw err;
+      },
+    );
+    loading.catch(() => undefined);
+    return loading;
+  }
+
+  /** the last load failed: the next pump loads again */
+  private loadFailed = false;
 
   private childLog: Logger | undefined;
 
@@ -78,7 +96,7 @@ export class Activation {
     return this.childLog;
   }
 
-  /** the load of the stored state while it runs, or its failure (the next turn rethrows it) */
+  /** the load of the stored state while it runs, or its failure (until the next pump loads again) */
   private loading: Promise<void> | undefined;
 
   get isStopped(): boolean {
@@ -102,6 +120,10 @@ export class Activation {
   private async pump(): Promise<void> {
     this.running = true;
     try {
+      if (this.loadFailed && !this.stopped) {
+        this.loadFailed = false;
+        this.loading = this.startLoad();
+      }
       // awaited even when loaded (undefined): a turn starts a microtask after its enqueue, never inside it
       await this.loading;
       while (this.queue.length > 0 && !this.stopped) {

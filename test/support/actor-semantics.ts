@@ -72,6 +72,29 @@ export function actorSemantics(makeEnv: () => Promise<TestEnvironment>): void {
     expect(await counter('persist').ask({ op: 'inc' })).to.equal(4);
   });
 
+  it('loads the state again after a load that failed: one bad read does not fail the actor until it is passivated', async () => {
+    const c = counter('reload');
+    const { sql } = p.platform.services.db;
+    // a stored state the actor cannot read (a read that fails, as a database that blinked would)
+    await sql.run('INSERT INTO actor_state (address, kind, state, epoch, updated_at) VALUES (?, ?, ?, ?, ?)', [
+      c.address,
+      'counter',
+      '{"count":"not a number"}',
+      0,
+      Date.now(),
+    ]);
+    let caught: unknown;
+    await c.ask({ op: 'inc' }).catch((err: unknown) => (caught = err));
+    expect(String(caught)).to.contain('fails its schema');
+    // the read works again: the next message loads it, well within the idle time
+    await sql.run('UPDATE actor_state SET state = ? WHERE address = ?', [
+      JSON.stringify({ count: 5, flaky_attempts: 0, fired: [], active: 0, max_active: 0, seqs: [] }),
+      c.address,
+    ]);
+    expect(await c.ask({ op: 'inc' })).to.equal(6);
+    expect(await c.ask({ op: 'inc' })).to.equal(7);
+  });
+
   it('rejects an ask with the handler error and leaves the state unchanged', async () => {
     await counter('err').ask({ op: 'inc' });
     let caught: unknown;
