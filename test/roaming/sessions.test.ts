@@ -113,6 +113,8 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
       } else {
         // 2.1.1 has no COMMAND (AuthMethod): the eMSP's request authorized it
         expect(active).to.deep.include({ auth_id: token.auth_id, auth_method: 'AUTH_REQUEST' });
+        // the 2.1.1 Session has no authorization_id (a strict eMSP refused the PUT)
+        expect(active).not.to.have.property('authorization_id');
         expect((active.location as Json).id).to.equal(loc);
         expect(active.start_datetime).to.be.a('string');
       }
@@ -131,6 +133,8 @@ describe('roaming: sessions of partner tokens on our chargers go to their eMSP',
       // the sessions Sender serves it to this eMSP
       const listed = await e.sim.call('GET', 'sessions', '', undefined, version === '2.2.1' ? { role: 'SENDER' } : {});
       expect((listed.data as Json[]).map((s) => s.id)).to.include(sessionId);
+      if (version === '2.1.1')
+        for (const s of listed.data as Json[]) expect(s).not.to.have.property('authorization_id');
       const stop = await e.sim.call(
         'POST',
         'commands',

@@ -80,7 +80,49 @@ export function locationPatchFrom211(p: V211.LocationPatch): V221.LocationPatch 
 
 export function evseTo211(e: V221.Evse): V211.Evse {
   const coordinates = e.coordinates && geoTo211(e.coordinates);
-  return defined({ ...e, coordinates, connectors: e.connectors.map(connectorTo211) });
+  return defined({
+    ...e,
+    coordinates,
+    capabilities: only211(e.capabilities, CAPABILITIES_211),
+    connectors: e.connectors.map(connectorTo211),
+  });
+}
+
+/**
+ * The capabilities and facilities 2.1.1 names (mod_locations 4.2 Capability, 4.11 Facility).
+ * 2.2.1 added others (CHIP_CARD_SUPPORT, START_SESSION_CONNECTOR_REQUIRED, PARKING_LOT,
+ * METRO_STATION, ...): the 2.1.1 interfaces leave those out, as a strict 2.1.1 receiver refuses
+ * them (docs/OCPI.md, Decisions 42).
+ */
+const CAPABILITIES_211: ReadonlySet<string> = new Set([
+  'CHARGING_PROFILE_CAPABLE',
+  'CREDIT_CARD_PAYABLE',
+  'REMOTE_START_STOP_CAPABLE',
+  'RESERVABLE',
+  'RFID_READER',
+  'UNLOCK_CAPABLE',
+]);
+const FACILITIES_211: ReadonlySet<string> = new Set([
+  'HOTEL',
+  'RESTAURANT',
+  'CAFE',
+  'MALL',
+  'SUPERMARKET',
+  'SPORT',
+  'RECREATION_AREA',
+  'NATURE',
+  'MUSEUM',
+  'BUS_STOP',
+  'TAXI_STAND',
+  'TRAIN_STATION',
+  'AIRPORT',
+  'CARPOOL_PARKING',
+  'FUEL_STATION',
+  'WIFI',
+]);
+
+function only211<T extends string>(values: readonly T[] | undefined, known: ReadonlySet<string>): T[] | undefined {
+  return values?.filter((v) => known.has(v));
 }
 
 /** 2.1.1 writes coordinates with exactly 6 decimals, 2.2.1 with 5 to 7. */
@@ -119,6 +161,7 @@ export function locationTo211(l: V221.StoredLocation): V211.Location {
     postal_code: rest.postal_code ?? '',
     opening_times: opening_times && hoursTo211(opening_times),
     coordinates: geoTo211(rest.coordinates),
+    facilities: only211(rest.facilities, FACILITIES_211),
     type,
     evses: evses?.map(evseTo211),
   });

@@ -8,7 +8,7 @@ import { cdr211Of } from '../cdrs/cpo-sender.js';
 import { cdrTo221 } from '../cdrs/mappers.js';
 import { locationTo211 } from '../locations/mappers.js';
 import { session211Of } from '../sessions/emsp-receiver.js';
-import { sessionTo221 } from '../sessions/mappers.js';
+import { sessionFor211Partner, sessionTo221 } from '../sessions/mappers.js';
 import { isCdr221, isSession221 } from '../sessions/stored.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import type { ListOptions, ObjectStore } from '../store/object-store.js';
@@ -93,7 +93,9 @@ const MODULES: Record<Pushable, AnyPushModule> = {
     call: async (pc, s, version) => {
       const { own } = pc;
       const body =
-        version === '2.1.1' ? (isSession221(s) ? await session211Of(pc.locations, s) : s) : sessionTo221(s, own, own);
+        version === '2.1.1'
+          ? sessionFor211Partner(isSession221(s) ? await session211Of(pc.locations, s) : s)
+          : sessionTo221(s, own, own);
       return { id: s.id, method: 'PUT', path: ownPath(own, s.id), body };
     },
   }),

@@ -7,7 +7,7 @@ import { requireLink } from '../core/guards.js';
 import { listRoute, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope, ObjectId } from '../core/schemas.js';
 import { session211Of } from './emsp-receiver.js';
-import { sessionTo221 } from './mappers.js';
+import { sessionFor211Partner, sessionTo221 } from './mappers.js';
 import * as S211 from './schemas-2.1.1.js';
 import * as S221 from './schemas-2.2.1.js';
 import { isSession221, type StoredSession } from './stored.js';
@@ -32,11 +32,15 @@ export function sessionsSender(ctx: OcpiContext, version: OcpiVersion): OcpiRout
       owner: 'ours-for-caller',
       ...(version === '2.1.1'
         ? {
-            item: S211.SessionOut,
+            item: S211.SessionCreate,
             render: {
               name: '2.1.1',
               page: (items: StoredSession[]) =>
-                Promise.all(items.map((s) => (isSession221(s) ? session211Of(ctx.stores.locations, s) : s))),
+                Promise.all(
+                  items.map(async (s) =>
+                    sessionFor211Partner(isSession221(s) ? await session211Of(ctx.stores.locations, s) : s),
+                  ),
+                ),
             },
           }
         : { item: S221.Session, render: { name: '2.2.1', as: to221 } }),

@@ -98,6 +98,16 @@ export function sessionTo211(s: S221.Session, location: V211.Location | undefine
   });
 }
 
+/**
+ * A 2.1.1 session as we send it to a 2.1.1 eMSP (pushes, our sessions Sender): the Session of
+ * 2.1.1 mod_sessions, without the `authorization_id` our eMSP Receiver answers with
+ * (Decisions 42).
+ */
+export function sessionFor211Partner(s: S211.StoredSession): S211.SessionCreate {
+  const { authorization_id: _ours, ...session } = s;
+  return session;
+}
+
 /** The location as far as a 2.2.1 session names it (docs/OCPI.md, Decisions 23). */
 function referencedLocation(s: S221.Session): V211.Location {
   // a partial 2.1.1 Location: the session names only these ids

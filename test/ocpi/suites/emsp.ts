@@ -180,6 +180,31 @@ export function emspSuite(makeTarget: () => Promise<OcpiTarget>): void {
         expect(put211.status).to.equal(422);
       });
 
+      it('serves capabilities and facilities 2.1.1 does not name left out on 2.1.1, kept on 2.2.1', async () => {
+        const location = aLocation({
+          country_code: cc,
+          party_id: pid,
+          id: 'LOC-ENUMS',
+          facilities: ['HOTEL', 'PARKING_LOT', 'METRO_STATION', 'WIFI'],
+          evses: [
+            anEvse({
+              uid: 'ENUMS-E1',
+              capabilities: ['RFID_READER', 'CHIP_CARD_SUPPORT', 'START_SESSION_CONNECTOR_REQUIRED', 'RESERVABLE'],
+            }),
+          ],
+        });
+        expect((await put221('LOC-ENUMS', location)).body.status_code).to.equal(1000);
+        const read211 = dataOf<Obj>(
+          await api.request('GET', `/ocpi/emsp/2.1.1/locations/${cc}/${pid}/LOC-ENUMS`, { token: cpo.token }),
+        );
+        expect(read211.facilities).to.deep.equal(['HOTEL', 'WIFI']);
+        expect((read211.evses as Obj[])[0]?.capabilities).to.deep.equal(['RFID_READER', 'RESERVABLE']);
+        const read221 = dataOf<Obj>(
+          await api.request('GET', `/ocpi/emsp/2.2.1/locations/${cc}/${pid}/LOC-ENUMS`, { token: cpo.token }),
+        );
+        expect(read221.facilities).to.deep.equal(['HOTEL', 'PARKING_LOT', 'METRO_STATION', 'WIFI']);
+      });
+
       it('PUT replaces a location and answers the LocationOut', async () => {
         const first = aLocation({
           country_code: cc,
