@@ -24,7 +24,7 @@ export interface PartnerDiscoveryPort {
 
 export type DiscoveryOutcome =
   | { ok: true; version: Static<typeof Version>; endpoints: Array<Static<typeof Endpoint>> }
-  | { ok: false; code: 3001 | 3002; message: string; log: object };
+  | { ok: false; code: 3001 | 3002 | 3003; message: string; log: object };
 
 /** What the projections keep of a partner's link (a part of the actor's state). */
 export interface PartnerRecord {

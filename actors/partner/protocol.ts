@@ -81,7 +81,7 @@ export interface PartnerView {
 /** Replies are tagged unions: errors cross process boundaries as data, not as thrown objects. */
 export type PartnerReply =
   | { ok: true; partner: PartnerView; revoked: string[]; their_token: string | null }
-  | { ok: false; code: 'not_found' | 'exists' | 'method_not_allowed' | 3001 | 3002; message: string };
+  | { ok: false; code: 'not_found' | 'exists' | 'method_not_allowed' | 3001 | 3002 | 3003; message: string };
 
 export const HANDSHAKE_ASK_TIMEOUT_MS = 30_000;
 

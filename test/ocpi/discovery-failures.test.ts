@@ -47,7 +47,16 @@ describe('OCPI credentials: discovery failures (scripted partners on loopback)',
     200,
     { status_code: 1000, data: [{ version: '2.2.1', url: `${base}/2.2.1` }] },
   ];
-  const details221: Scripted = [200, { status_code: 1000, data: { version: '2.2.1', endpoints: [] } }];
+  const details221 = (base: string): Scripted => [
+    200,
+    {
+      status_code: 1000,
+      data: {
+        version: '2.2.1',
+        endpoints: [{ identifier: 'credentials', role: 'SENDER', url: `${base}/2.2.1/credentials` }],
+      },
+    },
+  ];
 
   async function registerAgainst(versionsUrl: string, party = uniqueParty(), tokenA?: string) {
     const token = tokenA ?? (await api.onboard(party, 'CPO')).token;
@@ -67,7 +76,7 @@ describe('OCPI credentials: discovery failures (scripted partners on loopback)',
       "Unable to use the client's API: partner unreachable: not an OCPI envelope",
     );
 
-    const fixed = await scripted((base) => ({ '/versions': versions221(base), '/2.2.1': details221 }));
+    const fixed = await scripted((base) => ({ '/versions': versions221(base), '/2.2.1': details221(base) }));
     const retry = await registerAgainst(fixed, res.party, res.tokenA);
     expect(retry.body.status_code).to.equal(1000);
   });
@@ -129,7 +138,7 @@ describe('OCPI credentials: discovery failures (scripted partners on loopback)',
     expect(link.endpoints.map((e) => `${e.version} ${e.identifier}`)).to.deep.equal(['2.1.1 tokens']);
 
     // one that does not list the version it registers on: 3002, and Token A stays usable
-    const only221 = await scripted((base) => ({ '/versions': versions221(base), '/2.2.1': details221 }));
+    const only221 = await scripted((base) => ({ '/versions': versions221(base), '/2.2.1': details221(base) }));
     const other = uniqueParty();
     const second = await api.onboard(other, 'CPO');
     const refused = await api.request('POST', '/ocpi/emsp/2.1.1/credentials', {
@@ -140,6 +149,20 @@ describe('OCPI credentials: discovery failures (scripted partners on loopback)',
     expect(refused.body.status_message).to.equal(
       'Unsupported version: called on our 2.1.1 credentials endpoint, but the versions URL does not list 2.1.1',
     );
+  });
+
+  it('answers 3003 when the version details list no endpoints at all (no mutual module), and Token A stays usable', async () => {
+    const bare = await scripted((base) => ({
+      '/versions': versions221(base),
+      '/2.2.1': [200, { status_code: 1000, data: { version: '2.2.1', endpoints: [] } }],
+    }));
+    const res = await registerAgainst(bare);
+    expect(res.body).to.include({
+      status_code: 3003,
+      status_message: "No matching endpoints: the partner's version details (2.2.1) list no endpoints",
+    });
+    const fixed = await scripted((base) => ({ '/versions': versions221(base), '/2.2.1': details221(base) }));
+    expect((await registerAgainst(fixed, res.party, res.tokenA)).body.status_code).to.equal(1000);
   });
 
   it('answers 3001 when the version details are unreachable or not OCPI', async () => {
@@ -158,7 +181,7 @@ describe('OCPI credentials: discovery failures (scripted partners on loopback)',
   it('sends the partner its token base64-encoded on a 2.2.1 handshake', async () => {
     const seen: string[] = [];
     const res = await registerAgainst(
-      await scripted((base) => ({ '/versions': versions221(base), '/2.2.1': details221 }), seen),
+      await scripted((base) => ({ '/versions': versions221(base), '/2.2.1': details221(base) }), seen),
     );
     expect(res.body.status_code).to.equal(1000);
     expect(seen).to.deep.equal([

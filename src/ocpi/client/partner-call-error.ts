@@ -24,7 +24,9 @@ export type PartnerFailure =
   | 'error answer'
   /** an envelope whose data is not what the call expects */
   | 'unexpected data'
-  | 'no common version';
+  | 'no common version'
+  /** the partner's version details list no endpoint at all (3003) */
+  | 'no endpoints';
 
 export class PartnerCallError extends Error {
   override readonly name = 'PartnerCallError';
@@ -40,8 +42,8 @@ export class PartnerCallError extends Error {
   readonly partnerStatusCode: number | undefined;
 
   constructor(
-    /** 3001 unable to use the client's API, 3002 unsupported version */
-    readonly code: 3001 | 3002,
+    /** 3001 unable to use the client's API, 3002 unsupported version, 3003 no matching endpoints */
+    readonly code: 3001 | 3002 | 3003,
     readonly reason: PartnerFailure,
     opts: { message?: string; httpStatus?: number; detail?: string; partnerStatusCode?: number } = {},
   ) {

@@ -215,6 +215,11 @@ export class PartnerClient {
       for (const e of details.endpoints)
         endpoints.push({ version, identifier: e.identifier, url: e.url, ...(e.role ? { role: e.role } : {}) });
     }
+    // OCPI 3003: "no matching endpoints ... if the two parties do not have any mutual modules"
+    if (endpoints.length === 0)
+      throw new PartnerCallError(3003, 'no endpoints', {
+        message: `the partner's version details (${use ?? mutual.join(', ')}) list no endpoints`,
+      });
     return { version: use ?? highest, endpoints };
   }
 

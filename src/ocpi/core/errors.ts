@@ -181,6 +181,11 @@ export function unsupportedVersion(message: string): OcpiError {
   return new OcpiError(200, 3002, `Unsupported version: ${message}`);
 }
 
+/** 3003: the partner's version details list no endpoint we could use (no mutual module). */
+export function noMatchingEndpoints(message: string): OcpiError {
+  return new OcpiError(200, 3003, `No matching endpoints: ${message}`);
+}
+
 export function unknownVersion(version: string): OcpiError {
   return new OcpiError(404, 3002, `Unsupported version ${version}`);
 }

@@ -11,7 +11,13 @@ import {
 } from '../../../actors/partner/protocol.js';
 import { hashToken, newToken, type PartnerRole, type PartyRole, type TokenDirectory } from './auth.js';
 import type { OcpiVersion } from './envelope.js';
-import { credentialsMethodNotAllowed, unableToUseClientApi, unauthorized, unsupportedVersion } from './errors.js';
+import {
+  credentialsMethodNotAllowed,
+  noMatchingEndpoints,
+  unableToUseClientApi,
+  unauthorized,
+  unsupportedVersion,
+} from './errors.js';
 
 export type { PartnerView } from '../../../actors/partner/protocol.js';
 
@@ -77,6 +83,8 @@ export class PartnerDirectory {
         throw unableToUseClientApi(reply.message);
       case 3002:
         throw unsupportedVersion(reply.message);
+      case 3003:
+        throw noMatchingEndpoints(reply.message);
       default:
         // the token was revoked between the lookup and the turn
         throw unauthorized(version);
