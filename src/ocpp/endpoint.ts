@@ -272,8 +272,9 @@ export class OcppEndpoint {
     if (logins.size > 0) logins.succeeded(identityKey(id, peer()));
     const registered = login.protocol;
     const protocol = negotiated(registered, offered);
-    // OCPP-J: no subprotocol in common -> refuse
-    if (!protocol) return refuse('no_subprotocol', 400);
+    // OCPP-J 1.6 section 3.1.2 and 2.0.1 part 4 section 3.1.2: with no subprotocol in common
+    // the server MUST complete the handshake without a Sec-WebSocket-Protocol header, then close
+    if (!protocol) return this.completeAndClose(req, socket, head, id, peer());
     if (protocol !== registered)
       log.info(
         { charge_point: id, registered, negotiated: protocol },
@@ -300,6 +301,27 @@ export class OcppEndpoint {
       this.opts.log.warn({ err, charge_point: id }, 'charger connection could not be set up');
       ws.close(1011, 'internal error');
     }
+  }
+
+  /**
+   * A charger that offered only subprotocols we do not speak: the handshake completes (101, no
+   * `Sec-WebSocket-Protocol`) and the socket is closed at once with 1002, saying which we speak.
+   * A 400 here was a deviation from OCPP-J's MUST, and a charger built to it may take a 400 for a
+   * network fault and retry for ever instead of reporting the version.
+   */
+  private async completeAndClose(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    id: string,
+    address: string,
+  ): Promise<void> {
+    this.opts.signals.refused(id, address, 'no_subprotocol', 101);
+    delete req.headers['sec-websocket-protocol'];
+    const ws = await completeUpgrade(this.wss, req, socket, head, frameErrorLogger(this.opts.log, id));
+    if (!ws) return;
+    this.deadlines.clear(socket);
+    ws.close(1002, 'no common subprotocol: this CSMS speaks ocpp1.6 and ocpp2.0.1');
   }
 
   /**

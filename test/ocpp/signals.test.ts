@@ -152,7 +152,8 @@ describe('OCPP signals: log lines and metrics an on-call person reads', function
           resolve(101);
           ws.close();
         });
-        ws.on('error', () => undefined);
+        // the client's own refusal of the answer (a handshake that named no subprotocol): 0
+        ws.on('error', () => resolve(0));
       });
     const wrong = 'not-the-password-0123456789';
     expect(await attempt(cp.id, wrong, ['ocpp1.6'])).to.equal(401);
@@ -173,9 +174,10 @@ describe('OCPP signals: log lines and metrics an on-call person reads', function
     expect(ghosts.map((l) => l.reason)).to.deep.equal(['unknown', 'unknown']);
     await new Promise((r) => setTimeout(r, 2100));
     // the charger's own password, but no subprotocol this CSMS speaks
-    expect(await attempt(cp.id, cp.password, ['ocpp1.5'])).to.equal(400);
+    // (the handshake completes and the socket is closed at once: the ws client says the server named none)
+    expect(await attempt(cp.id, cp.password, ['ocpp1.5'])).to.equal(0);
     const noProtocol = linesOf('charger login refused', cp.id).at(-1);
-    expect(noProtocol).to.include({ reason: 'no_subprotocol', status: 400, suppressed: 3 });
+    expect(noProtocol).to.include({ reason: 'no_subprotocol', status: 101, suppressed: 3 });
     expect(JSON.stringify(lines)).not.to.contain(cp.password);
   });
 
