@@ -272,8 +272,8 @@ export class OcppEndpoint {
     if (logins.size > 0) logins.succeeded(identityKey(id, peer()));
     const registered = login.protocol;
     const protocol = negotiated(registered, offered);
-    // OCPP-J 1.6 section 3.1.2 and 2.0.1 part 4 section 3.1.2: with no subprotocol in common
-    // the server MUST complete the handshake without a Sec-WebSocket-Protocol header, then close
+    // OCPP-J 1.6 and 2.0.1 ("OCPP version" of the connection): with no subprotocol in common the
+    // server MUST complete the handshake without a Sec-WebSocket-Protocol header, then close
     if (!protocol) return this.completeAndClose(req, socket, head, id, peer());
     if (protocol !== registered)
       log.info(
