@@ -67,9 +67,12 @@ export function startFor(
   // command's start: that token decides, and is billed. Exactly the token sent: one that differs
   // in case only may be another eMSP's card (a uid of the same case counts first, bridge.ts tokenOf)
   if (remoteStartId !== null) return starts.find((r) => r.remote_start_id === remoteStartId && r.id_tag === idTag);
-  return [...starts]
-    .reverse()
-    .find((r) => r.id_tag === idTag && (evse === null || r.evse_id === null || r.evse_id === evse));
+  const here = [...starts].reverse().filter((r) => evse === null || r.evse_id === null || r.evse_id === evse);
+  // an idTag is case-insensitive (1.6 CiString20, 2.0.1 IdToken): a charger whose reader or
+  // firmware changes the case of the tag it was sent still follows the start, the tag of the same
+  // case first
+  const folded = idTag.toLowerCase();
+  return here.find((r) => r.id_tag === idTag) ?? here.find((r) => r.id_tag.toLowerCase() === folded);
 }
 
 /**

@@ -372,6 +372,28 @@ describe('a session names the remote start it followed', function () {
       await charger.close();
     });
 
+  it("ocpp1.6: a charger that starts with the remote-started tag in another case (idTag is case-insensitive) is accepted, and the session is the command's", async () => {
+    const cp = await csms.registerChargePoint('ocpp1.6');
+    const charger = strictCharger(csms.url, cp, 'ocpp1.6');
+    charger.handle('RemoteStartTransaction', () => Promise.resolve({ status: 'Accepted' }));
+    await charger.connect();
+    await charger.call('BootNotification', v16.boot());
+    const started = await csms.api<{ command_id: string }>(
+      'POST',
+      `/v1/charge-points/${cp.id}/remote-start?wait_ms=5000`,
+      { id_tag: 'opr-two', connector_id: 1 },
+    );
+    expect(started.body).to.include({ result: 'ACCEPTED' });
+    const answer = (await charger.call('StartTransaction', v16.start({ idTag: 'OPR-TWO', meterStart: 0 }))) as {
+      idTagInfo: { status: string };
+    };
+    // was Invalid: a charger set to stop on an invalid id ended the charge the operator started
+    expect(answer.idTagInfo.status).to.equal('Accepted');
+    const [session] = (await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${cp.id}`)).body;
+    expect(session).to.include({ remote_start_command_id: started.body.command_id });
+    await charger.close();
+  });
+
   it("ocpp2.0.1: the operator's remote start of a transaction already running (plugged in first) is its command", async () => {
     const cp = await csms.registerChargePoint('ocpp2.0.1');
     const charger = strictCharger(csms.url, cp, 'ocpp2.0.1');
