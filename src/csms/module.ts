@@ -6,7 +6,8 @@ import { chargePointActor } from '../../actors/charge-point/actor.js';
 import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
 import { addressOf, parseAddress } from '../runtime/address.js';
 import type { ChargePointActorDeps, RoamingPort } from '../../actors/charge-point/ports.js';
-import { defineMount, type MountSpec } from '../gateway/route-table.js';
+import { defineMount, type MountSpec, type RouteSpec } from '../gateway/route-table.js';
+import { staticAnswer, staticBytes } from '../gateway/static-bytes.js';
 import { OcppEndpoint, ConnectionRegistry } from '../ocpp/endpoint.js';
 import { LoginThrottle } from '../ocpp/login-throttle.js';
 import { OcppSchemas } from '../ocpp/schemas.js';
@@ -58,12 +59,10 @@ export const DASHBOARD_SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 function dashboardMount(): MountSpec<unknown> {
-  const page = (file: string, type: string) => {
-    let cached: string | undefined;
-    return () => ({
-      headers: { ...DASHBOARD_SECURITY_HEADERS },
-      raw: { body: (cached ??= readFileSync(join(dashboardDir, file), 'utf8')), type },
-    });
+  // read once, one Buffer for every answer, with its ETag (gateway/static-bytes.ts)
+  const page = (file: string, type: string): RouteSpec<unknown>['handler'] => {
+    const bytes = staticBytes(() => readFileSync(join(dashboardDir, file)));
+    return (req) => staticAnswer(req.koa, bytes(), type, DASHBOARD_SECURITY_HEADERS);
   };
   return defineMount<unknown>({
     name: 'csms-dashboard',

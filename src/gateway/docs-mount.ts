@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineMount, type MountSpec, type RouteSpec } from './route-table.js';
+import { staticAnswer, staticBytes } from './static-bytes.js';
 
 /** our page and its script (src/api-docs, copied by scripts/copy-assets.mjs) */
 const pageDir = fileURLToPath(new URL('../api-docs', import.meta.url));
@@ -21,12 +22,10 @@ export const DOCS_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Referrer-Policy': 'no-referrer',
 };
 
+/** A file of the page, read once; `no-cache` with its ETag: a browser asks again and gets a 304. */
 function file(dir: string, name: string, type: string): RouteSpec<unknown>['handler'] {
-  let cached: string | undefined;
-  return () => ({
-    headers: { ...DOCS_SECURITY_HEADERS, 'Cache-Control': 'no-cache' },
-    raw: { body: (cached ??= readFileSync(join(dir, name), 'utf8')), type },
-  });
+  const bytes = staticBytes(() => readFileSync(join(dir, name)));
+  return (req) => staticAnswer(req.koa, bytes(), type, { ...DOCS_SECURITY_HEADERS, 'Cache-Control': 'no-cache' });
 }
 
 /** /docs: a human page over /openapi.json (Swagger UI, served from here, no CDN). */

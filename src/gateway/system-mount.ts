@@ -5,6 +5,7 @@ import type { PlatformServices } from '../platform/services.js';
 import { bearerCheck } from './csms-auth.js';
 import { HttpError } from './errors.js';
 import { defineMount, route, type MountSpec } from './route-table.js';
+import { staticAnswer, staticBytes } from './static-bytes.js';
 
 export interface SystemMountOptions {
   services: PlatformServices;
@@ -43,6 +44,8 @@ function metricsGuard(config: Pick<Config, 'METRICS_TOKEN' | 'NODE_ENV'>): (ctx:
 /** /healthz (alive), /readyz (database, Redis, shards), /metrics, /openapi.json. */
 export function systemMount(opts: SystemMountOptions): MountSpec<unknown> {
   const { services } = opts;
+  // the document is the same for the process's life: serialised once (static-bytes.ts)
+  const openapiBytes = staticBytes(() => JSON.stringify(opts.openapi()));
   const guardMetrics = metricsGuard(services.config);
   return defineMount<unknown>({
     name: 'system',
@@ -92,7 +95,7 @@ export function systemMount(opts: SystemMountOptions): MountSpec<unknown> {
         method: 'GET',
         path: '/openapi.json',
         summary: 'This OpenAPI 3.1 document',
-        handler: () => ({ data: opts.openapi() }),
+        handler: (req) => staticAnswer(req.koa, openapiBytes(), 'application/json; charset=utf-8'),
       }),
     ],
   });

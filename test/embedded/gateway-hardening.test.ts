@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { createConnection } from 'node:net';
+import { createConnection, type Socket } from 'node:net';
 import { expect } from 'chai';
 import nock from 'nock';
 import { platformModules } from '../../src/modules.js';
@@ -332,6 +332,47 @@ describe('gateway hardening (issue 7)', () => {
     );
     expect(answer).to.match(/^HTTP\/1\.1 408 /);
     expect(ms, 'closed after (ms; -1: still open after 12 s)').to.be.within(2500, 12_000);
+  });
+
+  it("serves /openapi.json and the docs' files with an ETag (304 when the client holds them), one copy in memory for every client that does not read", async () => {
+    const url = main.p.platform.url;
+    for (const path of ['/openapi.json', '/docs/swagger-ui-bundle.js', '/docs/', '/dashboard/console.js']) {
+      const first = await fetch(`${url}${path}`);
+      const etag = first.headers.get('etag');
+      expect(etag, path).to.match(/^"[\w-]+"$/);
+      const bytes = Buffer.from(await first.arrayBuffer());
+      const again = await fetch(`${url}${path}`);
+      expect(Buffer.from(await again.arrayBuffer()).equals(bytes), path).to.equal(true);
+      const held = await fetch(`${url}${path}`, { headers: { 'If-None-Match': `W/${etag}, "other"` } });
+      expect(held.status, path).to.equal(304);
+      expect(await held.text(), path).to.equal('');
+    }
+    // 200 connections that ask for the 1.7 MB bundle three times each (pipelined) and never read:
+    // each answer was a copy of its own (1,000 such connections held 660 MB, and /healthz waited 15 s)
+    const before = process.memoryUsage().arrayBuffers;
+    const { port } = new URL(url);
+    const sockets = await Promise.all(
+      Array.from(
+        { length: 200 },
+        () =>
+          new Promise<Socket>((resolve, reject) => {
+            const socket = createConnection({ host: '127.0.0.1', port: Number(port) }, () => {
+              socket.pause();
+              socket.write('GET /docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'.repeat(3));
+              resolve(socket);
+            });
+            socket.on('error', reject);
+          }),
+      ),
+    );
+    try {
+      await new Promise((r) => setTimeout(r, 1500));
+      const grown = process.memoryUsage().arrayBuffers - before;
+      expect(grown, `buffers grew by ${Math.round(grown / 2 ** 20)} MiB`).to.be.below(64 * 2 ** 20);
+      expect((await fetch(`${url}/healthz`)).status).to.equal(200);
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
   });
 
   it('sends nosniff on every answer, errors included', async () => {
