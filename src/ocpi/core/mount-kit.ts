@@ -61,6 +61,9 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
       const caller = await ctx.tokens.authenticate(koa, o.version, o.accept);
       // Token A after the registration: only the credentials module still answers it
       if (caller.tokenKind === 'retired' && koa.path !== `${o.prefix}/credentials`) throw unauthorized(o.version);
+      // Token A only registers: 401 on every module endpoint, before the mount's role is looked
+      // at (a 403 naming the token's role, on the other role's mount, told a guesser it was real)
+      if (caller.tokenKind === 'initial' && isFunctionalModule(koa.path, o.prefix)) throw unauthorized(o.version);
       // 2.2.1 routing headers, on functional modules only (configuration modules carry none)
       if (o.version !== '2.2.1' || !isFunctionalModule(koa.path, o.prefix)) return actingAs(caller, o.serves);
       // a direct response names us as its sender and the requesting party as its receiver, an

@@ -86,6 +86,19 @@ export function authAndErrorsSuite(makeTarget: () => Promise<OcpiTarget>): void 
       });
       expect(res.status).to.equal(401);
       expect(res.body.status_code).to.equal(2001);
+      // on the other role's mount too: a 403 naming its role told a guesser the token was real
+      for (const [method, path] of [
+        ['GET', '/ocpi/cpo/2.2.1/locations'],
+        ['GET', '/ocpi/cpo/2.2.1/tokens/BE/TKA/T1'],
+        ['GET', '/ocpi/cpo/2.1.1/locations'],
+      ] as const) {
+        const other = await api.request(method, path, {
+          token: tokenA,
+          encoding: path.includes('2.1.1') ? 'raw' : 'base64',
+        });
+        expect(other.status, path).to.equal(401);
+        expect(JSON.stringify(other.body), path).not.to.contain('CPO');
+      }
     });
 
     it('rejects a request naming another party with 2001, field country_code, type value_error.identity_mismatch', async () => {
