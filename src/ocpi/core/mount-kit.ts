@@ -63,7 +63,7 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
       if (caller.tokenKind === 'retired' && koa.path !== `${o.prefix}/credentials`) throw unauthorized(o.version);
       // Token A only registers: 401 on every module endpoint, before the mount's role is looked
       // at (a 403 naming the token's role, on the other role's mount, told a guesser it was real)
-      if (caller.tokenKind === 'initial' && isFunctionalModule(koa.path, o.prefix)) throw unauthorized(o.version);
+      if (caller.tokenKind === 'initial' && isModuleEndpoint(koa.path, o.prefix)) throw unauthorized(o.version);
       // 2.2.1 routing headers, on functional modules only (configuration modules carry none)
       if (o.version !== '2.2.1' || !isFunctionalModule(koa.path, o.prefix)) return actingAs(caller, o.serves);
       // a direct response names us as its sender and the requesting party as its receiver, an
@@ -94,6 +94,11 @@ function operationPrefix(name: string): string {
     .replace(/\./g, '')
     .split('-');
   return first + rest.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+}
+
+/** Below the mount's prefix, a module endpoint: not the versions list, not the version details, not credentials. */
+function isModuleEndpoint(path: string, prefix: string): boolean {
+  return isFunctionalModule(path, prefix) && !/^versions(\/|$)/.test(path.slice(prefix.length).replace(/^\/+/, ''));
 }
 
 /** Below the mount's prefix, a path of a functional module: not the version details, not credentials. */

@@ -99,6 +99,9 @@ export function authAndErrorsSuite(makeTarget: () => Promise<OcpiTarget>): void 
         expect(other.status, path).to.equal(401);
         expect(JSON.stringify(other.body), path).not.to.contain('CPO');
       }
+      // the versions list and details still answer it: the partner discovers us with it
+      for (const path of ['/ocpi/emsp/versions', '/ocpi/emsp/2.2.1', '/ocpi/2.2.1/versions/2.2.1'])
+        expect((await api.request('GET', path, { token: tokenA, encoding: 'base64' })).status, path).to.equal(200);
     });
 
     it('rejects a request naming another party with 2001, field country_code, type value_error.identity_mismatch', async () => {
