@@ -249,10 +249,14 @@ async function decideFor(
 
 /**
  * What of a token an eMSP's remembered answer rests on: whose it is, its validity and its
- * whitelist ('' for no token: a link that ended takes its tokens with it).
+ * whitelist, and the link it came by ('' for no token: a link that ended takes its tokens with
+ * it; a link ended and made again within the answer's minutes is another link, whose eMSP was
+ * not asked).
  */
 function tokenState(token: RoamingToken | undefined): string {
-  return token ? `${token.country_code}*${token.party_id}|${token.valid}|${token.whitelist}` : '';
+  return token
+    ? `${token.country_code}*${token.party_id}|${token.valid}|${token.whitelist}|${token.link_at ?? ''}`
+    : '';
 }
 
 /**
@@ -320,14 +324,18 @@ export async function authorizeTag(
   // an answer that no longer holds is forgotten, whatever is decided now
   const kept = (ctx.state.recent_auths ?? []).filter((r) => now - r.at < REMEMBER_MS && r !== found);
   if (remembered) kept.push(remembered);
+  // every decision is logged with its reason, a remembered one too (docs/ROAMING.md "Tokens")
+  const logged = (decision: AuthDecision): AuthDecision => {
+    ctx.log.info({ id_tag: idTag, evse, status: decision.status, reason: decision.reason }, 'id tag authorization');
+    return decision;
+  };
   if (remembered && !remembered.decision.each_use)
-    return { ...remembered.decision, reason: `${remembered.decision.reason} (remembered)` };
+    return logged({ ...remembered.decision, reason: `${remembered.decision.reason} (remembered)` });
   if (remembered && use === 'start') {
     ctx.setState({ ...ctx.state, recent_auths: kept.filter((r) => r !== remembered) });
-    return { ...remembered.decision, reason: `${remembered.decision.reason} (the Authorize of this start)` };
+    return logged({ ...remembered.decision, reason: `${remembered.decision.reason} (the Authorize of this start)` });
   }
-  const decision = await decide(port, ctx, token, command, evse, protocol);
-  ctx.log.info({ id_tag: idTag, evse, status: decision.status, reason: decision.reason }, 'id tag authorization');
+  const decision = logged(await decide(port, ctx, token, command, evse, protocol));
   const others = kept.filter((r) => r.id_tag !== idTag);
   // only the eMSP's real-time answer is remembered (asking again costs a partner call): a decision
   // from the tokens we hold is made again, so that a token blocked or issued since counts at once.

@@ -181,6 +181,8 @@ export interface RoamingToken {
   own: boolean;
   /** when we stored its last change (our clock, epoch ms) */
   updated_at?: number;
+  /** the last change of the registered eMSP link it came by (none: ours, or no link names its party) */
+  link_at?: number;
 }
 
 /** What the OCPI session of a transaction is made of (docs/ROAMING.md "Sessions"). */

@@ -19,7 +19,7 @@ import type { ActorHost } from '../platform/services.js';
 import { RealTimeAuthorizer } from './authorize.js';
 import { backfillSamples, snapshotTerms, writeSample, writeSigned, writeState, type CdrBuilder } from './cdrs.js';
 import { EvseLinkStore } from './evse-links.js';
-import { TOKEN_COUNTS } from '../ocpi/tokens/counting.js';
+import { TOKEN_COUNTS, TOKEN_LINK_AT } from '../ocpi/tokens/counting.js';
 
 /**
  * The roaming bridge as the charge-point actor's port (docs/ROAMING.md): its EVSE links, and the
@@ -96,7 +96,7 @@ async function tokenOf(
   idTag: string,
 ): Promise<RoamingToken | undefined> {
   const rows = await db.sql.query(
-    `SELECT data, updated_at FROM ocpi_object o WHERE o.module = 'tokens'
+    `SELECT data, updated_at, ${TOKEN_LINK_AT} AS link_at FROM ocpi_object o WHERE o.module = 'tokens'
        AND lower(o.object_id) = lower(?) AND ${TOKEN_COUNTS}
      ORDER BY o.created_ms, CASE WHEN o.object_id = ? THEN 0 ELSE 1 END, o.country_code, o.party_id
      LIMIT ${TOKENS_OF_A_UID}`,
@@ -119,6 +119,7 @@ async function tokenOf(
     ...(t.group_id === undefined ? {} : { group_id: t.group_id }),
     own: t.country_code === own.country_code && t.party_id === own.party_id,
     updated_at: Number(chosen.row.updated_at),
+    ...(chosen.row.link_at === null || chosen.row.link_at === undefined ? {} : { link_at: Number(chosen.row.link_at) }),
   };
 }
 

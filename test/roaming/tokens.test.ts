@@ -278,6 +278,26 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(authorizeCalls(emsp, never)).to.have.length(2);
   });
 
+  it("an eMSP's remembered answer is its link's: a link ended and made again within the minutes asks the eMSP anew", async () => {
+    const again = await world.emsp('2.2.1');
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const tag = uid();
+    await world.pushToken(again, tag);
+    expect(await authorize16(charger, tag)).to.equal('Accepted');
+    expect(authorizeCalls(again, tag)).to.have.length(1);
+    expect((await again.sim.unregister()).statusCode).to.equal(1000);
+    // the operator onboards it again, and it registers with the fresh Token A
+    const { country_code, party_id } = again.sim.party;
+    const onboarded = await world.api.request('POST', '/v1/partners', {
+      body: { role: 'EMSP', country_code, party_id },
+    });
+    const { versions_url, token } = onboarded.body as { versions_url: string; token: string };
+    expect((await again.sim.registerWith(versions_url, token)).answer.statusCode).to.equal(1000);
+    // was Accepted on the answer of the link that ended, the eMSP not asked on the new one
+    expect(await authorize16(charger, tag)).to.equal('Accepted');
+    expect(authorizeCalls(again, tag)).to.have.length(2);
+  });
+
   it('an eMSP that does not answer: ALLOWED_OFFLINE and ALLOWED fall back to Accepted, NEVER is Invalid', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
     const offline = uid();
