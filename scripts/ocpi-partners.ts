@@ -8,6 +8,7 @@
  *   node dist/scripts/ocpi-partners.js register <id> <their versions URL> <their Token A>
  *   node dist/scripts/ocpi-partners.js rotate <id>
  *   node dist/scripts/ocpi-partners.js unregister <id>
+ *   node dist/scripts/ocpi-partners.js force-unregister <id>   (the partner is gone: the link ends here untold)
  *   node dist/scripts/ocpi-partners.js pull <id> <locations|tariffs|sessions|cdrs|tokens>
  *   node dist/scripts/ocpi-partners.js push <id> <locations|tariffs|sessions|cdrs|tokens>
  *   node dist/scripts/ocpi-partners.js pull-locations <id>
@@ -16,7 +17,7 @@
  * Exit codes: 0 done, 1 the service refused (its answer is printed), 2 usage.
  */
 
-const usage = `usage: ocpi-partners <onboard CC PID ROLE | list | show ID | register ID VERSIONS_URL TOKEN | rotate ID | unregister ID | pull ID MODULE | push ID MODULE | pull-locations ID>
+const usage = `usage: ocpi-partners <onboard CC PID ROLE | list | show ID | register ID VERSIONS_URL TOKEN | rotate ID | unregister ID | force-unregister ID | pull ID MODULE | push ID MODULE | pull-locations ID>
   ROLE: CPO or EMSP (the partner's role); ID: the id onboard answers (list shows them)
   settings: CSMS_URL (default http://localhost:$PORT/v1, PORT default 3000), CSMS_API_KEY`;
 
@@ -54,6 +55,7 @@ const ARITY: Record<string, number> = {
   register: 3,
   rotate: 1,
   unregister: 1,
+  'force-unregister': 1,
   pull: 2,
   push: 2,
   'pull-locations': 1,
@@ -119,6 +121,9 @@ async function main(argv: string[]): Promise<number> {
     case 'unregister':
       if (!args[0]) break;
       return call('POST', `/partners/${encodeURIComponent(args[0])}/unregister`);
+    case 'force-unregister':
+      if (!args[0]) break;
+      return call('POST', `/partners/${encodeURIComponent(args[0])}/unregister?force=true`);
     case 'pull':
     case 'push': {
       const [id, module] = args;

@@ -183,6 +183,23 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(await authorize16(charger, tag)).to.equal('Invalid');
   });
 
+  it('an eMSP gone for good: unregister answers 502 and keeps the link; with ?force=true the link ends here, and its tokens with it', async () => {
+    const gone = await world.emsp('2.2.1');
+    const tag = uid();
+    await world.pushToken(gone, tag, { whitelist: 'ALWAYS' });
+    await gone.sim.close();
+    const kept = await world.api.request('POST', `/v1/partners/${gone.id}/unregister`);
+    expect(kept.status, JSON.stringify(kept.body)).to.equal(502);
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    expect(await authorize16(charger, tag)).to.equal('Accepted');
+    const ended = await world.api.request('POST', `/v1/partners/${gone.id}/unregister?force=true`);
+    expect(ended.status, JSON.stringify(ended.body)).to.equal(200);
+    expect(ended.body).to.include({ status: 'unregistered' });
+    // another charger (a charger remembers an answer for a few minutes)
+    const other = await world.linkedCharger('ocpp1.6');
+    expect(await authorize16(other.charger, tag)).to.equal('Invalid');
+  });
+
   it('an eMSP that ended the link during a charge: the stop naming its token is not Accepted for another hour', async () => {
     const gone = await world.emsp('2.2.1');
     const tag = uid();

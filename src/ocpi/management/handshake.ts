@@ -266,10 +266,30 @@ export async function rotateWith(
 /**
  * Ends the link from our side: DELETE of the partner's credentials endpoint (the version of the
  * link first) with its token, then every token of ours for it stops working and the partner is
- * `unregistered`. A failed call answers 502 and keeps the link (the operator may retry).
+ * `unregistered`. A failed call answers 502 and keeps the link (the operator may retry), unless
+ * `force`: a partner gone for good is never told, and its tokens must stop authorizing charges
+ * and its sessions and CDRs stop being queued all the same.
  */
-export async function unregisterWith(ctx: OcpiContext, partner: PartnerRow): Promise<PartnerView> {
+export async function unregisterWith(ctx: OcpiContext, partner: PartnerRow, force = false): Promise<PartnerView> {
   const link = await registeredLink(ctx, partner);
+  const name = `${partner.country_code}-${partner.party_id}`;
+  try {
+    await tellUnregistered(ctx, link);
+  } catch (err) {
+    const untold =
+      err instanceof PartnerCallError || (err instanceof HttpError && err.code === 'no_credentials_endpoint');
+    if (!force || !untold) return badGateway(ctx, err);
+    const why = err instanceof PartnerCallError ? err.toLog() : { message: err.message };
+    ctx.services.log.warn({ partner: name, partnerCall: why }, 'link ended by us; the partner could not be told');
+  }
+  const reply = await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'unregister' });
+  if (!reply.ok) throw new HttpError(409, 'not_registered', reply.message);
+  ctx.services.log.info({ partner: name }, 'link ended by us');
+  return reply.partner;
+}
+
+/** DELETE of the partner's credentials: throws the 409 or the PartnerCallError of a call that failed. */
+async function tellUnregistered(ctx: OcpiContext, link: Awaited<ReturnType<typeof registeredLink>>): Promise<void> {
   const order = [link.partner.version, ...SUPPORTED_VERSIONS].filter(
     (v): v is OcpiVersion => v === '2.1.1' || v === '2.2.1',
   );
@@ -278,13 +298,5 @@ export async function unregisterWith(ctx: OcpiContext, partner: PartnerRow): Pro
     .find((e) => e !== undefined);
   if (!endpoint) throw new HttpError(409, 'no_credentials_endpoint', 'the partner lists no credentials endpoint');
   const version = endpoint.version === '2.1.1' ? '2.1.1' : '2.2.1';
-  try {
-    await ctx.client.data('DELETE', endpoint.url, link.theirToken, version);
-  } catch (err) {
-    return badGateway(ctx, err);
-  }
-  const reply = await ctx.partners.ask(partner.country_code, partner.party_id, { op: 'unregister' });
-  if (!reply.ok) throw new HttpError(409, 'not_registered', reply.message);
-  ctx.services.log.info({ partner: `${partner.country_code}-${partner.party_id}` }, 'link ended by us');
-  return reply.partner;
+  await ctx.client.data('DELETE', endpoint.url, link.theirToken, version);
 }

@@ -65,6 +65,9 @@ const RegisterBody = Type.Object({
   token: CredentialsToken,
 });
 /** `/partners/{id}/pull|push/{module}`: the partner and one of the modules we exchange. */
+/** `force`: end the link here even when the partner cannot be told (it is gone for good) */
+const UnregisterQuery = Type.Object({ force: Type.Optional(Type.Boolean()) });
+
 const ModulePath = Type.Object({ id: IdPath.properties.id, module: ExchangeModule });
 const PullBody = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
 
@@ -178,15 +181,18 @@ function partnerLinkRoutes(ctx: OcpiContext): OperatorRoute[] {
       method: 'POST',
       path: '/partners/:id/unregister',
       summary:
-        'Ends the link with a registered partner: DELETE of its credentials, then our tokens for it stop working',
+        'Ends the link with a registered partner: DELETE of its credentials, then our tokens for it stop working (?force=true: also when the partner cannot be told)',
       params: IdPath,
+      query: UnregisterQuery,
       response: PartnerOut,
       responses: {
         404: 'unknown partner',
         409: 'not registered',
-        502: 'the partner could not be used (the link stays)',
+        502: 'the partner could not be used (the link stays; with ?force=true it ends here all the same)',
       },
-      handler: async (req) => ({ data: await unregisterWith(ctx, await partnerOf(ctx, req)) }),
+      handler: async (req) => ({
+        data: await unregisterWith(ctx, await partnerOf(ctx, req), req.query.force === true),
+      }),
     }),
   ];
 }
