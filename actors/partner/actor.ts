@@ -34,7 +34,7 @@ function commit(deps: PartnerActorDeps, ctx: Ctx, next: PartnerState, revoked: s
 function create(deps: PartnerActorDeps, ctx: Ctx, msg: MessageOf<'create'>): PartnerReply {
   const s = ctx.state;
   if (s.status === 'registered')
-    return fail('exists', `partner ${ctx.key} is registered; DELETE its credentials first`);
+    return fail('exists', `partner ${ctx.key} is registered; end its link first (POST /v1/partners/{id}/unregister)`);
   const now = Date.now();
   const next: PartnerState = {
     ...s,

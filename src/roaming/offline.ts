@@ -9,11 +9,16 @@ import { linksChanged, type EvseLinkStore } from './evse-links.js';
 /**
  * Chargers that went away (docs/ROAMING.md "Status", Decision 6): the EVSEs of a linked charger
  * that has had no connection for ROAMING_OFFLINE_GRACE_MS become UNKNOWN at the partners. Every
- * web process looks, twice per grace period: it notes when it first saw a charger offline (a
- * process that starts notes it then, so the grace is never shorter than set), and writes UNKNOWN
- * once the grace has passed. Two processes doing it at once write and queue it once: the write
+ * web process looks every LOOK_MS (twice per grace when that is shorter), asking for the pins of
+ * all linked chargers at once: it notes when it first saw a charger offline (a process that
+ * starts notes it then, so the grace is never shorter than set), and writes UNKNOWN once the
+ * grace has passed, at most a grace and two looks after the charger left. Looking twice per
+ * grace only, a charger went UNKNOWN 7.7-10 minutes after it left with the 5-minute default. Two processes doing it at once write and queue it once: the write
  * happens only when the status differs, and a second queued push coalesces with the first.
  */
+/** how often a web process looks for linked chargers without a connection (at most) */
+const LOOK_MS = 30_000;
+
 export class OfflineWatch {
   private timer: NodeJS.Timeout | undefined;
   private readonly offlineSince = new Map<string, number>();
@@ -22,7 +27,7 @@ export class OfflineWatch {
   constructor(
     private readonly opts: {
       db: Database;
-      actors: Pick<ActorSystem, 'isPinned' | 'ref'>;
+      actors: Pick<ActorSystem, 'isPinned' | 'pinnedAmong' | 'ref'>;
       links: EvseLinkStore;
       log: Logger;
       own: { country_code: string; party_id: string };
@@ -34,7 +39,10 @@ export class OfflineWatch {
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.look(), Math.max(50, Math.floor(this.opts.graceMs / 2)));
+    this.timer = setInterval(
+      () => void this.look(),
+      Math.max(50, Math.min(LOOK_MS, Math.floor(this.opts.graceMs / 2))),
+    );
     this.timer.unref();
   }
 
@@ -51,8 +59,11 @@ export class OfflineWatch {
       const byCharger = await this.opts.links.all();
       for (const id of this.offlineSince.keys()) if (!byCharger.has(id)) this.offlineSince.delete(id);
       let wrote = false;
+      const pinned = await this.opts.actors.pinnedAmong(
+        [...byCharger.keys()].map((id) => addressOf(chargePointProtocol.kind, id)),
+      );
       for (const [id, links] of byCharger) {
-        if (await this.opts.actors.isPinned(addressOf(chargePointProtocol.kind, id))) {
+        if (pinned.has(addressOf(chargePointProtocol.kind, id))) {
           this.offlineSince.delete(id);
           continue;
         }
