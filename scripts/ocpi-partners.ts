@@ -5,7 +5,7 @@
  *   node dist/scripts/ocpi-partners.js onboard DE ABC CPO      -> {id, token (Token A), versions_url}
  *   node dist/scripts/ocpi-partners.js list
  *   node dist/scripts/ocpi-partners.js show <id>
- *   node dist/scripts/ocpi-partners.js register <id> <their versions URL> <their Token A>
+ *   node dist/scripts/ocpi-partners.js register <id> <their versions URL> <their Token A> [2.1.1|2.2.1]
  *   node dist/scripts/ocpi-partners.js rotate <id>
  *   node dist/scripts/ocpi-partners.js unregister <id>
  *   node dist/scripts/ocpi-partners.js force-unregister <id>   (the partner is gone: the link ends here untold)
@@ -17,7 +17,7 @@
  * Exit codes: 0 done, 1 the service refused (its answer is printed), 2 usage.
  */
 
-const usage = `usage: ocpi-partners <onboard CC PID ROLE | list | show ID | register ID VERSIONS_URL TOKEN | rotate ID | unregister ID | force-unregister ID | pull ID MODULE | push ID MODULE | pull-locations ID>
+const usage = `usage: ocpi-partners <onboard CC PID ROLE | list | show ID | register ID VERSIONS_URL TOKEN [VERSION] | rotate ID | unregister ID | force-unregister ID | pull ID MODULE | push ID MODULE | pull-locations ID>
   ROLE: CPO or EMSP (the partner's role); ID: the id onboard answers (list shows them)
   settings: CSMS_URL (default http://localhost:$PORT/v1, PORT default 3000), CSMS_API_KEY`;
 
@@ -52,7 +52,7 @@ const ARITY: Record<string, number> = {
   onboard: 3,
   list: 0,
   show: 1,
-  register: 3,
+  register: 4,
   rotate: 1,
   unregister: 1,
   'force-unregister': 1,
@@ -111,9 +111,13 @@ async function main(argv: string[]): Promise<number> {
       if (!args[0]) break;
       return call('GET', `/partners/${encodeURIComponent(args[0])}`);
     case 'register': {
-      const [id, versions_url, token] = args;
+      const [id, versions_url, token, version] = args;
       if (!id || !versions_url || !token) break;
-      return call('POST', `/partners/${encodeURIComponent(id)}/register`, { versions_url, token });
+      return call('POST', `/partners/${encodeURIComponent(id)}/register`, {
+        versions_url,
+        token,
+        ...(version === undefined ? {} : { version }),
+      });
     }
     case 'rotate':
       if (!args[0]) break;

@@ -153,4 +153,33 @@ describe('OCPI between two instances (CPO and eMSP) on loopback', function () {
     expect(error.message).to.equal('the partner answered with an error: HTTP 200, OCPI status_code 2003');
     expect(error.details).to.include({ ocpi_status_code: 3001, partner_status_code: 2003 });
   });
+  it('takes the version the operator asks for: a 2.1.1 link between two instances that both speak 2.2.1', async () => {
+    const cpo2 = await instance('DE', 'CPV', 'Charge Point Operator V');
+    const emsp2 = await instance('NL', 'EMV', 'Mobility Provider V');
+    try {
+      const onEmsp = await emsp2.call('POST', '/v1/partners', { country_code: 'DE', party_id: 'CPV', role: 'CPO' });
+      const onCpo = await cpo2.call('POST', '/v1/partners', { country_code: 'NL', party_id: 'EMV', role: 'EMSP' });
+      const registered = await cpo2.call('POST', `/v1/partners/${String(onCpo.body.id)}/register`, {
+        versions_url: onEmsp.body.versions_url,
+        token: onEmsp.body.token,
+        version: '2.1.1',
+      });
+      expect(registered.status, JSON.stringify(registered.body)).to.equal(200);
+      expect(registered.body).to.include({ status: 'registered', version: '2.1.1' });
+      // the other side holds a 2.1.1 link too (the POST came to its 2.1.1 credentials endpoint)
+      expect((await emsp2.call('GET', `/v1/partners/${String(onEmsp.body.id)}`)).body).to.include({
+        status: 'registered',
+        version: '2.1.1',
+      });
+      // and the eMSP's pull goes to the CPO's 2.1.1 mount
+      const pulled = await emsp2.call('POST', `/v1/partners/${String(onEmsp.body.id)}/pull-locations`, {});
+      expect(pulled.status, JSON.stringify(pulled.body)).to.equal(200);
+      expect(pulled.body).to.include({ version: '2.1.1' });
+    } finally {
+      for (const i of [cpo2, emsp2]) {
+        await i.started.stop();
+        await i.env.cleanup();
+      }
+    }
+  });
 });

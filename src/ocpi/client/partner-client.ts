@@ -185,6 +185,8 @@ export class PartnerClient {
     token: string,
     headerVersion: OcpiVersion,
     use?: OcpiVersion,
+    /** why `use`, for the 3002 when the partner does not list it */
+    useReason = `called on our ${use ?? ''} credentials endpoint`,
   ): Promise<Discovery> {
     const list = (await this.data('GET', versionsUrl, token, headerVersion)).envelope.data;
     if (!checkVersionList.Check(list)) throw unexpected(`GET ${versionsUrl}`, 'data is not a list of versions');
@@ -202,7 +204,7 @@ export class PartnerClient {
       throw new PartnerCallError(3002, 'no common version', { message, detail: offered });
     }
     if (use !== undefined && !mutual.includes(use)) {
-      const message = `called on our ${use} credentials endpoint, but the versions URL does not list ${use}`;
+      const message = `${useReason}, but the versions URL does not list ${use}`;
       throw new PartnerCallError(3002, 'no common version', { message, detail: offered });
     }
     const endpoints: DiscoveredEndpoint[] = [];

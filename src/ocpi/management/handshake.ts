@@ -158,13 +158,16 @@ async function discoverPartner(
   versionsUrl: string,
   token: string,
   first: OcpiVersion = '2.2.1',
+  /** the version the operator asked the link to take (else the highest both list) */
+  use?: OcpiVersion,
 ): Promise<Discovery> {
+  const why = `asked for ${use ?? ''}`;
   try {
-    return await ctx.client.discover(versionsUrl, token, first);
+    return await ctx.client.discover(versionsUrl, token, first, use, why);
   } catch (err) {
     if (!(err instanceof PartnerCallError) || !(err.reason === 'error answer' || err.reason === 'not an OCPI envelope'))
       throw err;
-    return ctx.client.discover(versionsUrl, token, first === '2.2.1' ? '2.1.1' : '2.2.1');
+    return ctx.client.discover(versionsUrl, token, first === '2.2.1' ? '2.1.1' : '2.2.1', use, why);
   }
 }
 
@@ -177,10 +180,10 @@ export async function registerWith(
   ctx: OcpiContext,
   origin: string,
   partner: PartnerRow,
-  body: { versions_url: string; token: string },
+  body: { versions_url: string; token: string; version?: OcpiVersion | undefined },
 ): Promise<PartnerView> {
   return withPendingToken(ctx, partner, async (ours, pending) => {
-    const discovery = await discoverPartner(ctx, body.versions_url, body.token);
+    const discovery = await discoverPartner(ctx, body.versions_url, body.token, body.version, body.version);
     const endpoint = endpointOf(discovery.endpoints, 'credentials');
     if (!endpoint)
       throw new PartnerCallError(3001, 'unexpected data', { message: 'the partner lists no credentials endpoint' });

@@ -63,10 +63,16 @@ const RegisterBody = Type.Object({
   }),
   // refused before any call: the partner would be sent a token it cannot take (was a 502)
   token: CredentialsToken,
+  version: Type.Optional(
+    Type.Union([Type.Literal('2.1.1'), Type.Literal('2.2.1')], {
+      description:
+        'the OCPI version of the link; by default the highest both sides list. 3002 (a 502) when the partner does not list it',
+    }),
+  ),
 });
-/** `/partners/{id}/pull|push/{module}`: the partner and one of the modules we exchange. */
 /** `force`: end the link here even when the partner cannot be told (it is gone for good) */
 const UnregisterQuery = Type.Object({ force: Type.Optional(Type.Boolean()) });
+/** `/partners/{id}/pull|push/{module}`: the partner and one of the modules we exchange. */
 
 const ModulePath = Type.Object({ id: IdPath.properties.id, module: ExchangeModule });
 const PullBody = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
