@@ -107,7 +107,13 @@ describe('OCPI credentials: discovery failures (scripted partners on loopback)',
         200,
         {
           status_code: 1000,
-          data: { version: '2.1.1', endpoints: [{ identifier: 'tokens', url: `${base}/2.1.1/tokens` }] },
+          data: {
+            version: '2.1.1',
+            endpoints: [
+              { identifier: 'credentials', url: `${base}/2.1.1/credentials` },
+              { identifier: 'tokens', url: `${base}/2.1.1/tokens` },
+            ],
+          },
         },
       ],
       '/2.2.1': [
@@ -116,7 +122,10 @@ describe('OCPI credentials: discovery failures (scripted partners on loopback)',
           status_code: 1000,
           data: {
             version: '2.2.1',
-            endpoints: [{ identifier: 'tokens', role: 'SENDER', url: `${base}/2.2.1/tokens` }],
+            endpoints: [
+              { identifier: 'credentials', role: 'SENDER', url: `${base}/2.2.1/credentials` },
+              { identifier: 'tokens', role: 'SENDER', url: `${base}/2.2.1/tokens` },
+            ],
           },
         },
       ],
@@ -135,7 +144,10 @@ describe('OCPI credentials: discovery failures (scripted partners on loopback)',
     };
     expect(link.version).to.equal('2.1.1');
     // and every call on it goes to the partner's 2.1.1 endpoints, never its 2.2.1 ones
-    expect(link.endpoints.map((e) => `${e.version} ${e.identifier}`)).to.deep.equal(['2.1.1 tokens']);
+    expect(link.endpoints.map((e) => `${e.version} ${e.identifier}`)).to.deep.equal([
+      '2.1.1 credentials',
+      '2.1.1 tokens',
+    ]);
 
     // one that does not list the version it registers on: 3002, and Token A stays usable
     const only221 = await scripted((base) => ({ '/versions': versions221(base), '/2.2.1': details221(base) }));
@@ -163,6 +175,26 @@ describe('OCPI credentials: discovery failures (scripted partners on loopback)',
     });
     const fixed = await scripted((base) => ({ '/versions': versions221(base), '/2.2.1': details221(base) }));
     expect((await registerAgainst(fixed, res.party, res.tokenA)).body.status_code).to.equal(1000);
+  });
+
+  it('answers 3003 when the version details list no credentials endpoint (the module every implementation has)', async () => {
+    const noCredentials = await scripted((base) => ({
+      '/versions': versions221(base),
+      '/2.2.1': [
+        200,
+        {
+          status_code: 1000,
+          data: {
+            version: '2.2.1',
+            endpoints: [{ identifier: 'tokens', role: 'SENDER', url: `${base}/2.2.1/tokens` }],
+          },
+        },
+      ],
+    }));
+    expect((await registerAgainst(noCredentials)).body).to.include({
+      status_code: 3003,
+      status_message: "No matching endpoints: the partner's version details (2.2.1) list no credentials endpoint",
+    });
   });
 
   it('answers 3001 when the version details are unreachable or not OCPI', async () => {

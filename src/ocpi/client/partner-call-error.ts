@@ -25,7 +25,7 @@ export type PartnerFailure =
   /** an envelope whose data is not what the call expects */
   | 'unexpected data'
   | 'no common version'
-  /** the partner's version details list no endpoint at all (3003) */
+  /** the partner's version details list no endpoint at all, or no credentials endpoint (3003) */
   | 'no endpoints';
 
 export class PartnerCallError extends Error {

@@ -217,10 +217,17 @@ export class PartnerClient {
       for (const e of details.endpoints)
         endpoints.push({ version, identifier: e.identifier, url: e.url, ...(e.role ? { role: e.role } : {}) });
     }
-    // OCPI 3003: "no matching endpoints ... if the two parties do not have any mutual modules"
+    // OCPI 3003: "no matching endpoints or expected endpoints missing ... if the two parties do
+    // not have any mutual modules": none at all, or no credentials endpoint, the one module every
+    // implementation has (without it the link could never be updated or ended)
+    const details = use ?? mutual.join(', ');
     if (endpoints.length === 0)
       throw new PartnerCallError(3003, 'no endpoints', {
-        message: `the partner's version details (${use ?? mutual.join(', ')}) list no endpoints`,
+        message: `the partner's version details (${details}) list no endpoints`,
+      });
+    if (!endpoints.some((e) => e.identifier === 'credentials'))
+      throw new PartnerCallError(3003, 'no endpoints', {
+        message: `the partner's version details (${details}) list no credentials endpoint`,
       });
     return { version: use ?? highest, endpoints };
   }
