@@ -9,6 +9,7 @@ import { migrationNames } from '../db/migrations/names.js';
 import { createGateway } from '../gateway/gateway.js';
 import { docsMount } from '../gateway/docs-mount.js';
 import { buildOpenApi } from '../gateway/openapi.js';
+import { boundedPipelining } from '../gateway/pipelining-guard.js';
 import { publicOrigin } from '../gateway/public-origin.js';
 import type { MountSpec } from '../gateway/route-table.js';
 import { systemMount } from '../gateway/system-mount.js';
@@ -135,7 +136,8 @@ export class Platform {
     const requestTimeout = config.HTTP_REQUEST_TIMEOUT_MS;
     const server = createServer(
       { requestTimeout, connectionsCheckingInterval: Math.min(30_000, Math.max(250, requestTimeout / 4)) },
-      app.callback(),
+      // a connection that piles up requests without reading their answers is ended (pipelining-guard.ts)
+      boundedPipelining(app.callback()),
     );
     server.keepAliveTimeout = 65_000;
     this.server = server;

@@ -375,6 +375,51 @@ describe('gateway hardening (issue 7)', () => {
     }
   });
 
+  it('answers a client that pipelines a few requests and reads; ends a connection that piles up requests it never reads the answers of', async () => {
+    const { port } = new URL(main.p.platform.url);
+    const open = () =>
+      new Promise<Socket>((resolve, reject) => {
+        const socket = createConnection({ host: '127.0.0.1', port: Number(port) }, () => resolve(socket));
+        socket.on('error', reject);
+      });
+    const request = 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+    // ten at once, read: ten answers, and the connection stays
+    const reader = await open();
+    let read = '';
+    reader.on('data', (chunk: Buffer) => (read += chunk.toString()));
+    reader.write(request.repeat(10));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(read.match(/HTTP\/1\.1 200 /g)).to.have.length(10);
+    expect(reader.destroyed).to.equal(false);
+    reader.destroy();
+    // 100 connections of 1,000 that never read: each is ended, the process stays small and answers
+    // (300 such connections grew a process to 2.6 GB and held a charger's Heartbeat 29 s)
+    const before = process.memoryUsage().rss;
+    const flooding = await Promise.all(Array.from({ length: 100 }, () => open()));
+    const closed = flooding.map(
+      (socket) =>
+        new Promise<void>((resolve) => {
+          socket.removeAllListeners('error');
+          socket.on('error', () => undefined);
+          socket.once('close', () => resolve());
+          socket.pause();
+          socket.write(request.repeat(1000));
+        }),
+    );
+    try {
+      await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, 10_000))]);
+      expect(
+        flooding.filter((s) => !s.destroyed),
+        'connections still open after 10 s',
+      ).to.have.length(0);
+      const grown = process.memoryUsage().rss - before;
+      expect(grown, `the process grew by ${Math.round(grown / 2 ** 20)} MiB`).to.be.below(200 * 2 ** 20);
+      expect((await fetch(`${main.p.platform.url}/healthz`)).status).to.equal(200);
+    } finally {
+      for (const s of flooding) s.destroy();
+    }
+  });
+
   it('sends nosniff on every answer, errors included', async () => {
     for (const path of ['/healthz', '/nowhere', '/ocpi/nowhere', '/v1/charge-points']) {
       const res = await fetch(`${main.p.platform.url}${path}`);
