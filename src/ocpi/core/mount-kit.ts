@@ -61,9 +61,14 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
       const caller = await ctx.tokens.authenticate(koa, o.version, o.accept);
       // Token A after the registration: only the credentials module still answers it
       if (caller.tokenKind === 'retired' && koa.path !== `${o.prefix}/credentials`) throw unauthorized(o.version);
-      // Token A only registers: 401 on every module endpoint, before the mount's role is looked
-      // at (a 403 naming the token's role, on the other role's mount, told a guesser it was real)
-      if (caller.tokenKind === 'initial' && isModuleEndpoint(koa.path, o.prefix)) throw unauthorized(o.version);
+      // Token A only registers: 401 on every module endpoint, and on every endpoint of the other
+      // role's mounts, before the mount's role is looked at (a 403 naming the token's role told a
+      // guesser it was real)
+      if (
+        caller.tokenKind === 'initial' &&
+        (isModuleEndpoint(koa.path, o.prefix) || (o.serves !== undefined && !speaksAs(caller, o.serves)))
+      )
+        throw unauthorized(o.version);
       // 2.2.1 routing headers, on functional modules only (configuration modules carry none)
       if (o.version !== '2.2.1' || !isFunctionalModule(koa.path, o.prefix)) return actingAs(caller, o.serves);
       // a direct response names us as its sender and the requesting party as its receiver, an
@@ -94,6 +99,11 @@ function operationPrefix(name: string): string {
     .replace(/\./g, '')
     .split('-');
   return first + rest.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+}
+
+/** Whether the token speaks for a party of `role` (its own, or one a platform's credentials list). */
+function speaksAs(caller: OcpiCaller, role: PartnerRole): boolean {
+  return caller.role === role || caller.parties.some((p) => p.role === role);
 }
 
 /** Below the mount's prefix, a module endpoint: not the versions list, not the version details, not credentials. */

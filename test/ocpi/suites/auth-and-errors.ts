@@ -91,6 +91,10 @@ export function authAndErrorsSuite(makeTarget: () => Promise<OcpiTarget>): void 
         ['GET', '/ocpi/cpo/2.2.1/locations'],
         ['GET', '/ocpi/cpo/2.2.1/tokens/BE/TKA/T1'],
         ['GET', '/ocpi/cpo/2.1.1/locations'],
+        // the other role's versions list, details and credentials too
+        ['GET', '/ocpi/cpo/versions'],
+        ['GET', '/ocpi/cpo/2.2.1'],
+        ['GET', '/ocpi/cpo/2.2.1/credentials'],
       ] as const) {
         const other = await api.request(method, path, {
           token: tokenA,
