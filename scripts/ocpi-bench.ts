@@ -90,13 +90,16 @@ function portOf(server: { address(): AddressInfo | string | null }): number {
   return address.port;
 }
 
-/** A partner whose versions endpoint answers our discovery. */
+/** A partner whose versions endpoint answers our discovery (listing the credentials module OCPI requires). */
 async function startPartnerStub(): Promise<Server> {
   const partner = createServer((req, res) => {
     res.setHeader('Content-Type', 'application/json');
     const base = `http://127.0.0.1:${portOf(partner)}`;
+    const credentials = { identifier: 'credentials', role: 'SENDER', url: `${base}/2.2.1/credentials` };
     const data =
-      req.url === '/versions' ? [{ version: '2.2.1', url: `${base}/2.2.1` }] : { version: '2.2.1', endpoints: [] };
+      req.url === '/versions'
+        ? [{ version: '2.2.1', url: `${base}/2.2.1` }]
+        : { version: '2.2.1', endpoints: [credentials] };
     res.end(JSON.stringify({ status_code: 1000, data }));
   });
   await new Promise<void>((r) => partner.listen(0, '127.0.0.1', () => r()));
