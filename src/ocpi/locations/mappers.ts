@@ -1,6 +1,7 @@
 import type { PartyIdentity } from '../core/auth.js';
 import { defined } from '../core/defined.js';
 import { coordinate211 } from '../core/schemas.js';
+import { CAPABILITIES_211 } from './schemas.js';
 import type * as V211 from './schemas-2.1.1.js';
 import type * as V221 from './schemas-2.2.1.js';
 
@@ -83,7 +84,7 @@ export function evseTo211(e: V221.Evse): V211.Evse {
   return defined({
     ...e,
     coordinates,
-    capabilities: only211(e.capabilities, CAPABILITIES_211),
+    capabilities: only211(e.capabilities, CAPABILITIES_211_SET),
     connectors: e.connectors.map(connectorTo211),
   });
 }
@@ -94,14 +95,7 @@ export function evseTo211(e: V221.Evse): V211.Evse {
  * METRO_STATION, ...): the 2.1.1 interfaces leave those out, as a strict 2.1.1 receiver refuses
  * them (docs/OCPI.md, Decisions 42).
  */
-const CAPABILITIES_211: ReadonlySet<string> = new Set([
-  'CHARGING_PROFILE_CAPABLE',
-  'CREDIT_CARD_PAYABLE',
-  'REMOTE_START_STOP_CAPABLE',
-  'RESERVABLE',
-  'RFID_READER',
-  'UNLOCK_CAPABLE',
-]);
+const CAPABILITIES_211_SET: ReadonlySet<string> = new Set(CAPABILITIES_211);
 const FACILITIES_211: ReadonlySet<string> = new Set([
   'HOTEL',
   'RESTAURANT',

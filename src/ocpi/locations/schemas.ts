@@ -46,14 +46,16 @@ export const Hours211 = Type.Union([
 ]);
 
 export const EvseStatus = openEnum(['AVAILABLE', 'BLOCKED', 'CHARGING', 'INOPERATIVE']);
-export const Capability = openEnum([
+/** The capabilities 2.1.1 names (mod_locations 4.2); 2.2.1 adds others (mappers.ts `evseTo211`). */
+export const CAPABILITIES_211 = [
   'CHARGING_PROFILE_CAPABLE',
   'CREDIT_CARD_PAYABLE',
   'REMOTE_START_STOP_CAPABLE',
   'RESERVABLE',
   'RFID_READER',
   'UNLOCK_CAPABLE',
-]);
+] as const;
+export const Capability = openEnum(CAPABILITIES_211);
 export const ParkingRestriction = openEnum(['EV_ONLY', 'PLUGGED', 'DISABLED']);
 export const ConnectorStandard = openEnum(['CHADEMO', 'DOMESTIC_A', 'DOMESTIC_B', 'IEC_62196_T2']);
 export const ConnectorFormat = oneOf(['SOCKET', 'CABLE']);
