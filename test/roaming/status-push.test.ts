@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { eventually } from '../support/eventually.js';
-import { aLocation, aTariff221, anEvse } from '../support/ocpi-builders.js';
+import { aConnector, aLocation, aTariff221, anEvse } from '../support/ocpi-builders.js';
 import type { RecordedRequest } from '../support/ocpi-simulator.js';
 import { RoamingWorld, status16, status201, type Emsp } from '../support/roaming-world.js';
 
@@ -265,6 +265,77 @@ describe('roaming: EVSE status pushed to eMSPs through the outbox', function () 
       expect('country_code' in (sent.body as Json)).to.equal(e.version === '2.2.1');
       expect(sent.status).to.equal(200);
     }
+  });
+
+  it("the operator's tariff DELETE reaches every eMSP in its version, once no connector names it", async () => {
+    const id = world.unique('TAR-');
+    const since = [emsp221.sim.lastSeq, emsp211.sim.lastSeq] as const;
+    expect((await world.api.request('PUT', `/v1/ocpi/tariffs/${id}`, { body: aTariff221({ id }) })).status).to.equal(
+      200,
+    );
+    const loc = world.unique('LOC-');
+    const named = aLocation({
+      id: loc,
+      evses: [anEvse({ uid: 'E1', connectors: [aConnector({ tariff_ids: [id] })] })],
+    });
+    expect((await world.api.request('PUT', `/v1/ocpi/locations/${loc}`, { body: named })).status).to.equal(200);
+
+    // mod_tariffs DELETE: no Connector should still reference it
+    const refused = await world.api.request('DELETE', `/v1/ocpi/tariffs/${id}`);
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(409);
+    const error = refused.body.error as Json;
+    expect(error.code).to.equal('tariff_in_use');
+    expect(String(error.message)).to.include(`connector 1 of EVSE E1 at location ${loc}`);
+    expect((await world.api.request('GET', `/v1/ocpi/tariffs/${id}`)).status).to.equal(200);
+
+    const elsewhere = aLocation({
+      id: loc,
+      evses: [anEvse({ uid: 'E1', connectors: [aConnector({ tariff_ids: [] })] })],
+    });
+    expect((await world.api.request('PUT', `/v1/ocpi/locations/${loc}`, { body: elsewhere })).status).to.equal(200);
+    const removed = await world.api.request('DELETE', `/v1/ocpi/tariffs/${id}`);
+    expect(removed.status, JSON.stringify(removed.body)).to.equal(200);
+    expect(removed.body.id).to.equal(id);
+    expect((await world.api.request('GET', `/v1/ocpi/tariffs/${id}`)).status).to.equal(404);
+    expect((await world.api.request('DELETE', `/v1/ocpi/tariffs/${id}`)).status).to.equal(404);
+
+    for (const [e, from] of [
+      [emsp221, since[0]],
+      [emsp211, since[1]],
+    ] as const) {
+      const sent = await eventually(async () =>
+        e.sim.receivedSince(from).find((r) => r.method === 'DELETE' && r.path.endsWith(`/tariffs/NL/EVP/${id}`)),
+      );
+      expect(sent.status).to.equal(200);
+      // after its PUT, never before it
+      const put = e.sim.receivedSince(from).find((r) => r.method === 'PUT' && r.path.endsWith(`/tariffs/NL/EVP/${id}`));
+      expect(put?.seq ?? Infinity).to.be.below(sent.seq);
+      await settled(e);
+    }
+    // no longer served on our tariffs Sender
+    const listed = await emsp221.sim.call('GET', 'tariffs', '?limit=1000');
+    expect((listed.data as Json[]).map((t) => t.id)).to.not.include(id);
+  });
+
+  it('a tariff DELETE the eMSP answers with "unknown" (it never had it) is done, not retried or dead', async () => {
+    const id = world.unique('TAR-');
+    const since = emsp221.sim.lastSeq;
+    expect((await world.api.request('PUT', `/v1/ocpi/tariffs/${id}`, { body: aTariff221({ id }) })).status).to.equal(
+      200,
+    );
+    await settled(emsp221);
+    emsp221.sim.failPath(`/tariffs/NL/EVP/${id}`, 1, 404, 2003);
+    expect((await world.api.request('DELETE', `/v1/ocpi/tariffs/${id}`)).status).to.equal(200);
+    const sent = await eventually(async () =>
+      emsp221.sim.receivedSince(since).find((r) => r.method === 'DELETE' && r.path.endsWith(`/tariffs/NL/EVP/${id}`)),
+    );
+    expect(sent.status).to.equal(404);
+    await settled(emsp221);
+    const dead = await world.api.request('GET', `/v1/outbox?partner_id=${emsp221.id}&status=dead`);
+    expect(items(dead).map((r) => r.object)).to.not.include(`tariffs/${id}`);
+    expect(
+      emsp221.sim.receivedSince(since).filter((r) => r.method === 'DELETE' && r.path.endsWith(`/tariffs/NL/EVP/${id}`)),
+    ).to.have.length(1);
   });
 
   it("the operator's edit of a location keeps the status its chargers reported on linked EVSEs, except PLANNED and REMOVED", async () => {

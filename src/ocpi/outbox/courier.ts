@@ -27,12 +27,14 @@ import { OutboxStore, precedingObject, settle, type OutboxIntent, type OutboxRow
  */
 
 interface Call {
-  method: 'PUT' | 'PATCH' | 'POST';
+  method: 'PUT' | 'PATCH' | 'POST' | 'DELETE';
   url: string;
   version: OcpiVersion;
   body: unknown;
   /** a CDR's POST: waited for CDR_TIMEOUT_MS at least */
   cdr?: true;
+  /** a DELETE: the partner's answer that it does not know the object means it is gone there too */
+  removal?: true;
 }
 
 /**
@@ -95,6 +97,17 @@ function objectOf(intent: Exclude<OutboxIntent, { kind: 'evse' | 'command-result
     case 'token':
       return { module: 'tokens', id: intent.uid };
   }
+}
+
+const SENT: DeliveryOutcome = { outcome: 'sent' };
+
+/**
+ * A DELETE answered "unknown object" (HTTP 404, or status_code 2003 as OCPI's client-owned
+ * objects answer it): the partner never had the object or removed it already. What the DELETE
+ * asks for holds, so it is not sent again.
+ */
+function unknownThere(httpStatus: number, statusCode: number | undefined): boolean {
+  return httpStatus === 404 || statusCode === 2003;
 }
 
 /** Not served to partners of `version` (a location as the Sender of the version would serve it, Decisions 32). */
@@ -166,6 +179,12 @@ export class OutboxCourier {
     const endpoint = endpointOf(link.partner.endpoints, module, 'RECEIVER');
     if (!endpoint) return { skip: `the partner lists no ${module} Receiver` };
     const object = built ?? (await this.stores[module].get({ ...this.own, id }));
+    // a tariff of ours that is gone was deleted by the operator: mod_tariffs sends its DELETE
+    if (!object && intent.kind === 'tariff') {
+      const path = [this.own.country_code, this.own.party_id, id].map(enc).join('/');
+      const url = `${endpoint.url.replace(/\/+$/, '')}/${path}`;
+      return { method: 'DELETE', url, version: endpoint.version, body: undefined, removal: true };
+    }
     if (!object) return { skip: `${module} ${id} is gone` };
     if (unpublished(object, endpoint.version)) return { skip: `${module} ${id} is not published` };
     const call = await pushCall(module, { own: this.own, locations: this.locations }, object, endpoint.version);
@@ -232,7 +251,8 @@ export class OutboxCourier {
         call.body,
         trace,
       );
-      const outcome = answered(status, envelope.status_code);
+      const outcome =
+        call.removal && unknownThere(status, envelope.status_code) ? SENT : answered(status, envelope.status_code);
       const location = headers.location;
       if (outcome.outcome === 'sent') await sent?.(typeof location === 'string' ? location.slice(0, 2048) : undefined);
       return outcome;
@@ -241,6 +261,7 @@ export class OutboxCourier {
       // an answer that is not an OCPI envelope: its HTTP status decides, but a 2xx without one
       // (a proxy's page, an empty or cut body) says nothing of the data: sent again, as after a 5xx
       if (err.httpStatus !== undefined) {
+        if (call.removal && unknownThere(err.httpStatus, undefined)) return SENT;
         const outcome = answered(err.httpStatus >= 200 && err.httpStatus < 300 ? 502 : err.httpStatus, undefined);
         return outcome.outcome === 'failed' ? { ...outcome, error: `HTTP ${err.httpStatus}: ${err.reason}` } : outcome;
       }

@@ -9,6 +9,9 @@ import { ownListRoute, type OperatorRoute } from '../core/mount-kit.js';
 import { ObjectId } from '../core/schemas.js';
 import { enqueue } from '../outbox/outbox-store.js';
 import { TariffVersions } from './versions.js';
+import type { ObjectSql } from '../store/object-store.js';
+import type { PartyIdentity } from '../core/auth.js';
+import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import { tariffFrom211, tariffTo211 } from './mappers.js';
 import * as T211 from './schemas-2.1.1.js';
 import * as T221 from './schemas-2.2.1.js';
@@ -114,5 +117,88 @@ export function ownTariffRoutes(ctx: OcpiContext): OperatorRoute[] {
         return { data: 'country_code' in body ? stored : tariffTo211(stored) };
       },
     }),
+    deleteOwnTariff(ctx),
   ];
+}
+
+/**
+ * DELETE of one of our tariffs (docs/OCPI.md "Our own data"): refused while a connector names
+ * it; its DELETE goes to every eMSP through the outbox.
+ */
+function deleteOwnTariff(ctx: OcpiContext): OperatorRoute {
+  return route({
+    method: 'DELETE',
+    path: '/ocpi/tariffs/:tariff_id',
+    summary: 'Deletes one of our tariffs and sends its DELETE to every eMSP; answers the tariff it was (2.2.1)',
+    params: TariffIdPath,
+    response: T221.Tariff,
+    responses: {
+      404: 'no tariff of ours with that id',
+      409: 'a connector of our locations still names it in its tariff_ids (mod_tariffs: take it out first)',
+    },
+    handler: async (req) => {
+      const own = ctx.ownParty();
+      const id = req.params.tariff_id;
+      // the check, the removal and the DELETE to every eMSP commit together, as the PUT
+      const removed = await ctx.services.db.group.run(async (tx) => {
+        const tariffs = ctx.stores.tariffs.on(tx);
+        const tariff = await tariffs.get({ ...own, id });
+        if (!tariff) return undefined;
+        const naming = await connectorsNaming(tx, own, id);
+        if (naming.length > 0) throw inUse(id, naming);
+        await tariffs.remove({ ...own, id });
+        // rendered when sent: a tariff that is gone then goes as a DELETE (outbox/courier.ts)
+        await enqueue(tx, { role: 'EMSP' }, { kind: 'tariff', tariff_id: id });
+        return tariff;
+      });
+      if (!removed) throw new HttpError(404, 'tariff_not_found', `no tariff ${id} of ours`);
+      ctx.outbox.kick();
+      req.log.info({ tariff: id }, 'tariff deleted');
+      return { data: removed };
+    },
+  });
+}
+
+interface NamingConnector {
+  location_id: string;
+  evse_uid: string;
+  connector_id: string;
+}
+
+/**
+ * The connectors of our locations whose `tariff_ids` name tariff `id`. mod_tariffs (DELETE)
+ * recommends that no Connector references a tariff before it is deleted: an eMSP would show a
+ * connector priced by a tariff it was told is gone, and a session there would be priced by
+ * whatever else the connector names.
+ */
+async function connectorsNaming(sql: ObjectSql, own: PartyIdentity, id: string): Promise<NamingConnector[]> {
+  // the text filter only narrows the rows read (LIKE ignores case on SQLite); the JSON decides
+  const rows = await sql.query(
+    `SELECT data FROM ocpi_object WHERE module = 'locations' AND country_code = ? AND party_id = ? AND data LIKE ? ESCAPE '\\'`,
+    [own.country_code, own.party_id, `%${JSON.stringify(id).replace(/[\\%_]/g, (c) => `\\${c}`)}%`],
+  );
+  const found: NamingConnector[] = [];
+  for (const row of rows) {
+    // written by the locations store from a location that passed its schema
+    const location = JSON.parse(String(row.data)) as StoredLocation;
+    for (const evse of location.evses ?? [])
+      for (const connector of evse.connectors)
+        if (connector.tariff_ids?.includes(id))
+          found.push({ location_id: location.id, evse_uid: evse.uid, connector_id: connector.id });
+  }
+  return found;
+}
+
+function inUse(id: string, naming: NamingConnector[]): HttpError {
+  const where = naming
+    .slice(0, 5)
+    .map((c) => `connector ${c.connector_id} of EVSE ${c.evse_uid} at location ${c.location_id}`)
+    .join(', ');
+  const more = naming.length > 5 ? ` and ${naming.length - 5} more` : '';
+  return new HttpError(
+    409,
+    'tariff_in_use',
+    `tariff ${id} is named by ${where}${more}: take it out of their tariff_ids first`,
+    { connectors: naming.slice(0, 100) },
+  );
 }
