@@ -302,6 +302,39 @@ describe('console: roaming, tariffs and CDRs', function () {
     await page.close();
   });
 
+  it('deletes a tariff from the console once no connector names it; the eMSP is sent its DELETE', async () => {
+    const e = await world.emsp('2.2.1');
+    const gone = { ...TARIFF, id: 'T-GONE' };
+    expect((await world.api.request('PUT', '/v1/ocpi/tariffs/T-GONE', { body: gone })).status).to.equal(200);
+    const named = (ids: string[]) =>
+      aLocation({ id: 'LOC-GONE', evses: [anEvse({ uid: 'E-GONE', connectors: [aConnector({ tariff_ids: ids })] })] });
+    const put = (ids: string[]) => world.api.request('PUT', '/v1/ocpi/locations/LOC-GONE', { body: named(ids) });
+    expect((await put(['T-GONE'])).status).to.equal(200);
+
+    const page = await openPage('#/tariffs');
+    const card = page.getByTestId('tariff-T-GONE');
+    await card.getByTestId('delete').click();
+    await card.getByTestId('confirm-delete').click();
+    // refused while the connector names it: the API's reason, in red, and the tariff stays
+    const notice = page.getByTestId('notice');
+    await notice.filter({ hasText: 'connector 1 of EVSE E-GONE at location LOC-GONE' }).waitFor();
+    expect(await notice.getAttribute('class')).to.contain('err');
+    expect(await card.count()).to.equal(1);
+
+    expect((await put([])).status).to.equal(200);
+    await card.getByTestId('delete').click();
+    await card.getByTestId('confirm-delete').click();
+    await notice.filter({ hasText: 'Tariff T-GONE deleted' }).waitFor();
+    await card.waitFor({ state: 'detached' });
+    expect((await world.api.request('GET', '/v1/ocpi/tariffs/T-GONE')).status).to.equal(404);
+    await eventually(async () =>
+      e.sim.received.find(
+        (r) => r.method === 'DELETE' && r.path.endsWith('/tariffs/NL/EVP/T-GONE') && r.status === 200,
+      ),
+    );
+    await page.close();
+  });
+
   it("lists the CDR of a real charger's roamed session with its total and its eMSP", async () => {
     const e = await world.emsp('2.2.1');
     const { cp, charger } = await world.linkedCharger('ocpp1.6');

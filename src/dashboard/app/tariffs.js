@@ -3,9 +3,9 @@
 // preview of what a session would cost under one (POST /v1/tariffs/price, docs/TARIFFS.md).
 import { useState } from 'preact/hooks';
 import { html } from './html.js';
-import { api, page, query } from './api.js';
+import { api, enc, failureText, page, query } from './api.js';
 import { fmtTime } from './format.js';
-import { ErrorLine, Notice, useLoad } from './ui.js';
+import { ErrorLine, Notice, useLoad, useOneAtATime } from './ui.js';
 
 const LIMIT = 50;
 
@@ -59,9 +59,39 @@ const bounds = (t) =>
     .filter(Boolean)
     .join(', ');
 
-function Tariff({ t }) {
+/**
+ * A tariff's Delete, asked twice: it is removed at every eMSP too. Refused (409) while a connector
+ * names it: the API's message says which.
+ */
+function DeleteTariff({ t, done }) {
+  const [asking, setAsking] = useState(false);
+  const [busy, once] = useOneAtATime();
+  const remove = () =>
+    once(async () => {
+      try {
+        await api('DELETE', `/v1/ocpi/tariffs/${enc(t.id)}`);
+        done({ ok: true, text: `Tariff ${t.id} deleted; every eMSP is sent its DELETE` }, true);
+      } catch (err) {
+        done({ ok: false, text: failureText(`Deleting tariff ${t.id}`, err) }, false);
+      } finally {
+        setAsking(false);
+      }
+    });
+  if (asking)
+    return html`<span class="actions">
+      <span>Delete here and at every eMSP?</span>
+      <button class="danger" disabled=${busy} data-testid="confirm-delete" onClick=${remove}>Delete</button>
+      <button class="quiet" disabled=${busy} onClick=${() => setAsking(false)}>Keep</button>
+    </span>`;
+  return html`<span class="actions">
+    <button class="quiet" data-testid="delete" onClick=${() => setAsking(true)}>Delete</button>
+  </span>`;
+}
+
+function Tariff({ t, done }) {
   return html`<article class="card tariff" data-testid=${`tariff-${t.id}`}>
     <h2>${t.id} <span class="muted">${t.currency}${t.type ? ` · ${t.type}` : ''}</span></h2>
+    <${DeleteTariff} t=${t} done=${done} />
     <dl class="facts">
       ${
         bounds(t) &&
@@ -249,14 +279,22 @@ export function Tariffs({ params }) {
     () => page(`/v1/ocpi/tariffs${query({ offset: offset || undefined, limit: LIMIT })}`),
     [offset],
   );
+  const [notice, setNotice] = useState(null);
+  const done = (n, changed) => {
+    setNotice(n);
+    if (changed) void reload();
+  };
   const total = data?.total ?? 0;
   return html`<section>
     <h1>Tariffs</h1>
     <button class="quiet" onClick=${() => void reload()}>Refresh</button>
     <${ErrorLine} error=${error} />
+    <${Notice} notice=${notice} />
     ${data && total === 0 && html`<p class="muted">No tariff of ours yet: PUT one at /v1/ocpi/tariffs/{id}.</p>`}
     ${data && data.items.length > 0 && html`<${Preview} tariffs=${data.items} />`}
-    <div class="tariffs" data-testid="tariffs">${data?.items.map((t) => html`<${Tariff} key=${t.id} t=${t} />`)}</div>
+    <div class="tariffs" data-testid="tariffs">
+      ${data?.items.map((t) => html`<${Tariff} key=${t.id} t=${t} done=${done} />`)}
+    </div>
     ${
       total > LIMIT &&
       html`<nav class="pager">
