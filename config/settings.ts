@@ -249,6 +249,13 @@ export const SettingsSchema = Type.Object({
     description:
       "true: X-Forwarded-Proto/-Host/-For count (behind a load balancer such as Heroku's); false: they are ignored",
   }),
+  HTTP_AUTH_FAILURES: Type.Integer({
+    minimum: 0,
+    maximum: 100000,
+    default: 50,
+    description:
+      'failed authentications (the /v1 API key, an OCPI token) in a row from one address, per surface, before its requests there are answered 429 with a back-off of 1 s doubling to 5 min; each process counts its own (0: never)',
+  }),
   METRICS_TOKEN: Type.Optional(
     Type.String({
       minLength: 16,

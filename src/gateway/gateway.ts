@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import { DependencyDegradedError } from '../platform/dependency-health.js';
+import { AuthFailures } from './auth-failures.js';
 import { errorMapper } from './middleware/error-mapper.js';
 import { requestId } from './middleware/request-id.js';
 import { requestLog } from './middleware/request-log.js';
@@ -19,6 +20,8 @@ export interface GatewayOptions {
    */
   trustProxy: boolean;
   observe?: (method: string, route: string, status: number, seconds: number) => void;
+  /** HTTP_AUTH_FAILURES: failed authentications from one address and surface before a back-off (0: none) */
+  authFailures?: number;
   /** whether requests of the surfaces that need the database are answered 503 at once (DependencyHealth) */
   shedsDatabaseWork?: () => boolean;
 }
@@ -50,6 +53,15 @@ export function createGateway(opts: GatewayOptions): Koa {
         throw new DependencyDegradedError('the database has not answered the last probes');
       await next();
     });
-  app.use(buildRouter(opts.mounts, { bodyLimit: opts.bodyLimit, bodyMaxDepth: opts.bodyMaxDepth }));
+  const failures = opts.authFailures
+    ? new AuthFailures({ maxFailures: opts.authFailures, trustProxy: opts.trustProxy, log: opts.log })
+    : undefined;
+  app.use(
+    buildRouter(opts.mounts, {
+      bodyLimit: opts.bodyLimit,
+      bodyMaxDepth: opts.bodyMaxDepth,
+      ...(failures ? { authFailures: failures } : {}),
+    }),
+  );
   return app;
 }

@@ -5,6 +5,7 @@ import { setBody } from './json-body.js';
 import { assertBodyDepth, assertBodyText, assertPrintableRequest } from './request-limits.js';
 import { requestContext } from './request-state.js';
 import { PrefixRoutes, type Registration } from './prefix-routes.js';
+import type { AuthFailures } from './auth-failures.js';
 import type { MountSpec, RouteSpec } from './route-table.js';
 import { MAX_DETAILS, RequestPart } from './validation.js';
 
@@ -12,6 +13,8 @@ export interface RouterOptions {
   bodyLimit: string;
   /** deepest nesting of a JSON body (BODY_MAX_DEPTH) */
   bodyMaxDepth: number;
+  /** failed authentications per address and surface (HTTP_AUTH_FAILURES); none when absent */
+  authFailures?: AuthFailures;
 }
 
 /** The order of the methods an `Allow` header lists. */
@@ -60,7 +63,7 @@ export function buildRouter(mounts: ReadonlyArray<MountSpec<unknown>>, opts: Rou
   for (const mount of mounts) {
     for (const route of mount.routes) {
       const template = fullPath(mount.prefix, route.path);
-      const chain = routeChain(mount, route, template, parseBody);
+      const chain = routeChain(mount, route, template, parseBody, opts.authFailures);
       registrations.push({ prefix: mount.prefix, template, method: route.method, chain });
     }
   }
@@ -169,6 +172,7 @@ function routeChain(
   route: RouteSpec<unknown>,
   template: string,
   parseBody: Middleware,
+  authFailures: AuthFailures | undefined,
 ): Middleware[] {
   const params = route.params ? new RequestPart('path', route.params) : undefined;
   const query = route.query ? new RequestPart('query', route.query) : undefined;
@@ -177,7 +181,11 @@ function routeChain(
   const chain: Middleware[] = [
     async (ctx, next) => {
       ctx.state.routeTemplate = template;
-      if (mount.authenticate && route.auth !== false) ctx.state.auth = await mount.authenticate(ctx);
+      const authenticate = route.auth === false ? undefined : mount.authenticate;
+      if (authenticate)
+        ctx.state.auth = authFailures
+          ? await authFailures.guard(ctx, mount.security ?? mount.name, () => authenticate(ctx))
+          : await authenticate(ctx);
       assertPrintableRequest(ctx.params, ctx.query);
       await next();
     },

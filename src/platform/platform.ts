@@ -127,6 +127,7 @@ export class Platform {
       bodyLimit: config.BODY_LIMIT,
       bodyMaxDepth: config.BODY_MAX_DEPTH,
       trustProxy: config.TRUST_PROXY === 'true',
+      authFailures: config.HTTP_AUTH_FAILURES,
       observe: (method, route, status, seconds) => this.services.metrics.observeRequest(method, route, status, seconds),
       shedsDatabaseWork: () => this.services.health.shedsDatabaseWork(),
     });

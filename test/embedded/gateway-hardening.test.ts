@@ -463,6 +463,53 @@ describe('gateway hardening (issue 7)', () => {
     });
   });
 
+  describe('guessing credentials (HTTP_AUTH_FAILURES=3, behind a proxy)', () => {
+    let guarded: Started;
+    before(async () => {
+      guarded = await start({ TRUST_PROXY: 'true', HTTP_AUTH_FAILURES: '3' });
+    });
+    after(() => stop(guarded));
+
+    const from = (address: string, authorization: string, path = '/v1/charge-points') =>
+      fetch(`${guarded.p.platform.url}${path}`, {
+        headers: { Authorization: authorization, 'X-Forwarded-For': address },
+      });
+    const good = `Bearer ${API_KEY}`;
+    const guess = (n: number) => `Bearer guess-${n}-0123456789abcdef`;
+
+    it('refuses an address after three wrong API keys in a row, with Retry-After, even its right key; others go on', async () => {
+      for (let n = 0; n < 3; n++) expect((await from('203.0.113.7', guess(n))).status).to.equal(401);
+      const refused = await from('203.0.113.7', good);
+      expect(refused.status).to.equal(429);
+      expect(Number(refused.headers.get('retry-after'))).to.be.within(1, 300);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).to.equal('too_many_failures');
+      // a first entry the client wrote itself changes nothing: the proxy's (last) one counts
+      expect((await from('198.51.100.1, 203.0.113.7', good)).status).to.equal(429);
+      // another address, and the OCPI surface of the same address, are not held back
+      expect((await from('203.0.113.8', good)).status).to.equal(200);
+      const ocpi = await from('203.0.113.7', 'Token nope-0123456789', '/ocpi/cpo/2.2.1/locations');
+      expect(ocpi.status).to.equal(401);
+
+      // after the back-off the right key is answered, and it clears the count
+      await new Promise((r) => setTimeout(r, Number(refused.headers.get('retry-after')) * 1000 + 100));
+      expect((await from('203.0.113.7', good)).status).to.equal(200);
+      expect((await from('203.0.113.7', guess(9))).status).to.equal(401);
+      expect((await from('203.0.113.7', good)).status).to.equal(200);
+    });
+
+    it('refuses OCPI token guesses the same way, in the OCPI envelope', async () => {
+      const path = '/ocpi/cpo/2.2.1/locations';
+      for (let n = 0; n < 3; n++)
+        expect((await from('203.0.113.20', `Token guess-${n}-0123456789`, path)).status).to.equal(401);
+      const refused = await from('203.0.113.20', 'Token guess-x-0123456789', path);
+      expect(refused.status).to.equal(429);
+      expect(refused.headers.get('retry-after')).to.match(/^\d+$/);
+      const body = (await refused.json()) as Answer['body'];
+      expect(body).to.include({ status_code: 2000 });
+      expect(String(body.status_message)).to.contain('too many failed authentications');
+    });
+  });
+
   describe('in production without METRICS_TOKEN', () => {
     let production: Started;
     before(async () => {

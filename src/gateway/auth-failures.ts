@@ -1,0 +1,87 @@
+import type { Context } from 'koa';
+import type { Logger } from 'pino';
+import { LoginThrottle } from '../ocpp/login-throttle.js';
+import { clientAddress } from '../ocpp/upgrade.js';
+import { HttpError, OcpiError } from './errors.js';
+
+export interface AuthFailureOptions {
+  /** failed authentications from one address, per surface, before it is refused for a while (HTTP_AUTH_FAILURES) */
+  maxFailures: number;
+  /** TRUST_PROXY: the address is the last X-Forwarded-For entry (the one our proxy wrote) */
+  trustProxy: boolean;
+  log: Logger;
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+/**
+ * Failed authentications on the HTTP surfaces (docs/SECURITY.md "Guessing credentials"): the
+ * `/v1` API key and the OCPI tokens. An address whose requests to one surface failed
+ * `maxFailures` times in a row (no success between) is answered 429 with `Retry-After` on that
+ * surface for a back-off that doubles with each further failure (1 s up to 5 min), its
+ * credentials not checked meanwhile; a success clears its count. The table is the chargers'
+ * login throttle (bounded: 10,000 addresses, the stalest forgotten first), one per process.
+ */
+export class AuthFailures {
+  private readonly throttle: LoginThrottle;
+
+  constructor(private readonly opts: AuthFailureOptions) {
+    this.throttle = new LoginThrottle({
+      maxFailures: opts.maxFailures,
+      baseBackoffMs: opts.baseBackoffMs ?? 1000,
+      maxBackoffMs: opts.maxBackoffMs ?? 300_000,
+    });
+  }
+
+  /**
+   * `authenticate` for the request, unless its address is refused on `surface` now (429); a
+   * 401 it throws counts against the address, a success clears the address's count.
+   */
+  async guard<A>(ctx: Context, surface: string, authenticate: () => Promise<A> | A): Promise<A> {
+    // nothing on record (the usual case): no address to read, no key to build
+    const watched = this.throttle.size > 0;
+    const key = watched ? this.keyOf(ctx, surface) : undefined;
+    if (key !== undefined) {
+      const waitMs = this.throttle.retryAfterMs([key]);
+      if (waitMs > 0) throw tooMany(waitMs);
+    }
+    let auth: A;
+    try {
+      auth = await authenticate();
+    } catch (err) {
+      if (unauthorized(err)) this.failed(key ?? this.keyOf(ctx, surface));
+      throw err;
+    }
+    if (key !== undefined) this.throttle.succeeded(key);
+    return auth;
+  }
+
+  private keyOf(ctx: Context, surface: string): string {
+    return `${surface}:${clientAddress(ctx.req, this.opts.trustProxy)}`;
+  }
+
+  private failed(key: string): void {
+    for (const block of this.throttle.failed([key])) {
+      const [surface = '', ...address] = block.key.split(':');
+      this.opts.log.warn(
+        { surface, address: address.join(':'), failures: block.failures, backoff_ms: block.backoffMs },
+        'authentication failures: address refused for a while',
+      );
+    }
+  }
+}
+
+function unauthorized(err: unknown): boolean {
+  return (err instanceof HttpError && err.status === 401) || (err instanceof OcpiError && err.httpStatus === 401);
+}
+
+function tooMany(waitMs: number): HttpError {
+  const seconds = Math.ceil(waitMs / 1000);
+  return new HttpError(
+    429,
+    'too_many_failures',
+    `too many failed authentications from this address: try again in ${seconds} s`,
+    undefined,
+    { 'Retry-After': String(seconds) },
+  );
+}
