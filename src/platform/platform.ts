@@ -99,6 +99,21 @@ export class Platform {
    * process (docs/OPERATIONS.md "Signals").
    */
   async start(): Promise<void> {
+    try {
+      await this.startServing();
+    } catch (err) {
+      // the process had joined the cluster before it failed (its PORT taken): the others had
+      // handed it shards. Stopping hands them back at once; without it they had no owner until
+      // their leases lapsed (LEASE_TTL_MS)
+      const { config, log } = this.services;
+      log.warn({ err }, 'start failed; leaving the cluster');
+      const bounded = new Promise<void>((r) => setTimeout(r, config.SHUTDOWN_TIMEOUT_MS).unref());
+      await Promise.race([this.stop().catch(() => undefined), bounded]);
+      throw err;
+    }
+  }
+
+  private async startServing(): Promise<void> {
     const { config, log } = this.services;
     for (const m of this.modules) m.observe?.(this.services);
     this.services.health.start();

@@ -2,8 +2,9 @@ import { expect } from 'chai';
 import { shardOf } from '../../src/runtime/address.js';
 import { startPlatform, clusterEnvironment, type StartedPlatform, type TestEnvironment } from '../support/platforms.js';
 import { counterProtocol, testActorsModule } from '../support/test-actors.js';
-import type { NodeProcess } from '../support/processes.js';
+import { runToExit, type NodeProcess } from '../support/processes.js';
 import {
+  CLUSTER_NODE,
   SteadyLoad,
   checkTurnLog,
   mailboxCounts,
@@ -277,5 +278,42 @@ describe('cluster: three processes under load (real Redis, PostgreSQL, processes
       `      paused ${held.length} shards' owner for ${resumedAt - pausedAt} ms: ${fenced.length} turn(s) refused by the fence after it, ${afterResume.length} row(s) committed after it under new epochs`,
     );
     expect(fenced.length, 'turns refused by the fence after the pause').to.be.greaterThan(0);
+  });
+});
+
+describe('cluster: a process that cannot listen (its PORT taken)', function () {
+  this.timeout(90_000);
+  const LONG_TTL = 20_000;
+  let env: TestEnvironment;
+  let nodes: NodeProcess[] = [];
+
+  before(async () => {
+    env = await clusterEnvironment({ ACTOR_SHARDS: String(SHARDS), LEASE_TTL_MS: String(LONG_TTL) });
+    nodes = await Promise.all([startWorker(env.env), startWorker(env.env)]);
+  });
+  after(async () => {
+    for (const n of nodes) await n.stop();
+    await env.cleanup();
+  });
+
+  const ownedByLive = async (): Promise<boolean> => {
+    const ids = new Set(nodes.map((n) => n.processId));
+    return (await shardOwners(env.env.REDIS_PREFIX!, SHARDS)).every((o) => o !== undefined && ids.has(o));
+  };
+
+  it('gives back what it joined as it fails: every shard has a live owner again long before the lease TTL', async () => {
+    await waitFor('the two processes own every shard', ownedByLive, 30_000);
+    const port = new URL(nodes[0]!.url).port;
+    const failed = await runToExit(
+      { ...env.env, PROCESS_ROLE: 'worker', PORT: port, OCPP_UNKNOWN_ID_TAGS: 'accept' },
+      { entry: CLUSTER_NODE, timeoutMs: 40_000 },
+    );
+    expect(failed.code, failed.lines.slice(-5).join('\n')).to.equal(1);
+    expect(failed.lines.some((l) => l.includes('EADDRINUSE'))).to.equal(true);
+    // the live processes had handed shards to it when it joined; as it leaves, they take them
+    // back at once (before, only once their leases lapsed: up to LEASE_TTL_MS without an owner)
+    const exitedAt = Date.now();
+    await waitFor('every shard owned by a live process again', ownedByLive, LONG_TTL / 2);
+    console.log(`      every shard had a live owner ${Date.now() - exitedAt} ms after the failed start ended`);
   });
 });
