@@ -192,9 +192,20 @@ function awaitAnswer(
         type: 'answer',
         command_id: commandId,
         status: err instanceof Error && err.name === 'ChargerCallTimeoutError' ? 'timeout' : 'failed',
-        detail: err instanceof Error ? err.message : String(err),
+        detail: failureDetail(err),
       }),
   );
+}
+
+/**
+ * Why a sent call has no answer. A connection that closed under it (the charger gone, or ours
+ * closed on a restart) says so first, as a read while the charger is offline does: the call was
+ * sent and the charger may have acted on it; only its answer is lost. A restart's answer said
+ * `service restart` alone, and an operator took the `failed` for "not done" and sent it again.
+ */
+function failureDetail(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  return err.name === 'ChargerDisconnectedError' ? `${CONNECTION_CLOSED_DETAIL} (${err.message})` : err.message;
 }
 
 /** The most of a partner's timeout kept for the charger's answer (`sendBy`). */

@@ -231,4 +231,30 @@ describe('charge points across web processes (Redis, PostgreSQL, real processes)
     await stopped;
     await onB.close();
   });
+
+  it('a process stopped (SIGTERM) with a call out to its own charger says the call was sent and its answer lost', async () => {
+    const c = await startNode(env.env);
+    const { cp: quiet, charger: onC } = await bootedOn(c, 'SC');
+    const waiting = apiClient(c.url)<{ command_id: string; command_status: string; detail: string | null }>(
+      'POST',
+      `/v1/charge-points/${quiet.id}/data-transfer?wait_ms=25000`,
+      { vendor_id: 'x', data: 'a' },
+    );
+    // the charger got the call: what it does with it, the CSMS can no longer learn
+    await onC.csmsCall('DataTransfer', 10_000);
+    const stopped = c.stop();
+    const answer = await waiting;
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+    expect(answer.body).to.include({
+      command_status: 'failed',
+      detail: 'connection closed before the answer (service restart)',
+    });
+    await stopped;
+    const seen = (await apiClient(b.url)<ChargePointView>('GET', `/v1/charge-points/${quiet.id}`)).body;
+    expect(seen.commands.find((x) => x.command_id === answer.body.command_id)).to.include({
+      status: 'failed',
+      detail: 'connection closed before the answer (service restart)',
+    });
+    await onC.close();
+  });
 });
