@@ -81,6 +81,42 @@ describe('cluster placement while PostgreSQL is away', function () {
     expect(placement.ownedShards()).to.deep.equal([]);
   });
 
+  it('after Redis lost its epoch counter, raises it past the fences with one line for all the shards, not one each', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = createLogger(
+      'info',
+      {},
+      { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) },
+    );
+    // the database's fences are at 1000: the epochs of an empty Redis start far below
+    const FENCE = 1000;
+    const empty = new ClusterPlacement({
+      redis,
+      keys: new RedisKeys(`${prefix}-empty`),
+      shardCount: SHARDS,
+      leaseTtlMs: TTL,
+      store: {
+        raiseFence: (_key: string, epoch: number) => Promise.resolve(Math.max(epoch, FENCE)),
+      } as unknown as RuntimeStore,
+      log,
+      hostShards: true,
+    });
+    try {
+      await started(empty);
+      const deadline = Date.now() + 5000;
+      while (empty.ownedShards().length < SHARDS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(empty.ownedShards()).to.have.length(SHARDS);
+    } finally {
+      await empty.stop().catch(() => undefined);
+      await deleteRedisPrefix(`${prefix}-empty`);
+    }
+    const behind = lines.filter((l) => l.msg === 'epoch behind the database fence; raising the counter');
+    // it was one line per shard (256 at once with the default ACTOR_SHARDS)
+    expect(behind).to.have.length(1);
+    expect(behind[0]).to.include({ level: 40, shards: SHARDS, stored: FENCE });
+    expect(behind[0]?.shard_ids).to.have.length(16);
+  });
+
   it('logs the tick failures of a Redis that went away once, then at most once per interval', async () => {
     const lines: Array<Record<string, unknown>> = [];
     const log = createLogger(
