@@ -9,6 +9,8 @@ import { ownListRoute, type OperatorRoute } from '../core/mount-kit.js';
 import { ObjectId } from '../core/schemas.js';
 import { enqueue } from '../outbox/outbox-store.js';
 import { TariffVersions } from './versions.js';
+import { canonicalJson } from '../core/canonical-json.js';
+import { AHEAD_TOLERANCE_MS } from '../core/datetime.js';
 import type { ObjectSql } from '../store/object-store.js';
 import type { PartyIdentity } from '../core/auth.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
@@ -53,6 +55,40 @@ function assertDatesInOrder(tariff: T221.Tariff): void {
         r.end_date,
       );
   });
+}
+
+/**
+ * A version of our tariff prices the sessions that start from its `last_updated` on (docs/ROAMING.md
+ * "Tariff and place at the start"). One stamped in the future (beyond our clock's tolerance) would
+ * leave every session until then on the version before it, silently: refused.
+ */
+function assertNotAhead(tariff: T221.Tariff): void {
+  if (Date.parse(tariff.last_updated) <= Date.now() + AHEAD_TOLERANCE_MS) return;
+  throw lastUpdated(
+    `last_updated ${tariff.last_updated} is in the future: sessions starting before then would be priced with the version before it`,
+    tariff.last_updated,
+  );
+}
+
+/**
+ * A change of our tariff must be stamped after the version it replaces: eMSPs keep the newer
+ * `last_updated` and drop an older PUT (their Receivers answer it and keep what they had), a pull
+ * by `date_from` misses it, and a session that started between the two stamps would be priced
+ * with a version that was not in force then. The same tariff again (a retried PUT) is taken.
+ */
+function assertNewer(tariff: T221.Tariff, stored: T221.Tariff | undefined): void {
+  if (!stored || Date.parse(tariff.last_updated) > Date.parse(stored.last_updated)) return;
+  if (canonicalJson(tariff) === canonicalJson(stored)) return;
+  throw lastUpdated(
+    `last_updated ${tariff.last_updated} is not after ${stored.last_updated}, the stored version's: a change needs a later one (eMSPs would keep the stored version)`,
+    tariff.last_updated,
+  );
+}
+
+function lastUpdated(msg: string, input: string): RequestValidationError {
+  return new RequestValidationError([
+    { loc: ['body', 'last_updated'], msg, type: 'value_error.last_updated', input, ctx: {} },
+  ]);
 }
 
 function dateOrder(loc: Array<string | number>, what: string, input: string): RequestValidationError {
@@ -105,9 +141,12 @@ export function ownTariffRoutes(ctx: OcpiContext): OperatorRoute[] {
         // tariff without elements was stored and pushed to every eMSP as a 2.2.1 one without any)
         assert221(tariff);
         assertDatesInOrder(tariff);
+        assertNotAhead(tariff);
         // the tariff and its PUT to every registered eMSP commit together (docs/ROAMING.md "What is pushed")
         const stored = await ctx.services.db.group.run(async (tx) => {
-          const written = await ctx.stores.tariffs.on(tx).put({ ...own, id }, tariff);
+          const tariffs = ctx.stores.tariffs.on(tx);
+          assertNewer(tariff, await tariffs.get({ ...own, id }));
+          const written = await tariffs.put({ ...own, id }, tariff);
           // a session whose start reaches us after this update is priced with the version of its start
           await new TariffVersions(tx).keep(own, written);
           await enqueue(tx, { role: 'EMSP' }, { kind: 'tariff', tariff_id: id });

@@ -263,5 +263,35 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect((await api.request('GET', '/v1/ocpi/tariffs/MT-4')).status).to.equal(404);
       expect((await api.request('GET', '/v1/ocpi/tariffs', { bearer: 'wrong' })).status).to.equal(401);
     });
+
+    it('refuses a tariff change stamped no later than the stored version, or stamped in the future', async () => {
+      const at = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const now = Date.now();
+      const priced = (price: number, stamp: string) =>
+        aTariff221({
+          id: 'MT-10',
+          elements: [{ price_components: [{ type: 'ENERGY', price, step_size: 1 }] }],
+          last_updated: stamp,
+        });
+      const put = (body: unknown) => api.request('PUT', '/v1/ocpi/tariffs/MT-10', { body });
+      const refusedAt = (a: { status: number; body: unknown }) => {
+        expect(a.status, JSON.stringify(a.body)).to.equal(422);
+        return (a.body as { detail: Array<{ loc: unknown[]; msg: string }> }).detail.map((d) => d.loc.join('.'));
+      };
+      expect((await put(priced(0.3, at(now - 60_000)))).status).to.equal(200);
+      // a change stamped before the stored version: eMSPs would keep the old price
+      expect(refusedAt(await put(priced(0.99, at(now - 120_000))))).to.deep.equal(['body.last_updated']);
+      // ...or with the same stamp
+      expect(refusedAt(await put(priced(0.99, at(now - 60_000))))).to.deep.equal(['body.last_updated']);
+      // the same tariff again (a retried PUT) is taken
+      expect((await put(priced(0.3, at(now - 60_000)))).status).to.equal(200);
+      // stamped in 2099, every session until then would keep the 0.30
+      const future = await put(priced(0.6, '2099-01-01T00:00:00Z'));
+      expect(refusedAt(future)).to.deep.equal(['body.last_updated']);
+      expect(JSON.stringify(future.body)).to.contain('in the future');
+      const stored = await api.request('GET', '/v1/ocpi/tariffs/MT-10');
+      expect(JSON.stringify(stored.body)).to.contain('0.3').and.not.contain('0.99').and.not.contain('0.6');
+      expect((await put(priced(0.6, at(now)))).status).to.equal(200);
+    });
   });
 }
