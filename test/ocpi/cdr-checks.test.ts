@@ -213,6 +213,52 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     expect(check.reason).to.contain('total_cost excl_vat: theirs 5.5, ours 5');
   });
 
+  it('2.2.1: a CDR priced right by a tariff of its own that is not the version the CPO gave us disagrees, priced with that version', async () => {
+    const published = aTariff221({
+      ...party(cpo221),
+      id: 'TAR-PUB',
+      elements: ELEMENTS_221,
+      last_updated: '2026-01-01T00:00:00Z',
+    });
+    await push(cpo221, 'tariffs', 'TAR-PUB', published);
+    const doubled = {
+      ...published,
+      elements: ELEMENTS_221.map((e) => ({
+        ...e,
+        price_components: e.price_components.map((c) => ({ ...c, price: c.price * 2 })),
+      })),
+      last_updated: '2025-06-01T00:00:00Z',
+    };
+    const cdr = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      tariffs: [doubled],
+      total_cost: { excl_vat: 10, incl_vat: 12 },
+    });
+    await postCdr(cpo221, cdr);
+    const check = await checkOf(cpo221, String(cdr.id));
+    // was "agrees": the CDR's own tariff was taken as the partner's word
+    expect(check).to.deep.include({
+      status: 'disagrees',
+      ours: { excl_vat: 5, incl_vat: 6 },
+      difference: { excl_vat: 5, incl_vat: 6 },
+      tariff: { id: 'TAR-PUB', source: 'cdr_tariffs' },
+    });
+    expect(check.reason)
+      .to.contain(
+        "the CDR's tariff TAR-PUB (last_updated 2025-06-01T00:00:00Z) is not the version the partner gave us (last_updated 2026-01-01T00:00:00Z)",
+      )
+      .and.contain('total_cost excl_vat: theirs 10, ours 5');
+    expect(check.priced?.total_cost.excl_vat).to.equal(5);
+    // the same tariff with another text: it prices the same, agrees, nothing noted
+    const texts = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      tariffs: [{ ...published, tariff_alt_text: [{ language: 'en', text: 'evenings cost more' }] }],
+      total_cost: { excl_vat: 5, incl_vat: 6 },
+    });
+    await postCdr(cpo221, texts);
+    expect(await checkOf(cpo221, String(texts.id))).to.deep.include({ status: 'agrees', notes: [] });
+  });
+
   it('2.2.1: a pushed tariff updated after the session started: a difference is unpriced (not a dispute), a match agrees', async () => {
     const changed = aTariff221({
       ...party(cpo221),

@@ -10,6 +10,7 @@ import type { ObjectKey, ObjectStore } from '../store/object-store.js';
 import { tariffFrom211 } from '../tariffs/mappers.js';
 import type { Tariff } from '../tariffs/schemas-2.2.1.js';
 import type { TariffVersions } from '../tariffs/versions.js';
+import { canonicalJson } from '../core/canonical-json.js';
 
 /**
  * Our eMSP's re-pricing of a CDR a partner CPO posted us (docs/TARIFFS.md "Re-pricing received
@@ -388,10 +389,83 @@ export async function checkCdr(deps: CheckDeps, key: ObjectKey, cdr: StoredCdr, 
   for (const off of otherTotalsOff(view.stated, priced)) detail.notes.push(`the CDR's ${off}`);
   const ours = { excl_vat: priced.total_cost.excl_vat, incl_vat: priced.total_cost.incl_vat };
   const { difference, off } = compare(view.theirs, ours);
-  if (off.length === 0) return { ...base, status: 'agrees', ours, difference };
+  if (off.length === 0) {
+    const published = await againstPublished(deps, key, chosen, view, detail.time_zone.zone, detail.notes);
+    if (published) {
+      // what the check shows priced is what `ours` says: the published version's pricing
+      detail.priced = published.priced;
+      return {
+        ...base,
+        status: 'disagrees',
+        ours: published.ours,
+        difference: published.difference,
+        reason: published.reason,
+      };
+    }
+    return { ...base, status: 'agrees', ours, difference };
+  }
   const changed = changedSinceStart(used, view);
   if (changed) return { ...base, status: 'unpriced', ours, difference, reason: `${off.join('; ')}; ${changed}` };
   return { ...base, status: 'disagrees', ours, difference, reason: off.join('; ') };
+}
+
+/** What of a tariff prices a session: all but its texts, energy mix and `last_updated`. */
+function pricingOf(t: PricingTariff): string {
+  const { currency, type, elements, min_price, max_price, start_date_time, end_date_time } = t;
+  return canonicalJson({ currency, type, elements, min_price, max_price, start_date_time, end_date_time });
+}
+
+/**
+ * A CDR priced right by a tariff of its own `tariffs` that is not the one the partner gave us:
+ * the version of the same id our tariffs Receiver holds as in force at the session's start
+ * prices otherwise. A CPO could bill 0.99 a kWh by a tariff it names in the CDR while the one it
+ * pushed, the one the driver was shown, said 0.30, and the check said `agrees`. Priced with the
+ * published version, a total off by more than 0.01 `disagrees` (ours then is that price); one
+ * within it, or a version we do not hold as at the start, is a note.
+ */
+async function againstPublished(
+  deps: CheckDeps,
+  key: ObjectKey,
+  chosen: ChosenTariff,
+  view: CdrView,
+  zone: string,
+  notes: string[],
+): Promise<
+  { ours: Amounts & { incl_vat: number }; difference: Amounts; reason: string; priced: PricedCdr } | undefined
+> {
+  if (chosen.source !== 'cdr_tariffs') return undefined;
+  const party = { country_code: key.country_code, party_id: key.party_id };
+  const held = await deps.tariffs.get({ ...party, id: chosen.id });
+  if (!held) return undefined;
+  const start = Date.parse(view.start);
+  const atStart = Date.parse(held.last_updated) > start ? await deps.versions.inForceAt(key, chosen.id, start) : held;
+  const stated = `the CDR's tariff ${chosen.id} (last_updated ${chosen.tariff.last_updated})`;
+  if (!atStart) {
+    if (pricingOf(held) !== pricingOf(chosen.tariff))
+      notes.push(
+        `${stated} differs from the one the partner gave us, updated at ${held.last_updated}, after the session started; its version of the start is not held`,
+      );
+    return undefined;
+  }
+  if (pricingOf(atStart) === pricingOf(chosen.tariff)) return undefined;
+  const given = `the version the partner gave us (last_updated ${atStart.last_updated})`;
+  const priced = await priceWith(deps, { ...chosen, tariff: atStart }, view, zone);
+  if (typeof priced === 'string') {
+    notes.push(`${stated} differs from ${given}, which could not price it: ${priced}`);
+    return undefined;
+  }
+  const ours = { excl_vat: priced.total_cost.excl_vat, incl_vat: priced.total_cost.incl_vat };
+  const { difference, off } = compare(view.theirs, ours);
+  if (off.length === 0) {
+    notes.push(`${stated} differs from ${given}, which prices it the same`);
+    return undefined;
+  }
+  return {
+    ours,
+    difference,
+    priced,
+    reason: `${stated} is not ${given}, which prices it otherwise: ${off.join('; ')}`,
+  };
 }
 
 /**
