@@ -312,9 +312,9 @@ describe('roaming: EVSE status pushed to eMSPs through the outbox', function () 
       expect(put?.seq ?? Infinity).to.be.below(sent.seq);
       await settled(e);
     }
-    // no longer served on our tariffs Sender
-    const listed = await emsp221.sim.call('GET', 'tariffs', '?limit=1000');
-    expect((listed.data as Json[]).map((t) => t.id)).to.not.include(id);
+    // no longer listed (our tariffs Senders read the same store)
+    const listed = await world.api.request('GET', '/v1/ocpi/tariffs?limit=1000');
+    expect(items(listed).map((t) => t.id)).to.not.include(id);
   });
 
   it('a tariff DELETE the eMSP answers with "unknown" (it never had it) is done, not retried or dead', async () => {
