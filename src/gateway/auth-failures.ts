@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { LoginThrottle } from '../ocpp/login-throttle.js';
@@ -16,11 +17,13 @@ export interface AuthFailureOptions {
 
 /**
  * Failed authentications on the HTTP surfaces (docs/SECURITY.md "Guessing credentials"): the
- * `/v1` API key and the OCPI tokens. An address whose requests to one surface failed
- * `maxFailures` times in a row (no success between) is answered 429 with `Retry-After` on that
- * surface for a back-off that doubles with each further failure (1 s up to 5 min), its
- * credentials not checked meanwhile; a success clears its count. The table is the chargers'
- * login throttle (bounded: 10,000 addresses, the stalest forgotten first), one per process.
+ * `/v1` API key, the OCPI tokens (a token looked up where none is needed too) and `/metrics`'
+ * token. An address whose requests to one surface failed `maxFailures` times more than they
+ * succeeded is answered 429 with `Retry-After` on that surface for a back-off that doubles with
+ * each further failure (1 s up to 5 min), its credentials not checked meanwhile. A success takes
+ * one failure off (a guesser holding one real token cleared the whole count with it); a request
+ * that carries no credentials is no guess and does not count. The table is the chargers' login
+ * throttle (bounded: 10,000 addresses, the stalest forgotten first), one per process.
  */
 export class AuthFailures {
   private readonly throttle: LoginThrottle;
@@ -35,7 +38,8 @@ export class AuthFailures {
 
   /**
    * `authenticate` for the request, unless its address is refused on `surface` now (429); a
-   * 401 it throws counts against the address, a success clears the address's count.
+   * 401 it throws for credentials the request carried counts against the address, a success
+   * takes one failure off.
    */
   async guard<A>(ctx: Context, surface: string, authenticate: () => Promise<A> | A): Promise<A> {
     // nothing on record (the usual case): no address to read, no key to build
@@ -49,15 +53,15 @@ export class AuthFailures {
     try {
       auth = await authenticate();
     } catch (err) {
-      if (unauthorized(err)) this.failed(key ?? this.keyOf(ctx, surface));
+      if (unauthorized(err) && ctx.get('Authorization') !== '') this.failed(key ?? this.keyOf(ctx, surface));
       throw err;
     }
-    if (key !== undefined) this.throttle.succeeded(key);
+    if (key !== undefined) this.throttle.forgive(key);
     return auth;
   }
 
   private keyOf(ctx: Context, surface: string): string {
-    return `${surface}:${clientAddress(ctx.req, this.opts.trustProxy)}`;
+    return `${surface}:${throttledAddress(clientAddress(ctx.req, this.opts.trustProxy), ctx.req.socket.remoteAddress)}`;
   }
 
   private failed(key: string): void {
@@ -69,6 +73,48 @@ export class AuthFailures {
       );
     }
   }
+}
+
+/**
+ * `authenticate` through the request's back-off (the router keeps it in `ctx.state`), for a route
+ * that checks credentials itself: one whose token is optional, `/metrics`. Without one (turned
+ * off), `authenticate` alone.
+ */
+export async function guardedAuth<A>(ctx: Context, surface: string, authenticate: () => Promise<A> | A): Promise<A> {
+  const guard = ctx.state.authFailures;
+  return guard ? guard.guard(ctx, surface, authenticate) : authenticate();
+}
+
+/**
+ * The address a failure counts against: an IPv4 address as it is; an IPv6 one as its /64 (one
+ * client usually holds a whole /64, and each of its addresses can be written several ways); a
+ * forwarded entry that is no address at all (a proxy we trust would not write one) as the peer's
+ * address, so that a client reaching us past the proxy cannot fill the table with long made-up
+ * keys (15,000-character entries grew a process by 143 MB).
+ */
+export function throttledAddress(address: string, peer: string | undefined): string {
+  const plain = address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '').replace(/%.*$/, '');
+  const kind = isIP(plain);
+  if (kind === 4) return plain;
+  if (kind === 6) return ipv6Prefix64(plain);
+  return peer !== undefined && peer !== address ? throttledAddress(peer, undefined) : 'unknown';
+}
+
+/** The first four groups of an IPv6 address, each without leading zeros, as `a:b:c:d::/64`. */
+function ipv6Prefix64(ip: string): string {
+  const [head = '', tail] = ip.toLowerCase().split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  // a dotted IPv4 at the end stands for two groups
+  const rightGroups = right.length + (right.at(-1)?.includes('.') ? 1 : 0);
+  const groups =
+    tail === undefined
+      ? left
+      : [...left, ...Array<string>(Math.max(0, 8 - left.length - rightGroups)).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
 }
 
 function unauthorized(err: unknown): boolean {

@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
+import type { AuthFailures } from './auth-failures.js';
 
 /**
  * The request's child logger (bound to its request and correlation ids), made on first use: a
@@ -40,6 +41,8 @@ declare module 'koa' {
     requestLog?: RequestLogger;
     routeTemplate?: string;
     auth?: unknown;
+    /** the back-off on failed authentications (auth-failures.ts), for routes that check credentials themselves */
+    authFailures?: AuthFailures;
   }
 }
 

@@ -181,6 +181,7 @@ function routeChain(
   const chain: Middleware[] = [
     async (ctx, next) => {
       ctx.state.routeTemplate = template;
+      if (authFailures) ctx.state.authFailures = authFailures;
       const authenticate = route.auth === false ? undefined : mount.authenticate;
       if (authenticate)
         ctx.state.auth = authFailures

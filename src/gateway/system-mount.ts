@@ -1,3 +1,4 @@
+import { guardedAuth } from './auth-failures.js';
 import type { Context } from 'koa';
 import Type from '#typebox';
 import type { Config } from '../../config/index.js';
@@ -86,7 +87,7 @@ export function systemMount(opts: SystemMountOptions): MountSpec<unknown> {
         summary: 'Prometheus metrics (Bearer METRICS_TOKEN when set; absent in production without one)',
         responses: { 401: 'METRICS_TOKEN is set and the request does not carry it' },
         handler: async (req) => {
-          guardMetrics(req.koa);
+          await guardedAuth(req.koa, 'metrics', () => guardMetrics(req.koa));
           const { body, contentType } = await services.metrics.exposition();
           return { raw: { body, type: contentType } };
         },

@@ -95,6 +95,18 @@ export class LoginThrottle {
     return this.current(key, this.now())?.count ?? 0;
   }
 
+  /**
+   * A success of the key takes one failure off its count (none left: the key is forgotten); a
+   * refusal running stays. The HTTP surfaces use it: there one real credential cleared every
+   * failure a guesser had made with other ones.
+   */
+  forgive(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    e.count -= 1;
+    if (e.count <= 0 && e.blockedUntil <= this.now()) this.entries.delete(key);
+  }
+
   /** A successful login clears the failures of its key. */
   succeeded(key: string): void {
     this.entries.delete(key);

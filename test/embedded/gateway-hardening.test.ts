@@ -466,7 +466,11 @@ describe('gateway hardening (issue 7)', () => {
   describe('guessing credentials (HTTP_AUTH_FAILURES=3, behind a proxy)', () => {
     let guarded: Started;
     before(async () => {
-      guarded = await start({ TRUST_PROXY: 'true', HTTP_AUTH_FAILURES: '3' });
+      guarded = await start({
+        TRUST_PROXY: 'true',
+        HTTP_AUTH_FAILURES: '3',
+        METRICS_TOKEN: 'metrics-token-0123456789',
+      });
     });
     after(() => stop(guarded));
 
@@ -490,11 +494,48 @@ describe('gateway hardening (issue 7)', () => {
       const ocpi = await from('203.0.113.7', 'Token nope-0123456789', '/ocpi/cpo/2.2.1/locations');
       expect(ocpi.status).to.equal(401);
 
-      // after the back-off the right key is answered, and it clears the count
+      // after the back-off the right key is answered; it takes one failure off the count, not all
+      // of them (a guesser holding one real credential cleared every failure with it)
       await new Promise((r) => setTimeout(r, Number(refused.headers.get('retry-after')) * 1000 + 100));
       expect((await from('203.0.113.7', good)).status).to.equal(200);
       expect((await from('203.0.113.7', guess(9))).status).to.equal(401);
-      expect((await from('203.0.113.7', good)).status).to.equal(200);
+      expect((await from('203.0.113.7', good)).status).to.equal(429);
+    });
+
+    it('does not count requests without credentials; counts an IPv6 /64 as one address, and a forwarded entry that is no address as the peer', async () => {
+      for (let n = 0; n < 5; n++)
+        expect(
+          (
+            await fetch(`${guarded.p.platform.url}/v1/charge-points`, {
+              headers: { 'X-Forwarded-For': '203.0.113.30' },
+            })
+          ).status,
+        ).to.equal(401);
+      expect((await from('203.0.113.30', good)).status).to.equal(200);
+      // three addresses of one /64, written three ways
+      for (const address of ['2001:db8:1:2::1', '2001:0db8:0001:0002:0:0:0:2', '2001:db8:1:2:ffff::3'])
+        expect((await from(address, guess(1))).status).to.equal(401);
+      expect((await from('2001:db8:1:2::9', good)).status).to.equal(429);
+      expect((await from('2001:db8:1:3::9', good)).status).to.equal(200);
+      // made-up entries (15,000 characters grew the table by 143 MB) all count against the peer
+      for (let n = 0; n < 3; n++) expect((await from(`junk-${n}-${'x'.repeat(2000)}`, guess(n))).status).to.equal(401);
+      expect((await from('junk-other', good)).status).to.equal(429);
+      expect(
+        (await fetch(`${guarded.p.platform.url}/v1/charge-points`, { headers: { Authorization: good } })).status,
+      ).to.equal(429);
+    });
+
+    it('counts a token looked up where none is needed (the versions details) and METRICS_TOKEN guesses too', async () => {
+      const details = '/ocpi/2.2.1/versions/2.1.1';
+      for (let n = 0; n < 3; n++)
+        expect((await from('203.0.113.40', `Token guess-${n}-0123456789`, details)).status).to.equal(200);
+      // the same surface as the module endpoints: refused there now
+      expect((await from('203.0.113.40', 'Token guess-z-0123456789', '/ocpi/cpo/2.2.1/locations')).status).to.equal(
+        429,
+      );
+      for (let n = 0; n < 3; n++)
+        expect((await from('203.0.113.41', `Bearer metrics-guess-${n}-0123456789`, '/metrics')).status).to.equal(401);
+      expect((await from('203.0.113.41', 'Bearer metrics-token-0123456789', '/metrics')).status).to.equal(429);
     });
 
     it('refuses OCPI token guesses the same way, in the OCPI envelope', async () => {

@@ -1,5 +1,6 @@
 import Type, { type TSchema } from '#typebox';
 import { route } from '../../gateway/route-table.js';
+import { guardedAuth } from '../../gateway/auth-failures.js';
 import type { PartnerRole } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
@@ -136,8 +137,12 @@ export function versionEndpointsRoute(
       const listed = (m: ListedMount, v: OcpiVersion) => endpointsOf(m.routes, v, m.role, base, m.prefix);
       if (version === '2.2.1') return { data: { version, endpoints: listed(o.overview, '2.2.1') } };
       if (version !== '2.1.1') throw unknownVersion(version);
+      // the token is optional here, but a lookup is one: through the back-off on guesses (a 429
+      // then answers as without a token, naming every mount)
       const caller = req.koa.get('Authorization')
-        ? await ctx.tokens.authenticate(req.koa, '2.1.1', 'base64-or-raw').catch(() => undefined)
+        ? await guardedAuth(req.koa, 'ocpiToken', () =>
+            ctx.tokens.authenticate(req.koa, '2.1.1', 'base64-or-raw'),
+          ).catch(() => undefined)
         : undefined;
       const mounts = caller
         ? o.roleMounts211.filter((m) => caller.parties.some((p) => m.role === ourRoleToward(p.role)))
