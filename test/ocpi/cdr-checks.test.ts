@@ -213,25 +213,27 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     expect(check.reason).to.contain('total_cost excl_vat: theirs 5.5, ours 5');
   });
 
-  it('2.2.1: a CDR priced right by a tariff of its own that is not the version the CPO gave us disagrees, priced with that version', async () => {
+  /** The CPO pushes tariff `id` at the test's prices (before the CDRs' start); answers it and a copy at twice the prices. */
+  async function publishedAndDoubled(id: string): Promise<{ published: Json; doubled: Json }> {
     const published = aTariff221({
       ...party(cpo221),
-      id: 'TAR-PUB',
+      id,
       elements: ELEMENTS_221,
       last_updated: '2026-01-01T00:00:00Z',
     });
-    await push(cpo221, 'tariffs', 'TAR-PUB', published);
-    const doubled = {
-      ...published,
-      elements: ELEMENTS_221.map((e) => ({
-        ...e,
-        price_components: e.price_components.map((c) => ({ ...c, price: c.price * 2 })),
-      })),
-      last_updated: '2025-06-01T00:00:00Z',
-    };
+    await push(cpo221, 'tariffs', id, published);
+    const elements = ELEMENTS_221.map((e) => ({
+      ...e,
+      price_components: e.price_components.map((c) => ({ ...c, price: c.price * 2 })),
+    }));
+    return { published, doubled: { ...published, elements } };
+  }
+
+  it('2.2.1: a CDR priced right by a tariff of its own that is not the version the CPO gave us disagrees, priced with that version', async () => {
+    const { published, doubled } = await publishedAndDoubled('TAR-PUB');
     const cdr = cdr221(cpo221, {
       cdr_location: place221('LOC-221'),
-      tariffs: [doubled],
+      tariffs: [{ ...doubled, last_updated: '2025-06-01T00:00:00Z' }],
       total_cost: { excl_vat: 10, incl_vat: 12 },
     });
     await postCdr(cpo221, cdr);
@@ -257,6 +259,36 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     });
     await postCdr(cpo221, texts);
     expect(await checkOf(cpo221, String(texts.id))).to.deep.include({ status: 'agrees', notes: [] });
+  });
+
+  it('2.2.1: a tariff the CPO deleted after the session started still checks its CDR, with a note', async () => {
+    const { doubled } = await publishedAndDoubled('TAR-GONE');
+    const { country_code, party_id } = party(cpo221);
+    const gone = await cpo221.sim.call('DELETE', 'tariffs', `/${country_code}/${party_id}/TAR-GONE`, undefined, {
+      role: 'RECEIVER',
+    });
+    expect(gone.status, JSON.stringify(gone.body)).to.equal(200);
+    // its own copy at other prices: was "agrees", the deleted tariff no longer held against it
+    const own = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      tariffs: [doubled],
+      total_cost: { excl_vat: 10, incl_vat: 12 },
+    });
+    await postCdr(cpo221, own);
+    const disputed = await checkOf(cpo221, String(own.id));
+    expect(disputed).to.deep.include({ status: 'disagrees', ours: { excl_vat: 5, incl_vat: 6 } });
+    expect(disputed.reason).to.contain('with the same last_updated');
+    expect(disputed.notes.join(' ')).to.contain('TAR-GONE was deleted by the partner since');
+    // naming it in its periods only: was "unpriced", the tariff "not given to us"
+    const named = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      charging_periods: PERIODS.map((p) => ({ ...p, tariff_id: 'TAR-GONE' })),
+      total_cost: { excl_vat: 5, incl_vat: 6 },
+    });
+    await postCdr(cpo221, named);
+    const check = await checkOf(cpo221, String(named.id));
+    expect(check).to.deep.include({ status: 'agrees', tariff: { id: 'TAR-GONE', source: 'charging_period' } });
+    expect(check.notes.join(' ')).to.contain('TAR-GONE was deleted by the partner since');
   });
 
   it('2.2.1: a pushed tariff updated after the session started: a difference is unpriced (not a dispute), a match agrees', async () => {

@@ -184,6 +184,8 @@ function viewOf(cdr: StoredCdr, key: ObjectKey): CdrView {
 
 interface ChosenTariff extends NamedTariff {
   tariff: PricingTariff;
+  /** what the check notes of where the tariff came from (a version of one the partner deleted since) */
+  note?: string;
 }
 
 /** Why no tariff was chosen; with the pushed tariff the CDR names when only that is missing (checked again when it comes). */
@@ -215,7 +217,8 @@ async function tariffOf(
   const [id] = view.named;
   const own = view.own.find((t) => t.id === id) ?? selectTariff(view.own, Date.parse(view.start));
   if (own) return { tariff: own, id: own.id, source: 'cdr_tariffs' };
-  if (id !== undefined) return pushedTariff(deps, key, { id, source: view.namedBy }, `named by its ${namer}`);
+  if (id !== undefined)
+    return pushedTariff(deps, key, { id, source: view.namedBy }, `named by its ${namer}`, Date.parse(view.start));
   if (view.own.length > 0)
     return {
       reason: `no tariff known: none of the CDR's ${view.own.length} tariffs is valid at its start, and its ${namer} name none`,
@@ -265,7 +268,29 @@ async function connectorTariff(
           : ` (${ids.length - given.length} of them not given to us)`),
     };
   }
-  return pushedTariff(deps, key, { id, source: 'connector' }, `named by ${where}`);
+  return pushedTariff(deps, key, { id, source: 'connector' }, `named by ${where}`, startMs);
+}
+
+/**
+ * The partner's tariff `id` as we hold it, or, when the partner deleted it since (mod_tariffs
+ * DELETE: "no longer in use"), its version last updated at or before `startMs`, with a note: a
+ * session running when a CPO retires its tariff ends with a CDR that names it, and the check of
+ * that CDR said the tariff was never given to us, or took the CDR's own copy of it unchecked.
+ */
+async function heldTariff(
+  deps: CheckDeps,
+  key: ObjectKey,
+  id: string,
+  startMs: number,
+): Promise<{ tariff: Tariff; note?: string } | undefined> {
+  const held = await deps.tariffs.get({ country_code: key.country_code, party_id: key.party_id, id });
+  if (held) return { tariff: held };
+  const kept = await deps.versions.inForceAt(key, id, startMs);
+  if (!kept) return undefined;
+  return {
+    tariff: kept,
+    note: `tariff ${id} was deleted by the partner since: its version of ${kept.last_updated}, in force at the start, is used`,
+  };
 }
 
 /** A tariff the partner pushed to our tariffs Receiver, or why there is none. */
@@ -274,9 +299,10 @@ async function pushedTariff(
   key: ObjectKey,
   named: NamedTariff,
   by: string,
+  startMs: number,
 ): Promise<ChosenTariff | NoTariff> {
-  const pushed = await deps.tariffs.get({ country_code: key.country_code, party_id: key.party_id, id: named.id });
-  if (pushed) return { ...named, tariff: pushed };
+  const pushed = await heldTariff(deps, key, named.id, startMs);
+  if (pushed) return { ...named, ...pushed };
   return {
     reason: `tariff ${named.id} (${by}) is not known: ${key.country_code}-${key.party_id} has not given it to us (pushed to our tariffs Receiver, or listed on its tariffs Sender when we pulled it)`,
     waitsFor: named,
@@ -375,6 +401,7 @@ export async function checkCdr(deps: CheckDeps, key: ObjectKey, cdr: StoredCdr, 
     return { ...unpriced(chosen.reason), waitsForTariff: true };
   }
   detail.tariff = { id: chosen.id, source: chosen.source };
+  if (chosen.note) detail.notes.push(chosen.note);
   detail.time_zone = zoneOf(view, stored, detail.notes);
   const used = await inForceAtStart(deps, key, chosen, view, detail.notes);
   // priced in UTC, a tariff that reads the local time would give a total that looks right and is
@@ -434,10 +461,11 @@ async function againstPublished(
   { ours: Amounts & { incl_vat: number }; difference: Amounts; reason: string; priced: PricedCdr } | undefined
 > {
   if (chosen.source !== 'cdr_tariffs') return undefined;
-  const party = { country_code: key.country_code, party_id: key.party_id };
-  const held = await deps.tariffs.get({ ...party, id: chosen.id });
-  if (!held) return undefined;
   const start = Date.parse(view.start);
+  const found = await heldTariff(deps, key, chosen.id, start);
+  if (!found) return undefined;
+  const held = found.tariff;
+  if (found.note) notes.push(found.note);
   const atStart = Date.parse(held.last_updated) > start ? await deps.versions.inForceAt(key, chosen.id, start) : held;
   const stated = `the CDR's tariff ${chosen.id} (last_updated ${chosen.tariff.last_updated})`;
   if (!atStart) {
@@ -448,7 +476,10 @@ async function againstPublished(
     return undefined;
   }
   if (pricingOf(atStart) === pricingOf(chosen.tariff)) return undefined;
-  const given = `the version the partner gave us (last_updated ${atStart.last_updated})`;
+  const given =
+    atStart.last_updated === chosen.tariff.last_updated
+      ? `the version the partner gave us with the same last_updated`
+      : `the version the partner gave us (last_updated ${atStart.last_updated})`;
   const priced = await priceWith(deps, { ...chosen, tariff: atStart }, view, zone);
   if (typeof priced === 'string') {
     notes.push(`${stated} differs from ${given}, which could not price it: ${priced}`);

@@ -76,11 +76,16 @@ function assertNotAhead(tariff: T221.Tariff): void {
  * by `date_from` misses it, and a session that started between the two stamps would be priced
  * with a version that was not in force then. The same tariff again (a retried PUT) is taken.
  */
-function assertNewer(tariff: T221.Tariff, stored: T221.Tariff | undefined): void {
-  if (!stored || Date.parse(tariff.last_updated) > Date.parse(stored.last_updated)) return;
-  if (canonicalJson(tariff) === canonicalJson(stored)) return;
+function assertNewer(tariff: T221.Tariff, stored: T221.Tariff | undefined, as: 'stored' | 'deleted'): void {
+  const at = Date.parse(tariff.last_updated);
+  if (!stored || at > Date.parse(stored.last_updated)) return;
+  // the same tariff at the same instant, however the stamp is written (Z or +00:00, milliseconds)
+  const content = (t: T221.Tariff) => canonicalJson({ ...t, last_updated: undefined });
+  if (at === Date.parse(stored.last_updated) && content(tariff) === content(stored)) return;
   throw lastUpdated(
-    `last_updated ${tariff.last_updated} is not after ${stored.last_updated}, the stored version's: a change needs a later one (eMSPs would keep the stored version)`,
+    as === 'stored'
+      ? `last_updated ${tariff.last_updated} is not after ${stored.last_updated}, the stored version's: a change needs a later one (eMSPs would keep the stored version)`
+      : `last_updated ${tariff.last_updated} is not after ${stored.last_updated}, that of the version deleted last: a tariff put again needs a later one (sessions that started before would be priced with it)`,
     tariff.last_updated,
   );
 }
@@ -145,10 +150,13 @@ export function ownTariffRoutes(ctx: OcpiContext): OperatorRoute[] {
         // the tariff and its PUT to every registered eMSP commit together (docs/ROAMING.md "What is pushed")
         const stored = await ctx.services.db.group.run(async (tx) => {
           const tariffs = ctx.stores.tariffs.on(tx);
-          assertNewer(tariff, await tariffs.get({ ...own, id }));
+          // a tariff deleted since is held against its last version (kept for late session starts)
+          const versions = new TariffVersions(tx);
+          const held = await tariffs.get({ ...own, id });
+          assertNewer(tariff, held ?? (await versions.newest(own, id)), held ? 'stored' : 'deleted');
           const written = await tariffs.put({ ...own, id }, tariff);
           // a session whose start reaches us after this update is priced with the version of its start
-          await new TariffVersions(tx).keep(own, written);
+          await versions.keep(own, written);
           await enqueue(tx, { role: 'EMSP' }, { kind: 'tariff', tariff_id: id });
           return written;
         });

@@ -34,6 +34,11 @@ export class TariffVersions {
     );
   }
 
+  /** The newest version kept of tariff `id` (of a tariff deleted since too), if one is. */
+  async newest(party: PartyIdentity, id: string): Promise<Tariff | undefined> {
+    return this.inForceAt(party, id, Number.MAX_SAFE_INTEGER);
+  }
+
   /** The version of tariff `id` last updated at or before `at` (epoch ms), if one is kept. */
   async inForceAt(party: PartyIdentity, id: string, at: number): Promise<Tariff | undefined> {
     const rows = await this.sql.query(

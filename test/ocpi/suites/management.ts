@@ -292,6 +292,15 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const stored = await api.request('GET', '/v1/ocpi/tariffs/MT-10');
       expect(JSON.stringify(stored.body)).to.contain('0.3').and.not.contain('0.99').and.not.contain('0.6');
       expect((await put(priced(0.6, at(now)))).status).to.equal(200);
+      // the same instant written otherwise is the same stamp: a retry, taken
+      const offset = new Date(now).toISOString().replace(/\.\d{3}Z$/, '.000+00:00');
+      expect((await put(priced(0.6, offset))).status).to.equal(200);
+      // deleted and put again: held against the version deleted last
+      expect((await api.request('DELETE', '/v1/ocpi/tariffs/MT-10')).status).to.equal(200);
+      const again = await put(priced(0.99, at(now - 120_000)));
+      expect(refusedAt(again)).to.deep.equal(['body.last_updated']);
+      expect(JSON.stringify(again.body)).to.contain('the version deleted last');
+      expect((await put(priced(0.99, at(now + 1000)))).status).to.equal(200);
     });
   });
 }
