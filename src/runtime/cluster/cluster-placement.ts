@@ -324,7 +324,7 @@ export class ClusterPlacement implements ActorPlacement {
    */
   private async raisePastFences(behind: number[], epoch: number, stored: number): Promise<void> {
     this.opts.log.warn(
-      { shards: behind.length, shard_ids: behind.slice(0, 16), epoch, stored },
+      { shards: behind.length, shard_ids: behind.sort((a, b) => a - b).slice(0, 16), epoch, stored },
       'epoch behind the database fence; raising the counter',
     );
     await this.scripts.raiseEpoch(this.keys.epoch(), stored);
