@@ -5,6 +5,14 @@ import { LoginThrottle } from '../ocpp/login-throttle.js';
 import { clientAddress } from '../ocpp/upgrade.js';
 import { HttpError, OcpiError } from './errors.js';
 
+/**
+ * What a success takes off an address's count of failures: a tenth of one. A client that mostly
+ * succeeds never nears the limit; a guesser holding one real token, which took a whole failure off
+ * with each real request, could guess at half its rate (one guess, one real request, over and over)
+ * and now gets one guess in eleven requests past the limit.
+ */
+const SUCCESS_WEIGHT = 0.1;
+
 export interface AuthFailureOptions {
   /** failed authentications from one address, per surface, before it is refused for a while (HTTP_AUTH_FAILURES) */
   maxFailures: number;
@@ -18,12 +26,12 @@ export interface AuthFailureOptions {
 /**
  * Failed authentications on the HTTP surfaces (docs/SECURITY.md "Guessing credentials"): the
  * `/v1` API key, the OCPI tokens (a token looked up where none is needed too) and `/metrics`'
- * token. An address whose requests to one surface failed `maxFailures` times more than they
- * succeeded is answered 429 with `Retry-After` on that surface for a back-off that doubles with
- * each further failure (1 s up to 5 min), its credentials not checked meanwhile. A success takes
- * one failure off (a guesser holding one real token cleared the whole count with it); a request
- * that carries no credentials is no guess and does not count. The table is the chargers' login
- * throttle (bounded: 10,000 addresses, the stalest forgotten first), one per process.
+ * token. An address whose failures on one surface, less a tenth of a failure for each success
+ * (SUCCESS_WEIGHT), reach `maxFailures` is answered 429 with `Retry-After` on that surface for a
+ * back-off that doubles with each further failure (1 s up to 5 min), its credentials not checked
+ * meanwhile. A request that carries no credentials is no guess and does not count. The table is
+ * the chargers' login throttle (bounded: 10,000 addresses, the stalest forgotten first), one per
+ * process.
  */
 export class AuthFailures {
   private readonly throttle: LoginThrottle;
@@ -56,7 +64,7 @@ export class AuthFailures {
       if (unauthorized(err) && ctx.get('Authorization') !== '') this.failed(key ?? this.keyOf(ctx, surface));
       throw err;
     }
-    if (key !== undefined) this.throttle.forgive(key);
+    if (key !== undefined) this.throttle.forgive(key, SUCCESS_WEIGHT);
     return auth;
   }
 
@@ -86,35 +94,48 @@ export async function guardedAuth<A>(ctx: Context, surface: string, authenticate
 }
 
 /**
- * The address a failure counts against: an IPv4 address as it is; an IPv6 one as its /64 (one
- * client usually holds a whole /64, and each of its addresses can be written several ways); a
- * forwarded entry that is no address at all (a proxy we trust would not write one) as the peer's
+ * The address a failure counts against: an IPv4 address as it is (an IPv4-mapped IPv6 one too,
+ * however written); an IPv6 one as its /64 (one client usually holds a whole /64, and each of its
+ * addresses can be written several ways); a port a proxy wrote after it (`203.0.113.7:51000`,
+ * `[2001:db8::5]:443`) left out; a forwarded entry that is no address at all as the peer's
  * address, so that a client reaching us past the proxy cannot fill the table with long made-up
  * keys (15,000-character entries grew a process by 143 MB).
  */
 export function throttledAddress(address: string, peer: string | undefined): string {
-  const plain = address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '').replace(/%.*$/, '');
+  const plain = withoutPort(address.trim()).replace(/%.*$/, '');
   const kind = isIP(plain);
   if (kind === 4) return plain;
-  if (kind === 6) return ipv6Prefix64(plain);
+  if (kind === 6) {
+    const groups = ipv6Groups(plain);
+    const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
+    if (mapped) return [groups[6] ?? 0, groups[7] ?? 0].flatMap((g) => [g >> 8, g & 0xff]).join('.');
+    return `${groups
+      .slice(0, 4)
+      .map((g) => g.toString(16))
+      .join(':')}::/64`;
+  }
   return peer !== undefined && peer !== address ? throttledAddress(peer, undefined) : 'unknown';
 }
 
-/** The first four groups of an IPv6 address, each without leading zeros, as `a:b:c:d::/64`. */
-function ipv6Prefix64(ip: string): string {
-  const [head = '', tail] = ip.toLowerCase().split('::');
+/** `a.b.c.d:port` and `[v6]:port` (or `[v6]`) without the port and brackets; anything else as it is. */
+function withoutPort(address: string): string {
+  const v4 = /^(\d+\.\d+\.\d+\.\d+):\d+$/.exec(address);
+  if (v4?.[1]) return v4[1];
+  const v6 = /^\[([^\]]+)\](?::\d+)?$/.exec(address);
+  return v6?.[1] ?? address;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a dotted IPv4 tail as two groups). */
+function ipv6Groups(ip: string): number[] {
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ip);
+  const text = dotted
+    ? `${ip.slice(0, dotted.index)}${((Number(dotted[1]) << 8) | Number(dotted[2])).toString(16)}:${((Number(dotted[3]) << 8) | Number(dotted[4])).toString(16)}`
+    : ip;
+  const [head = '', tail] = text.toLowerCase().split('::');
   const left = head === '' ? [] : head.split(':');
   const right = tail === undefined || tail === '' ? [] : tail.split(':');
-  // a dotted IPv4 at the end stands for two groups
-  const rightGroups = right.length + (right.at(-1)?.includes('.') ? 1 : 0);
-  const groups =
-    tail === undefined
-      ? left
-      : [...left, ...Array<string>(Math.max(0, 8 - left.length - rightGroups)).fill('0'), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((g) => Number.parseInt(g, 16).toString(16))
-    .join(':')}::/64`;
+  const zeros = tail === undefined ? [] : Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0');
+  return [...left, ...zeros, ...right].map((g) => Number.parseInt(g, 16));
 }
 
 function unauthorized(err: unknown): boolean {

@@ -73,7 +73,7 @@ export class LoginThrottle {
       if (e.count >= this.opts.maxFailures) {
         const backoffMs = Math.min(
           this.maxBackoffMs,
-          this.baseBackoffMs * 2 ** Math.min(30, e.count - this.opts.maxFailures),
+          this.baseBackoffMs * 2 ** Math.min(30, Math.floor(e.count - this.opts.maxFailures)),
         );
         e.blockedUntil = now + backoffMs;
         blocks.push({ key, failures: e.count, backoffMs });
@@ -96,14 +96,14 @@ export class LoginThrottle {
   }
 
   /**
-   * A success of the key takes one failure off its count (none left: the key is forgotten); a
-   * refusal running stays. The HTTP surfaces use it: there one real credential cleared every
-   * failure a guesser had made with other ones.
+   * A success of the key takes `amount` of a failure off its count (none left: the key is
+   * forgotten); a refusal running stays. The HTTP surfaces use it: there one real credential
+   * cleared every failure a guesser had made with other ones.
    */
-  forgive(key: string): void {
+  forgive(key: string, amount: number): void {
     const e = this.entries.get(key);
     if (!e) return;
-    e.count -= 1;
+    e.count -= amount;
     if (e.count <= 0 && e.blockedUntil <= this.now()) this.entries.delete(key);
   }
 
