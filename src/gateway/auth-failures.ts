@@ -47,7 +47,7 @@ export class AuthFailures {
   /**
    * `authenticate` for the request, unless its address is refused on `surface` now (429); a
    * 401 it throws for credentials the request carried counts against the address, a success
-   * takes one failure off.
+   * takes SUCCESS_WEIGHT of a failure off.
    */
   async guard<A>(ctx: Context, surface: string, authenticate: () => Promise<A> | A): Promise<A> {
     // nothing on record (the usual case): no address to read, no key to build

@@ -91,15 +91,16 @@ function assertNewer(tariff: T221.Tariff, stored: T221.Tariff | undefined, as: '
 }
 
 function lastUpdated(msg: string, input: string): RequestValidationError {
-  return new RequestValidationError([
-    { loc: ['body', 'last_updated'], msg, type: 'value_error.last_updated', input, ctx: {} },
-  ]);
+  return fieldError(['body', 'last_updated'], msg, 'value_error.last_updated', input);
 }
 
 function dateOrder(loc: Array<string | number>, what: string, input: string): RequestValidationError {
-  return new RequestValidationError([
-    { loc, msg: `${what}: it would be valid at no instant`, type: 'value_error.date_order', input, ctx: {} },
-  ]);
+  return fieldError(loc, `${what}: it would be valid at no instant`, 'value_error.date_order', input);
+}
+
+/** A 422 naming one field of the body. */
+function fieldError(loc: Array<string | number>, msg: string, type: string, input: string): RequestValidationError {
+  return new RequestValidationError([{ loc, msg, type, input, ctx: {} }]);
 }
 
 /**
