@@ -6,12 +6,14 @@ import { clientAddress } from '../ocpp/upgrade.js';
 import { HttpError, OcpiError } from './errors.js';
 
 /**
- * What a success takes off an address's count of failures: a tenth of one. A client that mostly
- * succeeds never nears the limit; a guesser holding one real token, which took a whole failure off
- * with each real request, could guess at half its rate (one guess, one real request, over and over)
- * and now gets one guess in eleven requests past the limit.
+ * What a success takes off an address's count of failures: one. A guesser holding one real token
+ * can so guess at half its request rate (one guess, one real request, over and over); the tokens
+ * it would guess are ours, 256 random bits each, out of reach at any rate, and the operator's API
+ * key is one key, which no holder needs to guess. Taking off a tenth of one made a partner's
+ * ordinary mix of refusals and successes (a rotation's old token still in use somewhere, the
+ * refusals checked after one) reach the limit and hold back all of its traffic.
  */
-const SUCCESS_WEIGHT = 0.1;
+const SUCCESS_WEIGHT = 1;
 
 export interface AuthFailureOptions {
   /** failed authentications from one address, per surface, before it is refused for a while (HTTP_AUTH_FAILURES) */
@@ -26,8 +28,8 @@ export interface AuthFailureOptions {
 /**
  * Failed authentications on the HTTP surfaces (docs/SECURITY.md "Guessing credentials"): the
  * `/v1` API key, the OCPI tokens (a token looked up where none is needed too) and `/metrics`'
- * token. An address whose failures on one surface, less a tenth of a failure for each success
- * (SUCCESS_WEIGHT), reach `maxFailures` is answered 429 with `Retry-After` on that surface for a
+ * token. An address whose failures on one surface, less one for each success (SUCCESS_WEIGHT),
+ * reach `maxFailures` is answered 429 with `Retry-After` on that surface for a
  * back-off that doubles with each further failure (1 s up to 5 min), its credentials not checked
  * meanwhile. A request that carries no credentials is no guess and does not count. The table is
  * the chargers' login throttle (bounded: 10,000 addresses, the stalest forgotten first), one per
