@@ -13,6 +13,7 @@ import {
   HandshakeDeadlines,
   basicCredentials,
   clientAddress,
+  throttledAddress,
   jitteredRetryAfterS,
   refuseUpgrade,
   routeUpgrade,
@@ -244,6 +245,8 @@ export class OcppEndpoint {
     // served (reading it is a getpeername system call: 24 us per charger of a boot storm on our machines)
     let address: string | undefined;
     const peer = (): string => (address ??= clientAddress(req, this.opts.trustProxy));
+    // what failures count against: the address normalised (an IPv6 /64, no port, no made-up entry)
+    const counted = (): string => throttledAddress(peer(), req.socket.remoteAddress);
     const refuse = (reason: RefusalReason, status: number, headers?: Record<string, string>): void => {
       signals.refused(id, peer(), reason, status);
       refuseUpgrade(socket, status, headers);
@@ -253,7 +256,7 @@ export class OcppEndpoint {
     const degraded = this.opts.degradedBy();
     if (degraded) return refuse('degraded', 503, { 'Retry-After': String(jitteredRetryAfterS()) });
     if (!IDENTITY.test(id)) return refuse('invalid_id', 404);
-    const waitMs = logins.size === 0 ? 0 : logins.retryAfterMs([identityKey(id, peer()), `address:${peer()}`]);
+    const waitMs = logins.size === 0 ? 0 : logins.retryAfterMs([identityKey(id, counted()), `address:${counted()}`]);
     if (waitMs > 0) return refuse('throttled', 429, { 'Retry-After': String(Math.ceil(waitMs / 1000)) });
     const offered = (req.headers['sec-websocket-protocol'] ?? '')
       .split(',')
@@ -266,10 +269,10 @@ export class OcppEndpoint {
         this.opts.refused({ id, address: peer(), reason: login.reason, at: Date.now() });
       // No credentials for a registered id is a client asking for the challenge, not a guess: not
       // counted; for an id we do not know it is a guess (a scanner), counted like a bad password
-      if (creds !== undefined || login.reason === 'unknown') this.loginFailed(id, peer());
+      if (creds !== undefined || login.reason === 'unknown') this.loginFailed(id, peer(), counted());
       return refuse(login.reason, 401, { 'WWW-Authenticate': 'Basic realm="ocpp"' });
     }
-    if (logins.size > 0) logins.succeeded(identityKey(id, peer()));
+    if (logins.size > 0) logins.succeeded(identityKey(id, counted()));
     const registered = login.protocol;
     const protocol = negotiated(registered, offered);
     // OCPP-J 1.6 and 2.0.1 ("OCPP version" of the connection): with no subprotocol in common the
@@ -331,10 +334,10 @@ export class OcppEndpoint {
    * or proxy; and an identity is counted per address, so that failing logins from elsewhere
    * cannot keep a charger out (docs/CSMS.md "Limits and hardening").
    */
-  private loginFailed(id: string, address: string): void {
+  private loginFailed(id: string, address: string, counted: string): void {
     const { logins, log } = this.opts;
-    const idKey = identityKey(id, address);
-    const keys = logins.failures(idKey) === 0 ? [idKey, `address:${address}`] : [idKey];
+    const idKey = identityKey(id, counted);
+    const keys = logins.failures(idKey) === 0 ? [idKey, `address:${counted}`] : [idKey];
     for (const block of logins.failed(keys)) {
       log.warn(
         { charge_point: id, address, key: block.key, failures: block.failures, retry_after_ms: block.backoffMs },

@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server } from 'node:http';
+import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 /**
@@ -73,6 +74,52 @@ export function clientAddress(req: IncomingMessage, trustProxy: boolean): string
   const forwarded = req.headers['x-forwarded-for'];
   const last = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? '')).split(',').pop()?.trim();
   return last || direct;
+}
+
+/**
+ * The address a failed login counts against (chargers' logins, and the HTTP surfaces'
+ * authentications, src/gateway/auth-failures.ts): an IPv4 address as it is (an IPv4-mapped IPv6
+ * one too, however written); an IPv6 one as its /64 (one client usually holds a whole /64, and each of its
+ * addresses can be written several ways); a port a proxy wrote after it (`203.0.113.7:51000`,
+ * `[2001:db8::5]:443`) left out; a forwarded entry that is no address at all as the peer's
+ * address, so that a client reaching us past the proxy cannot fill the table with long made-up
+ * keys (15,000-character entries grew a process by 143 MB).
+ */
+export function throttledAddress(address: string, peer: string | undefined): string {
+  const plain = withoutPort(address.trim()).replace(/%.*$/, '');
+  const kind = isIP(plain);
+  if (kind === 4) return plain;
+  if (kind === 6) {
+    const groups = ipv6Groups(plain);
+    const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
+    if (mapped) return [groups[6] ?? 0, groups[7] ?? 0].flatMap((g) => [g >> 8, g & 0xff]).join('.');
+    return `${groups
+      .slice(0, 4)
+      .map((g) => g.toString(16))
+      .join(':')}::/64`;
+  }
+  return peer !== undefined && peer !== address ? throttledAddress(peer, undefined) : 'unknown';
+}
+
+/** `a.b.c.d:port` and `[v6]:port` (or `[v6]`) without the port and brackets; anything else as it is. */
+function withoutPort(address: string): string {
+  const v4 = /^(\d+\.\d+\.\d+\.\d+):\d+$/.exec(address);
+  if (v4?.[1]) return v4[1];
+  const v6 = /^\[([^\]]+)\](?::\d+)?$/.exec(address);
+  return v6?.[1] ?? address;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a dotted IPv4 tail as two groups). */
+function ipv6Groups(ip: string): number[] {
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ip);
+  const text = dotted
+    ? `${ip.slice(0, dotted.index)}${((Number(dotted[1]) << 8) | Number(dotted[2])).toString(16)}:${((Number(dotted[3]) << 8) | Number(dotted[4])).toString(16)}`
+    : ip;
+  const [head = '', tail] = text.toLowerCase().split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const zeros = tail === undefined ? [] : Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0');
+  return [...left, ...zeros, ...right].map((g) => Number.parseInt(g, 16));
 }
 
 /** Seconds a refused charger should wait: 10-30 s with jitter, so a fleet does not return in lock-step. */

@@ -217,6 +217,19 @@ describe('OCPP endpoint: failed logins back off per identity and address, and pe
     expect((await attempt(cp.id, cp.password, '10.0.1.2')).status).to.equal(101);
   });
 
+  it('counts an IPv6 /64 as one address and leaves out a port the proxy wrote, as the HTTP surfaces do', async () => {
+    const cp = await t.csms.registerChargePoint('ocpp1.6');
+    // three identities from three addresses of one /64, written three ways: was three addresses
+    for (const [i, address] of ['2001:db8:7:8::1', '[2001:db8:7:8::2]:443', '2001:0db8:0007:0008::3'].entries())
+      expect((await attempt(`NOBODY-V6-${i}`, 'guess', address)).status).to.equal(401);
+    expect((await attempt(cp.id, cp.password, '2001:db8:7:8::9')).status).to.equal(429);
+    expect((await attempt(cp.id, cp.password, '2001:db8:7:9::9')).status).to.equal(101);
+    // an IPv4 address with the port a proxy wrote after it is that address
+    for (let i = 0; i < 3; i += 1)
+      expect((await attempt(`NOBODY-P-${i}`, 'guess', `10.0.6.1:5100${i}`)).status).to.equal(401);
+    expect((await attempt(cp.id, cp.password, '10.0.6.1')).status).to.equal(429);
+  });
+
   it('counts one misconfigured charger once against its address: others behind the same address still log in', async () => {
     const [wrong, right] = [await t.csms.registerChargePoint('ocpp1.6'), await t.csms.registerChargePoint('ocpp1.6')];
     for (let i = 0; i < 3; i += 1) expect((await attempt(wrong.id, 'wrong-password', '10.0.3.1')).status).to.equal(401);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { throttledAddress } from '../../src/gateway/auth-failures.js';
+import { throttledAddress } from '../../src/ocpp/upgrade.js';
 import { LoginThrottle } from '../../src/ocpp/login-throttle.js';
 
 /**
