@@ -12,6 +12,7 @@ import * as C221 from '../ocpi/cdrs/schemas-2.2.1.js';
 import { isCdr221, type StoredCdr } from '../ocpi/sessions/stored.js';
 import type { PlatformModule, PlatformServices } from '../platform/services.js';
 import type { OutboxHandle } from '../ocpi/module.js';
+import { creditCdr } from './credit.js';
 import { EvseLinkStore, EvseLinkTakenError, linksChanged } from './evse-links.js';
 import { OfflineWatch } from './offline.js';
 import { SampleSweep } from './sample-sweep.js';
@@ -98,6 +99,13 @@ const Deliveries = Type.Array(Delivery, {
   description: "the eMSP's answers to our POST: where it keeps the CDR (its Location header)",
 });
 const CdrView = Type.Object({ cdr: C221.Cdr, deliveries: Deliveries });
+const CreditBody = Type.Object(
+  {
+    // why the CDR is credited: the credit CDR's remark (2.2.1 CDR remark, string(255))
+    remark: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  },
+  { additionalProperties: false },
+);
 
 /** The deliveries of the CDRs `ids`, by CDR id, oldest first. */
 async function deliveriesOf(
@@ -127,7 +135,7 @@ async function deliveriesOf(
  * GET /v1/cdrs: our chargers' CDRs, newest first; GET /v1/sessions/{id}/cdr: the CDR of one of
  * our roamed sessions. Each as its eMSP gets it (2.2.1), with where the eMSP keeps it.
  */
-function cdrRoutes(services: PlatformServices): Array<RouteSpec<OperatorAuth>> {
+function cdrRoutes(services: PlatformServices, outbox: OutboxHandle): Array<RouteSpec<OperatorAuth>> {
   const cdrs = new ObjectStore<StoredCdr>(services.db.sql, 'cdrs');
   const { config } = services;
   const own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID };
@@ -166,7 +174,39 @@ function cdrRoutes(services: PlatformServices): Array<RouteSpec<OperatorAuth>> {
         return { data: { cdr, deliveries: deliveries.get(cdr.id) ?? [] } };
       },
     }),
+    creditRoute(services, outbox),
   ];
+}
+
+/**
+ * POST /v1/cdrs/{id}/credit: a credit CDR of one of ours, to the eMSP of its token (credit.ts;
+ * docs/TARIFFS.md "Crediting a CDR").
+ */
+function creditRoute(services: PlatformServices, outbox: OutboxHandle): RouteSpec<OperatorAuth> {
+  const { config } = services;
+  const own = { country_code: config.OCPI_COUNTRY_CODE, party_id: config.OCPI_PARTY_ID };
+  return route({
+    method: 'POST',
+    path: '/cdrs/:id/credit',
+    summary:
+      "Credits one of our CDRs: a credit CDR (2.2.1) of id `{id}-C`, its amounts negated, sent to the eMSP of the CDR's token",
+    params: Type.Object({ id: C221.CdrId }),
+    body: CreditBody,
+    bodyOptional: true,
+    response: CdrView,
+    status: 201,
+    responses: {
+      201: 'the credit CDR, stored and queued for the eMSP (2.2.1 links only: 2.1.1 has no credit CDR)',
+      404: 'no CDR of ours with that id',
+      409: 'the CDR is a credit CDR, was credited before, or is still on its way to its eMSP',
+    },
+    handler: async (req) => {
+      const credit = await creditCdr(services.db, own, req.params.id, req.body?.remark);
+      outbox.kick();
+      req.log.info({ cdr_id: req.params.id, credit_id: credit.id, total_cost: credit.total_cost }, 'CDR credited');
+      return { status: 201, data: { cdr: credit, deliveries: [] } };
+    },
+  });
 }
 
 export function roamingModule(outbox: OutboxHandle): PlatformModule {
@@ -198,7 +238,7 @@ export function roamingModule(outbox: OutboxHandle): PlatformModule {
           description: 'The roaming bridge: our chargers as EVSEs of our OCPI locations (operators)',
           security: 'bearer',
           authenticate: operatorAuthenticator(services.config),
-          routes: [...linkRoutes(services), ...cdrRoutes(services)],
+          routes: [...linkRoutes(services), ...cdrRoutes(services, outbox)],
         }),
       ];
     },

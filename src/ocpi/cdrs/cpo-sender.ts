@@ -72,6 +72,8 @@ export function cdrsSender(ctx: OcpiContext, version: OcpiVersion): OcpiRoute[] 
       owner: 'ours-for-caller',
       ...(version === '2.1.1'
         ? {
+            // a credit CDR is served on 2.2.1 only: 2.1.1 has none (visibilityOf)
+            publishedOnly: 'public' as const,
             item: C211.Cdr,
             render: {
               name: '2.1.1',

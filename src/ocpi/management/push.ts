@@ -102,7 +102,9 @@ const MODULES: Record<Pushable, AnyPushModule> = {
   cdrs: module({
     receiver: 'EMSP',
     store: (ctx) => ctx.stores.cdrs,
-    options: (_v, partner) => ({ audience: partner }),
+    // a credit CDR goes on 2.2.1 links only: 2.1.1 has none (visibilityOf)
+    options: (version, partner) =>
+      version === '2.1.1' ? { audience: partner, publishedOnly: 'public' } : { audience: partner },
     perReceiver: true,
     call: async (pc, c, version) => {
       const { own } = pc;

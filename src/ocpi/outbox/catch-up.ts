@@ -14,8 +14,9 @@ export const CATCH_UP_MAX = 10_000;
  * COMPLETED push and its CDR lost, and a push-only eMSP never billed it (docs/ROAMING.md "The
  * outbox"). Queued now, in the turn that registers it: the PUT of each running session, and of
  * each ended one whose CDR this link was never sent, with that CDR after it (built when sent, if
- * it is not yet). Sessions changed in the last CATCH_UP_DAYS, at most CATCH_UP_MAX, newest first;
- * older ones the eMSP pulls. Answers how many sessions were queued.
+ * it is not yet), and the credit CDRs it was never sent. Sessions changed in the last
+ * CATCH_UP_DAYS, at most CATCH_UP_MAX, newest first; older ones the eMSP pulls. Answers how many
+ * sessions were queued.
  */
 export async function catchUpEmsp(
   tx: SqlRunner,
@@ -42,7 +43,32 @@ export async function catchUpEmsp(
     await enqueue(tx, { partner_key: partnerKey }, { kind: 'session', session_id: id, to });
     if (r.status !== 'ACTIVE') await enqueue(tx, { partner_key: partnerKey }, { kind: 'cdr', cdr_id: id, to });
   }
+  await catchUpCredits(tx, own, partnerKey, scopes);
   return rows.length;
+}
+
+/**
+ * The credit CDRs of those parties (roaming/credit.ts: `published` 2, no session of their own)
+ * this link was never sent, of the last CATCH_UP_DAYS, queued after the sessions' rows: each is
+ * sent once the CDR it credits has reached the partner (courier.ts `creditWaits`).
+ */
+async function catchUpCredits(tx: SqlRunner, own: Party, partnerKey: string, scopes: string[]): Promise<void> {
+  const credits = await tx.query(
+    `SELECT o.object_id AS id, o.audience FROM ocpi_object o
+     WHERE o.module = 'cdrs' AND o.country_code = ? AND o.party_id = ? AND o.published = 2
+       AND o.audience IN (${scopes.map(() => '?').join(', ')}) AND o.last_updated_ms >= ?
+       AND NOT EXISTS (SELECT 1 FROM roaming_cdr_delivery d WHERE d.cdr_id = o.object_id AND d.partner_key = ?)
+     ORDER BY o.last_updated_ms LIMIT ?`,
+    [own.country_code, own.party_id, ...scopes, Date.now() - CATCH_UP_DAYS * 86_400_000, partnerKey, CATCH_UP_MAX],
+  );
+  for (const r of credits) {
+    const [country_code = '', party_id = ''] = String(r.audience).split('-');
+    await enqueue(
+      tx,
+      { partner_key: partnerKey },
+      { kind: 'cdr', cdr_id: String(r.id), to: { country_code, party_id } },
+    );
+  }
 }
 
 /**

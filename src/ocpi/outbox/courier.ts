@@ -186,7 +186,13 @@ export class OutboxCourier {
       return { method: 'DELETE', url, version: endpoint.version, body: undefined, removal: true };
     }
     if (!object) return { skip: `${module} ${id} is gone` };
-    if (unpublished(object, endpoint.version)) return { skip: `${module} ${id} is not published` };
+    if (unpublished(object, endpoint.version))
+      return {
+        skip:
+          module === 'cdrs'
+            ? `CDR ${id} is a credit CDR, which ${endpoint.version} does not have`
+            : `${module} ${id} is not published`,
+      };
     const call = await pushCall(module, { own: this.own, locations: this.locations }, object, endpoint.version);
     const url = `${endpoint.url.replace(/\/+$/, '')}${call.path}`;
     return {
@@ -208,7 +214,9 @@ export class OutboxCourier {
   private async prepare(intent: OutboxIntent): Promise<{ last_updated: string } | undefined> {
     if (!this.cdrSource || (intent.kind !== 'cdr' && intent.kind !== 'session')) return undefined;
     const { id } = objectOf(intent);
-    if (intent.kind === 'cdr') return this.cdrSource.ensure(id);
+    // a CDR of no session of ours (a credit CDR, roaming/credit.ts) is sent as it was stored
+    if (intent.kind === 'cdr')
+      return (await this.cdrSource.ensure(id)) ?? (await this.stores.cdrs.get({ ...this.own, id }));
     await this.cdrSource.ensure(id);
     return undefined;
   }
@@ -292,6 +300,21 @@ export class OutboxCourier {
     return rows.length > 0;
   }
 
+  /**
+   * Why a credit CDR (roaming/credit.ts) is not sent yet: the CDR it credits still waits to reach
+   * the partner (a pending row). The eMSP would get the credit of a CDR it does not have; it is
+   * sent again after a back-off, and goes on its own once that row is delivered or dead.
+   */
+  private async creditWaits(built: object | undefined, partnerKey: string): Promise<string | undefined> {
+    if (!built || !('credit' in built) || built.credit !== true || !('credit_reference_id' in built)) return undefined;
+    const credited = String(built.credit_reference_id);
+    const rows = await this.db.sql.query(
+      `SELECT 1 AS waiting FROM ocpi_outbox WHERE partner_key = ? AND object_key = ? AND status = 'pending'`,
+      [partnerKey, `cdrs/${credited}`],
+    );
+    return rows.length > 0 ? `the credit waits for CDR ${credited} to reach the partner first` : undefined;
+  }
+
   /** Where the eMSP keeps a CDR we sent it (the Location of its answer), for the operator. */
   private async delivered(cdrId: string, partnerKey: string, location: string | undefined): Promise<void> {
     await this.db.sql.run(
@@ -326,6 +349,8 @@ export class OutboxCourier {
         // database went away between the two) and would POST it again: a second bill
         if (row.intent.kind === 'cdr' && (await this.wasDelivered(row.intent.cdr_id, partnerKey)))
           return { outcome: 'skipped', reason: `CDR ${row.intent.cdr_id} was taken by the partner before` };
+        const waits = await this.creditWaits(built, partnerKey);
+        if (waits) return { outcome: 'failed', error: waits, retryable: true, partnerDown: false };
         const call = await this.render(link, row.intent, built);
         if ('skip' in call) return { outcome: 'skipped', reason: call.skip };
         if ('retry' in call) return { outcome: 'failed', error: call.retry, retryable: true, partnerDown: false };

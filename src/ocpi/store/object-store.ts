@@ -88,11 +88,13 @@ export interface PutOptions {
 export type PageRenderer<T> = (items: T[]) => unknown[] | Promise<unknown[]>;
 
 /**
- * The `published` column (an integer, m0002-ocpi): 1 published, 2 a location with `publish:
- * false` that names the tokens whose owners may be shown it (`publish_allowed_to`), 0 shown to
- * no one. Every object without `publish` is published.
+ * The `published` column (an integer, m0002-ocpi): 1 published, 2 shown on 2.2.1 only (a
+ * location with `publish: false` that names the tokens whose owners may be shown it,
+ * `publish_allowed_to`, or a credit CDR: 2.1.1 has neither), 0 shown to no one. Every other
+ * object without `publish` is published.
  */
 export function visibilityOf(object: object): 0 | 1 | 2 {
+  if ('credit' in object && object.credit === true) return 2;
   if (!('publish' in object) || object.publish !== false) return 1;
   const allowed = 'publish_allowed_to' in object ? object.publish_allowed_to : undefined;
   return Array.isArray(allowed) && allowed.length > 0 ? 2 : 0;

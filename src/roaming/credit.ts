@@ -1,0 +1,85 @@
+import type { Database } from '../db/database.js';
+import { HttpError } from '../gateway/errors.js';
+import type * as C221 from '../ocpi/cdrs/schemas-2.2.1.js';
+import type { PartyIdentity } from '../ocpi/core/auth.js';
+import { enqueue } from '../ocpi/outbox/outbox-store.js';
+import { isCdr221, type StoredCdr } from '../ocpi/sessions/stored.js';
+import { ObjectStore } from '../ocpi/store/object-store.js';
+import { CDR_AMOUNTS } from '../tariffs/types.js';
+
+/**
+ * Credit CDRs of ours (2.2.1 mod_cdrs "Credit CDRs"; docs/TARIFFS.md "Crediting a CDR"). A CDR
+ * is an invoice: once sent it never changes. What was billed wrong is taken back by a credit CDR,
+ * its own id, `credit: true`, `credit_reference_id` naming the CDR it credits, and otherwise the
+ * data of that CDR with its amounts negated. It goes to the eMSP of the token as the CDR did.
+ */
+
+/** The suffix of a credit CDR's id: the id of the CDR it credits, and this (CiString(39)). */
+export const CREDIT_SUFFIX = '-C';
+
+type Price = C221.Cdr['total_cost'];
+
+function negated(p: Price): Price {
+  // 0 stays 0: JSON writes -0 as 0 anyway, and a reader comparing signs sees none
+  const neg = (n: number) => (n === 0 ? 0 : -n);
+  return p.incl_vat === undefined
+    ? { excl_vat: neg(p.excl_vat) }
+    : { excl_vat: neg(p.excl_vat), incl_vat: neg(p.incl_vat) };
+}
+
+/**
+ * The credit CDR of `cdr`. mod_cdrs says the values in `total_cost` are negated; the costs of each
+ * dimension are negated with it, so that the credit's parts still add up to its total, as the
+ * CDR's did. Energy and times stay as they were: they say what the credit is for.
+ */
+export function creditOf(cdr: C221.Cdr, remark: string | undefined, now: Date): C221.Cdr {
+  const credit: C221.Cdr = {
+    ...cdr,
+    id: `${cdr.id}${CREDIT_SUFFIX}`,
+    credit: true,
+    credit_reference_id: cdr.id,
+    last_updated: now.toISOString(),
+  };
+  for (const field of CDR_AMOUNTS) {
+    const cost = cdr[field];
+    if (cost !== undefined) credit[field] = negated(cost);
+  }
+  if (remark !== undefined) credit.remark = remark;
+  return credit;
+}
+
+/** What the eMSP of the CDR's token is, as our outbox addresses it. */
+function emspOf(cdr: C221.Cdr): PartyIdentity {
+  return { country_code: cdr.cdr_token.country_code, party_id: cdr.cdr_token.party_id };
+}
+
+/**
+ * Stores the credit CDR of our CDR `id` and queues it for the eMSP of its token, in one
+ * transaction. Refused (HttpError) when there is no such CDR, and when it is a credit itself or
+ * was credited before. A CDR still on its way may be credited: its credit is sent after it
+ * (outbox/courier.ts `creditWaits`).
+ */
+export async function creditCdr(
+  db: Database,
+  own: PartyIdentity,
+  id: string,
+  remark: string | undefined,
+): Promise<C221.Cdr> {
+  return db.group.run(async (tx) => {
+    const cdrs = new ObjectStore<StoredCdr>(tx, 'cdrs');
+    const cdr = await cdrs.get({ ...own, id });
+    if (!cdr || !isCdr221(cdr)) throw new HttpError(404, 'cdr_not_found', `no CDR ${id} of ours`);
+    if (cdr.credit === true)
+      throw new HttpError(
+        409,
+        'cdr_is_credit',
+        `CDR ${id} is a credit CDR (of ${cdr.credit_reference_id ?? '?'}): it is not credited again`,
+      );
+    const credit = creditOf(cdr, remark, new Date());
+    const emsp = emspOf(cdr);
+    if (!(await cdrs.putNew({ ...own, id: credit.id }, credit, { audience: emsp })))
+      throw new HttpError(409, 'cdr_credited', `CDR ${id} was credited before, by ${credit.id}`);
+    await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'cdr', cdr_id: credit.id, to: emsp });
+    return credit;
+  });
+}
