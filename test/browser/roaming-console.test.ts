@@ -335,7 +335,7 @@ describe('console: roaming, tariffs and CDRs', function () {
     await page.close();
   });
 
-  it("lists the CDR of a real charger's roamed session with its total and its eMSP", async () => {
+  it("lists the CDR of a real charger's roamed session with its total and its eMSP, and credits it", async () => {
     const e = await world.emsp('2.2.1');
     const { cp, charger } = await world.linkedCharger('ocpp1.6');
     const uid = `D${randomUUID().slice(0, 8)}`.toUpperCase();
@@ -379,6 +379,29 @@ describe('console: roaming, tariffs and CDRs', function () {
       `${e.sim.party.country_code}-${e.sim.party.party_id}`,
     );
     expect((await row.getByTestId('delivered').textContent())?.trim()).not.to.equal('not yet');
+
+    // the operator credits it: asked twice, with a remark the eMSP is shown
+    await row.getByTestId('credit').click();
+    await row.getByTestId('credit-remark').fill('charged on a faulty meter');
+    await row.getByTestId('confirm-credit').click();
+    await page
+      .getByTestId('notice')
+      .filter({ hasText: `CDR ${cdrId} credited by ${cdrId}-C` })
+      .waitFor();
+    const creditRow = page.getByTestId(`cdr-${cdrId}-C`);
+    await creditRow.waitFor();
+    expect((await creditRow.getByTestId('cost').textContent())?.trim()).to.equal('EUR -3.00');
+    expect((await creditRow.textContent()) ?? '').to.contain(`credits ${cdrId}`);
+    const creditPost = await eventually(
+      async () =>
+        e.sim.received.find((r) => r.method === 'POST' && /\/cdrs$/.test(r.path) && (r.body as Json).credit === true),
+      { what: 'the credit CDR at the eMSP' },
+    );
+    expect((creditPost.body as Json).remark).to.equal('charged on a faulty meter');
+    // a second credit is refused with the API's reason
+    await row.getByTestId('credit').click();
+    await row.getByTestId('confirm-credit').click();
+    await page.getByTestId('notice').filter({ hasText: 'was credited before' }).waitFor();
 
     // a partner CPO posts us a CDR 0.50 above its own tariff: its check is listed as a disagreement
     const cpo = await world.partner('2.2.1', 'CPO');

@@ -1,10 +1,11 @@
 // CDRs: those our chargers' roamed sessions produced (GET /v1/cdrs, newest first), with their
 // totals and the eMSP each went to; and our re-pricing of the CDRs partner CPOs sent us
 // (GET /v1/cdr-checks), the disagreements first.
+import { useState } from 'preact/hooks';
 import { html } from './html.js';
-import { page, query } from './api.js';
+import { api, enc, failureText, page, query } from './api.js';
 import { fmtTime } from './format.js';
-import { ErrorLine, Status, rangeText, useLoad } from './ui.js';
+import { ErrorLine, Notice, Status, rangeText, useLoad, useOneAtATime } from './ui.js';
 
 const LIMIT = 50;
 
@@ -24,15 +25,62 @@ function Pager({ offset, total, move }) {
   </nav>`;
 }
 
+/**
+ * A CDR's Credit (POST /v1/cdrs/{id}/credit), asked twice with an optional remark: a credit CDR
+ * of its own id takes its amounts back at its eMSP. A credit CDR has none; a refusal (credited
+ * before, still on its way to the eMSP) is the API's message.
+ */
+function CreditCdr({ cdr, done }) {
+  const [asking, setAsking] = useState(false);
+  const [remark, setRemark] = useState('');
+  const [busy, once] = useOneAtATime();
+  if (cdr.credit) return html`<span class="muted">credits ${cdr.credit_reference_id}</span>`;
+  const send = () =>
+    once(async () => {
+      try {
+        const made = await api(
+          'POST',
+          `/v1/cdrs/${enc(cdr.id)}/credit`,
+          remark.trim() ? { remark: remark.trim() } : {},
+        );
+        done({ ok: true, text: `CDR ${cdr.id} credited by ${made.cdr.id}; its eMSP is sent the credit CDR` }, true);
+      } catch (err) {
+        done({ ok: false, text: failureText(`Crediting CDR ${cdr.id}`, err) }, false);
+      } finally {
+        setAsking(false);
+      }
+    });
+  if (asking)
+    return html`<span class="actions">
+      <input
+        aria-label="remark"
+        placeholder="why (shown to the eMSP)"
+        maxlength="255"
+        value=${remark}
+        onInput=${(e) => setRemark(e.currentTarget.value)}
+        data-testid="credit-remark"
+      />
+      <button class="danger" disabled=${busy} data-testid="confirm-credit" onClick=${send}>Credit</button>
+      <button class="quiet" disabled=${busy} onClick=${() => setAsking(false)}>Keep</button>
+    </span>`;
+  return html`<button class="quiet" data-testid="credit" onClick=${() => setAsking(true)}>Credit</button>`;
+}
+
 function OurCdrs({ f }) {
   const offset = Number(f.offset ?? 0);
-  const [{ data, error }] = useLoad(
+  const [{ data, error }, reload] = useLoad(
     () => page(`/v1/cdrs${query({ offset: offset || undefined, limit: LIMIT })}`),
     [offset],
   );
+  const [notice, setNotice] = useState(null);
+  const done = (n, changed) => {
+    setNotice(n);
+    if (changed) void reload();
+  };
   const total = data?.total ?? 0;
   return html`<section>
     <h2>Our CDRs</h2>
+    <${Notice} notice=${notice} />
     <${ErrorLine} error=${error} />
     <p class="muted">${error ? '' : data ? rangeText(offset, data.items.length, total, 'No CDR yet.') : 'Loading…'}</p>
     <table class="list">
@@ -48,6 +96,7 @@ function OurCdrs({ f }) {
           <th>Cost (incl. VAT)</th>
           <th>Tariff</th>
           <th>Delivered</th>
+          <th>Correction</th>
         </tr>
       </thead>
       <tbody data-testid="cdrs">
@@ -71,6 +120,7 @@ function OurCdrs({ f }) {
             <td data-label="Delivered" data-testid="delivered">
               ${delivered ? fmtTime(delivered.delivered_at) : html`<span class="muted">not yet</span>`}
             </td>
+            <td data-label="Correction"><${CreditCdr} cdr=${cdr} done=${done} /></td>
           </tr>`;
         })}
       </tbody>
