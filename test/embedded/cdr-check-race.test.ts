@@ -70,6 +70,7 @@ describe('CDR checks: a tariff that arrives while a check of a CDR naming it is 
         tariffs: racing,
         versions: new TariffVersions(sql),
         locations: new ObjectStore<StoredLocation>(sql, 'locations'),
+        cdrs: new ObjectStore<StoredCdr>(sql, 'cdrs'),
         pricing: pool,
       },
       checks,

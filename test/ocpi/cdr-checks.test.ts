@@ -513,17 +513,56 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     );
   });
 
-  it('2.2.1: a credit CDR is not re-priced', async () => {
+  it('2.2.1: a credit CDR of a CDR we received unpriced: not re-priced, nothing to hold it against', async () => {
     const cdr = cdr221(cpo221, {
       cdr_location: place221('LOC-221'),
       credit: true,
-      credit_reference_id: 'C-EARLIER',
+      credit_reference_id: 'C-NEVER-SENT',
       total_cost: { excl_vat: -5, incl_vat: -6 },
     });
     await postCdr(cpo221, cdr);
     const check = await checkOf(cpo221, String(cdr.id));
     expect(check.status).to.equal('unpriced');
-    expect(check.reason).to.contain('credit CDR');
+    expect(check.reason).to.contain('credit CDR of CDR C-NEVER-SENT, which this party has not sent us');
+  });
+
+  it('2.2.1: a credit CDR is held against the CDR it credits: in full it agrees, in part it disagrees (mod_cdrs "Credit CDRs")', async () => {
+    const billed = cdr221(cpo221, { cdr_location: place221('LOC-221'), total_cost: { excl_vat: 5, incl_vat: 6 } });
+    await postCdr(cpo221, billed);
+    const full = cdr221(cpo221, {
+      id: `${String(billed.id)}-C`,
+      cdr_location: place221('LOC-221'),
+      credit: true,
+      credit_reference_id: billed.id,
+      total_cost: { excl_vat: -5, incl_vat: -6 },
+      total_energy: 12,
+    });
+    await postCdr(cpo221, full);
+    const agrees = await checkOf(cpo221, String(full.id));
+    expect(agrees).to.deep.include({
+      status: 'agrees',
+      theirs: { excl_vat: -5, incl_vat: -6 },
+      ours: { excl_vat: -5, incl_vat: -6 },
+      difference: { excl_vat: 0, incl_vat: 0 },
+    });
+    expect(agrees.notes).to.include(`credits CDR ${String(billed.id)}, which billed 5 EUR excl. VAT`);
+    // the rest of its data is the credited CDR's: a volume that differs is noted
+    expect(agrees.notes).to.include("the credit's total_energy is 12, the credited CDR's 10");
+
+    const partial = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      credit: true,
+      credit_reference_id: billed.id,
+      total_cost: { excl_vat: -3, incl_vat: -3.6 },
+    });
+    await postCdr(cpo221, partial);
+    const disagrees = await checkOf(cpo221, String(partial.id));
+    expect(disagrees).to.deep.include({
+      status: 'disagrees',
+      ours: { excl_vat: -5, incl_vat: -6 },
+      difference: { excl_vat: 2, incl_vat: 2.4 },
+    });
+    expect(disagrees.reason).to.contain("total_cost excl_vat: theirs -3, the credited CDR's negated -5");
   });
 
   it('2.1.1: its own 2.1.1 tariffs price it (agrees); the pushed tariff its connector names, 0.50 off (disagrees); an unknown one (unpriced)', async () => {

@@ -29,7 +29,12 @@ const CheckOut = Type.Object({
   currency: Type.String(),
   tariff_id: Nullable(Type.String()),
   theirs: Type.Object(Amounts.properties, { description: "the CDR's total_cost (a 2.1.1 CDR's as excl_vat)" }),
-  ours: Nullable(Type.Object({ excl_vat: Type.Number(), incl_vat: Type.Number() })),
+  ours: Nullable(
+    Type.Object(Amounts.properties, {
+      description:
+        'our pricing (both amounts); for a credit CDR the amounts of the CDR it credits, negated (incl_vat when that CDR has it)',
+    }),
+  ),
   difference: Nullable(
     Type.Object(Amounts.properties, { description: 'theirs minus ours (incl_vat when the CDR has it)' }),
   ),

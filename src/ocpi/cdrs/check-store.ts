@@ -41,8 +41,8 @@ function toSummary(r: Row): CheckSummary {
     currency: String(r.currency),
     tariff_id: r.tariff_id === null || r.tariff_id === undefined ? undefined : String(r.tariff_id),
     theirs: amounts(r.theirs_excl_vat, r.theirs_incl_vat) ?? { excl_vat: 0 },
-    // ours always has both amounts (the engine's total_cost)
-    ...(ours ? { ours: { excl_vat: ours.excl_vat, incl_vat: ours.incl_vat ?? ours.excl_vat } } : {}),
+    // both amounts (the engine's total_cost), or as the CDR a credit CDR credits has them
+    ...(ours ? { ours } : {}),
     ...(difference ? { difference } : {}),
     ...(r.reason === null || r.reason === undefined ? {} : { reason: String(r.reason) }),
     checked_at: Number(r.checked_at),

@@ -24,6 +24,8 @@ export interface CheckDeps {
   /** the earlier versions of the pushed tariffs (src/ocpi/tariffs/versions.ts) */
   versions: Pick<TariffVersions, 'inForceAt'>;
   locations: Pick<ObjectStore<StoredLocation>, 'get'>;
+  /** the CDRs partners sent us: a credit CDR is held against the CDR it credits */
+  cdrs: Pick<ObjectStore<StoredCdr>, 'get'>;
   pricing: PricingHandle;
 }
 
@@ -64,7 +66,8 @@ export interface CdrCheck {
   status: CheckStatus;
   currency: string;
   theirs: Amounts;
-  ours?: { excl_vat: number; incl_vat: number };
+  /** our pricing; for a credit CDR, the amounts of the CDR it credits, negated (incl_vat when that CDR has it) */
+  ours?: Amounts;
   /** theirs minus ours: positive when the partner charged more than its tariff says */
   difference?: Amounts;
   /** why it is unpriced, or where it disagrees */
@@ -392,7 +395,8 @@ export async function checkCdr(deps: CheckDeps, key: ObjectKey, cdr: StoredCdr, 
   const detail: CheckDetail = { notes: [] };
   const base = { key, version: view.version, currency: view.currency, theirs: view.theirs, checked_at: now, detail };
   const unpriced = (reason: string): CdrCheck => ({ ...base, status: 'unpriced', reason });
-  if (view.credit) return unpriced('a credit CDR (it reverses the costs of an earlier CDR): not re-priced');
+  if (view.credit)
+    return isCdr221(cdr) ? checkCredit(deps, key, cdr, base) : unpriced('a 2.1.1 CDR below 0: not re-priced');
   const stored = await deps.locations.get({ ...key, id: view.locationId });
   const chosen = await tariffOf(deps, view, key, stored);
   if (!('tariff' in chosen)) {
@@ -433,6 +437,60 @@ export async function checkCdr(deps: CheckDeps, key: ObjectKey, cdr: StoredCdr, 
   }
   const changed = changedSinceStart(used, view);
   if (changed) return { ...base, status: 'unpriced', ours, difference, reason: `${off.join('; ')}; ${changed}` };
+  return { ...base, status: 'disagrees', ours, difference, reason: off.join('; ') };
+}
+
+/**
+ * A credit CDR (2.2.1 mod_cdrs "Credit CDRs") takes back the CDR it names in full: "the Credit CDR
+ * will contain all the data of the original CDR", only its amounts negative. It is not priced: it
+ * is held against that CDR as this party sent it to us. Its `total_cost` off by more than 0.01
+ * from the CDR's, negated, or another currency `disagrees` (a partial credit is no credit: a
+ * correction is a full credit, then a new CDR); volumes and times that differ are notes. A credit
+ * of a CDR we never received, or of a credit, is `unpriced`.
+ */
+async function checkCredit(
+  deps: CheckDeps,
+  key: ObjectKey,
+  credit: Extract<StoredCdr, { cdr_token: unknown }>,
+  base: Omit<CdrCheck, 'status'>,
+): Promise<CdrCheck> {
+  const ref = credit.credit_reference_id;
+  const credited = ref === undefined ? undefined : await deps.cdrs.get({ ...key, id: ref });
+  if (ref === undefined || !credited || viewOf(credited, key).credit)
+    return {
+      ...base,
+      status: 'unpriced',
+      reason: `a credit CDR of ${ref === undefined ? 'no CDR named' : `CDR ${ref}`}, ${credited ? 'itself a credit' : 'which this party has not sent us'}: nothing to hold it against`,
+    };
+  const billed = viewOf(credited, key);
+  const negate = (n: number) => reported(dec(0).minus(dec(n)));
+  const ours: Amounts =
+    billed.theirs.incl_vat === undefined
+      ? { excl_vat: negate(billed.theirs.excl_vat) }
+      : { excl_vat: negate(billed.theirs.excl_vat), incl_vat: negate(billed.theirs.incl_vat) };
+  const off: string[] = [];
+  const differ = (field: 'excl_vat' | 'incl_vat'): number | undefined => {
+    const theirs = base.theirs[field];
+    const expected = ours[field];
+    if (theirs === undefined || expected === undefined) return undefined;
+    const d = dec(theirs).minus(dec(expected));
+    if (d.abs().greaterThan(TOLERANCE))
+      off.push(`total_cost ${field}: theirs ${theirs}, the credited CDR's negated ${expected}`);
+    return reported(d);
+  };
+  const excl = differ('excl_vat') ?? 0;
+  const incl = differ('incl_vat');
+  const difference: Amounts = incl === undefined ? { excl_vat: excl } : { excl_vat: excl, incl_vat: incl };
+  if (billed.currency !== credit.currency)
+    off.push(`currency: theirs ${credit.currency}, the credited CDR's ${billed.currency}`);
+  base.detail.notes.push(`credits CDR ${ref}, which billed ${billed.theirs.excl_vat} ${billed.currency} excl. VAT`);
+  const stated = statedOf(credit).volumes;
+  for (const [k, theirs] of Object.entries(stated) as Array<[Volume, number]>) {
+    const was = billed.stated.volumes[k];
+    if (was !== undefined && dec(theirs).minus(dec(was)).abs().greaterThan(VOLUME_TOLERANCE))
+      base.detail.notes.push(`the credit's ${k} is ${theirs}, the credited CDR's ${was}`);
+  }
+  if (off.length === 0) return { ...base, status: 'agrees', ours, difference };
   return { ...base, status: 'disagrees', ours, difference, reason: off.join('; ') };
 }
 

@@ -94,7 +94,7 @@ export class OcpiContext {
     const missingTariff = (party: PartyIdentity): void => this.onMissingTariff?.(party);
     this.cdrChecks =
       pricing &&
-      new CdrChecker({ tariffs, versions, locations, pricing }, this.cdrCheckStore, cdrs, log, missingTariff);
+      new CdrChecker({ tariffs, versions, locations, cdrs, pricing }, this.cdrCheckStore, cdrs, log, missingTariff);
   }
 
   /** Cluster mode: listen for other processes' revocations and writes (module `attach`). */
