@@ -12,7 +12,8 @@ import * as C221 from '../ocpi/cdrs/schemas-2.2.1.js';
 import { isCdr221, type StoredCdr } from '../ocpi/sessions/stored.js';
 import type { PlatformModule, PlatformServices } from '../platform/services.js';
 import type { OutboxHandle } from '../ocpi/module.js';
-import { creditCdr } from './credit.js';
+import type { PartyIdentity } from '../ocpi/core/auth.js';
+import { CREDIT_SUFFIX, creditCdr } from './credit.js';
 import { EvseLinkStore, EvseLinkTakenError, linksChanged } from './evse-links.js';
 import { OfflineWatch } from './offline.js';
 import { SampleSweep } from './sample-sweep.js';
@@ -98,7 +99,14 @@ const Delivery = Type.Object({
 const Deliveries = Type.Array(Delivery, {
   description: "the eMSP's answers to our POST: where it keeps the CDR (its Location header)",
 });
-const CdrView = Type.Object({ cdr: C221.Cdr, deliveries: Deliveries });
+const CdrView = Type.Object({
+  cdr: C221.Cdr,
+  deliveries: Deliveries,
+  credited_by: Type.Union([Type.String(), Type.Null()], {
+    description: 'the id of the credit CDR that took this CDR back (POST /v1/cdrs/{id}/credit), if any',
+  }),
+});
+type CdrViewOut = Static<typeof CdrView>;
 const CreditBody = Type.Object(
   {
     // why the CDR is credited: the credit CDR's remark (2.2.1 CDR remark, string(255))
@@ -131,6 +139,25 @@ async function deliveriesOf(
   return byCdr;
 }
 
+/** Our CDRs as the operator sees them: each with its deliveries and the credit that took it back. */
+async function viewsOf(services: PlatformServices, own: PartyIdentity, cdrs: C221.Cdr[]): Promise<CdrViewOut[]> {
+  const ids = cdrs.map((c) => c.id);
+  const deliveries = await deliveriesOf(services, ids);
+  const creditIds = cdrs.filter((c) => c.credit !== true).map((c) => `${c.id}${CREDIT_SUFFIX}`);
+  const credited = new Set<string>();
+  if (creditIds.length > 0) {
+    const rows = await services.db.sql.query(
+      `SELECT object_id FROM ocpi_object WHERE module = 'cdrs' AND country_code = ? AND party_id = ? AND object_id IN (${creditIds.map(() => '?').join(', ')})`,
+      [own.country_code, own.party_id, ...creditIds],
+    );
+    for (const r of rows) credited.add(String(r.object_id));
+  }
+  return cdrs.map((cdr) => {
+    const credit = `${cdr.id}${CREDIT_SUFFIX}`;
+    return { cdr, deliveries: deliveries.get(cdr.id) ?? [], credited_by: credited.has(credit) ? credit : null };
+  });
+}
+
 /**
  * GET /v1/cdrs: our chargers' CDRs, newest first; GET /v1/sessions/{id}/cdr: the CDR of one of
  * our roamed sessions. Each as its eMSP gets it (2.2.1), with where the eMSP keeps it.
@@ -149,13 +176,8 @@ function cdrRoutes(services: PlatformServices, outbox: OutboxHandle): Array<Rout
       handler: async (req) => {
         const { offset, limit } = req.query;
         const page = await cdrs.list({ offset, limit }, [own], { newestFirst: true });
-        const ours = page.items.filter(isCdr221);
-        const deliveries = await deliveriesOf(
-          services,
-          ours.map((c) => c.id),
-        );
         return {
-          data: ours.map((cdr) => ({ cdr, deliveries: deliveries.get(cdr.id) ?? [] })),
+          data: await viewsOf(services, own, page.items.filter(isCdr221)),
           headers: pageHeaders(config, req, page.total, offset, limit),
         };
       },
@@ -170,8 +192,8 @@ function cdrRoutes(services: PlatformServices, outbox: OutboxHandle): Array<Rout
       handler: async (req) => {
         const cdr = await cdrs.get({ ...own, id: req.params.id });
         if (!cdr || !isCdr221(cdr)) throw new HttpError(404, 'cdr_not_found', `no CDR for session ${req.params.id}`);
-        const deliveries = await deliveriesOf(services, [cdr.id]);
-        return { data: { cdr, deliveries: deliveries.get(cdr.id) ?? [] } };
+        const [view] = await viewsOf(services, own, [cdr]);
+        return { data: view };
       },
     }),
     creditRoute(services, outbox),
@@ -204,7 +226,7 @@ function creditRoute(services: PlatformServices, outbox: OutboxHandle): RouteSpe
       const credit = await creditCdr(services.db, own, req.params.id, req.body?.remark);
       outbox.kick();
       req.log.info({ cdr_id: req.params.id, credit_id: credit.id, total_cost: credit.total_cost }, 'CDR credited');
-      return { status: 201, data: { cdr: credit, deliveries: [] } };
+      return { status: 201, data: { cdr: credit, deliveries: [], credited_by: null } };
     },
   });
 }

@@ -119,7 +119,7 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     const listed = await eventually(
       async () => {
         const list = await world.api.request('GET', '/v1/cdrs?limit=1000');
-        const view = (list.body.value as Array<{ cdr: Json; deliveries: Json[] }>).find(
+        const view = (list.body.value as Array<{ cdr: Json; deliveries: Json[]; credited_by: unknown }>).find(
           (c) => c.cdr.id === `${cdrId}-C`,
         );
         return view && view.deliveries.length > 0 ? view : undefined;
@@ -127,6 +127,10 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
       { what: "the credit's delivery in /v1" },
     );
     expect(String(listed.deliveries[0]?.location)).to.match(new RegExp(`/cdrs/${cdrId}-C$`));
+    expect(listed.credited_by).to.equal(null);
+    // the CDR names the credit that took it back
+    const original = await world.api.request('GET', `/v1/sessions/${cdrId}/cdr`);
+    expect(original.body.credited_by).to.equal(`${cdrId}-C`);
 
     // the pull has both, the credit after the CDR it credits
     const pulled = await e.sim.call('GET', 'cdrs', '', undefined, { role: 'SENDER' });

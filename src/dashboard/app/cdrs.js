@@ -27,14 +27,15 @@ function Pager({ offset, total, move }) {
 
 /**
  * A CDR's Credit (POST /v1/cdrs/{id}/credit), asked twice with an optional remark: a credit CDR
- * of its own id takes its amounts back at its eMSP. A credit CDR has none; a refusal (credited
- * before, still on its way to the eMSP) is the API's message.
+ * of its own id takes its amounts back at its eMSP. A credit CDR has none, nor a CDR credited
+ * before (it names its credit); a refusal is the API's message.
  */
-function CreditCdr({ cdr, done }) {
+function CreditCdr({ cdr, creditedBy, done }) {
   const [asking, setAsking] = useState(false);
   const [remark, setRemark] = useState('');
   const [busy, once] = useOneAtATime();
   if (cdr.credit) return html`<span class="muted">credits ${cdr.credit_reference_id}</span>`;
+  if (creditedBy) return html`<span class="muted" data-testid="credited-by">credited by ${creditedBy}</span>`;
   const send = () =>
     once(async () => {
       try {
@@ -100,7 +101,7 @@ function OurCdrs({ f }) {
         </tr>
       </thead>
       <tbody data-testid="cdrs">
-        ${data?.items.map(({ cdr, deliveries }) => {
+        ${data?.items.map(({ cdr, deliveries, credited_by }) => {
           const emsp = `${cdr.cdr_token.country_code}-${cdr.cdr_token.party_id}`;
           const delivered = deliveries.find((d) => d.partner_key === emsp) ?? deliveries[0];
           return html`<tr data-testid=${`cdr-${cdr.id}`}>
@@ -120,7 +121,7 @@ function OurCdrs({ f }) {
             <td data-label="Delivered" data-testid="delivered">
               ${delivered ? fmtTime(delivered.delivered_at) : html`<span class="muted">not yet</span>`}
             </td>
-            <td data-label="Correction"><${CreditCdr} cdr=${cdr} done=${done} /></td>
+            <td data-label="Correction"><${CreditCdr} cdr=${cdr} creditedBy=${credited_by} done=${done} /></td>
           </tr>`;
         })}
       </tbody>
