@@ -52,7 +52,7 @@ function settleOne(deps: PartnerOutboxDeps, ctx: Ctx, entry: OutboxEntry, result
     tally.consecutive++;
     tally.down++;
     if (tally.consecutive >= deps.policy.breakerThreshold) tally.tripped = true;
-  } else tally.consecutive = 0; // it answered (a refusal of this row): it is up
+  } else if (result.called !== false) tally.consecutive = 0; // it answered (a refusal of this row): it is up
   // the push failure line of docs/OPERATIONS.md "Signals": the partner, the module (the row's
   // kind), the answer (HTTP status and OCPI status_code in `error`), the attempt, what comes next
   const log = {

@@ -45,6 +45,12 @@ export type DeliveryOutcome =
       retryable: boolean;
       /** the partner as a whole did not answer (no connection, timeout, 5xx): counts for the breaker */
       partnerDown: boolean;
+      /**
+       * false: no call was made (the row waits for something of ours: a CDR not built yet, the
+       * CDR a credit credits still on its way); the partner's breaker neither counts it nor
+       * takes it for an answer
+       */
+      called?: false;
     };
 
 export interface OutboxPolicy {

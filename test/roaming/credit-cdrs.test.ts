@@ -179,6 +179,29 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     expect(creditTaken.seq).to.be.greaterThan(cdrTaken?.seq ?? Infinity);
   });
 
+  it('an eMSP that is down opens its breaker while a credit waits for its CDR; once it is back, the CDR comes first', async () => {
+    const e = await world.emsp('2.2.1');
+    e.sim.setDown(true);
+    const { cdrId, since } = await charge(e);
+    expect((await credit(cdrId)).status).to.equal(201);
+    // the credit's waiting makes no call: it is no answer that would keep the breaker closed
+    await eventually(
+      async () => {
+        const s = await world.api.request('GET', '/v1/outbox/partners');
+        const mine = (s.body.value as Json[]).find((x) => (x.partner as Json).id === e.id);
+        return mine?.breaker === 'open' ? true : undefined;
+      },
+      { timeoutMs: 10_000, what: "the partner's breaker open" },
+    );
+    e.sim.setDown(false);
+    const creditTaken = await eventually(
+      async () => cdrPosts(e, since).find((r) => (r.body as Json).id === `${cdrId}-C`),
+      { timeoutMs: 15_000, what: 'the credit CDR taken' },
+    );
+    const cdrTaken = cdrPosts(e, since).find((r) => (r.body as Json).id === cdrId);
+    expect(creditTaken.seq).to.be.greaterThan(cdrTaken?.seq ?? Infinity);
+  });
+
   it('a credit made while its eMSP was unregistered reaches it when it registers again', async () => {
     const e = await world.emsp('2.2.1');
     const { cdrId, since } = await charge(e);

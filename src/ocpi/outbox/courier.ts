@@ -350,10 +350,11 @@ export class OutboxCourier {
         if (row.intent.kind === 'cdr' && (await this.wasDelivered(row.intent.cdr_id, partnerKey)))
           return { outcome: 'skipped', reason: `CDR ${row.intent.cdr_id} was taken by the partner before` };
         const waits = await this.creditWaits(built, partnerKey);
-        if (waits) return { outcome: 'failed', error: waits, retryable: true, partnerDown: false };
+        if (waits) return { outcome: 'failed', error: waits, retryable: true, partnerDown: false, called: false };
         const call = await this.render(link, row.intent, built);
         if ('skip' in call) return { outcome: 'skipped', reason: call.skip };
-        if ('retry' in call) return { outcome: 'failed', error: call.retry, retryable: true, partnerDown: false };
+        if ('retry' in call)
+          return { outcome: 'failed', error: call.retry, retryable: true, partnerDown: false, called: false };
         const sent = await this.sendRow(link, partnerKey, row.intent, call);
         return sent.outcome === 'sent' ? { outcome: 'sent', version: row.version } : sent;
       },
