@@ -34,6 +34,29 @@ function assert221(body: unknown): void {
   throw new RequestValidationError(detailsOf('body', [...tariff221.Errors(body)], body));
 }
 
+const keysOf = (schema: { properties: object }) => new Set(Object.keys(schema.properties));
+const FIELDS_211 = {
+  tariff: keysOf(T211.Tariff),
+  component: keysOf(T211.PriceComponent),
+  restrictions: keysOf(T211.TariffRestrictions),
+};
+const outside = (o: object, known: Set<string>) => Object.keys(o).some((k) => !known.has(k));
+
+/**
+ * Whether a tariff that matched as 2.1.1 (no country_code) holds what only 2.2.1 has: a `vat`,
+ * `min_price`, `type`, a `reservation` restriction, ... Taken as 2.1.1, those were dropped without
+ * a word (a tariff put without its country_code lost every VAT rate); it is held to the 2.2.1
+ * schema instead, whose 422 names what is missing.
+ */
+function has221Fields(body: T211.Tariff): boolean {
+  if (outside(body, FIELDS_211.tariff)) return true;
+  return body.elements.some(
+    (e) =>
+      (e.restrictions !== undefined && outside(e.restrictions, FIELDS_211.restrictions)) ||
+      e.price_components.some((c) => outside(c, FIELDS_211.component)),
+  );
+}
+
 /**
  * Our tariff's `end_date_time` must be after its `start_date_time`, and an element's `end_date`
  * after its `start_date`: one ending before it starts is valid at no instant, and every roamed
@@ -142,6 +165,7 @@ export function ownTariffRoutes(ctx: OcpiContext): OperatorRoute[] {
         assertPathId('tariff_id', id, 'id', body.id);
         const own = ctx.ownParty();
         if ('country_code' in body) assertOurParty(own, body, 'a tariff of ours names our country_code and party_id');
+        else if (has221Fields(body)) assert221(body);
         const tariff = 'country_code' in body ? body : tariffFrom211(body, own);
         // what is stored is a 2.2.1 Tariff: a 2.1.1 one converted must be one too (before, a 2.1.1
         // tariff without elements was stored and pushed to every eMSP as a 2.2.1 one without any)

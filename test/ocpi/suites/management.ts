@@ -233,6 +233,15 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(empty.status, JSON.stringify(empty.body)).to.equal(422);
       expect(JSON.stringify(empty.body)).to.contain('elements');
       expect((await api.request('GET', '/v1/ocpi/tariffs/MT-6')).status).to.equal(404);
+      // a 2.2.1 tariff without our country_code and party_id is not taken as a 2.1.1 one: its VAT
+      // rates (and min_price, type) would be dropped without a word
+      const { country_code: _cc, party_id: _pid, ...partyless } = aTariff221({ id: 'MT-9' });
+      const lost = await api.request('PUT', '/v1/ocpi/tariffs/MT-9', { body: partyless });
+      expect(lost.status, JSON.stringify(lost.body)).to.equal(422);
+      expect(
+        (lost.body as { detail: Array<{ loc: unknown[] }> }).detail.map((d) => d.loc.join('.')),
+      ).to.include.members(['body.country_code', 'body.party_id']);
+      expect((await api.request('GET', '/v1/ocpi/tariffs/MT-9')).status).to.equal(404);
       // ending before it starts, it would be valid at no instant: every session on it left unpriced
       const backwards = await api.request('PUT', '/v1/ocpi/tariffs/MT-8', {
         body: aTariff221({
