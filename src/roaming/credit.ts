@@ -1,7 +1,8 @@
 import type { Database } from '../db/database.js';
 import { HttpError } from '../gateway/errors.js';
-import type * as C221 from '../ocpi/cdrs/schemas-2.2.1.js';
+import { CREDIT_SUFFIX, type Cdr as Cdr221 } from '../ocpi/cdrs/schemas-2.2.1.js';
 import type { PartyIdentity } from '../ocpi/core/auth.js';
+import { SPEAKS_FOR, speaksForParams } from '../ocpi/core/partners.js';
 import { enqueue } from '../ocpi/outbox/outbox-store.js';
 import { isCdr221, type StoredCdr } from '../ocpi/sessions/stored.js';
 import { ObjectStore } from '../ocpi/store/object-store.js';
@@ -14,10 +15,7 @@ import { CDR_AMOUNTS } from '../tariffs/types.js';
  * data of that CDR with its amounts negated. It goes to the eMSP of the token as the CDR did.
  */
 
-/** The suffix of a credit CDR's id: the id of the CDR it credits, and this (CiString(39)). */
-export const CREDIT_SUFFIX = '-C';
-
-type Price = C221.Cdr['total_cost'];
+type Price = Cdr221['total_cost'];
 
 function negated(p: Price): Price {
   // 0 stays 0: JSON writes -0 as 0 anyway, and a reader comparing signs sees none
@@ -32,8 +30,8 @@ function negated(p: Price): Price {
  * dimension are negated with it, so that the credit's parts still add up to its total, as the
  * CDR's did. Energy and times stay as they were: they say what the credit is for.
  */
-export function creditOf(cdr: C221.Cdr, remark: string | undefined, now: Date): C221.Cdr {
-  const credit: C221.Cdr = {
+export function creditOf(cdr: Cdr221, remark: string | undefined, now: Date): Cdr221 {
+  const credit: Cdr221 = {
     ...cdr,
     id: `${cdr.id}${CREDIT_SUFFIX}`,
     credit: true,
@@ -49,7 +47,7 @@ export function creditOf(cdr: C221.Cdr, remark: string | undefined, now: Date): 
 }
 
 /** What the eMSP of the CDR's token is, as our outbox addresses it. */
-function emspOf(cdr: C221.Cdr): PartyIdentity {
+function emspOf(cdr: Cdr221): PartyIdentity {
   return { country_code: cdr.cdr_token.country_code, party_id: cdr.cdr_token.party_id };
 }
 
@@ -59,12 +57,20 @@ function emspOf(cdr: C221.Cdr): PartyIdentity {
  * was credited before. A CDR still on its way may be credited: its credit is sent after it
  * (outbox/courier.ts `creditWaits`).
  */
+/** A link that speaks for the eMSP of a credited CDR, and whether the credit is sent to it. */
+export interface CreditRecipient {
+  partner_key: string;
+  version: string;
+  /** false on a 2.1.1 link: 2.1.1 has no credit CDR */
+  sent: boolean;
+}
+
 export async function creditCdr(
   db: Database,
   own: PartyIdentity,
   id: string,
   remark: string | undefined,
-): Promise<C221.Cdr> {
+): Promise<{ credit: Cdr221; recipients: CreditRecipient[] }> {
   return db.group.run(async (tx) => {
     const cdrs = new ObjectStore<StoredCdr>(tx, 'cdrs');
     const cdr = await cdrs.get({ ...own, id });
@@ -80,6 +86,15 @@ export async function creditCdr(
     if (!(await cdrs.putNew({ ...own, id: credit.id }, credit, { audience: emsp })))
       throw new HttpError(409, 'cdr_credited', `CDR ${id} was credited before, by ${credit.id}`);
     await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'cdr', cdr_id: credit.id, to: emsp });
-    return credit;
+    const links = await tx.query(
+      `SELECT p.country_code, p.party_id, p.version FROM ocpi_partner p WHERE ${SPEAKS_FOR} ORDER BY p.country_code, p.party_id`,
+      speaksForParams({ ...emsp, role: 'EMSP' }),
+    );
+    const recipients = links.map((r) => ({
+      partner_key: `${String(r.country_code)}-${String(r.party_id)}`,
+      version: String(r.version),
+      sent: r.version !== '2.1.1',
+    }));
+    return { credit, recipients };
   });
 }

@@ -13,7 +13,7 @@ import { isCdr221, type StoredCdr } from '../ocpi/sessions/stored.js';
 import type { PlatformModule, PlatformServices } from '../platform/services.js';
 import type { OutboxHandle } from '../ocpi/module.js';
 import type { PartyIdentity } from '../ocpi/core/auth.js';
-import { CREDIT_SUFFIX, creditCdr } from './credit.js';
+import { creditCdr } from './credit.js';
 import { EvseLinkStore, EvseLinkTakenError, linksChanged } from './evse-links.js';
 import { OfflineWatch } from './offline.js';
 import { SampleSweep } from './sample-sweep.js';
@@ -107,10 +107,17 @@ const CdrView = Type.Object({
   }),
 });
 type CdrViewOut = Static<typeof CdrView>;
+const CreditView = Type.Object({
+  ...CdrView.properties,
+  recipients: Type.Array(Type.Object({ partner_key: Type.String(), version: Type.String(), sent: Type.Boolean() }), {
+    description:
+      "the registered links that speak for the CDR's eMSP: a 2.2.1 link is sent the credit, a 2.1.1 one is not (2.1.1 has no credit CDR); none: it goes to a link that registers later",
+  }),
+});
 const CreditBody = Type.Object(
   {
     // why the CDR is credited: the credit CDR's remark (2.2.1 CDR remark, string(255))
-    remark: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    remark: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' })),
   },
   { additionalProperties: false },
 );
@@ -143,7 +150,7 @@ async function deliveriesOf(
 async function viewsOf(services: PlatformServices, own: PartyIdentity, cdrs: C221.Cdr[]): Promise<CdrViewOut[]> {
   const ids = cdrs.map((c) => c.id);
   const deliveries = await deliveriesOf(services, ids);
-  const creditIds = cdrs.filter((c) => c.credit !== true).map((c) => `${c.id}${CREDIT_SUFFIX}`);
+  const creditIds = cdrs.filter((c) => c.credit !== true).map((c) => `${c.id}${C221.CREDIT_SUFFIX}`);
   const credited = new Set<string>();
   if (creditIds.length > 0) {
     const rows = await services.db.sql.query(
@@ -153,7 +160,7 @@ async function viewsOf(services: PlatformServices, own: PartyIdentity, cdrs: C22
     for (const r of rows) credited.add(String(r.object_id));
   }
   return cdrs.map((cdr) => {
-    const credit = `${cdr.id}${CREDIT_SUFFIX}`;
+    const credit = `${cdr.id}${C221.CREDIT_SUFFIX}`;
     return { cdr, deliveries: deliveries.get(cdr.id) ?? [], credited_by: credited.has(credit) ? credit : null };
   });
 }
@@ -215,7 +222,7 @@ function creditRoute(services: PlatformServices, outbox: OutboxHandle): RouteSpe
     params: Type.Object({ id: C221.CdrId }),
     body: CreditBody,
     bodyOptional: true,
-    response: CdrView,
+    response: CreditView,
     status: 201,
     responses: {
       201: 'the credit CDR, stored and queued for the eMSP (2.2.1 links only: 2.1.1 has no credit CDR)',
@@ -223,10 +230,10 @@ function creditRoute(services: PlatformServices, outbox: OutboxHandle): RouteSpe
       409: 'the CDR is a credit CDR, was credited before, or is still on its way to its eMSP',
     },
     handler: async (req) => {
-      const credit = await creditCdr(services.db, own, req.params.id, req.body?.remark);
+      const { credit, recipients } = await creditCdr(services.db, own, req.params.id, req.body?.remark);
       outbox.kick();
       req.log.info({ cdr_id: req.params.id, credit_id: credit.id, total_cost: credit.total_cost }, 'CDR credited');
-      return { status: 201, data: { cdr: credit, deliveries: [], credited_by: null } };
+      return { status: 201, data: { cdr: credit, deliveries: [], credited_by: null, recipients } };
     },
   });
 }

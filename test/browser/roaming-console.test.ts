@@ -386,7 +386,9 @@ describe('console: roaming, tariffs and CDRs', function () {
     await row.getByTestId('confirm-credit').click();
     await page
       .getByTestId('notice')
-      .filter({ hasText: `CDR ${cdrId} credited by ${cdrId}-C` })
+      .filter({
+        hasText: `CDR ${cdrId} credited by ${cdrId}-C: sent to ${e.sim.party.country_code}-${e.sim.party.party_id}`,
+      })
       .waitFor();
     const creditRow = page.getByTestId(`cdr-${cdrId}-C`);
     await creditRow.waitFor();

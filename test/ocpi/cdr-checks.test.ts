@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { eventually, eventuallyMatches } from '../support/eventually.js';
 import {
@@ -527,7 +528,12 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
   });
 
   it('2.2.1: a credit CDR is held against the CDR it credits: in full it agrees, in part it disagrees (mod_cdrs "Credit CDRs")', async () => {
-    const billed = cdr221(cpo221, { cdr_location: place221('LOC-221'), total_cost: { excl_vat: 5, incl_vat: 6 } });
+    // an id of 36 characters, as a normal CDR's may be: its credit's is 38 (CiString(39))
+    const billed = cdr221(cpo221, {
+      id: randomUUID().toUpperCase(),
+      cdr_location: place221('LOC-221'),
+      total_cost: { excl_vat: 5, incl_vat: 6 },
+    });
     await postCdr(cpo221, billed);
     const full = cdr221(cpo221, {
       id: `${String(billed.id)}-C`,
@@ -548,6 +554,13 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     expect(agrees.notes).to.include(`credits CDR ${String(billed.id)}, which billed 5 EUR excl. VAT`);
     // the rest of its data is the credited CDR's: a volume that differs is noted
     expect(agrees.notes).to.include("the credit's total_energy is 12, the credited CDR's 10");
+    // the operator reads the credit we hold of the partner by its id
+    const { country_code, party_id } = party(cpo221);
+    const held = await world.api.request(
+      'GET',
+      `/v1/partners/${cpo221.id}/objects/cdrs/${country_code}/${party_id}/${String(full.id)}`,
+    );
+    expect(held.status, JSON.stringify(held.body)).to.equal(200);
 
     const partial = cdr221(cpo221, {
       cdr_location: place221('LOC-221'),

@@ -97,6 +97,10 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     const made = (answer.body as { cdr: Json }).cdr;
     expect(made).to.include({ id: `${cdrId}-C`, credit: true, credit_reference_id: cdrId });
     expect(made.remark).to.equal('meter fault: billed again');
+    const { country_code, party_id } = e.sim.party;
+    expect(answer.body.recipients).to.deep.equal([
+      { partner_key: `${country_code}-${party_id}`, version: '2.2.1', sent: true },
+    ]);
 
     const posted = await eventually(async () => cdrPosts(e, since).find((r) => (r.body as Json).credit === true), {
       timeoutMs: 10_000,
@@ -156,6 +160,7 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     expect(long.status).to.equal(422);
     const extra = await credit('NO-SUCH-CDR', { amount: 3 });
     expect(extra.status).to.equal(422);
+    expect((await credit('NO-SUCH-CDR', { remark: '   ' })).status).to.equal(422);
   });
 
   it('a CDR still on its way to its eMSP is credited after it: the eMSP never gets the credit of a CDR it lacks', async () => {
@@ -202,6 +207,69 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     expect(creditTaken.seq).to.be.greaterThan(cdrTaken?.seq ?? Infinity);
   });
 
+  /** The dead letter of CDR `cdrId` for the eMSP `e`, once it is one. */
+  const deadCdrRow = (e: Emsp, cdrId: string) =>
+    eventually(
+      async () => {
+        const q = await world.api.request('GET', `/v1/outbox?partner_id=${e.id}&status=dead`);
+        return (q.body.value as Json[]).find((r) => r.object === `cdrs/${cdrId}`);
+      },
+      { timeoutMs: 10_000, what: `the dead letter of CDR ${cdrId}` },
+    );
+
+  it('a CDR the eMSP refused (a dead letter) is credited after it is sent again, never before', async () => {
+    const e = await world.emsp('2.2.1');
+    e.sim.failPath('/cdrs', 1, 400, 2001);
+    const { cdrId, since } = await charge(e);
+    const dead = await deadCdrRow(e, cdrId);
+    expect((await credit(cdrId)).status).to.equal(201);
+    // the credit waits for its CDR, and says so in its row
+    const waiting = await eventually(
+      async () => {
+        const q = await world.api.request('GET', `/v1/outbox?partner_id=${e.id}`);
+        const row = (q.body.value as Json[]).find((r) => r.object === `cdrs/${cdrId}-C`);
+        return row?.last_error ? row : undefined;
+      },
+      { what: "the credit's row waiting" },
+    );
+    expect(String(waiting.last_error)).to.contain(`waits for CDR ${cdrId}, a dead letter`);
+    expect(cdrPosts(e, since)).to.deep.equal([]);
+    expect((await world.api.request('POST', `/v1/outbox/${String(dead.id)}/retry`)).status).to.equal(200);
+    const creditTaken = await eventually(
+      async () => cdrPosts(e, since).find((r) => (r.body as Json).id === `${cdrId}-C`),
+      { timeoutMs: 15_000, what: 'the credit CDR taken' },
+    );
+    const cdrTaken = cdrPosts(e, since).find((r) => (r.body as Json).id === cdrId);
+    expect(creditTaken.seq).to.be.greaterThan(cdrTaken?.seq ?? Infinity);
+  });
+
+  it('a CDR whose dead letter was discarded is credited alone, and not sent after its credit when the link registers again', async () => {
+    const e = await world.emsp('2.2.1');
+    e.sim.failPath('/cdrs', 1, 400, 2001);
+    const { cdrId, since } = await charge(e);
+    const dead = await deadCdrRow(e, cdrId);
+    expect((await credit(cdrId)).status).to.equal(201);
+    expect((await world.api.request('DELETE', `/v1/outbox/${String(dead.id)}`)).status).to.equal(200);
+    await eventually(async () => cdrPosts(e, since).find((r) => (r.body as Json).id === `${cdrId}-C`), {
+      timeoutMs: 15_000,
+      what: 'the credit CDR taken alone',
+    });
+    // the link ends and registers again: its catch-up queues the CDR it was never sent
+    expect((await e.sim.unregister()).statusCode).to.equal(1000);
+    const again = await world.api.request('POST', '/v1/partners', { body: e.sim.party });
+    const { versions_url, token } = again.body as { versions_url: string; token: string };
+    expect((await e.sim.registerWith(versions_url, token)).answer.statusCode).to.equal(1000);
+    await eventually(
+      async () => {
+        const q = await world.api.request('GET', `/v1/outbox?partner_id=${e.id}`);
+        return (q.body.value as Json[]).some((r) => String(r.object).startsWith('cdrs/')) ? undefined : true;
+      },
+      { timeoutMs: 10_000, what: "the catch-up's CDR rows settled" },
+    );
+    // a charge already taken back, after its credit: not sent
+    expect(cdrPosts(e, since).filter((r) => (r.body as Json).id === cdrId)).to.deep.equal([]);
+  });
+
   it('a credit made while its eMSP was unregistered reaches it when it registers again', async () => {
     const e = await world.emsp('2.2.1');
     const { cdrId, since } = await charge(e);
@@ -229,6 +297,10 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'the CDR POST' });
     const answer = await credit(cdrId);
     expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
+    // the operator is told it does not go to that link
+    expect(answer.body.recipients).to.deep.equal([
+      { partner_key: `${e.sim.party.country_code}-${e.sim.party.party_id}`, version: '2.1.1', sent: false },
+    ]);
     // its outbox row is settled without a call: nothing pending, nothing dead for it
     await eventually(
       async () => {

@@ -25,6 +25,17 @@ function Pager({ offset, total, move }) {
   </nav>`;
 }
 
+/** Who a credit CDR goes to: the 2.2.1 links of its eMSP; a 2.1.1 link has no credit CDR. */
+function recipientsText(recipients) {
+  const sent = recipients.filter((r) => r.sent).map((r) => r.partner_key);
+  const not = recipients.filter((r) => !r.sent).map((r) => r.partner_key);
+  const parts = [];
+  if (sent.length) parts.push(`sent to ${sent.join(', ')}`);
+  if (not.length)
+    parts.push(`not sent to ${not.join(', ')} (2.1.1 has no credit CDR: settle it with them outside OCPI)`);
+  return parts.length ? parts.join('; ') : 'no registered link speaks for its eMSP: it goes to one that registers';
+}
+
 /**
  * A CDR's Credit (POST /v1/cdrs/{id}/credit), asked twice with an optional remark: a credit CDR
  * of its own id takes its amounts back at its eMSP. A credit CDR has none, nor a CDR credited
@@ -44,7 +55,7 @@ function CreditCdr({ cdr, creditedBy, done }) {
           `/v1/cdrs/${enc(cdr.id)}/credit`,
           remark.trim() ? { remark: remark.trim() } : {},
         );
-        done({ ok: true, text: `CDR ${cdr.id} credited by ${made.cdr.id}; its eMSP is sent the credit CDR` }, true);
+        done({ ok: true, text: `CDR ${cdr.id} credited by ${made.cdr.id}: ${recipientsText(made.recipients)}` }, true);
       } catch (err) {
         done({ ok: false, text: failureText(`Crediting CDR ${cdr.id}`, err) }, false);
       } finally {
@@ -119,7 +130,11 @@ function OurCdrs({ f }) {
             </td>
             <td data-label="Tariff">${(cdr.tariffs ?? []).map((t) => t.id).join(', ')}</td>
             <td data-label="Delivered" data-testid="delivered">
-              ${delivered ? fmtTime(delivered.delivered_at) : html`<span class="muted">not yet</span>`}
+              ${
+                delivered
+                  ? fmtTime(delivered.delivered_at)
+                  : html`<span class="muted">${cdr.credit ? 'not yet (2.2.1 links only)' : 'not yet'}</span>`
+              }
             </td>
             <td data-label="Correction"><${CreditCdr} cdr=${cdr} creditedBy=${credited_by} done=${done} /></td>
           </tr>`;

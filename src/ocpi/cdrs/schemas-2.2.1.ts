@@ -21,6 +21,11 @@ import { titled } from '../../gateway/openapi.js';
 
 /** CDR ids are CiString(39) in 2.2.1: printable ASCII, not `.` or `..` alone (core/schemas.ts). */
 export const CdrId = ObjectId39;
+/**
+ * What our credit CDRs append to the id of the CDR they credit (mod_cdrs "Credit CDRs" gives `-C`
+ * as its example; src/roaming/credit.ts): a CDR id of 36 characters and this fit CiString(39).
+ */
+export const CREDIT_SUFFIX = '-C';
 
 export const CdrLocation = titled(
   'CdrLocation',

@@ -6,7 +6,7 @@ import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OperatorRoute } from '../core/mount-kit.js';
 import type { PartnerRow } from '../core/partners.js';
-import { CountryCode, ObjectId, PartyId } from '../core/schemas.js';
+import { CountryCode, ObjectId39, PartyId } from '../core/schemas.js';
 import { ExchangeModule } from './exchange-module.js';
 import { IdPath, partnerOf } from './partner-of.js';
 import { senderOf, sendingParties } from './pull.js';
@@ -17,7 +17,8 @@ const ObjectPath = Type.Object({
   module: ExchangeModule,
   country_code: CountryCode,
   party_id: PartyId,
-  object_id: ObjectId,
+  // a CDR id is CiString(39) (a credit CDR's id is its CDR's and a suffix); the other ids are 36
+  object_id: ObjectId39,
 });
 
 const HeldQuery = Type.Object({

@@ -10,6 +10,7 @@ import {
   partnerHttpOptions,
   type CallTrace,
 } from '../client/partner-client.js';
+import { CREDIT_SUFFIX } from '../cdrs/schemas-2.2.1.js';
 import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { pushCall, type Pushable } from '../management/push.js';
@@ -301,18 +302,39 @@ export class OutboxCourier {
   }
 
   /**
-   * Why a credit CDR (roaming/credit.ts) is not sent yet: the CDR it credits still waits to reach
-   * the partner (a pending row). The eMSP would get the credit of a CDR it does not have; it is
-   * sent again after a back-off, and goes on its own once that row is delivered or dead.
+   * Why a credit CDR (roaming/credit.ts) is not sent yet: the CDR it credits has not reached the
+   * partner and its row is still there, pending or a dead letter. The eMSP would get the credit
+   * of a CDR it does not have, and that CDR after it, once sent again. The credit is tried again
+   * after a back-off; it goes once that row is delivered, or alone once the operator discards it.
    */
   private async creditWaits(built: object | undefined, partnerKey: string): Promise<string | undefined> {
     if (!built || !('credit' in built) || built.credit !== true || !('credit_reference_id' in built)) return undefined;
     const credited = String(built.credit_reference_id);
-    const rows = await this.db.sql.query(
-      `SELECT 1 AS waiting FROM ocpi_outbox WHERE partner_key = ? AND object_key = ? AND status = 'pending'`,
+    const [row] = await this.db.sql.query(
+      `SELECT status FROM ocpi_outbox WHERE partner_key = ? AND object_key = ? ORDER BY status DESC LIMIT 1`,
       [partnerKey, `cdrs/${credited}`],
     );
-    return rows.length > 0 ? `the credit waits for CDR ${credited} to reach the partner first` : undefined;
+    if (!row) return undefined;
+    return row.status === 'dead'
+      ? `the credit waits for CDR ${credited}, a dead letter: send it again, or discard it and the credit goes alone`
+      : `the credit waits for CDR ${credited} to reach the partner first`;
+  }
+
+  /**
+   * Why one of our CDRs is not sent: its credit reached the partner before it (the CDR was a dead
+   * letter the operator discarded, then queued again by a registration's catch-up). The partner
+   * holds the credit; the CDR after it would be a charge already taken back, in the wrong order.
+   */
+  private async creditedFirst(
+    built: object | undefined,
+    cdrId: string,
+    partnerKey: string,
+  ): Promise<string | undefined> {
+    if (!built || ('credit' in built && built.credit === true)) return undefined;
+    const credit = `${cdrId}${CREDIT_SUFFIX}`;
+    return (await this.wasDelivered(credit, partnerKey))
+      ? `CDR ${cdrId} was credited (${credit}) before it reached the partner: not sent after its credit`
+      : undefined;
   }
 
   /** Where the eMSP keeps a CDR we sent it (the Location of its answer), for the operator. */
@@ -349,6 +371,10 @@ export class OutboxCourier {
         // database went away between the two) and would POST it again: a second bill
         if (row.intent.kind === 'cdr' && (await this.wasDelivered(row.intent.cdr_id, partnerKey)))
           return { outcome: 'skipped', reason: `CDR ${row.intent.cdr_id} was taken by the partner before` };
+        if (row.intent.kind === 'cdr') {
+          const skip = await this.creditedFirst(built, row.intent.cdr_id, partnerKey);
+          if (skip) return { outcome: 'skipped', reason: skip };
+        }
         const waits = await this.creditWaits(built, partnerKey);
         if (waits) return { outcome: 'failed', error: waits, retryable: true, partnerDown: false, called: false };
         const call = await this.render(link, row.intent, built);
