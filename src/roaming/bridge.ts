@@ -126,6 +126,19 @@ async function tokenOf(
 const TOKEN_TYPES = ['AD_HOC_USER', 'APP_USER', 'OTHER', 'RFID'] as const;
 
 /**
+ * The energy a write of a roamed session says. A running session its pricing gave a cost keeps the
+ * energy of that cost: the pricing after this write (cdrs.ts `runningCost`) moves both together.
+ * Written here with the cost of the reading before, a session PUT sent between the two carried
+ * the energy of one reading and the cost of another. Never lower than what the session said (its
+ * pricing may have seen a later reading); without a cost (not priced yet, or not priceable), the
+ * meter's energy.
+ */
+function kwhOf(priced: Session | undefined, status: string, meterKwh: number): number {
+  if (!priced || status !== 'ACTIVE') return meterKwh;
+  return priced.total_cost ? priced.kwh : Math.max(meterKwh, priced.kwh);
+}
+
+/**
  * Our OCPI session of a roamed transaction, stored for the token's eMSP, and its PUT queued. Its
  * cost and charging periods (written by the pricing, src/roaming/cdrs.ts) are kept. The first
  * write keeps the tariff and the place its CDR will be built from (`snapshotTerms`): once per
@@ -151,8 +164,7 @@ async function writeSession(
     id: s.id,
     start_date_time: new Date(s.started_at).toISOString(),
     ...(endedAt === null ? {} : { end_date_time: new Date(endedAt).toISOString() }),
-    // never lower than what the session said (its pricing may have seen a later reading)
-    kwh: Math.max(Math.round(kwh * 1000) / 1000, priced && s.status === 'ACTIVE' ? priced.kwh : 0),
+    kwh: kwhOf(priced, s.status, Math.round(kwh * 1000) / 1000),
     cdr_token: { ...s.token, type: TOKEN_TYPES.find((t) => t === s.token.type) ?? 'OTHER' },
     auth_method: s.auth_method,
     ...(s.authorization_reference ? { authorization_reference: s.authorization_reference } : {}),

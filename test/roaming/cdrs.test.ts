@@ -147,6 +147,18 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     );
   }
 
+  /** Every ACTIVE session PUT since `since` has the cost of its own energy (all at 0.20 a kWh). */
+  function costOfOwnEnergy(e: Emsp, since: number): void {
+    const actives = e.sim
+      .receivedSince(since)
+      .filter((r) => r.method === 'PUT' && /\/sessions\//.test(r.path) && (r.body as Json).status === 'ACTIVE')
+      .map((r) => r.body as Json);
+    for (const b of actives.filter((x) => Number(x.kwh) > 0))
+      expect((b.total_cost as Json | undefined)?.excl_vat, `at ${String(b.kwh)} kWh`).to.equal(
+        Math.round(Number(b.kwh) * 0.2 * 10_000) / 10_000,
+      );
+  }
+
   async function roamedCharge(e: Emsp): Promise<{ since: number; cp: string; uid: string }> {
     const { cp, charger, uid, since } = await tokenAtCharger(e, 'ocpp1.6', 'C');
     await charge(charger, uid);
@@ -408,19 +420,34 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     expect(put.total_cost).to.deep.equal(running);
     // each PUT's cost is that of its own energy (was the energy of one reading with the cost of
     // the reading before, the cost following in a second PUT)
-    const actives = e.sim
-      .receivedSince(since)
-      .filter((r) => r.method === 'PUT' && /\/sessions\//.test(r.path) && (r.body as Json).status === 'ACTIVE')
-      .map((r) => r.body as Json);
-    for (const b of actives.filter((x) => Number(x.kwh) > 0))
-      expect((b.total_cost as Json | undefined)?.excl_vat, `at ${String(b.kwh)} kWh`).to.equal(
-        Math.round(Number(b.kwh) * 0.2 * 10_000) / 10_000,
-      );
+    costOfOwnEnergy(e, since);
     const sessions = await world.api.request('GET', `/v1/sessions?charge_point_id=${cp.id}`);
     const session = (sessions.body as { value: Json[] }).value[0];
     expect(session?.cost).to.deep.equal({ ...running, currency: 'EUR', final: false });
     expect(session?.cdr_id).to.equal(null);
     await charger.call('StopTransaction', { transactionId, meterStop: 8000, timestamp: at(30) });
+  });
+
+  it('readings that come fast, while the session is being priced and sent: every ACTIVE PUT has the cost of its own energy', async () => {
+    const e = await world.emsp('2.2.1');
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const uid = `F${randomUUID().slice(0, 8)}`.toUpperCase();
+    await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
+    const since = e.sim.lastSeq;
+    // 30 readings of 300 Wh, a minute apart and one after the other: 9 kWh, all at 0.20 (the first 10)
+    const readings = Array.from({ length: 30 }, (_, i): [number, number] => [i + 1, (i + 1) * 300]);
+    const transactionId = await startWith(charger, uid, readings);
+    await eventually(
+      async () =>
+        e.sim
+          .receivedSince(since)
+          .some((r) => r.method === 'PUT' && (r.body as Json).status === 'ACTIVE' && Number((r.body as Json).kwh) === 9)
+          ? true
+          : undefined,
+      { what: 'the ACTIVE PUT of 9 kWh' },
+    );
+    costOfOwnEnergy(e, since);
+    await charger.call('StopTransaction', { transactionId, meterStop: 9000, timestamp: at(31) });
   });
 
   it('2.1.1: the CDR arrives in the 2.1.1 shape with the same total', async () => {
