@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { RPCClient } from 'ocpp-rpc';
+import { partnerKey } from '../../actors/partner/protocol.js';
+import { enqueue } from '../../src/ocpi/outbox/outbox-store.js';
 import { eventually } from '../support/eventually.js';
 import { aTariff221 } from '../support/ocpi-builders.js';
 import type { RecordedRequest } from '../support/ocpi-simulator.js';
@@ -270,6 +272,36 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     expect(cdrPosts(e, since).filter((r) => (r.body as Json).id === cdrId)).to.deep.equal([]);
   });
 
+  it("a CDR row held for a link that no longer speaks for the token's party is not sent to it", async () => {
+    const e = await world.emsp('2.2.1');
+    const { cdrId, since } = await charge(e);
+    await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'the CDR POST' });
+    // what a link keeps of a party it spoke for before its registration changed: a row of that
+    // party's CDR (and its credit), held, then sent again by the operator
+    const other = await world.emsp('2.2.1');
+    const otherSince = other.sim.lastSeq;
+    const db = world.platform.platform.services.db;
+    const { country_code, party_id } = e.sim.party;
+    expect((await credit(cdrId)).status).to.equal(201);
+    await db.sql.transaction(async (tx) => {
+      for (const id of [cdrId, `${cdrId}-C`])
+        await enqueue(
+          tx,
+          { partner_key: partnerKey(other.sim.party.country_code, other.sim.party.party_id) },
+          { kind: 'cdr', cdr_id: id, to: { country_code, party_id } },
+        );
+    });
+    await eventually(
+      async () => {
+        const q = await world.api.request('GET', `/v1/outbox?partner_id=${other.id}`);
+        return (q.body.value as Json[]).length === 0 ? true : undefined;
+      },
+      { timeoutMs: 10_000, what: "the other link's rows settled" },
+    );
+    // two eMSPs billed for one session: the other link was sent nothing
+    expect(cdrPosts(other, otherSince)).to.deep.equal([]);
+  });
+
   it('a credit made while its eMSP was unregistered reaches it when it registers again', async () => {
     const e = await world.emsp('2.2.1');
     const { cdrId, since } = await charge(e);
@@ -289,6 +321,24 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     expect((taken.body as Json).credit_reference_id).to.equal(cdrId);
     // the CDR it credits was delivered before: it is not sent again
     expect(cdrPosts(e, since).filter((r) => (r.body as Json).id === cdrId)).to.have.length(1);
+  });
+
+  it('2.1.1: a credit whose CDR is a dead letter is settled at once, not held for it', async () => {
+    const e = await world.emsp('2.1.1');
+    e.sim.failPath('/cdrs', 1, 400, 2001);
+    const { cdrId } = await charge(e);
+    await deadCdrRow(e, cdrId);
+    expect((await credit(cdrId)).status).to.equal(201);
+    await eventually(
+      async () => {
+        const q = await world.api.request('GET', `/v1/outbox?partner_id=${e.id}`);
+        return (q.body.value as Json[]).some((r) => r.object === `cdrs/${cdrId}-C`) ? undefined : true;
+      },
+      { what: "the credit's row settled" },
+    );
+    // it waited for nothing: no attempt, no dead letter of its own
+    const dead = await world.api.request('GET', `/v1/outbox?partner_id=${e.id}&status=dead`);
+    expect((dead.body.value as Json[]).map((r) => r.object)).to.deep.equal([`cdrs/${cdrId}`]);
   });
 
   it('2.1.1: the credit is kept, but neither sent nor listed to the eMSP, whose version has no credit CDR', async () => {

@@ -111,6 +111,20 @@ function unknownThere(httpStatus: number, statusCode: number | undefined): boole
   return httpStatus === 404 || statusCode === 2003;
 }
 
+const partyKey = (p: PartyIdentity) => `${p.country_code}-${p.party_id}`;
+
+/**
+ * Whether the link speaks for eMSP party `to` now: as its own party, or as one of the parties its
+ * credentials list. A session or CDR row queued while it did, sent after its parties changed (an
+ * operator's retry of a row held while it was unregistered), went to a partner that no longer
+ * bills that party's drivers, beside the one that does: two bills for one session.
+ */
+function speaksFor(partner: PartnerView, to: PartyIdentity): boolean {
+  const is = (p: { country_code: string; party_id: string; role: string }) =>
+    p.role === 'EMSP' && p.country_code === to.country_code && p.party_id === to.party_id;
+  return is(partner) || partner.parties.some(is);
+}
+
 /** Not served to partners of `version` (a location as the Sender of the version would serve it, Decisions 32). */
 function unpublished(object: object, version: OcpiVersion): boolean {
   const visibility = visibilityOf(object);
@@ -371,16 +385,19 @@ export class OutboxCourier {
         // database went away between the two) and would POST it again: a second bill
         if (row.intent.kind === 'cdr' && (await this.wasDelivered(row.intent.cdr_id, partnerKey)))
           return { outcome: 'skipped', reason: `CDR ${row.intent.cdr_id} was taken by the partner before` };
+        if ((row.intent.kind === 'cdr' || row.intent.kind === 'session') && !speaksFor(link.partner, row.intent.to))
+          return { outcome: 'skipped', reason: `the link no longer speaks for ${partyKey(row.intent.to)}` };
         if (row.intent.kind === 'cdr') {
           const skip = await this.creditedFirst(built, row.intent.cdr_id, partnerKey);
           if (skip) return { outcome: 'skipped', reason: skip };
         }
-        const waits = await this.creditWaits(built, partnerKey);
-        if (waits) return { outcome: 'failed', error: waits, retryable: true, partnerDown: false, called: false };
         const call = await this.render(link, row.intent, built);
         if ('skip' in call) return { outcome: 'skipped', reason: call.skip };
         if ('retry' in call)
           return { outcome: 'failed', error: call.retry, retryable: true, partnerDown: false, called: false };
+        // after the render: a credit a 2.1.1 link is not sent is settled at once, not held
+        const waits = await this.creditWaits(built, partnerKey);
+        if (waits) return { outcome: 'failed', error: waits, retryable: true, partnerDown: false, called: false };
         const sent = await this.sendRow(link, partnerKey, row.intent, call);
         return sent.outcome === 'sent' ? { outcome: 'sent', version: row.version } : sent;
       },
