@@ -51,12 +51,6 @@ function emspOf(cdr: Cdr221): PartyIdentity {
   return { country_code: cdr.cdr_token.country_code, party_id: cdr.cdr_token.party_id };
 }
 
-/**
- * Stores the credit CDR of our CDR `id` and queues it for the eMSP of its token, in one
- * transaction. Refused (HttpError) when there is no such CDR, and when it is a credit itself or
- * was credited before. A CDR still on its way may be credited: its credit is sent after it
- * (outbox/courier.ts `creditWaits`).
- */
 /** A link that speaks for the eMSP of a credited CDR, and whether the credit is sent to it. */
 export interface CreditRecipient {
   partner_key: string;
@@ -65,6 +59,12 @@ export interface CreditRecipient {
   sent: boolean;
 }
 
+/**
+ * Stores the credit CDR of our CDR `id` and queues it for the eMSP of its token, in one
+ * transaction. Refused (HttpError) when there is no such CDR, and when it is a credit itself or
+ * was credited before. A CDR still on its way may be credited: its credit is sent after it
+ * (outbox/courier.ts `creditWaits`). Answers the credit and the links that speak for its eMSP.
+ */
 export async function creditCdr(
   db: Database,
   own: PartyIdentity,
