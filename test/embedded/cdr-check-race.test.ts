@@ -71,6 +71,7 @@ describe('CDR checks: a tariff that arrives while a check of a CDR naming it is 
         versions: new TariffVersions(sql),
         locations: new ObjectStore<StoredLocation>(sql, 'locations'),
         cdrs: new ObjectStore<StoredCdr>(sql, 'cdrs'),
+        creditsOf: async () => [],
         pricing: pool,
       },
       checks,

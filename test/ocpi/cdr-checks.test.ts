@@ -576,6 +576,22 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
       difference: { excl_vat: 2, incl_vat: 2.4 },
     });
     expect(disagrees.reason).to.contain("total_cost excl_vat: theirs -3, the credited CDR's negated -5");
+
+    // a second full credit of the same CDR: the partner would take back twice what it billed once
+    const again = cdr221(cpo221, {
+      cdr_location: place221('LOC-221'),
+      credit: true,
+      credit_reference_id: billed.id,
+      total_cost: { excl_vat: -5, incl_vat: -6 },
+    });
+    await postCdr(cpo221, again);
+    const twice = await checkOf(cpo221, String(again.id));
+    expect(twice.status).to.equal('disagrees');
+    expect(twice.reason)
+      .to.contain(`CDR ${String(billed.id)} is credited by`)
+      .and.contain(String(full.id));
+    // the first credit keeps its check
+    expect((await checkOf(cpo221, String(full.id))).status).to.equal('agrees');
   });
 
   it('2.1.1: its own 2.1.1 tariffs price it (agrees); the pushed tariff its connector names, 0.50 off (disagrees); an unknown one (unpriced)', async () => {

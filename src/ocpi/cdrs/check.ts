@@ -7,6 +7,8 @@ import { ASSUMED_211_ZONE } from '../locations/mappers.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import { isCdr221, type StoredCdr } from '../sessions/stored.js';
 import type { ObjectKey, ObjectStore } from '../store/object-store.js';
+import type { SqlRunner } from '../../db/sql.js';
+import type { PartyIdentity } from '../core/auth.js';
 import { tariffFrom211 } from '../tariffs/mappers.js';
 import type { Tariff } from '../tariffs/schemas-2.2.1.js';
 import type { TariffVersions } from '../tariffs/versions.js';
@@ -26,6 +28,8 @@ export interface CheckDeps {
   locations: Pick<ObjectStore<StoredLocation>, 'get'>;
   /** the CDRs partners sent us: a credit CDR is held against the CDR it credits */
   cdrs: Pick<ObjectStore<StoredCdr>, 'get'>;
+  /** the ids of the credit CDRs `party` sent us that name CDR `credited` (`creditsNaming`) */
+  creditsOf(party: PartyIdentity, credited: string): Promise<string[]>;
   pricing: PricingHandle;
 }
 
@@ -481,6 +485,11 @@ async function checkCredit(
   const excl = differ('excl_vat') ?? 0;
   const incl = differ('incl_vat');
   const difference: Amounts = incl === undefined ? { excl_vat: excl } : { excl_vat: excl, incl_vat: incl };
+  const others = (await deps.creditsOf(key, ref)).filter((id) => id !== key.id);
+  if (others.length > 0)
+    off.push(
+      `CDR ${ref} is credited by ${others.slice(0, 5).join(', ')} too: a second credit takes back what was billed once`,
+    );
   if (billed.currency !== credit.currency)
     off.push(`currency: theirs ${credit.currency}, the credited CDR's ${billed.currency}`);
   base.detail.notes.push(`credits CDR ${ref}, which billed ${billed.theirs.excl_vat} ${billed.currency} excl. VAT`);
@@ -492,6 +501,23 @@ async function checkCredit(
   }
   if (off.length === 0) return { ...base, status: 'agrees', ours, difference };
   return { ...base, status: 'disagrees', ours, difference, reason: off.join('; ') };
+}
+
+/**
+ * `CheckDeps.creditsOf` on the objects table: the credit CDRs of the party (`published` 2: a
+ * credit, object-store.ts `visibilityOf`) whose text names the CDR. A scan of that party's
+ * credits only, in the background check of a credit.
+ */
+export function creditsNaming(sql: Pick<SqlRunner, 'query'>): CheckDeps['creditsOf'] {
+  return async (party, credited) => {
+    const needle = JSON.stringify(credited).replace(/[\\%_]/g, (c) => `\\${c}`);
+    const rows = await sql.query(
+      `SELECT object_id FROM ocpi_object WHERE module = 'cdrs' AND country_code = ? AND party_id = ? AND published = 2
+         AND data LIKE ? ESCAPE '\\'`,
+      [party.country_code, party.party_id, `%"credit_reference_id":${needle}%`],
+    );
+    return rows.map((r) => String(r.object_id));
+  };
 }
 
 /** What of a tariff prices a session: all but its texts, energy mix and `last_updated`. */

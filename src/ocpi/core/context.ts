@@ -5,6 +5,7 @@ import type { PricingHandle } from '../../tariffs/module.js';
 import { PartnerClient, partnerHttpOptions } from '../client/partner-client.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import { CdrCheckStore } from '../cdrs/check-store.js';
+import { creditsNaming } from '../cdrs/check.js';
 import { CdrChecker } from '../cdrs/checker.js';
 import { TariffVersions } from '../tariffs/versions.js';
 import type { ChargerCommandPort } from '../commands/charger-port.js';
@@ -94,7 +95,13 @@ export class OcpiContext {
     const missingTariff = (party: PartyIdentity): void => this.onMissingTariff?.(party);
     this.cdrChecks =
       pricing &&
-      new CdrChecker({ tariffs, versions, locations, cdrs, pricing }, this.cdrCheckStore, cdrs, log, missingTariff);
+      new CdrChecker(
+        { tariffs, versions, locations, cdrs, creditsOf: creditsNaming(db.sql), pricing },
+        this.cdrCheckStore,
+        cdrs,
+        log,
+        missingTariff,
+      );
   }
 
   /** Cluster mode: listen for other processes' revocations and writes (module `attach`). */
