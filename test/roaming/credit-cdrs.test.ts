@@ -84,6 +84,20 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     await charger.call('StopTransaction', { transactionId: start.transactionId, meterStop: 12000, timestamp: at(60) });
   }
 
+  /** The eMSP's rows in our outbox (`status` only, when given). */
+  const outboxOf = async (e: Emsp, status?: 'dead'): Promise<Json[]> => {
+    const q = await world.api.request(
+      'GET',
+      `/v1/outbox?partner_id=${e.id}&limit=1000${status ? `&status=${status}` : ''}`,
+    );
+    expect(q.status, JSON.stringify(q.body)).to.equal(200);
+    return q.body.value as Json[];
+  };
+
+  /** The eMSP's taken POST of CDR `id` since `since`, once it came. */
+  const taken = (e: Emsp, since: number, id: string, what: string) =>
+    eventually(async () => cdrPosts(e, since).find((r) => (r.body as Json).id === id), { timeoutMs: 15_000, what });
+
   const credit = (id: string, body?: Json) =>
     world.api.request('POST', `/v1/cdrs/${encodeURIComponent(id)}/credit`, body === undefined ? {} : { body });
 
@@ -172,10 +186,7 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     const { cdrId, since } = await charge(e);
     const answer = await credit(cdrId);
     expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
-    const creditTaken = await eventually(
-      async () => cdrPosts(e, since).find((r) => (r.body as Json).id === `${cdrId}-C`),
-      { timeoutMs: 15_000, what: 'the credit CDR taken' },
-    );
+    const creditTaken = await taken(e, since, `${cdrId}-C`, 'the credit CDR taken');
     const cdrTaken = cdrPosts(e, since).find((r) => (r.body as Json).id === cdrId);
     expect(cdrTaken, 'the CDR taken').not.to.equal(undefined);
     // nothing of the credit was sent before its CDR was taken, not even a refused attempt
@@ -201,10 +212,7 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
       { timeoutMs: 10_000, what: "the partner's breaker open" },
     );
     e.sim.setDown(false);
-    const creditTaken = await eventually(
-      async () => cdrPosts(e, since).find((r) => (r.body as Json).id === `${cdrId}-C`),
-      { timeoutMs: 15_000, what: 'the credit CDR taken' },
-    );
+    const creditTaken = await taken(e, since, `${cdrId}-C`, 'the credit CDR taken');
     const cdrTaken = cdrPosts(e, since).find((r) => (r.body as Json).id === cdrId);
     expect(creditTaken.seq).to.be.greaterThan(cdrTaken?.seq ?? Infinity);
   });
@@ -213,8 +221,7 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
   const deadCdrRow = (e: Emsp, cdrId: string) =>
     eventually(
       async () => {
-        const q = await world.api.request('GET', `/v1/outbox?partner_id=${e.id}&status=dead`);
-        return (q.body.value as Json[]).find((r) => r.object === `cdrs/${cdrId}`);
+        return (await outboxOf(e, 'dead')).find((r) => r.object === `cdrs/${cdrId}`);
       },
       { timeoutMs: 10_000, what: `the dead letter of CDR ${cdrId}` },
     );
@@ -228,8 +235,7 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     // the credit waits for its CDR, and says so in its row
     const waiting = await eventually(
       async () => {
-        const q = await world.api.request('GET', `/v1/outbox?partner_id=${e.id}`);
-        const row = (q.body.value as Json[]).find((r) => r.object === `cdrs/${cdrId}-C`);
+        const row = (await outboxOf(e)).find((r) => r.object === `cdrs/${cdrId}-C`);
         return row?.last_error ? row : undefined;
       },
       { what: "the credit's row waiting" },
@@ -237,10 +243,7 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     expect(String(waiting.last_error)).to.contain(`waits for CDR ${cdrId}, a dead letter`);
     expect(cdrPosts(e, since)).to.deep.equal([]);
     expect((await world.api.request('POST', `/v1/outbox/${String(dead.id)}/retry`)).status).to.equal(200);
-    const creditTaken = await eventually(
-      async () => cdrPosts(e, since).find((r) => (r.body as Json).id === `${cdrId}-C`),
-      { timeoutMs: 15_000, what: 'the credit CDR taken' },
-    );
+    const creditTaken = await taken(e, since, `${cdrId}-C`, 'the credit CDR taken');
     const cdrTaken = cdrPosts(e, since).find((r) => (r.body as Json).id === cdrId);
     expect(creditTaken.seq).to.be.greaterThan(cdrTaken?.seq ?? Infinity);
   });
@@ -252,10 +255,7 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     const dead = await deadCdrRow(e, cdrId);
     expect((await credit(cdrId)).status).to.equal(201);
     expect((await world.api.request('DELETE', `/v1/outbox/${String(dead.id)}`)).status).to.equal(200);
-    await eventually(async () => cdrPosts(e, since).find((r) => (r.body as Json).id === `${cdrId}-C`), {
-      timeoutMs: 15_000,
-      what: 'the credit CDR taken alone',
-    });
+    await taken(e, since, `${cdrId}-C`, 'the credit CDR taken alone');
     // the link ends and registers again: its catch-up queues the CDR it was never sent
     expect((await e.sim.unregister()).statusCode).to.equal(1000);
     const again = await world.api.request('POST', '/v1/partners', { body: e.sim.party });
@@ -263,8 +263,7 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     expect((await e.sim.registerWith(versions_url, token)).answer.statusCode).to.equal(1000);
     await eventually(
       async () => {
-        const q = await world.api.request('GET', `/v1/outbox?partner_id=${e.id}`);
-        return (q.body.value as Json[]).some((r) => String(r.object).startsWith('cdrs/')) ? undefined : true;
+        return (await outboxOf(e)).some((r) => String(r.object).startsWith('cdrs/')) ? undefined : true;
       },
       { timeoutMs: 10_000, what: "the catch-up's CDR rows settled" },
     );
@@ -293,8 +292,7 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     });
     await eventually(
       async () => {
-        const q = await world.api.request('GET', `/v1/outbox?partner_id=${other.id}`);
-        return (q.body.value as Json[]).length === 0 ? true : undefined;
+        return (await outboxOf(other)).length === 0 ? true : undefined;
       },
       { timeoutMs: 10_000, what: "the other link's rows settled" },
     );
@@ -314,11 +312,8 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     expect(again.status, JSON.stringify(again.body)).to.equal(201);
     const { versions_url, token } = again.body as { versions_url: string; token: string };
     expect((await e.sim.registerWith(versions_url, token)).answer.statusCode).to.equal(1000);
-    const taken = await eventually(async () => cdrPosts(e, since).find((r) => (r.body as Json).id === `${cdrId}-C`), {
-      timeoutMs: 10_000,
-      what: 'the credit CDR after the registration',
-    });
-    expect((taken.body as Json).credit_reference_id).to.equal(cdrId);
+    const creditPost = await taken(e, since, `${cdrId}-C`, 'the credit CDR after the registration');
+    expect((creditPost.body as Json).credit_reference_id).to.equal(cdrId);
     // the CDR it credits was delivered before: it is not sent again
     expect(cdrPosts(e, since).filter((r) => (r.body as Json).id === cdrId)).to.have.length(1);
   });
@@ -331,14 +326,12 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     expect((await credit(cdrId)).status).to.equal(201);
     await eventually(
       async () => {
-        const q = await world.api.request('GET', `/v1/outbox?partner_id=${e.id}`);
-        return (q.body.value as Json[]).some((r) => r.object === `cdrs/${cdrId}-C`) ? undefined : true;
+        return (await outboxOf(e)).some((r) => r.object === `cdrs/${cdrId}-C`) ? undefined : true;
       },
       { what: "the credit's row settled" },
     );
     // it waited for nothing: no attempt, no dead letter of its own
-    const dead = await world.api.request('GET', `/v1/outbox?partner_id=${e.id}&status=dead`);
-    expect((dead.body.value as Json[]).map((r) => r.object)).to.deep.equal([`cdrs/${cdrId}`]);
+    expect((await outboxOf(e, 'dead')).map((r) => r.object)).to.deep.equal([`cdrs/${cdrId}`]);
   });
 
   it('2.1.1: the credit is kept, but neither sent nor listed to the eMSP, whose version has no credit CDR', async () => {
@@ -353,13 +346,7 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     ]);
     // its outbox row is settled without a call: nothing pending, nothing dead for it
     await eventually(
-      async () => {
-        const rows = await world.api.request('GET', `/v1/outbox?partner_id=${e.id}&limit=1000`);
-        const left = ((rows.body.value as Json[] | undefined) ?? []).filter((r) =>
-          String(r.object).endsWith(`${cdrId}-C`),
-        );
-        return rows.status === 200 && left.length === 0 ? true : undefined;
-      },
+      async () => ((await outboxOf(e)).some((r) => String(r.object).endsWith(`${cdrId}-C`)) ? undefined : true),
       { what: "the credit's outbox row settled" },
     );
     expect(cdrPosts(e, since)).to.have.length(1);

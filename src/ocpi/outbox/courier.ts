@@ -125,6 +125,12 @@ function speaksFor(partner: PartnerView, to: PartyIdentity): boolean {
   return is(partner) || partner.parties.some(is);
 }
 
+/** The CDR a built CDR credits, when it is a credit CDR (roaming/credit.ts). */
+function creditsWhich(built: object | undefined): string | undefined {
+  if (!built || !('credit' in built) || built.credit !== true || !('credit_reference_id' in built)) return undefined;
+  return String(built.credit_reference_id);
+}
+
 /** Not served to partners of `version` (a location as the Sender of the version would serve it, Decisions 32). */
 function unpublished(object: object, version: OcpiVersion): boolean {
   const visibility = visibilityOf(object);
@@ -322,8 +328,8 @@ export class OutboxCourier {
    * after a back-off; it goes once that row is delivered, or alone once the operator discards it.
    */
   private async creditWaits(built: object | undefined, partnerKey: string): Promise<string | undefined> {
-    if (!built || !('credit' in built) || built.credit !== true || !('credit_reference_id' in built)) return undefined;
-    const credited = String(built.credit_reference_id);
+    const credited = creditsWhich(built);
+    if (credited === undefined) return undefined;
     const [row] = await this.db.sql.query(
       `SELECT status FROM ocpi_outbox WHERE partner_key = ? AND object_key = ? ORDER BY status DESC LIMIT 1`,
       [partnerKey, `cdrs/${credited}`],
@@ -344,7 +350,7 @@ export class OutboxCourier {
     cdrId: string,
     partnerKey: string,
   ): Promise<string | undefined> {
-    if (!built || ('credit' in built && built.credit === true)) return undefined;
+    if (!built || creditsWhich(built) !== undefined) return undefined;
     const credit = `${cdrId}${CREDIT_SUFFIX}`;
     return (await this.wasDelivered(credit, partnerKey))
       ? `CDR ${cdrId} was credited (${credit}) before it reached the partner: not sent after its credit`
