@@ -8,7 +8,7 @@ import { PG_URL, tempSchema, uniqueName } from '../support/databases.js';
 import { runToExit } from '../support/processes.js';
 import { migrationNames } from '../../src/db/migrations/names.js';
 import { checkOrmTransactionAlongside, groupCommitTests, openMigrated } from '../support/group-commit-checks.js';
-import { checkOcpiShapesMigration } from '../support/ocpi-shapes-migration.js';
+import { checkOcpiShapesMigration, checkReceivedCreditsMigration } from '../support/ocpi-shapes-migration.js';
 import { Database as Db } from '../../src/db/database.js';
 import { createLogger } from '../../src/logger.js';
 
@@ -481,17 +481,25 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
     await checkOrmTransactionAlongside(db());
   });
 
-  it('m0006 moves tokens and tariffs stored in the 2.1.1 shape to the 2.2.1 shape, and CDR ids may have 39 characters', async () => {
-    const schema = await tempSchema();
-    const fresh = await Db.open(
-      { kind: 'postgresql', url: PG_URL, schema: schema.schema },
-      { log: createLogger('silent') },
-    );
-    try {
-      await checkOcpiShapesMigration(fresh);
-    } finally {
-      await fresh.close();
-      await schema.drop();
-    }
-  });
+  const dataMigrations: Array<[string, (db: Database) => Promise<void>]> = [
+    [
+      'm0006 moves tokens and tariffs stored in the 2.1.1 shape to the 2.2.1 shape, and CDR ids may have 39 characters',
+      checkOcpiShapesMigration,
+    ],
+    ['m0031 gives the credit CDRs received before published 2', checkReceivedCreditsMigration],
+  ];
+  for (const [title, check] of dataMigrations)
+    it(title, async () => {
+      const schema = await tempSchema();
+      const fresh = await Db.open(
+        { kind: 'postgresql', url: PG_URL, schema: schema.schema },
+        { log: createLogger('silent') },
+      );
+      try {
+        await check(fresh);
+      } finally {
+        await fresh.close();
+        await schema.drop();
+      }
+    });
 });

@@ -5,7 +5,7 @@ import { RuntimeStore } from '../../src/runtime/runtime-store.js';
 import { toDollarParams } from '../../src/db/pg-executor.js';
 import { tempSqlite } from '../support/databases.js';
 import { checkOrmTransactionAlongside, groupCommitTests, openMigrated } from '../support/group-commit-checks.js';
-import { checkOcpiShapesMigration } from '../support/ocpi-shapes-migration.js';
+import { checkOcpiShapesMigration, checkReceivedCreditsMigration } from '../support/ocpi-shapes-migration.js';
 import { Database } from '../../src/db/database.js';
 import { createLogger } from '../../src/logger.js';
 
@@ -86,14 +86,19 @@ describe('the runtime on the SQLite driver (group commit, shared connection)', (
     );
   });
 
-  it('m0006 moves tokens and tariffs stored in the 2.1.1 shape to the 2.2.1 shape', async () => {
-    const temp = tempSqlite();
-    const fresh = await Database.open({ kind: 'sqlite', file: temp.file }, { log: createLogger('silent') });
-    try {
-      await checkOcpiShapesMigration(fresh);
-    } finally {
-      await fresh.close();
-      temp.cleanup();
-    }
-  });
+  const dataMigrations: Array<[string, (db: Database) => Promise<void>]> = [
+    ['m0006 moves tokens and tariffs stored in the 2.1.1 shape to the 2.2.1 shape', checkOcpiShapesMigration],
+    ['m0031 gives the credit CDRs received before published 2', checkReceivedCreditsMigration],
+  ];
+  for (const [title, check] of dataMigrations)
+    it(title, async () => {
+      const temp = tempSqlite();
+      const fresh = await Database.open({ kind: 'sqlite', file: temp.file }, { log: createLogger('silent') });
+      try {
+        await check(fresh);
+      } finally {
+        await fresh.close();
+        temp.cleanup();
+      }
+    });
 });

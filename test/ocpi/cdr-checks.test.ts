@@ -514,17 +514,26 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     );
   });
 
-  it('2.2.1: a credit CDR of a CDR we received unpriced: not re-priced, nothing to hold it against', async () => {
-    const cdr = cdr221(cpo221, {
+  it('2.2.1: a credit CDR that comes before the CDR it credits is unpriced, and checked again when that CDR comes', async () => {
+    const later = `C-LATER-${randomUUID().slice(0, 8)}`;
+    const credit = cdr221(cpo221, {
+      id: `${later}-C`,
       cdr_location: place221('LOC-221'),
       credit: true,
-      credit_reference_id: 'C-NEVER-SENT',
+      credit_reference_id: later,
       total_cost: { excl_vat: -5, incl_vat: -6 },
     });
-    await postCdr(cpo221, cdr);
-    const check = await checkOf(cpo221, String(cdr.id));
-    expect(check.status).to.equal('unpriced');
-    expect(check.reason).to.contain('credit CDR of CDR C-NEVER-SENT, which this party has not sent us');
+    await postCdr(cpo221, credit);
+    const early = await checkOf(cpo221, String(credit.id));
+    expect(early.status).to.equal('unpriced');
+    expect(early.reason).to.contain(`credit CDR of CDR ${later}, which this party has not sent us`);
+    // the CPO's outbox sent the credit first; the CDR it credits comes now
+    await postCdr(
+      cpo221,
+      cdr221(cpo221, { id: later, cdr_location: place221('LOC-221'), total_cost: { excl_vat: 5, incl_vat: 6 } }),
+    );
+    const checked = await checkUntil(cpo221, String(credit.id), 'agrees');
+    expect(checked).to.deep.include({ ours: { excl_vat: -5, incl_vat: -6 }, difference: { excl_vat: 0, incl_vat: 0 } });
   });
 
   it('2.2.1: a credit CDR is held against the CDR it credits: in full it agrees, in part it disagrees (mod_cdrs "Credit CDRs")', async () => {

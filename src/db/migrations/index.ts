@@ -29,6 +29,7 @@ import { M0027CdrCheckTariffIndex } from './m0027-cdr-check-tariff-index.js';
 import { M0028OcpiCreatedOrder } from './m0028-ocpi-created-order.js';
 import { M0029MeterStatePower } from './m0029-meter-state-power.js';
 import { M0030MeterSigned } from './m0030-meter-signed.js';
+import { M0031ReceivedCredits } from './m0031-received-credits.js';
 import { migrationNames, type MigrationName } from './names.js';
 
 const classes: Record<MigrationName, MigrationObject['class']> = {
@@ -62,6 +63,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   'm0028-ocpi-created-order': M0028OcpiCreatedOrder,
   'm0029-meter-state-power': M0029MeterStatePower,
   'm0030-meter-signed': M0030MeterSigned,
+  'm0031-received-credits': M0031ReceivedCredits,
 };
 
 /** Every migration in order. Names are stable: they are recorded in mikro_orm_migrations. */

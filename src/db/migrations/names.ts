@@ -34,6 +34,7 @@ export const migrationNames = [
   'm0028-ocpi-created-order',
   'm0029-meter-state-power',
   'm0030-meter-signed',
+  'm0031-received-credits',
 ] as const;
 
 export type MigrationName = (typeof migrationNames)[number];

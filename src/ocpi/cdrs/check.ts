@@ -80,6 +80,8 @@ export interface CdrCheck {
   detail: CheckDetail;
   /** unpriced for want of the tariff `detail.tariff` names, which the partner has not given us */
   waitsForTariff?: true;
+  /** a credit CDR unpriced for want of the CDR it credits, which the partner has not sent us (yet) */
+  waitsForCredited?: true;
 }
 
 /** Totals within this much of each other agree (one cent of any currency with cents). */
@@ -450,7 +452,7 @@ export async function checkCdr(deps: CheckDeps, key: ObjectKey, cdr: StoredCdr, 
  * is held against that CDR as this party sent it to us. Its `total_cost` off by more than 0.01
  * from the CDR's, negated, or another currency `disagrees` (a partial credit is no credit: a
  * correction is a full credit, then a new CDR); volumes and times that differ are notes. A credit
- * of a CDR we never received, or of a credit, is `unpriced`.
+ * of a CDR we have not received (checked again when it comes), or of a credit, is `unpriced`.
  */
 async function checkCredit(
   deps: CheckDeps,
@@ -460,12 +462,14 @@ async function checkCredit(
 ): Promise<CdrCheck> {
   const ref = credit.credit_reference_id;
   const credited = ref === undefined ? undefined : await deps.cdrs.get({ ...key, id: ref });
-  if (ref === undefined || !credited || viewOf(credited, key).credit)
-    return {
+  if (ref === undefined || !credited || viewOf(credited, key).credit) {
+    const unpriced: CdrCheck = {
       ...base,
       status: 'unpriced',
-      reason: `a credit CDR of ${ref === undefined ? 'no CDR named' : `CDR ${ref}`}, ${credited ? 'itself a credit' : 'which this party has not sent us'}: nothing to hold it against`,
+      reason: `a credit CDR of ${ref === undefined ? 'no CDR named' : `CDR ${ref}`}, ${credited ? 'itself a credit' : 'which this party has not sent us (checked again when it comes)'}: nothing to hold it against`,
     };
+    return ref !== undefined && !credited ? { ...unpriced, waitsForCredited: true } : unpriced;
+  }
   const billed = viewOf(credited, key);
   const negate = (n: number) => reported(dec(0).minus(dec(n)));
   const ours: Amounts =

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { PartyIdentity } from '../core/auth.js';
-import type { StoredCdr } from '../sessions/stored.js';
+import { isCdr221, type StoredCdr } from '../sessions/stored.js';
 import type { ObjectKey, ObjectStore } from '../store/object-store.js';
 import { checkCdr, type CdrCheck, type CheckDeps } from './check.js';
 import type { CdrCheckStore } from './check-store.js';
@@ -14,13 +14,16 @@ const DRAIN_MS = 5000;
  * it starts when the POST's answer is out, so it never slows the partner down, and what fails is
  * logged, never thrown. A CDR checked before (the same CDR posted again) is checked again only
  * when it was left unpriced; one left unpriced for want of the tariff it names is checked again
- * when the partner pushes that tariff.
+ * when the partner pushes that tariff, and a credit CDR left unpriced for want of the CDR it
+ * credits when that CDR comes.
  */
 /** Checks run at once; more wait, up to MAX_WAITING (beyond, a CDR is left unchecked, logged). */
 const MAX_RUNNING = 8;
 const MAX_WAITING = 10_000;
 /** The unpriced CDRs one tariff push checks again, at most (the oldest checks first). */
 const RECHECK_PER_TARIFF = 1000;
+/** The credits naming one CDR that its coming checks again, at most (one is the rule; more disagree). */
+const RECHECK_PER_CDR = 20;
 
 /** A CDR to check: as posted, or (undefined) read back from the CDRs store when its turn comes. */
 interface Job {
@@ -102,7 +105,8 @@ export class CdrChecker {
     if (before !== undefined && before !== 'unpriced') return undefined;
     let check = await checkCdr(this.deps, key, cdr);
     await this.store.save(check);
-    if (check.waitsForTariff) check = await this.againOnceKept(key, cdr, check);
+    if (check.waitsForTariff || check.waitsForCredited) check = await this.againOnceKept(key, cdr, check);
+    if (!isCdr221(cdr) || cdr.credit !== true) this.creditsWaitingOn(key);
     const fields = { cdr: key, status: check.status, difference: check.difference, reason: check.reason };
     if (check.status === 'disagrees') this.log.warn(fields, "a partner's CDR disagrees with its tariff");
     else this.log.debug(fields, 'received CDR re-priced');
@@ -110,12 +114,12 @@ export class CdrChecker {
   }
 
   /**
-   * A check left unpriced for want of a tariff, once it is kept. The tariff may have come (pushed,
-   * or pulled by another CDR's check) after this check read it and before it was kept; whoever
-   * stored it then looked for the unpriced checks naming it, found none, and this one would stay
-   * unpriced until the next push, pull or post. A tariff's writer stores it, then looks; this
-   * check is kept, then reads again: one of the two sees the other's write. Still missing, its
-   * CPO's tariffs may be pulled.
+   * A check left unpriced for want of a tariff, or (a credit) of the CDR it credits, once it is
+   * kept. What it wanted may have come (a tariff pushed or pulled by another CDR's check, the
+   * credited CDR posted) after this check read it and before it was kept; whoever stored it then
+   * looked for the unpriced checks naming it, found none, and this one would stay unpriced. The
+   * writer stores, then looks; this check is kept, then reads again: one of the two sees the
+   * other's write. A tariff still missing, its CPO's tariffs may be pulled.
    */
   private async againOnceKept(key: ObjectKey, cdr: StoredCdr, kept: CdrCheck): Promise<CdrCheck> {
     const again = await checkCdr(this.deps, key, cdr);
@@ -123,8 +127,22 @@ export class CdrChecker {
       this.missingTariff({ country_code: key.country_code, party_id: key.party_id });
       return kept;
     }
+    if (again.waitsForCredited) return kept;
     await this.store.save(again);
     return again;
+  }
+
+  /**
+   * CDR `key` came: the party's credit CDRs naming it that came before it, left unpriced for want
+   * of it, are checked again (a credit whose check agreed or disagreed is left as it is: `run`).
+   */
+  private creditsWaitingOn(key: ObjectKey): void {
+    void this.deps.creditsOf(key, key.id).then(
+      (ids) => {
+        for (const id of ids.slice(0, RECHECK_PER_CDR)) this.start({ key: { ...key, id }, cdr: undefined });
+      },
+      (err: unknown) => this.log.error({ err, cdr: key }, 'finding the credits of a received CDR failed'),
+    );
   }
 
   /** Shutdown: no new re-pricing; those under way may finish (at most DRAIN_MS). */
