@@ -382,6 +382,11 @@ describe('console: roaming, tariffs and CDRs', function () {
 
     // the operator credits it: asked twice, with a remark the eMSP is shown
     await row.getByTestId('credit').click();
+    // a remark of spaces only is refused, as the API refuses it, not sent as no remark
+    await row.getByTestId('credit-remark').fill('   ');
+    await row.getByTestId('confirm-credit').click();
+    await page.getByTestId('notice').filter({ hasText: 'A remark of spaces only is none' }).waitFor();
+    expect(await page.getByTestId(`cdr-${cdrId}-C`).count()).to.equal(0);
     await row.getByTestId('credit-remark').fill('charged on a faulty meter');
     await row.getByTestId('confirm-credit').click();
     await page

@@ -47,14 +47,15 @@ function CreditCdr({ cdr, creditedBy, done }) {
   const [busy, once] = useOneAtATime();
   if (cdr.credit) return html`<span class="muted">credits ${cdr.credit_reference_id}</span>`;
   if (creditedBy) return html`<span class="muted" data-testid="credited-by">credited by ${creditedBy}</span>`;
-  const send = () =>
-    once(async () => {
+  const send = () => {
+    // as the API: no remark, or one with something in it (spaces alone are refused, not dropped)
+    if (remark !== '' && remark.trim() === '') {
+      done({ ok: false, text: 'A remark of spaces only is none: type why, or empty it to credit without one.' }, false);
+      return;
+    }
+    return once(async () => {
       try {
-        const made = await api(
-          'POST',
-          `/v1/cdrs/${enc(cdr.id)}/credit`,
-          remark.trim() ? { remark: remark.trim() } : {},
-        );
+        const made = await api('POST', `/v1/cdrs/${enc(cdr.id)}/credit`, remark ? { remark: remark.trim() } : {});
         done({ ok: true, text: `CDR ${cdr.id} credited by ${made.cdr.id}: ${recipientsText(made.recipients)}` }, true);
       } catch (err) {
         done({ ok: false, text: failureText(`Crediting CDR ${cdr.id}`, err) }, false);
@@ -62,6 +63,7 @@ function CreditCdr({ cdr, creditedBy, done }) {
         setAsking(false);
       }
     });
+  };
   if (asking)
     return html`<span class="actions">
       <input
