@@ -108,6 +108,7 @@ function chargePointAccess(deps: CsmsApiDeps): ChargePointAccess {
       stateVersions: () => chargePoints.stateVersions(),
       stateSummaries: (addresses) => chargePoints.stateSummaries(addresses),
       pinnedAmong: (addresses) => actors.pinnedAmong(addresses),
+      pinnedHere: (addresses) => actors.pinnedHere(addresses),
       addressOf,
       lastSeenHere: (id) => deps.lastSeenHere(id),
     }),
@@ -267,7 +268,7 @@ function listChargePoints(cp: ChargePointAccess): CsmsRoute {
     handler: async (req): Promise<RouteResult> => {
       const q = req.query;
       assertConnectorStatus(q.status);
-      const [entries, linked] = await Promise.all([
+      const [{ entries, online_scope }, linked] = await Promise.all([
         cp.fleet.entries(q.protocol),
         q.location === undefined ? undefined : chargePoints.linkedTo(q.location),
       ]);
@@ -302,7 +303,10 @@ function listChargePoints(cp: ChargePointAccess): CsmsRoute {
           evse_links: links.get(x.id) ?? [],
         });
       }
-      return { data, headers: pageHeaders(config, req, matching.length, q.offset, q.limit) };
+      const headers = pageHeaders(config, req, matching.length, q.offset, q.limit);
+      // while Redis is away: whose connections `online` counts (fleet-index.ts)
+      if (online_scope !== 'cluster') headers['X-Online-Scope'] = online_scope;
+      return { data, headers };
     },
   });
 }
@@ -320,9 +324,10 @@ function fleetRoute(cp: ChargePointAccess): CsmsRoute {
       ),
     }),
     response: FleetOverviewView,
-    handler: async (req): Promise<RouteResult> => ({
-      data: fleetOverview(await cp.fleet.entries(), req.query.alerts),
-    }),
+    handler: async (req): Promise<RouteResult> => {
+      const { entries, online_scope } = await cp.fleet.entries();
+      return { data: { ...fleetOverview(entries, req.query.alerts), online_scope } };
+    },
   });
 }
 

@@ -1,4 +1,5 @@
 import type { ProtocolName } from '../ocpp/domain.js';
+import { isDependencyOutage } from '../platform/dependency-health.js';
 import { fleetEntry, naturalIdOrder, type FleetEntry, type RegistryFacts, type VersionedSummary } from './fleet.js';
 
 /** What the index reads; each a query (or a pin lookup) over the whole fleet, none per charger. */
@@ -11,9 +12,23 @@ export interface FleetSource {
   stateSummaries(addresses: readonly string[]): Promise<Map<string, VersionedSummary>>;
   /** which of these actors are pinned (their charger connected), anywhere in the cluster */
   pinnedAmong(addresses: readonly string[]): Promise<Set<string>>;
+  /** which of these actors this process holds pinned (known without Redis) */
+  pinnedHere(addresses: readonly string[]): Set<string>;
   addressOf(id: string): string;
   /** when this process's connection of the charger last received a frame */
   lastSeenHere(id: string): number | undefined;
+}
+
+/**
+ * Whose connections an answer's `online` counts: every process's (`cluster`; embedded, the one
+ * process), or, while Redis cannot be reached, only those of the process that answered.
+ */
+export type OnlineScope = 'cluster' | 'this_process';
+
+/** The fleet as the index holds it now, and whose connections its `online` counts. */
+export interface FleetRead {
+  entries: FleetEntry[];
+  online_scope: OnlineScope;
 }
 
 /**
@@ -38,17 +53,20 @@ export class FleetIndex {
 
   /**
    * Every registered charger (of `protocol`: the version it last spoke, else the one it is
-   * registered with, as its entry says) as the index holds it now.
+   * registered with, as its entry says) as the index holds it now. While Redis cannot be reached
+   * (cluster mode), `online` is what this process knows: its own chargers are online, the others'
+   * are not known and shown offline, and the answer says so (`online_scope`), rather than no
+   * answer at all while an operator most needs one.
    */
-  async entries(protocol?: ProtocolName): Promise<FleetEntry[]> {
+  async entries(protocol?: ProtocolName): Promise<FleetRead> {
     const [rows] = await Promise.all([this.source.registry(), this.refresh()]);
     const spoken = (r: (typeof rows)[number]): ProtocolName =>
       this.summaries.get(this.source.addressOf(r.id))?.summary?.protocol ?? r.protocol;
     const chosen = protocol === undefined ? rows : rows.filter((r) => spoken(r) === protocol);
     const addresses = chosen.map((r) => this.source.addressOf(r.id));
-    const pinned = await this.source.pinnedAmong(addresses);
+    const { pinned, scope } = await this.pinnedOf(addresses);
     const order = this.orderOf(rows);
-    return chosen.map((row, i) => {
+    const entries = chosen.map((row, i) => {
       const address = addresses[i] ?? '';
       return fleetEntry(
         row,
@@ -58,6 +76,16 @@ export class FleetIndex {
         this.source.lastSeenHere(row.id),
       );
     });
+    return { entries, online_scope: scope };
+  }
+
+  private async pinnedOf(addresses: readonly string[]): Promise<{ pinned: Set<string>; scope: OnlineScope }> {
+    try {
+      return { pinned: await this.source.pinnedAmong(addresses), scope: 'cluster' };
+    } catch (err) {
+      if (!isDependencyOutage(err)) throw err;
+      return { pinned: this.source.pinnedHere(addresses), scope: 'this_process' };
+    }
   }
 
   /** Brings the summaries up to the database's versions as of a read that starts after this call. */

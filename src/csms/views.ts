@@ -288,5 +288,9 @@ export const FleetOverviewView = titled(
     alerts: Type.Array(FleetAlertView, {
       description: 'connectors that reported Faulted or an error code other than NoError, newest first',
     }),
+    online_scope: Type.Union([Type.Literal('cluster'), Type.Literal('this_process')], {
+      description:
+        "whose connections `online` counts: every process's (`cluster`), or, while Redis cannot be reached, only the answering process's (`this_process`: the others' chargers count as offline)",
+    }),
   }),
 );

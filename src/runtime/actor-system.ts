@@ -223,6 +223,11 @@ export class ActorSystem implements ActorMessenger {
     return this.opts.placement.pinnedAmong(addresses);
   }
 
+  /** Of these pinned actors, the ones this process holds (known while Redis is away). */
+  pinnedHere(addresses: readonly Address[]): Set<Address> {
+    return this.opts.placement.pinnedHere(addresses);
+  }
+
   private onEnvelope(env: Envelope): void {
     switch (env.t) {
       case 'reply':

@@ -103,6 +103,10 @@ export class LocalPlacement implements ActorPlacement {
   }
 
   async pinnedAmong(addresses: readonly Address[]): Promise<Set<Address>> {
+    return this.pinnedHere(addresses);
+  }
+
+  pinnedHere(addresses: readonly Address[]): Set<Address> {
     return new Set(addresses.filter((a) => this.pins.has(a)));
   }
 

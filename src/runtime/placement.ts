@@ -59,6 +59,8 @@ export interface ActorPlacement {
   takeOrphanedPins?(processIds: readonly string[]): Promise<Address[]>;
   /** of these pinned addresses, the ones a live process holds (one round trip per 1,000 in cluster mode) */
   pinnedAmong(addresses: readonly Address[]): Promise<Set<Address>>;
+  /** of these pinned addresses, the ones this process holds: known without Redis */
+  pinnedHere(addresses: readonly Address[]): Set<Address>;
   /** true when this process has what it needs to serve (leases taken, Redis reachable) */
   isReady(): boolean;
   describe(): Record<string, unknown>;

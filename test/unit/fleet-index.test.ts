@@ -43,7 +43,17 @@ class FakeFleet implements FleetSource {
     return out;
   };
 
-  pinnedAmong = async (addresses: readonly string[]): Promise<Set<string>> => new Set(addresses);
+  /** the pins anywhere; undefined: Redis cannot be reached */
+  pinnedAnywhere: Set<string> | undefined = undefined;
+  /** the pins of this process */
+  readonly here = new Set<string>();
+
+  pinnedAmong = async (addresses: readonly string[]): Promise<Set<string>> => {
+    const pinned = this.pinnedAnywhere;
+    if (!pinned) throw Object.assign(new Error('Redis is not connected'), { name: 'DependencyDegradedError' });
+    return new Set(addresses.filter((a) => pinned.has(a)));
+  };
+  pinnedHere = (addresses: readonly string[]): Set<string> => new Set(addresses.filter((a) => this.here.has(a)));
   addressOf = (id: string): string => `charge-point/${id}`;
   lastSeenHere = (): number | undefined => undefined;
 }
@@ -56,7 +66,7 @@ describe('FleetIndex (src/csms/fleet-index.ts)', () => {
     const fleet = new FakeFleet();
     for (let i = 1; i <= 20; i++) fleet.add(`CP-${i}`, 'Available');
     const index = new FleetIndex(fleet);
-    expect(await index.entries()).to.have.length(20);
+    expect((await index.entries()).entries).to.have.length(20);
     expect(fleet.summariesRead.flat()).to.have.length(20);
 
     fleet.summariesRead.length = 0;
@@ -64,7 +74,7 @@ describe('FleetIndex (src/csms/fleet-index.ts)', () => {
     expect(fleet.summariesRead).to.deep.equal([]);
 
     fleet.report('CP-7', 'Faulted');
-    const entries = await index.entries();
+    const { entries } = await index.entries();
     expect(fleet.summariesRead).to.deep.equal([['charge-point/CP-7']]);
     expect(statusOf(entries, 'CP-7')).to.equal('Faulted');
   });
@@ -73,13 +83,37 @@ describe('FleetIndex (src/csms/fleet-index.ts)', () => {
     const fleet = new FakeFleet();
     for (const id of ['CP-10', 'CP-2', 'cp-1', 'CP-1']) fleet.add(id, 'Available');
     const index = new FleetIndex(fleet);
-    const ranked = (await index.entries()).sort((x, y) => x.rank - y.rank).map((e) => e.id);
+    const ranked = (await index.entries()).entries.sort((x, y) => x.rank - y.rank).map((e) => e.id);
     expect(ranked).to.deep.equal(['CP-1', 'cp-1', 'CP-2', 'CP-10']);
     fleet.rows.splice(
       fleet.rows.findIndex((r) => r.id === 'CP-2'),
       1,
     );
-    expect((await index.entries()).map((e) => e.id)).to.deep.equal(['CP-10', 'cp-1', 'CP-1']);
+    expect((await index.entries()).entries.map((e) => e.id)).to.deep.equal(['CP-10', 'cp-1', 'CP-1']);
+  });
+
+  it("counts online every process's chargers, and while Redis is away this process's only, saying so", async () => {
+    const fleet = new FakeFleet();
+    for (const id of ['CP-1', 'CP-2', 'CP-3']) fleet.add(id, 'Available');
+    fleet.pinnedAnywhere = new Set(['charge-point/CP-1', 'charge-point/CP-2']);
+    fleet.here.add('charge-point/CP-2');
+    const index = new FleetIndex(fleet);
+    const online = (read: { entries: Array<{ id: string; online: boolean }> }) =>
+      read.entries.filter((e) => e.online).map((e) => e.id);
+    const all = await index.entries();
+    expect(all.online_scope).to.equal('cluster');
+    expect(online(all)).to.deep.equal(['CP-1', 'CP-2']);
+    fleet.pinnedAnywhere = undefined;
+    const partial = await index.entries();
+    expect(partial.online_scope).to.equal('this_process');
+    expect(online(partial)).to.deep.equal(['CP-2']);
+    // any other failure is no outage: it is not hidden
+    fleet.pinnedAmong = async () => {
+      throw new TypeError('a bug');
+    };
+    let failed: unknown;
+    await index.entries().catch((err: unknown) => (failed = err));
+    expect(failed).to.be.instanceOf(TypeError);
   });
 
   it('makes a request that arrives during a refresh wait for one that starts after it', async () => {
@@ -98,9 +132,9 @@ describe('FleetIndex (src/csms/fleet-index.ts)', () => {
     const late = index.entries();
     const alsoLate = index.entries();
     release();
-    expect(statusOf(await early, 'CP-1')).to.equal('Available');
-    expect(statusOf(await late, 'CP-1')).to.equal('Faulted');
-    expect(statusOf(await alsoLate, 'CP-1')).to.equal('Faulted');
+    expect(statusOf((await early).entries, 'CP-1')).to.equal('Available');
+    expect(statusOf((await late).entries, 'CP-1')).to.equal('Faulted');
+    expect(statusOf((await alsoLate).entries, 'CP-1')).to.equal('Faulted');
     // the late ones shared one refresh
     expect(fleet.summariesRead).to.deep.equal([['charge-point/CP-1'], ['charge-point/CP-1']]);
   });

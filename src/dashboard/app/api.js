@@ -82,10 +82,10 @@ export async function call(method, path, body) {
 
 export const api = async (method, path, body) => (await call(method, path, body)).data;
 
-/** A page of a /v1 list and its total (X-Total-Count). */
+/** A page of a /v1 list, its total (X-Total-Count) and its headers. */
 export async function page(path) {
   const { data, headers } = await call('GET', path);
-  return { items: data, total: Number(headers.get('X-Total-Count') ?? data.length) };
+  return { items: data, total: Number(headers.get('X-Total-Count') ?? data.length), headers };
 }
 
 export const enc = encodeURIComponent;

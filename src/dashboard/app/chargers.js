@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { ApiError, api, enc, onEvent, onResync, page, query } from './api.js';
 import { fmtTime } from './format.js';
-import { ErrorLine, Status, rangeText, useDebounced, useFollowed, useLoad } from './ui.js';
+import { ErrorLine, OnlineScopeNote, Status, rangeText, useDebounced, useFollowed, useLoad } from './ui.js';
 
 const LIMIT = 50;
 const STATUSES = [
@@ -194,6 +194,7 @@ export function ChargerList({ params }) {
     <h1>Chargers</h1>
     <${Filters} f=${f} />
     <${ErrorLine} error=${error} />
+    <${OnlineScopeNote} scope=${data?.headers.get('X-Online-Scope')} />
     <p class="muted" data-testid="range">
       ${error ? '' : data ? rangeText(offset, rows.length, total, 'No charger matches.') : 'Loading…'}
     </p>

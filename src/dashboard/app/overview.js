@@ -4,7 +4,7 @@ import { useEffect } from 'preact/hooks';
 import { html } from './html.js';
 import { api, enc, onEvent, onResync } from './api.js';
 import { fmtTime } from './format.js';
-import { ErrorLine, FaultText, Status, useDebounced, useLoad } from './ui.js';
+import { ErrorLine, FaultText, OnlineScopeNote, Status, useDebounced, useLoad } from './ui.js';
 
 function Count({ name, value, href, tone }) {
   return html`<a class=${`count ${tone ?? ''}`} href=${href} data-testid=${`count-${name}`}
@@ -20,6 +20,7 @@ export function Overview() {
   return html`<section>
     <h1>Fleet</h1>
     <${ErrorLine} error=${error} />
+    <${OnlineScopeNote} scope=${fleet?.online_scope} />
     <div class="counts">
       <${Count} name="total" value=${fleet?.total} href="#/chargers" />
       <${Count} name="online" value=${fleet?.online} href="#/chargers?online=true" tone="ok" />

@@ -20,6 +20,18 @@ export function FaultText({ c }) {
 }
 
 /** The outcome of an action: green when it went through, red when it did not. */
+/**
+ * While Redis cannot be reached (cluster mode), a list's and the overview's `online` is what the
+ * process that answered knows (`online_scope`, X-Online-Scope): said above them.
+ */
+export function OnlineScopeNote({ scope }) {
+  if (!scope || scope === 'cluster') return null;
+  const text =
+    'Redis cannot be reached: only the chargers connected to the process that answered show online; ' +
+    'the others show offline until it is back.';
+  return html`<p class="notice pending" role="status" data-testid="online-scope">${text}</p>`;
+}
+
 export function Notice({ notice }) {
   if (!notice) return null;
   const tone = notice.pending ? 'pending' : notice.ok ? 'ok' : 'err';

@@ -9,6 +9,7 @@ import type { RuntimeStore } from '../runtime-store.js';
 import { loadClusterScripts, type ClusterScripts } from './scripts.js';
 import type { RedisKeys } from './redis-keys.js';
 import { LogLimit, redisErrorListener } from '../../log-limit.js';
+import { DependencyDegradedError } from '../../platform/dependency-health.js';
 
 export interface ClusterPlacementOptions {
   redis: Redis;
@@ -528,6 +529,9 @@ export class ClusterPlacement implements ActorPlacement {
   }
 
   async pinnedAmong(addresses: readonly Address[]): Promise<Set<Address>> {
+    // while Redis is away, at once: a command would wait in ioredis's queue for its retries
+    if (this.opts.redis.status !== 'ready')
+      throw new DependencyDegradedError(`Redis is not connected (${this.opts.redis.status})`);
     const pinned = new Set<Address>();
     for (let i = 0; i < addresses.length; i += PIN_LOOKUP_CHUNK) {
       const chunk = addresses.slice(i, i + PIN_LOOKUP_CHUNK);
@@ -538,6 +542,10 @@ export class ClusterPlacement implements ActorPlacement {
       });
     }
     return pinned;
+  }
+
+  pinnedHere(addresses: readonly Address[]): Set<Address> {
+    return new Set(addresses.filter((a) => this.pins.get(a)?.isValid()));
   }
 
   isReady(): boolean {
