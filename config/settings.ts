@@ -338,6 +338,13 @@ export const SettingsSchema = Type.Object({
     default: 10000,
     description: 'an OCPP upgrade (and its login) must complete within this, else the socket is destroyed',
   }),
+  OCPP_MAX_MESSAGE_KB: Type.Integer({
+    minimum: 64,
+    maximum: 16384,
+    default: 256,
+    description:
+      'the largest WebSocket message a charger may send, in KiB; a larger one closes its connection (1009). Raise it for chargers that send their device model (NotifyReport) in large parts',
+  }),
   OCPP_BOOT_DEADLINE_MS: Type.Integer({
     minimum: 1000,
     maximum: 3600000,

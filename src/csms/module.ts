@@ -262,6 +262,7 @@ function ocppEndpoint(
     callTimeoutMs: opts.callTimeoutMs ?? 30_000,
     handshakeTimeoutMs: config.OCPP_HANDSHAKE_TIMEOUT_MS,
     bootDeadlineMs: config.OCPP_BOOT_DEADLINE_MS,
+    maxMessageBytes: config.OCPP_MAX_MESSAGE_KB * 1024,
     logins: new LoginThrottle({ maxFailures: config.OCPP_LOGIN_FAILURES }),
     trustProxy: config.TRUST_PROXY === 'true',
     degradedBy: () => services.health.degradedBy(),

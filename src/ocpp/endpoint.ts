@@ -98,6 +98,8 @@ export interface OcppEndpointOptions {
   handshakeTimeoutMs: number;
   /** OCPP_BOOT_DEADLINE_MS: a charger never booted must send BootNotification within this */
   bootDeadlineMs: number;
+  /** the largest message a charger may send (OCPP_MAX_MESSAGE_KB): a larger one is closed with 1009 */
+  maxMessageBytes: number;
   /** failed logins per identity and per address (OCPP_LOGIN_FAILURES) */
   logins: LoginThrottle;
   /** TRUST_PROXY: whether X-Forwarded-For names the client */
@@ -142,13 +144,7 @@ const CLOSE_HANDSHAKE_MS = 2000;
 export class OcppEndpoint {
   /** the subprotocol decided before the upgrade, per request */
   private readonly chosen = new WeakMap<IncomingMessage, ProtocolName>();
-  private readonly wss = new WebSocketServer({
-    noServer: true,
-    perMessageDeflate: false,
-    clientTracking: false,
-    maxPayload: 256 * 1024,
-    handleProtocols: (_offered, req) => this.chosen.get(req) ?? false,
-  });
+  private readonly wss: WebSocketServer;
   private pinger: NodeJS.Timeout | undefined;
   private lastSeenFlusher: NodeJS.Timeout | undefined;
   /** connections closed since the last write of their last-seen times (see `flushClosed`) */
@@ -167,6 +163,13 @@ export class OcppEndpoint {
   private readonly connectionSettings: ConnectionSettings;
 
   constructor(private readonly opts: OcppEndpointOptions) {
+    this.wss = new WebSocketServer({
+      noServer: true,
+      perMessageDeflate: false,
+      clientTracking: false,
+      maxPayload: opts.maxMessageBytes,
+      handleProtocols: (_offered, req) => this.chosen.get(req) ?? false,
+    });
     this.deadlines = new HandshakeDeadlines(opts.handshakeTimeoutMs);
     this.connectionSettings = {
       schemas: opts.schemas,

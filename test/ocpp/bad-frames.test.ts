@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { TestCharger } from './support/charger.js';
-import { startCsms, type CsmsUnderTest, type RegisteredChargePoint } from './support/csms.js';
+import { API_KEY, startCsms, type CsmsUnderTest, type RegisteredChargePoint } from './support/csms.js';
+import { embeddedEnvironment } from '../support/platforms.js';
 import { v16 } from './support/messages.js';
 import { encodeFrame, RawClient } from './support/raw-socket.js';
 import { connectedCharger, eventually } from './support/scenario.js';
@@ -143,5 +144,37 @@ describe('OCPP endpoint: a bad WebSocket frame closes only its own connection', 
     expect(res.status).to.equal(200);
     const call = await other.charger.waitFor((f) => f[0] === 2 && f[2] === 'RemoteStartTransaction', 5000, from);
     expect(call[3]).to.include({ idTag: 'TAG-1' });
+  });
+});
+
+describe('OCPP endpoint: OCPP_MAX_MESSAGE_KB sets the largest message a charger may send', () => {
+  let csms: CsmsUnderTest;
+  before(async () => {
+    csms = await startCsms({}, await embeddedEnvironment({ CSMS_API_KEY: API_KEY, OCPP_MAX_MESSAGE_KB: '1024' }));
+  });
+  after(async () => {
+    await csms.stop();
+  });
+
+  it('answers a 2.0.1 NotifyReport of 600 KiB when raised to 1024, and closes one over it with 1009', async () => {
+    const { cp, charger } = await connectedCharger(csms, 'ocpp2.0.1');
+    const variable = (i: number) => ({
+      component: { name: 'Vendor', instance: `part-${i}` },
+      variable: { name: 'Note' },
+      variableAttribute: [{ type: 'Actual', value: 'x'.repeat(900), mutability: 'ReadOnly' }],
+    });
+    const report = (n: number) => ({
+      requestId: 1,
+      generatedAt: new Date().toISOString(),
+      seqNo: 0,
+      reportData: Array.from({ length: n }, (_, i) => variable(i)),
+    });
+    expect(JSON.stringify(report(600)).length).to.be.above(256 * 1024 * 2);
+    expect(await charger.call('NotifyReport', report(600))).to.deep.equal({});
+    const model = await csms.api<{ variables: unknown[] }>('GET', `/v1/charge-points/${cp.id}/device-model`);
+    expect(model.body.variables).to.have.length(600);
+    // no answer comes: the connection closes
+    void charger.call('NotifyReport', report(1200)).catch(() => undefined);
+    expect(await eventually(async () => charger.closeCode)).to.equal(1009);
   });
 });
