@@ -40,6 +40,7 @@ import { dropPendingPasswordRoute, passwordRoute } from './password-route.js';
 import { ChargerEventEntry, DeviceModel, type ReportReader } from './report-store.js';
 import { ChargingSession, type SessionReader } from './session-store.js';
 import { titled } from '../gateway/openapi.js';
+import { onlineAmong, type OnlineSource } from './online.js';
 import {
   BootPolicyBody,
   ChargePointView,
@@ -75,6 +76,8 @@ export interface CsmsApiDeps {
   shutdown: AbortSignal;
   /** when this process's connection of the charger last received a frame (none here: undefined) */
   lastSeenHere(id: string): number | undefined;
+  /** the health probe finds Redis away (cluster mode) */
+  redisAway(): boolean;
 }
 
 const IdParams = Type.Object({ id: ChargePointId });
@@ -100,6 +103,11 @@ interface ChargePointAccess {
 function chargePointAccess(deps: CsmsApiDeps): ChargePointAccess {
   const { config, actors, chargePoints } = deps;
   const addressOf = (id: string): string => actors.ref(chargePointProtocol, id).address;
+  const connected: OnlineSource = {
+    pinnedAmong: (addresses) => actors.pinnedAmong(addresses),
+    pinnedHere: (addresses) => actors.pinnedHere(addresses),
+    redisAway: () => deps.redisAway(),
+  };
   const access: ChargePointAccess = {
     deps,
     addressOf,
@@ -107,8 +115,7 @@ function chargePointAccess(deps: CsmsApiDeps): ChargePointAccess {
       registry: () => chargePoints.registryFacts(),
       stateVersions: () => chargePoints.stateVersions(),
       stateSummaries: (addresses) => chargePoints.stateSummaries(addresses),
-      pinnedAmong: (addresses) => actors.pinnedAmong(addresses),
-      pinnedHere: (addresses) => actors.pinnedHere(addresses),
+      ...connected,
       addressOf,
       lastSeenHere: (id) => deps.lastSeenHere(id),
     }),
@@ -123,7 +130,13 @@ function chargePointAccess(deps: CsmsApiDeps): ChargePointAccess {
       const seenHere = deps.lastSeenHere(id);
       const row = await chargePoints.find(id);
       if (!row) throw new HttpError(404, 'not_found', `no charge point ${id}`);
-      const [online, links] = await Promise.all([actors.isPinned(address), chargePoints.evseLinksOf([id])]);
+      const [{ pinned, scope }, links] = await Promise.all([
+        onlineAmong(connected, [address]),
+        chargePoints.evseLinksOf([id]),
+      ]);
+      const online = pinned.has(address);
+      // while Redis is away: whose connections `online` counts (online.ts)
+      if (scope !== 'cluster') koa.set('X-Online-Scope', scope);
       return {
         ...chargePointView(row, online, state, ocppUrlFor(config, id, koa), seenHere),
         evse_links: links.get(id) ?? [],

@@ -1,29 +1,19 @@
 import type { ProtocolName } from '../ocpp/domain.js';
-import { isDependencyOutage } from '../platform/dependency-health.js';
+import { onlineAmong, type OnlineScope, type OnlineSource } from './online.js';
 import { fleetEntry, naturalIdOrder, type FleetEntry, type RegistryFacts, type VersionedSummary } from './fleet.js';
 
 /** What the index reads; each a query (or a pin lookup) over the whole fleet, none per charger. */
-export interface FleetSource {
+export interface FleetSource extends OnlineSource {
   /** every registered charger (charge-point-store.ts registryFacts) */
   registry(): Promise<RegistryFacts[]>;
   /** the version of every charge-point actor's stored state, by address */
   stateVersions(): Promise<Map<string, number>>;
   /** these states read, parsed and summarized, with the version read */
   stateSummaries(addresses: readonly string[]): Promise<Map<string, VersionedSummary>>;
-  /** which of these actors are pinned (their charger connected), anywhere in the cluster */
-  pinnedAmong(addresses: readonly string[]): Promise<Set<string>>;
-  /** which of these actors this process holds pinned (known without Redis) */
-  pinnedHere(addresses: readonly string[]): Set<string>;
   addressOf(id: string): string;
   /** when this process's connection of the charger last received a frame */
   lastSeenHere(id: string): number | undefined;
 }
-
-/**
- * Whose connections an answer's `online` counts: every process's (`cluster`; embedded, the one
- * process), or, while Redis cannot be reached, only those of the process that answered.
- */
-export type OnlineScope = 'cluster' | 'this_process';
 
 /** The fleet as the index holds it now, and whose connections its `online` counts. */
 export interface FleetRead {
@@ -54,9 +44,9 @@ export class FleetIndex {
   /**
    * Every registered charger (of `protocol`: the version it last spoke, else the one it is
    * registered with, as its entry says) as the index holds it now. While Redis cannot be reached
-   * (cluster mode), `online` is what this process knows: its own chargers are online, the others'
-   * are not known and shown offline, and the answer says so (`online_scope`), rather than no
-   * answer at all while an operator most needs one.
+   * (cluster mode), `online` is what this process knows (online.ts): its own chargers are
+   * online, the others' are not known and shown offline, and the answer says so
+   * (`online_scope`), rather than no answer at all while an operator most needs one.
    */
   async entries(protocol?: ProtocolName): Promise<FleetRead> {
     const [rows] = await Promise.all([this.source.registry(), this.refresh()]);
@@ -64,28 +54,20 @@ export class FleetIndex {
       this.summaries.get(this.source.addressOf(r.id))?.summary?.protocol ?? r.protocol;
     const chosen = protocol === undefined ? rows : rows.filter((r) => spoken(r) === protocol);
     const addresses = chosen.map((r) => this.source.addressOf(r.id));
-    const { pinned, scope } = await this.pinnedOf(addresses);
+    // the summaries as this refresh left them: a later refresh may run while the pins are read
+    const summaries = addresses.map((a) => this.summaries.get(a)?.summary);
+    const { pinned, scope } = await onlineAmong(this.source, addresses);
     const order = this.orderOf(rows);
-    const entries = chosen.map((row, i) => {
-      const address = addresses[i] ?? '';
-      return fleetEntry(
+    const entries = chosen.map((row, i) =>
+      fleetEntry(
         row,
         order.get(row.id) ?? 0,
-        pinned.has(address),
-        this.summaries.get(address)?.summary,
+        pinned.has(addresses[i] ?? ''),
+        summaries[i],
         this.source.lastSeenHere(row.id),
-      );
-    });
+      ),
+    );
     return { entries, online_scope: scope };
-  }
-
-  private async pinnedOf(addresses: readonly string[]): Promise<{ pinned: Set<string>; scope: OnlineScope }> {
-    try {
-      return { pinned: await this.source.pinnedAmong(addresses), scope: 'cluster' };
-    } catch (err) {
-      if (!isDependencyOutage(err)) throw err;
-      return { pinned: this.source.pinnedHere(addresses), scope: 'this_process' };
-    }
   }
 
   /** Brings the summaries up to the database's versions as of a read that starts after this call. */

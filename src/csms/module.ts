@@ -302,6 +302,7 @@ function apiDeps(
     streams: parts.streams,
     shutdown: parts.shutdown,
     lastSeenHere: (id) => parts.registry.seenAt(id),
+    redisAway: () => services.health.degradedBy() === 'redis',
   };
 }
 

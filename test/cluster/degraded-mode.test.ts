@@ -68,6 +68,8 @@ describe('degraded mode: Redis goes away under a web process with chargers conne
       await charger.call('BootNotification', v16.boot());
       chargers.push({ cp, charger });
     }
+    // one that never connected: who is connected elsewhere is what an outage hides
+    await api('POST', '/v1/charge-points', { id: uniqueChargePointId('DG'), protocol: 'ocpp1.6' });
     await waitFor('ready before the outage', async () => (await probe(web.url, '/readyz')).status === 200, 10_000);
 
     await redis.kill();
@@ -159,5 +161,41 @@ describe('degraded mode: Redis goes away under a web process with chargers conne
     expect(readyz.status).to.equal(503);
     expect(readyz.ms, '/readyz during the outage').to.be.below(2000);
     expect(healthz.status).to.equal(200);
+  });
+
+  it("a Redis that stops answering: the lists and a charger's page answer within 2 s with what this process knows", async () => {
+    const api = apiClient(web.url);
+    const never = (
+      await api<RegisteredChargePoint>('POST', '/v1/charge-points', {
+        id: uniqueChargePointId('DG'),
+        protocol: 'ocpp1.6',
+      })
+    ).body;
+    await waitFor('ready', async () => (await probe(web.url, '/readyz')).status === 200, 15_000);
+    redis.freeze();
+    try {
+      // was: no answer at all while it lasted (the read of the pins waited on a connection that took it)
+      const asked = Date.now();
+      const [list, fleet, connected, offline] = await Promise.all([
+        api<Array<{ id: string; online: boolean }>>('GET', '/v1/charge-points?limit=100'),
+        api<{ online: number; online_scope: string }>('GET', '/v1/fleet'),
+        api<{ online: boolean }>('GET', `/v1/charge-points/${chargers[0]!.cp.id}`),
+        api<{ online: boolean }>('GET', `/v1/charge-points/${never.id}`),
+      ]);
+      expect(Date.now() - asked, 'the answers while Redis does not answer').to.be.below(2000);
+      expect([list.status, fleet.status, connected.status, offline.status]).to.deep.equal([200, 200, 200, 200]);
+      expect(list.headers.get('x-online-scope')).to.equal('this_process');
+      expect(fleet.body).to.include({ online: CHARGERS, online_scope: 'this_process' });
+      // its own charger is known online without Redis; another is shown offline, and said to be a guess
+      expect([connected.body.online, connected.headers.get('x-online-scope')]).to.deep.equal([true, null]);
+      expect([offline.body.online, offline.headers.get('x-online-scope')]).to.deep.equal([false, 'this_process']);
+    } finally {
+      redis.thaw();
+    }
+    await waitFor(
+      'the lists count every process again',
+      async () => (await api<{ online_scope: string }>('GET', '/v1/fleet')).body.online_scope === 'cluster',
+      15_000,
+    );
   });
 });

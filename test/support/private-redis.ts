@@ -76,6 +76,16 @@ export class PrivateRedis {
     await redisAnswers(this.url, `redis-server on port ${this.port} answers`);
   }
 
+  /** Stops the server without closing its connections (SIGSTOP): it takes them and answers nothing. */
+  freeze(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  /** Lets a frozen server go on (SIGCONT). */
+  thaw(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   /** Kills the server at once (its data is gone) and waits for it to exit. */
   async kill(): Promise<void> {
     const child = this.child;

@@ -54,6 +54,9 @@ class FakeFleet implements FleetSource {
     return new Set(addresses.filter((a) => pinned.has(a)));
   };
   pinnedHere = (addresses: readonly string[]): Set<string> => new Set(addresses.filter((a) => this.here.has(a)));
+  /** the health probe's word on Redis */
+  away = false;
+  redisAway = (): boolean => this.away;
   addressOf = (id: string): string => `charge-point/${id}`;
   lastSeenHere = (): number | undefined => undefined;
 }
@@ -107,6 +110,17 @@ describe('FleetIndex (src/csms/fleet-index.ts)', () => {
     const partial = await index.entries();
     expect(partial.online_scope).to.equal('this_process');
     expect(online(partial)).to.deep.equal(['CP-2']);
+    // a Redis that takes connections and does not answer: this process's pins after a bound
+    fleet.pinnedAmong = () => new Promise<Set<string>>(() => undefined);
+    const hung = await index.entries();
+    expect([hung.online_scope, online(hung)]).to.deep.equal(['this_process', ['CP-2']]);
+    // the probe finds it away: Redis is not asked at all
+    fleet.away = true;
+    fleet.pinnedAmong = async () => {
+      throw new Error('asked while the probe finds Redis away');
+    };
+    expect((await index.entries()).online_scope).to.equal('this_process');
+    fleet.away = false;
     // any other failure is no outage: it is not hidden
     fleet.pinnedAmong = async () => {
       throw new TypeError('a bug');

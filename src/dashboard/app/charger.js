@@ -5,7 +5,19 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { api, call, enc, failureText, onEvent, onResync, page, query } from './api.js';
 import { fmtDuration, fmtTime, kwh, sessionDurationMs, fmtCost, tone } from './format.js';
-import { ErrorLine, FaultText, Notice, Status, useDebounced, useLoad, useOneAtATime } from './ui.js';
+import {
+  DEGRADED_RELOAD_MS,
+  ErrorLine,
+  FaultText,
+  Notice,
+  OnlineScopeNote,
+  QUIET_RELOAD_MS,
+  Status,
+  useDebounced,
+  useLoad,
+  useOneAtATime,
+  useReloadEvery,
+} from './ui.js';
 import { OPERATIONS, accepted, operationsFor } from './operations.js';
 
 const FINAL = (s) => !['queued', 'sent'].includes(s);
@@ -443,7 +455,13 @@ const SINCE = "the charger's time of the report that set this status; a report r
 
 export function ChargerPage({ id }) {
   const base = `/v1/charge-points/${enc(id)}`;
-  const [{ data: cp, error }, reload] = useLoad(() => api('GET', base), [id]);
+  // with whose connections `online` was read (X-Online-Scope: this_process while Redis is away)
+  const [{ data: cp, error }, reload] = useLoad(
+    () => call('GET', base).then(({ data, headers }) => ({ ...data, onlineScope: headers.get('X-Online-Scope') })),
+    [id],
+  );
+  // no event says that Redis went or came back: read now and then, often while it is away
+  useReloadEvery(cp?.onlineScope === 'this_process' ? DEGRADED_RELOAD_MS : QUIET_RELOAD_MS, true, reload);
   const [{ data: events }, reloadEvents] = useLoad(() => page(`${base}/events?limit=20`), [id]);
   const [{ data: sessions }, reloadSessions] = useLoad(
     () => page(`/v1/sessions${query({ charge_point_id: id, limit: 20 })}`),
@@ -469,6 +487,7 @@ export function ChargerPage({ id }) {
       <span class=${`chip ${cp.online ? 'ok' : 'off'}`} data-testid="online">${cp.online ? 'online' : 'offline'}</span>
     </h1>
     <${ErrorLine} error=${error} />
+    <${OnlineScopeNote} scope=${cp.onlineScope} />
     <${Notice} notice=${notice} />
     <div class="grid">
       <div class="card">

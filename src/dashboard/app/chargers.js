@@ -5,7 +5,18 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { ApiError, api, enc, onEvent, onResync, page, query } from './api.js';
 import { fmtTime } from './format.js';
-import { ErrorLine, OnlineScopeNote, Status, rangeText, useDebounced, useFollowed, useLoad } from './ui.js';
+import {
+  DEGRADED_RELOAD_MS,
+  ErrorLine,
+  OnlineScopeNote,
+  QUIET_RELOAD_MS,
+  Status,
+  rangeText,
+  useDebounced,
+  useFollowed,
+  useLoad,
+  useReloadEvery,
+} from './ui.js';
 
 const LIMIT = 50;
 const STATUSES = [
@@ -151,6 +162,9 @@ export function ChargerList({ params }) {
   const key = query(f);
   const [{ data, error }, reload] = useLoad(() => page(`/v1/charge-points${query({ ...f, limit: LIMIT })}`), [key]);
   useEffect(() => onResync(() => void reload()), []);
+  // no event says that Redis went or came back: read now and then, often while it is away
+  const degraded = data?.headers.get('X-Online-Scope') === 'this_process';
+  useReloadEvery(degraded ? DEGRADED_RELOAD_MS : QUIET_RELOAD_MS, true, reload);
   // rows re-read after an event, by id, over the page as loaded
   const [fresh, setFresh] = useState(new Map());
   useEffect(() => setFresh(new Map()), [data]);

@@ -84,6 +84,23 @@ export function useLoad(load, deps) {
   return [state, run];
 }
 
+/** `reload` every `ms` while `on` (a view that no event keeps fresh then). */
+export function useReloadEvery(ms, on, reload) {
+  useEffect(() => {
+    if (!on) return undefined;
+    const timer = setInterval(() => void reload(), ms);
+    return () => clearInterval(timer);
+  }, [ms, on]);
+}
+
+/**
+ * How often a view that shows `online` is read again with no event: no event says that Redis went
+ * or came back (cluster mode). Often while its `online` is this process's only (Redis away), so
+ * that it clears once Redis is back.
+ */
+export const QUIET_RELOAD_MS = 30_000;
+export const DEGRADED_RELOAD_MS = 5000;
+
 /**
  * `fn` at most once per `ms` per key, with the arguments of the last call: by default `ms` after
  * the first call of a burst (events keep a view fresh while they keep coming); with `restart`, `ms`
