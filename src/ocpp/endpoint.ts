@@ -298,7 +298,7 @@ export class OcppEndpoint {
     // elements only) is answered without one
     if (offered.length > 0) req.headers['sec-websocket-protocol'] = protocol;
     else delete req.headers['sec-websocket-protocol'];
-    const ws = await completeUpgrade(this.wss, req, socket, head, frameErrorLogger(log, id));
+    const ws = await completeUpgrade(this.wss, req, socket, head, frameErrorLogger(log, id, this.opts.maxMessageBytes));
     if (!ws) return;
     this.deadlines.clear(socket);
     try {
@@ -324,7 +324,13 @@ export class OcppEndpoint {
   ): Promise<void> {
     this.opts.signals.refused(id, address, 'no_subprotocol', 101);
     delete req.headers['sec-websocket-protocol'];
-    const ws = await completeUpgrade(this.wss, req, socket, head, frameErrorLogger(this.opts.log, id));
+    const ws = await completeUpgrade(
+      this.wss,
+      req,
+      socket,
+      head,
+      frameErrorLogger(this.opts.log, id, this.opts.maxMessageBytes),
+    );
     if (!ws) return;
     this.deadlines.clear(socket);
     ws.close(1002, 'no common subprotocol: this CSMS speaks ocpp1.6 and ocpp2.0.1');
@@ -465,10 +471,24 @@ function completeUpgrade(
   });
 }
 
-/** The 'error' listener of a charger's socket; it closes over the logger and the id only. */
-function frameErrorLogger(log: Logger, id: string): (this: WebSocket, err: Error & { code?: string }) => void {
+/**
+ * The 'error' listener of a charger's socket; it closes over the logger, the id and the limit
+ * only. A message over the limit is a warning that names the setting: a charger that sends its
+ * device model in large parts is closed (1009) at every try until the limit is raised.
+ */
+function frameErrorLogger(
+  log: Logger,
+  id: string,
+  maxMessageBytes: number,
+): (this: WebSocket, err: Error & { code?: string }) => void {
   return function (this: WebSocket, err) {
-    log.info({ charge_point: id, code: err.code, err: err.message }, 'charger sent an invalid WebSocket frame');
+    const fields = { charge_point: id, code: err.code, err: err.message };
+    if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH')
+      log.warn(
+        { ...fields, max_message_kb: maxMessageBytes / 1024 },
+        'charger sent a message over OCPP_MAX_MESSAGE_KB',
+      );
+    else log.info(fields, 'charger sent an invalid WebSocket frame');
     noteFrameError(this, err);
   };
 }

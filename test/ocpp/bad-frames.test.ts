@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import pino from 'pino';
 import type { TestCharger } from './support/charger.js';
 import { API_KEY, startCsms, type CsmsUnderTest, type RegisteredChargePoint } from './support/csms.js';
 import { embeddedEnvironment } from '../support/platforms.js';
@@ -149,8 +150,11 @@ describe('OCPP endpoint: a bad WebSocket frame closes only its own connection', 
 
 describe('OCPP endpoint: OCPP_MAX_MESSAGE_KB sets the largest message a charger may send', () => {
   let csms: CsmsUnderTest;
+  const lines: Array<Record<string, unknown>> = [];
   before(async () => {
-    csms = await startCsms({}, await embeddedEnvironment({ CSMS_API_KEY: API_KEY, OCPP_MAX_MESSAGE_KB: '1024' }));
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const env = await embeddedEnvironment({ CSMS_API_KEY: API_KEY, OCPP_MAX_MESSAGE_KB: '1024' });
+    csms = await startCsms({}, env, [], log);
   });
   after(async () => {
     await csms.stop();
@@ -176,5 +180,8 @@ describe('OCPP endpoint: OCPP_MAX_MESSAGE_KB sets the largest message a charger 
     // no answer comes: the connection closes
     void charger.call('NotifyReport', report(1200)).catch(() => undefined);
     expect(await eventually(async () => charger.closeCode)).to.equal(1009);
+    // the operator is told which setting lets it in
+    const told = lines.find((l) => l.msg === 'charger sent a message over OCPP_MAX_MESSAGE_KB');
+    expect(told).to.include({ level: 40, charge_point: cp.id, max_message_kb: 1024 });
   });
 });
