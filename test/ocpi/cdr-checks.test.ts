@@ -527,13 +527,27 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     const early = await checkOf(cpo221, String(credit.id));
     expect(early.status).to.equal('unpriced');
     expect(early.reason).to.contain(`credit CDR of CDR ${later}, which this party has not sent us`);
-    // the CPO's outbox sent the credit first; the CDR it credits comes now
+    // a second credit of it, without incl_vat, also before the CDR
+    const second = cdr221(cpo221, {
+      id: `${later}-C2`,
+      cdr_location: place221('LOC-221'),
+      credit: true,
+      credit_reference_id: later,
+      total_cost: { excl_vat: -5 },
+    });
+    await postCdr(cpo221, second);
+    expect((await checkOf(cpo221, String(second.id))).status).to.equal('unpriced');
+    // the CPO's outbox sent the credits first; the CDR they credit comes now
     await postCdr(
       cpo221,
       cdr221(cpo221, { id: later, cdr_location: place221('LOC-221'), total_cost: { excl_vat: 5, incl_vat: 6 } }),
     );
     const checked = await checkUntil(cpo221, String(credit.id), 'agrees');
     expect(checked).to.deep.include({ ours: { excl_vat: -5, incl_vat: -6 }, difference: { excl_vat: 0, incl_vat: 0 } });
+    // the first to come is the credit; the second disagrees naming it, whatever order the CDR came in
+    const twice = await checkUntil(cpo221, String(second.id), 'disagrees');
+    expect(twice.reason).to.contain(`CDR ${later} was credited before by ${String(credit.id)}`);
+    expect(twice.notes).to.include("the credit states no total_cost incl_vat; the credited CDR's, negated, is -6");
   });
 
   it('2.2.1: a credit CDR is held against the CDR it credits: in full it agrees, in part it disagrees (mod_cdrs "Credit CDRs")', async () => {
@@ -597,7 +611,7 @@ describe('eMSP: CDRs partner CPOs post us are re-priced with their tariff (/v1/c
     const twice = await checkOf(cpo221, String(again.id));
     expect(twice.status).to.equal('disagrees');
     expect(twice.reason)
-      .to.contain(`CDR ${String(billed.id)} is credited by`)
+      .to.contain(`CDR ${String(billed.id)} was credited before by`)
       .and.contain(String(full.id));
     // the first credit keeps its check
     expect((await checkOf(cpo221, String(full.id))).status).to.equal('agrees');

@@ -28,7 +28,7 @@ export interface CheckDeps {
   locations: Pick<ObjectStore<StoredLocation>, 'get'>;
   /** the CDRs partners sent us: a credit CDR is held against the CDR it credits */
   cdrs: Pick<ObjectStore<StoredCdr>, 'get'>;
-  /** the ids of the credit CDRs `party` sent us that name CDR `credited` (`creditsNaming`) */
+  /** the ids of the credit CDRs `party` sent us that name CDR `credited`, in the order they came (`creditsNaming`) */
   creditsOf(party: PartyIdentity, credited: string): Promise<string[]>;
   pricing: PricingHandle;
 }
@@ -480,6 +480,8 @@ async function checkCredit(
   const differ = (field: 'excl_vat' | 'incl_vat'): number | undefined => {
     const theirs = base.theirs[field];
     const expected = ours[field];
+    if (theirs === undefined && expected !== undefined)
+      base.detail.notes.push(`the credit states no total_cost ${field}; the credited CDR's, negated, is ${expected}`);
     if (theirs === undefined || expected === undefined) return undefined;
     const d = dec(theirs).minus(dec(expected));
     if (d.abs().greaterThan(TOLERANCE))
@@ -489,10 +491,14 @@ async function checkCredit(
   const excl = differ('excl_vat') ?? 0;
   const incl = differ('incl_vat');
   const difference: Amounts = incl === undefined ? { excl_vat: excl } : { excl_vat: excl, incl_vat: incl };
-  const others = (await deps.creditsOf(key, ref)).filter((id) => id !== key.id);
-  if (others.length > 0)
+  // the first credit to come is the one: those after it disagree, whatever came first of them
+  // and the CDR (its checks run again when it comes after them)
+  const credits = await deps.creditsOf(key, ref);
+  const mine = credits.indexOf(key.id);
+  const earlier = mine < 0 ? credits : credits.slice(0, mine);
+  if (earlier.length > 0)
     off.push(
-      `CDR ${ref} is credited by ${others.slice(0, 5).join(', ')} too: a second credit takes back what was billed once`,
+      `CDR ${ref} was credited before by ${earlier.slice(0, 5).join(', ')}: a second credit takes back what was billed once`,
     );
   if (billed.currency !== credit.currency)
     off.push(`currency: theirs ${credit.currency}, the credited CDR's ${billed.currency}`);
@@ -509,15 +515,16 @@ async function checkCredit(
 
 /**
  * `CheckDeps.creditsOf` on the objects table: the credit CDRs of the party (`published` 2: a
- * credit, object-store.ts `visibilityOf`) whose text names the CDR. A scan of that party's
- * credits only, in the background check of a credit.
+ * credit, object-store.ts `visibilityOf`) whose text names the CDR, in the order they were first
+ * stored (`created_ms`, then id). A scan of that party's credits only, in the background check of
+ * a credit.
  */
 export function creditsNaming(sql: Pick<SqlRunner, 'query'>): CheckDeps['creditsOf'] {
   return async (party, credited) => {
     const needle = JSON.stringify(credited).replace(/[\\%_]/g, (c) => `\\${c}`);
     const rows = await sql.query(
       `SELECT object_id FROM ocpi_object WHERE module = 'cdrs' AND country_code = ? AND party_id = ? AND published = 2
-         AND data LIKE ? ESCAPE '\\'`,
+         AND data LIKE ? ESCAPE '\\' ORDER BY created_ms, object_id`,
       [party.country_code, party.party_id, `%"credit_reference_id":${needle}%`],
     );
     return rows.map((r) => String(r.object_id));
