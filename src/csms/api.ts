@@ -317,7 +317,7 @@ function listChargePoints(cp: ChargePointAccess): CsmsRoute {
         });
       }
       const headers = pageHeaders(config, req, matching.length, q.offset, q.limit);
-      // while Redis is away: whose connections `online` counts (fleet-index.ts)
+      // while Redis is away: whose connections `online` counts (online.ts)
       if (online_scope !== 'cluster') headers['X-Online-Scope'] = online_scope;
       return { data, headers };
     },

@@ -6,17 +6,15 @@ import { html } from './html.js';
 import { api, call, enc, failureText, onEvent, onResync, page, query } from './api.js';
 import { fmtDuration, fmtTime, kwh, sessionDurationMs, fmtCost, tone } from './format.js';
 import {
-  DEGRADED_RELOAD_MS,
   ErrorLine,
   FaultText,
   Notice,
   OnlineScopeNote,
-  QUIET_RELOAD_MS,
   Status,
   useDebounced,
   useLoad,
   useOneAtATime,
-  useReloadEvery,
+  useOnlineReload,
 } from './ui.js';
 import { OPERATIONS, accepted, operationsFor } from './operations.js';
 
@@ -460,8 +458,7 @@ export function ChargerPage({ id }) {
     () => call('GET', base).then(({ data, headers }) => ({ ...data, onlineScope: headers.get('X-Online-Scope') })),
     [id],
   );
-  // no event says that Redis went or came back: read now and then, often while it is away
-  useReloadEvery(cp?.onlineScope === 'this_process' ? DEGRADED_RELOAD_MS : QUIET_RELOAD_MS, true, reload);
+  useOnlineReload(cp?.onlineScope, reload);
   const [{ data: events }, reloadEvents] = useLoad(() => page(`${base}/events?limit=20`), [id]);
   const [{ data: sessions }, reloadSessions] = useLoad(
     () => page(`/v1/sessions${query({ charge_point_id: id, limit: 20 })}`),

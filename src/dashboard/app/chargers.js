@@ -6,16 +6,14 @@ import { html } from './html.js';
 import { ApiError, api, enc, onEvent, onResync, page, query } from './api.js';
 import { fmtTime } from './format.js';
 import {
-  DEGRADED_RELOAD_MS,
   ErrorLine,
   OnlineScopeNote,
-  QUIET_RELOAD_MS,
   Status,
   rangeText,
   useDebounced,
   useFollowed,
   useLoad,
-  useReloadEvery,
+  useOnlineReload,
 } from './ui.js';
 
 const LIMIT = 50;
@@ -162,9 +160,7 @@ export function ChargerList({ params }) {
   const key = query(f);
   const [{ data, error }, reload] = useLoad(() => page(`/v1/charge-points${query({ ...f, limit: LIMIT })}`), [key]);
   useEffect(() => onResync(() => void reload()), []);
-  // no event says that Redis went or came back: read now and then, often while it is away
-  const degraded = data?.headers.get('X-Online-Scope') === 'this_process';
-  useReloadEvery(degraded ? DEGRADED_RELOAD_MS : QUIET_RELOAD_MS, true, reload);
+  useOnlineReload(data?.headers.get('X-Online-Scope'), reload);
   // rows re-read after an event, by id, over the page as loaded
   const [fresh, setFresh] = useState(new Map());
   useEffect(() => setFresh(new Map()), [data]);

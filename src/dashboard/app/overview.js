@@ -4,17 +4,7 @@ import { useEffect } from 'preact/hooks';
 import { html } from './html.js';
 import { api, enc, onEvent, onResync } from './api.js';
 import { fmtTime } from './format.js';
-import {
-  DEGRADED_RELOAD_MS,
-  ErrorLine,
-  FaultText,
-  OnlineScopeNote,
-  QUIET_RELOAD_MS,
-  Status,
-  useDebounced,
-  useLoad,
-  useReloadEvery,
-} from './ui.js';
+import { ErrorLine, FaultText, OnlineScopeNote, Status, useDebounced, useLoad, useOnlineReload } from './ui.js';
 
 function Count({ name, value, href, tone }) {
   return html`<a class=${`count ${tone ?? ''}`} href=${href} data-testid=${`count-${name}`}
@@ -27,10 +17,7 @@ export function Overview() {
   const soon = useDebounced(() => void reload(), 1000);
   useEffect(() => onEvent(() => soon('fleet')), []);
   useEffect(() => onResync(() => soon('fleet')), []);
-  // no event says that Redis went or came back (cluster mode): read now and then, and often
-  // while the counts are this process's only
-  const degraded = fleet?.online_scope === 'this_process';
-  useReloadEvery(degraded ? DEGRADED_RELOAD_MS : QUIET_RELOAD_MS, true, reload);
+  useOnlineReload(fleet?.online_scope, reload);
   return html`<section>
     <h1>Fleet</h1>
     <${ErrorLine} error=${error} />

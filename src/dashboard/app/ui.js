@@ -19,10 +19,9 @@ export function FaultText({ c }) {
   return text ? html`<span class="fault-text" data-testid="fault-text">${` ${text}`}</span>` : null;
 }
 
-/** The outcome of an action: green when it went through, red when it did not. */
 /**
- * While Redis cannot be reached (cluster mode), a list's and the overview's `online` is what the
- * process that answered knows (`online_scope`, X-Online-Scope): said above them.
+ * While Redis cannot be reached (cluster mode), a list's, a charger's and the overview's `online`
+ * is what the process that answered knows (`online_scope`, X-Online-Scope): said above them.
  */
 export function OnlineScopeNote({ scope }) {
   if (!scope || scope === 'cluster') return null;
@@ -32,6 +31,7 @@ export function OnlineScopeNote({ scope }) {
   return html`<p class="notice pending" role="status" data-testid="online-scope">${text}</p>`;
 }
 
+/** The outcome of an action: green when it went through, red when it did not. */
 export function Notice({ notice }) {
   if (!notice) return null;
   const tone = notice.pending ? 'pending' : notice.ok ? 'ok' : 'err';
@@ -84,22 +84,18 @@ export function useLoad(load, deps) {
   return [state, run];
 }
 
-/** `reload` every `ms` while `on` (a view that no event keeps fresh then). */
-export function useReloadEvery(ms, on, reload) {
+/**
+ * A view that shows `online` is read again every 30 s with no event: no event says that Redis
+ * went or came back (cluster mode). Every 5 s while its `online` is this process's only
+ * (`scope` this_process), so that its note clears once Redis is back.
+ */
+export function useOnlineReload(scope, reload) {
+  const ms = scope === 'this_process' ? 5000 : 30_000;
   useEffect(() => {
-    if (!on) return undefined;
     const timer = setInterval(() => void reload(), ms);
     return () => clearInterval(timer);
-  }, [ms, on]);
+  }, [ms]);
 }
-
-/**
- * How often a view that shows `online` is read again with no event: no event says that Redis went
- * or came back (cluster mode). Often while its `online` is this process's only (Redis away), so
- * that it clears once Redis is back.
- */
-export const QUIET_RELOAD_MS = 30_000;
-export const DEGRADED_RELOAD_MS = 5000;
 
 /**
  * `fn` at most once per `ms` per key, with the arguments of the last call: by default `ms` after
