@@ -78,6 +78,8 @@ export interface CsmsApiDeps {
   lastSeenHere(id: string): number | undefined;
   /** the health probe finds Redis away (cluster mode) */
   redisAway(): boolean;
+  /** `fn` whenever the health probe finds a dependency gone or back (dependency-health.ts); the unsubscribe */
+  healthChanges(fn: (degradedBy: 'database' | 'redis' | undefined) => void): () => void;
 }
 
 const IdParams = Type.Object({ id: ChargePointId });
@@ -821,7 +823,8 @@ function eventRoutes(deps: CsmsApiDeps): CsmsRoute[] {
     route({
       method: 'GET',
       path: '/events',
-      summary: 'Server-sent events: charge point and session changes, for live views (the dashboard)',
+      summary:
+        'Server-sent events: charge point and session changes, and this process losing or finding the database or Redis (health), for live views (the dashboard)',
       responses: { 503: 'this process is stopping: connect again (to another process)' },
       handler: (req): RouteResult => {
         // the streams were ended when the process began to stop; one opened since, on a connection
@@ -836,11 +839,17 @@ function eventRoutes(deps: CsmsApiDeps): CsmsRoute[] {
         const unsubscribe = deps.events.subscribe((e) =>
           stream.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`),
         );
+        // this process lost or found a dependency: what its views show of who is online changed
+        // with no charger event (online.ts), so the console reads them again
+        const unwatch = deps.healthChanges((by) =>
+          stream.write(`event: health\ndata: ${JSON.stringify({ type: 'health', degraded_by: by ?? null })}\n\n`),
+        );
         const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);
         keepAlive.unref();
         const end = (): void => {
           clearInterval(keepAlive);
           unsubscribe();
+          unwatch();
           deps.streams.delete(stream);
           stream.end();
         };

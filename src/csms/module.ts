@@ -303,6 +303,7 @@ function apiDeps(
     shutdown: parts.shutdown,
     lastSeenHere: (id) => parts.registry.seenAt(id),
     redisAway: () => services.health.degradedBy() === 'redis',
+    healthChanges: (fn) => services.health.onChange(fn),
   };
 }
 

@@ -66,8 +66,9 @@ export function systemMount(opts: SystemMountOptions): MountSpec<unknown> {
         responses: { 503: 'not ready' },
         handler: async () => {
           // measured now, but never longer than the probe timeout: a dependency that hangs
-          // must not make the readiness check hang (load balancers give up and mark us dead)
-          const { database, redis } = await services.health.probe();
+          // must not make the readiness check hang (load balancers give up and mark us dead);
+          // while one is known unreachable, the last probe's state at once
+          const { database, redis } = await services.health.readiness();
           const placement = services.actors.placementReady();
           const shuttingDown = opts.isShuttingDown();
           const ready = database && redis !== false && placement && !shuttingDown;

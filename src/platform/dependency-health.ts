@@ -34,6 +34,7 @@ export class DependencyHealth {
   private databaseMisses = 0;
   private readonly intervalMs: number;
   private readonly probeTimeoutMs: number;
+  private readonly watchers = new Set<(degradedBy: 'database' | 'redis' | undefined) => void>();
 
   constructor(private readonly opts: DependencyHealthOptions) {
     this.intervalMs = opts.intervalMs ?? 1000;
@@ -75,6 +76,25 @@ export class DependencyHealth {
     return undefined;
   }
 
+  /**
+   * `fn` after each probe that changed `degradedBy()`, with its new value (the console's event
+   * stream says so at once: no other event tells a view that Redis went or came back). Returns the
+   * unsubscribe.
+   */
+  onChange(fn: (degradedBy: 'database' | 'redis' | undefined) => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
+  }
+
+  /**
+   * The state for readiness: the last probe's while it found a dependency unreachable (the
+   * background probe goes on every interval: a probe per request would make each answer wait out
+   * the probe timeout), else measured now, so that an outage shows on the first request after it.
+   */
+  async readiness(): Promise<DependencyState> {
+    return this.degradedBy() ? this.current : this.probe();
+  }
+
   /** Measures now (bounded by the probe timeout) and returns the new state. */
   async probe(): Promise<DependencyState> {
     if (this.probing) return this.current;
@@ -93,6 +113,13 @@ export class DependencyHealth {
       if (before !== after) {
         if (after) this.opts.log.warn({ dependency: after }, 'degraded: a dependency is unreachable');
         else this.opts.log.info('dependencies reachable again');
+        for (const fn of this.watchers) {
+          try {
+            fn(after);
+          } catch (err) {
+            this.opts.log.error({ err }, 'a dependency health watcher failed');
+          }
+        }
       }
       return next;
     } finally {

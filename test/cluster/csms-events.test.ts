@@ -3,6 +3,7 @@ import { connect, type TestCharger } from '../ocpp/support/charger.js';
 import { API_KEY, apiClient, uniqueChargePointId, type RegisteredChargePoint } from '../ocpp/support/csms.js';
 import { v16 } from '../ocpp/support/messages.js';
 import { eventually } from '../ocpp/support/scenario.js';
+import { openEventStream, type EventStream } from '../support/event-stream.js';
 import { clusterEnvironment, type TestEnvironment } from '../support/platforms.js';
 import { startNode, type NodeProcess } from '../support/processes.js';
 import { monitorRedis, type RedisMonitor } from '../support/redis-monitor.js';
@@ -62,28 +63,7 @@ describe('CSMS events across web processes (Redis, PostgreSQL, real processes)',
   }
 
   /** An operator's event stream on `node`: the text received so far, and its end. */
-  async function streamOn(node: NodeProcess): Promise<{ received: string[]; close: () => Promise<void> }> {
-    const controller = new AbortController();
-    const res = await fetch(`${node.url}/v1/events`, {
-      headers: { Authorization: `Bearer ${API_KEY}` },
-      signal: controller.signal,
-    });
-    expect(res.status).to.equal(200);
-    const body = res.body;
-    if (!body) throw new Error('no event stream body');
-    const received: string[] = [];
-    const reading = (async () => {
-      const decoder = new TextDecoder();
-      for await (const chunk of body) received.push(decoder.decode(chunk));
-    })().catch(() => undefined);
-    return {
-      received,
-      close: async () => {
-        controller.abort();
-        await reading;
-      },
-    };
-  }
+  const streamOn = (node: NodeProcess): Promise<EventStream> => openEventStream(node.url, API_KEY);
 
   it('sends (almost) nothing over Redis while no event stream is open', async () => {
     const { charger } = await chargerOn(b, 'EVQ');

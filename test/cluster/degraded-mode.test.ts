@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { connect, type TestCharger } from '../ocpp/support/charger.js';
 import { API_KEY, apiClient, uniqueChargePointId, type RegisteredChargePoint } from '../ocpp/support/csms.js';
 import { v16 } from '../ocpp/support/messages.js';
+import { eventsOf, openEventStream } from '../support/event-stream.js';
 import { waitFor } from '../support/eventually.js';
 import { clusterEnvironment, type TestEnvironment } from '../support/platforms.js';
 import { PrivateRedis } from '../support/private-redis.js';
@@ -97,6 +98,13 @@ describe('degraded mode: Redis goes away under a web process with chargers conne
       .map(({ charger }) => charger.closeCode);
     expect(droppedDuring, 'close codes of chargers dropped during the outage').to.deep.equal([]);
     expect(statuses.map((s) => s.status)).to.deep.equal(chargers.map(() => 'fulfilled'));
+    // a poller asking one readiness check after another: each is answered from the probe that
+    // found Redis away. Was: a check that came between two background probes probed again and
+    // waited out its 1 s bound (954-1,004 ms, four times in 4 s)
+    const checks: Array<{ status: number; ms: number }> = [];
+    for (const until = Date.now() + 3000; Date.now() < until;) checks.push(await probe(web.url, '/readyz'));
+    expect(new Set(checks.map((c) => c.status))).to.deep.equal(new Set([503]));
+    expect(Math.max(...checks.map((c) => c.ms)), 'the slowest /readyz of a poller during the outage').to.be.below(500);
     const [readyz, healthz] = [await probe(web.url, '/readyz'), await probe(web.url, '/healthz')];
     // the operator still sees the fleet: online as this process knows it, and told so (was 503
     // after up to 3.9 s, on the very process holding the chargers)
@@ -172,6 +180,7 @@ describe('degraded mode: Redis goes away under a web process with chargers conne
       })
     ).body;
     await waitFor('ready', async () => (await probe(web.url, '/readyz')).status === 200, 15_000);
+    const stream = await openEventStream(web.url, API_KEY);
     redis.freeze();
     try {
       // was: no answer at all while it lasted (the read of the pins waited on a connection that took it)
@@ -189,6 +198,10 @@ describe('degraded mode: Redis goes away under a web process with chargers conne
       // its own charger is known online without Redis; another is shown offline, and said to be a guess
       expect([connected.body.online, connected.headers.get('x-online-scope')]).to.deep.equal([true, null]);
       expect([offline.body.online, offline.headers.get('x-online-scope')]).to.deep.equal([false, 'this_process']);
+      // the operator's event stream says so, and the console reads its views again (was: at their
+      // next timed read, up to 30 s later)
+      await waitFor('a health event naming Redis', async () => eventsOf(stream, 'health').length > 0, 5000);
+      expect(eventsOf(stream, 'health')).to.deep.equal([{ type: 'health', degraded_by: 'redis' }]);
     } finally {
       redis.thaw();
     }
@@ -197,5 +210,8 @@ describe('degraded mode: Redis goes away under a web process with chargers conne
       async () => (await api<{ online_scope: string }>('GET', '/v1/fleet')).body.online_scope === 'cluster',
       15_000,
     );
+    await waitFor('a health event: all reachable again', async () => eventsOf(stream, 'health').length === 2, 5000);
+    expect(eventsOf(stream, 'health')[1]).to.deep.equal({ type: 'health', degraded_by: null });
+    await stream.close();
   });
 });

@@ -109,8 +109,10 @@ export function onEvent(fn) {
 const resyncs = new Set();
 
 /**
- * Subscribes to the feed coming back after it was cut (a restart of the server, the network):
- * the events of the gap are lost, so a view reads afresh what it shows. Returns the unsubscribe.
+ * Subscribes to the feed coming back after it was cut (a restart of the server, the network), and
+ * to the server's `health` events (it lost or found Redis or its database): the events of the gap
+ * are lost, or what the server can tell changed, so a view reads afresh what it shows. Returns the
+ * unsubscribe.
  */
 export function onResync(fn) {
   resyncs.add(fn);
@@ -127,7 +129,10 @@ function dispatch(block) {
   } catch {
     return;
   }
-  for (const fn of listeners) fn(event);
+  // the server lost or found Redis or its database: who it shows online, or whether it can read
+  // at all, changed with no charger event; every view reads again what it shows
+  if (type === 'health') for (const fn of resyncs) fn();
+  else for (const fn of listeners) fn(event);
 }
 
 /**

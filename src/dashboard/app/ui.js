@@ -85,9 +85,11 @@ export function useLoad(load, deps) {
 }
 
 /**
- * A view that shows `online` is read again every 30 s with no event: no event says that Redis
- * went or came back (cluster mode). Every 5 s while its `online` is this process's only
- * (`scope` this_process), so that its note clears once Redis is back.
+ * A view that shows `online` is read again every 30 s with no event. The event stream's `health`
+ * event says when the process that serves it lost or found Redis (api.js), but behind a load
+ * balancer the reads may be answered by another process (cluster mode). Every 5 s while its
+ * `online` is this process's only (`scope` this_process), so that its note clears once Redis is
+ * back.
  */
 export function useOnlineReload(scope, reload) {
   const ms = scope === 'this_process' ? 5000 : 30_000;
