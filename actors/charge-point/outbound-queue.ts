@@ -110,6 +110,7 @@ function settle(
   status: string,
   detail: string | null,
   reply?: unknown,
+  errorCode?: string,
 ): ChargePointState['commands'] {
   const shown = boundedDetail(detail);
   const notify = call.notify;
@@ -121,6 +122,7 @@ function settle(
       kind: call.command.kind,
       status,
       detail: shown,
+      ...(errorCode === undefined ? {} : { error_code: errorCode }),
     };
     ctx.afterCommit(async () => {
       await ctx.actors
@@ -193,8 +195,15 @@ function awaitAnswer(
         command_id: commandId,
         status: err instanceof Error && err.name === 'ChargerCallTimeoutError' ? 'timeout' : 'failed',
         detail: failureDetail(err),
+        ...callErrorCode(err),
       }),
   );
+}
+
+/** The error code of a charger's CALLERROR (connection.ts ChargerCallError), if `err` is one. */
+function callErrorCode(err: unknown): { error_code?: string } {
+  if (!(err instanceof Error) || err.name !== 'ChargerCallError' || !('errorCode' in err)) return {};
+  return typeof err.errorCode === 'string' ? { error_code: err.errorCode } : {};
 }
 
 /**
@@ -449,7 +458,7 @@ export function onAnswer(deps: ChargePointActorDeps, ctx: ChargePointCtx, msg: M
         ? s.recent_starts?.filter((r) => r.command_id !== head.command_id)
         : s.recent_starts,
     outbound: s.outbound.slice(1),
-    commands: settle(deps, ctx, s, head, msg.status, msg.detail, msg.reply),
+    commands: settle(deps, ctx, s, head, msg.status, msg.detail, msg.reply, msg.error_code),
   };
   // the outstanding call is settled: the next queued one may go
   ctx.setState(pump(deps, ctx, next));

@@ -344,6 +344,8 @@ export const ChargePointMessage = Type.Union([
     command_id: Type.String(),
     status: Type.String(),
     detail: Nullable(Type.String()),
+    /** the charger answered with a CALLERROR: its error code (NotSupported, NotImplemented, ...) */
+    error_code: Type.Optional(Type.String()),
     /** the charger's reply, for the commands whose answer carries data (COMMANDS_WITH_DATA) */
     reply: Type.Optional(Type.Unknown()),
   }),
@@ -375,6 +377,8 @@ export const ChargePointCommandResult = Type.Object({
   kind: Type.String(),
   status: Type.String(),
   detail: Nullable(Type.String()),
+  /** `failed` because the charger answered with a CALLERROR: its error code */
+  error_code: Type.Optional(Type.String()),
 });
 export type ChargePointCommandResult = Static<typeof ChargePointCommandResult>;
 

@@ -63,17 +63,17 @@ async function start(ctx: Ctx, msg: StartMessage): Promise<OcpiCommandReply> {
 }
 
 /** Settles the command with the charger's status word: the result goes to the partner. */
-function settle(deps: OcpiCommandDeps, ctx: Ctx, chargerStatus: string): void {
+function settle(deps: OcpiCommandDeps, ctx: Ctx, chargerStatus: string, errorCode?: string): void {
   const s = ctx.state;
   if (s.status !== 'sent') return;
-  const result = resultOf(s.command, chargerStatus);
+  const result = resultOf(s.command, chargerStatus, errorCode);
   const body = s.version === '2.2.1' ? { result } : { result: result211Of(result) };
   ctx.write(deps.queueResult(s.partner_key, { url: s.response_url, version: s.version, body, command: ctx.key }));
   ctx.afterCommit(() => deps.queued());
   ctx.cancelReminder('timeout');
   ctx.setState({ ...s, status: 'settled', charger_status: chargerStatus, result, settled_at: Date.now() });
   ctx.log.info(
-    { command: s.command, charge_point: s.charge_point_id, charger: chargerStatus, result },
+    { command: s.command, charge_point: s.charge_point_id, charger: chargerStatus, error_code: errorCode, result },
     'OCPI command settled',
   );
 }
@@ -106,7 +106,7 @@ export function ocpiCommandActor(deps: OcpiCommandDeps) {
     async handle(ctx, msg): Promise<OcpiCommandReply> {
       if ('type' in msg) {
         // only our call is ever settled to this actor's address (it is this command's alone)
-        settle(deps, ctx, msg.status);
+        settle(deps, ctx, msg.status, msg.error_code);
         return null;
       }
       if (msg.op === 'timeout') {

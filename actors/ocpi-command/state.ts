@@ -69,10 +69,25 @@ const ANSWERS: Record<string, CommandResult> = {
   expired: 'FAILED',
 };
 
-/** The result of `command` from the charger's status word (or timeout/failed/expired). */
-export function resultOf(command: OcpiCommandState['command'], chargerStatus: string): CommandResult {
+/**
+ * A charger's CALLERROR that says it does not do the action: OCPP-J "NotImplemented: Requested
+ * Action is not known by receiver", "NotSupported: Requested Action is recognized but not supported
+ * by the receiver" (1.6 section 4.2.3; 2.0.1 part 4 section 4.3)
+ */
+const CANNOT = new Set(['NotImplemented', 'NotSupported']);
+
+/**
+ * The result of `command` from the charger's status word (or timeout/failed/expired), and the
+ * error code of its CALLERROR when it answered with one.
+ */
+export function resultOf(
+  command: OcpiCommandState['command'],
+  chargerStatus: string,
+  errorCode?: string,
+): CommandResult {
   // OCPP CancelReservation answers Rejected when it holds no reservation of that id
   if (command === 'CANCEL_RESERVATION' && chargerStatus === 'Rejected') return 'UNKNOWN_RESERVATION';
+  if (errorCode !== undefined && CANNOT.has(errorCode)) return 'NOT_SUPPORTED';
   return ANSWERS[chargerStatus] ?? 'FAILED';
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { RPCClient } from 'ocpp-rpc';
+import { createRPCError, type RPCClient } from 'ocpp-rpc';
 import { eventually } from '../support/eventually.js';
 import { aToken, aToken221 } from '../support/ocpi-builders.js';
 import { RoamingWorld, type Emsp } from '../support/roaming-world.js';
@@ -133,5 +133,38 @@ describe('roaming: command x OCPI version x OCPP version x charger answer', func
     expect(done).to.have.length(36);
     expect(emsps['2.2.1']?.sim.violations).to.deep.equal([]);
     expect(emsps['2.1.1']?.sim.violations).to.deep.equal([]);
+  });
+
+  it('a charger that answers with a CALLERROR saying it does not do the action: NOT_SUPPORTED in both versions', async () => {
+    const results: string[] = [];
+    for (const code of ['NotSupported', 'NotImplemented', 'InternalError'])
+      for (const version of ['2.2.1', '2.1.1'] as const) {
+        const e = emsps[version];
+        if (!e) throw new Error('no eMSP');
+        const { loc, charger } = await world.linkedCharger('ocpp1.6');
+        charger.handle('UnlockConnector', () => {
+          throw createRPCError(code, `unlock: ${code}`);
+        });
+        const url = e.sim.responseUrl(version, 'UNLOCK_CONNECTOR', randomUUID());
+        const body = { response_url: url, location_id: loc, evse_uid: 'E1', connector_id: '1' };
+        const sent = await e.sim.call('POST', 'commands', '/UNLOCK_CONNECTOR', body, {
+          ...(version === '2.2.1' ? { role: 'RECEIVER' as const } : {}),
+        });
+        expect((sent.data as Json).result).to.equal('ACCEPTED');
+        const result = await eventually(
+          async () => e.sim.received.find((r) => r.method === 'POST' && url.endsWith(r.path) && r.status === 200),
+          { timeoutMs: 15_000, what: `${code} ${version}` },
+        );
+        results.push(`${code} ${version} ${String((result.body as Json).result)}`);
+      }
+    // were FAILED (2.2.1) and REJECTED (2.1.1): an eMSP retried what the charger can never do
+    expect(results).to.deep.equal([
+      'NotSupported 2.2.1 NOT_SUPPORTED',
+      'NotSupported 2.1.1 NOT_SUPPORTED',
+      'NotImplemented 2.2.1 NOT_SUPPORTED',
+      'NotImplemented 2.1.1 NOT_SUPPORTED',
+      'InternalError 2.2.1 FAILED',
+      'InternalError 2.1.1 REJECTED',
+    ]);
   });
 });
