@@ -31,6 +31,11 @@ export interface AuthDecision {
    * Authorize only, and the charger's cache may not keep it for a later use.
    */
   each_use?: boolean;
+  /**
+   * The eMSP allowed the token at this location and these EVSEs only (AuthorizationInfo.location;
+   * no EVSE named: all of the location). Held against the EVSE of each use (`atWhere`).
+   */
+  allowed_at?: { location_id: string; evse_uids: string[] };
 }
 
 const REMEMBER_MS = 5 * 60_000;
@@ -163,6 +168,42 @@ function statusOfAllowed(allowed: string, protocol: ProtocolName): string {
   }
 }
 
+/**
+ * An answer that allows the token at some EVSEs only (`allowed_at`), held against where it is
+ * used: the EVSE of a start, or, when the charger does not say (a 1.6 Authorize), any linked EVSE
+ * of the charger. Elsewhere it is refused as the eMSP's NOT_ALLOWED is (mod_tokens
+ * AuthorizationInfo.location: "Only the EVSEs/Connectors the EV driver is allowed to charge at
+ * are returned"). Before, an eMSP that allowed EVSE-1 only had its token start and billed on
+ * EVSE-2 of the same charger.
+ */
+function atWhere(d: AuthDecision, s: ChargePointState, evse: number | null, protocol: ProtocolName): AuthDecision {
+  const at = d.allowed_at;
+  if (!at || d.status !== 'Accepted') return d;
+  const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
+  const links = s.evse_links ?? [];
+  const places = evse === null ? links : links.filter((l) => l.evse_number === evse);
+  // an EVSE with no link is in no OCPI location: only an answer for a whole location lets it in,
+  // as it did before (the eMSP was asked for the charger's location)
+  if (places.length === 0) return at.evse_uids.length === 0 ? d : refusedThere(d, at, protocol);
+  const allowed = places.some(
+    (l) =>
+      same(l.location_id, at.location_id) &&
+      (at.evse_uids.length === 0 || at.evse_uids.some((uid) => same(uid, l.evse_uid))),
+  );
+  return allowed ? d : refusedThere(d, at, protocol);
+}
+
+/** An answer that allows the token elsewhere only, as the charger's refusal. */
+function refusedThere(
+  d: AuthDecision,
+  at: { location_id: string; evse_uids: string[] },
+  protocol: ProtocolName,
+): AuthDecision {
+  const named =
+    at.evse_uids.length === 0 ? `location ${at.location_id}` : `${at.evse_uids.join(', ')} of ${at.location_id}`;
+  return { ...d, status: statusOfAllowed('NOT_ALLOWED', protocol), reason: `${d.reason} at ${named} only` };
+}
+
 /** The location and EVSEs of the charger's linked EVSE `evse`, or of its only linked location. */
 function whereOf(s: ChargePointState, evse: number | null): { location_id: string; evse_uids: string[] } | undefined {
   const links = s.evse_links ?? [];
@@ -237,14 +278,26 @@ async function decideFor(
       real_time: true,
       ...(answer.authorization_reference ? { authorization_reference: answer.authorization_reference } : {}),
       ...(eachUse ? { each_use: true } : {}),
+      ...(answer.allowed === 'ALLOWED' && answer.location ? { allowed_at: answer.location } : {}),
     };
   }
-  if ('refused' in answer) return { status: 'Invalid', reason: answer.refused, real_time: true };
+  // an eMSP that does not know the token (2004) is asked again at the next use of a token it
+  // authorizes at each use: remembered for 5 minutes, it kept refusing a card the eMSP had
+  // activated meanwhile, without asking (mod_tokens NEVER: "CPO shall always send a realtime
+  // authorization for any use of this Token")
+  if ('refused' in answer)
+    return { status: 'Invalid', reason: answer.refused, real_time: true, ...(eachUse ? { each_use: true } : {}) };
   if (!token.valid)
     return { status: 'Blocked', reason: `the token is not valid and the eMSP did not answer (${answer.unanswered})` };
   if (token.whitelist === 'NEVER')
     return { status: 'Invalid', reason: `whitelist NEVER and the eMSP did not answer (${answer.unanswered})` };
-  return { status: 'Accepted', reason: `whitelist ${token.whitelist}: the eMSP did not answer (${answer.unanswered})` };
+  // ALLOWED_OFFLINE lets this use in while the eMSP does not answer, not the charger's cache: a
+  // charger that authorizes from its cache would start later uses without asking for an hour
+  return {
+    status: 'Accepted',
+    reason: `whitelist ${token.whitelist}: the eMSP did not answer (${answer.unanswered})`,
+    ...(eachUse ? { each_use: true } : {}),
+  };
 }
 
 /**
@@ -329,13 +382,18 @@ export async function authorizeTag(
     ctx.log.info({ id_tag: idTag, evse, status: decision.status, reason: decision.reason }, 'id tag authorization');
     return decision;
   };
+  const here = (d: AuthDecision): AuthDecision => atWhere(d, ctx.state, evse, protocol);
   if (remembered && !remembered.decision.each_use)
-    return logged({ ...remembered.decision, reason: `${remembered.decision.reason} (remembered)` });
+    return logged(here({ ...remembered.decision, reason: `${remembered.decision.reason} (remembered)` }));
   if (remembered && use === 'start') {
     ctx.setState({ ...ctx.state, recent_auths: kept.filter((r) => r !== remembered) });
-    return logged({ ...remembered.decision, reason: `${remembered.decision.reason} (the Authorize of this start)` });
+    return logged(
+      here({ ...remembered.decision, reason: `${remembered.decision.reason} (the Authorize of this start)` }),
+    );
   }
-  const decision = logged(await decide(port, ctx, token, command, evse, protocol));
+  // what is remembered is the eMSP's answer; where it lets the token in is held against each use
+  const answered = await decide(port, ctx, token, command, evse, protocol);
+  const decision = logged(here(answered));
   const others = kept.filter((r) => r.id_tag !== idTag);
   // only the eMSP's real-time answer is remembered (asking again costs a partner call): a decision
   // from the tokens we hold is made again, so that a token blocked or issued since counts at once.
@@ -345,7 +403,7 @@ export async function authorizeTag(
     if (found) ctx.setState({ ...ctx.state, recent_auths: others });
     return decision;
   }
-  const entry: Recent = { id_tag: idTag, at: now, token: tokenState(token), decision };
+  const entry: Recent = { id_tag: idTag, at: now, token: tokenState(token), decision: answered };
   ctx.setState({ ...ctx.state, recent_auths: [...others, entry].slice(-MAX_REMEMBERED) });
   return decision;
 }

@@ -154,7 +154,12 @@ export interface RoamingPort {
     where: { location_id: string; evse_uids: string[] } | undefined,
     actors: ActorMessenger,
   ): Promise<
-    | { allowed: 'ALLOWED' | 'BLOCKED' | 'EXPIRED' | 'NO_CREDIT' | 'NOT_ALLOWED'; authorization_reference?: string }
+    | {
+        allowed: 'ALLOWED' | 'BLOCKED' | 'EXPIRED' | 'NO_CREDIT' | 'NOT_ALLOWED';
+        authorization_reference?: string;
+        /** where the eMSP allows the token (AuthorizationInfo.location; no EVSE: all of the location) */
+        location?: { location_id: string; evse_uids: string[] };
+      }
     | { refused: string }
     | { unanswered: string }
   >;

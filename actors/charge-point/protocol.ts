@@ -305,6 +305,7 @@ export const ChargePointState = Type.Object({
           real_time: Type.Optional(Type.Boolean()),
           group_id: Type.Optional(Type.String()),
           each_use: Type.Optional(Type.Boolean()),
+          allowed_at: Type.Optional(Type.Object({ location_id: Type.String(), evse_uids: Type.Array(Type.String()) })),
         }),
       }),
     ),

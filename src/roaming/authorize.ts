@@ -17,8 +17,14 @@ import type { ActorMessenger } from '../runtime/types.js';
  */
 
 export type Allowed = 'ALLOWED' | 'BLOCKED' | 'EXPIRED' | 'NO_CREDIT' | 'NOT_ALLOWED';
+/** Where the eMSP's answer lets the token charge (AuthorizationInfo.location: LocationReferences). */
+export interface AllowedAt {
+  location_id: string;
+  /** empty: every EVSE of the location */
+  evse_uids: string[];
+}
 export type RealTimeAnswer =
-  | { allowed: Allowed; authorization_reference?: string }
+  | { allowed: Allowed; authorization_reference?: string; location?: AllowedAt }
   /** the eMSP answered with an OCPI client error (2004: it does not know the token) */
   | { refused: string }
   | { unanswered: string };
@@ -28,6 +34,13 @@ const Answer = Type.Object({
     (['ALLOWED', 'BLOCKED', 'EXPIRED', 'NO_CREDIT', 'NOT_ALLOWED'] as const).map((a) => Type.Literal(a)),
   ),
   authorization_reference: Type.Optional(Type.String({ maxLength: 36 })),
+  // 2.2.1 and 2.1.1 LocationReferences (2.1.1 also has connector_ids: our links are EVSEs)
+  location: Type.Optional(
+    Type.Object({
+      location_id: Type.String({ maxLength: 36 }),
+      evse_uids: Type.Optional(Type.Array(Type.String({ maxLength: 36 }), { maxItems: 1000 })),
+    }),
+  ),
 });
 const checkAnswer = compileLazily(Answer);
 
@@ -107,6 +120,9 @@ export class RealTimeAuthorizer {
     return {
       allowed: data.allowed,
       ...(data.authorization_reference ? { authorization_reference: data.authorization_reference } : {}),
+      ...(data.location
+        ? { location: { location_id: data.location.location_id, evse_uids: data.location.evse_uids ?? [] } }
+        : {}),
     };
   }
 }

@@ -473,6 +473,63 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(await authorize16(charger, forgotten)).to.equal('Invalid');
   });
 
+  it('the eMSP did not know a token it authorizes at each use (2004): the next use asks it again', async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    for (const whitelist of ['NEVER', 'ALLOWED_OFFLINE']) {
+      const issued = uid();
+      await world.pushToken(emsp, issued, { whitelist });
+      emsp.sim.setAuthorization(issued, 'UNKNOWN');
+      expect(await authorize16(charger, issued), whitelist).to.equal('Invalid');
+      // the eMSP activated the card: was Invalid for 5 minutes on the remembered 2004, not asked
+      emsp.sim.setAuthorization(issued, 'ALLOWED');
+      expect(await authorize16(charger, issued), whitelist).to.equal('Accepted');
+      expect(await start16(charger, 1, issued), whitelist).to.equal('Accepted');
+      expect(authorizeCalls(emsp, issued), whitelist).to.have.length(2);
+    }
+  });
+
+  it("ALLOWED_OFFLINE let in while the eMSP does not answer: the charger's cache may not keep it", async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const offline = uid();
+    await world.pushToken(emsp211, offline, { whitelist: 'ALLOWED_OFFLINE' });
+    emsp211.sim.setDown(true);
+    try {
+      const info = ((await charger.call('Authorize', { idTag: offline })) as { idTagInfo: Json }).idTagInfo;
+      expect(info.status).to.equal('Accepted');
+      // was now + OCPP_AUTH_CACHE_S: a charger that authorizes from its cache started later uses
+      // for an hour without asking, the eMSP back or not
+      expect(Date.parse(String(info.expiryDate))).to.be.at.most(Date.now());
+    } finally {
+      emsp211.sim.setDown(false);
+    }
+  });
+
+  it("the eMSP's answer allows some EVSEs only: elsewhere the token is refused, from the answer or remembered", async () => {
+    const loc = world.unique('LOC-');
+    await world.location(loc, ['E1', 'E2']);
+    const cp = await world.chargePoint('ocpp1.6');
+    await world.link(cp.id, 1, loc, 'E1');
+    await world.link(cp.id, 2, loc, 'E2');
+    const charger = await world.charger(cp, 'ocpp1.6');
+    // whitelist ALLOWED: the answer is remembered for later uses; NEVER: it serves the next start
+    for (const whitelist of ['ALLOWED', 'NEVER']) {
+      const card = uid();
+      await world.pushToken(emsp, card, { whitelist });
+      emsp.sim.setAuthorization(card, 'ALLOWED', { location_id: loc, evse_uids: ['E1'] });
+      // a 1.6 Authorize names no connector: allowed at one of the charger's EVSEs
+      expect(await authorize16(charger, card), whitelist).to.equal('Accepted');
+      // was Accepted, the session on E2 billed to the eMSP with its reference
+      expect(await start16(charger, 2, card), whitelist).to.equal('Invalid');
+      expect(await authorize16(charger, card), whitelist).to.equal('Accepted');
+      expect(await start16(charger, 1, card), whitelist).to.equal('Accepted');
+    }
+    // an answer for another location: refused at every EVSE here
+    const other = uid();
+    await world.pushToken(emsp, other, { whitelist: 'NEVER' });
+    emsp.sim.setAuthorization(other, 'ALLOWED', { location_id: 'SOMEWHERE-ELSE' });
+    expect(await authorize16(charger, other)).to.equal('Invalid');
+  });
+
   it('a repeated StartTransaction of a refused token is refused again', async () => {
     const { charger } = await world.linkedCharger('ocpp1.6');
     const start = { connectorId: 1, idTag: 'NOBODY-2', meterStart: 10, timestamp: new Date().toISOString() };

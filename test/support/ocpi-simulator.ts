@@ -290,6 +290,7 @@ export class OcpiSimulator {
   private readonly slowPaths: { contains: string; ms: number }[] = [];
   /** what its tokens Sender answers to a real-time authorization, by token uid (default ALLOWED) */
   private readonly authorizations = new Map<string, string>();
+  private readonly authorizedAt = new Map<string, { location_id: string; evse_uids?: string[] }>();
 
   private readonly server: Server;
   private origin = '';
@@ -372,9 +373,14 @@ export class OcpiSimulator {
     for (let i = 0; i < count; i++) this.pathFaults.push({ contains, status, statusCode });
   }
 
-  /** Its answer to a real-time authorization of `uid` (OCPI AllowedType: ALLOWED, BLOCKED, ...; UNKNOWN: 2004). */
-  setAuthorization(uid: string, allowed: string): void {
+  /**
+   * Its answer to a real-time authorization of `uid` (OCPI AllowedType: ALLOWED, BLOCKED, ...;
+   * UNKNOWN: 2004), with `location` (LocationReferences: where the token may charge) when given.
+   */
+  setAuthorization(uid: string, allowed: string, location?: { location_id: string; evse_uids?: string[] }): void {
     this.authorizations.set(uid, allowed);
+    if (location) this.authorizedAt.set(uid, location);
+    else this.authorizedAt.delete(uid);
   }
 
   /** Requests whose path contains `contains` are answered after `ms` (a partner slow to store them). */
@@ -623,7 +629,12 @@ export class OcpiSimulator {
       return {
         status: 200,
         statusCode: 1000,
-        data: { allowed, token: { uid }, ...(version === '2.2.1' ? { authorization_reference: `REF-${uid}` } : {}) },
+        data: {
+          allowed,
+          token: { uid },
+          ...(version === '2.2.1' ? { authorization_reference: `REF-${uid}` } : {}),
+          ...(this.authorizedAt.has(uid) ? { location: this.authorizedAt.get(uid) } : {}),
+        },
       };
     }
     // mod_commands POST /{command}: the CPO's CommandResponse, when the test gave one
