@@ -163,7 +163,7 @@ async function tokenNamed(
   const known = open?.id_tag === idTag ? open.id_tag_status : undefined;
   const again =
     known === undefined
-      ? undefined
+      ? endAnsweredBefore(ctx.state, event, idTag, open)
       : await answeredAgain(deps, idTag, known, open?.id_tag_answer, open?.ocpi?.auth_method);
   const decision: AuthDecision =
     again ??
@@ -186,7 +186,40 @@ async function tokenNamed(
   const roamed = open ? undefined : await adoptedRoaming(deps, ctx, event, idTag, decision);
   const outcome = onTransactionProgress(deps, ctx, ctx.state, event, decision.status, roamed);
   if (again === undefined) keepAnswer(ctx, event.transaction_id, idTag, decision);
+  if (open && event.type === 'transaction-ended') keepEndAnswer(ctx, event.transaction_id, idTag, decision);
   return cached(deps, withGroup(outcome, decision));
+}
+
+/**
+ * The answer the end of a finished transaction got for `idTag`, for the end delivered again (its
+ * answer lost): "a repeated StopTransaction changes nothing". It was decided anew, and a tag a
+ * remote start had let in (no token: the start is used up) was answered Invalid, which the
+ * charger's cache then kept (1.6 section 3.5.1, 2.0.1 C10).
+ */
+function endAnsweredBefore(
+  s: ChargePointState,
+  event: Extract<ChargerEvent, { type: 'transaction-updated' | 'transaction-ended' }>,
+  idTag: string,
+  open: ChargePointState['transactions'][number] | undefined,
+): AuthDecision | undefined {
+  if (open || event.type !== 'transaction-ended') return undefined;
+  // the newest of that id (an id reused later is another transaction's)
+  const ended = s.finished.filter((f) => f.transaction_id === event.transaction_id).at(-1)?.ended_by;
+  if (ended?.id_tag !== idTag) return undefined;
+  return { status: ended.status, reason: 'answered before for the end of this transaction', ...ended.answer };
+}
+
+/** Keeps with the transaction just finished how its end's token was answered (`endAnsweredBefore`). */
+function keepEndAnswer(ctx: ChargePointCtx, transactionId: string, idTag: string, decision: AuthDecision): void {
+  const s = ctx.state;
+  const answer = {
+    ...(decision.each_use === true ? { each_use: true as const } : {}),
+    ...(decision.group_id === undefined ? {} : { group_id: decision.group_id }),
+  };
+  const ended_by = { id_tag: idTag, status: decision.status, ...(Object.keys(answer).length > 0 ? { answer } : {}) };
+  const newest = s.finished.map((f) => f.transaction_id).lastIndexOf(transactionId);
+  if (newest < 0) return;
+  ctx.setState({ ...s, finished: s.finished.map((f, i) => (i === newest ? { ...f, ended_by } : f)) });
 }
 
 /**

@@ -251,6 +251,10 @@ export const ChargePointState = Type.Object({
       id_tag_status: Type.Optional(Type.String()),
       /** and what that answer said beyond its status (its cache expiry, its group) */
       id_tag_answer: Type.Optional(IdTagAnswer),
+      /** the token its end named and how it was answered: the end delivered again gets the same */
+      ended_by: Type.Optional(
+        Type.Object({ id_tag: Type.String(), status: Type.String(), answer: Type.Optional(IdTagAnswer) }),
+      ),
     }),
   ),
   next_transaction_id: Type.Integer(),

@@ -706,6 +706,58 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     });
   });
 
+  it("the end of a remote-started guest's transaction delivered again is answered as the first time (1.6 and 2.0.1)", async () => {
+    const answers: string[] = [];
+    for (const protocol of ['ocpp1.6', 'ocpp2.0.1'] as const) {
+      const { cp, charger } = await world.linkedCharger(protocol);
+      const guest = uid();
+      let remoteStartId: number | undefined;
+      charger.handle(protocol === 'ocpp1.6' ? 'RemoteStartTransaction' : 'RequestStartTransaction', ({ params }) => {
+        remoteStartId = (params as { remoteStartId?: number }).remoteStartId;
+        return Promise.resolve({ status: 'Accepted' });
+      });
+      const body = protocol === 'ocpp1.6' ? { id_tag: guest, connector_id: 1 } : { id_tag: guest, evse_id: 1 };
+      const res = await world.api.request('POST', `/v1/charge-points/${cp.id}/remote-start?wait_ms=5000`, { body });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const at = new Date().toISOString();
+      if (protocol === 'ocpp1.6') {
+        const start = (await charger.call('StartTransaction', {
+          connectorId: 1,
+          idTag: guest,
+          meterStart: 0,
+          timestamp: at,
+        })) as { transactionId: number; idTagInfo: Json };
+        expect(start.idTagInfo.status).to.equal('Accepted');
+        const stop = { transactionId: start.transactionId, meterStop: 900, timestamp: at, idTag: guest };
+        for (let i = 0; i < 2; i++)
+          answers.push(String(((await charger.call('StopTransaction', stop)) as { idTagInfo: Json }).idTagInfo.status));
+      } else {
+        const event = (eventType: string, seqNo: number, triggerReason: string) => ({
+          eventType,
+          timestamp: at,
+          triggerReason,
+          seqNo,
+          transactionInfo: { transactionId: `TX-${guest}`, remoteStartId },
+          evse: { id: 1, connectorId: 1 },
+          idToken: { idToken: guest, type: 'Central' },
+        });
+        const started = (await charger.call('TransactionEvent', event('Started', 0, 'RemoteStart'))) as {
+          idTokenInfo: Json;
+        };
+        expect(started.idTokenInfo.status).to.equal('Accepted');
+        for (let i = 0; i < 2; i++)
+          answers.push(
+            String(
+              ((await charger.call('TransactionEvent', event('Ended', 1, 'StopAuthorized'))) as { idTokenInfo: Json })
+                .idTokenInfo.status,
+            ),
+          );
+      }
+    }
+    // the second of each was Invalid, which the charger's cache then kept for the guest's tag
+    expect(answers).to.deep.equal(['Accepted', 'Accepted', 'Accepted', 'Accepted']);
+  });
+
   it("a remote start's tag that does not charge without asking is let in for that start only: the charger's cache drops it at once", async () => {
     const { cp, charger } = await world.linkedCharger('ocpp1.6');
     charger.handle('RemoteStartTransaction', () => Promise.resolve({ status: 'Accepted' }));
