@@ -217,6 +217,9 @@ function failureDetail(err: unknown): string {
   return err.name === 'ChargerDisconnectedError' ? `${CONNECTION_CLOSED_DETAIL} (${err.message})` : err.message;
 }
 
+/** a call sent on a connection that a newer one of the charger replaced (`onConnected`) */
+const REPLACED_DETAIL = `${CONNECTION_CLOSED_DETAIL} (replaced by a newer connection)`;
+
 /** The most of a partner's timeout kept for the charger's answer (`sendBy`). */
 const ANSWER_MARGIN_MS = 5000;
 
@@ -368,10 +371,13 @@ export function onConnected(
 ): ConnectedReply {
   const booted = ctx.state.boot !== null;
   const s = ctx.state;
-  // calls sent on an earlier connection will never be answered: report them and move on
+  // calls sent on an earlier connection will never be answered: report them and move on. That
+  // connection's own close has not settled them (it would have): this newer one replaces it, and
+  // the detail says so, as a close says its reason (the bare detail left an operator unable to
+  // tell a second connection of the charger from a drop)
   const stale = s.outbound.filter((o) => o.sent_at !== null && o.connection !== msg.connection);
   let commands = s.commands;
-  for (const o of stale) commands = settle(deps, ctx, { ...s, commands }, o, 'failed', CONNECTION_CLOSED_DETAIL);
+  for (const o of stale) commands = settle(deps, ctx, { ...s, commands }, o, 'failed', REPLACED_DETAIL);
   // a plain (re)connect writes nothing (a first one: its first event records the protocol); a
   // charger that now speaks another version than it spoke, or than it is registered with (a
   // firmware upgrade), is recorded at once: the operator's operations are those of the version

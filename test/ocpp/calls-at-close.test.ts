@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import pino from 'pino';
 import { API_KEY, startCsms, type CsmsUnderTest } from './support/csms.js';
-import { connectedCharger } from './support/scenario.js';
+import { connect } from './support/charger.js';
+import { connectedCharger, eventually } from './support/scenario.js';
 import { embeddedEnvironment, type TestEnvironment } from '../support/platforms.js';
 
 /**
@@ -40,6 +41,38 @@ describe('OCPP: the calls of a charger whose connection ends', function () {
           .filter((l) => l.level >= 50)
           .map((l) => l.msg),
       ).to.deep.equal([]);
+    });
+
+    it(`${protocol}: a call left unanswered on a connection that a newer one replaced says so`, async () => {
+      const { cp, charger } = await connectedCharger(csms, protocol);
+      const sent = await csms.api<{ command_id: string }>(
+        'POST',
+        `/v1/charge-points/${cp.id}/clear-cache?wait_ms=0`,
+        {},
+      );
+      expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
+      await charger.csmsCall('ClearCache');
+      // the same charger again (a reboot whose old socket the network has not closed yet)
+      const newer = await connect({
+        url: cp.ocpp_url,
+        username: cp.username,
+        password: cp.password,
+        protocols: [protocol],
+      });
+      try {
+        const record = await eventually(async () => {
+          const view = await csms.api<{
+            commands: Array<{ command_id: string; status: string; detail: string | null }>;
+          }>('GET', `/v1/charge-points/${cp.id}`);
+          const c = view.body.commands.find((x) => x.command_id === sent.body.command_id);
+          return c?.status === 'failed' ? c : undefined;
+        });
+        // was the bare "connection closed before the answer": a second connection looked like a drop
+        expect(record.detail).to.equal('connection closed before the answer (replaced by a newer connection)');
+        expect(await charger.closed).to.equal(4000);
+      } finally {
+        newer.ws.terminate();
+      }
     });
   }
 });
