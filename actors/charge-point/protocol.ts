@@ -179,15 +179,17 @@ export const NOT_SENT_DETAIL = `not sent within ${COMMAND_EXPIRY_MS / 1000} s: t
  * A command record as a read shows it: a call still sent to a charger that is offline has failed,
  * and one queued longer than COMMAND_EXPIRY_MS has expired. The actor records both so when the
  * charger connects again, which one that never comes back never does: its reset showed `queued`
- * for good.
+ * for good. The expiry holds for a connected charger too: its queue moves when the call ahead is
+ * answered or times out (30 s), and a call queued past its expiry is dropped then, never sent; it
+ * showed `queued` until then, up to 30 s after it had expired.
  */
 export function recordAsSeen<R extends { status: string; detail: string | null; updated_at: string }>(
   record: R,
   online: boolean,
   now = Date.now(),
 ): R {
-  if (online) return record;
-  if (record.status === 'sent') return { ...record, status: 'failed', detail: CONNECTION_CLOSED_DETAIL };
+  if (record.status === 'sent')
+    return online ? record : { ...record, status: 'failed', detail: CONNECTION_CLOSED_DETAIL };
   const queuedAt = Date.parse(record.updated_at);
   if (record.status === 'queued' && now - queuedAt > COMMAND_EXPIRY_MS)
     // updated when it expired, not when it was queued

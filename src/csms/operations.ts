@@ -131,8 +131,10 @@ export async function awaitOutcome(
     await sleep(Math.min(POLL_MS, Math.max(0, until - Date.now())));
     // the committed state, read from the store: a charger that answers and then drops its
     // connection (a reset) still gets its answer reported, not a 409
-    const record = await recordOf();
-    if (!record) continue;
+    // a call queued past its expiry reads expired, as in a read of the charger (recordAsSeen)
+    const stored = await recordOf();
+    if (!stored) continue;
+    const record = recordAsSeen(stored, true);
     last = { ...last, command_status: record.status, detail: record.detail };
     if (record.status === 'sent' && Date.now() - askedAt >= OFFLINE_CHECK_MS) {
       // the process that sent it may have died (kill -9): no one will record its end until the
