@@ -31,6 +31,7 @@ import {
   CommandWait,
   checkStartProfile,
   operationRoutes,
+  placeOf,
   requireIdTagsFit,
   type OperationAccess,
 } from './operations.js';
@@ -762,31 +763,14 @@ function commandRoutes(cp: ChargePointAccess): CsmsRoute[] {
         // 2.0.1 IdTokenType takes 36 characters, a 1.6 IdToken 20
         const protocol = await operationAccess(cp).protocolOf(id);
         requireIdTagsFit(protocol, [b.id_tag]);
-        // RequestStartTransaction names an EVSE only: the charger would pick any EVSE
-        if (protocol === 'ocpp2.0.1' && b.connector_id !== undefined && b.evse_id === undefined)
-          throw new HttpError(
-            422,
-            'connector_without_evse',
-            'a 2.0.1 remote start names an EVSE (RequestStartTransaction evseId): give evse_id',
-          );
-        // a 1.6 connector is its EVSE: two different numbers name two places, and one would be dropped
-        if (
-          protocol === 'ocpp1.6' &&
-          b.connector_id !== undefined &&
-          b.evse_id !== undefined &&
-          b.connector_id !== b.evse_id
-        )
-          throw new HttpError(
-            422,
-            'connector_evse_conflict',
-            `a 1.6 connector is its EVSE: connector_id ${b.connector_id} and evse_id ${b.evse_id} name two; give one`,
-          );
+        // RequestStartTransaction names an EVSE only (a connector alone would have the charger
+        // pick any EVSE); a 1.6 connector is its EVSE, so two different numbers are refused
+        const place = placeOf(protocol, b);
         if (b.profile) checkStartProfile(protocol, b.profile);
         const res = await cp.command(id, {
           kind: 'start',
           id_tag: b.id_tag,
-          evse_id: b.evse_id ?? null,
-          connector_id: b.connector_id ?? null,
+          ...place,
           ...(b.profile ? { profile: b.profile } : {}),
         });
         return { data: await commandAccepted(cp, id, res, req.query.wait_ms ?? 0) };

@@ -218,6 +218,37 @@ const closed = <P extends TProperties>(properties: P) => Type.Object(properties,
  */
 const nextRequestId = (): number => randomInt(1, 2 ** 31 - 1);
 
+/** The EVSE and the connector of it an operation acts on, as the charger's version numbers them. */
+export interface ChargerPlace {
+  evse_id: number | null;
+  /** 2.0.1 only: a 1.6 connector is its EVSE, numbered by evse_id */
+  connector_id: number | null;
+}
+
+/**
+ * The place a body names (`evse_id`, `connector_id`) for a charger of `protocol`: the one rule of
+ * every route that takes both (docs/CSMS.md "Operations"). A 2.0.1 connector is one of an EVSE
+ * (EVSEType): connector_id without evse_id is 422. A 1.6 connector is its EVSE: connector_id alone
+ * names it, and two different numbers name two places of which one would be dropped (422; unlock
+ * and change-availability sent evse_id and dropped connector_id without a word).
+ */
+export function placeOf(protocol: ProtocolName, body: { evse_id?: number; connector_id?: number }): ChargerPlace {
+  const evse = body.evse_id ?? null;
+  const connector = body.connector_id ?? null;
+  if (protocol === 'ocpp2.0.1') {
+    if (connector !== null && evse === null)
+      throw new HttpError(422, 'connector_without_evse', 'connector_id names a connector of evse_id: give evse_id too');
+    return { evse_id: evse, connector_id: connector };
+  }
+  if (evse !== null && connector !== null && evse !== connector)
+    throw new HttpError(
+      422,
+      'connector_evse_conflict',
+      `a 1.6 connector is its EVSE: connector_id ${connector} and evse_id ${evse} name two; give one`,
+    );
+  return { evse_id: evse ?? connector, connector_id: null };
+}
+
 /** 422 for a variable that names a connector without its EVSE (2.0.1 EVSEType: a connector is one of an EVSE). */
 function requireEvseOfConnector(variables: ReadonlyArray<{ evse_id?: number; connector_id?: number }>): void {
   if (variables.some((v) => v.connector_id !== undefined && v.evse_id === undefined))
@@ -269,22 +300,11 @@ function stateOperations(access: OperationAccess): RouteSpec<OperatorAuth>[] {
       body: closed({
         operative: Type.Boolean(),
         evse_id: Type.Optional(ocppInteger({ minimum: 1, description: 'absent: the whole charger' })),
-        connector_id: Type.Optional(ocppInteger({ minimum: 1, description: '2.0.1: a connector of the EVSE' })),
+        connector_id: Type.Optional(
+          ocppInteger({ minimum: 1, description: '2.0.1: a connector of the EVSE; 1.6: the connector (its EVSE)' }),
+        ),
       }),
-      command: (b) => {
-        if (b.connector_id !== undefined && b.evse_id === undefined)
-          throw new HttpError(
-            422,
-            'connector_without_evse',
-            'connector_id names a connector of evse_id: give evse_id too',
-          );
-        return {
-          kind: 'change-availability',
-          operative: b.operative,
-          evse_id: nullable(b.evse_id),
-          connector_id: nullable(b.connector_id),
-        };
-      },
+      command: (b, _id, protocol) => ({ kind: 'change-availability', operative: b.operative, ...placeOf(protocol, b) }),
     }),
     operationRoute(access, {
       path: 'reset',
@@ -463,12 +483,24 @@ function connectorOperations(access: OperationAccess): RouteSpec<OperatorAuth>[]
       kind: 'unlock',
       summary: 'Release the cable of a connector (UnlockConnector)',
       body: closed({
-        evse_id: ocppInteger({ minimum: 1, description: '1.6: the connector' }),
+        evse_id: Type.Optional(ocppInteger({ minimum: 1, description: '1.6: the connector; 2.0.1: required' })),
         connector_id: Type.Optional(
-          ocppInteger({ minimum: 1, description: '2.0.1: the connector of the EVSE (default 1)' }),
+          ocppInteger({
+            minimum: 1,
+            description: '2.0.1: the connector of the EVSE (default 1); 1.6: the connector (its EVSE)',
+          }),
         ),
       }),
-      command: (b) => ({ kind: 'unlock', evse_id: b.evse_id, connector_id: b.connector_id ?? 1 }),
+      command: (b, _id, protocol) => {
+        const place = placeOf(protocol, b);
+        if (place.evse_id === null)
+          throw new HttpError(
+            422,
+            'connector_required',
+            'unlock names a connector: give evse_id (and connector_id on 2.0.1; on 1.6 either one)',
+          );
+        return { kind: 'unlock', evse_id: place.evse_id, connector_id: place.connector_id ?? 1 };
+      },
     }),
     operationRoute(access, {
       path: 'trigger',

@@ -178,6 +178,35 @@ describe('operations on a charger through /v1, both versions', function () {
     await client.close();
   });
 
+  it('OCPP 1.6: a connector is its EVSE: connector_id alone names it, two different numbers are 422', async () => {
+    const { id, client } = await charger('ocpp1.6', {
+      UnlockConnector: { status: 'Unlocked' },
+      ChangeAvailability: { status: 'Accepted' },
+    });
+    const got = (action: string): unknown[] => received[`${id}:${action}`] ?? [];
+    // was 200, and the charger was asked to unlock connector 1: connector_id 2 dropped without a word
+    for (const op of ['unlock', 'change-availability']) {
+      const body = { evse_id: 1, connector_id: 2, ...(op === 'unlock' ? {} : { operative: false }) };
+      const both = await press(id, op, body);
+      expect(both.status, op).to.equal(422);
+      expect(both.body, op).to.deep.nested.include({ 'error.code': 'connector_evse_conflict' });
+      expect(JSON.stringify(both.body)).to.contain('connector_id 2 and evse_id 1');
+    }
+    expect(got('UnlockConnector')).to.deep.equal([]);
+    expect(got('ChangeAvailability')).to.deep.equal([]);
+    // connector_id alone is the connectorId (change-availability: was 422 connector_without_evse)
+    expect((await press(id, 'unlock', { connector_id: 2 })).body.command_status).to.equal('Unlocked');
+    expect((await press(id, 'unlock', { evse_id: 2, connector_id: 2 })).body.command_status).to.equal('Unlocked');
+    expect((await press(id, 'change-availability', { operative: false, connector_id: 2 })).status).to.equal(200);
+    expect(got('UnlockConnector')).to.deep.equal([{ connectorId: 2 }, { connectorId: 2 }]);
+    expect(got('ChangeAvailability')).to.deep.equal([{ connectorId: 2, type: 'Inoperative' }]);
+    // unlock names a connector: none at all is 422, on either version
+    const none = await press(id, 'unlock', {});
+    expect(none.status).to.equal(422);
+    expect(none.body).to.deep.nested.include({ 'error.code': 'connector_required' });
+    await client.close();
+  });
+
   it('a 1.6 charger that comes back speaking 2.0.1 gets the operations of 2.0.1 before it boots again', async () => {
     const cp = await csms.registerChargePoint('ocpp1.6');
     const before = strictCharger(csms.url, cp, 'ocpp1.6');
@@ -382,6 +411,9 @@ describe('operations on a charger through /v1, both versions', function () {
       { requestedMessage: 'LogStatusNotification' },
     ]);
     await press(id, 'change-availability', { operative: true, evse_id: 2, connector_id: 1 });
+    // a 2.0.1 connector is one of an EVSE: alone it names nothing (on 1.6 it is the connectorId)
+    const alone = await press(id, 'change-availability', { operative: false, connector_id: 2 });
+    expect(alone.body).to.deep.nested.include({ 'error.code': 'connector_without_evse' });
     expect(got('ChangeAvailability')).to.deep.equal([
       { operationalStatus: 'Operative', evse: { id: 2, connectorId: 1 } },
     ]);
@@ -426,8 +458,7 @@ describe('operations on a charger through /v1, both versions', function () {
     const res = await press(id, 'reset', { type: 'soft' }, '?wait_ms=0');
     expect(res.body).to.include({ command_status: 'sent', answered: false });
     expect((await press(id, 'reset', { type: 'warm' })).status).to.equal(422);
-    // a connector alone names nothing; a location must be a URL (the official schemas say so)
-    expect((await press(id, 'change-availability', { operative: false, connector_id: 2 })).status).to.equal(422);
+    // a location must be a URL (the official schemas say so)
     expect((await press(id, 'update-firmware', { location: 'firmware.bin' })).status).to.equal(422);
     expect((await press('NO-SUCH-CP', 'reset', { type: 'soft' })).status).to.equal(404);
     // its handler never settles: close without waiting for it
