@@ -622,6 +622,12 @@ function profileShape(protocol: ProtocolName, p: ChargingProfile): void {
     fail('valid_from is not before valid_to');
   if (p.kind === 'recurring' && p.schedule.start === undefined) fail('a recurring profile needs schedule.start');
   if (p.kind === 'relative' && p.schedule.start !== undefined) fail('a relative profile has no schedule.start');
+  // 2.0.1 K01.FR.38 and K01.FR.40; 1.6 says neither (its startSchedule is optional, "relative to
+  // start of charging" when absent), so a 1.6 charger gets what its version allows
+  if (protocol === 'ocpp2.0.1' && p.purpose === 'charger_max' && p.kind === 'relative')
+    fail('an OCPP 2.0.1 charger_max profile (ChargingStationMaxProfile) is not relative (K01.FR.38)');
+  if (protocol === 'ocpp2.0.1' && p.kind === 'absolute' && p.schedule.start === undefined)
+    fail('an OCPP 2.0.1 absolute profile needs schedule.start (K01.FR.40)');
   if (p.schedule.periods[0]?.start_s !== 0) fail('the first period starts at start_s 0');
   // a 1.6 limit is a multiple of 0.1 (its schema says so)
   const tenths = (v: number): boolean => Math.abs(v * 10 - Math.round(v * 10)) < 1e-6;

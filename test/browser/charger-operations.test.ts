@@ -159,8 +159,13 @@ describe("console: a charger's operations and event log", function () {
           chargingProfileId: 1,
           stackLevel: 0,
           chargingProfilePurpose: 'ChargePointMaxProfile',
-          chargingProfileKind: 'Relative',
-          chargingSchedule: { chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 16 }] },
+          // was Relative, which a 2.0.1 charger may not take for its maximum (K01.FR.38)
+          chargingProfileKind: 'Absolute',
+          chargingSchedule: {
+            startSchedule: '2025-01-01T00:00:00Z',
+            chargingRateUnit: 'A',
+            chargingSchedulePeriod: [{ startPeriod: 0, limit: 16 }],
+          },
         },
       },
     ]);

@@ -356,6 +356,39 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
         });
         expect(ok.body.command_status).to.equal('Accepted');
       });
+      it('OCPP 2.0.1: refuses a relative station maximum and an absolute profile without a start; 1.6 takes both', async () => {
+        const v2 = await charger('ocpp2.0.1', { SetChargingProfile: { status: 'Accepted' } });
+        const v1 = await charger('ocpp1.6', { SetChargingProfile: { status: 'Accepted' } });
+        const max = { id: 4, stack_level: 0, purpose: 'charger_max', kind: 'relative', schedule };
+        const absolute = { id: 5, stack_level: 0, purpose: 'tx_default', kind: 'absolute', schedule };
+        // was 200, and the station got a profile OCPP 2.0.1 forbids (K01.FR.38, K01.FR.40)
+        for (const [evseId, profile, rule] of [
+          [0, max, 'K01.FR.38'],
+          [1, absolute, 'K01.FR.40'],
+        ] as const) {
+          const res = await press(v2.id, 'set-charging-profile', { evse_id: evseId, profile });
+          expect(res.status, rule).to.equal(422);
+          expect(res.body, rule).to.deep.nested.include({ 'error.code': 'bad_charging_profile' });
+          expect(JSON.stringify(res.body), rule).to.include(rule);
+        }
+        expect(v2.got('SetChargingProfile')).to.deep.equal([]);
+        // with a start, the absolute maximum goes through
+        const start = '2026-11-25T00:00:00Z';
+        const ok = await press(v2.id, 'set-charging-profile', {
+          evse_id: 0,
+          profile: { ...max, kind: 'absolute', schedule: { ...schedule, start } },
+        });
+        expect(ok.body.command_status).to.equal('Accepted');
+        // 1.6 forbids neither: its startSchedule is optional (relative to the start of charging)
+        for (const [evseId, profile] of [
+          [0, max],
+          [1, absolute],
+        ] as const)
+          expect(
+            (await press(v1.id, 'set-charging-profile', { evse_id: evseId, profile })).body.command_status,
+          ).to.equal('Accepted');
+        expect(v1.got('SetChargingProfile')).to.have.length(2);
+      });
     });
 
     describe('local authorization lists', () => {

@@ -22,14 +22,15 @@ export const OPERATIONS = {
   'cancel-reservation': [['ocpp1.6', 'ocpp2.0.1'], { reservation_id: 1 }],
   'set-charging-profile': [
     ['ocpp1.6', 'ocpp2.0.1'],
+    // absolute, from a start: OCPP 2.0.1 refuses a relative charger_max (K01.FR.38)
     {
       evse_id: 0,
       profile: {
         id: 1,
         stack_level: 0,
         purpose: 'charger_max',
-        kind: 'relative',
-        schedule: { rate_unit: 'A', periods: [{ start_s: 0, limit: 16 }] },
+        kind: 'absolute',
+        schedule: { start: '2025-01-01T00:00:00Z', rate_unit: 'A', periods: [{ start_s: 0, limit: 16 }] },
       },
     },
   ],
