@@ -508,9 +508,26 @@ function connectorOperations(access: OperationAccess): RouteSpec<OperatorAuth>[]
       summary: 'Ask the charger to send a message now (TriggerMessage)',
       body: closed({
         message: TriggeredMessage,
-        evse_id: Type.Optional(ocppInteger({ minimum: 1 })),
+        evse_id: Type.Optional(ocppInteger({ minimum: 1, description: '1.6: the connector' })),
+        connector_id: Type.Optional(
+          ocppInteger({
+            minimum: 1,
+            description: '2.0.1: the connector of the EVSE, required for StatusNotification; 1.6: the connector',
+          }),
+        ),
       }),
-      command: (b) => ({ kind: 'trigger', message: b.message, evse_id: nullable(b.evse_id) }),
+      command: (b, _id, protocol) => {
+        const place = placeOf(protocol, b);
+        // 2.0.1 F06.FR.12: a station asked for a StatusNotification without evse.connectorId
+        // answers Rejected; refused here, the operator learns what to add before anything is sent
+        if (protocol === 'ocpp2.0.1' && b.message === 'StatusNotification' && place.connector_id === null)
+          throw new HttpError(
+            422,
+            'connector_required',
+            'a 2.0.1 StatusNotification trigger names a connector (F06.FR.12): give evse_id and connector_id',
+          );
+        return { kind: 'trigger', message: b.message, ...place };
+      },
     }),
   ];
 }

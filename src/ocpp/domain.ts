@@ -662,6 +662,8 @@ const commands = [
     kind: Type.Literal('trigger'),
     message: TriggeredMessage,
     evse_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+    /** 2.0.1: a connector of the EVSE (optional: commands queued before it was added have none) */
+    connector_id: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
   }),
   ...operatorCommands(),
   ...limitAndListCommands(),

@@ -93,9 +93,14 @@ describe('operations on a charger through /v1, both versions', function () {
     await press(id, 'trigger', { message: 'FirmwareStatusNotification' });
     // the log upload's status, by either version's name (was 422: not a message of the route)
     await press(id, 'trigger', { message: 'LogStatusNotification' });
+    // a 1.6 connector is its EVSE: connector_id alone is the connectorId, two different are 422
+    await press(id, 'trigger', { message: 'StatusNotification', connector_id: 2 });
+    const two = await press(id, 'trigger', { message: 'StatusNotification', evse_id: 1, connector_id: 2 });
+    expect(two.body).to.deep.nested.include({ 'error.code': 'connector_evse_conflict' });
     expect(got('TriggerMessage')).to.deep.equal([
       { requestedMessage: 'FirmwareStatusNotification' },
       { requestedMessage: 'DiagnosticsStatusNotification' },
+      { requestedMessage: 'StatusNotification', connectorId: 2 },
     ]);
 
     res = await press(id, 'get-configuration', { keys: ['HeartbeatInterval', 'Nope'] });
@@ -404,11 +409,19 @@ describe('operations on a charger through /v1, both versions', function () {
     expect(got('Reset')).to.deep.equal([{ type: 'OnIdle' }]);
     expect((await press(id, 'unlock', { evse_id: 1, connector_id: 2 })).body.command_status).to.equal('Unlocked');
     expect(got('UnlockConnector')).to.deep.equal([{ evseId: 1, connectorId: 2 }]);
-    await press(id, 'trigger', { message: 'StatusNotification', evse_id: 1 });
+    // F06.FR.12: a StatusNotification is of one connector (was sent without, and Rejected)
+    const noConnector = await press(id, 'trigger', { message: 'StatusNotification', evse_id: 1 });
+    expect(noConnector.status).to.equal(422);
+    expect(noConnector.body).to.deep.nested.include({ 'error.code': 'connector_required' });
+    const noEvse = await press(id, 'trigger', { message: 'StatusNotification', connector_id: 2 });
+    expect(noEvse.body).to.deep.nested.include({ 'error.code': 'connector_without_evse' });
+    await press(id, 'trigger', { message: 'StatusNotification', evse_id: 1, connector_id: 2 });
     await press(id, 'trigger', { message: 'DiagnosticsStatusNotification' });
+    await press(id, 'trigger', { message: 'MeterValues', evse_id: 2 });
     expect(got('TriggerMessage')).to.deep.equal([
-      { requestedMessage: 'StatusNotification', evse: { id: 1 } },
+      { requestedMessage: 'StatusNotification', evse: { id: 1, connectorId: 2 } },
       { requestedMessage: 'LogStatusNotification' },
+      { requestedMessage: 'MeterValues', evse: { id: 2 } },
     ]);
     await press(id, 'change-availability', { operative: true, evse_id: 2, connector_id: 1 });
     // a 2.0.1 connector is one of an EVSE: alone it names nothing (on 1.6 it is the connectorId)

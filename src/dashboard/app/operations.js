@@ -5,7 +5,8 @@ export const OPERATIONS = {
   reset: [['ocpp1.6', 'ocpp2.0.1'], { type: 'soft' }],
   'clear-cache': [['ocpp1.6', 'ocpp2.0.1'], {}],
   unlock: [['ocpp1.6', 'ocpp2.0.1'], { evse_id: 1 }],
-  trigger: [['ocpp1.6', 'ocpp2.0.1'], { message: 'StatusNotification' }],
+  // 2.0.1 asks for a StatusNotification of one connector (F06.FR.12); on 1.6 the two are one number
+  trigger: [['ocpp1.6', 'ocpp2.0.1'], { message: 'StatusNotification', evse_id: 1, connector_id: 1 }],
   'get-configuration': [['ocpp1.6'], { keys: [] }],
   'change-configuration': [['ocpp1.6'], { key: 'HeartbeatInterval', value: '300' }],
   'get-variables': [['ocpp2.0.1'], { variables: [{ component: 'OCPPCommCtrlr', variable: 'HeartbeatInterval' }] }],

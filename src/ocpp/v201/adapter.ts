@@ -547,7 +547,9 @@ export const ocpp201Adapter: ProtocolAdapter<'ocpp2.0.1'> = {
           payload: {
             requestedMessage:
               command.message === 'DiagnosticsStatusNotification' ? 'LogStatusNotification' : command.message,
-            ...(command.evse_id ? { evse: { id: command.evse_id } } : {}),
+            ...(command.evse_id
+              ? { evse: { id: command.evse_id, ...optional('connectorId', command.connector_id) } }
+              : {}),
           },
         };
       default:
