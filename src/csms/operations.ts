@@ -89,12 +89,19 @@ export const OperationResult = titled(
         description: "the charger's reply, for the operations that return data (configuration, variables, ...)",
       }),
     ),
-    reservation_id: Type.Optional(ocppInteger({ description: 'reserve: the id the charger knows the reservation by' })),
+    reservation_id: Type.Optional(
+      ocppInteger({
+        description:
+          'reserve: the id the charger knows the reservation by; absent when it was not sent (refused, expired)',
+      }),
+    ),
   }),
 );
 export type OperationResult = Static<typeof OperationResult>;
 
 const PENDING = new Set(['queued', 'sent']);
+/** The ends of a command that never reached the charger (refused: a Pending charger's; expired). */
+const NEVER_SENT = new Set(['refused', 'expired']);
 /** how often a route waiting for a call still sent asks whether its charger is online */
 const OFFLINE_CHECK_MS = 1_000;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -200,7 +207,9 @@ function operationRoute<B extends TSchema>(access: OperationAccess, op: Operatio
       const sent = await access.command(id, command);
       const waitMs = (req.query as { wait_ms?: number }).wait_ms ?? DEFAULT_WAIT_MS;
       const result = await awaitOutcome(access, id, sent.command_id, sent.status, waitMs);
-      return { data: command.kind === 'reserve' ? { ...result, reservation_id: command.reservation_id } : result };
+      // a reservation never sent was never made: an id would be one that no cancel finds
+      const reserved = command.kind === 'reserve' && !NEVER_SENT.has(result.command_status);
+      return { data: reserved ? { ...result, reservation_id: command.reservation_id } : result };
     },
   });
 }

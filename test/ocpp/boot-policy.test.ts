@@ -82,6 +82,16 @@ for (const mode of ['embedded', 'cluster'] as const) {
       expect(start.body.detail).to.equal(
         'the charger is Pending: start is not sent before it is Accepted (send it again then)',
       );
+      // a reservation refused before it was sent was never made: no id to quote or cancel
+      // (was reservation_id 10, of which cancel-reservation answered 404)
+      const reserve = await csms.api<Record<string, unknown>>('POST', `/v1/charge-points/${cp.id}/reserve`, {
+        id_tag: 'TAG-1',
+        expiry_date: new Date(Date.now() + 3_600_000).toISOString(),
+      });
+      expect(reserve.status).to.equal(200);
+      expect(reserve.body).to.include({ command_status: 'refused', answered: true });
+      expect(reserve.body).to.not.have.property('reservation_id');
+      expect((await view(cp.id)).reservations).to.deep.equal([]);
 
       const put = await csms.api<ChargePointView>('PUT', `/v1/charge-points/${cp.id}/boot-policy`, {
         policy: 'Accepted',
