@@ -1,4 +1,5 @@
 import type { Database } from '../db/database.js';
+import type { SqlRunner } from '../db/sql.js';
 import { HttpError } from '../gateway/errors.js';
 import { CREDIT_SUFFIX, type Cdr as Cdr221 } from '../ocpi/cdrs/schemas-2.2.1.js';
 import type { PartyIdentity } from '../ocpi/core/auth.js';
@@ -47,7 +48,7 @@ export function creditOf(cdr: Cdr221, remark: string | undefined, now: Date): Cd
 }
 
 /** What the eMSP of the CDR's token is, as our outbox addresses it. */
-function emspOf(cdr: Cdr221): PartyIdentity {
+export function emspOf(cdr: Cdr221): PartyIdentity {
   return { country_code: cdr.cdr_token.country_code, party_id: cdr.cdr_token.party_id };
 }
 
@@ -86,15 +87,19 @@ export async function creditCdr(
     if (!(await cdrs.putNew({ ...own, id: credit.id }, credit, { audience: emsp })))
       throw new HttpError(409, 'cdr_credited', `CDR ${id} was credited before, by ${credit.id}`);
     await enqueue(tx, { party: { ...emsp, role: 'EMSP' } }, { kind: 'cdr', cdr_id: credit.id, to: emsp });
-    const links = await tx.query(
-      `SELECT p.country_code, p.party_id, p.version FROM ocpi_partner p WHERE ${SPEAKS_FOR} ORDER BY p.country_code, p.party_id`,
-      speaksForParams({ ...emsp, role: 'EMSP' }),
-    );
-    const recipients = links.map((r) => ({
-      partner_key: `${String(r.country_code)}-${String(r.party_id)}`,
-      version: String(r.version),
-      sent: r.version !== '2.1.1',
-    }));
-    return { credit, recipients };
+    return { credit, recipients: await creditRecipients(tx, emsp) };
   });
+}
+
+/** The registered links that speak for the eMSP `emsp`, and whether a credit CDR is sent to each. */
+export async function creditRecipients(q: SqlRunner, emsp: PartyIdentity): Promise<CreditRecipient[]> {
+  const links = await q.query(
+    `SELECT p.country_code, p.party_id, p.version FROM ocpi_partner p WHERE ${SPEAKS_FOR} ORDER BY p.country_code, p.party_id`,
+    speaksForParams({ ...emsp, role: 'EMSP' }),
+  );
+  return links.map((r) => ({
+    partner_key: `${String(r.country_code)}-${String(r.party_id)}`,
+    version: String(r.version),
+    sent: r.version !== '2.1.1',
+  }));
 }

@@ -13,7 +13,7 @@ import { isCdr221, type StoredCdr } from '../ocpi/sessions/stored.js';
 import type { PlatformModule, PlatformServices } from '../platform/services.js';
 import type { OutboxHandle } from '../ocpi/module.js';
 import type { PartyIdentity } from '../ocpi/core/auth.js';
-import { creditCdr } from './credit.js';
+import { creditCdr, creditRecipients, emspOf } from './credit.js';
 import { EvseLinkStore, EvseLinkTakenError, linksChanged } from './evse-links.js';
 import { OfflineWatch } from './offline.js';
 import { SampleSweep } from './sample-sweep.js';
@@ -99,21 +99,24 @@ const Delivery = Type.Object({
 const Deliveries = Type.Array(Delivery, {
   description: "the eMSP's answers to our POST: where it keeps the CDR (its Location header)",
 });
+const Recipients = Type.Array(
+  Type.Object({ partner_key: Type.String(), version: Type.String(), sent: Type.Boolean() }),
+  {
+    description:
+      "the registered links that speak for the CDR's eMSP: a 2.2.1 link is sent the credit, a 2.1.1 one is not (2.1.1 has no credit CDR); none: it goes to a link that registers later",
+  },
+);
 const CdrView = Type.Object({
   cdr: C221.Cdr,
   deliveries: Deliveries,
   credited_by: Type.Union([Type.String(), Type.Null()], {
     description: 'the id of the credit CDR that took this CDR back (POST /v1/cdrs/{id}/credit), if any',
   }),
+  // a credit not delivered waits for a 2.2.1 link, or never goes (2.1.1 links only): the list says which
+  recipients: Type.Optional(Recipients),
 });
 type CdrViewOut = Static<typeof CdrView>;
-const CreditView = Type.Object({
-  ...CdrView.properties,
-  recipients: Type.Array(Type.Object({ partner_key: Type.String(), version: Type.String(), sent: Type.Boolean() }), {
-    description:
-      "the registered links that speak for the CDR's eMSP: a 2.2.1 link is sent the credit, a 2.1.1 one is not (2.1.1 has no credit CDR); none: it goes to a link that registers later",
-  }),
-});
+const CreditView = Type.Object({ ...CdrView.properties, recipients: Recipients });
 const CreditBody = Type.Object(
   {
     // why the CDR is credited: the credit CDR's remark (2.2.1 CDR remark, string(255))
@@ -159,10 +162,33 @@ async function viewsOf(services: PlatformServices, own: PartyIdentity, cdrs: C22
     );
     for (const r of rows) credited.add(String(r.object_id));
   }
+  const recipients = await recipientsOfCredits(services, cdrs);
   return cdrs.map((cdr) => {
     const credit = `${cdr.id}${C221.CREDIT_SUFFIX}`;
-    return { cdr, deliveries: deliveries.get(cdr.id) ?? [], credited_by: credited.has(credit) ? credit : null };
+    const to = recipients.get(partyKey(emspOf(cdr)));
+    return {
+      cdr,
+      deliveries: deliveries.get(cdr.id) ?? [],
+      credited_by: credited.has(credit) ? credit : null,
+      ...(cdr.credit === true && to ? { recipients: to } : {}),
+    };
   });
+}
+
+const partyKey = (p: PartyIdentity): string => `${p.country_code}*${p.party_id}`;
+
+/** The links of the eMSPs of the credit CDRs among `cdrs` (one read per eMSP), by party. */
+async function recipientsOfCredits(
+  services: PlatformServices,
+  cdrs: C221.Cdr[],
+): Promise<Map<string, Awaited<ReturnType<typeof creditRecipients>>>> {
+  const byParty = new Map<string, Awaited<ReturnType<typeof creditRecipients>>>();
+  for (const cdr of cdrs) {
+    const emsp = emspOf(cdr);
+    if (cdr.credit === true && !byParty.has(partyKey(emsp)))
+      byParty.set(partyKey(emsp), await creditRecipients(services.db.sql, emsp));
+  }
+  return byParty;
 }
 
 /**

@@ -335,8 +335,8 @@ describe('console: roaming, tariffs and CDRs', function () {
     await page.close();
   });
 
-  it("lists the CDR of a real charger's roamed session with its total and its eMSP, and credits it", async () => {
-    const e = await world.emsp('2.2.1');
+  /** A 30-minute charge of 10 kWh by a token of `e` on a real charger: its CDR's id, once `e` has the CDR. */
+  async function chargedCdr(e: Emsp): Promise<string> {
     const { cp, charger } = await world.linkedCharger('ocpp1.6');
     const uid = `D${randomUUID().slice(0, 8)}`.toUpperCase();
     await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
@@ -363,10 +363,32 @@ describe('console: roaming, tariffs and CDRs', function () {
       { what: 'the CDR of the session' },
     );
     // delivered to the eMSP before the page is opened (the list is read once)
-    await eventually(async () => e.sim.received.find((r) => r.method === 'POST' && /\/cdrs$/.test(r.path)), {
-      what: 'the CDR at the eMSP',
-    });
+    await eventually(
+      async () =>
+        e.sim.received.find((r) => r.method === 'POST' && /\/cdrs$/.test(r.path) && (r.body as Json).id === cdrId),
+      { what: 'the CDR at the eMSP' },
+    );
+    return cdrId;
+  }
 
+  it('says of a credit whose eMSP speaks 2.1.1 only that it is not sent, not that it waits', async () => {
+    const e = await world.emsp('2.1.1');
+    const cdrId = await chargedCdr(e);
+    const answer = await world.api.request('POST', `/v1/cdrs/${encodeURIComponent(cdrId)}/credit`, { body: {} });
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
+    const page = await openPage('#/cdrs');
+    const credit = page.getByTestId(`cdr-${cdrId}-C`);
+    await credit.waitFor();
+    // was "not yet (2.2.1 links only)", as for a credit on its way to a 2.2.1 eMSP
+    expect((await credit.getByTestId('delivered').textContent())?.trim()).to.equal(
+      'not sent: its eMSP speaks 2.1.1, which has no credit CDRs',
+    );
+    await page.close();
+  });
+
+  it("lists the CDR of a real charger's roamed session with its total and its eMSP, and credits it", async () => {
+    const e = await world.emsp('2.2.1');
+    const cdrId = await chargedCdr(e);
     const page = await openPage('#/cdrs');
     const row = page.getByTestId(`cdr-${cdrId}`);
     await row.waitFor();

@@ -355,5 +355,11 @@ describe('roaming: credit CDRs of our CDRs, from the operator to the eMSP', func
     expect(ids).to.include(cdrId);
     expect(ids).not.to.include(`${cdrId}-C`);
     expect(e.sim.violations).to.deep.equal([]);
+    // the operator's list says the same of the credit, and nothing of the CDR (was: neither, and
+    // the console's "not yet (2.2.1 links only)" read alike for a credit that waits and this one)
+    const listed = await world.api.request('GET', `/v1/cdrs?limit=1000`);
+    const items = listed.body.value as Array<{ cdr: Json; recipients?: unknown }>;
+    expect(items.find((i) => i.cdr.id === `${cdrId}-C`)?.recipients).to.deep.equal(answer.body.recipients);
+    expect(items.find((i) => i.cdr.id === cdrId)).not.to.have.property('recipients');
   });
 });

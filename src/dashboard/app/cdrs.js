@@ -114,7 +114,7 @@ function OurCdrs({ f }) {
         </tr>
       </thead>
       <tbody data-testid="cdrs">
-        ${data?.items.map(({ cdr, deliveries, credited_by }) => {
+        ${data?.items.map(({ cdr, deliveries, credited_by, recipients }) => {
           const emsp = `${cdr.cdr_token.country_code}-${cdr.cdr_token.party_id}`;
           const delivered = deliveries.find((d) => d.partner_key === emsp) ?? deliveries[0];
           return html`<tr data-testid=${`cdr-${cdr.id}`}>
@@ -135,7 +135,7 @@ function OurCdrs({ f }) {
               ${
                 delivered
                   ? fmtTime(delivered.delivered_at)
-                  : html`<span class="muted">${cdr.credit ? 'not yet (2.2.1 links only)' : 'not yet'}</span>`
+                  : html`<span class="muted">${notDelivered(cdr, recipients)}</span>`
               }
             </td>
             <td data-label="Correction"><${CreditCdr} cdr=${cdr} creditedBy=${credited_by} done=${done} /></td>
@@ -145,6 +145,17 @@ function OurCdrs({ f }) {
     </table>
     <${Pager} offset=${offset} total=${total} move=${(o) => go({ ...f, offset: o || undefined })} />
   </section>`;
+}
+
+/**
+ * Why a CDR has no delivery: on its way, or, for a credit, never going (2.1.1 has no credit CDR:
+ * "not yet (2.2.1 links only)" read the same for a credit waiting and for one that never goes).
+ */
+function notDelivered(cdr, recipients) {
+  if (!cdr.credit || !recipients) return 'not yet';
+  if (recipients.length === 0) return 'not yet: no link of this eMSP is registered';
+  if (recipients.every((r) => !r.sent)) return 'not sent: its eMSP speaks 2.1.1, which has no credit CDRs';
+  return 'not yet';
 }
 
 function Checks({ f }) {
