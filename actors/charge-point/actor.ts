@@ -161,10 +161,11 @@ async function tokenNamed(
 ): Promise<ChargerEventOutcome> {
   const open = ctx.state.transactions.find((t) => t.transaction_id === event.transaction_id);
   const known = open?.id_tag === idTag ? open.id_tag_status : undefined;
+  const ended = known === undefined ? endAnsweredBefore(ctx.state, event, idTag, open) : undefined;
   const again =
-    known === undefined
-      ? endAnsweredBefore(ctx.state, event, idTag, open)
-      : await answeredAgain(deps, idTag, known, open?.id_tag_answer, open?.ocpi?.auth_method);
+    known !== undefined
+      ? await answeredAgain(deps, idTag, known, open?.id_tag_answer, open?.ocpi?.auth_method)
+      : ended && (await endAnsweredAgain(deps, idTag, ended));
   const decision: AuthDecision =
     again ??
     (await authorizeTag(deps, ctx, idTag, open && open.evse_id > 0 ? open.evse_id : null, protocol, 'other', {
@@ -194,19 +195,28 @@ async function tokenNamed(
  * The answer the end of a finished transaction got for `idTag`, for the end delivered again (its
  * answer lost): "a repeated StopTransaction changes nothing". It was decided anew, and a tag a
  * remote start had let in (no token: the start is used up) was answered Invalid, which the
- * charger's cache then kept (1.6 section 3.5.1, 2.0.1 C10).
+ * charger's cache then kept (1.6 section 3.5.1, 2.0.1 C10). Repeated as a start's retry is
+ * (`answeredAgain`): an Accepted of a card made not valid since is Blocked, so that the retry does
+ * not put a blocked card back in the charger's cache.
  */
 function endAnsweredBefore(
   s: ChargePointState,
   event: Extract<ChargerEvent, { type: 'transaction-updated' | 'transaction-ended' }>,
   idTag: string,
   open: ChargePointState['transactions'][number] | undefined,
-): AuthDecision | undefined {
+): EndedBy | undefined {
   if (open || event.type !== 'transaction-ended') return undefined;
   // the newest of that id (an id reused later is another transaction's)
   const ended = s.finished.filter((f) => f.transaction_id === event.transaction_id).at(-1)?.ended_by;
-  if (ended?.id_tag !== idTag) return undefined;
-  return { status: ended.status, reason: 'answered before for the end of this transaction', ...ended.answer };
+  return ended?.id_tag === idTag ? ended : undefined;
+}
+
+type EndedBy = NonNullable<ChargePointState['finished'][number]['ended_by']>;
+
+/** The end's first answer again: an Accepted as a start's retry has it, any other as it was. */
+async function endAnsweredAgain(deps: ChargePointActorDeps, idTag: string, ended: EndedBy): Promise<AuthDecision> {
+  const first = { status: ended.status, reason: 'answered before for the end of this transaction', ...ended.answer };
+  return ended.status === 'Accepted' ? ((await answeredAgain(deps, idTag, 'Accepted', ended.answer)) ?? first) : first;
 }
 
 /** Keeps with the transaction just finished how its end's token was answered (`endAnsweredBefore`). */

@@ -480,11 +480,13 @@ describe('roaming: tokens authorize charges on our chargers', function () {
       await world.pushToken(emsp, issued, { whitelist });
       emsp.sim.setAuthorization(issued, 'UNKNOWN');
       expect(await authorize16(charger, issued), whitelist).to.equal('Invalid');
-      // the eMSP activated the card: was Invalid for 5 minutes on the remembered 2004, not asked
+      // the eMSP activated the card: was Invalid for 5 minutes on the remembered 2004, not asked,
+      // at the next Authorize and at a start that follows the refused one
       emsp.sim.setAuthorization(issued, 'ALLOWED');
-      expect(await authorize16(charger, issued), whitelist).to.equal('Accepted');
       expect(await start16(charger, 1, issued), whitelist).to.equal('Accepted');
       expect(authorizeCalls(emsp, issued), whitelist).to.have.length(2);
+      expect(await authorize16(charger, issued), whitelist).to.equal('Accepted');
+      expect(authorizeCalls(emsp, issued), whitelist).to.have.length(3);
     }
   });
 
@@ -516,8 +518,11 @@ describe('roaming: tokens authorize charges on our chargers', function () {
       const card = uid();
       await world.pushToken(emsp, card, { whitelist });
       emsp.sim.setAuthorization(card, 'ALLOWED', { location_id: loc, evse_uids: ['E1'] });
-      // a 1.6 Authorize names no connector: allowed at one of the charger's EVSEs
-      expect(await authorize16(charger, card), whitelist).to.equal('Accepted');
+      // a 1.6 Authorize names no connector: allowed at one of the charger's EVSEs, but not for the
+      // charger's cache, which is the whole charger's (was now + OCPP_AUTH_CACHE_S)
+      const info = ((await charger.call('Authorize', { idTag: card })) as { idTagInfo: Json }).idTagInfo;
+      expect(info.status, whitelist).to.equal('Accepted');
+      expect(Date.parse(String(info.expiryDate)), whitelist).to.be.at.most(Date.now());
       // was Accepted, the session on E2 billed to the eMSP with its reference
       expect(await start16(charger, 2, card), whitelist).to.equal('Invalid');
       expect(await authorize16(charger, card), whitelist).to.equal('Accepted');
@@ -756,6 +761,27 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     }
     // the second of each was Invalid, which the charger's cache then kept for the guest's tag
     expect(answers).to.deep.equal(['Accepted', 'Accepted', 'Accepted', 'Accepted']);
+  });
+
+  it('the end delivered again after its card was made not valid is Blocked, not Accepted for the cache', async () => {
+    const { charger } = await world.linkedCharger('ocpp1.6');
+    const card = uid();
+    await world.pushToken(emsp, card, { whitelist: 'ALWAYS' });
+    const at = new Date().toISOString();
+    const start = (await charger.call('StartTransaction', {
+      connectorId: 1,
+      idTag: card,
+      meterStart: 0,
+      timestamp: at,
+    })) as {
+      transactionId: number;
+    };
+    const stop = { transactionId: start.transactionId, meterStop: 500, timestamp: at, idTag: card };
+    const stopped = async () => ((await charger.call('StopTransaction', stop)) as { idTagInfo: Json }).idTagInfo;
+    expect((await stopped()).status).to.equal('Accepted');
+    await world.pushToken(emsp, card, { valid: false, last_updated: new Date(Date.now() + 1000).toISOString() });
+    // was Accepted with a new expiry: the retry put the blocked card back in the charger's cache
+    expect(await stopped()).to.deep.equal({ status: 'Blocked' });
   });
 
   it("a remote start's tag that does not charge without asking is let in for that start only: the charger's cache drops it at once", async () => {
