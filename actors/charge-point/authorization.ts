@@ -28,7 +28,9 @@ export interface AuthDecision {
   /**
    * The token's whitelist asks the eMSP at every use (OCPI WhitelistType NEVER, and
    * ALLOWED_OFFLINE while the eMSP answers): the answer counts for the start that follows its
-   * Authorize only, and the charger's cache may not keep it for a later use.
+   * Authorize only, and the charger's cache may not keep it for a later use. Also set on an
+   * answer that lets the token in at some of the charger's EVSEs only (`atWhere`): its cache is
+   * the whole charger's.
    */
   each_use?: boolean;
   /**
@@ -185,12 +187,13 @@ function atWhere(d: AuthDecision, s: ChargePointState, evse: number | null, prot
   // an EVSE with no link is in no OCPI location: only an answer for a whole location lets it in,
   // as it did before (the eMSP was asked for the charger's location)
   if (places.length === 0) return at.evse_uids.length === 0 ? d : refusedThere(d, at, protocol);
-  const allowed = places.some(
-    (l) =>
-      same(l.location_id, at.location_id) &&
-      (at.evse_uids.length === 0 || at.evse_uids.some((uid) => same(uid, l.evse_uid))),
-  );
-  return allowed ? d : refusedThere(d, at, protocol);
+  const allows = (l: { location_id: string; evse_uid: string }): boolean =>
+    same(l.location_id, at.location_id) &&
+    (at.evse_uids.length === 0 || at.evse_uids.some((uid) => same(uid, l.evse_uid)));
+  if (!places.some(allows)) return refusedThere(d, at, protocol);
+  // the charger's authorization cache is the whole charger's: an answer for some of its EVSEs
+  // only is not for it to keep, or a start from the cache would go ahead on the others
+  return links.every(allows) ? d : { ...d, each_use: true };
 }
 
 /** An answer that allows the token elsewhere only, as the charger's refusal. */
@@ -385,7 +388,10 @@ export async function authorizeTag(
   const here = (d: AuthDecision): AuthDecision => atWhere(d, ctx.state, evse, protocol);
   if (remembered && !remembered.decision.each_use)
     return logged(here({ ...remembered.decision, reason: `${remembered.decision.reason} (remembered)` }));
-  if (remembered && use === 'start') {
+  // the Authorize's answer serves its start when it let the token in; a refusal (the eMSP did not
+  // know the card, 2004) is asked again: the start took it without asking, after the eMSP had
+  // activated the card
+  if (remembered && use === 'start' && remembered.decision.status === 'Accepted') {
     ctx.setState({ ...ctx.state, recent_auths: kept.filter((r) => r !== remembered) });
     return logged(
       here({ ...remembered.decision, reason: `${remembered.decision.reason} (the Authorize of this start)` }),
