@@ -92,7 +92,7 @@ export const OperationResult = titled(
     reservation_id: Type.Optional(
       ocppInteger({
         description:
-          'reserve: the id the charger knows the reservation by; absent when it was not sent (refused, expired)',
+          'reserve: the id the charger knows the reservation by; absent when it made none (not sent: refused, expired; or the charger refused it: Rejected, Occupied, Faulted, Unavailable)',
       }),
     ),
   }),
@@ -100,8 +100,11 @@ export const OperationResult = titled(
 export type OperationResult = Static<typeof OperationResult>;
 
 const PENDING = new Set(['queued', 'sent']);
-/** The ends of a command that never reached the charger (refused: a Pending charger's; expired). */
-const NEVER_SENT = new Set(['refused', 'expired']);
+/**
+ * The ends of a reserve that made no reservation: never sent (refused: a Pending charger's;
+ * expired), or refused by the charger (1.6 and 2.0.1 ReserveNowStatus)
+ */
+const NO_RESERVATION = new Set(['refused', 'expired', 'Rejected', 'Occupied', 'Faulted', 'Unavailable']);
 /** how often a route waiting for a call still sent asks whether its charger is online */
 const OFFLINE_CHECK_MS = 1_000;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -207,8 +210,8 @@ function operationRoute<B extends TSchema>(access: OperationAccess, op: Operatio
       const sent = await access.command(id, command);
       const waitMs = (req.query as { wait_ms?: number }).wait_ms ?? DEFAULT_WAIT_MS;
       const result = await awaitOutcome(access, id, sent.command_id, sent.status, waitMs);
-      // a reservation never sent was never made: an id would be one that no cancel finds
-      const reserved = command.kind === 'reserve' && !NEVER_SENT.has(result.command_status);
+      // a reservation never sent, or refused, was never made: an id would be one no cancel finds
+      const reserved = command.kind === 'reserve' && !NO_RESERVATION.has(result.command_status);
       return { data: reserved ? { ...result, reservation_id: command.reservation_id } : result };
     },
   });

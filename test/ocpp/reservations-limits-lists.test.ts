@@ -146,6 +146,21 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
         expect(wrong.status).to.equal(422);
       });
 
+      it('a reservation the charger refuses answers no reservation_id: no cancel could find it', async () => {
+        let status = 'Occupied';
+        const { id } = await charger('ocpp1.6', { ReserveNow: () => ({ status }) });
+        for (const refused of ['Occupied', 'Rejected', 'Faulted', 'Unavailable']) {
+          status = refused;
+          const res = await press(id, 'reserve', { id_tag: 'CARD-9', expiry_date: inAnHour(), evse_id: 1 });
+          // was an id that cancel-reservation answered 404 for
+          expect([res.body.command_status, res.body.reservation_id], refused).to.deep.equal([refused, undefined]);
+        }
+        status = 'Accepted';
+        expect((await press(id, 'reserve', { id_tag: 'CARD-9', expiry_date: inAnHour() })).body.reservation_id).to.be.a(
+          'number',
+        );
+      });
+
       it('refuses a reservation in the past and the cancel of one the charger does not hold', async () => {
         const { id, got } = await charger('ocpp1.6', { ReserveNow: { status: 'Accepted' } });
         const past = await press(id, 'reserve', { id_tag: 'CARD-1', expiry_date: '2020-01-01T00:00:00Z' });
