@@ -277,19 +277,18 @@ function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointSta
       continue;
     }
     const refusal = refusalOf(state, head.command);
-    if (now - head.queued_at > COMMAND_EXPIRY_MS || now >= sendBy(head) || refusal !== undefined) {
-      state = {
-        ...state,
-        outbound: state.outbound.slice(1),
-        commands: settle(
-          deps,
-          ctx,
-          state,
-          head,
-          refusal === undefined ? 'expired' : 'refused',
-          refusal ?? (now - head.queued_at > COMMAND_EXPIRY_MS ? NOT_SENT_DETAIL : null),
-        ),
-      };
+    const aged = now - head.queued_at > COMMAND_EXPIRY_MS;
+    if (aged || now >= sendBy(head) || refusal !== undefined) {
+      const status = refusal === undefined ? 'expired' : 'refused';
+      const commands = settle(deps, ctx, state, head, status, refusal ?? (aged ? NOT_SENT_DETAIL : null));
+      // expired when its time was over, as a read showed it before (recordAsSeen), not when the
+      // queue moved: its updated_at changed again up to 30 s later, its status the same
+      const at = new Date(head.queued_at + COMMAND_EXPIRY_MS).toISOString();
+      const dated =
+        refusal === undefined && aged
+          ? commands.map((c) => (c.command_id === head.command_id ? { ...c, updated_at: at } : c))
+          : commands;
+      state = { ...state, outbound: state.outbound.slice(1), commands: dated };
       continue;
     }
     const command = sendable(deps, head);

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import pino from 'pino';
+import { COMMAND_EXPIRY_MS } from '../../actors/charge-point/protocol.js';
+import { v16 } from './support/messages.js';
 import { API_KEY, startCsms, type CsmsUnderTest } from './support/csms.js';
 import { connect } from './support/charger.js';
 import { connectedCharger, eventually } from './support/scenario.js';
@@ -24,6 +26,39 @@ describe('OCPP: the calls of a charger whose connection ends', function () {
   after(async () => {
     await csms.stop();
     await env.cleanup();
+  });
+
+  it('a call queued past its expiry behind one the charger leaves unanswered: expired at its time, when read and once dropped', async () => {
+    const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
+    await charger.call('BootNotification', v16.boot());
+    type Command = { command_id: string; status: string; updated_at: string };
+    const press = async (op: string, body: unknown) =>
+      (await csms.api<{ command_id: string }>('POST', `/v1/charge-points/${cp.id}/${op}?wait_ms=0`, body)).body;
+    const read = async (id: string) =>
+      (await csms.api<Command>('GET', `/v1/charge-points/${cp.id}/commands/${id}`)).body;
+    await press('clear-cache', {});
+    const held = await charger.csmsCall('ClearCache');
+    const reset = await press('reset', { type: 'soft' });
+    const realNow = Date.now;
+    // the process's clock 5 s past the reset's expiry (no test waits two minutes)
+    Date.now = () => realNow() + COMMAND_EXPIRY_MS + 5000;
+    try {
+      const before = await read(reset.command_id);
+      expect(before.status).to.equal('expired');
+      // the charger answers the call ahead: the queue moves and drops the reset, never sent
+      charger.ws.send(JSON.stringify([3, held.id, { status: 'Accepted' }]));
+      await eventually(async () => ((await read(reset.command_id)).status === 'expired' ? true : undefined));
+      await eventually(async () => {
+        const view = await csms.api<{ commands: Command[] }>('GET', `/v1/charge-points/${cp.id}`);
+        return view.body.commands.every((c) => c.status !== 'queued' && c.status !== 'sent') ? true : undefined;
+      });
+      const after = await read(reset.command_id);
+      // was the moment the queue moved: the record changed again with the same status
+      expect(Math.abs(Date.parse(after.updated_at) - Date.parse(before.updated_at))).to.be.below(100);
+      expect(charger.csmsCalls.map((c) => c.action)).to.deep.equal(['ClearCache']);
+    } finally {
+      Date.now = realNow;
+    }
   });
 
   for (const protocol of ['ocpp1.6', 'ocpp2.0.1'] as const) {
