@@ -298,6 +298,13 @@ describe('console: roaming, tariffs and CDRs', function () {
     await form.getByTestId('price-zone').fill('Europe/Amsterdam');
     await form.getByTestId('price-submit').click();
     await form.getByTestId('price-total').waitFor();
+    // a weekday: the night's energy does not apply, the FLAT 0.50 + 21% does (0.605), the total is
+    // the minimum price; the cent is rounded half away from zero (was EUR 0.60, the binary double)
+    await form.getByTestId('price-tariff').selectOption('T-NIGHT');
+    await form.getByTestId('price-start').fill('2024-03-04T10:00');
+    await form.getByTestId('price-submit').click();
+    await form.getByTestId('price-total').filter({ hasText: 'EUR 1.21' }).waitFor();
+    expect(await form.getByTestId('price-result').textContent()).to.contain('EUR 0.61 (EUR 0.50 excl.)');
     await page.screenshot({ path: '/tmp/console-tariffs.png', fullPage: true });
     await page.close();
   });

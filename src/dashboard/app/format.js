@@ -26,12 +26,27 @@ export function meanKw(s, now = Date.now()) {
 }
 
 /**
+ * An amount with two decimals, rounded half away from zero on its decimal digits, as the prices
+ * are (docs/TARIFFS.md "Rounding"). `toFixed(2)` rounds the binary double: 0.605 (0.6049999...)
+ * showed 0.60, and a price's lines added up to a cent less than its total. The API's amounts have
+ * at most 10 decimals (JSON numbers), which `toFixed(10)` gives back as they were written.
+ */
+export function cents(amount) {
+  const x = Number(amount);
+  if (!Number.isFinite(x)) return String(amount);
+  const [int, frac = ''] = Math.abs(x).toFixed(10).split('.');
+  const hundredths = Number(int + frac.slice(0, 2)) + (frac[2] >= '5' ? 1 : 0);
+  const digits = String(hundredths).padStart(3, '0');
+  return `${x < 0 && hundredths > 0 ? '-' : ''}${digits.slice(0, -2)}.${digits.slice(-2)}`;
+}
+
+/**
  * A roamed session's price: the CDR's total once it ended, its running cost before (marked ~).
  * Including VAT, as the column says; a price that has no amount with VAT says so.
  */
 export function fmtCost(c) {
   if (!c) return '';
-  const amount = `${c.currency} ${(c.incl_vat ?? c.excl_vat).toFixed(2)}${c.incl_vat == null ? ' excl. VAT' : ''}`;
+  const amount = `${c.currency} ${cents(c.incl_vat ?? c.excl_vat)}${c.incl_vat == null ? ' excl. VAT' : ''}`;
   return c.final ? amount : `~${amount}`;
 }
 
