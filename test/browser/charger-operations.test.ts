@@ -65,18 +65,29 @@ describe("console: a charger's operations and event log", function () {
     expect(options).to.include('get-variables');
     expect(options).to.not.include('get-configuration');
 
-    await page.getByTestId('op-select').selectOption('get-variables');
+    // the form opens on an operation that only reads, sent at the first Run (it opened on
+    // change-availability Inoperative, which one Run sent)
+    expect(await page.getByTestId('op-select').inputValue()).to.equal('get-variables');
     await page.getByTestId('op-run').click();
     await page.getByTestId('op-result').getByText('"attributeValue": "120"').waitFor();
+    // one that changes the charger is asked twice, naming it and the charger; a cancel sends nothing
+    await page.getByTestId('op-select').selectOption('reset');
+    await page.getByTestId('op-run').click();
+    expect(await page.getByTestId('op-confirm').textContent()).to.contain(`Send reset to ${cp.id}?`);
+    await page.getByTestId('op-cancel').click();
+    await page.getByTestId('op-run').waitFor();
+    expect(resets).to.deep.equal([]);
 
     await page.getByTestId('op-select').selectOption('reset');
     await page.getByTestId('op-body').fill('{"type": "hard"}');
     await page.getByTestId('op-run').click();
+    await page.getByTestId('op-send').click();
     await page.getByTestId('op-result').getByText('reset: Accepted').waitFor();
     expect(resets).to.deep.equal([{ type: 'Immediate' }]);
     // a refused body names the field and what it takes (was "must be equal to constant")
     await page.getByTestId('op-body').fill('{"type": "medium"}');
     await page.getByTestId('op-run').click();
+    await page.getByTestId('op-send').click();
     await page.getByTestId('op-result').getByText('reset refused: type: must be one of "soft", "hard"').waitFor();
     await page.getByTestId('charger-commands').getByText('reset: Accepted').waitFor();
 
@@ -88,6 +99,7 @@ describe("console: a charger's operations and event log", function () {
     // no password waits for an outcome: dropping one says so
     await page.getByTestId('op-select').selectOption('password/pending');
     await page.getByTestId('op-run').click();
+    await page.getByTestId('op-send').click();
     await page.getByTestId('op-result').getByText('has no pending password').waitFor();
     await charger.close();
   });
@@ -116,7 +128,8 @@ describe("console: a charger's operations and event log", function () {
       await route.continue();
     });
     await page.getByTestId('op-select').selectOption('reset');
-    await page.getByTestId('op-run').dblclick();
+    await page.getByTestId('op-run').click();
+    await page.getByTestId('op-send').dblclick();
     expect(await page.getByTestId('op-run').isDisabled()).to.equal(true);
     await page.getByTestId('op-result').getByText('reset: Accepted').waitFor();
     expect(await page.getByTestId('op-run').isDisabled()).to.equal(false);
@@ -151,6 +164,7 @@ describe("console: a charger's operations and event log", function () {
     // the example body: a 16 A limit on the whole charger
     await page.getByTestId('op-select').selectOption('set-charging-profile');
     await page.getByTestId('op-run').click();
+    await page.getByTestId('op-send').click();
     await page.getByTestId('op-result').getByText('set-charging-profile: Accepted').waitFor();
     expect(got.SetChargingProfile).to.deep.equal([
       {
@@ -172,6 +186,7 @@ describe("console: a charger's operations and event log", function () {
 
     await page.getByTestId('op-select').selectOption('send-local-list');
     await page.getByTestId('op-run').click();
+    await page.getByTestId('op-send').click();
     await page.getByTestId('op-result').getByText('send-local-list: Accepted').waitFor();
     expect(got.SendLocalList).to.deep.equal([
       {
@@ -185,6 +200,7 @@ describe("console: a charger's operations and event log", function () {
     await page.getByTestId('op-select').selectOption('boot-policy');
     await page.getByTestId('op-body').fill('{"policy": "Pending"}');
     await page.getByTestId('op-run').click();
+    await page.getByTestId('op-send').click();
     await page.getByTestId('op-result').getByText('"Pending"').first().waitFor();
     await charger.close();
   });
@@ -243,12 +259,14 @@ describe('console: what an operation adds to its answer, and a page per charger'
     // was "new password (shown once): ..." beside the refusal, a password the charger never took
     await page.getByTestId('op-select').selectOption('password');
     await page.getByTestId('op-run').click();
+    await page.getByTestId('op-send').click();
     await result.getByText('the new password was not taken: the old one stays').waitFor();
     expect(await result.textContent()).to.not.contain('shown once');
 
     // the reservation's id is shown, and the reservation can be cancelled where it is listed
     await page.getByTestId('op-select').selectOption('reserve');
     await page.getByTestId('op-run').click();
+    await page.getByTestId('op-send').click();
     await result.getByText('reserve: Accepted').waitFor();
     const id = /reservation id: (\d+)/.exec((await result.textContent()) ?? '')?.[1];
     expect(id, 'the reservation id shown').to.match(/^\d+$/);
@@ -261,6 +279,7 @@ describe('console: what an operation adds to its answer, and a page per charger'
     // was "sync-local-list: undefined (no answer yet)" whatever the charger said
     await page.getByTestId('op-select').selectOption('sync-local-list');
     await page.getByTestId('op-run').click();
+    await page.getByTestId('op-send').click();
     await result
       .getByText(/sync-local-list: (the charger holds the list already|a (full|differential) update)/)
       .waitFor();
@@ -302,6 +321,7 @@ describe('console: an operation the charger does not answer', function () {
     await signIn(page, csms.url, API_KEY, `#/chargers/${cp.id}`);
     await page.getByTestId('op-select').selectOption('reset');
     await page.getByTestId('op-run').click();
+    await page.getByTestId('op-send').click();
     const result = page.getByTestId('op-result');
     await result.getByText('reset: sent (no answer yet)').waitFor();
     // was green ("ok") until the page was left, though the charger never answered
@@ -311,6 +331,7 @@ describe('console: an operation the charger does not answer', function () {
     // the server out of reach: said so (was "reset refused: Failed to fetch")
     await page.route('**/v1/charge-points/*/reset**', (route) => route.abort('connectionrefused'));
     await page.getByTestId('op-run').click();
+    await page.getByTestId('op-send').click();
     await result.getByText('reset not sent: the server could not be reached').waitFor();
     expect(await result.getAttribute('class')).to.equal('notice err');
     await page.unroute('**/v1/charge-points/*/reset**');

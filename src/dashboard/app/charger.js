@@ -16,7 +16,7 @@ import {
   useOneAtATime,
   useOnlineReload,
 } from './ui.js';
-import { OPERATIONS, accepted, operationsFor } from './operations.js';
+import { OPERATIONS, accepted, changesCharger, exampleOf, firstRead, operationsFor } from './operations.js';
 
 const FINAL = (s) => !['queued', 'sent'].includes(s);
 
@@ -201,9 +201,11 @@ function Connectors({ cp, act, busy }) {
 
 function Operations({ cp, onDone }) {
   const names = operationsFor(cp.protocol);
-  const [name, setName] = useState(names[0]);
-  const [body, setBody] = useState(JSON.stringify(OPERATIONS[names[0]][1]));
+  const [name, setName] = useState(firstRead(names));
+  const [body, setBody] = useState(exampleOf(firstRead(names), cp));
   const [result, setResult] = useState(null);
+  // an operation that changes the charger is sent at the second click, naming what and where
+  const [asking, setAsking] = useState(false);
   // an operation the charger had not answered when the route did: its outcome, once the
   // charger's command record has it (an answer, a timeout, an expiry)
   useEffect(() => {
@@ -218,11 +220,13 @@ function Operations({ cp, onDone }) {
         .then((reply) => setResult({ ok: accepted(c.status), text: `${text}${replyText(reply)}` }))
         .catch(() => undefined);
   }, [cp, result]);
-  const choose = (n) => (setName(n), setBody(JSON.stringify(OPERATIONS[n][1])));
+  const choose = (n) => (setName(n), setBody(exampleOf(n, cp)), setAsking(false));
   // one operation at a time: a double click on Run sent it twice
   const [busy, once] = useOneAtATime();
   const run = (e) => {
     e.preventDefault();
+    if (changesCharger(name) && !asking) return setAsking(true);
+    setAsking(false);
     return once(() => send());
   };
   const send = async () => {
@@ -273,9 +277,19 @@ function Operations({ cp, onDone }) {
       aria-label="operation body (JSON)"
       rows="3"
       value=${body}
-      onInput=${(e) => setBody(e.currentTarget.value)}
+      onInput=${(e) => (setBody(e.currentTarget.value), setAsking(false))}
     ></textarea>
-    <button type="submit" disabled=${busy} data-testid="op-run">Run</button>
+    ${
+      asking
+        ? html`<span class="actions" data-testid="op-confirm">
+            Send ${name} to ${cp.id}?
+            <button type="submit" class="danger" disabled=${busy} data-testid="op-send">Send</button>
+            <button type="button" class="quiet" onClick=${() => setAsking(false)} data-testid="op-cancel">
+              Cancel
+            </button>
+          </span>`
+        : html`<button type="submit" disabled=${busy} data-testid="op-run">Run</button>`
+    }
     ${
       result &&
       html`<pre class=${`notice ${result.pending ? 'pending' : result.ok ? 'ok' : 'err'}`} data-testid="op-result">

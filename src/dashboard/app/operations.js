@@ -19,8 +19,13 @@ export const OPERATIONS = {
   'data-transfer': [['ocpp1.6', 'ocpp2.0.1'], { vendor_id: 'com.example', message_id: 'ping' }],
   'update-firmware': [['ocpp1.6', 'ocpp2.0.1'], { location: 'https://firmware.example/1.0.bin' }],
   'upload-log': [['ocpp1.6', 'ocpp2.0.1'], { location: 'https://logs.example/upload', log_type: 'diagnostics' }],
-  reserve: [['ocpp1.6', 'ocpp2.0.1'], { id_tag: 'CARD-1', expiry_date: '2030-01-01T00:00:00Z', evse_id: 1 }],
-  'cancel-reservation': [['ocpp1.6', 'ocpp2.0.1'], { reservation_id: 1 }],
+  // a reservation for the next quarter of an hour (it was until 2030: one sent as shown held the
+  // EVSE for years); the cancel names the charger's first reservation when it holds one
+  reserve: [['ocpp1.6', 'ocpp2.0.1'], () => ({ id_tag: 'CARD-1', expiry_date: inMinutes(15), evse_id: 1 })],
+  'cancel-reservation': [
+    ['ocpp1.6', 'ocpp2.0.1'],
+    (cp) => ({ reservation_id: cp.reservations?.[0]?.reservation_id ?? 1 }),
+  ],
   'set-charging-profile': [
     ['ocpp1.6', 'ocpp2.0.1'],
     // absolute, from a start: OCPP 2.0.1 refuses a relative charger_max (K01.FR.38)
@@ -50,6 +55,31 @@ export const OPERATIONS = {
 };
 
 export const operationsFor = (protocol) => Object.keys(OPERATIONS).filter((n) => OPERATIONS[n][0].includes(protocol));
+
+/**
+ * The operations that only read or ask the charger to send something: the form opens on one, and
+ * they go at the first Run. Every other one changes the charger and is asked twice (the form
+ * opened on change-availability Inoperative, and one Run took an EVSE out of service).
+ */
+const READS = [
+  'get-configuration',
+  'get-variables',
+  'get-local-list-version',
+  'get-base-report',
+  'get-composite-schedule',
+  'trigger',
+];
+export const changesCharger = (name) => !READS.includes(name);
+/** the one the form opens on: the first of READS (the charger's configuration) the version has */
+export const firstRead = (names) => READS.find((n) => names.includes(n)) ?? names[0];
+
+/** The example body of operation `name` for the charger `cp`, as the form's JSON. */
+export const exampleOf = (name, cp) => {
+  const example = OPERATIONS[name][1];
+  return JSON.stringify(typeof example === 'function' ? example(cp) : example);
+};
+
+const inMinutes = (m) => new Date(Date.now() + m * 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
 
 /** Whether the charger's answer is a success (green) or not (red). */
 // `stored`: a password forced in at once, the charger sent nothing
