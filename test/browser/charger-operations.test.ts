@@ -138,6 +138,11 @@ describe("console: a charger's operations and event log", function () {
     await page.getByText('Remote start: Accepted').waitFor();
     expect(resets).to.have.length(1);
     expect(starts).to.have.length(1);
+    // a newer operation: the start's outcome leaves the top of the page (it stayed there above
+    // newer results, and read as the current state)
+    await page.getByTestId('op-select').selectOption('get-configuration');
+    await page.getByTestId('op-run').click();
+    await page.getByText('Remote start: Accepted').waitFor({ state: 'detached' });
     await charger.close();
   });
 
@@ -241,6 +246,7 @@ describe('console: what an operation adds to its answer, and a page per charger'
       charger.handle(action, () => Promise.resolve({ status: 'Accepted' }));
     await charger.connect();
     await charger.call('BootNotification', v16.boot());
+    await charger.call('StatusNotification', { connectorId: 1, status: 'Available', errorCode: 'NoError' });
 
     const page = await browser.newPage();
     await signIn(page, csms.url, API_KEY, `#/chargers/${cp.id}`);
@@ -272,9 +278,13 @@ describe('console: what an operation adds to its answer, and a page per charger'
     expect(id, 'the reservation id shown').to.match(/^\d+$/);
     const reservation = page.getByTestId(`reservation-${id}`);
     await reservation.waitFor();
+    // the EVSE says it too, though its connector still reports Available (was: the card only)
+    const reserved = page.getByTestId('connector-1-1').getByTestId('reserved-for');
+    expect(await reserved.textContent()).to.contain('reserved for CARD-1 until');
     await reservation.getByTestId('cancel-reservation').click();
     await page.getByText('Cancel reservation: Accepted').waitFor();
     await reservation.waitFor({ state: 'detached' });
+    await reserved.waitFor({ state: 'detached' });
 
     // was "sync-local-list: undefined (no answer yet)" whatever the charger said
     await page.getByTestId('op-select').selectOption('sync-local-list');

@@ -3,7 +3,7 @@
 // event about this charger re-reads it (and its sessions), nothing more.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { api, call, enc, failureText, onEvent, onResync, page, query } from './api.js';
+import { ApiError, api, call, enc, failureText, onEvent, onResync, page, query } from './api.js';
 import { fmtDuration, fmtTime, kwh, sessionDurationMs, fmtCost, tone } from './format.js';
 import {
   ErrorLine,
@@ -160,6 +160,7 @@ function Connectors({ cp, act, busy }) {
             <${Status} status=${c.status} error=${c.error_code} testid="status" /><${FaultText} c=${c} />
             ${c.last_reported_status && html`<span class="muted"> last reported ${c.last_reported_status}</span>`}
             <span class="muted" title=${SINCE}>${` since ${fmtTime(c.updated_at)}`}</span>
+            <${ReservedFor} cp=${cp} evse=${c.evse_id} />
             <button
               data-testid="remote-start"
               disabled=${busy || !cp.online || faulted(c) || charging(c) || !idTag}
@@ -199,7 +200,7 @@ function Connectors({ cp, act, busy }) {
   </div>`;
 }
 
-function Operations({ cp, onDone }) {
+function Operations({ cp, onSend, onDone }) {
   const names = operationsFor(cp.protocol);
   const [name, setName] = useState(firstRead(names));
   const [body, setBody] = useState(exampleOf(firstRead(names), cp));
@@ -230,6 +231,7 @@ function Operations({ cp, onDone }) {
     return once(() => send());
   };
   const send = async () => {
+    onSend();
     let parsed;
     try {
       parsed = JSON.parse(body || '{}');
@@ -328,6 +330,20 @@ function Commands({ cp }) {
           </li>`,
       )}
   </ul>`;
+}
+
+/**
+ * The reservation the charger holds on EVSE `evse` (or on the whole charger), if any: the EVSE may
+ * still report Available (a charger need not say Reserved), and a start there with another token
+ * is refused by the charger. It was said in the Reservations card only.
+ */
+function ReservedFor({ cp, evse }) {
+  const r = cp.reservations.find((x) => x.status === 'Accepted' && (x.evse_id === evse || x.evse_id === null));
+  if (!r) return null;
+  const where = r.evse_id === null ? ' (the whole charger)' : '';
+  return html`<span class="muted" data-testid="reserved-for">
+    reserved for ${r.id_tag} until ${fmtTime(r.expiry_date)}${where}</span
+  >`;
 }
 
 /** The reservations the charger holds, each with its id and a cancel. */
@@ -455,11 +471,16 @@ function useActions(cp, reload) {
         setWatch({ label, command_id: data.command_id });
       }
     } catch (err) {
-      setNotice({ ok: false, text: failureText(label, err) });
+      // unreached: the server was away; the notice goes once the feed is back (`settled`)
+      setNotice({ ok: false, text: failureText(label, err), unreached: err instanceof ApiError && err.status === 0 });
     }
     reload();
   };
-  return [notice, act, busy];
+  // a newer action elsewhere on the page (an operation), or the feed back after a cut that this
+  // notice's failure was part of: an outcome shown at the top beside a newer one read as current
+  // (a green "Remote stop: Accepted" above a refused operation; "not sent" once the server was back)
+  const settled = (why) => setNotice((n) => (n && !n.pending && (why === 'newer' || n.unreached) ? null : n));
+  return [notice, act, busy, settled];
 }
 
 /** What a status's time is: when the status began. */
@@ -484,8 +505,8 @@ export function ChargerPage({ id }) {
     150,
   );
   useEffect(() => onEvent((e) => e.charge_point_id === id && soon(e.type)), [id]);
-  useEffect(() => onResync(() => (soon('charge-point'), soon('session'))), [id]);
-  const [notice, act, busy] = useActions(cp, () => soon('charge-point'));
+  const [notice, act, busy, settled] = useActions(cp, () => soon('charge-point'));
+  useEffect(() => onResync(() => (soon('charge-point'), soon('session'), settled('resync'))), [id]);
   if (!cp)
     return html`<section>
       <h1>${id}</h1>
@@ -511,7 +532,12 @@ export function ChargerPage({ id }) {
       </div>
       <div class="card">
         <h2>Operations</h2>
-        <${Operations} key=${cp.protocol} cp=${cp} onDone=${() => soon('charge-point')} />
+        <${Operations}
+          key=${cp.protocol}
+          cp=${cp}
+          onSend=${() => settled('newer')}
+          onDone=${() => soon('charge-point')}
+        />
       </div>
       <div class="card">
         <h2>Commands</h2>
