@@ -509,6 +509,12 @@ describe('operator console with 10,000 chargers', function () {
     expect(lines.length).to.be.at.least(11);
     // was broken mid-word, to give the other columns room they did not need
     for (const [id, n] of lines) expect(n, String(id)).to.equal(1);
+    // and so are the protocols ("ocpp2.0." over "1")
+    const protocols = (await page.evaluate(
+      "[...document.querySelectorAll('table.list .protocol')].map((p) => [p.textContent, p.getClientRects().length])",
+    )) as [string, number][];
+    expect(protocols.length).to.be.at.least(1);
+    for (const [p, n] of protocols) expect(n, String(p)).to.equal(1);
     expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(1280);
   });
 

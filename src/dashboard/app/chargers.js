@@ -56,7 +56,7 @@ export function ChargerRow({ cp }) {
     <td data-label="Id"><a href=${`#/chargers/${enc(cp.id)}`} data-testid="open">${cp.id}</a></td>
     <td data-label="State">
       <span class=${`chip ${cp.online ? 'ok' : 'off'}`} data-testid="online">${cp.online ? 'online' : 'offline'}</span>
-      <span class="muted"> ${cp.protocol}</span>
+      <span class="muted protocol" data-testid="protocol"> ${cp.protocol}</span>
     </td>
     <td data-label="Connectors" data-testid="connectors">
       ${
