@@ -76,6 +76,11 @@ describe("console: a charger's operations and event log", function () {
     expect(await page.getByTestId('op-confirm').textContent()).to.contain(`Send reset to ${cp.id}?`);
     await page.getByTestId('op-cancel').click();
     await page.getByTestId('op-run').waitFor();
+    // a double click on Run asks, it does not send (its second click landed on Send)
+    await page.getByTestId('op-run').dblclick();
+    await page.getByTestId('op-confirm').waitFor();
+    await page.waitForTimeout(700);
+    await page.getByTestId('op-cancel').click();
     expect(resets).to.deep.equal([]);
 
     await page.getByTestId('op-select').selectOption('reset');

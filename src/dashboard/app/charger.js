@@ -200,6 +200,14 @@ function Connectors({ cp, act, busy }) {
   </div>`;
 }
 
+/**
+ * The second click of a double click does not submit: a double click on Run landed it on the Send
+ * that took Run's place, and the operation went without being asked
+ */
+const noRepeat = (e) => {
+  if (e.detail > 1) e.preventDefault();
+};
+
 function Operations({ cp, onSend, onDone }) {
   const names = operationsFor(cp.protocol);
   const [name, setName] = useState(firstRead(names));
@@ -285,7 +293,9 @@ function Operations({ cp, onSend, onDone }) {
       asking
         ? html`<span class="actions" data-testid="op-confirm">
             Send ${name} to ${cp.id}?
-            <button type="submit" class="danger" disabled=${busy} data-testid="op-send">Send</button>
+            <button type="submit" class="danger" disabled=${busy} data-testid="op-send" onClick=${noRepeat}>
+              Send
+            </button>
             <button type="button" class="quiet" onClick=${() => setAsking(false)} data-testid="op-cancel">
               Cancel
             </button>
