@@ -28,16 +28,20 @@ export function meanKw(s, now = Date.now()) {
 /**
  * An amount with two decimals, rounded half away from zero on its decimal digits, as the prices
  * are (docs/TARIFFS.md "Rounding"). `toFixed(2)` rounds the binary double: 0.605 (0.6049999...)
- * showed 0.60, and a price's lines added up to a cent less than its total. The API's amounts have
- * at most 10 decimals (JSON numbers), which `toFixed(10)` gives back as they were written.
+ * showed 0.60, and a price's lines added up to a cent less than its total. The digits are those
+ * the API wrote: a JSON number's shortest text (`String`) gives them back, where `toFixed(10)`
+ * lost the half of 1234567.005. An amount JavaScript writes with an exponent is zero to the cent
+ * (below 1e-6) or shown as written (1e21 and above).
  */
 export function cents(amount) {
   const x = Number(amount);
   if (!Number.isFinite(x)) return String(amount);
-  const [int, frac = ''] = Math.abs(x).toFixed(10).split('.');
-  const hundredths = Number(int + frac.slice(0, 2)) + (frac[2] >= '5' ? 1 : 0);
+  const text = String(Math.abs(x));
+  if (/e/i.test(text) && Math.abs(x) >= 1) return String(x);
+  const [int, frac = ''] = (/e/i.test(text) ? Math.abs(x).toFixed(20) : text).split('.');
+  const hundredths = BigInt(int + frac.slice(0, 2).padEnd(2, '0')) + (frac[2] >= '5' ? 1n : 0n);
   const digits = String(hundredths).padStart(3, '0');
-  return `${x < 0 && hundredths > 0 ? '-' : ''}${digits.slice(0, -2)}.${digits.slice(-2)}`;
+  return `${x < 0 && hundredths > 0n ? '-' : ''}${digits.slice(0, -2)}.${digits.slice(-2)}`;
 }
 
 /**
