@@ -291,6 +291,18 @@ describe('console: what an operation adds to its answer, and a page per charger'
     await reservation.waitFor({ state: 'detached' });
     await reserved.waitFor({ state: 'detached' });
 
+    // a reservation that expires leaves the open page then, not at its next read (up to 30 s on)
+    const expiry = new Date(Date.now() + 3_000).toISOString();
+    const held = await csms.api<{ command_status: string }>('POST', `/v1/charge-points/${cp.id}/reserve`, {
+      id_tag: 'CARD-2',
+      evse_id: 1,
+      expiry_date: expiry,
+    });
+    expect(held.body.command_status).to.equal('Accepted');
+    await reserved.filter({ hasText: 'reserved for CARD-2' }).waitFor();
+    await reserved.waitFor({ state: 'detached', timeout: 8_000 });
+    expect(await page.getByTestId('reservations').count()).to.equal(0);
+
     // was "sync-local-list: undefined (no answer yet)" whatever the charger said
     await page.getByTestId('op-select').selectOption('sync-local-list');
     await page.getByTestId('op-run').click();

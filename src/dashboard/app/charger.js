@@ -493,6 +493,21 @@ function useActions(cp, reload) {
   return [notice, act, busy, settled];
 }
 
+/**
+ * The page is read again when its first reservation expires: the API leaves an expired one out
+ * (1.6 never says a reservation ended), and the page showed it until its next read, up to 30 s
+ * later. Each read schedules the next; one the server still holds (a browser's clock ahead of
+ * the server's) is asked again a second later.
+ */
+function useExpiryReload(cp, reload) {
+  const next = Math.min(...(cp?.reservations ?? []).map((r) => Date.parse(r.expiry_date)).filter(Number.isFinite));
+  useEffect(() => {
+    if (!Number.isFinite(next)) return undefined;
+    const timer = setTimeout(() => void reload(), Math.max(1000, next - Date.now() + 250));
+    return () => clearTimeout(timer);
+  }, [next, cp]);
+}
+
 /** What a status's time is: when the status began. */
 const SINCE = "the charger's time of the report that set this status; a report repeating it changes nothing";
 
@@ -504,6 +519,7 @@ export function ChargerPage({ id }) {
     [id],
   );
   useOnlineReload(cp?.onlineScope, reload);
+  useExpiryReload(cp, reload);
   const [{ data: events }, reloadEvents] = useLoad(() => page(`${base}/events?limit=20`), [id]);
   const [{ data: sessions }, reloadSessions] = useLoad(
     () => page(`/v1/sessions${query({ charge_point_id: id, limit: 20 })}`),
