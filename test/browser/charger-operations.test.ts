@@ -275,10 +275,19 @@ describe('console: what an operation adds to its answer, and a page per charger'
     expect(await result.textContent()).to.not.contain('shown once');
 
     // the reservation's id is shown, and the reservation can be cancelled where it is listed
+    // from the keyboard: the question takes the focus on its Cancel, and Run has it back after the
+    // answer (it went to the top of the page at each step)
+    const focused = () => page.evaluate("document.activeElement?.getAttribute('data-testid') ?? null");
     await page.getByTestId('op-select').selectOption('reserve');
-    await page.getByTestId('op-run').click();
-    await page.getByTestId('op-send').click();
+    await page.getByTestId('op-run').focus();
+    await page.keyboard.press('Enter');
+    await page.getByTestId('op-confirm').waitFor();
+    expect(await focused()).to.equal('op-cancel');
+    await page.keyboard.press('Shift+Tab');
+    expect(await focused()).to.equal('op-send');
+    await page.keyboard.press('Enter');
     await result.getByText('reserve: Accepted').waitFor();
+    expect(await focused()).to.equal('op-run');
     const id = /reservation id: (\d+)/.exec((await result.textContent()) ?? '')?.[1];
     expect(id, 'the reservation id shown').to.match(/^\d+$/);
     const reservation = page.getByTestId(`reservation-${id}`);

@@ -1,7 +1,7 @@
 // A charger's page: what it said at boot, its connectors (status and error code), the sessions,
 // the commands and their answers, the operations, the event log and its OCPI EVSE links. An
 // event about this charger re-reads it (and its sessions), nothing more.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { ApiError, api, call, enc, failureText, onEvent, onResync, page, query } from './api.js';
 import { fmtDuration, fmtTime, kwh, sessionDurationMs, fmtCost, tone } from './format.js';
@@ -208,6 +208,29 @@ const noRepeat = (e) => {
   if (e.detail > 1) e.preventDefault();
 };
 
+/**
+ * The keyboard's focus stays in the operations form: the question takes it on its Cancel (the
+ * safe answer; Send is one Shift+Tab away), and Run gets it back once the question is gone or the
+ * operation answered. Run and Send take each other's place, and Run is disabled while an operation
+ * runs: each step dropped the focus to the top of the page. Only focus the form had is given back.
+ */
+function useKeptFocus(asking, busy) {
+  const runRef = useRef(null);
+  const cancelRef = useRef(null);
+  const had = useRef(false);
+  useEffect(() => {
+    const active = document.activeElement;
+    if (asking) {
+      had.current = true;
+      cancelRef.current?.focus();
+    } else if (had.current && !busy && (!active || active === document.body)) {
+      had.current = false;
+      runRef.current?.focus();
+    } else if (busy) had.current = true;
+  }, [asking, busy]);
+  return [runRef, cancelRef];
+}
+
 function Operations({ cp, onSend, onDone }) {
   const names = operationsFor(cp.protocol);
   const [name, setName] = useState(firstRead(names));
@@ -232,6 +255,7 @@ function Operations({ cp, onSend, onDone }) {
   const choose = (n) => (setName(n), setBody(exampleOf(n, cp)), setAsking(false));
   // one operation at a time: a double click on Run sent it twice
   const [busy, once] = useOneAtATime();
+  const [runRef, cancelRef] = useKeptFocus(asking, busy);
   const run = (e) => {
     e.preventDefault();
     if (changesCharger(name) && !asking) return setAsking(true);
@@ -296,11 +320,17 @@ function Operations({ cp, onSend, onDone }) {
             <button type="submit" class="danger" disabled=${busy} data-testid="op-send" onClick=${noRepeat}>
               Send
             </button>
-            <button type="button" class="quiet" onClick=${() => setAsking(false)} data-testid="op-cancel">
+            <button
+              type="button"
+              class="quiet"
+              ref=${cancelRef}
+              onClick=${() => setAsking(false)}
+              data-testid="op-cancel"
+            >
               Cancel
             </button>
           </span>`
-        : html`<button type="submit" disabled=${busy} data-testid="op-run">Run</button>`
+        : html`<button type="submit" ref=${runRef} disabled=${busy} data-testid="op-run">Run</button>`
     }
     ${
       result &&
