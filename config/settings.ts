@@ -254,7 +254,7 @@ export const SettingsSchema = Type.Object({
     maximum: 100000,
     default: 50,
     description:
-      'failed authentications (the /v1 API key, an OCPI token, METRICS_TOKEN) from one address, per surface, less one per success, before its requests there are answered 429 with a back-off of 1 s doubling to 5 min; each process counts its own (0: never)',
+      'failed authentications (the /v1 API key, an OCPI token, METRICS_TOKEN) from one address, per surface, less one per success, before its requests there are answered 429 with a back-off of 1 s doubling to 5 min (an OCPI token this process has seen name a partner is still checked); each process counts its own (0: never)',
   }),
   METRICS_TOKEN: Type.Optional(
     Type.String({

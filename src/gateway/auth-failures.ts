@@ -30,7 +30,7 @@ export interface AuthFailureOptions {
  * token. An address whose failures on one surface, less one for each success (SUCCESS_WEIGHT),
  * reach `maxFailures` is answered 429 with `Retry-After` on that surface for a
  * back-off that doubles with each further failure (1 s up to 5 min), its credentials not checked
- * meanwhile. A request that carries no credentials is no guess and does not count. The table is
+ * meanwhile, unless the surface vouches for them (`guard`). A request that carries no credentials is no guess and does not count. The table is
  * the chargers' login throttle (bounded: 10,000 addresses, the stalest forgotten first), one per
  * process.
  */
@@ -48,15 +48,23 @@ export class AuthFailures {
   /**
    * `authenticate` for the request, unless its address is refused on `surface` now (429); a
    * 401 it throws for credentials the request carried counts against the address, a success
-   * takes SUCCESS_WEIGHT of a failure off.
+   * takes SUCCESS_WEIGHT of a failure off. `vouched`: the request carries credentials that this
+   * process has seen name a caller (an OCPI token; not the API key, which is guessed), checked
+   * even while the address is refused: a partner behind the address of one that keeps failing
+   * (a hub, a NAT, the other's old token after a rotation) is not held back with it.
    */
-  async guard<A>(ctx: Context, surface: string, authenticate: () => Promise<A> | A): Promise<A> {
+  async guard<A>(
+    ctx: Context,
+    surface: string,
+    authenticate: () => Promise<A> | A,
+    vouched?: () => boolean,
+  ): Promise<A> {
     // nothing on record (the usual case): no address to read, no key to build
     const watched = this.throttle.size > 0;
     const key = watched ? this.keyOf(ctx, surface) : undefined;
     if (key !== undefined) {
       const waitMs = this.throttle.retryAfterMs([key]);
-      if (waitMs > 0) throw tooMany(waitMs);
+      if (waitMs > 0 && !vouched?.()) throw tooMany(waitMs);
     }
     let auth: A;
     try {

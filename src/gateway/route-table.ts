@@ -64,6 +64,12 @@ export interface MountSpec<Auth = unknown> {
   description?: string;
   /** throws (an OcpiError/HttpError) when the request is not authenticated */
   authenticate?: (koa: Context) => Promise<Auth> | Auth;
+  /**
+   * The request carries credentials this process has seen authenticate, which the back-off on
+   * failed authentications of its address does not hold up (auth-failures.ts `guard`); without
+   * it, none are.
+   */
+  vouched?: (koa: Context) => boolean;
   /** wraps a success payload (OCPI envelope); plain mounts send the payload as it is */
   respond?: (data: unknown) => unknown;
   /**

@@ -167,6 +167,24 @@ function partReader(failures: ValidationDetail[]) {
   };
 }
 
+/** The mount's caller of the request, through the back-off on failed authentications when there is one. */
+function authenticated(
+  ctx: Context,
+  mount: MountSpec<unknown>,
+  authFailures: AuthFailures | undefined,
+): Promise<unknown> {
+  const authenticate = mount.authenticate;
+  if (!authenticate) return Promise.resolve(undefined);
+  if (!authFailures) return Promise.resolve(authenticate(ctx));
+  const vouched = mount.vouched;
+  return authFailures.guard(
+    ctx,
+    mount.security ?? mount.name,
+    () => authenticate(ctx),
+    vouched && (() => vouched(ctx)),
+  );
+}
+
 function routeChain(
   mount: MountSpec<unknown>,
   route: RouteSpec<unknown>,
@@ -182,11 +200,7 @@ function routeChain(
     async (ctx, next) => {
       ctx.state.routeTemplate = template;
       if (authFailures) ctx.state.authFailures = authFailures;
-      const authenticate = route.auth === false ? undefined : mount.authenticate;
-      if (authenticate)
-        ctx.state.auth = authFailures
-          ? await authFailures.guard(ctx, mount.security ?? mount.name, () => authenticate(ctx))
-          : await authenticate(ctx);
+      if (route.auth !== false && mount.authenticate) ctx.state.auth = await authenticated(ctx, mount, authFailures);
       assertPrintableRequest(ctx.params, ctx.query);
       await next();
     },

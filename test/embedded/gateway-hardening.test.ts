@@ -469,6 +469,7 @@ describe('gateway hardening (issue 7)', () => {
       guarded = await start({
         TRUST_PROXY: 'true',
         HTTP_AUTH_FAILURES: '3',
+        PARTNER_URL_POLICY: 'loopback',
         METRICS_TOKEN: 'metrics-token-0123456789',
       });
     });
@@ -480,6 +481,38 @@ describe('gateway hardening (issue 7)', () => {
       });
     const good = `Bearer ${API_KEY}`;
     const guess = (n: number) => `Bearer guess-${n}-0123456789abcdef`;
+
+    // first: the onboarding below comes from the peer's address, which a later test refuses
+    it("serves a partner's token this process has seen from an address refused for another client's failures; made-up and revoked ones wait", async () => {
+      const ocpi = new OcpiApi({
+        mode: 'embedded',
+        urls: [guarded.p.platform.url],
+        platform: guarded.p,
+        partner: async (token, versions) => remember(await loopbackPartner(token, versions)),
+        stop: async () => undefined,
+      });
+      const partner = await ocpi.register('EMSP');
+      const path = '/ocpi/cpo/2.2.1/locations';
+      const its = `Token ${base64(partner.token)}`;
+      expect((await from('203.0.113.50', its, path)).status).to.equal(200);
+      // another client behind the same address (a hub, a NAT) keeps sending an old token
+      for (let n = 0; n < 3; n++)
+        expect((await from('203.0.113.50', `Token stale-${n}-0123456789`, path)).status).to.equal(401);
+      expect((await from('203.0.113.50', 'Token stale-x-0123456789', path)).status).to.equal(429);
+      // the partner's token is checked and answered: it was 429 with the others for the back-off
+      expect((await from('203.0.113.50', its, path)).status).to.equal(200);
+      expect((await from('203.0.113.50', 'Token stale-y-0123456789', path)).status).to.equal(429);
+      // the /v1 key is one that is guessed: its back-off holds the right key too (the first test)
+
+      // unregistered, the token is refused once, checked, and then waits with the rest
+      const gone = await fetch(`${guarded.p.platform.url}/ocpi/cpo/2.2.1/credentials`, {
+        method: 'DELETE',
+        headers: { Authorization: its, 'X-Forwarded-For': '203.0.113.51' },
+      });
+      expect(gone.status).to.equal(200);
+      expect((await from('203.0.113.50', its, path)).status).to.equal(401);
+      expect((await from('203.0.113.50', its, path)).status).to.equal(429);
+    });
 
     it('refuses an address after three wrong API keys in a row, with Retry-After, even its right key; others go on', async () => {
       for (let n = 0; n < 3; n++) expect((await from('203.0.113.7', guess(n))).status).to.equal(401);

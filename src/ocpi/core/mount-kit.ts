@@ -57,6 +57,7 @@ export function ocpiMount(ctx: OcpiContext, o: OcpiMountOptions): MountSpec<Ocpi
     prefix: o.prefix,
     description: o.description,
     security: 'ocpiToken',
+    vouched: (koa: Context) => ctx.tokens.vouched(koa, o.accept),
     authenticate: async (koa: Context) => {
       const caller = await ctx.tokens.authenticate(koa, o.version, o.accept);
       // Token A after the registration: only the credentials module still answers it
