@@ -15,22 +15,20 @@ export function tariffFrom211(t: T211.Tariff, party: PartyIdentity): T221.Tariff
 /**
  * The 2.1.1 view: without the fields 2.1.1 does not have (type, min/max price, start/end
  * date-time, VAT, current restrictions). An element restricted to reservations is left out: in
- * 2.1.1 it would price ordinary charging.
+ * 2.1.1 it would price ordinary charging. So is one restricted by current (`elementsFor211`).
  */
 export function tariffTo211(t: T221.Tariff): T211.Tariff {
-  const elements = t.elements
-    .filter((e) => e.restrictions?.reservation === undefined)
-    .map((e) => {
-      const price_components = e.price_components.map(({ type, price, step_size }) => ({ type, price, step_size }));
-      if (!e.restrictions) return { price_components };
-      const {
-        min_current: _minCurrent,
-        max_current: _maxCurrent,
-        reservation: _reservation,
-        ...restrictions
-      } = e.restrictions;
-      return { price_components, restrictions };
-    });
+  const elements = elementsFor211(t.elements).map((e) => {
+    const price_components = e.price_components.map(({ type, price, step_size }) => ({ type, price, step_size }));
+    if (!e.restrictions) return { price_components };
+    const {
+      min_current: _minCurrent,
+      max_current: _maxCurrent,
+      reservation: _reservation,
+      ...restrictions
+    } = e.restrictions;
+    return { price_components, restrictions };
+  });
   return {
     id: t.id,
     currency: t.currency,
@@ -40,4 +38,30 @@ export function tariffTo211(t: T221.Tariff): T211.Tariff {
     ...(t.energy_mix !== undefined ? { energy_mix: t.energy_mix } : {}),
     last_updated: t.last_updated,
   };
+}
+
+type Element221 = T221.Tariff['elements'][number];
+
+/**
+ * The elements a 2.1.1 reader is given. Reservation elements are left out. An element restricted
+ * by current (`min_current`, `max_current`, which 2.1.1 cannot say) is left out when each of its
+ * dimensions is priced by a later element without restrictions: the reader is then told the price
+ * that applies whenever the current does not match. Kept without its current restriction, such an
+ * element came first for every session and hid the rest: "0.20 a kWh below 16 A" read as the price
+ * of every kWh, beside a CDR billed at the 0.40 of the next element. One with no such fallback is
+ * kept without the restriction (left out, its dimension would read as free).
+ */
+function elementsFor211(elements: readonly Element221[]): Element221[] {
+  const kept: Element221[] = [];
+  const fallback = new Set<string>();
+  for (let i = elements.length - 1; i >= 0; i--) {
+    const e = elements[i];
+    if (!e || e.restrictions?.reservation !== undefined) continue;
+    const r = e.restrictions;
+    const byCurrent = r?.min_current !== undefined || r?.max_current !== undefined;
+    if (byCurrent && e.price_components.every((c) => fallback.has(c.type))) continue;
+    if (!r || Object.keys(r).length === 0) for (const c of e.price_components) fallback.add(c.type);
+    kept.unshift(e);
+  }
+  return kept;
 }

@@ -166,6 +166,32 @@ export function modulesSuite(makeTarget: () => Promise<OcpiTarget>): void {
           restrictions: { start_time: '18:00', end_time: '08:00' },
         },
       ]);
+
+      // an element for low currents only, with an unrestricted fallback after it: left out. It was
+      // kept without its restriction and read as the price of every kWh (0.20, beside CDRs at 0.40)
+      const energy = (price: number) => ({ type: 'ENERGY', price, vat: 21, step_size: 1 });
+      const daytime = { start_time: '07:00', end_time: '22:00' };
+      const byCurrent = aTariff221({
+        id: 'TF-CUR',
+        elements: [
+          { price_components: [energy(0.2)], restrictions: { max_current: 16 } },
+          { price_components: [energy(0.4)], restrictions: daytime },
+          { price_components: [energy(0.3), { type: 'PARKING_TIME', price: 2, vat: 21, step_size: 300 }] },
+        ],
+      });
+      expect((await api.request('PUT', '/v1/ocpi/tariffs/TF-CUR', { body: byCurrent })).status).to.equal(200);
+      const cur211 = dataOf<Obj[]>(
+        await api.request('GET', '/ocpi/cpo/2.1.1/tariffs?limit=1000', { token: emsp.token }),
+      ).find((t) => t.id === 'TF-CUR');
+      expect(cur211?.elements).to.deep.equal([
+        { price_components: [{ type: 'ENERGY', price: 0.4, step_size: 1 }], restrictions: daytime },
+        {
+          price_components: [
+            { type: 'ENERGY', price: 0.3, step_size: 1 },
+            { type: 'PARKING_TIME', price: 2, step_size: 300 },
+          ],
+        },
+      ]);
     });
 
     it('a CPO pushes its tariff to our eMSP in 2.2.1 (PUT, GET in both versions, DELETE); another party is 2001', async () => {
