@@ -81,6 +81,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (settings.REDIS_URL && database.kind === 'sqlite') {
     throw new ConfigError('DATABASE_URL', 'cluster mode (REDIS_URL set) needs a postgres:// DATABASE_URL');
   }
+  // a web or worker process is a cluster member: without Redis it would own every shard on its
+  // own, beside the cluster's processes on the same database, each side blind to the other's
+  // chargers (a dyno whose REDIS_URL was left out ran so, ready, with no warning)
+  if (settings.PROCESS_ROLE !== 'all' && !settings.REDIS_URL) {
+    throw new ConfigError(
+      'REDIS_URL',
+      `PROCESS_ROLE=${settings.PROCESS_ROLE} is a cluster process and needs REDIS_URL (one process on its own: PROCESS_ROLE=all)`,
+    );
+  }
   return {
     ...settings,
     publicUrl: (settings.PUBLIC_URL ?? `http://localhost:${settings.PORT}`).replace(/\/+$/, ''),

@@ -94,7 +94,7 @@ export const SettingsSchema = Type.Object({
   PROCESS_ROLE: Type.Union([Type.Literal('all'), Type.Literal('web'), Type.Literal('worker')], {
     default: 'all',
     description:
-      'all: everything in one process (embedded); web: HTTP, OCPP WebSockets and an actor host; worker: actor host, with /healthz, /readyz, /metrics and the API docs only',
+      'all: everything in one process (embedded); web: HTTP, OCPP WebSockets and an actor host; worker: actor host, with /healthz, /readyz, /metrics and the API docs only; web and worker are cluster processes and need REDIS_URL',
   }),
   CSMS_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Bearer key of the /v1 management surface' })),
   LOG_LEVEL: Type.Union(
@@ -203,7 +203,8 @@ export const SettingsSchema = Type.Object({
     minimum: 1,
     maximum: 4096,
     default: 256,
-    description: 'number of shards (same on every process)',
+    description:
+      "number of shards, the same on every process: a process started with another count than the running cluster's refuses to start (exit 78); a new count once every process has stopped",
   }),
   LEASE_TTL_MS: Type.Integer({
     minimum: 1000,

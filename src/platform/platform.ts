@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { CONNECT_TIMEOUT_MS, nodeTlsOptions, type Config } from '../../config/index.js';
+import { CONNECT_TIMEOUT_MS, ConfigError, nodeTlsOptions, type Config } from '../../config/index.js';
 import { Database } from '../db/database.js';
 import { migrationNames } from '../db/migrations/names.js';
 import { createGateway } from '../gateway/gateway.js';
@@ -285,13 +285,26 @@ async function connectPlacement(
       transport: new InProcessTransport(),
     };
   }
-  const [{ Redis }, { ClusterPlacement }, { RedisTransport }] = await Promise.all([
+  const [{ Redis }, { ClusterPlacement, claimShardCount }, { RedisTransport }] = await Promise.all([
     import('ioredis'),
     import('../runtime/cluster/cluster-placement.js'),
     import('../runtime/cluster/redis-transport.js'),
   ]);
   const redis = await openRedis(Redis, config, config.REDIS_URL);
   redis.on('error', redisErrorListener(log, 'redis error'));
+  const held = await claimShardCount(redis, redisKeys, config.ACTOR_SHARDS, config.LEASE_TTL_MS).catch(
+    (err: unknown) => {
+      redis.disconnect();
+      throw err;
+    },
+  );
+  if (held !== config.ACTOR_SHARDS) {
+    redis.disconnect();
+    throw new ConfigError(
+      'ACTOR_SHARDS',
+      `the cluster's processes run with ${held} shards, this one with ${config.ACTOR_SHARDS}: every process takes the same ACTOR_SHARDS (a new count once every process has stopped)`,
+    );
+  }
   const placement = new ClusterPlacement({
     redis,
     keys: redisKeys,

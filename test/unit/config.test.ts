@@ -44,6 +44,18 @@ describe('settings', () => {
     expect(c.LEASE_TTL_MS).to.equal(9000);
   });
 
+  it('refuses a web or worker process without REDIS_URL: it would run on its own beside the cluster', () => {
+    const pg = 'postgres://u@db:5432/x';
+    for (const role of ['web', 'worker']) {
+      const err = configError({ PROCESS_ROLE: role, DATABASE_URL: pg });
+      expect(err.variable).to.equal('REDIS_URL');
+      expect(err.message).to.contain(`PROCESS_ROLE=${role} is a cluster process`);
+      expect(loadConfig({ PROCESS_ROLE: role, DATABASE_URL: pg, REDIS_URL: 'redis://r' }).mode).to.equal('cluster');
+    }
+    expect(configError({ PROCESS_ROLE: 'web', REDIS_URL: '' }).variable).to.equal('REDIS_URL');
+    expect(loadConfig({ PROCESS_ROLE: 'all', DATABASE_URL: pg }).mode).to.equal('embedded');
+  });
+
   it('names the variable of a bad value', () => {
     expect(configError({ PORT: 'eighty' }).variable).to.equal('PORT');
     expect(configError({ PORT: '70000' }).message).to.match(/^invalid setting PORT: .*\(got "70000"\)/);

@@ -34,6 +34,30 @@ const LOCAL_TRUST = 0.75;
 const PIN_LOOKUP_CHUNK = 1000;
 /** A process's set of pins expires this many lease TTLs after its last heartbeat (`takeOrphanedPins`). */
 const PINS_SET_TTLS = 10;
+/**
+ * How many lease TTLs the cluster's shard count outlives its last tick: a process started with
+ * another ACTOR_SHARDS is refused while any process of the cluster runs, and a new count can be
+ * used this long after the last one stopped.
+ */
+export const SHARD_COUNT_TTLS = 3;
+
+/**
+ * The cluster's shard count, claimed for `count` when no process holds one: the count the
+ * cluster runs with. A process whose ACTOR_SHARDS differs would own shards by another mapping,
+ * leaving some with no owner while every process says ready.
+ */
+export async function claimShardCount(
+  redis: Redis,
+  keys: RedisKeys,
+  count: number,
+  leaseTtlMs: number,
+): Promise<number> {
+  const key = keys.shardCount();
+  const set = await redis.set(key, String(count), 'PX', leaseTtlMs * SHARD_COUNT_TTLS, 'NX');
+  if (set === 'OK') return count;
+  const held = Number(await redis.get(key));
+  return Number.isInteger(held) && held > 0 ? held : count;
+}
 
 class ShardLease implements Lease {
   accepting = true;
@@ -214,6 +238,7 @@ export class ClusterPlacement implements ActorPlacement {
         this.scripts.heartbeat(this.keys.hosts(), this.opts.hostShards && !this.stopping ? this.processId : '', ttl),
         // our set of pins outlives our membership long enough for another process to take it
         this.opts.redis.pexpire(this.keys.pinsOf(this.processId), ttl * PINS_SET_TTLS),
+        this.opts.redis.set(this.keys.shardCount(), String(this.shardCount), 'PX', ttl * SHARD_COUNT_TTLS),
       ]);
       const before = this.live;
       this.live = new Set(live);

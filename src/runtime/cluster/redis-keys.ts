@@ -26,6 +26,14 @@ export class RedisKeys {
     return this.join('hosts');
   }
 
+  /**
+   * The number of shards the cluster's processes run with (ACTOR_SHARDS): set by the first
+   * process, refreshed by every tick, checked by each process at start.
+   */
+  shardCount(): string {
+    return this.join('shard-count');
+  }
+
   /** Fencing counter raised on every lease or pin hand-over. */
   epoch(): string {
     return this.join('epoch');
