@@ -1,30 +1,8 @@
-import { spawn } from 'node:child_process';
 import { expect } from 'chai';
 import { platformModules } from '../../src/modules.js';
 import { enqueue } from '../../src/ocpi/outbox/outbox-store.js';
 import { clusterEnvironment, startPlatform, type TestEnvironment } from '../support/platforms.js';
-import { MAIN, startNode } from '../support/processes.js';
-
-/** Runs the product's main with `env` to its exit: its code and its log lines. */
-function runMain(env: Record<string, string>): Promise<{ code: number | null; lines: Array<Record<string, unknown>> }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [MAIN], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      const lines = stdout
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      done({ code, lines });
-    });
-  });
-}
+import { runToExit, startNode } from '../support/processes.js';
 
 /**
  * The worker process's readiness and metrics (Procfile `worker`). A worker is a cluster member:
@@ -91,12 +69,13 @@ describe('a worker process (PROCESS_ROLE=worker, as the Procfile starts it)', fu
     const worker = await startNode({ ...env.env, PROCESS_ROLE: 'worker' });
     try {
       // it joined before: 128 shards beside 256 left 27 of them with no owner, every /readyz ready
-      const run = await runMain({ ...env.env, PROCESS_ROLE: 'web', ACTOR_SHARDS: '128', LOG_LEVEL: 'info' });
+      const run = await runToExit({ ...env.env, PROCESS_ROLE: 'web', ACTOR_SHARDS: '128', LOG_LEVEL: 'info' });
       expect(run.code).to.equal(78);
-      const fatal = run.lines.find((l) => l.level === 60);
+      const lines = run.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      const fatal = lines.find((l) => l.level === 60);
       expect(fatal).to.include({ setting: 'ACTOR_SHARDS' });
       expect(String(fatal?.msg)).to.contain("the cluster's processes run with 256 shards, this one with 128");
-      expect(run.lines.some((l) => l.msg === 'listening')).to.equal(false);
+      expect(lines.some((l) => l.msg === 'listening')).to.equal(false);
       // the worker still owns every shard
       const metrics = await (await fetch(`${worker.url}/metrics`)).text();
       expect(metrics).to.contain('actor_shards_owned 256');
