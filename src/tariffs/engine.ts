@@ -174,6 +174,19 @@ interface DimensionTotal {
   /** the component of the last period that priced the dimension (its step_size surplus is billed there), and its element */
   last: Component | undefined;
   lastElement: number;
+  /**
+   * Where the dimension went from a component to no element pricing it (mod_tariffs step_size
+   * NOTE: "when switching to another TariffElement for the PriceComponents that is not in the
+   * new TariffElement"): the component, its element and the volume priced up to there. Its
+   * step rounds that volume up at that point (`stepUp`).
+   */
+  switches: Array<{ c: Component; element: number; used: Decimal }>;
+}
+
+/** A dimension's volume billed up to its last step rounding (step unit), and the volume used then. */
+interface Billed {
+  to: Decimal;
+  usedAt: Decimal;
 }
 
 function costOfTotal(total: DimensionTotal): Amount {
@@ -350,6 +363,7 @@ const newTotal = (): DimensionTotal => ({
   cost: NO_AMOUNT,
   last: undefined,
   lastElement: 0,
+  switches: [],
 });
 
 /** CdrDimensionType of OCPI 2.2.1 (mod_cdrs), and 2.1.1's FLAT. */
@@ -489,6 +503,11 @@ class SessionPricing {
     const c = e?.components[type === 'RESERVATION_TIME' ? 'TIME' : type];
     if (type === 'ENERGY' && this.t.kwhBounds) this.energyBefore.add(volume, micro);
     if (!e || !c) {
+      // the dimension's pricing switched to no element: its last component's step applies here
+      if (total.last) {
+        total.switches.push({ c: total.last, element: total.lastElement, used: this.pricedVolume(type) });
+        total.last = undefined;
+      }
       if (!this.withBreakdown) return undefined;
       return { type, volume, cost: { excl_vat: 0, incl_vat: 0 }, reason: `no element prices ${type}` };
     }
@@ -526,31 +545,46 @@ class SessionPricing {
   }
 
   /**
-   * Rounds a dimension's session total up to whole steps of its last component (mod_tariffs
-   * step_size NOTE): volumes in the step's unit (Wh, seconds); the surplus is billed at the
-   * component of the last period that priced the dimension.
+   * Rounds a dimension's volume up to whole steps (mod_tariffs step_size NOTE): at each switch to
+   * no element pricing it, with the component it switched from, then at the end with the
+   * component of the last period that priced it. Each rounding counts the volume priced so far
+   * and the surplus billed before it ("considering the already billed ..." in the NOTE's
+   * examples), so that using more never bills less.
    */
   stepUp(type: Priced): void {
     const total = this.totals[type];
-    const last = total.last;
-    if (!last || last.step_size <= 0) return;
+    let billed: Billed = { to: ZERO, usedAt: ZERO };
+    for (const s of total.switches) billed = this.roundUp(type, s.c, s.element, s.used, billed);
+    if (total.last) this.roundUp(type, total.last, total.lastElement, this.pricedVolume(type), billed);
+  }
+
+  /**
+   * One rounding of `type` with component `c`, `priced` being the volume priced so far (CDR
+   * unit): what was billed up to the last rounding, plus what was used since, up to whole steps;
+   * the surplus is billed at `c`. Volumes in the step's unit (Wh, seconds). Whole steps are
+   * counted on time to the second, so that hours written with 4 or 6 decimals (0.1667 h for 10
+   * minutes) do not bill a step more than was used; what is billed is those steps. Time used that
+   * rounds to no second at all still bills one step (step_size: the minimum billed). Only what
+   * components priced is rounded (time no element priced stays free).
+   */
+  private roundUp(type: Priced, c: Component, element: number, priced: Decimal, billed: Billed): Billed {
+    if (c.step_size <= 0) return billed;
     const unit = STEP_UNIT[type];
-    // only what components priced is rounded up (time no element priced stays free). Whole steps
-    // are counted on time to the second, so that hours written with 4 or 6 decimals (0.1667 h
-    // for 10 minutes) do not bill a step more than was used; what is billed is those steps. Time
-    // used that rounds to no second at all still bills one step (step_size: the minimum billed).
-    const used = this.pricedVolume(type).times(dec(unit));
-    const toSecond = unit === 3600 ? used.rounded(0) : used;
-    const counted = toSecond.isZero() ? used : toSecond;
-    const step = last.step_size;
-    const extra = counted.ceilToMultiple(step).minus(used);
-    if (extra.isZero()) return;
-    const cost = costOf(extra, last.price, last.vat, dec(unit));
+    const used = priced.times(dec(unit));
+    const since = used.minus(billed.usedAt);
+    const toSecond = unit === 3600 ? since.rounded(0) : since;
+    const target = billed.to.plus(toSecond.isZero() ? since : toSecond).ceilToMultiple(c.step_size);
+    const extra = target.minus(billed.to.plus(since));
+    const next = { to: target, usedAt: used };
+    if (extra.isZero()) return next;
+    const cost = costOf(extra, c.price, c.vat, dec(unit));
+    const total = this.totals[type];
     total.cost = plus(total.cost, cost);
     if (this.withBreakdown) {
       const surplus = reported(extra.dividedBy(dec(unit)));
-      this.steps.push({ type, step_size: step, surplus, element: total.lastElement, cost: priceOf(cost) });
+      this.steps.push({ type, step_size: c.step_size, surplus, element, cost: priceOf(cost) });
     }
+    return next;
   }
 
   /** The volume of a dimension that components priced, in its CDR unit (kWh, hours). */
@@ -566,7 +600,7 @@ class SessionPricing {
     // TIME and PARKING_TIME share one rounding: when parking is priced it takes the step (the
     // session ends parked), otherwise charging time does (docs/TARIFFS.md "step_size"). A
     // parking dimension of no time is no parking: it leaves the step to charging time.
-    const parked = this.totals.PARKING_TIME.last !== undefined && !this.pricedVolume('PARKING_TIME').isZero();
+    const parked = this.totals.PARKING_TIME.priced.size > 0 && !this.pricedVolume('PARKING_TIME').isZero();
     this.stepUp(parked ? 'PARKING_TIME' : 'TIME');
     this.stepUp('RESERVATION_TIME');
     const fixed = this.flat?.cost ?? NO_AMOUNT;

@@ -35,6 +35,46 @@ describe('pricing engine: rules', function () {
       ]);
     });
 
+    it('a dimension no element prices after a switch is rounded there, with the step it switched from; more use never bills less', function () {
+      // energy at 0.40 in 1 kWh steps until 17:00, free 17:00-18:00 (no ENERGY), then 0.40 in Wh
+      const tariff = aTariff([
+        anElement([energy(0.4, 1000)], { end_time: '17:00' }),
+        anElement([time(0, 1)], { start_time: '17:00', end_time: '18:00' }),
+        anElement([energy(0.4, 1)], { start_time: '18:00' }),
+      ]);
+      const upTo18 = aCdr('2024-05-02T16:30:00Z', '2024-05-02T18:00:00Z', [
+        ['2024-05-02T16:30:00Z', { ENERGY: 0.2 }],
+        ['2024-05-02T17:00:00Z', { ENERGY: 3 }],
+      ]);
+      const on = aCdr('2024-05-02T16:30:00Z', '2024-05-02T18:10:00Z', [
+        ['2024-05-02T16:30:00Z', { ENERGY: 0.2 }],
+        ['2024-05-02T17:00:00Z', { ENERGY: 3 }],
+        ['2024-05-02T18:00:00Z', { ENERGY: 0.5 }],
+      ]);
+      // 0.2 kWh billed as 1 kWh at the switch (0.40), then 0.5 kWh at 0.40: 0.60. It was 0.28
+      // (no step at all), below the 0.40 of the same session ended at 18:00
+      expect(excl(price(tariff, upTo18))).to.equal(0.4);
+      const priced = price(tariff, on);
+      expect(excl(priced)).to.equal(0.6);
+      expect(priced.breakdown.steps).to.deep.equal([
+        { type: 'ENERGY', step_size: 1000, surplus: 0.8, element: 1, cost: { excl_vat: 0.32, incl_vat: 0.32 } },
+      ]);
+
+      // time: 1.20/h in 15-minute steps until 17:00, energy only 17:00-18:00, 2.40/h by the minute after
+      const timed = aTariff([
+        anElement([time(1.2, 900)], { end_time: '17:00' }),
+        anElement([energy(0.3, 1)], { start_time: '17:00', end_time: '18:00' }),
+        anElement([time(2.4, 60)], { start_time: '18:00' }),
+      ]);
+      const cdr = aCdr('2024-05-02T16:50:00Z', '2024-05-02T18:05:00Z', [
+        ['2024-05-02T16:50:00Z', { TIME: minutes(10) }],
+        ['2024-05-02T17:00:00Z', { TIME: minutes(60), ENERGY: 5 }],
+        ['2024-05-02T18:00:00Z', { TIME: minutes(5) }],
+      ]);
+      // 10 minutes billed as 15 (0.30), 5 kWh (1.50), 5 minutes at 2.40/h (0.20): 2.00; it was 1.90
+      expect(excl(price(timed, cdr))).to.equal(2);
+    });
+
     it('a step surplus is priced exactly: 2.52 s stepped to 3 s at 0.18 an hour is 0.00015, reported 0.0002', function () {
       // the surplus, 0.48 s, is 0.000133... h: a quotient rounded before the price multiplies it
       // lands below the half and reports 0.0001
