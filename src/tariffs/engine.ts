@@ -71,6 +71,11 @@ interface ReadTariff {
   kwhBounds: boolean;
   min: Bound | undefined;
   max: Bound | undefined;
+  /**
+   * 1 + VAT/100 when every price component of the tariff has the same VAT: the rate a bound
+   * without `incl_vat` takes on a session that cost nothing (`clampToBounds`)
+   */
+  commonVat: Decimal | undefined;
 }
 
 const NO_QUANTITY: Quantity = Object.freeze({ micro: 0, rest: undefined });
@@ -119,9 +124,23 @@ function readTariff(t: PricingTariff): ReadTariff {
     RESERVATION_EXPIRES: reserving('RESERVATION_EXPIRES'),
     EXPIRY_FEE: elements.filter((e) => e.components.FLAT && e.restriction.reservation === 'RESERVATION_EXPIRES'),
   };
-  const read = { elements, candidates, kwhBounds, min: amount(t.min_price), max: amount(t.max_price) };
+  const read = {
+    elements,
+    candidates,
+    kwhBounds,
+    min: amount(t.min_price),
+    max: amount(t.max_price),
+    commonVat: commonVatOf(t),
+  };
   readTariffs.set(t, read);
   return read;
+}
+
+/** 1 + VAT/100 when every price component has that same VAT; undefined when one has none or another. */
+function commonVatOf(t: PricingTariff): Decimal | undefined {
+  const rates = new Set(t.elements.flatMap((e) => e.price_components.map((c) => c.vat)));
+  const [vat] = rates;
+  return rates.size === 1 && vat !== undefined ? dec(100).plus(dec(vat)).shifted(2) : undefined;
 }
 
 /** Whether `tariff` is the one to use for a session started at `startMs` (its validity window). */
@@ -681,7 +700,9 @@ function clampToBounds(t: ReadTariff, sum: Amount): { total: Amount; clamped: st
       incl = b.incl;
       clamped.push(`${name} incl_vat`);
     } else if (b.incl === undefined && !excl.equals(before)) {
-      incl = before.isZero() ? excl : incl.times(excl).dividedBy(before);
+      // a session that cost nothing has no rate of its own: the tariff's, when all its
+      // components share one (a minimum of 2.00 on a tariff of 21% everywhere is 2.42, not 2.00)
+      incl = before.isZero() ? (t.commonVat ? excl.times(t.commonVat) : excl) : incl.times(excl).dividedBy(before);
     }
   }
   return { total: { excl, incl }, clamped };

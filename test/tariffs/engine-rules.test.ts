@@ -370,6 +370,19 @@ describe('pricing engine: rules', function () {
       expect(priced.breakdown.clamped).to.deep.equal(['max_price excl_vat']);
     });
 
+    it("a minimum without incl_vat on a session that cost nothing takes the tariff's VAT when all its components share one", function () {
+      const bound = { min_price: { excl_vat: 2 } };
+      const nothing = aCdr('2024-05-02T10:00:00Z', '2024-05-02T10:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: 0 }]]);
+      // 21% everywhere: 2.00 / 2.42, as 0.1 Wh is (it was 2.00 / 2.00, under-collecting the VAT)
+      const same = aTariff([anElement([energy(0.3, 1, 21), time(1, 1, 21)])], bound);
+      expect(price(same, nothing).total_cost).to.deep.equal({ excl_vat: 2, incl_vat: 2.42 });
+      // rates that differ, or a component without VAT: no rate to take, the same amount incl. VAT
+      const mixed = aTariff([anElement([energy(0.3, 1, 21), time(1, 1, 9)])], bound);
+      expect(price(mixed, nothing).total_cost).to.deep.equal({ excl_vat: 2, incl_vat: 2 });
+      const none = aTariff([anElement([energy(0.3, 1, 21), time(1)])], bound);
+      expect(price(none, nothing).total_cost).to.deep.equal({ excl_vat: 2, incl_vat: 2 });
+    });
+
     it('prices beyond what a double holds are refused, not answered as null', function () {
       const tariff = aTariff([anElement([energy(1e308)])]);
       const cdr = aCdr('2024-05-02T10:00:00Z', '2024-05-02T11:00:00Z', [['2024-05-02T10:00:00Z', { ENERGY: 20 }]]);
