@@ -65,12 +65,23 @@ export function misspelledSettings(env: Readonly<Record<string, string | undefin
     if (KNOWN.has(variable) || NOT_SETTINGS.has(variable) || !/^[A-Za-z][A-Za-z0-9_]*$/.test(variable)) continue;
     if (KUBERNETES_SERVICE.test(variable)) continue;
     const upper = variable.toUpperCase();
-    const close = closestSetting(upper);
+    const close = UNIT_LESS.get(upper) ?? closestSetting(upper);
     if (close !== undefined || OWN_PREFIXES.some((p) => upper.startsWith(p)))
       suspects.push({ variable, ...(close !== undefined ? { didYouMean: close } : {}) });
   }
   return suspects.sort((a, b) => (a.variable < b.variable ? -1 : 1));
 }
+
+/**
+ * A setting's name without its unit (`LEASE_TTL` for `LEASE_TTL_MS`): the likeliest slip, and
+ * 3 edits from the name, beyond what `closestSetting` allows.
+ */
+const UNIT_LESS = new Map(
+  SETTINGS.flatMap((name): Array<[string, string]> => {
+    const m = /^(.+)_(MS|S|KB|BYTES)$/.exec(name);
+    return m?.[1] && !KNOWN.has(m[1]) ? [[m[1], name]] : [];
+  }),
+);
 
 /** The setting nearest to `name` within the allowed distance (a setting of another case counts). */
 function closestSetting(name: string): string | undefined {

@@ -219,6 +219,7 @@ describe('settings', () => {
       DATABSE_URL: 'postgres://u@db/x', // two letters swapped
       OCPP_HEARTBEAT_S: '60', // our prefix, no setting
       log_level: 'debug', // the wrong case
+      LEASE_TTL: '3000', // a setting without its unit, three edits from LEASE_TTL_MS
       REDIS_URL: 'redis://r', // settings themselves
       PORT: '3000',
       // the host's and other software's
@@ -244,6 +245,7 @@ describe('settings', () => {
     };
     expect(misspelledSettings(env)).to.deep.equal([
       { variable: 'DATABSE_URL', didYouMean: 'DATABASE_URL' },
+      { variable: 'LEASE_TTL', didYouMean: 'LEASE_TTL_MS' },
       { variable: 'OCPP_HEARTBEAT_S' },
       { variable: 'PROCES_ROLE', didYouMean: 'PROCESS_ROLE' },
       { variable: 'log_level', didYouMean: 'LOG_LEVEL' },
