@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Type, { type TSchema } from '#typebox';
+import Type, { type TObject } from '#typebox';
 import { HttpError, RequestValidationError } from '../../gateway/errors.js';
 import { pageHeaders, Paging } from '../../gateway/operator-paging.js';
 import { route } from '../../gateway/route-table.js';
@@ -39,7 +39,11 @@ const UidPath = Type.Object({ uid: ObjectId });
 /** The operator's fields: those of the command without `response_url`; `token_uid` names one of our tokens. */
 const CommandFields = Type.Object(
   { token_uid: Type.Optional(ObjectId) },
-  { additionalProperties: true, description: 'the fields of the OCPI command request, response_url left out' },
+  {
+    // closed per version in sendCommand: the partner's version decides which fields there are
+    additionalProperties: true,
+    description: "the fields of the OCPI command request in the partner's version, response_url left out",
+  },
 );
 const SentCommandOut = Type.Object({
   uid: Type.String(),
@@ -78,15 +82,50 @@ function viewOf(sent: SentCommand, now = Date.now()): SentCommandView {
 }
 
 const requestParts = new Map<string, RequestPart>();
-/** The version's request schema of `command`, compiled once. */
+const commandSchemas = (version: OcpiVersion): Partial<Record<CommandType, TObject>> =>
+  version === '2.2.1' ? Requests221 : Requests211;
+/**
+ * The version's request schema of `command`, closed, compiled once. What goes out on a version is
+ * that version's object (docs/OCPI.md, Decisions 27 and 42): a field it does not have is refused,
+ * not sent (a `connector_id` 2.1.1 StartSession lacks, a misspelt name). Only our own requests are
+ * closed; the CPO Receiver takes the open schemas.
+ */
 function requestPart(version: OcpiVersion, command: CommandType): RequestPart | undefined {
-  const schemas: Partial<Record<CommandType, TSchema>> = version === '2.2.1' ? Requests221 : Requests211;
-  const schema = schemas[command];
+  const schema = commandSchemas(version)[command];
   if (!schema) return undefined;
   const key = `${version} ${command}`;
   let part = requestParts.get(key);
-  if (!part) requestParts.set(key, (part = new RequestPart('body', schema)));
+  if (!part) {
+    part = new RequestPart('body', Type.Object(schema.properties, { additionalProperties: false }));
+    requestParts.set(key, part);
+  }
   return part;
+}
+
+/**
+ * The request of `command` in `version` from the operator's fields: 422 for a field the version's
+ * object has not, naming it; one the other version has says so (2.1.1 START_SESSION `connector_id`).
+ */
+function requestOf(
+  part: RequestPart,
+  at: { version: OcpiVersion; command: CommandType },
+  fields: Record<string, unknown>,
+): Record<string, unknown> {
+  try {
+    return part.parseFields(fields);
+  } catch (err) {
+    if (!(err instanceof RequestValidationError)) throw err;
+    const other = commandSchemas(at.version === '2.2.1' ? '2.1.1' : '2.2.1')[at.command]?.properties ?? {};
+    const detail = err.detail.map((d) => {
+      const [where, name, ...inner] = d.loc;
+      if (d.type !== 'extra_forbidden' || where !== 'body' || typeof name !== 'string' || inner.length > 0) return d;
+      const msg = Object.hasOwn(other, name)
+        ? `OCPI ${at.version}, the partner's version of commands, has no ${name} in ${at.command}`
+        : `${at.command} has no field ${name} in OCPI ${at.version}`;
+      return { ...d, msg, ctx: { ...d.ctx, version: at.version } };
+    });
+    throw new RequestValidationError(detail);
+  }
 }
 
 const checkResponse221 = compileLazily(CommandResponse221);
@@ -156,7 +195,7 @@ async function sendCommand(
   const uid = randomUUID();
   const party = { country_code: partner.country_code, party_id: partner.party_id };
   const response_url = `${origin}/ocpi/emsp/${version}/commands/${command}/${uid}`;
-  const request = part.parseFields({ ...(await withToken(ctx, fields, version)), response_url });
+  const request = requestOf(part, { version, command }, { ...(await withToken(ctx, fields, version)), response_url });
   const now = new Date().toISOString();
   const key = { ...ctx.ownParty(), id: uid };
   // kept before the call: a result the CPO POSTs before its answer reaches us finds the command
@@ -229,7 +268,7 @@ export function partnerCommandRoutes(ctx: OcpiContext): OperatorRoute[] {
         201: 'sent: response holds the CPO answer',
         404: 'unknown partner, or token_uid names no token of ours',
         409: 'not a CPO, not registered, no commands endpoint, or token_uid names a token not valid',
-        422: "invalid fields, or a command the partner's version lacks",
+        422: "invalid fields, a field the command's object lacks in the partner's version, or a command that version lacks",
         502: 'the partner could not be used (the command is kept with the error)',
       },
       handler: async (req) => {

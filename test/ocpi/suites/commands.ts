@@ -266,6 +266,63 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(done.body).to.include({ result_due_at: null, result_overdue: false });
     });
 
+    it("refuses (422) a field the partner's version of the command lacks, or an unknown one, before any call", async () => {
+      type Detail = { loc: unknown[]; msg: string; type: string };
+      const cpo211 = await partnerCpo(['2.1.1'], () => ({ result: 'ACCEPTED' }));
+      const cpo221 = await partnerCpo(['2.2.1'], () => ({ result: 'ACCEPTED', timeout: 30 }));
+      await t.api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OUR-CMD-3', { body: aToken221({ uid: 'OUR-CMD-3' }) });
+      const expiry = new Date(Date.now() + 900_000).toISOString();
+      const before = [cpo211.fake.received.length, cpo221.fake.received.length];
+      const refused = async (cpo: RegisteredPartner, command: string, fields: Obj, field: string) => {
+        const res = await t.api.request('POST', `/v1/partners/${cpo.id}/commands/${command}`, { body: fields });
+        // was 201, and the field went to the CPO as sent
+        expect(res.status, `${command} ${JSON.stringify(res.body)}`).to.equal(422);
+        const detail = (res.body as { detail: Detail[] }).detail;
+        expect(
+          detail.map((d) => [d.loc.join('.'), d.type]),
+          command,
+        ).to.deep.equal([[`body.${field}`, 'extra_forbidden']]);
+        return detail[0]?.msg;
+      };
+      // 2.1.1 StartSession has response_url, token, location_id and evse_uid only (connector_id came in 2.2)
+      const start = { token_uid: 'OUR-CMD-3', location_id: 'L1', evse_uid: 'E1' };
+      expect(await refused(cpo211, 'START_SESSION', { ...start, connector_id: '1' }, 'connector_id')).to.contain(
+        '2.1.1',
+      );
+      await refused(cpo211, 'START_SESSION', { ...start, foo: 1 }, 'foo');
+      await refused(cpo211, 'RESERVE_NOW', { ...start, expiry_date: expiry, reservation_id: 1, foo: 1 }, 'foo');
+      await refused(
+        cpo211,
+        'RESERVE_NOW',
+        { ...start, expiry_date: expiry, reservation_id: 1, authorization_reference: 'A' },
+        'authorization_reference',
+      );
+      await refused(cpo211, 'STOP_SESSION', { session_id: 'S1', foo: 1 }, 'foo');
+      await refused(
+        cpo211,
+        'UNLOCK_CONNECTOR',
+        { location_id: 'L1', evse_uid: 'E1', connector_id: '1', foo: 1 },
+        'foo',
+      );
+      await refused(cpo221, 'START_SESSION', { ...start, foo: 'bar', authorization_reference: 'AR1' }, 'foo');
+      await refused(cpo221, 'RESERVE_NOW', { ...start, expiry_date: expiry, reservation_id: 'R1', foo: 1 }, 'foo');
+      await refused(cpo221, 'STOP_SESSION', { session_id: 'S1', foo: 1 }, 'foo');
+      await refused(cpo221, 'CANCEL_RESERVATION', { reservation_id: 'R1', foo: 1 }, 'foo');
+      await refused(
+        cpo221,
+        'UNLOCK_CONNECTOR',
+        { location_id: 'L1', evse_uid: 'E1', connector_id: '1', foo: 1 },
+        'foo',
+      );
+      expect([cpo211.fake.received.length, cpo221.fake.received.length]).to.deep.equal(before);
+      // the 2.2.1 StartSession has connector_id: sent
+      const sent = await t.api.request('POST', `/v1/partners/${cpo221.id}/commands/START_SESSION`, {
+        body: { ...start, connector_id: '1', authorization_reference: 'AR1' },
+      });
+      expect(sent.status, JSON.stringify(sent.body)).to.equal(201);
+      expect(cpo221.fake.received.at(-1)?.body).to.include({ connector_id: '1', authorization_reference: 'AR1' });
+    });
+
     it('commands to a 2.1.1 CPO go in 2.1.1 shapes; what cannot be sent is refused before any call', async () => {
       const cpo = await partnerCpo(['2.1.1'], (r) =>
         (r.body as { session_id?: string }).session_id === 'GARBLED' ? { nonsense: true } : { result: 'ACCEPTED' },
