@@ -131,34 +131,77 @@ function requestOf(
 const checkResponse221 = compileLazily(CommandResponse221);
 const checkResponse211 = compileLazily(CommandResponse211);
 
-/** The command's fields with `token_uid` replaced by our token of that uid, in the version's shape. */
+/**
+ * The command's fields with `token_uid` replaced by our token of that uid, in the version's shape.
+ * A token given whole is checked against ours of its uid the same way (docs/OCPI.md, Decisions
+ * 27): the CPO takes it as authorized by us (2.2.1 StartSession), so one of another party, or a
+ * uid we have no token of, would start a session billed to whoever that is.
+ */
 async function withToken(
   ctx: OcpiContext,
   fields: Record<string, unknown>,
   version: OcpiVersion,
 ): Promise<Record<string, unknown>> {
   const { token_uid: uid, ...rest } = fields;
-  // a token given whole is checked against ours of its uid too: sent as valid, a card we block
-  // went to the CPO all the same
-  const inline = givenToken(rest.token);
+  const inline = typeof uid === 'string' ? {} : givenToken(rest.token);
   const named = typeof uid === 'string' ? uid : inline.uid;
   if (named === undefined) return rest;
+  if (inline.party && !ctx.isOwn(inline.party))
+    throw new HttpError(
+      404,
+      'token_not_found',
+      `token ${named} is of ${inline.party.country_code} ${inline.party.party_id}: we have no token of another party`,
+    );
   const ours = await ctx.stores.tokens.get({ ...ctx.ownParty(), id: named });
-  if (!ours && typeof uid === 'string') throw new HttpError(404, 'token_not_found', `we have no token ${uid}`);
-  // the CPO would be asked to charge (or reserve) on a card we refuse ourselves
-  if (ours?.valid === false || inline.valid === false)
+  if (!ours) throw new HttpError(404, 'token_not_found', `we have no token ${named}`);
+  // the CPO would be asked to charge (or reserve) on a card we refuse ourselves; a token given
+  // whole said valid while we block it went to the CPO all the same
+  if (!ours.valid || inline.valid === false)
     throw new HttpError(409, 'token_not_valid', `token ${named} is not valid (valid: false): make it valid first`);
   // a token given whole is sent as given
-  if (typeof uid !== 'string' || !ours) return rest;
+  if (typeof uid !== 'string') return rest;
   return { ...rest, token: version === '2.2.1' ? ours : tokenTo211(ours) };
 }
 
-/** The `uid` and `valid` of a token given whole in a command's fields, where it has them. */
-function givenToken(token: unknown): { uid?: string; valid?: boolean } {
+/** The `uid`, `valid` and party (2.2.1) of a token given whole in a command's fields, where it has them. */
+function givenToken(token: unknown): {
+  uid?: string;
+  valid?: boolean;
+  party?: { country_code: string; party_id: string };
+} {
   if (typeof token !== 'object' || token === null) return {};
-  const uid = 'uid' in token && typeof token.uid === 'string' ? token.uid : undefined;
-  const valid = 'valid' in token && typeof token.valid === 'boolean' ? token.valid : undefined;
-  return { ...(uid === undefined ? {} : { uid }), ...(valid === undefined ? {} : { valid }) };
+  const field = (name: string): unknown => (name in token ? (token as Record<string, unknown>)[name] : undefined);
+  const [uid, valid, country_code, party_id] = ['uid', 'valid', 'country_code', 'party_id'].map(field);
+  return {
+    ...(typeof uid === 'string' ? { uid } : {}),
+    ...(typeof valid === 'boolean' ? { valid } : {}),
+    // a 2.1.1 Token names no party: it is taken as ours, and its uid decides
+    ...(typeof country_code === 'string' || typeof party_id === 'string'
+      ? {
+          party: {
+            country_code: typeof country_code === 'string' ? country_code : '',
+            party_id: typeof party_id === 'string' ? party_id : '',
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * A RESERVE_NOW whose `expiry_date` (when the reservation ends, mod_commands ReserveNow) has
+ * passed reserves nothing: 422 before any call, as our own CPO would refuse it.
+ */
+function refusePastExpiry(expiry: unknown): void {
+  if (typeof expiry !== 'string' || Date.parse(expiry) > Date.now()) return;
+  throw new RequestValidationError([
+    {
+      loc: ['body', 'expiry_date'],
+      msg: 'expiry_date has passed: a reservation that ends before it is made reserves nothing',
+      type: 'value_error',
+      input: expiry,
+      ctx: {},
+    },
+  ]);
 }
 
 /** The CPO partner's commands endpoint and our token for it (409 when there is none). */
@@ -196,6 +239,7 @@ async function sendCommand(
   const party = { country_code: partner.country_code, party_id: partner.party_id };
   const response_url = `${origin}/ocpi/emsp/${version}/commands/${command}/${uid}`;
   const request = requestOf(part, { version, command }, { ...(await withToken(ctx, fields, version)), response_url });
+  if (command === 'RESERVE_NOW') refusePastExpiry(request.expiry_date);
   const now = new Date().toISOString();
   const key = { ...ctx.ownParty(), id: uid };
   // kept before the call: a result the CPO POSTs before its answer reaches us finds the command
@@ -266,9 +310,9 @@ export function partnerCommandRoutes(ctx: OcpiContext): OperatorRoute[] {
       status: 201,
       responses: {
         201: 'sent: response holds the CPO answer',
-        404: 'unknown partner, or token_uid names no token of ours',
+        404: 'unknown partner, or token_uid (or a token given whole) names no token of ours',
         409: 'not a CPO, not registered, no commands endpoint, or token_uid names a token not valid',
-        422: "invalid fields, a field the command's object lacks in the partner's version, or a command that version lacks",
+        422: "invalid fields, a field the command's object lacks in the partner's version, a command that version lacks, or a RESERVE_NOW expiry_date that has passed",
         502: 'the partner could not be used (the command is kept with the error)',
       },
       handler: async (req) => {

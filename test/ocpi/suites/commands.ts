@@ -196,6 +196,62 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(cpo.fake.received.length).to.equal(before);
     });
 
+    it('refuses a token given whole of another party or of a uid we do not have, and a RESERVE_NOW whose expiry has passed, without calling the CPO', async () => {
+      const cpo = await partnerCpo(['2.2.1'], () => ({ result: 'ACCEPTED', timeout: 30 }));
+      const cpo211 = await partnerCpo(['2.1.1'], () => ({ result: 'ACCEPTED' }));
+      const token = aToken221({ uid: 'OUR-CMD-4' });
+      expect((await t.api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OUR-CMD-4', { body: token })).status).to.equal(200);
+      const before = [cpo.fake.received.length, cpo211.fake.received.length];
+      const code = async (partner: RegisteredPartner, command: string, body: Obj) => {
+        const res = await t.api.request('POST', `/v1/partners/${partner.id}/commands/${command}`, { body });
+        const error = res.body.error as { code?: string } | undefined;
+        return [
+          res.status,
+          error?.code ?? (res.body.detail as Array<{ loc: unknown[] }> | undefined)?.[0]?.loc.join('.'),
+        ];
+      };
+      // our uid, another party's token: was 201, and the CPO started a session for XX*YYY on our word
+      const foreign = { ...token, country_code: 'XX', party_id: 'YYY' };
+      expect(await code(cpo, 'START_SESSION', { token: foreign, location_id: 'L1' })).to.deep.equal([
+        404,
+        'token_not_found',
+      ]);
+      // our party, a uid we have no token of: was 201
+      const unknown = { ...token, uid: 'NOPE9' };
+      expect(await code(cpo, 'START_SESSION', { token: unknown, location_id: 'L1' })).to.deep.equal([
+        404,
+        'token_not_found',
+      ]);
+      const unknown211 = {
+        uid: 'NOPE9',
+        type: 'RFID',
+        auth_id: 'NL-EVP-C1',
+        issuer: 'I',
+        valid: true,
+        whitelist: 'ALLOWED',
+        last_updated: '2026-01-01T00:00:00Z',
+      };
+      expect(await code(cpo211, 'START_SESSION', { token: unknown211, location_id: 'L1' })).to.deep.equal([
+        404,
+        'token_not_found',
+      ]);
+      // an expiry that has passed reserves nothing: was 201
+      const past = {
+        token_uid: 'OUR-CMD-4',
+        location_id: 'L1',
+        reservation_id: 'R1',
+        expiry_date: '2020-01-01T00:00:00Z',
+      };
+      expect(await code(cpo, 'RESERVE_NOW', past)).to.deep.equal([422, 'body.expiry_date']);
+      expect([cpo.fake.received.length, cpo211.fake.received.length]).to.deep.equal(before);
+      // ours, given whole: sent as given
+      const sent = await t.api.request('POST', `/v1/partners/${cpo.id}/commands/START_SESSION`, {
+        body: { token, location_id: 'L1' },
+      });
+      expect(sent.status, JSON.stringify(sent.body)).to.equal(201);
+      expect((cpo.fake.received.at(-1)?.body as { token: Obj }).token).to.deep.equal(token);
+    });
+
     it('our eMSP sends START_SESSION to a 2.2.1 CPO and keeps its answer and the result it POSTs', async () => {
       const cpo = await partnerCpo(['2.2.1'], () => ({ result: 'ACCEPTED', timeout: 30 }));
       const token = aToken221({ uid: 'OUR-CMD-1' });
