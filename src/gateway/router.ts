@@ -209,7 +209,10 @@ function routeChain(
   chain.push(async (ctx) => {
     const request = ctx.request;
     // koa-bodyparser leaves {} when nothing was sent; rawBody tells a real (even empty-object) body apart
-    const bodyPresent = typeof request.rawBody === 'string' && request.rawBody.trim().length > 0;
+    const sent = typeof request.rawBody === 'string' && request.rawBody.trim().length > 0;
+    // an optional body sent as JSON null is no body: serializers write an absent optional body so
+    // (OCPI mod_tokens authorize, "an optional LocationReferences object"); it was 422
+    const bodyPresent = sent && !(route.bodyOptional === true && request.body === null);
     const rawBody = bodyPresent ? request.body : undefined;
     const failures: ValidationDetail[] = [];
     const read = partReader(failures);

@@ -142,6 +142,25 @@ export function modulesSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(dataOf<Obj>(blocked)).to.not.have.property('location');
     });
 
+    it('authorize takes a JSON null body as no body (LocationReferences is optional), on both versions', async () => {
+      await api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OT-NULL', { body: aToken221({ uid: 'OT-NULL' }) });
+      for (const [version, auth] of [
+        ['2.1.1', {}],
+        ['2.2.1', b64],
+      ] as const) {
+        const path = `/ocpi/emsp/${version}/tokens/OT-NULL/authorize?type=RFID`;
+        // was 422 "Input should be a valid object": serializers write an absent optional body as null
+        const none = await api.request('POST', path, { token: cpo.token, ...auth, rawBody: 'null' });
+        expect([none.status, none.body.status_code], version).to.deep.equal([200, 1000]);
+        expect(dataOf<Obj>(none), version).to.include({ allowed: 'ALLOWED' }).and.not.to.have.property('location');
+        // any other body that is no object is still refused
+        for (const rawBody of ['[]', '1', '"L-1"', 'false']) {
+          const bad = await api.request('POST', path, { token: cpo.token, ...auth, rawBody });
+          expect(bad.status, `${version} ${rawBody}`).to.equal(422);
+        }
+      }
+    });
+
     it('our 2.2.1 tariff is served whole on 2.2.1 and as 2.1.1 has it on 2.1.1 (no VAT, no reservation element)', async () => {
       const put = await api.request('PUT', '/v1/ocpi/tariffs/TF-221', { body: aTariff221({ id: 'TF-221' }) });
       expect(put.status).to.equal(200);
