@@ -75,6 +75,25 @@ function unexpected(where: string, what: string): PartnerCallError {
 }
 
 /**
+ * The next page's URL of a Link target read on the page at `pageUrl`. RFC 8288 (3) makes the
+ * target a URI-Reference, resolved against the request's URL (RFC 3986 5): a relative one
+ * (`</ocpi/2.2.1/locations?offset=2>`) was called as it was and refused as "not a URL", and the
+ * pull stopped after page 1. The resolved URL goes through the same destination check as any
+ * other (PARTNER_URL_POLICY); one that does not resolve says so.
+ */
+function resolvedNext(pageUrl: string, target: string | undefined): string | undefined {
+  if (target === undefined) return undefined;
+  try {
+    return new URL(target, pageUrl).href;
+  } catch {
+    throw new PartnerCallError(3001, 'unexpected data', {
+      message: `the partner's next page (Link rel="next") is not a URL reference we can resolve`,
+      detail: `GET ${pageUrl}: Link rel="next" ${target} does not resolve against it`,
+    });
+  }
+}
+
+/**
  * What a call carries besides its token (OCPI 2.2.1 transport_and_format, "Unique message IDs"
  * and "Message Routing"): every call has a fresh X-Request-ID and an X-Correlation-ID, shared by
  * the calls of one action (the pages of a pull) when given. The routing headers go only on calls
@@ -256,10 +275,11 @@ export class PartnerClient {
       const data: unknown = envelope.data;
       if (!Array.isArray(data)) throw unexpected(`GET ${next}`, 'data is not a list');
       pages++;
-      read.add(next);
+      // as resolved Links are written (a link back to the first page is that page)
+      read.add(URL.canParse(next) ? new URL(next).href : next);
       yield data;
       const link = headers.link;
-      const after = nextLink(Array.isArray(link) ? link.join(', ') : (link ?? null));
+      const after = resolvedNext(next, nextLink(Array.isArray(link) ? link.join(', ') : (link ?? null)));
       if (after !== undefined && read.has(after))
         throw unexpected(`GET ${next}`, `its next page (Link rel="next") ${after} was read before in this pull`);
       next = after;

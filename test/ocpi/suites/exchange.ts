@@ -100,6 +100,38 @@ export function exchangeSuite(makeTarget: () => Promise<OcpiTarget>): void {
       }
     });
 
+    it("follows a Sender's relative Link (RFC 8288 URI-Reference) to every page; one that does not resolve says so", async () => {
+      let party = { country_code: '', party_id: '' };
+      let broken = false;
+      // page 1 links by absolute path, page 2 by a path relative to its own URL, page 3 is the last
+      const links: Record<string, string> = {
+        '': '</ocpi/2.2.1/tariffs?offset=1&limit=1>; rel="next"',
+        '1': '<tariffs?offset=2&limit=1>; rel="next"',
+      };
+      const offsetOf = (r: ReceivedRequest) => /offset=(\d+)/.exec(r.path)?.[1] ?? '';
+      const cpo = await t.api.register('CPO', '/ocpi/emsp/2.2.1/credentials', {
+        versions: ['2.2.1'],
+        modules: SENDERS,
+        link: (r) => (broken ? '<http://[bad>; rel="next"' : links[offsetOf(r)]),
+        answer: (r) => [aTariff221({ ...party, id: `REL-TAR-${offsetOf(r) || '0'}` })],
+      });
+      party = cpo.party;
+      const res = await t.api.request('POST', `/v1/partners/${cpo.id}/pull/tariffs`, { body: {} });
+      // was 502 "partner unreachable: destination refused" after page 1
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body).to.deep.include({ stored: 3, rejected: 0 });
+      const gets = cpo.fake.received.filter((r: ReceivedRequest) => r.path.startsWith('/tariffs'));
+      expect(gets.map(offsetOf)).to.deep.equal(['', '1', '2']);
+
+      broken = true;
+      const stopped = await t.api.request('POST', `/v1/partners/${cpo.id}/pull/tariffs`, { body: {} });
+      expect(stopped.status).to.equal(502);
+      const message = (stopped.body.error as { message: string }).message;
+      expect(message)
+        .to.match(/Link/)
+        .and.not.to.match(/destination refused/);
+    });
+
     it('a pull leaves what we hold when it is newer: a token blocked and a session completed by pushes since', async () => {
       let party = { country_code: '', party_id: '' };
       const emsp = await t.api.register('EMSP', '/ocpi/cpo/2.2.1/credentials', {
