@@ -6,6 +6,7 @@ import { route } from '../../gateway/route-table.js';
 import { RequestPart } from '../../gateway/validation.js';
 import { compileLazily } from '../../lazy-compile.js';
 import { endpointOf, PartnerCallError } from '../client/partner-client.js';
+import type { PartyIdentity } from '../core/auth.js';
 import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import type { OperatorRoute } from '../core/mount-kit.js';
@@ -215,6 +216,48 @@ async function commandsLink(ctx: OcpiContext, partner: PartnerRow) {
   return { endpoint, theirToken: link.theirToken };
 }
 
+/**
+ * The party a command is addressed to (2.2.1 OCPI-to-*, transport_and_format "Message Routing":
+ * the receiving party, not the platform): of the partner's CPO parties, the one whose location
+ * (`location_id`) or session (`session_id`) we hold; the only one when there is one; else the
+ * onboarded party. A platform speaking for several CPOs was sent every command addressed to its
+ * onboarded party, and one that routes by the header looked the location up under the wrong CPO.
+ */
+async function receivingParty(
+  ctx: OcpiContext,
+  partner: PartnerRow,
+  fields: Record<string, unknown>,
+): Promise<PartyIdentity> {
+  const own = { country_code: partner.country_code, party_id: partner.party_id };
+  const cpos = [...(partner.role === 'CPO' ? [own] : []), ...partner.parties.filter((p) => p.role === 'CPO')].map(
+    (p) => ({ country_code: p.country_code, party_id: p.party_id }),
+  );
+  const [first] = cpos;
+  if (!first) return own;
+  if (cpos.length === 1) return first;
+  const held = async (store: 'locations' | 'sessions', id: unknown): Promise<PartyIdentity | undefined> => {
+    if (typeof id !== 'string') return undefined;
+    for (const p of cpos) if (await ctx.stores[store].getAnyCase({ ...p, id })) return p;
+    return undefined;
+  };
+  return (await held('locations', fields.location_id)) ?? (await held('sessions', fields.session_id)) ?? first;
+}
+
+/** The request object of `command` in the partner's version of commands; 422 when it has none. */
+function partOf(version: OcpiVersion, command: CommandType): RequestPart {
+  const part = requestPart(version, command);
+  if (part) return part;
+  throw new RequestValidationError([
+    {
+      loc: ['path', 'command'],
+      msg: `OCPI ${version}, the partner's version of commands, has no ${command}`,
+      type: 'literal_error',
+      input: command,
+      ctx: { version },
+    },
+  ]);
+}
+
 async function sendCommand(
   ctx: OcpiContext,
   origin: string,
@@ -224,19 +267,10 @@ async function sendCommand(
 ): Promise<SentCommand> {
   const { endpoint, theirToken } = await commandsLink(ctx, partner);
   const { version } = endpoint;
-  const part = requestPart(version, command);
-  if (!part)
-    throw new RequestValidationError([
-      {
-        loc: ['path', 'command'],
-        msg: `OCPI ${version}, the partner's version of commands, has no ${command}`,
-        type: 'literal_error',
-        input: command,
-        ctx: { version },
-      },
-    ]);
+  const part = partOf(version, command);
   const uid = randomUUID();
   const party = { country_code: partner.country_code, party_id: partner.party_id };
+  const to = await receivingParty(ctx, partner, fields);
   const response_url = `${origin}/ocpi/emsp/${version}/commands/${command}/${uid}`;
   const request = requestOf(part, { version, command }, { ...(await withToken(ctx, fields, version)), response_url });
   if (command === 'RESERVE_NOW') refusePastExpiry(request.expiry_date);
@@ -260,7 +294,7 @@ async function sendCommand(
     ctx.stores.commands.update(key, (sent) => ({ ...sent, ...change, last_updated: new Date().toISOString() }));
   try {
     const { envelope } = await ctx.client.data('POST', `${endpoint.url}/${command}`, theirToken, version, request, {
-      route: { from: ctx.own, to: party },
+      route: { from: ctx.own, to },
     });
     const data: unknown = envelope.data;
     const valid = version === '2.2.1' ? checkResponse221.Check(data) : checkResponse211.Check(data);

@@ -1,6 +1,13 @@
 import { expect } from 'chai';
 import { aLocation, aToken221, anEvse } from '../../support/ocpi-builders.js';
-import { useOcpiTarget, base64, dataOf, type OcpiTarget, type RegisteredPartner } from '../../support/ocpi-harness.js';
+import {
+  useOcpiTarget,
+  base64,
+  dataOf,
+  uniqueParty,
+  type OcpiTarget,
+  type RegisteredPartner,
+} from '../../support/ocpi-harness.js';
 import type { ReceivedRequest } from '../../support/ocpi-partners.js';
 
 type Obj = Record<string, unknown>;
@@ -194,6 +201,53 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       });
       expect([inline.status, (inline.body.error as { code: string }).code]).to.deep.equal([409, 'token_not_valid']);
       expect(cpo.fake.received.length).to.equal(before);
+    });
+
+    it("addresses a command to a platform's CPO party that holds the location (OCPI-to), not to its onboarded party", async () => {
+      const main = uniqueParty();
+      const other = uniqueParty();
+      const onboarded = await t.api.request('POST', '/v1/partners', {
+        body: { ...main, role: 'CPO', parties: [{ ...other, role: 'CPO' }] },
+      });
+      const { id, token: tokenA } = onboarded.body as { id: string; token: string };
+      const fake = await t.target.partner(`PL-${main.party_id}-${Date.now()}`, ['2.2.1'], {
+        modules: [{ identifier: 'commands', role: 'RECEIVER' }],
+        answer: () => ({ result: 'ACCEPTED', timeout: 30 }),
+      });
+      const roles = [main, other].map((p) => ({ role: 'CPO', ...p, business_details: { name: `CPO ${p.party_id}` } }));
+      const reg = await t.api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+        token: tokenA,
+        ...b64,
+        body: { token: fake.token, url: fake.versionsUrl, roles },
+      });
+      const token = String((reg.body.data as { token?: string } | undefined)?.token);
+      // the second CPO pushes its location
+      const loc = aLocation({ ...other, id: 'PL-M1' });
+      const put = await t.api.request(
+        'PUT',
+        `/ocpi/emsp/2.2.1/locations/${other.country_code}/${other.party_id}/PL-M1`,
+        {
+          token,
+          ...b64,
+          body: loc,
+        },
+      );
+      expect(put.body.status_code, JSON.stringify(put.body)).to.equal(1000);
+      const ours = aToken221({ uid: 'OUR-PL-1' });
+      expect((await t.api.request('PUT', '/v1/ocpi/tokens/NL/EVP/OUR-PL-1', { body: ours })).status).to.equal(200);
+      const start = async (location_id: string) => {
+        const sent = await t.api.request('POST', `/v1/partners/${id}/commands/START_SESSION`, {
+          body: { token_uid: 'OUR-PL-1', location_id },
+        });
+        expect(sent.status, JSON.stringify(sent.body)).to.equal(201);
+        const last = fake.received.at(-1);
+        return [last?.headers['ocpi-to-country-code'], last?.headers['ocpi-to-party-id']];
+      };
+      // was the onboarded party: the platform looked PL-M1 up under the wrong CPO
+      expect(await start('PL-M1')).to.deep.equal([other.country_code, other.party_id]);
+      expect(await start('pl-m1')).to.deep.equal([other.country_code, other.party_id]);
+      // a location we do not hold: the onboarded party, as before
+      expect(await start('NOT-OURS')).to.deep.equal([main.country_code, main.party_id]);
     });
 
     it('refuses a token given whole of another party or of a uid we do not have, and a RESERVE_NOW whose expiry has passed, without calling the CPO', async () => {
