@@ -150,6 +150,7 @@ describe('console: roaming, tariffs and CDRs', function () {
     const cpo = await world.partner('2.2.1', 'CPO', {
       commandResponse: () => ({ result: 'ACCEPTED', timeout: 30 }),
     });
+    const cpo211 = await world.partner('2.1.1', 'CPO', { commandResponse: () => ({ result: 'ACCEPTED' }) });
     const uid = `OUR-${randomUUID().slice(0, 6)}`.toUpperCase();
     const token = aToken221({ uid });
     expect((await world.api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${uid}`, { body: token })).status).to.equal(200);
@@ -254,6 +255,21 @@ describe('console: roaming, tariffs and CDRs', function () {
     await notice.filter({ hasText: 'refused' }).waitFor();
     expect(await notice.getAttribute('class')).to.contain('err');
     expect(cpo.sim.received.length).to.equal(calls);
+
+    // a 2.1.1 CPO: the form asks only what its version has (no CANCEL_RESERVATION, no connector
+    // in START_SESSION); it offered both, and the API refused them
+    await form.getByTestId('command-partner').selectOption(cpo211.id);
+    const names = await form
+      .getByTestId('command-name')
+      .locator('option')
+      .evaluateAll((options) => options.map((o) => o.textContent ?? ''));
+    expect(names).to.include('START_SESSION');
+    expect(names).to.not.include('CANCEL_RESERVATION');
+    await form.getByTestId('command-name').selectOption('START_SESSION');
+    await form.getByTestId('command-location_id').waitFor();
+    expect(await form.getByTestId('command-connector_id').count()).to.equal(0);
+    await form.getByTestId('command-partner').selectOption(cpo.id);
+    await form.getByTestId('command-connector_id').waitFor();
     await page.screenshot({ path: '/tmp/console-roaming-commands.png', fullPage: true });
     await page.close();
   });

@@ -200,6 +200,14 @@ const COMMANDS = {
   UNLOCK_CONNECTOR: ['location_id', 'evse_uid', 'connector_id'],
 };
 const OPTIONAL = new Set(['evse_uid', 'connector_id']);
+
+/**
+ * The commands and fields a CPO's version of commands has: 2.1.1 has no CANCEL_RESERVATION and
+ * no `connector_id` in StartSession (the API refuses them, 422, before any call).
+ */
+const commandsFor = (version) => Object.keys(COMMANDS).filter((c) => version !== '2.1.1' || c !== 'CANCEL_RESERVATION');
+const fieldsFor = (command, version) =>
+  COMMANDS[command].filter((f) => !(version === '2.1.1' && command === 'START_SESSION' && f === 'connector_id'));
 const LABELS = {
   token_uid: 'our token uid',
   location_id: 'their location id',
@@ -215,7 +223,7 @@ const isCpo = (p) => p.role === 'CPO' || (p.parties ?? []).some((x) => x.role ==
 /** The body of a command from the form's values: empty fields left out, the version's types. */
 function fieldsOf(command, values, version) {
   const body = {};
-  for (const name of COMMANDS[command]) {
+  for (const name of fieldsFor(command, version)) {
     const v = (values[name] ?? '').trim();
     if (!v) continue;
     if (name === 'expiry_date') body[name] = new Date(v).toISOString();
@@ -282,6 +290,9 @@ function CommandForm({ partners, sent }) {
   const [busy, setBusy] = useState(false);
   const [notice, setNotice] = useState(null);
   const target = cpos.find((p) => p.id === partnerId) ?? cpos[0];
+  const commands = commandsFor(target?.version);
+  // a command the chosen CPO's version lacks falls back to the first it has
+  const shown = commands.includes(command) ? command : (commands[0] ?? command);
   const [theirLocations, refreshTheirs] = useTheirLocations(target?.id);
   const offered = suggestions(theirLocations, values);
   if (cpos.length === 0) return html`<p class="muted">No CPO partner to send a command to.</p>`;
@@ -291,16 +302,16 @@ function CommandForm({ partners, sent }) {
     try {
       const c = await api(
         'POST',
-        `/v1/partners/${enc(target.id)}/commands/${command}`,
-        fieldsOf(command, values, target.version),
+        `/v1/partners/${enc(target.id)}/commands/${shown}`,
+        fieldsOf(shown, values, target.version),
       );
       const answer = c.response?.result ?? '';
       setNotice({
         ok: answer === 'ACCEPTED',
-        text: `${command} to ${party(target)}: the CPO answered ${answer}${c.response?.message ? ` (${JSON.stringify(c.response.message)})` : ''}${answer === 'ACCEPTED' ? ', the result follows below' : ''}`,
+        text: `${shown} to ${party(target)}: the CPO answered ${answer}${c.response?.message ? ` (${JSON.stringify(c.response.message)})` : ''}${answer === 'ACCEPTED' ? ', the result follows below' : ''}`,
       });
     } catch (err) {
-      setNotice({ ok: false, text: failureText(`${command} to ${party(target)}`, err) });
+      setNotice({ ok: false, text: failureText(`${shown} to ${party(target)}`, err) });
     } finally {
       setBusy(false);
       sent();
@@ -315,11 +326,11 @@ function CommandForm({ partners, sent }) {
     </label>
     <label
       >Command
-      <select data-testid="command-name" value=${command} onChange=${(e) => setCommand(e.currentTarget.value)}>
-        ${Object.keys(COMMANDS).map((c) => html`<option value=${c}>${c}</option>`)}
+      <select data-testid="command-name" value=${shown} onChange=${(e) => setCommand(e.currentTarget.value)}>
+        ${commands.map((c) => html`<option value=${c}>${c}</option>`)}
       </select>
     </label>
-    ${COMMANDS[command].map(
+    ${fieldsFor(shown, target.version).map(
       (name) =>
         html`<label
           >${LABELS[name]}${OPTIONAL.has(name) ? html` <span class="muted">(optional)</span>` : ''}
@@ -340,7 +351,7 @@ function CommandForm({ partners, sent }) {
           }</label
         >`,
     )}
-    <button type="submit" disabled=${busy} data-testid="command-send">Send ${command}</button>
+    <button type="submit" disabled=${busy} data-testid="command-send">Send ${shown}</button>
     <${Notice} notice=${notice} />
   </form>`;
 }
