@@ -10,9 +10,10 @@ import { commandLine, usageError } from './cli.js';
  *
  *   node dist/scripts/price-cdr.js --cdr cdr.json [--tariff tariff.json] [--time-zone Europe/Amsterdam] [--totals]
  *
- * The CDR file is an OCPI CDR (its totals, if any, are ignored) or just `start_date_time`,
- * `end_date_time`, `charging_periods` (and `currency`). Without `--tariff`, the first of the CDR's
- * own `tariffs` prices it. Prints the priced CDR as JSON (`--totals`: without the breakdown).
+ * The CDR file is an OCPI 2.2.1 or 2.1.1 CDR (its totals, if any, are ignored) or just
+ * `start_date_time`, `end_date_time`, `charging_periods` (and `currency`). Without `--tariff`, the
+ * first of the CDR's own `tariffs` prices it. The zone is `--time-zone`, else a 2.1.1 CDR's
+ * `location.time_zone` (a 2.2.1 `cdr_location` has none). Prints the priced CDR as JSON (`--totals`: without the breakdown).
  * Exit status 0 priced, 2 bad input (the reasons on stderr).
  */
 
@@ -22,13 +23,13 @@ const CLI = {
     cdr: {
       type: 'string',
       value: 'FILE',
-      help: 'an OCPI 2.2.1 CDR, or {start_date_time, end_date_time, charging_periods[, currency]} (required)',
+      help: 'an OCPI 2.2.1 or 2.1.1 CDR, or {start_date_time, end_date_time, charging_periods[, currency]} (required)',
     },
     tariff: { type: 'string', value: 'FILE', help: "an OCPI 2.2.1 Tariff (default: the first of the CDR's tariffs)" },
     'time-zone': {
       type: 'string',
       value: 'ZONE',
-      help: "the location's IANA time zone (default: the CDR location's time_zone; required when neither is given and the tariff reads the local time)",
+      help: "the location's IANA time zone (default: a 2.1.1 CDR's location.time_zone; required when neither is given and the tariff reads the local time)",
     },
     totals: { type: 'boolean', default: false, help: 'leave out the per-period breakdown' },
   },
@@ -57,32 +58,47 @@ function readJson(path: string): unknown {
 const record = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
+/** What prices a CDR file of either version: 2.1.1 names its end `stop_date_time` and carries the whole `location`. */
+interface CdrInput {
+  version: '2.1.1' | '2.2.1';
+  cdr: Record<string, unknown>;
+  tariffs: unknown[];
+  /** the zone the CDR itself gives: only a 2.1.1 CDR's location has a `time_zone` */
+  zone?: unknown;
+}
+
+function cdrInput(file: Record<string, unknown>): CdrInput {
+  const tariffs = Array.isArray(file.tariffs) ? (file.tariffs as unknown[]) : [];
+  const period = { currency: file.currency, charging_periods: file.charging_periods };
+  const is211 = file.end_date_time === undefined && file.stop_date_time !== undefined;
+  if (!is211) {
+    const cdr = { start_date_time: file.start_date_time, end_date_time: file.end_date_time, ...period };
+    return { version: '2.2.1', cdr, tariffs };
+  }
+  const cdr = { start_date_time: file.start_date_time, end_date_time: file.stop_date_time, ...period };
+  return { version: '2.1.1', cdr, tariffs, zone: record(file.location).time_zone };
+}
+
 function main(): void {
   const { values } = commandLine(CLI);
   if (!values.cdr) usageError('--cdr is required');
-  const cdr = record(readJson(values.cdr));
-  const ownTariffs = Array.isArray(cdr.tariffs) ? (cdr.tariffs as unknown[]) : [];
-  const tariff = values.tariff ? readJson(values.tariff) : ownTariffs[0];
+  const input = cdrInput(record(readJson(values.cdr)));
+  const tariff = values.tariff ? readJson(values.tariff) : input.tariffs[0];
   if (tariff === undefined) fail('no --tariff given and the CDR carries no tariffs');
-  const given = values['time-zone'] ?? record(cdr.cdr_location).time_zone;
+  const given = values['time-zone'] ?? input.zone;
   // a tariff that reads the wall clock would be priced in UTC, not where the charger is: a total
   // that looks right and is not. Refused then; any other tariff prices the same in every zone
   if (given === undefined && readsLocalTime(tariff))
     usageError(
-      "the tariff's restrictions read the location's local time (start_time, end_time, start_date, end_date or day_of_week): give --time-zone, or a CDR with cdr_location.time_zone",
+      "the tariff's restrictions read the location's local time (start_time, end_time, start_date, end_date or day_of_week): give --time-zone (a 2.2.1 CDR names no zone; a 2.1.1 CDR's location.time_zone is taken)",
     );
-  if (given === undefined) process.stderr.write('note: no --time-zone and no time_zone in the CDR: priced in UTC\n');
+  if (given === undefined)
+    process.stderr.write(
+      `note: no --time-zone${input.version === '2.1.1' ? " and no time_zone in the CDR's location" : ''}: priced in UTC\n`,
+    );
   const zone = given ?? 'UTC';
-  const request = {
-    tariff,
-    cdr: {
-      start_date_time: cdr.start_date_time,
-      end_date_time: cdr.end_date_time,
-      ...(cdr.currency === undefined ? {} : { currency: cdr.currency }),
-      charging_periods: cdr.charging_periods,
-    },
-    time_zone: zone,
-  };
+  const cdr = Object.fromEntries(Object.entries(input.cdr).filter(([, v]) => v !== undefined));
+  const request = { tariff, cdr, time_zone: zone };
   const check = compileLazily(PriceRequest);
   if (!check.Check(request)) {
     const reasons = [...check.Errors(request)].slice(0, 10).map((e) => `${e.instancePath || '/'}: ${e.message}`);

@@ -128,7 +128,7 @@ describe('scripts: command lines', function () {
       writeFileSync(join(dir, 'tariff.json'), JSON.stringify(tariff));
       const utc = await run('price-cdr', ['--cdr', 'cdr.json', '--tariff', 'tariff.json', '--totals'], dir);
       expect(utc.code, utc.stderr).to.equal(0);
-      expect(utc.stderr).to.include('no --time-zone and no time_zone in the CDR: priced in UTC');
+      expect(utc.stderr).to.include('no --time-zone: priced in UTC');
       const zoned = await run(
         'price-cdr',
         ['--cdr', 'cdr.json', '--tariff', 'tariff.json', '--totals', '--time-zone', 'Europe/Amsterdam'],
@@ -143,6 +143,55 @@ describe('scripts: command lines', function () {
       expect(refused.code).to.equal(2);
       expect(refused.stderr).to.include('give --time-zone');
       expect(refused.stdout).to.equal('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("price-cdr prices a 2.1.1 CDR with its own tariff in its location's time zone", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'price-cdr-'));
+    try {
+      // 2.1.1 tariff and CDR: 0.50 a kWh from 18:00 local, 0.30 before; 16:30Z is 18:30 in Amsterdam
+      const tariff = {
+        id: 'T',
+        currency: 'EUR',
+        elements: [
+          { price_components: [{ type: 'ENERGY', price: 0.5, step_size: 1 }], restrictions: { start_time: '18:00' } },
+          { price_components: [{ type: 'ENERGY', price: 0.3, step_size: 1 }] },
+        ],
+        last_updated: '2024-05-01T00:00:00Z',
+      };
+      const location = { id: 'L1', type: 'ON_STREET', address: 'Main 1', city: 'Amsterdam', country: 'NLD' };
+      const cdr = {
+        id: 'C1',
+        start_date_time: '2024-05-02T16:30:00Z',
+        stop_date_time: '2024-05-02T17:30:00Z',
+        auth_id: 'NL-ABC-1',
+        auth_method: 'WHITELIST',
+        location: { ...location, time_zone: 'Europe/Amsterdam' },
+        currency: 'EUR',
+        tariffs: [tariff],
+        charging_periods: [{ start_date_time: '2024-05-02T16:30:00Z', dimensions: [{ type: 'ENERGY', volume: 2 }] }],
+        total_cost: 1,
+        total_energy: 2,
+        total_time: 1,
+        last_updated: '2024-05-02T17:31:00Z',
+      };
+      writeFileSync(join(dir, 'cdr.json'), JSON.stringify(cdr));
+      const zoned = await run('price-cdr', ['--cdr', 'cdr.json', '--totals'], dir);
+      expect(zoned.code, zoned.stderr).to.equal(0);
+      expect(zoned.stderr).to.equal('');
+      const priced = JSON.parse(zoned.stdout) as { total_cost: { excl_vat: number }; total_energy: number };
+      expect(priced.total_cost.excl_vat).to.equal(1);
+      expect(priced.total_energy).to.equal(2);
+      // the zone given on the command line wins over the location's
+      const utc = await run('price-cdr', ['--cdr', 'cdr.json', '--totals', '--time-zone', 'UTC'], dir);
+      expect((JSON.parse(utc.stdout) as { total_cost: { excl_vat: number } }).total_cost.excl_vat).to.equal(0.6);
+      // a location without a time_zone names none: a tariff of local hours is refused then
+      writeFileSync(join(dir, 'nozone.json'), JSON.stringify({ ...cdr, location }));
+      const refused = await run('price-cdr', ['--cdr', 'nozone.json', '--totals'], dir);
+      expect(refused.code).to.equal(2);
+      expect(refused.stderr).to.include('give --time-zone');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
