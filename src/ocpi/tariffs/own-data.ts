@@ -81,6 +81,38 @@ function assertDatesInOrder(tariff: T221.Tariff): void {
 }
 
 /**
+ * Our tariff's `min_price` and `max_price`: an `incl_vat` below its `excl_vat` is a negative VAT,
+ * and a `min_price` above the `max_price` leaves every total at the maximum, the minimum said
+ * nowhere. Both are typing slips an invoice would carry: refused. mod_tariffs states neither
+ * rule, so a partner's tariff is taken as sent.
+ */
+function assertPriceBounds(tariff: T221.Tariff): void {
+  for (const field of ['min_price', 'max_price'] as const) {
+    const p = tariff[field];
+    if (p?.incl_vat !== undefined && p.incl_vat < p.excl_vat)
+      throw fieldError(
+        ['body', field, 'incl_vat'],
+        `${field}.incl_vat ${p.incl_vat} is below its excl_vat ${p.excl_vat}: a negative VAT`,
+        'value_error.price_vat',
+        p.incl_vat,
+      );
+  }
+  const { min_price: min, max_price: max } = tariff;
+  if (!min || !max) return;
+  for (const amount of ['excl_vat', 'incl_vat'] as const) {
+    const low = min[amount];
+    const high = max[amount];
+    if (low !== undefined && high !== undefined && low > high)
+      throw fieldError(
+        ['body', 'min_price', amount],
+        `min_price.${amount} ${low} is above max_price.${amount} ${high}`,
+        'value_error.price_order',
+        low,
+      );
+  }
+}
+
+/**
  * A version of our tariff prices the sessions that start from its `last_updated` on (docs/ROAMING.md
  * "Tariff and place at the start"). One stamped in the future (beyond our clock's tolerance) would
  * leave every session until then on the version before it, silently: refused.
@@ -122,7 +154,12 @@ function dateOrder(loc: Array<string | number>, what: string, input: string): Re
 }
 
 /** A 422 naming one field of the body. */
-function fieldError(loc: Array<string | number>, msg: string, type: string, input: string): RequestValidationError {
+function fieldError(
+  loc: Array<string | number>,
+  msg: string,
+  type: string,
+  input: string | number,
+): RequestValidationError {
   return new RequestValidationError([{ loc, msg, type, input, ctx: {} }]);
 }
 
@@ -171,6 +208,7 @@ export function ownTariffRoutes(ctx: OcpiContext): OperatorRoute[] {
         // tariff without elements was stored and pushed to every eMSP as a 2.2.1 one without any)
         assert221(tariff);
         assertDatesInOrder(tariff);
+        assertPriceBounds(tariff);
         assertNotAhead(tariff);
         // the tariff and its PUT to every registered eMSP commit together (docs/ROAMING.md "What is pushed")
         const stored = await ctx.services.db.group.run(async (tx) => {

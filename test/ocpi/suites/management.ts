@@ -268,6 +268,27 @@ export function managementSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(noDay.status, JSON.stringify(noDay.body)).to.equal(422);
       const noDayAt = (noDay.body as { detail: Array<{ loc: unknown[] }> }).detail.map((d) => d.loc.join('.'));
       expect(noDayAt).to.deep.equal(['body.elements.0.restrictions.end_date']);
+      // a bound whose incl_vat is below its excl_vat (a negative VAT), or a minimum above the maximum
+      const slips: Array<[Record<string, unknown>, string]> = [
+        [{ min_price: { excl_vat: 2, incl_vat: 1.8 } }, 'body.min_price.incl_vat'],
+        [{ max_price: { excl_vat: 20, incl_vat: 2.42 } }, 'body.max_price.incl_vat'],
+        [{ min_price: { excl_vat: 5 }, max_price: { excl_vat: 4, incl_vat: 4.84 } }, 'body.min_price.excl_vat'],
+      ];
+      for (const [bounds, at] of slips) {
+        const slip = await api.request('PUT', '/v1/ocpi/tariffs/MT-10', {
+          body: aTariff221({ id: 'MT-10', ...bounds }),
+        });
+        expect(slip.status, JSON.stringify(slip.body)).to.equal(422);
+        expect((slip.body as { detail: Array<{ loc: unknown[] }> }).detail.map((d) => d.loc.join('.'))).to.deep.equal([
+          at,
+        ]);
+      }
+      expect((await api.request('GET', '/v1/ocpi/tariffs/MT-10')).status).to.equal(404);
+      const bounded = { min_price: { excl_vat: 2, incl_vat: 2.42 }, max_price: { excl_vat: 20 } };
+      const fine = await api.request('PUT', '/v1/ocpi/tariffs/MT-10', {
+        body: aTariff221({ id: 'MT-10', ...bounded }),
+      });
+      expect(fine.status, JSON.stringify(fine.body)).to.equal(200);
       expect((await api.request('GET', '/v1/ocpi/tariffs/MT-8')).status).to.equal(404);
       expect((await api.request('GET', '/v1/ocpi/tariffs/MT-4')).status).to.equal(404);
       expect((await api.request('GET', '/v1/ocpi/tariffs', { bearer: 'wrong' })).status).to.equal(401);
