@@ -522,8 +522,9 @@ class SessionPricing {
     const c = e?.components[type === 'RESERVATION_TIME' ? 'TIME' : type];
     if (type === 'ENERGY' && this.t.kwhBounds) this.energyBefore.add(volume, micro);
     if (!e || !c) {
-      // the dimension's pricing switched to no element: its last component's step applies here
-      if (total.last) {
+      // the dimension's pricing switched to no element: its last component's step applies here.
+      // A volume of 0 (a period that lists ENERGY 0) used none of the dimension: no switch
+      if (total.last && volume > 0) {
         total.switches.push({ c: total.last, element: total.lastElement, used: this.pricedVolume(type) });
         total.last = undefined;
       }
@@ -533,8 +534,12 @@ class SessionPricing {
     let sum = total.priced.get(c);
     if (sum === undefined) total.priced.set(c, (sum = new VolumeSum()));
     sum.add(volume, micro);
-    total.last = c;
-    total.lastElement = e.number;
+    // the step's surplus goes to the last period that used the dimension: one that lists it
+    // with 0 (a charging period without energy) would bill a whole step at its price for nothing
+    if (volume > 0) {
+      total.last = c;
+      total.lastElement = e.number;
+    }
     if (!this.withBreakdown) return undefined;
     return {
       type,

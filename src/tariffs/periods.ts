@@ -327,8 +327,8 @@ function signatureOf(restrictions: Restriction[], p: Piece, input: PeriodsInput,
   const facts = {
     local: localTimeAt(input.timeZone, p.from),
     duration_s: (p.from - input.start) / 1000,
-    // as the periods will carry it: kWh to 6 decimals (chargingPeriodsOf)
-    energy_before: quantityOf(round6(whBefore / 1000)),
+    // as the periods will carry it: kWh to 4 decimals (chargingPeriodsOf)
+    energy_before: quantityOf(round4(whBefore / 1000)),
     min_power: power,
     max_power: power,
     min_current: current === undefined ? undefined : Math.ceil(current * 1000) / 1000,
@@ -339,7 +339,8 @@ function signatureOf(restrictions: Restriction[], p: Piece, input: PeriodsInput,
   return sig;
 }
 
-const round6 = (n: number): number => Math.round(n * 1e6) / 1e6;
+/** OCPI's numbers have 4 decimals unless said otherwise (types "number"): 0.1 Wh, 0.36 s. */
+const round4 = (n: number): number => Math.round(n * 1e4) / 1e4;
 
 /** The CDR charging periods of a session (see the module comment). */
 export function chargingPeriodsOf(input: PeriodsInput): PricingPeriod[] {
@@ -363,12 +364,21 @@ export function chargingPeriodsOf(input: PeriodsInput): PricingPeriod[] {
     if (open && open.sig === sig) open.pieces.push(p);
     else periods.push({ sig, pieces: [p] });
   }
-  // kWh as differences of the charged total, rounded: the periods add up to the session's energy
+  // kWh, charging hours and parking hours as differences of their running totals, rounded:
+  // the periods add up to the session's energy, TIME and PARKING_TIME, each
   let whSoFar = 0;
+  const msSoFar = { charging: 0, parking: 0 };
   return periods.map(({ pieces: ps }) => {
-    const kwhBefore = round6(whSoFar / 1000);
+    const kind = ps.every((p) => !p.charging) ? 'parking' : 'charging';
+    const kwhBefore = round4(whSoFar / 1000);
+    const hoursBefore = round4(msSoFar[kind] / 3_600_000);
     whSoFar += ps.reduce((n, p) => n + p.wh, 0);
-    return periodOf(ps, round6(round6(whSoFar / 1000) - kwhBefore), least);
+    msSoFar[kind] += ps.reduce((n, p) => n + (p.to - p.from), 0);
+    const volumes = {
+      kwh: round4(round4(whSoFar / 1000) - kwhBefore),
+      hours: round4(round4(msSoFar[kind] / 3_600_000) - hoursBefore),
+    };
+    return periodOf(ps, volumes, least);
   });
 }
 
@@ -392,7 +402,7 @@ function zeroLength(input: PeriodsInput): PricingPeriod {
   return {
     start_date_time: new Date(input.start).toISOString(),
     dimensions: [
-      { type: 'ENERGY', volume: round6(wh / 1000) },
+      { type: 'ENERGY', volume: round4(wh / 1000) },
       { type: 'TIME', volume: 0 },
     ],
   };
@@ -407,10 +417,14 @@ function range(values: number[]): { max: number; min: number } {
  * One charging period of merged pieces: charging (ENERGY, TIME, power, and current when the
  * charger said it) or not (PARKING_TIME). MIN_POWER and MIN_CURRENT only where the tariff bounds them.
  */
-function periodOf(ps: Piece[], kwh: number, least: { power: boolean; current: boolean }): PricingPeriod {
+function periodOf(
+  ps: Piece[],
+  { kwh, hours }: { kwh: number; hours: number },
+  least: { power: boolean; current: boolean },
+): PricingPeriod {
   const first = ps[0] as Piece;
-  const hours = round6(ps.reduce((n, p) => n + (p.to - p.from), 0) / 3_600_000);
   const start_date_time = new Date(first.from).toISOString();
+  // as chargingPeriodsOf counts it: a period of pieces none of which charges is parking
   if (ps.every((p) => !p.charging)) return { start_date_time, dimensions: [{ type: 'PARKING_TIME', volume: hours }] };
   const power = range(ps.map(powerOf));
   const amps = ps.flatMap((p) => (p.current === undefined ? [] : [p.current]));

@@ -75,6 +75,43 @@ describe('pricing engine: rules', function () {
       expect(excl(price(timed, cdr))).to.equal(2);
     });
 
+    it('a period that lists a dimension with a volume of 0 neither takes the step nor switches', function () {
+      // 0.30 a kWh in 1 kWh steps until 17:00, 0.50 in 5 kWh steps after; nothing flows after 17:00
+      const tariff = aTariff([
+        anElement([energy(0.3, 1000), time(0, 1)], { end_time: '17:00' }),
+        anElement([energy(0.5, 5000), time(0, 1)], { start_time: '17:00' }),
+      ]);
+      const periods: PeriodSpec[] = [['2024-05-02T16:00:00Z', { ENERGY: 2.5, TIME: minutes(60) }]];
+      const listed = aCdr('2024-05-02T16:00:00Z', '2024-05-02T17:30:00Z', [
+        ...periods,
+        ['2024-05-02T17:00:00Z', { ENERGY: 0, TIME: minutes(30) }],
+      ]);
+      const unlisted = aCdr('2024-05-02T16:00:00Z', '2024-05-02T17:30:00Z', [
+        ...periods,
+        ['2024-05-02T17:00:00Z', { TIME: minutes(30) }],
+      ]);
+      // 2.5 kWh stepped to 3 at 0.30: 0.90, whether the period after 17:00 says ENERGY 0 or nothing.
+      // It billed 2.5 kWh more at 0.50 (2.00): the step of an element under which nothing flowed
+      expect(excl(price(tariff, unlisted))).to.equal(0.9);
+      const priced = price(tariff, listed);
+      expect(excl(priced)).to.equal(0.9);
+      expect(priced.breakdown.steps).to.deep.equal([
+        { type: 'ENERGY', step_size: 1000, surplus: 0.5, element: 1, cost: { excl_vat: 0.15, incl_vat: 0.15 } },
+      ]);
+      // nor is a 0 under no element a switch: the step is taken once, at the end, on 3.5 kWh
+      const gap = aTariff([
+        anElement([energy(0.3, 1000)], { end_time: '17:00' }),
+        anElement([time(0, 1)], { start_time: '17:00', end_time: '18:00' }),
+        anElement([energy(0.3, 1000)], { start_time: '18:00' }),
+      ]);
+      const across = aCdr('2024-05-02T16:00:00Z', '2024-05-02T18:30:00Z', [
+        ['2024-05-02T16:00:00Z', { ENERGY: 2.5 }],
+        ['2024-05-02T17:00:00Z', { ENERGY: 0 }],
+        ['2024-05-02T18:00:00Z', { ENERGY: 1 }],
+      ]);
+      expect(excl(price(gap, across))).to.equal(1.2);
+    });
+
     it('a step surplus is priced exactly: 2.52 s stepped to 3 s at 0.18 an hour is 0.00015, reported 0.0002', function () {
       // the surplus, 0.48 s, is 0.000133... h: a quotient rounded before the price multiplies it
       // lands below the half and reports 0.0001

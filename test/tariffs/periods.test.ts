@@ -28,9 +28,35 @@ describe('charging periods from meter readings', function () {
       timeZone: 'UTC',
     });
     expect(summary(periods)).to.deep.equal([
-      [iso(0), 'ENERGY:5', 'TIME:0.333333', 'MAX_POWER:15'],
-      [iso(20), 'PARKING_TIME:0.666667'],
+      // OCPI numbers have 4 decimals: hours as differences of running totals, TIME and PARKING_TIME each
+      [iso(0), 'ENERGY:5', 'TIME:0.3333', 'MAX_POWER:15'],
+      [iso(20), 'PARKING_TIME:0.6667'],
     ]);
+  });
+
+  it('every volume has at most 4 decimals (OCPI numbers), and the periods add up to the session', function () {
+    // 22:00 local in Amsterdam is 20:00Z (summer time): cut at 20:00Z, 3 minutes into 7 of
+    // charging, gives 3/7 of the energy and of the time before it
+    const tariff = aTariff([anElement([energy(0.5)], { start_time: '22:00' }), anElement([energy(0.3)])]);
+    const start = Date.parse('2024-07-01T19:57:00Z');
+    const periods = chargingPeriodsOf({
+      start,
+      end: start + 7 * 60_000 + 1_234,
+      samples: [
+        { at: start, wh: 100 },
+        { at: start + 7 * 60_000 + 1_234, wh: 1_101.3 },
+      ],
+      tariff,
+      timeZone: 'Europe/Amsterdam',
+    });
+    expect(periods).to.have.length(2);
+    const volumes = periods.flatMap((p) => p.dimensions.map((d) => d.volume));
+    for (const v of volumes) expect(Math.round(v * 1e4) / 1e4, String(v)).to.equal(v);
+    const sum = (type: string) =>
+      periods.reduce((n, p) => n + p.dimensions.filter((d) => d.type === type).reduce((m, d) => m + d.volume, 0), 0);
+    expect(Math.round(sum('ENERGY') * 1e4) / 1e4).to.equal(1.0013);
+    // 7 min 1.234 s is 0.11700944 h
+    expect(Math.round(sum('TIME') * 1e4) / 1e4).to.equal(0.117);
   });
 
   it("a reading stamped after the session's end is its last, at the end", function () {
@@ -139,7 +165,7 @@ describe('charging periods from meter readings', function () {
       timeZone: 'UTC',
     });
     expect(summary(periods)).to.deep.equal([
-      [iso(0), 'PARKING_TIME:0.083333'],
+      [iso(0), 'PARKING_TIME:0.0833'],
       [iso(5), 'ENERGY:10', 'TIME:1', 'MAX_POWER:10'],
       [iso(65), 'PARKING_TIME:0.5'],
       [iso(95), 'ENERGY:2.5', 'TIME:0.25', 'MAX_POWER:10'],
@@ -319,9 +345,9 @@ describe('charging periods from meter readings', function () {
     // the highest reading less the first, as the session's energy in /v1: 5 kWh, not 4 + 3
     expect(energyOf(dip)).to.equal(5);
     expect(summary(dip)).to.deep.equal([
-      [iso(0), 'ENERGY:4', 'TIME:0.166667', 'MAX_POWER:24'],
-      [iso(10), 'PARKING_TIME:0.166667'],
-      [iso(20), 'ENERGY:1', 'TIME:0.166667', 'MAX_POWER:6'],
+      [iso(0), 'ENERGY:4', 'TIME:0.1667', 'MAX_POWER:24'],
+      [iso(10), 'PARKING_TIME:0.1667'],
+      [iso(20), 'ENERGY:1', 'TIME:0.1666', 'MAX_POWER:6'],
     ]);
   });
 });
