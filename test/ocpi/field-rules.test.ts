@@ -98,6 +98,16 @@ const locations221: ModuleCase = {
       loc: ['evses', 0, 'evse_id'],
     },
     {
+      rule: 'EVSE uid unique within the location',
+      over: { evses: [anEvse({ uid: 'E-1' }), anEvse({ uid: 'E-2' }), anEvse({ uid: 'E-1' })] },
+      loc: ['evses', 2, 'uid'],
+    },
+    {
+      rule: 'Connector id unique within the EVSE',
+      over: { evses: [anEvse({ connectors: [aConnector({ id: '1' }), aConnector({ id: '1' })] })] },
+      loc: ['evses', 0, 'connectors', 1, 'id'],
+    },
+    {
       rule: 'EVSE floor_level string(4)',
       over: { evses: [anEvse({ floor_level: '-1234' })] },
       loc: ['evses', 0, 'floor_level'],
@@ -193,6 +203,16 @@ const locations211: ModuleCase = {
       rule: 'EVSE evse_id string(48)',
       over: { evses: [anEvse211({ evse_id: long(49) })] },
       loc: ['evses', 0, 'evse_id'],
+    },
+    {
+      rule: 'EVSE uid unique within the location',
+      over: { evses: [anEvse211({ uid: 'E-1' }), anEvse211({ uid: 'E-1' })] },
+      loc: ['evses', 1, 'uid'],
+    },
+    {
+      rule: 'Connector id unique within the EVSE',
+      over: { evses: [anEvse211({ connectors: [aConnector211({ id: '2' }), aConnector211({ id: '2' })] })] },
+      loc: ['evses', 0, 'connectors', 1, 'id'],
     },
     {
       rule: 'Connector tariff_id string(36)',

@@ -89,6 +89,35 @@ function assertPublishRule(location: { publish?: boolean; publish_allowed_to?: V
   });
 }
 
+/**
+ * An EVSE's uid is unique within its location, a connector's id within its EVSE (mod_locations:
+ * the ids that address them in every later PATCH, GET and session): a body naming one twice is
+ * 422 at the second. Kept, the second was unreachable, and a PATCH of the uid changed the first.
+ */
+function assertUniqueEvses(evses: readonly V221.Evse[]): void {
+  const uids = new Set<string>();
+  evses.forEach((evse, i) => {
+    if (uids.has(evse.uid))
+      duplicate(['evses', i, 'uid'], `EVSE uid ${evse.uid} is given twice in this location`, evse.uid);
+    uids.add(evse.uid);
+    assertUniqueConnectors(evse, ['evses', i]);
+  });
+}
+
+/** A connector's id is unique within its EVSE (`at`: where the EVSE is in the body). */
+function assertUniqueConnectors(evse: V221.Evse, at: Array<string | number>): void {
+  const ids = new Set<string>();
+  (evse.connectors ?? []).forEach((c, j) => {
+    if (ids.has(c.id))
+      duplicate([...at, 'connectors', j, 'id'], `connector id ${c.id} is given twice in EVSE ${evse.uid}`, c.id);
+    ids.add(c.id);
+  });
+}
+
+function duplicate(loc: Array<string | number>, msg: string, input: string): never {
+  throw new RequestValidationError([{ loc: ['body', ...loc], msg, type: 'value_error.duplicate', input, ctx: {} }]);
+}
+
 export async function putLocation(
   ctx: OcpiContext,
   party: PartyIdentity,
@@ -101,6 +130,7 @@ export async function putLocation(
 ): Promise<V221.StoredLocation> {
   assertSameId('id', locationId, body.id);
   assertPublishRule(body);
+  assertUniqueEvses(body.evses ?? []);
   const location: V221.StoredLocation = { ...body, ...party, id: locationId };
   const key = { ...party, id: locationId };
   return keepNewer ? (await locations.putUnlessOlder(key, location)).object : locations.put(key, location);
@@ -177,6 +207,7 @@ export async function putEvse(
   evse: V221.Evse,
 ): Promise<V221.Evse> {
   assertSameId('uid', evseUid, evse.uid);
+  assertUniqueConnectors(evse, []);
   let result = evse;
   const updated = await ctx.stores.locations.update({ ...party, id: locationId }, (location) => {
     const held = location.evses?.find((e) => e.uid === evseUid);
