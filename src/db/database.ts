@@ -86,6 +86,8 @@ export class Database {
       queryTimeoutMs: opts.queryTimeoutMs ?? 30_000,
       ssl: ormOptions.ssl,
       connectTimeoutMs: ormOptions.connectTimeoutMs,
+      // every actor turn writes these: `/readyz` says unready while a lock keeps writers out
+      probeTables: ['actor_state', 'actor_mailbox'],
     });
     const openOrm = async (): Promise<Orm> => {
       const { openPostgresOrm } = await import('./orm.js');

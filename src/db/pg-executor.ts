@@ -51,7 +51,16 @@ export interface PgExecutorOptions {
    * holds no request, turn or probe forever (DATABASE_QUERY_TIMEOUT_MS).
    */
   queryTimeoutMs: number;
+  /**
+   * Tables `ping` takes a writer's lock on (ROW EXCLUSIVE, at once released): a lock that keeps
+   * writers out of them (ALTER TABLE, CREATE INDEX without CONCURRENTLY, VACUUM FULL, LOCK TABLE)
+   * stalls every actor turn while `SELECT 1` still answers. None: `SELECT 1` alone.
+   */
+  probeTables?: readonly string[];
 }
+
+/** how long `ping` waits for its writer's lock on `probeTables`: a lock held longer counts as unreachable */
+const PROBE_LOCK_MS = 500;
 
 /** how long after the server's own cancel a statement's answer is awaited before giving up */
 const ANSWER_GRACE_MS = 1000;
@@ -79,6 +88,8 @@ export class PgExecutor implements SqlExecutor {
   private readonly probeConfig: pg.ClientConfig;
   /** `ping`'s connection, once made; dropped when it fails, made again at the next ping */
   private prober: Promise<pg.Client> | undefined;
+  /** what `ping` runs: `SELECT 1`, or a writer's lock on `probeTables` */
+  private readonly probeSql: string;
 
   constructor(opts: PgExecutorOptions) {
     const idle = Math.max(1000, Math.floor(opts.idleInTransactionMs));
@@ -116,8 +127,13 @@ export class PgExecutor implements SqlExecutor {
       connectionTimeoutMillis: connectTimeoutMs,
       // a probe on a connection that stopped answering fails, and the next one connects anew
       query_timeout: Math.min(answerMs, 2 * connectTimeoutMs),
-      options: `-c search_path=${schema}`,
+      options: `-c search_path=${schema} -c lock_timeout=${PROBE_LOCK_MS}`,
     };
+    const tables = opts.probeTables ?? [];
+    this.probeSql =
+      tables.length === 0
+        ? 'SELECT 1'
+        : `BEGIN; LOCK TABLE ${tables.map((t) => `"${t.replace(/"/g, '""')}"`).join(', ')} IN ROW EXCLUSIVE MODE; COMMIT`;
   }
 
   /**
@@ -125,12 +141,15 @@ export class PgExecutor implements SqlExecutor {
    * whose connections are all busy (a burst of turns, a transaction waiting on a row's lock) is no
    * server that is down: a probe queued behind them ran into its timeout, and `/readyz` said the
    * database was unreachable on every web process at once, taking them all out of a load
-   * balancer (docs/OPERATIONS.md).
+   * balancer (docs/OPERATIONS.md). With `probeTables`, a server that answers while a lock keeps
+   * writers out of them for over PROBE_LOCK_MS is not one the process can serve with: false.
    */
   async ping(): Promise<boolean> {
     try {
       const client = await (this.prober ??= this.connectProber());
-      await client.query('SELECT 1');
+      // on failure (a lock not granted within PROBE_LOCK_MS) its transaction is left aborted: the
+      // connection is dropped below, and the next ping makes another
+      await client.query(this.probeSql);
       return true;
     } catch {
       this.dropProber();

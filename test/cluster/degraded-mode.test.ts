@@ -1,10 +1,12 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { connect, type TestCharger } from '../ocpp/support/charger.js';
 import { API_KEY, apiClient, uniqueChargePointId, type RegisteredChargePoint } from '../ocpp/support/csms.js';
 import { v16 } from '../ocpp/support/messages.js';
 import { eventsOf, openEventStream } from '../support/event-stream.js';
 import { waitFor } from '../support/eventually.js';
+import { PG_URL } from '../support/databases.js';
 import { clusterEnvironment, type TestEnvironment } from '../support/platforms.js';
 import { PrivateRedis } from '../support/private-redis.js';
 import { startNode, type NodeProcess } from '../support/processes.js';
@@ -169,6 +171,32 @@ describe('degraded mode: Redis goes away under a web process with chargers conne
     expect(readyz.status).to.equal(503);
     expect(readyz.ms, '/readyz during the outage').to.be.below(2000);
     expect(healthz.status).to.equal(200);
+  });
+
+  it('a PostgreSQL that answers while a lock keeps writers out of the turn tables: /readyz 503 until it is released', async () => {
+    await waitFor('ready', async () => (await probe(web.url, '/readyz')).status === 200, 15_000);
+    // an operator's CREATE INDEX (not CONCURRENTLY) takes this lock: SELECT 1 still answers, no turn commits
+    const operator = new pg.Client({ connectionString: PG_URL });
+    await operator.connect();
+    try {
+      await operator.query(`SET search_path TO "${env.env.DATABASE_SCHEMA}"`);
+      await operator.query('BEGIN');
+      await operator.query('LOCK TABLE actor_state IN SHARE MODE');
+      // was: 200 for as long as the lock was held, while chargers' calls waited and failed
+      await waitFor(
+        '/readyz 503 while the lock is held',
+        async () => (await probe(web.url, '/readyz')).status === 503,
+        5000,
+      );
+      await operator.query('COMMIT');
+      await waitFor(
+        '/readyz 200 once it is released',
+        async () => (await probe(web.url, '/readyz')).status === 200,
+        5000,
+      );
+    } finally {
+      await operator.end();
+    }
   });
 
   it("a Redis that stops answering: the lists and a charger's page answer within 2 s with what this process knows", async () => {
