@@ -25,6 +25,7 @@ import {
   onTransactionProgress,
   onTransactionStarted,
   plainRetryOf,
+  recallFinished,
   supersededBy,
 } from './transactions.js';
 
@@ -364,6 +365,35 @@ function answerRepeat(
     : tokenNamed(deps, ctx, event, event.id_tag, protocol, false);
 }
 
+/** A start, update or end of a transaction, applied (transactions.ts). */
+function onTransactionEvent(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  event: Extract<ChargerEvent, { type: 'transaction-started' | 'transaction-updated' | 'transaction-ended' }>,
+  protocol: ProtocolName,
+): ChargerEventOutcome | Promise<ChargerEventOutcome> {
+  const s = ctx.state;
+  switch (event.type) {
+    case 'transaction-started': {
+      // a start that names no token (2.0.1 at plug-in, or NoAuthorization) gives the charger's cache nothing to keep
+      const answer = (o: ChargerEventOutcome) => (event.id_tag === null ? o : cached(deps, o));
+      const superseded = supersededBy(s, event);
+      if (superseded.length > 0) return supersede(deps, ctx, event, superseded, protocol).then(answer);
+      const outcome = begin(deps, ctx, event, protocol);
+      return outcome instanceof Promise ? outcome.then(answer) : answer(outcome);
+    }
+    case 'transaction-updated': {
+      const repeat = repeatOfRoamed(deps, s, event);
+      if (!repeat) return progressed(deps, ctx, event, protocol);
+      return repeat.then((repeated) =>
+        repeated ? answerRepeat(deps, ctx, event, protocol) : progressed(deps, ctx, event, protocol),
+      );
+    }
+    case 'transaction-ended':
+      return progressed(deps, ctx, event, protocol);
+  }
+}
+
 /** A charger's event, handed to the part of the actor that keeps what it is about. */
 function onEvent(
   deps: ChargePointActorDeps,
@@ -383,23 +413,15 @@ function onEvent(
       return authorizeTag(deps, ctx, event.id_tag, null, protocol, 'authorize', { idTagType: event.id_tag_type }).then(
         (d) => cached(deps, withGroup({ id_tag_status: d.status }, d)),
       );
-    case 'transaction-started': {
-      // a start that names no token (2.0.1 at plug-in, or NoAuthorization) gives the charger's cache nothing to keep
-      const answer = (o: ChargerEventOutcome) => (event.id_tag === null ? o : cached(deps, o));
-      const superseded = supersededBy(s, event);
-      if (superseded.length > 0) return supersede(deps, ctx, event, superseded, protocol).then(answer);
-      const outcome = begin(deps, ctx, event, protocol);
-      return outcome instanceof Promise ? outcome.then(answer) : answer(outcome);
+    case 'transaction-started':
+    case 'transaction-updated':
+    case 'transaction-ended': {
+      // a finished transaction the state no longer remembers is read from its session first
+      const recalled = recallFinished(deps, ctx, event, protocol);
+      return recalled
+        ? recalled.then(() => onTransactionEvent(deps, ctx, event, protocol))
+        : onTransactionEvent(deps, ctx, event, protocol);
     }
-    case 'transaction-updated': {
-      const repeat = repeatOfRoamed(deps, s, event);
-      if (!repeat) return progressed(deps, ctx, event, protocol);
-      return repeat.then((repeated) =>
-        repeated ? answerRepeat(deps, ctx, event, protocol) : progressed(deps, ctx, event, protocol),
-      );
-    }
-    case 'transaction-ended':
-      return progressed(deps, ctx, event, protocol);
     case 'meter-sampled':
       return onMeterSampled(deps, ctx, s, event);
     case 'reservation-updated':

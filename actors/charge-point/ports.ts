@@ -41,6 +41,12 @@ export interface ChargePointActorDeps {
    * lost stopped (transactions.ts `endSuperseded`). Read outside the turn's transaction.
    */
   lastReadings(sessionIds: readonly string[]): Promise<ReadonlyMap<string, LastReading>>;
+  /**
+   * A finished session of this charger's that `query` names, for a transaction message the state
+   * no longer remembers (it keeps the last MAX_FINISHED): transactions.ts `recallFinished`. Read
+   * outside the turn's transaction.
+   */
+  finishedSession(chargePointId: string, query: FinishedSessionQuery): Promise<FinishedSession | undefined>;
   /** a session's energy over time, for the console's chart (GET /v1/sessions/{id}/meter-values) */
   meterSamples: MeterSampleWrites;
   /** the event log and device model behind /v1/charge-points/{id}/events and /device-model */
@@ -268,6 +274,22 @@ export interface SessionProgress {
   stopped?: { at: number; reason: string | null };
   /** the EVSE and connector of a session that had none (its start named no EVSE) */
   evse?: { evse_id: number; connector_id: number };
+}
+
+/**
+ * Which finished session a transaction message may be about: one of the transaction id (2.0.1,
+ * whose ids a charger may reuse: the one that had not stopped before `at`; and when `started_at`
+ * is given, only one that started then), or a 1.6 start's fields (its retry gets the same id).
+ */
+export type FinishedSessionQuery =
+  | { transaction_id: string; at?: number; started_at?: number }
+  | { connector_id: number; id_tag: string; meter_start_wh: number; started_at: number };
+
+/** A finished session as `finishedSession` finds it (epoch ms). */
+export interface FinishedSession {
+  transaction_id: string;
+  started_at: number;
+  stopped_at: number;
 }
 
 /** A session's last energy register reading: when it was taken (epoch ms) and its Wh. */

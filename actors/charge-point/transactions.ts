@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseInstant } from '../../src/rfc3339.js';
 import type { ChargerEvent, ChargerEventOutcome, ProtocolName } from '../../src/ocpp/domain.js';
-import type { ChargePointActorDeps, LastReading, SessionProgress } from './ports.js';
+import type { ChargePointActorDeps, FinishedSessionQuery, LastReading, SessionProgress } from './ports.js';
 import type { WriteStep } from '../../src/runtime/types.js';
 import type { ChargePointState } from './protocol.js';
 import { keepCharging, pushSession, pushTimer, sampleMeter, type Roamed } from './roaming.js';
@@ -114,6 +114,66 @@ export function plainRetryOf(
   if (!retried) return undefined;
   const answer = 'id_tag_answer' in retried ? retried.id_tag_answer : undefined;
   return answer === undefined ? {} : { id_tag_answer: answer };
+}
+
+type TransactionEvent = EventOf<'transaction-started' | 'transaction-updated' | 'transaction-ended'>;
+
+/**
+ * A transaction message about a transaction the state no longer remembers (it keeps the last
+ * MAX_FINISHED finished ones) is looked up among the charger's sessions, and a finished one is
+ * remembered again before the message is applied, which then finds it finished. Before, a
+ * charger that sent its stored log of more than MAX_FINISHED transactions again had each one
+ * opened again (each replayed one pushed the next out of the window): a 2.0.1 charger's billed
+ * twice, a 1.6 charger's given new ids. A late end or meter value of an older one opened a second
+ * session. Undefined, and nothing read, when the state knows the transaction (every message of
+ * an open one).
+ */
+export function recallFinished(
+  deps: ChargePointActorDeps,
+  ctx: ChargePointCtx,
+  event: TransactionEvent,
+  protocol: ProtocolName,
+): Promise<void> | undefined {
+  const query = forgottenQuery(ctx.state, event, protocol);
+  if (!query) return undefined;
+  return deps.finishedSession(ctx.key, query).then((found) => {
+    if (!found) return;
+    const s = ctx.state;
+    const { transaction_id, started_at } = found;
+    // a 1.6 start's retry is found by its dedupe key (`retriedStart`), the rest by the id
+    const dedupe_key = event.type === 'transaction-started' ? event.dedupe_key : `recalled|${transaction_id}`;
+    ctx.log.info(
+      { transaction_id, event: event.type },
+      'a message of a finished transaction no longer in memory: read from its session',
+    );
+    ctx.setState({ ...s, finished: [...s.finished, { dedupe_key, transaction_id, started_at }].slice(-MAX_FINISHED) });
+  });
+}
+
+/**
+ * What to look the event's transaction up by, when the state knows nothing of it: a 2.0.1
+ * Started by its id and start time (with another time it is a new transaction reusing the id);
+ * a 1.6 start by what its retry repeats; an update or end by its id, on 2.0.1 only a session
+ * that had not stopped before the event (a later transaction may reuse the id; 1.6 ids are ours).
+ */
+function forgottenQuery(
+  s: ChargePointState,
+  event: TransactionEvent,
+  protocol: ProtocolName,
+): FinishedSessionQuery | undefined {
+  if (event.type === 'transaction-started') {
+    if (retriedStart(s, event) || adoptedOpen(s, event) || endedAdopted(s, event)) return undefined;
+    const started_at = chargerTime(event.timestamp);
+    if (event.transaction_id !== null) return { transaction_id: event.transaction_id, started_at };
+    const { connector_id, id_tag, meter_start_wh } = event;
+    return id_tag === null || meter_start_wh === null
+      ? undefined
+      : { connector_id, id_tag, meter_start_wh, started_at };
+  }
+  const id = event.transaction_id;
+  if (s.transactions.some((t) => t.transaction_id === id) || s.finished.some((f) => f.transaction_id === id))
+    return undefined;
+  return protocol === 'ocpp1.6' ? { transaction_id: id } : { transaction_id: id, at: chargerTime(event.timestamp) };
 }
 
 /** The open transaction of a 2.0.1 start, when it was opened from a later event (adopted). */

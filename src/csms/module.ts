@@ -24,7 +24,7 @@ import { LocalListStore, localListWrites, wantedLocalList } from './local-list.j
 import { LocalListSweep } from './local-list-sync.js';
 import { MeterSampler, MeterSampleSweep } from './meter-samples.js';
 import { ReservationStore } from '../roaming/reservations.js';
-import { SessionReader, lastReadings, sessionWrites } from './session-store.js';
+import { SessionReader, finishedSession, lastReadings, sessionWrites } from './session-store.js';
 import { UnknownChargePoints } from './unknown-charge-points.js';
 
 export interface CsmsModuleOptions {
@@ -135,6 +135,7 @@ function chargePointDeps(
     },
     sessions: sessionWrites,
     lastReadings: (ids) => lastReadings(db, ids),
+    finishedSession: (id, query) => finishedSession(db, id, query),
     meterSamples: new MeterSampler(config.CSMS_METER_SAMPLE_S * 1000),
     reports: reportWrites,
     localLists: localListWrites,

@@ -3,6 +3,8 @@ import type { Dialect, SqlRunner, SqlStatement } from '../db/sql.js';
 import Type, { type Static } from '#typebox';
 import type { Database, Row } from '../db/database.js';
 import type {
+  FinishedSession,
+  FinishedSessionQuery,
   LastReading,
   LateStart,
   NewSessionRow,
@@ -405,6 +407,44 @@ export interface SessionQuery {
   started_before?: string;
   offset: number;
   limit: number;
+}
+
+/**
+ * The finished session of a charger's transaction that `query` names (the charge-point actor's
+ * `finishedSession`): by transaction id, the one that stopped first at or after `at` (a 2.0.1 id
+ * reused later names several), or by a 1.6 start's connector, token, first reading and time.
+ */
+export async function finishedSession(
+  db: Database,
+  chargePointId: string,
+  query: FinishedSessionQuery,
+): Promise<FinishedSession | undefined> {
+  const rows =
+    'transaction_id' in query
+      ? await db.sql.query(
+          `SELECT transaction_id, started_at, stopped_at FROM csms_session
+           WHERE charge_point_id = ? AND transaction_id = ? AND stopped_at IS NOT NULL AND stopped_at >= ?
+           ${query.started_at === undefined ? '' : 'AND started_at = ?'}
+           ORDER BY stopped_at LIMIT 1`,
+          [
+            chargePointId,
+            query.transaction_id,
+            query.at ?? 0,
+            ...(query.started_at === undefined ? [] : [query.started_at]),
+          ],
+        )
+      : await db.sql.query(
+          `SELECT transaction_id, started_at, stopped_at FROM csms_session
+           WHERE charge_point_id = ? AND started_at = ? AND connector_id = ? AND id_tag = ? AND meter_start_wh = ?
+             AND stopped_at IS NOT NULL
+           LIMIT 1`,
+          [chargePointId, query.started_at, query.connector_id, query.id_tag, query.meter_start_wh],
+        );
+  const [row] = rows;
+  const startedAt = num(row?.started_at);
+  const stoppedAt = num(row?.stopped_at);
+  if (!row || startedAt === null || stoppedAt === null) return undefined;
+  return { transaction_id: String(row.transaction_id), started_at: startedAt, stopped_at: stoppedAt };
 }
 
 /** The last reading of each of `sessionIds` that has one (the charge-point actor's `lastReadings`). */

@@ -134,6 +134,43 @@ describe('OCPP 1.6: charger messages and CSMS commands over a real WebSocket', (
     await charger.close();
   });
 
+  it('a store of more than 20 finished transactions replayed keeps their ids and opens nothing; a late meter value reopens none', async () => {
+    const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
+    await charger.call('BootNotification', v16.boot());
+    const base = Date.now() - 2 * 3_600_000;
+    const at = (i: number, s: number) => new Date(base + i * 60_000 + s * 1000).toISOString();
+    const pairs = Array.from({ length: 22 }, (_, i) => ({
+      start: v16.start({ idTag: 'TAG-LOG', meterStart: i * 1000, timestamp: at(i, 0) }),
+      stopAt: at(i, 40),
+      meterStop: i * 1000 + 1000,
+    }));
+    const ids: number[] = [];
+    for (const p of pairs) {
+      const { transactionId } = await charger.call<{ transactionId: number }>('StartTransaction', p.start);
+      await charger.call('StopTransaction', v16.stop(transactionId, p.meterStop, { timestamp: p.stopAt }));
+      ids.push(transactionId);
+    }
+    const sessionsNow = async () =>
+      (await csms.api<ChargingSession[]>('GET', `/v1/sessions?charge_point_id=${cp.id}&limit=100`)).body
+        .map((s) => [s.transaction_id, s.status, s.energy_wh])
+        .sort();
+    const once = await sessionsNow();
+    expect(once).to.have.length(22);
+    // the same log again after a reboot: each start was given a new id, and 44 sessions more were opened
+    const again: number[] = [];
+    for (const [i, p] of pairs.entries()) {
+      const { transactionId } = await charger.call<{ transactionId: number }>('StartTransaction', p.start);
+      await charger.call('StopTransaction', v16.stop(ids[i] ?? 0, p.meterStop, { timestamp: p.stopAt }));
+      again.push(transactionId);
+    }
+    expect(again).to.deep.equal(ids);
+    expect(await sessionsNow()).to.deep.equal(once);
+    // a meter value of the first, delivered late: it had reopened it as ACTIVE
+    expect(await charger.call('MeterValues', v16.meterValues(1, ids[0] ?? 0, 500))).to.deep.equal({});
+    expect(await sessionsNow()).to.deep.equal(once);
+    await charger.close();
+  });
+
   it('shows the energy of a running session from its meter values', async () => {
     const { cp, charger } = await connectedCharger(csms, 'ocpp1.6');
     const { transactionId } = await charger.call<{ transactionId: number }>(

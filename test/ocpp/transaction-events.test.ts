@@ -154,6 +154,41 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await charger.close();
     });
 
+    it('a store of more than 20 finished transactions replayed opens none of them again', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      const charger = await booted(cp);
+      const ev = (id: string, eventType: 'Started' | 'Updated' | 'Ended', seqNo: number, wh: number, at: number) => {
+        const timestamp = new Date(at).toISOString();
+        return {
+          ...v201.transactionEvent({ eventType, transactionId: id, seqNo }),
+          timestamp,
+          offline: true,
+          meterValue: [{ timestamp, sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register' }] }],
+        };
+      };
+      // 22 transactions a minute apart, two hours ago, 1,000 Wh each
+      const base = Date.now() - 2 * 3_600_000;
+      const stored = Array.from({ length: 22 }, (_, i) => {
+        const at = base + i * 60_000;
+        return [
+          ev(`L${i}`, 'Started', 0, i * 1000, at),
+          ev(`L${i}`, 'Updated', 1, i * 1000 + 500, at + 20_000),
+          ev(`L${i}`, 'Ended', 2, i * 1000 + 1000, at + 40_000),
+        ];
+      }).flat();
+      for (const e of stored) await charger.call('TransactionEvent', e);
+      const once = energyOf(await sessionsOf(cp.id));
+      expect(once).to.have.length(22);
+      // the whole store again, as a charger sends it after a reboot: was 44 sessions of 44,000 Wh
+      // (each replayed transaction pushed the next out of the 20 the state remembers)
+      for (const e of stored) await charger.call('TransactionEvent', e);
+      expect(energyOf(await sessionsOf(cp.id))).to.deep.equal(once);
+      // the first one's end alone, once more: was a second session of no energy
+      await charger.call('TransactionEvent', stored[2]);
+      expect(energyOf(await sessionsOf(cp.id))).to.deep.equal(once);
+      await charger.close();
+    });
+
     it('a reading stamped in the future does not freeze the energy; the Ended reading is applied', async () => {
       const cp = await csms.registerChargePoint('ocpp2.0.1');
       const charger = await booted(cp);
