@@ -139,8 +139,8 @@ export const BusinessDetails = titled(
 );
 /**
  * EnergyMix (mod_locations): a source's percentage is 0-100; supplier and product names string(64).
- * `environ_impact` stays any shape: 2.1.1 names its category `source`, 2.2.1 `category`, and the
- * stored location or tariff keeps what the partner sent in either version.
+ * `environ_impact` stays any shape: 2.1.1 names its category `source`, 2.2.1 `category`; the
+ * mappers give each version its own name (energy-mix.ts).
  */
 export const EnergyMix = titled(
   'EnergyMix',

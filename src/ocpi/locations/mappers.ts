@@ -4,6 +4,7 @@ import { coordinate211 } from '../core/schemas.js';
 import { CAPABILITIES_211 } from './schemas.js';
 import type * as V211 from './schemas-2.1.1.js';
 import type * as V221 from './schemas-2.2.1.js';
+import { energyMixAs } from '../core/energy-mix.js';
 
 /**
  * Locations are stored in the 2.2.1 shape; the 2.1.1 mounts read and write them through these
@@ -156,6 +157,7 @@ export function locationTo211(l: V221.StoredLocation): V211.Location {
     opening_times: opening_times && hoursTo211(opening_times),
     coordinates: geoTo211(rest.coordinates),
     facilities: only211(rest.facilities, FACILITIES_211),
+    energy_mix: rest.energy_mix && energyMixAs('2.1.1', rest.energy_mix),
     type,
     evses: evses?.map(evseTo211),
   });
@@ -198,6 +200,7 @@ export function locationFrom211(l: V211.Location, party: PartyIdentity): V221.St
     parking_type: parking,
     // time_zone is optional in 2.1.1 and required in 2.2.1
     time_zone: time_zone ?? ASSUMED_211_ZONE,
+    energy_mix: rest.energy_mix && energyMixAs('2.2.1', rest.energy_mix),
     evses: evses?.map(evseFrom211),
   });
 }

@@ -1,6 +1,7 @@
 import type { PartyIdentity } from '../core/auth.js';
 import type * as T211 from './schemas-2.1.1.js';
 import type * as T221 from './schemas-2.2.1.js';
+import { energyMixAs } from '../core/energy-mix.js';
 
 /**
  * Tariffs between the versions (docs/OCPI.md "Storage", Decisions 22). Stored in the 2.2.1
@@ -9,7 +10,8 @@ import type * as T221 from './schemas-2.2.1.js';
 
 export function tariffFrom211(t: T211.Tariff, party: PartyIdentity): T221.Tariff {
   // 2.1.1 restrictions have the 2.2.1 fields but current and reservation: kept as sent
-  return { country_code: party.country_code, party_id: party.party_id, ...t } as T221.Tariff;
+  const mix = t.energy_mix && { energy_mix: energyMixAs('2.2.1', t.energy_mix) };
+  return { country_code: party.country_code, party_id: party.party_id, ...t, ...mix } as T221.Tariff;
 }
 
 /**
@@ -35,7 +37,7 @@ export function tariffTo211(t: T221.Tariff): T211.Tariff {
     ...(t.tariff_alt_text !== undefined ? { tariff_alt_text: t.tariff_alt_text } : {}),
     ...(t.tariff_alt_url !== undefined ? { tariff_alt_url: t.tariff_alt_url } : {}),
     elements,
-    ...(t.energy_mix !== undefined ? { energy_mix: t.energy_mix } : {}),
+    ...(t.energy_mix !== undefined ? { energy_mix: energyMixAs('2.1.1', t.energy_mix) } : {}),
     last_updated: t.last_updated,
   };
 }

@@ -252,5 +252,45 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       // was OWN-4, OWN-5, OWN-1: ordered by last_updated, OWN-1 moved to the end and OWN-3 was never served
       expect([...first, ...rest]).to.deep.equal(ids);
     });
+
+    // last: it adds a location to the lists the tests above count
+    it("names an energy mix's environmental impact as each version does: 2.1.1 source, 2.2.1 category", async () => {
+      const energy_mix = {
+        is_green_energy: false,
+        environ_impact: [{ category: 'CARBON_DIOXIDE', amount: 372 }],
+      };
+      const put = await api.request('PUT', '/v1/ocpi/locations/MIX-1', {
+        body: aLocation({ id: 'MIX-1', energy_mix, last_updated: isoAt(600) }),
+      });
+      expect(put.status).to.equal(200);
+      const get = (version: '2.1.1' | '2.2.1') =>
+        api.request('GET', `/ocpi/cpo/${version}/locations/MIX-1`, {
+          token: emsp.token,
+          ...(version === '2.2.1' ? { encoding: 'base64' as const } : {}),
+        });
+      // 2.1.1 EnvironmentalImpact is {source, amount}: it was sent as 2.2.1's {category, amount}
+      expect(dataOf<{ energy_mix: Obj }>(await get('2.1.1')).energy_mix.environ_impact).to.deep.equal([
+        { source: 'CARBON_DIOXIDE', amount: 372 },
+      ]);
+      expect(dataOf<{ energy_mix: Obj }>(await get('2.2.1')).energy_mix.environ_impact).to.deep.equal([
+        { category: 'CARBON_DIOXIDE', amount: 372 },
+      ]);
+      // a tariff put in 2.1.1 is stored in the 2.2.1 shape, and served back in each
+      const tariff211 = {
+        id: 'MIX-T',
+        currency: 'EUR',
+        elements: [{ price_components: [{ type: 'ENERGY', price: 0.3, step_size: 1 }] }],
+        energy_mix: { is_green_energy: true, environ_impact: [{ source: 'NUCLEAR_WASTE', amount: 0 }] },
+        last_updated: isoAt(600),
+      };
+      expect((await api.request('PUT', '/v1/ocpi/tariffs/MIX-T', { body: tariff211 })).status).to.equal(200);
+      const stored = await api.request('GET', '/v1/ocpi/tariffs/MIX-T');
+      expect((stored.body as { energy_mix: Obj }).energy_mix.environ_impact).to.deep.equal([
+        { category: 'NUCLEAR_WASTE', amount: 0 },
+      ]);
+      const served = await api.request('GET', '/ocpi/cpo/2.1.1/tariffs', { token: emsp.token });
+      const mixT = dataOf<Array<{ id: string; energy_mix?: Obj }>>(served).find((t) => t.id === 'MIX-T');
+      expect(mixT?.energy_mix?.environ_impact).to.deep.equal([{ source: 'NUCLEAR_WASTE', amount: 0 }]);
+    });
   });
 }
