@@ -29,10 +29,12 @@ export function parseFrame(text: string): InboundFrame {
     return { t: 'malformed', id: '-1', reason: 'not-json', description: 'frame is not JSON' };
   }
   const answer = Array.isArray(value) && (value[0] === CALLRESULT || value[0] === CALLERROR);
-  if (!Array.isArray(value) || value.length < 3) {
+  // two elements are enough to read a message id: [9, "m9"] is answered under "m9"
+  if (!Array.isArray(value) || value.length < 2) {
     if (answer) return { t: 'stray', description: 'an answer frame without its fields' };
     return { t: 'malformed', id: '-1', reason: 'not-a-frame', description: 'frame is not an OCPP-J array' };
   }
+  if (answer && value.length < 3) return { t: 'stray', description: 'an answer frame without its fields' };
   const type: unknown = value[0];
   const id: unknown = value[1];
   if (typeof id !== 'string' || id.length === 0 || id.length > 36) {

@@ -283,7 +283,18 @@ function rpcGenerators(version: Version): Array<(rng: Prng) => RpcCase> {
       text: JSON.stringify(rng.pick([null, 1, 'x', true, {}, { a: [2, 'x', 'Heartbeat', {}] }, []])),
     }),
     // an answer frame too short ([3], [4, 'x']) is dropped unanswered: rpc-errors.test.ts
-    (rng) => ({ kind: 'array too short', id: '-1', text: JSON.stringify(rng.pick([[2], [2, 'x'], [7], []])) }),
+    (rng) => ({ kind: 'array too short', id: '-1', text: JSON.stringify(rng.pick([[2], [7], []])) }),
+    // with a readable id, answered under it
+    (rng) => ({
+      kind: 'call too short',
+      id: 'x',
+      text: JSON.stringify(
+        rng.pick([
+          [2, 'x'],
+          [2, 'x', 'Heartbeat'],
+        ]),
+      ),
+    }),
     (rng) => ({
       kind: 'bad message id',
       id: '-1',

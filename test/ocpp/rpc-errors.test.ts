@@ -239,7 +239,14 @@ describe('OCPP endpoint: the upgrade, bad frames and CALLERRORs', () => {
 
       it(`answers a frame that is not an OCPP-J array with ${names.frame}`, async () => {
         expect(errorCode(await charger.sendRaw('{"a":1}', '-1'))).to.equal(names.frame);
-        expect(errorCode(await charger.sendRaw('[2, "m-short"]', '-1'))).to.equal(names.frame);
+        // a CALL too short whose id can be read is answered under its id
+        expect(errorCode(await charger.sendRaw('[2, "m-short"]', 'm-short'))).to.equal(names.frame);
+      });
+
+      it(`answers an unknown message type with ${names.type} under its id, in a frame of two elements too`, async () => {
+        // [9, "m9"] was answered under "-1" with ${names.frame}, as if its id could not be read
+        expect(errorCode(await charger.sendRaw('[9, "m9"]', 'm9'))).to.equal(names.type);
+        expect(errorCode(await charger.sendRaw('[6, "m6", {}]', 'm6'))).to.equal(names.type);
       });
 
       it('answers nothing to a CALLRESULT or CALLERROR it cannot read: a CALLERROR answers a CALL only', async () => {

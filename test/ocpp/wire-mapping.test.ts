@@ -132,6 +132,11 @@ describe('OCPP wire mapping (pure functions)', () => {
     expect(parseFrame(`[2,"${'x'.repeat(37)}","Heartbeat",{}]`)).to.include({ t: 'malformed', id: '-1' });
     expect(parseFrame('[2,"b",5,{}]')).to.include({ t: 'malformed', id: 'b', reason: 'not-a-frame' });
     expect(parseFrame('[9,"c",{}]')).to.include({ t: 'malformed', id: 'c', reason: 'unknown-type' });
+    // two elements are enough to read the id: it is answered under it (was "-1", as unreadable)
+    expect(parseFrame('[9,"m9"]')).to.include({ t: 'malformed', id: 'm9', reason: 'unknown-type' });
+    expect(parseFrame('[2,"m2"]')).to.include({ t: 'malformed', id: 'm2', reason: 'not-a-frame' });
+    expect(parseFrame('[2]')).to.include({ t: 'malformed', id: '-1', reason: 'not-a-frame' });
+    expect(parseFrame('[3,"r"]')).to.include({ t: 'stray' });
   });
 
   it('maps 1.6 and 2.0.1 messages onto the same domain events', () => {
