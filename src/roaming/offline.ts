@@ -18,6 +18,8 @@ import { linksChanged, type EvseLinkStore } from './evse-links.js';
  */
 /** how often a web process looks for linked chargers without a connection (at most) */
 const LOOK_MS = 30_000;
+/** chargers whose last frame one statement reads */
+const SEEN_CHUNK = 500;
 
 export class OfflineWatch {
   private timer: NodeJS.Timeout | undefined;
@@ -51,6 +53,20 @@ export class OfflineWatch {
     this.timer = undefined;
   }
 
+  /** When each of `ids` last sent a frame (csms_charge_point.last_seen_at), for those that have. */
+  private async lastSeen(ids: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (let i = 0; i < ids.length; i += SEEN_CHUNK) {
+      const chunk = ids.slice(i, i + SEEN_CHUNK);
+      const rows = await this.opts.db.sql.query(
+        `SELECT id, last_seen_at FROM csms_charge_point WHERE id IN (${chunk.map(() => '?').join(', ')})`,
+        chunk,
+      );
+      for (const r of rows) if (r.last_seen_at !== null) out.set(String(r.id), Number(r.last_seen_at));
+    }
+    return out;
+  }
+
   /** One look at every linked charger (exposed for tests). */
   async look(now = Date.now()): Promise<void> {
     if (this.running) return;
@@ -62,6 +78,8 @@ export class OfflineWatch {
       const pinned = await this.opts.actors.pinnedAmong(
         [...byCharger.keys()].map((id) => addressOf(chargePointProtocol.kind, id)),
       );
+      const offline = [...byCharger.keys()].filter((id) => !pinned.has(addressOf(chargePointProtocol.kind, id)));
+      const seen = await this.lastSeen(offline.filter((id) => this.offlineSince.has(id)));
       for (const [id, links] of byCharger) {
         if (pinned.has(addressOf(chargePointProtocol.kind, id))) {
           this.offlineSince.delete(id);
@@ -72,7 +90,9 @@ export class OfflineWatch {
           this.offlineSince.set(id, now);
           continue;
         }
-        if (now - since < this.opts.graceMs) continue;
+        // a connection between two looks (a charger back for seconds) starts the grace again from
+        // its last frame: it had counted from the first look that found the charger away
+        if (now - Math.max(since, seen.get(id) ?? 0) < this.opts.graceMs) continue;
         let changed = false;
         await this.opts.db.group.run(async (tx) => {
           for (const link of links) if (await writeEvseStatus(tx, this.opts.own, link, 'UNKNOWN')) changed = true;

@@ -454,3 +454,37 @@ describe('roaming: a linked charger that went away shows UNKNOWN, and its status
     await eventually(async () => (lastStatus(loc, since) === 'CHARGING' ? true : undefined));
   });
 });
+
+describe('roaming: a charger back for a moment starts the grace before UNKNOWN again', function () {
+  this.timeout(30_000);
+  let world: RoamingWorld;
+  let emsp: Emsp;
+
+  before(async () => {
+    // looks every 750 ms (twice per grace)
+    world = await RoamingWorld.start({ ROAMING_OFFLINE_GRACE_MS: '1500' });
+    emsp = await world.emsp('2.2.1');
+  });
+  after(async () => world.stop());
+
+  it('a reconnection of a second between two looks counts: UNKNOWN a grace after its last frame, not the first leaving', async () => {
+    const since = emsp.sim.lastSeq;
+    const { loc, cp, charger } = await world.linkedCharger('ocpp1.6');
+    await charger.call('StatusNotification', status16(1, 'Available'));
+    const unknownAt = (): number | undefined =>
+      emsp.sim
+        .receivedSince(since)
+        .find((r) => r.method === 'PATCH' && r.path.endsWith(`/${loc}/E1`) && (r.body as Json).status === 'UNKNOWN')
+        ?.receivedAt;
+    await charger.close({ force: true });
+    await new Promise((r) => setTimeout(r, 1000));
+    // back for a moment, between two looks of the watch, and away again
+    const back = await world.charger(cp, 'ocpp1.6');
+    await back.call('Heartbeat', {});
+    await back.close({ force: true });
+    const leftAgain = Date.now();
+    const at = await eventually(async () => unknownAt(), { timeoutMs: 6000 });
+    // was about a second after it left again: the grace counted from its first leaving
+    expect(at - leftAgain).to.be.at.least(1300);
+  });
+});
