@@ -125,7 +125,7 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     const charger = await world.charger(cp, 'ocpp1.6');
     const uid = `H${randomUUID().slice(0, 8)}`.toUpperCase();
     await world.pushToken(e, uid, { whitelist: 'ALWAYS' });
-    return { charger, uid, since: e.sim.lastSeq };
+    return { charger, uid, since: e.sim.lastSeq, loc };
   }
 
   /** A partner's RESERVE_NOW at EVSE E1 of `loc` for 30 minutes: the CPO's answer. */
@@ -284,6 +284,33 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     // before, the first valid tariff priced it: 16 kWh at 0.79
     expect((cdr.tariffs as Json[]).map((t) => t.id)).to.deep.equal(['T-1']);
     expect(cdr.total_cost).to.deep.equal(TOTAL);
+  });
+
+  it("2.1.1: the connector of the CDR's location names the tariff that priced it, not the first the connector lists", async () => {
+    const e = await world.emsp('2.1.1');
+    const body = {
+      ...TARIFF,
+      id: 'T-ADHOC-211',
+      type: 'AD_HOC_PAYMENT',
+      elements: [{ price_components: [{ type: 'ENERGY', price: 0.79, vat: 21, step_size: 1 }] }],
+    };
+    expect((await world.api.request('PUT', '/v1/ocpi/tariffs/T-ADHOC-211', { body })).status).to.equal(200);
+    const { charger, uid, since, loc } = await tokenAtConnector(e, ['T-ADHOC-211', 'T-1']);
+    // the location as a 2.1.1 eMSP reads it names the tariff a roamed session is priced with
+    const tariffIds = (data: unknown) =>
+      ((data as Json).evses as Json[]).flatMap((ev) => (ev.connectors as Json[]).map((c) => c.tariff_id));
+    const one = await e.sim.call('GET', 'locations', `/${loc}`);
+    expect(tariffIds(one.data)).to.deep.equal(['T-1']);
+    const listed = await e.sim.call('GET', 'locations', '?limit=1000');
+    const mine = (listed.data as Json[]).find((l) => l.id === loc);
+    expect(tariffIds(mine)).to.deep.equal(['T-1']);
+    await charge(charger, uid);
+    const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
+    const cdr = post.body as Json;
+    expect((cdr.tariffs as Json[]).map((t) => t.id)).to.deep.equal(['T-1']);
+    const connectors = ((cdr.location as Json).evses as Json[]).flatMap((ev) => ev.connectors as Json[]);
+    // was T-ADHOC-211: the CDR named one tariff in its location and was priced with another
+    expect(connectors.map((c) => c.tariff_id)).to.deep.equal(['T-1']);
   });
 
   it('a connector naming only an ad hoc tariff prices no roamed session: its CDR waits, and its outbox row says why', async () => {

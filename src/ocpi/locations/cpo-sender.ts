@@ -7,6 +7,7 @@ import { assertOwnParty, requireLink } from '../core/guards.js';
 import { listRoute, pathParty, type OcpiRequest, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope, ObjectId, ObjectId39 } from '../core/schemas.js';
 import { connectorTo211, evseTo211, locationTo211 } from './mappers.js';
+import { ourTariffChoice, type TariffChoice } from './tariff-choice.js';
 import * as L211 from './schemas-2.1.1.js';
 import * as L221 from './schemas-2.2.1.js';
 import { visibilityOf } from '../store/object-store.js';
@@ -28,7 +29,14 @@ export function locationsSender211(ctx: OcpiContext): OcpiRoute[] {
       store: ctx.stores.locations,
       owner: 'ours',
       item: L211.Location,
-      render: { name: '2.1.1', as: locationTo211 },
+      render: {
+        name: '2.1.1',
+        // a connector's one 2.1.1 tariff_id: the tariff that prices a roamed session now (tariff-choice.ts)
+        page: async (items: L221.StoredLocation[]) => {
+          const choose = await ourTariffChoice(ctx.stores.tariffs, ctx.own, items);
+          return items.map((l) => locationTo211(l, choose));
+        },
+      },
       // 2.1.1 has no publish field: a location not for everyone is not served there
       publishedOnly: 'public',
     }),
@@ -98,10 +106,12 @@ export function locationObjectRoutes(ctx: OcpiContext, version: OcpiVersion): Oc
     if (visibility === 0 || (visibility === 2 && version === '2.1.1')) throw unknownLocation();
     return location;
   };
-  return version === '2.1.1' ? objectRoutes211(ours) : objectRoutes221(ours);
+  return version === '2.1.1'
+    ? objectRoutes211(ours, (l) => ourTariffChoice(ctx.stores.tariffs, ctx.own, [l]))
+    : objectRoutes221(ours);
 }
 
-function objectRoutes211(ours: FindOurs): OcpiRoute[] {
+function objectRoutes211(ours: FindOurs, choice: (l: L221.StoredLocation) => Promise<TariffChoice>): OcpiRoute[] {
   return [
     route({
       ...ONE_OBJECT,
@@ -109,7 +119,10 @@ function objectRoutes211(ours: FindOurs): OcpiRoute[] {
       summary: 'One of our published locations',
       params: OneLocation211,
       response: Envelope(L211.Location),
-      handler: async (req) => ({ data: locationTo211(await ours(req, req.params.location_id)) }),
+      handler: async (req) => {
+        const location = await ours(req, req.params.location_id);
+        return { data: locationTo211(location, await choice(location)) };
+      },
     }),
     route({
       ...ONE_OBJECT,
@@ -117,9 +130,10 @@ function objectRoutes211(ours: FindOurs): OcpiRoute[] {
       summary: 'One EVSE of one of our published locations',
       params: OneEvse211,
       response: Envelope(L211.Evse),
-      handler: async (req) => ({
-        data: evseTo211(evseOf(await ours(req, req.params.location_id), req.params.evse_uid)),
-      }),
+      handler: async (req) => {
+        const location = await ours(req, req.params.location_id);
+        return { data: evseTo211(evseOf(location, req.params.evse_uid), await choice(location)) };
+      },
     }),
     route({
       ...ONE_OBJECT,
@@ -128,8 +142,9 @@ function objectRoutes211(ours: FindOurs): OcpiRoute[] {
       params: OneConnector211,
       response: Envelope(L211.Connector),
       handler: async (req) => {
-        const evse = evseOf(await ours(req, req.params.location_id), req.params.evse_uid);
-        return { data: connectorTo211(connectorOf(evse, req.params.connector_id)) };
+        const location = await ours(req, req.params.location_id);
+        const connector = connectorOf(evseOf(location, req.params.evse_uid), req.params.connector_id);
+        return { data: connectorTo211(connector, await choice(location)) };
       },
     }),
   ];

@@ -5,6 +5,7 @@ import { CAPABILITIES_211 } from './schemas.js';
 import type * as V211 from './schemas-2.1.1.js';
 import type * as V221 from './schemas-2.2.1.js';
 import { energyMixAs } from '../core/energy-mix.js';
+import { firstTariff, type TariffChoice } from './tariff-choice.js';
 
 /**
  * Locations are stored in the 2.2.1 shape; the 2.1.1 mounts read and write them through these
@@ -23,14 +24,15 @@ function asNew<T extends object>(patch: object): T {
   return patch as T;
 }
 
-export function connectorTo211(c: V221.Connector): V211.Connector {
+/** A connector as 2.1.1 has it; its one `tariff_id` is the one of its `tariff_ids` that `choose` names. */
+export function connectorTo211(c: V221.Connector, choose: TariffChoice = firstTariff): V211.Connector {
   const { max_voltage, max_amperage, tariff_ids, max_electric_power: _power, power_type, ...rest } = c;
   return defined({
     ...rest,
     power_type: powerType211(power_type),
     voltage: max_voltage,
     amperage: max_amperage,
-    tariff_id: tariff_ids?.[0],
+    tariff_id: tariff_ids && choose(tariff_ids),
   });
 }
 
@@ -80,13 +82,13 @@ export function locationPatchFrom211(p: V211.LocationPatch): V221.LocationPatch 
   });
 }
 
-export function evseTo211(e: V221.Evse): V211.Evse {
+export function evseTo211(e: V221.Evse, choose: TariffChoice = firstTariff): V211.Evse {
   const coordinates = e.coordinates && geoTo211(e.coordinates);
   return defined({
     ...e,
     coordinates,
     capabilities: only211(e.capabilities, CAPABILITIES_211_SET),
-    connectors: e.connectors.map(connectorTo211),
+    connectors: e.connectors.map((c) => connectorTo211(c, choose)),
   });
 }
 
@@ -136,7 +138,7 @@ const TYPE_FROM_PARKING: Record<string, string> = {
   PARKING_LOT: 'PARKING_LOT',
 };
 
-export function locationTo211(l: V221.StoredLocation): V211.Location {
+export function locationTo211(l: V221.StoredLocation, choose: TariffChoice = firstTariff): V211.Location {
   const {
     country_code: _cc,
     party_id: _pid,
@@ -159,7 +161,7 @@ export function locationTo211(l: V221.StoredLocation): V211.Location {
     facilities: only211(rest.facilities, FACILITIES_211),
     energy_mix: rest.energy_mix && energyMixAs('2.1.1', rest.energy_mix),
     type,
-    evses: evses?.map(evseTo211),
+    evses: evses?.map((e) => evseTo211(e, choose)),
   });
 }
 

@@ -7,6 +7,8 @@ import type { PartnerRow } from '../core/partners.js';
 import { cdr211Of } from '../cdrs/cpo-sender.js';
 import { cdrTo221 } from '../cdrs/mappers.js';
 import { locationTo211 } from '../locations/mappers.js';
+import { ourTariffChoice } from '../locations/tariff-choice.js';
+import type { Tariff } from '../tariffs/schemas-2.2.1.js';
 import { session211Of } from '../sessions/emsp-receiver.js';
 import { sessionFor211Partner, sessionTo221 } from '../sessions/mappers.js';
 import { isCdr221, isSession221 } from '../sessions/stored.js';
@@ -27,10 +29,12 @@ import type { ExchangeModule } from './exchange-module.js';
 
 export type Pushable = ExchangeModule;
 
-/** What rendering one of our objects for a partner's Receiver reads: our party, our locations. */
+/** What rendering one of our objects for a partner's Receiver reads: our party, our locations and tariffs. */
 export interface PushContext {
   own: PartyIdentity;
   locations: Pick<ObjectStore<StoredLocation>, 'get'>;
+  /** a 2.1.1 connector names the tariff of its `tariff_ids` that prices a roamed session now */
+  tariffs: Pick<ObjectStore<Tariff>, 'get'>;
 }
 
 export interface PushCall {
@@ -71,7 +75,7 @@ const MODULES: Record<Pushable, AnyPushModule> = {
       id: l.id,
       method: 'PUT',
       path: ownPath(pc.own, l.id),
-      body: version === '2.1.1' ? locationTo211(l) : l,
+      body: version === '2.1.1' ? locationTo211(l, await ourTariffChoice(pc.tariffs, pc.own, [l])) : l,
     }),
   }),
   tariffs: module({
@@ -179,7 +183,11 @@ export async function push(
   const base = chosen.url.replace(/\/+$/, '');
   const result = { module, version, url: chosen.url, pushed: 0, failed: [] as PushResult['failed'], failed_total: 0 };
   const store = spec.store(ctx);
-  const pushContext: PushContext = { own: ctx.ownParty(), locations: ctx.stores.locations };
+  const pushContext: PushContext = {
+    own: ctx.ownParty(),
+    locations: ctx.stores.locations,
+    tariffs: ctx.stores.tariffs,
+  };
   // sessions and CDRs: one pass per eMSP party of the partner; the rest: one pass
   const passes = spec.perReceiver ? receivers : receivers.slice(0, 1);
   for (const to of passes) {

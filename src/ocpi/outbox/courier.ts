@@ -17,6 +17,7 @@ import { pushCall, type Pushable } from '../management/push.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import { ObjectStore, visibilityOf } from '../store/object-store.js';
 import { OutboxStore, precedingObject, settle, type OutboxIntent, type OutboxRow } from './outbox-store.js';
+import type { Tariff } from '../tariffs/schemas-2.2.1.js';
 
 /**
  * The courier of the outbox (docs/ROAMING.md "The outbox"): renders a row for the partner's link
@@ -142,6 +143,7 @@ export class OutboxCourier {
   private readonly cdrClient: PartnerClient;
   private readonly stores: Record<Pushable, ObjectStore<{ last_updated: string }>>;
   private readonly locations: ObjectStore<StoredLocation>;
+  private readonly tariffs: ObjectStore<Tariff>;
   private readonly own: PartyIdentity;
 
   constructor(
@@ -155,10 +157,11 @@ export class OutboxCourier {
       timeoutMs: Math.max(config.PARTNER_TIMEOUT_MS, CDR_TIMEOUT_MS),
     });
     this.locations = new ObjectStore<StoredLocation>(db.sql, 'locations');
+    this.tariffs = new ObjectStore<Tariff>(db.sql, 'tariffs');
     this.stores = {
       locations: this.locations,
       sessions: new ObjectStore(db.sql, 'sessions'),
-      tariffs: new ObjectStore(db.sql, 'tariffs'),
+      tariffs: this.tariffs,
       tokens: new ObjectStore(db.sql, 'tokens'),
       cdrs: new ObjectStore(db.sql, 'cdrs'),
     };
@@ -214,7 +217,8 @@ export class OutboxCourier {
             ? `CDR ${id} is a credit CDR, which ${endpoint.version} does not have`
             : `${module} ${id} is not published`,
       };
-    const call = await pushCall(module, { own: this.own, locations: this.locations }, object, endpoint.version);
+    const pc = { own: this.own, locations: this.locations, tariffs: this.tariffs };
+    const call = await pushCall(module, pc, object, endpoint.version);
     const url = `${endpoint.url.replace(/\/+$/, '')}${call.path}`;
     return {
       method: call.method,

@@ -1,0 +1,45 @@
+import type { PartyIdentity } from '../core/auth.js';
+import type { ObjectStore } from '../store/object-store.js';
+import type { Tariff } from '../tariffs/schemas-2.2.1.js';
+import { tariffForRoaming, tariffValidAt } from '../../tariffs/engine.js';
+import type { StoredLocation } from './schemas-2.2.1.js';
+
+/** Which one of a connector's `tariff_ids` a 2.1.1 connector names as its `tariff_id`. */
+export type TariffChoice = (ids: readonly string[]) => string | undefined;
+
+/** The first: what a connector of someone else's location names (we do not price its sessions). */
+export const firstTariff: TariffChoice = (ids) => ids[0];
+
+/**
+ * For our locations served in 2.1.1, which have one `tariff_id` per connector: of the
+ * connector's `tariff_ids`, the one that would price a roamed session starting now (the first of
+ * a roamed session's type whose validity holds now: engine.ts `selectTariff`), else the first.
+ * Before, the first was named: a tariff valid only from next year, or AD_HOC_PAYMENT, read as
+ * the connector's price while its sessions were billed with another. A connector with one
+ * tariff needs no read, so a page of such locations is rendered as before.
+ */
+export async function ourTariffChoice(
+  tariffs: Pick<ObjectStore<Tariff>, 'get'>,
+  own: PartyIdentity,
+  locations: readonly StoredLocation[],
+  now = Date.now(),
+): Promise<TariffChoice> {
+  const ids = new Set<string>();
+  for (const l of locations)
+    for (const e of l.evses ?? [])
+      for (const c of e.connectors)
+        if ((c.tariff_ids?.length ?? 0) > 1) for (const id of c.tariff_ids ?? []) ids.add(id);
+  if (ids.size === 0) return firstTariff;
+  const held = new Map<string, Tariff>();
+  await Promise.all(
+    [...ids].map(async (id) => {
+      const t = await tariffs.get({ ...own, id });
+      if (t) held.set(id, t);
+    }),
+  );
+  const applies = (id: string): boolean => {
+    const t = held.get(id);
+    return t !== undefined && tariffForRoaming(t) && tariffValidAt(t, now);
+  };
+  return (list) => list.find(applies) ?? list[0];
+}
