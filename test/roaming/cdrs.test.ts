@@ -311,6 +311,9 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     const connectors = ((cdr.location as Json).evses as Json[]).flatMap((ev) => ev.connectors as Json[]);
     // was T-ADHOC-211: the CDR named one tariff in its location and was priced with another
     expect(connectors.map((c) => c.tariff_id)).to.deep.equal(['T-1']);
+    // and so does the completed session's, priced with it
+    const session = completedPuts(e, since).at(-1)?.body as Json;
+    expect(tariffIds(session.location)).to.deep.equal(['T-1']);
   });
 
   it('a connector naming only an ad hoc tariff prices no roamed session: its CDR waits, and its outbox row says why', async () => {

@@ -3,6 +3,7 @@ import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { listRoute, type OcpiRoute } from '../core/mount-kit.js';
 import { geoTo211, locationTo211 } from '../locations/mappers.js';
+import { namingTariff, tariffOfPeriods } from '../locations/tariff-choice.js';
 import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { narrowedTo } from '../sessions/mappers.js';
@@ -25,27 +26,8 @@ export async function cdr211Of(locations: Pick<ObjectStore<StoredLocation>, 'get
   const location = await locations.get({ country_code: c.country_code, party_id: c.party_id, id: l.id });
   if (!location) return cdrTo211(c, undefined);
   const place = asAtStart(narrowedTo(locationTo211(location), l.evse_uid, l.connector_id), l, c.last_updated);
-  return cdrTo211(c, withTariffOf(place, c));
-}
-
-/**
- * The connector of a 2.1.1 CDR's location names the tariff that priced the CDR (its charging
- * periods' `tariff_id`), none when none did: 2.1.1 has one `tariff_id` per connector, and the
- * first of the connector's `tariff_ids` may be one that did not apply (valid from a later date,
- * or AD_HOC_PAYMENT). The CDR said one tariff in its location and priced with another.
- */
-function withTariffOf(place: L211.Location, c: Static<typeof C221.Cdr>): L211.Location {
-  const used = c.charging_periods.find((p) => p.tariff_id !== undefined)?.tariff_id ?? c.tariffs?.[0]?.id;
-  if (!place.evses) return place;
-  return {
-    ...place,
-    evses: place.evses.map((e) => ({
-      ...e,
-      connectors: e.connectors.map(({ tariff_id: _named, ...k }) =>
-        used === undefined ? k : { ...k, tariff_id: used },
-      ),
-    })),
-  };
+  // its connector names the tariff that priced it, none when none did
+  return cdrTo211(c, namingTariff(place, tariffOfPeriods(c.charging_periods) ?? c.tariffs?.[0]?.id, true));
 }
 
 /**

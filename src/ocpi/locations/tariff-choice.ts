@@ -3,6 +3,7 @@ import type { ObjectStore } from '../store/object-store.js';
 import type { Tariff } from '../tariffs/schemas-2.2.1.js';
 import { tariffForRoaming, tariffValidAt } from '../../tariffs/engine.js';
 import type { StoredLocation } from './schemas-2.2.1.js';
+import type * as V211 from './schemas-2.1.1.js';
 
 /** Which one of a connector's `tariff_ids` a 2.1.1 connector names as its `tariff_id`. */
 export type TariffChoice = (ids: readonly string[]) => string | undefined;
@@ -42,4 +43,31 @@ export async function ourTariffChoice(
     return t !== undefined && tariffForRoaming(t) && tariffValidAt(t, now);
   };
   return (list) => list.find(applies) ?? list[0];
+}
+
+/**
+ * The 2.1.1 location of a session or CDR with its connectors naming `used`, the tariff its
+ * charging periods were priced with; none when `used` is undefined and `dropWhenNone` (a CDR
+ * that no tariff priced). 2.1.1 has one `tariff_id` per connector, and the first of the
+ * connector's `tariff_ids` may be one that did not apply: the object said one tariff in its
+ * location and was priced with another.
+ */
+export function namingTariff(place: V211.Location, used: string | undefined, dropWhenNone: boolean): V211.Location {
+  if (!place.evses || (used === undefined && !dropWhenNone)) return place;
+  return {
+    ...place,
+    evses: place.evses.map((e) => ({
+      ...e,
+      connectors: e.connectors.map(({ tariff_id: _named, ...k }) =>
+        used === undefined ? k : { ...k, tariff_id: used },
+      ),
+    })),
+  };
+}
+
+/** The tariff the charging periods name first (ours are priced with one tariff each). */
+export function tariffOfPeriods(
+  periods: ReadonlyArray<{ tariff_id?: string | undefined }> | undefined,
+): string | undefined {
+  return periods?.find((p) => p.tariff_id !== undefined)?.tariff_id;
 }

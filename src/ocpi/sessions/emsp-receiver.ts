@@ -9,6 +9,7 @@ import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, callersObject, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
 import { locationTo211 } from '../locations/mappers.js';
+import { namingTariff, tariffOfPeriods } from '../locations/tariff-choice.js';
 import { narrowedTo, sessionTo211, sessionTo221 } from './mappers.js';
 import * as S211 from './schemas-2.1.1.js';
 import * as S221 from './schemas-2.2.1.js';
@@ -108,7 +109,10 @@ export async function session211Of(
     party_id: s.party_id,
     id: s.location_id,
   });
-  return sessionTo211(s, location ? narrowedTo(locationTo211(location), s.evse_uid, s.connector_id) : undefined);
+  if (!location) return sessionTo211(s, undefined);
+  const place = narrowedTo(locationTo211(location), s.evse_uid, s.connector_id);
+  // a priced session's connector names the tariff its periods were priced with
+  return sessionTo211(s, namingTariff(place, tariffOfPeriods(s.charging_periods), false));
 }
 
 /** 2.1.1: GET, PUT and PATCH of `/sessions/{country_code}/{party_id}/{session_id}`. */
