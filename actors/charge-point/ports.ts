@@ -278,8 +278,9 @@ export interface SessionProgress {
 
 /**
  * Which finished session a transaction message may be about: one of the transaction id (2.0.1,
- * whose ids a charger may reuse: the one that had not stopped before `at`; and when `started_at`
- * is given, only one that started then), or a 1.6 start's fields (its retry gets the same id).
+ * whose ids a charger may reuse: the latest that started at or before `at`; and when
+ * `started_at` is given, only one that started then), or a 1.6 start's fields (its retry gets
+ * the same id).
  */
 export type FinishedSessionQuery =
   | { transaction_id: string; at?: number; started_at?: number }

@@ -153,8 +153,10 @@ export function recallFinished(
 /**
  * What to look the event's transaction up by, when the state knows nothing of it: a 2.0.1
  * Started by its id and start time (with another time it is a new transaction reusing the id);
- * a 1.6 start by what its retry repeats; an update or end by its id, on 2.0.1 only a session
- * that had not stopped before the event (a later transaction may reuse the id; 1.6 ids are ours).
+ * a 1.6 start by what its retry repeats; an update or end by its id, on 2.0.1 the latest session
+ * of the id that started before the event (1.6 ids are ours). As for the last 20 the state
+ * keeps: a late end of a transaction that a new start on its EVSE ended (stopped before the
+ * end's time) changes nothing; a reused id whose Started never arrived is taken for it too.
  */
 function forgottenQuery(
   s: ChargePointState,

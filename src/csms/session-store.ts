@@ -411,7 +411,7 @@ export interface SessionQuery {
 
 /**
  * The finished session of a charger's transaction that `query` names (the charge-point actor's
- * `finishedSession`): by transaction id, the one that stopped first at or after `at` (a 2.0.1 id
+ * `finishedSession`): by transaction id, the latest that started at or before `at` (a 2.0.1 id
  * reused later names several), or by a 1.6 start's connector, token, first reading and time.
  */
 export async function finishedSession(
@@ -423,15 +423,10 @@ export async function finishedSession(
     'transaction_id' in query
       ? await db.sql.query(
           `SELECT transaction_id, started_at, stopped_at FROM csms_session
-           WHERE charge_point_id = ? AND transaction_id = ? AND stopped_at IS NOT NULL AND stopped_at >= ?
-           ${query.started_at === undefined ? '' : 'AND started_at = ?'}
-           ORDER BY stopped_at LIMIT 1`,
-          [
-            chargePointId,
-            query.transaction_id,
-            query.at ?? 0,
-            ...(query.started_at === undefined ? [] : [query.started_at]),
-          ],
+           WHERE charge_point_id = ? AND transaction_id = ? AND stopped_at IS NOT NULL
+           ${query.started_at === undefined ? 'AND started_at <= ?' : 'AND started_at = ?'}
+           ORDER BY started_at DESC LIMIT 1`,
+          [chargePointId, query.transaction_id, query.started_at ?? query.at ?? Number.MAX_SAFE_INTEGER],
         )
       : await db.sql.query(
           `SELECT transaction_id, started_at, stopped_at FROM csms_session

@@ -189,6 +189,27 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await charger.close();
     });
 
+    it('the lost end of a transaction a new start ended, arriving after 20 more, changes nothing', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      const charger = await booted(cp);
+      const te = (eventType: 'Started' | 'Updated' | 'Ended', id: string, seqNo: number, wh: number, evse = 1) =>
+        v201.transactionEvent({ eventType, transactionId: id, seqNo, wh, evse });
+      await charger.call('TransactionEvent', te('Started', 'A', 0, 0));
+      await charger.call('TransactionEvent', te('Updated', 'A', 1, 500));
+      // A's Ended was lost; B starts on its EVSE and ends it at its last reading
+      await charger.call('TransactionEvent', te('Started', 'B', 0, 1000));
+      await charger.call('TransactionEvent', te('Ended', 'B', 1, 1500));
+      for (let i = 0; i < 21; i++) await transaction(charger, `M${i}`, 2000 + i * 100, 2000 + i * 100 + 10);
+      const before = energyOf(await sessionsOf(cp.id));
+      // A's own messages, delivered at last: an Updated had opened an ACTIVE session of A, an Ended a second one
+      await charger.call('TransactionEvent', te('Updated', 'A', 2, 800));
+      await charger.call('TransactionEvent', te('Ended', 'A', 3, 900));
+      expect(energyOf(await sessionsOf(cp.id))).to.deep.equal(before);
+      const view = await csms.api<{ active_transactions: string[] }>('GET', `/v1/charge-points/${cp.id}`);
+      expect(view.body.active_transactions).to.deep.equal([]);
+      await charger.close();
+    });
+
     it('a reading stamped in the future does not freeze the energy; the Ended reading is applied', async () => {
       const cp = await csms.registerChargePoint('ocpp2.0.1');
       const charger = await booted(cp);
