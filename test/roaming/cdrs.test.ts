@@ -304,16 +304,27 @@ describe("roaming: CDRs of our chargers' transactions, priced and sent to the eM
     const listed = await e.sim.call('GET', 'locations', '?limit=1000');
     const mine = (listed.data as Json[]).find((l) => l.id === loc);
     expect(tariffIds(mine)).to.deep.equal(['T-1']);
-    await charge(charger, uid);
+    // the session as the eMSP pulls it while it runs, before any price
+    const transactionId = await startWith(charger, uid, []);
+    const running = await eventually(async () => {
+      const pulled = await e.sim.call('GET', 'sessions', '?limit=1000');
+      return (pulled.data as Json[]).find((x) => ((x.location as Json | undefined)?.id ?? '') === loc);
+    });
+    expect(tariffIds(running.location)).to.deep.equal(['T-1']);
+    await charger.call('StopTransaction', { transactionId, meterStop: 16000, timestamp: at(90) });
     const post = await eventually(async () => cdrPosts(e, since)[0], { timeoutMs: 10_000, what: 'a CDR POSTed' });
     const cdr = post.body as Json;
     expect((cdr.tariffs as Json[]).map((t) => t.id)).to.deep.equal(['T-1']);
     const connectors = ((cdr.location as Json).evses as Json[]).flatMap((ev) => ev.connectors as Json[]);
     // was T-ADHOC-211: the CDR named one tariff in its location and was priced with another
     expect(connectors.map((c) => c.tariff_id)).to.deep.equal(['T-1']);
-    // and so does the completed session's, priced with it
-    const session = completedPuts(e, since).at(-1)?.body as Json;
-    expect(tariffIds(session.location)).to.deep.equal(['T-1']);
+    // and so does every session PUT's, the completed one priced with it
+    const sessionPuts = e.sim
+      .receivedSince(since)
+      .filter((r) => r.method === 'PUT' && /\/sessions\//.test(r.path))
+      .map((r) => r.body as Json);
+    expect(sessionPuts.map((p) => p.status)).to.include('COMPLETED');
+    for (const put of sessionPuts) expect(tariffIds(put.location), String(put.status)).to.deep.equal(['T-1']);
   });
 
   it('a connector naming only an ad hoc tariff prices no roamed session: its CDR waits, and its outbox row says why', async () => {

@@ -98,7 +98,7 @@ const MODULES: Record<Pushable, AnyPushModule> = {
       const { own } = pc;
       const body =
         version === '2.1.1'
-          ? sessionFor211Partner(isSession221(s) ? await session211Of(pc.locations, s) : s)
+          ? sessionFor211Partner(isSession221(s) ? await session211Of(pc, s) : s)
           : sessionTo221(s, own, own);
       return { id: s.id, method: 'PUT', path: ownPath(own, s.id), body };
     },

@@ -37,9 +37,7 @@ export function sessionsSender(ctx: OcpiContext, version: OcpiVersion): OcpiRout
               name: '2.1.1',
               page: (items: StoredSession[]) =>
                 Promise.all(
-                  items.map(async (s) =>
-                    sessionFor211Partner(isSession221(s) ? await session211Of(ctx.stores.locations, s) : s),
-                  ),
+                  items.map(async (s) => sessionFor211Partner(isSession221(s) ? await session211Of(ctx.stores, s) : s)),
                 ),
             },
           }

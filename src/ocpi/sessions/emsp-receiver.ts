@@ -9,7 +9,8 @@ import { assertOwnParty, assertSameId } from '../core/guards.js';
 import { callerOwnPath, callersObject, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope } from '../core/schemas.js';
 import { locationTo211 } from '../locations/mappers.js';
-import { namingTariff, tariffOfPeriods } from '../locations/tariff-choice.js';
+import { namingTariff, ourTariffChoice, tariffOfPeriods } from '../locations/tariff-choice.js';
+import type { Tariff } from '../tariffs/schemas-2.2.1.js';
 import { narrowedTo, sessionTo211, sessionTo221 } from './mappers.js';
 import * as S211 from './schemas-2.1.1.js';
 import * as S221 from './schemas-2.2.1.js';
@@ -99,20 +100,26 @@ function withPeriodsAdded(
   return { charging_periods: all };
 }
 
-/** A 2.2.1 session as 2.1.1 has it, with the location we hold for it (from `locations`). */
+/**
+ * A 2.2.1 session as 2.1.1 has it, with the location we hold for it (from `locations`). Its
+ * connector's one `tariff_id` is the tariff its charging periods were priced with, else the one
+ * of the connector's `tariff_ids` that prices a roamed session started when it started
+ * (`ourTariffChoice`, read from `tariffs`).
+ */
 export async function session211Of(
-  locations: Pick<ObjectStore<StoredLocation>, 'get'>,
+  stores: { locations: Pick<ObjectStore<StoredLocation>, 'get'>; tariffs: Pick<ObjectStore<Tariff>, 'get'> },
   s: S221.Session,
 ): Promise<S211.StoredSession> {
-  const location = await locations.get({
-    country_code: s.country_code,
-    party_id: s.party_id,
-    id: s.location_id,
-  });
+  const owner = { country_code: s.country_code, party_id: s.party_id };
+  const location = await stores.locations.get({ ...owner, id: s.location_id });
   if (!location) return sessionTo211(s, undefined);
-  const place = narrowedTo(locationTo211(location), s.evse_uid, s.connector_id);
-  // a priced session's connector names the tariff its periods were priced with
-  return sessionTo211(s, namingTariff(place, tariffOfPeriods(s.charging_periods), false));
+  const priced = tariffOfPeriods(s.charging_periods);
+  const choose =
+    priced === undefined
+      ? await ourTariffChoice(stores.tariffs, owner, [location], Date.parse(s.start_date_time))
+      : undefined;
+  const place = narrowedTo(locationTo211(location, choose), s.evse_uid, s.connector_id);
+  return sessionTo211(s, namingTariff(place, priced, false));
 }
 
 /** 2.1.1: GET, PUT and PATCH of `/sessions/{country_code}/{party_id}/{session_id}`. */
@@ -128,7 +135,7 @@ export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
       handler: async (req) => {
         const found = await callersObject(req, '2.1.1', ctx.stores.sessions, req.params.session_id, unknownSession);
         const s = found.object;
-        return { data: isSession221(s) ? await session211Of(ctx.stores.locations, s) : s };
+        return { data: isSession221(s) ? await session211Of(ctx.stores, s) : s };
       },
     }),
     route({
@@ -172,7 +179,7 @@ export function sessionsReceiver211(ctx: OcpiContext): OcpiRoute[] {
         const session = { ...body, authorization_id: body.auth_id };
         assertEndsAfterStart(session);
         const held = (await ctx.stores.sessions.putUnlessOlder({ ...party, id }, session)).object;
-        return { data: isSession221(held) ? await session211Of(ctx.stores.locations, held) : held };
+        return { data: isSession221(held) ? await session211Of(ctx.stores, held) : held };
       },
     }),
   ];

@@ -291,6 +291,14 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const served = await api.request('GET', '/ocpi/cpo/2.1.1/tariffs', { token: emsp.token });
       const mixT = dataOf<Array<{ id: string; energy_mix?: Obj }>>(served).find((t) => t.id === 'MIX-T');
       expect(mixT?.energy_mix?.environ_impact).to.deep.equal([{ source: 'NUCLEAR_WASTE', amount: 0 }]);
+      // a 2.2.1 body naming them as 2.1.1 does is stored as 2.2.1 names them (was stored and served as sent)
+      const slip = { is_green_energy: false, environ_impact: [{ source: 'CARBON_DIOXIDE', amount: 10 }] };
+      const again = await api.request('PUT', '/v1/ocpi/locations/MIX-1', {
+        body: aLocation({ id: 'MIX-1', energy_mix: slip, last_updated: isoAt(660) }),
+      });
+      expect((again.body as { energy_mix: Obj }).energy_mix.environ_impact).to.deep.equal([
+        { category: 'CARBON_DIOXIDE', amount: 10 },
+      ]);
     });
   });
 }
