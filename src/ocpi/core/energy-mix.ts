@@ -16,3 +16,11 @@ export function energyMixAs<M extends object>(version: '2.1.1' | '2.2.1', mix: M
   });
   return { ...mix, environ_impact: renamed };
 }
+
+/** `holder` (a location, a tariff) with its energy mix, if any, named as `version` names it. */
+export function withEnergyMixAs<H extends { energy_mix?: object | undefined }>(
+  version: '2.1.1' | '2.2.1',
+  holder: H,
+): H {
+  return holder.energy_mix ? { ...holder, energy_mix: energyMixAs(version, holder.energy_mix) } : holder;
+}

@@ -12,7 +12,7 @@ import type { StoredLocation } from './schemas-2.2.1.js';
 import { enqueue } from '../outbox/outbox-store.js';
 import type { SqlRunner } from '../../db/sql.js';
 import { patchLocation, putLocation } from './service.js';
-import { energyMixAs } from '../core/energy-mix.js';
+import { withEnergyMixAs } from '../core/energy-mix.js';
 
 const LocationIdPath = Type.Object({ location_id: ObjectId });
 
@@ -142,9 +142,7 @@ export function ownLocationRoutes(ctx: OcpiContext): OperatorRoute[] {
       response: L221.LocationOut,
       handler: async (req) => {
         // an energy mix's impacts named as 2.1.1 names them (`source`) are stored as 2.2.1 does (`category`)
-        const body = req.body.energy_mix
-          ? { ...req.body, energy_mix: energyMixAs('2.2.1', req.body.energy_mix) }
-          : req.body;
+        const body = withEnergyMixAs('2.2.1', req.body);
         const own = ctx.ownParty();
         assertOurParty(own, body, `country_code and party_id must be ours (${own.country_code}-${own.party_id})`);
         assertTimeZone(body);

@@ -1,7 +1,7 @@
 import type { PartyIdentity } from '../core/auth.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { Tariff } from '../tariffs/schemas-2.2.1.js';
-import { tariffForRoaming, tariffValidAt } from '../../tariffs/engine.js';
+import { selectTariff } from '../../tariffs/engine.js';
 import type { StoredLocation } from './schemas-2.2.1.js';
 import type * as V211 from './schemas-2.1.1.js';
 
@@ -38,11 +38,12 @@ export async function ourTariffChoice(
       if (t) held.set(id, t);
     }),
   );
-  const applies = (id: string): boolean => {
-    const t = held.get(id);
-    return t !== undefined && tariffForRoaming(t) && tariffValidAt(t, now);
-  };
-  return (list) => list.find(applies) ?? list[0];
+  // the rule a roamed session's start is priced by, over the connector's tariffs in their order
+  return (list) =>
+    selectTariff(
+      list.flatMap((id) => held.get(id) ?? []),
+      now,
+    )?.id ?? list[0];
 }
 
 /**

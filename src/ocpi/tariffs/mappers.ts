@@ -1,7 +1,7 @@
 import type { PartyIdentity } from '../core/auth.js';
 import type * as T211 from './schemas-2.1.1.js';
 import type * as T221 from './schemas-2.2.1.js';
-import { energyMixAs } from '../core/energy-mix.js';
+import { energyMixAs, withEnergyMixAs } from '../core/energy-mix.js';
 
 /**
  * Tariffs between the versions (docs/OCPI.md "Storage", Decisions 22). Stored in the 2.2.1
@@ -10,8 +10,7 @@ import { energyMixAs } from '../core/energy-mix.js';
 
 export function tariffFrom211(t: T211.Tariff, party: PartyIdentity): T221.Tariff {
   // 2.1.1 restrictions have the 2.2.1 fields but current and reservation: kept as sent
-  const mix = t.energy_mix && { energy_mix: energyMixAs('2.2.1', t.energy_mix) };
-  return { country_code: party.country_code, party_id: party.party_id, ...t, ...mix } as T221.Tariff;
+  return { country_code: party.country_code, party_id: party.party_id, ...withEnergyMixAs('2.2.1', t) } as T221.Tariff;
 }
 
 /**

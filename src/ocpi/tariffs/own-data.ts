@@ -17,7 +17,7 @@ import type { StoredLocation } from '../locations/schemas-2.2.1.js';
 import { tariffFrom211, tariffTo211 } from './mappers.js';
 import * as T211 from './schemas-2.1.1.js';
 import * as T221 from './schemas-2.2.1.js';
-import { energyMixAs } from '../core/energy-mix.js';
+import { withEnergyMixAs } from '../core/energy-mix.js';
 
 const TariffIdPath = Type.Object({ tariff_id: ObjectId });
 
@@ -164,11 +164,6 @@ function fieldError(
   return new RequestValidationError([{ loc, msg, type, input, ctx: {} }]);
 }
 
-/** Stored in the 2.2.1 shape: an energy mix's impacts named `category` (2.1.1 names it `source`). */
-function withMix221(t: T221.Tariff): T221.Tariff {
-  return t.energy_mix ? { ...t, energy_mix: energyMixAs('2.2.1', t.energy_mix) } : t;
-}
-
 /**
  * The operator's routes for our own tariffs, on the management mount (docs/OCPI.md "Our own
  * data"): a PUT takes a 2.2.1 Tariff (with our country_code and party_id) or a 2.1.1 one, stored
@@ -209,7 +204,8 @@ export function ownTariffRoutes(ctx: OcpiContext): OperatorRoute[] {
         const own = ctx.ownParty();
         if ('country_code' in body) assertOurParty(own, body, 'a tariff of ours names our country_code and party_id');
         else if (has221Fields(body)) assert221(body);
-        const tariff = 'country_code' in body ? withMix221(body) : tariffFrom211(body, own);
+        // stored in the 2.2.1 shape: an energy mix's impacts named `category` (2.1.1: `source`)
+        const tariff = 'country_code' in body ? withEnergyMixAs('2.2.1', body) : tariffFrom211(body, own);
         // what is stored is a 2.2.1 Tariff: a 2.1.1 one converted must be one too (before, a 2.1.1
         // tariff without elements was stored and pushed to every eMSP as a 2.2.1 one without any)
         assert221(tariff);
