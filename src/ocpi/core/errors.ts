@@ -162,6 +162,14 @@ export function noChargingPreferences(sessionId: string): OcpiError {
   );
 }
 
+/**
+ * 409 with 2000: a command result POSTed for a command its CPO answered `answered` (not ACCEPTED);
+ * OCPI has a result follow only an ACCEPTED command, so taking it would show both.
+ */
+export function noResultExpected(answered: string): OcpiError {
+  return new OcpiError(409, OCPI_GENERIC_CLIENT_ERROR, `No result is expected: the command was answered ${answered}`);
+}
+
 export function unknownToken(): OcpiError {
   return new OcpiError(404, 2004, 'Resource not found');
 }

@@ -125,8 +125,19 @@ function requestOf(
         : `${at.command} has no field ${name} in OCPI ${at.version}`;
       return { ...d, msg, ctx: { ...d.ctx, version: at.version } };
     });
-    throw new RequestValidationError(detail);
+    throw new RequestValidationError(detail.map(withoutResponseUrl));
   }
+}
+
+/**
+ * An error's echo of the body without the `response_url` we added: the operator did not send it,
+ * and it names a command that is never kept when the fields are refused.
+ */
+function withoutResponseUrl<D extends { input?: unknown }>(d: D): D {
+  const input = d.input;
+  if (typeof input !== 'object' || input === null || !Object.hasOwn(input, 'response_url')) return d;
+  const { response_url: _added, ...given } = input as Record<string, unknown>;
+  return { ...d, input: given };
 }
 
 const checkResponse221 = compileLazily(CommandResponse221);

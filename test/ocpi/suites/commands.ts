@@ -376,6 +376,26 @@ export function commandsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(done.body).to.include({ result_due_at: null, result_overdue: false });
     });
 
+    it('a result for a command its CPO answered REJECTED is refused (409), and the command keeps no result', async () => {
+      const cpo = await partnerCpo(['2.2.1'], () => ({ result: 'REJECTED', timeout: 0 }));
+      const sent = await t.api.request('POST', `/v1/partners/${cpo.id}/commands/UNLOCK_CONNECTOR`, {
+        body: { location_id: 'L', evse_uid: 'E', connector_id: '1' },
+      });
+      expect(sent.status, JSON.stringify(sent.body)).to.equal(201);
+      const body = cpo.fake.received.at(-1)?.body as { response_url: string };
+      const posted = await postResult(body.response_url, cpo.token, { result: 'ACCEPTED' });
+      // was 200/1000, and the operator saw a command both REJECTED and ACCEPTED
+      expect([posted.status, posted.body.status_code]).to.deep.equal([409, 2000]);
+      expect(posted.body.status_message).to.contain('REJECTED');
+      const read = await t.api.request('GET', `/v1/commands/${String(sent.body.uid)}`);
+      expect(read.body).to.deep.include({ response: { result: 'REJECTED', timeout: 0 }, result: null });
+
+      // fields refused before any call: the 422 echoes what the operator sent, not a response_url
+      const refused = await t.api.request('POST', `/v1/partners/${cpo.id}/commands/STOP_SESSION`, { body: {} });
+      expect(refused.status).to.equal(422);
+      expect(JSON.stringify(refused.body)).not.to.contain('response_url');
+    });
+
     it("refuses (422) a field the partner's version of the command lacks, or an unknown one, before any call", async () => {
       type Detail = { loc: unknown[]; msg: string; type: string };
       const cpo211 = await partnerCpo(['2.1.1'], () => ({ result: 'ACCEPTED' }));
