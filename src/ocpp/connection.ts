@@ -551,12 +551,15 @@ export class ChargerConnection<V extends ProtocolName> {
    */
   private callFailed(frame: Extract<InboundFrame, { t: 'call' }>, known: boolean, err: unknown): void {
     // the connection ended while the call was handled (the charger left, or read nothing and was
-    // cut off): its charge point is no longer here, nothing can be answered, and it is no bug
-    if (!this.isOpen && err instanceof ActorUnavailableError) {
+    // cut off), or its charge point was pinned away from it (a newer connection of the charger,
+    // here or in another process, whose claim is closing this one): nothing can be answered, and
+    // it is no bug. Still open, it is closed as replaced: it was answered InternalError before
+    if (err instanceof ActorUnavailableError) {
       this.opts.log.debug(
         { err, action: frame.action, charge_point: this.chargePointId },
         'OCPP call ended with its connection',
       );
+      if (this.isOpen) this.close(4000, 'replaced by a newer connection');
       return;
     }
     const dependency = this.opts.degradedBy() ?? (isDependencyOutage(err) ? 'unreachable' : undefined);

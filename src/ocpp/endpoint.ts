@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ActorSystem, PinnedActor } from '../runtime/actor-system.js';
+import { PinSupersededError } from '../runtime/errors.js';
 import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
 import { chargerConnection, noteFrameError, type AnyChargerConnection, type ConnectionSettings } from './connection.js';
 import type { ProtocolName, RegistrationStatus } from './domain.js';
@@ -370,7 +371,16 @@ export class OcppEndpoint {
     this.newest.set(id, conn);
     ws.on('close', () => void this.release(conn));
     // the newest connection wins: pinning ends any older activation, whose onDeactivate closes its socket
-    const pinned = await actors.pin(chargePoint.address);
+    const pinned = await actors.pin(chargePoint.address).catch((err: unknown) => {
+      // a newer connection's claim overtook this one's (two devices of one identity, here or elsewhere)
+      if (err instanceof PinSupersededError) return undefined;
+      throw err;
+    });
+    if (!pinned) {
+      await this.release(conn);
+      if (conn.isOpen) conn.close(4000, 'replaced by a newer connection');
+      return;
+    }
     // from here `release` (the socket's close, a superseded or stopping accept) lets the pin go
     this.pins.set(conn, pinned);
     if (!conn.isOpen || this.stopping || this.newest.get(id) !== conn) {

@@ -56,6 +56,8 @@ export class ActorSystem implements ActorMessenger {
   private readonly incoming: IncomingCalls;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly orphanListeners: Array<(addresses: Address[]) => void> = [];
+  /** the claim of each address that runs or waits in `pin`, the latest one (claims of one address go one at a time) */
+  private readonly pinning = new Map<Address, Promise<PinnedActor>>();
   private started = false;
   /** some registered kind uses ctx.em (MikroORM is loaded at start) */
   private needsOrm = false;
@@ -185,8 +187,27 @@ export class ActorSystem implements ActorMessenger {
 
   // ---- pinned actors ----------------------------------------------------------------------
 
-  /** Claims a pinned actor for this process; a claim elsewhere is ended. */
+  /**
+   * Claims a pinned actor for this process; a claim elsewhere is ended. Claims of one address in
+   * this process run one after the other (two connections of one charger at once): each ends the
+   * activation of the one before. Overlapping, the later one's activation replaced the earlier
+   * one's without ending it, and the earlier claim could raise its fence last.
+   */
   async pin(address: Address): Promise<PinnedActor> {
+    const before = this.pinning.get(address);
+    const claim = (before ?? Promise.resolve()).then(
+      () => this.claimPin(address),
+      () => this.claimPin(address),
+    );
+    this.pinning.set(address, claim);
+    try {
+      return await claim;
+    } finally {
+      if (this.pinning.get(address) === claim) this.pinning.delete(address);
+    }
+  }
+
+  private async claimPin(address: Address): Promise<PinnedActor> {
     const { key } = parseAddress(address);
     const kind = this.activations.kindOf(address);
     if (kind.def.placement !== 'pinned') throw new TypeError(`${kind.def.kind} actors are not pinned`);

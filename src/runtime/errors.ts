@@ -41,6 +41,16 @@ export class FencedError extends ActorRuntimeError {
   override readonly code = 'FENCED';
 }
 
+/**
+ * A pin's claim that a newer claim of the same address overtook before its fence was raised (a
+ * charger's second connection, here or in another process): the newer one holds the pin, and
+ * the connection behind this claim is the one replaced.
+ */
+export class PinSupersededError extends ActorRuntimeError {
+  override readonly name = 'PinSupersededError';
+  override readonly code = 'PIN_SUPERSEDED';
+}
+
 export class UnknownActorKindError extends ActorRuntimeError {
   override readonly name = 'UnknownActorKindError';
   override readonly code = 'UNKNOWN_KIND';
@@ -95,6 +105,7 @@ const byName: Record<string, new (message: string) => ActorRuntimeError> = {
   ActorMovedError,
   ActorLostError,
   FencedError,
+  PinSupersededError,
   UnknownActorKindError,
   InvalidMessageError,
   UnrecoverableError,

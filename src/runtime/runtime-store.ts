@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
 import type { Row, SqlExecutor, SqlRunner, SqlStatement } from '../db/sql.js';
 import type { Address } from './address.js';
-import type { GroupCommit } from '../db/group-commit.js';
+import { retryTransient, type GroupCommit } from '../db/group-commit.js';
 
 /** A durable message as stored in actor_mailbox. */
 export interface MailboxRow {
@@ -118,9 +118,20 @@ export class RuntimeStore {
   /**
    * Raises the fence of a key to `epoch` unless a higher one is stored. Returns the epoch now
    * stored: equal to `epoch` when the raise took, higher when a newer owner exists.
+   *
+   * Without `tx`: on SQLite in the group commit (one connection, so no lock waits; a storm's
+   * connects share their COMMITs). On PostgreSQL in a statement of its own, holding no other
+   * lock while it waits for the turns that share-lock the fence. In a shared batch it held the
+   * fences its batch's turns had share-locked while it waited, and two batches each raising a
+   * fence the other's turns held deadlocked: chargers reconnecting in a loop (two devices of one
+   * identity) kept PostgreSQL breaking cycles a second apart, the pool ran dry and every charger
+   * of the process got InternalError for minutes.
    */
   async raiseFence(fenceKey: string, epoch: number, tx?: SqlRunner): Promise<number> {
-    if (!tx) return this.group.run((shared) => this.raiseFence(fenceKey, epoch, shared));
+    if (!tx) {
+      if (this.sql.dialect === 'postgresql') return retryTransient(() => this.raiseFence(fenceKey, epoch, this.sql));
+      return this.group.run((shared) => this.raiseFence(fenceKey, epoch, shared));
+    }
     const rows = await tx.query(
       `INSERT INTO actor_fence (fence_key, epoch, updated_at) VALUES (?, ?, ?)
        ON CONFLICT (fence_key) DO UPDATE SET epoch = excluded.epoch, updated_at = excluded.updated_at

@@ -6,6 +6,7 @@ import { v16 } from '../ocpp/support/messages.js';
 import { eventually } from '../ocpp/support/scenario.js';
 import { clusterEnvironment, type TestEnvironment } from '../support/platforms.js';
 import { startNode, type NodeProcess } from '../support/processes.js';
+import { strictCharger } from '../support/rpc-client.js';
 
 interface ChargePointView {
   online: boolean;
@@ -256,5 +257,83 @@ describe('charge points across web processes (Redis, PostgreSQL, real processes)
       detail: 'connection closed before the answer (service restart)',
     });
     await onC.close();
+  });
+  it('two devices of one identity connecting at once, round after round: each is answered or closed as replaced, and the other chargers carry on', async () => {
+    const c = await startNode(env.env);
+    const api = apiClient(b.url);
+    const register = async (prefix: string): Promise<RegisteredChargePoint> =>
+      (
+        await api<RegisteredChargePoint>('POST', '/v1/charge-points', {
+          id: uniqueChargePointId(prefix),
+          protocol: 'ocpp1.6',
+        })
+      ).body;
+    try {
+      const steady = await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          const charger = strictCharger(c.url, await register('ST'), 'ocpp1.6');
+          await charger.connect();
+          await charger.call('BootNotification', v16.boot());
+          const started = (await charger.call('StartTransaction', v16.start({ idTag: 'TAG-ST' }))) as {
+            transactionId: number;
+          };
+          return { charger, transactionId: started.transactionId };
+        }),
+      );
+      const twins = await Promise.all(Array.from({ length: 40 }, () => register('TW')));
+      const until = Date.now() + 6_000;
+      const failures: string[] = [];
+      let answered = 0;
+      let connects = 0;
+      // what a device was answered with a CALLERROR (closed under its call is not one)
+      const twinErrors: string[] = [];
+      // a device connects, boots and reports for a moment; its twin, connecting at the same time, replaces one of them
+      const device = async (cp: RegisteredChargePoint): Promise<void> => {
+        const charger = strictCharger(c.url, cp, 'ocpp1.6');
+        const stop = Date.now() + 300;
+        try {
+          await charger.connect();
+          connects += 1;
+          await charger.call('BootNotification', v16.boot());
+          for (let wh = 10; Date.now() < stop; wh += 10)
+            await charger.call('MeterValues', v16.meterValues(1, undefined, wh));
+        } catch (err) {
+          // replaced or refused: the socket closed under the call
+          const code = (err as { rpcErrorCode?: string }).rpcErrorCode;
+          if (code) twinErrors.push(`${code}: ${(err as Error).message}`);
+        }
+        await charger.close({ force: true });
+      };
+      // every twin, both devices at once, round after round (a fleet back after an outage, with duplicates)
+      const rounds = async (): Promise<void> => {
+        while (Date.now() < until) await Promise.all(twins.flatMap((cp) => [device(cp), device(cp)]));
+      };
+      const meter = async ({ charger, transactionId }: (typeof steady)[number]): Promise<void> => {
+        for (let wh = 1_010; Date.now() < until; wh += 10) {
+          try {
+            await charger.call('MeterValues', v16.meterValues(1, transactionId, wh));
+            answered += 1;
+          } catch (err) {
+            failures.push(err instanceof Error ? err.message : String(err));
+          }
+        }
+      };
+      await Promise.all([rounds(), ...steady.map(meter)]);
+      await Promise.all(steady.map(({ charger }) => charger.close()));
+      expect(connects, 'the twins replaced each other').to.be.above(twins.length * 4);
+      // were InternalError for every charger of the process: fence raises deadlocked the batches
+      expect(failures, 'meter values of the chargers that stayed').to.deep.equal([]);
+      expect(answered).to.be.above(steady.length * 10);
+      // the older of two claims at once took the pin back, and the newer device's turns were fenced
+      expect(twinErrors.slice(0, 3), `${twinErrors.length} CALLERRORs to the twins`).to.deep.equal([]);
+      const unexpected = c.logs.filter(
+        (l) =>
+          JSON.stringify(l).includes('deadlock') ||
+          l.msg === 'pin epoch behind the database fence; raising the counter',
+      );
+      expect(unexpected.map((l) => l.msg)).to.deep.equal([]);
+    } finally {
+      await c.stop();
+    }
   });
 });

@@ -477,6 +477,51 @@ describe('the runtime on the pg driver (group commit, named statements)', () => 
     expect(fence.map((r) => Number(r.epoch))).to.deep.equal([4]);
   });
 
+  it("two chargers' new connections raising each other's fence while their old turns commit: no deadlock", async () => {
+    const { RuntimeStore } = await import('../../src/runtime/runtime-store.js');
+    const sql = db().sql;
+    const store = new RuntimeStore(db());
+    await store.raiseFence('gc:dl-x', 1);
+    await store.raiseFence('gc:dl-y', 1);
+    const deadlocks = async () => {
+      const rows = await sql.query('SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()');
+      return Number(rows[0]?.deadlocks);
+    };
+    const before = await deadlocks();
+    // a turn of each charger's actor, fenced by its pin: its batch share-locks the fence
+    const turn = (key: string) =>
+      db().group.commit(
+        async (_tx, fences) => {
+          if (fences.get(key) !== 1) throw new Error('fenced');
+          await new Promise((r) => setTimeout(r, 100));
+        },
+        { read: { reader: store.readFences, key } },
+      );
+    const filler = () => db().group.commit(async () => undefined);
+    // one tick: [turn x, raise y, 6 more] and [turn y, raise x, ...] as two batches of 8 on two connections
+    const started = Date.now();
+    const calls: Promise<unknown>[] = [
+      turn('gc:dl-x'),
+      store.raiseFence('gc:dl-y', 2),
+      ...Array.from({ length: 6 }, filler),
+      turn('gc:dl-y'),
+      store.raiseFence('gc:dl-x', 2),
+      ...Array.from({ length: 6 }, filler),
+    ];
+    // a turn whose fence the other raise took first is fenced: either outcome is the runtime's
+    const turns = await Promise.allSettled([calls[0], calls[8]]);
+    expect(await calls[1], 'y raised').to.equal(2);
+    expect(await calls[9], 'x raised').to.equal(2);
+    await Promise.all(calls.filter((_, i) => ![0, 8].includes(i)));
+    const ms = Date.now() - started;
+    for (const t of turns) if (t.status === 'rejected') expect(String(t.reason)).to.contain('fenced');
+    // PostgreSQL breaks a deadlock after deadlock_timeout (1 s): the batches had each held the
+    // fence the other's raise waited for, and took more than a second
+    expect(ms, 'the raises waited only for the turns that held their fences').to.be.below(900);
+    await sql.query('SELECT pg_stat_force_next_flush()');
+    expect(await deadlocks(), 'deadlocks in the database').to.equal(before);
+  });
+
   it('runs beside a MikroORM transaction held across awaits', async () => {
     await checkOrmTransactionAlongside(db());
   });

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { fenceKeyForPin, fenceKeyForShard, rendezvousOwner, type Address } from '../address.js';
 import type { ActorPlacement, Lease, PlacementEvents } from '../placement.js';
 import { PinTable } from '../pin-table.js';
+import { PinSupersededError } from '../errors.js';
 import type { RuntimeStore } from '../runtime-store.js';
 import { loadClusterScripts, type ClusterScripts } from './scripts.js';
 import type { RedisKeys } from './redis-keys.js';
@@ -475,8 +476,12 @@ export class ClusterPlacement implements ActorPlacement {
       const stored = await this.opts.store.raiseFence(lease.fenceKey, epoch);
       const previousOwner = previous ? previous.split('|')[0] : undefined;
       if (stored <= epoch) return { lease, previousOwner };
-      // Redis forgot its epochs (restarted empty): a claim under this epoch could never commit
       this.pins.release(address, lease);
+      // a newer claim of the address raised its fence first (two connections of one charger at
+      // once): it holds the pin. Claimed again here, this older one took the pin back from it, and
+      // the newer connection's turns were fenced while the older one was closed as replaced
+      if ((await this.pinEpoch(address)) > epoch) throw new PinSupersededError(`${address} was claimed again since`);
+      // Redis forgot its epochs (restarted empty): a claim under this epoch could never commit
       if (attempt >= 2) throw new Error(`pin epoch of ${address} stays behind its database fence ${stored}`);
       this.opts.log.warn({ address, epoch, stored }, 'pin epoch behind the database fence; raising the counter');
       await this.scripts.raiseEpoch(this.keys.epoch(), stored);
@@ -545,6 +550,12 @@ export class ClusterPlacement implements ActorPlacement {
     for (const [address, mine] of this.pins.entries()) {
       if (mine === lease) void this.releasePin(address, mine);
     }
+  }
+
+  /** The epoch of the pin's current claim in Redis (0 when none). */
+  private async pinEpoch(address: Address): Promise<number> {
+    const value = await this.opts.redis.get(this.keys.pin(address));
+    return value ? Number(value.split('|')[1]) || 0 : 0;
   }
 
   async ownerOfPin(address: Address): Promise<string | undefined> {
