@@ -126,7 +126,18 @@ export function forPartners(role: PartnerRole, routes: OcpiRoute[]): OcpiRoute[]
   return routes.map((r) => {
     const gated: OcpiRoute = {
       ...r,
-      handler: (req) => r.handler(req.auth.role === role ? req : { ...req, auth: actingAs(req.auth, role) }),
+      handler: (req) => {
+        if (req.auth.role === role) return r.handler(req);
+        const acting = actingAs(req.auth, role);
+        // the answer goes to the party the request acts as (it went to the token's own party, a
+        // CPO, while a platform's eMSP party was served), from us as the authenticator set it
+        const ours = req.koa.response.get('OCPI-from-party-id');
+        if (ours) {
+          const from = { country_code: req.koa.response.get('OCPI-from-country-code'), party_id: ours };
+          req.koa.set(responseRoutingHeaders(from, acting));
+        }
+        return r.handler({ ...req, auth: acting });
+      },
     };
     partnerRoles.set(gated, role);
     return gated;

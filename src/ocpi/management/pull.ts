@@ -203,22 +203,30 @@ export async function pull(
   let rejected = 0;
   let kept = 0;
   let pages = 0;
-  const to = { country_code: partner.country_code, party_id: partner.party_id };
+  // OCPI 2.2.1 addresses a request (OCPI-to-*) to the party that answers it: the Sender's party,
+  // each of them in turn on a platform with several (a platform that routes by the header lists
+  // each party's own objects); a 2.1.1 link has one party and no routing headers
+  const senders = version === '2.2.1' ? parties.filter((p) => p.role === spec.sender) : parties.slice(0, 1);
   try {
-    // each page is stored before the next one is read (one page in memory at a time); a failure
-    // part-way answers 502 and keeps the pages stored so far (a pull again overwrites them)
-    for await (const page of ctx.client.pages(url, link.theirToken, version, { route: { from: ctx.own, to } })) {
-      pages++;
-      for (const o of page) {
-        const party = checked(o, rules) ? partyOf(o, version, parties, spec.sender) : undefined;
-        const id = party && (await spec.store(ctx, o, version, party));
-        if (id === undefined) rejected++;
-        else if (id === KEPT) kept++;
-        else ids.push(id);
+    for (const sender of senders) {
+      const to = { country_code: sender.country_code, party_id: sender.party_id };
+      // each page is stored before the next one is read (one page in memory at a time); a failure
+      // part-way answers 502 and keeps the pages stored so far (a pull again overwrites them)
+      for await (const page of ctx.client.pages(url, link.theirToken, version, { route: { from: ctx.own, to } })) {
+        pages++;
+        for (const o of page) {
+          const party = checked(o, rules) ? partyOf(o, version, parties, spec.sender) : undefined;
+          const id = party && (await spec.store(ctx, o, version, party));
+          if (id === undefined) rejected++;
+          else if (id === KEPT) kept++;
+          else ids.push(id);
+        }
       }
     }
   } catch (err) {
     return badGateway(ctx, err);
   }
-  return { module, version, url: chosen.url, pages, stored: ids.length, kept, rejected, ids };
+  // a platform that answers every party's objects to each: an object stored in one pass is kept in the next
+  const stored = [...new Set(ids)];
+  return { module, version, url: chosen.url, pages, stored: stored.length, kept, rejected, ids: stored };
 }

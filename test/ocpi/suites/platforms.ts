@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { aLocation } from '../../support/ocpi-builders.js';
+import { aLocation, aToken221 } from '../../support/ocpi-builders.js';
 import { useOcpiTarget, dataOf, uniqueParty, type OcpiTarget } from '../../support/ocpi-harness.js';
 
 type Obj = Record<string, unknown>;
@@ -89,6 +89,56 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       );
       expect(refused.body.status_code).to.equal(2001);
       expect(errorOf(refused.body)).to.include({ field: 'country_code', type: 'value_error.identity_mismatch' });
+    });
+
+    it('pulls from a platform party by party, each request addressed to the party whose Sender answers it', async () => {
+      const [cpo, cpo2, emsp] = [uniqueParty(), uniqueParty(), uniqueParty('NL')];
+      const parties = [
+        { role: 'CPO', ...cpo2 },
+        { role: 'EMSP', ...emsp },
+      ];
+      const onboarded = await t.api.request('POST', '/v1/partners', { body: { ...cpo, role: 'CPO', parties } });
+      const { id, token: tokenA } = onboarded.body as { id: string; token: string };
+      // a platform that routes by OCPI-to: each party's Sender lists that party's objects
+      const fake = await t.target.partner(`P-${cpo.party_id}-${Date.now()}`, ['2.2.1'], {
+        modules: [
+          { identifier: 'locations', role: 'SENDER' },
+          { identifier: 'tokens', role: 'SENDER' },
+        ],
+        answer: (req) => {
+          const to = req.headers['ocpi-to-party-id'];
+          if (req.path.startsWith('/locations'))
+            return [cpo, cpo2].filter((p) => p.party_id === to).map((p) => aLocation({ ...p, id: `L-${p.party_id}` }));
+          return to === emsp.party_id ? [aToken221({ ...emsp, uid: 'PLATFORM-TOK' })] : [];
+        },
+      });
+      const roles = [{ role: 'CPO', ...cpo }, ...parties].map((r) => ({ ...r, business_details: { name: 'P' } }));
+      const registered = await t.api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+        token: tokenA,
+        ...b64,
+        body: { token: fake.token, url: fake.versionsUrl, roles },
+      });
+      expect(registered.body.status_code, JSON.stringify(registered.body)).to.equal(1000);
+      const token = (registered.body.data as { token: string }).token;
+
+      const locations = await t.api.request('POST', `/v1/partners/${id}/pull/locations`);
+      // was one GET to the onboarded CPO party: the second party's location never came
+      expect(locations.body, JSON.stringify(locations.body)).to.deep.include({ stored: 2, rejected: 0 });
+      const sent = (module: string) =>
+        fake.received.filter((r) => r.path.startsWith(`/${module}`)).map((r) => r.headers['ocpi-to-party-id']);
+      expect(sent('locations')).to.deep.equal([cpo.party_id, cpo2.party_id]);
+      // the tokens Sender is the eMSP party's: it was addressed to the onboarded CPO party
+      const tokens = await t.api.request('POST', `/v1/partners/${id}/pull/tokens`);
+      expect(tokens.body, JSON.stringify(tokens.body)).to.deep.include({ stored: 1, rejected: 0 });
+      expect(sent('tokens')).to.deep.equal([emsp.party_id]);
+
+      // the overview serves our locations to the eMSP party when no header chose one: answered to it
+      const list = await t.api.request('GET', '/ocpi/2.2.1/locations', { token, ...b64 });
+      expect(list.body.status_code).to.equal(1000);
+      expect([list.headers.get('OCPI-to-country-code'), list.headers.get('OCPI-to-party-id')]).to.deep.equal([
+        emsp.country_code,
+        emsp.party_id,
+      ]);
     });
 
     it('reads the routing headers: OCPI-from names one of the parties of the token, OCPI-to names us', async () => {
