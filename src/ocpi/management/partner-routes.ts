@@ -104,7 +104,11 @@ function onboardRoute(ctx: OcpiContext): OperatorRoute {
         throw new HttpError(409, 'own_party', 'that is our own country_code and party_id');
       const { partner, token } = await ctx.partners.create(body.country_code, body.party_id, body.role, body.parties);
       req.log.info({ partner: `${partner.country_code}-${partner.party_id}`, role: partner.role }, 'partner onboarded');
-      const versionsUrl = ourVersionsUrl(ctx.baseUrl(req.koa), partner.role);
+      // a platform with parties of both roles registers at the overview, whose details list both
+      // sides: a role mount's list only the side for the onboarded party's role (docs/OCPI.md)
+      const bothRoles = body.parties?.some((p) => p.role !== partner.role) === true;
+      const origin = ctx.baseUrl(req.koa);
+      const versionsUrl = bothRoles ? `${origin}/ocpi/2.2.1/versions` : ourVersionsUrl(origin, partner.role);
       return {
         status: 201,
         data: {

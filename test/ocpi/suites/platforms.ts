@@ -98,7 +98,9 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         { role: 'EMSP', ...emsp },
       ];
       const onboarded = await t.api.request('POST', '/v1/partners', { body: { ...cpo, role: 'CPO', parties } });
-      const { id, token: tokenA } = onboarded.body as { id: string; token: string };
+      const { id, token: tokenA, versions_url } = onboarded.body as { id: string; token: string; versions_url: string };
+      // both roles: the overview, whose details list both sides (was the eMSP mount's, CPO side unlisted)
+      expect(new URL(versions_url).pathname).to.equal('/ocpi/2.2.1/versions');
       // a platform that routes by OCPI-to: each party's Sender lists that party's objects
       const fake = await t.target.partner(`P-${cpo.party_id}-${Date.now()}`, ['2.2.1'], {
         modules: [
