@@ -51,8 +51,6 @@ interface PushModule<T extends { last_updated: string }> {
   store(ctx: OcpiContext): ObjectStore<T>;
   /** which of our objects the partner may have */
   options(version: OcpiVersion, partner: PartyIdentity): ListOptions;
-  /** sent to each party of the receiving role on its own (the objects of its tokens) */
-  perReceiver?: boolean;
   call(pc: PushContext, o: T, version: OcpiVersion): Promise<PushCall>;
 }
 
@@ -93,7 +91,6 @@ const MODULES: Record<Pushable, AnyPushModule> = {
     receiver: 'EMSP',
     store: (ctx) => ctx.stores.sessions,
     options: (_v, partner) => ({ audience: partner }),
-    perReceiver: true,
     call: async (pc, s, version) => {
       const { own } = pc;
       const body =
@@ -109,7 +106,6 @@ const MODULES: Record<Pushable, AnyPushModule> = {
     // a credit CDR goes on 2.2.1 links only: 2.1.1 has none (visibilityOf)
     options: (version, partner) =>
       version === '2.1.1' ? { audience: partner, publishedOnly: 'public' } : { audience: partner },
-    perReceiver: true,
     call: async (pc, c, version) => {
       const { own } = pc;
       const body = version === '2.1.1' ? await cdr211Of(pc.locations, c) : isCdr221(c) ? c : cdrTo221(c, own, own);
@@ -188,8 +184,10 @@ export async function push(
     locations: ctx.stores.locations,
     tariffs: ctx.stores.tariffs,
   };
-  // sessions and CDRs: one pass per eMSP party of the partner; the rest: one pass
-  const passes = spec.perReceiver ? receivers : receivers.slice(0, 1);
+  // one pass per receiving party, addressed to it: a platform that routes by OCPI-to hands each
+  // party what was addressed to it (the sessions and CDRs of its drivers; every token, location
+  // and tariff). The rest went to the first party only
+  const passes = receivers;
   for (const to of passes) {
     const them = { country_code: to.country_code, party_id: to.party_id };
     for (const key of await store.keys([ctx.ownParty()], spec.options(version, them))) {

@@ -126,6 +126,12 @@ function speaksFor(partner: PartnerView, to: PartyIdentity): boolean {
   return is(partner) || partner.parties.some(is);
 }
 
+/** The link's parties of `role`, its own first; its own party alone when none has it. */
+function partiesOf(partner: PartnerView, role: 'CPO' | 'EMSP'): PartyIdentity[] {
+  const all = [partner, ...partner.parties].filter((p) => p.role === role);
+  return (all.length > 0 ? all : [partner]).map((p) => ({ country_code: p.country_code, party_id: p.party_id }));
+}
+
 /** The CDR a built CDR credits, when it is a credit CDR (roaming/credit.ts). */
 function creditsWhich(built: object | undefined): string | undefined {
   if (!built || !('credit' in built) || built.credit !== true || !('credit_reference_id' in built)) return undefined;
@@ -302,18 +308,25 @@ export class OutboxCourier {
     }
   }
 
-  /** A rendered row to its party: the eMSP of a session or CDR, the link's party of the module's role otherwise. */
-  private sendRow(link: Link, partnerKey: string, intent: OutboxIntent, call: Call): Promise<DeliveryOutcome> {
+  /**
+   * A rendered row to its party: the eMSP of a session or CDR, the link's party of its role for a
+   * command result, and every party of the module's role otherwise (a token to each CPO party of
+   * a platform, a location or tariff to each eMSP party), each addressed to it (`OCPI-to-*`): a
+   * platform that routes by the header hands each party only what was addressed to it. The row
+   * is sent once all of them took it; a failure is retried for all (the PUTs and PATCHes are
+   * idempotent).
+   */
+  private async sendRow(link: Link, partnerKey: string, intent: OutboxIntent, call: Call): Promise<DeliveryOutcome> {
     if (intent.kind === 'cdr')
       return this.send(link, call, intent.to, (at) => this.delivered(intent.cdr_id, partnerKey, at));
-    const to =
-      intent.kind === 'session'
-        ? intent.to
-        : this.partyOf(
-            link.partner,
-            intent.kind === 'command-result' ? link.partner.role : intent.kind === 'token' ? 'CPO' : 'EMSP',
-          );
-    return this.send(link, call, to);
+    if (intent.kind === 'session') return this.send(link, call, intent.to);
+    if (intent.kind === 'command-result') return this.send(link, call, this.partyOf(link.partner, link.partner.role));
+    let outcome: DeliveryOutcome = SENT;
+    for (const to of partiesOf(link.partner, intent.kind === 'token' ? 'CPO' : 'EMSP')) {
+      outcome = await this.send(link, call, to);
+      if (outcome.outcome !== 'sent') return outcome;
+    }
+    return outcome;
   }
 
   /** Whether the partner took the CDR already (`delivered`). */

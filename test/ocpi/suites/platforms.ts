@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { aLocation, aToken221 } from '../../support/ocpi-builders.js';
 import { useOcpiTarget, dataOf, uniqueParty, type OcpiTarget } from '../../support/ocpi-harness.js';
+import { eventually } from '../../support/eventually.js';
 
 type Obj = Record<string, unknown>;
 const b64 = { encoding: 'base64' as const };
@@ -106,9 +107,11 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         modules: [
           { identifier: 'locations', role: 'SENDER' },
           { identifier: 'tokens', role: 'SENDER' },
+          { identifier: 'tokens', role: 'RECEIVER' },
         ],
         answer: (req) => {
           const to = req.headers['ocpi-to-party-id'];
+          if (req.method !== 'GET') return null;
           if (req.path.startsWith('/locations'))
             return [cpo, cpo2].filter((p) => p.party_id === to).map((p) => aLocation({ ...p, id: `L-${p.party_id}` }));
           return to === emsp.party_id ? [aToken221({ ...emsp, uid: 'PLATFORM-TOK' })] : [];
@@ -133,6 +136,23 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const tokens = await t.api.request('POST', `/v1/partners/${id}/pull/tokens`);
       expect(tokens.body, JSON.stringify(tokens.body)).to.deep.include({ stored: 1, rejected: 0 });
       expect(sent('tokens')).to.deep.equal([emsp.party_id]);
+
+      // a token of ours goes to each CPO party of the platform, addressed to it (was the onboarded one only)
+      const uid = `PLAT-${Date.now()}`;
+      expect(
+        (await t.api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${uid}`, { body: aToken221({ uid }) })).status,
+      ).to.equal(200);
+      const putTo = () =>
+        fake.received
+          .filter((r) => r.method === 'PUT' && r.path.includes(uid))
+          .map((r) => r.headers['ocpi-to-party-id']);
+      await eventually(async () => (putTo().length >= 2 ? true : undefined), {
+        what: 'the token PUT to both CPO parties',
+      });
+      expect(putTo()).to.deep.equal([cpo.party_id, cpo2.party_id]);
+      const pushed = await t.api.request('POST', `/v1/partners/${id}/push/tokens`);
+      expect(pushed.body, JSON.stringify(pushed.body)).to.deep.include({ failed_total: 0 });
+      expect(putTo()).to.deep.equal([cpo.party_id, cpo2.party_id, cpo.party_id, cpo2.party_id]);
 
       // the overview serves our locations to the eMSP party when no header chose one: answered to it
       const list = await t.api.request('GET', '/ocpi/2.2.1/locations', { token, ...b64 });
