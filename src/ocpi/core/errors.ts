@@ -119,12 +119,17 @@ export function unauthorized(version: OcpiVersion): OcpiError {
  * our eMSP mount, a CPO partner on our CPO mount). OCPI names no status for it; 2000 is its
  * generic client error (docs/OCPI.md "Mounts").
  */
-export function wrongRole(serves: 'CPO' | 'EMSP', caller: 'CPO' | 'EMSP'): OcpiError {
-  return new OcpiError(
-    403,
-    OCPI_GENERIC_CLIENT_ERROR,
-    `this interface serves ${serves} partners; the token is of a ${caller} partner`,
-  );
+export function wrongRole(
+  serves: 'CPO' | 'EMSP',
+  caller: 'CPO' | 'EMSP',
+  routedAs?: { country_code: string; party_id: string },
+): OcpiError {
+  const role = (r: 'CPO' | 'EMSP') => (r === 'CPO' ? 'a CPO' : 'an EMSP');
+  // a platform's party chosen by its OCPI-from headers: that party has the other role, not the token
+  const who = routedAs
+    ? `the party the request acts as (${routedAs.country_code}-${routedAs.party_id}, OCPI-from) is ${role(caller)}`
+    : `the token is of ${role(caller)} partner`;
+  return new OcpiError(403, OCPI_GENERIC_CLIENT_ERROR, `this interface serves ${serves} partners; ${who}`);
 }
 
 export function unknownLocation(): OcpiError {

@@ -79,7 +79,7 @@ export function actingFrom(caller: OcpiCaller, from: PartyIdentity | undefined):
 export function actingAs(caller: OcpiCaller, role: PartnerRole | undefined): OcpiCaller {
   if (!role || caller.role === role) return caller;
   const party = caller.parties.find((p) => p.role === role && (!caller.routed || sameParty(p, caller)));
-  if (!party) throw wrongRole(role, caller.role);
+  if (!party) throw wrongRole(role, caller.role, caller.routed ? caller : undefined);
   return { ...caller, ...party };
 }
 

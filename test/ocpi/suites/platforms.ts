@@ -203,6 +203,10 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       // the CPO party of the platform on an interface for eMSP partners: the role's refusal
       const wrongRole = await t.api.request('GET', '/ocpi/cpo/2.2.1/locations', { token, ...b64, headers: from(cpo) });
       expect(wrongRole.status).to.equal(403);
+      // the party its headers chose has the other role, not the token (was "the token is of a EMSP partner")
+      expect(wrongRole.body.status_message).to.equal(
+        `this interface serves EMSP partners; the party the request acts as (${cpo.country_code}-${cpo.party_id}, OCPI-from) is a CPO`,
+      );
 
       const elsewhere = await t.api.request('GET', '/ocpi/cpo/2.2.1/locations', {
         token,
