@@ -217,8 +217,13 @@ function failureDetail(err: unknown): string {
   return err.name === 'ChargerDisconnectedError' ? `${CONNECTION_CLOSED_DETAIL} (${err.message})` : err.message;
 }
 
-/** a call sent on a connection that a newer one of the charger replaced (`onConnected`) */
-const REPLACED_DETAIL = `${CONNECTION_CLOSED_DETAIL} (replaced by a newer connection)`;
+/**
+ * A call sent on a connection the charger connected again after (`onConnected`): a second
+ * connection of it, or a reconnect after the process holding the first one died (kill -9), whose
+ * close nobody settled. "replaced by a newer connection" sent the operator looking for a duplicate
+ * charger identity after a crash.
+ */
+const REPLACED_DETAIL = `${CONNECTION_CLOSED_DETAIL} (the charger connected again before it answered)`;
 
 /** The most of a partner's timeout kept for the charger's answer (`sendBy`). */
 const ANSWER_MARGIN_MS = 5000;

@@ -103,7 +103,9 @@ describe('OCPP: the calls of a charger whose connection ends', function () {
           return c?.status === 'failed' ? c : undefined;
         });
         // was the bare "connection closed before the answer": a second connection looked like a drop
-        expect(record.detail).to.equal('connection closed before the answer (replaced by a newer connection)');
+        expect(record.detail).to.equal(
+          'connection closed before the answer (the charger connected again before it answered)',
+        );
         expect(await charger.closed).to.equal(4000);
       } finally {
         newer.ws.terminate();
