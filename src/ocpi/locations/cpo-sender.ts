@@ -4,6 +4,7 @@ import type { OcpiContext } from '../core/context.js';
 import type { OcpiVersion } from '../core/envelope.js';
 import { unknownLocation } from '../core/errors.js';
 import { assertOwnParty, requireLink } from '../core/guards.js';
+import { responseRoutingHeaders } from '../core/routing.js';
 import { listRoute, pathParty, type OcpiRequest, type OcpiRoute } from '../core/mount-kit.js';
 import { Envelope, ObjectId, ObjectId39 } from '../core/schemas.js';
 import { connectorTo211, evseTo211, locationTo211 } from './mappers.js';
@@ -71,6 +72,9 @@ export function locationReadBack221(ctx: OcpiContext): OcpiRoute {
       const caller = requireLink(req.auth, '2.2.1');
       const party = pathParty(req);
       if (!ctx.isOwn(party)) assertOwnParty(caller, party);
+      // ours is read by the platform's eMSP party: the answer goes to it, unless OCPI-from chose a party
+      const reader = caller.role === 'EMSP' ? caller : caller.parties.find((p) => p.role === 'EMSP');
+      if (ctx.isOwn(party) && !req.auth.routed && reader) req.koa.set(responseRoutingHeaders(ctx.ownParty(), reader));
       const location = await findLocation(ctx, party, req.params.location_id);
       // an unpublished location of ours is shown only when it names who may see it
       if (ctx.isOwn(party) && visibilityOf(location) === 0) throw unknownLocation();

@@ -207,6 +207,8 @@ export async function pull(
   // each of them in turn on a platform with several (a platform that routes by the header lists
   // each party's own objects); a 2.1.1 link has one party and no routing headers
   const senders = version === '2.2.1' ? parties.filter((p) => p.role === spec.sender) : parties.slice(0, 1);
+  /** the objects stored, by party and id (two parties may each have an object of one id) */
+  const seen = new Set<string>();
   try {
     for (const sender of senders) {
       const to = { country_code: sender.country_code, party_id: sender.party_id };
@@ -217,16 +219,19 @@ export async function pull(
         for (const o of page) {
           const party = checked(o, rules) ? partyOf(o, version, parties, spec.sender) : undefined;
           const id = party && (await spec.store(ctx, o, version, party));
-          if (id === undefined) rejected++;
+          if (!party || id === undefined) rejected++;
           else if (id === KEPT) kept++;
-          else ids.push(id);
+          else {
+            // a platform that answers every party's objects to each: counted in the first pass only
+            const key = `${party.country_code}/${party.party_id}/${id}`;
+            if (!seen.has(key)) ids.push(id);
+            seen.add(key);
+          }
         }
       }
     }
   } catch (err) {
     return badGateway(ctx, err);
   }
-  // a platform that answers every party's objects to each: an object stored in one pass is kept in the next
-  const stored = [...new Set(ids)];
-  return { module, version, url: chosen.url, pages, stored: stored.length, kept, rejected, ids: stored };
+  return { module, version, url: chosen.url, pages, stored: ids.length, kept, rejected, ids };
 }

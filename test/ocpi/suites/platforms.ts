@@ -112,8 +112,11 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         answer: (req) => {
           const to = req.headers['ocpi-to-party-id'];
           if (req.method !== 'GET') return null;
+          // each CPO party has a location of its own and one whose id the other has too
           if (req.path.startsWith('/locations'))
-            return [cpo, cpo2].filter((p) => p.party_id === to).map((p) => aLocation({ ...p, id: `L-${p.party_id}` }));
+            return [cpo, cpo2]
+              .filter((p) => p.party_id === to)
+              .flatMap((p) => [aLocation({ ...p, id: `L-${p.party_id}` }), aLocation({ ...p, id: 'L-SHARED' })]);
           return to === emsp.party_id ? [aToken221({ ...emsp, uid: 'PLATFORM-TOK' })] : [];
         },
       });
@@ -128,7 +131,8 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
 
       const locations = await t.api.request('POST', `/v1/partners/${id}/pull/locations`);
       // was one GET to the onboarded CPO party: the second party's location never came
-      expect(locations.body, JSON.stringify(locations.body)).to.deep.include({ stored: 2, rejected: 0 });
+      // two objects of one id, each its party's, count twice (were merged as one)
+      expect(locations.body, JSON.stringify(locations.body)).to.deep.include({ stored: 4, rejected: 0 });
       const sent = (module: string) =>
         fake.received.filter((r) => r.path.startsWith(`/${module}`)).map((r) => r.headers['ocpi-to-party-id']);
       expect(sent('locations')).to.deep.equal([cpo.party_id, cpo2.party_id]);
@@ -161,6 +165,16 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         emsp.country_code,
         emsp.party_id,
       ]);
+      // and one of them, found or not (was to the onboarded CPO party)
+      const ours = aLocation({ id: `OURS-${Date.now()}` });
+      expect((await t.api.request('PUT', `/v1/ocpi/locations/${String(ours.id)}`, { body: ours })).status).to.equal(
+        200,
+      );
+      for (const id of [String(ours.id), 'NO-SUCH-LOC']) {
+        const one = await t.api.request('GET', `/ocpi/2.2.1/locations/NL/EVP/${id}`, { token, ...b64 });
+        expect(one.status).to.equal(id === 'NO-SUCH-LOC' ? 404 : 200);
+        expect(one.headers.get('OCPI-to-party-id'), `${id}: ${one.status}`).to.equal(emsp.party_id);
+      }
     });
 
     it('reads the routing headers: OCPI-from names one of the parties of the token, OCPI-to names us', async () => {
