@@ -322,8 +322,12 @@ export class OutboxCourier {
     if (intent.kind === 'session') return this.send(link, call, intent.to);
     if (intent.kind === 'command-result') return this.send(link, call, this.partyOf(link.partner, link.partner.role));
     let outcome: DeliveryOutcome = SENT;
-    for (const to of partiesOf(link.partner, intent.kind === 'token' ? 'CPO' : 'EMSP')) {
+    const parties = partiesOf(link.partner, intent.kind === 'token' ? 'CPO' : 'EMSP');
+    for (const to of parties) {
       outcome = await this.send(link, call, to);
+      // the row's error names the party that failed when the link has several
+      if (outcome.outcome === 'failed' && parties.length > 1)
+        return { ...outcome, error: `${partyKey(to)}: ${outcome.error}` };
       if (outcome.outcome !== 'sent') return outcome;
     }
     return outcome;
