@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ActorSystem, PinnedActor } from '../runtime/actor-system.js';
-import { PinSupersededError } from '../runtime/errors.js';
+import { ActorUnavailableError, PinSupersededError } from '../runtime/errors.js';
 import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
 import { chargerConnection, noteFrameError, type AnyChargerConnection, type ConnectionSettings } from './connection.js';
 import type { ProtocolName, RegistrationStatus } from './domain.js';
@@ -391,13 +391,20 @@ export class OcppEndpoint {
       return;
     }
     registry.set(conn);
-    const { booted, registration } = await chargePoint.ask({
-      type: 'connected',
-      protocol,
-      registered,
-      connection: conn.connectionId,
-      policy,
-    });
+    const connected = await chargePoint
+      .ask({ type: 'connected', protocol, registered, connection: conn.connectionId, policy })
+      .catch((err: unknown) => {
+        // the pin went to a newer connection (another process's) between the claim and this ask
+        if (err instanceof ActorUnavailableError) return undefined;
+        throw err;
+      });
+    if (!connected) {
+      await this.release(conn);
+      if (conn.isOpen)
+        conn.close(this.stopping ? 1012 : 4000, this.stopping ? 'service restart' : 'replaced by a newer connection');
+      return;
+    }
+    const { booted, registration } = connected;
     // closed (or the endpoint stopped) during the ask: `release` has run, nothing goes online
     if (this.pins.get(conn) !== pinned || !conn.isOpen) return;
     conn.open({ bootDeadlineMs: booted ? null : this.opts.bootDeadlineMs, registration });
