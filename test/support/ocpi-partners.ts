@@ -34,6 +34,8 @@ export interface FakePartnerOptions {
   answer?: (req: ReceivedRequest) => unknown;
   /** the `Link` header of a module answer, if any (a Sender's next page) */
   link?: (req: ReceivedRequest) => string | undefined;
+  /** the HTTP status of a module answer, with status_code 3000 (default 200, 1000) */
+  failWith?: (req: ReceivedRequest) => number | undefined;
 }
 
 /** Any HTTP server posing as a partner, on port 0; counts what reaches it. */
@@ -138,6 +140,14 @@ export async function loopbackPartner(
         received.push(one);
         const link = options.link?.(one);
         if (link) res.setHeader('Link', link);
+        const failed = options.failWith?.(one);
+        if (failed !== undefined) {
+          res.statusCode = failed;
+          res.end(
+            JSON.stringify({ status_code: 3000, status_message: 'failing', timestamp: new Date().toISOString() }),
+          );
+          return;
+        }
         res.end(envelope(options.answer?.(one) ?? null));
       });
       return;

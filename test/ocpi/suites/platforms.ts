@@ -177,6 +177,42 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       }
     });
 
+    it('an outbox row to a platform whose second CPO party fails names that party in its error', async () => {
+      const [cpo, cpo2] = [uniqueParty(), uniqueParty()];
+      const onboarded = await t.api.request('POST', '/v1/partners', {
+        body: { ...cpo, role: 'CPO', parties: [{ role: 'CPO', ...cpo2 }] },
+      });
+      const { id, token: tokenA } = onboarded.body as { id: string; token: string };
+      const fake = await t.target.partner(`P-${cpo.party_id}-${Date.now()}`, ['2.2.1'], {
+        modules: [{ identifier: 'tokens', role: 'RECEIVER' }],
+        failWith: (req) => (req.headers['ocpi-to-party-id'] === cpo2.party_id ? 500 : undefined),
+      });
+      const roles = [
+        { role: 'CPO', ...cpo },
+        { role: 'CPO', ...cpo2 },
+      ].map((r) => ({ ...r, business_details: { name: 'P' } }));
+      const registered = await t.api.request('POST', '/ocpi/emsp/2.2.1/credentials', {
+        token: tokenA,
+        ...b64,
+        body: { token: fake.token, url: fake.versionsUrl, roles },
+      });
+      expect(registered.body.status_code, JSON.stringify(registered.body)).to.equal(1000);
+      const uid = `FAIL2-${Date.now()}`;
+      expect(
+        (await t.api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${uid}`, { body: aToken221({ uid }) })).status,
+      ).to.equal(200);
+      const row = await eventually(
+        async () => {
+          const q = await t.api.request('GET', `/v1/outbox?partner_id=${id}&limit=1000`);
+          const items = ((q.body as Obj).value ?? []) as Obj[];
+          return items.find((r) => String(r.object).includes(uid) && typeof r.last_error === 'string');
+        },
+        { timeoutMs: 10_000, what: "the token row's error" },
+      );
+      // was "HTTP 500, ...": the onboarded party, which took it, seemed the one failing
+      expect(String(row.last_error)).to.match(new RegExp(`^${cpo2.country_code}-${cpo2.party_id}: HTTP 500`));
+    });
+
     it('reads the routing headers: OCPI-from names one of the parties of the token, OCPI-to names us', async () => {
       const { cpo, emsp, token, us } = await platformOfTwo();
       const from = (p: { country_code: string; party_id: string }) => ({
