@@ -28,6 +28,8 @@ import { ocpp16Adapter } from './v16/adapter.js';
 import { ocpp201Adapter } from './v201/adapter.js';
 import { isDependencyOutage } from '../platform/dependency-health.js';
 import { ActorUnavailableError } from '../runtime/errors.js';
+import { addressOf } from '../runtime/address.js';
+import { chargePointProtocol } from '../../actors/charge-point/protocol.js';
 
 /** What every connection of an endpoint shares (one object per endpoint, not per socket). */
 export interface ConnectionSettings {
@@ -554,7 +556,9 @@ export class ChargerConnection<V extends ProtocolName> {
     // cut off), or its charge point was pinned away from it (a newer connection of the charger,
     // here or in another process, whose claim is closing this one): nothing can be answered, and
     // it is no bug. Still open, it is closed as replaced: it was answered InternalError before
-    if (err instanceof ActorUnavailableError) {
+    const unpinned =
+      err instanceof ActorUnavailableError && err.unpinned === addressOf(chargePointProtocol.kind, this.chargePointId);
+    if (err instanceof ActorUnavailableError && (!this.isOpen || unpinned)) {
       this.opts.log.debug(
         { err, action: frame.action, charge_point: this.chargePointId },
         'OCPP call ended with its connection',

@@ -18,6 +18,13 @@ export class AskTimeoutError extends ActorRuntimeError {
 export class ActorUnavailableError extends ActorRuntimeError {
   override readonly name = 'ActorUnavailableError';
   override readonly code = 'ACTOR_UNAVAILABLE';
+  constructor(
+    message: string,
+    /** set where this process found a pinned actor held by no connection (the ask's own lookup) */
+    readonly unpinned?: string,
+  ) {
+    super(message);
+  }
 }
 
 /** The process asked does not own the address (any more); the sender resolves again. */

@@ -179,7 +179,7 @@ export class Messenger implements ActorMessenger {
               throw new AskTimeoutError(
                 `no reply from ${address}: the process asked left the cluster before it answered`,
               );
-            throw new ActorUnavailableError(`${address} is not connected`);
+            throw new ActorUnavailableError(`${address} is not connected`, address);
           }
           await sleep(retryDelayMs(attempt, Math.min(remaining, graceLeft)));
           continue;
