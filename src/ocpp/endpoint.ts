@@ -376,20 +376,10 @@ export class OcppEndpoint {
       if (err instanceof PinSupersededError) return undefined;
       throw err;
     });
-    if (!pinned) {
-      await this.release(conn);
-      if (conn.isOpen) conn.close(4000, 'replaced by a newer connection');
-      return;
-    }
+    if (!pinned) return this.giveUp(conn);
     // from here `release` (the socket's close, a superseded or stopping accept) lets the pin go
     this.pins.set(conn, pinned);
-    if (!conn.isOpen || this.stopping || this.newest.get(id) !== conn) {
-      const superseded = this.newest.get(id) !== conn;
-      await this.release(conn);
-      if (conn.isOpen)
-        conn.close(superseded ? 4000 : 1012, superseded ? 'replaced by a newer connection' : 'service restart');
-      return;
-    }
+    if (!conn.isOpen || this.stopping || this.newest.get(id) !== conn) return this.giveUp(conn);
     registry.set(conn);
     const connected = await chargePoint
       .ask({ type: 'connected', protocol, registered, connection: conn.connectionId, policy })
@@ -398,18 +388,25 @@ export class OcppEndpoint {
         if (err instanceof ActorUnavailableError) return undefined;
         throw err;
       });
-    if (!connected) {
-      await this.release(conn);
-      if (conn.isOpen)
-        conn.close(this.stopping ? 1012 : 4000, this.stopping ? 'service restart' : 'replaced by a newer connection');
-      return;
-    }
+    if (!connected) return this.giveUp(conn);
     const { booted, registration } = connected;
     // closed (or the endpoint stopped) during the ask: `release` has run, nothing goes online
     if (this.pins.get(conn) !== pinned || !conn.isOpen) return;
     conn.open({ bootDeadlineMs: booted ? null : this.opts.bootDeadlineMs, registration });
     this.opts.signals.connected(id, protocol, address, conn.connectionId);
     this.opts.onlineChanged(id, true, conn.connectionId);
+  }
+
+  /**
+   * A connection that will not be set up: released, and closed as a restart while the endpoint
+   * stops, else as replaced (a newer connection of the charger, here or in another process, holds
+   * or claims its pin).
+   */
+  private async giveUp(conn: AnyChargerConnection): Promise<void> {
+    await this.release(conn);
+    if (!conn.isOpen) return;
+    if (this.stopping) conn.close(1012, 'service restart');
+    else conn.close(4000, 'replaced by a newer connection');
   }
 
   /** Once per pinned connection: forgets it, releases its pin, reports the charger offline. */

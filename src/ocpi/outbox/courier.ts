@@ -126,10 +126,13 @@ function speaksFor(partner: PartnerView, to: PartyIdentity): boolean {
   return is(partner) || partner.parties.some(is);
 }
 
+/** A party's country_code and party_id alone (a link's party, without its role). */
+const identityOf = (p: PartyIdentity): PartyIdentity => ({ country_code: p.country_code, party_id: p.party_id });
+
 /** The link's parties of `role`, its own first; its own party alone when none has it. */
 function partiesOf(partner: PartnerView, role: 'CPO' | 'EMSP'): PartyIdentity[] {
   const all = [partner, ...partner.parties].filter((p) => p.role === role);
-  return (all.length > 0 ? all : [partner]).map((p) => ({ country_code: p.country_code, party_id: p.party_id }));
+  return (all.length > 0 ? all : [partner]).map(identityOf);
 }
 
 /** The CDR a built CDR credits, when it is a credit CDR (roaming/credit.ts). */
@@ -181,12 +184,6 @@ export class OutboxCourier {
     if (reply.partner.status !== 'registered' || !reply.their_token)
       return { unavailable: `partner ${partnerKey} is not registered` };
     return { partner: reply.partner, token: reply.their_token };
-  }
-
-  /** The party of the partner's link that takes `role`'s data (a platform may speak for several). */
-  private partyOf(partner: PartnerView, role: 'CPO' | 'EMSP'): PartyIdentity {
-    const p = partner.role === role ? partner : (partner.parties.find((x) => x.role === role) ?? partner);
-    return { country_code: p.country_code, party_id: p.party_id };
   }
 
   /**
@@ -320,7 +317,7 @@ export class OutboxCourier {
     if (intent.kind === 'cdr')
       return this.send(link, call, intent.to, (at) => this.delivered(intent.cdr_id, partnerKey, at));
     if (intent.kind === 'session') return this.send(link, call, intent.to);
-    if (intent.kind === 'command-result') return this.send(link, call, this.partyOf(link.partner, link.partner.role));
+    if (intent.kind === 'command-result') return this.send(link, call, identityOf(link.partner));
     let outcome: DeliveryOutcome = SENT;
     const parties = partiesOf(link.partner, intent.kind === 'token' ? 'CPO' : 'EMSP');
     for (const to of parties) {
