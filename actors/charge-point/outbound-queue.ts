@@ -18,7 +18,7 @@ import {
   type ChargePointState,
   type CommandAccepted,
 } from './protocol.js';
-import { BOOT_TRIGGER, heldTo, needsBootTrigger, policyOf, refusalOf } from './registration.js';
+import { BOOT_TRIGGER, needsBootTrigger, policyOf, refusalOf, servedAs } from './registration.js';
 import { publishChange, reservationsAfterAnswer, tellReservationCanceled, type ChargePointCtx } from './state.js';
 
 /**
@@ -393,14 +393,15 @@ export function onConnected(
       : s;
   const next = pump(deps, ctx, underPolicy(base, msg.policy));
   if (next !== s) ctx.setState(next);
-  const registration = heldTo(next);
+  const registration = servedAs(next);
   return registration === undefined ? { booted } : { booted, registration };
 }
 
 /**
- * The operator changed the charger's boot policy while it is connected: a lower status holds at
- * once (its connection refuses what the status does not allow), and a charger that must learn
- * its new status is asked to boot again.
+ * The operator changed the charger's boot policy while it is connected: a charger that must learn
+ * its new status is asked to boot again, and nothing that charges is sent to it under a lower
+ * one. Its own calls are held to the new status from the boot that tells it (`servedAs`), except
+ * those of a charger that never booted, held to its policy at once.
  */
 export function onBootPolicyChanged(
   deps: ChargePointActorDeps,
@@ -411,8 +412,8 @@ export function onBootPolicyChanged(
   const next = pump(deps, ctx, underPolicy(s, msg.policy));
   if (next === s) return null;
   ctx.setState(next);
-  const held = heldTo(next);
-  if (held !== undefined && held !== heldTo(s)) deps.holdConnection(ctx.key, held);
+  const held = servedAs(next);
+  if (held !== undefined && held !== servedAs(s)) deps.holdConnection(ctx.key, held);
   publishChange(deps, ctx, { type: 'charge-point' });
   return null;
 }

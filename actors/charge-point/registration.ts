@@ -24,16 +24,30 @@ export function policyOf(s: ChargePointState): RegistrationStatus {
 }
 
 /**
- * The status the CSMS holds the charger to: the lower of what it was told and its policy (an
- * operator's Accepted takes effect at its next boot, a Pending or Rejected at once). A charger
- * that never booted is held to its policy unless that is Accepted (its calls are then served
- * before the boot, as they always were).
+ * The status the CSMS sends under: the lower of what the charger was told and its policy (an
+ * operator's Accepted takes effect at its next boot, a Pending or Rejected at once: nothing that
+ * charges is sent to a charger the operator lowered). A charger that never booted is held to its
+ * policy unless that is Accepted. What the charger itself may send is `servedAs`.
  */
 export function heldTo(s: ChargePointState): RegistrationStatus | undefined {
   const told = toldStatus(s);
   const policy = policyOf(s);
   if (told === undefined) return policy === 'Accepted' ? undefined : policy;
   return RANK[told] <= RANK[policy] ? told : policy;
+}
+
+/**
+ * The status the charger's own calls are held to: the one it was last told, whatever the policy
+ * says since (docs/CSMS.md "When a new status holds"). A charger that never booted is held to its
+ * policy unless that is Accepted. A lower policy holds from the BootNotification that tells it:
+ * a 2.0.1 charger whose last boot was Accepted refuses a TriggerMessage BootNotification (F06.FR.17)
+ * and goes on as Accepted, and refusing its transaction messages lost their energy.
+ */
+export function servedAs(s: ChargePointState): RegistrationStatus | undefined {
+  const told = toldStatus(s);
+  if (told !== undefined) return told;
+  const policy = policyOf(s);
+  return policy === 'Accepted' ? undefined : policy;
 }
 
 /** Calls that start, stop or hold a charging session: not sent while Pending (1.6 section 4.2, 2.0.1 B02). */

@@ -186,9 +186,10 @@ export class ChargerConnection<V extends ProtocolName> {
   private inProgress = 0;
   private bootTimer: NodeJS.Timeout | undefined;
   /**
-   * The status the CSMS holds the charger to (docs/CSMS.md "Boot and registration policy"):
-   * set at `open`, by each BootNotification reply and when the operator lowers it; undefined
-   * for a charger that has not booted and whose policy is Accepted.
+   * The status the CSMS holds the charger's calls to (docs/CSMS.md "Boot and registration
+   * policy"): the one it was last told, set at `open` and by each BootNotification reply; for a
+   * charger that never booted, its policy (changed by the operator while it waits); undefined for
+   * one that has not booted and whose policy is Accepted.
    */
   private registration: RegistrationStatus | undefined;
   /**
@@ -285,7 +286,7 @@ export class ChargerConnection<V extends ProtocolName> {
     for (const text of held) void this.handle(text);
   }
 
-  /** The operator lowered the charger's status (its boot policy changed): it holds from the next call. */
+  /** The operator changed the policy of a charger that never booted: it holds from the next call. */
   hold(status: RegistrationStatus): void {
     this.registration = status;
     // what was triggered before is not what the operator allows now

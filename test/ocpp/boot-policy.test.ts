@@ -143,7 +143,7 @@ for (const mode of ['embedded', 'cluster'] as const) {
       await client.close();
     });
 
-    it('an Accepted charger gets OCPP_HEARTBEAT_INTERVAL_S; lowered to Pending while connected, it is triggered and held to Pending', async () => {
+    it('an Accepted charger gets OCPP_HEARTBEAT_INTERVAL_S; lowered to Pending while connected, it is triggered and held to Pending from the boot that tells it', async () => {
       const cp = await csms.registerChargePoint('ocpp1.6');
       await csms.api('PUT', `/v1/charge-points/${cp.id}/boot-policy`, { policy: 'Accepted' });
       const client = strictCharger(csms.url, cp, 'ocpp1.6');
@@ -155,15 +155,17 @@ for (const mode of ['embedded', 'cluster'] as const) {
       await client.connect();
       expect(await client.call('BootNotification', v16.boot())).to.include({ status: 'Accepted', interval: 120 });
       expect(await client.call('Heartbeat', {})).to.have.property('currentTime');
-      // back to the default (Pending): it must learn it, and is held to it at once
+      // back to the default (Pending): it must learn it, and is held to it once told
       await csms.api('PUT', `/v1/charge-points/${cp.id}/boot-policy`, { policy: null });
       await eventually(async () => (triggered.length === 1 ? true : undefined), {
         timeoutMs: 5000,
         what: 'a TriggerMessage',
       });
       expect(triggered).to.deep.equal([{ requestedMessage: 'BootNotification' }]);
-      expect(await errorOf(client.call('Heartbeat', {}))).to.equal('SecurityError');
+      // not told yet: still served as Accepted (its calls were answered SecurityError at once)
+      expect(await client.call('Heartbeat', {})).to.have.property('currentTime');
       expect(await client.call('BootNotification', v16.boot())).to.include({ status: 'Pending', interval: 30 });
+      expect(await errorOf(client.call('Heartbeat', {}))).to.equal('SecurityError');
       await client.close();
     });
 
@@ -184,8 +186,9 @@ for (const mode of ['embedded', 'cluster'] as const) {
       // refused while Accepted, then the charger is held to Pending: was served ever after
       expect((await trigger('Heartbeat')).body.command_status).to.equal('NotImplemented');
       await csms.api('PUT', `/v1/charge-points/${cp.id}/boot-policy`, { policy: 'Pending' });
-      // the CSMS tells it with a TriggerMessage BootNotification, and holds it to Pending at once
+      // the CSMS asks it to boot (this charger does not), and it boots later by itself
       await eventually(async () => (asked.includes('BootNotification') ? true : undefined));
+      expect(await client.call('BootNotification', v16.boot())).to.include({ status: 'Pending' });
       expect(await errorOf(client.call('Heartbeat', {}))).to.equal('SecurityError');
       // refused while Pending: nothing
       expect((await trigger('Heartbeat')).body.command_status).to.equal('NotImplemented');
@@ -195,6 +198,60 @@ for (const mode of ['embedded', 'cluster'] as const) {
       expect((await trigger('Heartbeat')).body.command_status).to.equal('Accepted');
       expect(await client.call('Heartbeat', {})).to.have.property('currentTime');
       expect(await errorOf(client.call('StatusNotification', v16.status(1, 'Available')))).to.equal('SecurityError');
+      await client.close();
+    });
+
+    it('2.0.1: lowered while a transaction runs, a charger that refuses the boot trigger (F06.FR.17) is served as Accepted until it boots: its transaction ends with its energy', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      await csms.api('PUT', `/v1/charge-points/${cp.id}/boot-policy`, { policy: 'Accepted' });
+      const client = strictCharger(csms.url, cp, 'ocpp2.0.1');
+      const asked: string[] = [];
+      client.handle('TriggerMessage', ({ params }) => {
+        const requested = (params as { requestedMessage: string }).requestedMessage;
+        asked.push(requested);
+        // F06.FR.17: a station whose last boot was Accepted refuses a BootNotification trigger
+        return Promise.resolve({ status: requested === 'BootNotification' ? 'Rejected' : 'Accepted' });
+      });
+      await client.connect();
+      expect(await client.call('BootNotification', v201.boot())).to.include({ status: 'Accepted' });
+      const transactionId = `TX-${cp.id}`;
+      await client.call(
+        'TransactionEvent',
+        v201.transactionEvent({ eventType: 'Started', transactionId, seqNo: 0, wh: 1000 }),
+      );
+      await csms.api('PUT', `/v1/charge-points/${cp.id}/boot-policy`, { policy: 'Pending' });
+      await eventually(async () => (asked.includes('BootNotification') ? true : undefined), {
+        timeoutMs: 5000,
+        what: 'the TriggerMessage BootNotification',
+      });
+      // it was not told: its calls are served as before (they were SecurityError, and the energy lost)
+      expect(await client.call('Heartbeat', {})).to.have.property('currentTime');
+      await client.call(
+        'TransactionEvent',
+        v201.transactionEvent({ eventType: 'Updated', transactionId, seqNo: 1, wh: 3000 }),
+      );
+      await client.call(
+        'TransactionEvent',
+        v201.transactionEvent({ eventType: 'Ended', transactionId, seqNo: 2, wh: 5000 }),
+      );
+      const sessions = await csms.api<Array<{ transaction_id: string; status: string; energy_wh: number }>>(
+        'GET',
+        `/v1/sessions?charge_point_id=${cp.id}`,
+      );
+      expect(sessions.body).to.have.length(1);
+      expect(sessions.body[0]).to.include({ transaction_id: transactionId, status: 'COMPLETED', energy_wh: 4000 });
+      // the operator sees what it was told beside the policy; nothing that charges is sent to it
+      expect(await view(cp.id)).to.deep.include({ registration: 'Accepted', boot_policy: 'Pending' });
+      const start = await csms.api<{ command_status: string; detail?: string }>(
+        'POST',
+        `/v1/charge-points/${cp.id}/remote-start`,
+        { id_tag: 'TAG-1', evse_id: 1 },
+      );
+      expect(start.body.command_status).to.equal('refused');
+      // once a boot tells it, it is held to Pending
+      expect(await client.call('BootNotification', v201.boot({ reason: 'PowerUp' }))).to.include({ status: 'Pending' });
+      expect(await errorOf(client.call('Heartbeat', {}))).to.equal('SecurityError');
+      expect(await view(cp.id)).to.deep.include({ registration: 'Pending', boot_policy: 'Pending' });
       await client.close();
     });
 
