@@ -101,6 +101,14 @@ function trimmedRecords(records: ChargePointState['commands']): ChargePointState
     .slice(-COMMAND_OUTCOMES_MAX);
 }
 
+/**
+ * The detail of a call on the charger's socket without an answer yet, naming the OCPP action it
+ * went as. The bare action name read as an error to an operator (`"detail":"SetVariables"`).
+ */
+function sentDetail(action: string): string {
+  return `sent as ${action}, not answered yet`;
+}
+
 /** Records a command's final outcome and, after the turn commits, tells whoever asked for it. */
 function settle(
   deps: ChargePointActorDeps,
@@ -321,7 +329,7 @@ function pump(deps: ChargePointActorDeps, ctx: ChargePointCtx, s: ChargePointSta
       recent_starts: head.command.kind === 'start' ? startsWith(state, head, now) : state.recent_starts,
       next_remote_start_id: head.command.kind === 'start' ? state.next_remote_start_id + 1 : state.next_remote_start_id,
       outbound: [{ ...head, sent_at: now, connection: sent.connection }, ...state.outbound.slice(1)],
-      commands: record(state, head.command_id, head.command.kind, 'sent', sent.action),
+      commands: record(state, head.command_id, head.command.kind, 'sent', sentDetail(sent.action)),
     };
   }
   return state;

@@ -464,6 +464,19 @@ describe('operations on a charger through /v1, both versions', function () {
     expect(res.body).to.include({ command_status: 'Accepted', answered: true });
   });
 
+  it('a call the charger has not answered within the wait says which OCPP action it went as', async () => {
+    const { id, client } = await charger('ocpp1.6', {});
+    client.handle('Reset', () => new Promise(() => undefined));
+    const res = await press(id, 'reset', { type: 'soft' }, '?wait_ms=300');
+    // the detail was the bare action name, which read as an error
+    expect(res.body).to.include({
+      command_status: 'sent',
+      answered: false,
+      detail: 'sent as Reset, not answered yet',
+    });
+    await client.close({ force: true });
+  });
+
   it("answers before the charger does when asked not to wait, and refuses what can't be sent", async () => {
     const { id, client } = await charger('ocpp1.6', {});
     // the charger never answers Reset: the route answers with the call sent, not its outcome
