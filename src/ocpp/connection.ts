@@ -158,6 +158,49 @@ function triggeredAction(requested: string): string {
 }
 
 /**
+ * What a TriggerMessage let a Pending charger send, and until when (ms): its message, of the EVSE
+ * (1.6: connector) and connector it named, or of any when it named none.
+ */
+interface TriggerWindow {
+  until: number;
+  /** 2.0.1 `evse.id`, 1.6 `connectorId` */
+  evse?: number;
+  /** 2.0.1 `evse.connectorId` */
+  connector?: number;
+}
+
+const intOf = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined);
+
+/** The EVSE and connector a TriggerMessage names (2.0.1 `evse`, 1.6 `connectorId`), if any. */
+function triggerScope(payload: Record<string, unknown>): Omit<TriggerWindow, 'until'> {
+  const evse = payload.evse;
+  if (typeof evse === 'object' && evse !== null) {
+    const id = intOf((evse as Record<string, unknown>).id);
+    const connector = intOf((evse as Record<string, unknown>).connectorId);
+    return { ...(id === undefined ? {} : { evse: id }), ...(connector === undefined ? {} : { connector }) };
+  }
+  const connectorId = intOf(payload.connectorId);
+  return connectorId === undefined ? {} : { evse: connectorId };
+}
+
+/**
+ * Whether a message of a charger fits `window`: one that names an EVSE (2.0.1 `evseId`, 1.6
+ * `connectorId`) and connector must name the window's, when the window has them. A message that
+ * names none (a Heartbeat) fits any window of its action.
+ */
+function fitsWindow(window: TriggerWindow, payload: unknown): boolean {
+  if (window.evse === undefined) return true;
+  const p = typeof payload === 'object' && payload !== null ? (payload as Record<string, unknown>) : {};
+  const evseId = intOf(p.evseId);
+  const connectorId = intOf(p.connectorId);
+  // 2.0.1 names its EVSE by evseId and the connector by connectorId, 1.6 its connector by connectorId
+  const evse = evseId ?? connectorId;
+  if (evse === undefined) return true;
+  if (evse !== window.evse) return false;
+  return window.connector === undefined || evseId === undefined || connectorId === window.connector;
+}
+
+/**
  * One charger's WebSocket: OCPP-J framing, schema checks in both directions, and the one place
  * where anything an inbound handler throws becomes a CALLERROR. The socket stays open whatever
  * the charger sends.
@@ -198,7 +241,7 @@ export class ChargerConnection<V extends ProtocolName> {
    * status forgets them (made on the first TriggerMessage: a map per connection is memory every
    * charger would hold)
    */
-  private triggered: Map<string, number> | undefined;
+  private triggered: Map<string, TriggerWindow[]> | undefined;
 
   /**
    * @param socket the upgraded socket under `ws`: a frame the CSMS sends is written to it whole
@@ -299,11 +342,12 @@ export class ChargerConnection<V extends ProtocolName> {
    * section 4.2 forbids these calls too), except, while Pending, the messages it asked for with
    * a TriggerMessage.
    */
-  private admits(action: string): boolean {
+  private admits(action: string, payload: unknown): boolean {
     const status = this.registration;
     if (status === undefined || status === 'Accepted' || action === 'BootNotification') return true;
-    const until = status === 'Pending' ? this.triggered?.get(action) : undefined;
-    return until !== undefined && Date.now() <= until;
+    if (status !== 'Pending') return false;
+    const now = Date.now();
+    return this.triggered?.get(action)?.some((w) => now <= w.until && fitsWindow(w, payload)) ?? false;
   }
 
   /** Clears the boot deadline and lets its timer go (a booted charger keeps no timer). */
@@ -392,14 +436,21 @@ export class ChargerConnection<V extends ProtocolName> {
     if (action === 'TriggerMessage' && 'requestedMessage' in payload) {
       // from the call on: a charger may send the message before its answer to the trigger
       const requested = triggeredAction(String(payload.requestedMessage));
-      (this.triggered ??= new Map()).set(requested, Date.now() + TRIGGERED_FOR_MS);
+      const now = Date.now();
+      const window: TriggerWindow = { until: now + TRIGGERED_FOR_MS, ...triggerScope(payload) };
+      const triggered = (this.triggered ??= new Map<string, TriggerWindow[]>());
+      triggered.set(requested, [...(triggered.get(requested) ?? []).filter((w) => now <= w.until), window]);
+      const forget = (): void => {
+        const windows = this.triggered?.get(requested)?.filter((w) => w !== window);
+        if (windows) this.triggered?.set(requested, windows);
+      };
       return this.sent(call, timeoutMs).then(
         (reply) => {
-          if ((reply as { status?: unknown }).status !== 'Accepted') this.triggered?.delete(requested);
+          if ((reply as { status?: unknown }).status !== 'Accepted') forget();
           return reply;
         },
         (err: unknown) => {
-          this.triggered?.delete(requested);
+          forget();
           throw err;
         },
       );
@@ -495,7 +546,7 @@ export class ChargerConnection<V extends ProtocolName> {
     const known = schemas.knows(this.version, frame.action);
     try {
       if (!known) throw new OcppCallError('NotImplemented', `${frame.action} is not an ${this.version} action`);
-      if (!this.admits(frame.action))
+      if (!this.admits(frame.action, frame.payload))
         throw new OcppCallError(
           'SecurityError',
           `the charger's registration is ${this.registration}: only BootNotification${this.registration === 'Pending' ? ' and triggered messages are' : ' is'} served`,

@@ -201,6 +201,29 @@ for (const mode of ['embedded', 'cluster'] as const) {
       await client.close();
     });
 
+    it('2.0.1: a Pending charger triggered for the status of one connector may send that one, not another', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      const client = strictCharger(csms.url, cp, 'ocpp2.0.1');
+      client.handle('TriggerMessage', () => Promise.resolve({ status: 'Accepted' }));
+      await client.connect();
+      expect(await client.call('BootNotification', v201.boot())).to.include({ status: 'Pending' });
+      const triggered = await csms.api<{ command_status: string }>('POST', `/v1/charge-points/${cp.id}/trigger`, {
+        message: 'StatusNotification',
+        evse_id: 1,
+        connector_id: 1,
+      });
+      expect(triggered.body.command_status).to.equal('Accepted');
+      expect(await client.call('StatusNotification', v201.status(1, 1))).to.deep.equal({});
+      // another EVSE, another connector of it: not asked for (both were served for 60 s)
+      expect(await errorOf(client.call('StatusNotification', v201.status(2, 1)))).to.equal('SecurityError');
+      expect(await errorOf(client.call('StatusNotification', v201.status(1, 2)))).to.equal('SecurityError');
+      // a trigger of an EVSE's meter values lets in that EVSE's
+      await csms.api('POST', `/v1/charge-points/${cp.id}/trigger`, { message: 'MeterValues', evse_id: 2 });
+      expect(await client.call('MeterValues', v201.meterValues(2, 1000))).to.deep.equal({});
+      expect(await errorOf(client.call('MeterValues', v201.meterValues(3, 1000)))).to.equal('SecurityError');
+      await client.close();
+    });
+
     it('2.0.1: lowered while a transaction runs, a charger that refuses the boot trigger (F06.FR.17) is served as Accepted until it boots: its transaction ends with its energy', async () => {
       const cp = await csms.registerChargePoint('ocpp2.0.1');
       await csms.api('PUT', `/v1/charge-points/${cp.id}/boot-policy`, { policy: 'Accepted' });
