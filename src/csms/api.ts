@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream';
+import type { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import Type from '#typebox';
 import type { Config } from '../../config/index.js';
@@ -40,6 +40,7 @@ import type { LocalListEntry } from '../ocpp/domain.js';
 import { dropPendingPasswordRoute, passwordRoute } from './password-route.js';
 import { ChargerEventEntry, DeviceModel, type ReportReader } from './report-store.js';
 import { ChargingSession, type SessionReader } from './session-store.js';
+import { EventStream } from './event-stream.js';
 import { titled } from '../gateway/openapi.js';
 import { onlineAmong, type OnlineSource } from './online.js';
 import {
@@ -817,18 +818,18 @@ function eventRoutes(deps: CsmsApiDeps): CsmsRoute[] {
           req.koa.set('Connection', 'close');
           throw new HttpError(503, 'shutting_down', 'this process is stopping: connect again in a moment');
         }
-        const stream = new PassThrough();
+        const events = new EventStream(req.koa.req.socket, req.log);
+        const stream = events.body;
         deps.streams.add(stream);
-        stream.write(': connected\n\n');
-        const unsubscribe = deps.events.subscribe((e) =>
-          stream.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`),
-        );
+        const send = (text: string): void => events.send(text);
+        send(': connected\n\n');
+        const unsubscribe = deps.events.subscribe((e) => send(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`));
         // this process lost or found a dependency: what its views show of who is online changed
         // with no charger event (online.ts), so the console reads them again
         const unwatch = deps.healthChanges((by) =>
-          stream.write(`event: health\ndata: ${JSON.stringify({ type: 'health', degraded_by: by ?? null })}\n\n`),
+          send(`event: health\ndata: ${JSON.stringify({ type: 'health', degraded_by: by ?? null })}\n\n`),
         );
-        const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);
+        const keepAlive = setInterval(() => send(': keep-alive\n\n'), 15_000);
         keepAlive.unref();
         const end = (): void => {
           clearInterval(keepAlive);
