@@ -175,8 +175,14 @@ export function noResultExpected(answered: string): OcpiError {
   return new OcpiError(409, OCPI_GENERIC_CLIENT_ERROR, `No result is expected: the command was answered ${answered}`);
 }
 
-export function unknownToken(): OcpiError {
-  return new OcpiError(404, 2004, 'Resource not found');
+/**
+ * 404 for a token we do not hold: 2004 on 2.2.1, 2000 on 2.1.1, whose status codes stop at 2003
+ * (2.1.1 status_codes.md; 2004 "Unknown Token" came with 2.2).
+ */
+export function unknownToken(version: OcpiVersion = '2.2.1'): OcpiError {
+  return version === '2.1.1'
+    ? new OcpiError(404, OCPI_GENERIC_CLIENT_ERROR, 'Unknown token')
+    : new OcpiError(404, 2004, 'Resource not found');
 }
 
 /** 405 with an OCPI body: POST /credentials when registered, PUT /credentials with Token A. */

@@ -26,10 +26,11 @@ export function tokensReceiver211(ctx: OcpiContext): OcpiRoute[] {
       method: 'GET',
       summary: "A token of the caller's party, as we hold it",
       response: Envelope(T211.Token),
-      responses: { 404: 'unknown token (status_code 2004)' },
+      responses: { 404: 'unknown token (status_code 2000: 2.1.1 has no 2004)' },
       handler: async (req) => ({
         data: tokenTo211(
-          (await callersObject(req, '2.1.1', ctx.stores.tokens, req.params.token_uid, unknownToken)).object,
+          (await callersObject(req, '2.1.1', ctx.stores.tokens, req.params.token_uid, () => unknownToken('2.1.1')))
+            .object,
         ),
       }),
     }),
@@ -53,7 +54,7 @@ export function tokensReceiver211(ctx: OcpiContext): OcpiRoute[] {
       summary: "Partial update of a token of the caller's party",
       body: T211.TokenPatch,
       response: Envelope(T211.Token),
-      responses: { 404: 'unknown token (status_code 2004)' },
+      responses: { 404: 'unknown token (status_code 2000: 2.1.1 has no 2004)' },
       handler: async (req) => {
         const { party } = callerOwnPath(req, '2.1.1');
         const patch = tokenPatchFrom211(req.body);
@@ -64,7 +65,7 @@ export function tokensReceiver211(ctx: OcpiContext): OcpiRoute[] {
             ? existing
             : { ...existing, ...patch, uid, last_updated: patch.last_updated ?? stampOfReceipt(existing.last_updated) },
         );
-        if (!updated) throw unknownToken();
+        if (!updated) throw unknownToken('2.1.1');
         return { data: tokenTo211(updated) };
       },
     }),

@@ -37,7 +37,7 @@ export function tokensSender211(ctx: OcpiContext): OcpiRoute[] {
 
 /**
  * POST `/tokens/{token_uid}/authorize` (2.1.1): ALLOWED for a valid token of ours, BLOCKED for
- * `valid: false`, 404 2004 for an unknown uid or another type (docs/OCPI.md, Decisions 8).
+ * `valid: false`, 404 2000 for an unknown uid or another type (2.1.1 has no 2004; docs/OCPI.md, Decisions 8).
  */
 function authorizeRoute211(ctx: OcpiContext): OcpiRoute {
   return route({
@@ -50,12 +50,12 @@ function authorizeRoute211(ctx: OcpiContext): OcpiRoute {
     body: T211.LocationReferences,
     bodyOptional: true,
     response: Envelope(T211.AuthorizationInfo),
-    responses: { 404: 'unknown token (status_code 2004)' },
+    responses: { 404: 'unknown token (status_code 2000: 2.1.1 has no 2004)' },
     handler: async (req) => {
       requireLink(req.auth, '2.1.1');
       // token_uid is a CiString, as Token.uid is: any case of its letters finds it
       const token = await ctx.stores.tokens.getAnyCase({ ...ctx.own, id: req.params.token_uid });
-      if (!token || !matchesType211(token, req.query.type ?? 'RFID')) throw unknownToken();
+      if (!token || !matchesType211(token, req.query.type ?? 'RFID')) throw unknownToken('2.1.1');
       // the location asked about comes back only when the driver may charge there (AuthorizationInfo)
       const location = token.valid ? req.body : undefined;
       // a refused token is BLOCKED (docs/OCPI.md, Decisions 8)

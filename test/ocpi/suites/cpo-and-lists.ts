@@ -101,7 +101,7 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(badDate.status).to.equal(422);
     });
 
-    it('PATCH /tokens (CPO 2.1.1) updates a token of the caller; unknown token is 404 2004; another party is 2001', async () => {
+    it('PATCH /tokens (CPO 2.1.1) updates a token of the caller; unknown token is 404 2000 (2.1.1 has no 2004); another party is 2001', async () => {
       const { country_code: cc, party_id: pid } = emsp.party;
       const created = await api.request('PUT', `/v1/ocpi/tokens/${cc}/${pid}/TOK-P`, {
         body: aToken({ uid: 'TOK-P', valid: true }),
@@ -123,7 +123,8 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
         body: { valid: false },
       });
       expect(unknown.status).to.equal(404);
-      expect(unknown.body).to.include({ status_code: 2004, status_message: 'Resource not found' });
+      // 2004 is a 2.2.1 code: a 2.1.1 partner knows 2000-2003 only (2.1.1 status_codes.md)
+      expect(unknown.body).to.include({ status_code: 2000, status_message: 'Unknown token' });
       const other = await api.request('PATCH', '/ocpi/cpo/2.1.1/tokens/NL/EVP/TOK-P', {
         token: emsp.token,
         body: { valid: false },
@@ -156,7 +157,7 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       const got = await api.request('GET', path, { token: emsp.token });
       expect(got.status).to.equal(200);
       expect(dataOf<Obj>(got)).to.include({ uid: 'TOK-PUSH', valid: true, last_updated: '2026-11-24T09:00:00Z' });
-      // the body's uid must be the path's; another party's path is 2001; unknown is 404 2004
+      // the body's uid must be the path's; another party's path is 2001; unknown is 404 2000
       const mismatch = await api.request('PUT', path, { token: emsp.token, body: aToken({ uid: 'TOK-OTHER' }) });
       expect(mismatch.body.status_code).to.equal(2001);
       const foreign = await api.request('PUT', '/ocpi/cpo/2.1.1/tokens/NL/EVP/TOK-PUSH', {
@@ -166,7 +167,7 @@ export function cpoAndListsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       expect(foreign.body.status_code).to.equal(2001);
       const unknown = await api.request('GET', `/ocpi/cpo/2.1.1/tokens/${cc}/${pid}/TOK-NONE`, { token: emsp.token });
       expect(unknown.status).to.equal(404);
-      expect(unknown.body.status_code).to.equal(2004);
+      expect(unknown.body.status_code).to.equal(2000);
     });
 
     it('GET of one location, EVSE or connector on the Sender paths of both CPO mounts, in each version', async () => {
