@@ -50,7 +50,14 @@ async function started(
     const again =
       event.id_tag === null || outcome.id_tag_status === undefined
         ? undefined
-        : await answeredAgain(deps, event.id_tag, outcome.id_tag_status, retry.id_tag_answer);
+        : await answeredAgain(
+            deps,
+            event.id_tag,
+            outcome.id_tag_status,
+            retry.id_tag_answer,
+            undefined,
+            event.id_tag_type,
+          );
     if (again && again.status !== outcome.id_tag_status) {
       const { cache_expiry: _dropped, ...refused } = outcome;
       return { ...refused, id_tag_status: again.status };
@@ -165,8 +172,8 @@ async function tokenNamed(
   const ended = known === undefined ? endAnsweredBefore(ctx.state, event, idTag, open) : undefined;
   const again =
     known !== undefined
-      ? await answeredAgain(deps, idTag, known, open?.id_tag_answer, open?.ocpi?.auth_method)
-      : ended && (await endAnsweredAgain(deps, idTag, ended));
+      ? await answeredAgain(deps, idTag, known, open?.id_tag_answer, open?.ocpi?.auth_method, event.id_tag_type)
+      : ended && (await endAnsweredAgain(deps, idTag, ended, event.id_tag_type));
   const decision: AuthDecision =
     again ??
     (await authorizeTag(deps, ctx, idTag, open && open.evse_id > 0 ? open.evse_id : null, protocol, 'other', {
@@ -215,9 +222,16 @@ function endAnsweredBefore(
 type EndedBy = NonNullable<ChargePointState['finished'][number]['ended_by']>;
 
 /** The end's first answer again: an Accepted as a start's retry has it, any other as it was. */
-async function endAnsweredAgain(deps: ChargePointActorDeps, idTag: string, ended: EndedBy): Promise<AuthDecision> {
+async function endAnsweredAgain(
+  deps: ChargePointActorDeps,
+  idTag: string,
+  ended: EndedBy,
+  idTagType: string | undefined,
+): Promise<AuthDecision> {
   const first = { status: ended.status, reason: 'answered before for the end of this transaction', ...ended.answer };
-  return ended.status === 'Accepted' ? ((await answeredAgain(deps, idTag, 'Accepted', ended.answer)) ?? first) : first;
+  return ended.status === 'Accepted'
+    ? ((await answeredAgain(deps, idTag, 'Accepted', ended.answer, undefined, idTagType)) ?? first)
+    : first;
 }
 
 /** Keeps with the transaction just finished how its end's token was answered (`endAnsweredBefore`). */
@@ -270,10 +284,12 @@ async function answeredAgain(
    * (docs/ROAMING.md); it was Accepted, for the charger to cache another hour
    */
   roamedBy?: NonNullable<ChargePointState['transactions'][number]['ocpi']>['auth_method'],
+  /** 2.0.1 idToken type of the message that names it */
+  idTagType?: string,
 ): Promise<AuthDecision | undefined> {
   if (known !== 'Accepted') return undefined;
   if (deps.roaming) {
-    const token = await deps.roaming.tokenOf(idTag);
+    const token = await deps.roaming.tokenOf(idTag, idTagType);
     if (token === undefined && roamedBy !== undefined && roamedBy !== 'COMMAND') return undefined;
     // as decideFor: a whitelist that asks the eMSP at each use is not decided by validity
     const eachUse = token?.whitelist === 'NEVER' || token?.whitelist === 'ALLOWED_OFFLINE';

@@ -362,7 +362,7 @@ export async function authorizeTag(
   if (!port) return { status: 'Accepted', reason: 'no token checks without the roaming bridge' };
   const now = Date.now();
   // the token, read once: a remembered answer holds on it, a decision is made from it
-  const token = await port.tokenOf(idTag);
+  const token = await port.tokenOf(idTag, how.idTagType);
   // the start a remote start of ours is followed by is its, whatever the eMSP said of the card
   // before; so is the start that uses a partner's reservation
   const remote = startFor(ctx.state, idTag, evse, how.remoteStartId ?? null, how.startKey, how.idTagType);

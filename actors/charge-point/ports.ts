@@ -116,8 +116,11 @@ export interface RoamingPort {
    */
   mayHaveUnreadLinks(chargePointId: string): boolean;
   evseStatus(link: EvseLink, status: OcpiEvseStatus): WriteStep;
-  /** the OCPI token a charger's id tag is (ours, or one an eMSP partner pushed us), if any */
-  tokenOf(idTag: string): Promise<RoamingToken | undefined>;
+  /**
+   * the OCPI token a charger's id tag is (ours, or one an eMSP partner pushed us), if any; a 2.0.1
+   * idToken's type says which token types it may be (src/roaming/token-types.ts)
+   */
+  tokenOf(idTag: string, idTagType?: string): Promise<RoamingToken | undefined>;
   /** the OCPI session of a transaction on a linked EVSE, stored and queued for its token's eMSP */
   session(session: RoamingSession): WriteStep;
   /**

@@ -144,7 +144,7 @@ export async function roamingOf(
       : reservationFor(s, t.id_tag, t.evse_id, t.reservation_id ?? null, t.id_tag_type)?.authorization);
   const parts = command
     ? { ...command, auth_method: 'COMMAND' as const }
-    : await byToken(deps.roaming, t.id_tag, remote === undefined ? undefined : remote.roaming, decision);
+    : await byToken(deps.roaming, t.id_tag, t.id_tag_type, remote === undefined ? undefined : remote.roaming, decision);
   if (!parts) return null;
   return {
     ...parts,
@@ -165,11 +165,13 @@ export async function roamingOf(
 async function byToken(
   port: RoamingPort,
   idTag: string,
+  /** 2.0.1 idToken type */
+  idTagType: string | undefined,
   /** the transaction follows a remote start: a partner's (true) or the operator's (false) */
   remoteStart: boolean | undefined,
   decision: AuthDecision | undefined,
 ): Promise<Pick<Roamed, 'token' | 'auth_method' | 'authorization_reference'> | null> {
-  const token = await port.tokenOf(idTag);
+  const token = await port.tokenOf(idTag, idTagType);
   if (!token || token.own) return null;
   // the operator's start lets the tag in without asking the eMSP: the eMSP is billed only for a
   // token it lets charge without asking (valid, whitelist other than NEVER); before, a card it had

@@ -20,6 +20,7 @@ import { RealTimeAuthorizer } from './authorize.js';
 import { backfillSamples, snapshotTerms, writeSample, writeSigned, writeState, type CdrBuilder } from './cdrs.js';
 import { EvseLinkStore } from './evse-links.js';
 import { TOKEN_COUNTS, TOKEN_LINK_AT } from '../ocpi/tokens/counting.js';
+import { contractKey, tokenMatchOf } from './token-types.js';
 
 /**
  * The roaming bridge as the charge-point actor's port (docs/ROAMING.md): its EVSE links, and the
@@ -53,7 +54,7 @@ export function roamingPort(host: ActorHost, outbox: OutboxHandle, cdrs: CdrBuil
       lockingStep(`locations/${own.country_code}/${own.party_id}/${link.location_id}`, async (tx: SqlRunner) => {
         await writeEvseStatus(tx, own, link, status);
       }),
-    tokenOf: (idTag) => tokenOf(host.db, own, idTag),
+    tokenOf: (idTag, idTagType) => tokenOf(host.db, own, idTag, idTagType),
     session: (session: RoamingSession) => (tx: SqlRunner) => writeSession(tx, own, host.config.OCPI_CURRENCY, session),
     sample: (sessionId, at, wh, kind) => (tx: SqlRunner) => writeSample(tx, sessionId, at, wh, kind),
     state: (sessionId, at, state) => (tx: SqlRunner) => writeState(tx, sessionId, at, state),
@@ -94,16 +95,27 @@ async function tokenOf(
   db: Database,
   own: { country_code: string; party_id: string },
   idTag: string,
+  idTagType?: string,
 ): Promise<RoamingToken | undefined> {
-  const rows = await db.sql.query(
-    `SELECT data, updated_at, ${TOKEN_LINK_AT} AS link_at FROM ocpi_object o WHERE o.module = 'tokens'
-       AND lower(o.object_id) = lower(?) AND ${TOKEN_COUNTS}
-     ORDER BY o.created_ms, CASE WHEN o.object_id = ? THEN 0 ELSE 1 END, o.country_code, o.party_id
-     LIMIT ${TOKENS_OF_A_UID}`,
-    [idTag, own.country_code, own.party_id, idTag],
-  );
-  // written by the tokens store from a checked 2.2.1 Token (m0006 moved older rows to that shape)
-  const held = rows.map((row) => ({ row, token: JSON.parse(String(row.data)) as Token }));
+  const match = tokenMatchOf(idTagType);
+  // an eMAID is a contract id: by uid only when no token has it (an eMSP that made it the uid)
+  const ofContract = match.contract ? await tokensOfContract(db, own, idTag) : [];
+  const rows =
+    ofContract.length > 0
+      ? ofContract
+      : await db.sql.query(
+          `SELECT data, updated_at, ${TOKEN_LINK_AT} AS link_at FROM ocpi_object o WHERE o.module = 'tokens'
+             AND lower(o.object_id) = lower(?) AND ${TOKEN_COUNTS}
+           ORDER BY o.created_ms, CASE WHEN o.object_id = ? THEN 0 ELSE 1 END, o.country_code, o.party_id
+           LIMIT ${TOKENS_OF_A_UID}`,
+          [idTag, own.country_code, own.party_id, idTag],
+        );
+  // written by the tokens store from a checked 2.2.1 Token (m0006 moved older rows to that shape);
+  // a card is an RFID token, a PIN an OTHER one (token-types.ts)
+  const types = match.types;
+  const held = rows
+    .map((row) => ({ row, token: JSON.parse(String(row.data)) as Token }))
+    .filter((h) => types === undefined || types.has(h.token.type));
   // in the query's order: the first stored of the valid ones, else the first stored
   const chosen = held.find((h) => h.token.valid) ?? held[0];
   if (!chosen) return undefined;
@@ -121,6 +133,26 @@ async function tokenOf(
     updated_at: Number(chosen.row.updated_at),
     ...(chosen.row.link_at === null || chosen.row.link_at === undefined ? {} : { link_at: Number(chosen.row.link_at) }),
   };
+}
+
+/**
+ * The tokens whose `contract_id` is the eMAID `emaid` (separators and letter case aside), in the
+ * order `tokenOf` weighs them. Not indexed: a Plug & Charge authorization reads the tokens once.
+ */
+async function tokensOfContract(
+  db: Database,
+  own: { country_code: string; party_id: string },
+  emaid: string,
+): ReturnType<Database['sql']['query']> {
+  const contract =
+    db.sql.dialect === 'postgresql' ? "(o.data::jsonb ->> 'contract_id')" : "json_extract(o.data, '$.contract_id')";
+  return db.sql.query(
+    `SELECT data, updated_at, ${TOKEN_LINK_AT} AS link_at FROM ocpi_object o WHERE o.module = 'tokens'
+       AND upper(replace(replace(${contract}, '-', ''), '*', '')) = ? AND ${TOKEN_COUNTS}
+     ORDER BY o.created_ms, o.country_code, o.party_id
+     LIMIT ${TOKENS_OF_A_UID}`,
+    [contractKey(emaid), own.country_code, own.party_id],
+  );
 }
 
 const TOKEN_TYPES = ['AD_HOC_USER', 'APP_USER', 'OTHER', 'RFID'] as const;

@@ -659,6 +659,56 @@ describe('roaming: tokens authorize charges on our chargers', function () {
     expect(unknown.idTokenInfo).to.deep.equal({ status: 'Invalid' });
   });
 
+  it('2.0.1: an idToken is its token by type: a card an RFID token, a PIN an OTHER one, an eMAID a contract id; Central and 1.6 any', async () => {
+    const charger = await world.charger(await world.chargePoint('ocpp2.0.1'), 'ocpp2.0.1');
+    const { charger: charger16 } = await world.linkedCharger('ocpp1.6');
+    const [card, app, pin] = [uid(), uid(), uid()];
+    const contract = `NL-EVP-C${app.slice(1, 9)}-K`;
+    const own = async (body: Json) => {
+      const put = await world.api.request('PUT', `/v1/ocpi/tokens/NL/EVP/${String(body.uid)}`, {
+        body: aToken221(body),
+      });
+      expect(put.status, JSON.stringify(put.body)).to.be.oneOf([200, 201]);
+    };
+    await own({ uid: card, type: 'RFID' });
+    await own({ uid: app, type: 'APP_USER', contract_id: contract });
+    await own({ uid: pin, type: 'OTHER' });
+    const status = async (idToken: string, type: string) =>
+      ((await charger.call('Authorize', { idToken: { idToken, type } })) as { idTokenInfo: { status: string } })
+        .idTokenInfo.status;
+    const answers: Record<string, string> = {};
+    for (const [name, idToken, type] of [
+      ['card as a card', card, 'ISO14443'],
+      ['card as an ISO15693 card', card, 'ISO15693'],
+      ['card as a PIN', card, 'KeyCode'],
+      ["card as an EV's MAC address", card, 'MacAddress'],
+      ['app account as a card', app, 'ISO14443'],
+      ['app account as Central', app, 'Central'],
+      ['PIN as a PIN', pin, 'KeyCode'],
+      ['PIN as a card', pin, 'ISO14443'],
+      ['contract id as eMAID', contract, 'eMAID'],
+      ['contract id as eMAID, no separators, lower case', contract.replaceAll('-', '').toLowerCase(), 'eMAID'],
+      ['an eMAID no token has', 'NL-EVP-C99999999-X', 'eMAID'],
+    ] as const)
+      answers[name] = await status(idToken, type);
+    // every one was Accepted by uid alone, whatever its type, and the eMAID Invalid
+    expect(answers).to.deep.equal({
+      'card as a card': 'Accepted',
+      'card as an ISO15693 card': 'Accepted',
+      'card as a PIN': 'Invalid',
+      "card as an EV's MAC address": 'Invalid',
+      'app account as a card': 'Invalid',
+      'app account as Central': 'Accepted',
+      'PIN as a PIN': 'Accepted',
+      'PIN as a card': 'Invalid',
+      'contract id as eMAID': 'Accepted',
+      'contract id as eMAID, no separators, lower case': 'Accepted',
+      'an eMAID no token has': 'Invalid',
+    });
+    // a 1.6 id tag has no type: its uid finds any token
+    expect(await authorize16(charger16, app)).to.equal('Accepted');
+  });
+
   it("a token's group_id goes to the charger: 1.6 parentIdTag, 2.0.1 groupIdToken (a card of the group may stop)", async () => {
     const member = uid();
     await world.pushToken(emsp, member, { whitelist: 'ALWAYS', group_id: 'FLEET-1' });
