@@ -1,9 +1,10 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { CONNECT_TIMEOUT_MS, ConfigError, nodeTlsOptions, type Config } from '../../config/index.js';
+import { byteSize } from '../../config/byte-size.js';
 import { Database } from '../db/database.js';
 import { migrationNames } from '../db/migrations/names.js';
 import { createGateway } from '../gateway/gateway.js';
@@ -146,16 +147,7 @@ export class Platform {
       observe: (method, route, status, seconds) => this.services.metrics.observeRequest(method, route, status, seconds),
       shedsDatabaseWork: () => this.services.health.shedsDatabaseWork(),
     });
-    // a request's headers and body arrive within HTTP_REQUEST_TIMEOUT_MS (Node's default, 300 s,
-    // let a client that trickles a body hold its connection for minutes); Node checks every
-    // connectionsCheckingInterval
-    const requestTimeout = config.HTTP_REQUEST_TIMEOUT_MS;
-    const server = createServer(
-      { requestTimeout, connectionsCheckingInterval: Math.min(30_000, Math.max(250, requestTimeout / 4)) },
-      // a connection that piles up requests without reading their answers is ended (pipelining-guard.ts)
-      boundedPipelining(app.callback()),
-    );
-    server.keepAliveTimeout = 65_000;
+    const server = gatewayServer(config, app.callback());
     this.server = server;
     if (!worker) for (const m of this.modules) await m.attach?.(this.services, server);
     await new Promise<void>((resolve, reject) => {
@@ -397,4 +389,30 @@ export function withoutPretenuring(): void {
  */
 export function heapGrowth(percent: number): void {
   setFlagsFromString(`--heap-growing-percent=${percent}`);
+}
+
+/**
+ * The HTTP server in front of the gateway's handler: request timeouts, keep-alive, pipelining's
+ * bound and `Expect: 100-continue`.
+ */
+function gatewayServer(config: Config, handler: (req: IncomingMessage, res: ServerResponse) => void): Server {
+  // a request's headers and body arrive within HTTP_REQUEST_TIMEOUT_MS (Node's default, 300 s,
+  // let a client that trickles a body hold its connection for minutes); Node checks every
+  // connectionsCheckingInterval
+  const requestTimeout = config.HTTP_REQUEST_TIMEOUT_MS;
+  const server = createServer(
+    { requestTimeout, connectionsCheckingInterval: Math.min(30_000, Math.max(250, requestTimeout / 4)) },
+    // a connection that piles up requests without reading their answers is ended (pipelining-guard.ts)
+    boundedPipelining(handler),
+  );
+  server.keepAliveTimeout = 65_000;
+  // `Expect: 100-continue`: Node invites the body at once by default, and a client declaring a
+  // body over BODY_LIMIT was told 100 Continue, then 413. It is now answered 413 without the
+  // invitation (the body parser refuses a declared length over the limit before reading)
+  const bodyLimit = byteSize(config.BODY_LIMIT);
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!(Number(req.headers['content-length']) > bodyLimit)) res.writeContinue();
+    server.emit('request', req, res);
+  });
+  return server;
 }

@@ -322,6 +322,34 @@ describe('gateway hardening (issue 7)', () => {
     expect(kept.headers.connection).to.not.equal('close');
   });
 
+  it('answers Expect: 100-continue with 413 and no invitation for a declared body over BODY_LIMIT; invites one within it', async () => {
+    const { port } = new URL(main.p.platform.url);
+    const ask = async (length: number): Promise<string> => {
+      const socket = createConnection({ host: '127.0.0.1', port: Number(port) });
+      let answer = '';
+      socket.setEncoding('utf8');
+      socket.on('error', () => undefined);
+      const got = new Promise<string>((resolve) => {
+        socket.on('data', (c: string) => {
+          answer += c;
+          // the first status line is what we look at
+          if (answer.includes('\r\n')) resolve(answer);
+        });
+        socket.on('close', () => resolve(answer));
+      });
+      socket.write(
+        `POST /v1/charge-points HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${API_KEY}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`,
+      );
+      const first = await got;
+      socket.destroy();
+      return first.split('\r\n')[0] ?? '';
+    };
+    // was `HTTP/1.1 100 Continue`, then the 413
+    expect(await ask(99_999_999_999)).to.equal('HTTP/1.1 413 Payload Too Large');
+    expect(await ask(20)).to.equal('HTTP/1.1 100 Continue');
+  });
+
   it('answers 408 and closes a request whose body is still trickling after HTTP_REQUEST_TIMEOUT_MS', async () => {
     // with the key, so the body is read: only the deadline ends it (3 s in this suite; 30 s by default)
     const { answer, ms } = await trickled(
