@@ -293,6 +293,33 @@ for (const database of ['SQLite', 'PostgreSQL'] as const)
       await client.close();
     });
 
+    it("OCPP 2.0.1: a device model cut inside a part keeps that part's first rows in key order", async () => {
+      const { id, client } = await charger('ocpp2.0.1');
+      const part = (seqNo: number, rows: number) => ({
+        requestId: 9,
+        generatedAt: '2026-03-01T12:00:00.000Z',
+        seqNo,
+        tbc: seqNo < 25,
+        reportData: Array.from({ length: rows }, (_, i) => ({
+          component: { name: `Part${String(seqNo).padStart(2, '0')}` },
+          variable: { name: `Var${String(i).padStart(3, '0')}` },
+          variableAttribute: [{ type: 'Actual', value: String(i), mutability: 'ReadOnly' }],
+        })),
+      });
+      // 25 parts of 200, then one of 300: the newest 5,000 end 100 rows into part 01
+      for (let seqNo = 0; seqNo < 26; seqNo++) {
+        expect(await client.call('NotifyReport', part(seqNo, seqNo === 25 ? 300 : 200))).to.deep.equal({});
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      const model = (await csms.api<Static<typeof DeviceModel>>('GET', `/v1/charge-points/${id}/device-model`)).body;
+      expect(model.variables).to.have.length(5_000);
+      const ofPart = (name: string) => model.variables.filter((v) => v.component === name).map((v) => v.variable);
+      expect(ofPart('Part00')).to.deep.equal([]);
+      expect(ofPart('Part01')).to.deep.equal(Array.from({ length: 100 }, (_, i) => `Var${String(i).padStart(3, '0')}`));
+      expect(ofPart('Part25')).to.have.length(300);
+      await client.close();
+    });
+
     it('OCPP 2.0.1: every other message a charger sends is answered as the spec says, never NotSupported', async () => {
       const { id, client } = await charger('ocpp2.0.1');
       const at = '2026-03-01T12:00:00.000Z';
