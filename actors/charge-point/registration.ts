@@ -62,18 +62,22 @@ const CHARGING: ReadonlySet<QueuedCommand['kind']> = new Set([
 const isBootTrigger = (c: QueuedCommand): boolean => c.kind === 'trigger' && c.message === 'BootNotification';
 
 /**
- * Why `command` may not be sent to the charger now, or undefined when it may. While Rejected the
- * CSMS sends nothing (1.6 section 4.2, 2.0.1 B03), except the TriggerMessage BootNotification
- * that tells a charger which was told Accepted or Pending that its status changed; while
- * Pending, nothing that charges.
+ * Why `command` may not be sent to the charger now, or undefined when it may. To a charger told
+ * Rejected (or never booted, with a Rejected policy) the CSMS sends nothing (1.6 section 4.2,
+ * 2.0.1 B03). To one told Pending, or one whose policy the operator lowered and which was not
+ * told yet, nothing that charges; such a charger still told Accepted may be stopped, and reset
+ * (the boot after it tells it its status), whatever the policy: one that refuses the
+ * TriggerMessage BootNotification (2.0.1 F06.FR.17) could otherwise be neither stopped nor told.
  */
 export function refusalOf(s: ChargePointState, command: QueuedCommand): string | undefined {
   const held = heldTo(s);
   if (held === undefined || held === 'Accepted') return undefined;
-  if (isBootTrigger(command) && toldStatus(s) !== 'Rejected') return undefined;
-  if (held === 'Rejected') return 'the charger is Rejected: the CSMS sends it nothing';
-  if (CHARGING.has(command.kind))
-    return `the charger is Pending: ${command.kind} is not sent before it is Accepted (send it again then)`;
+  const told = toldStatus(s);
+  if (isBootTrigger(command) && told !== 'Rejected') return undefined;
+  if (told === 'Rejected' || (told === undefined && held === 'Rejected'))
+    return 'the charger is Rejected: the CSMS sends it nothing';
+  if (CHARGING.has(command.kind) && !(command.kind === 'stop' && told === 'Accepted'))
+    return `the charger is ${held}: ${command.kind} is not sent before it is Accepted (send it again then)`;
   return undefined;
 }
 

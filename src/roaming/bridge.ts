@@ -111,8 +111,8 @@ async function tokenOf(
           [idTag, own.country_code, own.party_id, idTag],
         );
   // written by the tokens store from a checked 2.2.1 Token (m0006 moved older rows to that shape);
-  // a card is an RFID token, a PIN an OTHER one (token-types.ts)
-  const types = match.types;
+  // a card is an RFID token, a PIN an OTHER one (token-types.ts); a contract id is any token's
+  const types = ofContract.length > 0 ? undefined : match.types;
   const held = rows
     .map((row) => ({ row, token: JSON.parse(String(row.data)) as Token }))
     .filter((h) => types === undefined || types.has(h.token.type));

@@ -9,7 +9,8 @@ import type { TokenType } from '../ocpi/tokens/schemas-2.2.1.js';
  *   a 2.0.1 `Central` id, which is what the CSMS itself names in RequestStartTransaction and
  *   ReserveNow for an app account or an ad hoc token;
  * - `contract`: an eMAID (ISO 15118 Plug & Charge) is the token's `contract_id` (eMI3 eMA ID),
- *   not its uid.
+ *   not its uid; when no token has it, the uid of an RFID or OTHER token (`types`), never an app
+ *   account's or an ad hoc one, which a vehicle does not present.
  */
 export interface TokenMatch {
   types?: ReadonlySet<TokenType>;
@@ -18,6 +19,7 @@ export interface TokenMatch {
 
 const CARD: ReadonlySet<TokenType> = new Set(['RFID']);
 const OTHER: ReadonlySet<TokenType> = new Set(['OTHER']);
+const CARD_OR_OTHER: ReadonlySet<TokenType> = new Set(['RFID', 'OTHER']);
 
 export function tokenMatchOf(idTagType: string | undefined): TokenMatch {
   switch (idTagType) {
@@ -29,7 +31,7 @@ export function tokenMatchOf(idTagType: string | undefined): TokenMatch {
     case 'MacAddress':
       return { types: OTHER };
     case 'eMAID':
-      return { contract: true };
+      return { contract: true, types: CARD_OR_OTHER };
     default:
       return {};
   }

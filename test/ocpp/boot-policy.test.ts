@@ -249,6 +249,19 @@ for (const mode of ['embedded', 'cluster'] as const) {
       });
       // it was not told: its calls are served as before (they were SecurityError, and the energy lost)
       expect(await client.call('Heartbeat', {})).to.have.property('currentTime');
+      // and the operator may still stop its transaction (it was refused under the lowered policy)
+      const stopped: unknown[] = [];
+      client.handle('RequestStopTransaction', ({ params }) => {
+        stopped.push(params);
+        return Promise.resolve({ status: 'Accepted' });
+      });
+      const stop = await csms.api<{ command_status: string }>(
+        'POST',
+        `/v1/charge-points/${cp.id}/remote-stop?wait_ms=5000`,
+        { transaction_id: transactionId },
+      );
+      expect(stop.body.command_status).to.equal('Accepted');
+      expect(stopped).to.deep.equal([{ transactionId }]);
       await client.call(
         'TransactionEvent',
         v201.transactionEvent({ eventType: 'Updated', transactionId, seqNo: 1, wh: 3000 }),
@@ -275,6 +288,43 @@ for (const mode of ['embedded', 'cluster'] as const) {
       expect(await client.call('BootNotification', v201.boot({ reason: 'PowerUp' }))).to.include({ status: 'Pending' });
       expect(await errorOf(client.call('Heartbeat', {}))).to.equal('SecurityError');
       expect(await view(cp.id)).to.deep.include({ registration: 'Pending', boot_policy: 'Pending' });
+      await client.close();
+    });
+
+    it('2.0.1: lowered to Rejected, a charger that refuses the boot trigger may be reset, and learns Rejected at the boot after it', async () => {
+      const cp = await csms.registerChargePoint('ocpp2.0.1');
+      await csms.api('PUT', `/v1/charge-points/${cp.id}/boot-policy`, { policy: 'Accepted' });
+      const client = strictCharger(csms.url, cp, 'ocpp2.0.1');
+      const asked: string[] = [];
+      client.handle('TriggerMessage', ({ params }) => {
+        asked.push((params as { requestedMessage: string }).requestedMessage);
+        return Promise.resolve({ status: 'Rejected' });
+      });
+      client.handle('Reset', () => Promise.resolve({ status: 'Accepted' }));
+      await client.connect();
+      expect(await client.call('BootNotification', v201.boot())).to.include({ status: 'Accepted' });
+      await csms.api('PUT', `/v1/charge-points/${cp.id}/boot-policy`, { policy: 'Rejected' });
+      await eventually(async () => (asked.includes('BootNotification') ? true : undefined));
+      // was refused: "the charger is Rejected: the CSMS sends it nothing", though it was not told
+      const reset = await csms.api<{ command_status: string }>('POST', `/v1/charge-points/${cp.id}/reset`, {
+        type: 'soft',
+      });
+      expect(reset.body.command_status).to.equal('Accepted');
+      // nothing that charges goes to it
+      const start = await csms.api<{ command_status: string; detail?: string }>(
+        'POST',
+        `/v1/charge-points/${cp.id}/remote-start`,
+        { id_tag: 'TAG-1', evse_id: 1 },
+      );
+      expect(start.body).to.include({ command_status: 'refused' });
+      expect(start.body.detail).to.equal(
+        'the charger is Rejected: start is not sent before it is Accepted (send it again then)',
+      );
+      // the boot after the reset tells it
+      expect(await client.call('BootNotification', v201.boot({ reason: 'RemoteReset' }))).to.include({
+        status: 'Rejected',
+      });
+      expect(await errorOf(client.call('Heartbeat', {}))).to.equal('SecurityError');
       await client.close();
     });
 

@@ -689,6 +689,8 @@ describe('roaming: tokens authorize charges on our chargers', function () {
       ['contract id as eMAID', contract, 'eMAID'],
       ['contract id as eMAID, no separators, lower case', contract.replaceAll('-', '').toLowerCase(), 'eMAID'],
       ['an eMAID no token has', 'NL-EVP-C99999999-X', 'eMAID'],
+      ["an eMAID that is a card's uid", card, 'eMAID'],
+      ["an eMAID that is an app account's uid", app, 'eMAID'],
     ] as const)
       answers[name] = await status(idToken, type);
     // every one was Accepted by uid alone, whatever its type, and the eMAID Invalid
@@ -704,6 +706,9 @@ describe('roaming: tokens authorize charges on our chargers', function () {
       'contract id as eMAID': 'Accepted',
       'contract id as eMAID, no separators, lower case': 'Accepted',
       'an eMAID no token has': 'Invalid',
+      // no token has it as its contract id: a card's or a PIN's uid, never an app account's
+      "an eMAID that is a card's uid": 'Accepted',
+      "an eMAID that is an app account's uid": 'Invalid',
     });
     // a 1.6 id tag has no type: its uid finds any token
     expect(await authorize16(charger16, app)).to.equal('Accepted');
