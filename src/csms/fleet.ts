@@ -145,17 +145,26 @@ export function naturalIdOrder(ids: readonly string[]): Map<string, number> {
   return new Map(sorted.map((id, i) => [id, i]));
 }
 
-/** A charger's place in `sort=status`: what needs attention first, offline last. */
+/**
+ * A charger's place in `sort=status`, what needs attention first: faulted; offline with a
+ * transaction open or a fault last reported; offline; charging, occupied, reserved, unavailable,
+ * available, nothing reported; never connected last. Offline chargers came last, below the
+ * healthy ones, a charger that dropped off in the middle of a charge too.
+ */
 function statusRank(e: FleetEntry): number {
-  if (!e.online) return 7;
   if (isFaulted(e)) return 0;
-  if (isCharging(e)) return 1;
+  if (!e.online) {
+    if (e.last_seen === 0) return 9;
+    const lastFault = e.connectors.some((c) => c.status === 'Faulted' || isError(c.error_code));
+    return e.open_transactions > 0 || lastFault ? 1 : 2;
+  }
+  if (isCharging(e)) return 3;
   const statuses = new Set(e.connectors.filter((c) => c.connector_id > 0).map((c) => c.status));
-  if (['Occupied', 'Preparing', 'SuspendedEV', 'SuspendedEVSE', 'Finishing'].some((s) => statuses.has(s))) return 2;
-  if (statuses.has('Reserved')) return 3;
-  if (statuses.has('Unavailable')) return 4;
-  if (statuses.has('Available')) return 5;
-  return 6;
+  if (['Occupied', 'Preparing', 'SuspendedEV', 'SuspendedEVSE', 'Finishing'].some((s) => statuses.has(s))) return 4;
+  if (statuses.has('Reserved')) return 5;
+  if (statuses.has('Unavailable')) return 6;
+  if (statuses.has('Available')) return 7;
+  return 8;
 }
 
 /** The entries a list query selects, in its order. */

@@ -83,9 +83,16 @@ describe("console: a charger's operations and event log", function () {
     await page.getByTestId('op-cancel').click();
     expect(resets).to.deep.equal([]);
 
+    // a body that is not JSON is said before the question (it was asked, then refused)
     await page.getByTestId('op-select').selectOption('reset');
+    await page.getByTestId('op-body').fill('{"type": "hard",}');
+    await page.getByTestId('op-run').click();
+    await page.getByTestId('op-result').getByText('The body is not JSON').waitFor();
+    expect(await page.getByTestId('op-confirm').count()).to.equal(0);
+    // the question says which reset
     await page.getByTestId('op-body').fill('{"type": "hard"}');
     await page.getByTestId('op-run').click();
+    expect(await page.getByTestId('op-confirm').textContent()).to.contain(`Send reset to ${cp.id}? (hard)`);
     await page.getByTestId('op-send').click();
     await page.getByTestId('op-result').getByText('reset: Accepted').waitFor();
     expect(resets).to.deep.equal([{ type: 'Immediate' }]);

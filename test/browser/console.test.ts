@@ -260,10 +260,11 @@ describe('operator console with 10,000 chargers', function () {
     await page.goto(`${csms.url}/dashboard#/chargers/${warnedId}`);
     const warned = page.getByTestId('connector-1-1').getByTestId('remote-start');
     await page.getByTestId('connector-1-1').getByText('WeakSignal').waitFor();
-    expect([await warned.isDisabled(), await warned.getAttribute('title')]).to.deep.equal([
-      true,
-      'the charger is faulted',
-    ]);
+    // why, written beside it (a tooltip only reached a mouse)
+    expect([
+      await warned.isDisabled(),
+      await page.getByTestId('connector-1-1').getByTestId('start-why').textContent(),
+    ]).to.deep.equal([true, ' the charger is faulted']);
 
     const id = connectedIds[60] ?? '';
     await page.goto(`${csms.url}/dashboard#/chargers/${id}`);
@@ -271,10 +272,10 @@ describe('operator console with 10,000 chargers', function () {
     // no token: Start is disabled, and says why (it said nothing)
     await page.getByTestId('id-tag').fill('');
     const start = page.getByTestId('connector-1-1').getByTestId('remote-start');
-    expect([await start.isDisabled(), await start.getAttribute('title')]).to.deep.equal([
-      true,
-      'enter the token to start with',
-    ]);
+    expect([
+      await start.isDisabled(),
+      await page.getByTestId('connector-1-1').getByTestId('start-why').textContent(),
+    ]).to.deep.equal([true, ' enter the token to start with']);
     await page.getByTestId('id-tag').fill('DRIVER-UI');
     // an error code beside Available is a warning: the connector takes a start (it was disabled)
     await chargers.get(id)?.call('StatusNotification', v16.status(1, 'Available', { errorCode: 'WeakSignal' }));
@@ -317,6 +318,19 @@ describe('operator console with 10,000 chargers', function () {
     // the time shown is when the status began, and says so
     expect(await page.getByTestId('connector-1-1').textContent()).to.match(/Charging.* since /);
     expect(await page.getByTestId('connector-1-1').getByTestId('remote-start').isDisabled()).to.equal(true);
+    // why, in words beside it (it was a tooltip only, which keyboards and phones never reach)
+    expect(await page.getByTestId('connector-1-1').getByTestId('start-why').textContent()).to.contain(
+      'a transaction runs on its EVSE',
+    );
+    // a stop is asked before it is sent: one click ended the driver's charge
+    await page.getByTestId(`transaction-${transactionId}`).getByTestId('remote-stop').click();
+    expect(await page.getByTestId('stop-confirm').textContent()).to.contain(
+      `Stop transaction ${transactionId} on ${id} EVSE 1?`,
+    );
+    await page.getByTestId('stop-cancel').click();
+    await page.getByTestId(`transaction-${transactionId}`).getByTestId('remote-stop').waitFor();
+    await page.waitForTimeout(300);
+    expect(charger?.csmsCalls.map((c) => c.action)).to.not.include('RemoteStopTransaction');
     // its parts apart (was "1 ·DRIVER-UI · ... ·2.500 kWh")
     expect(await page.getByTestId(`session-${transactionId}`).textContent()).to.match(
       new RegExp(`${transactionId} · DRIVER-UI · .* · 2\\.500 kWh`),

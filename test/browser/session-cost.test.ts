@@ -59,5 +59,18 @@ describe('console: the cost of a roamed session', function () {
     await charger.call('StopTransaction', { transactionId, meterStop: 10000, timestamp: at(30) });
     // 10 kWh: 3.00
     await cost.filter({ hasText: /^EUR 3\.00$/ }).waitFor({ timeout: 15_000 });
+
+    // in a Dutch browser, numbers are written as its dates are: 10,000 kWh and EUR 3,00 (they
+    // kept the point, and "10.000" kWh read as ten thousand)
+    const context = await browser.newContext({ locale: 'nl-NL' });
+    const dutch = await context.newPage();
+    await signIn(dutch, world.platform.platform.url, API_KEY, `#/sessions?charge_point_id=${cp.id}`);
+    const row = dutch.locator(`[data-testid="session-${cp.id}"]`);
+    await row
+      .locator('[data-testid="cost"]')
+      .filter({ hasText: /^EUR 3,00$/ })
+      .waitFor({ timeout: 15_000 });
+    expect(await row.locator('[data-testid="energy"]').textContent()).to.equal('10,000');
+    await context.close();
   });
 });

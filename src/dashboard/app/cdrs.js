@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { html } from './html.js';
 import { api, enc, failureText, page, query } from './api.js';
-import { cents, fmtTime } from './format.js';
+import { cents, fmtTime, localNumber } from './format.js';
 import { ErrorLine, Notice, Status, rangeText, useLoad, useOneAtATime } from './ui.js';
 
 const LIMIT = 50;
@@ -14,7 +14,7 @@ const go = (f) => {
 };
 
 const money = (currency, m) =>
-  m ? `${currency} ${cents(m.incl_vat ?? m.excl_vat)}${m.incl_vat == null ? ' excl. VAT' : ''}` : '';
+  m ? `${currency} ${localNumber(cents(m.incl_vat ?? m.excl_vat))}${m.incl_vat == null ? ' excl. VAT' : ''}` : '';
 const exclTitle = (m) => (m ? `excl. VAT ${m.excl_vat}` : '');
 
 function Pager({ offset, total, move }) {

@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { ApiError, api, call, enc, failureText, onEvent, onResync, page, query } from './api.js';
-import { fmtDuration, fmtTime, kwh, sessionDurationMs, fmtCost, tone } from './format.js';
+import { fmtDuration, fmtKwh, fmtTime, sessionDurationMs, fmtCost, tone } from './format.js';
 import {
   ErrorLine,
   FaultText,
@@ -130,6 +130,27 @@ function Connectors({ cp, act, busy }) {
     ['Charging', 'SuspendedEV', 'SuspendedEVSE', 'Finishing'].includes(c.status);
   const faultedOne = (c) => c.status === 'Faulted' || (!cp.online && c.last_reported_status === 'Faulted');
   const faulted = (c) => faultedOne(c) || (whole !== undefined && faultedOne(whole));
+  // a remote start queued or sent and not answered yet: another click queued another start, each
+  // sent once the one before it had timed out
+  const startWaits = cp.commands.some((x) => x.kind === 'start' && !FINAL(x.status));
+  // why Start cannot be pressed, shown beside it (a tooltip only reached a mouse)
+  const whyNoStart = (c) =>
+    faultedOne(c)
+      ? 'the connector is faulted'
+      : faulted(c)
+        ? 'the charger is faulted'
+        : charging(c)
+          ? 'a transaction runs on its EVSE'
+          : !cp.online
+            ? 'the charger is offline'
+            : startWaits
+              ? "a remote start waits for the charger's answer"
+              : !idTag.trim()
+                ? 'enter the token to start with'
+                : '';
+  // the transaction whose stop is being asked for: a stop is sent at the second click, as an
+  // operation that changes the charger is (one click ended a driver's charge)
+  const [stopping, setStopping] = useState(null);
   return html`<div>
     <label class="inline"
       >Token for a remote start
@@ -163,24 +184,12 @@ function Connectors({ cp, act, busy }) {
             <${ReservedFor} cp=${cp} evse=${c.evse_id} />
             <button
               data-testid="remote-start"
-              disabled=${busy || !cp.online || faulted(c) || charging(c) || !idTag}
-              title=${
-                faultedOne(c)
-                  ? 'the connector is faulted'
-                  : faulted(c)
-                    ? 'the charger is faulted'
-                    : charging(c)
-                      ? 'a transaction runs on its EVSE'
-                      : !cp.online
-                        ? 'the charger is offline'
-                        : !idTag
-                          ? 'enter the token to start with'
-                          : ''
-              }
+              disabled=${busy || whyNoStart(c) !== ''}
               onClick=${() => act('Remote start', 'POST', 'remote-start', { id_tag: idTag, evse_id: c.evse_id, ...(cp.protocol === 'ocpp2.0.1' ? {} : { connector_id: c.connector_id }) })}
             >
               Start
             </button>
+            ${whyNoStart(c) && html`<span class="muted" data-testid="start-why"> ${whyNoStart(c)}</span>`}
           </li>`,
       )}
     </ul>
@@ -188,13 +197,29 @@ function Connectors({ cp, act, busy }) {
       ({ transaction_id: t, evse_id: e }) =>
         html`<p data-testid=${`transaction-${t}`}>
           Transaction ${t}${e > 0 ? ` on EVSE ${e}` : ''}
-          <button
-            data-testid="remote-stop"
-            disabled=${busy || !cp.online}
-            onClick=${() => act('Remote stop', 'POST', 'remote-stop', { transaction_id: t })}
-          >
-            Stop
-          </button>
+          ${
+            stopping === t
+              ? html`<span class="actions" data-testid="stop-confirm">
+                  Stop transaction ${t} on ${cp.id}${e > 0 ? ` EVSE ${e}` : ''}? The driver's charge ends.
+                  <button
+                    class="danger"
+                    data-testid="stop-send"
+                    disabled=${busy || !cp.online}
+                    onClick=${(ev) => {
+                      if (ev.detail > 1) return;
+                      setStopping(null);
+                      act('Remote stop', 'POST', 'remote-stop', { transaction_id: t });
+                    }}
+                  >
+                    Stop
+                  </button>
+                  <button class="quiet" data-testid="stop-cancel" onClick=${() => setStopping(null)}>Cancel</button>
+                </span>`
+              : html`<button data-testid="remote-stop" disabled=${busy || !cp.online} onClick=${() => setStopping(t)}>
+                    Stop
+                  </button>
+                  ${!cp.online && html`<span class="muted"> the charger is offline</span>`}`
+          }
         </p>`,
     )}
   </div>`;
@@ -231,6 +256,33 @@ function useKeptFocus(asking, busy) {
   return [runRef, cancelRef];
 }
 
+/** `text` as JSON, undefined when it is not (an empty body is `{}`). */
+function parsedBody(text) {
+  try {
+    return JSON.parse(text || '{}');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Operations that may cut a charge that runs: the question says how many would be. */
+const INTERRUPTS = new Set(['reset', 'change-availability']);
+
+/**
+ * What the question before sending adds to "Send <name> to <charger>?": the body's `type` (a hard
+ * or soft reset, Inoperative or Operative), and the transactions running that it may interrupt.
+ */
+function questionDetail(name, body, cp) {
+  const parsed = parsedBody(body);
+  const type = parsed && typeof parsed.type === 'string' ? ` (${parsed.type})` : '';
+  const running = cp.open_transactions.length;
+  const warning =
+    INTERRUPTS.has(name) && running > 0
+      ? ` ${running} transaction${running === 1 ? '' : 's'} running on it may be interrupted.`
+      : '';
+  return `${type}${warning}`;
+}
+
 function Operations({ cp, onSend, onDone }) {
   const names = operationsFor(cp.protocol);
   const [name, setName] = useState(firstRead(names));
@@ -252,13 +304,19 @@ function Operations({ cp, onSend, onDone }) {
         .then((reply) => setResult({ ok: accepted(c.status), text: `${text}${replyText(reply)}` }))
         .catch(() => undefined);
   }, [cp, result]);
-  const choose = (n) => (setName(n), setBody(exampleOf(n, cp)), setAsking(false));
+  // the previous operation's result goes with it (it read as the next one's)
+  const choose = (n) => (setName(n), setBody(exampleOf(n, cp)), setAsking(false), setResult(null));
   // one operation at a time: a double click on Run sent it twice
   const [busy, once] = useOneAtATime();
   const [runRef, cancelRef] = useKeptFocus(asking, busy);
   const run = (e) => {
     e.preventDefault();
-    if (changesCharger(name) && !asking) return setAsking(true);
+    if (changesCharger(name) && !asking) {
+      // a body that is not JSON is said at once, not after the question was answered
+      if (parsedBody(body) === undefined) return setResult({ ok: false, text: 'The body is not JSON' });
+      setResult(null);
+      return setAsking(true);
+    }
     setAsking(false);
     return once(() => send());
   };
@@ -316,7 +374,7 @@ function Operations({ cp, onSend, onDone }) {
     ${
       asking
         ? html`<span class="actions" data-testid="op-confirm">
-            Send ${name} to ${cp.id}?
+            Send ${name} to ${cp.id}?${questionDetail(name, body, cp)}
             <button type="submit" class="danger" disabled=${busy} data-testid="op-send" onClick=${noRepeat}>
               Send
             </button>
@@ -473,7 +531,7 @@ function SessionList({ id, sessions }) {
           html`<li data-testid=${`session-${s.transaction_id}`} data-status=${s.status}>
             <${Status} status=${s.status} /> <a href=${`#/sessions/${enc(s.id)}`}>${s.transaction_id}</a>
             ${` · ${s.id_tag ?? 'no token'} · ${fmtTime(s.started_at)} · ${fmtDuration(sessionDurationMs(s))} · `}
-            <span data-testid="energy">${kwh(s.energy_wh)}</span>${' kWh'}
+            <span data-testid="energy">${fmtKwh(s.energy_wh)}</span>${' kWh'}
             ${s.cost && html`${' · '}<span data-testid="cost">${fmtCost(s.cost)}</span>`}${s.stop_reason && ` · ${s.stop_reason}`}
           </li>`,
       )}

@@ -2,6 +2,17 @@
 export const fmtTime = (t) => (t ? new Date(t).toLocaleString() : '');
 export const kwh = (wh) => (wh / 1000).toFixed(3);
 
+/**
+ * The browser's decimal separator. Numbers on screen read as the dates beside them do, in the
+ * browser's locale: a Dutch reader took "6.640" kWh beside "3-12-2026" for six thousand. Files
+ * (the sessions CSV) keep the point.
+ */
+const DECIMAL = new Intl.NumberFormat().formatToParts(1.5).find((p) => p.type === 'decimal')?.value ?? '.';
+/** A number written with a point (`kwh`, `cents`), with the browser's decimal separator. */
+export const localNumber = (text) => (DECIMAL === '.' ? String(text) : String(text).replace('.', DECIMAL));
+/** kWh on screen: `kwh` in the browser's notation. */
+export const fmtKwh = (wh) => localNumber(kwh(wh));
+
 /** "1 h 05 min", "4 min 10 s" */
 export function fmtDuration(ms) {
   if (!(ms >= 0)) return '';
@@ -50,7 +61,7 @@ export function cents(amount) {
  */
 export function fmtCost(c) {
   if (!c) return '';
-  const amount = `${c.currency} ${cents(c.incl_vat ?? c.excl_vat)}${c.incl_vat == null ? ' excl. VAT' : ''}`;
+  const amount = `${c.currency} ${localNumber(cents(c.incl_vat ?? c.excl_vat))}${c.incl_vat == null ? ' excl. VAT' : ''}`;
   return c.final ? amount : `~${amount}`;
 }
 

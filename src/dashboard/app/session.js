@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { api, enc, onEvent, onResync } from './api.js';
-import { fmtCost, fmtDuration, fmtTime, kwh, meanKw, sessionDurationMs } from './format.js';
+import { fmtCost, fmtDuration, fmtKwh, fmtTime, localNumber, meanKw, sessionDurationMs } from './format.js';
 import { ErrorLine, Status, useDebounced, useLoad } from './ui.js';
 
 const H = 240;
@@ -139,9 +139,9 @@ export function SessionPage({ id }) {
           <dt>Duration</dt>
           <dd>${fmtDuration(sessionDurationMs(s))}</dd>
           <dt>Energy</dt>
-          <dd data-testid="energy">${kwh(s.energy_wh)} kWh</dd>
+          <dd data-testid="energy">${fmtKwh(s.energy_wh)} kWh</dd>
           <dt>Mean power</dt>
-          <dd>${meanKw(s) ? `${meanKw(s)} kW` : ''}</dd>
+          <dd>${meanKw(s) ? `${localNumber(meanKw(s))} kW` : ''}</dd>
           <dt>Meter</dt>
           <dd>${s.meter_start_wh ?? '?'} → ${s.meter_last_wh ?? '?'} Wh</dd>
           <dt>Cost (incl. VAT)</dt>

@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { enc, failureText, onEvent, onResync, page, query } from './api.js';
-import { fmtCost, fmtDuration, fmtTime, kwh, meanKw, sessionDurationMs } from './format.js';
+import { fmtCost, fmtDuration, fmtKwh, fmtTime, kwh, localNumber, meanKw, sessionDurationMs } from './format.js';
 import { ErrorLine, Notice, Status, rangeText, useDebounced, useLoad } from './ui.js';
 
 const LIMIT = 50;
@@ -251,8 +251,8 @@ export function Sessions({ params }) {
               <td data-label="Status"><${Status} status=${s.status} /></td>
               <td data-label="Started">${fmtTime(s.started_at)}</td>
               <td data-label="Duration">${fmtDuration(sessionDurationMs(s))}</td>
-              <td data-label="Energy (kWh)" data-testid="energy">${kwh(s.energy_wh)}</td>
-              <td data-label="Power (kW)">${meanKw(s)}</td>
+              <td data-label="Energy (kWh)" data-testid="energy">${fmtKwh(s.energy_wh)}</td>
+              <td data-label="Power (kW)">${localNumber(meanKw(s))}</td>
               <td
                 data-label="Cost (incl. VAT)"
                 data-testid="cost"

@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { html } from './html.js';
 import { api, enc, failureText, page, query } from './api.js';
-import { cents, fmtTime } from './format.js';
+import { cents, fmtTime, localNumber } from './format.js';
 import { ErrorLine, Notice, useLoad, useOneAtATime } from './ui.js';
 
 const LIMIT = 50;
@@ -23,7 +23,7 @@ function step(type, size) {
   return `billed per ${size} s`;
 }
 
-const money = (currency, amount) => `${currency} ${cents(amount)}`;
+const money = (currency, amount) => `${currency} ${localNumber(cents(amount))}`;
 
 function component(currency, c) {
   const vat = c.vat === undefined ? 'VAT not given' : `+ ${c.vat}% VAT`;

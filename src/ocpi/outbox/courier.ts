@@ -69,9 +69,20 @@ export interface CdrSource {
 
 const enc = encodeURIComponent;
 
-/** A failed answer, classified: a 5xx or an OCPI 3xxx is the partner's trouble, a 4xx or 2xxx ours. */
-function answered(httpStatus: number, statusCode: number | undefined): DeliveryOutcome {
-  const error = `HTTP ${httpStatus}${statusCode === undefined ? '' : `, status_code ${statusCode}`}`;
+/** The most of a partner's `status_message` a row's error quotes. */
+const MAX_QUOTED_MESSAGE = 200;
+
+/**
+ * A failed answer, classified: a 5xx or an OCPI 3xxx is the partner's trouble, a 4xx or 2xxx ours.
+ * Its error quotes the partner's `status_message` (bounded): an operator saw "HTTP 200,
+ * status_code 2001" and not the partner's "unknown location".
+ */
+function answered(httpStatus: number, statusCode: number | undefined, message?: unknown): DeliveryOutcome {
+  const said =
+    typeof message === 'string' && message.trim() !== ''
+      ? `: ${message.length > MAX_QUOTED_MESSAGE ? `${message.slice(0, MAX_QUOTED_MESSAGE - 1)}…` : message}`
+      : '';
+  const error = `HTTP ${httpStatus}${statusCode === undefined ? '' : `, status_code ${statusCode}`}${said}`;
   if (httpStatus >= 200 && httpStatus < 300) {
     if (statusCode === undefined || (statusCode >= 1000 && statusCode < 2000)) return { outcome: 'sent' };
     // 2xxx: the partner refused the data; 3xxx/4xxx: its side (or a hub's) failed
@@ -288,7 +299,9 @@ export class OutboxCourier {
         trace,
       );
       const outcome =
-        call.removal && unknownThere(status, envelope.status_code) ? SENT : answered(status, envelope.status_code);
+        call.removal && unknownThere(status, envelope.status_code)
+          ? SENT
+          : answered(status, envelope.status_code, envelope.status_message);
       const location = headers.location;
       if (outcome.outcome === 'sent') await sent?.(typeof location === 'string' ? location.slice(0, 2048) : undefined);
       return outcome;

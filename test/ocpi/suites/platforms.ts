@@ -211,6 +211,8 @@ export function platformsSuite(makeTarget: () => Promise<OcpiTarget>): void {
       );
       // was "HTTP 500, ...": the onboarded party, which took it, seemed the one failing
       expect(String(row.last_error)).to.match(new RegExp(`^${cpo2.country_code}-${cpo2.party_id}: HTTP 500`));
+      // with the partner's own words (its status_message was left out)
+      expect(String(row.last_error)).to.contain('status_code 3000: failing');
     });
 
     it('reads the routing headers: OCPI-from names one of the parties of the token, OCPI-to names us', async () => {
