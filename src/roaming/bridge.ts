@@ -78,6 +78,13 @@ export function roamingPort(host: ActorHost, outbox: OutboxHandle, cdrs: CdrBuil
   };
 }
 
+/**
+ * The token rows that count (ours, or an eMSP's whose link holds), as `tokenOf` reads them: our
+ * party's country code and party id are its first two parameters.
+ */
+const TOKEN_ROWS = `SELECT data, updated_at, ${TOKEN_LINK_AT} AS link_at FROM ocpi_object o WHERE o.module = 'tokens'
+  AND ${TOKEN_COUNTS}`;
+
 /** At most this many tokens of one uid are weighed (eMSPs holding the same uid are few). */
 const TOKENS_OF_A_UID = 16;
 
@@ -104,11 +111,10 @@ async function tokenOf(
     ofContract.length > 0
       ? ofContract
       : await db.sql.query(
-          `SELECT data, updated_at, ${TOKEN_LINK_AT} AS link_at FROM ocpi_object o WHERE o.module = 'tokens'
-             AND lower(o.object_id) = lower(?) AND ${TOKEN_COUNTS}
+          `${TOKEN_ROWS} AND lower(o.object_id) = lower(?)
            ORDER BY o.created_ms, CASE WHEN o.object_id = ? THEN 0 ELSE 1 END, o.country_code, o.party_id
            LIMIT ${TOKENS_OF_A_UID}`,
-          [idTag, own.country_code, own.party_id, idTag],
+          [own.country_code, own.party_id, idTag, idTag],
         );
   // written by the tokens store from a checked 2.2.1 Token (m0006 moved older rows to that shape);
   // a card is an RFID token, a PIN an OTHER one (token-types.ts); a contract id is any token's
@@ -147,11 +153,10 @@ async function tokensOfContract(
   const contract =
     db.sql.dialect === 'postgresql' ? "(o.data::jsonb ->> 'contract_id')" : "json_extract(o.data, '$.contract_id')";
   return db.sql.query(
-    `SELECT data, updated_at, ${TOKEN_LINK_AT} AS link_at FROM ocpi_object o WHERE o.module = 'tokens'
-       AND upper(replace(replace(${contract}, '-', ''), '*', '')) = ? AND ${TOKEN_COUNTS}
+    `${TOKEN_ROWS} AND upper(replace(replace(${contract}, '-', ''), '*', '')) = ?
      ORDER BY o.created_ms, o.country_code, o.party_id
      LIMIT ${TOKENS_OF_A_UID}`,
-    [contractKey(emaid), own.country_code, own.party_id],
+    [own.country_code, own.party_id, contractKey(emaid)],
   );
 }
 

@@ -174,24 +174,24 @@ function Connectors({ cp, act, busy }) {
     }
     <ul class="connectors" data-testid="connectors">
       ${connectors.length === 0 && html`<li class="muted">No connector reported yet.</li>`}
-      ${connectors.map(
-        (c) =>
-          html`<li data-testid=${`connector-${c.evse_id}-${c.connector_id}`}>
-            <span>EVSE ${c.evse_id} / connector ${c.connector_id}</span>
-            <${Status} status=${c.status} error=${c.error_code} testid="status" /><${FaultText} c=${c} />
-            ${c.last_reported_status && html`<span class="muted"> last reported ${c.last_reported_status}</span>`}
-            <span class="muted" title=${SINCE}>${` since ${fmtTime(c.updated_at)}`}</span>
-            <${ReservedFor} cp=${cp} evse=${c.evse_id} />
-            <button
-              data-testid="remote-start"
-              disabled=${busy || whyNoStart(c) !== ''}
-              onClick=${() => act('Remote start', 'POST', 'remote-start', { id_tag: idTag, evse_id: c.evse_id, ...(cp.protocol === 'ocpp2.0.1' ? {} : { connector_id: c.connector_id }) })}
-            >
-              Start
-            </button>
-            ${whyNoStart(c) && html`<span class="muted" data-testid="start-why"> ${whyNoStart(c)}</span>`}
-          </li>`,
-      )}
+      ${connectors.map((c) => {
+        const why = whyNoStart(c);
+        return html`<li data-testid=${`connector-${c.evse_id}-${c.connector_id}`}>
+          <span>EVSE ${c.evse_id} / connector ${c.connector_id}</span>
+          <${Status} status=${c.status} error=${c.error_code} testid="status" /><${FaultText} c=${c} />
+          ${c.last_reported_status && html`<span class="muted"> last reported ${c.last_reported_status}</span>`}
+          <span class="muted" title=${SINCE}>${` since ${fmtTime(c.updated_at)}`}</span>
+          <${ReservedFor} cp=${cp} evse=${c.evse_id} />
+          <button
+            data-testid="remote-start"
+            disabled=${busy || why !== ''}
+            onClick=${() => act('Remote start', 'POST', 'remote-start', { id_tag: idTag, evse_id: c.evse_id, ...(cp.protocol === 'ocpp2.0.1' ? {} : { connector_id: c.connector_id }) })}
+          >
+            Start
+          </button>
+          ${why && html`<span class="muted" data-testid="start-why"> ${why}</span>`}
+        </li>`;
+      })}
     </ul>
     ${cp.open_transactions.map(
       ({ transaction_id: t, evse_id: e }) =>
@@ -322,10 +322,8 @@ function Operations({ cp, onSend, onDone }) {
   };
   const send = async () => {
     onSend();
-    let parsed;
-    try {
-      parsed = JSON.parse(body || '{}');
-    } catch {
+    const parsed = parsedBody(body);
+    if (parsed === undefined) {
       setResult({ ok: false, text: 'The body is not JSON' });
       return;
     }
